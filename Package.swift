@@ -1,0 +1,29 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "BLEMockKit",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "BLECore", targets: ["BLECore"]),
+        .library(name: "Transport", targets: ["Transport"]),
+        .library(name: "BLEMockKit", targets: ["BLEMockKit"]),
+        .executable(name: "mockble", targets: ["mockble"]),
+    ],
+    targets: [
+        .target(name: "BLECore", swiftSettings: strictSettings),
+        .target(name: "Transport", swiftSettings: strictSettings),
+        .target(name: "BLEMockKit", dependencies: ["BLECore", "Transport"], swiftSettings: strictSettings),
+        .executableTarget(name: "mockble", dependencies: ["BLEMockKit"], swiftSettings: strictSettings),
+        .testTarget(name: "BLECoreTests", dependencies: ["BLECore"], swiftSettings: strictSettings),
+        .testTarget(name: "TransportTests", dependencies: ["Transport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "BLEMockKitTests", dependencies: ["BLEMockKit", "BLECore", "Transport"],
+            swiftSettings: strictSettings),
+    ],
+    swiftLanguageModes: [.v6]
+)
