@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Type-checks the sources guarded by `#if canImport(CoreBluetooth)` on a machine without
+# CoreBluetooth: builds the declaration-only stub in scripts/corebluetooth-stub as a module
+# named CoreBluetooth, then type-checks each module that has CoreBluetooth code against it
+# with warnings as errors. This proves the code compiles against CoreBluetooth's API shape;
+# it cannot run it (see scripts/corebluetooth-stub/README.md for the stub's known gaps).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scratch=.build-cbstub
+swift build --package-path scripts/corebluetooth-stub --scratch-path "$scratch" -q
+modules="$(swift build --package-path scripts/corebluetooth-stub --scratch-path "$scratch" --show-bin-path)/Modules"
+[ -d "$modules" ] || modules="$(dirname "$modules")"
+
+typecheck() { # module-name, source dir, extra flags...
+    local name=$1 dir=$2
+    shift 2
+    mapfile -t files < <(find "$dir" -name '*.swift' | sort)
+    swiftc -typecheck -swift-version 6 -module-name "$name" -parse-as-library \
+        -enable-upcoming-feature ExistentialAny -warnings-as-errors \
+        -I "$modules" "$@" "${files[@]}"
+    echo "type-checked $name (${#files[@]} files) against the CoreBluetooth stub"
+}
+
+typecheck BLECore Sources/BLECore
