@@ -1,0 +1,94 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A call the Bluetooth stack refuses because of how it was made rather than what happened on
+/// the radio (CoreBluetooth logs these as "API MISUSE" and ignores the call; the role
+/// protocols throw instead, so tests see them).
+public enum APIMisuseError: Error, Hashable, Sendable {
+    /// The operation needs the manager to be powered on.
+    case notPoweredOn(operation: String, state: ManagerState)
+    /// No discovered characteristic of the peripheral has this UUID (in this service, if given).
+    case characteristicNotFound(BluetoothUUID, service: BluetoothUUID?, peripheral: UUID)
+    /// Several discovered characteristics have this UUID; pick one by service or handle.
+    case ambiguousCharacteristic(BluetoothUUID, peripheral: UUID, handles: [UInt16])
+    /// No pending request has this id.
+    case unknownRequest(id: UInt64)
+    /// The characteristic is not part of a service this peripheral manager published.
+    case characteristicNotPublished(BluetoothUUID, handle: UInt16)
+    /// The service is not published by this peripheral manager.
+    case serviceNotPublished(BluetoothUUID, handle: UInt16)
+    /// `updateValue` on a characteristic that supports neither notify nor indicate.
+    case characteristicCannotNotify(BluetoothUUID, handle: UInt16)
+    /// A service description CoreBluetooth would reject.
+    case invalidService(BluetoothUUID, reason: InvalidServiceReason)
+
+    /// Why a service description cannot be published.
+    public enum InvalidServiceReason: Hashable, Sendable {
+        /// A characteristic has a cached value but can be written or subscribed to;
+        /// a static (cached) characteristic must be read-only.
+        case staticValueNotReadOnly(BluetoothUUID)
+        /// A value is longer than the 512 bytes an attribute can hold.
+        case valueTooLong(BluetoothUUID, length: Int)
+        /// The Client Characteristic Configuration descriptor (2902) is managed by the stack.
+        case managedDescriptor(BluetoothUUID)
+        /// An included service is not published by this peripheral manager.
+        case includedServiceNotPublished(BluetoothUUID)
+        /// The database has no handles left (at most 65,535 attributes).
+        case outOfHandles
+    }
+}
+
+extension APIMisuseError: CustomStringConvertible {
+    /// What was wrong with the call and how to fix it.
+    public var description: String {
+        switch self {
+        case .notPoweredOn(let operation, let state):
+            return "\(operation) needs the manager to be poweredOn, but it is \(state). "
+                + "Await waitForPoweredOn() and check its result before using the radio."
+        case .characteristicNotFound(let uuid, let service, let peripheral):
+            let place = service.map { "service \($0) of " } ?? ""
+            return "No discovered characteristic \(uuid) in \(place)peripheral \(peripheral). "
+                + "Discover services and characteristics first, and check the UUIDs."
+        case .ambiguousCharacteristic(let uuid, let peripheral, let handles):
+            return "Characteristic \(uuid) appears \(handles.count) times on peripheral \(peripheral) "
+                + "(value handles \(handles.map(String.init).joined(separator: ", "))). "
+                + "Name the service, or use the RemoteCharacteristic from discovery."
+        case .unknownRequest(let id):
+            return "No pending request has id \(id): it was already answered, or its central disconnected. "
+                + "Answer each read request, and the first request of each write batch, exactly once."
+        case .characteristicNotPublished(let uuid, let handle):
+            return "Characteristic \(uuid) (handle \(handle)) is not published by this peripheral manager. "
+                + "Use a LocalCharacteristic returned by add(_:)."
+        case .serviceNotPublished(let uuid, let handle):
+            return "Service \(uuid) (handle \(handle)) is not published by this peripheral manager."
+        case .characteristicCannotNotify(let uuid, let handle):
+            return "Characteristic \(uuid) (handle \(handle)) has neither the notify nor the indicate property, "
+                + "so updateValue cannot send it. Add .notify or .indicate to its properties."
+        case .invalidService(let uuid, let reason):
+            return "Service \(uuid) cannot be published: \(reason.explanation)"
+        }
+    }
+}
+
+extension APIMisuseError.InvalidServiceReason {
+    /// What is wrong with the service description and how to fix it.
+    public var explanation: String {
+        switch self {
+        case .staticValueNotReadOnly(let uuid):
+            "characteristic \(uuid) has a cached value but is writable or can notify; a characteristic with a "
+                + "value must be read-only. Create it with value nil to serve it dynamically."
+        case .valueTooLong(let uuid, let length):
+            "the value of \(uuid) is \(length) bytes; an attribute holds at most 512."
+        case .managedDescriptor(let uuid):
+            "characteristic \(uuid) lists a Client Characteristic Configuration descriptor (2902), which the "
+                + "stack adds itself for characteristics that notify or indicate. Remove it."
+        case .includedServiceNotPublished(let uuid):
+            "the included service \(uuid) is not published. Add it (usually as a secondary service) first."
+        case .outOfHandles:
+            "the database has no attribute handles left (65,535 at most). Remove services first."
+        }
+    }
+}

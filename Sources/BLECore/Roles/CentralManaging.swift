@@ -1,0 +1,159 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The central role: what an app does with `CBCentralManager` and `CBPeripheral`, as one
+/// async actor interface.
+///
+/// Write production code against this protocol. Tests inject a mock (BLEMockKit's
+/// `MockCentralManager`); apps inject a CoreBluetooth-backed implementation.
+///
+/// Errors: operations throw ``ATTError`` when the peripheral answers with an ATT error,
+/// ``CoreBluetoothError`` for link and stack failures (not connected, disconnected, timeouts,
+/// stale handles), and ``APIMisuseError`` for calls the stack refuses (not powered on,
+/// ambiguous lookups).
+public protocol CentralManaging: Actor {
+    /// The manager's current state.
+    var state: ManagerState { get }
+
+    /// Waits until the state is settled and returns it: ``ManagerState/poweredOn`` when the
+    /// radio is usable, otherwise the state that prevents it (e.g. ``ManagerState/unauthorized``).
+    func waitForPoweredOn() async -> ManagerState
+
+    /// A new stream of this manager's events. Every call returns its own stream, and every
+    /// stream receives every event from the moment it was created; streams finish when the
+    /// manager shuts down.
+    func events() -> AsyncStream<CentralEvent>
+
+    /// Whether the manager is scanning.
+    var isScanning: Bool { get }
+
+    /// Starts scanning: matching advertisements arrive as ``CentralEvent/discovered(_:)``.
+    ///
+    /// - Parameters:
+    ///   - serviceUUIDs: report only peripherals advertising one of these services (in the
+    ///     advertisement or its overflow area); `nil` reports all.
+    ///   - options: duplicate reporting and solicited services.
+    func scanForPeripherals(withServices serviceUUIDs: [BluetoothUUID]?, options: ScanOptions) async throws
+
+    /// Stops scanning.
+    func stopScan() async
+
+    /// Connects to a discovered or retrieved peripheral and returns when connected.
+    func connect(_ peripheral: UUID, options: ConnectOptions) async throws
+
+    /// Disconnects, or cancels a pending connection. Pending operations on the link fail
+    /// with ``CoreBluetoothError/Code/operationCancelled``.
+    func cancelPeripheralConnection(_ peripheral: UUID) async throws
+
+    /// Whether the peripheral is connected to this manager.
+    func isConnected(_ peripheral: UUID) -> Bool
+
+    /// The peripherals among `identifiers` that this manager knows (discovered or connected
+    /// before); unknown identifiers are left out.
+    func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [RemotePeripheral]
+
+    /// The peripherals connected to the system that have any of `serviceUUIDs`.
+    func retrieveConnectedPeripherals(withServices serviceUUIDs: [BluetoothUUID]) -> [RemotePeripheral]
+
+    /// Discovers the peripheral's primary services, all or those with the given UUIDs.
+    func discoverServices(_ serviceUUIDs: [BluetoothUUID]?, for peripheral: UUID) async throws -> [RemoteService]
+
+    /// Discovers the services a service includes.
+    func discoverIncludedServices(_ serviceUUIDs: [BluetoothUUID]?, for service: RemoteService) async throws
+        -> [RemoteService]
+
+    /// Discovers a service's characteristics, all or those with the given UUIDs.
+    func discoverCharacteristics(_ characteristicUUIDs: [BluetoothUUID]?, for service: RemoteService) async throws
+        -> [RemoteCharacteristic]
+
+    /// Discovers a characteristic's descriptors.
+    func discoverDescriptors(for characteristic: RemoteCharacteristic) async throws -> [RemoteDescriptor]
+
+    /// The services discovered so far on a peripheral (as `CBPeripheral.services`).
+    func services(of peripheral: UUID) -> [RemoteService]
+
+    /// The characteristics discovered so far in a service (as `CBService.characteristics`).
+    func characteristics(of service: RemoteService) -> [RemoteCharacteristic]
+
+    /// Reads a characteristic's value (a long value is read in parts by the stack).
+    func readValue(for characteristic: RemoteCharacteristic) async throws -> Data
+
+    /// Reads a descriptor's value.
+    func readValue(for descriptor: RemoteDescriptor) async throws -> Data
+
+    /// Writes a characteristic's value. With response, returns once the peripheral confirmed;
+    /// without response, returns once the write is queued.
+    func writeValue(_ value: Data, for characteristic: RemoteCharacteristic, type: WriteType) async throws
+
+    /// Writes a descriptor's value.
+    func writeValue(_ value: Data, for descriptor: RemoteDescriptor) async throws
+
+    /// Enables or disables notifications or indications for a characteristic.
+    func setNotifyValue(_ enabled: Bool, for characteristic: RemoteCharacteristic) async throws
+
+    /// Reads the signal strength of a connected peripheral, in dBm.
+    func readRSSI(for peripheral: UUID) async throws -> Int
+
+    /// The longest value one write of this type can carry on the peripheral's link.
+    func maximumWriteValueLength(for peripheral: UUID, type: WriteType) throws -> Int
+
+    /// Whether a write without response can be queued now; after `false`, a
+    /// ``CentralEvent/readyToSendWriteWithoutResponse(_:)`` follows.
+    func canSendWriteWithoutResponse(to peripheral: UUID) -> Bool
+}
+
+extension CentralManaging {
+    /// Scans with default options.
+    public func scanForPeripherals(withServices serviceUUIDs: [BluetoothUUID]?) async throws {
+        try await scanForPeripherals(withServices: serviceUUIDs, options: ScanOptions())
+    }
+
+    /// Connects without a timeout.
+    public func connect(_ peripheral: UUID) async throws {
+        try await connect(peripheral, options: ConnectOptions())
+    }
+
+    /// Connects, giving up after `timeout`.
+    public func connect(_ peripheral: UUID, timeout: Duration) async throws {
+        try await connect(peripheral, options: ConnectOptions(timeout: timeout))
+    }
+
+    /// The discovered characteristic with a UUID, for the common case where the UUID is
+    /// unique on the peripheral (or within `service`).
+    ///
+    /// - Throws: ``APIMisuseError/characteristicNotFound(_:service:peripheral:)`` when none
+    ///   was discovered, ``APIMisuseError/ambiguousCharacteristic(_:peripheral:handles:)``
+    ///   when several match.
+    public func characteristic(_ uuid: BluetoothUUID, service: BluetoothUUID? = nil, of peripheral: UUID) throws
+        -> RemoteCharacteristic
+    {
+        let matches = services(of: peripheral)
+            .filter { service == nil || $0.uuid == service }
+            .flatMap { characteristics(of: $0) }
+            .filter { $0.uuid == uuid }
+        guard let first = matches.first else {
+            throw APIMisuseError.characteristicNotFound(uuid, service: service, peripheral: peripheral)
+        }
+        guard matches.count == 1 else {
+            throw APIMisuseError.ambiguousCharacteristic(uuid, peripheral: peripheral, handles: matches.map(\.handle))
+        }
+        return first
+    }
+
+    /// Discovers every service, characteristic and descriptor of a connected peripheral,
+    /// and returns the characteristics.
+    @discardableResult
+    public func discoverAll(for peripheral: UUID) async throws -> [RemoteCharacteristic] {
+        var all: [RemoteCharacteristic] = []
+        for service in try await discoverServices(nil, for: peripheral) {
+            for characteristic in try await discoverCharacteristics(nil, for: service) {
+                _ = try await discoverDescriptors(for: characteristic)
+                all.append(characteristic)
+            }
+        }
+        return all
+    }
+}

@@ -1,0 +1,68 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The peripheral role: what an app does with `CBPeripheralManager`, as one async actor
+/// interface. Tests inject a mock (BLEMockKit's `MockPeripheralManager`); apps inject a
+/// CoreBluetooth-backed implementation.
+public protocol PeripheralManaging: Actor {
+    /// The manager's current state.
+    var state: ManagerState { get }
+
+    /// Waits until the state is settled and returns it (see ``CentralManaging/waitForPoweredOn()``).
+    func waitForPoweredOn() async -> ManagerState
+
+    /// A new stream of this manager's events; every call returns its own stream, and every
+    /// stream receives every event from its creation on. Streams finish at shutdown.
+    func events() -> AsyncStream<PeripheralEvent>
+
+    /// Publishes a service and returns it with the handles the stack assigned.
+    func add(_ service: GATTService) async throws -> LocalService
+
+    /// Removes a published service; connected centrals see their copy invalidated.
+    func remove(_ service: LocalService) async throws
+
+    /// Removes every published service.
+    func removeAllServices() async
+
+    /// The published services, in handle order.
+    var services: [LocalService] { get }
+
+    /// Starts advertising; throws ``CoreBluetoothError/Code/alreadyAdvertising`` if it is.
+    func startAdvertising(_ advertisement: AdvertisementData) async throws
+
+    /// Stops advertising.
+    func stopAdvertising() async
+
+    /// Whether the manager is advertising.
+    var isAdvertising: Bool { get }
+
+    /// Answers a read request (with the value from its offset on) or the first request of a
+    /// write batch, with a result code (``ATTError/Code/success`` or an ATT error).
+    func respond(to request: ATTRequest, withResult result: ATTError.Code, value: Data?) async throws
+
+    /// Sends a notification or indication to subscribed centrals (all subscribers when
+    /// `centrals` is `nil`). Returns `false` when the transmit queue is full: nothing was
+    /// sent, and ``PeripheralEvent/readyToUpdateSubscribers`` follows when there is room.
+    /// A value longer than a central's maximum update length is truncated for that central.
+    func updateValue(_ value: Data, for characteristic: LocalCharacteristic, onSubscribedCentrals centrals: [UUID]?)
+        async throws -> Bool
+
+    /// The centrals subscribed to a characteristic.
+    func subscribedCentrals(for characteristic: LocalCharacteristic) -> [RemoteCentral]
+}
+
+extension PeripheralManaging {
+    /// Answers a request without a value (writes, and reads answered with an error).
+    public func respond(to request: ATTRequest, withResult result: ATTError.Code) async throws {
+        try await respond(to: request, withResult: result, value: nil)
+    }
+
+    /// Sends a notification or indication to every subscribed central.
+    @discardableResult
+    public func updateValue(_ value: Data, for characteristic: LocalCharacteristic) async throws -> Bool {
+        try await updateValue(value, for: characteristic, onSubscribedCentrals: nil)
+    }
+}
