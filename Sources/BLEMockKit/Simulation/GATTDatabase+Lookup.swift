@@ -1,0 +1,107 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension GATTDatabase {
+    /// Where a characteristic lives: indices into ``services`` and its characteristics.
+    struct Location: Hashable, Sendable {
+        var service: Int
+        var characteristic: Int
+    }
+
+    /// Finds the characteristic whose value handle is `handle`.
+    func location(ofValueHandle handle: UInt16) -> Location? {
+        for (serviceIndex, service) in services.enumerated()
+        where service.local.handle <= handle && handle <= service.local.endHandle {
+            if let index = service.characteristics.firstIndex(where: { $0.local.handle == handle }) {
+                return Location(service: serviceIndex, characteristic: index)
+            }
+        }
+        return nil
+    }
+
+    /// The characteristic with this value handle.
+    func characteristic(at handle: UInt16) -> Characteristic? {
+        location(ofValueHandle: handle).map { services[$0.service].characteristics[$0.characteristic] }
+    }
+
+    /// The characteristic owning a descriptor handle (CCCD or other), with the descriptor
+    /// (`nil` for the CCCD).
+    func descriptorOwner(handle: UInt16) -> (characteristic: Characteristic, descriptor: Descriptor?)? {
+        for service in services where service.local.handle <= handle && handle <= service.local.endHandle {
+            for characteristic in service.characteristics {
+                if characteristic.cccdHandle == handle { return (characteristic, nil) }
+                if let descriptor = characteristic.descriptors.first(where: { $0.handle == handle }) {
+                    return (characteristic, descriptor)
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Sets the current value of a characteristic (the value an automatic responder serves).
+    mutating func setValue(_ value: Data, at handle: UInt16) {
+        guard let location = location(ofValueHandle: handle) else { return }
+        services[location.service].characteristics[location.characteristic].value = value
+    }
+
+    // MARK: Discovery, as a central sees it
+
+    /// Primary services, all or those with the given UUIDs, in handle order.
+    func primaryServices(matching uuids: [BluetoothUUID]?, peripheral: UUID) -> [RemoteService] {
+        services.filter { $0.local.isPrimary && (uuids?.contains($0.local.uuid) ?? true) }
+            .map { remote($0.local, peripheral: peripheral) }
+    }
+
+    /// The services included by the service at `handle`.
+    func includedServices(of handle: UInt16, matching uuids: [BluetoothUUID]?, peripheral: UUID) -> [RemoteService]? {
+        guard let service = services.first(where: { $0.local.handle == handle }) else { return nil }
+        return service.local.includedServiceHandles.compactMap { included in
+            services.first { $0.local.handle == included }
+        }
+        .filter { uuids?.contains($0.local.uuid) ?? true }
+        .map { remote($0.local, peripheral: peripheral) }
+    }
+
+    /// The characteristics of the service at `handle`, all or those with the given UUIDs.
+    func characteristics(of handle: UInt16, matching uuids: [BluetoothUUID]?, peripheral: UUID)
+        -> [RemoteCharacteristic]?
+    {
+        guard let service = services.first(where: { $0.local.handle == handle }) else { return nil }
+        let remoteService = remote(service.local, peripheral: peripheral)
+        return service.characteristics.filter { uuids?.contains($0.local.uuid) ?? true }.map {
+            RemoteCharacteristic(
+                service: remoteService, uuid: $0.local.uuid, properties: $0.local.properties, handle: $0.local.handle)
+        }
+    }
+
+    /// The descriptors of a characteristic, including the stack-managed CCCD, in handle order.
+    func descriptors(of characteristic: RemoteCharacteristic) -> [RemoteDescriptor]? {
+        guard let record = self.characteristic(at: characteristic.handle) else { return nil }
+        var result: [RemoteDescriptor] = []
+        if let cccd = record.cccdHandle {
+            result.append(
+                RemoteDescriptor(characteristic: characteristic, uuid: .clientCharacteristicConfiguration, handle: cccd))
+        }
+        result += record.descriptors.map {
+            RemoteDescriptor(characteristic: characteristic, uuid: $0.uuid, handle: $0.handle)
+        }
+        return result
+    }
+
+    /// Whether a central's reference still names the same attribute in this database.
+    func isCurrent(_ characteristic: RemoteCharacteristic) -> Bool {
+        guard let record = self.characteristic(at: characteristic.handle) else { return false }
+        return record.local.uuid == characteristic.uuid && record.local.serviceHandle == characteristic.service.handle
+    }
+
+    private func remote(_ local: LocalService, peripheral: UUID) -> RemoteService {
+        RemoteService(
+            peripheral: peripheral, uuid: local.uuid, isPrimary: local.isPrimary, handle: local.handle,
+            endHandle: local.endHandle)
+    }
+}
