@@ -1,0 +1,85 @@
+extension VirtualClock {
+    /// A point in a ``VirtualClock``'s time: a duration since the clock's zero.
+    ///
+    /// Instants of different clocks are comparable as plain offsets; the kit only ever
+    /// compares instants of the same clock.
+    ///
+    /// ## Text format
+    ///
+    /// ``description`` prints the offset in seconds with up to nine fractional digits
+    /// (nanoseconds), trailing zeros removed, and no decimal point for whole seconds:
+    /// `"0s"`, `"1s"`, `"1.5s"`, `"0.245s"`, `"0.000001s"`, `"-0.5s"`. Sub-nanosecond parts
+    /// are truncated toward zero in the text (not in the value).
+    ///
+    /// ## Coding
+    ///
+    /// An instant encodes losslessly as `{"seconds": Int64, "attoseconds": Int64}`, the two
+    /// components of its ``offset`` (`Duration.components`).
+    public struct Instant: InstantProtocol, Hashable, Codable, Sendable, CustomStringConvertible {
+        public typealias Duration = Swift.Duration
+
+        /// The clock's zero instant.
+        public static let zero = Instant(offset: .zero)
+
+        /// The time elapsed since the clock's zero.
+        public let offset: Duration
+
+        /// Creates the instant `offset` after the clock's zero.
+        public init(offset: Duration) {
+            self.offset = offset
+        }
+
+        /// The instant `duration` after (or, if negative, before) this one.
+        public func advanced(by duration: Duration) -> Instant {
+            Instant(offset: offset + duration)
+        }
+
+        /// The duration from this instant to `other` (negative if `other` is earlier).
+        public func duration(to other: Instant) -> Duration {
+            other.offset - offset
+        }
+
+        /// Whether `lhs` comes before `rhs`.
+        public static func < (lhs: Instant, rhs: Instant) -> Bool {
+            lhs.offset < rhs.offset
+        }
+
+        /// The offset in seconds, for example `"1.5s"`; see the type's documentation.
+        public var description: String {
+            let isNegative = offset < .zero
+            let magnitude = isNegative ? Duration.zero - offset : offset
+            let (seconds, attoseconds) = magnitude.components
+            let nanoseconds = attoseconds / 1_000_000_000
+            var text = String(seconds)
+            if nanoseconds > 0 {
+                var fraction = String(nanoseconds)
+                fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
+                while fraction.hasSuffix("0") { fraction.removeLast() }
+                text += "." + fraction
+            }
+            let sign = isNegative && (seconds > 0 || nanoseconds > 0) ? "-" : ""
+            return sign + text + "s"
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case seconds
+            case attoseconds
+        }
+
+        /// Decodes an instant from `{"seconds": …, "attoseconds": …}`.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let seconds = try container.decode(Int64.self, forKey: .seconds)
+            let attoseconds = try container.decode(Int64.self, forKey: .attoseconds)
+            offset = Duration(secondsComponent: seconds, attosecondsComponent: attoseconds)
+        }
+
+        /// Encodes the instant as `{"seconds": …, "attoseconds": …}`.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            let (seconds, attoseconds) = offset.components
+            try container.encode(seconds, forKey: .seconds)
+            try container.encode(attoseconds, forKey: .attoseconds)
+        }
+    }
+}

@@ -1,0 +1,148 @@
+/// A `Clock` whose time moves only when told to, so code that sleeps can be tested
+/// deterministically and instantly.
+///
+/// `VirtualClock` is a real standard-library `Clock`: pass it wherever a clock is accepted
+/// (`Task.sleep(for:tolerance:clock:)`, `clock.sleep(for:)`, async algorithms that take a
+/// clock). Sleeping on it suspends the caller until the test (or the mock bridge) moves the
+/// clock past the deadline; no wall-clock time passes.
+///
+/// ```swift
+/// let clock = VirtualClock()
+/// let ticks = Task {
+///     for _ in 0 ..< 10 { try await clock.sleep(for: .seconds(1)) }
+/// }
+/// await clock.advance(by: .seconds(10))   // all ten sleeps complete
+/// try await ticks.value
+/// print(clock.now)                        // "10s"
+/// ```
+///
+/// ## Rules
+///
+/// - ``now`` starts at the instant given to ``init(now:yieldsPerWake:)`` and never goes
+///   backwards: advancing to an earlier instant, or by a negative duration, changes nothing.
+/// - Sleepers wake in (deadline, sequence) order, where the sequence is the order in which
+///   their `sleep(until:tolerance:)` calls began; ``now`` equals a sleeper's deadline when
+///   it is resumed. `tolerance` is ignored: virtual deadlines are exact.
+/// - A sleep whose deadline is at or before ``now`` returns at once (but still throws
+///   `CancellationError` if the task is cancelled).
+/// - Cancelling a sleeping task removes its sleeper at once (``sleeperCount`` drops) and
+///   makes its sleep throw `CancellationError`.
+///
+/// ## How much `advance` can guarantee
+///
+/// The clock decides *when* each sleeper is resumed, exactly and deterministically. What a
+/// resumed task does next runs on its executor, which the clock does not control. So after
+/// resuming each sleeper, ``advance(to:)`` waits until that sleeper's task is running again
+/// (the task reports it from inside `sleep`) and then yields ``yieldsPerWake`` more times,
+/// so the task can usually finish its step (and register its next sleep, which may fall in
+/// the same advance) before the clock moves on. This is a bounded heuristic, like
+/// swift-clocks' `megaYield`: a task that hops to a busy actor, or a heavily loaded machine,
+/// can still be overtaken. On a serial executor (one thread, first in, first out) it is
+/// exact. The kit's own simulation does not depend on it: the bridge drives the clock
+/// synchronously from its own ordered schedule.
+public final class VirtualClock: Clock, @unchecked Sendable {
+    // Why `@unchecked Sendable` is safe: all mutable state is in `schedule`, which is read
+    // and written only inside `lock.withLock`. `yieldsPerWake` and `lock` are immutable.
+    // Continuations are taken out of the schedule under the lock and resumed after it is
+    // released, so resumed tasks never run with the lock held.
+
+    public typealias Duration = Swift.Duration
+
+    /// How a suspended sleep ended without error.
+    enum Wake: Sendable {
+        /// The deadline was not after `now` when the sleeper registered.
+        case deadlineReached
+        /// The clock advanced past the deadline and resumed the sleeper.
+        case advanced
+    }
+
+    typealias Waiter = CheckedContinuation<Wake, any Error>
+
+    /// The most yields ``advance(to:)`` spends waiting for resumed tasks to start running
+    /// before it carries on regardless.
+    static let maximumAcknowledgementYields = 10_000
+
+    let lock = Lock()
+
+    /// Guarded by `lock`.
+    var schedule: SleeperSchedule<Waiter>
+
+    /// How many times ``advance(to:)`` and ``run(maximumSteps:)`` yield after each resumed
+    /// sleeper is running again, before looking for the next one. Defaults to 20.
+    public let yieldsPerWake: Int
+
+    /// Always zero: virtual deadlines are exact.
+    public var minimumResolution: Duration { .zero }
+
+    /// Creates a clock.
+    ///
+    /// - Parameters:
+    ///   - now: The starting instant. Defaults to ``Instant/zero``.
+    ///   - yieldsPerWake: Yields given to each resumed task before the clock moves on (see
+    ///     the type's documentation). Defaults to 20; negative values count as 0.
+    public init(now: Instant = .zero, yieldsPerWake: Int = 20) {
+        schedule = SleeperSchedule(now: now)
+        self.yieldsPerWake = max(0, yieldsPerWake)
+    }
+
+    /// The current virtual instant.
+    public var now: Instant {
+        lock.withLock { schedule.now }
+    }
+
+    /// The earliest deadline among pending sleepers, or `nil` if nobody is sleeping.
+    public var nextDeadline: Instant? {
+        lock.withLock { schedule.nextDeadline }
+    }
+
+    /// The number of tasks currently suspended in ``sleep(until:tolerance:)``.
+    public var sleeperCount: Int {
+        lock.withLock { schedule.count }
+    }
+
+    /// Suspends until the clock reaches `deadline`.
+    ///
+    /// Returns at once if `deadline` is not after ``now``. Otherwise the caller is suspended
+    /// until ``advance(to:)``, ``advance(by:)`` or ``run(maximumSteps:)`` moves the clock to
+    /// the deadline.
+    ///
+    /// - Parameters:
+    ///   - deadline: The instant to wake at.
+    ///   - tolerance: Ignored; virtual deadlines are exact.
+    /// - Throws: `CancellationError` if the task is cancelled before or while sleeping. The
+    ///   sleeper is then removed from the clock.
+    public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        try Task.checkCancellation()
+        let sequence = lock.withLock { schedule.makeSequence() }
+        let wake = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: Waiter) in
+                enum Outcome { case suspended, deadlineReached, cancelled }
+                let outcome = lock.withLock { () -> Outcome in
+                    // Checked under the lock: if cancellation has already happened, the
+                    // handler below may have run before this registration and found nothing.
+                    if Task.isCancelled { return .cancelled }
+                    switch schedule.register(continuation, deadline: deadline, sequence: sequence) {
+                    case .suspended: return .suspended
+                    case .deadlineReached: return .deadlineReached
+                    }
+                }
+                switch outcome {
+                case .suspended: break
+                case .deadlineReached: continuation.resume(returning: .deadlineReached)
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                }
+            }
+        } onCancel: {
+            let waiter = lock.withLock { schedule.remove(deadline: deadline, sequence: sequence) }
+            waiter?.resume(throwing: CancellationError())
+        }
+        if wake == .advanced {
+            lock.withLock { schedule.acknowledgeWake() }
+        }
+    }
+}
+
+extension Clock where Self == VirtualClock {
+    /// A new ``VirtualClock`` starting at ``VirtualClock/Instant/zero``.
+    public static var virtual: VirtualClock { VirtualClock() }
+}
