@@ -11,6 +11,15 @@ extension Reassembler {
         public var packetCount: Int?
         /// The instant of its last packet.
         public var lastActivity: Instant
+
+        /// Creates a description of an expired message.
+        public init(link: Link, messageID: UInt16, receivedPackets: Int, packetCount: Int?, lastActivity: Instant) {
+            self.link = link
+            self.messageID = messageID
+            self.receivedPackets = receivedPackets
+            self.packetCount = packetCount
+            self.lastActivity = lastActivity
+        }
     }
 
     /// An entry for a recently finished message.
