@@ -7,7 +7,8 @@
 /// is frame bytes `4 ..< F`) and every payload is copied straight into place; a bitset
 /// records which sequence indices have arrived. The CRC is computed once, over the
 /// finished buffer.
-struct PartialMessage {
+@usableFromInline
+struct PartialMessage: Sendable {
     /// A packet buffered before packet 0: its payload is `pendingBytes[start ..< start + count]`.
     struct PendingPacket {
         var sequence: Int
@@ -39,6 +40,7 @@ struct PartialMessage {
     /// Bitset of buffered sequence indices.
     var pendingMask: [UInt64] = []
 
+    @usableFromInline
     init(id: UInt16) {
         self.id = id
     }
@@ -51,6 +53,7 @@ struct PartialMessage {
 
     /// Accepts one packet's payload and returns the message once it is complete and its
     /// checksum matches. An identical duplicate is ignored.
+    @usableFromInline
     mutating func accept(
         sequence: UInt16, payload: UnsafeRawBufferPointer, maximumMessageLength: Int
     ) throws(TransportError) -> [UInt8]? {

@@ -65,6 +65,7 @@ extension Reassembler {
     }
 
     /// Whether `key` belongs to a recently finished message; forgets it once expired.
+    @usableFromInline
     mutating func isRemembered(_ key: Key, at now: Instant) -> Bool {
         guard let entry = remembered[key] else { return false }
         if entry.expiry <= now {

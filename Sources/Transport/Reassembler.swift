@@ -47,26 +47,41 @@ where Instant.Duration == Swift.Duration {
     public typealias Configuration = TransportConfiguration
 
     /// Identifies one message: the link it arrives on and its id.
+    @usableFromInline
     struct Key: Hashable, Sendable {
-        var link: Link
-        var id: UInt16
+        @usableFromInline var link: Link
+        @usableFromInline var id: UInt16
+
+        @usableFromInline
+        init(link: Link, id: UInt16) {
+            self.link = link
+            self.id = id
+        }
     }
 
     /// One partial message and its bookkeeping.
+    @usableFromInline
     struct Slot: Sendable {
-        var key: Key
-        var lastActivity: Instant
-        var message: PartialMessage
+        @usableFromInline var key: Key
+        @usableFromInline var lastActivity: Instant
+        @usableFromInline var message: PartialMessage
+
+        @usableFromInline
+        init(key: Key, lastActivity: Instant, message: PartialMessage) {
+            self.key = key
+            self.lastActivity = lastActivity
+            self.message = message
+        }
     }
 
     /// The limits this reassembler enforces.
     public let configuration: Configuration
 
     /// Partial messages, compact; `index` maps each key to its position.
-    var slots: [Slot] = []
-    var index: [Key: Int] = [:]
+    @usableFromInline var slots: [Slot] = []
+    @usableFromInline var index: [Key: Int] = [:]
     /// No partial message expires before this instant (a lower bound).
-    var earliestDeadline: Instant?
+    @usableFromInline var earliestDeadline: Instant?
     /// Recently finished messages: key → (expiry, serial).
     var remembered: [Key: Remembered] = [:]
     /// `remembered` keys oldest first, from `rememberedHead`.
@@ -96,6 +111,11 @@ where Instant.Duration == Swift.Duration {
     /// - Returns: The complete message when this packet completes one whose CRC-32C
     ///   matches; otherwise `nil`.
     /// - Throws: A ``TransportError`` describing why the packet was rejected.
+    ///
+    /// Inlinable so that the per-packet path is specialized for the caller's `Link`
+    /// and `Instant`; the copying and checking happen in the non-generic
+    /// `PartialMessage`.
+    @inlinable
     public mutating func receive(
         _ packet: UnsafeRawBufferPointer, from link: Link, at now: Instant
     ) throws(TransportError) -> [UInt8]? {
@@ -154,7 +174,8 @@ where Instant.Duration == Swift.Duration {
     }
 
     /// Removes the partial message at `position` and remembers its key.
-    private mutating func finish(at position: Int, now: Instant) {
+    @usableFromInline
+    mutating func finish(at position: Int, now: Instant) {
         let key = slots[position].key
         remove(at: position)
         remember(key, at: now)

@@ -62,9 +62,11 @@ public struct TransportConfiguration: Sendable, Hashable {
     }
 
     /// ``maximumMessageLength``, clamped to be non-negative.
+    @usableFromInline
     var effectiveMaximumMessageLength: Int { max(0, maximumMessageLength) }
 
     /// ``maximumPartialMessages``, clamped to at least 1.
+    @usableFromInline
     var effectiveMaximumPartialMessages: Int { max(1, maximumPartialMessages) }
 
     /// ``maximumRememberedMessages``, clamped to `0...32768`.
