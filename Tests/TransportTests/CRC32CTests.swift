@@ -1,0 +1,64 @@
+import Testing
+@testable import Transport
+
+@Suite("CRC-32C")
+struct CRC32CTests {
+    /// A bit-at-a-time reference implementation to cross-check the sliced tables.
+    static func bitwise(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 {
+                crc = (crc & 1) != 0 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1
+            }
+        }
+        return ~crc
+    }
+
+    @Test("The checksum of \"123456789\" is the standard check value 0xE3069283")
+    func checkValue() {
+        #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
+        #expect(CRC32C.checkValue == 0xE306_9283)
+    }
+
+    static let vectors: [([UInt8], UInt32)] = [
+        ([], 0),
+        (Array("a".utf8), 0xC1D0_4330),
+        (Array("The quick brown fox jumps over the lazy dog".utf8), 0x2262_0404),
+        ([UInt8](repeating: 0, count: 32), 0x8A91_36AA),
+        ([UInt8](repeating: 0xFF, count: 32), 0x62A8_AB43),
+        ((0..<32).map { UInt8($0) }, 0x46DD_794E),
+        ((0..<32).reversed().map { UInt8($0) }, 0x113F_DB5C),
+    ]
+
+    @Test("Known vectors from RFC 3720 and common test suites match", arguments: vectors)
+    func knownVectors(input: [UInt8], expected: UInt32) {
+        #expect(CRC32C.checksum(input) == expected)
+    }
+
+    @Test("Sliced checksums equal the bitwise reference for every length up to 300")
+    func matchesBitwiseReference() {
+        var generator = SplitMix64(seed: 0)
+        for length in 0...300 {
+            let bytes = generator.bytes(length)
+            #expect(CRC32C.checksum(bytes) == Self.bitwise(bytes), "length \(length)")
+        }
+    }
+
+    @Test("Continuing a checksum over pieces equals the checksum of the whole")
+    func continuing() {
+        var generator = SplitMix64(seed: 7)
+        let bytes = generator.bytes(1_000)
+        for split in [0, 1, 15, 16, 17, 500, 999, 1_000] {
+            let first = CRC32C.checksum(Array(bytes[..<split]))
+            #expect(CRC32C.checksum(Array(bytes[split...]), continuing: first) == CRC32C.checksum(bytes))
+        }
+    }
+
+    @Test("The table holds 16 slices of 256 entries and starts with the polynomial's entries")
+    func table() {
+        #expect(CRC32C.table.count == 4_096)
+        #expect(CRC32C.table[0] == 0)
+        #expect(CRC32C.table[128] == CRC32C.polynomial)
+    }
+}
