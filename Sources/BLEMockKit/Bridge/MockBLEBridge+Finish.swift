@@ -1,0 +1,54 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension MockBLEBridge {
+    /// Ends the simulation: operations still waiting fail with
+    /// ``CoreBluetoothError/Code/operationCancelled``, scheduled events are dropped, every
+    /// event stream finishes, and the report lists what was left over — waiting operations,
+    /// requests a peripheral never answered, and events no stream read — or ``FinishReport/clean``.
+    ///
+    /// Call it at the end of a test to learn about work the code under test left undone:
+    ///
+    /// ```swift
+    /// #expect(await bridge.finish() == .clean)
+    /// ```
+    public func finish() -> FinishReport {
+        var leftovers: [String] = []
+        for id in waiting.keys.sorted() {
+            let operation = waiting[id]!
+            leftovers.append(
+                "central \(operation.link.central.uuidString.prefix(8)): \(operation.kind) on peripheral "
+                    + "\(operation.link.peripheral.uuidString.prefix(8)) was still waiting")
+        }
+        for id in openRequests.keys.sorted() {
+            let open = openRequests[id]!
+            leftovers.append(
+                "peripheral \(open.link.peripheral.uuidString.prefix(8)): request \(id) (\(open.request.characteristic.uuid), "
+                    + "offset \(open.request.offset)) was never answered")
+        }
+        for central in world.centralOrder {
+            let unread = world.centrals[central]!.events.unreadEvents
+            if !unread.isEmpty {
+                leftovers.append("central \(central.uuidString.prefix(8)): \(unread.count) unread events, first \(unread[0])")
+            }
+        }
+        for peripheral in world.peripheralOrder {
+            let unread = world.peripherals[peripheral]!.events.unreadEvents
+            if !unread.isEmpty {
+                leftovers.append(
+                    "peripheral \(peripheral.uuidString.prefix(8)): \(unread.count) unread events, first \(unread[0])")
+            }
+        }
+        resumeWaiting(where: { _ in true }, with: .failure(CoreBluetoothError(.operationCancelled)))
+        openRequests.removeAll()
+        world.schedule.removeAll { _ in true }
+        for central in world.centralOrder { world.centrals[central]!.events.finish() }
+        for peripheral in world.peripheralOrder { world.peripherals[peripheral]!.events.finish() }
+        return leftovers.isEmpty ? .clean : .leftovers(leftovers)
+    }
+}

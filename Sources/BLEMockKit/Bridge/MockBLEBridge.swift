@@ -1,0 +1,163 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The simulated radio that mock centrals and peripherals talk through.
+///
+/// A bridge owns everything simulated: the managers on the air, their links, the GATT
+/// servers, a virtual clock, a seeded random generator, and a log of every operation and
+/// event. Bridges share nothing, so tests using separate bridges run in parallel safely.
+///
+/// ```swift
+/// let bridge = MockBLEBridge()
+/// let peripheral = MockPeripheralManager(bridge: bridge)
+/// let central = MockCentralManager(bridge: bridge)
+/// ```
+///
+/// **Time.** Virtual time only moves forward, and only when the simulation says so: an
+/// operation that takes simulated time completes at its virtual deadline, running every
+/// event scheduled before it; background activity (periodic advertising, timeouts) runs when
+/// a test calls ``advance(by:)`` or ``run(maximumEvents:)``. In fast mode (the default)
+/// operations take no time at all. Calls from several tasks are served in the order they
+/// reach the bridge. Managers run on the bridge's executor, so a manager's call into its
+/// bridge does not hop threads.
+public actor MockBLEBridge {
+    /// How a bridge simulates the air.
+    public struct Configuration: Sendable, Hashable {
+        /// The seed of every random draw and derived identifier. Defaults to 0.
+        public var seed: UInt64
+
+        /// Creates a configuration.
+        public init(seed: UInt64 = 0) {
+            self.seed = seed
+        }
+    }
+
+    /// The configuration the bridge was created with.
+    public nonisolated let configuration: Configuration
+    /// The bridge's virtual clock. Code under test that sleeps on it shares the simulation's
+    /// time: its sleepers wake as the bridge's time passes. Advance time through the bridge
+    /// (``advance(by:)``), which also runs the simulation's scheduled events.
+    public nonisolated let clock: VirtualClock
+
+    var world: SimulationWorld
+    /// Operations waiting for something (a peripheral's answer, a connection), by id.
+    var waiting: [UInt64: WaitingOperation] = [:]
+    var nextWaitingID: UInt64 = 0
+    /// Read and write requests a manual peripheral has not answered yet, by request id.
+    var openRequests: [UInt64: OpenRequest] = [:]
+    var nextRequestID: UInt64 = 1
+
+    private nonisolated let identifiers: IdentifierSource
+
+    /// Creates a bridge.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.clock = VirtualClock()
+        self.world = SimulationWorld(seed: configuration.seed)
+        self.identifiers = IdentifierSource(seed: configuration.seed)
+    }
+
+    /// Creates a bridge with a seed.
+    public init(seed: UInt64) {
+        self.init(configuration: Configuration(seed: seed))
+    }
+
+    /// The current virtual time.
+    public var now: VirtualClock.Instant { world.now }
+
+    /// Everything that happened so far, in order.
+    public var log: [BridgeLogEntry] { world.log }
+
+    /// Runs the simulation forward by `duration`: every scheduled event and every sleeper on
+    /// ``clock`` due by then, in order of time, with the time set to each one's deadline.
+    public func advance(by duration: Duration) async {
+        await advance(to: world.now.advanced(by: max(duration, .zero)))
+    }
+
+    /// Runs the simulation forward to `instant` (nothing happens if it is in the past).
+    public func advance(to instant: VirtualClock.Instant) async {
+        guard instant > world.now else { return }
+        while true {
+            let nextEvent = world.schedule.nextDeadline
+            let nextSleeper = clock.nextDeadline
+            let next = [nextEvent, nextSleeper].compactMap { $0 }.min()
+            guard let next, next <= instant else { break }
+            runEvents(through: next)
+            if nextSleeper == next {
+                // Let code woken on the clock run (and call back into the bridge) before time
+                // moves on; the simulation's own events never depend on this.
+                for _ in 0..<clock.yieldsPerWake { await Task.yield() }
+            }
+        }
+        setTime(instant)
+    }
+
+    /// Runs scheduled events until none is left, or `maximumEvents` have run (periodic
+    /// advertising never ends while someone scans). Returns whether the schedule emptied.
+    @discardableResult
+    public func run(maximumEvents: Int = 10_000) async -> Bool {
+        var count = 0
+        while let next = world.schedule.nextDeadline, count < maximumEvents {
+            runEvents(through: next)
+            count += 1
+        }
+        return world.schedule.isEmpty
+    }
+
+    /// Moves time forward to `instant`, waking the clock's sleepers.
+    func setTime(_ instant: VirtualClock.Instant) {
+        guard instant > world.now else { return }
+        world.now = instant
+        clock.advanceSynchronously(to: instant)
+    }
+
+    /// Runs every scheduled event due by `limit`, setting the time to each deadline.
+    func runEvents(through limit: VirtualClock.Instant) {
+        while let entry = world.schedule.popFirst(dueBy: limit) {
+            setTime(entry.deadline)
+            handle(entry.event)
+        }
+        setTime(limit)
+    }
+
+    func handle(_ event: SimulationWorld.ScheduledEvent) {
+        switch event {
+        case .advertise(let peripheral): advertisementDue(from: peripheral)
+        case .connectionTimeout(let key): connectionTimedOut(key)
+        }
+    }
+
+    // MARK: Identifiers
+
+    /// A fresh identifier for a new manager, derived from the seed and creation order.
+    nonisolated func makeIdentifier(role: String) -> UUID {
+        identifiers.next(role: role)
+    }
+}
+
+/// Hands out identifiers derived from the seed, by role and creation order, so the same test
+/// creates the same identifiers every run.
+final class IdentifierSource: @unchecked Sendable {
+    // @unchecked Sendable: `counters` is only read and written under `lock`; `root` is immutable.
+    private let lock = Lock()
+    private let root: SeededGenerator
+    private var counters: [String: UInt64] = [:]
+
+    init(seed: UInt64) {
+        root = SeededGenerator(seed: seed).derived("identifiers")
+    }
+
+    func next(role: String) -> UUID {
+        let index: UInt64 = lock.withLock {
+            counters[role, default: 0] += 1
+            return counters[role]!
+        }
+        var generator = root.derived(role).derived(index)
+        return generator.uuid()
+    }
+}

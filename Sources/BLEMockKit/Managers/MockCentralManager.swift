@@ -1,0 +1,168 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A mock central manager: the central role (``CentralManaging``) on a simulated radio.
+///
+/// With no arguments it behaves as a simple, instant, always-succeeding mock on a bridge of
+/// its own. Put it on a shared ``MockBLEBridge`` to talk to mock peripherals:
+///
+/// ```swift
+/// let bridge = MockBLEBridge()
+/// let central = MockCentralManager(bridge: bridge)
+/// ```
+///
+/// The manager keeps no state of its own: the bridge holds it, and the manager runs on the
+/// bridge's executor.
+public actor MockCentralManager: CentralManaging {
+    /// How the mock central behaves.
+    public struct Configuration: Sendable, Hashable {
+        /// The state the manager starts in. Defaults to ``ManagerState/poweredOn``.
+        public var initialState: ManagerState
+        /// The ATT_MTU this central asks for on every link; the link gets the smaller of this
+        /// and the peripheral's preference, clamped to 23…517. Defaults to 517.
+        public var preferredMTU: Int
+        /// The central's identifier; `nil` derives one from the bridge's seed and the order
+        /// managers are created in. Defaults to `nil`.
+        public var identifier: UUID?
+
+        /// Creates a configuration.
+        public init(initialState: ManagerState = .poweredOn, preferredMTU: Int = 517, identifier: UUID? = nil) {
+            self.initialState = initialState
+            self.preferredMTU = preferredMTU
+            self.identifier = identifier
+        }
+
+        /// Fast mode: powered on, instant, always succeeding unless told otherwise.
+        public static var fast: Configuration { Configuration() }
+    }
+
+    /// The bridge this central is on.
+    public nonisolated let bridge: MockBLEBridge
+    /// The configuration it was created with.
+    public nonisolated let configuration: Configuration
+    /// The central's identifier (as `CBCentral.identifier` on the peripheral side).
+    public nonisolated let identifier: UUID
+    nonisolated let broadcaster = EventBroadcaster<CentralEvent>()
+
+    /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
+
+    /// Creates a mock central on a bridge (a new one of its own by default).
+    public init(configuration: Configuration = Configuration(), bridge: MockBLEBridge = MockBLEBridge()) {
+        self.bridge = bridge
+        self.configuration = configuration
+        self.identifier = configuration.identifier ?? bridge.makeIdentifier(role: "central")
+    }
+
+    /// Runs `body` with the bridge, which shares this actor's executor; joins the bridge first.
+    func withBridge<T: Sendable>(_ body: (isolated MockBLEBridge) throws -> T) rethrows -> T {
+        try bridge.assumeIsolated { bridge in
+            bridge.register(central: identifier, events: broadcaster, configuration: configuration)
+            return try body(bridge)
+        }
+    }
+
+    public var state: ManagerState { withBridge { $0.centralState(identifier) } }
+
+    public func waitForPoweredOn() async -> ManagerState { state }
+
+    public nonisolated func events() -> AsyncStream<CentralEvent> { broadcaster.stream() }
+
+    public var isScanning: Bool { withBridge { $0.isScanning(central: identifier) } }
+
+    public func scanForPeripherals(withServices serviceUUIDs: [BluetoothUUID]?, options: ScanOptions) throws {
+        try withBridge { try $0.startScan(central: identifier, services: serviceUUIDs, options: options) }
+    }
+
+    public func stopScan() { withBridge { $0.stopScan(central: identifier) } }
+
+    public func connect(_ peripheral: UUID, options: ConnectOptions) async throws {
+        withBridge { _ in }
+        try await bridge.connect(central: identifier, peripheral: peripheral, options: options)
+    }
+
+    public func cancelPeripheralConnection(_ peripheral: UUID) throws {
+        try withBridge { try $0.cancelConnection(central: identifier, peripheral: peripheral) }
+    }
+
+    public func isConnected(_ peripheral: UUID) -> Bool {
+        withBridge { $0.isConnected(central: identifier, peripheral: peripheral) }
+    }
+
+    public func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [RemotePeripheral] {
+        withBridge { $0.retrievePeripherals(central: identifier, identifiers: identifiers) }
+    }
+
+    public func retrieveConnectedPeripherals(withServices serviceUUIDs: [BluetoothUUID]) -> [RemotePeripheral] {
+        withBridge { $0.retrieveConnectedPeripherals(services: serviceUUIDs) }
+    }
+
+    public func discoverServices(_ serviceUUIDs: [BluetoothUUID]?, for peripheral: UUID) throws -> [RemoteService] {
+        try withBridge { try $0.discoverServices(central: identifier, peripheral: peripheral, uuids: serviceUUIDs) }
+    }
+
+    public func discoverIncludedServices(_ serviceUUIDs: [BluetoothUUID]?, for service: RemoteService) throws
+        -> [RemoteService]
+    {
+        try withBridge { try $0.discoverIncludedServices(central: identifier, service: service, uuids: serviceUUIDs) }
+    }
+
+    public func discoverCharacteristics(_ characteristicUUIDs: [BluetoothUUID]?, for service: RemoteService) throws
+        -> [RemoteCharacteristic]
+    {
+        try withBridge {
+            try $0.discoverCharacteristics(central: identifier, service: service, uuids: characteristicUUIDs)
+        }
+    }
+
+    public func discoverDescriptors(for characteristic: RemoteCharacteristic) throws -> [RemoteDescriptor] {
+        try withBridge { try $0.discoverDescriptors(central: identifier, characteristic: characteristic) }
+    }
+
+    public func services(of peripheral: UUID) -> [RemoteService] {
+        withBridge { $0.discoveredServices(central: identifier, peripheral: peripheral) }
+    }
+
+    public func characteristics(of service: RemoteService) -> [RemoteCharacteristic] {
+        withBridge { $0.discoveredCharacteristics(central: identifier, service: service) }
+    }
+
+    public func readValue(for characteristic: RemoteCharacteristic) async throws -> Data {
+        withBridge { _ in }
+        return try await bridge.read(central: identifier, characteristic: characteristic)
+    }
+
+    public func readValue(for descriptor: RemoteDescriptor) throws -> Data {
+        try withBridge { try $0.readDescriptor(central: identifier, descriptor: descriptor) }
+    }
+
+    public func writeValue(_ value: Data, for characteristic: RemoteCharacteristic, type: WriteType) async throws {
+        withBridge { _ in }
+        try await bridge.write(central: identifier, characteristic: characteristic, value: value, type: type)
+    }
+
+    public func writeValue(_ value: Data, for descriptor: RemoteDescriptor) throws {
+        try withBridge { try $0.writeDescriptor(central: identifier, descriptor: descriptor, value: value) }
+    }
+
+    public func setNotifyValue(_ enabled: Bool, for characteristic: RemoteCharacteristic) throws {
+        try withBridge { try $0.setNotifyValue(central: identifier, characteristic: characteristic, enabled: enabled) }
+    }
+
+    public func readRSSI(for peripheral: UUID) throws -> Int {
+        try withBridge { try $0.readRSSI(central: identifier, peripheral: peripheral) }
+    }
+
+    public func maximumWriteValueLength(for peripheral: UUID, type: WriteType) throws -> Int {
+        try withBridge { try $0.maximumWriteValueLength(central: identifier, peripheral: peripheral, type: type) }
+    }
+
+    public func canSendWriteWithoutResponse(to peripheral: UUID) -> Bool {
+        withBridge { $0.canSendWriteWithoutResponse(central: identifier, peripheral: peripheral) }
+    }
+}
