@@ -1,0 +1,152 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+@Suite("Bridge")
+struct BridgeTests {
+    @Test("The log lets a test verify interactions in order without spies")
+    func interactionLog() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, service) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        try await central.writeValue(Data([0x01]), for: characteristics[2], type: .withResponse)
+        try await central.setNotifyValue(true, for: characteristics[0])
+
+        let log = await bridge.log
+        let appActions = log.filter { [.write, .subscribe].contains($0.kind) }
+        #expect(appActions.map(\.kind) == [.write, .subscribe])
+        #expect(appActions[0].attribute == TestPeripherals.controlPoint)
+        #expect(appActions[0].value == Data([0x01]))
+        #expect(appActions[0].writeType == .withResponse)
+        #expect(appActions[1].attribute == TestPeripherals.measurement)
+        #expect(appActions[1].handle == service.characteristics[0].handle)
+        #expect(appActions.allSatisfy { $0.central == central.identifier && $0.peripheral == peripheral.identifier })
+        #expect(log.map(\.index) == Array(0..<log.count))
+        #expect(log.allSatisfy { $0.time == .zero })
+        #expect(appActions[0].description.hasPrefix("0s write 2A39@8 01 withResponse central="))
+        #expect(appActions[0].description.hasSuffix(" ok"))
+    }
+
+    @Test("Failed operations are logged with the error")
+    func failuresAreLogged() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        await #expect(throws: ATTError(.writeNotPermitted)) {
+            try await central.writeValue(Data([1]), for: characteristics[1], type: .withResponse)
+        }
+        let entry = try #require(await bridge.log.last)
+        #expect(entry.kind == .write)
+        #expect(entry.error == .att(ATTError(.writeNotPermitted)))
+        #expect(!entry.succeeded)
+        #expect(entry.description.hasSuffix("failed: \(ATTError(.writeNotPermitted))"))
+    }
+
+    @Test("Finishing a quiet bridge is clean and ends every event stream")
+    func cleanFinish() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (central, _) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        let events = central.events()
+        #expect(await bridge.finish() == .clean)
+        #expect(await events.prefixArray(1).isEmpty)
+    }
+
+    @Test("Finishing reports unread events and waiting operations")
+    func leftovers() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        let events = central.events()
+        try await central.scanForPeripherals(withServices: nil)
+        await peripheral.stopAdvertising()
+        let attempt = Task { try await central.connect(peripheral.identifier) }
+        while await bridge.log.last?.kind != .connecting { await Task.yield() }
+        let report = await bridge.finish()
+        guard case .leftovers(let items) = report else {
+            Issue.record("expected leftovers, got \(report)")
+            return
+        }
+        #expect(items.count == 2)
+        #expect(items.contains { $0.contains("connect on peripheral") && $0.contains("still waiting") })
+        #expect(items.contains { $0.contains("1 unread events, first discovered(") })
+        #expect(!report.isClean)
+        await #expect(throws: CoreBluetoothError(.operationCancelled)) { try await attempt.value }
+        _ = events
+    }
+
+    @Test("Identifiers derive from the seed and creation order")
+    func deterministicIdentifiers() {
+        func identifiers(seed: UInt64) -> [UUID] {
+            let bridge = MockBLEBridge(seed: seed)
+            return [
+                MockCentralManager(bridge: bridge).identifier, MockPeripheralManager(bridge: bridge).identifier,
+                MockCentralManager(bridge: bridge).identifier,
+            ]
+        }
+        #expect(identifiers(seed: 7) == identifiers(seed: 7))
+        #expect(identifiers(seed: 7) != identifiers(seed: 8))
+        #expect(Set(identifiers(seed: 7)).count == 3)
+        let fixed = UUID(uuid: (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1))
+        #expect(MockCentralManager(configuration: .init(identifier: fixed)).identifier == fixed)
+    }
+
+    @Test("The same steps on the same seed produce the same log")
+    func deterministicLog() async throws {
+        func run() async throws -> [String] {
+            let bridge = MockBLEBridge(seed: 42)
+            let (peripheral, service) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+            let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+            try await central.setNotifyValue(true, for: characteristics[0])
+            for beat in 0..<5 { _ = try await peripheral.updateValue(Data([0, UInt8(60 + beat)]), for: service.characteristics[0]) }
+            try await central.writeValue(Data([1]), for: characteristics[2], type: .withResponse)
+            try await central.cancelPeripheralConnection(peripheral.identifier)
+            return await bridge.log.map(\.description)
+        }
+        let first = try await run()
+        for _ in 0..<5 { #expect(try await run() == first) }
+    }
+
+    @Test("Advancing the bridge runs its schedule and wakes sleepers on its clock in time order")
+    func advanceWakesClockSleepers() async throws {
+        let bridge = MockBLEBridge()
+        let clock = bridge.clock
+        let sleeper = Task {
+            var wakes: [VirtualClock.Instant] = []
+            for _ in 0..<3 {
+                try await clock.sleep(for: .milliseconds(250))
+                wakes.append(clock.now)
+            }
+            return wakes
+        }
+        while clock.sleeperCount == 0 { await Task.yield() }
+        await bridge.advance(by: .seconds(1))
+        #expect(try await sleeper.value == [250, 500, 750].map { VirtualClock.Instant(offset: .milliseconds($0)) })
+        #expect(await bridge.now == VirtualClock.Instant(offset: .seconds(1)))
+        #expect(clock.now == VirtualClock.Instant(offset: .seconds(1)))
+    }
+
+    @Test("Advancing into the past does nothing")
+    func noTimeTravel() async {
+        let bridge = MockBLEBridge()
+        await bridge.advance(by: .seconds(2))
+        await bridge.advance(to: VirtualClock.Instant(offset: .seconds(1)))
+        await bridge.advance(by: .seconds(-5))
+        #expect(await bridge.now == VirtualClock.Instant(offset: .seconds(2)))
+    }
+
+    @Test("run() drains a finite schedule and stops an endless one at its limit")
+    func runDrainsSchedule() async throws {
+        let bridge = MockBLEBridge()
+        #expect(await bridge.run())
+        let peripheral = MockPeripheralManager(bridge: bridge)
+        try await peripheral.startAdvertising(AdvertisementData())
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil, options: ScanOptions(allowDuplicates: true))
+        #expect(await bridge.run(maximumEvents: 10) == false)  // advertising repeats while someone scans
+        #expect(await bridge.now == VirtualClock.Instant(offset: .seconds(1)))
+        await central.stopScan()
+        #expect(await bridge.run())  // the last scheduled advertisement finds no scanner and stops
+    }
+}

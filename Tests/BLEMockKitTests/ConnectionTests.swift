@@ -1,0 +1,144 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+@Suite("Connections")
+struct ConnectionTests {
+    @Test("Connecting reports the peripheral connected on both sides and negotiates the smaller MTU")
+    func connectNegotiatesMTU() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(
+            on: bridge, configuration: .init(name: "HRM-1", preferredMTU: 185))
+        let (central, _) = try await TestPeripherals.connectedCentral(
+            to: peripheral, on: bridge, configuration: .init(preferredMTU: 247))
+        #expect(await central.isConnected(peripheral.identifier))
+        #expect(try await central.maximumWriteValueLength(for: peripheral.identifier, type: .withoutResponse) == 182)
+        #expect(try await central.maximumWriteValueLength(for: peripheral.identifier, type: .withResponse) == 512)
+        #expect(await peripheral.maximumUpdateValueLength(for: central.identifier) == 182)
+        #expect(await bridge.log.first { $0.kind == .connected }?.detail == "mtu=185")
+    }
+
+    @Test("Preferences outside 23…517 are clamped when a link is made", arguments: [(10, 23), (1000, 517)])
+    func mtuIsClamped(preferred: Int, expected: Int) async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(
+            on: bridge, configuration: .init(preferredMTU: preferred))
+        let (central, _) = try await TestPeripherals.connectedCentral(
+            to: peripheral, on: bridge, configuration: .init(preferredMTU: preferred))
+        #expect(try await central.maximumWriteValueLength(for: peripheral.identifier, type: .withoutResponse) == expected - 3)
+    }
+
+    @Test("Connecting twice is harmless and connects once")
+    func doubleConnect() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (central, _) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        try await central.connect(peripheral.identifier)
+        #expect(await bridge.log.filter { $0.kind == .connected }.count == 1)
+    }
+
+    @Test("A pending connection to a silent peripheral completes when it starts advertising")
+    func pendingConnectionCompletes() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        await peripheral.stopAdvertising()
+        let attempt = Task { try await central.connect(peripheral.identifier) }
+        while await bridge.log.last?.kind != .connecting { await Task.yield() }
+        #expect(await !central.isConnected(peripheral.identifier))
+        try await peripheral.startAdvertising(AdvertisementData(localName: "back"))
+        try await attempt.value
+        #expect(await central.isConnected(peripheral.identifier))
+    }
+
+    @Test("A connection timeout cancels the attempt at the virtual deadline and reports it")
+    func connectionTimeout() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        let events = central.events()
+        try await central.scanForPeripherals(withServices: nil)
+        await peripheral.stopAdvertising()
+        await #expect(throws: CoreBluetoothError(.connectionTimeout)) {
+            try await central.connect(peripheral.identifier, timeout: .seconds(5))
+        }
+        #expect(await bridge.now == VirtualClock.Instant(offset: .seconds(5)))
+        #expect(await !central.isConnected(peripheral.identifier))
+        let received = await events.prefixArray(2)
+        #expect(received.last == .disconnected(RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), CoreBluetoothError(.connectionTimeout)))
+        // The cancelled attempt does not connect later.
+        try await peripheral.startAdvertising(AdvertisementData(localName: "back"))
+        #expect(await !central.isConnected(peripheral.identifier))
+    }
+
+    @Test("Cancelling a pending connection fails the attempt with operationCancelled")
+    func cancelPendingConnection() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        await peripheral.stopAdvertising()
+        let attempt = Task { try await central.connect(peripheral.identifier) }
+        while await bridge.log.last?.kind != .connecting { await Task.yield() }
+        try await central.cancelPeripheralConnection(peripheral.identifier)
+        await #expect(throws: CoreBluetoothError(.operationCancelled)) { try await attempt.value }
+        #expect(await bridge.finish() == .clean)
+    }
+
+    @Test("Retrieving peripherals returns only known ones, and connected ones by service")
+    func retrieval() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let stranger = MockPeripheralManager(bridge: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        #expect(await central.retrievePeripherals(withIdentifiers: [peripheral.identifier]).isEmpty)
+        let (_, _) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        let retrieved = await central.retrievePeripherals(withIdentifiers: [stranger.identifier, peripheral.identifier])
+        #expect(retrieved == [RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1")])
+        #expect(await central.retrieveConnectedPeripherals(withServices: ["180D"]).map(\.identifier) == [peripheral.identifier])
+        #expect(await central.retrieveConnectedPeripherals(withServices: ["180F"]).isEmpty)
+        // A retrieved peripheral can be connected without scanning.
+        try await central.connect(peripheral.identifier)
+        #expect(await central.isConnected(peripheral.identifier))
+    }
+
+    @Test("A peripheral dropping the link disconnects the central with peripheralDisconnected")
+    func peripheralDropsLink() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        let events = central.events()
+        await peripheral.simulateDisconnection(of: central.identifier)
+        #expect(await events.prefixArray(1) == [
+            .disconnected(RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), CoreBluetoothError(.peripheralDisconnected))
+        ])
+        #expect(await !central.isConnected(peripheral.identifier))
+        #expect(await central.services(of: peripheral.identifier).isEmpty)
+        await #expect(throws: CoreBluetoothError(.notConnected)) { try await central.readValue(for: characteristics[1]) }
+        // Reconnecting works, and old references are usable again once rediscovered.
+        try await central.connect(peripheral.identifier)
+        try await central.discoverAll(for: peripheral.identifier)
+        #expect(try await central.readValue(for: characteristics[1]) == Data([0x01]))
+    }
+
+    @Test("One central disconnecting leaves another central's link alone")
+    func linksAreIndependent() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (first, _) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        let (second, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        try await first.cancelPeripheralConnection(peripheral.identifier)
+        #expect(await second.isConnected(peripheral.identifier))
+        #expect(try await second.readValue(for: characteristics[1]) == Data([0x01]))
+    }
+
+    @Test("RSSI reads return the peripheral's signal strength")
+    func rssi() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge, configuration: .init(rssi: -67))
+        let (central, _) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        #expect(try await central.readRSSI(for: peripheral.identifier) == -67)
+    }
+}
