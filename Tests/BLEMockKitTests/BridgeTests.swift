@@ -150,3 +150,45 @@ struct BridgeTests {
         #expect(await bridge.run())  // the last scheduled advertisement finds no scanner and stops
     }
 }
+
+@Suite("Shutting down")
+struct ShutdownTests {
+    @Test("A central shutting down ends its streams and unsubscribes it on the peripheral")
+    func centralShutdown() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, service) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        try await central.setNotifyValue(true, for: characteristics[0])
+        let events = central.events()
+        await central.shutDown()
+        #expect(await events.prefixArray(5) == [.disconnected(RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), nil)])
+        #expect(await peripheral.subscribedCentrals(for: service.characteristics[0]).isEmpty)
+        #expect(await central.state == .unknown)
+        await #expect(throws: APIMisuseError.notPoweredOn(operation: "scanForPeripherals", state: .unknown)) {
+            try await central.scanForPeripherals(withServices: nil)
+        }
+    }
+
+    @Test("A peripheral shutting down disconnects its centrals with peripheralDisconnected")
+    func peripheralShutdown() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (central, _) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        let events = central.events()
+        let peripheralEvents = peripheral.events()
+        await peripheral.shutDown()
+        #expect(await events.prefixArray(1) == [
+            .disconnected(RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), CoreBluetoothError(.peripheralDisconnected))
+        ])
+        #expect(await !peripheral.isAdvertising)
+        #expect(await peripheralEvents.prefixArray(1).isEmpty)
+    }
+
+    @Test("A manager that is released ends the streams it handed out")
+    func releasedManagerEndsStreams() async {
+        var central: MockCentralManager? = MockCentralManager()
+        let events = central!.events()
+        central = nil
+        #expect(await events.prefixArray(1).isEmpty)
+    }
+}

@@ -59,6 +59,18 @@ public actor MockCentralManager: CentralManaging {
         self.identifier = configuration.identifier ?? bridge.makeIdentifier(role: "central")
     }
 
+    deinit {
+        // A manager that goes away ends its event streams (the bridge keeps nothing that
+        // would call back into it).
+        broadcaster.finish()
+    }
+
+    /// Takes this manager off the air and ends its event streams; see the bridge's log for
+    /// what was dropped. The manager is unusable afterwards (its state is `unknown`).
+    public func shutDown() {
+        withBridge { $0.shutDown(central: identifier) }
+    }
+
     /// Runs `body` with the bridge, which shares this actor's executor; joins the bridge first.
     func withBridge<T: Sendable>(_ body: (isolated MockBLEBridge) throws -> T) rethrows -> T {
         try bridge.assumeIsolated { bridge in

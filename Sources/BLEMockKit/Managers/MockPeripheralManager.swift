@@ -76,6 +76,18 @@ public actor MockPeripheralManager: PeripheralManaging {
         self.identifier = configuration.identifier ?? bridge.makeIdentifier(role: "peripheral")
     }
 
+    deinit {
+        // A manager that goes away ends its event streams (the bridge keeps nothing that
+        // would call back into it).
+        broadcaster.finish()
+    }
+
+    /// Takes this manager off the air and ends its event streams; see the bridge's log for
+    /// what was dropped. The manager is unusable afterwards (its state is `unknown`).
+    public func shutDown() {
+        withBridge { $0.shutDown(peripheral: identifier) }
+    }
+
     /// Runs `body` with the bridge, which shares this actor's executor; joins the bridge first.
     func withBridge<T: Sendable>(_ body: (isolated MockBLEBridge) throws -> T) rethrows -> T {
         try bridge.assumeIsolated { bridge in
