@@ -16,11 +16,12 @@ let package = Package(
     ],
     targets: [
         .target(name: "BLECore", swiftSettings: strictSettings),
-        .target(name: "Transport", swiftSettings: strictSettings),
+        .target(name: "Transport", dependencies: ["BLECore"], swiftSettings: strictSettings),
         .target(name: "BLEMockKit", dependencies: ["BLECore", "Transport"], swiftSettings: strictSettings),
         .executableTarget(name: "mockble", dependencies: ["BLEMockKit"], swiftSettings: strictSettings),
         .testTarget(name: "BLECoreTests", dependencies: ["BLECore"], swiftSettings: strictSettings),
-        .testTarget(name: "TransportTests", dependencies: ["Transport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "TransportTests", dependencies: ["Transport", "BLECore", "BLEMockKit"], swiftSettings: strictSettings),
         .testTarget(
             name: "BLEMockKitTests", dependencies: ["BLEMockKit", "BLECore", "Transport"],
             swiftSettings: strictSettings),
