@@ -9,9 +9,9 @@ struct ConnectionTests {
     func connectNegotiatesMTU() async throws {
         let bridge = MockBLEBridge()
         let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(
-            on: bridge, configuration: .init(name: "HRM-1", preferredMTU: 185))
+            on: bridge, configuration: .init(name: "HRM-1", mtu: .fixed(185)))
         let (central, _) = try await TestPeripherals.connectedCentral(
-            to: peripheral, on: bridge, configuration: .init(preferredMTU: 247))
+            to: peripheral, on: bridge, configuration: .init(mtu: .fixed(247)))
         #expect(await central.isConnected(peripheral.identifier))
         #expect(try await central.maximumWriteValueLength(for: peripheral.identifier, type: .withoutResponse) == 182)
         #expect(try await central.maximumWriteValueLength(for: peripheral.identifier, type: .withResponse) == 512)
@@ -19,14 +19,26 @@ struct ConnectionTests {
         #expect(await bridge.log.first { $0.kind == .connected }?.detail == "mtu=185")
     }
 
-    @Test("Preferences outside 23…517 are clamped when a link is made", arguments: [(10, 23), (1000, 517)])
-    func mtuIsClamped(preferred: Int, expected: Int) async throws {
+    @Test("An MTU preference outside 23…517 is refused with a clear configuration error", arguments: [10, 1000])
+    func mtuOutOfRangeIsRefused(preferred: Int) async throws {
         let bridge = MockBLEBridge()
-        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(
-            on: bridge, configuration: .init(preferredMTU: preferred))
-        let (central, _) = try await TestPeripherals.connectedCentral(
-            to: peripheral, on: bridge, configuration: .init(preferredMTU: preferred))
-        #expect(try await central.maximumWriteValueLength(for: peripheral.identifier, type: .withoutResponse) == expected - 3)
+        let central = MockCentralManager(configuration: .init(mtu: .fixed(preferred)), bridge: bridge)
+        let expected = APIMisuseError.invalidConfiguration(
+            "MockCentralManager.Configuration.mtu: ATT_MTU \(preferred) is outside 23…517; use a value in that range")
+        await #expect(throws: expected) { try await central.scanForPeripherals(withServices: nil) }
+        let peripheral = MockPeripheralManager(configuration: .init(mtu: .fixed(preferred)), bridge: bridge)
+        await #expect(throws: APIMisuseError.self) { try await peripheral.startAdvertising(AdvertisementData()) }
+        #expect(String(describing: expected).contains("use a value in that range"))
+    }
+
+    @Test("The link's ATT_MTU is the smaller preference at both ends of the valid range")
+    func mtuBounds() async throws {
+        for (central, peripheral, expected) in [(23, 517, 23), (517, 517, 517), (185, 23, 23)] {
+            let bridge = MockBLEBridge()
+            let (sensor, _) = try await TestPeripherals.advertisingHeartRate(on: bridge, configuration: .init(mtu: .fixed(peripheral)))
+            let (phone, _) = try await TestPeripherals.connectedCentral(to: sensor, on: bridge, configuration: .init(mtu: .fixed(central)))
+            #expect(try await phone.maximumWriteValueLength(for: sensor.identifier, type: .withoutResponse) == expected - 3)
+        }
     }
 
     @Test("Connecting twice is harmless and connects once")

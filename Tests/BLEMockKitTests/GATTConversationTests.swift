@@ -85,7 +85,7 @@ struct GATTConversationTests {
         let bridge = MockBLEBridge()
         let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
         let (central, characteristics) = try await TestPeripherals.connectedCentral(
-            to: peripheral, on: bridge, configuration: .init(preferredMTU: 23))
+            to: peripheral, on: bridge, configuration: .init(mtu: .fixed(23)))
         try await central.writeValue(Data(0..<30), for: characteristics[2], type: .withoutResponse)
         let log = await bridge.log
         let truncation = try #require(log.first { $0.kind == .truncated })
@@ -138,7 +138,7 @@ struct GATTConversationTests {
         let bridge = MockBLEBridge()
         let (peripheral, service) = try await TestPeripherals.advertisingHeartRate(on: bridge)
         let (central, characteristics) = try await TestPeripherals.connectedCentral(
-            to: peripheral, on: bridge, configuration: .init(preferredMTU: 23))
+            to: peripheral, on: bridge, configuration: .init(mtu: .fixed(23)))
         try await central.setNotifyValue(true, for: characteristics[0])
         let events = central.events()
         _ = try await peripheral.updateValue(Data(0..<40), for: service.characteristics[0])

@@ -24,6 +24,14 @@ public enum APIMisuseError: Error, Hashable, Sendable {
     case characteristicCannotNotify(BluetoothUUID, handle: UInt16)
     /// A service description CoreBluetooth would reject.
     case invalidService(BluetoothUUID, reason: InvalidServiceReason)
+    /// A value longer than the operation can carry: a write without response or an update
+    /// beyond ATT_MTU − 3 when lengths are strict, or a value beyond 512 bytes.
+    case valueTooLong(operation: String, length: Int, maximum: Int)
+    /// The characteristic has a cached (static) value, which the stack serves and no one
+    /// can change.
+    case staticCharacteristic(BluetoothUUID, handle: UInt16)
+    /// A configuration value is out of range.
+    case invalidConfiguration(String)
 
     /// Why a service description cannot be published.
     public enum InvalidServiceReason: Hashable, Sendable {
@@ -69,6 +77,15 @@ extension APIMisuseError: CustomStringConvertible {
                 + "so updateValue cannot send it. Add .notify or .indicate to its properties."
         case .invalidService(let uuid, let reason):
             return "Service \(uuid) cannot be published: \(reason.explanation)"
+        case .valueTooLong(let operation, let length, let maximum):
+            return "\(operation) was given \(length) bytes but can carry at most \(maximum) on this link. "
+                + "Split the data into parts of at most \(maximum) bytes (maximumWriteValueLength, or the central's "
+                + "maximumUpdateValueLength), or frame it with the Transport module."
+        case .staticCharacteristic(let uuid, let handle):
+            return "Characteristic \(uuid) (handle \(handle)) was created with a value, so the stack serves that "
+                + "cached value and it cannot change. Create it with value nil to serve a changing value."
+        case .invalidConfiguration(let problem):
+            return "Invalid configuration: \(problem)."
         }
     }
 }

@@ -10,17 +10,32 @@ extension MockBLEBridge {
     // MARK: Registration and state
 
     /// Adds a central manager to the air (once).
-    func register(central identifier: UUID, events: EventBroadcaster<CentralEvent>, configuration: MockCentralManager.Configuration) {
+    func register(
+        central identifier: UUID, events: EventBroadcaster<CentralEvent>, configuration: MockCentralManager.Configuration
+    ) {
         guard world.centrals[identifier] == nil else { return }
+        let random = configuration.seed.map { SeededGenerator(seed: $0) }
+            ?? world.random.derived("central").derived(identifier.uuidString)
+        let state = startState(configuration.stateTransition, initial: configuration.initialState, manager: .central(identifier))
         world.centrals[identifier] = SimulationWorld.Central(
-            identifier: identifier, events: events, configuration: configuration, state: configuration.initialState)
+            identifier: identifier, events: events, configuration: configuration, state: state, random: random)
         world.centralOrder.append(identifier)
-        world.record(.stateChanged, central: identifier, detail: configuration.initialState.description)
+        world.record(.stateChanged, central: identifier, detail: state.description)
+        for injection in configuration.errorInjection { inject(injection, owner: identifier) }
     }
 
     func centralState(_ central: UUID) -> ManagerState { world.centrals[central]?.state ?? .unknown }
 
+    /// Waits (in virtual time) for the central's automatic state steps, then returns its state.
+    func waitForPoweredOn(central: UUID) -> ManagerState {
+        settleState(of: .central(central))
+        return centralState(central)
+    }
+
     func requirePoweredOn(central: UUID, _ operation: String) throws {
+        if let problem = world.centrals[central]?.configuration.mtu.problem() {
+            throw APIMisuseError.invalidConfiguration("MockCentralManager.Configuration.mtu: \(problem)")
+        }
         let state = centralState(central)
         guard state == .poweredOn else { throw APIMisuseError.notPoweredOn(operation: operation, state: state) }
     }
@@ -34,8 +49,11 @@ extension MockBLEBridge {
             .scanStarted, central: central,
             detail: "services=\(services.map { $0.map(\.uuidString).joined(separator: ",") } ?? "any")"
                 + (options.allowDuplicates ? " allowDuplicates" : ""))
-        for peripheral in world.peripheralOrder where world.peripherals[peripheral]!.advertisement != nil {
-            deliverAdvertisement(from: peripheral, to: central)
+        if world.timing.isInstant {
+            // Instant timing: every advertiser on the air is heard at once.
+            for peripheral in world.peripheralOrder where world.peripherals[peripheral]!.advertisement != nil {
+                deliverAdvertisement(from: peripheral, to: central)
+            }
         }
         scheduleAdvertisingIfNeeded()
     }
@@ -50,44 +68,65 @@ extension MockBLEBridge {
 
     /// Reports one advertisement to one central if its scan matches it.
     func deliverAdvertisement(from peripheral: UUID, to central: UUID) {
-        guard let record = world.peripherals[peripheral], let advertisement = record.advertisement,
-            var scan = world.centrals[central]?.scan, world.centrals[central]?.state == .poweredOn,
-            scan.matches(advertisement)
+        guard let record = world.peripherals[peripheral], let advertisement = record.advertisement, record.isHeard,
+            record.advertisingStarted <= world.now, var scan = world.centrals[central]?.scan,
+            world.centrals[central]?.state == .poweredOn, scan.matches(advertisement)
         else { return }
         guard scan.options.allowDuplicates || !scan.reported.contains(peripheral) else { return }
         scan.reported.insert(peripheral)
         world.centrals[central]!.scan = scan
         let remote = world.remotePeripheral(peripheral)
         world.known.insert(peripheral)
-        let rssi = record.configuration.rssi
+        let rssi = currentRSSI(of: peripheral)
         world.record(.discovered, central: central, peripheral: peripheral, detail: "rssi=\(rssi)")
         world.centrals[central]!.events.yield(
             .discovered(DiscoveredPeripheral(peripheral: remote, advertisementData: advertisement, rssi: rssi)))
     }
 
-    /// Whether any scanning central wants every advertisement, which needs periodic advertising.
-    var anyScanWantsDuplicates: Bool {
-        world.centralOrder.contains { world.centrals[$0]!.scan?.options.allowDuplicates == true }
-    }
-
-    /// Schedules the next advertisement of every advertising peripheral, if anyone listens.
-    func scheduleAdvertisingIfNeeded() {
-        guard anyScanWantsDuplicates else { return }
-        for peripheral in world.peripheralOrder {
-            guard let record = world.peripherals[peripheral], record.advertisement != nil, !record.advertisingScheduled
-            else { continue }
-            world.peripherals[peripheral]!.advertisingScheduled = true
-            world.schedule.schedule(
-                .advertise(peripheral: peripheral), at: world.now.advanced(by: record.configuration.advertisingInterval))
+    /// Whether advertising events must be scheduled: someone scans with realistic timing
+    /// (each advertiser is heard at its next advertising event), or wants duplicates.
+    var advertisingEventsNeeded: Bool {
+        world.centralOrder.contains { central in
+            guard let scan = world.centrals[central]!.scan else { return false }
+            return !world.timing.isInstant || scan.options.allowDuplicates
         }
     }
 
-    /// A scheduled advertisement: report it to every scanning central, then schedule the next.
+    /// Schedules the next advertisement of every advertising peripheral, if anyone listens
+    /// (and always the first one of a delayed advertiser).
+    func scheduleAdvertisingIfNeeded() {
+        let needed = advertisingEventsNeeded
+        for peripheral in world.peripheralOrder {
+            guard let record = world.peripherals[peripheral], record.advertisement != nil, !record.advertisingScheduled
+            else { continue }
+            let delayed = record.advertisingStarted > world.now
+            guard needed || delayed else { continue }
+            world.peripherals[peripheral]!.advertisingScheduled = true
+            let next: VirtualClock.Instant
+            if delayed {
+                next = record.advertisingStarted
+            } else {
+                // Each advertising event is delayed by a random 0–10 ms (advDelay), as the
+                // specification requires, when timing is realistic.
+                let advDelay = world.timing.isInstant
+                    ? Duration.zero : world.peripherals[peripheral]!.random.duration(in: .zero ... .milliseconds(10))
+                next = world.now.advanced(by: record.configuration.advertisingInterval + advDelay)
+            }
+            world.schedule.schedule(.advertise(peripheral: peripheral), at: next)
+        }
+    }
+
+    /// A scheduled advertisement: report it to every scanning central, then schedule the next
+    /// (a one-time advertiser stops advertising after its advertisement).
     func advertisementDue(from peripheral: UUID) {
         guard world.peripherals[peripheral] != nil else { return }
         world.peripherals[peripheral]!.advertisingScheduled = false
         guard world.peripherals[peripheral]!.advertisement != nil else { return }
         for central in world.centralOrder { deliverAdvertisement(from: peripheral, to: central) }
+        if world.peripherals[peripheral]!.configuration.advertisesOnce {
+            stopAdvertising(peripheral: peripheral)
+            return
+        }
         scheduleAdvertisingIfNeeded()
     }
 

@@ -11,9 +11,11 @@ extension MockBLEBridge {
 
     /// Connects a central to a peripheral; returns when connected.
     ///
-    /// A connectable advertising peripheral connects at once (in fast mode). One that is not
-    /// advertising keeps the attempt pending, as CoreBluetooth does, until it advertises or
-    /// the timeout passes; a peripheral advertising as non-connectable fails the attempt.
+    /// A connectable advertising peripheral connects after the connection latency (none in
+    /// fast mode). One that is not advertising (or out of range, or powered off) keeps the
+    /// attempt pending, as CoreBluetooth does, until it becomes connectable or the timeout
+    /// passes; a peripheral advertising as non-connectable, or a central at its connection
+    /// limit, fails the attempt at once.
     func connect(central: UUID, peripheral: UUID, options: ConnectOptions) async throws {
         try requirePoweredOn(central: central, "connect")
         guard world.known.contains(peripheral), world.peripherals[peripheral] != nil else {
@@ -21,58 +23,107 @@ extension MockBLEBridge {
         }
         let key = LinkKey(central: central, peripheral: peripheral)
         if world.links[key] != nil { return }
-        let alreadyPending = waiting.values.contains { $0.link == key && $0.kind == .connect }
-        if !alreadyPending {
+        let isNewAttempt = world.attempts[key] == nil
+        if isNewAttempt {
             world.record(.connecting, central: central, peripheral: peripheral)
-            if let record = world.peripherals[peripheral], record.advertisement?.isConnectable == false {
-                let error = CoreBluetoothError(.connectionFailed)
-                world.record(.connectionFailed, central: central, peripheral: peripheral, error: error)
-                world.centrals[central]!.events.yield(.failedToConnect(world.remotePeripheral(peripheral), error))
-                throw error
+            if let limit = world.centrals[central]!.configuration.connection.limit, world.links(ofCentral: central).count >= limit {
+                throw failAttempt(key, CoreBluetoothError(.connectionLimitReached))
             }
-            if canConnectNow(peripheral) {
-                establishLink(key)
-                return
+            if world.peripherals[peripheral]!.advertisement?.isConnectable == false {
+                throw failAttempt(key, CoreBluetoothError(.connectionFailed))
+            }
+            let probability = world.centrals[central]!.configuration.connection.failureProbability
+            let failsByChance = probability > 0 && world.centrals[central]!.random.bool(probability: probability)
+            world.attempts[key] = SimulationWorld.ConnectionAttempt(
+                injected: injection(.connect, central: central, peripheral: peripheral), failsByChance: failsByChance)
+            if let timeout = options.timeout {
+                world.schedule.schedule(.connectionTimeout(key), at: world.now.advanced(by: max(timeout, .zero)))
             }
         }
-        let deadline = options.timeout.map { world.now.advanced(by: max($0, .zero)) }
-        if let deadline { world.schedule.schedule(.connectionTimeout(key), at: deadline) }
         _ = try await suspend(.connect, on: key) { id in
-            // Serve the attempt: run the schedule up to its deadline, or until it completes.
-            if let deadline { self.runEvents(through: deadline, until: { self.waiting[id] == nil }) }
+            if isNewAttempt, self.canConnectNow(peripheral) { self.beginEstablishing(key) }
+            // Serve the attempt: run the schedule until it completes, or up to its timeout or
+            // its establishment, whichever is known.
+            let timeout = self.world.schedule.ordered.first { $0.event == .connectionTimeout(key) }?.deadline
+            if let limit = [timeout, self.world.attempts[key]?.establishesAt].compactMap({ $0 }).min() {
+                self.runEvents(through: limit, until: { self.waiting[id] == nil })
+            }
         }
+    }
+
+    /// Records a failed attempt, tells the central, and returns the error to throw.
+    func failAttempt(_ key: LinkKey, _ error: CoreBluetoothError) -> CoreBluetoothError {
+        world.attempts[key] = nil
+        world.schedule.removeAll { $0 == .connectionTimeout(key) || $0 == .linkEstablished(key) }
+        world.record(.connectionFailed, central: key.central, peripheral: key.peripheral, error: error)
+        world.centrals[key.central]?.events.yield(.failedToConnect(world.remotePeripheral(key.peripheral), error))
+        return error
     }
 
     func canConnectNow(_ peripheral: UUID) -> Bool {
         guard let record = world.peripherals[peripheral] else { return false }
-        return record.state == .poweredOn && record.isConnectable
+        return record.state == .poweredOn && record.isConnectable && record.isHeard
+    }
+
+    /// The peripheral is connectable: the link comes up after the connection latency plus
+    /// the MTU exchange (at once in fast mode).
+    func beginEstablishing(_ key: LinkKey) {
+        guard var attempt = world.attempts[key], attempt.establishesAt == nil else { return }
+        let range = world.centrals[key.central]!.configuration.connection.latency ?? world.timing.connectionLatency
+        let latency = range.lowerBound == range.upperBound ? range.lowerBound : world.random.duration(in: range)
+        let total = latency + world.cost(roundTrips: 1)
+        attempt.establishesAt = world.now.advanced(by: total)
+        world.attempts[key] = attempt
+        if total == .zero {
+            finishAttempt(key)
+        } else {
+            world.schedule.schedule(.linkEstablished(key), at: attempt.establishesAt!)
+        }
+    }
+
+    /// The attempt's latency passed: it fails (injected or drawn failure) or the link is up.
+    func finishAttempt(_ key: LinkKey) {
+        guard let attempt = world.attempts[key] else { return }
+        if let failure = attempt.injected {
+            guard let error = failure.error else { return }  // never answers: stays pending
+            let cbError = error as? CoreBluetoothError ?? CoreBluetoothError(.connectionFailed)
+            resumeWaiting(where: { $0.link == key && $0.kind == .connect }, with: .failure(failAttempt(key, cbError)))
+            return
+        }
+        if attempt.failsByChance {
+            let error = failAttempt(key, CoreBluetoothError(.connectionFailed))
+            resumeWaiting(where: { $0.link == key && $0.kind == .connect }, with: .failure(error))
+            return
+        }
+        establishLink(key)
     }
 
     /// Creates the link and completes every attempt waiting for it.
     func establishLink(_ key: LinkKey) {
-        guard world.links[key] == nil, let central = world.centrals[key.central],
-            let peripheral = world.peripherals[key.peripheral]
+        world.attempts[key] = nil
+        guard world.links[key] == nil, let central = world.centrals[key.central], world.peripherals[key.peripheral] != nil
         else { return }
-        let mtu = world.negotiatedMTU(central: central, peripheral: peripheral)
+        let mtu = world.negotiateMTU(central: key.central, peripheral: key.peripheral)
         world.links[key] = SimulationWorld.Link(mtu: mtu)
         world.known.insert(key.peripheral)
-        world.schedule.removeAll { $0 == .connectionTimeout(key) }
+        world.schedule.removeAll { $0 == .connectionTimeout(key) || $0 == .linkEstablished(key) }
         world.record(.connected, central: key.central, peripheral: key.peripheral, detail: "mtu=\(mtu)")
         central.events.yield(.connected(world.remotePeripheral(key.peripheral)))
-        resumeWaiting(where: { $0.link == key && $0.kind == .connect }, with: .success(Data()))
+        resumeWaiting(where: { $0.link == key && $0.kind == .connect }, with: .success(()))
     }
 
-    /// Completes pending attempts to a peripheral that just became connectable.
+    /// Starts establishing pending attempts to a peripheral that just became connectable.
     func connectPendingAttempts(to peripheral: UUID) {
         guard canConnectNow(peripheral) else { return }
-        let keys = Set(waiting.values.filter { $0.kind == .connect && $0.link.peripheral == peripheral }.map(\.link))
-        for key in keys.sorted(by: { $0.central.uuidString < $1.central.uuidString }) { establishLink(key) }
+        let keys = world.attempts.keys.filter { $0.peripheral == peripheral }
+        for key in keys.sorted(by: { $0.central.uuidString < $1.central.uuidString }) { beginEstablishing(key) }
     }
 
     /// A pending attempt's timeout passed: cancel it and report the timeout.
     func connectionTimedOut(_ key: LinkKey) {
-        guard world.links[key] == nil, waiting.values.contains(where: { $0.link == key && $0.kind == .connect })
-        else { return }
+        guard world.links[key] == nil, world.attempts[key] != nil else { return }
+        world.attempts[key] = nil
+        world.schedule.removeAll { $0 == .linkEstablished(key) }
         let error = CoreBluetoothError(.connectionTimeout)
         world.record(.connectionFailed, central: key.central, peripheral: key.peripheral, error: error)
         world.centrals[key.central]?.events.yield(.disconnected(world.remotePeripheral(key.peripheral), error))
@@ -85,8 +136,9 @@ extension MockBLEBridge {
         let key = LinkKey(central: central, peripheral: peripheral)
         if world.links[key] != nil {
             tearDown(key, reason: nil, pendingError: CoreBluetoothError(.operationCancelled))
-        } else if waiting.values.contains(where: { $0.link == key && $0.kind == .connect }) {
-            world.schedule.removeAll { $0 == .connectionTimeout(key) }
+        } else if world.attempts[key] != nil {
+            world.attempts[key] = nil
+            world.schedule.removeAll { $0 == .connectionTimeout(key) || $0 == .linkEstablished(key) }
             world.record(.disconnected, central: central, peripheral: peripheral, detail: "attempt cancelled")
             resumeWaiting(where: { $0.link == key }, with: .failure(CoreBluetoothError(.operationCancelled)))
             world.centrals[central]!.events.yield(.disconnected(world.remotePeripheral(peripheral), nil))
@@ -132,9 +184,9 @@ extension MockBLEBridge {
 
     /// Suspends the caller as a waiting operation on a link; `serve` runs after it is
     /// registered (to drive the schedule toward its completion).
-    func suspend(_ kind: WaitingOperation.Kind, on link: LinkKey, serve: @escaping (UInt64) -> Void = { _ in }) async throws
-        -> Data
-    {
+    func suspend(
+        _ kind: WaitingOperation.Kind, on link: LinkKey, serve: @escaping (UInt64) -> Void = { _ in }
+    ) async throws -> any Sendable {
         let id = nextWaitingID
         nextWaitingID += 1
         return try await withCheckedThrowingContinuation { continuation in
@@ -144,14 +196,16 @@ extension MockBLEBridge {
     }
 
     /// Completes the waiting operations that match, in the order they started.
-    func resumeWaiting(where matches: (WaitingOperation) -> Bool, with result: Result<Data, any Error>) {
+    func resumeWaiting(where matches: (WaitingOperation) -> Bool, with result: Result<any Sendable, any Error>) {
         for id in waiting.keys.sorted() where matches(waiting[id]!) {
+            completions[id] = nil
             waiting.removeValue(forKey: id)!.continuation.resume(with: result)
         }
     }
 
     /// Completes one waiting operation.
-    func resume(_ id: UInt64, with result: Result<Data, any Error>) {
+    func resume(_ id: UInt64, with result: Result<any Sendable, any Error>) {
+        completions[id] = nil
         waiting.removeValue(forKey: id)?.continuation.resume(with: result)
     }
 

@@ -10,7 +10,9 @@ extension MockBLEBridge {
     /// Ends the simulation: operations still waiting fail with
     /// ``CoreBluetoothError/Code/operationCancelled``, scheduled events are dropped, every
     /// event stream finishes, and the report lists what was left over — waiting operations,
-    /// requests a peripheral never answered, and events no stream read — or ``FinishReport/clean``.
+    /// requests a peripheral never answered, events no stream read, and error injections that
+    /// never fired (so a test that scripted a failure learns when its code never reached it) —
+    /// or ``FinishReport/clean``.
     ///
     /// Call it at the end of a test to learn about work the code under test left undone:
     ///
@@ -44,8 +46,14 @@ extension MockBLEBridge {
                     "peripheral \(peripheral.uuidString.prefix(8)): \(unread.count) unread events, first \(unread[0])")
             }
         }
+        for entry in world.injections.unfired {
+            let owner = entry.owner.map { " (installed for \($0.uuidString.prefix(8)))" } ?? ""
+            leftovers.append("error injection never fired: \(entry.injection)\(owner)")
+        }
         resumeWaiting(where: { _ in true }, with: .failure(CoreBluetoothError(.operationCancelled)))
         openRequests.removeAll()
+        world.attempts.removeAll()
+        completions.removeAll()
         world.schedule.removeAll { _ in true }
         for central in world.centralOrder { world.centrals[central]!.events.finish() }
         for peripheral in world.peripheralOrder { world.peripherals[peripheral]!.events.finish() }

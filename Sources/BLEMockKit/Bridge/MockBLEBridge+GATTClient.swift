@@ -24,10 +24,36 @@ extension MockBLEBridge {
         return record
     }
 
+    /// Checks that a discovered descriptor still exists on its (current) characteristic.
+    func requireCurrent(_ descriptor: RemoteDescriptor) throws {
+        _ = try requireCurrent(descriptor.characteristic)
+        let current = world.peripherals[descriptor.peripheral]!.database.descriptors(of: descriptor.characteristic) ?? []
+        guard current.contains(descriptor) else { throw CoreBluetoothError(.invalidHandle) }
+    }
+
+    /// Throws an injected failure's error (at an operation's completion).
+    func throwIfInjected(_ failure: ErrorInjection.Failure?, _ log: ((any Error)) -> Void) throws {
+        guard let error = failure?.error else { return }
+        log(error)
+        throw error
+    }
+
     // MARK: Discovery
 
-    func discoverServices(central: UUID, peripheral: UUID, uuids: [BluetoothUUID]?) throws -> [RemoteService] {
-        _ = try requireLink(central: central, peripheral: peripheral, "discoverServices")
+    func discoverServices(central: UUID, peripheral: UUID, uuids: [BluetoothUUID]?) async throws -> [RemoteService] {
+        let link = try requireLink(central: central, peripheral: peripheral, "discoverServices")
+        let key = LinkKey(central: central, peripheral: peripheral)
+        let injected = injection(.serviceDiscovery, central: central, peripheral: peripheral)
+        let preview = world.peripherals[peripheral]!.database.primaryServices(matching: uuids, peripheral: peripheral)
+        let entry = preview.contains { $0.uuid.width == .bits128 } ? 20 : 6
+        let cost = world.cost(roundTrips: Self.discoveryRoundTrips(count: preview.count, entrySize: entry, mtu: link.mtu))
+        return try await perform(.operation("discoverServices"), on: key, cost: cost, injected: injected) {
+            try self.throwIfInjected(injected) { self.world.record(.servicesDiscovered, central: central, peripheral: peripheral, error: $0) }
+            return self.finishServiceDiscovery(central: central, peripheral: peripheral, uuids: uuids)
+        }
+    }
+
+    func finishServiceDiscovery(central: UUID, peripheral: UUID, uuids: [BluetoothUUID]?) -> [RemoteService] {
         let found = world.peripherals[peripheral]!.database.primaryServices(matching: uuids, peripheral: peripheral)
         var known = world.centrals[central]!.services[peripheral] ?? []
         for service in found where !known.contains(service) { known.append(service) }
@@ -38,10 +64,23 @@ extension MockBLEBridge {
         return found
     }
 
-    func discoverIncludedServices(central: UUID, service: RemoteService, uuids: [BluetoothUUID]?) throws
+    func discoverIncludedServices(central: UUID, service: RemoteService, uuids: [BluetoothUUID]?) async throws
         -> [RemoteService]
     {
         _ = try requireLink(central: central, peripheral: service.peripheral, "discoverIncludedServices")
+        let key = LinkKey(central: central, peripheral: service.peripheral)
+        let injected = injection(.serviceDiscovery, central: central, peripheral: service.peripheral)
+        return try await perform(.operation("discoverIncludedServices"), on: key, cost: world.cost(roundTrips: 2), injected: injected) {
+            try self.throwIfInjected(injected) {
+                self.world.record(.includedServicesDiscovered, central: central, peripheral: service.peripheral, error: $0)
+            }
+            return try self.finishIncludedServiceDiscovery(central: central, service: service, uuids: uuids)
+        }
+    }
+
+    func finishIncludedServiceDiscovery(central: UUID, service: RemoteService, uuids: [BluetoothUUID]?) throws
+        -> [RemoteService]
+    {
         guard
             let found = world.peripherals[service.peripheral]!.database.includedServices(
                 of: service.handle, matching: uuids, peripheral: service.peripheral),
@@ -55,10 +94,28 @@ extension MockBLEBridge {
         return found
     }
 
-    func discoverCharacteristics(central: UUID, service: RemoteService, uuids: [BluetoothUUID]?) throws
+    func discoverCharacteristics(central: UUID, service: RemoteService, uuids: [BluetoothUUID]?) async throws
         -> [RemoteCharacteristic]
     {
-        _ = try requireLink(central: central, peripheral: service.peripheral, "discoverCharacteristics")
+        let link = try requireLink(central: central, peripheral: service.peripheral, "discoverCharacteristics")
+        let key = LinkKey(central: central, peripheral: service.peripheral)
+        let injected = injection(.characteristicDiscovery, central: central, peripheral: service.peripheral)
+        let preview =
+            world.peripherals[service.peripheral]!.database.characteristics(
+                of: service.handle, matching: uuids, peripheral: service.peripheral) ?? []
+        let entry = preview.contains { $0.uuid.width == .bits128 } ? 21 : 7
+        let cost = world.cost(roundTrips: Self.discoveryRoundTrips(count: preview.count, entrySize: entry, mtu: link.mtu))
+        return try await perform(.operation("discoverCharacteristics"), on: key, cost: cost, injected: injected) {
+            try self.throwIfInjected(injected) {
+                self.world.record(.characteristicsDiscovered, central: central, peripheral: service.peripheral, error: $0)
+            }
+            return try self.finishCharacteristicDiscovery(central: central, service: service, uuids: uuids)
+        }
+    }
+
+    func finishCharacteristicDiscovery(central: UUID, service: RemoteService, uuids: [BluetoothUUID]?) throws
+        -> [RemoteCharacteristic]
+    {
         let database = world.peripherals[service.peripheral]!.database
         guard database.localServices.contains(where: { $0.handle == service.handle && $0.uuid == service.uuid }),
             let found = database.characteristics(of: service.handle, matching: uuids, peripheral: service.peripheral)
@@ -72,9 +129,26 @@ extension MockBLEBridge {
         return found
     }
 
-    func discoverDescriptors(central: UUID, characteristic: RemoteCharacteristic) throws -> [RemoteDescriptor] {
-        _ = try requireLink(central: central, peripheral: characteristic.peripheral, "discoverDescriptors")
+    func discoverDescriptors(central: UUID, characteristic: RemoteCharacteristic) async throws -> [RemoteDescriptor] {
+        let link = try requireLink(central: central, peripheral: characteristic.peripheral, "discoverDescriptors")
         _ = try requireCurrent(characteristic)
+        let key = LinkKey(central: central, peripheral: characteristic.peripheral)
+        let injected = injection(
+            .descriptorDiscovery, central: central, peripheral: characteristic.peripheral, characteristic: characteristic.uuid)
+        let count = world.peripherals[characteristic.peripheral]!.database.descriptors(of: characteristic)?.count ?? 0
+        let cost = world.cost(roundTrips: Self.discoveryRoundTrips(count: count, entrySize: 4, mtu: link.mtu))
+        return try await perform(.operation("discoverDescriptors"), on: key, cost: cost, injected: injected) {
+            try self.throwIfInjected(injected) {
+                self.world.record(
+                    .descriptorsDiscovered, central: central, peripheral: characteristic.peripheral,
+                    attribute: characteristic.uuid, handle: characteristic.handle, error: $0)
+            }
+            _ = try self.requireCurrent(characteristic)
+            return self.finishDescriptorDiscovery(central: central, characteristic: characteristic)
+        }
+    }
+
+    func finishDescriptorDiscovery(central: UUID, characteristic: RemoteCharacteristic) -> [RemoteDescriptor] {
         let found = world.peripherals[characteristic.peripheral]!.database.descriptors(of: characteristic) ?? []
         world.record(
             .descriptorsDiscovered, central: central, peripheral: characteristic.peripheral,
@@ -93,7 +167,22 @@ extension MockBLEBridge {
 
     // MARK: Subscriptions, RSSI, lengths
 
-    func setNotifyValue(central: UUID, characteristic: RemoteCharacteristic, enabled: Bool) throws {
+    func setNotifyValue(central: UUID, characteristic: RemoteCharacteristic, enabled: Bool) async throws {
+        _ = try requireLink(central: central, peripheral: characteristic.peripheral, "setNotifyValue")
+        _ = try requireCurrent(characteristic)
+        let key = LinkKey(central: central, peripheral: characteristic.peripheral)
+        let injected = injection(.subscribe, central: central, peripheral: key.peripheral, characteristic: characteristic.uuid)
+        try await perform(.operation("setNotifyValue"), on: key, cost: world.cost(roundTrips: 1), injected: injected) {
+            try self.throwIfInjected(injected) {
+                self.world.record(
+                    enabled ? .subscribe : .unsubscribe, central: central, peripheral: characteristic.peripheral,
+                    attribute: characteristic.uuid, handle: characteristic.handle, error: $0)
+            }
+            try self.finishSetNotifyValue(central: central, characteristic: characteristic, enabled: enabled)
+        }
+    }
+
+    func finishSetNotifyValue(central: UUID, characteristic: RemoteCharacteristic, enabled: Bool) throws {
         let link = try requireLink(central: central, peripheral: characteristic.peripheral, "setNotifyValue")
         let record = try requireCurrent(characteristic)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)
@@ -125,11 +214,16 @@ extension MockBLEBridge {
         }
     }
 
-    func readRSSI(central: UUID, peripheral: UUID) throws -> Int {
+    func readRSSI(central: UUID, peripheral: UUID) async throws -> Int {
         _ = try requireLink(central: central, peripheral: peripheral, "readRSSI")
-        let rssi = world.peripherals[peripheral]!.configuration.rssi
-        world.record(.rssiRead, central: central, peripheral: peripheral, detail: "rssi=\(rssi)")
-        return rssi
+        let key = LinkKey(central: central, peripheral: peripheral)
+        let injected = injection(.readRSSI, central: central, peripheral: peripheral)
+        return try await perform(.operation("readRSSI"), on: key, cost: world.connectionEvent(), injected: injected) {
+            try self.throwIfInjected(injected) { self.world.record(.rssiRead, central: central, peripheral: peripheral, error: $0) }
+            let rssi = self.currentRSSI(of: peripheral)
+            self.world.record(.rssiRead, central: central, peripheral: peripheral, detail: "rssi=\(rssi)")
+            return rssi
+        }
     }
 
     func maximumWriteValueLength(central: UUID, peripheral: UUID, type: WriteType) throws -> Int {
@@ -138,6 +232,6 @@ extension MockBLEBridge {
     }
 
     func canSendWriteWithoutResponse(central: UUID, peripheral: UUID) -> Bool {
-        world.links[LinkKey(central: central, peripheral: peripheral)] != nil
+        canQueueWrite(LinkKey(central: central, peripheral: peripheral))
     }
 }

@@ -15,15 +15,29 @@ extension MockBLEBridge {
         configuration: MockPeripheralManager.Configuration
     ) {
         guard world.peripherals[identifier] == nil else { return }
+        let random = configuration.seed.map { SeededGenerator(seed: $0) }
+            ?? world.random.derived("peripheral").derived(identifier.uuidString)
+        let state = startState(
+            configuration.stateTransition, initial: configuration.initialState, manager: .peripheral(identifier))
         world.peripherals[identifier] = SimulationWorld.Peripheral(
-            identifier: identifier, events: events, configuration: configuration, state: configuration.initialState)
+            identifier: identifier, events: events, configuration: configuration, state: state, random: random)
         world.peripheralOrder.append(identifier)
-        world.record(.stateChanged, peripheral: identifier, detail: configuration.initialState.description)
+        world.record(.stateChanged, peripheral: identifier, detail: state.description)
+        for injection in configuration.errorInjection { inject(injection, owner: identifier) }
     }
 
     func peripheralState(_ peripheral: UUID) -> ManagerState { world.peripherals[peripheral]?.state ?? .unknown }
 
+    /// Waits (in virtual time) for the peripheral's automatic state steps, then returns its state.
+    func waitForPoweredOn(peripheral: UUID) -> ManagerState {
+        settleState(of: .peripheral(peripheral))
+        return peripheralState(peripheral)
+    }
+
     func requirePoweredOn(peripheral: UUID, _ operation: String) throws {
+        if let problem = world.peripherals[peripheral]?.configuration.mtu.problem() {
+            throw APIMisuseError.invalidConfiguration("MockPeripheralManager.Configuration.mtu: \(problem)")
+        }
         let state = peripheralState(peripheral)
         guard state == .poweredOn else { throw APIMisuseError.notPoweredOn(operation: operation, state: state) }
     }
@@ -33,6 +47,7 @@ extension MockBLEBridge {
     func addService(peripheral: UUID, service: GATTService) throws -> LocalService {
         try requirePoweredOn(peripheral: peripheral, "add")
         do {
+            if let error = injection(.serviceAdd, peripheral: peripheral)?.error { throw error }
             let local = try world.peripherals[peripheral]!.database.add(service)
             world.record(
                 .serviceAdded, peripheral: peripheral, attribute: local.uuid, handle: local.handle,
@@ -89,12 +104,24 @@ extension MockBLEBridge {
             world.record(.advertisingStarted, peripheral: peripheral, error: error)
             throw error
         }
+        if let error = injection(.advertisingStart, peripheral: peripheral)?.error {
+            world.record(.advertisingStarted, peripheral: peripheral, error: error)
+            throw error
+        }
         world.peripherals[peripheral]!.advertisement = advertisement
+        world.peripherals[peripheral]!.advertisingStarted = world.now.advanced(
+            by: world.peripherals[peripheral]!.configuration.advertisingDelay)
         world.record(
             .advertisingStarted, peripheral: peripheral,
             detail: [advertisement.localName.map { "name=\($0)" }, "services=\(advertisement.serviceUUIDs.map(\.uuidString).joined(separator: ","))"]
                 .compactMap { $0 }.joined(separator: " "))
-        for central in world.centralOrder { deliverAdvertisement(from: peripheral, to: central) }
+        if world.timing.isInstant, world.peripherals[peripheral]!.advertisingStarted == world.now {
+            for central in world.centralOrder { deliverAdvertisement(from: peripheral, to: central) }
+            if world.peripherals[peripheral]!.configuration.advertisesOnce {
+                stopAdvertising(peripheral: peripheral)
+                return
+            }
+        }
         scheduleAdvertisingIfNeeded()
         connectPendingAttempts(to: peripheral)
     }
@@ -120,38 +147,66 @@ extension MockBLEBridge {
     }
 
     func setValue(peripheral: UUID, value: Data, characteristic: LocalCharacteristic) throws {
-        _ = try requirePublished(characteristic, of: peripheral)
+        let record = try requirePublished(characteristic, of: peripheral)
+        guard !record.isStatic else {
+            throw APIMisuseError.staticCharacteristic(characteristic.uuid, handle: characteristic.handle)
+        }
+        guard value.count <= GATTDatabase.maximumValueLength else {
+            throw APIMisuseError.valueTooLong(
+                operation: "setValue", length: value.count, maximum: GATTDatabase.maximumValueLength)
+        }
         world.peripherals[peripheral]!.database.setValue(value, at: characteristic.handle)
     }
 
     /// Sends a notification or indication to the subscribed centrals (or those of them in
-    /// `centrals`), truncating the value to each central's maximum update length.
+    /// `centrals`), truncating the value to each central's maximum update length (or
+    /// refusing it when lengths are strict). With a queue, returns `false` when the updates do
+    /// not fit; nothing is sent then, and a ready event follows when there is room.
     func updateValue(peripheral: UUID, value: Data, characteristic: LocalCharacteristic, centrals: [UUID]?) throws -> Bool {
         try requirePoweredOn(peripheral: peripheral, "updateValue")
         let record = try requirePublished(characteristic, of: peripheral)
         guard record.local.properties.supportsSubscription else {
             throw APIMisuseError.characteristicCannotNotify(characteristic.uuid, handle: characteristic.handle)
         }
-        world.peripherals[peripheral]!.database.setValue(value, at: characteristic.handle)
+        let targets = world.links(ofPeripheral: peripheral).filter { key in
+            world.links[key]!.subscriptions[characteristic.handle] != nil && (centrals?.contains(key.central) ?? true)
+        }
+        let configuration = world.peripherals[peripheral]!.configuration
+        if configuration.strictLengths, let shortest = targets.map({ world.links[$0]!.mtu - 3 }).min(),
+            value.count > shortest
+        {
+            throw APIMisuseError.valueTooLong(operation: "updateValue", length: value.count, maximum: shortest)
+        }
+        if let failure = injection(.updateValue, peripheral: peripheral, characteristic: characteristic.uuid) {
+            world.record(
+                .notification, peripheral: peripheral, attribute: characteristic.uuid, handle: characteristic.handle,
+                value: value, error: failure.error ?? CoreBluetoothError(.unknown), detail: "injected")
+            if let error = failure.error { throw error }
+            return false
+        }
         let remote = remoteCharacteristic(record, of: peripheral)
-        for key in world.links(ofPeripheral: peripheral) {
-            guard let kind = world.links[key]!.subscriptions[characteristic.handle],
-                centrals?.contains(key.central) ?? true
-            else { continue }
+        let updates = targets.map { key -> SimulationWorld.QueuedUpdate in
             let limit = world.links[key]!.mtu - 3
-            var payload = value
-            if payload.count > limit {
+            let kind = world.links[key]!.subscriptions[characteristic.handle]!
+            if value.count > limit {
                 world.record(
                     .truncated, central: key.central, peripheral: peripheral, attribute: characteristic.uuid,
                     handle: characteristic.handle,
                     detail: "\(kind == .notify ? "notification" : "indication") of \(value.count) bytes cut to \(limit)")
-                payload = payload.prefix(limit)
             }
-            world.record(
-                kind == .notify ? .notification : .indication, central: key.central, peripheral: peripheral,
-                attribute: characteristic.uuid, handle: characteristic.handle, value: payload)
-            world.centrals[key.central]!.events.yield(.valueUpdated(remote, payload))
+            return SimulationWorld.QueuedUpdate(link: key, characteristic: remote, value: value.prefix(limit), kind: kind)
         }
+        if queuesUpdates(of: peripheral) {
+            guard enqueueUpdates(updates, of: peripheral) else {
+                world.record(
+                    .notification, peripheral: peripheral, attribute: characteristic.uuid,
+                    handle: characteristic.handle, value: value, detail: "transmit queue full: updateValue returned false")
+                return false
+            }
+        } else {
+            for update in updates { deliverUpdate(update) }
+        }
+        world.peripherals[peripheral]!.database.setValue(value.prefix(GATTDatabase.maximumValueLength), at: characteristic.handle)
         return true
     }
 

@@ -30,10 +30,21 @@ public actor MockBLEBridge {
     public struct Configuration: Sendable, Hashable {
         /// The seed of every random draw and derived identifier. Defaults to 0.
         public var seed: UInt64
+        /// How long things take in virtual time. Defaults to ``LinkTiming/instant``.
+        public var timing: LinkTiming
 
         /// Creates a configuration.
-        public init(seed: UInt64 = 0) {
+        public init(seed: UInt64 = 0, timing: LinkTiming = .instant) {
             self.seed = seed
+            self.timing = timing
+        }
+
+        /// Fast mode: nothing takes time.
+        public static var fast: Configuration { Configuration() }
+
+        /// Realistic mode: ``LinkTiming/realistic`` timing, every draw seeded with `seed`.
+        public static func realistic(seed: UInt64) -> Configuration {
+            Configuration(seed: seed, timing: .realistic)
         }
     }
 
@@ -51,6 +62,8 @@ public actor MockBLEBridge {
     /// Read and write requests a manual peripheral has not answered yet, by request id.
     var openRequests: [UInt64: OpenRequest] = [:]
     var nextRequestID: UInt64 = 1
+    /// What to do when an operation's completion event fires, by waiting-operation id.
+    var completions: [UInt64: () -> Void] = [:]
 
     private nonisolated let identifiers: IdentifierSource
 
@@ -58,13 +71,19 @@ public actor MockBLEBridge {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.clock = VirtualClock()
-        self.world = SimulationWorld(seed: configuration.seed)
+        self.world = SimulationWorld(seed: configuration.seed, timing: configuration.timing)
         self.identifiers = IdentifierSource(seed: configuration.seed)
     }
 
-    /// Creates a bridge with a seed.
+    /// Creates a fast bridge with a seed.
     public init(seed: UInt64) {
         self.init(configuration: Configuration(seed: seed))
+    }
+
+    /// The bridge a manager creates for itself: seeded with the manager's seed, realistic
+    /// when the manager's configuration is.
+    init(managerConfiguration seed: UInt64?, realistic: Bool) {
+        self.init(configuration: realistic ? .realistic(seed: seed ?? 0) : Configuration(seed: seed ?? 0))
     }
 
     /// The current virtual time.
@@ -129,6 +148,13 @@ public actor MockBLEBridge {
         switch event {
         case .advertise(let peripheral): advertisementDue(from: peripheral)
         case .connectionTimeout(let key): connectionTimedOut(key)
+        case .complete(let id): completions.removeValue(forKey: id)?()
+        case .stateStep(let manager, let state): applyStateStep(manager, state)
+        case .drainWrites(let key): drainWrites(key)
+        case .drainUpdates(let peripheral): drainUpdates(peripheral)
+        case .fault(let fault): apply(fault)
+        case .supervisionTimeout(let peripheral): supervisionTimedOut(peripheral)
+        case .linkEstablished(let key): finishAttempt(key)
         }
     }
 

@@ -13,19 +13,22 @@ struct WaitingOperation {
         case connect
         case read(BluetoothUUID, handle: UInt16)
         case write(BluetoothUUID, handle: UInt16)
+        /// Any other operation that takes virtual time (discovery, subscribing, RSSI).
+        case operation(String)
 
         var description: String {
             switch self {
             case .connect: "connect"
             case .read(let uuid, let handle): "read \(uuid)@\(handle)"
             case .write(let uuid, let handle): "write \(uuid)@\(handle)"
+            case .operation(let name): name
             }
         }
     }
 
     var link: SimulationWorld.LinkKey
     var kind: Kind
-    var continuation: CheckedContinuation<Data, any Error>
+    var continuation: CheckedContinuation<any Sendable, any Error>
 }
 
 /// A request delivered to a manual peripheral and not answered yet.

@@ -19,26 +19,67 @@ import Foundation
 /// The manager keeps no state of its own: the bridge holds it, and the manager runs on the
 /// bridge's executor.
 public actor MockCentralManager: CentralManaging {
-    /// How the mock central behaves.
+    /// How the mock central behaves. Every field defaults to fast mode: powered on at once,
+    /// instant, unlimited, always succeeding.
     public struct Configuration: Sendable, Hashable {
-        /// The state the manager starts in. Defaults to ``ManagerState/poweredOn``.
+        /// The state the manager settles in. Defaults to ``ManagerState/poweredOn``.
         public var initialState: ManagerState
-        /// The ATT_MTU this central asks for on every link; the link gets the smaller of this
-        /// and the peripheral's preference, clamped to 23…517. Defaults to 517.
-        public var preferredMTU: Int
+        /// How the state gets there. Defaults to ``StateTransition/instant``.
+        public var stateTransition: StateTransition
+        /// The ATT_MTU this central prefers on each link. Defaults to `.fixed(517)`.
+        public var mtu: MTUMode
+        /// Whether a write without response longer than ATT_MTU − 3 throws
+        /// ``APIMisuseError/valueTooLong(operation:length:maximum:)`` instead of being
+        /// truncated as on a device. Defaults to `false`.
+        public var strictLengths: Bool
+        /// The queue of writes without response. Defaults to ``QueueBehavior/unlimited``.
+        public var writeWithoutResponseQueue: QueueBehavior
+        /// How connection attempts behave. Defaults to always succeeding, no limit.
+        public var connection: ConnectionBehavior
+        /// Failures to inject into this central's operations. Defaults to none.
+        public var errorInjection: [ErrorInjection]
+        /// The seed of this central's own random draws (MTU, connection failures, injection
+        /// probabilities); `nil` derives them from the bridge's seed. When the central creates
+        /// its own bridge, that bridge uses this seed too. Defaults to `nil`.
+        public var seed: UInt64?
         /// The central's identifier; `nil` derives one from the bridge's seed and the order
         /// managers are created in. Defaults to `nil`.
         public var identifier: UUID?
 
         /// Creates a configuration.
-        public init(initialState: ManagerState = .poweredOn, preferredMTU: Int = 517, identifier: UUID? = nil) {
+        public init(
+            initialState: ManagerState = .poweredOn, stateTransition: StateTransition = .instant,
+            mtu: MTUMode = .fixed(517), strictLengths: Bool = false,
+            writeWithoutResponseQueue: QueueBehavior = .unlimited, connection: ConnectionBehavior = .init(),
+            errorInjection: [ErrorInjection] = [], seed: UInt64? = nil, identifier: UUID? = nil
+        ) {
             self.initialState = initialState
-            self.preferredMTU = preferredMTU
+            self.stateTransition = stateTransition
+            self.mtu = mtu
+            self.strictLengths = strictLengths
+            self.writeWithoutResponseQueue = writeWithoutResponseQueue
+            self.connection = connection
+            self.errorInjection = errorInjection
+            self.seed = seed
             self.identifier = identifier
         }
 
-        /// Fast mode: powered on, instant, always succeeding unless told otherwise.
+        /// Fast mode: powered on, instant, unlimited, always succeeding unless told otherwise.
         public static var fast: Configuration { Configuration() }
+
+        /// Realistic mode: the state settles after 100 ms through `resetting`, a device-like
+        /// MTU (185), a write-without-response queue of 20 packets, draws seeded with `seed`.
+        /// Pair it with a bridge in realistic mode (a central creating its own bridge does so).
+        public static func realistic(seed: UInt64) -> Configuration {
+            Configuration(
+                stateTransition: .realistic(duration: .milliseconds(100)), mtu: .device,
+                writeWithoutResponseQueue: .realistic(capacity: 20), seed: seed)
+        }
+
+        /// Whether any field asks for realistic behaviour (used to pick a bridge's timing).
+        var isRealistic: Bool {
+            stateTransition != .instant || writeWithoutResponseQueue != .unlimited || mtu != .fixed(517)
+        }
     }
 
     /// The bridge this central is on.
@@ -53,7 +94,8 @@ public actor MockCentralManager: CentralManaging {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
 
     /// Creates a mock central on a bridge (a new one of its own by default).
-    public init(configuration: Configuration = Configuration(), bridge: MockBLEBridge = MockBLEBridge()) {
+    public init(configuration: Configuration = Configuration(), bridge: MockBLEBridge? = nil) {
+        let bridge = bridge ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
         self.bridge = bridge
         self.configuration = configuration
         self.identifier = configuration.identifier ?? bridge.makeIdentifier(role: "central")
@@ -63,6 +105,17 @@ public actor MockCentralManager: CentralManaging {
         // A manager that goes away ends its event streams (the bridge keeps nothing that
         // would call back into it).
         broadcaster.finish()
+    }
+
+    /// Test hook: the central's Bluetooth state changes (e.g. the user turns Bluetooth off).
+    /// Leaving `poweredOn` stops scanning and drops every link with `peripheralDisconnected`.
+    public func simulateStateChange(_ state: ManagerState) {
+        withBridge { $0.setState(.central(identifier), to: state) }
+    }
+
+    /// Installs an error injection for this central's operations from now on.
+    public func inject(_ injection: ErrorInjection) {
+        withBridge { $0.inject(injection, owner: identifier) }
     }
 
     /// Takes this manager off the air and ends its event streams; see the bridge's log for
@@ -81,7 +134,9 @@ public actor MockCentralManager: CentralManaging {
 
     public var state: ManagerState { withBridge { $0.centralState(identifier) } }
 
-    public func waitForPoweredOn() async -> ManagerState { state }
+    public func waitForPoweredOn() async -> ManagerState {
+        withBridge { $0.waitForPoweredOn(central: identifier) }
+    }
 
     public nonisolated func events() -> AsyncStream<CentralEvent> { broadcaster.stream() }
 
@@ -114,26 +169,28 @@ public actor MockCentralManager: CentralManaging {
         withBridge { $0.retrieveConnectedPeripherals(services: serviceUUIDs) }
     }
 
-    public func discoverServices(_ serviceUUIDs: [BluetoothUUID]?, for peripheral: UUID) throws -> [RemoteService] {
-        try withBridge { try $0.discoverServices(central: identifier, peripheral: peripheral, uuids: serviceUUIDs) }
+    public func discoverServices(_ serviceUUIDs: [BluetoothUUID]?, for peripheral: UUID) async throws -> [RemoteService] {
+        withBridge { _ in }
+        return try await bridge.discoverServices(central: identifier, peripheral: peripheral, uuids: serviceUUIDs)
     }
 
-    public func discoverIncludedServices(_ serviceUUIDs: [BluetoothUUID]?, for service: RemoteService) throws
+    public func discoverIncludedServices(_ serviceUUIDs: [BluetoothUUID]?, for service: RemoteService) async throws
         -> [RemoteService]
     {
-        try withBridge { try $0.discoverIncludedServices(central: identifier, service: service, uuids: serviceUUIDs) }
+        withBridge { _ in }
+        return try await bridge.discoverIncludedServices(central: identifier, service: service, uuids: serviceUUIDs)
     }
 
-    public func discoverCharacteristics(_ characteristicUUIDs: [BluetoothUUID]?, for service: RemoteService) throws
-        -> [RemoteCharacteristic]
+    public func discoverCharacteristics(_ characteristicUUIDs: [BluetoothUUID]?, for service: RemoteService)
+        async throws -> [RemoteCharacteristic]
     {
-        try withBridge {
-            try $0.discoverCharacteristics(central: identifier, service: service, uuids: characteristicUUIDs)
-        }
+        withBridge { _ in }
+        return try await bridge.discoverCharacteristics(central: identifier, service: service, uuids: characteristicUUIDs)
     }
 
-    public func discoverDescriptors(for characteristic: RemoteCharacteristic) throws -> [RemoteDescriptor] {
-        try withBridge { try $0.discoverDescriptors(central: identifier, characteristic: characteristic) }
+    public func discoverDescriptors(for characteristic: RemoteCharacteristic) async throws -> [RemoteDescriptor] {
+        withBridge { _ in }
+        return try await bridge.discoverDescriptors(central: identifier, characteristic: characteristic)
     }
 
     public func services(of peripheral: UUID) -> [RemoteService] {
@@ -149,8 +206,9 @@ public actor MockCentralManager: CentralManaging {
         return try await bridge.read(central: identifier, characteristic: characteristic)
     }
 
-    public func readValue(for descriptor: RemoteDescriptor) throws -> Data {
-        try withBridge { try $0.readDescriptor(central: identifier, descriptor: descriptor) }
+    public func readValue(for descriptor: RemoteDescriptor) async throws -> Data {
+        withBridge { _ in }
+        return try await bridge.readDescriptor(central: identifier, descriptor: descriptor)
     }
 
     public func writeValue(_ value: Data, for characteristic: RemoteCharacteristic, type: WriteType) async throws {
@@ -158,16 +216,19 @@ public actor MockCentralManager: CentralManaging {
         try await bridge.write(central: identifier, characteristic: characteristic, value: value, type: type)
     }
 
-    public func writeValue(_ value: Data, for descriptor: RemoteDescriptor) throws {
-        try withBridge { try $0.writeDescriptor(central: identifier, descriptor: descriptor, value: value) }
+    public func writeValue(_ value: Data, for descriptor: RemoteDescriptor) async throws {
+        withBridge { _ in }
+        try await bridge.writeDescriptor(central: identifier, descriptor: descriptor, value: value)
     }
 
-    public func setNotifyValue(_ enabled: Bool, for characteristic: RemoteCharacteristic) throws {
-        try withBridge { try $0.setNotifyValue(central: identifier, characteristic: characteristic, enabled: enabled) }
+    public func setNotifyValue(_ enabled: Bool, for characteristic: RemoteCharacteristic) async throws {
+        withBridge { _ in }
+        try await bridge.setNotifyValue(central: identifier, characteristic: characteristic, enabled: enabled)
     }
 
-    public func readRSSI(for peripheral: UUID) throws -> Int {
-        try withBridge { try $0.readRSSI(central: identifier, peripheral: peripheral) }
+    public func readRSSI(for peripheral: UUID) async throws -> Int {
+        withBridge { _ in }
+        return try await bridge.readRSSI(central: identifier, peripheral: peripheral)
     }
 
     public func maximumWriteValueLength(for peripheral: UUID, type: WriteType) throws -> Int {

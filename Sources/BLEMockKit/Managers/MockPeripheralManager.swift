@@ -19,43 +19,92 @@ import Foundation
 /// try await peripheral.startAdvertising(AdvertisementData(localName: "Battery", serviceUUIDs: ["180F"]))
 /// ```
 public actor MockPeripheralManager: PeripheralManaging {
-    /// How the mock peripheral behaves.
+    /// How the mock peripheral behaves. Every field defaults to fast mode.
     public struct Configuration: Sendable {
-        /// The state the manager starts in. Defaults to ``ManagerState/poweredOn``.
+        /// The state the manager settles in. Defaults to ``ManagerState/poweredOn``.
         public var initialState: ManagerState
+        /// How the state gets there. Defaults to ``StateTransition/instant``.
+        public var stateTransition: StateTransition
         /// The device's GAP name, which centrals see as the peripheral's name (else the
         /// advertised local name). Defaults to `nil`.
         public var name: String?
-        /// The ATT_MTU this peripheral accepts on every link. Defaults to 517.
-        public var preferredMTU: Int
-        /// The time between advertisements, for scans that report duplicates. Defaults to 100 ms.
+        /// The ATT_MTU this peripheral prefers on each link. Defaults to `.fixed(517)`.
+        public var mtu: MTUMode
+        /// Whether `updateValue` with a value longer than a central's maximum update length
+        /// throws ``APIMisuseError/valueTooLong(operation:length:maximum:)`` instead of
+        /// truncating it as CoreBluetooth does. Defaults to `false`.
+        public var strictLengths: Bool
+        /// The transmit queue of notifications and indications. Defaults to
+        /// ``QueueBehavior/unlimited``.
+        public var updateQueue: QueueBehavior
+        /// The time between advertisements. Defaults to 100 ms.
         public var advertisingInterval: Duration
-        /// The signal strength centrals see, in dBm. Defaults to -50.
+        /// The signal strength centrals see, in dBm, until a proximity is simulated.
+        /// Defaults to -50.
         public var rssi: Int
+        /// The largest random deviation (in dB, drawn from the seeded generator) added to
+        /// each RSSI a central sees. Defaults to 0.
+        public var rssiVariation: Int
+        /// How long after it starts advertising the first advertisement goes out. Defaults
+        /// to zero.
+        public var advertisingDelay: Duration
+        /// Whether the peripheral advertises once per `startAdvertising` instead of at every
+        /// interval (a one-time advertisement). Defaults to `false`.
+        public var advertisesOnce: Bool
         /// How reads and writes of dynamic characteristics are answered. Defaults to
         /// ``RequestHandling/automatic``.
         public var requestHandling: RequestHandling
+        /// Failures to inject into this peripheral's operations (service add, advertising
+        /// start, update value). Defaults to none.
+        public var errorInjection: [ErrorInjection]
+        /// The seed of this peripheral's own random draws; `nil` derives them from the
+        /// bridge's seed. Defaults to `nil`.
+        public var seed: UInt64?
         /// The peripheral's identifier; `nil` derives one from the bridge's seed and the
         /// order managers are created in. Defaults to `nil`.
         public var identifier: UUID?
 
         /// Creates a configuration.
         public init(
-            initialState: ManagerState = .poweredOn, name: String? = nil, preferredMTU: Int = 517,
-            advertisingInterval: Duration = .milliseconds(100), rssi: Int = -50,
-            requestHandling: RequestHandling = .automatic, identifier: UUID? = nil
+            initialState: ManagerState = .poweredOn, stateTransition: StateTransition = .instant,
+            name: String? = nil, mtu: MTUMode = .fixed(517), strictLengths: Bool = false,
+            updateQueue: QueueBehavior = .unlimited, advertisingInterval: Duration = .milliseconds(100),
+            rssi: Int = -50, rssiVariation: Int = 0, advertisingDelay: Duration = .zero, advertisesOnce: Bool = false,
+            requestHandling: RequestHandling = .automatic, errorInjection: [ErrorInjection] = [],
+            seed: UInt64? = nil, identifier: UUID? = nil
         ) {
             self.initialState = initialState
+            self.stateTransition = stateTransition
             self.name = name
-            self.preferredMTU = preferredMTU
+            self.mtu = mtu
+            self.strictLengths = strictLengths
+            self.updateQueue = updateQueue
             self.advertisingInterval = advertisingInterval
             self.rssi = rssi
+            self.rssiVariation = rssiVariation
+            self.advertisingDelay = advertisingDelay
+            self.advertisesOnce = advertisesOnce
             self.requestHandling = requestHandling
+            self.errorInjection = errorInjection
+            self.seed = seed
             self.identifier = identifier
         }
 
         /// Fast mode: powered on, instant, answering requests automatically.
         public static var fast: Configuration { Configuration() }
+
+        /// Realistic mode: the state settles after 100 ms through `resetting`, a device-like
+        /// MTU (247), a notification queue of 20 packets, RSSI varying by ±4 dB, draws seeded
+        /// with `seed`.
+        public static func realistic(seed: UInt64) -> Configuration {
+            Configuration(
+                stateTransition: .realistic(duration: .milliseconds(100)), mtu: .device,
+                updateQueue: .realistic(capacity: 20), rssiVariation: 4, seed: seed)
+        }
+
+        var isRealistic: Bool {
+            stateTransition != .instant || updateQueue != .unlimited || mtu != .fixed(517) || rssiVariation != 0
+        }
     }
 
     /// The bridge this peripheral is on.
@@ -70,7 +119,8 @@ public actor MockPeripheralManager: PeripheralManaging {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
 
     /// Creates a mock peripheral on a bridge (a new one of its own by default).
-    public init(configuration: Configuration = Configuration(), bridge: MockBLEBridge = MockBLEBridge()) {
+    public init(configuration: Configuration = Configuration(), bridge: MockBLEBridge? = nil) {
+        let bridge = bridge ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
         self.bridge = bridge
         self.configuration = configuration
         self.identifier = configuration.identifier ?? bridge.makeIdentifier(role: "peripheral")
@@ -80,6 +130,39 @@ public actor MockPeripheralManager: PeripheralManaging {
         // A manager that goes away ends its event streams (the bridge keeps nothing that
         // would call back into it).
         broadcaster.finish()
+    }
+
+    /// Test hook: the peripheral's Bluetooth state changes. Leaving `poweredOn` stops
+    /// advertising, drops every link (centrals see `peripheralDisconnected`) and removes the
+    /// published services, as CoreBluetooth does.
+    public func simulateStateChange(_ state: ManagerState) {
+        withBridge { $0.setState(.peripheral(identifier), to: state) }
+    }
+
+    /// Test hook: the peripheral resets; every link drops with `peripheralDisconnected`.
+    public func simulateReset() {
+        withBridge { $0.apply(.reset(peripheral: identifier)) }
+    }
+
+    /// Test hook: the peripheral moves (see ``Proximity``); out of range, its links drop with
+    /// `connectionTimeout` after the supervision timeout and scans no longer see it.
+    public func simulateProximityChange(_ proximity: Proximity) {
+        withBridge { $0.apply(.proximity(peripheral: identifier, proximity)) }
+    }
+
+    /// Test hook: the peripheral advertises different data from now on (if advertising).
+    public func simulateAdvertisementChange(_ advertisement: AdvertisementData) {
+        withBridge { $0.apply(.advertisementChange(peripheral: identifier, advertisement)) }
+    }
+
+    /// Test hook: the peripheral's GAP name changes; connected centrals are told.
+    public func simulateNameChange(_ name: String?) {
+        withBridge { $0.apply(.nameChange(peripheral: identifier, name)) }
+    }
+
+    /// Installs an error injection for this peripheral's operations from now on.
+    public func inject(_ injection: ErrorInjection) {
+        withBridge { $0.inject(injection, owner: identifier) }
     }
 
     /// Takes this manager off the air and ends its event streams; see the bridge's log for
@@ -98,7 +181,9 @@ public actor MockPeripheralManager: PeripheralManaging {
 
     public var state: ManagerState { withBridge { $0.peripheralState(identifier) } }
 
-    public func waitForPoweredOn() async -> ManagerState { state }
+    public func waitForPoweredOn() async -> ManagerState {
+        withBridge { $0.waitForPoweredOn(peripheral: identifier) }
+    }
 
     public nonisolated func events() -> AsyncStream<PeripheralEvent> { broadcaster.stream() }
 

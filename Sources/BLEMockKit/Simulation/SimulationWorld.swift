@@ -16,6 +16,8 @@ struct SimulationWorld: Sendable {
         let events: EventBroadcaster<CentralEvent>
         var configuration: MockCentralManager.Configuration
         var state: ManagerState
+        /// This central's own random stream (MTU, connection failures, injection draws).
+        var random: SeededGenerator
         var scan: Scan?
         /// Peripherals this central discovered, retrieved or connected, with their names.
         var known: [UUID: RemotePeripheral] = [:]
@@ -44,11 +46,27 @@ struct SimulationWorld: Sendable {
         let events: EventBroadcaster<PeripheralEvent>
         var configuration: MockPeripheralManager.Configuration
         var state: ManagerState
+        /// This peripheral's own random stream.
+        var random: SeededGenerator
         var database = GATTDatabase()
+        /// Notifications and indications waiting for a connection event.
+        var updateQueue: [QueuedUpdate] = []
+        /// Whether `updateValue` returned `false` since the queue last had room.
+        var updateQueueWasFull = false
+        /// Whether a drain of the update queue is scheduled.
+        var updateDrainScheduled = false
+        /// How far the peripheral is (`.near` until a proximity is simulated).
+        var proximity: Proximity = .near
+        /// Whether a proximity was simulated: its RSSI then replaces the configured one.
+        var proximitySimulated = false
+        /// Whether centrals can hear the peripheral at all.
+        var isHeard: Bool { proximity != .outOfRange }
         /// The advertisement on the air, or `nil` when not advertising.
         var advertisement: AdvertisementData?
         /// Whether an advertising event is scheduled for this peripheral.
         var advertisingScheduled = false
+        /// When its first advertisement since `startAdvertising` goes out.
+        var advertisingStarted: VirtualClock.Instant = .zero
 
         /// What centrals see as its name: the GAP name, else the advertised local name.
         var name: String? { configuration.name ?? advertisement?.localName }
@@ -69,6 +87,42 @@ struct SimulationWorld: Sendable {
         var security = LinkSecurity()
         /// This central's subscriptions on the peripheral, by characteristic value handle.
         var subscriptions: [UInt16: SubscriptionKind] = [:]
+        /// Writes without response waiting for a connection event.
+        var writeQueue: [QueuedWrite] = []
+        /// Whether the write queue was full since it last had room.
+        var writeQueueWasFull = false
+        /// Whether a drain of the write queue is scheduled.
+        var writeDrainScheduled = false
+    }
+
+    /// A write without response in the central's transmit queue.
+    struct QueuedWrite: Sendable {
+        var characteristic: RemoteCharacteristic
+        var value: Data
+    }
+
+    /// A notification or indication in the peripheral's transmit queue.
+    struct QueuedUpdate: Sendable {
+        var link: LinkKey
+        var characteristic: RemoteCharacteristic
+        var value: Data
+        var kind: SubscriptionKind
+    }
+
+    /// A connection attempt waiting to be established.
+    struct ConnectionAttempt: Sendable {
+        /// An injected failure, reported when the attempt would have completed.
+        var injected: ErrorInjection.Failure?
+        /// Whether the seeded draw failed the attempt (`connectionFailed`).
+        var failsByChance: Bool
+        /// When the link will be up, once the peripheral is connectable.
+        var establishesAt: VirtualClock.Instant?
+    }
+
+    /// A manager, as scheduled events name it.
+    enum Manager: Hashable, Sendable {
+        case central(UUID)
+        case peripheral(UUID)
     }
 
     /// Something scheduled to happen at a virtual time.
@@ -77,10 +131,28 @@ struct SimulationWorld: Sendable {
         case advertise(peripheral: UUID)
         /// A pending connection gives up.
         case connectionTimeout(LinkKey)
+        /// An operation that took virtual time completes.
+        case complete(UInt64)
+        /// A manager's state moves on by itself (realistic state transitions).
+        case stateStep(Manager, ManagerState)
+        /// A connection event carries queued writes without response.
+        case drainWrites(LinkKey)
+        /// A connection event carries queued notifications and indications.
+        case drainUpdates(UUID)
+        /// A fault a test scheduled.
+        case fault(Fault)
+        /// A peripheral out of range for the supervision timeout loses its links.
+        case supervisionTimeout(UUID)
+        /// A connection attempt's latency has passed.
+        case linkEstablished(LinkKey)
     }
 
     var now: VirtualClock.Instant = .zero
     var random: SeededGenerator
+    let timing: LinkTiming
+    var injections = InjectionBook()
+    /// When each manager's automatic state steps end.
+    var stateSettles: [Manager: VirtualClock.Instant] = [:]
     var centrals: [UUID: Central] = [:]
     /// Centrals in the order they joined, for deterministic iteration.
     var centralOrder: [UUID] = []
@@ -90,11 +162,14 @@ struct SimulationWorld: Sendable {
     /// Peripherals in the order they joined, for deterministic iteration.
     var peripheralOrder: [UUID] = []
     var links: [LinkKey: Link] = [:]
+    /// Connection attempts in progress.
+    var attempts: [LinkKey: ConnectionAttempt] = [:]
     var schedule = EventQueue<ScheduledEvent>()
     var log: [BridgeLogEntry] = []
 
-    init(seed: UInt64) {
+    init(seed: UInt64, timing: LinkTiming) {
         random = SeededGenerator(seed: seed)
+        self.timing = timing
     }
 
     /// Appends a log entry stamped with the current time.
@@ -109,9 +184,30 @@ struct SimulationWorld: Sendable {
                 handle: handle, value: value, writeType: writeType, error: error.map(LoggedError.init), detail: detail))
     }
 
-    /// The ATT_MTU a new link between these two gets: the smaller preference, clamped to 23…517.
-    func negotiatedMTU(central: Central, peripheral: Peripheral) -> Int {
-        min(max(min(central.configuration.preferredMTU, peripheral.configuration.preferredMTU), 23), 517)
+    /// The ATT_MTU a new link between these two gets: the smaller of the preferences each
+    /// draws for the link, clamped to 23…517.
+    mutating func negotiateMTU(central: UUID, peripheral: UUID) -> Int {
+        var centralRandom = centrals[central]!.random
+        let offered = centrals[central]!.configuration.mtu.draw(isCentral: true, using: &centralRandom)
+        centrals[central]!.random = centralRandom
+        var peripheralRandom = peripherals[peripheral]!.random
+        let accepted = peripherals[peripheral]!.configuration.mtu.draw(isCentral: false, using: &peripheralRandom)
+        peripherals[peripheral]!.random = peripheralRandom
+        return min(max(min(offered, accepted), 23), 517)
+    }
+
+    /// One connection interval with seeded jitter (zero with instant timing).
+    mutating func connectionEvent() -> Duration {
+        guard timing.connectionInterval > .zero else { return .zero }
+        let jitter = timing.jitter > .zero ? random.duration(in: (.zero - timing.jitter)...timing.jitter) : .zero
+        return max(timing.connectionInterval + jitter, .milliseconds(1))
+    }
+
+    /// The virtual time `roundTrips` ATT request/response pairs take.
+    mutating func cost(roundTrips: Int) -> Duration {
+        var total = Duration.zero
+        for _ in 0..<roundTrips { total += connectionEvent() }
+        return total
     }
 
     /// The central-side reference for a peripheral.

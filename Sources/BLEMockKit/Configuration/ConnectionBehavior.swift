@@ -1,0 +1,19 @@
+/// How a mock central's connection attempts behave.
+public struct ConnectionBehavior: Sendable, Hashable {
+    /// Each attempt fails with `connectionFailed` with this probability (0…1), drawn from
+    /// the seeded generator. Defaults to 0.
+    public var failureProbability: Double
+    /// The most links the central holds at once; an attempt beyond it fails with
+    /// `connectionLimitReached`. `nil` for no limit. Defaults to `nil`.
+    public var limit: Int?
+    /// How long establishing a link takes, overriding the bridge's
+    /// ``LinkTiming/connectionLatency``; `nil` uses the bridge's. Defaults to `nil`.
+    public var latency: ClosedRange<Duration>?
+
+    /// Creates connection behaviour.
+    public init(failureProbability: Double = 0, limit: Int? = nil, latency: ClosedRange<Duration>? = nil) {
+        self.failureProbability = failureProbability
+        self.limit = limit
+        self.latency = latency
+    }
+}

@@ -1,0 +1,127 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A failure to inject into operations of one kind: what fails, how, how often, and
+/// optionally only for one peripheral or characteristic.
+///
+/// ```swift
+/// var configuration = MockCentralManager.Configuration()
+/// configuration.errorInjection = [
+///     ErrorInjection(.read, failure: .att(.insufficientAuthentication), frequency: .once),
+///     ErrorInjection(.connect, failure: .coreBluetooth(.connectionFailed), frequency: .probability(0.2)),
+/// ]
+/// ```
+///
+/// Probabilities are drawn from the bridge's seeded generator, so the same seed fails the same
+/// operations. ``MockBLEBridge/finish()`` reports injections that never fired.
+public struct ErrorInjection: Sendable, Hashable {
+    /// The kinds of operation an injection can target.
+    public enum Operation: String, Sendable, Hashable, CaseIterable {
+        /// Central: connecting.
+        case connect
+        /// Central: discovering services or included services.
+        case serviceDiscovery
+        /// Central: discovering characteristics.
+        case characteristicDiscovery
+        /// Central: discovering descriptors.
+        case descriptorDiscovery
+        /// Central: reading a characteristic or descriptor.
+        case read
+        /// Central: writing a characteristic or descriptor.
+        case write
+        /// Central: enabling or disabling notifications.
+        case subscribe
+        /// Central: reading RSSI.
+        case readRSSI
+        /// Peripheral: adding a service.
+        case serviceAdd
+        /// Peripheral: starting to advertise.
+        case advertisingStart
+        /// Peripheral: sending a notification or indication.
+        case updateValue
+    }
+
+    /// How the operation fails.
+    public enum Failure: Sendable, Hashable {
+        /// With this ATT error, as if the peripheral answered so.
+        case att(ATTError.Code)
+        /// With this CoreBluetooth error.
+        case coreBluetooth(CoreBluetoothError.Code)
+        /// Never: the operation waits until the link drops or the bridge finishes — for
+        /// testing the caller's own timeouts.
+        case neverAnswers
+
+        /// The error thrown, if any.
+        var error: (any Error)? {
+            switch self {
+            case .att(let code): ATTError(code)
+            case .coreBluetooth(let code): CoreBluetoothError(code)
+            case .neverAnswers: nil
+            }
+        }
+    }
+
+    /// How often the injection fires among matching operations.
+    public enum Frequency: Sendable, Hashable {
+        /// The first matching operation fails.
+        case once
+        /// The first `n` matching operations fail.
+        case times(Int)
+        /// Every matching operation fails.
+        case always
+        /// Each matching operation fails with this probability (0…1), drawn from the seed.
+        case probability(Double)
+    }
+
+    /// The kind of operation that fails.
+    public var operation: Operation
+    /// How it fails.
+    public var failure: Failure
+    /// How often.
+    public var frequency: Frequency
+    /// Only operations on this peripheral fail; `nil` for any. Defaults to `nil`.
+    public var peripheral: UUID?
+    /// Only operations on this characteristic (or its descriptors) fail; `nil` for any.
+    /// Defaults to `nil`.
+    public var characteristic: BluetoothUUID?
+
+    /// Creates an injection.
+    public init(
+        _ operation: Operation, failure: Failure, frequency: Frequency = .once, peripheral: UUID? = nil,
+        characteristic: BluetoothUUID? = nil
+    ) {
+        self.operation = operation
+        self.failure = failure
+        self.frequency = frequency
+        self.peripheral = peripheral
+        self.characteristic = characteristic
+    }
+}
+
+extension ErrorInjection: CustomStringConvertible {
+    /// A summary such as `"read fails with ATT 0x05 insufficientAuthentication once on 2A37"`.
+    public var description: String {
+        let how: String
+        switch failure {
+        case .att(let code): how = "fails with ATT \(code)"
+        case .coreBluetooth(let code): how = "fails with CoreBluetooth \(code.rawValue) \(code)"
+        case .neverAnswers: how = "never answers"
+        }
+        let often: String
+        switch frequency {
+        case .once: often = "once"
+        case .times(let count): often = "\(count) times"
+        case .always: often = "always"
+        case .probability(let probability): often = "with probability \(probability)"
+        }
+        var text = "\(operation.rawValue) \(how) \(often)"
+        if let characteristic { text += " on \(characteristic)" }
+        if let peripheral { text += " on peripheral \(peripheral.uuidString.prefix(8))" }
+        return text
+    }
+}

@@ -1,0 +1,44 @@
+/// How long things take on the simulated air, in virtual time. A bridge in fast mode uses
+/// ``instant``: nothing takes time. Realistic timing derives each operation's latency from
+/// the ATT round trips it needs (see ``MockBLEBridge``) times the connection interval, with
+/// seeded jitter.
+public struct LinkTiming: Sendable, Hashable {
+    /// The time between connection events; one ATT request and its response take one
+    /// interval. Defaults to 30 ms (what iOS uses by default); valid links use 7.5 ms…4 s.
+    public var connectionInterval: Duration
+    /// The largest random deviation added to or taken from each latency, drawn with the seeded
+    /// generator. Defaults to 2 ms.
+    public var jitter: Duration
+    /// How long establishing a connection takes. Defaults to 50 ms…150 ms (drawn per attempt).
+    public var connectionLatency: ClosedRange<Duration>
+    /// How many queued packets (writes without response, notifications) one connection event
+    /// carries. Defaults to 4.
+    public var packetsPerConnectionEvent: Int
+    /// How long a link survives after the peripheral goes out of range before it is dropped
+    /// with `connectionTimeout`. Defaults to 720 ms (iOS's minimum supervision timeout).
+    public var supervisionTimeout: Duration
+
+    /// Creates link timing.
+    public init(
+        connectionInterval: Duration = .milliseconds(30), jitter: Duration = .milliseconds(2),
+        connectionLatency: ClosedRange<Duration> = .milliseconds(50) ... .milliseconds(150),
+        packetsPerConnectionEvent: Int = 4, supervisionTimeout: Duration = .milliseconds(720)
+    ) {
+        self.connectionInterval = connectionInterval
+        self.jitter = jitter
+        self.connectionLatency = connectionLatency
+        self.packetsPerConnectionEvent = packetsPerConnectionEvent
+        self.supervisionTimeout = supervisionTimeout
+    }
+
+    /// Nothing takes time: fast mode.
+    public static let instant = LinkTiming(
+        connectionInterval: .zero, jitter: .zero, connectionLatency: .zero ... .zero, packetsPerConnectionEvent: .max,
+        supervisionTimeout: .zero)
+
+    /// Typical timing of a phone talking to a peripheral.
+    public static let realistic = LinkTiming()
+
+    /// Whether operations take no time at all.
+    public var isInstant: Bool { connectionInterval == .zero && connectionLatency.upperBound == .zero }
+}

@@ -1,0 +1,46 @@
+/// How a mock manager chooses the ATT_MTU it prefers on each new link. A link's ATT_MTU is
+/// the smaller of the central's and the peripheral's preference, clamped to 23…517
+/// (Bluetooth Core Specification, Vol 3, Part F, 3.2.8 and 3.4.2).
+public enum MTUMode: Sendable, Hashable {
+    /// Always prefer this ATT_MTU (23…517).
+    case fixed(Int)
+    /// Draw the preference for each link, with the bridge's seeded generator, from the values
+    /// real devices negotiate (``realWorldValues``) that lie in the range.
+    case realistic(ClosedRange<Int>)
+    /// What a typical device prefers: 185 for a central (an iPhone's common value) and 247 for
+    /// a peripheral (a Bluetooth 4.2+ peripheral with data length extension).
+    case device
+
+    /// ATT_MTU values seen on real links: the minimum 23, 27 (no data length extension),
+    /// 158, 185 (iOS), 247 and 251 (data length extension), 512 and 517 (maximum).
+    public static let realWorldValues = [23, 27, 158, 185, 247, 251, 512, 517]
+
+    /// The smallest and largest ATT_MTU a link can have.
+    public static let validRange = 23...517
+
+    /// Checks the mode's values; returns a description of the problem, if any.
+    func problem() -> String? {
+        switch self {
+        case .fixed(let value) where !Self.validRange.contains(value):
+            return "ATT_MTU \(value) is outside 23…517; use a value in that range"
+        case .realistic(let range) where range.upperBound < 23 || range.lowerBound > 517:
+            return "the ATT_MTU range \(range) has no value in 23…517"
+        default:
+            return nil
+        }
+    }
+
+    /// Draws a preference for a new link.
+    func draw(isCentral: Bool, using random: inout SeededGenerator) -> Int {
+        switch self {
+        case .fixed(let value):
+            return value
+        case .device:
+            return isCentral ? 185 : 247
+        case .realistic(let range):
+            let candidates = Self.realWorldValues.filter(range.contains)
+            if let choice = random.element(from: candidates) { return choice }
+            return min(max(range.lowerBound, 23), 517)
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import BLECore
+
+/// How a mock manager's state evolves on its own.
+public enum StateTransition: Sendable, Hashable {
+    /// The manager is in its initial state from the start; the default.
+    case instant
+    /// The manager starts ``ManagerState/unknown``, passes through ``ManagerState/resetting``
+    /// halfway, and settles in its initial state after `duration` of virtual time, with a
+    /// state-changed event at each step. ``MockCentralManager/waitForPoweredOn()`` runs the
+    /// simulation until the state settles.
+    case realistic(duration: Duration)
+    /// The manager is in this state from the start, whatever the initial state, and never
+    /// leaves it by itself (test hooks still change it). `.stuck(.unauthorized)` models an
+    /// app the user denied Bluetooth access.
+    case stuck(ManagerState)
+
+    /// The state a manager settles in, given its configured initial state.
+    func settledState(initial: ManagerState) -> ManagerState {
+        if case .stuck(let state) = self { return state }
+        return initial
+    }
+}

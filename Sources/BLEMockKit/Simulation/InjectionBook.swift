@@ -1,0 +1,65 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The error injections in force on a bridge, with how often each has fired.
+struct InjectionBook: Sendable {
+    struct Entry: Sendable {
+        var injection: ErrorInjection
+        /// The manager whose configuration or call installed it; it applies to that manager's
+        /// operations only. `nil` for bridge-wide injections.
+        var owner: UUID?
+        var fired = 0
+        /// Whether it can still fire.
+        var isExhausted: Bool {
+            switch injection.frequency {
+            case .once: fired >= 1
+            case .times(let count): fired >= count
+            case .always, .probability: false
+            }
+        }
+    }
+
+    private(set) var entries: [Entry] = []
+
+    mutating func add(_ injection: ErrorInjection, owner: UUID?) {
+        entries.append(Entry(injection: injection, owner: owner))
+    }
+
+    /// The failure to inject into an operation, if any: the first live entry that matches
+    /// fires (a probability entry draws from `random` to decide).
+    mutating func check(
+        _ operation: ErrorInjection.Operation, owner: UUID, peripheral: UUID?, characteristic: BluetoothUUID?,
+        random: inout SeededGenerator
+    ) -> ErrorInjection.Failure? {
+        for index in entries.indices {
+            let entry = entries[index]
+            let injection = entry.injection
+            guard injection.operation == operation, !entry.isExhausted, entry.owner == nil || entry.owner == owner,
+                injection.peripheral == nil || injection.peripheral == peripheral,
+                injection.characteristic == nil || injection.characteristic == characteristic
+            else { continue }
+            if case .probability(let probability) = injection.frequency, !random.bool(probability: probability) {
+                continue
+            }
+            entries[index].fired += 1
+            return injection.failure
+        }
+        return nil
+    }
+
+    /// Injections that should have fired and did not: `.once` and `.times` entries not used
+    /// up, and `.always` or `.probability` entries that never fired.
+    var unfired: [Entry] {
+        entries.filter { entry in
+            switch entry.injection.frequency {
+            case .once, .times: !entry.isExhausted
+            case .always, .probability: entry.fired == 0
+            }
+        }
+    }
+}
