@@ -219,6 +219,40 @@ struct ErrorPathConnectionTests {
     }
 }
 
+extension ErrorPathConnectionTests {
+    @Test("A connection attempt to a peripheral that stopped advertising times out in virtual time")
+    func connectTimeout() async throws {
+        let bridge = MockBLEBridge()
+        let peripheral = MockPeripheralManager(bridge: bridge)
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Gone"))
+        let central = MockCentralManager(bridge: bridge)
+        var events = central.events().makeAsyncIterator()
+        try await central.scanForPeripherals(withServices: nil)
+        await peripheral.stopAdvertising()
+        let start = await bridge.now
+
+        await #expect(throws: CoreBluetoothError(.connectionTimeout)) {
+            try await central.connect(peripheral.identifier, timeout: .seconds(2))
+        }
+
+        #expect(await bridge.now == start.advanced(by: .seconds(2)))
+        #expect(await !central.isConnected(peripheral.identifier))
+        let event = await nextCentralEvent(&events) {
+            if case .disconnected = $0 { return true }
+            return false
+        }
+        #expect(event == .disconnected(RemotePeripheral(identifier: peripheral.identifier, name: nil), CoreBluetoothError(.connectionTimeout)))
+        let failure = await bridge.log.last { $0.kind == .connectionFailed }
+        #expect(failure?.error == .coreBluetooth(CoreBluetoothError(.connectionTimeout)))
+        // Nothing is left pending: advertising again does not connect, and a new attempt does.
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Back"))
+        #expect(await !central.isConnected(peripheral.identifier))
+        try await central.connect(peripheral.identifier, timeout: .seconds(2))
+        #expect(await central.isConnected(peripheral.identifier))
+        #expect(await bridge.now == start.advanced(by: .seconds(2)))
+    }
+}
+
 /// Operations on attributes of a service the peripheral removed.
 enum StaleOperation: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case read, writeWithResponse, writeWithoutResponse, subscribe, unsubscribe
@@ -382,6 +416,32 @@ struct ErrorPathATTTests {
         #expect(await rig.central.isConnected(rig.peripheral.identifier))
     }
 
+    @Test("Writing an encryption-required characteristic or subscribing to an encrypted notify on a plain link throws insufficientEncryption (0x0F)")
+    func encryptionRequiredWriteAndSubscribe() async throws {
+        let bridge = MockBLEBridge()
+        let peripheral = MockPeripheralManager(bridge: bridge)
+        _ = try await peripheral.add(
+            GATTService(uuid: "FFA0", characteristics: [
+                GATTCharacteristic(uuid: "FFA1", properties: .write, permissions: .writeEncryptionRequired),
+                GATTCharacteristic(uuid: "FFA2", properties: .notifyEncryptionRequired, permissions: .readable),
+            ]))
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Secure"))
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        try await central.connect(peripheral.identifier)
+        try await central.discoverAll(for: peripheral.identifier)
+        let write = try await central.characteristic("FFA1", of: peripheral.identifier)
+        let notify = try await central.characteristic("FFA2", of: peripheral.identifier)
+
+        let writeError = await #expect(throws: ATTError(.insufficientEncryption)) {
+            try await central.writeValue(Data([1]), for: write, type: .withResponse)
+        }
+        #expect(writeError?.code.rawValue == 0x0F)
+        await #expect(throws: ATTError(.insufficientEncryption)) { try await central.setNotifyValue(true, for: notify) }
+        #expect(await bridge.log.last { $0.kind == .subscribe }?.error == .att(ATTError(.insufficientEncryption)))
+        #expect(await central.isConnected(peripheral.identifier))
+    }
+
     @Test("Writing a descriptor throws writeNotPermitted (0x03) and leaves its value alone")
     func descriptorWrite() async throws {
         let rig = try await Rig.make()
@@ -543,6 +603,19 @@ struct ErrorPathPeripheralTests {
             try await rig.peripheral.setValue(Data([9]), for: removed)
         }
         #expect(await rig.peripheral.services == [kept])
+    }
+
+    // Suspected bug: setValue changes the cached value of a static characteristic, and a
+    // value longer than 512 bytes set that way is served whole by a read.
+    @Test("setValue cannot change a static characteristic's cached value or make a read return more than 512 bytes")
+    func setValueOnStaticCharacteristic() async throws {
+        let rig = try await Rig.make()
+        let cached = rig.local(RigUUID.readOnly)
+        _ = try? await rig.peripheral.setValue(Data([9]), for: cached)
+        #expect(try await rig.central.readValue(for: rig.remote(RigUUID.readOnly)) == Data([1, 2, 3]))
+        _ = try? await rig.peripheral.setValue(testBytes(600), for: cached)
+        let read = try await rig.central.readValue(for: rig.remote(RigUUID.readOnly))
+        #expect(read.count <= 512, "a read returned \(read.count) bytes; attribute values are at most 512")
     }
 
     @Test("Responding to a request id nobody sent throws unknownRequest")
