@@ -188,6 +188,22 @@ struct RequestHandlingManualWriteTests {
         #expect(await rig.lastLogEntry(.write)?.value == value)
     }
 
+    @Test(
+        "At ATT_MTU 23 a write of 20 bytes is one request and 21 bytes become a long write",
+        arguments: [(20, [0]), (21, [0, 18]), (36, [0, 18]), (37, [0, 18, 36])])
+    func longWriteBoundary(length: Int, offsets: [Int]) async throws {
+        let rig = try await Rig.make(requestHandling: .manual, centralMTU: 23)
+        var events = rig.peripheral.events().makeAsyncIterator()
+        let value = testBytes(length)
+        let write = Task { try await rig.central.writeValue(value, for: rig.remote(RigUUID.value), type: .withResponse) }
+        let requests = try #require(await nextWriteRequests(&events))
+        #expect(requests.map(\.offset) == offsets)
+        #expect(requests.compactMap(\.value).reduce(Data(), +) == value)
+        #expect(requests.allSatisfy { ($0.value?.count ?? 0) <= (offsets.count == 1 ? 20 : 18) })
+        try await rig.peripheral.respond(to: requests[0], withResult: .success)
+        try await write.value
+    }
+
     @Test("A manual write without response is delivered, does not wait, and cannot be answered")
     func writeWithoutResponse() async throws {
         let rig = try await Rig.make(requestHandling: .manual)
@@ -285,6 +301,26 @@ struct RequestHandlingDisconnectTests {
         #expect(await other.isConnected(rig.peripheral.identifier))
         try await rig.peripheral.respond(to: otherRequest, withResult: .success, value: Data([2]))
         #expect(try await otherRead.value == Data([2]))
+    }
+
+    @Test("A disconnect with a pending read also ends the central's subscriptions on the peripheral", arguments: PendingLoss.allCases)
+    func disconnectEndsSubscriptions(loss: PendingLoss) async throws {
+        let rig = try await Rig.make(requestHandling: .manual)
+        var events = rig.peripheral.events().makeAsyncIterator()
+        try await rig.central.setNotifyValue(true, for: rig.remote(RigUUID.value))
+        let central = RemoteCentral(identifier: rig.central.identifier, maximumUpdateValueLength: 514)
+        #expect(await events.next() == .subscribed(central, rig.local(RigUUID.value)))
+        let read = Task { try await rig.central.readValue(for: rig.remote(RigUUID.value)) }
+        _ = try #require(await nextReadRequest(&events))
+
+        try await loss.perform(on: rig)
+
+        #expect(await events.next() == .unsubscribed(central, rig.local(RigUUID.value)))
+        #expect(await rig.peripheral.subscribedCentrals(for: rig.local(RigUUID.value)).isEmpty)
+        await #expect(throws: loss.expectedError) { try await read.value }
+        // An update after the disconnect reaches nobody.
+        _ = try await rig.peripheral.updateValue(Data([1]), for: rig.local(RigUUID.value))
+        #expect(await rig.logEntries(.notification).isEmpty)
     }
 
     @Test("A disconnect fails the waiting write", arguments: PendingLoss.allCases)
