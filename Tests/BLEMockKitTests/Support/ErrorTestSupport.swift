@@ -54,7 +54,7 @@ struct Rig: Sendable {
         let peripheral = MockPeripheralManager(configuration: .init(requestHandling: requestHandling), bridge: bridge)
         let service = try await peripheral.add(testService)
         try await peripheral.startAdvertising(AdvertisementData(localName: "Rig", serviceUUIDs: [RigUUID.service]))
-        let central = MockCentralManager(configuration: .init(preferredMTU: centralMTU), bridge: bridge)
+        let central = MockCentralManager(configuration: .init(mtu: .fixed(centralMTU)), bridge: bridge)
         try await central.scanForPeripherals(withServices: [RigUUID.service])
         try await central.connect(peripheral.identifier)
         let services = try await central.discoverServices(nil, for: peripheral.identifier)
