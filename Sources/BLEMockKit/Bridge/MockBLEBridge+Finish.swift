@@ -7,6 +7,17 @@ import Foundation
 #endif
 
 extension MockBLEBridge {
+    /// The operations waiting right now (a connection, a read a peripheral has not answered,
+    /// an operation injected never to answer), described one per line. Tests use it to wait
+    /// until an operation started in another task has reached the bridge.
+    public var waitingOperations: [String] {
+        waiting.keys.sorted().map { id in
+            let operation = waiting[id]!
+            return "central \(operation.link.central.uuidString.prefix(8)): \(operation.kind) on peripheral "
+                + "\(operation.link.peripheral.uuidString.prefix(8)) was still waiting"
+        }
+    }
+
     /// Ends the simulation: operations still waiting fail with
     /// ``CoreBluetoothError/Code/operationCancelled``, scheduled events are dropped, every
     /// event stream finishes, and the report lists what was left over — waiting operations,
@@ -20,13 +31,7 @@ extension MockBLEBridge {
     /// #expect(await bridge.finish() == .clean)
     /// ```
     public func finish() -> FinishReport {
-        var leftovers: [String] = []
-        for id in waiting.keys.sorted() {
-            let operation = waiting[id]!
-            leftovers.append(
-                "central \(operation.link.central.uuidString.prefix(8)): \(operation.kind) on peripheral "
-                    + "\(operation.link.peripheral.uuidString.prefix(8)) was still waiting")
-        }
+        var leftovers = waitingOperations
         for id in openRequests.keys.sorted() {
             let open = openRequests[id]!
             leftovers.append(

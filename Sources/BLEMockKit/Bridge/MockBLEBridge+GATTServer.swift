@@ -79,6 +79,13 @@ extension MockBLEBridge {
     func invalidate(_ services: [GATTDatabase.Service], of peripheral: UUID) {
         guard !services.isEmpty else { return }
         let handles = Set(services.flatMap { $0.characteristics.map(\.local.handle) })
+        // Requests for removed characteristics are answered by the server with "invalid handle".
+        for (id, open) in openRequests.sorted(by: { $0.key < $1.key })
+        where open.link.peripheral == peripheral && handles.contains(open.request.characteristic.handle) {
+            openRequests[id] = nil
+            if let waitingID = open.waiting { resume(waitingID, with: .failure(ATTError(.invalidHandle))) }
+            requestAnswered(on: open.link)
+        }
         for key in world.links(ofPeripheral: peripheral) {
             for handle in handles { world.links[key]!.subscriptions[handle] = nil }
             guard var central = world.centrals[key.central] else { continue }

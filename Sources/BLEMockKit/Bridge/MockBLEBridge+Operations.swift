@@ -26,10 +26,12 @@ extension MockBLEBridge {
             _ = try await suspend(kind, on: link)
             throw CoreBluetoothError(.operationCancelled)
         }
-        if cost == .zero, world.links[link] != nil || kind == .connect {
+        let start = max(world.now, world.links[link]?.attBusyUntil ?? world.now)
+        if cost == .zero, start == world.now, world.links[link] != nil || kind == .connect {
             return try body()
         }
-        let deadline = world.now.advanced(by: cost)
+        let deadline = start.advanced(by: cost)
+        world.links[link]?.attBusyUntil = deadline
         let value = try await suspend(kind, on: link) { id in
             self.completions[id] = { self.resume(id, with: Result { try body() }) }
             self.world.schedule.schedule(.complete(id), at: deadline)
@@ -69,6 +71,39 @@ extension MockBLEBridge {
     /// Installs an injection for one manager's operations only.
     func inject(_ injection: ErrorInjection, owner: UUID) {
         world.injections.add(injection, owner: owner)
+    }
+
+    // MARK: Manual requests, one at a time per link
+
+    /// Delivers a manual-mode request to the peripheral now, or after the one in flight on
+    /// its link is answered (ATT allows one outstanding request per link).
+    func deliverOrQueue(_ requestID: UInt64) {
+        guard let open = openRequests[requestID], world.links[open.link] != nil else { return }
+        if let inFlight = world.links[open.link]!.requestInFlight, inFlight != requestID {
+            world.links[open.link]!.undeliveredRequests.append(requestID)
+            return
+        }
+        world.links[open.link]!.requestInFlight = requestID
+        switch open.kind {
+        case .read:
+            deliverReadRequest(open.request, link: open.link)
+        case .write(_, _, let batch):
+            world.peripherals[open.link.peripheral]?.events.yield(.writeRequests(batch))
+        case .command:
+            break
+        }
+    }
+
+    /// The request in flight on a link was answered: deliver the next one.
+    func requestAnswered(on key: LinkKey) {
+        guard world.links[key] != nil else { return }
+        world.links[key]!.requestInFlight = nil
+        while world.links[key] != nil, !world.links[key]!.undeliveredRequests.isEmpty {
+            let next = world.links[key]!.undeliveredRequests.removeFirst()
+            guard openRequests[next] != nil else { continue }
+            deliverOrQueue(next)
+            return
+        }
     }
 
     // MARK: ATT costs

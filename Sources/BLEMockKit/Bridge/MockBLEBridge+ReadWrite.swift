@@ -45,7 +45,7 @@ extension MockBLEBridge {
                 self.openRequests[request.id] = OpenRequest(
                     request: request, link: key, waiting: id, kind: .read(soFar: Data(), remote: characteristic))
                 if injected == .neverAnswers { return }
-                self.deliverReadRequest(request, link: key)
+                self.deliverOrQueue(request.id)
             }
             return value as? Data ?? Data()
         }
@@ -249,9 +249,10 @@ extension MockBLEBridge {
                 value: value, writeType: type, detail: "requests=\(batch.count) id=\(batch[0].id)")
             _ = try await suspend(kind, on: key) { id in
                 self.openRequests[batch[0].id] = OpenRequest(
-                    request: batch[0], link: key, waiting: id, kind: .write(value: written, remote: characteristic))
+                    request: batch[0], link: key, waiting: id,
+                    kind: .write(value: written, remote: characteristic, batch: batch))
                 if injected == .neverAnswers { return }
-                self.world.peripherals[key.peripheral]!.events.yield(.writeRequests(batch))
+                self.deliverOrQueue(batch[0].id)
             }
             return
         }
@@ -324,6 +325,7 @@ extension MockBLEBridge {
             .response, central: key.central, peripheral: peripheral, attribute: request.characteristic.uuid,
             handle: request.characteristic.handle, value: value, detail: "id=\(request.id) result=\(result.name)")
         guard let waitingID = open.waiting, let link = world.links[key] else { return }
+        defer { if openRequests.values.allSatisfy({ $0.link != key || $0.waiting != waitingID }) { requestAnswered(on: key) } }
         switch open.kind {
         case .command:
             return
@@ -347,9 +349,10 @@ extension MockBLEBridge {
                     link: key, mtu: link.mtu, characteristic: request.characteristic, offset: total.count, value: nil)
                 openRequests[next.id] = OpenRequest(
                     request: next, link: key, waiting: waitingID, kind: .read(soFar: total, remote: remote))
+                world.links[key]!.requestInFlight = next.id
                 deliverReadRequest(next, link: key)
             }
-        case .write(let written, let remote):
+        case .write(let written, let remote, _):
             let error = result == .success ? nil : ATTError(result)
             world.record(
                 .write, central: key.central, peripheral: peripheral, attribute: remote.uuid, handle: remote.handle,

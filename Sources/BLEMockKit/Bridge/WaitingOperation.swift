@@ -37,7 +37,7 @@ struct OpenRequest: Sendable {
         /// A read (or the next Read Blob of a long read): what was read so far.
         case read(soFar: Data, remote: RemoteCharacteristic)
         /// A write batch, answered through its first request.
-        case write(value: Data, remote: RemoteCharacteristic)
+        case write(value: Data, remote: RemoteCharacteristic, batch: [ATTRequest])
         /// A write without response: delivered, never answered.
         case command
     }

@@ -93,6 +93,13 @@ struct SimulationWorld: Sendable {
         var writeQueueWasFull = false
         /// Whether a drain of the write queue is scheduled.
         var writeDrainScheduled = false
+        /// When the link's ATT bearer is free again: ATT allows one outstanding request per
+        /// link, so timed operations run one after another.
+        var attBusyUntil: VirtualClock.Instant = .zero
+        /// The manual-mode request the peripheral is answering (ATT allows one at a time).
+        var requestInFlight: UInt64?
+        /// Manual-mode requests waiting for the one in flight to be answered, in order.
+        var undeliveredRequests: [UInt64] = []
     }
 
     /// A write without response in the central's transmit queue.
