@@ -192,3 +192,27 @@ struct ShutdownTests {
         #expect(await events.prefixArray(1).isEmpty)
     }
 }
+
+@Suite("Demo pacing")
+struct PacingTests {
+    @Test("Real-time pacing waits at least the scaled virtual time and changes nothing else")
+    func pacingWaitsAndKeepsTheLog() async throws {
+        func run(pacing: Double?) async throws -> (log: [String], wall: Duration) {
+            let bridge = MockBLEBridge(configuration: .init(seed: 3, timing: .realistic, realTimePacing: pacing))
+            let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+            let central = MockCentralManager(bridge: bridge)
+            try await central.scanForPeripherals(withServices: nil)
+            let clock = ContinuousClock()
+            let start = clock.now
+            await bridge.advance(by: .seconds(1))
+            try await central.connect(peripheral.identifier)
+            try await central.discoverAll(for: peripheral.identifier)
+            return (await bridge.log.map(\.description), clock.now - start)
+        }
+        let paced = try await run(pacing: 0.05)
+        let unpaced = try await run(pacing: nil)
+        #expect(paced.log == unpaced.log)
+        // 1 s of advance plus the connection and discovery, at 5 %: at least 50 ms of waiting.
+        #expect(paced.wall >= .milliseconds(50))
+    }
+}

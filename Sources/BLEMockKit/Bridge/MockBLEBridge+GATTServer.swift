@@ -52,6 +52,12 @@ extension MockBLEBridge {
             world.record(
                 .serviceAdded, peripheral: peripheral, attribute: local.uuid, handle: local.handle,
                 detail: "handles \(local.handle)-\(local.endHandle)")
+            // Connected centrals learn the database changed (a Service Changed indication);
+            // nothing they discovered is invalid, so the list is empty.
+            for key in world.links(ofPeripheral: peripheral) {
+                world.centrals[key.central]?.events.yield(
+                    .servicesModified(world.remotePeripheral(peripheral), invalidated: []))
+            }
             return local
         } catch {
             world.record(.serviceAdded, peripheral: peripheral, attribute: service.uuid, error: error)

@@ -32,11 +32,21 @@ extension MockBLEBridge {
         }
         let deadline = start.advanced(by: cost)
         world.links[link]?.attBusyUntil = deadline
-        let value = try await suspend(kind, on: link) { id in
-            self.completions[id] = { self.resume(id, with: Result { try body() }) }
-            self.world.schedule.schedule(.complete(id), at: deadline)
-            self.runEvents(through: deadline, until: { self.waiting[id] == nil })
+        let began = world.now
+        let value: any Sendable
+        do {
+            value = try await suspend(kind, on: link) { id in
+                self.completions[id] = { self.resume(id, with: Result { try body() }) }
+                self.world.schedule.schedule(.complete(id), at: deadline)
+                self.runEvents(through: deadline, until: { self.waiting[id] == nil })
+            }
+        } catch {
+            pace(from: began)
+            await waitForPacing()
+            throw error
         }
+        pace(from: began)
+        await waitForPacing()
         guard let typed = value as? T else { throw CoreBluetoothError(.unknown) }
         return typed
     }

@@ -32,11 +32,17 @@ public actor MockBLEBridge {
         public var seed: UInt64
         /// How long things take in virtual time. Defaults to ``LinkTiming/instant``.
         public var timing: LinkTiming
+        /// For demos only: after virtual time moves forward by `d` (in ``advance(by:)`` or a
+        /// timed operation), the bridge also waits `d × realTimePacing` of wall-clock time,
+        /// so a simulation can be watched unfolding. Determinism is unaffected (the order of
+        /// events never depends on it). `nil` (the default) never waits on the wall clock.
+        public var realTimePacing: Double?
 
         /// Creates a configuration.
-        public init(seed: UInt64 = 0, timing: LinkTiming = .instant) {
+        public init(seed: UInt64 = 0, timing: LinkTiming = .instant, realTimePacing: Double? = nil) {
             self.seed = seed
             self.timing = timing
+            self.realTimePacing = realTimePacing
         }
 
         /// Fast mode: nothing takes time.
@@ -64,6 +70,8 @@ public actor MockBLEBridge {
     var nextRequestID: UInt64 = 1
     /// What to do when an operation's completion event fires, by waiting-operation id.
     var completions: [UInt64: () -> Void] = [:]
+    /// Wall-clock time demo pacing still owes (always zero without ``Configuration/realTimePacing``).
+    var pendingPacing: Duration = .zero
 
     private nonisolated let identifiers: IdentifierSource
 
@@ -101,6 +109,7 @@ public actor MockBLEBridge {
     /// Runs the simulation forward to `instant` (nothing happens if it is in the past).
     public func advance(to instant: VirtualClock.Instant) async {
         guard instant > world.now else { return }
+        let started = world.now
         while true {
             let nextEvent = world.schedule.nextDeadline
             let nextSleeper = clock.nextDeadline
@@ -114,6 +123,8 @@ public actor MockBLEBridge {
             }
         }
         setTime(instant)
+        pace(from: started)
+        await waitForPacing()
     }
 
     /// Runs scheduled events until none is left, or `maximumEvents` have run (periodic
@@ -126,6 +137,21 @@ public actor MockBLEBridge {
             count += 1
         }
         return world.schedule.isEmpty
+    }
+
+    /// Demo pacing: waits the wall-clock equivalent of the virtual time since `start`
+    /// (scaled), when ``Configuration/realTimePacing`` is set. Never used otherwise.
+    func pace(from start: VirtualClock.Instant) {
+        guard let scale = configuration.realTimePacing, scale > 0, world.now > start else { return }
+        pendingPacing += start.duration(to: world.now) * scale
+    }
+
+    /// Waits the accumulated demo pacing on the wall clock (see ``pace(from:)``).
+    func waitForPacing() async {
+        guard pendingPacing > .zero else { return }
+        let wait = pendingPacing
+        pendingPacing = .zero
+        try? await ContinuousClock().sleep(for: wait)
     }
 
     /// Moves time forward to `instant`, waking the clock's sleepers.

@@ -215,3 +215,23 @@ struct DeterminismTests {
         #expect(try await Self.session(seed: 1) != Self.session(seed: 2))
     }
 }
+
+@Suite("Service changes")
+struct ServiceChangeTests {
+    @Test("Adding a service while connected tells the central to rediscover, invalidating nothing")
+    func addingAServiceNotifiesCentrals() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        let events = central.events()
+        _ = try await peripheral.add(GATTService(uuid: "180F", characteristics: [
+            GATTCharacteristic(uuid: "2A19", properties: .read, permissions: .readable, value: Data([90]))
+        ]))
+        #expect(await events.prefixArray(1) == [
+            .servicesModified(RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), invalidated: [])
+        ])
+        #expect(try await central.readValue(for: characteristics[1]) == Data([0x01]))
+        let services = try await central.discoverServices(nil, for: peripheral.identifier)
+        #expect(services.map(\.uuid) == ["180D", "180F"])
+    }
+}
