@@ -3,7 +3,9 @@ import BLEMockKit
 import Foundation
 import Testing
 
-// The README's 30-second example, verbatim (keep the two in step).
+// The README's examples, verbatim: `everyReadmeSwiftBlockIsCompiledHere` checks that each
+// Swift block of README.md (other than package manifests) appears in this file.
+
 @Test func readsTheBodySensorLocation() async throws {
     let bridge = MockBLEBridge()
 
@@ -28,14 +30,86 @@ import Testing
     #expect(await bridge.finish() == .clean)
 }
 
-@Test("The README's example matches ReadmeExampleTests.swift line for line")
-func readmeExampleIsTheTestedOne() throws {
+@Test func longReadsTakeRealisticTime() async throws {
+    // Seeded, virtual time: 30 ms connection interval, jitter, MTU draws.
+    let bridge = MockBLEBridge(configuration: .realistic(seed: 42))
+    let sensor = MockPeripheralManager(configuration: .realistic(seed: 42), bridge: bridge)
+    _ = await sensor.waitForPoweredOn()  // realistic managers start .unknown
+    _ = try await sensor.add(
+        GATTService(uuid: "FFF0", characteristics: [
+            GATTCharacteristic(uuid: "FFF1", properties: .read, permissions: .readable, value: Data(count: 300))
+        ]))
+    try await sensor.startAdvertising(AdvertisementData(serviceUUIDs: ["FFF0"]))
+
+    let central = MockCentralManager(configuration: .init(mtu: .fixed(23)), bridge: bridge)
+    try await central.scanForPeripherals(withServices: ["FFF0"])
+    await bridge.advance(by: .milliseconds(200))  // advertisements arrive at their intervals
+    try await central.connect(sensor.identifier)
+    let blob = try await central.discoverAll(for: sensor.identifier)[0]
+
+    let before = await bridge.now
+    #expect(try await central.readValue(for: blob).count == 300)
+    let elapsed = before.duration(to: await bridge.now)
+    // One Read and 13 Read Blobs at ATT_MTU 23: 14 round trips of about 30 ms, in no wall time.
+    #expect(elapsed > .milliseconds(14 * 28) && elapsed < .milliseconds(14 * 32))
+}
+
+@Test func injectedErrorsFailExactlyAsScripted() async throws {
+    let bridge = MockBLEBridge()
+    let sensor = MockPeripheralManager(bridge: bridge)
+    _ = try await sensor.add(
+        GATTService(uuid: "180D", characteristics: [
+            GATTCharacteristic(uuid: "2A38", properties: .read, permissions: .readable, value: Data([0x01]))
+        ]))
+    try await sensor.startAdvertising(AdvertisementData(serviceUUIDs: ["180D"]))
+
+    var configuration = MockCentralManager.Configuration()
+    configuration.errorInjection = [
+        ErrorInjection(.read, failure: .att(.insufficientAuthentication), frequency: .once, characteristic: "2A38")
+    ]
+    let central = MockCentralManager(configuration: configuration, bridge: bridge)
+    try await central.scanForPeripherals(withServices: ["180D"])
+    try await central.connect(sensor.identifier)
+    let location = try await central.discoverAll(for: sensor.identifier)[0]
+
+    await #expect(throws: ATTError(.insufficientAuthentication)) { try await central.readValue(for: location) }
+    #expect(try await central.readValue(for: location) == Data([0x01]))  // only once
+    #expect(await bridge.finish() == .clean)  // an injection that never fired would be listed here
+}
+
+@Test func faultsHappenAtVirtualTimes() async throws {
+    let bridge = MockBLEBridge()
+    let sensor = MockPeripheralManager(bridge: bridge)
+    try await sensor.startAdvertising(AdvertisementData(localName: "HRM"))
+    let central = MockCentralManager(bridge: bridge)
+    try await central.scanForPeripherals(withServices: nil)
+    try await central.connect(sensor.identifier)
+
+    // The sensor walks away after 10 s: its link drops with connectionTimeout.
+    await bridge.schedule(.proximity(peripheral: sensor.identifier, .outOfRange), after: .seconds(10))
+    await bridge.advance(by: .seconds(9))
+    #expect(await central.isConnected(sensor.identifier))
+    await bridge.advance(by: .seconds(1))
+    #expect(await !central.isConnected(sensor.identifier))
+    #expect(await bridge.log.last?.error == .coreBluetooth(CoreBluetoothError(.connectionTimeout)))
+}
+
+@Test("Every Swift block in README.md is compiled and run by this file")
+func everyReadmeSwiftBlockIsCompiledHere() throws {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
     let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-    let start = try #require(readme.range(of: "@Test func readsTheBodySensorLocation()"))
-    let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
-    let documented = readme[start.lowerBound..<end.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines)
-    #expect(source.contains(documented))
+    let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+    let checked = blocks.filter { !$0.contains(".package(") }
+    #expect(checked.count >= 4)
+    for block in checked {
+        let lines = block.split(separator: "\n", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        let code = lines.filter { !$0.isEmpty && !$0.hasPrefix("import ") }.joined(separator: "\n")
+        let compiled = source.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            .joined(separator: "\n")
+        #expect(compiled.contains(code), "README block not found verbatim in ReadmeExampleTests.swift:\n\(block)")
+    }
 }
