@@ -89,6 +89,7 @@ public struct ATTError: Error, Hashable, Sendable {
         public var isApplicationError: Bool { Self.applicationRange.contains(rawValue) }
 
         /// The named codes in order of their raw value.
-        public static let allNamed: [Code] = (0x00...0x13).map { Code(rawValue: $0) } + (0xFC...0xFF).map { Code(rawValue: $0) }
+        public static let allNamed: [Code] =
+            (0x00...0x13).map { Code(rawValue: $0) } + (0xFC...0xFF).map { Code(rawValue: $0) }
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A Bluetooth attribute UUID in its 16-, 32- or 128-bit form, the kit's counterpart of

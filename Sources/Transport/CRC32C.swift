@@ -64,13 +64,17 @@ public enum CRC32C {
             let w1 = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
             let w2 = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
             let w3 = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
-            let a = t[0xF00 | Int(w0 & 0xFF)] ^ t[0xE00 | Int((w0 >> 8) & 0xFF)]
+            let a =
+                t[0xF00 | Int(w0 & 0xFF)] ^ t[0xE00 | Int((w0 >> 8) & 0xFF)]
                 ^ t[0xD00 | Int((w0 >> 16) & 0xFF)] ^ t[0xC00 | Int(w0 >> 24)]
-            let b = t[0xB00 | Int(w1 & 0xFF)] ^ t[0xA00 | Int((w1 >> 8) & 0xFF)]
+            let b =
+                t[0xB00 | Int(w1 & 0xFF)] ^ t[0xA00 | Int((w1 >> 8) & 0xFF)]
                 ^ t[0x900 | Int((w1 >> 16) & 0xFF)] ^ t[0x800 | Int(w1 >> 24)]
-            let c = t[0x700 | Int(w2 & 0xFF)] ^ t[0x600 | Int((w2 >> 8) & 0xFF)]
+            let c =
+                t[0x700 | Int(w2 & 0xFF)] ^ t[0x600 | Int((w2 >> 8) & 0xFF)]
                 ^ t[0x500 | Int((w2 >> 16) & 0xFF)] ^ t[0x400 | Int(w2 >> 24)]
-            let d = t[0x300 | Int(w3 & 0xFF)] ^ t[0x200 | Int((w3 >> 8) & 0xFF)]
+            let d =
+                t[0x300 | Int(w3 & 0xFF)] ^ t[0x200 | Int((w3 >> 8) & 0xFF)]
                 ^ t[0x100 | Int((w3 >> 16) & 0xFF)] ^ t[Int(w3 >> 24)]
             crc = a ^ b ^ c ^ d
             p += 16

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension Fragmenter {
@@ -31,10 +31,11 @@ extension Fragmenter {
         for sequence in 0..<layout.packetCount {
             let start = sequence * layout.payloadLength
             let length = min(layout.payloadLength, layout.frameLength - start) + headerLength
-            packets.append([UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
-                initialized = layout.writePacket(
-                    sequence, id: id, message: message, to: UnsafeMutableRawPointer(buffer.baseAddress!))
-            })
+            packets.append(
+                [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
+                    initialized = layout.writePacket(
+                        sequence, id: id, message: message, to: UnsafeMutableRawPointer(buffer.baseAddress!))
+                })
         }
         return packets
     }
@@ -49,7 +50,8 @@ extension Fragmenter {
         maximumMessageLength: Int = TransportConfiguration.defaultMaximumMessageLength
     ) throws(TransportError) -> [[UInt8]] {
         try withBytes(of: message) { (bytes) throws(TransportError) in
-            try packets(for: bytes, maxPacketLength: maxPacketLength, id: id, maximumMessageLength: maximumMessageLength)
+            try packets(
+                for: bytes, maxPacketLength: maxPacketLength, id: id, maximumMessageLength: maximumMessageLength)
         }
     }
 

@@ -152,7 +152,8 @@ struct PartialMessage: Sendable {
     /// Checks a repeated packet 0 against the layout and the bytes already stored.
     private func checkFirstDuplicate(_ payload: UnsafeRawBufferPointer) throws(TransportError) {
         let expected = packetCount == 1 ? declaredLength + Fragmenter.frameOverhead : payloadLength
-        let same = payload.count == expected
+        let same =
+            payload.count == expected
             && UInt32(bigEndian: payload.loadUnaligned(as: UInt32.self)) == UInt32(declaredLength)
             && storage.withUnsafeBytes { stored in
                 stored[0..<(expected - 4)].elementsEqual(payload[4...])

@@ -47,11 +47,12 @@ extension Reassembler {
             let slot = slots[position]
             let deadline = slot.lastActivity.advanced(by: timeout)
             if deadline <= now {
-                expired.append(ExpiredMessage(
-                    link: slot.key.link, messageID: slot.key.id,
-                    receivedPackets: slot.message.distinctPacketsReceived,
-                    packetCount: slot.message.isLaidOut ? slot.message.packetCount : nil,
-                    lastActivity: slot.lastActivity))
+                expired.append(
+                    ExpiredMessage(
+                        link: slot.key.link, messageID: slot.key.id,
+                        receivedPackets: slot.message.distinctPacketsReceived,
+                        packetCount: slot.message.isLaidOut ? slot.message.packetCount : nil,
+                        lastActivity: slot.lastActivity))
                 remove(at: position)
                 remember(slot.key, at: now)
             } else if earliest.map({ deadline < $0 }) ?? true {

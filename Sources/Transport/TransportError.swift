@@ -60,57 +60,57 @@ public enum TransportError: Error, Equatable, Hashable, Sendable, CustomStringCo
     /// What went wrong and how to fix it.
     public var description: String {
         switch self {
-        case let .packetLengthBelowMinimum(length, minimum):
+        case .packetLengthBelowMinimum(let length, let minimum):
             return "Maximum packet length \(length) is below the minimum of \(minimum) bytes "
                 + "(ATT_MTU 23 minus 3). Pass the characteristic's maximum write or update "
                 + "length, which is at least \(minimum) on every BLE link."
-        case let .messageTooLarge(length, limit):
+        case .messageTooLarge(let length, let limit):
             return "Message of \(length) bytes exceeds the configured maximum of \(limit) bytes. "
                 + "Split the message, or raise maximumMessageLength on both sender and receiver."
-        case let .messageTooLargeForPacketLength(length, packetLength, limit):
+        case .messageTooLargeForPacketLength(let length, let packetLength, let limit):
             return "Message of \(length) bytes needs more than 65536 packets at maximum packet "
                 + "length \(packetLength); the limit there is \(limit) bytes. Negotiate a larger "
                 + "MTU or split the message."
-        case let .packetShorterThanHeader(length, header):
+        case .packetShorterThanHeader(let length, let header):
             return "Packet of \(length) bytes is shorter than the \(header)-byte header. "
                 + "Feed whole packets exactly as the sender's fragmenter produced them."
-        case let .truncatedPacket(id, seq, payload, minimum):
+        case .truncatedPacket(let id, let seq, let payload, let minimum):
             return "Packet \(seq) of message \(id) carries \(payload) payload bytes, fewer than "
                 + "the \(minimum) it needs; the packet was truncated. The message was dropped; "
                 + "resend it whole."
-        case let .declaredLengthTooLarge(id, declared, limit):
+        case .declaredLengthTooLarge(let id, let declared, let limit):
             return "Message \(id) declares \(declared) bytes, more than the configured maximum "
                 + "of \(limit) bytes. The message was dropped; raise maximumMessageLength if "
                 + "the sender is trusted, or have it send smaller messages."
-        case let .declaredLengthExceedsSequenceSpace(id, declared, payload):
+        case .declaredLengthExceedsSequenceSpace(let id, let declared, let payload):
             return "Message \(id) declares \(declared) bytes, which needs more than 65536 "
                 + "packets of \(payload) payload bytes. The message was dropped; the first "
                 + "packet is corrupt or the sender ignores the 16-bit sequence limit."
-        case let .sequenceOutOfRange(id, seq, count):
+        case .sequenceOutOfRange(let id, let seq, let count):
             return "Packet \(seq) of message \(id) is out of range: the message has at most "
                 + "\(count) packets. The message was dropped; check that the sender does not "
                 + "reuse message id \(id) while the message is in flight."
-        case let .inconsistentPacketLength(id, seq, payload, expected):
+        case .inconsistentPacketLength(let id, let seq, let payload, let expected):
             return "Packet \(seq) of message \(id) carries \(payload) payload bytes but the "
                 + "first packet implies \(expected). The message was dropped; the sender must "
                 + "use one maximum packet length per message and must not reuse in-flight ids."
-        case let .conflictingDuplicate(id, seq):
+        case .conflictingDuplicate(let id, let seq):
             return "Packet \(seq) of message \(id) arrived again with different bytes. The "
                 + "message was dropped; identical duplicates are fine, but an id must not be "
                 + "reused while its message is in flight."
-        case let .bufferedBytesExceedLimit(id, buffered, limit):
+        case .bufferedBytesExceedLimit(let id, let buffered, let limit):
             return "Message \(id) buffered \(buffered) bytes before its first packet arrived, "
                 + "more than the \(limit) bytes an allowed message can carry. The message was "
                 + "dropped; raise maximumMessageLength or check for a misbehaving sender."
-        case let .checksumMismatch(id, expected, computed):
+        case .checksumMismatch(let id, let expected, let computed):
             return "Message \(id) failed its CRC-32C check: trailer says "
                 + "0x\(hex(expected)) but the bytes give 0x\(hex(computed)). The message "
                 + "was corrupted in transit and was dropped; resend it."
-        case let .tooManyPartialMessages(limit):
+        case .tooManyPartialMessages(let limit):
             return "Cannot start another partial message: \(limit) are already in progress "
                 + "across all links. Wait for them to complete or expire (call expire(now:)), "
                 + "or raise maximumPartialMessages."
-        case let .messageIDsExhausted(inUse):
+        case .messageIDsExhausted(let inUse):
             return "All \(inUse) message ids are in use. Release the ids of completed or "
                 + "abandoned messages before allocating more."
         }

@@ -69,7 +69,10 @@ struct BluetoothUUIDTests {
     @Test("Byte sequences of other lengths are rejected naming the bytes", arguments: [0, 1, 3, 5, 15, 17])
     func badByteCountsAreRejected(count: Int) {
         let bytes = [UInt8](repeating: 0xAB, count: count)
-        #expect(throws: BluetoothUUID.ParseError(input: "0x" + String(repeating: "AB", count: count), reason: .invalidByteCount(count))) {
+        #expect(
+            throws: BluetoothUUID.ParseError(
+                input: "0x" + String(repeating: "AB", count: count), reason: .invalidByteCount(count))
+        ) {
             try BluetoothUUID(bytes: bytes)
         }
     }
@@ -89,7 +92,8 @@ struct BluetoothUUIDTests {
     func codableRoundTrip() throws {
         let values: [BluetoothUUID] = ["180D", "0001180D", "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"]
         let encoded = try JSONEncoder().encode(values)
-        #expect(String(decoding: encoded, as: UTF8.self) == #"["180D","0001180D","6E400001-B5A3-F393-E0A9-E50E24DCCA9E"]"#)
+        #expect(
+            String(decoding: encoded, as: UTF8.self) == #"["180D","0001180D","6E400001-B5A3-F393-E0A9-E50E24DCCA9E"]"#)
         #expect(try JSONDecoder().decode([BluetoothUUID].self, from: encoded) == values)
         let long = Data(#"["0000180d-0000-1000-8000-00805f9b34fb"]"#.utf8)
         #expect(try JSONDecoder().decode([BluetoothUUID].self, from: long) == ["180D"])

@@ -7,9 +7,10 @@ struct ManagerStateTests {
     @Test("Manager states have CBManagerState's raw values")
     func rawValuesMatchCoreBluetooth() {
         #expect(ManagerState.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 5])
-        #expect(ManagerState.allCases.map(\.description) == [
-            "unknown", "resetting", "unsupported", "unauthorized", "poweredOff", "poweredOn",
-        ])
+        #expect(
+            ManagerState.allCases.map(\.description) == [
+                "unknown", "resetting", "unsupported", "unauthorized", "poweredOff", "poweredOn",
+            ])
     }
 
     @Test("States parse from their names and only unauthorized and unsupported are terminal")

@@ -99,7 +99,9 @@ struct BridgeTests {
             let (peripheral, service) = try await TestPeripherals.advertisingHeartRate(on: bridge)
             let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
             try await central.setNotifyValue(true, for: characteristics[0])
-            for beat in 0..<5 { _ = try await peripheral.updateValue(Data([0, UInt8(60 + beat)]), for: service.characteristics[0]) }
+            for beat in 0..<5 {
+                _ = try await peripheral.updateValue(Data([0, UInt8(60 + beat)]), for: service.characteristics[0])
+            }
             try await central.writeValue(Data([1]), for: characteristics[2], type: .withResponse)
             try await central.cancelPeripheralConnection(peripheral.identifier)
             return await bridge.log.map(\.description)
@@ -161,7 +163,10 @@ struct ShutdownTests {
         try await central.setNotifyValue(true, for: characteristics[0])
         let events = central.events()
         await central.shutDown()
-        #expect(await events.prefixArray(5) == [.disconnected(RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), nil)])
+        #expect(
+            await events.prefixArray(5) == [
+                .disconnected(RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), nil)
+            ])
         #expect(await peripheral.subscribedCentrals(for: service.characteristics[0]).isEmpty)
         #expect(await central.state == .unknown)
         await #expect(throws: APIMisuseError.notPoweredOn(operation: "scanForPeripherals", state: .unknown)) {
@@ -177,9 +182,12 @@ struct ShutdownTests {
         let events = central.events()
         let peripheralEvents = peripheral.events()
         await peripheral.shutDown()
-        #expect(await events.prefixArray(1) == [
-            .disconnected(RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), CoreBluetoothError(.peripheralDisconnected))
-        ])
+        #expect(
+            await events.prefixArray(1) == [
+                .disconnected(
+                    RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"),
+                    CoreBluetoothError(.peripheralDisconnected))
+            ])
         #expect(await !peripheral.isAdvertising)
         #expect(await peripheralEvents.prefixArray(1).isEmpty)
     }

@@ -35,9 +35,12 @@ struct ConnectionTests {
     func mtuBounds() async throws {
         for (central, peripheral, expected) in [(23, 517, 23), (517, 517, 517), (185, 23, 23)] {
             let bridge = MockBLEBridge()
-            let (sensor, _) = try await TestPeripherals.advertisingHeartRate(on: bridge, configuration: .init(mtu: .fixed(peripheral)))
-            let (phone, _) = try await TestPeripherals.connectedCentral(to: sensor, on: bridge, configuration: .init(mtu: .fixed(central)))
-            #expect(try await phone.maximumWriteValueLength(for: sensor.identifier, type: .withoutResponse) == expected - 3)
+            let (sensor, _) = try await TestPeripherals.advertisingHeartRate(
+                on: bridge, configuration: .init(mtu: .fixed(peripheral)))
+            let (phone, _) = try await TestPeripherals.connectedCentral(
+                to: sensor, on: bridge, configuration: .init(mtu: .fixed(central)))
+            #expect(
+                try await phone.maximumWriteValueLength(for: sensor.identifier, type: .withoutResponse) == expected - 3)
         }
     }
 
@@ -79,7 +82,11 @@ struct ConnectionTests {
         #expect(await bridge.now == VirtualClock.Instant(offset: .seconds(5)))
         #expect(await !central.isConnected(peripheral.identifier))
         let received = await events.prefixArray(2)
-        #expect(received.last == .disconnected(RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), CoreBluetoothError(.connectionTimeout)))
+        #expect(
+            received.last
+                == .disconnected(
+                    RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"),
+                    CoreBluetoothError(.connectionTimeout)))
         // The cancelled attempt does not connect later.
         try await peripheral.startAdvertising(AdvertisementData(localName: "back"))
         #expect(await !central.isConnected(peripheral.identifier))
@@ -109,7 +116,10 @@ struct ConnectionTests {
         let (_, _) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
         let retrieved = await central.retrievePeripherals(withIdentifiers: [stranger.identifier, peripheral.identifier])
         #expect(retrieved == [RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1")])
-        #expect(await central.retrieveConnectedPeripherals(withServices: ["180D"]).map(\.identifier) == [peripheral.identifier])
+        #expect(
+            await central.retrieveConnectedPeripherals(withServices: ["180D"]).map(\.identifier) == [
+                peripheral.identifier
+            ])
         #expect(await central.retrieveConnectedPeripherals(withServices: ["180F"]).isEmpty)
         // A retrieved peripheral can be connected without scanning.
         try await central.connect(peripheral.identifier)
@@ -123,12 +133,17 @@ struct ConnectionTests {
         let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
         let events = central.events()
         await peripheral.simulateDisconnection(of: central.identifier)
-        #expect(await events.prefixArray(1) == [
-            .disconnected(RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), CoreBluetoothError(.peripheralDisconnected))
-        ])
+        #expect(
+            await events.prefixArray(1) == [
+                .disconnected(
+                    RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"),
+                    CoreBluetoothError(.peripheralDisconnected))
+            ])
         #expect(await !central.isConnected(peripheral.identifier))
         #expect(await central.services(of: peripheral.identifier).isEmpty)
-        await #expect(throws: CoreBluetoothError(.notConnected)) { try await central.readValue(for: characteristics[1]) }
+        await #expect(throws: CoreBluetoothError(.notConnected)) {
+            try await central.readValue(for: characteristics[1])
+        }
         // Reconnecting works, and old references are usable again once rediscovered.
         try await central.connect(peripheral.identifier)
         try await central.discoverAll(for: peripheral.identifier)
@@ -149,7 +164,8 @@ struct ConnectionTests {
     @Test("RSSI reads return the peripheral's signal strength")
     func rssi() async throws {
         let bridge = MockBLEBridge()
-        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge, configuration: .init(rssi: -67))
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(
+            on: bridge, configuration: .init(rssi: -67))
         let (central, _) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
         #expect(try await central.readRSSI(for: peripheral.identifier) == -67)
     }

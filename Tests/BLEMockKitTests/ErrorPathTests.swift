@@ -59,7 +59,8 @@ enum CentralOperation: String, CaseIterable, Sendable, CustomTestStringConvertib
         case .subscribe: try await central.setNotifyValue(true, for: value)
         case .unsubscribe: try await central.setNotifyValue(false, for: value)
         case .readRSSI: _ = try await central.readRSSI(for: peripheral)
-        case .maximumWriteWithResponse: _ = try await central.maximumWriteValueLength(for: peripheral, type: .withResponse)
+        case .maximumWriteWithResponse:
+            _ = try await central.maximumWriteValueLength(for: peripheral, type: .withResponse)
         case .maximumWriteWithoutResponse:
             _ = try await central.maximumWriteValueLength(for: peripheral, type: .withoutResponse)
         }
@@ -169,7 +170,9 @@ struct ErrorPathConnectionTests {
             #expect(try await rig.central.discoverCharacteristics(nil, for: services[0]) == rig.remoteCharacteristics)
             if operation == .writeDescriptor {
                 // Descriptors are read-only: on a link the write reaches the server and fails there.
-                await #expect(throws: ATTError(.writeNotPermitted)) { try await operation.perform(on: rig.central, rig: rig) }
+                await #expect(throws: ATTError(.writeNotPermitted)) {
+                    try await operation.perform(on: rig.central, rig: rig)
+                }
             } else {
                 try await operation.perform(on: rig.central, rig: rig)
             }
@@ -187,7 +190,8 @@ struct ErrorPathConnectionTests {
         _ = await silent.state
         await #expect(throws: CoreBluetoothError(.unknownDevice)) { try await rig.central.connect(silent.identifier) }
         #expect(await !rig.central.isConnected(silent.identifier))
-        #expect(await rig.bridge.log.allSatisfy { $0.kind != .connecting || $0.peripheral == rig.peripheral.identifier })
+        #expect(
+            await rig.bridge.log.allSatisfy { $0.kind != .connecting || $0.peripheral == rig.peripheral.identifier })
         // The existing link is untouched.
         #expect(await rig.central.isConnected(rig.peripheral.identifier))
     }
@@ -202,13 +206,19 @@ struct ErrorPathConnectionTests {
         var iterator = events.makeAsyncIterator()
         try await central.scanForPeripherals(withServices: nil)
 
-        await #expect(throws: CoreBluetoothError(.connectionFailed)) { try await central.connect(peripheral.identifier) }
+        await #expect(throws: CoreBluetoothError(.connectionFailed)) {
+            try await central.connect(peripheral.identifier)
+        }
 
         let event = await nextCentralEvent(&iterator) {
             if case .failedToConnect = $0 { return true }
             return false
         }
-        #expect(event == .failedToConnect(RemotePeripheral(identifier: peripheral.identifier, name: "Beacon"), CoreBluetoothError(.connectionFailed)))
+        #expect(
+            event
+                == .failedToConnect(
+                    RemotePeripheral(identifier: peripheral.identifier, name: "Beacon"),
+                    CoreBluetoothError(.connectionFailed)))
         #expect(await !central.isConnected(peripheral.identifier))
         let failure = await bridge.log.last { $0.kind == .connectionFailed }
         #expect(failure?.error == .coreBluetooth(CoreBluetoothError(.connectionFailed)))
@@ -241,7 +251,11 @@ extension ErrorPathConnectionTests {
             if case .disconnected = $0 { return true }
             return false
         }
-        #expect(event == .disconnected(RemotePeripheral(identifier: peripheral.identifier, name: nil), CoreBluetoothError(.connectionTimeout)))
+        #expect(
+            event
+                == .disconnected(
+                    RemotePeripheral(identifier: peripheral.identifier, name: nil),
+                    CoreBluetoothError(.connectionTimeout)))
         let failure = await bridge.log.last { $0.kind == .connectionFailed }
         #expect(failure?.error == .coreBluetooth(CoreBluetoothError(.connectionTimeout)))
         // Nothing is left pending: advertising again does not connect, and a new attempt does.
@@ -280,7 +294,9 @@ enum StaleOperation: String, CaseIterable, Sendable, CustomTestStringConvertible
 
 @Suite("Error paths: stale references", .timeLimit(.minutes(1)))
 struct ErrorPathStaleReferenceTests {
-    @Test("After the peripheral removes a service, its old attributes throw invalidHandle", arguments: StaleOperation.allCases)
+    @Test(
+        "After the peripheral removes a service, its old attributes throw invalidHandle",
+        arguments: StaleOperation.allCases)
     func removedService(operation: StaleOperation) async throws {
         let rig = try await Rig.make()
         try await rig.central.setNotifyValue(true, for: rig.remote(RigUUID.value))
@@ -330,7 +346,8 @@ struct ErrorPathStaleReferenceTests {
 @Suite("Error paths: ATT errors with their real codes", .timeLimit(.minutes(1)))
 struct ErrorPathATTTests {
     /// Checks the last log entry of `kind` recorded `error` for the rig's central.
-    static func expectLogged(_ rig: Rig, _ kind: BridgeLogEntry.Kind, _ error: ATTError, attribute: BluetoothUUID) async {
+    static func expectLogged(_ rig: Rig, _ kind: BridgeLogEntry.Kind, _ error: ATTError, attribute: BluetoothUUID) async
+    {
         let entry = await rig.lastLogEntry(kind)
         #expect(entry?.error == .att(error))
         #expect(entry?.central == rig.central.identifier)
@@ -384,7 +401,9 @@ struct ErrorPathATTTests {
         #expect(await events.next() == .subscribed(remoteCentral, rig.local(RigUUID.value)))
     }
 
-    @Test("A 513-byte write with response throws invalidAttributeValueLength (0x0D); 512 bytes succeed", arguments: [517, 23])
+    @Test(
+        "A 513-byte write with response throws invalidAttributeValueLength (0x0D); 512 bytes succeed",
+        arguments: [517, 23])
     func valueLengthLimit(mtu: Int) async throws {
         let rig = try await Rig.make(centralMTU: mtu)
         let characteristic = rig.remote(RigUUID.value)
@@ -416,15 +435,19 @@ struct ErrorPathATTTests {
         #expect(await rig.central.isConnected(rig.peripheral.identifier))
     }
 
-    @Test("Writing an encryption-required characteristic or subscribing to an encrypted notify on a plain link throws insufficientEncryption (0x0F)")
+    @Test(
+        "Writing an encryption-required characteristic or subscribing to an encrypted notify on a plain link throws insufficientEncryption (0x0F)"
+    )
     func encryptionRequiredWriteAndSubscribe() async throws {
         let bridge = MockBLEBridge()
         let peripheral = MockPeripheralManager(bridge: bridge)
         _ = try await peripheral.add(
-            GATTService(uuid: "FFA0", characteristics: [
-                GATTCharacteristic(uuid: "FFA1", properties: .write, permissions: .writeEncryptionRequired),
-                GATTCharacteristic(uuid: "FFA2", properties: .notifyEncryptionRequired, permissions: .readable),
-            ]))
+            GATTService(
+                uuid: "FFA0",
+                characteristics: [
+                    GATTCharacteristic(uuid: "FFA1", properties: .write, permissions: .writeEncryptionRequired),
+                    GATTCharacteristic(uuid: "FFA2", properties: .notifyEncryptionRequired, permissions: .readable),
+                ]))
         try await peripheral.startAdvertising(AdvertisementData(localName: "Secure"))
         let central = MockCentralManager(bridge: bridge)
         try await central.scanForPeripherals(withServices: nil)
@@ -488,7 +511,9 @@ struct ErrorPathPeripheralTests {
         #expect(found.peripheral.name == "First")
     }
 
-    @Test("Publishing a reserved GAP or GATT service throws uuidNotAllowed", arguments: ["1800", "1801"] as [BluetoothUUID])
+    @Test(
+        "Publishing a reserved GAP or GATT service throws uuidNotAllowed",
+        arguments: ["1800", "1801"] as [BluetoothUUID])
     func reservedService(uuid: BluetoothUUID) async throws {
         let bridge = MockBLEBridge()
         let peripheral = MockPeripheralManager(bridge: bridge)
@@ -505,7 +530,9 @@ struct ErrorPathPeripheralTests {
             GATTService(
                 uuid: "180D",
                 characteristics: [
-                    GATTCharacteristic(uuid: "2A38", properties: [.read, .write], permissions: [.readable, .writeable], value: Data([1]))
+                    GATTCharacteristic(
+                        uuid: "2A38", properties: [.read, .write], permissions: [.readable, .writeable],
+                        value: Data([1]))
                 ]),
             .staticValueNotReadOnly("2A38")
         ),
@@ -530,12 +557,16 @@ struct ErrorPathPeripheralTests {
         (GATTService(uuid: "180D", includedServices: ["180F"]), .includedServiceNotPublished("180F")),
     ]
 
-    @Test("Invalid service descriptions throw invalidService with the reason and publish nothing", arguments: invalidServices)
+    @Test(
+        "Invalid service descriptions throw invalidService with the reason and publish nothing",
+        arguments: invalidServices)
     func invalidService(service: GATTService, reason: APIMisuseError.InvalidServiceReason) async throws {
         let bridge = MockBLEBridge()
         let peripheral = MockPeripheralManager(bridge: bridge)
         let first = try await peripheral.add(Rig.testService)
-        await #expect(throws: APIMisuseError.invalidService("180D", reason: reason)) { try await peripheral.add(service) }
+        await #expect(throws: APIMisuseError.invalidService("180D", reason: reason)) {
+            try await peripheral.add(service)
+        }
         #expect(await peripheral.services == [first])
         let entry = await bridge.log.last { $0.kind == .serviceAdded }
         #expect(entry?.error == .misuse(.invalidService("180D", reason: reason)))
@@ -655,9 +686,13 @@ struct ErrorPathCharacteristicLookupTests {
         let peripheral = MockPeripheralManager(bridge: bridge)
         for uuid in ["FFE0", "FFE1"] as [BluetoothUUID] {
             _ = try await peripheral.add(
-                GATTService(uuid: uuid, characteristics: [
-                    GATTCharacteristic(uuid: "2A19", properties: .read, permissions: .readable, value: Data([uuid == "FFE0" ? 0 : 1]))
-                ]))
+                GATTService(
+                    uuid: uuid,
+                    characteristics: [
+                        GATTCharacteristic(
+                            uuid: "2A19", properties: .read, permissions: .readable,
+                            value: Data([uuid == "FFE0" ? 0 : 1]))
+                    ]))
         }
         try await peripheral.startAdvertising(AdvertisementData(localName: "Twins"))
         let central = MockCentralManager(bridge: bridge)
@@ -683,10 +718,15 @@ struct ErrorPathCharacteristicLookupTests {
         let rig = try await Rig.make()
         let central = MockCentralManager(bridge: rig.bridge)
         try await central.connect(rig.peripheral.identifier)
-        await #expect(throws: APIMisuseError.characteristicNotFound(RigUUID.value, service: nil, peripheral: rig.peripheral.identifier)) {
+        await #expect(
+            throws: APIMisuseError.characteristicNotFound(
+                RigUUID.value, service: nil, peripheral: rig.peripheral.identifier)
+        ) {
             try await central.characteristic(RigUUID.value, of: rig.peripheral.identifier)
         }
-        #expect(try await rig.central.characteristic(RigUUID.value, of: rig.peripheral.identifier) == rig.remote(RigUUID.value))
+        #expect(
+            try await rig.central.characteristic(RigUUID.value, of: rig.peripheral.identifier)
+                == rig.remote(RigUUID.value))
     }
 
     @Test("A UUID in two services throws ambiguousCharacteristic with both handles; naming the service resolves it")
@@ -694,7 +734,8 @@ struct ErrorPathCharacteristicLookupTests {
         let (central, peripheral, all) = try await Self.twoServices()
         #expect(all.count == 2)
         let handles = all.map(\.handle)
-        await #expect(throws: APIMisuseError.ambiguousCharacteristic("2A19", peripheral: peripheral, handles: handles)) {
+        await #expect(throws: APIMisuseError.ambiguousCharacteristic("2A19", peripheral: peripheral, handles: handles))
+        {
             try await central.characteristic("2A19", of: peripheral)
         }
         let second = try await central.characteristic("2A19", service: "FFE1", of: peripheral)
@@ -723,10 +764,14 @@ struct ErrorPathMessageTests {
         let off = MockCentralManager(configuration: .init(initialState: .poweredOff), bridge: rig.bridge)
 
         let notPoweredOn = await Self.message { try await off.scanForPeripherals(withServices: nil) }
-        #expect(notPoweredOn?.contains("scanForPeripherals needs the manager to be poweredOn, but it is poweredOff") == true)
+        #expect(
+            notPoweredOn?.contains("scanForPeripherals needs the manager to be poweredOn, but it is poweredOff") == true
+        )
         #expect(notPoweredOn?.contains("waitForPoweredOn()") == true)
 
-        let readNotPermitted = await Self.message { _ = try await rig.central.readValue(for: rig.remote(RigUUID.writeOnly)) }
+        let readNotPermitted = await Self.message {
+            _ = try await rig.central.readValue(for: rig.remote(RigUUID.writeOnly))
+        }
         #expect(readNotPermitted?.hasPrefix("ATT error 0x02 readNotPermitted") == true)
         #expect(readNotPermitted?.contains(".read property") == true)
 
@@ -740,14 +785,19 @@ struct ErrorPathMessageTests {
         }
         #expect(alreadyAdvertising?.contains("stop advertising first") == true)
 
-        let cannotNotify = await Self.message { _ = try await rig.peripheral.updateValue(Data(), for: rig.local(RigUUID.readOnly)) }
+        let cannotNotify = await Self.message {
+            _ = try await rig.peripheral.updateValue(Data(), for: rig.local(RigUUID.readOnly))
+        }
         #expect(cannotNotify?.contains("Add .notify or .indicate") == true)
 
         let invalid = await Self.message {
             _ = try await rig.peripheral.add(
-                GATTService(uuid: "180D", characteristics: [
-                    GATTCharacteristic(uuid: "2A38", properties: [.read, .notify], permissions: .readable, value: Data([1]))
-                ]))
+                GATTService(
+                    uuid: "180D",
+                    characteristics: [
+                        GATTCharacteristic(
+                            uuid: "2A38", properties: [.read, .notify], permissions: .readable, value: Data([1]))
+                    ]))
         }
         #expect(invalid?.contains("Create it with value nil") == true)
 
@@ -769,13 +819,15 @@ struct ErrorPathMessageTests {
     @Test("Lookup and request errors explain how to pick or answer correctly")
     func lookupAndRequestMessages() {
         let peripheral = UUID(uuid: (2, 2, 2, 2, 2, 2, 0x42, 2, 0x82, 2, 2, 2, 2, 2, 2, 2))
-        let ambiguous = String(describing: APIMisuseError.ambiguousCharacteristic("2A19", peripheral: peripheral, handles: [3, 6]))
+        let ambiguous = String(
+            describing: APIMisuseError.ambiguousCharacteristic("2A19", peripheral: peripheral, handles: [3, 6]))
         #expect(ambiguous.contains("value handles 3, 6"))
         #expect(ambiguous.contains("Name the service"))
         let unknown = String(describing: APIMisuseError.unknownRequest(id: 7))
         #expect(unknown.contains("id 7"))
         #expect(unknown.contains("exactly once"))
-        let notFound = String(describing: APIMisuseError.characteristicNotFound("2A19", service: "180F", peripheral: peripheral))
+        let notFound = String(
+            describing: APIMisuseError.characteristicNotFound("2A19", service: "180F", peripheral: peripheral))
         #expect(notFound.contains("Discover services and characteristics first"))
     }
 }

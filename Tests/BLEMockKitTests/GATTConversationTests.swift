@@ -9,9 +9,12 @@ struct GATTConversationTests {
     func discovery() async throws {
         let bridge = MockBLEBridge()
         let peripheral = MockPeripheralManager(bridge: bridge)
-        _ = try await peripheral.add(GATTService(uuid: "180F", isPrimary: false, characteristics: [
-            GATTCharacteristic(uuid: "2A19", properties: .read, permissions: .readable, value: Data([99]))
-        ]))
+        _ = try await peripheral.add(
+            GATTService(
+                uuid: "180F", isPrimary: false,
+                characteristics: [
+                    GATTCharacteristic(uuid: "2A19", properties: .read, permissions: .readable, value: Data([99]))
+                ]))
         _ = try await peripheral.add(TestPeripherals.heartRate)
         _ = try await peripheral.add(GATTService(uuid: "1812", includedServices: ["180F"]))
         try await peripheral.startAdvertising(AdvertisementData(serviceUUIDs: ["180D"]))
@@ -29,7 +32,10 @@ struct GATTConversationTests {
         #expect(try await central.readValue(for: battery[0]) == Data([99]))
 
         let characteristics = try await central.discoverCharacteristics(nil, for: all[0])
-        #expect(characteristics.map(\.uuid) == [TestPeripherals.measurement, TestPeripherals.bodyLocation, TestPeripherals.controlPoint])
+        #expect(
+            characteristics.map(\.uuid) == [
+                TestPeripherals.measurement, TestPeripherals.bodyLocation, TestPeripherals.controlPoint,
+            ])
         #expect(try await central.discoverCharacteristics(["2A39"], for: all[0]).map(\.uuid) == ["2A39"])
         #expect(characteristics[0].properties == [.notify, .read])
         let measurementDescriptors = try await central.discoverDescriptors(for: characteristics[0])
@@ -45,12 +51,18 @@ struct GATTConversationTests {
     func sameCharacteristicInTwoServices() async throws {
         let bridge = MockBLEBridge()
         let peripheral = MockPeripheralManager(bridge: bridge)
-        let first = try await peripheral.add(GATTService(uuid: "AAA1", characteristics: [
-            GATTCharacteristic(uuid: "2A19", properties: .read, permissions: .readable, value: Data([1]))
-        ]))
-        let second = try await peripheral.add(GATTService(uuid: "AAA2", characteristics: [
-            GATTCharacteristic(uuid: "2A19", properties: .read, permissions: .readable, value: Data([2]))
-        ]))
+        let first = try await peripheral.add(
+            GATTService(
+                uuid: "AAA1",
+                characteristics: [
+                    GATTCharacteristic(uuid: "2A19", properties: .read, permissions: .readable, value: Data([1]))
+                ]))
+        let second = try await peripheral.add(
+            GATTService(
+                uuid: "AAA2",
+                characteristics: [
+                    GATTCharacteristic(uuid: "2A19", properties: .read, permissions: .readable, value: Data([2]))
+                ]))
         try await peripheral.startAdvertising(AdvertisementData())
         let central = MockCentralManager(bridge: bridge)
         try await central.scanForPeripherals(withServices: nil)
@@ -104,17 +116,22 @@ struct GATTConversationTests {
         let firstEvents = first.events()
         let secondEvents = second.events()
         let measurement = service.characteristics[0]
-        #expect(await peripheral.subscribedCentrals(for: measurement).map(\.identifier).sorted { $0.uuidString < $1.uuidString }
-            == [first.identifier, second.identifier].sorted { $0.uuidString < $1.uuidString })
+        #expect(
+            await peripheral.subscribedCentrals(for: measurement).map(\.identifier).sorted {
+                $0.uuidString < $1.uuidString
+            }
+                == [first.identifier, second.identifier].sorted { $0.uuidString < $1.uuidString })
 
         #expect(try await peripheral.updateValue(Data([0x06, 0x48]), for: measurement))
         try await second.setNotifyValue(false, for: secondCharacteristics[0])
         #expect(try await peripheral.updateValue(Data([0x06, 0x49]), for: measurement))
         #expect(await peripheral.subscribedCentrals(for: measurement).map(\.identifier) == [first.identifier])
 
-        #expect(await firstEvents.prefixArray(2) == [
-            .valueUpdated(firstCharacteristics[0], Data([0x06, 0x48])), .valueUpdated(firstCharacteristics[0], Data([0x06, 0x49])),
-        ])
+        #expect(
+            await firstEvents.prefixArray(2) == [
+                .valueUpdated(firstCharacteristics[0], Data([0x06, 0x48])),
+                .valueUpdated(firstCharacteristics[0], Data([0x06, 0x49])),
+            ])
         #expect(await secondEvents.prefixArray(1) == [.valueUpdated(secondCharacteristics[0], Data([0x06, 0x48]))])
         _ = await bridge.finish()
         #expect(await secondEvents.prefixArray(1).isEmpty)
@@ -128,7 +145,8 @@ struct GATTConversationTests {
         let (second, secondCharacteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
         try await first.setNotifyValue(true, for: firstCharacteristics[0])
         try await second.setNotifyValue(true, for: secondCharacteristics[0])
-        _ = try await peripheral.updateValue(Data([1]), for: service.characteristics[0], onSubscribedCentrals: [second.identifier])
+        _ = try await peripheral.updateValue(
+            Data([1]), for: service.characteristics[0], onSubscribedCentrals: [second.identifier])
         let notified = await bridge.log.filter { $0.kind == .notification }.map(\.central)
         #expect(notified == [second.identifier])
     }
@@ -143,16 +161,20 @@ struct GATTConversationTests {
         let events = central.events()
         _ = try await peripheral.updateValue(Data(0..<40), for: service.characteristics[0])
         #expect(await events.prefixArray(1) == [.valueUpdated(characteristics[0], Data(0..<20))])
-        #expect(await bridge.log.contains { $0.kind == .truncated && $0.detail == "notification of 40 bytes cut to 20" })
+        #expect(
+            await bridge.log.contains { $0.kind == .truncated && $0.detail == "notification of 40 bytes cut to 20" })
     }
 
     @Test("Indications are sent to centrals subscribed to an indicate-only characteristic")
     func indications() async throws {
         let bridge = MockBLEBridge()
         let peripheral = MockPeripheralManager(bridge: bridge)
-        let service = try await peripheral.add(GATTService(uuid: "1810", characteristics: [
-            GATTCharacteristic(uuid: "2A35", properties: .indicate, permissions: [])
-        ]))
+        let service = try await peripheral.add(
+            GATTService(
+                uuid: "1810",
+                characteristics: [
+                    GATTCharacteristic(uuid: "2A35", properties: .indicate, permissions: [])
+                ]))
         try await peripheral.startAdvertising(AdvertisementData())
         let central = MockCentralManager(bridge: bridge)
         try await central.scanForPeripherals(withServices: nil)
@@ -192,10 +214,14 @@ struct GATTConversationTests {
         let events = central.events()
         let discovered = await central.services(of: peripheral.identifier)
         try await peripheral.remove(service)
-        #expect(await events.prefixArray(1) == [
-            .servicesModified(RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), invalidated: discovered)
-        ])
+        #expect(
+            await events.prefixArray(1) == [
+                .servicesModified(
+                    RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), invalidated: discovered)
+            ])
         #expect(await central.services(of: peripheral.identifier).isEmpty)
-        await #expect(throws: CoreBluetoothError(.invalidHandle)) { try await central.readValue(for: characteristics[1]) }
+        await #expect(throws: CoreBluetoothError(.invalidHandle)) {
+            try await central.readValue(for: characteristics[1])
+        }
     }
 }

@@ -40,7 +40,8 @@ struct GATTDatabaseLayoutTests {
         var database = GATTDatabase()
         let first = try database.add(Self.heartRate)
         let battery = try database.add(
-            GATTService(uuid: "180F", characteristics: [.init(uuid: "2A19", properties: .read, permissions: .readable)]))
+            GATTService(uuid: "180F", characteristics: [.init(uuid: "2A19", properties: .read, permissions: .readable)])
+        )
         #expect(battery.handle == first.endHandle + 1)
         try database.remove(first)
         let again = try database.add(Self.heartRate)
@@ -86,14 +87,18 @@ struct GATTDatabaseLayoutTests {
         #expect(database.services.isEmpty)
     }
 
-    @Test("A static characteristic must be read-only", arguments: [
-        CharacteristicProperties.write, .writeWithoutResponse, .notify, .indicate, .authenticatedSignedWrites,
-    ])
+    @Test(
+        "A static characteristic must be read-only",
+        arguments: [
+            CharacteristicProperties.write, .writeWithoutResponse, .notify, .indicate, .authenticatedSignedWrites,
+        ])
     func staticCharacteristicMustBeReadOnly(property: CharacteristicProperties) {
         var database = GATTDatabase()
         let service = GATTService(
             uuid: "180D",
-            characteristics: [.init(uuid: "2A38", properties: [.read, property], permissions: .readable, value: Data([1]))])
+            characteristics: [
+                .init(uuid: "2A38", properties: [.read, property], permissions: .readable, value: Data([1]))
+            ])
         #expect(throws: APIMisuseError.invalidService("180D", reason: .staticValueNotReadOnly("2A38"))) {
             try database.add(service)
         }
@@ -104,17 +109,21 @@ struct GATTDatabaseLayoutTests {
     func valueLengthLimit() throws {
         var database = GATTDatabase()
         let ok = GATTService(
-            uuid: "180D", characteristics: [.init(uuid: "2A38", properties: .read, permissions: .readable, value: Data(count: 512))])
+            uuid: "180D",
+            characteristics: [.init(uuid: "2A38", properties: .read, permissions: .readable, value: Data(count: 512))])
         _ = try database.add(ok)
         let tooLong = GATTService(
-            uuid: "180E", characteristics: [.init(uuid: "2A38", properties: .read, permissions: .readable, value: Data(count: 513))])
+            uuid: "180E",
+            characteristics: [.init(uuid: "2A38", properties: .read, permissions: .readable, value: Data(count: 513))])
         #expect(throws: APIMisuseError.invalidService("180E", reason: .valueTooLong("2A38", length: 513))) {
             try database.add(tooLong)
         }
         let longDescriptor = GATTService(
             uuid: "180E",
             characteristics: [
-                .init(uuid: "2A38", properties: .read, permissions: .readable, descriptors: [.init(uuid: "2901", value: Data(count: 600))])
+                .init(
+                    uuid: "2A38", properties: .read, permissions: .readable,
+                    descriptors: [.init(uuid: "2901", value: Data(count: 600))])
             ])
         #expect(throws: APIMisuseError.invalidService("180E", reason: .valueTooLong("2901", length: 600))) {
             try database.add(longDescriptor)
@@ -127,7 +136,9 @@ struct GATTDatabaseLayoutTests {
         let service = GATTService(
             uuid: "180D",
             characteristics: [
-                .init(uuid: "2A37", properties: .notify, permissions: [], descriptors: [.init(uuid: "2902", value: Data([0, 0]))])
+                .init(
+                    uuid: "2A37", properties: .notify, permissions: [],
+                    descriptors: [.init(uuid: "2902", value: Data([0, 0]))])
             ])
         #expect(throws: APIMisuseError.invalidService("180D", reason: .managedDescriptor("2A37"))) {
             try database.add(service)
@@ -142,7 +153,8 @@ struct GATTDatabaseLayoutTests {
         }
         // Each service takes 601 handles; 109 fit in 65,535.
         for index in 0..<109 {
-            _ = try database.add(GATTService(uuid: BluetoothUUID(UInt16(0x3000 + index)), characteristics: characteristics))
+            _ = try database.add(
+                GATTService(uuid: BluetoothUUID(UInt16(0x3000 + index)), characteristics: characteristics))
         }
         #expect(throws: APIMisuseError.invalidService("4000", reason: .outOfHandles)) {
             try database.add(GATTService(uuid: "4000", characteristics: characteristics))
@@ -200,7 +212,8 @@ struct GATTDatabaseDiscoveryTests {
         var database = GATTDatabase()
         let service = try database.add(GATTDatabaseLayoutTests.heartRate)
         let peripheral = GATTDatabaseLayoutTests.peripheral
-        let characteristic = try #require(database.characteristics(of: service.handle, matching: nil, peripheral: peripheral)?.first)
+        let characteristic = try #require(
+            database.characteristics(of: service.handle, matching: nil, peripheral: peripheral)?.first)
         try database.remove(service)
         #expect(!database.isCurrent(characteristic))
         #expect(database.descriptors(of: characteristic) == nil)
@@ -216,9 +229,12 @@ struct GATTDatabaseAccessTests {
                 uuid: "AAAA",
                 characteristics: [
                     .init(uuid: "0001", properties: .read, permissions: .readable, value: Data([1, 2, 3, 4])),  // 3
-                    .init(uuid: "0002", properties: [.read, .write, .writeWithoutResponse], permissions: [.readable, .writeable]),  // 5
+                    .init(
+                        uuid: "0002", properties: [.read, .write, .writeWithoutResponse],
+                        permissions: [.readable, .writeable]),  // 5
                     .init(uuid: "0003", properties: .notify, permissions: []),  // 7 (+CCCD 8)
-                    .init(uuid: "0004", properties: .read, permissions: .readEncryptionRequired, value: Data([9])),  // 10
+                    // value handle 10
+                    .init(uuid: "0004", properties: .read, permissions: .readEncryptionRequired, value: Data([9])),
                     .init(uuid: "0005", properties: .write, permissions: .writeEncryptionRequired),  // 12
                     .init(uuid: "0006", properties: [.read, .write], permissions: []),  // 14
                     .init(uuid: "0007", properties: [.notify, .indicate], permissions: []),  // 16 (+17)
@@ -247,31 +263,56 @@ struct GATTDatabaseAccessTests {
     @Test("Dynamic values are asked of the peripheral")
     func dynamicReads() throws {
         let (database, service) = try Self.database()
-        #expect(try database.planRead(handle: 5, offset: 7, security: Self.plain) == .askPeripheral(service.characteristics[1]))
+        #expect(
+            try database.planRead(handle: 5, offset: 7, security: Self.plain)
+                == .askPeripheral(service.characteristics[1]))
     }
 
     @Test("Reads fail with the right ATT error")
     func readErrors() throws {
         let (database, _) = try Self.database()
-        #expect(throws: ATTError(.invalidHandle)) { try database.planRead(handle: 999, offset: 0, security: Self.plain) }
+        #expect(throws: ATTError(.invalidHandle)) {
+            try database.planRead(handle: 999, offset: 0, security: Self.plain)
+        }
         #expect(throws: ATTError(.invalidHandle)) { try database.planRead(handle: 2, offset: 0, security: Self.plain) }
-        #expect(throws: ATTError(.readNotPermitted)) { try database.planRead(handle: 7, offset: 0, security: Self.plain) }
-        #expect(throws: ATTError(.readNotPermitted)) { try database.planRead(handle: 14, offset: 0, security: Self.plain) }
-        #expect(throws: ATTError(.insufficientEncryption)) { try database.planRead(handle: 10, offset: 0, security: Self.plain) }
+        #expect(throws: ATTError(.readNotPermitted)) {
+            try database.planRead(handle: 7, offset: 0, security: Self.plain)
+        }
+        #expect(throws: ATTError(.readNotPermitted)) {
+            try database.planRead(handle: 14, offset: 0, security: Self.plain)
+        }
+        #expect(throws: ATTError(.insufficientEncryption)) {
+            try database.planRead(handle: 10, offset: 0, security: Self.plain)
+        }
         #expect(try database.planRead(handle: 10, offset: 0, security: Self.encrypted) == .answered(Data([9])))
     }
 
     @Test("Writes need the property of their type and a write permission")
     func writeRules() throws {
         let (database, service) = try Self.database()
-        #expect(try database.planWrite(handle: 5, length: 1, type: .withResponse, security: Self.plain) == service.characteristics[1])
-        #expect(try database.planWrite(handle: 5, length: 1, type: .withoutResponse, security: Self.plain) == service.characteristics[1])
-        #expect(throws: ATTError(.writeNotPermitted)) { try database.planWrite(handle: 3, length: 1, type: .withResponse, security: Self.plain) }
-        #expect(throws: ATTError(.writeNotPermitted)) { try database.planWrite(handle: 12, length: 1, type: .withoutResponse, security: Self.encrypted) }
-        #expect(throws: ATTError(.writeNotPermitted)) { try database.planWrite(handle: 14, length: 1, type: .withResponse, security: Self.plain) }
-        #expect(throws: ATTError(.invalidHandle)) { try database.planWrite(handle: 0, length: 1, type: .withResponse, security: Self.plain) }
-        #expect(throws: ATTError(.insufficientEncryption)) { try database.planWrite(handle: 12, length: 1, type: .withResponse, security: Self.plain) }
-        #expect(try database.planWrite(handle: 12, length: 1, type: .withResponse, security: Self.encrypted).uuid == "0005")
+        #expect(
+            try database.planWrite(handle: 5, length: 1, type: .withResponse, security: Self.plain)
+                == service.characteristics[1])
+        #expect(
+            try database.planWrite(handle: 5, length: 1, type: .withoutResponse, security: Self.plain)
+                == service.characteristics[1])
+        #expect(throws: ATTError(.writeNotPermitted)) {
+            try database.planWrite(handle: 3, length: 1, type: .withResponse, security: Self.plain)
+        }
+        #expect(throws: ATTError(.writeNotPermitted)) {
+            try database.planWrite(handle: 12, length: 1, type: .withoutResponse, security: Self.encrypted)
+        }
+        #expect(throws: ATTError(.writeNotPermitted)) {
+            try database.planWrite(handle: 14, length: 1, type: .withResponse, security: Self.plain)
+        }
+        #expect(throws: ATTError(.invalidHandle)) {
+            try database.planWrite(handle: 0, length: 1, type: .withResponse, security: Self.plain)
+        }
+        #expect(throws: ATTError(.insufficientEncryption)) {
+            try database.planWrite(handle: 12, length: 1, type: .withResponse, security: Self.plain)
+        }
+        #expect(
+            try database.planWrite(handle: 12, length: 1, type: .withResponse, security: Self.encrypted).uuid == "0005")
     }
 
     @Test("A write of 512 bytes is accepted and 513 fails with invalid attribute value length")
@@ -291,7 +332,9 @@ struct GATTDatabaseAccessTests {
         #expect(try database.planSubscribe(handle: 19, security: Self.plain) == .indicate)
         #expect(throws: ATTError(.requestNotSupported)) { try database.planSubscribe(handle: 3, security: Self.plain) }
         #expect(throws: ATTError(.invalidHandle)) { try database.planSubscribe(handle: 8, security: Self.plain) }
-        #expect(throws: ATTError(.insufficientEncryption)) { try database.planSubscribe(handle: 22, security: Self.plain) }
+        #expect(throws: ATTError(.insufficientEncryption)) {
+            try database.planSubscribe(handle: 22, security: Self.plain)
+        }
         #expect(try database.planSubscribe(handle: 22, security: Self.encrypted) == .notify)
     }
 
@@ -301,7 +344,8 @@ struct GATTDatabaseAccessTests {
         #expect(try database.planDescriptorRead(handle: 26, offset: 0) == .answered(Data("abc".utf8)))
         #expect(try database.planDescriptorRead(handle: 26, offset: 3) == .answered(Data()))
         #expect(throws: ATTError(.invalidOffset)) { try database.planDescriptorRead(handle: 26, offset: 4) }
-        #expect(try database.planDescriptorRead(handle: 8, offset: 0) == .clientConfiguration(service.characteristics[2]))
+        #expect(
+            try database.planDescriptorRead(handle: 8, offset: 0) == .clientConfiguration(service.characteristics[2]))
         #expect(throws: ATTError(.invalidHandle)) { try database.planDescriptorRead(handle: 25, offset: 0) }
         #expect(throws: ATTError(.writeNotPermitted)) { try database.planDescriptorWrite(handle: 26) }
         #expect(throws: ATTError(.invalidHandle)) { try database.planDescriptorWrite(handle: 500) }

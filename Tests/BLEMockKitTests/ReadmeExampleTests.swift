@@ -12,9 +12,11 @@ import Testing
     // A simulated heart-rate sensor.
     let sensor = MockPeripheralManager(bridge: bridge)
     _ = try await sensor.add(
-        GATTService(uuid: "180D", characteristics: [
-            GATTCharacteristic(uuid: "2A38", properties: .read, permissions: .readable, value: Data([0x01]))
-        ]))
+        GATTService(
+            uuid: "180D",
+            characteristics: [
+                GATTCharacteristic(uuid: "2A38", properties: .read, permissions: .readable, value: Data([0x01]))
+            ]))
     try await sensor.startAdvertising(AdvertisementData(localName: "HRM", serviceUUIDs: ["180D"]))
 
     // The code under test sees only the CentralManaging protocol.
@@ -36,9 +38,11 @@ import Testing
     let sensor = MockPeripheralManager(configuration: .realistic(seed: 42), bridge: bridge)
     _ = await sensor.waitForPoweredOn()  // realistic managers start .unknown
     _ = try await sensor.add(
-        GATTService(uuid: "FFF0", characteristics: [
-            GATTCharacteristic(uuid: "FFF1", properties: .read, permissions: .readable, value: Data(count: 300))
-        ]))
+        GATTService(
+            uuid: "FFF0",
+            characteristics: [
+                GATTCharacteristic(uuid: "FFF1", properties: .read, permissions: .readable, value: Data(count: 300))
+            ]))
     try await sensor.startAdvertising(AdvertisementData(serviceUUIDs: ["FFF0"]))
 
     let central = MockCentralManager(configuration: .init(mtu: .fixed(23)), bridge: bridge)
@@ -58,9 +62,11 @@ import Testing
     let bridge = MockBLEBridge()
     let sensor = MockPeripheralManager(bridge: bridge)
     _ = try await sensor.add(
-        GATTService(uuid: "180D", characteristics: [
-            GATTCharacteristic(uuid: "2A38", properties: .read, permissions: .readable, value: Data([0x01]))
-        ]))
+        GATTService(
+            uuid: "180D",
+            characteristics: [
+                GATTCharacteristic(uuid: "2A38", properties: .read, permissions: .readable, value: Data([0x01]))
+            ]))
     try await sensor.startAdvertising(AdvertisementData(serviceUUIDs: ["180D"]))
 
     var configuration = MockCentralManager.Configuration()
@@ -108,8 +114,10 @@ func everyReadmeSwiftBlockIsCompiledHere() throws {
             $0.trimmingCharacters(in: .whitespaces)
         }
         let code = lines.filter { !$0.isEmpty && !$0.hasPrefix("import ") }.joined(separator: "\n")
-        let compiled = source.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            .joined(separator: "\n")
+        let compiled = source.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty
+        }
+        .joined(separator: "\n")
         #expect(compiled.contains(code), "README block not found verbatim in ReadmeExampleTests.swift:\n\(block)")
     }
 }

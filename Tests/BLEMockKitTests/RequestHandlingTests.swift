@@ -30,7 +30,9 @@ struct RequestHandlingManualReadTests {
         #expect(entries[0].detail == "offset=0 id=\(request.id)")
         #expect(entries[1].value == Data("Hi".utf8))
         #expect(entries[2].value == Data("Hi".utf8))
-        #expect(entries.allSatisfy { $0.succeeded && $0.central == rig.central.identifier && $0.attribute == RigUUID.value })
+        #expect(
+            entries.allSatisfy { $0.succeeded && $0.central == rig.central.identifier && $0.attribute == RigUUID.value }
+        )
     }
 
     @Test("A long manual read at ATT_MTU 23 asks for parts of 22 bytes at offsets 0, 22 and 44")
@@ -46,7 +48,8 @@ struct RequestHandlingManualReadTests {
             #expect(request.offset == offset)
             #expect(request.central.maximumUpdateValueLength == 20)
             ids.append(request.id)
-            try await rig.peripheral.respond(to: request, withResult: .success, value: value.subdata(in: offset..<value.count))
+            try await rig.peripheral.respond(
+                to: request, withResult: .success, value: value.subdata(in: offset..<value.count))
         }
         #expect(try await read.value == value)
         #expect(Set(ids).count == 3)
@@ -158,7 +161,9 @@ struct RequestHandlingManualWriteTests {
     func writeAnsweredWithError(code: ATTError.Code) async throws {
         let rig = try await Rig.make(requestHandling: .manual)
         var events = rig.peripheral.events().makeAsyncIterator()
-        let write = Task { try await rig.central.writeValue(Data([1]), for: rig.remote(RigUUID.value), type: .withResponse) }
+        let write = Task {
+            try await rig.central.writeValue(Data([1]), for: rig.remote(RigUUID.value), type: .withResponse)
+        }
         let requests = try #require(await nextWriteRequests(&events))
         try await rig.peripheral.respond(to: requests[0], withResult: code)
         await #expect(throws: ATTError(code)) { try await write.value }
@@ -171,7 +176,9 @@ struct RequestHandlingManualWriteTests {
         let rig = try await Rig.make(requestHandling: .manual, centralMTU: 23)
         var events = rig.peripheral.events().makeAsyncIterator()
         let value = testBytes(50)
-        let write = Task { try await rig.central.writeValue(value, for: rig.remote(RigUUID.value), type: .withResponse) }
+        let write = Task {
+            try await rig.central.writeValue(value, for: rig.remote(RigUUID.value), type: .withResponse)
+        }
 
         let requests = try #require(await nextWriteRequests(&events))
         #expect(requests.map(\.offset) == [0, 18, 36])
@@ -195,7 +202,9 @@ struct RequestHandlingManualWriteTests {
         let rig = try await Rig.make(requestHandling: .manual, centralMTU: 23)
         var events = rig.peripheral.events().makeAsyncIterator()
         let value = testBytes(length)
-        let write = Task { try await rig.central.writeValue(value, for: rig.remote(RigUUID.value), type: .withResponse) }
+        let write = Task {
+            try await rig.central.writeValue(value, for: rig.remote(RigUUID.value), type: .withResponse)
+        }
         let requests = try #require(await nextWriteRequests(&events))
         #expect(requests.map(\.offset) == offsets)
         #expect(requests.compactMap(\.value).reduce(Data(), +) == value)
@@ -235,7 +244,9 @@ struct RequestHandlingManualWriteTests {
     func respondTwice() async throws {
         let rig = try await Rig.make(requestHandling: .manual)
         var events = rig.peripheral.events().makeAsyncIterator()
-        let write = Task { try await rig.central.writeValue(Data([1]), for: rig.remote(RigUUID.value), type: .withResponse) }
+        let write = Task {
+            try await rig.central.writeValue(Data([1]), for: rig.remote(RigUUID.value), type: .withResponse)
+        }
         let requests = try #require(await nextWriteRequests(&events))
         try await rig.peripheral.respond(to: requests[0], withResult: .success)
         try await write.value
@@ -265,7 +276,8 @@ enum PendingLoss: String, CaseIterable, Sendable, CustomTestStringConvertible {
         switch self {
         case .peripheralDrops: await rig.peripheral.simulateDisconnection(of: rig.central.identifier)
         case .peripheralDropsWithTimeout:
-            await rig.peripheral.simulateDisconnection(of: rig.central.identifier, error: CoreBluetoothError(.connectionTimeout))
+            await rig.peripheral.simulateDisconnection(
+                of: rig.central.identifier, error: CoreBluetoothError(.connectionTimeout))
         case .centralCancels: try await rig.central.cancelPeripheralConnection(rig.peripheral.identifier)
         }
     }
@@ -273,7 +285,9 @@ enum PendingLoss: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
 @Suite("Request handling: links lost while a request is pending", .timeLimit(.minutes(1)))
 struct RequestHandlingDisconnectTests {
-    @Test("A disconnect fails the waiting read, and the request can no longer be answered", arguments: PendingLoss.allCases)
+    @Test(
+        "A disconnect fails the waiting read, and the request can no longer be answered",
+        arguments: PendingLoss.allCases)
     func disconnectDuringRead(loss: PendingLoss) async throws {
         let rig = try await Rig.make(requestHandling: .manual)
         let other = MockCentralManager(bridge: rig.bridge)
@@ -303,7 +317,9 @@ struct RequestHandlingDisconnectTests {
         #expect(try await otherRead.value == Data([2]))
     }
 
-    @Test("A disconnect with a pending read also ends the central's subscriptions on the peripheral", arguments: PendingLoss.allCases)
+    @Test(
+        "A disconnect with a pending read also ends the central's subscriptions on the peripheral",
+        arguments: PendingLoss.allCases)
     func disconnectEndsSubscriptions(loss: PendingLoss) async throws {
         let rig = try await Rig.make(requestHandling: .manual)
         var events = rig.peripheral.events().makeAsyncIterator()
@@ -327,7 +343,9 @@ struct RequestHandlingDisconnectTests {
     func disconnectDuringWrite(loss: PendingLoss) async throws {
         let rig = try await Rig.make(requestHandling: .manual)
         var events = rig.peripheral.events().makeAsyncIterator()
-        let write = Task { try await rig.central.writeValue(Data([1]), for: rig.remote(RigUUID.value), type: .withResponse) }
+        let write = Task {
+            try await rig.central.writeValue(Data([1]), for: rig.remote(RigUUID.value), type: .withResponse)
+        }
         let requests = try #require(await nextWriteRequests(&events))
         try await loss.perform(on: rig)
         await #expect(throws: loss.expectedError) { try await write.value }
@@ -357,10 +375,11 @@ struct RequestHandlingHandlerTests {
     @Test("Reads are answered by the handler, which sees the central and offset 0")
     func handlerRead() async throws {
         let seen = Recorder<ATTRequest>()
-        let rig = try await Rig.make(requestHandling: .handler { request in
-            seen.append(request)
-            return .success(Data("handled".utf8))
-        })
+        let rig = try await Rig.make(
+            requestHandling: .handler { request in
+                seen.append(request)
+                return .success(Data("handled".utf8))
+            })
         var events = rig.peripheral.events().makeAsyncIterator()
         #expect(try await rig.central.readValue(for: rig.remote(RigUUID.value)) == Data("handled".utf8))
         #expect(seen.all.map(\.offset) == [0])
@@ -505,7 +524,10 @@ struct RequestHandlingFinishTests {
         }
         #expect(items.count == 2)
         #expect(items.contains { $0.contains("request \(request.id) (\(RigUUID.value), offset 0) was never answered") })
-        #expect(items.contains { $0.contains("read \(RigUUID.value)@\(request.characteristic.handle)") && $0.contains("still waiting") })
+        #expect(
+            items.contains {
+                $0.contains("read \(RigUUID.value)@\(request.characteristic.handle)") && $0.contains("still waiting")
+            })
         #expect(!report.isClean)
 
         await #expect(throws: CoreBluetoothError(.operationCancelled)) { try await read.value }

@@ -27,7 +27,8 @@ struct SeedCompatibilityTests {
             GATTService(
                 uuid: "1234",
                 characteristics: [
-                    GATTCharacteristic(uuid: "5678", properties: [.read, .write, .notify], permissions: [.readable, .writeable])
+                    GATTCharacteristic(
+                        uuid: "5678", properties: [.read, .write, .notify], permissions: [.readable, .writeable])
                 ]))
         try await peripheral.setValue(Data("hello".utf8), for: service.characteristics[0])
         try await peripheral.startAdvertising(AdvertisementData(localName: "TestDevice", serviceUUIDs: ["1234"]))
@@ -51,7 +52,8 @@ struct SeedCompatibilityTests {
     @Test("Allow duplicates: one peripheral is reported at every advertisement")
     func scanWithAllowDuplicates() async throws {
         let bridge = MockBLEBridge()
-        let peripheral = MockPeripheralManager(configuration: .init(advertisingInterval: .milliseconds(100)), bridge: bridge)
+        let peripheral = MockPeripheralManager(
+            configuration: .init(advertisingInterval: .milliseconds(100)), bridge: bridge)
         try await peripheral.startAdvertising(AdvertisementData(localName: "Dup"))
         let central = MockCentralManager(bridge: bridge)
         let events = central.events()
@@ -92,10 +94,11 @@ struct SeedCompatibilityTests {
 
         let events = await peripheralEvents.prefixArray(2)
         let remoteCentral = RemoteCentral(identifier: central.identifier, maximumUpdateValueLength: 514)
-        #expect(events == [
-            .subscribed(remoteCentral, service.characteristics[0]),
-            .unsubscribed(remoteCentral, service.characteristics[0]),
-        ])
+        #expect(
+            events == [
+                .subscribed(remoteCentral, service.characteristics[0]),
+                .unsubscribed(remoteCentral, service.characteristics[0]),
+            ])
         #expect(await peripheral.subscribedCentrals(for: service.characteristics[0]).isEmpty)
         #expect(await !central.isConnected(peripheral.identifier))
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Transport
 
 @Suite("CRC-32C")

@@ -8,8 +8,9 @@ import Transport
 /// is flipped, one at a time.
 @Suite("Lost and corrupted packets never deliver a message")
 struct CorruptionVerifierTests {
-    @Test("Dropping any single packet leaves the message incomplete until it expires",
-          arguments: TransportVerifier.packetLengths)
+    @Test(
+        "Dropping any single packet leaves the message incomplete until it expires",
+        arguments: TransportVerifier.packetLengths)
     func dropEachPacket(maxPacketLength: Int) throws {
         for size in TransportVerifier.dropSizes {
             let message = TransportVerifier.message(size: size)
@@ -28,8 +29,9 @@ struct CorruptionVerifierTests {
         }
     }
 
-    @Test("Flipping any single byte of any packet is rejected or never completes",
-          arguments: TransportVerifier.packetLengths)
+    @Test(
+        "Flipping any single byte of any packet is rejected or never completes",
+        arguments: TransportVerifier.packetLengths)
     func flipEachByte(maxPacketLength: Int) throws {
         for size in TransportVerifier.flipSizes {
             let message = TransportVerifier.message(size: size)
@@ -41,7 +43,8 @@ struct CorruptionVerifierTests {
                     for packet in packets {
                         do {
                             if let delivered = try reassembler.receive(packet, from: 0, at: .zero) {
-                                Issue.record("""
+                                Issue.record(
+                                    """
                                     size \(size) at \(maxPacketLength): flipping byte \(byteIndex) of packet \
                                     \(packetIndex) delivered \(delivered == message ? "the message" : "wrong bytes")
                                     """)

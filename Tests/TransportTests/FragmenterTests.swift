@@ -22,7 +22,10 @@ struct FragmenterTests {
         #expect(packets.count == 1)
         let crc = message.withUnsafeBytes { Fragmenter.checksum(id: 7, message: $0) }
         #expect(crc == CRC32C.checksum([0, 7] + message))
-        #expect(Array(packets[0].suffix(4)) == [UInt8(crc >> 24), UInt8((crc >> 16) & 0xFF), UInt8((crc >> 8) & 0xFF), UInt8(crc & 0xFF)])
+        #expect(
+            Array(packets[0].suffix(4)) == [
+                UInt8(crc >> 24), UInt8((crc >> 16) & 0xFF), UInt8((crc >> 8) & 0xFF), UInt8(crc & 0xFF),
+            ])
         #expect(packets[0].count == 4 + 4 + message.count + 4)
     }
 
@@ -49,10 +52,12 @@ struct FragmenterTests {
         #expect(Fragmenter.maximumMessageLength(forMaxPacketLength: 20) == 1_048_568)
         #expect(Fragmenter.maximumMessageLength(forMaxPacketLength: 244) == 15_728_632)
         #expect(Fragmenter.maximumMessageLength(forMaxPacketLength: 19) == 0)
-        #expect(try Fragmenter.packetCount(
-            forMessageLength: 1_048_568, maxPacketLength: 20, maximumMessageLength: .max) == 65_536)
-        #expect(throws: TransportError.messageTooLargeForPacketLength(
-            length: 1_048_569, maxPacketLength: 20, limit: 1_048_568)
+        #expect(
+            try Fragmenter.packetCount(
+                forMessageLength: 1_048_568, maxPacketLength: 20, maximumMessageLength: .max) == 65_536)
+        #expect(
+            throws: TransportError.messageTooLargeForPacketLength(
+                length: 1_048_569, maxPacketLength: 20, limit: 1_048_568)
         ) {
             try Fragmenter.packetCount(forMessageLength: 1_048_569, maxPacketLength: 20, maximumMessageLength: .max)
         }

@@ -38,51 +38,62 @@ struct ReassemblerErrorTests {
 
     @Test("Truncated packets are rejected: empty payload, no length field, short first packet")
     func truncated() {
-        Self.expect(.truncatedPacket(messageID: 5, sequence: 1, payloadLength: 0, minimum: 1),
-                    packets: [Self.packet(id: 5, sequence: 1, [])])
-        Self.expect(.truncatedPacket(messageID: 5, sequence: 0, payloadLength: 2, minimum: 4),
-                    packets: [Self.packet(id: 5, sequence: 0, [0, 0])])
-        Self.expect(.truncatedPacket(messageID: 5, sequence: 0, payloadLength: 10, minimum: 16),
-                    packets: [Self.packet(id: 5, sequence: 0, Self.firstPayload(length: 100, count: 10))])
+        Self.expect(
+            .truncatedPacket(messageID: 5, sequence: 1, payloadLength: 0, minimum: 1),
+            packets: [Self.packet(id: 5, sequence: 1, [])])
+        Self.expect(
+            .truncatedPacket(messageID: 5, sequence: 0, payloadLength: 2, minimum: 4),
+            packets: [Self.packet(id: 5, sequence: 0, [0, 0])])
+        Self.expect(
+            .truncatedPacket(messageID: 5, sequence: 0, payloadLength: 10, minimum: 16),
+            packets: [Self.packet(id: 5, sequence: 0, Self.firstPayload(length: 100, count: 10))])
     }
 
     @Test("A declared length over the configured maximum is rejected")
     func declaredTooLarge() {
-        Self.expect(.declaredLengthTooLarge(messageID: 9, declaredLength: 1_001, limit: 1_000),
-                    configuration: .init(maximumMessageLength: 1_000),
-                    packets: [Self.packet(id: 9, sequence: 0, Self.firstPayload(length: 1_001, count: 16))])
+        Self.expect(
+            .declaredLengthTooLarge(messageID: 9, declaredLength: 1_001, limit: 1_000),
+            configuration: .init(maximumMessageLength: 1_000),
+            packets: [Self.packet(id: 9, sequence: 0, Self.firstPayload(length: 1_001, count: 16))])
     }
 
     @Test("A declared length needing more than 65,536 packets is rejected")
     func declaredBeyondSequenceSpace() {
-        Self.expect(.declaredLengthExceedsSequenceSpace(messageID: 9, declaredLength: 1_048_569, payloadLength: 16),
-                    configuration: .init(maximumMessageLength: 2_000_000),
-                    packets: [Self.packet(id: 9, sequence: 0, Self.firstPayload(length: 1_048_569, count: 16))])
+        Self.expect(
+            .declaredLengthExceedsSequenceSpace(messageID: 9, declaredLength: 1_048_569, payloadLength: 16),
+            configuration: .init(maximumMessageLength: 2_000_000),
+            packets: [Self.packet(id: 9, sequence: 0, Self.firstPayload(length: 1_048_569, count: 16))])
     }
 
     @Test("A sequence index at or beyond the packet count is rejected, before or after packet 0")
     func sequenceOutOfRange() {
         let first = Self.packet(id: 2, sequence: 0, Self.firstPayload(length: 100, count: 16))
-        Self.expect(.sequenceOutOfRange(messageID: 2, sequence: 7, packetCount: 7),
-                    packets: [first, Self.packet(id: 2, sequence: 7, [UInt8](repeating: 0, count: 16))])
-        Self.expect(.sequenceOutOfRange(messageID: 2, sequence: 7, packetCount: 7),
-                    packets: [Self.packet(id: 2, sequence: 7, [UInt8](repeating: 0, count: 16)), first])
+        Self.expect(
+            .sequenceOutOfRange(messageID: 2, sequence: 7, packetCount: 7),
+            packets: [first, Self.packet(id: 2, sequence: 7, [UInt8](repeating: 0, count: 16))])
+        Self.expect(
+            .sequenceOutOfRange(messageID: 2, sequence: 7, packetCount: 7),
+            packets: [Self.packet(id: 2, sequence: 7, [UInt8](repeating: 0, count: 16)), first])
         // Before packet 0, 32-byte messages allow at most ⌈40 / 16⌉ = 3 packets.
-        Self.expect(.sequenceOutOfRange(messageID: 2, sequence: 3, packetCount: 3),
-                    configuration: .init(maximumMessageLength: 32),
-                    packets: [Self.packet(id: 2, sequence: 3, [1])])
+        Self.expect(
+            .sequenceOutOfRange(messageID: 2, sequence: 3, packetCount: 3),
+            configuration: .init(maximumMessageLength: 32),
+            packets: [Self.packet(id: 2, sequence: 3, [1])])
     }
 
     @Test("Packet lengths disagreeing with packet 0 are rejected")
     func inconsistentLengths() {
         let first = Self.packet(id: 4, sequence: 0, Self.firstPayload(length: 100, count: 16))
-        Self.expect(.inconsistentPacketLength(messageID: 4, sequence: 1, payloadLength: 15, expected: 16),
-                    packets: [first, Self.packet(id: 4, sequence: 1, [UInt8](repeating: 0, count: 15))])
+        Self.expect(
+            .inconsistentPacketLength(messageID: 4, sequence: 1, payloadLength: 15, expected: 16),
+            packets: [first, Self.packet(id: 4, sequence: 1, [UInt8](repeating: 0, count: 15))])
         // 108 frame bytes in packets of 16: the last (6) carries 12.
-        Self.expect(.inconsistentPacketLength(messageID: 4, sequence: 6, payloadLength: 16, expected: 12),
-                    packets: [first, Self.packet(id: 4, sequence: 6, [UInt8](repeating: 0, count: 16))])
-        Self.expect(.inconsistentPacketLength(messageID: 4, sequence: 0, payloadLength: 13, expected: 12),
-                    packets: [Self.packet(id: 4, sequence: 0, Self.firstPayload(length: 4, count: 13))])
+        Self.expect(
+            .inconsistentPacketLength(messageID: 4, sequence: 6, payloadLength: 16, expected: 12),
+            packets: [first, Self.packet(id: 4, sequence: 6, [UInt8](repeating: 0, count: 16))])
+        Self.expect(
+            .inconsistentPacketLength(messageID: 4, sequence: 0, payloadLength: 13, expected: 12),
+            packets: [Self.packet(id: 4, sequence: 0, Self.firstPayload(length: 4, count: 13))])
     }
 
     @Test("A duplicate sequence index with different bytes is rejected, before or after packet 0")
@@ -99,10 +110,13 @@ struct ReassemblerErrorTests {
 
     @Test("Bytes buffered before packet 0 beyond the largest allowed frame are rejected")
     func bufferedBytes() {
-        Self.expect(.bufferedBytesExceedLimit(messageID: 8, bufferedBytes: 60, limit: 40),
-                    configuration: .init(maximumMessageLength: 32),
-                    packets: [Self.packet(id: 8, sequence: 1, [UInt8](repeating: 0, count: 30)),
-                              Self.packet(id: 8, sequence: 2, [UInt8](repeating: 0, count: 30))])
+        Self.expect(
+            .bufferedBytesExceedLimit(messageID: 8, bufferedBytes: 60, limit: 40),
+            configuration: .init(maximumMessageLength: 32),
+            packets: [
+                Self.packet(id: 8, sequence: 1, [UInt8](repeating: 0, count: 30)),
+                Self.packet(id: 8, sequence: 2, [UInt8](repeating: 0, count: 30)),
+            ])
     }
 
     @Test("A corrupted message byte is a checksum mismatch carrying both checksums")

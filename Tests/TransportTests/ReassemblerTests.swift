@@ -26,8 +26,11 @@ struct ReassemblerTests {
                 }
             }
         }
-        #expect(delivered == ["a1": streams[0].message, "a2": streams[1].message,
-                              "b1": streams[2].message, "c1": streams[3].message])
+        #expect(
+            delivered == [
+                "a1": streams[0].message, "a2": streams[1].message,
+                "b1": streams[2].message, "c1": streams[3].message,
+            ])
         #expect(reassembler.partialMessageCount == 0)
     }
 
@@ -58,7 +61,8 @@ struct ReassemblerTests {
         #expect(try reassembler.receive(packets[1], from: "a", at: Self.at(20)) == nil)
         #expect(reassembler.expire(now: Self.at(49)).isEmpty)
         let expired = reassembler.expire(now: Self.at(50))
-        #expect(expired == [.init(link: "a", messageID: 77, receivedPackets: 2, packetCount: 7, lastActivity: Self.at(20))])
+        #expect(
+            expired == [.init(link: "a", messageID: 77, receivedPackets: 2, packetCount: 7, lastActivity: Self.at(20))])
         #expect(reassembler.partialMessageCount == 0)
         // Its late packets are ignored while its id is remembered.
         #expect(try reassembler.receive(packets[2], from: "a", at: Self.at(60)) == nil)

@@ -17,8 +17,9 @@ struct RoundTripVerifierTests {
         }
     }
 
-    @Test("Packets streamed from the visitor straight into the reassembler complete the message",
-          arguments: TransportVerifier.packetLengths)
+    @Test(
+        "Packets streamed from the visitor straight into the reassembler complete the message",
+        arguments: TransportVerifier.packetLengths)
     func streamedThroughVisitor(maxPacketLength: Int) throws {
         var reassembler = TransportVerifier.TestReassembler()
         for size in TransportVerifier.allSizes {
@@ -38,8 +39,9 @@ struct RoundTripVerifierTests {
         #expect(reassembler.partialMessageCount == 0)
     }
 
-    @Test("Messages fed in reverse, first packet last, complete at the first packet",
-          arguments: TransportVerifier.packetLengths)
+    @Test(
+        "Messages fed in reverse, first packet last, complete at the first packet",
+        arguments: TransportVerifier.packetLengths)
     func reversed(maxPacketLength: Int) throws {
         for size in TransportVerifier.allSizes {
             let message = TransportVerifier.message(size: size)

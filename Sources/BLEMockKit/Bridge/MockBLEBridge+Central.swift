@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension MockBLEBridge {
@@ -11,12 +11,15 @@ extension MockBLEBridge {
 
     /// Adds a central manager to the air (once).
     func register(
-        central identifier: UUID, events: EventBroadcaster<CentralEvent>, configuration: MockCentralManager.Configuration
+        central identifier: UUID, events: EventBroadcaster<CentralEvent>,
+        configuration: MockCentralManager.Configuration
     ) {
         guard world.centrals[identifier] == nil else { return }
-        let random = configuration.seed.map { SeededGenerator(seed: $0) }
+        let random =
+            configuration.seed.map { SeededGenerator(seed: $0) }
             ?? world.random.derived("central").derived(identifier.uuidString)
-        let state = startState(configuration.stateTransition, initial: configuration.initialState, manager: .central(identifier))
+        let state = startState(
+            configuration.stateTransition, initial: configuration.initialState, manager: .central(identifier))
         world.centrals[identifier] = SimulationWorld.Central(
             identifier: identifier, events: events, configuration: configuration, state: state, random: random)
         world.centralOrder.append(identifier)
@@ -108,7 +111,8 @@ extension MockBLEBridge {
             } else {
                 // Each advertising event is delayed by a random 0–10 ms (advDelay), as the
                 // specification requires, when timing is realistic.
-                let advDelay = world.timing.isInstant
+                let advDelay =
+                    world.timing.isInstant
                     ? Duration.zero : world.peripherals[peripheral]!.random.duration(in: .zero ... .milliseconds(10))
                 next = world.now.advanced(by: record.configuration.advertisingInterval + advDelay)
             }

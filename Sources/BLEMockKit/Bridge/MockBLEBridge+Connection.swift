@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension MockBLEBridge {
@@ -26,7 +26,9 @@ extension MockBLEBridge {
         let isNewAttempt = world.attempts[key] == nil
         if isNewAttempt {
             world.record(.connecting, central: central, peripheral: peripheral)
-            if let limit = world.centrals[central]!.configuration.connection.limit, world.links(ofCentral: central).count >= limit {
+            if let limit = world.centrals[central]!.configuration.connection.limit,
+                world.links(ofCentral: central).count >= limit
+            {
                 throw failAttempt(key, CoreBluetoothError(.connectionLimitReached))
             }
             if world.peripherals[peripheral]!.advertisement?.isConnectable == false {
@@ -101,7 +103,8 @@ extension MockBLEBridge {
     /// Creates the link and completes every attempt waiting for it.
     func establishLink(_ key: LinkKey) {
         world.attempts[key] = nil
-        guard world.links[key] == nil, let central = world.centrals[key.central], world.peripherals[key.peripheral] != nil
+        guard world.links[key] == nil, let central = world.centrals[key.central],
+            world.peripherals[key.peripheral] != nil
         else { return }
         let mtu = world.negotiateMTU(central: key.central, peripheral: key.peripheral)
         world.links[key] = SimulationWorld.Link(mtu: mtu)
@@ -156,7 +159,8 @@ extension MockBLEBridge {
             for handle in link.subscriptions.keys.sorted() {
                 guard let characteristic = peripheral.database.characteristic(at: handle) else { continue }
                 world.record(
-                    .unsubscribe, central: key.central, peripheral: key.peripheral, attribute: characteristic.local.uuid,
+                    .unsubscribe, central: key.central, peripheral: key.peripheral,
+                    attribute: characteristic.local.uuid,
                     handle: handle, detail: "disconnected")
                 peripheral.events.yield(.unsubscribed(central, characteristic.local))
             }

@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension MockBLEBridge {
@@ -90,7 +90,8 @@ extension MockBLEBridge {
     /// strength with seeded variation.
     func currentRSSI(of peripheral: UUID) -> Int {
         let record = world.peripherals[peripheral]!
-        let base = record.proximitySimulated ? (record.proximity.rssi ?? record.configuration.rssi) : record.configuration.rssi
+        let base =
+            record.proximitySimulated ? (record.proximity.rssi ?? record.configuration.rssi) : record.configuration.rssi
         let spread = record.configuration.rssiVariation
         guard spread > 0 else { return base }
         return base + world.peripherals[peripheral]!.random.int(in: -spread...spread)

@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension MockBLEBridge {
@@ -41,7 +41,8 @@ extension MockBLEBridge {
         for central in world.centralOrder {
             let unread = world.centrals[central]!.events.unreadEvents
             if !unread.isEmpty {
-                leftovers.append("central \(central.uuidString.prefix(8)): \(unread.count) unread events, first \(unread[0])")
+                leftovers.append(
+                    "central \(central.uuidString.prefix(8)): \(unread.count) unread events, first \(unread[0])")
             }
         }
         for peripheral in world.peripheralOrder {

@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension MockBLEBridge {
@@ -27,7 +27,8 @@ extension MockBLEBridge {
     /// Checks that a discovered descriptor still exists on its (current) characteristic.
     func requireCurrent(_ descriptor: RemoteDescriptor) throws {
         _ = try requireCurrent(descriptor.characteristic)
-        let current = world.peripherals[descriptor.peripheral]!.database.descriptors(of: descriptor.characteristic) ?? []
+        let current =
+            world.peripherals[descriptor.peripheral]!.database.descriptors(of: descriptor.characteristic) ?? []
         guard current.contains(descriptor) else { throw CoreBluetoothError(.invalidHandle) }
     }
 
@@ -46,9 +47,12 @@ extension MockBLEBridge {
         let injected = injection(.serviceDiscovery, central: central, peripheral: peripheral)
         let preview = world.peripherals[peripheral]!.database.primaryServices(matching: uuids, peripheral: peripheral)
         let entry = preview.contains { $0.uuid.width == .bits128 } ? 20 : 6
-        let cost = world.cost(roundTrips: Self.discoveryRoundTrips(count: preview.count, entrySize: entry, mtu: link.mtu))
+        let cost = world.cost(
+            roundTrips: Self.discoveryRoundTrips(count: preview.count, entrySize: entry, mtu: link.mtu))
         return try await perform(.operation("discoverServices"), on: key, cost: cost, injected: injected) {
-            try self.throwIfInjected(injected) { self.world.record(.servicesDiscovered, central: central, peripheral: peripheral, error: $0) }
+            try self.throwIfInjected(injected) {
+                self.world.record(.servicesDiscovered, central: central, peripheral: peripheral, error: $0)
+            }
             return self.finishServiceDiscovery(central: central, peripheral: peripheral, uuids: uuids)
         }
     }
@@ -70,9 +74,12 @@ extension MockBLEBridge {
         _ = try requireLink(central: central, peripheral: service.peripheral, "discoverIncludedServices")
         let key = LinkKey(central: central, peripheral: service.peripheral)
         let injected = injection(.serviceDiscovery, central: central, peripheral: service.peripheral)
-        return try await perform(.operation("discoverIncludedServices"), on: key, cost: world.cost(roundTrips: 2), injected: injected) {
+        return try await perform(
+            .operation("discoverIncludedServices"), on: key, cost: world.cost(roundTrips: 2), injected: injected
+        ) {
             try self.throwIfInjected(injected) {
-                self.world.record(.includedServicesDiscovered, central: central, peripheral: service.peripheral, error: $0)
+                self.world.record(
+                    .includedServicesDiscovered, central: central, peripheral: service.peripheral, error: $0)
             }
             return try self.finishIncludedServiceDiscovery(central: central, service: service, uuids: uuids)
         }
@@ -104,10 +111,12 @@ extension MockBLEBridge {
             world.peripherals[service.peripheral]!.database.characteristics(
                 of: service.handle, matching: uuids, peripheral: service.peripheral) ?? []
         let entry = preview.contains { $0.uuid.width == .bits128 } ? 21 : 7
-        let cost = world.cost(roundTrips: Self.discoveryRoundTrips(count: preview.count, entrySize: entry, mtu: link.mtu))
+        let cost = world.cost(
+            roundTrips: Self.discoveryRoundTrips(count: preview.count, entrySize: entry, mtu: link.mtu))
         return try await perform(.operation("discoverCharacteristics"), on: key, cost: cost, injected: injected) {
             try self.throwIfInjected(injected) {
-                self.world.record(.characteristicsDiscovered, central: central, peripheral: service.peripheral, error: $0)
+                self.world.record(
+                    .characteristicsDiscovered, central: central, peripheral: service.peripheral, error: $0)
             }
             return try self.finishCharacteristicDiscovery(central: central, service: service, uuids: uuids)
         }
@@ -134,7 +143,8 @@ extension MockBLEBridge {
         _ = try requireCurrent(characteristic)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)
         let injected = injection(
-            .descriptorDiscovery, central: central, peripheral: characteristic.peripheral, characteristic: characteristic.uuid)
+            .descriptorDiscovery, central: central, peripheral: characteristic.peripheral,
+            characteristic: characteristic.uuid)
         let count = world.peripherals[characteristic.peripheral]!.database.descriptors(of: characteristic)?.count ?? 0
         let cost = world.cost(roundTrips: Self.discoveryRoundTrips(count: count, entrySize: 4, mtu: link.mtu))
         return try await perform(.operation("discoverDescriptors"), on: key, cost: cost, injected: injected) {
@@ -171,7 +181,8 @@ extension MockBLEBridge {
         _ = try requireLink(central: central, peripheral: characteristic.peripheral, "setNotifyValue")
         _ = try requireCurrent(characteristic)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)
-        let injected = injection(.subscribe, central: central, peripheral: key.peripheral, characteristic: characteristic.uuid)
+        let injected = injection(
+            .subscribe, central: central, peripheral: key.peripheral, characteristic: characteristic.uuid)
         try await perform(.operation("setNotifyValue"), on: key, cost: world.cost(roundTrips: 1), injected: injected) {
             try self.throwIfInjected(injected) {
                 self.world.record(
@@ -219,7 +230,9 @@ extension MockBLEBridge {
         let key = LinkKey(central: central, peripheral: peripheral)
         let injected = injection(.readRSSI, central: central, peripheral: peripheral)
         return try await perform(.operation("readRSSI"), on: key, cost: world.connectionEvent(), injected: injected) {
-            try self.throwIfInjected(injected) { self.world.record(.rssiRead, central: central, peripheral: peripheral, error: $0) }
+            try self.throwIfInjected(injected) {
+                self.world.record(.rssiRead, central: central, peripheral: peripheral, error: $0)
+            }
             let rssi = self.currentRSSI(of: peripheral)
             self.world.record(.rssiRead, central: central, peripheral: peripheral, detail: "rssi=\(rssi)")
             return rssi

@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension MockBLEBridge {
@@ -15,7 +15,8 @@ extension MockBLEBridge {
         configuration: MockPeripheralManager.Configuration
     ) {
         guard world.peripherals[identifier] == nil else { return }
-        let random = configuration.seed.map { SeededGenerator(seed: $0) }
+        let random =
+            configuration.seed.map { SeededGenerator(seed: $0) }
             ?? world.random.derived("peripheral").derived(identifier.uuidString)
         let state = startState(
             configuration.stateTransition, initial: configuration.initialState, manager: .peripheral(identifier))
@@ -74,7 +75,8 @@ extension MockBLEBridge {
     func removeAllServices(peripheral: UUID) {
         let removed = world.peripherals[peripheral]!.database.removeAll()
         for service in removed {
-            world.record(.serviceRemoved, peripheral: peripheral, attribute: service.local.uuid, handle: service.local.handle)
+            world.record(
+                .serviceRemoved, peripheral: peripheral, attribute: service.local.uuid, handle: service.local.handle)
         }
         invalidate(removed, of: peripheral)
     }
@@ -126,8 +128,11 @@ extension MockBLEBridge {
             by: world.peripherals[peripheral]!.configuration.advertisingDelay)
         world.record(
             .advertisingStarted, peripheral: peripheral,
-            detail: [advertisement.localName.map { "name=\($0)" }, "services=\(advertisement.serviceUUIDs.map(\.uuidString).joined(separator: ","))"]
-                .compactMap { $0 }.joined(separator: " "))
+            detail: [
+                advertisement.localName.map { "name=\($0)" },
+                "services=\(advertisement.serviceUUIDs.map(\.uuidString).joined(separator: ","))",
+            ]
+            .compactMap { $0 }.joined(separator: " "))
         if world.timing.isInstant, world.peripherals[peripheral]!.advertisingStarted == world.now {
             for central in world.centralOrder { deliverAdvertisement(from: peripheral, to: central) }
             if world.peripherals[peripheral]!.configuration.advertisesOnce {
@@ -175,7 +180,9 @@ extension MockBLEBridge {
     /// `centrals`), truncating the value to each central's maximum update length (or
     /// refusing it when lengths are strict). With a queue, returns `false` when the updates do
     /// not fit; nothing is sent then, and a ready event follows when there is room.
-    func updateValue(peripheral: UUID, value: Data, characteristic: LocalCharacteristic, centrals: [UUID]?) throws -> Bool {
+    func updateValue(peripheral: UUID, value: Data, characteristic: LocalCharacteristic, centrals: [UUID]?) throws
+        -> Bool
+    {
         try requirePoweredOn(peripheral: peripheral, "updateValue")
         let record = try requirePublished(characteristic, of: peripheral)
         guard record.local.properties.supportsSubscription else {
@@ -205,21 +212,25 @@ extension MockBLEBridge {
                 world.record(
                     .truncated, central: key.central, peripheral: peripheral, attribute: characteristic.uuid,
                     handle: characteristic.handle,
-                    detail: "\(kind == .notify ? "notification" : "indication") of \(value.count) bytes cut to \(limit)")
+                    detail: "\(kind == .notify ? "notification" : "indication") of \(value.count) bytes cut to \(limit)"
+                )
             }
-            return SimulationWorld.QueuedUpdate(link: key, characteristic: remote, value: value.prefix(limit), kind: kind)
+            return SimulationWorld.QueuedUpdate(
+                link: key, characteristic: remote, value: value.prefix(limit), kind: kind)
         }
         if queuesUpdates(of: peripheral) {
             guard enqueueUpdates(updates, of: peripheral) else {
                 world.record(
                     .notification, peripheral: peripheral, attribute: characteristic.uuid,
-                    handle: characteristic.handle, value: value, detail: "transmit queue full: updateValue returned false")
+                    handle: characteristic.handle, value: value,
+                    detail: "transmit queue full: updateValue returned false")
                 return false
             }
         } else {
             for update in updates { deliverUpdate(update) }
         }
-        world.peripherals[peripheral]!.database.setValue(value.prefix(GATTDatabase.maximumValueLength), at: characteristic.handle)
+        world.peripherals[peripheral]!.database.setValue(
+            value.prefix(GATTDatabase.maximumValueLength), at: characteristic.handle)
         return true
     }
 
@@ -237,7 +248,9 @@ extension MockBLEBridge {
 
     /// The central's view of a published characteristic.
     func remoteCharacteristic(_ record: GATTDatabase.Characteristic, of peripheral: UUID) -> RemoteCharacteristic {
-        let service = world.peripherals[peripheral]!.database.localServices.first { $0.handle == record.local.serviceHandle }!
+        let service = world.peripherals[peripheral]!.database.localServices.first {
+            $0.handle == record.local.serviceHandle
+        }!
         return RemoteCharacteristic(
             service: RemoteService(
                 peripheral: peripheral, uuid: service.uuid, isPrimary: service.isPrimary, handle: service.handle,

@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension MockBLEBridge {
@@ -53,7 +53,8 @@ extension MockBLEBridge {
         scheduleWriteDrain(key)
         if world.links[key]!.writeQueueWasFull, canQueueWrite(key) {
             world.links[key]!.writeQueueWasFull = false
-            world.centrals[key.central]?.events.yield(.readyToSendWriteWithoutResponse(world.remotePeripheral(key.peripheral)))
+            world.centrals[key.central]?.events.yield(
+                .readyToSendWriteWithoutResponse(world.remotePeripheral(key.peripheral)))
         }
     }
 
@@ -67,7 +68,8 @@ extension MockBLEBridge {
     /// Queues updates for several centrals at once, or none if they do not all fit.
     func enqueueUpdates(_ updates: [SimulationWorld.QueuedUpdate], of peripheral: UUID) -> Bool {
         let record = world.peripherals[peripheral]!
-        if let capacity = record.configuration.updateQueue.capacity, record.updateQueue.count + updates.count > capacity {
+        if let capacity = record.configuration.updateQueue.capacity, record.updateQueue.count + updates.count > capacity
+        {
             world.peripherals[peripheral]!.updateQueueWasFull = true
             return false
         }

@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension MockBLEBridge {
@@ -16,7 +16,8 @@ extension MockBLEBridge {
         let link = try requireLink(central: central, peripheral: characteristic.peripheral, "readValue")
         _ = try requireCurrent(characteristic)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)
-        let injected = injection(.read, central: central, peripheral: key.peripheral, characteristic: characteristic.uuid)
+        let injected = injection(
+            .read, central: central, peripheral: key.peripheral, characteristic: characteristic.uuid)
         let kind = WaitingOperation.Kind.read(characteristic.uuid, handle: characteristic.handle)
         let log: (Data?, (any Error)?) -> Void = { value, error in
             self.world.record(
@@ -33,7 +34,9 @@ extension MockBLEBridge {
                 throw error
             }
         }
-        if case .askPeripheral(let local) = plan, case .manual = world.peripherals[key.peripheral]!.configuration.requestHandling {
+        if case .askPeripheral(let local) = plan,
+            case .manual = world.peripherals[key.peripheral]!.configuration.requestHandling
+        {
             if let error = injected?.error {
                 return try await perform(kind, on: key, cost: world.cost(roundTrips: 1)) {
                     log(nil, error)
@@ -128,7 +131,8 @@ extension MockBLEBridge {
         let link = try requireLink(central: central, peripheral: descriptor.peripheral, "readValue(for:)")
         try requireCurrent(descriptor)
         let key = LinkKey(central: central, peripheral: descriptor.peripheral)
-        let injected = injection(.read, central: central, peripheral: key.peripheral, characteristic: descriptor.characteristic.uuid)
+        let injected = injection(
+            .read, central: central, peripheral: key.peripheral, characteristic: descriptor.characteristic.uuid)
         let database = world.peripherals[descriptor.peripheral]!.database
         let result: Result<Data, any Error> = Result {
             if let error = injected?.error { throw error }
@@ -162,7 +166,8 @@ extension MockBLEBridge {
         let link = try requireLink(central: central, peripheral: descriptor.peripheral, "writeValue(_:for:)")
         try requireCurrent(descriptor)
         let key = LinkKey(central: central, peripheral: descriptor.peripheral)
-        let injected = injection(.write, central: central, peripheral: key.peripheral, characteristic: descriptor.characteristic.uuid)
+        let injected = injection(
+            .write, central: central, peripheral: key.peripheral, characteristic: descriptor.characteristic.uuid)
         let database = world.peripherals[descriptor.peripheral]!.database
         let cost = world.cost(roundTrips: Self.writeRoundTrips(length: value.count, mtu: link.mtu))
         try await perform(.operation("write descriptor"), on: key, cost: cost, injected: injected) {
@@ -206,10 +211,12 @@ extension MockBLEBridge {
             world.record(
                 .truncated, central: central, peripheral: characteristic.peripheral, attribute: characteristic.uuid,
                 handle: characteristic.handle, writeType: type,
-                detail: "write without response of \(value.count) bytes cut to \(link.mtu - 3) (ATT_MTU \(link.mtu) - 3)")
+                detail:
+                    "write without response of \(value.count) bytes cut to \(link.mtu - 3) (ATT_MTU \(link.mtu) - 3)")
             value = value.prefix(link.mtu - 3)
         }
-        let injected = injection(.write, central: central, peripheral: key.peripheral, characteristic: characteristic.uuid)
+        let injected = injection(
+            .write, central: central, peripheral: key.peripheral, characteristic: characteristic.uuid)
         let kind = WaitingOperation.Kind.write(characteristic.uuid, handle: characteristic.handle)
         let written = value
         let local: LocalCharacteristic
@@ -233,8 +240,11 @@ extension MockBLEBridge {
                 throw error
             }
             if queuesWrites(of: central) {
-                let accepted = enqueueWrite(SimulationWorld.QueuedWrite(characteristic: characteristic, value: value), on: key)
-                log(written, accepted ? nil : CoreBluetoothError(.outOfSpace), accepted ? nil : "dropped: transmit queue full")
+                let accepted = enqueueWrite(
+                    SimulationWorld.QueuedWrite(characteristic: characteristic, value: value), on: key)
+                log(
+                    written, accepted ? nil : CoreBluetoothError(.outOfSpace),
+                    accepted ? nil : "dropped: transmit queue full")
             } else {
                 log(written, nil, nil)
                 deliverCommand(value, to: characteristic, on: key)
@@ -245,7 +255,8 @@ extension MockBLEBridge {
         let handling = world.peripherals[key.peripheral]!.configuration.requestHandling
         if case .manual = handling, injected?.error == nil {
             world.record(
-                .writeRequest, central: central, peripheral: key.peripheral, attribute: local.uuid, handle: local.handle,
+                .writeRequest, central: central, peripheral: key.peripheral, attribute: local.uuid,
+                handle: local.handle,
                 value: value, writeType: type, detail: "requests=\(batch.count) id=\(batch[0].id)")
             _ = try await suspend(kind, on: key) { id in
                 self.openRequests[batch[0].id] = OpenRequest(
@@ -292,7 +303,8 @@ extension MockBLEBridge {
             let request = makeRequest(link: key, mtu: link.mtu, characteristic: record.local, offset: 0, value: value)
             world.record(
                 .writeRequest, central: key.central, peripheral: key.peripheral, attribute: characteristic.uuid,
-                handle: characteristic.handle, value: value, writeType: .withoutResponse, detail: "requests=1 id=\(request.id)")
+                handle: characteristic.handle, value: value, writeType: .withoutResponse,
+                detail: "requests=1 id=\(request.id)")
             world.peripherals[key.peripheral]!.events.yield(.writeRequests([request]))
         }
     }
@@ -325,7 +337,11 @@ extension MockBLEBridge {
             .response, central: key.central, peripheral: peripheral, attribute: request.characteristic.uuid,
             handle: request.characteristic.handle, value: value, detail: "id=\(request.id) result=\(result.name)")
         guard let waitingID = open.waiting, let link = world.links[key] else { return }
-        defer { if openRequests.values.allSatisfy({ $0.link != key || $0.waiting != waitingID }) { requestAnswered(on: key) } }
+        defer {
+            if openRequests.values.allSatisfy({ $0.link != key || $0.waiting != waitingID }) {
+                requestAnswered(on: key)
+            }
+        }
         switch open.kind {
         case .command:
             return

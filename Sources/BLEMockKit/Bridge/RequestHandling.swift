@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// How a mock peripheral answers centrals' reads and writes of its dynamic characteristics.
@@ -36,7 +36,9 @@ public struct RequestResponse: Hashable, Sendable {
     }
 
     /// A successful answer, with the value for a read.
-    public static func success(_ value: Data? = nil) -> RequestResponse { RequestResponse(result: .success, value: value) }
+    public static func success(_ value: Data? = nil) -> RequestResponse {
+        RequestResponse(result: .success, value: value)
+    }
 
     /// An ATT error answer.
     public static func error(_ code: ATTError.Code) -> RequestResponse { RequestResponse(result: code) }

@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A mock central manager: the central role (``CentralManaging``) on a simulated radio.
@@ -95,7 +95,8 @@ public actor MockCentralManager: CentralManaging {
 
     /// Creates a mock central on a bridge (a new one of its own by default).
     public init(configuration: Configuration = Configuration(), bridge: MockBLEBridge? = nil) {
-        let bridge = bridge ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
+        let bridge =
+            bridge ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
         self.bridge = bridge
         self.configuration = configuration
         self.identifier = configuration.identifier ?? bridge.makeIdentifier(role: "central")
@@ -169,7 +170,8 @@ public actor MockCentralManager: CentralManaging {
         withBridge { $0.retrieveConnectedPeripherals(services: serviceUUIDs) }
     }
 
-    public func discoverServices(_ serviceUUIDs: [BluetoothUUID]?, for peripheral: UUID) async throws -> [RemoteService] {
+    public func discoverServices(_ serviceUUIDs: [BluetoothUUID]?, for peripheral: UUID) async throws -> [RemoteService]
+    {
         withBridge { _ in }
         return try await bridge.discoverServices(central: identifier, peripheral: peripheral, uuids: serviceUUIDs)
     }
@@ -185,7 +187,8 @@ public actor MockCentralManager: CentralManaging {
         async throws -> [RemoteCharacteristic]
     {
         withBridge { _ in }
-        return try await bridge.discoverCharacteristics(central: identifier, service: service, uuids: characteristicUUIDs)
+        return try await bridge.discoverCharacteristics(
+            central: identifier, service: service, uuids: characteristicUUIDs)
     }
 
     public func discoverDescriptors(for characteristic: RemoteCharacteristic) async throws -> [RemoteDescriptor] {

@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A mock peripheral manager: the peripheral role (``PeripheralManaging``) on a simulated
@@ -120,7 +120,8 @@ public actor MockPeripheralManager: PeripheralManaging {
 
     /// Creates a mock peripheral on a bridge (a new one of its own by default).
     public init(configuration: Configuration = Configuration(), bridge: MockBLEBridge? = nil) {
-        let bridge = bridge ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
+        let bridge =
+            bridge ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
         self.bridge = bridge
         self.configuration = configuration
         self.identifier = configuration.identifier ?? bridge.makeIdentifier(role: "peripheral")

@@ -46,7 +46,8 @@ extension SeededGenerator {
     /// Works for any range, including negative bounds and `Int.min ... Int.max` (which
     /// consumes exactly one value). Same draw rule as ``uint64(in:)`` on the offsets.
     public mutating func int(in range: ClosedRange<Int>) -> Int {
-        let span = UInt64(bitPattern: Int64(range.upperBound))
+        let span =
+            UInt64(bitPattern: Int64(range.upperBound))
             &- UInt64(bitPattern: Int64(range.lowerBound))
         let offset = span == .max ? next() : uniform(below: span &+ 1)
         return range.lowerBound &+ Int(truncatingIfNeeded: offset)
@@ -57,7 +58,7 @@ extension SeededGenerator {
     /// - Parameter range: The range to draw from. Must not be empty.
     public mutating func int(in range: Range<Int>) -> Int {
         precondition(!range.isEmpty, "int(in:) cannot draw from an empty range \(range)")
-        return int(in: range.lowerBound ... range.upperBound - 1)
+        return int(in: range.lowerBound...range.upperBound - 1)
     }
 
     /// Returns a `Double` uniformly distributed in `[0, 1)`.
@@ -84,7 +85,7 @@ extension SeededGenerator {
     /// consumes nothing.
     public mutating func element<C: Collection>(from collection: C) -> C.Element? {
         guard !collection.isEmpty else { return nil }
-        let offset = int(in: 0 ..< collection.count)
+        let offset = int(in: 0..<collection.count)
         return collection[collection.index(collection.startIndex, offsetBy: offset)]
     }
 
@@ -101,7 +102,7 @@ extension SeededGenerator {
     public mutating func duration(in range: ClosedRange<Duration>) -> Duration {
         let width = range.upperBound - range.lowerBound
         let steps = Self.wholeNanoseconds(in: width)
-        return range.lowerBound + .nanoseconds(Int64(bitPattern: uint64(in: 0 ... steps)))
+        return range.lowerBound + .nanoseconds(Int64(bitPattern: uint64(in: 0...steps)))
     }
 
     /// Returns a deterministic identifier shaped like an RFC 4122 version-4 (random) UUID.
@@ -114,14 +115,15 @@ extension SeededGenerator {
         let high = next().bigEndian
         let low = next().bigEndian
         var bytes = [UInt8](repeating: 0, count: 16)
-        withUnsafeBytes(of: high) { bytes.replaceSubrange(0 ..< 8, with: $0) }
-        withUnsafeBytes(of: low) { bytes.replaceSubrange(8 ..< 16, with: $0) }
+        withUnsafeBytes(of: high) { bytes.replaceSubrange(0..<8, with: $0) }
+        withUnsafeBytes(of: low) { bytes.replaceSubrange(8..<16, with: $0) }
         bytes[6] = (bytes[6] & 0x0F) | 0x40
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(uuid: (
-            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-        ))
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
     }
 
     /// The number of whole nanoseconds in a non-negative duration, clamped to `Int64.max`.

@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension GATTDatabase {
@@ -85,7 +85,8 @@ extension GATTDatabase {
         var result: [RemoteDescriptor] = []
         if let cccd = record.cccdHandle {
             result.append(
-                RemoteDescriptor(characteristic: characteristic, uuid: .clientCharacteristicConfiguration, handle: cccd))
+                RemoteDescriptor(characteristic: characteristic, uuid: .clientCharacteristicConfiguration, handle: cccd)
+            )
         }
         result += record.descriptors.map {
             RemoteDescriptor(characteristic: characteristic, uuid: $0.uuid, handle: $0.handle)

@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A peripheral's GATT server as plain data: services with the handles a stack would assign,
@@ -65,9 +65,11 @@ struct GATTDatabase: Sendable {
             }
             return included.local.handle
         }
-        let needed = 1 + includedHandles.count + description.characteristics.reduce(0) { total, characteristic in
-            total + 2 + (characteristic.properties.supportsSubscription ? 1 : 0) + characteristic.descriptors.count
-        }
+        let needed =
+            1 + includedHandles.count
+            + description.characteristics.reduce(0) { total, characteristic in
+                total + 2 + (characteristic.properties.supportsSubscription ? 1 : 0) + characteristic.descriptors.count
+            }
         guard nextHandle + UInt32(needed) - 1 <= 0xFFFF, nextHandle != 0 else {
             throw APIMisuseError.invalidService(description.uuid, reason: .outOfHandles)
         }
@@ -135,7 +137,10 @@ struct GATTDatabase: Sendable {
     ///   (with these handles).
     @discardableResult
     mutating func remove(_ service: LocalService) throws -> Service {
-        guard let index = services.firstIndex(where: { $0.local.handle == service.handle && $0.local.uuid == service.uuid })
+        guard
+            let index = services.firstIndex(where: {
+                $0.local.handle == service.handle && $0.local.uuid == service.uuid
+            })
         else {
             throw APIMisuseError.serviceNotPublished(service.uuid, handle: service.handle)
         }

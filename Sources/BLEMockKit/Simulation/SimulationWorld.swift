@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Everything a bridge simulates, as plain data: the managers on the air, the links between
@@ -36,7 +36,8 @@ struct SimulationWorld: Sendable {
 
         func matches(_ advertisement: AdvertisementData) -> Bool {
             advertisement.matches(services: services ?? [])
-                || (!options.solicitedServiceUUIDs.isEmpty && advertisement.solicits(anyOf: options.solicitedServiceUUIDs))
+                || (!options.solicitedServiceUUIDs.isEmpty
+                    && advertisement.solicits(anyOf: options.solicitedServiceUUIDs))
         }
     }
 

@@ -76,7 +76,7 @@ extension VirtualClock {
             await Task.yield()
             waited += 1
         }
-        for _ in 0 ..< yieldsPerWake {
+        for _ in 0..<yieldsPerWake {
             await Task.yield()
         }
     }

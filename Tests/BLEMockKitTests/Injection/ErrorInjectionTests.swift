@@ -7,11 +7,14 @@ import Testing
 /// was disturbed.
 @Suite("Error injection")
 struct ErrorInjectionTests {
-    typealias Rig = (bridge: MockBLEBridge, peripheral: MockPeripheralManager, service: LocalService,
-        central: MockCentralManager, characteristics: [RemoteCharacteristic])
+    typealias Rig = (
+        bridge: MockBLEBridge, peripheral: MockPeripheralManager, service: LocalService,
+        central: MockCentralManager, characteristics: [RemoteCharacteristic]
+    )
 
     static func rig(
-        central injections: [ErrorInjection] = [], peripheral peripheralInjections: [ErrorInjection] = [], seed: UInt64 = 0
+        central injections: [ErrorInjection] = [], peripheral peripheralInjections: [ErrorInjection] = [],
+        seed: UInt64 = 0
     ) async throws -> Rig {
         let bridge = MockBLEBridge(seed: seed)
         let (peripheral, service) = try await TestPeripherals.advertisingHeartRate(
@@ -24,7 +27,9 @@ struct ErrorInjectionTests {
     @Test("A read injected once fails with that ATT error, then reads succeed and the link stays up")
     func readOnce() async throws {
         let rig = try await Self.rig(central: [ErrorInjection(.read, failure: .att(.insufficientAuthentication))])
-        await #expect(throws: ATTError(.insufficientAuthentication)) { try await rig.central.readValue(for: rig.characteristics[1]) }
+        await #expect(throws: ATTError(.insufficientAuthentication)) {
+            try await rig.central.readValue(for: rig.characteristics[1])
+        }
         #expect(try await rig.central.readValue(for: rig.characteristics[1]) == Data([0x01]))
         #expect(await rig.central.isConnected(rig.peripheral.identifier))
         let reads = await rig.bridge.log.filter { $0.kind == .read }
@@ -51,12 +56,16 @@ struct ErrorInjectionTests {
         let bridge = MockBLEBridge()
         let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
         let central = MockCentralManager(
-            configuration: .init(errorInjection: [ErrorInjection(.connect, failure: .coreBluetooth(.connectionFailed), frequency: .always)]),
+            configuration: .init(errorInjection: [
+                ErrorInjection(.connect, failure: .coreBluetooth(.connectionFailed), frequency: .always)
+            ]),
             bridge: bridge)
         let events = central.events()
         try await central.scanForPeripherals(withServices: nil)
         for _ in 0..<3 {
-            await #expect(throws: CoreBluetoothError(.connectionFailed)) { try await central.connect(peripheral.identifier) }
+            await #expect(throws: CoreBluetoothError(.connectionFailed)) {
+                try await central.connect(peripheral.identifier)
+            }
         }
         #expect(await !central.isConnected(peripheral.identifier))
         let failures = await events.prefixArray(4).filter {
@@ -70,7 +79,8 @@ struct ErrorInjectionTests {
     func probabilityIsSeeded() async throws {
         func pattern(seed: UInt64) async throws -> [Bool] {
             let rig = try await Self.rig(
-                central: [ErrorInjection(.read, failure: .att(.unlikelyError), frequency: .probability(0.5))], seed: seed)
+                central: [ErrorInjection(.read, failure: .att(.unlikelyError), frequency: .probability(0.5))],
+                seed: seed)
             var outcomes: [Bool] = []
             for _ in 0..<16 {
                 do {
@@ -105,13 +115,18 @@ struct ErrorInjectionTests {
         let bridge = MockBLEBridge()
         let (first, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
         let (second, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
-        await bridge.inject(ErrorInjection(.serviceDiscovery, failure: .att(.insufficientResources), frequency: .always, peripheral: second.identifier))
+        await bridge.inject(
+            ErrorInjection(
+                .serviceDiscovery, failure: .att(.insufficientResources), frequency: .always,
+                peripheral: second.identifier))
         let central = MockCentralManager(bridge: bridge)
         try await central.scanForPeripherals(withServices: nil)
         try await central.connect(first.identifier)
         try await central.connect(second.identifier)
         #expect(try await central.discoverServices(nil, for: first.identifier).count == 1)
-        await #expect(throws: ATTError(.insufficientResources)) { try await central.discoverServices(nil, for: second.identifier) }
+        await #expect(throws: ATTError(.insufficientResources)) {
+            try await central.discoverServices(nil, for: second.identifier)
+        }
     }
 
     @Test("Service discovery fails while characteristic discovery still works")
@@ -134,14 +149,18 @@ struct ErrorInjectionTests {
         await #expect(throws: CoreBluetoothError(.invalidParameters)) {
             try await rig.central.discoverCharacteristics(nil, for: services[0])
         }
-        await #expect(throws: ATTError(.unlikelyError)) { try await rig.central.discoverDescriptors(for: rig.characteristics[2]) }
+        await #expect(throws: ATTError(.unlikelyError)) {
+            try await rig.central.discoverDescriptors(for: rig.characteristics[2])
+        }
         #expect(try await rig.central.discoverDescriptors(for: rig.characteristics[2]).map(\.uuid) == ["2901"])
     }
 
     @Test("A failed subscription leaves the central unsubscribed on the peripheral side")
     func subscribe() async throws {
         let rig = try await Self.rig(central: [ErrorInjection(.subscribe, failure: .att(.cccdImproperlyConfigured))])
-        await #expect(throws: ATTError(.cccdImproperlyConfigured)) { try await rig.central.setNotifyValue(true, for: rig.characteristics[0]) }
+        await #expect(throws: ATTError(.cccdImproperlyConfigured)) {
+            try await rig.central.setNotifyValue(true, for: rig.characteristics[0])
+        }
         #expect(await rig.peripheral.subscribedCentrals(for: rig.service.characteristics[0]).isEmpty)
         try await rig.central.setNotifyValue(true, for: rig.characteristics[0])
         #expect(await rig.peripheral.subscribedCentrals(for: rig.service.characteristics[0]).count == 1)
@@ -150,7 +169,9 @@ struct ErrorInjectionTests {
     @Test("RSSI reads fail with the injected error")
     func rssi() async throws {
         let rig = try await Self.rig(central: [ErrorInjection(.readRSSI, failure: .coreBluetooth(.notConnected))])
-        await #expect(throws: CoreBluetoothError(.notConnected)) { try await rig.central.readRSSI(for: rig.peripheral.identifier) }
+        await #expect(throws: CoreBluetoothError(.notConnected)) {
+            try await rig.central.readRSSI(for: rig.peripheral.identifier)
+        }
         #expect(try await rig.central.readRSSI(for: rig.peripheral.identifier) == -50)
     }
 
@@ -166,13 +187,17 @@ struct ErrorInjectionTests {
         await #expect(throws: CoreBluetoothError(.outOfSpace)) { try await peripheral.add(TestPeripherals.heartRate) }
         #expect(await peripheral.services.isEmpty)
         let service = try await peripheral.add(TestPeripherals.heartRate)
-        await #expect(throws: CoreBluetoothError(.operationNotSupported)) { try await peripheral.startAdvertising(AdvertisementData()) }
+        await #expect(throws: CoreBluetoothError(.operationNotSupported)) {
+            try await peripheral.startAdvertising(AdvertisementData())
+        }
         #expect(await !peripheral.isAdvertising)
         try await peripheral.startAdvertising(AdvertisementData(serviceUUIDs: ["180D"]))
         let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
         try await central.setNotifyValue(true, for: characteristics[0])
         await peripheral.inject(ErrorInjection(.updateValue, failure: .coreBluetooth(.unknown)))
-        await #expect(throws: CoreBluetoothError(.unknown)) { try await peripheral.updateValue(Data([1]), for: service.characteristics[0]) }
+        await #expect(throws: CoreBluetoothError(.unknown)) {
+            try await peripheral.updateValue(Data([1]), for: service.characteristics[0])
+        }
         #expect(try await peripheral.updateValue(Data([2]), for: service.characteristics[0]))
         let notifications = await bridge.log.filter { $0.kind == .notification && $0.succeeded }
         #expect(notifications.map(\.value) == [Data([2])])
@@ -185,14 +210,16 @@ struct ErrorInjectionTests {
         let characteristic = rig.characteristics[1]
         let read = Task { try await central.readValue(for: characteristic) }
         while await rig.bridge.waitingOperations.isEmpty { await Task.yield() }
-        await rig.peripheral.simulateDisconnection(of: central.identifier, error: CoreBluetoothError(.connectionTimeout))
+        await rig.peripheral.simulateDisconnection(
+            of: central.identifier, error: CoreBluetoothError(.connectionTimeout))
         await #expect(throws: CoreBluetoothError(.connectionTimeout)) { try await read.value }
     }
 
     @Test("Finishing reports an operation that never answered and an injection that never fired")
     func finishReportsInjectionLeftovers() async throws {
         let rig = try await Self.rig(central: [
-            ErrorInjection(.readRSSI, failure: .neverAnswers), ErrorInjection(.write, failure: .att(.insufficientAuthorization)),
+            ErrorInjection(.readRSSI, failure: .neverAnswers),
+            ErrorInjection(.write, failure: .att(.insufficientAuthorization)),
         ])
         let central = rig.central
         let peripheral = rig.peripheral.identifier
@@ -203,7 +230,10 @@ struct ErrorInjectionTests {
             return
         }
         #expect(items.contains { $0.contains("readRSSI on peripheral") && $0.contains("still waiting") })
-        #expect(items.contains { $0.hasPrefix("error injection never fired: write fails with ATT 0x08 insufficientAuthorization once") })
+        #expect(
+            items.contains {
+                $0.hasPrefix("error injection never fired: write fails with ATT 0x08 insufficientAuthorization once")
+            })
         await #expect(throws: CoreBluetoothError(.operationCancelled)) { try await rssi.value }
     }
 }

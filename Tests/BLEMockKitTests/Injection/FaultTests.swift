@@ -14,7 +14,9 @@ struct FaultTests {
         let (central, _) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
         let events = central.events()
         await bridge.schedule(
-            .disconnect(central: central.identifier, peripheral: peripheral.identifier, error: CoreBluetoothError(.connectionTimeout)),
+            .disconnect(
+                central: central.identifier, peripheral: peripheral.identifier,
+                error: CoreBluetoothError(.connectionTimeout)),
             after: .seconds(2))
         await bridge.advance(by: .milliseconds(1999))
         #expect(await central.isConnected(peripheral.identifier))
@@ -23,18 +25,24 @@ struct FaultTests {
         let entry = try #require(await bridge.log.last { $0.kind == .disconnected })
         #expect(entry.time == VirtualClock.Instant(offset: .seconds(2)))
         #expect(entry.error == .coreBluetooth(CoreBluetoothError(.connectionTimeout)))
-        #expect(await events.prefixArray(1) == [
-            .disconnected(RemotePeripheral(identifier: peripheral.identifier, name: Self.heartRateName), CoreBluetoothError(.connectionTimeout))
-        ])
+        #expect(
+            await events.prefixArray(1) == [
+                .disconnected(
+                    RemotePeripheral(identifier: peripheral.identifier, name: Self.heartRateName),
+                    CoreBluetoothError(.connectionTimeout))
+            ])
     }
 
     @Test("A fault scheduled during a long realistic read fails the read with the fault's error")
     func faultDuringOperation() async throws {
         let bridge = MockBLEBridge(configuration: .init(seed: 5, timing: LinkTiming(jitter: .zero)))
         let peripheral = MockPeripheralManager(configuration: .init(mtu: .fixed(23)), bridge: bridge)
-        _ = try await peripheral.add(GATTService(uuid: "AAAA", characteristics: [
-            GATTCharacteristic(uuid: "BBBB", properties: .read, permissions: .readable, value: Data(count: 300))
-        ]))
+        _ = try await peripheral.add(
+            GATTService(
+                uuid: "AAAA",
+                characteristics: [
+                    GATTCharacteristic(uuid: "BBBB", properties: .read, permissions: .readable, value: Data(count: 300))
+                ]))
         try await peripheral.startAdvertising(AdvertisementData())
         let central = MockCentralManager(bridge: bridge)
         try await central.scanForPeripherals(withServices: nil)
@@ -44,7 +52,9 @@ struct FaultTests {
         let start = await bridge.now
         // The read needs 14 round trips of 30 ms; the link drops after 100 ms.
         await bridge.schedule(.reset(peripheral: peripheral.identifier), at: start.advanced(by: .milliseconds(100)))
-        await #expect(throws: CoreBluetoothError(.peripheralDisconnected)) { try await central.readValue(for: characteristic) }
+        await #expect(throws: CoreBluetoothError(.peripheralDisconnected)) {
+            try await central.readValue(for: characteristic)
+        }
         #expect(await bridge.now == start.advanced(by: .milliseconds(100)))
         #expect(await !bridge.log.contains { $0.kind == .read && $0.succeeded })
     }
@@ -59,7 +69,11 @@ struct FaultTests {
         #expect(await !first.isConnected(peripheral.identifier))
         #expect(await !second.isConnected(peripheral.identifier))
         let reasons = await bridge.log.filter { $0.kind == .disconnected }.map(\.error)
-        #expect(reasons == [.coreBluetooth(CoreBluetoothError(.peripheralDisconnected)), .coreBluetooth(CoreBluetoothError(.peripheralDisconnected))])
+        #expect(
+            reasons == [
+                .coreBluetooth(CoreBluetoothError(.peripheralDisconnected)),
+                .coreBluetooth(CoreBluetoothError(.peripheralDisconnected)),
+            ])
         #expect(await peripheral.isAdvertising)
         try await first.connect(peripheral.identifier)
         #expect(await first.isConnected(peripheral.identifier))
@@ -72,7 +86,8 @@ struct FaultTests {
         let central = MockCentralManager(bridge: bridge)
         let events = central.events()
         try await central.scanForPeripherals(withServices: nil)
-        await peripheral.simulateAdvertisementChange(AdvertisementData(localName: "HRM-2", serviceUUIDs: ["180D"], txPowerLevel: 4))
+        await peripheral.simulateAdvertisementChange(
+            AdvertisementData(localName: "HRM-2", serviceUUIDs: ["180D"], txPowerLevel: 4))
         let names = await events.prefixArray(2).compactMap { event -> String? in
             if case .discovered(let discovery) = event { return discovery.advertisementData.localName }
             return nil
@@ -87,7 +102,10 @@ struct FaultTests {
         let (central, _) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
         let events = central.events()
         await peripheral.simulateNameChange("Renamed")
-        #expect(await events.prefixArray(1) == [.nameUpdated(RemotePeripheral(identifier: peripheral.identifier, name: "Renamed"))])
+        #expect(
+            await events.prefixArray(1) == [
+                .nameUpdated(RemotePeripheral(identifier: peripheral.identifier, name: "Renamed"))
+            ])
         #expect(await central.retrievePeripherals(withIdentifiers: [peripheral.identifier]).first?.name == "Renamed")
     }
 
@@ -193,7 +211,8 @@ struct DeterminismTests {
             await bridge.advance(by: .milliseconds(20))
         }
         for index in 0..<5 {
-            try await central.writeValue(Data(repeating: UInt8(index), count: 40), for: characteristics[2], type: .withResponse)
+            try await central.writeValue(
+                Data(repeating: UInt8(index), count: 40), for: characteristics[2], type: .withResponse)
             _ = try await central.readRSSI(for: peripheral.identifier)
         }
         try await central.cancelPeripheralConnection(peripheral.identifier)
@@ -224,12 +243,16 @@ struct ServiceChangeTests {
         let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
         let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
         let events = central.events()
-        _ = try await peripheral.add(GATTService(uuid: "180F", characteristics: [
-            GATTCharacteristic(uuid: "2A19", properties: .read, permissions: .readable, value: Data([90]))
-        ]))
-        #expect(await events.prefixArray(1) == [
-            .servicesModified(RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), invalidated: [])
-        ])
+        _ = try await peripheral.add(
+            GATTService(
+                uuid: "180F",
+                characteristics: [
+                    GATTCharacteristic(uuid: "2A19", properties: .read, permissions: .readable, value: Data([90]))
+                ]))
+        #expect(
+            await events.prefixArray(1) == [
+                .servicesModified(RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), invalidated: [])
+            ])
         #expect(try await central.readValue(for: characteristics[1]) == Data([0x01]))
         let services = try await central.discoverServices(nil, for: peripheral.identifier)
         #expect(services.map(\.uuid) == ["180D", "180F"])

@@ -10,28 +10,29 @@ struct SeededGeneratorDrawsTests {
     @Test("The first bounded draws for seed 42 are pinned")
     func goldenBoundedDraws() {
         var dice = SeededGenerator(seed: 42)
-        #expect((0 ..< 10).map { _ in dice.int(in: 1 ... 6) } == [1, 3, 5, 6, 6, 5, 5, 6, 5, 4])
+        #expect((0..<10).map { _ in dice.int(in: 1...6) } == [1, 3, 5, 6, 6, 5, 5, 6, 5, 4])
         var signed = SeededGenerator(seed: 42)
-        #expect((0 ..< 8).map { _ in signed.int(in: -100 ... 100) } == [-84, -24, 36, 85, 99, 54, 44, 70])
+        #expect((0..<8).map { _ in signed.int(in: -100...100) } == [-84, -24, 36, 85, 99, 54, 44, 70])
     }
 
     @Test("The first unit doubles for seed 42 are pinned")
     func goldenDoubles() {
         var generator = SeededGenerator(seed: 42)
-        let doubles = (0 ..< 4).map { _ in generator.unitDouble() }
+        let doubles = (0..<4).map { _ in generator.unitDouble() }
         #expect(doubles == [0.08386297105988216, 0.3789802506626686, 0.6800434110281394, 0.9246929453253876])
     }
 
     @Test("The first uuids for seed 42 are pinned and version-4 shaped")
     func goldenUUIDs() {
         var generator = SeededGenerator(seed: 42)
-        let uuids = (0 ..< 3).map { _ in generator.uuid().uuidString }
-        #expect(uuids == [
-            "15780B2E-0C2E-4716-A104-D9866D113A7E",
-            "AE175332-39E4-49A1-ACB8-AD4703B360A1",
-            "FDE6DC7F-E2EC-4E64-850D-A53101795238",
-        ])
-        for _ in 0 ..< 100 {
+        let uuids = (0..<3).map { _ in generator.uuid().uuidString }
+        #expect(
+            uuids == [
+                "15780B2E-0C2E-4716-A104-D9866D113A7E",
+                "AE175332-39E4-49A1-ACB8-AD4703B360A1",
+                "FDE6DC7F-E2EC-4E64-850D-A53101795238",
+            ])
+        for _ in 0..<100 {
             let bytes = generator.uuid().uuid
             #expect(bytes.6 >> 4 == 4)
             #expect(bytes.8 >> 6 == 0b10)
@@ -41,26 +42,26 @@ struct SeededGeneratorDrawsTests {
     @Test("Bounded draws handle single-value, full and negative ranges")
     func edgeRanges() {
         var generator = SeededGenerator(seed: 3)
-        for _ in 0 ..< 100 {
-            let single = generator.int(in: 5 ... 5)
+        for _ in 0..<100 {
+            let single = generator.int(in: 5...5)
             let halfOpen = generator.int(in: -5 ..< -4)
             let top = generator.uint64(in: .max ... .max)
             let negative = generator.int(in: -10 ... -1)
-            let low = generator.int(in: Int.min ... Int.min + 2)
-            let high = generator.int(in: Int.max - 2 ... Int.max)
+            let low = generator.int(in: Int.min...Int.min + 2)
+            let high = generator.int(in: Int.max - 2...Int.max)
             let unit = generator.uniform(below: 1)
             let wide = generator.uniform(below: .max)
             #expect(single == 5 && halfOpen == -5 && top == .max && unit == 0)
             #expect((-10 ... -1).contains(negative))
-            #expect((Int.min ... Int.min + 2).contains(low))
-            #expect((Int.max - 2 ... Int.max).contains(high))
+            #expect((Int.min...Int.min + 2).contains(low))
+            #expect((Int.max - 2...Int.max).contains(high))
             #expect(wide < .max)
         }
         var full = SeededGenerator(seed: 42)
         let fullDraw = full.uint64(in: 0 ... .max)
         #expect(fullDraw == 0x1578_0B2E_0C2E_C716)
         var fullSigned = SeededGenerator(seed: 42)
-        let fullSignedDraw = fullSigned.int(in: Int.min ... Int.max)
+        let fullSignedDraw = fullSigned.int(in: Int.min...Int.max)
         #expect(fullSignedDraw == Int.min &+ Int(truncatingIfNeeded: 0x1578_0B2E_0C2E_C716 as UInt64))
     }
 
@@ -68,7 +69,7 @@ struct SeededGeneratorDrawsTests {
     func probabilityExtremes() {
         var generator = SeededGenerator(seed: 11)
         var reference = SeededGenerator(seed: 11)
-        for _ in 0 ..< 1000 {
+        for _ in 0..<1000 {
             let never = generator.bool(probability: 0)
             let always = generator.bool(probability: 1)
             let notANumber = generator.bool(probability: .nan)
@@ -84,12 +85,12 @@ struct SeededGeneratorDrawsTests {
     func doublesAndProbabilities() {
         var generator = SeededGenerator(seed: 5)
         var hits = 0
-        for _ in 0 ..< 10_000 {
+        for _ in 0..<10_000 {
             let value = generator.unitDouble()
             #expect(value >= 0 && value < 1)
             if generator.bool(probability: 0.25) { hits += 1 }
         }
-        #expect((2300 ... 2700).contains(hits))
+        #expect((2300...2700).contains(hits))
     }
 
     @Test("Bounded draws are roughly uniform (chi-square over 10 buckets, fixed seed)")
@@ -97,7 +98,7 @@ struct SeededGeneratorDrawsTests {
         var generator = SeededGenerator(seed: 2024)
         let draws = 100_000
         var counts = [Int](repeating: 0, count: 10)
-        for _ in 0 ..< draws { counts[generator.int(in: 0 ..< 10)] += 1 }
+        for _ in 0..<draws { counts[generator.int(in: 0..<10)] += 1 }
         let expected = Double(draws) / 10
         let chiSquare = counts.reduce(0.0) { $0 + (Double($1) - expected) * (Double($1) - expected) / expected }
         // 9 degrees of freedom: the 99.9th percentile is 27.9.
@@ -113,7 +114,7 @@ struct SeededGeneratorDrawsTests {
         #expect(none == nil)
         #expect(generator == before)
         var seen = Set<String>()
-        for _ in 0 ..< 200 { seen.insert(generator.element(from: ["a", "b", "c", "d"])!) }
+        for _ in 0..<200 { seen.insert(generator.element(from: ["a", "b", "c", "d"])!) }
         #expect(seen == ["a", "b", "c", "d"])
     }
 
@@ -121,7 +122,7 @@ struct SeededGeneratorDrawsTests {
     func durationDraws() {
         var generator = SeededGenerator(seed: 9)
         let range = Duration.milliseconds(5) ... .milliseconds(15)
-        for _ in 0 ..< 1000 {
+        for _ in 0..<1000 {
             let jitter = generator.duration(in: range)
             let fixed = generator.duration(in: .seconds(1) ... .seconds(1))
             let negativeRange = Duration.milliseconds(-3) ... .milliseconds(-1)
