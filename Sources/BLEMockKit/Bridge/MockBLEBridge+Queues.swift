@@ -86,17 +86,28 @@ extension MockBLEBridge {
     }
 
     /// A connection event: up to `packetsPerConnectionEvent` queued updates reach their
-    /// centrals (updates for links that dropped are discarded); a peripheral whose queue was
-    /// full is told it can update subscribers again.
+    /// centrals, in order per link; an indication waits for its confirmation, so a link carries
+    /// at most one indication per event and its later updates wait for the next event.
+    /// Updates for links that dropped are discarded. A peripheral whose queue was full is told
+    /// it can update subscribers again.
     func drainUpdates(_ peripheral: UUID) {
         guard world.peripherals[peripheral] != nil else { return }
         world.peripherals[peripheral]!.updateDrainScheduled = false
-        let count = min(world.timing.packetsPerConnectionEvent, world.peripherals[peripheral]!.updateQueue.count)
-        let batch = world.peripherals[peripheral]!.updateQueue.prefix(count)
-        world.peripherals[peripheral]!.updateQueue.removeFirst(count)
-        for update in batch where world.links[update.link]?.subscriptions[update.characteristic.handle] != nil {
+        var delivered = 0
+        var waitingLinks = Set<LinkKey>()
+        var remaining: [SimulationWorld.QueuedUpdate] = []
+        for update in world.peripherals[peripheral]!.updateQueue {
+            guard world.links[update.link]?.subscriptions[update.characteristic.handle] != nil else { continue }
+            guard delivered < world.timing.packetsPerConnectionEvent, !waitingLinks.contains(update.link) else {
+                remaining.append(update)
+                waitingLinks.insert(update.link)
+                continue
+            }
             deliverUpdate(update)
+            delivered += 1
+            if update.kind == .indicate { waitingLinks.insert(update.link) }
         }
+        world.peripherals[peripheral]!.updateQueue = remaining
         scheduleUpdateDrain(peripheral)
         let record = world.peripherals[peripheral]!
         if record.updateQueueWasFull, record.updateQueue.count < (record.configuration.updateQueue.capacity ?? .max) {

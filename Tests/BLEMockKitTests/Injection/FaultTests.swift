@@ -258,3 +258,48 @@ struct ServiceChangeTests {
         #expect(services.map(\.uuid) == ["180D", "180F"])
     }
 }
+
+@Suite("Realistic updates")
+struct RealisticUpdateTests {
+    static func rig(properties: CharacteristicProperties) async throws -> (
+        MockBLEBridge, MockPeripheralManager, LocalCharacteristic, MockCentralManager
+    ) {
+        let bridge = MockBLEBridge(configuration: .init(seed: 9, timing: LinkTiming(jitter: .zero)))
+        let peripheral = MockPeripheralManager(bridge: bridge)
+        let service = try await peripheral.add(
+            GATTService(
+                uuid: "AAAA",
+                characteristics: [
+                    GATTCharacteristic(uuid: "BBBB", properties: properties, permissions: [])
+                ]))
+        try await peripheral.startAdvertising(AdvertisementData())
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        await bridge.advance(by: .milliseconds(200))
+        try await central.connect(peripheral.identifier)
+        let characteristic = try await central.discoverAll(for: peripheral.identifier)[0]
+        try await central.setNotifyValue(true, for: characteristic)
+        return (bridge, peripheral, service.characteristics[0], central)
+    }
+
+    @Test("Notifications go out four per connection event")
+    func notificationsPerEvent() async throws {
+        let (bridge, peripheral, characteristic, _) = try await Self.rig(properties: .notify)
+        let start = await bridge.now
+        for value in 0..<6 { _ = try await peripheral.updateValue(Data([UInt8(value)]), for: characteristic) }
+        await bridge.advance(by: .milliseconds(100))
+        let times = await bridge.log.filter { $0.kind == .notification }.map { start.duration(to: $0.time) }
+        #expect(times == [30, 30, 30, 30, 60, 60].map { Duration.milliseconds($0) })
+    }
+
+    @Test("Indications wait for their confirmation: one per link per connection event")
+    func indicationsAreConfirmed() async throws {
+        let (bridge, peripheral, characteristic, _) = try await Self.rig(properties: .indicate)
+        let start = await bridge.now
+        for value in 0..<3 { _ = try await peripheral.updateValue(Data([UInt8(value)]), for: characteristic) }
+        await bridge.advance(by: .milliseconds(100))
+        let indications = await bridge.log.filter { $0.kind == .indication }
+        #expect(indications.map { start.duration(to: $0.time) } == [30, 60, 90].map { Duration.milliseconds($0) })
+        #expect(indications.map(\.value) == [Data([0]), Data([1]), Data([2])])
+    }
+}
