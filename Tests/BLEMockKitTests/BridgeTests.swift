@@ -224,3 +224,32 @@ struct PacingTests {
         #expect(paced.wall >= .milliseconds(50))
     }
 }
+
+@Suite("Refusals in the log")
+struct RefusalLogTests {
+    @Test("Calls refused before reaching the air are logged with the operation and the error")
+    func refusalsAreLogged() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, service) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        try await peripheral.remove(service)
+        await #expect(throws: CoreBluetoothError(.invalidHandle)) {
+            try await central.readValue(for: characteristics[1])
+        }
+        try await central.cancelPeripheralConnection(peripheral.identifier)
+        await #expect(throws: CoreBluetoothError(.notConnected)) {
+            try await central.readRSSI(for: peripheral.identifier)
+        }
+        await central.simulateStateChange(.poweredOff)
+        await #expect(throws: APIMisuseError.notPoweredOn(operation: "scanForPeripherals", state: .poweredOff)) {
+            try await central.scanForPeripherals(withServices: nil)
+        }
+        let refusals = await bridge.log.filter { $0.kind == .refused }
+        #expect(refusals.map(\.detail) == ["stale characteristic", "readRSSI", "scanForPeripherals"])
+        #expect(
+            refusals.map(\.error) == [
+                .coreBluetooth(CoreBluetoothError(.invalidHandle)), .coreBluetooth(CoreBluetoothError(.notConnected)),
+                .misuse(.notPoweredOn(operation: "scanForPeripherals", state: .poweredOff)),
+            ])
+    }
+}

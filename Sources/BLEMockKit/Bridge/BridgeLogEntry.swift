@@ -18,6 +18,9 @@ public struct BridgeLogEntry: Hashable, Sendable {
         case servicesDiscovered, includedServicesDiscovered, characteristicsDiscovered, descriptorsDiscovered
         case read, readDescriptor, write, writeDescriptor, subscribe, unsubscribe
         case readRequest, writeRequest, response, notification, indication, truncated, rssiRead
+        /// A call the stack refused before it reached the air (not powered on, not connected,
+        /// a stale attribute, an invalid configuration); `detail` names the operation.
+        case refused
     }
 
     /// Where the entry stands in the log, from 0.

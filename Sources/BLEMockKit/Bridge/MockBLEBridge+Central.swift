@@ -36,11 +36,16 @@ extension MockBLEBridge {
     }
 
     func requirePoweredOn(central: UUID, _ operation: String) throws {
-        if let problem = world.centrals[central]?.configuration.mtu.problem() {
-            throw APIMisuseError.invalidConfiguration("MockCentralManager.Configuration.mtu: \(problem)")
+        do {
+            if let problem = world.centrals[central]?.configuration.mtu.problem() {
+                throw APIMisuseError.invalidConfiguration("MockCentralManager.Configuration.mtu: \(problem)")
+            }
+            let state = centralState(central)
+            guard state == .poweredOn else { throw APIMisuseError.notPoweredOn(operation: operation, state: state) }
+        } catch {
+            world.record(.refused, central: central, error: error, detail: operation)
+            throw error
         }
-        let state = centralState(central)
-        guard state == .poweredOn else { throw APIMisuseError.notPoweredOn(operation: operation, state: state) }
     }
 
     // MARK: Scanning

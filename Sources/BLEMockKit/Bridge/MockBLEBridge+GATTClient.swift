@@ -11,7 +11,9 @@ extension MockBLEBridge {
     func requireLink(central: UUID, peripheral: UUID, _ operation: String) throws -> SimulationWorld.Link {
         try requirePoweredOn(central: central, operation)
         guard let link = world.links[LinkKey(central: central, peripheral: peripheral)] else {
-            throw CoreBluetoothError(.notConnected)
+            let error = CoreBluetoothError(.notConnected)
+            world.record(.refused, central: central, peripheral: peripheral, error: error, detail: operation)
+            throw error
         }
         return link
     }
@@ -20,7 +22,13 @@ extension MockBLEBridge {
     func requireCurrent(_ characteristic: RemoteCharacteristic) throws -> GATTDatabase.Characteristic {
         guard let database = world.peripherals[characteristic.peripheral]?.database,
             database.isCurrent(characteristic), let record = database.characteristic(at: characteristic.handle)
-        else { throw CoreBluetoothError(.invalidHandle) }
+        else {
+            let error = CoreBluetoothError(.invalidHandle)
+            world.record(
+                .refused, peripheral: characteristic.peripheral, attribute: characteristic.uuid,
+                handle: characteristic.handle, error: error, detail: "stale characteristic")
+            throw error
+        }
         return record
     }
 

@@ -36,11 +36,16 @@ extension MockBLEBridge {
     }
 
     func requirePoweredOn(peripheral: UUID, _ operation: String) throws {
-        if let problem = world.peripherals[peripheral]?.configuration.mtu.problem() {
-            throw APIMisuseError.invalidConfiguration("MockPeripheralManager.Configuration.mtu: \(problem)")
+        do {
+            if let problem = world.peripherals[peripheral]?.configuration.mtu.problem() {
+                throw APIMisuseError.invalidConfiguration("MockPeripheralManager.Configuration.mtu: \(problem)")
+            }
+            let state = peripheralState(peripheral)
+            guard state == .poweredOn else { throw APIMisuseError.notPoweredOn(operation: operation, state: state) }
+        } catch {
+            world.record(.refused, peripheral: peripheral, error: error, detail: operation)
+            throw error
         }
-        let state = peripheralState(peripheral)
-        guard state == .poweredOn else { throw APIMisuseError.notPoweredOn(operation: operation, state: state) }
     }
 
     // MARK: Services
