@@ -78,7 +78,7 @@ struct SleeperSchedule<Waiter> {
     /// pending (it is not after it has been popped or removed).
     mutating func remove(deadline: Instant, sequence: UInt64) -> Waiter? {
         let key = Key(deadline: deadline, sequence: sequence)
-        let index = insertionIndex(for: key) - 1
+        let index = insertionIndex(for: key)
         guard entries.indices.contains(index), entries[index].key == key else { return nil }
         return entries.remove(at: index).waiter
     }

@@ -44,6 +44,31 @@ extension VirtualClock {
             lhs.offset < rhs.offset
         }
 
+        /// The instant `rhs` after `lhs`.
+        public static func + (lhs: Instant, rhs: Duration) -> Instant {
+            lhs.advanced(by: rhs)
+        }
+
+        /// The instant `rhs` before `lhs`.
+        public static func - (lhs: Instant, rhs: Duration) -> Instant {
+            lhs.advanced(by: .zero - rhs)
+        }
+
+        /// The duration from `rhs` to `lhs`.
+        public static func - (lhs: Instant, rhs: Instant) -> Duration {
+            rhs.duration(to: lhs)
+        }
+
+        /// Moves `lhs` forward by `rhs`.
+        public static func += (lhs: inout Instant, rhs: Duration) {
+            lhs = lhs + rhs
+        }
+
+        /// Moves `lhs` back by `rhs`.
+        public static func -= (lhs: inout Instant, rhs: Duration) {
+            lhs = lhs - rhs
+        }
+
         /// The offset in seconds, for example `"1.5s"`; see the type's documentation.
         public var description: String {
             let isNegative = offset < .zero

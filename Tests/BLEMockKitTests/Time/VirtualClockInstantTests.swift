@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+@Suite("VirtualClock.Instant")
+struct VirtualClockInstantTests {
+    typealias Instant = VirtualClock.Instant
+
+    @Test("Instants add, subtract and compare like offsets")
+    func arithmeticAndComparison() {
+        let start = Instant.zero
+        let later = start.advanced(by: .milliseconds(1500))
+        #expect(later.offset == .milliseconds(1500))
+        #expect(start.duration(to: later) == .milliseconds(1500))
+        #expect(later.duration(to: start) == .milliseconds(-1500))
+        #expect(start + .seconds(2) == Instant(offset: .seconds(2)))
+        #expect(later - start == .milliseconds(1500))
+        #expect(later - .milliseconds(500) == Instant(offset: .seconds(1)))
+        #expect(start < later)
+        #expect(max(start, later) == later)
+        #expect([later, start, Instant(offset: .seconds(1))].sorted() == [start, Instant(offset: .seconds(1)), later])
+        #expect(Set([later, Instant(offset: .milliseconds(1500))]).count == 1)
+    }
+
+    @Test("Descriptions print seconds with up to nine fractional digits", arguments: [
+        (Duration.zero, "0s"),
+        (.seconds(1), "1s"),
+        (.milliseconds(1500), "1.5s"),
+        (.milliseconds(245), "0.245s"),
+        (.microseconds(1), "0.000001s"),
+        (.nanoseconds(1), "0.000000001s"),
+        (.nanoseconds(1_000_000_001), "1.000000001s"),
+        (.seconds(3600), "3600s"),
+        (.milliseconds(-500), "-0.5s"),
+        (.seconds(-2), "-2s"),
+        (Duration(secondsComponent: 0, attosecondsComponent: 1), "0s"),
+    ])
+    func descriptionFormat(offset: Duration, expected: String) {
+        #expect(Instant(offset: offset).description == expected)
+    }
+
+    @Test("Instants round-trip through JSON as seconds and attoseconds")
+    func codableRoundTrip() throws {
+        let instants = [
+            Instant.zero, Instant(offset: .milliseconds(1500)),
+            Instant(offset: Duration(secondsComponent: 7, attosecondsComponent: 3)),
+            Instant(offset: .milliseconds(-250)),
+        ]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = try encoder.encode(instants)
+        #expect(try JSONDecoder().decode([Instant].self, from: data) == instants)
+        let single = try encoder.encode(Instant(offset: .milliseconds(1500)))
+        #expect(String(decoding: single, as: UTF8.self) == #"{"attoseconds":500000000000000000,"seconds":1}"#)
+    }
+}

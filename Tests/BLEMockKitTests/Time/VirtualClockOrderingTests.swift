@@ -1,0 +1,100 @@
+import Testing
+
+@testable import BLEMockKit
+
+/// Wake order under concurrency, on a serial executor so that the order in which woken
+/// tasks run equals the order in which the clock resumed them.
+@Suite("VirtualClock ordering")
+struct VirtualClockOrderingTests {
+    typealias Instant = VirtualClock.Instant
+
+    /// One woken sleeper: its id (= registration order), deadline and the `now` it saw.
+    struct Wake: Equatable, Sendable {
+        var id: Int
+        var deadline: Instant
+        var observedNow: Instant
+    }
+
+    /// Registers `count` sleepers one at a time, with deadlines drawn from `seed` (many of
+    /// them equal), advances past all of them and returns the wakes in the order they ran.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    private func runScenario(seed: UInt64, count: Int = 200) async throws -> [Wake] {
+        let executor = SerialTaskExecutor()
+        defer { executor.shutdown() }
+        let clock = VirtualClock()
+        let recorder = Recorder<Wake>()
+        var generator = SeededGenerator(seed: seed).derived("deadlines")
+        var tasks: [Task<Void, any Error>] = []
+        for id in 0 ..< count {
+            let deadline = Instant(offset: .milliseconds(generator.int(in: 1 ... 40)))
+            tasks.append(Task(executorPreference: executor) {
+                try await clock.sleep(until: deadline)
+                recorder.append(Wake(id: id, deadline: deadline, observedNow: clock.now))
+            })
+            // Control registration order: the next sleeper starts only once this one sleeps.
+            try #require(await eventually { clock.sleeperCount == id + 1 }, "seed \(seed)")
+        }
+        await withTaskExecutorPreference(executor) {
+            await clock.advance(to: Instant(offset: .milliseconds(40)))
+        }
+        for task in tasks { try await task.value }
+        #expect(clock.sleeperCount == 0)
+        #expect(clock.now == Instant(offset: .milliseconds(40)))
+        return recorder.entries
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @Test("200 concurrent sleepers wake in (deadline, registration) order, each at its deadline")
+    func wakeOrderUnderConcurrency() async throws {
+        let wakes = try await runScenario(seed: 42)
+        #expect(wakes.count == 200)
+        let expected = wakes.sorted { ($0.deadline, $0.id) < ($1.deadline, $1.id) }
+        #expect(wakes == expected, "seed 42")
+        #expect(wakes.allSatisfy { $0.observedNow == $0.deadline }, "seed 42")
+        #expect(Set(wakes.map(\.deadline)).count < 200, "the scenario must include equal deadlines")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @Test("Running the same scenario 20 times gives identical results")
+    func repeatedRunsAreIdentical() async throws {
+        let first = try await runScenario(seed: 7, count: 50)
+        for run in 1 ..< 20 {
+            let again = try await runScenario(seed: 7, count: 50)
+            #expect(again == first, "run \(run), seed 7")
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @Test("Interleaved periodic sleepers run in virtual-time order within one advance")
+    func interleavedTimers() async throws {
+        let executor = SerialTaskExecutor()
+        defer { executor.shutdown() }
+        let clock = VirtualClock()
+        let log = Recorder<String>()
+        let fast = Task(executorPreference: executor) {
+            for tick in 1 ... 6 {
+                try await clock.sleep(for: .milliseconds(100))
+                log.append("fast \(tick) at \(clock.now)")
+            }
+        }
+        try #require(await eventually { clock.sleeperCount == 1 })
+        let slow = Task(executorPreference: executor) {
+            for tick in 1 ... 2 {
+                try await clock.sleep(for: .milliseconds(250))
+                log.append("slow \(tick) at \(clock.now)")
+            }
+        }
+        try #require(await eventually { clock.sleeperCount == 2 })
+        await withTaskExecutorPreference(executor) {
+            await clock.advance(by: .milliseconds(600))
+        }
+        try await fast.value
+        try await slow.value
+        // At 0.5 s both are due; slow's sleep began at 0.25 s, before fast's at 0.4 s, so
+        // slow wakes first.
+        #expect(log.entries == [
+            "fast 1 at 0.1s", "fast 2 at 0.2s", "slow 1 at 0.25s", "fast 3 at 0.3s",
+            "fast 4 at 0.4s", "slow 2 at 0.5s", "fast 5 at 0.5s", "fast 6 at 0.6s",
+        ])
+    }
+}

@@ -1,0 +1,201 @@
+import Testing
+
+@testable import BLEMockKit
+
+/// Behaviour of ``VirtualClock`` on the default (global, concurrent) executor: sleeping,
+/// cancellation, advancing and running. Order-sensitive tests live in
+/// `VirtualClockOrderingTests.swift` and use a serial executor.
+@Suite("VirtualClock")
+struct VirtualClockTests {
+    typealias Instant = VirtualClock.Instant
+
+    private func seconds(_ value: Int64) -> Instant { Instant(offset: .seconds(value)) }
+
+    @Test("Sleeping until a deadline that has passed returns immediately")
+    func pastDeadlineReturnsImmediately() async throws {
+        let clock = VirtualClock(now: seconds(5))
+        try await clock.sleep(until: seconds(5))
+        try await clock.sleep(until: seconds(1))
+        try await clock.sleep(for: .zero)
+        try await clock.sleep(for: .seconds(-3))
+        #expect(clock.now == seconds(5))
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test("A cancelled task sleeping until a past deadline still throws CancellationError")
+    func pastDeadlineStillChecksCancellation() async {
+        let clock = VirtualClock()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await clock.sleep(until: .zero)
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+
+    @Test("Cancelling a sleeping task throws CancellationError and frees its sleeper")
+    func cancellationFreesSleeper() async throws {
+        let clock = VirtualClock()
+        let task = Task { try await clock.sleep(until: seconds(10)) }
+        try #require(await eventually { clock.sleeperCount == 1 })
+        #expect(clock.nextDeadline == seconds(10))
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(clock.sleeperCount == 0)
+        #expect(clock.nextDeadline == nil)
+        await clock.advance(by: .seconds(20))
+        #expect(clock.now == seconds(20))
+    }
+
+    @Test("A task cancelled before it registers its sleep throws and leaves no sleeper")
+    func cancellationBeforeRegistration() async throws {
+        let clock = VirtualClock()
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await clock.sleep(until: seconds(1))
+        }
+        await #expect(throws: CancellationError.self) { try await early.value }
+        // Cancel 200 tasks at arbitrary points of their sleep, racing registration.
+        let tasks = (0 ..< 200).map { index in
+            Task { try await clock.sleep(until: seconds(Int64(1 + index % 7))) }
+        }
+        for task in tasks { task.cancel() }
+        for task in tasks {
+            await #expect(throws: CancellationError.self) { try await task.value }
+        }
+        #expect(clock.sleeperCount == 0)
+        #expect(clock.now == .zero)
+    }
+
+    @Test("We can't time travel by advancing to the past or by a negative duration")
+    func timeNeverGoesBackwards() async throws {
+        let clock = VirtualClock(now: seconds(5))
+        let sleeper = Task { try await clock.sleep(until: seconds(8)) }
+        try #require(await eventually { clock.sleeperCount == 1 })
+        await clock.advance(to: seconds(2))
+        #expect(clock.now == seconds(5))
+        await clock.advance(by: .seconds(-1))
+        #expect(clock.now == seconds(5))
+        clock.advanceSynchronously(to: seconds(1))
+        #expect(clock.now == seconds(5))
+        #expect(clock.sleeperCount == 1)
+        await clock.advance(by: .seconds(3))
+        try await sleeper.value
+        #expect(clock.now == seconds(8))
+    }
+
+    @Test("advance(to:) wakes what is due and lands exactly on its target")
+    func advanceLandsOnTarget() async throws {
+        let clock = VirtualClock()
+        let early = Task { try await clock.sleep(until: seconds(1)) }
+        try #require(await eventually { clock.sleeperCount == 1 })
+        let late = Task { try await clock.sleep(until: seconds(3)) }
+        try #require(await eventually { clock.sleeperCount == 2 })
+        let target = Instant(offset: .milliseconds(2500))
+        await clock.advance(to: target)
+        try await early.value
+        #expect(clock.now == target)
+        #expect(clock.sleeperCount == 1)
+        #expect(clock.nextDeadline == seconds(3))
+        late.cancel()
+        await #expect(throws: CancellationError.self) { try await late.value }
+    }
+
+    @Test("A loop sleeping one second ten times completes within advance(by: 10 s)")
+    func tenSleepsInOneAdvance() async throws {
+        let clock = VirtualClock()
+        let counter = Recorder<Instant>()
+        let loop = Task {
+            for _ in 0 ..< 10 {
+                try await clock.sleep(for: .seconds(1))
+                counter.append(clock.now)
+            }
+        }
+        try #require(await eventually { clock.sleeperCount == 1 })
+        await clock.advance(by: .seconds(10))
+        try await loop.value
+        #expect(counter.entries == (1 ... 10).map { seconds(Int64($0)) })
+        #expect(clock.now == seconds(10))
+    }
+
+    @Test("run() drains nested sleeps and ends at the last deadline")
+    func runDrainsNestedSleeps() async throws {
+        let clock = VirtualClock()
+        let wakes = Recorder<Instant>()
+        let outer = Task {
+            try await clock.sleep(for: .seconds(1))
+            wakes.append(clock.now)
+            async let inner: Void = {
+                try await clock.sleep(for: .seconds(2))
+                wakes.append(clock.now)
+            }()
+            try await clock.sleep(for: .seconds(5))
+            wakes.append(clock.now)
+            try await inner
+        }
+        try #require(await eventually { clock.sleeperCount == 1 })
+        #expect(await clock.run())
+        try await outer.value
+        #expect(wakes.entries == [seconds(1), seconds(3), seconds(6)])
+        #expect(clock.now == seconds(6))
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test("run() gives up after its step limit on an endless timer and leaves it pending")
+    func runStopsAtStepLimit() async throws {
+        let clock = VirtualClock()
+        let timer = Task {
+            while true { try await clock.sleep(for: .seconds(1)) }
+        }
+        try #require(await eventually { clock.sleeperCount == 1 })
+        #expect(await clock.run(maximumSteps: 5) == false)
+        #expect(clock.sleeperCount == 1)
+        #expect(clock.now >= seconds(5))
+        timer.cancel()
+        await #expect(throws: CancellationError.self) { try await timer.value }
+        #expect(clock.sleeperCount == 0)
+        #expect(await clock.run(maximumSteps: 0))
+    }
+
+    @Test("Task.sleep(for:clock:) and clock.sleep(for:) accept the virtual clock")
+    func standardLibraryAcceptsClock() async throws {
+        let clock: VirtualClock = .virtual
+        let viaTask = Task { try await Task.sleep(for: .seconds(2), tolerance: .seconds(1), clock: clock) }
+        try #require(await eventually { clock.sleeperCount == 1 })
+        let viaClock = Task { try await clock.sleep(for: .seconds(3)) }
+        try #require(await eventually { clock.sleeperCount == 2 })
+        #expect(clock.minimumResolution == .zero)
+        await clock.advance(by: .seconds(3))
+        try await viaTask.value
+        try await viaClock.value
+        #expect(clock.now == seconds(3))
+        #expect(elapsed(on: clock) == .zero)
+    }
+
+    /// Measures with the generic `Clock` API, as clock-taking code would.
+    private func elapsed<C: Clock>(on clock: C) -> C.Duration {
+        clock.measure {}
+    }
+
+    @Test("advanceSynchronously wakes due sleepers in order without yielding")
+    func synchronousAdvance() async throws {
+        let clock = VirtualClock()
+        let wakes = Recorder<Int>()
+        var tasks: [Task<Void, any Error>] = []
+        for (index, deadline) in [3, 1, 2].enumerated() {
+            tasks.append(Task {
+                try await clock.sleep(until: seconds(Int64(deadline)))
+                wakes.append(index)
+            })
+            try #require(await eventually { clock.sleeperCount == index + 1 })
+        }
+        clock.advanceSynchronously(to: seconds(2))
+        #expect(clock.now == seconds(2))
+        #expect(clock.sleeperCount == 1)
+        try await tasks[1].value
+        try await tasks[2].value
+        clock.advanceSynchronously(to: seconds(4))
+        try await tasks[0].value
+        #expect(clock.now == seconds(4))
+        #expect(Set(wakes.entries) == [0, 1, 2])
+    }
+}
