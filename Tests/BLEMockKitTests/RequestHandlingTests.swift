@@ -382,9 +382,9 @@ struct RequestHandlingHandlerTests {
             })
         var events = rig.peripheral.events().makeAsyncIterator()
         #expect(try await rig.central.readValue(for: rig.remote(RigUUID.value)) == Data("handled".utf8))
-        #expect(seen.all.map(\.offset) == [0])
-        #expect(seen.all.first?.central.identifier == rig.central.identifier)
-        #expect(seen.all.first?.characteristic == rig.local(RigUUID.value))
+        #expect(seen.entries.map(\.offset) == [0])
+        #expect(seen.entries.first?.central.identifier == rig.central.identifier)
+        #expect(seen.entries.first?.characteristic == rig.local(RigUUID.value))
         #expect(await rig.logEntries(.readRequest).isEmpty)
         // No request events reach the peripheral manager.
         #expect(await rig.bridge.finish() == .clean)
@@ -401,7 +401,7 @@ struct RequestHandlingHandlerTests {
                 return .success(value.subdata(in: request.offset..<value.count))
             }, centralMTU: 23)
         #expect(try await rig.central.readValue(for: rig.remote(RigUUID.value)) == value)
-        #expect(offsets.all == [0, 22, 44])
+        #expect(offsets.entries == [0, 22, 44])
     }
 
     @Test("A handler error answering a read is thrown to the central")
@@ -422,18 +422,18 @@ struct RequestHandlingHandlerTests {
                 return .success()
             }, centralMTU: 23)
         try await rig.central.writeValue(Data([1, 2]), for: rig.remote(RigUUID.value), type: .withResponse)
-        #expect(seen.all.map(\.value) == [Data([1, 2])])
+        #expect(seen.entries.map(\.value) == [Data([1, 2])])
 
         let value = testBytes(50)
         try await rig.central.writeValue(value, for: rig.remote(RigUUID.value), type: .withResponse)
-        let batch = Array(seen.all.dropFirst())
+        let batch = Array(seen.entries.dropFirst())
         #expect(batch.map(\.offset) == [0, 18, 36])
         #expect(batch.compactMap(\.value).reduce(Data(), +) == value)
         #expect(Set(batch.map(\.id)).count == 3)
 
         try await rig.central.writeValue(Data([9]), for: rig.remote(RigUUID.value), type: .withoutResponse)
-        #expect(seen.all.last?.value == Data([9]))
-        #expect(seen.all.count == 5)
+        #expect(seen.entries.last?.value == Data([9]))
+        #expect(seen.entries.count == 5)
         #expect(await rig.logEntries(.write).allSatisfy(\.succeeded))
     }
 
@@ -458,7 +458,7 @@ struct RequestHandlingHandlerTests {
         await #expect(throws: ATTError(code)) {
             try await rig.central.writeValue(testBytes(50), for: rig.remote(RigUUID.value), type: .withResponse)
         }
-        #expect(calls.all == [0, 0, 0])
+        #expect(calls.entries == [0, 0, 0])
         #expect(await rig.central.isConnected(rig.peripheral.identifier))
     }
 }

@@ -129,22 +129,3 @@ func nextCentralEvent(
     }
     return nil
 }
-
-/// Collects values from a `@Sendable` closure (a request handler) for later inspection.
-final class Recorder<Element: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: `items` is only touched under `lock`.
-    private let lock = NSLock()
-    private var items: [Element] = []
-
-    func append(_ item: Element) {
-        lock.lock()
-        defer { lock.unlock() }
-        items.append(item)
-    }
-
-    var all: [Element] {
-        lock.lock()
-        defer { lock.unlock() }
-        return items
-    }
-}

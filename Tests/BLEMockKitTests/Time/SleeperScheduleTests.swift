@@ -23,7 +23,7 @@ struct SleeperScheduleTests {
     @Test("Sleepers leave in (deadline, sequence) order whatever the registration order")
     func ordersByDeadlineThenSequence() {
         var schedule = SleeperSchedule<String>(now: .zero)
-        let sequences = (0 ..< 5).map { _ in schedule.makeSequence() }
+        let sequences = (0..<5).map { _ in schedule.makeSequence() }
         #expect(schedule.register("c", deadline: at(20), sequence: sequences[2]) == .suspended)
         #expect(schedule.register("a", deadline: at(10), sequence: sequences[0]) == .suspended)
         #expect(schedule.register("e", deadline: at(30), sequence: sequences[4]) == .suspended)
@@ -88,7 +88,7 @@ struct SleeperScheduleTests {
     @Test("Sequence numbers increase and wakes are acknowledged one by one")
     func sequencesAndAcknowledgements() {
         var schedule = SleeperSchedule<String>(now: .zero)
-        #expect((0 ..< 4).map { _ in schedule.makeSequence() } == [0, 1, 2, 3])
+        #expect((0..<4).map { _ in schedule.makeSequence() } == [0, 1, 2, 3])
         _ = schedule.register("a", deadline: at(1), sequence: 4)
         _ = schedule.popNext(through: at(1))
         #expect(schedule.unacknowledgedWakes == 1)

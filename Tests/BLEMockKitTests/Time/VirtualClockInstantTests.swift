@@ -23,19 +23,21 @@ struct VirtualClockInstantTests {
         #expect(Set([later, Instant(offset: .milliseconds(1500))]).count == 1)
     }
 
-    @Test("Descriptions print seconds with up to nine fractional digits", arguments: [
-        (Duration.zero, "0s"),
-        (.seconds(1), "1s"),
-        (.milliseconds(1500), "1.5s"),
-        (.milliseconds(245), "0.245s"),
-        (.microseconds(1), "0.000001s"),
-        (.nanoseconds(1), "0.000000001s"),
-        (.nanoseconds(1_000_000_001), "1.000000001s"),
-        (.seconds(3600), "3600s"),
-        (.milliseconds(-500), "-0.5s"),
-        (.seconds(-2), "-2s"),
-        (Duration(secondsComponent: 0, attosecondsComponent: 1), "0s"),
-    ])
+    @Test(
+        "Descriptions print seconds with up to nine fractional digits",
+        arguments: [
+            (Duration.zero, "0s"),
+            (.seconds(1), "1s"),
+            (.milliseconds(1500), "1.5s"),
+            (.milliseconds(245), "0.245s"),
+            (.microseconds(1), "0.000001s"),
+            (.nanoseconds(1), "0.000000001s"),
+            (.nanoseconds(1_000_000_001), "1.000000001s"),
+            (.seconds(3600), "3600s"),
+            (.milliseconds(-500), "-0.5s"),
+            (.seconds(-2), "-2s"),
+            (Duration(secondsComponent: 0, attosecondsComponent: 1), "0s"),
+        ])
     func descriptionFormat(offset: Duration, expected: String) {
         #expect(Instant(offset: offset).description == expected)
     }

@@ -25,12 +25,13 @@ struct VirtualClockOrderingTests {
         let recorder = Recorder<Wake>()
         var generator = SeededGenerator(seed: seed).derived("deadlines")
         var tasks: [Task<Void, any Error>] = []
-        for id in 0 ..< count {
-            let deadline = Instant(offset: .milliseconds(generator.int(in: 1 ... 40)))
-            tasks.append(Task(executorPreference: executor) {
-                try await clock.sleep(until: deadline)
-                recorder.append(Wake(id: id, deadline: deadline, observedNow: clock.now))
-            })
+        for id in 0..<count {
+            let deadline = Instant(offset: .milliseconds(generator.int(in: 1...40)))
+            tasks.append(
+                Task(executorPreference: executor) {
+                    try await clock.sleep(until: deadline)
+                    recorder.append(Wake(id: id, deadline: deadline, observedNow: clock.now))
+                })
             // Control registration order: the next sleeper starts only once this one sleeps.
             try #require(await eventually { clock.sleeperCount == id + 1 }, "seed \(seed)")
         }
@@ -58,7 +59,7 @@ struct VirtualClockOrderingTests {
     @Test("Running the same scenario 20 times gives identical results")
     func repeatedRunsAreIdentical() async throws {
         let first = try await runScenario(seed: 7, count: 50)
-        for run in 1 ..< 20 {
+        for run in 1..<20 {
             let again = try await runScenario(seed: 7, count: 50)
             #expect(again == first, "run \(run), seed 7")
         }
@@ -72,14 +73,14 @@ struct VirtualClockOrderingTests {
         let clock = VirtualClock()
         let log = Recorder<String>()
         let fast = Task(executorPreference: executor) {
-            for tick in 1 ... 6 {
+            for tick in 1...6 {
                 try await clock.sleep(for: .milliseconds(100))
                 log.append("fast \(tick) at \(clock.now)")
             }
         }
         try #require(await eventually { clock.sleeperCount == 1 })
         let slow = Task(executorPreference: executor) {
-            for tick in 1 ... 2 {
+            for tick in 1...2 {
                 try await clock.sleep(for: .milliseconds(250))
                 log.append("slow \(tick) at \(clock.now)")
             }
@@ -92,9 +93,10 @@ struct VirtualClockOrderingTests {
         try await slow.value
         // At 0.5 s both are due; slow's sleep began at 0.25 s, before fast's at 0.4 s, so
         // slow wakes first.
-        #expect(log.entries == [
-            "fast 1 at 0.1s", "fast 2 at 0.2s", "slow 1 at 0.25s", "fast 3 at 0.3s",
-            "fast 4 at 0.4s", "slow 2 at 0.5s", "fast 5 at 0.5s", "fast 6 at 0.6s",
-        ])
+        #expect(
+            log.entries == [
+                "fast 1 at 0.1s", "fast 2 at 0.2s", "slow 1 at 0.25s", "fast 3 at 0.3s",
+                "fast 4 at 0.4s", "slow 2 at 0.5s", "fast 5 at 0.5s", "fast 6 at 0.6s",
+            ])
     }
 }

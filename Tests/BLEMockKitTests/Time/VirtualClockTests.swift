@@ -55,7 +55,7 @@ struct VirtualClockTests {
         }
         await #expect(throws: CancellationError.self) { try await early.value }
         // Cancel 200 tasks at arbitrary points of their sleep, racing registration.
-        let tasks = (0 ..< 200).map { index in
+        let tasks = (0..<200).map { index in
             Task { try await clock.sleep(until: seconds(Int64(1 + index % 7))) }
         }
         for task in tasks { task.cancel() }
@@ -105,7 +105,7 @@ struct VirtualClockTests {
         let clock = VirtualClock()
         let counter = Recorder<Instant>()
         let loop = Task {
-            for _ in 0 ..< 10 {
+            for _ in 0..<10 {
                 try await clock.sleep(for: .seconds(1))
                 counter.append(clock.now)
             }
@@ -113,7 +113,7 @@ struct VirtualClockTests {
         try #require(await eventually { clock.sleeperCount == 1 })
         await clock.advance(by: .seconds(10))
         try await loop.value
-        #expect(counter.entries == (1 ... 10).map { seconds(Int64($0)) })
+        #expect(counter.entries == (1...10).map { seconds(Int64($0)) })
         #expect(clock.now == seconds(10))
     }
 
@@ -182,10 +182,11 @@ struct VirtualClockTests {
         let wakes = Recorder<Int>()
         var tasks: [Task<Void, any Error>] = []
         for (index, deadline) in [3, 1, 2].enumerated() {
-            tasks.append(Task {
-                try await clock.sleep(until: seconds(Int64(deadline)))
-                wakes.append(index)
-            })
+            tasks.append(
+                Task {
+                    try await clock.sleep(until: seconds(Int64(deadline)))
+                    wakes.append(index)
+                })
             try #require(await eventually { clock.sleeperCount == index + 1 })
         }
         clock.advanceSynchronously(to: seconds(2))
