@@ -12,14 +12,19 @@ let package = Package(
         .library(name: "BLECore", targets: ["BLECore"]),
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "BLEMockKit", targets: ["BLEMockKit"]),
+        .library(name: "BLECoreBluetooth", targets: ["BLECoreBluetooth"]),
         .executable(name: "mockble", targets: ["mockble"]),
     ],
     targets: [
         .target(name: "BLECore", swiftSettings: strictSettings),
         .target(name: "Transport", dependencies: ["BLECore"], swiftSettings: strictSettings),
         .target(name: "BLEMockKit", dependencies: ["BLECore", "Transport"], swiftSettings: strictSettings),
+        .target(name: "BLECoreBluetooth", dependencies: ["BLECore"], swiftSettings: strictSettings),
         .executableTarget(name: "mockble", dependencies: ["BLEMockKit"], swiftSettings: strictSettings),
         .testTarget(name: "BLECoreTests", dependencies: ["BLECore"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "BLECoreBluetoothTests", dependencies: ["BLECoreBluetooth", "BLECore", "BLEMockKit"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "TransportTests", dependencies: ["Transport", "BLECore", "BLEMockKit"], swiftSettings: strictSettings),
         .testTarget(
