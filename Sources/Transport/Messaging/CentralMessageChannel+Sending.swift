@@ -11,8 +11,9 @@ extension CentralMessageChannel {
     /// (queued, for writes without response; confirmed, for writes with response).
     ///
     /// The message is fragmented at the link's current
-    /// `maximumWriteValueLength(for:type: .withoutResponse)`, under a message id from the
-    /// channel's ``MessageIDAllocator`` that stays reserved until the last packet is written.
+    /// `maximumWriteValueLength(for:type: .withoutResponse)` (ATT_MTU − 3), capped at the
+    /// 512 bytes an attribute value can hold (ATT_MTU 517 would allow 514), under a
+    /// message id from the channel's ``MessageIDAllocator`` that stays reserved until the last packet is written.
     /// Writes without response wait while `canSendWriteWithoutResponse(to:)` is `false`
     /// until the manager reports `readyToSendWriteWithoutResponse` for this peripheral.
     ///
@@ -26,7 +27,8 @@ extension CentralMessageChannel {
     ///   it expires).
     public func send(_ message: [UInt8]) async throws {
         guard !isClosed else { throw MessageChannelError.closed }
-        let maxPacketLength = try await central.maximumWriteValueLength(for: peripheral, type: .withoutResponse)
+        let linkLimit = try await central.maximumWriteValueLength(for: peripheral, type: .withoutResponse)
+        let maxPacketLength = min(linkLimit, MessageInbox<C.Instant>.maximumAttributeValueLength)
         guard !isClosed else { throw MessageChannelError.closed }
         let id = try ids.allocate()
         defer { ids.release(id) }

@@ -24,8 +24,9 @@ import Foundation
 /// ## Sending
 ///
 /// ``send(_:)-([UInt8])`` fragments at the link's current
-/// `maximumWriteValueLength(for:type: .withoutResponse)` (ATT_MTU − 3), so every packet
-/// fits one ATT PDU even when ``writeType`` is `.withResponse` (no long writes). Writes
+/// `maximumWriteValueLength(for:type: .withoutResponse)` (ATT_MTU − 3, capped at the
+/// 512 bytes an attribute value holds), so every packet fits one ATT PDU even when
+/// ``writeType`` is `.withResponse` (no long writes). Writes
 /// without response respect the transmit queue: when `canSendWriteWithoutResponse(to:)` is
 /// `false`, the channel waits for `readyToSendWriteWithoutResponse` before the next packet.
 /// Sequential sends arrive in order; concurrent sends interleave their packets on the air

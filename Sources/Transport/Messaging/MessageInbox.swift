@@ -20,6 +20,10 @@ struct MessageInbox<Instant: InstantProtocol>: Sendable where Instant.Duration =
         case failure(MessageChannelFailure)
     }
 
+    /// The longest attribute value ATT allows, and so the longest packet a channel sends
+    /// even when ATT_MTU − 3 is more (514 at ATT_MTU 517).
+    static var maximumAttributeValueLength: Int { 512 }
+
     private(set) var reassembler: Reassembler<UUID, Instant>
 
     /// Creates an inbox with the channel's configuration.

@@ -11,7 +11,8 @@ extension PeripheralMessageChannel {
     /// returns once its last packet was accepted by `updateValue`.
     ///
     /// The message is fragmented at that central's `maximumUpdateValueLength` (its
-    /// ATT_MTU − 3, from `subscribedCentrals(for:)`), under a message id from the
+    /// ATT_MTU − 3, from `subscribedCentrals(for:)`), capped at the 512 bytes an attribute
+    /// value can hold, under a message id from the
     /// central's own ``MessageIDAllocator``. Each packet goes to that central only; when
     /// `updateValue` returns `false` (transmit queue full), the channel waits for
     /// `readyToUpdateSubscribers` and sends the same packet again.
@@ -35,8 +36,10 @@ extension PeripheralMessageChannel {
         let subscription = unsubscriptions[central, default: 0]
         let id = try ids[central, default: MessageIDAllocator()].allocate()
         defer { ids[central]?.release(id) }
+        let maxPacketLength = min(
+            remote.maximumUpdateValueLength, MessageInbox<C.Instant>.maximumAttributeValueLength)
         let packets = try Fragmenter.packets(
-            for: message, maxPacketLength: remote.maximumUpdateValueLength, id: id,
+            for: message, maxPacketLength: maxPacketLength, id: id,
             maximumMessageLength: configuration.maximumMessageLength)
         for packet in packets {
             let value = Data(packet)
