@@ -13,7 +13,8 @@ extension CentralMessageChannel {
     /// The message is fragmented at the link's current
     /// `maximumWriteValueLength(for:type: .withoutResponse)` (ATT_MTU − 3), capped at the
     /// 512 bytes an attribute value can hold (ATT_MTU 517 would allow 514), under a
-    /// message id from the channel's ``MessageIDAllocator`` that stays reserved until the last packet is written.
+    /// message id from the channel's ``MessageIDAllocator`` that stays reserved until the
+    /// last packet is written.
     /// Writes without response wait while `canSendWriteWithoutResponse(to:)` is `false`
     /// until the manager reports `readyToSendWriteWithoutResponse` for this peripheral.
     ///

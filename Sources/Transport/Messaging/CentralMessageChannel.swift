@@ -79,7 +79,8 @@ public actor CentralMessageChannel<C: Clock> where C.Duration == Swift.Duration 
     ///   - central: The central manager connected to the characteristic's peripheral.
     ///   - characteristic: The characteristic to write and to receive updates from.
     ///   - writeType: How to write packets. Defaults to `.withoutResponse`.
-    ///   - configuration: Framing limits. Defaults to ``TransportConfiguration/init(maximumMessageLength:maximumPartialMessages:partialMessageTimeout:maximumRememberedMessages:)``'s defaults.
+    ///   - configuration: Framing limits, shared with the peripheral. Defaults to the
+    ///     ``TransportConfiguration`` defaults.
     ///   - clock: Times the expiry of partial messages (e.g. `ContinuousClock()`, or a
     ///     virtual clock in tests).
     public init(

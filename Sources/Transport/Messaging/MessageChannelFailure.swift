@@ -37,8 +37,9 @@ public enum MessageChannelFailure: Error, Sendable, Hashable, CustomStringConver
     /// - `packetCount`: how many the message has, or `nil` if packet 0 never arrived.
     case expired(messageID: UInt16, from: UUID, receivedPackets: Int, packetCount: Int?)
 
-    /// `count` partial messages from `peer` were dropped because the link to it went down
-    /// (a central channel's peripheral disconnected).
+    /// `count` partial messages from `peer` were dropped before they could complete or
+    /// expire: the link went down (a central channel's peripheral disconnected, or the
+    /// manager left `poweredOn`), or the channel was closed.
     case discarded(from: UUID, partialMessages: Int)
 
     /// The peer the failed packet or message came from.
@@ -60,8 +61,8 @@ public enum MessageChannelFailure: Error, Sendable, Hashable, CustomStringConver
             return "Message \(id) from \(peer) expired after \(received) packet(s)\(of): the rest were "
                 + "lost. Ask the sender to resend it, or raise partialMessageTimeout if the link is slow."
         case let .discarded(peer, count):
-            return "\(count) partial message(s) from \(peer) were dropped because the link went down. "
-                + "Reconnect and ask the sender to resend them."
+            return "\(count) partial message(s) from \(peer) were dropped because the link went down or "
+                + "the channel closed. Reconnect and ask the sender to resend them."
         }
     }
 }
