@@ -1,0 +1,82 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension CentralMessageChannel {
+    /// Sends one message to the peripheral and returns once its last packet was written
+    /// (queued, for writes without response; confirmed, for writes with response).
+    ///
+    /// The message is fragmented at the link's current
+    /// `maximumWriteValueLength(for:type: .withoutResponse)` (ATT_MTU − 3), capped at the
+    /// 512 bytes an attribute value can hold (ATT_MTU 517 would allow 514), under a
+    /// message id from the channel's ``MessageIDAllocator`` that stays reserved until the
+    /// last packet is written.
+    /// Writes without response wait while `canSendWriteWithoutResponse(to:)` is `false`
+    /// until the manager reports `readyToSendWriteWithoutResponse` for this peripheral.
+    ///
+    /// - Parameter message: The message; up to
+    ///   ``TransportConfiguration/maximumMessageLength`` bytes. May be empty.
+    /// - Throws: ``TransportError`` if the message cannot be fragmented;
+    ///   ``MessageChannelError`` if the channel closes or the link goes down while waiting;
+    ///   `CancellationError` if the task is cancelled while waiting; and whatever the
+    ///   manager's `writeValue` or `maximumWriteValueLength` throws. Packets written
+    ///   before the error stay written (the peripheral reports the incomplete message when
+    ///   it expires).
+    public func send(_ message: [UInt8]) async throws {
+        guard !isClosed else { throw MessageChannelError.closed }
+        let linkLimit = try await central.maximumWriteValueLength(for: peripheral, type: .withoutResponse)
+        let maxPacketLength = min(linkLimit, MessageInbox<C.Instant>.maximumAttributeValueLength)
+        guard !isClosed else { throw MessageChannelError.closed }
+        let id = try ids.allocate()
+        defer { ids.release(id) }
+        let packets = try Fragmenter.packets(
+            for: message, maxPacketLength: maxPacketLength, id: id,
+            maximumMessageLength: configuration.maximumMessageLength)
+        for packet in packets {
+            guard !isClosed else { throw MessageChannelError.closed }
+            if writeType == .withoutResponse {
+                try await waitUntilCanSendWriteWithoutResponse()
+            }
+            try await central.writeValue(Data(packet), for: characteristic, type: writeType)
+        }
+    }
+
+    /// Sends one message to the peripheral; see ``send(_:)-([UInt8])``.
+    public func send(_ message: Data) async throws {
+        try await send([UInt8](message))
+    }
+
+    /// Returns once the transmit queue for writes without response has room.
+    private func waitUntilCanSendWriteWithoutResponse() async throws {
+        while true {
+            let generation = ready.generation
+            if await central.canSendWriteWithoutResponse(to: peripheral) { return }
+            guard !isClosed else { throw MessageChannelError.closed }
+            guard await central.isConnected(peripheral) else {
+                throw MessageChannelError.disconnected(peer: peripheral)
+            }
+            try await waitForReady(since: generation)
+        }
+    }
+
+    /// Suspends until the next ready signal after `generation` (or returns at once if it
+    /// already came), the channel closes, the link goes down, or the task is cancelled.
+    private func waitForReady(since generation: UInt64) async throws {
+        let id = ready.makeID()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: ReadinessGate.Waiter) in
+                ready.register(waiter, id: id, since: generation)
+            }
+        } onCancel: {
+            Task { await self.cancelWaiter(id) }
+        }
+    }
+
+    private func cancelWaiter(_ id: UInt64) {
+        ready.cancel(id)
+    }
+}

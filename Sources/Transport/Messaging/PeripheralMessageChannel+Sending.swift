@@ -1,0 +1,81 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension PeripheralMessageChannel {
+    /// Sends one message to one subscribed central as notifications (or indications) and
+    /// returns once its last packet was accepted by `updateValue`.
+    ///
+    /// The message is fragmented at that central's `maximumUpdateValueLength` (its
+    /// ATT_MTU − 3, from `subscribedCentrals(for:)`), capped at the 512 bytes an attribute
+    /// value can hold, under a message id from the
+    /// central's own ``MessageIDAllocator``. Each packet goes to that central only; when
+    /// `updateValue` returns `false` (transmit queue full), the channel waits for
+    /// `readyToUpdateSubscribers` and sends the same packet again.
+    ///
+    /// - Parameters:
+    ///   - message: The message; up to ``TransportConfiguration/maximumMessageLength``
+    ///     bytes. May be empty.
+    ///   - central: The identifier of a central subscribed to ``characteristic``.
+    /// - Throws: ``MessageChannelError/notSubscribed(central:)`` if the central is not
+    ///   subscribed, or unsubscribes during the send; ``MessageChannelError/closed`` if
+    ///   the channel closes; ``TransportError`` if the message cannot be fragmented;
+    ///   `CancellationError` if the task is cancelled while waiting; and whatever
+    ///   `updateValue` throws.
+    public func send(_ message: [UInt8], to central: UUID) async throws {
+        guard !isClosed else { throw MessageChannelError.closed }
+        let subscribed = await peripheral.subscribedCentrals(for: characteristic)
+        guard let remote = subscribed.first(where: { $0.identifier == central }) else {
+            throw MessageChannelError.notSubscribed(central: central)
+        }
+        guard !isClosed else { throw MessageChannelError.closed }
+        let subscription = unsubscriptions[central, default: 0]
+        let id = try ids[central, default: MessageIDAllocator()].allocate()
+        defer { ids[central]?.release(id) }
+        let maxPacketLength = min(
+            remote.maximumUpdateValueLength, MessageInbox<C.Instant>.maximumAttributeValueLength)
+        let packets = try Fragmenter.packets(
+            for: message, maxPacketLength: maxPacketLength, id: id,
+            maximumMessageLength: configuration.maximumMessageLength)
+        for packet in packets {
+            let value = Data(packet)
+            while true {
+                guard !isClosed else { throw MessageChannelError.closed }
+                guard unsubscriptions[central, default: 0] == subscription else {
+                    throw MessageChannelError.notSubscribed(central: central)
+                }
+                let generation = ready.generation
+                if try await peripheral.updateValue(value, for: characteristic, onSubscribedCentrals: [central]) {
+                    break
+                }
+                try await waitForReady(since: generation)
+            }
+        }
+    }
+
+    /// Sends one message to one subscribed central; see ``send(_:to:)-([UInt8],_)``.
+    public func send(_ message: Data, to central: UUID) async throws {
+        try await send([UInt8](message), to: central)
+    }
+
+    /// Suspends until the next ready signal after `generation` (or returns at once if it
+    /// already came), the channel closes, or the task is cancelled.
+    private func waitForReady(since generation: UInt64) async throws {
+        let id = ready.makeID()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: ReadinessGate.Waiter) in
+                ready.register(waiter, id: id, since: generation)
+            }
+        } onCancel: {
+            Task { await self.cancelWaiter(id) }
+        }
+    }
+
+    private func cancelWaiter(_ id: UInt64) {
+        ready.cancel(id)
+    }
+}

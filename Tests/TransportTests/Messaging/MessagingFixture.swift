@@ -1,0 +1,88 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Transport
+
+/// A fresh bridge with a peripheral that publishes one message characteristic (written by
+/// centrals, notifying them) with manual request handling, as an app's own GATT server.
+struct MessagingFixture {
+    static let serviceUUID: BluetoothUUID = "FFF0"
+    static let characteristicUUID: BluetoothUUID = "FFF1"
+    /// The message sizes every round trip covers.
+    static let sizes = [0, 1, 19, 20, 100, 1_000, 10_000]
+
+    let bridge: MockBLEBridge
+    let peripheral: MockPeripheralManager
+    let characteristic: LocalCharacteristic
+
+    /// Publishes the characteristic and starts advertising.
+    init(properties: CharacteristicProperties = [.write, .writeWithoutResponse, .notify]) async throws {
+        bridge = MockBLEBridge()
+        peripheral = MockPeripheralManager(
+            configuration: .init(name: "Messenger", requestHandling: .manual), bridge: bridge)
+        let service = try await peripheral.add(
+            GATTService(
+                uuid: Self.serviceUUID,
+                characteristics: [
+                    GATTCharacteristic(uuid: Self.characteristicUUID, properties: properties, permissions: .writeable)
+                ]))
+        characteristic = service.characteristics[0]
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Messenger", serviceUUIDs: [Self.serviceUUID]))
+    }
+
+    /// A central asking for `mtu`, connected, with the characteristic discovered and
+    /// subscribed to.
+    func connectCentral(mtu: Int = 517) async throws -> (MockCentralManager, RemoteCharacteristic) {
+        let central = MockCentralManager(configuration: .init(preferredMTU: mtu), bridge: bridge)
+        try await central.scanForPeripherals(withServices: [Self.serviceUUID])
+        await central.stopScan()
+        try await central.connect(peripheral.identifier)
+        try await central.discoverAll(for: peripheral.identifier)
+        let remote = try await central.characteristic(Self.characteristicUUID, of: peripheral.identifier)
+        try await central.setNotifyValue(true, for: remote)
+        return (central, remote)
+    }
+
+    /// A channel on the peripheral's side, timed by the bridge's clock.
+    func peripheralChannel(
+        configuration: TransportConfiguration = TransportConfiguration()
+    ) async -> PeripheralMessageChannel<VirtualClock> {
+        await PeripheralMessageChannel(
+            peripheral: peripheral, characteristic: characteristic, configuration: configuration, clock: bridge.clock)
+    }
+
+    /// A channel on a central's side, timed by the bridge's clock.
+    func centralChannel(
+        _ central: MockCentralManager, _ remote: RemoteCharacteristic, writeType: WriteType = .withoutResponse,
+        configuration: TransportConfiguration = TransportConfiguration()
+    ) async -> CentralMessageChannel<VirtualClock> {
+        await CentralMessageChannel(
+            central: central, characteristic: remote, writeType: writeType, configuration: configuration,
+            clock: bridge.clock)
+    }
+
+    /// A deterministic message of `size` bytes, different for each `salt`.
+    static func message(size: Int, salt: UInt8 = 0) -> [UInt8] {
+        (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8 &+ Int(salt) &* 7) }
+    }
+}
+
+extension AsyncStream {
+    /// The next `count` elements (fewer if the stream ends first).
+    func next(_ count: Int) async -> [Element] {
+        var result: [Element] = []
+        guard count > 0 else { return result }
+        for await element in self {
+            result.append(element)
+            if result.count == count { break }
+        }
+        return result
+    }
+
+    /// Every remaining element, once the stream has finished.
+    func remaining() async -> [Element] {
+        var result: [Element] = []
+        for await element in self { result.append(element) }
+        return result
+    }
+}
