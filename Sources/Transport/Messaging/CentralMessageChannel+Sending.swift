@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 extension CentralMessageChannel {

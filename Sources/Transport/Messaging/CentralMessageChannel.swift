@@ -1,9 +1,9 @@
 import BLECore
 
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Whole messages between a central and one characteristic of a connected peripheral,

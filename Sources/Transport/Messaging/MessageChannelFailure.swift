@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Why a message channel could not deliver an incoming message.
@@ -54,13 +54,13 @@ public enum MessageChannelFailure: Error, Sendable, Hashable, CustomStringConver
     /// What went wrong and what to do about it.
     public var description: String {
         switch self {
-        case let .rejected(error, peer):
+        case .rejected(let error, let peer):
             return "A packet from \(peer) was rejected: \(error.description)"
-        case let .expired(id, peer, received, count):
+        case .expired(let id, let peer, let received, let count):
             let of = count.map { " of \($0)" } ?? " (packet 0 never arrived)"
             return "Message \(id) from \(peer) expired after \(received) packet(s)\(of): the rest were "
                 + "lost. Ask the sender to resend it, or raise partialMessageTimeout if the link is slow."
-        case let .discarded(peer, count):
+        case .discarded(let peer, let count):
             return "\(count) partial message(s) from \(peer) were dropped because the link went down or "
                 + "the channel closed. Reconnect and ask the sender to resend them."
         }

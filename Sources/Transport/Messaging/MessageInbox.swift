@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// The receiving half shared by both message channels: a ``Reassembler`` keyed by peer
@@ -65,9 +65,10 @@ struct MessageInbox<Instant: InstantProtocol>: Sendable where Instant.Duration =
         return reassembler.expire(now: now)
             .sorted { ($0.link.uuidString, $0.messageID) < ($1.link.uuidString, $1.messageID) }
             .map { expired in
-                .failure(.expired(
-                    messageID: expired.messageID, from: expired.link,
-                    receivedPackets: expired.receivedPackets, packetCount: expired.packetCount))
+                .failure(
+                    .expired(
+                        messageID: expired.messageID, from: expired.link,
+                        receivedPackets: expired.receivedPackets, packetCount: expired.packetCount))
             }
     }
 

@@ -59,9 +59,10 @@ struct CentralToPeripheralMessagingTests {
         _ = try await (one, two)
         let received = await receiver.messages().next(2).map(\.bytes)
         #expect(Set(received) == [first, second])
-        let ids = Set(await fixture.bridge.log.filter { $0.kind == .write }.compactMap { entry in
-            entry.value.map { UInt16($0[$0.startIndex]) << 8 | UInt16($0[$0.startIndex + 1]) }
-        })
+        let ids = Set(
+            await fixture.bridge.log.filter { $0.kind == .write }.compactMap { entry in
+                entry.value.map { UInt16($0[$0.startIndex]) << 8 | UInt16($0[$0.startIndex + 1]) }
+            })
         #expect(ids.count == 2)
     }
 
@@ -79,10 +80,11 @@ struct CentralToPeripheralMessagingTests {
         async let two: Void = fromBob.send(bobMessage)
         _ = try await (one, two)
         let received = await receiver.messages().next(2)
-        #expect(Set(received) == [
-            ReceivedMessage(central: alice.identifier, bytes: aliceMessage),
-            ReceivedMessage(central: bob.identifier, bytes: bobMessage),
-        ])
+        #expect(
+            Set(received) == [
+                ReceivedMessage(central: alice.identifier, bytes: aliceMessage),
+                ReceivedMessage(central: bob.identifier, bytes: bobMessage),
+            ])
     }
 
     @Test("A peripheral channel on a write-without-response-only characteristic never answers")

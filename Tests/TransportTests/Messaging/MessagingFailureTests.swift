@@ -49,9 +49,10 @@ struct MessagingFailureTests {
         let receiver = await fixture.centralChannel(central, remote)
         try await Self.notify([[0x00, 0x01, 0x00]], from: fixture)
         try await Self.notify(Fragmenter.packets(for: [1, 2, 3], maxPacketLength: 20, id: 1), from: fixture)
-        #expect(await receiver.failures().next(1) == [
-            .rejected(.packetShorterThanHeader(length: 3, headerLength: 4), from: fixture.peripheral.identifier)
-        ])
+        #expect(
+            await receiver.failures().next(1) == [
+                .rejected(.packetShorterThanHeader(length: 3, headerLength: 4), from: fixture.peripheral.identifier)
+            ])
         #expect(await receiver.messages().next(1) == [[1, 2, 3]])
     }
 
@@ -71,9 +72,10 @@ struct MessagingFailureTests {
         await fixture.bridge.advance(by: .seconds(4))
         #expect(await receiver.partialMessageCount == 1)
         await fixture.bridge.advance(by: .seconds(2))
-        #expect(await receiver.failures().next(1) == [
-            .expired(messageID: 9, from: fixture.peripheral.identifier, receivedPackets: 6, packetCount: 7)
-        ])
+        #expect(
+            await receiver.failures().next(1) == [
+                .expired(messageID: 9, from: fixture.peripheral.identifier, receivedPackets: 6, packetCount: 7)
+            ])
         #expect(await receiver.partialMessageCount == 0)
         await receiver.close()
         #expect(await receiver.messages().remaining().isEmpty)
@@ -91,9 +93,12 @@ struct MessagingFailureTests {
         }
         #expect(await receiver.partialMessageCount == 1)  // writes with response return once answered
         await fixture.bridge.advance(by: .seconds(6))
-        #expect(await receiver.failures().next(1) == [
-            .expired(messageID: 3, from: central.identifier, receivedPackets: packets.count - 1, packetCount: packets.count)
-        ])
+        #expect(
+            await receiver.failures().next(1) == [
+                .expired(
+                    messageID: 3, from: central.identifier, receivedPackets: packets.count - 1,
+                    packetCount: packets.count)
+            ])
         await receiver.close()
         #expect(await receiver.messages().remaining().isEmpty)
     }
@@ -106,9 +111,10 @@ struct MessagingFailureTests {
         let packets = try Fragmenter.packets(for: MessagingFixture.message(size: 60), maxPacketLength: 20, id: 4)
         try await Self.notify(Array(packets.prefix(2)), from: fixture)
         await fixture.peripheral.simulateDisconnection(of: central.identifier)
-        #expect(await receiver.failures().next(1) == [
-            .discarded(from: fixture.peripheral.identifier, partialMessages: 1)
-        ])
+        #expect(
+            await receiver.failures().next(1) == [
+                .discarded(from: fixture.peripheral.identifier, partialMessages: 1)
+            ])
         await #expect(throws: (any Error).self) { try await receiver.send([1]) }
     }
 
@@ -127,9 +133,10 @@ struct MessagingFailureTests {
         await atCentral.close()
         await atCentral.close()  // closing twice is harmless
         await atPeripheral.close()
-        #expect(await atCentral.failures().remaining() == [
-            .discarded(from: fixture.peripheral.identifier, partialMessages: 1)
-        ])
+        #expect(
+            await atCentral.failures().remaining() == [
+                .discarded(from: fixture.peripheral.identifier, partialMessages: 1)
+            ])
         #expect(await atCentral.messages().remaining().isEmpty)
         #expect(await atPeripheral.messages().remaining().isEmpty)
         #expect(await atPeripheral.failures().remaining().isEmpty)

@@ -27,13 +27,14 @@ struct MessagingFixture {
                     GATTCharacteristic(uuid: Self.characteristicUUID, properties: properties, permissions: .writeable)
                 ]))
         characteristic = service.characteristics[0]
-        try await peripheral.startAdvertising(AdvertisementData(localName: "Messenger", serviceUUIDs: [Self.serviceUUID]))
+        try await peripheral.startAdvertising(
+            AdvertisementData(localName: "Messenger", serviceUUIDs: [Self.serviceUUID]))
     }
 
     /// A central asking for `mtu`, connected, with the characteristic discovered and
     /// subscribed to.
     func connectCentral(mtu: Int = 517) async throws -> (MockCentralManager, RemoteCharacteristic) {
-        let central = MockCentralManager(configuration: .init(preferredMTU: mtu), bridge: bridge)
+        let central = MockCentralManager(configuration: .init(mtu: .fixed(mtu)), bridge: bridge)
         try await central.scanForPeripherals(withServices: [Self.serviceUUID])
         await central.stopScan()
         try await central.connect(peripheral.identifier)

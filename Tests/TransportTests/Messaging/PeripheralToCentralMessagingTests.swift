@@ -57,9 +57,10 @@ struct PeripheralToCentralMessagingTests {
         async let two: Void = sender.send(Data(second), to: central.identifier)
         _ = try await (one, two)
         #expect(Set(await receiver.messages().next(2)) == [first, second])
-        let ids = Set(await fixture.bridge.log.filter { $0.kind == .notification }.compactMap { entry in
-            entry.value.map { UInt16($0[$0.startIndex]) << 8 | UInt16($0[$0.startIndex + 1]) }
-        })
+        let ids = Set(
+            await fixture.bridge.log.filter { $0.kind == .notification }.compactMap { entry in
+                entry.value.map { UInt16($0[$0.startIndex]) << 8 | UInt16($0[$0.startIndex + 1]) }
+            })
         #expect(ids.count == 2)
     }
 

@@ -45,7 +45,9 @@ actor ThrottledCentral: CentralManaging {
 
     func canSendWriteWithoutResponse(to peripheral: UUID) -> Bool {
         guard !isFull else { return false }
-        guard writesSinceReady >= burst else { return inner.assumeIsolated { $0.canSendWriteWithoutResponse(to: peripheral) } }
+        guard writesSinceReady >= burst else {
+            return inner.assumeIsolated { $0.canSendWriteWithoutResponse(to: peripheral) }
+        }
         isFull = true
         fullReports += 1
         Task { self.drain(peripheral) }
