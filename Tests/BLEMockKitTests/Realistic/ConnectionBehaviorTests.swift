@@ -120,3 +120,25 @@ struct ConnectionBehaviorTests {
         #expect(await bridge.now == Realistic.at(.milliseconds(200)))
     }
 }
+
+@Suite("Realistic: connection attempts and power")
+struct ConnectionAttemptPowerTests {
+    @Test("Powering a central off ends its pending connection attempt: it does not connect after powering on again")
+    func poweredOffAttemptIsForgotten() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await Realistic.advertisingPeripheral(on: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        try await Realistic.discover(peripheral, by: central, on: bridge)
+        await peripheral.stopAdvertising()
+        let attempt = Task { try await central.connect(peripheral.identifier) }
+        while await bridge.log.last?.kind != .connecting { await Task.yield() }
+        await central.simulateStateChange(.poweredOff)
+        await #expect(throws: CoreBluetoothError.self) { try await attempt.value }
+        await central.simulateStateChange(.poweredOn)
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Back"))
+        await bridge.run()
+        // The app never asked to connect again: no link may appear.
+        #expect(await !central.isConnected(peripheral.identifier))
+        #expect(await bridge.log.filter { $0.kind == .connected }.isEmpty)
+    }
+}
