@@ -72,8 +72,8 @@ extension MockBLEBridge {
     func beginEstablishing(_ key: LinkKey) {
         guard var attempt = world.attempts[key], attempt.establishesAt == nil else { return }
         let range = world.centrals[key.central]!.configuration.connection.latency ?? world.timing.connectionLatency
-        let latency = range.lowerBound == range.upperBound ? range.lowerBound : world.random.duration(in: range)
-        let total = latency + world.cost(roundTrips: 1)
+        let latency = world.drawLatency(in: range, forCentral: key.central)
+        let total = latency + world.connectionEvent(forCentral: key.central)
         attempt.establishesAt = world.now.advanced(by: total)
         world.attempts[key] = attempt
         if total == .zero {
@@ -107,7 +107,11 @@ extension MockBLEBridge {
             world.peripherals[key.peripheral] != nil
         else { return }
         let mtu = world.negotiateMTU(central: key.central, peripheral: key.peripheral)
-        world.links[key] = SimulationWorld.Link(mtu: mtu)
+        world.linkCount[key, default: 0] += 1
+        // Each link draws its jitter from its own stream, so other links never perturb it.
+        let random = world.random.derived("link").derived(
+            "\(key.central.uuidString)/\(key.peripheral.uuidString)/\(world.linkCount[key]!)")
+        world.links[key] = SimulationWorld.Link(mtu: mtu, random: random)
         world.known.insert(key.peripheral)
         world.schedule.removeAll { $0 == .connectionTimeout(key) || $0 == .linkEstablished(key) }
         world.record(.connected, central: key.central, peripheral: key.peripheral, detail: "mtu=\(mtu)")

@@ -56,7 +56,7 @@ extension MockBLEBridge {
         let preview = world.peripherals[peripheral]!.database.primaryServices(matching: uuids, peripheral: peripheral)
         let entry = preview.contains { $0.uuid.width == .bits128 } ? 20 : 6
         let cost = world.cost(
-            roundTrips: Self.discoveryRoundTrips(count: preview.count, entrySize: entry, mtu: link.mtu))
+            on: key, roundTrips: Self.discoveryRoundTrips(count: preview.count, entrySize: entry, mtu: link.mtu))
         return try await perform(.operation("discoverServices"), on: key, cost: cost, injected: injected) {
             try self.throwIfInjected(injected) {
                 self.world.record(.servicesDiscovered, central: central, peripheral: peripheral, error: $0)
@@ -83,7 +83,8 @@ extension MockBLEBridge {
         let key = LinkKey(central: central, peripheral: service.peripheral)
         let injected = injection(.serviceDiscovery, central: central, peripheral: service.peripheral)
         return try await perform(
-            .operation("discoverIncludedServices"), on: key, cost: world.cost(roundTrips: 2), injected: injected
+            .operation("discoverIncludedServices"), on: key, cost: world.cost(on: key, roundTrips: 2),
+            injected: injected
         ) {
             try self.throwIfInjected(injected) {
                 self.world.record(
@@ -120,7 +121,7 @@ extension MockBLEBridge {
                 of: service.handle, matching: uuids, peripheral: service.peripheral) ?? []
         let entry = preview.contains { $0.uuid.width == .bits128 } ? 21 : 7
         let cost = world.cost(
-            roundTrips: Self.discoveryRoundTrips(count: preview.count, entrySize: entry, mtu: link.mtu))
+            on: key, roundTrips: Self.discoveryRoundTrips(count: preview.count, entrySize: entry, mtu: link.mtu))
         return try await perform(.operation("discoverCharacteristics"), on: key, cost: cost, injected: injected) {
             try self.throwIfInjected(injected) {
                 self.world.record(
@@ -154,7 +155,7 @@ extension MockBLEBridge {
             .descriptorDiscovery, central: central, peripheral: characteristic.peripheral,
             characteristic: characteristic.uuid)
         let count = world.peripherals[characteristic.peripheral]!.database.descriptors(of: characteristic)?.count ?? 0
-        let cost = world.cost(roundTrips: Self.discoveryRoundTrips(count: count, entrySize: 4, mtu: link.mtu))
+        let cost = world.cost(on: key, roundTrips: Self.discoveryRoundTrips(count: count, entrySize: 4, mtu: link.mtu))
         return try await perform(.operation("discoverDescriptors"), on: key, cost: cost, injected: injected) {
             try self.throwIfInjected(injected) {
                 self.world.record(
@@ -191,7 +192,9 @@ extension MockBLEBridge {
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)
         let injected = injection(
             .subscribe, central: central, peripheral: key.peripheral, characteristic: characteristic.uuid)
-        try await perform(.operation("setNotifyValue"), on: key, cost: world.cost(roundTrips: 1), injected: injected) {
+        try await perform(
+            .operation("setNotifyValue"), on: key, cost: world.cost(on: key, roundTrips: 1), injected: injected
+        ) {
             try self.throwIfInjected(injected) {
                 self.world.record(
                     enabled ? .subscribe : .unsubscribe, central: central, peripheral: characteristic.peripheral,
@@ -237,7 +240,9 @@ extension MockBLEBridge {
         _ = try requireLink(central: central, peripheral: peripheral, "readRSSI")
         let key = LinkKey(central: central, peripheral: peripheral)
         let injected = injection(.readRSSI, central: central, peripheral: peripheral)
-        return try await perform(.operation("readRSSI"), on: key, cost: world.connectionEvent(), injected: injected) {
+        return try await perform(
+            .operation("readRSSI"), on: key, cost: world.connectionEvent(on: key), injected: injected
+        ) {
             try self.throwIfInjected(injected) {
                 self.world.record(.rssiRead, central: central, peripheral: peripheral, error: $0)
             }

@@ -22,7 +22,9 @@ extension MockBLEBridge {
         _ body: @escaping () throws -> T
     ) async throws -> T {
         runEvents(through: world.now)
-        if injected == .neverAnswers {
+        // A peripheral out of range answers nothing; the supervision timeout ends the link.
+        let silent = kind != .connect && world.peripherals[link.peripheral]?.isHeard == false
+        if injected == .neverAnswers || silent {
             _ = try await suspend(kind, on: link)
             throw CoreBluetoothError(.operationCancelled)
         }
@@ -36,7 +38,11 @@ extension MockBLEBridge {
         let value: any Sendable
         do {
             value = try await suspend(kind, on: link) { id in
-                self.completions[id] = { self.resume(id, with: Result { try body() }) }
+                self.completions[id] = {
+                    // The peripheral went out of range meanwhile: its answer never comes.
+                    guard self.world.peripherals[link.peripheral]?.isHeard != false else { return }
+                    self.resume(id, with: Result { try body() })
+                }
                 self.world.schedule.schedule(.complete(id), at: deadline)
                 self.runEvents(through: deadline, until: { self.waiting[id] == nil })
             }

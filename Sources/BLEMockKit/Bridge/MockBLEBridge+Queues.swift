@@ -37,7 +37,7 @@ extension MockBLEBridge {
     func scheduleWriteDrain(_ key: LinkKey) {
         guard let link = world.links[key], !link.writeDrainScheduled, !link.writeQueue.isEmpty else { return }
         world.links[key]!.writeDrainScheduled = true
-        world.schedule.schedule(.drainWrites(key), at: world.now.advanced(by: world.connectionEvent()))
+        world.schedule.schedule(.drainWrites(key), at: world.now.advanced(by: world.connectionEvent(on: key)))
     }
 
     /// A connection event: the peripheral receives up to `packetsPerConnectionEvent` queued
@@ -82,7 +82,8 @@ extension MockBLEBridge {
         guard let record = world.peripherals[peripheral], !record.updateDrainScheduled, !record.updateQueue.isEmpty
         else { return }
         world.peripherals[peripheral]!.updateDrainScheduled = true
-        world.schedule.schedule(.drainUpdates(peripheral), at: world.now.advanced(by: world.connectionEvent()))
+        world.schedule.schedule(
+            .drainUpdates(peripheral), at: world.now.advanced(by: world.connectionEvent(forPeripheral: peripheral)))
     }
 
     /// A connection event: up to `packetsPerConnectionEvent` queued updates reach their

@@ -29,7 +29,7 @@ extension MockBLEBridge {
         do {
             plan = try database.planRead(handle: characteristic.handle, offset: 0, security: link.security)
         } catch {
-            return try await perform(kind, on: key, cost: world.cost(roundTrips: 1), injected: injected) {
+            return try await perform(kind, on: key, cost: world.cost(on: key, roundTrips: 1), injected: injected) {
                 log(nil, error)
                 throw error
             }
@@ -38,7 +38,7 @@ extension MockBLEBridge {
             case .manual = world.peripherals[key.peripheral]!.configuration.requestHandling
         {
             if let error = injected?.error {
-                return try await perform(kind, on: key, cost: world.cost(roundTrips: 1)) {
+                return try await perform(kind, on: key, cost: world.cost(on: key, roundTrips: 1)) {
                     log(nil, error)
                     throw error
                 }
@@ -58,12 +58,12 @@ extension MockBLEBridge {
         do {
             value = try answer(plan, link: key, mtu: link.mtu)
         } catch {
-            return try await perform(kind, on: key, cost: world.cost(roundTrips: 1), injected: injected) {
+            return try await perform(kind, on: key, cost: world.cost(on: key, roundTrips: 1), injected: injected) {
                 log(nil, error)
                 throw error
             }
         }
-        let cost = world.cost(roundTrips: Self.readRoundTrips(length: value.count, mtu: link.mtu))
+        let cost = world.cost(on: key, roundTrips: Self.readRoundTrips(length: value.count, mtu: link.mtu))
         return try await perform(kind, on: key, cost: cost, injected: injected) {
             if let error = injected?.error {
                 log(nil, error)
@@ -145,7 +145,7 @@ extension MockBLEBridge {
             }
         }
         let length = (try? result.get())?.count ?? 0
-        let cost = world.cost(roundTrips: Self.readRoundTrips(length: length, mtu: link.mtu))
+        let cost = world.cost(on: key, roundTrips: Self.readRoundTrips(length: length, mtu: link.mtu))
         return try await perform(.operation("read descriptor"), on: key, cost: cost, injected: injected) {
             switch result {
             case .success(let value):

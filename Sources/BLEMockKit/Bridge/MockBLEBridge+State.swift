@@ -21,7 +21,7 @@ extension MockBLEBridge {
     }
 
     func applyStateStep(_ manager: SimulationWorld.Manager, _ state: ManagerState) {
-        setState(manager, to: state)
+        setState(manager, to: state, automatic: true)
     }
 
     /// Runs the simulation until a manager's automatic state steps are done.
@@ -34,7 +34,17 @@ extension MockBLEBridge {
     /// Changes a manager's state and emits the change. Leaving `poweredOn` stops scanning and
     /// advertising and drops every link of the manager: centrals see `peripheralDisconnected`,
     /// and a peripheral's published services are removed (as CoreBluetooth clears them).
-    func setState(_ manager: SimulationWorld.Manager, to state: ManagerState) {
+    ///
+    /// A change a test makes (not an automatic step) cancels the manager's remaining automatic
+    /// state steps, so a realistic start-up never undoes it.
+    func setState(_ manager: SimulationWorld.Manager, to state: ManagerState, automatic: Bool = false) {
+        if !automatic {
+            world.schedule.removeAll {
+                if case .stateStep(manager, _) = $0 { return true }
+                return false
+            }
+            world.stateSettles[manager] = nil
+        }
         switch manager {
         case .central(let central):
             guard let old = world.centrals[central]?.state, old != state else { return }
@@ -42,7 +52,11 @@ extension MockBLEBridge {
             world.record(.stateChanged, central: central, detail: state.description)
             world.centrals[central]!.events.yield(.stateChanged(state))
             guard old == .poweredOn else { return }
-            world.centrals[central]!.scan = nil
+            stopScan(central: central)
+            for key in world.attempts.keys where key.central == central {
+                world.attempts[key] = nil
+                world.schedule.removeAll { $0 == .connectionTimeout(key) || $0 == .linkEstablished(key) }
+            }
             for key in world.links(ofCentral: central) {
                 let error = CoreBluetoothError(.peripheralDisconnected)
                 tearDown(key, reason: error, pendingError: error)
@@ -66,6 +80,7 @@ extension MockBLEBridge {
             }
             removeAllServices(peripheral: peripheral)
             world.peripherals[peripheral]!.updateQueue.removeAll()
+            world.peripherals[peripheral]!.updateQueueWasFull = false
         }
     }
 }

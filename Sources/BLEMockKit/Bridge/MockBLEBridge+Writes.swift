@@ -14,7 +14,7 @@ extension MockBLEBridge {
         let injected = injection(
             .write, central: central, peripheral: key.peripheral, characteristic: descriptor.characteristic.uuid)
         let database = world.peripherals[descriptor.peripheral]!.database
-        let cost = world.cost(roundTrips: Self.writeRoundTrips(length: value.count, mtu: link.mtu))
+        let cost = world.cost(on: key, roundTrips: Self.writeRoundTrips(length: value.count, mtu: link.mtu))
         try await perform(.operation("write descriptor"), on: key, cost: cost, injected: injected) {
             do {
                 if let error = injected?.error { throw error }
@@ -73,7 +73,7 @@ extension MockBLEBridge {
                 log(written, error, nil)
                 throw error
             }
-            try await perform(kind, on: key, cost: world.cost(roundTrips: 1), injected: injected) {
+            try await perform(kind, on: key, cost: world.cost(on: key, roundTrips: 1), injected: injected) {
                 log(written, error, nil)
                 throw error
             }
@@ -112,7 +112,7 @@ extension MockBLEBridge {
             }
             return
         }
-        let cost = world.cost(roundTrips: Self.writeRoundTrips(length: value.count, mtu: link.mtu))
+        let cost = world.cost(on: key, roundTrips: Self.writeRoundTrips(length: value.count, mtu: link.mtu))
         try await perform(kind, on: key, cost: cost, injected: injected) {
             if let error = injected?.error {
                 log(written, error, "injected")

@@ -85,6 +85,8 @@ struct SimulationWorld: Sendable {
     struct Link: Sendable {
         /// The negotiated ATT_MTU.
         var mtu: Int
+        /// This link's own random stream (jitter of its connection events).
+        var random: SeededGenerator
         var security = LinkSecurity()
         /// This central's subscriptions on the peripheral, by characteristic value handle.
         var subscriptions: [UInt16: SubscriptionKind] = [:]
@@ -172,6 +174,8 @@ struct SimulationWorld: Sendable {
     var links: [LinkKey: Link] = [:]
     /// Connection attempts in progress.
     var attempts: [LinkKey: ConnectionAttempt] = [:]
+    /// How many links each pair has had, so every new link gets a fresh random stream.
+    var linkCount: [LinkKey: Int] = [:]
     var schedule = EventQueue<ScheduledEvent>()
     var log: [BridgeLogEntry] = []
 
@@ -204,17 +208,47 @@ struct SimulationWorld: Sendable {
         return min(max(min(offered, accepted), 23), 517)
     }
 
-    /// One connection interval with seeded jitter (zero with instant timing).
-    mutating func connectionEvent() -> Duration {
+    /// One connection interval with jitter drawn from `random` (zero with instant timing).
+    func connectionEvent(using random: inout SeededGenerator) -> Duration {
         guard timing.connectionInterval > .zero else { return .zero }
         let jitter = timing.jitter > .zero ? random.duration(in: (.zero - timing.jitter)...timing.jitter) : .zero
         return max(timing.connectionInterval + jitter, .milliseconds(1))
     }
 
-    /// The virtual time `roundTrips` ATT request/response pairs take.
-    mutating func cost(roundTrips: Int) -> Duration {
+    /// One connection interval of a link, jittered from the link's own stream.
+    mutating func connectionEvent(on key: LinkKey) -> Duration {
+        guard var random = links[key]?.random else { return timing.connectionInterval }
+        defer { links[key]!.random = random }
+        return connectionEvent(using: &random)
+    }
+
+    /// One connection interval for a peripheral's transmit queue, from its own stream.
+    mutating func connectionEvent(forPeripheral peripheral: UUID) -> Duration {
+        guard var random = peripherals[peripheral]?.random else { return timing.connectionInterval }
+        defer { peripherals[peripheral]!.random = random }
+        return connectionEvent(using: &random)
+    }
+
+    /// One connection interval before a link exists (the MTU exchange), from the central's stream.
+    mutating func connectionEvent(forCentral central: UUID) -> Duration {
+        guard var random = centrals[central]?.random else { return timing.connectionInterval }
+        defer { centrals[central]!.random = random }
+        return connectionEvent(using: &random)
+    }
+
+    /// A connection latency in `range`, from the central's own stream.
+    mutating func drawLatency(in range: ClosedRange<Duration>, forCentral central: UUID) -> Duration {
+        guard range.lowerBound != range.upperBound, var random = centrals[central]?.random else {
+            return range.lowerBound
+        }
+        defer { centrals[central]!.random = random }
+        return random.duration(in: range)
+    }
+
+    /// The virtual time `roundTrips` ATT request/response pairs take on a link.
+    mutating func cost(on key: LinkKey, roundTrips: Int) -> Duration {
         var total = Duration.zero
-        for _ in 0..<roundTrips { total += connectionEvent() }
+        for _ in 0..<roundTrips { total += connectionEvent(on: key) }
         return total
     }
 

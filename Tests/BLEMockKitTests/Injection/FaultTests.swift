@@ -303,3 +303,49 @@ struct RealisticUpdateTests {
         #expect(indications.map(\.value) == [Data([0]), Data([1]), Data([2])])
     }
 }
+
+@Suite("State and range edge cases")
+struct StateAndRangeEdgeTests {
+    @Test("A state change during a realistic start-up is not undone by the start-up's later steps")
+    func hookWinsOverStartup() async throws {
+        let bridge = MockBLEBridge()
+        let central = MockCentralManager(
+            configuration: .init(stateTransition: .realistic(duration: .milliseconds(100))), bridge: bridge)
+        #expect(await central.state == .unknown)
+        await bridge.advance(by: .milliseconds(20))
+        await central.simulateStateChange(.poweredOff)
+        #expect(await central.waitForPoweredOn() == .poweredOff)
+        await bridge.advance(by: .seconds(1))
+        #expect(await central.state == .poweredOff)
+    }
+
+    @Test("Powering off while scanning logs the scan's end")
+    func powerOffStopsTheScanVisibly() async throws {
+        let bridge = MockBLEBridge()
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        await central.simulateStateChange(.poweredOff)
+        #expect(await !central.isScanning)
+        #expect(await bridge.log.map(\.kind).suffix(2) == [.stateChanged, .scanStopped])
+    }
+
+    @Test("An operation to a peripheral that went out of range fails with connectionTimeout at the supervision timeout")
+    func outOfRangeOperationsGoUnanswered() async throws {
+        let bridge = MockBLEBridge(configuration: .init(seed: 4, timing: LinkTiming(jitter: .zero)))
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        await bridge.advance(by: .milliseconds(200))
+        try await central.connect(peripheral.identifier)
+        let characteristics = try await central.discoverAll(for: peripheral.identifier)
+        await peripheral.simulateProximityChange(.outOfRange)
+        let start = await bridge.now
+        let read = Task { try await central.readValue(for: characteristics[1]) }
+        while await bridge.waitingOperations.isEmpty { await Task.yield() }
+        await bridge.advance(by: .seconds(1))
+        await #expect(throws: CoreBluetoothError(.connectionTimeout)) { try await read.value }
+        let dropped = try #require(await bridge.log.last { $0.kind == .disconnected })
+        #expect(dropped.time == start.advanced(by: .milliseconds(720)))
+        #expect(await !bridge.log.contains { $0.kind == .read && $0.succeeded })
+    }
+}

@@ -27,7 +27,8 @@ struct ATTTimingTests {
         #expect(await bridge.log.last { $0.kind == .read }?.time == bridge.now)
     }
 
-    @Test("Reading a value of N bytes at ATT_MTU 23 takes N / 22 + 1 connection intervals",
+    @Test(
+        "Reading a value of N bytes at ATT_MTU 23 takes N / 22 + 1 connection intervals",
         arguments: [(0, 1), (10, 1), (21, 1), (22, 2), (43, 2), (44, 3), (512, 24)])
     func readRoundTrips(length: Int, roundTrips: Int) async throws {
         let (bridge, peripheral, service, central, characteristics) = try await Self.link()
@@ -39,7 +40,8 @@ struct ATTTimingTests {
         #expect(elapsed == .milliseconds(30 * roundTrips))
     }
 
-    @Test("Writing with response at ATT_MTU 23: one request up to 20 bytes, else prepare writes of 18 and an execute",
+    @Test(
+        "Writing with response at ATT_MTU 23: one request up to 20 bytes, else prepare writes of 18 and an execute",
         arguments: [(1, 1), (20, 1), (21, 3), (36, 3), (37, 4), (100, 7), (512, 30)])
     func writeRoundTrips(length: Int, roundTrips: Int) async throws {
         let (bridge, _, _, central, characteristics) = try await Self.link()
@@ -70,8 +72,12 @@ struct ATTTimingTests {
     func oneIntervalOperations() async throws {
         let (bridge, peripheral, _, central, characteristics) = try await Self.link()
         let value = try #require(characteristics.first { $0.uuid == RigUUID.value })
-        #expect(try await Realistic.elapsed(on: bridge) { try await central.setNotifyValue(true, for: value) } == .milliseconds(30))
-        #expect(try await Realistic.elapsed(on: bridge) { _ = try await central.readRSSI(for: peripheral.identifier) } == .milliseconds(30))
+        #expect(
+            try await Realistic.elapsed(on: bridge) { try await central.setNotifyValue(true, for: value) }
+                == .milliseconds(30))
+        #expect(
+            try await Realistic.elapsed(on: bridge) { _ = try await central.readRSSI(for: peripheral.identifier) }
+                == .milliseconds(30))
     }
 
     @Test("With the default jitter, each connection interval is 30 ± 2 ms and the same seed gives the same times")

@@ -8,13 +8,17 @@ struct AdvertisingTests {
     static let duplicates = ScanOptions(allowDuplicates: true)
 
     /// The discoveries of `peripheral` by `central` in the log, as (time, RSSI).
-    static func discoveries(of peripheral: MockPeripheralManager, on bridge: MockBLEBridge) async -> [(VirtualClock.Instant, Int)] {
+    static func discoveries(of peripheral: MockPeripheralManager, on bridge: MockBLEBridge) async -> [(
+        VirtualClock.Instant, Int
+    )] {
         await bridge.log.filter { $0.kind == .discovered && $0.peripheral == peripheral.identifier }.map { entry in
             (entry.time, Int(entry.detail!.dropFirst("rssi=".count))!)
         }
     }
 
-    @Test("advertisingDelay 1 s: a scanning central first discovers the peripheral at exactly 1 s", arguments: [false, true])
+    @Test(
+        "advertisingDelay 1 s: a scanning central first discovers the peripheral at exactly 1 s",
+        arguments: [false, true])
     func advertisingDelay(realistic: Bool) async throws {
         let bridge = realistic ? MockBLEBridge(configuration: .realistic(seed: 2)) : MockBLEBridge()
         let central = MockCentralManager(bridge: bridge)
@@ -38,7 +42,8 @@ struct AdvertisingTests {
         await #expect(throws: CoreBluetoothError(.unknownDevice)) { try await central.connect(peripheral.identifier) }
     }
 
-    @Test("advertisesOnce: exactly one discovery, even with duplicates allowed, then the peripheral stops advertising",
+    @Test(
+        "advertisesOnce: exactly one discovery, even with duplicates allowed, then the peripheral stops advertising",
         arguments: [false, true])
     func advertisesOnce(realistic: Bool) async throws {
         let bridge = realistic ? MockBLEBridge(configuration: .realistic(seed: 3)) : MockBLEBridge()
@@ -49,7 +54,9 @@ struct AdvertisingTests {
         await bridge.advance(by: .seconds(2))
         #expect(await Self.discoveries(of: peripheral, on: bridge).count == 1)
         #expect(await !peripheral.isAdvertising)
-        #expect(await bridge.log.filter { $0.kind == .advertisingStopped && $0.peripheral == peripheral.identifier }.count == 1)
+        #expect(
+            await bridge.log.filter { $0.kind == .advertisingStopped && $0.peripheral == peripheral.identifier }.count
+                == 1)
         // Starting again advertises once more.
         try await peripheral.startAdvertising(AdvertisementData(localName: "Once"))
         await bridge.advance(by: .seconds(2))
@@ -65,7 +72,9 @@ struct AdvertisingTests {
         try await peripheral.startAdvertising(AdvertisementData(localName: "Often"))
         try await central.scanForPeripherals(withServices: nil, options: Self.duplicates)
         await bridge.advance(by: .milliseconds(500))
-        #expect(await Self.discoveries(of: peripheral, on: bridge).map(\.0) == (0...5).map { Realistic.at(.milliseconds(100 * $0)) })
+        #expect(
+            await Self.discoveries(of: peripheral, on: bridge).map(\.0)
+                == (0...5).map { Realistic.at(.milliseconds(100 * $0)) })
     }
 
     /// The RSSIs of the first 20 duplicate discoveries of a peripheral with ±4 dB variation.
@@ -141,10 +150,12 @@ struct AdvertisingTests {
         let disconnect = await bridge.log.last { $0.kind == .disconnected }
         #expect(disconnect?.time == start.advanced(by: .milliseconds(720)))
         #expect(disconnect?.error == .coreBluetooth(CoreBluetoothError(.connectionTimeout)))
-        #expect(await events.prefixArray(1) == [
-            .disconnected(
-                RemotePeripheral(identifier: peripheral.identifier, name: "Sensor"), CoreBluetoothError(.connectionTimeout))
-        ])
+        #expect(
+            await events.prefixArray(1) == [
+                .disconnected(
+                    RemotePeripheral(identifier: peripheral.identifier, name: "Sensor"),
+                    CoreBluetoothError(.connectionTimeout))
+            ])
     }
 
     @Test("Coming back within the supervision timeout keeps the link")
@@ -167,10 +178,12 @@ struct AdvertisingTests {
         let events = central.events()
         await peripheral.simulateProximityChange(.outOfRange)
         #expect(await !central.isConnected(peripheral.identifier))
-        #expect(await events.prefixArray(1) == [
-            .disconnected(
-                RemotePeripheral(identifier: peripheral.identifier, name: "Sensor"), CoreBluetoothError(.connectionTimeout))
-        ])
+        #expect(
+            await events.prefixArray(1) == [
+                .disconnected(
+                    RemotePeripheral(identifier: peripheral.identifier, name: "Sensor"),
+                    CoreBluetoothError(.connectionTimeout))
+            ])
         #expect(await bridge.now == .zero)
         // A connection attempt waits while it is out of range and completes when it is back.
         let attempt = Task { try await central.connect(peripheral.identifier) }

@@ -13,14 +13,17 @@ struct ConnectionBehaviorTests {
         try await Realistic.discover(peripheral, by: central, on: bridge)
         let events = central.events()
         for _ in 0..<3 {
-            await #expect(throws: CoreBluetoothError(.connectionFailed)) { try await central.connect(peripheral.identifier) }
+            await #expect(throws: CoreBluetoothError(.connectionFailed)) {
+                try await central.connect(peripheral.identifier)
+            }
         }
         #expect(await !central.isConnected(peripheral.identifier))
         let failure = CentralEvent.failedToConnect(
             RemotePeripheral(identifier: peripheral.identifier, name: "Sensor"), CoreBluetoothError(.connectionFailed))
         #expect(await events.prefixArray(3) == [failure, failure, failure])
         let failed = await bridge.log.filter { $0.kind == .connectionFailed }
-        #expect(failed.map(\.error) == Array(repeating: .coreBluetooth(CoreBluetoothError(.connectionFailed)), count: 3))
+        #expect(
+            failed.map(\.error) == Array(repeating: .coreBluetooth(CoreBluetoothError(.connectionFailed)), count: 3))
         #expect(await bridge.log.filter { $0.kind == .connected }.isEmpty)
     }
 
@@ -65,13 +68,17 @@ struct ConnectionBehaviorTests {
         try await Realistic.discover(second, by: central, on: bridge)
         try await central.connect(first.identifier)
         let events = central.events()
-        await #expect(throws: CoreBluetoothError(.connectionLimitReached)) { try await central.connect(second.identifier) }
+        await #expect(throws: CoreBluetoothError(.connectionLimitReached)) {
+            try await central.connect(second.identifier)
+        }
         #expect(await central.isConnected(first.identifier))
         #expect(await !central.isConnected(second.identifier))
-        #expect(await events.prefixArray(1) == [
-            .failedToConnect(
-                RemotePeripheral(identifier: second.identifier, name: "Second"), CoreBluetoothError(.connectionLimitReached))
-        ])
+        #expect(
+            await events.prefixArray(1) == [
+                .failedToConnect(
+                    RemotePeripheral(identifier: second.identifier, name: "Second"),
+                    CoreBluetoothError(.connectionLimitReached))
+            ])
         // Once the first link is gone, the second peripheral connects.
         try await central.cancelPeripheralConnection(first.identifier)
         try await central.connect(second.identifier)

@@ -7,7 +7,8 @@ import Testing
 struct LinkTimingTests {
     /// Jitter-free timing with a 50 ms interval, 2 packets per event and a 2 s supervision timeout.
     static let custom = LinkTiming(
-        connectionInterval: .milliseconds(50), jitter: .zero, connectionLatency: .milliseconds(100) ... .milliseconds(100),
+        connectionInterval: .milliseconds(50), jitter: .zero,
+        connectionLatency: .milliseconds(100) ... .milliseconds(100),
         packetsPerConnectionEvent: 2, supervisionTimeout: .seconds(2))
 
     static func link(requestHandling: RequestHandling = .automatic) async throws
@@ -28,10 +29,13 @@ struct LinkTimingTests {
     @Test("connectionInterval sets the cost of each ATT round trip")
     func connectionInterval() async throws {
         let (bridge, _, central, value) = try await Self.link()
-        #expect(try await Realistic.elapsed(on: bridge) {
-            try await central.writeValue(testBytes(100), for: value, type: .withResponse)
-        } == .milliseconds(7 * 50))
-        #expect(try await Realistic.elapsed(on: bridge) { _ = try await central.readValue(for: value) } == .milliseconds(5 * 50))
+        #expect(
+            try await Realistic.elapsed(on: bridge) {
+                try await central.writeValue(testBytes(100), for: value, type: .withResponse)
+            } == .milliseconds(7 * 50))
+        #expect(
+            try await Realistic.elapsed(on: bridge) { _ = try await central.readValue(for: value) }
+                == .milliseconds(5 * 50))
     }
 
     @Test("packetsPerConnectionEvent sets how many queued writes each connection event carries")
@@ -42,7 +46,8 @@ struct LinkTimingTests {
         await bridge.advance(by: .milliseconds(200))
         let delivered = await bridge.log.filter { $0.kind == .writeRequest }
         #expect(delivered.map(\.value) == (0..<5).map { Data([UInt8($0)]) })
-        #expect(delivered.map { start.duration(to: $0.time) } == [50, 50, 100, 100, 150].map { Duration.milliseconds($0) })
+        #expect(
+            delivered.map { start.duration(to: $0.time) } == [50, 50, 100, 100, 150].map { Duration.milliseconds($0) })
     }
 
     @Test("supervisionTimeout sets when an out-of-range peripheral's links drop")
@@ -60,7 +65,8 @@ struct LinkTimingTests {
     @Test("On a realistic bridge a scan hears an advertiser at its next advertising event: interval plus 0–10 ms")
     func scanWaitsForAdvertisement() async throws {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 12))
-        let peripheral = MockPeripheralManager(configuration: .init(advertisingInterval: .milliseconds(250)), bridge: bridge)
+        let peripheral = MockPeripheralManager(
+            configuration: .init(advertisingInterval: .milliseconds(250)), bridge: bridge)
         try await peripheral.startAdvertising(AdvertisementData(localName: "Slow"))
         let central = MockCentralManager(bridge: bridge)
         try await central.scanForPeripherals(withServices: nil, options: ScanOptions(allowDuplicates: true))
@@ -79,7 +85,8 @@ struct LinkTimingTests {
     @Test("advertisingInterval sets the spacing of duplicate discoveries on a fast bridge")
     func advertisingInterval() async throws {
         let bridge = MockBLEBridge()
-        let peripheral = MockPeripheralManager(configuration: .init(advertisingInterval: .milliseconds(250)), bridge: bridge)
+        let peripheral = MockPeripheralManager(
+            configuration: .init(advertisingInterval: .milliseconds(250)), bridge: bridge)
         try await peripheral.startAdvertising(AdvertisementData(localName: "Slow"))
         let central = MockCentralManager(bridge: bridge)
         try await central.scanForPeripherals(withServices: nil, options: ScanOptions(allowDuplicates: true))

@@ -12,7 +12,8 @@ struct MTUModeTests {
         peripheral peripheralConfiguration: MockPeripheralManager.Configuration = .init(name: "Sensor")
     ) async throws -> [Int] {
         let bridge = MockBLEBridge(seed: bridgeSeed)
-        let (peripheral, _) = try await Realistic.advertisingPeripheral(on: bridge, configuration: peripheralConfiguration)
+        let (peripheral, _) = try await Realistic.advertisingPeripheral(
+            on: bridge, configuration: peripheralConfiguration)
         let central = MockCentralManager(configuration: configuration, bridge: bridge)
         try await Realistic.discover(peripheral, by: central, on: bridge)
         var mtus: [Int] = []
@@ -56,8 +57,10 @@ struct MTUModeTests {
     @Test("A device central (185) and a device peripheral (247) negotiate 185")
     func deviceModes() async throws {
         let bridge = MockBLEBridge()
-        let (peripheral, _) = try await Realistic.advertisingPeripheral(on: bridge, configuration: .init(name: "Sensor", mtu: .device))
-        let (central, _) = try await Realistic.connectedCentral(to: peripheral, on: bridge, configuration: .init(mtu: .device))
+        let (peripheral, _) = try await Realistic.advertisingPeripheral(
+            on: bridge, configuration: .init(name: "Sensor", mtu: .device))
+        let (central, _) = try await Realistic.connectedCentral(
+            to: peripheral, on: bridge, configuration: .init(mtu: .device))
         #expect(try await central.maximumWriteValueLength(for: peripheral.identifier, type: .withoutResponse) == 182)
         #expect(try await central.maximumWriteValueLength(for: peripheral.identifier, type: .withResponse) == 512)
         #expect(await peripheral.maximumUpdateValueLength(for: central.identifier) == 182)
@@ -67,7 +70,8 @@ struct MTUModeTests {
     @Test("A device peripheral with a fixed-517 central negotiates 247")
     func devicePeripheral() async throws {
         let bridge = MockBLEBridge()
-        let (peripheral, _) = try await Realistic.advertisingPeripheral(on: bridge, configuration: .init(name: "Sensor", mtu: .device))
+        let (peripheral, _) = try await Realistic.advertisingPeripheral(
+            on: bridge, configuration: .init(name: "Sensor", mtu: .device))
         let (central, _) = try await Realistic.connectedCentral(to: peripheral, on: bridge)
         #expect(await peripheral.maximumUpdateValueLength(for: central.identifier) == 244)
     }

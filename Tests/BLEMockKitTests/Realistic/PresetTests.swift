@@ -58,7 +58,8 @@ struct PresetTests {
         #expect(peripheral.advertisesOnce == false)
         #expect(peripheral.seed == nil)
         #expect(MockBLEBridge.Configuration.fast == MockBLEBridge.Configuration(seed: 0, timing: .instant))
-        #expect(MockBLEBridge.Configuration.realistic(seed: 6) == MockBLEBridge.Configuration(seed: 6, timing: .realistic))
+        #expect(
+            MockBLEBridge.Configuration.realistic(seed: 6) == MockBLEBridge.Configuration(seed: 6, timing: .realistic))
     }
 
     @Test("LinkTiming.realistic has the documented values; instant has none")
@@ -97,7 +98,9 @@ struct PresetTests {
     func defaultOwnBridge() {
         #expect(MockCentralManager().bridge.configuration == .fast)
         #expect(MockPeripheralManager().bridge.configuration == .fast)
-        #expect(MockCentralManager(configuration: .init(seed: 12)).bridge.configuration == MockBLEBridge.Configuration(seed: 12))
+        #expect(
+            MockCentralManager(configuration: .init(seed: 12)).bridge.configuration
+                == MockBLEBridge.Configuration(seed: 12))
     }
 
     @Test("Both realistic presets on a realistic bridge: link MTU 185, a write queue of 20, an update queue of 20")
@@ -122,8 +125,9 @@ struct PresetTests {
         }
         #expect(try await !peripheral.updateValue(Data([20]), for: characteristic, onSubscribedCentrals: nil))
         let discovered = await bridge.log.filter { $0.kind == .discovered }
-        #expect(discovered.allSatisfy { entry in
-            entry.detail.flatMap { Int($0.dropFirst("rssi=".count)) }.map { (-54 ... -46).contains($0) } ?? false
-        })
+        #expect(
+            discovered.allSatisfy { entry in
+                entry.detail.flatMap { Int($0.dropFirst("rssi=".count)) }.map { (-54 ... -46).contains($0) } ?? false
+            })
     }
 }

@@ -45,9 +45,10 @@ struct QueueTests {
         try await Self.fillQueue(bridge: bridge, central: central, peripheral: peripheral, value: value)
         await bridge.run()
         #expect(await central.canSendWriteWithoutResponse(to: peripheral.identifier))
-        #expect(await centralEvents.prefixArray(1) == [
-            .readyToSendWriteWithoutResponse(RemotePeripheral(identifier: peripheral.identifier, name: "Sensor"))
-        ])
+        #expect(
+            await centralEvents.prefixArray(1) == [
+                .readyToSendWriteWithoutResponse(RemotePeripheral(identifier: peripheral.identifier, name: "Sensor"))
+            ])
         _ = await bridge.finish()
         #expect(await Realistic.drain(peripheralEvents).writtenValues == [Data([1]), Data([2]), Data([3])])
         #expect(await bridge.now == .zero)
@@ -66,9 +67,10 @@ struct QueueTests {
         #expect(await !central.canSendWriteWithoutResponse(to: peripheral.identifier))
         await bridge.advance(by: .milliseconds(6))
         #expect(await central.canSendWriteWithoutResponse(to: peripheral.identifier))
-        #expect(await centralEvents.prefixArray(1) == [
-            .readyToSendWriteWithoutResponse(RemotePeripheral(identifier: peripheral.identifier, name: "Sensor"))
-        ])
+        #expect(
+            await centralEvents.prefixArray(1) == [
+                .readyToSendWriteWithoutResponse(RemotePeripheral(identifier: peripheral.identifier, name: "Sensor"))
+            ])
         let delivered = await bridge.log.filter { $0.kind == .writeRequest }
         #expect(delivered.map(\.value) == [Data([1]), Data([2]), Data([3])])
         #expect(Set(delivered.map(\.time)).count == 1)
@@ -92,7 +94,8 @@ struct QueueTests {
         let delivered = await bridge.log.filter { $0.kind == .writeRequest }
         #expect(delivered.map(\.value) == (0..<10).map { Data([UInt8($0)]) })
         let offsets = delivered.map { start.duration(to: $0.time) }
-        let expected: [Duration] = Array(repeating: .milliseconds(30), count: 4)
+        let expected: [Duration] =
+            Array(repeating: .milliseconds(30), count: 4)
             + Array(repeating: .milliseconds(60), count: 4) + Array(repeating: .milliseconds(90), count: 2)
         #expect(offsets == expected)
     }
@@ -118,10 +121,12 @@ struct QueueTests {
         return (peripheral, try #require(service.characteristic(RigUUID.value)), central)
     }
 
-    @Test("An update queue of 2 refuses the third update, delivers the two at the next connection event, then says ready")
+    @Test(
+        "An update queue of 2 refuses the third update, delivers the two at the next connection event, then says ready")
     func updateQueueRealistic() async throws {
         let bridge = Realistic.steadyBridge()
-        let (peripheral, characteristic, central) = try await Self.updateLink(bridge: bridge, queue: .realistic(capacity: 2))
+        let (peripheral, characteristic, central) = try await Self.updateLink(
+            bridge: bridge, queue: .realistic(capacity: 2))
         let centralEvents = central.events()
         let peripheralEvents = peripheral.events()
         let start = await bridge.now
@@ -150,7 +155,8 @@ struct QueueTests {
     @Test("An update queue of 2 on a fast bridge refuses the third update until run() drains it")
     func updateQueueFast() async throws {
         let bridge = MockBLEBridge()
-        let (peripheral, characteristic, central) = try await Self.updateLink(bridge: bridge, queue: .realistic(capacity: 2))
+        let (peripheral, characteristic, central) = try await Self.updateLink(
+            bridge: bridge, queue: .realistic(capacity: 2))
         let centralEvents = central.events()
         let peripheralEvents = peripheral.events()
         #expect(try await peripheral.updateValue(Data([1]), for: characteristic, onSubscribedCentrals: nil))
@@ -175,6 +181,7 @@ struct QueueTests {
         await bridge.advance(by: .milliseconds(100))
         let delivered = await bridge.log.filter { $0.kind == .notification && $0.central != nil }
         #expect(delivered.map(\.value) == (0..<6).map { Data([UInt8($0)]) })
-        #expect(delivered.map { start.duration(to: $0.time) } == [30, 30, 30, 30, 60, 60].map { Duration.milliseconds($0) })
+        #expect(
+            delivered.map { start.duration(to: $0.time) } == [30, 30, 30, 30, 60, 60].map { Duration.milliseconds($0) })
     }
 }

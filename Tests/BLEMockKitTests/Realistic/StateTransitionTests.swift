@@ -79,7 +79,8 @@ struct StateTransitionTests {
     func realisticUnauthorizedCentral() async throws {
         let bridge = MockBLEBridge()
         let central = MockCentralManager(
-            configuration: .init(initialState: .unauthorized, stateTransition: .realistic(duration: .milliseconds(100))),
+            configuration: .init(
+                initialState: .unauthorized, stateTransition: .realistic(duration: .milliseconds(100))),
             bridge: bridge)
         let events = central.events()
         #expect(await central.waitForPoweredOn() == .unauthorized)
@@ -150,7 +151,8 @@ struct StateTransitionTests {
         }
     }
 
-    @Test("A peripheral stuck unauthorized or unsupported is in that state at once and stays there",
+    @Test(
+        "A peripheral stuck unauthorized or unsupported is in that state at once and stays there",
         arguments: [ManagerState.unauthorized, .unsupported])
     func stuckPeripheral(state: ManagerState) async throws {
         let bridge = MockBLEBridge()
@@ -166,7 +168,9 @@ struct StateTransitionTests {
 
     // MARK: simulateStateChange
 
-    @Test("Powering a central off drops its link, fails its pending read, ends subscriptions and scanning; on again works")
+    @Test(
+        "Powering a central off drops its link, fails its pending read, ends subscriptions and scanning; on again works"
+    )
     func centralPowersOff() async throws {
         let bridge = MockBLEBridge()
         let (peripheral, service) = try await Realistic.advertisingPeripheral(
@@ -185,12 +189,15 @@ struct StateTransitionTests {
         await central.simulateStateChange(.poweredOff)
         await #expect(throws: CoreBluetoothError(.peripheralDisconnected)) { try await read.value }
         let remote = RemotePeripheral(identifier: peripheral.identifier, name: "Sensor")
-        #expect(await centralEvents.prefixArray(2) == [
-            .stateChanged(.poweredOff), .disconnected(remote, CoreBluetoothError(.peripheralDisconnected)),
-        ])
+        #expect(
+            await centralEvents.prefixArray(2) == [
+                .stateChanged(.poweredOff), .disconnected(remote, CoreBluetoothError(.peripheralDisconnected)),
+            ])
         let local = try #require(service.characteristic(RigUUID.value))
-        #expect(await peripheralEvents.next() == .unsubscribed(
-            RemoteCentral(identifier: central.identifier, maximumUpdateValueLength: 514), local))
+        #expect(
+            await peripheralEvents.next()
+                == .unsubscribed(
+                    RemoteCentral(identifier: central.identifier, maximumUpdateValueLength: 514), local))
         #expect(await peripheral.subscribedCentrals(for: local).isEmpty)
         #expect(await !central.isScanning)
         #expect(await !central.isConnected(peripheral.identifier))
@@ -213,7 +220,8 @@ struct StateTransitionTests {
         #expect(await central.isConnected(peripheral.identifier))
     }
 
-    @Test("Powering a peripheral off stops advertising, drops its links and removes its services; on again it can re-add")
+    @Test(
+        "Powering a peripheral off stops advertising, drops its links and removes its services; on again it can re-add")
     func peripheralPowersOff() async throws {
         let bridge = MockBLEBridge()
         let (peripheral, _) = try await Realistic.advertisingPeripheral(on: bridge)
@@ -227,11 +235,12 @@ struct StateTransitionTests {
         #expect(await peripheral.services.isEmpty)
         #expect(await !central.isConnected(peripheral.identifier))
         #expect(await central.services(of: peripheral.identifier).isEmpty)
-        #expect(await centralEvents.prefixArray(1) == [
-            .disconnected(
-                RemotePeripheral(identifier: peripheral.identifier, name: "Sensor"),
-                CoreBluetoothError(.peripheralDisconnected))
-        ])
+        #expect(
+            await centralEvents.prefixArray(1) == [
+                .disconnected(
+                    RemotePeripheral(identifier: peripheral.identifier, name: "Sensor"),
+                    CoreBluetoothError(.peripheralDisconnected))
+            ])
         #expect(await peripheralEvents.prefixArray(1) == [.stateChanged(.poweredOff)])
         await #expect(throws: APIMisuseError.notPoweredOn(operation: "add", state: .poweredOff)) {
             try await peripheral.add(Realistic.service)

@@ -6,7 +6,9 @@ import Testing
 @Suite("Realistic: strict lengths")
 struct StrictLengthTests {
     /// A central at ATT_MTU 23 connected to the test peripheral on a fast bridge.
-    static func link(strict: Bool) async throws -> (MockBLEBridge, MockPeripheralManager, MockCentralManager, RemoteCharacteristic) {
+    static func link(strict: Bool) async throws -> (
+        MockBLEBridge, MockPeripheralManager, MockCentralManager, RemoteCharacteristic
+    ) {
         let bridge = MockBLEBridge()
         let (peripheral, _) = try await Realistic.advertisingPeripheral(on: bridge)
         let (central, characteristics) = try await Realistic.connectedCentral(
@@ -59,7 +61,8 @@ struct StrictLengthTests {
         for mtu in [23, 100] {
             let (central, characteristics) = try await Realistic.connectedCentral(
                 to: peripheral, on: bridge, configuration: .init(mtu: .fixed(mtu)))
-            try await central.setNotifyValue(true, for: try #require(characteristics.first { $0.uuid == RigUUID.value }))
+            try await central.setNotifyValue(
+                true, for: try #require(characteristics.first { $0.uuid == RigUUID.value }))
             centrals.append(central)
         }
         return (bridge, peripheral, try #require(service.characteristic(RigUUID.value)), centrals)
@@ -74,7 +77,9 @@ struct StrictLengthTests {
         }
         #expect(await bridge.log.filter { $0.kind == .notification || $0.kind == .truncated }.isEmpty)
         // Only the roomier central is addressed: 50 bytes fit its 97.
-        #expect(try await peripheral.updateValue(testBytes(50), for: characteristic, onSubscribedCentrals: [centrals[1].identifier]))
+        #expect(
+            try await peripheral.updateValue(
+                testBytes(50), for: characteristic, onSubscribedCentrals: [centrals[1].identifier]))
         // 20 bytes fit both.
         #expect(try await peripheral.updateValue(testBytes(20), for: characteristic, onSubscribedCentrals: nil))
         _ = await bridge.finish()
@@ -89,9 +94,10 @@ struct StrictLengthTests {
         #expect(try await peripheral.updateValue(testBytes(120), for: characteristic, onSubscribedCentrals: nil))
         let truncations = await bridge.log.filter { $0.kind == .truncated }
         #expect(Set(truncations.compactMap(\.central)) == Set(centrals.map(\.identifier)))
-        #expect(Set(truncations.compactMap(\.detail)) == [
-            "notification of 120 bytes cut to 20", "notification of 120 bytes cut to 97",
-        ])
+        #expect(
+            Set(truncations.compactMap(\.detail)) == [
+                "notification of 120 bytes cut to 20", "notification of 120 bytes cut to 97",
+            ])
         _ = await bridge.finish()
         #expect(await Realistic.drain(streams[0]).updatedValues == [testBytes(20)])
         #expect(await Realistic.drain(streams[1]).updatedValues == [testBytes(97)])

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 @Suite("Realistic: determinism")
-struct DeterminismTests {
+struct LinkIsolationTests {
     /// A realistic session: connect, subscribe, read, write, notify, go out of range.
     static func session(seed: UInt64) async throws -> [String] {
         let bridge = MockBLEBridge(configuration: .realistic(seed: seed))
@@ -23,7 +23,9 @@ struct DeterminismTests {
         _ = try await central.readValue(for: value)
         for byte in UInt8(0)..<8 { try await central.writeValue(Data([byte]), for: value, type: .withoutResponse) }
         let local = try #require(service.characteristic(RigUUID.value))
-        for byte in UInt8(0)..<8 { _ = try await peripheral.updateValue(Data([byte]), for: local, onSubscribedCentrals: nil) }
+        for byte in UInt8(0)..<8 {
+            _ = try await peripheral.updateValue(Data([byte]), for: local, onSubscribedCentrals: nil)
+        }
         await peripheral.simulateProximityChange(.outOfRange)
         await bridge.advance(by: .seconds(1))
         return await bridge.log.map(\.description)
@@ -40,14 +42,17 @@ struct DeterminismTests {
     /// The durations of five reads on one link, with or without an unrelated second link on the air.
     static func readDurations(withOtherLink: Bool) async throws -> [Duration] {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 1))
-        let (peripheral, _) = try await Realistic.advertisingPeripheral(on: bridge, configuration: .init(name: "A", seed: 1))
+        let (peripheral, _) = try await Realistic.advertisingPeripheral(
+            on: bridge, configuration: .init(name: "A", seed: 1))
         let (central, characteristics) = try await Realistic.connectedCentral(
             to: peripheral, on: bridge, configuration: .init(seed: 2))
         if withOtherLink {
-            let (other, _) = try await Realistic.advertisingPeripheral(on: bridge, configuration: .init(name: "B", seed: 3))
+            let (other, _) = try await Realistic.advertisingPeripheral(
+                on: bridge, configuration: .init(name: "B", seed: 3))
             let (otherCentral, otherCharacteristics) = try await Realistic.connectedCentral(
                 to: other, on: bridge, configuration: .init(seed: 4))
-            _ = try await otherCentral.readValue(for: try #require(otherCharacteristics.first { $0.uuid == RigUUID.readOnly }))
+            _ = try await otherCentral.readValue(
+                for: try #require(otherCharacteristics.first { $0.uuid == RigUUID.readOnly }))
         }
         let short = try #require(characteristics.first { $0.uuid == RigUUID.readOnly })
         var durations: [Duration] = []
