@@ -40,6 +40,8 @@ public struct FixtureError: Error, Hashable, Sendable, CustomStringConvertible {
         case staticValueNotReadOnly
         /// A descriptor is one the stack manages itself (`2902`).
         case managedDescriptor
+        /// A UUID is given twice where it must be unique (two spellings of one service data key).
+        case duplicateUUID(BluetoothUUID)
         /// An `includedServices` entry names no service listed before it.
         case unknownIncludedService(BluetoothUUID)
         /// The file does not exist; the payload is its path.
