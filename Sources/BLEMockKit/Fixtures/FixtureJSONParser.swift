@@ -111,6 +111,7 @@ struct FixtureJSONParser {
                 guard !stack.isEmpty else {
                     skipWhitespace()
                     guard current == nil else {
+                        if current == UInt8(ascii: "/") { throw unexpected(expected: "the end of the document") }
                         throw error("unexpected content after the document", fix: "remove it, or wrap both in an array")
                     }
                     return value
