@@ -128,18 +128,24 @@ extension FixtureError {
         return best.distance <= max(1, min(3, name.count / 3)) ? best.candidate : nil
     }
 
-    /// The Levenshtein distance between two strings.
+    /// The edit distance between two strings, counting an insertion, deletion, substitution
+    /// or swap of adjacent characters as one edit (optimal string alignment).
     static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a)
         let b = Array(b)
         guard !a.isEmpty else { return b.count }
+        var beforePrevious: [Int] = []
         var previous = Array(0...b.count)
         for i in 1...a.count {
             var current = [i] + Array(repeating: 0, count: b.count)
             for j in stride(from: 1, through: b.count, by: 1) {
                 let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
                 current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    current[j] = min(current[j], beforePrevious[j - 2] + 1)
+                }
             }
+            beforePrevious = previous
             previous = current
         }
         return previous[b.count]

@@ -86,7 +86,8 @@ struct FixtureObject {
                     .wrongType(expected: "an integer"), at: value, message: "expected an integer, found \(text)",
                     fix: "write a whole number in \(range.lowerBound)…\(range.upperBound)")
             }
-            throw FixtureError.wrongType(value, expected: "an integer", example: "\(range.upperBound)")
+            throw FixtureError.wrongType(
+                value, expected: "an integer", example: "a whole number in \(range.lowerBound)…\(range.upperBound)")
         }
         guard range.contains(integer) else {
             throw FixtureError.outOfRange(
