@@ -36,7 +36,8 @@ public enum FixtureBytes {
         guard present.count == 1, let form = present.first, let value = object[form] else {
             let found = present.isEmpty ? "has none" : "has " + present.map { "\"\($0)\"" }.joined(separator: " and ")
             throw FixtureError(
-                .badByteValue, at: node, message: "a byte value needs exactly one of hex, utf8, zeros or pattern; it \(found)",
+                .badByteValue, at: node,
+                message: "a byte value needs exactly one of hex, utf8, zeros or pattern; it \(found)",
                 fix: "write e.g. \(example), {\"utf8\": \"text\"}, {\"zeros\": 4} or {\"pattern\": 16}")
         }
         switch form {

@@ -179,11 +179,14 @@ struct FixtureJSONParser {
             return node(.string(try parseString()))
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return node(.number(try parseNumber()))
-        case UInt8(ascii: "t"): try parseLiteral("true")
+        case UInt8(ascii: "t"):
+            try parseLiteral("true")
             return node(.bool(true))
-        case UInt8(ascii: "f"): try parseLiteral("false")
+        case UInt8(ascii: "f"):
+            try parseLiteral("false")
             return node(.bool(false))
-        case UInt8(ascii: "n"): try parseLiteral("null")
+        case UInt8(ascii: "n"):
+            try parseLiteral("null")
             return node(.null)
         default:
             throw unexpected(expected: expected)

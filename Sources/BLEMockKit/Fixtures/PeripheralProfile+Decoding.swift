@@ -85,7 +85,8 @@ extension PeripheralProfile {
                 let uuid = try FixtureObject.uuid(keyNode)
                 guard advertisement.serviceData[uuid] == nil else {
                     throw FixtureError(
-                        .duplicateUUID(uuid), at: keyNode, message: "service data for \(uuid) is given twice (as two spellings of one UUID)",
+                        .duplicateUUID(uuid), at: keyNode,
+                        message: "service data for \(uuid) is given twice (as two spellings of one UUID)",
                         fix: "keep one of them")
                 }
                 advertisement.serviceData[uuid] = try FixtureBytes.parse(member.value)

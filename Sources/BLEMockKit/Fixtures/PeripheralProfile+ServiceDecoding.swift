@@ -85,7 +85,8 @@ extension PeripheralProfile {
             guard mutable.isEmpty else {
                 throw FixtureError(
                     .staticValueNotReadOnly, at: valueNode,
-                    message: "a characteristic with a static value cannot have \(mutable.names.joined(separator: ", "))",
+                    message:
+                        "a characteristic with a static value cannot have \(mutable.names.joined(separator: ", "))",
                     fix: "remove \"value\" to make it dynamic, or keep only read and broadcast properties")
             }
             value = bytes

@@ -102,7 +102,8 @@ public struct PeripheralProfile: Sendable, Hashable {
     public func makePeripheral(
         on bridge: MockBLEBridge, configuration: MockPeripheralManager.Configuration = .init()
     ) async throws -> LoadedPeripheral {
-        let manager = MockPeripheralManager(configuration: self.configuration(overriding: configuration), bridge: bridge)
+        let manager = MockPeripheralManager(
+            configuration: self.configuration(overriding: configuration), bridge: bridge)
         _ = await manager.waitForPoweredOn()
         do {
             var published: [LocalService] = []

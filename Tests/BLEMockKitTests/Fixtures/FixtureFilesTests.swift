@@ -5,7 +5,9 @@ import Testing
 
 @Suite("Bundled fixture files")
 struct FixtureFilesTests {
-    @Test("Every bundled profile loads, and a central can scan, connect, discover and read it", arguments: FixtureTestSupport.bundledFiles)
+    @Test(
+        "Every bundled profile loads, and a central can scan, connect, discover and read it",
+        arguments: FixtureTestSupport.bundledFiles)
     func bundledProfileWorksEndToEnd(file: String) async throws {
         let profile = try FixtureTestSupport.bundled(file)
         let bridge = MockBLEBridge()
@@ -25,7 +27,9 @@ struct FixtureFilesTests {
         }
     }
 
-    @Test("Every characteristic a scenario would touch has an id, and ids resolve to published characteristics", arguments: FixtureTestSupport.bundledFiles)
+    @Test(
+        "Every characteristic a scenario would touch has an id, and ids resolve to published characteristics",
+        arguments: FixtureTestSupport.bundledFiles)
     func idsResolve(file: String) async throws {
         let profile = try FixtureTestSupport.bundled(file)
         let loaded = try await profile.makePeripheral(on: MockBLEBridge())
@@ -99,8 +103,9 @@ struct FixtureFilesTests {
         } catch {
             #expect(error.kind == .missingFile(url.path))
             #expect(error.file == "no-such-device.json")
-            #expect(error.description == "no-such-device.json: no such file: \(url.path); "
-                + "check the path (relative paths are resolved from the scenario)")
+            #expect(
+                error.description == "no-such-device.json: no such file: \(url.path); "
+                    + "check the path (relative paths are resolved from the scenario)")
         }
     }
 }

@@ -88,7 +88,9 @@ struct FixtureJSONRejectionTests {
     func description() throws {
         let error = try #require(FixtureTestSupport.jsonError("[1,]"))
         #expect(error.description == "1:3: trailing comma before \"]\"; remove the comma after the last element")
-        #expect(error.inFileDescription("x.json") == "x.json:1:3: trailing comma before \"]\"; remove the comma after the last element")
+        #expect(
+            error.inFileDescription("x.json")
+                == "x.json:1:3: trailing comma before \"]\"; remove the comma after the last element")
     }
 }
 

@@ -123,7 +123,10 @@ struct FixtureProfileTests {
         #expect(profile.services[0].isPrimary == false)
         let advertisement = try #require(profile.advertisement)
         #expect(advertisement.localName == "Sink ✓")
-        #expect(advertisement.serviceData == ["FFE0": Data([0, 1, 2, 3]), "A0B40001-926D-4D61-98DF-8C5C62EE53B3": Data(count: 2)])
+        #expect(
+            advertisement.serviceData == [
+                "FFE0": Data([0, 1, 2, 3]), "A0B40001-926D-4D61-98DF-8C5C62EE53B3": Data(count: 2),
+            ])
         #expect(advertisement.manufacturerData == Data([0xFF, 0xFF, 0x01, 0x02]))
         #expect(advertisement.overflowServiceUUIDs == ["FEAA"] && advertisement.solicitedServiceUUIDs == ["1812"])
         #expect(profile.advertisingInterval == .microseconds(152_500))
@@ -145,7 +148,8 @@ struct FixtureProfileTests {
         #expect(try loaded.characteristic(named: "b")?.serviceUUID == "AAA2")
         #expect(try loaded.characteristic(named: "nothing") == nil)
         let handles = loaded.characteristics.filter { $0.uuid == "2A19" }.map(\.handle)
-        #expect(throws: APIMisuseError.ambiguousCharacteristic("2A19", peripheral: loaded.identifier, handles: handles)) {
+        #expect(throws: APIMisuseError.ambiguousCharacteristic("2A19", peripheral: loaded.identifier, handles: handles))
+        {
             try loaded.characteristic(named: "2A19")
         }
     }

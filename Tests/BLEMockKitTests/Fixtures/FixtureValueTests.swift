@@ -35,7 +35,9 @@ struct FixtureValueTests {
         let odd = try bytesError(#"{"hex": "abc"}"#)
         #expect(odd.kind == .badByteValue)
         #expect((odd.line, odd.column, odd.path) == (1, 9, "hex"))
-        #expect(odd.description == #"1:9: hex: odd number of hex digits (3); write two digits per byte, e.g. "0f" rather than "f""#)
+        #expect(
+            odd.description
+                == #"1:9: hex: odd number of hex digits (3); write two digits per byte, e.g. "0f" rather than "f""#)
         let space = try bytesError(#"{"hex": "01 02"}"#)
         #expect(space.message == "a space at offset 2 is not a hex digit")
         #expect(try bytesError(#"{"hex": "0x01"}"#).message == "\"x\" at offset 1 is not a hex digit")
@@ -69,14 +71,16 @@ struct FixtureValueTests {
         }
         #expect(FixtureDuration.string(.milliseconds(245)) == "0.245s")
         #expect(FixtureDuration.string(.seconds(10)) == "10s")
-        #expect(FixtureDuration.parse(text: FixtureDuration.string(.microseconds(7500))) == .success(.microseconds(7500)))
+        #expect(
+            FixtureDuration.parse(text: FixtureDuration.string(.microseconds(7500))) == .success(.microseconds(7500)))
     }
 
     @Test("Malformed durations name their problem")
     func durationRejections() throws {
         let cases: [(String, FixtureDuration.Problem)] = [
             ("", .empty), ("-5ms", .negative), ("100", .missingUnit), ("5min", .unknownUnit("min")),
-            ("5 ms", .unknownUnit(" ms")), ("ms", .malformedNumber), (".5s", .malformedNumber), ("5.s", .malformedNumber),
+            ("5 ms", .unknownUnit(" ms")), ("ms", .malformedNumber), (".5s", .malformedNumber),
+            ("5.s", .malformedNumber),
             ("1.2.3s", .malformedNumber), ("+1s", .malformedNumber), ("1e3ms", .unknownUnit("e3ms")),
             ("0.0000000001ns", .tooPrecise), ("1234567890123456s", .tooLarge),
         ]
@@ -90,7 +94,10 @@ struct FixtureValueTests {
             Issue.record("expected an error")
         } catch {
             #expect(error.kind == .badDuration("-1s"))
-            #expect(error.description == #"1:9: for: "-1s" is not a duration: durations cannot be negative; use zero or a positive value, e.g. "0s""#)
+            #expect(
+                error.description
+                    == #"1:9: for: "-1s" is not a duration: durations cannot be negative; use zero or a positive value, e.g. "0s""#
+            )
         }
     }
 }
