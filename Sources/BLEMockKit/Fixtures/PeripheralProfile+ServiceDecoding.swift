@@ -1,0 +1,136 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension PeripheralProfile {
+    /// Reads the `services` array, checking included services and characteristic ids
+    /// across the whole profile.
+    static func services(_ nodes: [FixtureJSON]) throws(FixtureError) -> [Service] {
+        var services: [Service] = []
+        var ids: [String: FixtureJSON] = [:]
+        for node in nodes {
+            let object = try FixtureObject(node, fields: Service.fields, example: #"{"uuid": "180D"}"#)
+            let uuid = try FixtureObject.uuid(object.required("uuid", example: "\"180D\""))
+            var service = Service(uuid: uuid, isPrimary: try object.bool("primary") ?? true)
+            for element in try object.array("includedServices", example: "[\"180F\"]") ?? [] {
+                let included = try FixtureObject.uuid(element)
+                guard services.contains(where: { $0.uuid == included }) else {
+                    throw FixtureError(
+                        .unknownIncludedService(included), at: element,
+                        message: "included service \(included) is not listed before this service",
+                        fix: "add a service with uuid \"\(included.uuidString)\" earlier in \"services\" "
+                            + "(usually with \"primary\": false)")
+                }
+                service.includedServices.append(included)
+            }
+            let example = #"[{"uuid": "2A37", "properties": ["read"], "permissions": ["readable"]}]"#
+            for element in try object.array("characteristics", example: example) ?? [] {
+                let characteristic = try Self.characteristic(element)
+                if let id = characteristic.id, let idNode = element.member("id") {
+                    if let first = ids[id] {
+                        throw FixtureError(
+                            .duplicateCharacteristicID(id), at: idNode,
+                            message: "characteristic id \"\(id)\" is already used at line \(first.line), "
+                                + "column \(first.column) (\(first.path))",
+                            fix: "give each characteristic a unique id")
+                    }
+                    ids[id] = idNode
+                }
+                service.characteristics.append(characteristic)
+            }
+            services.append(service)
+        }
+        return services
+    }
+
+    /// Reads one characteristic object.
+    static func characteristic(_ node: FixtureJSON) throws(FixtureError) -> Characteristic {
+        let object = try FixtureObject(node, fields: Characteristic.fields, example: #"{"uuid": "2A37"}"#)
+        var id: String?
+        if let idNode = object["id"] {
+            guard let text = idNode.string, !text.isEmpty else {
+                throw FixtureError.wrongType(idNode, expected: "a non-empty string", example: "\"hrm\"")
+            }
+            id = text
+        }
+        let uuid = try FixtureObject.uuid(object.required("uuid", example: "\"2A37\""))
+        var properties: CharacteristicProperties = []
+        for element in try names(object.required("properties", example: "[\"read\"]")) {
+            let name = element.string!
+            guard let property = CharacteristicProperties(names: [name]) else {
+                throw FixtureError(
+                    .unknownProperty(name), at: element, message: "unknown property \"\(name)\"",
+                    fix: FixtureError.choice(for: name, among: CharacteristicProperties.named.map(\.name)))
+            }
+            properties.insert(property)
+        }
+        var permissions: AttributePermissions = []
+        for element in try names(object.required("permissions", example: "[\"readable\"]")) {
+            let name = element.string!
+            guard let permission = AttributePermissions(names: [name]) else {
+                throw FixtureError(
+                    .unknownPermission(name), at: element, message: "unknown permission \"\(name)\"",
+                    fix: FixtureError.choice(for: name, among: AttributePermissions.named.map(\.name)))
+            }
+            permissions.insert(permission)
+        }
+        var value: Data?
+        if let valueNode = object["value"] {
+            let bytes = try attributeValue(valueNode)
+            let mutable = properties.intersection(Characteristic.mutableProperties)
+            guard mutable.isEmpty else {
+                throw FixtureError(
+                    .staticValueNotReadOnly, at: valueNode,
+                    message:
+                        "a characteristic with a static value cannot have \(mutable.names.joined(separator: ", "))",
+                    fix: "remove \"value\" to make it dynamic, or keep only read and broadcast properties")
+            }
+            value = bytes
+        }
+        var descriptors: [GATTDescriptor] = []
+        for element in try object.array("descriptors", example: #"[{"uuid": "2901", "value": {"utf8": "Name"}}]"#)
+            ?? []
+        {
+            let descriptor = try FixtureObject(element, fields: descriptorFields, example: #"{"uuid": "2901"}"#)
+            let uuidNode = try descriptor.required("uuid", example: "\"2901\"")
+            let descriptorUUID = try FixtureObject.uuid(uuidNode)
+            guard descriptorUUID != .clientCharacteristicConfiguration else {
+                throw FixtureError(
+                    .managedDescriptor, at: uuidNode,
+                    message: "the Client Characteristic Configuration descriptor (2902) is managed by the stack",
+                    fix: "remove it; it is added for characteristics that notify or indicate")
+            }
+            let bytes = try attributeValue(descriptor.required("value", example: #"{"utf8": "Name"}"#))
+            descriptors.append(GATTDescriptor(uuid: descriptorUUID, value: bytes))
+        }
+        return Characteristic(
+            id: id, uuid: uuid, properties: properties, permissions: permissions, value: value,
+            descriptors: descriptors)
+    }
+
+    /// An array of name strings (properties or permissions).
+    static func names(_ node: FixtureJSON) throws(FixtureError) -> [FixtureJSON] {
+        guard let elements = node.elements else {
+            throw FixtureError.wrongType(node, expected: "an array of names", example: "[\"read\", \"notify\"]")
+        }
+        for element in elements where element.string == nil {
+            throw FixtureError.wrongType(element, expected: "a name string", example: "\"read\"")
+        }
+        return elements
+    }
+
+    /// A byte value that must fit an attribute (at most 512 bytes).
+    static func attributeValue(_ node: FixtureJSON) throws(FixtureError) -> Data {
+        let bytes = try FixtureBytes.parse(node)
+        guard bytes.count <= maximumAttributeLength else {
+            throw FixtureError.outOfRange(
+                node, what: "attribute value length", value: "\(bytes.count)", range: "0…512",
+                hint: "an attribute value holds at most 512 bytes")
+        }
+        return bytes
+    }
+}
