@@ -85,6 +85,21 @@ final class PendingOperations<Key: Hashable & Sendable, Value: Sendable>: @unche
         return outcome.found
     }
 
+    /// Completes every issued request for `key` with `result` (e.g. every `connect` call
+    /// waiting for one peripheral). Returns the number of requests completed.
+    @discardableResult
+    func resumeAll(_ key: Key, with result: Result<Value, any Error>) -> Int {
+        let continuations: [CheckedContinuation<Value, any Error>?] = lock.withLock {
+            guard let queue = queues[key] else { return [] }
+            let started = queue.filter(\.isStarted)
+            let rest = queue.filter { !$0.isStarted }
+            queues[key] = rest.isEmpty ? nil : rest
+            return started.map { if case .waiting(let continuation) = $0.entry { continuation } else { nil } }
+        }
+        for continuation in continuations { continuation?.resume(with: result) }
+        return continuations.count
+    }
+
     /// Fails every request whose key matches with `error`, and forgets the abandoned ones.
     /// Returns the number of waiters failed.
     @discardableResult
