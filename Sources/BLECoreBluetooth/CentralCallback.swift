@@ -43,9 +43,9 @@
 
         func centralManager(
             _ central: CBCentralManager, didDiscover peripheral: CBPeripheral, advertisementData: [String: Any],
-            rssi RSSI: NSNumber
+            rssi: NSNumber
         ) {
-            inbox.post(.discovered(peripheral, advertisementData: advertisementData, rssi: RSSI.intValue))
+            inbox.post(.discovered(peripheral, advertisementData: advertisementData, rssi: rssi.intValue))
         }
 
         func centralManager(_ central: CBCentralManager, didConnect peripheral: CBPeripheral) {
@@ -71,8 +71,8 @@
             inbox.post(.servicesModified(peripheral, invalidated: invalidatedServices))
         }
 
-        func peripheral(_ peripheral: CBPeripheral, didReadRSSI RSSI: NSNumber, error: (any Error)?) {
-            inbox.post(.rssiRead(peripheral, rssi: RSSI.intValue, error))
+        func peripheral(_ peripheral: CBPeripheral, didReadRSSI rssi: NSNumber, error: (any Error)?) {
+            inbox.post(.rssiRead(peripheral, rssi: rssi.intValue, error))
         }
 
         func peripheral(_ peripheral: CBPeripheral, didDiscoverServices error: (any Error)?) {

@@ -76,7 +76,8 @@
                 let characteristic = remoteCharacteristic(cbCharacteristic, on: peripheral),
                 let handle = number(of: descriptor, on: peripheral)
             else { return nil }
-            return RemoteDescriptor(characteristic: characteristic, uuid: BluetoothUUID(descriptor.uuid), handle: handle)
+            return RemoteDescriptor(
+                characteristic: characteristic, uuid: BluetoothUUID(descriptor.uuid), handle: handle)
         }
 
         /// Forgets invalidated services with their characteristics and descriptors.

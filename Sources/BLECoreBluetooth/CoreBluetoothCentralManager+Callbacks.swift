@@ -12,7 +12,8 @@
             case .discovered(let peripheral, let advertisementData, let rssi):
                 let remote = register(peripheral)
                 let advertisement = AdvertisementData(advertisementData)
-                fanOut.yield(.discovered(DiscoveredPeripheral(peripheral: remote, advertisementData: advertisement, rssi: rssi)))
+                fanOut.yield(
+                    .discovered(DiscoveredPeripheral(peripheral: remote, advertisementData: advertisement, rssi: rssi)))
             case .connected(let peripheral):
                 stopConnectTimer(for: peripheral.identifier)
                 connectedIDs.insert(peripheral.identifier)
@@ -40,12 +41,14 @@
                 numberAll(service.includedServices ?? [], on: peripheral.identifier)
                 guard let handle = existingNumber(of: service, on: peripheral.identifier) else { return }
                 operations.resume(
-                    .discoverIncludedServices(peripheral: peripheral.identifier, service: handle), with: result((), error))
+                    .discoverIncludedServices(peripheral: peripheral.identifier, service: handle),
+                    with: result((), error))
             case .characteristicsDiscovered(let peripheral, let service, let error):
                 numberAll(service.characteristics ?? [], on: peripheral.identifier)
                 guard let handle = existingNumber(of: service, on: peripheral.identifier) else { return }
                 operations.resume(
-                    .discoverCharacteristics(peripheral: peripheral.identifier, service: handle), with: result((), error))
+                    .discoverCharacteristics(peripheral: peripheral.identifier, service: handle),
+                    with: result((), error))
             case .descriptorsDiscovered(let peripheral, let characteristic, let error):
                 numberAll(characteristic.descriptors ?? [], on: peripheral.identifier)
                 guard let handle = existingNumber(of: characteristic, on: peripheral.identifier) else { return }
@@ -92,7 +95,8 @@
                     for identifier in connectedIDs.sorted(by: { $0.uuidString < $1.uuidString }) {
                         guard let record = peripherals[identifier] else { continue }
                         peripherals[identifier]?.numbering.forgetAll()
-                        fanOut.yield(.disconnected(remote(record.peripheral), CoreBluetoothError(.peripheralDisconnected)))
+                        fanOut.yield(
+                            .disconnected(remote(record.peripheral), CoreBluetoothError(.peripheralDisconnected)))
                     }
                     connectedIDs = []
                 }

@@ -143,3 +143,22 @@ struct PendingOperationsTests {
         #expect(pending.count == 0)
     }
 }
+
+@Suite("PendingOperations.resumeAll")
+struct PendingOperationsResumeAllTests {
+    @Test("One connection answer completes every call waiting to connect to that peripheral")
+    func resumeAllCompletesEveryWaiter() async throws {
+        let pending = PendingOperations<CentralOperation, Void>()
+        let key = CentralOperation.connect(peripheral: UUIDs.first)
+        let first = await startWaiting(pending, for: key)
+        let second = await startWaiting(pending, for: key)
+        let other = await startWaiting(pending, for: .connect(peripheral: UUIDs.second))
+        #expect(pending.resumeAll(key, with: .failure(LinkDropped())) == 2)
+        await #expect(throws: LinkDropped.self) { try await first.value }
+        await #expect(throws: LinkDropped.self) { try await second.value }
+        #expect(pending.resumeAll(key, with: .success(())) == 0)
+        pending.resumeAll(.connect(peripheral: UUIDs.second), with: .success(()))
+        try await other.value
+        #expect(pending.count == 0)
+    }
+}
