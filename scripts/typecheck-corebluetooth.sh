@@ -23,3 +23,16 @@ typecheck() { # module-name, source dir, extra flags...
 }
 
 typecheck BLECore Sources/BLECore
+
+# BLECoreBluetooth imports BLECore, so it is checked against BLECore's public interface as
+# built with the stub (so BLECore's CoreBluetooth extensions are in it): emit BLECore's
+# module into a temporary directory, then type-check BLECoreBluetooth with both on the path.
+# Only `public` BLECore API is visible, exactly as in a package build.
+interfaces="$(mktemp -d)"
+trap 'rm -rf "$interfaces"' EXIT
+mapfile -t core_files < <(find Sources/BLECore -name '*.swift' | sort)
+swiftc -emit-module -swift-version 6 -module-name BLECore -parse-as-library \
+    -enable-upcoming-feature ExistentialAny -warnings-as-errors \
+    -I "$modules" -emit-module-path "$interfaces/BLECore.swiftmodule" "${core_files[@]}"
+echo "emitted BLECore's module (built against the CoreBluetooth stub)"
+typecheck BLECoreBluetooth Sources/BLECoreBluetooth -I "$interfaces"

@@ -1,0 +1,16 @@
+/// What a waiting peripheral-manager call is waiting for: the key of ``PendingOperations``
+/// in the CoreBluetooth-backed peripheral manager.
+///
+/// The type does not touch CoreBluetooth; it is unit-tested on every platform.
+enum PeripheralOperation: Hashable, Sendable {
+    /// `add(_:)` of the service with this number: answered by `didAdd`.
+    case add(service: UInt16)
+    /// `startAdvertising(_:)`: answered by `peripheralManagerDidStartAdvertising`.
+    case startAdvertising
+
+    /// Whether the call is adding a service (those fail when the manager powers off, since
+    /// CoreBluetooth drops the published database then).
+    var isAdd: Bool {
+        if case .add = self { true } else { false }
+    }
+}
