@@ -131,3 +131,36 @@ struct PresetTests {
             })
     }
 }
+
+@Suite("Peripheral seed and identifier")
+struct PeripheralSeedTests {
+    /// The RSSIs a scanning central sees from a peripheral with `rssiVariation` over 10
+    /// advertisements, on a bridge seeded `bridgeSeed`.
+    static func rssis(peripheralSeed: UInt64?, bridgeSeed: UInt64) async throws -> [Int] {
+        let bridge = MockBLEBridge(seed: bridgeSeed)
+        let peripheral = MockPeripheralManager(
+            configuration: .init(rssiVariation: 6, seed: peripheralSeed), bridge: bridge)
+        try await peripheral.startAdvertising(AdvertisementData())
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil, options: ScanOptions(allowDuplicates: true))
+        await bridge.advance(by: .milliseconds(950))
+        return await bridge.log.filter { $0.kind == .discovered }.compactMap(\.detail)
+            .compactMap { Int($0.dropFirst("rssi=".count)) }
+    }
+
+    @Test("A peripheral's own seed makes its draws independent of the bridge's seed")
+    func peripheralSeed() async throws {
+        let first = try await Self.rssis(peripheralSeed: 99, bridgeSeed: 1)
+        #expect(first.count == 10)
+        #expect(try await Self.rssis(peripheralSeed: 99, bridgeSeed: 2) == first)
+        #expect(try await Self.rssis(peripheralSeed: 98, bridgeSeed: 1) != first)
+        #expect(
+            try await Self.rssis(peripheralSeed: nil, bridgeSeed: 1) != Self.rssis(peripheralSeed: nil, bridgeSeed: 2))
+    }
+
+    @Test("A configured peripheral identifier is used as is")
+    func peripheralIdentifier() {
+        let fixed = UUID(uuid: (9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9))
+        #expect(MockPeripheralManager(configuration: .init(identifier: fixed)).identifier == fixed)
+    }
+}
