@@ -68,7 +68,8 @@ struct BridgeTests {
             Issue.record("expected leftovers, got \(report)")
             return
         }
-        #expect(items.count == 2)
+        #expect(items.count == 3)
+        #expect(items.last == "bridge seed 0: rerun with the same seed and steps to reproduce")
         #expect(items.contains { $0.contains("connect on peripheral") && $0.contains("still waiting") })
         #expect(items.contains { $0.contains("1 unread events, first discovered(") })
         #expect(!report.isClean)

@@ -522,7 +522,8 @@ struct RequestHandlingFinishTests {
             Issue.record("expected leftovers, got \(report)")
             return
         }
-        #expect(items.count == 2)
+        #expect(items.count == 3)
+        #expect(items.last == "bridge seed 0: rerun with the same seed and steps to reproduce")
         #expect(items.contains { $0.contains("request \(request.id) (\(RigUUID.value), offset 0) was never answered") })
         #expect(
             items.contains {
@@ -547,7 +548,7 @@ struct RequestHandlingFinishTests {
             Issue.record("expected leftovers, got \(report)")
             return
         }
-        #expect(items.count == 1)
+        #expect(items.count == 2)
         #expect(items.first?.contains("1 unread events, first writeRequests") == true)
         _ = events
     }

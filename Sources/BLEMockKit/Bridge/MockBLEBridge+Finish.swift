@@ -23,7 +23,7 @@ extension MockBLEBridge {
     /// event stream finishes, and the report lists what was left over — waiting operations,
     /// requests a peripheral never answered, events no stream read, and error injections that
     /// never fired (so a test that scripted a failure learns when its code never reached it) —
-    /// or ``FinishReport/clean``.
+    /// or ``FinishReport/clean``. A report with leftovers ends with the bridge's seed.
     ///
     /// Call it at the end of a test to learn about work the code under test left undone:
     ///
@@ -63,6 +63,9 @@ extension MockBLEBridge {
         world.schedule.removeAll { _ in true }
         for central in world.centralOrder { world.centrals[central]!.events.finish() }
         for peripheral in world.peripheralOrder { world.peripherals[peripheral]!.events.finish() }
-        return leftovers.isEmpty ? .clean : .leftovers(leftovers)
+        guard !leftovers.isEmpty else { return .clean }
+        // Failures name the seed, so the run can be reproduced exactly.
+        leftovers.append("bridge seed \(configuration.seed): rerun with the same seed and steps to reproduce")
+        return .leftovers(leftovers)
     }
 }
