@@ -20,13 +20,18 @@ let package = Package(
         .target(name: "Transport", dependencies: ["BLECore"], swiftSettings: strictSettings),
         .target(name: "BLEMockKit", dependencies: ["BLECore", "Transport"], swiftSettings: strictSettings),
         .target(name: "BLECoreBluetooth", dependencies: ["BLECore"], swiftSettings: strictSettings),
-        .executableTarget(name: "mockble", dependencies: ["BLEMockKit"], swiftSettings: strictSettings),
+        .target(
+            name: "MockbleCLI", dependencies: ["BLECore", "Transport", "BLEMockKit"], swiftSettings: strictSettings),
+        .executableTarget(name: "mockble", dependencies: ["MockbleCLI"], swiftSettings: strictSettings),
         .testTarget(name: "BLECoreTests", dependencies: ["BLECore"], swiftSettings: strictSettings),
         .testTarget(
             name: "BLECoreBluetoothTests", dependencies: ["BLECoreBluetooth", "BLECore", "BLEMockKit"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "TransportTests", dependencies: ["Transport", "BLECore", "BLEMockKit"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "MockbleCLITests", dependencies: ["MockbleCLI", "BLEMockKit", "BLECore"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "BLEMockKitTests", dependencies: ["BLEMockKit", "BLECore", "Transport"],
             swiftSettings: strictSettings),

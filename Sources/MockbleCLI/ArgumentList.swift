@@ -1,0 +1,65 @@
+/// A small hand-written parser for `mockble`'s arguments: `--name value` options, `--flag` flags
+/// and positional words, in any order.
+struct ArgumentList {
+    /// Why the arguments could not be understood; the message says what to type instead.
+    struct Problem: Error, Equatable {
+        let message: String
+    }
+
+    private(set) var positionals: [String] = []
+    private var options: [String: String] = [:]
+    private var flags: Set<String> = []
+
+    /// Parses `arguments`, accepting only the listed option and flag names (without `--`).
+    init(_ arguments: [String], options optionNames: Set<String>, flags flagNames: Set<String>) throws(Problem) {
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            guard argument.hasPrefix("--"), argument.count > 2 else {
+                positionals.append(argument)
+                continue
+            }
+            var name = String(argument.dropFirst(2))
+            var inlineValue: String?
+            if let equals = name.firstIndex(of: "=") {
+                inlineValue = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            if flagNames.contains(name) {
+                guard inlineValue == nil else { throw Problem(message: "--\(name) takes no value") }
+                flags.insert(name)
+            } else if optionNames.contains(name) {
+                let value: String
+                if let inlineValue {
+                    value = inlineValue
+                } else {
+                    guard index < arguments.count else { throw Problem(message: "--\(name) needs a value") }
+                    value = arguments[index]
+                    index += 1
+                }
+                guard options[name] == nil else { throw Problem(message: "--\(name) is given twice") }
+                options[name] = value
+            } else {
+                let known = (optionNames.union(flagNames)).sorted().map { "--\($0)" }.joined(separator: ", ")
+                throw Problem(
+                    message: "unknown option \"--\(name)\"" + (known.isEmpty ? "" : " (known: \(known))"))
+            }
+        }
+    }
+
+    /// The value given for `--name`, if any.
+    func option(_ name: String) -> String? { options[name] }
+
+    /// Whether `--name` was given.
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+
+    /// The value of `--name`, which must be one of `choices`; `defaultValue` when absent.
+    func choice(_ name: String, of choices: [String], default defaultValue: String) throws(Problem) -> String {
+        guard let value = options[name] else { return defaultValue }
+        guard choices.contains(value) else {
+            throw Problem(message: "--\(name) must be one of \(choices.joined(separator: ", ")), not \"\(value)\"")
+        }
+        return value
+    }
+}
