@@ -16,6 +16,9 @@ public struct Console: Sendable {
     /// Writes `text` and a newline to the output stream.
     public func print(_ text: String) { writeOutput(text + "\n") }
 
+    /// Writes `text` as it is to the output stream.
+    public func write(_ text: String) { writeOutput(text) }
+
     /// Writes `text` and a newline to the error stream.
     public func printError(_ text: String) { writeError(text + "\n") }
 

@@ -5,7 +5,7 @@ public enum Mockble {
 
     /// Every subcommand, in the order `mockble --help` lists them.
     public static let subcommands: [Subcommand] = [
-        .fixtures
+        .run, .validate, .fixtures,
     ]
 
     /// The text `mockble --help` prints.

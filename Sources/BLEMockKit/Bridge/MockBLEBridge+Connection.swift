@@ -114,6 +114,8 @@ extension MockBLEBridge {
         world.links[key] = SimulationWorld.Link(mtu: mtu, random: random)
         world.known.insert(key.peripheral)
         world.schedule.removeAll { $0 == .connectionTimeout(key) || $0 == .linkEstablished(key) }
+        // The stack's Exchange MTU Request and Response.
+        world.attPDUCount += 2
         world.record(.connected, central: key.central, peripheral: key.peripheral, detail: "mtu=\(mtu)")
         central.events.yield(.connected(world.remotePeripheral(key.peripheral)))
         resumeWaiting(where: { $0.link == key && $0.kind == .connect }, with: .success(()))

@@ -101,7 +101,7 @@ extension MockBLEBridge {
         }
         world.links[open.link]!.requestInFlight = requestID
         switch open.kind {
-        case .read:
+        case .read, .blob:
             deliverReadRequest(open.request, link: open.link)
         case .write(_, _, let batch):
             world.peripherals[open.link.peripheral]?.events.yield(.writeRequests(batch))

@@ -119,6 +119,8 @@ extension MockBLEBridge {
 
     /// A notification or indication arriving at a central.
     func deliverUpdate(_ update: SimulationWorld.QueuedUpdate) {
+        // A notification is one PDU; an indication is confirmed.
+        world.attPDUCount += update.kind == .notify ? 1 : 2
         world.record(
             update.kind == .notify ? .notification : .indication, central: update.link.central,
             peripheral: update.link.peripheral, attribute: update.characteristic.uuid,

@@ -27,7 +27,15 @@ extension MockBLEBridge {
         switch open.kind {
         case .command:
             return
+        case .blob:
+            world.attPDUCount += 2
+            guard result == .success else {
+                resume(waitingID, with: .failure(ATTError(result)))
+                return
+            }
+            resume(waitingID, with: .success((value ?? Data()).prefix(link.mtu - 1)))
         case .read(let soFar, let remote):
+            world.attPDUCount += 2
             let logRead: (Data?, (any Error)?) -> Void = { value, error in
                 self.world.record(
                     .read, central: key.central, peripheral: peripheral, attribute: remote.uuid, handle: remote.handle,
@@ -51,6 +59,7 @@ extension MockBLEBridge {
                 deliverReadRequest(next, link: key)
             }
         case .write(let written, let remote, _):
+            world.attPDUCount += 2 * Self.writeRoundTrips(length: written.count, mtu: link.mtu)
             let error = result == .success ? nil : ATTError(result)
             world.record(
                 .write, central: key.central, peripheral: peripheral, attribute: remote.uuid, handle: remote.handle,

@@ -139,6 +139,7 @@ extension MockBLEBridge {
         guard let record = world.peripherals[key.peripheral]?.database.characteristic(at: characteristic.handle),
             let link = world.links[key]
         else { return }
+        world.attPDUCount += 1
         switch world.peripherals[key.peripheral]!.configuration.requestHandling {
         case .automatic:
             world.peripherals[key.peripheral]!.database.setValue(value, at: characteristic.handle)

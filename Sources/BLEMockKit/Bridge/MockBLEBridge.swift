@@ -100,6 +100,13 @@ public actor MockBLEBridge {
     /// Everything that happened so far, in order.
     public var log: [BridgeLogEntry] { world.log }
 
+    /// The ATT PDUs the simulated links have carried so far, counted as a real link would:
+    /// each request and its response (a long read's Read Blobs, a long write's Prepare and
+    /// Execute Writes, discovery pages, CCCD writes, the MTU exchange on connecting), each
+    /// write command, each notification, and each indication with its confirmation. The same
+    /// in fast and realistic mode; scenario traces report it per step as `attPDUs`.
+    public var attPDUCount: Int { world.attPDUCount }
+
     /// Runs the simulation forward by `duration`: every scheduled event and every sleeper on
     /// ``clock`` due by then, in order of time, with the time set to each one's deadline.
     public func advance(by duration: Duration) async {

@@ -38,6 +38,8 @@ struct OpenRequest: Sendable {
         case read(soFar: Data, remote: RemoteCharacteristic)
         /// A write batch, answered through its first request.
         case write(value: Data, remote: RemoteCharacteristic, batch: [ATTRequest])
+        /// A single Read Blob (a scenario's `readRequest`): its answer completes the call.
+        case blob(remote: RemoteCharacteristic)
         /// A write without response: delivered, never answered.
         case command
     }

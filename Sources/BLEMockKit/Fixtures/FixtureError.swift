@@ -48,6 +48,16 @@ public struct FixtureError: Error, Hashable, Sendable, CustomStringConvertible {
         case missingFile(String)
         /// The file exists but could not be read; the payload is its path.
         case unreadableFile(String)
+        /// A scenario step's `op` is not one the format defines.
+        case unknownOp(String)
+        /// A name is not one of the values a field allows (a mode, state, fault kind, role…).
+        case unknownValue(String)
+        /// A step names a characteristic the peripheral does not have (by id or UUID).
+        case unknownCharacteristic(String)
+        /// A step names a characteristic by a UUID that several characteristics share.
+        case ambiguousCharacteristic(String)
+        /// An `expect` names a field traces do not have.
+        case unknownTraceField(String)
     }
 
     /// What kind of problem was found.

@@ -5,7 +5,7 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: every stored property is guarded by `lock`; continuations are
     // resumed after the lock is released.
 
-    private struct Subscriber {
+    fileprivate struct Subscriber {
         var buffer: [Event] = []
         var head = 0
         var waiter: CheckedContinuation<Event?, Never>?
@@ -14,10 +14,10 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
         var unread: Int { buffer.count - head }
     }
 
-    private let lock = Lock()
-    private var subscribers: [Int: Subscriber] = [:]
-    private var nextID = 0
-    private var isFinished = false
+    fileprivate let lock = Lock()
+    fileprivate var subscribers: [Int: Subscriber] = [:]
+    fileprivate var nextID = 0
+    fileprivate var isFinished = false
 
     /// A new stream of the events yielded from now on.
     func stream() -> AsyncStream<Event> {
@@ -103,5 +103,32 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
     private func cancel(_ id: Int) {
         let waiter = lock.withLock { subscribers.removeValue(forKey: id)?.waiter }
         waiter?.resume(returning: nil)
+    }
+}
+
+extension EventBroadcaster {
+    /// Opens a tap: a subscriber without a stream, whose buffered events ``drain(_:)`` takes
+    /// synchronously (the scenario engine reads a manager's events between steps this way).
+    func openTap() -> Int {
+        lock.withLock {
+            defer { nextID += 1 }
+            subscribers[nextID] = Subscriber(isFinished: isFinished)
+            return nextID
+        }
+    }
+
+    /// The events a tap received since the last drain, in order.
+    func drain(_ tap: Int) -> [Event] {
+        lock.withLock {
+            guard let subscriber = subscribers[tap] else { return [] }
+            subscribers[tap]!.buffer.removeAll(keepingCapacity: true)
+            subscribers[tap]!.head = 0
+            return Array(subscriber.buffer[subscriber.head...])
+        }
+    }
+
+    /// Closes a tap.
+    func closeTap(_ tap: Int) {
+        lock.withLock { _ = subscribers.removeValue(forKey: tap) }
     }
 }

@@ -178,6 +178,9 @@ struct SimulationWorld: Sendable {
     var linkCount: [LinkKey: Int] = [:]
     var schedule = EventQueue<ScheduledEvent>()
     var log: [BridgeLogEntry] = []
+    /// The ATT PDUs carried on every link so far (requests, responses, commands,
+    /// notifications, indications and confirmations).
+    var attPDUCount = 0
 
     init(seed: UInt64, timing: LinkTiming) {
         random = SeededGenerator(seed: seed)
@@ -248,6 +251,7 @@ struct SimulationWorld: Sendable {
     /// The virtual time `roundTrips` ATT request/response pairs take on a link.
     mutating func cost(on key: LinkKey, roundTrips: Int) -> Duration {
         var total = Duration.zero
+        attPDUCount += 2 * roundTrips
         for _ in 0..<roundTrips { total += connectionEvent(on: key) }
         return total
     }

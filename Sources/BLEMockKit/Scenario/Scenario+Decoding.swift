@@ -1,0 +1,174 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension Scenario {
+    /// Values given outside the file (e.g. `mockble run --seed 7 --mode realistic`) that
+    /// replace the file's own.
+    public struct Overrides: Sendable, Hashable {
+        /// Replaces `seed`.
+        public var seed: UInt64?
+        /// Replaces `mode`.
+        public var mode: Mode?
+
+        /// Creates overrides; `nil` keeps the file's value.
+        public init(seed: UInt64? = nil, mode: Mode? = nil) {
+            self.seed = seed
+            self.mode = mode
+        }
+    }
+
+    /// Reads a scenario file. A `peripheral` path is resolved from the file's directory.
+    ///
+    /// - Throws: ``FixtureError`` naming the file (the scenario's, or the profile's when the
+    ///   profile is at fault), the position, the problem and the fix.
+    public static func load(contentsOf url: URL, overrides: Overrides = Overrides()) throws(FixtureError) -> Scenario {
+        let data = try FixtureFile.read(url)
+        return try Scenario(
+            json: data, file: url.lastPathComponent, baseDirectory: url.deletingLastPathComponent(),
+            overrides: overrides)
+    }
+
+    /// Reads a scenario from UTF-8 JSON.
+    ///
+    /// - Parameters:
+    ///   - file: the file name errors show, and the default name (without `.json`).
+    ///   - baseDirectory: where a `peripheral` path is resolved from; without it, a path is
+    ///     resolved from the current directory.
+    public init(
+        json: Data, file: String? = nil, baseDirectory: URL? = nil, overrides: Overrides = Overrides()
+    ) throws(FixtureError) {
+        do throws(FixtureError) {
+            let root = try FixtureJSON.parse(json)
+            try self.init(node: root, file: file, baseDirectory: baseDirectory, overrides: overrides)
+        } catch {
+            throw error.file == nil ? error.inFile(file) : error
+        }
+    }
+
+    init(node: FixtureJSON, file: String?, baseDirectory: URL?, overrides: Overrides) throws(FixtureError) {
+        let root = try FixtureObject(node, fields: Self.fields, example: #"{"peripheral": "…", "steps": []}"#)
+        let defaultName = file.map { $0.hasSuffix(".json") ? String($0.dropLast(5)) : $0 } ?? "scenario"
+        let name = try root.string("name", example: "\"heart-rate-basic\"") ?? defaultName
+        let description = try root.string("description")
+        var mode = Mode.fast
+        if let value = root["mode"] { mode = try Self.choice(value, among: Mode.self, what: "mode") }
+        var seed: UInt64?
+        if let value = root["seed"] {
+            guard case .number(let text) = value.value, let parsed = UInt64(text) else {
+                throw FixtureError.wrongType(value, expected: "a seed", example: "a whole number from 0 to 2^64-1")
+            }
+            seed = parsed
+        }
+        mode = overrides.mode ?? mode
+        seed = overrides.seed ?? seed
+        if mode == .realistic, seed == nil {
+            throw FixtureError(
+                .missingField("seed"), at: node, message: "realistic mode needs a seed",
+                fix: "add \"seed\": 42 (or pass --seed), so every run draws the same values")
+        }
+        var centralMTU: Int?
+        if let value = root["central"] {
+            let central = try FixtureObject(value, fields: ["preferredMTU"], example: #"{"preferredMTU": 185}"#)
+            centralMTU = try central.integer(
+                "preferredMTU", in: PeripheralProfile.preferredMTURange, hint: "ATT_MTU is 23…517")
+        }
+        var interval: Duration?
+        if let value = root["link"] {
+            let link = try FixtureObject(
+                value, fields: ["connectionInterval"], example: #"{"connectionInterval": "30ms"}"#)
+            if let node = link["connectionInterval"] {
+                let parsed = try FixtureDuration.parse(node)
+                guard Self.connectionIntervalRange.contains(parsed) else {
+                    throw FixtureError.outOfRange(
+                        node, what: "connectionInterval", value: FixtureDuration.string(parsed), range: "7.5ms…4s",
+                        hint: "the Bluetooth connection interval range")
+                }
+                interval = parsed
+            }
+        }
+        let peripheralNode = try root.required("peripheral", example: "\"../peripherals/heart-rate.json\"")
+        let (profile, path) = try Self.profile(peripheralNode, baseDirectory: baseDirectory)
+        let stepNodes = try root.required("steps", example: #"[{"op": "scan"}]"#)
+        guard let elements = stepNodes.elements else {
+            throw FixtureError.wrongType(stepNodes, expected: "an array", example: #"[{"op": "scan"}]"#)
+        }
+        let resolver = CharacteristicResolver(profile: profile)
+        var steps: [ScenarioStep] = []
+        for (index, element) in elements.enumerated() {
+            steps.append(try ScenarioStep(node: element, index: index, resolver: resolver))
+        }
+        self.init(
+            name: name, description: description, seed: seed, mode: mode, centralPreferredMTU: centralMTU,
+            connectionInterval: interval, peripheral: profile, peripheralPath: path, steps: steps)
+    }
+
+    /// The profile a `peripheral` value names: a path (relative to `baseDirectory`) or an
+    /// inline object.
+    static func profile(_ node: FixtureJSON, baseDirectory: URL?) throws(FixtureError) -> (PeripheralProfile, String?) {
+        guard let path = node.string else {
+            guard node.members != nil else {
+                throw FixtureError.wrongType(
+                    node, expected: "a profile path or object", example: "\"../peripherals/heart-rate.json\"")
+            }
+            return (try PeripheralProfile(node: node), nil)
+        }
+        let url =
+            path.hasPrefix("/")
+            ? URL(fileURLWithPath: path)
+            : (baseDirectory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+                .appendingPathComponent(path)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw FixtureError(
+                .missingFile(url.path), at: node, message: "no such profile: \(path) (looked for \(url.path))",
+                fix: "give a path relative to the scenario's directory, e.g. \"../peripherals/heart-rate.json\"")
+        }
+        return (try PeripheralProfile.load(contentsOf: url), path)
+    }
+
+    /// A string naming one case of `T`.
+    static func choice<T: RawRepresentable & CaseIterable>(_ node: FixtureJSON, among: T.Type, what: String)
+        throws(FixtureError) -> T where T.RawValue == String
+    {
+        try choice(node, among: Array(T.allCases), named: \.rawValue, what: what)
+    }
+
+    /// A string naming one of `cases`, each named by `name`.
+    static func choice<T>(_ node: FixtureJSON, among cases: [T], named name: (T) -> String, what: String)
+        throws(FixtureError) -> T
+    {
+        let names = cases.map(name)
+        guard let text = node.string else {
+            throw FixtureError.wrongType(node, expected: "a string", example: "one of " + names.joined(separator: ", "))
+        }
+        guard let value = cases.first(where: { name($0) == text }) else {
+            throw FixtureError(
+                .unknownValue(text), at: node, message: "unknown \(what) \"\(text)\"",
+                fix: FixtureError.choice(for: text, among: names))
+        }
+        return value
+    }
+}
+
+/// Reading fixture and scenario files.
+enum FixtureFile {
+    /// The file's bytes.
+    ///
+    /// - Throws: ``FixtureError/Kind/missingFile(_:)`` or ``FixtureError/Kind/unreadableFile(_:)``.
+    static func read(_ url: URL) throws(FixtureError) -> Data {
+        do {
+            return try Data(contentsOf: url)
+        } catch {
+            let path = url.path
+            let exists = FileManager.default.fileExists(atPath: path)
+            throw FixtureError(
+                exists ? .unreadableFile(path) : .missingFile(path), file: url.lastPathComponent, line: 0, column: 0,
+                path: "", message: exists ? "cannot read \(path)" : "no such file: \(path)",
+                fix: exists ? "check the file's permissions" : "check the path")
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A scripted conversation between one central and one simulated peripheral (the
+/// "Scenario" of `scenario-format.md`): which device, which mode and seed, and the steps to
+/// run, each with an optional expectation.
+///
+/// Load one with ``load(contentsOf:)`` or ``init(json:file:baseDirectory:)``, run it with
+/// ``ScenarioRunner``, and print its ``ScenarioTrace`` as text, JSON lines or a Mermaid
+/// diagram — which is what `mockble run` does.
+public struct Scenario: Sendable, Hashable {
+    /// The fields a scenario object may have.
+    public static let fields = ["name", "description", "seed", "mode", "central", "link", "peripheral", "steps"]
+
+    /// How the bridge simulates the air.
+    public enum Mode: String, Sendable, Hashable, CaseIterable {
+        /// Nothing takes time; every draw is still seeded.
+        case fast
+        /// Realistic timing, MTU, queues and state transitions, all seeded.
+        case realistic
+    }
+
+    /// The scenario's name (the file name without `.json` when absent).
+    public var name: String
+    /// What the scenario shows, if given.
+    public var description: String?
+    /// The seed of every random draw; required in realistic mode. `nil` runs fast mode with 0.
+    public var seed: UInt64?
+    /// The mode. Defaults to ``Mode/fast``.
+    public var mode: Mode
+    /// The central's preferred ATT_MTU (`central.preferredMTU`), fixing its side of the
+    /// negotiation when given.
+    public var centralPreferredMTU: Int?
+    /// The connection interval realistic timing uses (`link.connectionInterval`), when given.
+    public var connectionInterval: Duration?
+    /// The simulated peripheral.
+    public var peripheral: PeripheralProfile
+    /// The profile's path as written in the scenario, when it named a file.
+    public var peripheralPath: String?
+    /// The steps, in order.
+    public var steps: [ScenarioStep]
+
+    /// Creates a scenario.
+    public init(
+        name: String, description: String? = nil, seed: UInt64? = nil, mode: Mode = .fast,
+        centralPreferredMTU: Int? = nil, connectionInterval: Duration? = nil, peripheral: PeripheralProfile,
+        peripheralPath: String? = nil, steps: [ScenarioStep]
+    ) {
+        self.name = name
+        self.description = description
+        self.seed = seed
+        self.mode = mode
+        self.centralPreferredMTU = centralPreferredMTU
+        self.connectionInterval = connectionInterval
+        self.peripheral = peripheral
+        self.peripheralPath = peripheralPath
+        self.steps = steps
+    }
+
+    /// The connection intervals a scenario may fix (Bluetooth Core Specification, Vol 6,
+    /// Part B, 4.5.1: 7.5 ms to 4 s).
+    public static let connectionIntervalRange = Duration.microseconds(7_500)...Duration.seconds(4)
+}

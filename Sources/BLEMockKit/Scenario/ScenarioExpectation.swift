@@ -1,0 +1,81 @@
+/// What a step's trace record must show: the `"expect"` object, field by field.
+///
+/// Matching is by value: numbers, strings and Booleans must be equal (hex strings ignore
+/// case); an expected object matches when each of its fields matches (so
+/// `{"error": {"code": 3}}` need not spell out the domain); an expected string matches an
+/// error by its name (`{"error": "writeNotPermitted"}`); arrays match element by element;
+/// `null` matches a field the record does not have.
+public struct ScenarioExpectation: Sendable, Hashable {
+    /// The expected fields, in the order written.
+    public var fields: [FixtureJSON.Member]
+
+    /// Creates an expectation.
+    public init(fields: [FixtureJSON.Member]) {
+        self.fields = fields
+    }
+
+    /// Reads an `expect` object; every key must be a trace field.
+    ///
+    /// - Throws: ``FixtureError/Kind/unknownTraceField(_:)`` at the first other key.
+    init(node: FixtureJSON) throws(FixtureError) {
+        _ = try FixtureObject(node, fields: ScenarioTrace.Record.fieldNames, example: #"{"ok": true}"#)
+        fields = node.members ?? []
+        for member in fields where member.key == "step" || member.key == "op" {
+            throw FixtureError(
+                .unknownTraceField(member.key), line: member.line, column: member.column,
+                path: FixtureJSON.path(node.path, key: member.key),
+                message: "\"\(member.key)\" cannot be expected: it is the step itself",
+                fix: "expect what the step produced, e.g. \"ok\", \"value\" or \"attError\"")
+        }
+    }
+
+    /// The mismatches between this expectation and a record, one message per field.
+    public func mismatches(in record: ScenarioTrace.Record) -> [String] {
+        let actual = record.fields
+        return fields.compactMap { member in
+            let found = actual.first { $0.key == member.key }?.value
+            guard !Self.matches(member.value, found) else { return nil }
+            let shown = found.map { $0.json } ?? "nothing"
+            return "expected \(member.key) \(Self.render(member.value)), got \(shown)"
+        }
+    }
+
+    static func matches(_ expected: FixtureJSON, _ actual: TraceValue?) -> Bool {
+        guard let actual else {
+            if case .null = expected.value { return true }
+            return false
+        }
+        switch (expected.value, actual) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.number, .int(let b)): return expected.integer == b
+        case (.string(let a), .string(let b)): return a == b || (a.lowercased() == b.lowercased() && isHex(b))
+        case (.string(let name), .object(let members)):
+            return members.contains { $0.key == "name" && $0.value == .string(name) }
+        case (.array(let a), .array(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { matches($0, $1) }
+        case (.object(let expectedMembers), .object(let members)):
+            return expectedMembers.allSatisfy { member in
+                matches(member.value, members.first { $0.key == member.key }?.value)
+            }
+        default: return false
+        }
+    }
+
+    static func isHex(_ text: String) -> Bool {
+        text.allSatisfy { $0.isHexDigit }
+    }
+
+    /// The expected value as compact JSON, for messages.
+    static func render(_ node: FixtureJSON) -> String {
+        switch node.value {
+        case .null: "null"
+        case .bool(let value): value ? "true" : "false"
+        case .number(let text): text
+        case .string(let text): TraceValue.string(text).json
+        case .array(let elements): "[" + elements.map(render).joined(separator: ",") + "]"
+        case .object(let members):
+            "{" + members.map { TraceValue.string($0.key).json + ":" + render($0.value) }.joined(separator: ",") + "}"
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Runs a ``Scenario`` on a new bridge and records what each step did.
+///
+/// The runner sets up a bridge in the scenario's mode and seed, the profile's peripheral
+/// (powered on, services added, advertising) and one central (powered on), then runs the
+/// steps in order. A step that fails records its error and the run goes on; expectations
+/// are checked after each step. Everything is seeded and on virtual time, so the same
+/// scenario and seed give the same trace, byte for byte.
+///
+/// ```swift
+/// let scenario = try Scenario.load(contentsOf: url)
+/// let trace = await ScenarioRunner(scenario).run()
+/// print(trace.json)
+/// ```
+public struct ScenarioRunner: Sendable {
+    /// The scenario to run.
+    public var scenario: Scenario
+
+    /// Creates a runner.
+    public init(_ scenario: Scenario) {
+        self.scenario = scenario
+    }
+
+    /// The seed the run uses: the scenario's, or 0.
+    public var seed: UInt64 { scenario.seed ?? 0 }
+
+    /// Runs every step and returns the trace.
+    ///
+    /// If the peripheral cannot be set up (an injected failure, say), the trace has no
+    /// records and one failure at step -1 saying why.
+    public func run() async -> ScenarioTrace {
+        let bridge = MockBLEBridge(configuration: bridgeConfiguration)
+        let session: ScenarioSession
+        do {
+            session = try await ScenarioSession.start(
+                scenario, on: bridge, central: centralConfiguration,
+                peripheral: peripheralConfiguration)
+        } catch {
+            let failure = ScenarioTrace.Failure(
+                step: -1, op: "setup", line: 0, mismatches: ["the peripheral could not be set up: \(error)"])
+            return ScenarioTrace(
+                name: scenario.name, mode: scenario.mode, seed: seed, records: [], failures: [failure])
+        }
+        var records: [ScenarioTrace.Record] = []
+        var failures: [ScenarioTrace.Failure] = []
+        for step in scenario.steps {
+            let record = await session.perform(step)
+            records.append(record)
+            if let expectation = step.expectation {
+                let mismatches = expectation.mismatches(in: record)
+                if !mismatches.isEmpty {
+                    failures.append(
+                        ScenarioTrace.Failure(
+                            step: step.index, op: step.operation.name, line: step.line, mismatches: mismatches))
+                }
+            }
+        }
+        await session.end()
+        return ScenarioTrace(name: scenario.name, mode: scenario.mode, seed: seed, records: records, failures: failures)
+    }
+
+    /// The bridge's configuration: the mode's timing, the seed, the scenario's interval.
+    public var bridgeConfiguration: MockBLEBridge.Configuration {
+        var configuration: MockBLEBridge.Configuration =
+            scenario.mode == .realistic ? .realistic(seed: seed) : MockBLEBridge.Configuration(seed: seed)
+        if let interval = scenario.connectionInterval, scenario.mode == .realistic {
+            configuration.timing.connectionInterval = interval
+        }
+        return configuration
+    }
+
+    /// The central's configuration: the mode's preset, draws derived from the bridge's seed,
+    /// and `central.preferredMTU` fixing its side of the MTU negotiation.
+    public var centralConfiguration: MockCentralManager.Configuration {
+        var configuration: MockCentralManager.Configuration =
+            scenario.mode == .realistic ? .realistic(seed: seed) : .fast
+        configuration.seed = nil
+        if let mtu = scenario.centralPreferredMTU { configuration.mtu = .fixed(mtu) }
+        return configuration
+    }
+
+    /// The peripheral's configuration before the profile's own fields apply.
+    public var peripheralConfiguration: MockPeripheralManager.Configuration {
+        var configuration: MockPeripheralManager.Configuration =
+            scenario.mode == .realistic ? .realistic(seed: seed) : .fast
+        configuration.seed = nil
+        return configuration
+    }
+}

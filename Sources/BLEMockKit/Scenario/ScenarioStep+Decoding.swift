@@ -1,0 +1,199 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension ScenarioStep {
+    /// The fields each op allows besides `op` and `expect`.
+    public static let fields: [String: [String]] = [
+        "powerOn": ["role"],
+        "setState": ["state", "role"],
+        "scan": ["services", "allowDuplicates", "solicited", "for"],
+        "stopScan": [],
+        "connect": ["timeout"],
+        "discover": [],
+        "read": ["char"],
+        "write": ["char", "value", "withResponse"],
+        "subscribe": ["char"],
+        "unsubscribe": ["char"],
+        "notify": ["char", "value"],
+        "indicate": ["char", "value"],
+        "readRequest": ["char", "offset"],
+        "readRSSI": [],
+        "advance": ["by"],
+        "inject": ["target", "char", "attError", "cbError", "neverAnswers", "times"],
+        "fault": ["kind", "error", "role"],
+        "disconnect": ["by"],
+    ]
+
+    /// Reads step `index` of a scenario.
+    init(node: FixtureJSON, index: Int, resolver: CharacteristicResolver) throws(FixtureError) {
+        let example = #"{"op": "read", "char": "loc"}"#
+        guard node.members != nil else {
+            throw FixtureError.wrongType(node, expected: "a step object", example: example)
+        }
+        let opNode = try FixtureObject(
+            node, fields: Array(Set(Self.fields.values.flatMap { $0 })) + ["op", "expect"],
+            example: example
+        )
+        .required("op", example: "\"scan\"")
+        guard let op = opNode.string else {
+            throw FixtureError.wrongType(opNode, expected: "an op name", example: "\"scan\"")
+        }
+        guard let allowed = Self.fields[op] else {
+            throw FixtureError(
+                .unknownOp(op), at: opNode, message: "unknown op \"\(op)\"",
+                fix: FixtureError.choice(for: op, among: ScenarioStep.Operation.names))
+        }
+        let object = try FixtureObject(node, fields: ["op", "expect"] + allowed, example: example)
+        let operation = try Self.operation(op, object, resolver: resolver)
+        let expectation = try object["expect"].map { node throws(FixtureError) in try ScenarioExpectation(node: node) }
+        self.init(index: index, operation: operation, expectation: expectation, line: node.line, column: node.column)
+    }
+
+    private static func operation(_ op: String, _ object: FixtureObject, resolver: CharacteristicResolver)
+        throws(FixtureError) -> Operation
+    {
+        func role() throws(FixtureError) -> Role {
+            try object["role"].map { node throws(FixtureError) in
+                try Scenario.choice(node, among: Role.self, what: "role")
+            }
+                ?? .central
+        }
+        func characteristic() throws(FixtureError) -> CharacteristicReference {
+            try resolver.resolve(try object.required("char", example: "\"hrm\""))
+        }
+        func value() throws(FixtureError) -> Data {
+            try FixtureBytes.parse(try object.required("value", example: #"{"hex": "01"}"#))
+        }
+        func duration(_ key: String) throws(FixtureError) -> Duration? {
+            try object[key].map { node throws(FixtureError) in try FixtureDuration.parse(node) }
+        }
+        switch op {
+        case "powerOn":
+            return .powerOn(try role())
+        case "setState":
+            let node = try object.required("state", example: "\"poweredOff\"")
+            return .setState(
+                try Scenario.choice(node, among: ManagerState.allCases, named: \.description, what: "state"), try role()
+            )
+        case "scan":
+            return .scan(
+                services: try object.uuids("services"), allowDuplicates: try object.bool("allowDuplicates") ?? false,
+                solicited: try object.uuids("solicited") ?? [], duration: try duration("for"))
+        case "stopScan":
+            return .stopScan
+        case "connect":
+            return .connect(timeout: try duration("timeout"))
+        case "discover":
+            return .discover
+        case "read":
+            return .read(try characteristic())
+        case "write":
+            return .write(
+                try characteristic(), value: try value(), withResponse: try object.bool("withResponse") ?? true)
+        case "subscribe":
+            return .subscribe(try characteristic())
+        case "unsubscribe":
+            return .unsubscribe(try characteristic())
+        case "notify":
+            return .notify(try characteristic(), value: try value())
+        case "indicate":
+            return .indicate(try characteristic(), value: try value())
+        case "readRequest":
+            return .readRequest(
+                try characteristic(),
+                offset: try object.integer("offset", in: 0...PeripheralProfile.maximumAttributeLength + 1) ?? 0)
+        case "readRSSI":
+            return .readRSSI
+        case "advance":
+            return .advance(try FixtureDuration.parse(try object.required("by", example: "\"1s\"")))
+        case "inject":
+            return .inject(try injection(object, resolver: resolver))
+        case "fault":
+            let kind = try Scenario.choice(
+                try object.required("kind", example: "\"disconnect\""), among: FaultKind.self, what: "fault kind")
+            var error: CoreBluetoothError.Code?
+            if let node = object["error"] {
+                guard kind == .disconnect else {
+                    throw FixtureError(
+                        .unknownField("error"), at: node, message: "a \(kind.rawValue) fault has no error of its own",
+                        fix: "remove \"error\"; only a disconnect fault takes one")
+                }
+                error = try cbCode(node)
+            }
+            if let node = object["role"], kind != .powerOff {
+                throw FixtureError(
+                    .unknownField("role"), at: node, message: "a \(kind.rawValue) fault acts on the peripheral's link",
+                    fix: "remove \"role\"; only a powerOff fault takes one")
+            }
+            return .fault(kind, role: try role(), error: error)
+        case "disconnect":
+            let side = try object["by"].map { node throws(FixtureError) in
+                try Scenario.choice(node, among: Role.self, what: "side")
+            }
+            return .disconnect(by: side ?? .central)
+        default:
+            throw FixtureError(.unknownOp(op), at: object.node, message: "unknown op \"\(op)\"", fix: "")
+        }
+    }
+
+    private static func injection(_ object: FixtureObject, resolver: CharacteristicResolver) throws(FixtureError)
+        -> Injection
+    {
+        let target = try Scenario.choice(
+            try object.required("target", example: "\"read\""), among: ErrorInjection.Operation.self, what: "target")
+        let characteristic = try object["char"].map { node throws(FixtureError) in try resolver.resolve(node) }
+        var failures: [ErrorInjection.Failure] = []
+        if let node = object["attError"] { failures.append(.att(try attCode(node))) }
+        if let node = object["cbError"] { failures.append(.coreBluetooth(try cbCode(node))) }
+        if let node = object["neverAnswers"] {
+            guard node.bool == true else {
+                throw FixtureError.wrongType(node, expected: "true", example: "\"neverAnswers\": true")
+            }
+            failures.append(.neverAnswers)
+        }
+        guard failures.count == 1, let failure = failures.first else {
+            throw FixtureError(
+                failures.isEmpty ? .missingField("attError") : .unknownField("cbError"), at: object.node,
+                message: failures.isEmpty ? "an inject step needs a failure" : "an inject step takes one failure",
+                fix: "give exactly one of \"attError\": 3, \"cbError\": 7 or \"neverAnswers\": true")
+        }
+        let times = try object.integer("times", in: 1...1_000_000) ?? 1
+        return Injection(target: target, characteristic: characteristic, failure: failure, times: times)
+    }
+
+    /// An ATT error code: a number 1…255 or a name such as `"writeNotPermitted"`.
+    static func attCode(_ node: FixtureJSON) throws(FixtureError) -> ATTError.Code {
+        if let name = node.string {
+            guard let code = ATTError.Code(name: name), code != .success else {
+                throw FixtureError(
+                    .unknownValue(name), at: node, message: "unknown ATT error \"\(name)\"",
+                    fix: "write a code 1…255 or a name such as \"writeNotPermitted\"")
+            }
+            return code
+        }
+        return ATTError.Code(rawValue: UInt8(try FixtureObject.integer(node, what: "attError", in: 1...255)))
+    }
+
+    /// A CoreBluetooth error code: a number 0…18 or a name such as `"connectionTimeout"`.
+    static func cbCode(_ node: FixtureJSON) throws(FixtureError) -> CoreBluetoothError.Code {
+        if let name = node.string {
+            guard let code = CoreBluetoothError.Code(name: name) else {
+                throw FixtureError(
+                    .unknownValue(name), at: node, message: "unknown CoreBluetooth error \"\(name)\"",
+                    fix: FixtureError.choice(for: name, among: CoreBluetoothError.Code.allCases.map(\.description)))
+            }
+            return code
+        }
+        let range = 0...(CoreBluetoothError.Code.allCases.map(\.rawValue).max() ?? 0)
+        let raw = try FixtureObject.integer(node, what: "error", in: range)
+        guard let code = CoreBluetoothError.Code(rawValue: raw) else {
+            throw FixtureError.outOfRange(node, what: "error", value: "\(raw)", range: "\(range)")
+        }
+        return code
+    }
+}

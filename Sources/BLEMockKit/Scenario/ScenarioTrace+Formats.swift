@@ -1,0 +1,98 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension ScenarioTrace {
+    /// `--format json`: one compact JSON object per step, one per line (with a final newline).
+    /// The same scenario and seed give byte-identical text.
+    public var json: String {
+        records.map { $0.json + "\n" }.joined()
+    }
+
+    /// `--format text`: a human timeline, one line per step, then the expectations' verdict.
+    public func text(for scenario: Scenario) -> String {
+        var lines = ["\(name) (\(mode.rawValue) mode, seed \(seed))"]
+        let width = max(4, scenario.steps.map { Self.label($0.operation).count }.max() ?? 4)
+        for record in records {
+            let label = scenario.steps.first { $0.index == record.step }.map { Self.label($0.operation) } ?? record.op
+            let time = Self.milliseconds(record.time)
+            let padded = label + String(repeating: " ", count: max(0, width - label.count))
+            let verdict = record.ok ? "ok    " : "FAILED"
+            let details = Self.details(record)
+            lines.append(
+                String(repeating: " ", count: max(0, 12 - time.count)) + time + "  #\(record.step)"
+                    + String(repeating: " ", count: max(1, 4 - String(record.step).count)) + padded + "  " + verdict
+                    + (details.isEmpty ? "" : "  " + details))
+        }
+        if failures.isEmpty {
+            let count = scenario.steps.filter { $0.expectation != nil }.count
+            lines.append(count == 0 ? "no expectations" : "all \(count) expectations held")
+        } else {
+            lines.append("\(failures.count) expectation\(failures.count == 1 ? "" : "s") failed:")
+            lines += failures.map { "  " + $0.description }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A time rounded to the millisecond for the timeline, e.g. `1.294s`.
+    static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        var milliseconds = seconds * 1000 + (attoseconds + 500_000_000_000_000) / 1_000_000_000_000_000
+        let whole = milliseconds / 1000
+        milliseconds %= 1000
+        let fraction = String(milliseconds)
+        return "\(whole)." + String(repeating: "0", count: 3 - fraction.count) + fraction + "s"
+    }
+
+    /// The op and what it acts on, e.g. `read loc` or `advance 10s`.
+    static func label(_ operation: ScenarioStep.Operation) -> String {
+        switch operation {
+        case .read(let c), .subscribe(let c), .unsubscribe(let c): "\(operation.name) \(c)"
+        case .write(let c, _, let withResponse): "write \(c)" + (withResponse ? "" : " (no response)")
+        case .notify(let c, _), .indicate(let c, _): "\(operation.name) \(c)"
+        case .readRequest(let c, let offset): "readRequest \(c) @\(offset)"
+        case .advance(let by): "advance \(FixtureDuration.string(by))"
+        case .setState(let state, let role): "setState \(role.rawValue) \(state)"
+        case .powerOn(let role): "powerOn \(role.rawValue)"
+        case .fault(let kind, _, _): "fault \(kind.rawValue)"
+        case .disconnect(let side): "disconnect by \(side.rawValue)"
+        case .inject(let injection): "inject \(injection.target.rawValue)"
+        default: operation.name
+        }
+    }
+
+    /// The record's fields beyond step, op, ok and time, briefly.
+    static func details(_ record: Record) -> String {
+        var parts: [String] = []
+        if let error = record.error { parts.append("\(error.domain) \(error.code) \(error.name)") }
+        if let value = record.value {
+            parts.append("value " + (value.isEmpty ? "<empty>" : FixtureBytes.hexString(value)))
+        }
+        if let received = record.received {
+            parts.append(
+                received.isEmpty
+                    ? "received nothing"
+                    : "received " + received.map { FixtureBytes.hexString($0) }.joined(separator: ", "))
+        }
+        if let state = record.state { parts.append("state \(state)") }
+        if let rssi = record.rssi { parts.append("rssi \(rssi)") }
+        if case .array(let found)? = record.discovered { parts.append("found \(found.count)") }
+        if case .object(let fields)? = record.discovered, case .array(let services)? = fields.first?.value {
+            parts.append("\(services.count) service\(services.count == 1 ? "" : "s")")
+        }
+        if case .object(let fields)? = record.reason, let central = fields.first?.value {
+            if case .object(let error) = central, case .string(let name)? = error.last?.value {
+                parts.append("central disconnected: \(name)")
+            } else {
+                parts.append("central disconnected")
+            }
+        }
+        if record.op == "connect", let mtu = record.mtu { parts.append("mtu \(mtu)") }
+        if let attPDUs = record.attPDUs { parts.append("\(attPDUs) ATT PDU\(attPDUs == 1 ? "" : "s")") }
+        return parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,84 @@
+import BLEMockKit
+import Foundation
+
+extension Subcommand {
+    /// `mockble run`: runs a scenario and prints its trace.
+    public static let run = Subcommand(
+        name: "run", summary: "Run a scenario and print its trace.",
+        help: """
+            Usage: mockble run FILE [--format text|json|mermaid] [--seed N] [--mode fast|realistic]
+
+            Runs the scenario in FILE against its simulated peripheral and prints what each
+            step did: a timeline (text, the default), one JSON object per step (json; the same
+            scenario and seed always give the same bytes), or a Mermaid sequence diagram.
+
+            Options:
+              --format F   text (default), json or mermaid.
+              --seed N     Run with seed N instead of the file's (0 to 2^64-1).
+              --mode M     Run in fast or realistic mode instead of the file's.
+              -h, --help   Show this help.
+
+            Exit status: 0 every "expect" held, 1 one failed (the step is named on standard
+            error), 2 bad input (unknown option, missing or invalid file).
+            """,
+        perform: { arguments, console in
+            let options: RunOptions
+            do throws(ArgumentList.Problem) {
+                options = try RunOptions(arguments)
+            } catch {
+                console.printError("mockble run: \(error.message)")
+                return .badInput
+            }
+            let scenario: Scenario
+            do throws(FixtureError) {
+                scenario = try Scenario.load(
+                    contentsOf: URL(fileURLWithPath: options.file),
+                    overrides: Scenario.Overrides(seed: options.seed, mode: options.mode))
+            } catch {
+                console.printError("mockble run: \(error)")
+                return .badInput
+            }
+            let trace = await ScenarioRunner(scenario).run()
+            switch options.format {
+            case "json": console.write(trace.json)
+            case "mermaid": console.write(trace.mermaid(for: scenario))
+            default: console.write(trace.text(for: scenario))
+            }
+            guard trace.passed else {
+                for failure in trace.failures {
+                    console.printError("mockble run: \(options.file): \(failure)")
+                }
+                return .failure
+            }
+            return .success
+        })
+}
+
+/// The arguments of `mockble run`.
+struct RunOptions {
+    var file: String
+    var format: String
+    var seed: UInt64?
+    var mode: Scenario.Mode?
+
+    init(_ arguments: [String]) throws(ArgumentList.Problem) {
+        let list = try ArgumentList(arguments, options: ["format", "seed", "mode"], flags: [])
+        guard list.positionals.count == 1 else {
+            throw ArgumentList.Problem(
+                message: list.positionals.isEmpty
+                    ? "name a scenario file, e.g. mockble run Fixtures/scenarios/heart-rate-basic.json"
+                    : "run takes one scenario file, not \(list.positionals.count)")
+        }
+        file = list.positionals[0]
+        format = try list.choice("format", of: ["text", "json", "mermaid"], default: "text")
+        if let text = list.option("seed") {
+            guard let seed = UInt64(text) else {
+                throw ArgumentList.Problem(message: "--seed must be a whole number from 0 to 2^64-1, not \"\(text)\"")
+            }
+            self.seed = seed
+        }
+        if list.option("mode") != nil {
+            mode = Scenario.Mode(rawValue: try list.choice("mode", of: ["fast", "realistic"], default: "fast"))
+        }
+    }
+}
