@@ -17,7 +17,8 @@ extension MockBLEBridge {
         let link = try requireLink(central: central, peripheral: characteristic.peripheral, "readValue")
         _ = try requireCurrent(characteristic)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)
-        let injected = injection(.read, central: central, peripheral: key.peripheral, characteristic: characteristic.uuid)
+        let injected = injection(
+            .read, central: central, peripheral: key.peripheral, characteristic: characteristic.uuid)
         let mtu = link.mtu
         let result: Result<Data, any Error>
         do {
