@@ -66,6 +66,7 @@ extension ScenarioSession {
         case .fault(let kind, let role, let error):
             try await fault(kind, role: role, error: error, record: &record)
         case .disconnect(let side):
+            guard await central.isConnected(target) else { throw CoreBluetoothError(.notConnected) }
             switch side {
             case .central: try await central.cancelPeripheralConnection(target)
             case .peripheral: await peripheral.manager.simulateDisconnection(of: central.identifier)

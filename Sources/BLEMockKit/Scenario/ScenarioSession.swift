@@ -8,7 +8,7 @@ import BLECore
 
 /// One run of a scenario: the bridge, the two managers, and what the central has seen.
 /// Used by ``ScenarioRunner`` from one task, step after step.
-final class ScenarioSession {
+final class ScenarioSession: Sendable {
     let scenario: Scenario
     let bridge: MockBLEBridge
     let central: MockCentralManager
@@ -52,17 +52,37 @@ final class ScenarioSession {
         await peripheral.manager.shutDown()
     }
 
+    /// How long an operation may wait for an answer that needs time to pass before the
+    /// session gives up on it: ATT's transaction timeout (Bluetooth Core Specification,
+    /// Vol 3, Part F, 3.3.3), after which the link is dropped.
+    static let transactionTimeout = Duration.seconds(30)
+
     /// Runs one step and returns its record.
+    ///
+    /// The op runs in a task of its own. Operations drive virtual time themselves while they
+    /// wait for something scheduled; one that waits for something nothing schedules (a
+    /// peripheral out of range, a connection to a device that is gone, an injected silence)
+    /// is driven here, event by event, for up to ``transactionTimeout`` of virtual time;
+    /// then its link is dropped with `connectionTimeout` (or its connection attempt
+    /// cancelled), as the stack does when ATT times out.
     func perform(_ step: ScenarioStep) async -> ScenarioTrace.Record {
-        var record = ScenarioTrace.Record(step: step.index, op: step.operation.name)
         let pdusBefore = await bridge.attPDUCount
-        var seen = ObservedEvents()
-        do {
-            try await run(step.operation, into: &record, seen: &seen)
-        } catch {
-            record.ok = false
-            record.error = ScenarioTrace.TraceError(error)
+        let started = await bridge.now
+        let completion = StepCompletion()
+        let task = Task { [self] in
+            defer { completion.finish() }
+            var record = ScenarioTrace.Record(step: step.index, op: step.operation.name)
+            var seen = ObservedEvents()
+            do {
+                try await run(step.operation, into: &record, seen: &seen)
+            } catch {
+                record.ok = false
+                record.error = ScenarioTrace.TraceError(error)
+            }
+            return (record, seen)
         }
+        await drive(until: completion, startedAt: started)
+        var (record, seen) = await task.value
         seen.append(drainEvents())
         let pdus = await bridge.attPDUCount - pdusBefore
         if pdus > 0 || step.operation.usesTheLink { record.attPDUs = pdus }
@@ -78,6 +98,33 @@ final class ScenarioSession {
         record.mtu = await linkMTU
         record.time = await bridge.now - .zero
         return record
+    }
+
+    /// Moves virtual time for an operation stuck waiting, until `completion` is done.
+    private func drive(until completion: StepCompletion, startedAt started: VirtualClock.Instant) async {
+        let deadline = started.advanced(by: Self.transactionTimeout)
+        var gaveUp = false
+        while !completion.isDone {
+            guard await bridge.hasWaitingOperations else {
+                await Task.yield()
+                continue
+            }
+            if await bridge.runNextEvent(notAfter: deadline) { continue }
+            await bridge.advance(to: deadline)
+            if !gaveUp {
+                gaveUp = true
+                if await bridge.isWaitingToConnect {
+                    try? await central.cancelPeripheralConnection(peripheral.identifier)
+                } else {
+                    await bridge.simulate(
+                        .disconnect(
+                            central: central.identifier, peripheral: peripheral.identifier,
+                            error: CoreBluetoothError(.connectionTimeout)))
+                }
+            } else {
+                await bridge.failWaitingOperations(with: CoreBluetoothError(.connectionTimeout))
+            }
+        }
     }
 
     /// What the central saw during a step.
@@ -133,9 +180,20 @@ final class ScenarioSession {
         }
     }
 
-    /// The central's view of a characteristic the step names (after discovery).
+    /// The central's view of a characteristic the step names: the discovered one while
+    /// connected (``APIMisuseError/characteristicNotFound(_:service:peripheral:)`` if it was
+    /// not discovered, as CoreBluetooth has no object for it then); when not connected, the
+    /// reference the central kept, so the operation fails as the stack fails it.
     func remote(_ reference: ScenarioStep.CharacteristicReference) async throws -> RemoteCharacteristic {
-        let local = peripheral.services[reference.serviceIndex].characteristics[reference.characteristicIndex]
+        let service = peripheral.services[reference.serviceIndex]
+        let local = service.characteristics[reference.characteristicIndex]
+        guard await central.isConnected(peripheral.identifier) else {
+            return RemoteCharacteristic(
+                service: RemoteService(
+                    peripheral: peripheral.identifier, uuid: service.uuid, isPrimary: service.isPrimary,
+                    handle: service.handle, endHandle: service.endHandle),
+                uuid: local.uuid, properties: local.properties, handle: local.handle)
+        }
         let services = await central.services(of: peripheral.identifier)
         for service in services where service.handle == local.serviceHandle {
             if let match = await central.characteristics(of: service).first(where: { $0.handle == local.handle }) {
@@ -162,7 +220,37 @@ extension ScenarioStep.Operation {
     }
 }
 
+/// Whether a step's task has finished; set by the task, read by the session's driver.
+final class StepCompletion: @unchecked Sendable {
+    // @unchecked Sendable: `done` is only read and written with `lock` held.
+    private let lock = Lock()
+    private var done = false
+
+    func finish() { lock.withLock { done = true } }
+
+    var isDone: Bool { lock.withLock { done } }
+}
+
 extension MockBLEBridge {
+    /// Whether an operation is waiting for something that needs time to pass.
+    var hasWaitingOperations: Bool { !waiting.isEmpty }
+
+    /// Whether a connection attempt is among the waiting operations.
+    var isWaitingToConnect: Bool { waiting.values.contains { $0.kind == .connect } }
+
+    /// Runs the first scheduled event if it is due by `limit`; returns whether one ran.
+    func runNextEvent(notAfter limit: VirtualClock.Instant) -> Bool {
+        guard let entry = world.schedule.popFirst(dueBy: limit) else { return false }
+        setTime(entry.deadline)
+        handle(entry.event)
+        return true
+    }
+
+    /// Fails every waiting operation with `error`.
+    func failWaitingOperations(with error: any Error) {
+        resumeWaiting(where: { _ in true }, with: .failure(error))
+    }
+
     /// The ATT_MTU of the link between a central and a peripheral, if they are connected.
     func linkMTU(central: UUID, peripheral: UUID) -> Int? {
         world.links[SimulationWorld.LinkKey(central: central, peripheral: peripheral)]?.mtu
