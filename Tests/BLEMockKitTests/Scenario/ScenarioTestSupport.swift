@@ -32,11 +32,11 @@ enum ScenarioTestSupport {
         """
         {"name": "inline", "mode": "\(mode)", "seed": \(seed),\(extra)
          "peripheral": {"name": "Sensor", "services": [{"uuid": "180D", "characteristics": [
-           {"id": "hrm", "uuid": "2A37", "properties": ["notify"]},
+           {"id": "hrm", "uuid": "2A37", "properties": ["notify"], "permissions": []},
            {"id": "loc", "uuid": "2A38", "properties": ["read"], "permissions": ["readable"], "value": {"hex": "01"}},
            {"id": "ctl", "uuid": "2A39", "properties": ["write"], "permissions": ["writeable"]},
-           {"id": "both", "uuid": "FFF1", "properties": ["notify", "indicate"]},
-           {"id": "ind", "uuid": "FFF2", "properties": ["indicate"]},
+           {"id": "both", "uuid": "FFF1", "properties": ["notify", "indicate"], "permissions": []},
+           {"id": "ind", "uuid": "FFF2", "properties": ["indicate"], "permissions": []},
            {"id": "dyn", "uuid": "FFF3", "properties": ["read", "write"], "permissions": ["readable", "writeable"]}
          ]}]},
          "steps": \(steps)}

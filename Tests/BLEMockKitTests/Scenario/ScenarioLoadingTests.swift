@@ -1,0 +1,304 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+@Suite("Scenario loading errors")
+struct ScenarioLoadingTests {
+    typealias S = ScenarioTestSupport
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        let label: String
+        let json: String
+        let kind: FixtureError.Kind
+        let path: String
+        let message: String
+        var testDescription: String { label }
+    }
+
+    static let cases: [Case] = [
+        Case(
+            label: "bad JSON", json: #"{"steps": [}"#, kind: .invalidJSON, path: "",
+            message: "expected a value"),
+        Case(
+            label: "unknown top-level field", json: S.inline(steps: "[]", extra: #" "colour": 1,"#),
+            kind: .unknownField("colour"), path: "colour", message: "unknown field \"colour\""),
+        Case(
+            label: "unknown op with a suggestion", json: S.inline(steps: #"[{"op": "raed", "char": "loc"}]"#),
+            kind: .unknownOp("raed"), path: "steps[0].op", message: "unknown op \"raed\""),
+        Case(
+            label: "field of another op", json: S.inline(steps: #"[{"op": "read", "char": "loc", "by": "1s"}]"#),
+            kind: .unknownField("by"), path: "steps[0].by", message: "unknown field \"by\""),
+        Case(
+            label: "field no op has", json: S.inline(steps: #"[{"op": "read", "chr": "loc"}]"#),
+            kind: .unknownField("chr"), path: "steps[0].chr", message: "unknown field \"chr\""),
+        Case(
+            label: "bad UUID", json: S.inline(steps: #"[{"op": "scan", "services": ["18G0"]}]"#),
+            kind: .badUUID(.init(input: "18G0", reason: .invalidCharacter("G", offset: 2))), path: "steps[0].services[0]", message: "is not a Bluetooth UUID"),
+        Case(
+            label: "bad duration", json: S.inline(steps: #"[{"op": "advance", "by": "10 parsecs"}]"#),
+            kind: .badDuration("10 parsecs"), path: "steps[0].by", message: "is not a duration"),
+        Case(
+            label: "missing peripheral file", json: #"{"peripheral": "nowhere.json", "steps": []}"#,
+            kind: .missingFile("/nonexistent/nowhere.json"), path: "peripheral", message: "no such profile"),
+        Case(
+            label: "unknown characteristic", json: S.inline(steps: #"[{"op": "read", "char": "lco"}]"#),
+            kind: .unknownCharacteristic("lco"), path: "steps[0].char", message: "no characteristic \"lco\""),
+        Case(
+            label: "characteristic UUID unknown", json: S.inline(steps: #"[{"op": "read", "char": "2A99"}]"#),
+            kind: .unknownCharacteristic("2A99"), path: "steps[0].char", message: "no characteristic"),
+        Case(
+            label: "realistic without a seed", json: #"{"mode": "realistic", "peripheral": {}, "steps": []}"#,
+            kind: .missingField("seed"), path: "", message: "realistic mode needs a seed"),
+        Case(
+            label: "unknown mode", json: #"{"mode": "slow", "peripheral": {}, "steps": []}"#,
+            kind: .unknownValue("slow"), path: "mode", message: "unknown mode \"slow\""),
+        Case(
+            label: "negative seed", json: #"{"seed": -1, "peripheral": {}, "steps": []}"#,
+            kind: .wrongType(expected: "a seed"), path: "seed", message: "expected a seed"),
+        Case(
+            label: "central MTU out of range",
+            json: #"{"central": {"preferredMTU": 600}, "peripheral": {}, "steps": []}"#,
+            kind: .valueOutOfRange, path: "central.preferredMTU", message: "preferredMTU 600 is out of range"),
+        Case(
+            label: "connection interval out of range",
+            json: #"{"link": {"connectionInterval": "5ms"}, "peripheral": {}, "steps": []}"#,
+            kind: .valueOutOfRange, path: "link.connectionInterval", message: "connectionInterval 0.005s"),
+        Case(
+            label: "unknown link field", json: #"{"link": {"latency": 1}, "peripheral": {}, "steps": []}"#,
+            kind: .unknownField("latency"), path: "link.latency", message: "unknown field \"latency\""),
+        Case(
+            label: "missing steps", json: #"{"peripheral": {}}"#, kind: .missingField("steps"), path: "",
+            message: "missing field \"steps\""),
+        Case(
+            label: "steps not an array", json: #"{"peripheral": {}, "steps": {}}"#,
+            kind: .wrongType(expected: "an array"), path: "steps", message: "expected an array"),
+        Case(
+            label: "step not an object", json: #"{"peripheral": {}, "steps": [1]}"#,
+            kind: .wrongType(expected: "a step object"), path: "steps[0]", message: "expected a step object"),
+        Case(
+            label: "step without op", json: #"{"peripheral": {}, "steps": [{}]}"#, kind: .missingField("op"),
+            path: "steps[0]", message: "missing field \"op\""),
+        Case(
+            label: "peripheral of the wrong type", json: #"{"peripheral": 3, "steps": []}"#,
+            kind: .wrongType(expected: "a profile path or object"), path: "peripheral", message: "expected a profile path or object"),
+        Case(
+            label: "bad profile inline", json: #"{"peripheral": {"rssi": 5}, "steps": []}"#, kind: .valueOutOfRange,
+            path: "peripheral.rssi", message: "rssi 5 is out of range"),
+        Case(
+            label: "unknown state", json: S.inline(steps: #"[{"op": "setState", "state": "on"}]"#),
+            kind: .unknownValue("on"), path: "steps[0].state", message: "unknown state \"on\""),
+        Case(
+            label: "unknown role", json: S.inline(steps: #"[{"op": "powerOn", "role": "observer"}]"#),
+            kind: .unknownValue("observer"), path: "steps[0].role", message: "unknown role"),
+        Case(
+            label: "unknown fault kind", json: S.inline(steps: #"[{"op": "fault", "kind": "meteor"}]"#),
+            kind: .unknownValue("meteor"), path: "steps[0].kind", message: "unknown fault kind"),
+        Case(
+            label: "error on a reset fault", json: S.inline(steps: #"[{"op": "fault", "kind": "reset", "error": 6}]"#),
+            kind: .unknownField("error"), path: "steps[0].error", message: "a reset fault has no error"),
+        Case(
+            label: "role on a disconnect fault",
+            json: S.inline(steps: #"[{"op": "fault", "kind": "disconnect", "role": "central"}]"#),
+            kind: .unknownField("role"), path: "steps[0].role", message: "acts on the peripheral's link"),
+        Case(
+            label: "unknown CoreBluetooth error name",
+            json: S.inline(steps: #"[{"op": "fault", "kind": "disconnect", "error": "oops"}]"#),
+            kind: .unknownValue("oops"), path: "steps[0].error", message: "unknown CoreBluetooth error"),
+        Case(
+            label: "CoreBluetooth error out of range",
+            json: S.inline(steps: #"[{"op": "fault", "kind": "disconnect", "error": 99}]"#),
+            kind: .valueOutOfRange, path: "steps[0].error", message: "error 99 is out of range"),
+        Case(
+            label: "inject without a failure", json: S.inline(steps: #"[{"op": "inject", "target": "read"}]"#),
+            kind: .missingField("attError"), path: "steps[0]", message: "needs a failure"),
+        Case(
+            label: "inject with two failures",
+            json: S.inline(steps: #"[{"op": "inject", "target": "read", "attError": 3, "cbError": 7}]"#),
+            kind: .unknownField("cbError"), path: "steps[0]", message: "takes one failure"),
+        Case(
+            label: "inject of an unknown target",
+            json: S.inline(steps: #"[{"op": "inject", "target": "reed", "attError": 3}]"#),
+            kind: .unknownValue("reed"), path: "steps[0].target", message: "unknown target"),
+        Case(
+            label: "ATT error 0", json: S.inline(steps: #"[{"op": "inject", "target": "read", "attError": 0}]"#),
+            kind: .valueOutOfRange, path: "steps[0].attError", message: "attError 0 is out of range"),
+        Case(
+            label: "unknown ATT error name",
+            json: S.inline(steps: #"[{"op": "inject", "target": "read", "attError": "nope"}]"#),
+            kind: .unknownValue("nope"), path: "steps[0].attError", message: "unknown ATT error"),
+        Case(
+            label: "neverAnswers false",
+            json: S.inline(steps: #"[{"op": "inject", "target": "read", "neverAnswers": false}]"#),
+            kind: .wrongType(expected: "true"), path: "steps[0].neverAnswers", message: "expected true"),
+        Case(
+            label: "times zero",
+            json: S.inline(steps: #"[{"op": "inject", "target": "read", "attError": 3, "times": 0}]"#),
+            kind: .valueOutOfRange, path: "steps[0].times", message: "times 0 is out of range"),
+        Case(
+            label: "write without value", json: S.inline(steps: #"[{"op": "write", "char": "ctl"}]"#),
+            kind: .missingField("value"), path: "steps[0]", message: "missing field \"value\""),
+        Case(
+            label: "bad byte value",
+            json: S.inline(steps: #"[{"op": "notify", "char": "hrm", "value": {"hex": "0"}}]"#),
+            kind: .badByteValue, path: "steps[0].value.hex", message: "odd number of hex digits"),
+        Case(
+            label: "negative offset", json: S.inline(steps: #"[{"op": "readRequest", "char": "loc", "offset": -1}]"#),
+            kind: .valueOutOfRange, path: "steps[0].offset", message: "offset -1 is out of range"),
+        Case(
+            label: "unknown expect field", json: S.inline(steps: #"[{"op": "scan", "expect": {"okay": true}}]"#),
+            kind: .unknownField("okay"), path: "steps[0].expect.okay", message: "unknown field \"okay\""),
+        Case(
+            label: "expecting the step index", json: S.inline(steps: #"[{"op": "scan", "expect": {"step": 0}}]"#),
+            kind: .unknownTraceField("step"), path: "steps[0].expect.step", message: "cannot be expected"),
+        Case(
+            label: "unknown disconnect side", json: S.inline(steps: #"[{"op": "disconnect", "by": "both"}]"#),
+            kind: .unknownValue("both"), path: "steps[0].by", message: "unknown side"),
+    ]
+
+    @Test(arguments: cases)
+    func eachBadScenarioNamesTheProblemItsPathAndTheFile(_ testCase: Case) throws {
+        let error = try #require(S.loadError(testCase.json))
+        if case .missingFile = testCase.kind {
+            guard case .missingFile(let path) = error.kind else {
+                Issue.record("expected missingFile, got \(error.kind)")
+                return
+            }
+            #expect(path.hasSuffix("nowhere.json"))
+        } else if case .badUUID = testCase.kind {
+            guard case .badUUID = error.kind else {
+                Issue.record("expected badUUID, got \(error.kind)")
+                return
+            }
+        } else if case .badDuration = testCase.kind {
+            guard case .badDuration = error.kind else {
+                Issue.record("expected badDuration, got \(error.kind)")
+                return
+            }
+        } else {
+            #expect(error.kind == testCase.kind)
+        }
+        #expect(error.file == "bad.json")
+        #expect(error.path == testCase.path)
+        #expect(error.line >= 1)
+        #expect(error.column >= 1)
+        #expect(error.message.contains(testCase.message), "\(error.message)")
+        #expect(!error.fix.isEmpty || error.kind == .invalidJSON)
+        #expect(error.description.hasPrefix("bad.json:\(error.line):\(error.column): "))
+    }
+
+    @Test func anUnknownOpSuggestsTheClosestOne() throws {
+        let error = try #require(S.loadError(S.inline(steps: #"[{"op": "subscrbe", "char": "hrm"}]"#)))
+        #expect(error.fix.hasPrefix("did you mean \"subscribe\"?"))
+    }
+
+    @Test func anAmbiguousUUIDAsksForAnID() throws {
+        let json = """
+            {"peripheral": {"services": [
+              {"uuid": "180D", "characteristics": [{"id": "a", "uuid": "2A37", "properties": ["notify"], "permissions": []}]},
+              {"uuid": "180F", "characteristics": [{"id": "b", "uuid": "2A37", "properties": ["notify"], "permissions": []}]}]},
+             "steps": [{"op": "subscribe", "char": "2A37"}]}
+            """
+        let error = try #require(S.loadError(json))
+        #expect(error.kind == .ambiguousCharacteristic("2A37"))
+        #expect(error.fix == "name one by id: a, b")
+        #expect(error.path == "steps[0].char")
+    }
+
+    @Test func aProfileFileWithAnErrorIsReportedInThatFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "scenario-loading-\(ProcessInfo.processInfo.processIdentifier)-\(#line)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(#"{"name": "X", "rssi": 9}"#.utf8).write(to: directory.appendingPathComponent("device.json"))
+        try Data(#"{"peripheral": "device.json", "steps": []}"#.utf8)
+            .write(to: directory.appendingPathComponent("scenario.json"))
+        do {
+            _ = try Scenario.load(contentsOf: directory.appendingPathComponent("scenario.json"))
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.file == "device.json")
+            #expect(error.kind == .valueOutOfRange)
+            #expect(error.path == "rssi")
+        }
+    }
+
+    @Test func aMissingScenarioFileIsAMissingFileError() {
+        do {
+            _ = try Scenario.load(contentsOf: URL(fileURLWithPath: "/nonexistent/scenario.json"))
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.kind == .missingFile("/nonexistent/scenario.json"))
+            #expect(error.description == "scenario.json: no such file: /nonexistent/scenario.json; check the path")
+        }
+    }
+
+    @Test func aValidScenarioReadsEveryField() throws {
+        let scenario = try S.scenario(
+            S.inline(
+                steps: """
+                    [{"op": "scan", "services": ["180D"], "allowDuplicates": true, "solicited": ["1812"], "for": "2s"},
+                     {"op": "connect", "timeout": "5s"},
+                     {"op": "write", "char": "ctl", "value": {"utf8": "hi"}, "withResponse": false},
+                     {"op": "readRequest", "char": "2A38", "offset": 4},
+                     {"op": "inject", "target": "write", "char": "ctl", "cbError": 14, "times": 3},
+                     {"op": "fault", "kind": "disconnect", "error": "connectionTimeout"},
+                     {"op": "fault", "kind": "powerOff", "role": "peripheral"},
+                     {"op": "setState", "state": "unauthorized"},
+                     {"op": "disconnect", "by": "peripheral", "expect": {"ok": true}}]
+                    """, mode: "realistic", seed: "18446744073709551615",
+                extra:
+                    #" "description": "d", "central": {"preferredMTU": 23}, "link": {"connectionInterval": "7.5ms"},"#
+            ))
+        #expect(scenario.name == "inline")
+        #expect(scenario.description == "d")
+        #expect(scenario.seed == .max)
+        #expect(scenario.mode == .realistic)
+        #expect(scenario.centralPreferredMTU == 23)
+        #expect(scenario.connectionInterval == .microseconds(7_500))
+        #expect(scenario.peripheralPath == nil)
+        let ctl = ScenarioStep.CharacteristicReference(name: "ctl", serviceIndex: 0, characteristicIndex: 2)
+        #expect(
+            scenario.steps.map(\.operation) == [
+                .scan(services: ["180D"], allowDuplicates: true, solicited: ["1812"], duration: .seconds(2)),
+                .connect(timeout: .seconds(5)),
+                .write(ctl, value: Data("hi".utf8), withResponse: false),
+                .readRequest(.init(name: "2A38", serviceIndex: 0, characteristicIndex: 1), offset: 4),
+                .inject(
+                    .init(target: .write, characteristic: ctl, failure: .coreBluetooth(.init(rawValue: 14)!), times: 3)),
+                .fault(.disconnect, role: .central, error: .connectionTimeout),
+                .fault(.powerOff, role: .peripheral, error: nil),
+                .setState(.unauthorized, .central),
+                .disconnect(by: .peripheral),
+            ])
+        #expect(scenario.steps.map(\.index) == Array(0..<9))
+        #expect(scenario.steps[8].expectation?.fields.map(\.key) == ["ok"])
+        #expect(scenario.steps[0].line == 10)
+    }
+
+    @Test func overridesReplaceTheFilesModeAndSeed() throws {
+        let json = Data(#"{"mode": "realistic", "peripheral": {}, "steps": []}"#.utf8)
+        let scenario = try Scenario(json: json, overrides: Scenario.Overrides(seed: 5))
+        #expect(scenario.seed == 5)
+        let fast = try Scenario(json: json, overrides: Scenario.Overrides(mode: .fast))
+        #expect(fast.mode == .fast)
+        #expect(fast.seed == nil)
+        #expect(fast.name == "scenario")
+    }
+
+    @Test func aFixtureDocumentIsAScenarioWhenItHasSteps() throws {
+        let folder = ScenarioTestSupport.fixturesFolder
+        guard
+            case .scenario(let scenario) = try FixtureDocument.load(
+                contentsOf: folder.appendingPathComponent("scenarios/nordic-uart.json"))
+        else { throw Failure.wrongKind }
+        #expect(scenario.peripheralPath == "../peripherals/nordic-uart.json")
+        guard
+            case .profile(let profile) = try FixtureDocument.load(
+                contentsOf: folder.appendingPathComponent("peripherals/nordic-uart.json"))
+        else { throw Failure.wrongKind }
+        #expect(profile == scenario.peripheral)
+    }
+
+    enum Failure: Error { case wrongKind }
+}
