@@ -34,7 +34,8 @@ struct ScenarioLoadingTests {
             kind: .unknownField("chr"), path: "steps[0].chr", message: "unknown field \"chr\""),
         Case(
             label: "bad UUID", json: S.inline(steps: #"[{"op": "scan", "services": ["18G0"]}]"#),
-            kind: .badUUID(.init(input: "18G0", reason: .invalidCharacter("G", offset: 2))), path: "steps[0].services[0]", message: "is not a Bluetooth UUID"),
+            kind: .badUUID(.init(input: "18G0", reason: .invalidCharacter("G", offset: 2))),
+            path: "steps[0].services[0]", message: "is not a Bluetooth UUID"),
         Case(
             label: "bad duration", json: S.inline(steps: #"[{"op": "advance", "by": "10 parsecs"}]"#),
             kind: .badDuration("10 parsecs"), path: "steps[0].by", message: "is not a duration"),
@@ -81,7 +82,8 @@ struct ScenarioLoadingTests {
             path: "steps[0]", message: "missing field \"op\""),
         Case(
             label: "peripheral of the wrong type", json: #"{"peripheral": 3, "steps": []}"#,
-            kind: .wrongType(expected: "a profile path or object"), path: "peripheral", message: "expected a profile path or object"),
+            kind: .wrongType(expected: "a profile path or object"), path: "peripheral",
+            message: "expected a profile path or object"),
         Case(
             label: "bad profile inline", json: #"{"peripheral": {"rssi": 5}, "steps": []}"#, kind: .valueOutOfRange,
             path: "peripheral.rssi", message: "rssi 5 is out of range"),

@@ -1,0 +1,120 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+@Suite("Scenario expectations and trace formats")
+struct ScenarioExpectationTests {
+    typealias S = ScenarioTestSupport
+
+    func failures(_ steps: String) async throws -> [String] {
+        try await S.run(S.inline(steps: steps)).failures.map(\.description)
+    }
+
+    @Test func matchingExpectationsPass() async throws {
+        let result = try await failures(
+            """
+            [\(S.connected),
+             {"op": "read", "char": "loc", "expect": {"ok": true, "value": "01", "attPDUs": 2, "error": null}},
+             {"op": "read", "char": "ctl", "expect": {"ok": false, "attError": 2, "error": "readNotPermitted"}},
+             {"op": "write", "char": "loc", "value": {"hex": "00"}, "expect": {"error": {"domain": "att", "code": 3}}},
+             {"op": "subscribe", "char": "hrm"},
+             {"op": "notify", "char": "hrm", "value": {"hex": "aBcD"}, "expect": {"received": ["AbCd"]}}]
+            """)
+        #expect(result.isEmpty)
+    }
+
+    @Test func aMismatchNamesTheStepTheLineTheFieldAndBothValues() async throws {
+        let result = try await failures(
+            """
+            [\(S.connected),
+             {"op": "read", "char": "loc", "expect": {"value": "02", "mtu": 23}}]
+            """)
+        #expect(result == [#"step 3 (read, line 11): expected value "02", got "01"; expected mtu 23, got 517"#])
+    }
+
+    @Test func anExpectedFieldTheRecordLacksIsReportedAsNothing() async throws {
+        let result = try await failures(#"[{"op": "scan", "expect": {"attError": 3, "value": null}}]"#)
+        #expect(result == ["step 0 (scan, line 10): expected attError 3, got nothing"])
+    }
+
+    @Test func objectsMatchByTheirExpectedFieldsAndArraysElementByElement() async throws {
+        let result = try await failures(
+            """
+            [\(S.connected), {"op": "read", "char": "ctl", "expect": {"error": {"code": 3}}},
+             {"op": "subscribe", "char": "hrm"},
+             {"op": "notify", "char": "hrm", "value": {"hex": "01"}, "expect": {"received": ["01", "02"]}},
+             {"op": "notify", "char": "hrm", "value": {"hex": "01"}, "expect": {"received": "01"}},
+             {"op": "read", "char": "ctl", "expect": {"error": "writeNotPermitted", "ok": 0}}]
+            """)
+        #expect(
+            result == [
+                #"step 3 (read, line 10): expected error {"code":3}, got {"domain":"att","code":2,"name":"readNotPermitted"}"#,
+                #"step 5 (notify, line 12): expected received ["01","02"], got ["01"]"#,
+                #"step 6 (notify, line 13): expected received "01", got ["01"]"#,
+                #"step 7 (read, line 14): expected error "writeNotPermitted", got {"domain":"att","code":2,"name":"readNotPermitted"}; expected ok 0, got false"#,
+            ])
+    }
+
+    @Test func theJSONTraceIsOneCompactObjectPerStepInFieldOrder() async throws {
+        let trace = try await S.run(S.inline(steps: "[\(S.connected), {\"op\": \"read\", \"char\": \"loc\"}]"))
+        let lines = trace.json.split(separator: "\n")
+        #expect(lines.count == 4)
+        #expect(trace.json.hasSuffix("\n"))
+        #expect(lines[3] == #"{"step":3,"op":"read","ok":true,"time":"0s","value":"01","mtu":517,"attPDUs":2}"#)
+        #expect(ScenarioTrace.Record.fieldNames.first == "step")
+    }
+
+    @Test func traceStringsAreEscapedAsJSON() {
+        let value = TraceValue.string("a\"b\\c\nd\u{01}é")
+        #expect(value.json == #""a\"b\\c\nd\u0001é""#)
+        #expect(TraceValue.object([("k", .array([.null, .bool(false), .int(-3)]))]).json == #"{"k":[null,false,-3]}"#)
+    }
+
+    @Test func kitErrorsAreNumberedInTheirListedOrder() {
+        #expect(ScenarioTrace.TraceError(APIMisuseError.notPoweredOn(operation: "x", state: .poweredOff)).code == 0)
+        let stale = ScenarioTrace.TraceError(APIMisuseError.staticCharacteristic("2A38", handle: 3))
+        #expect(stale == .init(domain: "kit", code: 9, name: "staticCharacteristic"))
+        #expect(ScenarioTrace.TraceError.kitNames.count == Set(ScenarioTrace.TraceError.kitNames).count)
+        let cb = ScenarioTrace.TraceError(CoreBluetoothError(.peripheralDisconnected))
+        #expect(cb == .init(domain: "cb", code: 7, name: "peripheralDisconnected"))
+        let att = ScenarioTrace.TraceError(ATTError(.init(rawValue: 0x80)))
+        #expect(att == .init(domain: "att", code: 128, name: "application(0x80)"))
+    }
+
+    @Test func theTextTimelineHasOneLinePerStepAndTheVerdict() async throws {
+        let scenario = try S.scenario(
+            S.inline(steps: #"[{"op": "scan"}, {"op": "read", "char": "loc", "expect": {"ok": true}}]"#))
+        let trace = await ScenarioRunner(scenario).run()
+        let text = trace.text(for: scenario)
+        let lines = text.split(separator: "\n")
+        #expect(lines[0] == "inline (fast mode, seed 1)")
+        #expect(lines[1].hasSuffix("#0   scan      ok      found 1"))
+        #expect(lines[2].contains("#1   read loc  FAILED  cb 3 notConnected, 0 ATT PDUs"))
+        #expect(lines[3] == "1 expectation failed:")
+        #expect(lines[4].hasPrefix("  step 1 (read, line 10): expected ok true, got false"))
+    }
+
+    @Test func theMermaidDiagramHasAnExchangePerStep() async throws {
+        let scenario = try S.scenario(
+            S.inline(
+                steps: """
+                    [\(S.connected), {"op": "read", "char": "loc"}, {"op": "read", "char": "ctl"},
+                     {"op": "subscribe", "char": "hrm"}, {"op": "notify", "char": "hrm", "value": {"hex": "07"}},
+                     {"op": "advance", "by": "1s"}, {"op": "disconnect", "by": "peripheral"}]
+                    """))
+        let trace = await ScenarioRunner(scenario).run()
+        let mermaid = trace.mermaid(for: scenario)
+        let lines = mermaid.split(separator: "\n").map(String.init)
+        #expect(lines[0] == "sequenceDiagram")
+        #expect(lines[1] == "    participant C as Central")
+        #expect(lines[2] == "    participant P as Sensor")
+        #expect(lines.contains("    C->>P: read loc at 0s"))
+        #expect(lines.contains("    P-->>C: 01"))
+        #expect(lines.contains("    P--xC: readNotPermitted (att 2)"))
+        #expect(lines.contains("    P-)C: notify hrm 07 at 0s"))
+        #expect(lines.contains("    Note over C,P: advance 1s at 1s"))
+        #expect(lines.contains("    P-xC: disconnect at 1s"))
+        #expect(!mermaid.contains(";"))
+    }
+}
