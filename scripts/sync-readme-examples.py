@@ -13,7 +13,7 @@ readme = readme_path.read_text()
 
 def function(name: str) -> str:
     start = source.index(f"@Test func {name}()")
-    end = source.index("\n}\n", start) + 2
+    end = source.index("\n}\n", start) + 3
     return source[start:end]
 
 

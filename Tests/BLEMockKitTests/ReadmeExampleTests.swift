@@ -100,6 +100,34 @@ import Testing
     #expect(await bridge.log.last?.error == .coreBluetooth(CoreBluetoothError(.connectionTimeout)))
 }
 
+@Test func aBundledProfileBecomesAPeripheral() async throws {
+    let bridge = MockBLEBridge()
+    let profile = try PeripheralProfile.load(contentsOf: fixtures.appendingPathComponent("peripherals/heart-rate.json"))
+    let sensor = try await profile.makePeripheral(on: bridge)
+
+    let central = MockCentralManager(bridge: bridge)
+    try await central.scanForPeripherals(withServices: ["180D"])
+    try await central.connect(sensor.identifier)
+    try await central.discoverAll(for: sensor.identifier)
+    let location = try await central.characteristic("2A38", of: sensor.identifier)
+    #expect(try await central.readValue(for: location) == Data([0x01]))  // the profile's "loc" value
+}
+
+@Test func aScenarioRunsInATest() async throws {
+    let scenario = try Scenario.load(contentsOf: fixtures.appendingPathComponent("scenarios/heart-rate-basic.json"))
+    let trace = await ScenarioRunner(scenario).run()
+    #expect(trace.passed, "\(trace.failures)")
+    #expect(trace.records.first { $0.op == "connect" }?.mtu == 185)
+    let timeline = trace.text(for: scenario)  // or trace.json, or trace.mermaid(for: scenario)
+    #expect(timeline.hasSuffix("all 6 expectations held\n"))
+}
+
+/// The repository's Fixtures folder.
+private var fixtures: URL {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures")
+}
+
 @Test("Every Swift block in README.md is compiled and run by this file")
 func everyReadmeSwiftBlockIsCompiledHere() throws {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

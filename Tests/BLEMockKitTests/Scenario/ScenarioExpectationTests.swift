@@ -118,3 +118,35 @@ struct ScenarioExpectationTests {
         #expect(!mermaid.contains(";"))
     }
 }
+
+@Suite("Scenario documentation")
+struct ScenarioDocumentationTests {
+    static func document(_ path: String) throws -> String {
+        try String(
+            contentsOf: ScenarioTestSupport.fixturesFolder.deletingLastPathComponent().appendingPathComponent(path),
+            encoding: .utf8)
+    }
+
+    @Test func theFormatReferenceListsEveryOpItsFieldsAndEveryKitErrorCode() throws {
+        let reference = try Self.document("Fixtures/README.md")
+        for op in ScenarioStep.Operation.names {
+            #expect(reference.contains("`\(op)`"), "\(op)")
+        }
+        for field in Set(ScenarioStep.fields.values.flatMap { $0 }) {
+            #expect(reference.contains("`\(field)`"), "\(field)")
+        }
+        for field in ScenarioTrace.Record.fieldNames {
+            #expect(reference.contains("`\(field)`"), "\(field)")
+        }
+        for (code, name) in ScenarioTrace.TraceError.kitNames.enumerated() {
+            #expect(reference.contains("\(code) \(name)"), "\(code) \(name)")
+        }
+    }
+
+    @Test func theReadmeNamesEveryOp() throws {
+        let readme = try Self.document("README.md")
+        for op in ScenarioStep.Operation.names {
+            #expect(readme.contains("`\(op)`"), "\(op)")
+        }
+    }
+}
