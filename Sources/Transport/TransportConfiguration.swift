@@ -30,7 +30,7 @@ public struct TransportConfiguration: Sendable, Hashable {
     public var maximumPartialMessages: Int
 
     /// How long a partial message may go without receiving a packet before it is
-    /// dropped, measured with the instants passed to ``Reassembler/receive(_:from:at:)``
+    /// dropped, measured with the instants passed to `Reassembler.receive(_:from:at:)`
     /// and ``Reassembler/expire(now:)``. Also how long the id of a completed, failed or
     /// expired message is remembered so that its late duplicates are ignored.
     /// Defaults to 30 seconds.

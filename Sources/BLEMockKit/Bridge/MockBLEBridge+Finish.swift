@@ -19,7 +19,7 @@ extension MockBLEBridge {
     }
 
     /// Ends the simulation: operations still waiting fail with
-    /// ``CoreBluetoothError/Code/operationCancelled``, scheduled events are dropped, every
+    /// `CoreBluetoothError.Code.operationCancelled`, scheduled events are dropped, every
     /// event stream finishes, and the report lists what was left over — waiting operations,
     /// requests a peripheral never answered, events no stream read, and error injections that
     /// never fired (so a test that scripted a failure learns when its code never reached it) —

@@ -12,8 +12,8 @@ public enum RequestHandling: Sendable {
     /// (the last value written or sent with `updateValue`, initially empty); writes replace
     /// it and succeed. No request events are delivered. The default.
     case automatic
-    /// Requests are delivered as ``PeripheralEvent/readRequest(_:)`` and
-    /// ``PeripheralEvent/writeRequests(_:)``, and the central waits until the peripheral
+    /// Requests are delivered as `PeripheralEvent.readRequest(_:)` and
+    /// `PeripheralEvent.writeRequests(_:)`, and the central waits until the peripheral
     /// answers with `respond(to:withResult:value:)` — the CoreBluetooth model, for testing
     /// an app's own peripheral role.
     case manual
@@ -24,7 +24,7 @@ public enum RequestHandling: Sendable {
 
 /// A peripheral's answer to one request.
 public struct RequestResponse: Hashable, Sendable {
-    /// ``ATTError/Code/success`` or the ATT error to answer with.
+    /// `ATTError.Code.success` or the ATT error to answer with.
     public var result: ATTError.Code
     /// For a successful read, the value from the request's offset on.
     public var value: Data?

@@ -4,7 +4,7 @@ import BLECore
 public enum StateTransition: Sendable, Hashable {
     /// The manager is in its initial state from the start; the default.
     case instant
-    /// The manager starts ``ManagerState/unknown``, passes through ``ManagerState/resetting``
+    /// The manager starts `ManagerState.unknown`, passes through `ManagerState.resetting`
     /// halfway, and settles in its initial state after `duration` of virtual time, with a
     /// state-changed event at each step. ``MockCentralManager/waitForPoweredOn()`` runs the
     /// simulation until the state settles.

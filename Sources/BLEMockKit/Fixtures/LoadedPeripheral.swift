@@ -54,7 +54,7 @@ public struct LoadedPeripheral: Sendable {
     /// The characteristic with a UUID, when exactly one has it.
     ///
     /// - Returns: the characteristic, or `nil` if none has the UUID.
-    /// - Throws: ``APIMisuseError/ambiguousCharacteristic(_:peripheral:handles:)`` listing the
+    /// - Throws: `APIMisuseError.ambiguousCharacteristic(_:peripheral:handles:)` listing the
     ///   handles when several do (name it by `id` instead).
     public func characteristic(uuid: BluetoothUUID) throws(APIMisuseError) -> LocalCharacteristic? {
         let matches = characteristics.filter { $0.uuid == uuid }
@@ -68,7 +68,7 @@ public struct LoadedPeripheral: Sendable {
     /// a UUID string — by UUID when unambiguous.
     ///
     /// - Returns: the characteristic, or `nil` if nothing matches.
-    /// - Throws: ``APIMisuseError/ambiguousCharacteristic(_:peripheral:handles:)`` when
+    /// - Throws: `APIMisuseError.ambiguousCharacteristic(_:peripheral:handles:)` when
     ///   `reference` is a UUID several characteristics have.
     public func characteristic(named reference: String) throws(APIMisuseError) -> LocalCharacteristic? {
         if let match = characteristicsByID[reference] { return match }

@@ -92,7 +92,7 @@ extension PeripheralProfile {
     /// A descriptor object's fields (`descriptors[k]`): `uuid` and `value`.
     public static let descriptorFields = ["uuid", "value"]
 
-    /// An advertisement object's fields, one per ``AdvertisementData`` property.
+    /// An advertisement object's fields, one per `AdvertisementData` property.
     public static let advertisementFields = [
         "localName", "serviceUUIDs", "manufacturerData", "serviceData", "txPowerLevel", "isConnectable",
         "solicitedServiceUUIDs", "overflowServiceUUIDs",

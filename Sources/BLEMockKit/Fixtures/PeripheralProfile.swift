@@ -97,7 +97,7 @@ public struct PeripheralProfile: Sendable, Hashable {
     /// the services in order and starts advertising the profile's advertisement.
     ///
     /// If adding a service or advertising fails, the manager is shut down and the error
-    /// thrown (e.g. ``APIMisuseError/notPoweredOn(operation:state:)`` when `configuration`
+    /// thrown (e.g. `APIMisuseError.notPoweredOn(operation:state:)` when `configuration`
     /// keeps it powered off, or an injected failure).
     public func makePeripheral(
         on bridge: MockBLEBridge, configuration: MockPeripheralManager.Configuration = .init()

@@ -6,7 +6,7 @@ import BLECore
     import Foundation
 #endif
 
-/// A mock central manager: the central role (``CentralManaging``) on a simulated radio.
+/// A mock central manager: the central role (`CentralManaging`) on a simulated radio.
 ///
 /// With no arguments it behaves as a simple, instant, always-succeeding mock on a bridge of
 /// its own. Put it on a shared ``MockBLEBridge`` to talk to mock peripherals:
@@ -22,14 +22,14 @@ public actor MockCentralManager: CentralManaging {
     /// How the mock central behaves. Every field defaults to fast mode: powered on at once,
     /// instant, unlimited, always succeeding.
     public struct Configuration: Sendable, Hashable {
-        /// The state the manager settles in. Defaults to ``ManagerState/poweredOn``.
+        /// The state the manager settles in. Defaults to `ManagerState.poweredOn`.
         public var initialState: ManagerState
         /// How the state gets there. Defaults to ``StateTransition/instant``.
         public var stateTransition: StateTransition
         /// The ATT_MTU this central prefers on each link. Defaults to `.fixed(517)`.
         public var mtu: MTUMode
         /// Whether a write without response longer than ATT_MTU − 3 throws
-        /// ``APIMisuseError/valueTooLong(operation:length:maximum:)`` instead of being
+        /// `APIMisuseError.valueTooLong(operation:length:maximum:)` instead of being
         /// truncated as on a device. Defaults to `false`.
         public var strictLengths: Bool
         /// The queue of writes without response. Defaults to ``QueueBehavior/unlimited``.

@@ -6,7 +6,7 @@ import BLECore
     import Foundation
 #endif
 
-/// A mock peripheral manager: the peripheral role (``PeripheralManaging``) on a simulated
+/// A mock peripheral manager: the peripheral role (`PeripheralManaging`) on a simulated
 /// radio — the app's own GATT server in tests, or a simulated device for a central to talk to.
 ///
 /// ```swift
@@ -21,7 +21,7 @@ import BLECore
 public actor MockPeripheralManager: PeripheralManaging {
     /// How the mock peripheral behaves. Every field defaults to fast mode.
     public struct Configuration: Sendable {
-        /// The state the manager settles in. Defaults to ``ManagerState/poweredOn``.
+        /// The state the manager settles in. Defaults to `ManagerState.poweredOn`.
         public var initialState: ManagerState
         /// How the state gets there. Defaults to ``StateTransition/instant``.
         public var stateTransition: StateTransition
@@ -31,7 +31,7 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// The ATT_MTU this peripheral prefers on each link. Defaults to `.fixed(517)`.
         public var mtu: MTUMode
         /// Whether `updateValue` with a value longer than a central's maximum update length
-        /// throws ``APIMisuseError/valueTooLong(operation:length:maximum:)`` instead of
+        /// throws `APIMisuseError.valueTooLong(operation:length:maximum:)` instead of
         /// truncating it as CoreBluetooth does. Defaults to `false`.
         public var strictLengths: Bool
         /// The transmit queue of notifications and indications. Defaults to

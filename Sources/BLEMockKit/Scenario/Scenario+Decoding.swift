@@ -24,6 +24,9 @@ extension Scenario {
 
     /// Reads a scenario file. A `peripheral` path is resolved from the file's directory.
     ///
+    /// - Parameters:
+    ///   - url: the scenario file.
+    ///   - overrides: values that replace the file's `seed` and `mode`.
     /// - Throws: ``FixtureError`` naming the file (the scenario's, or the profile's when the
     ///   profile is at fault), the position, the problem and the fix.
     public static func load(contentsOf url: URL, overrides: Overrides = Overrides()) throws(FixtureError) -> Scenario {
@@ -36,9 +39,11 @@ extension Scenario {
     /// Reads a scenario from UTF-8 JSON.
     ///
     /// - Parameters:
+    ///   - json: the document.
     ///   - file: the file name errors show, and the default name (without `.json`).
     ///   - baseDirectory: where a `peripheral` path is resolved from; without it, a path is
     ///     resolved from the current directory.
+    ///   - overrides: values that replace the document's `seed` and `mode`.
     public init(
         json: Data, file: String? = nil, baseDirectory: URL? = nil, overrides: Overrides = Overrides()
     ) throws(FixtureError) {

@@ -181,7 +181,7 @@ final class ScenarioSession: Sendable {
     }
 
     /// The central's view of a characteristic the step names: the discovered one while
-    /// connected (``APIMisuseError/characteristicNotFound(_:service:peripheral:)`` if it was
+    /// connected (`APIMisuseError.characteristicNotFound(_:service:peripheral:)` if it was
     /// not discovered, as CoreBluetooth has no object for it then); when not connected, the
     /// reference the central kept, so the operation fails as the stack fails it.
     func remote(_ reference: ScenarioStep.CharacteristicReference) async throws -> RemoteCharacteristic {

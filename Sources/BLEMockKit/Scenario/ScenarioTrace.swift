@@ -7,7 +7,7 @@ import BLECore
 #endif
 
 /// What running a ``Scenario`` produced: one ``Record`` per step, and the expectations that
-/// failed. Print it with ``json``, ``text`` or ``mermaid``.
+/// failed. Print it with ``json``, ``text(for:)`` or ``mermaid(for:)``.
 public struct ScenarioTrace: Sendable, Hashable {
     /// The scenario's name.
     public var name: String
@@ -74,7 +74,7 @@ public struct ScenarioTrace: Sendable, Hashable {
             self.name = name
         }
 
-        /// The record of a thrown error. Kit errors (``APIMisuseError``) are numbered in the
+        /// The record of a thrown error. Kit errors (`APIMisuseError`) are numbered in the
         /// order ``kitNames`` lists them.
         public init(_ error: any Error) {
             switch error {

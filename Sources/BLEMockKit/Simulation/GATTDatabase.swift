@@ -51,8 +51,8 @@ struct GATTDatabase: Sendable {
 
     /// Publishes a service, validating it as CoreBluetooth would.
     ///
-    /// - Throws: ``CoreBluetoothError`` `uuidNotAllowed` for the reserved GAP (1800) and GATT
-    ///   (1801) services; ``APIMisuseError/invalidService(_:reason:)`` for descriptions a
+    /// - Throws: `CoreBluetoothError` `uuidNotAllowed` for the reserved GAP (1800) and GATT
+    ///   (1801) services; `APIMisuseError.invalidService(_:reason:)` for descriptions a
     ///   stack rejects.
     mutating func add(_ description: GATTService) throws -> LocalService {
         if description.uuid == BluetoothUUID(UInt16(0x1800)) || description.uuid == BluetoothUUID(UInt16(0x1801)) {
@@ -133,7 +133,7 @@ struct GATTDatabase: Sendable {
 
     /// Removes a published service.
     ///
-    /// - Throws: ``APIMisuseError/serviceNotPublished(_:handle:)`` if it is not published
+    /// - Throws: `APIMisuseError.serviceNotPublished(_:handle:)` if it is not published
     ///   (with these handles).
     @discardableResult
     mutating func remove(_ service: LocalService) throws -> Service {

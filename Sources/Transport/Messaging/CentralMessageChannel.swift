@@ -9,7 +9,7 @@ import BLECore
 /// Whole messages between a central and one characteristic of a connected peripheral,
 /// framed by ``Fragmenter`` and ``Reassembler``.
 ///
-/// Works with any ``CentralManaging`` implementation: CoreBluetooth in an app, BLEMockKit's
+/// Works with any `CentralManaging` implementation: CoreBluetooth in an app, BLEMockKit's
 /// `MockCentralManager` in tests. Outgoing messages are written to the characteristic;
 /// incoming messages arrive as its notifications or indications (subscribe first with
 /// `setNotifyValue(true, for:)`).

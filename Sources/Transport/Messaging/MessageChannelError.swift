@@ -6,8 +6,8 @@
 
 /// Why a message channel's `send` stopped before every packet was handed to the radio.
 ///
-/// `send` also rethrows what the role protocol throws (``CoreBluetoothError``,
-/// ``ATTError``, ``APIMisuseError``) and ``TransportError`` when the message cannot be
+/// `send` also rethrows what the role protocol throws (`CoreBluetoothError`,
+/// `ATTError`, `APIMisuseError`) and ``TransportError`` when the message cannot be
 /// fragmented (too long for the configuration, or no message id left). Packets already
 /// written stay written; the receiver drops the incomplete message when it expires and
 /// reports it as ``MessageChannelFailure/expired(messageID:from:receivedPackets:packetCount:)``.

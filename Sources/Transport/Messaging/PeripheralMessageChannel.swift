@@ -9,7 +9,7 @@ import BLECore
 /// Whole messages between a peripheral manager's characteristic and its centrals, framed
 /// by ``Fragmenter`` and ``Reassembler``.
 ///
-/// Works with any ``PeripheralManaging`` implementation: CoreBluetooth in an app,
+/// Works with any `PeripheralManaging` implementation: CoreBluetooth in an app,
 /// BLEMockKit's `MockPeripheralManager` in tests. Centrals write packets to the
 /// characteristic (publish it without a value, so the manager receives write requests);
 /// the peripheral sends messages as notifications or indications to one subscribed
@@ -33,7 +33,7 @@ import BLECore
 ///
 /// - if the characteristic has the `.write` property, answers the batch's first request
 ///   with `.success`; a write command has no pending request, so the manager's
-///   ``APIMisuseError/unknownRequest(id:)`` is expected and ignored (CoreBluetooth
+///   `APIMisuseError.unknownRequest(id:)` is expected and ignored (CoreBluetooth
 ///   itself ignores such answers);
 /// - if it has only `.writeWithoutResponse`, answers nothing.
 ///
