@@ -76,11 +76,13 @@ extension MockBLEBridge {
 
     /// Reports one advertisement to one central if its scan matches it.
     func deliverAdvertisement(from peripheral: UUID, to central: UUID) {
-        guard let record = world.peripherals[peripheral], let advertisement = record.advertisement, record.isHeard,
+        guard let record = world.peripherals[peripheral], let advertisement = record.airAdvertisement, record.isHeard,
             record.advertisingStarted <= world.now, var scan = world.centrals[central]?.scan,
             world.centrals[central]?.state == .poweredOn, scan.matches(advertisement)
         else { return }
-        guard scan.options.allowDuplicates || !scan.reported.contains(peripheral) else { return }
+        // In the background iOS reports each peripheral once per scan, whatever the options say.
+        let duplicates = scan.options.allowDuplicates && world.centrals[central]?.isInBackground != true
+        guard duplicates || !scan.reported.contains(peripheral) else { return }
         scan.reported.insert(peripheral)
         world.centrals[central]!.scan = scan
         let remote = world.remotePeripheral(peripheral)

@@ -97,3 +97,23 @@ extension MockBLEBridge {
         return base + world.peripherals[peripheral]!.random.int(in: -spread...spread)
     }
 }
+
+extension MockBLEBridge {
+    /// A manager's app moves to the background or back (test hook of both managers).
+    func setBackground(_ manager: SimulationWorld.Manager, _ isInBackground: Bool) {
+        switch manager {
+        case .central(let central):
+            guard world.centrals[central] != nil, world.centrals[central]!.isInBackground != isInBackground else {
+                return
+            }
+            world.centrals[central]!.isInBackground = isInBackground
+            world.record(.stateChanged, central: central, detail: isInBackground ? "background" : "foreground")
+        case .peripheral(let peripheral):
+            guard world.peripherals[peripheral] != nil,
+                world.peripherals[peripheral]!.isInBackground != isInBackground
+            else { return }
+            world.peripherals[peripheral]!.isInBackground = isInBackground
+            world.record(.stateChanged, peripheral: peripheral, detail: isInBackground ? "background" : "foreground")
+        }
+    }
+}

@@ -125,6 +125,13 @@ public actor MockCentralManager: CentralManaging {
         withBridge { $0.inject(injection, owner: identifier) }
     }
 
+    /// Test hook: the app moves to the background (`true`) or back to the foreground. In the
+    /// background, as on iOS, scans report each peripheral once whatever
+    /// `ScanOptions.allowDuplicates` says.
+    public func simulateBackgroundExecution(_ isInBackground: Bool) {
+        withBridge { $0.setBackground(.central(identifier), isInBackground) }
+    }
+
     /// Test hook: the user forgets a peripheral in Settings ("Forget This Device"): this
     /// central's bond with it is removed; an access needing encryption pairs again.
     public func simulateBondRemoval(of peripheral: UUID) {

@@ -236,6 +236,14 @@ public actor MockPeripheralManager: PeripheralManaging {
         withBridge { $0.maximumUpdateValueLength(peripheral: identifier, central: central) }
     }
 
+    /// Test hook: the app moves to the background (`true`) or back to the foreground. In the
+    /// background, as on iOS, the advertisement centrals receive has no local name,
+    /// manufacturer data or service data, and its service UUIDs move to the overflow area
+    /// (where only scans for those services find them).
+    public func simulateBackgroundExecution(_ isInBackground: Bool) {
+        withBridge { $0.setBackground(.peripheral(identifier), isInBackground) }
+    }
+
     /// Test hook: this peripheral loses its bond with a central (a factory reset, say). The
     /// central still has its keys, so its next connection fails with
     /// `peerRemovedPairingInformation` until it removes its own bond.

@@ -19,6 +19,8 @@ struct SimulationWorld: Sendable {
         /// This central's own random stream (MTU, connection failures, injection draws).
         var random: SeededGenerator
         var scan: Scan?
+        /// Whether the app runs in the background: scans then ignore allow-duplicates.
+        var isInBackground = false
         /// Peripherals this central discovered, retrieved or connected, with their names.
         var known: [UUID: RemotePeripheral] = [:]
         /// Services discovered per peripheral (as `CBPeripheral.services`).
@@ -69,8 +71,24 @@ struct SimulationWorld: Sendable {
         /// When its first advertisement since `startAdvertising` goes out.
         var advertisingStarted: VirtualClock.Instant = .zero
 
+        /// Whether the app runs in the background: its advertisement is then cut down.
+        var isInBackground = false
+
+        /// What centrals receive: the advertisement, or in the background what iOS sends for
+        /// a backgrounded app — no local name, manufacturer or service data, and the service
+        /// UUIDs in the overflow area.
+        var airAdvertisement: AdvertisementData? {
+            guard isInBackground, var cut = advertisement else { return advertisement }
+            cut.localName = nil
+            cut.manufacturerData = nil
+            cut.serviceData = [:]
+            cut.overflowServiceUUIDs += cut.serviceUUIDs.filter { !cut.overflowServiceUUIDs.contains($0) }
+            cut.serviceUUIDs = []
+            return cut
+        }
+
         /// What centrals see as its name: the GAP name, else the advertised local name.
-        var name: String? { configuration.name ?? advertisement?.localName }
+        var name: String? { configuration.name ?? airAdvertisement?.localName }
 
         var isConnectable: Bool { advertisement.map { $0.isConnectable ?? true } ?? false }
     }
