@@ -26,6 +26,13 @@ public enum CentralEvent: Hashable, Sendable {
     case servicesModified(RemotePeripheral, invalidated: [RemoteService])
     /// The peripheral's name changed.
     case nameUpdated(RemotePeripheral)
+    /// The system connected to or disconnected from a peripheral matching the options given
+    /// to ``CentralManaging/registerForConnectionEvents(options:)`` — whichever app (or
+    /// manager) made the connection.
+    case connectionEvent(ConnectionEvent, RemotePeripheral)
+    /// The user granted or revoked the peripheral's access to Apple Notification Center
+    /// Service (ANCS) notifications.
+    case ancsAuthorizationUpdated(RemotePeripheral, isAuthorized: Bool)
 }
 
 /// Something that happened to a peripheral manager, delivered by

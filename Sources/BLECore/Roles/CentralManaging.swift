@@ -103,6 +103,15 @@ public protocol CentralManaging: Actor {
     /// Whether a write without response can be queued now; after `false`, a
     /// ``CentralEvent/readyToSendWriteWithoutResponse(_:)`` follows.
     func canSendWriteWithoutResponse(to peripheral: UUID) -> Bool
+
+    /// Asks for ``CentralEvent/connectionEvent(_:_:)`` events about the system's
+    /// connections to peripherals matching `options` (`nil` for all), replacing any earlier
+    /// registration (as `registerForConnectionEvents(options:)`).
+    func registerForConnectionEvents(options: ConnectionEventOptions?)
+
+    /// Whether the user allowed the peripheral to receive ANCS notifications (as
+    /// `CBPeripheral.ancsAuthorized`).
+    func isANCSAuthorized(_ peripheral: UUID) -> Bool
 }
 
 extension CentralManaging {

@@ -22,6 +22,10 @@ public struct BridgeLogEntry: Hashable, Sendable {
         case paired
         /// One side removed its bond; `detail` says which.
         case bondRemoved
+        /// A registered central was told of a connection event; `detail` names it.
+        case connectionEvent
+        /// A central's user changed a peripheral's ANCS access; `detail` says how.
+        case ancsAuthorization
         /// A call the stack refused before it reached the air (not powered on, not connected,
         /// a stale attribute, an invalid configuration); `detail` names the operation.
         case refused

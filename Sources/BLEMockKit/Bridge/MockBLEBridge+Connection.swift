@@ -128,6 +128,8 @@ extension MockBLEBridge {
         world.attPDUCount += 2
         world.record(.connected, central: key.central, peripheral: key.peripheral, detail: "mtu=\(mtu)")
         central.events.yield(.connected(world.remotePeripheral(key.peripheral)))
+        reportANCSAuthorization(key)
+        reportConnectionEvent(.peerConnected, peripheral: key.peripheral)
         resumeWaiting(where: { $0.link == key && $0.kind == .connect }, with: .success(()))
     }
 
@@ -186,9 +188,11 @@ extension MockBLEBridge {
         if var central = world.centrals[key.central] {
             let stale = central.services.removeValue(forKey: key.peripheral) ?? []
             for service in stale { central.characteristics[service] = nil }
+            central.ancsAuthorizations[key.peripheral] = nil
             world.centrals[key.central] = central
             central.events.yield(.disconnected(world.remotePeripheral(key.peripheral), reason))
         }
+        reportConnectionEvent(.peerDisconnected, peripheral: key.peripheral)
     }
 
     /// Simulates the peripheral side dropping a link (a reset, a crash, a supervision

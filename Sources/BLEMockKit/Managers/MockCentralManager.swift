@@ -41,6 +41,10 @@ public actor MockCentralManager: CentralManaging {
         /// Whether the central pairs when an access needs encryption. Defaults to
         /// ``PairingBehavior/never``; the realistic preset pairs on first access, as iOS does.
         public var pairing: PairingBehavior
+        /// Whether the user allows peripherals that request it (see
+        /// ``MockPeripheralManager/Configuration/requestsANCSAuthorization``) to receive ANCS
+        /// notifications; reported when they connect. Defaults to `false`.
+        public var grantsANCSAuthorization: Bool
         /// The seed of this central's own random draws (MTU, connection failures, injection
         /// probabilities); `nil` derives them from the bridge's seed. When the central creates
         /// its own bridge, that bridge uses this seed too. Defaults to `nil`.
@@ -54,8 +58,8 @@ public actor MockCentralManager: CentralManaging {
             initialState: ManagerState = .poweredOn, stateTransition: StateTransition = .instant,
             mtu: MTUMode = .fixed(517), strictLengths: Bool = false,
             writeWithoutResponseQueue: QueueBehavior = .unlimited, connection: ConnectionBehavior = .init(),
-            errorInjection: [ErrorInjection] = [], pairing: PairingBehavior = .never, seed: UInt64? = nil,
-            identifier: UUID? = nil
+            errorInjection: [ErrorInjection] = [], pairing: PairingBehavior = .never,
+            grantsANCSAuthorization: Bool = false, seed: UInt64? = nil, identifier: UUID? = nil
         ) {
             self.initialState = initialState
             self.stateTransition = stateTransition
@@ -65,6 +69,7 @@ public actor MockCentralManager: CentralManaging {
             self.connection = connection
             self.errorInjection = errorInjection
             self.pairing = pairing
+            self.grantsANCSAuthorization = grantsANCSAuthorization
             self.seed = seed
             self.identifier = identifier
         }
@@ -257,6 +262,24 @@ public actor MockCentralManager: CentralManaging {
 
     public func maximumWriteValueLength(for peripheral: UUID, type: WriteType) throws -> Int {
         try withBridge { try $0.maximumWriteValueLength(central: identifier, peripheral: peripheral, type: type) }
+    }
+
+    public func registerForConnectionEvents(options: ConnectionEventOptions?) {
+        withBridge { $0.registerForConnectionEvents(central: identifier, options: options) }
+    }
+
+    public func isANCSAuthorized(_ peripheral: UUID) -> Bool {
+        withBridge { $0.isANCSAuthorized(central: identifier, peripheral: peripheral) }
+    }
+
+    /// Test hook: the user grants or revokes a connected peripheral's access to ANCS
+    /// notifications (in Settings); the central gets an ``BLECore/CentralEvent/ancsAuthorizationUpdated(_:isAuthorized:)``
+    /// event if it changed. Only peripherals that request ANCS authorization have one.
+    public func simulateANCSAuthorizationChange(_ authorized: Bool, for peripheral: UUID) {
+        withBridge {
+            $0.setANCSAuthorization(
+                authorized, key: SimulationWorld.LinkKey(central: identifier, peripheral: peripheral))
+        }
     }
 
     public func canSendWriteWithoutResponse(to peripheral: UUID) -> Bool {

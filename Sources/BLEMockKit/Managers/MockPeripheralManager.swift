@@ -57,6 +57,9 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// Failures to inject into this peripheral's operations (service add, advertising
         /// start, update value). Defaults to none.
         public var errorInjection: [ErrorInjection]
+        /// Whether the accessory asks connected iPhones for access to their notifications
+        /// (ANCS); each central then reports its user's decision. Defaults to `false`.
+        public var requestsANCSAuthorization: Bool
         /// The seed of this peripheral's own random draws; `nil` derives them from the
         /// bridge's seed. Defaults to `nil`.
         public var seed: UInt64?
@@ -71,8 +74,9 @@ public actor MockPeripheralManager: PeripheralManaging {
             updateQueue: QueueBehavior = .unlimited, advertisingInterval: Duration = .milliseconds(100),
             rssi: Int = -50, rssiVariation: Int = 0, advertisingDelay: Duration = .zero, advertisesOnce: Bool = false,
             requestHandling: RequestHandling = .automatic, errorInjection: [ErrorInjection] = [],
-            seed: UInt64? = nil, identifier: UUID? = nil
+            requestsANCSAuthorization: Bool = false, seed: UInt64? = nil, identifier: UUID? = nil
         ) {
+            self.requestsANCSAuthorization = requestsANCSAuthorization
             self.initialState = initialState
             self.stateTransition = stateTransition
             self.name = name

@@ -21,6 +21,11 @@ struct SimulationWorld: Sendable {
         var scan: Scan?
         /// Whether the app runs in the background: scans then ignore allow-duplicates.
         var isInBackground = false
+        /// The connection events this central registered for, if any.
+        var connectionEventOptions: ConnectionEventOptions?
+        /// Whether the user allowed each connected ANCS-requesting peripheral to receive
+        /// notifications.
+        var ancsAuthorizations: [UUID: Bool] = [:]
         /// Peripherals this central discovered, retrieved or connected, with their names.
         var known: [UUID: RemotePeripheral] = [:]
         /// Services discovered per peripheral (as `CBPeripheral.services`).

@@ -84,6 +84,10 @@ actor ThrottledCentral: CentralManaging {
         try await inner.cancelPeripheralConnection(peripheral)
     }
     func isConnected(_ peripheral: UUID) -> Bool { inner.assumeIsolated { $0.isConnected(peripheral) } }
+    func registerForConnectionEvents(options: ConnectionEventOptions?) {
+        inner.assumeIsolated { $0.registerForConnectionEvents(options: options) }
+    }
+    func isANCSAuthorized(_ peripheral: UUID) -> Bool { inner.assumeIsolated { $0.isANCSAuthorized(peripheral) } }
     func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [RemotePeripheral] {
         inner.assumeIsolated { $0.retrievePeripherals(withIdentifiers: identifiers) }
     }
