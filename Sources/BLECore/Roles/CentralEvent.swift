@@ -33,6 +33,9 @@ public enum CentralEvent: Hashable, Sendable {
     /// The user granted or revoked the peripheral's access to Apple Notification Center
     /// Service (ANCS) notifications.
     case ancsAuthorizationUpdated(RemotePeripheral, isAuthorized: Bool)
+    /// The system relaunched the app and hands this manager what it kept for the manager's
+    /// restore identifier; it comes before any other event.
+    case willRestoreState(RestoredCentralState)
 }
 
 /// Something that happened to a peripheral manager, delivered by
@@ -53,6 +56,9 @@ public enum PeripheralEvent: Hashable, Sendable {
     /// The transmit queue has room again after ``PeripheralManaging/updateValue(_:for:onSubscribedCentrals:)``
     /// returned `false`.
     case readyToUpdateSubscribers
+    /// The system relaunched the app and hands this manager what it kept for the manager's
+    /// restore identifier; it comes before any other event.
+    case willRestoreState(RestoredPeripheralState)
 }
 
 /// Options for ``CentralManaging/scanForPeripherals(withServices:options:)``.

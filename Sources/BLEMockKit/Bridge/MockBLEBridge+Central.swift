@@ -14,7 +14,12 @@ extension MockBLEBridge {
         central identifier: UUID, events: EventBroadcaster<CentralEvent>,
         configuration: MockCentralManager.Configuration
     ) {
-        guard world.centrals[identifier] == nil else { return }
+        if let record = world.centrals[identifier] {
+            if record.pendingRestoration != nil, record.events !== events {
+                restore(central: identifier, events: events, configuration: configuration)
+            }
+            return
+        }
         let random =
             configuration.seed.map { SeededGenerator(seed: $0) }
             ?? world.random.derived("central").derived(identifier.uuidString)

@@ -14,7 +14,12 @@ extension MockBLEBridge {
         peripheral identifier: UUID, events: EventBroadcaster<PeripheralEvent>,
         configuration: MockPeripheralManager.Configuration
     ) {
-        guard world.peripherals[identifier] == nil else { return }
+        if let record = world.peripherals[identifier] {
+            if record.pendingRestoration != nil, record.events !== events {
+                restore(peripheral: identifier, events: events, configuration: configuration)
+            }
+            return
+        }
         let random =
             configuration.seed.map { SeededGenerator(seed: $0) }
             ?? world.random.derived("peripheral").derived(identifier.uuidString)

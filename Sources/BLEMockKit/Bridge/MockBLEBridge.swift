@@ -197,6 +197,14 @@ public actor MockBLEBridge {
     nonisolated func makeIdentifier(role: String) -> UUID {
         identifiers.next(role: role)
     }
+
+    /// The identifier of a manager created with `restoreIdentifier`: the same for every
+    /// manager with that restore identifier on this bridge, so a relaunched app's manager
+    /// takes over what the system kept for its predecessor.
+    nonisolated func makeIdentifier(role: String, restoreIdentifier: String?) -> UUID {
+        guard let restoreIdentifier else { return identifiers.next(role: role) }
+        return identifiers.restored(role: role, restoreIdentifier: restoreIdentifier)
+    }
 }
 
 /// Hands out identifiers derived from the seed, by role and creation order, so the same test
@@ -206,6 +214,7 @@ final class IdentifierSource: @unchecked Sendable {
     private let lock = Lock()
     private let root: SeededGenerator
     private var counters: [String: UInt64] = [:]
+    private var restorable: [String: UUID] = [:]
 
     init(seed: UInt64) {
         root = SeededGenerator(seed: seed).derived("identifiers")
@@ -218,5 +227,17 @@ final class IdentifierSource: @unchecked Sendable {
         }
         var generator = root.derived(role).derived(index)
         return generator.uuid()
+    }
+
+    /// The identifier for a role and restore identifier: made on first use, then the same.
+    func restored(role: String, restoreIdentifier: String) -> UUID {
+        let key = role + "/" + restoreIdentifier
+        if let known = lock.withLock({ restorable[key] }) { return known }
+        let made = next(role: role)
+        return lock.withLock {
+            if let raced = restorable[key] { return raced }
+            restorable[key] = made
+            return made
+        }
     }
 }

@@ -45,6 +45,12 @@ public actor MockCentralManager: CentralManaging {
         /// ``MockPeripheralManager/Configuration/requestsANCSAuthorization``) to receive ANCS
         /// notifications; reported when they connect. Defaults to `false`.
         public var grantsANCSAuthorization: Bool
+        /// The restore identifier (as `CBCentralManagerOptionRestoreIdentifierKey`): when the
+        /// app is terminated (``MockCentralManager/simulateAppTermination()``) the system keeps
+        /// its connections and scan, and a new manager with the same identifier on the bridge
+        /// gets them back with a ``BLECore/CentralEvent/willRestoreState(_:)`` event. Defaults
+        /// to `nil`.
+        public var restoreIdentifier: String?
         /// The seed of this central's own random draws (MTU, connection failures, injection
         /// probabilities); `nil` derives them from the bridge's seed. When the central creates
         /// its own bridge, that bridge uses this seed too. Defaults to `nil`.
@@ -59,8 +65,10 @@ public actor MockCentralManager: CentralManaging {
             mtu: MTUMode = .fixed(517), strictLengths: Bool = false,
             writeWithoutResponseQueue: QueueBehavior = .unlimited, connection: ConnectionBehavior = .init(),
             errorInjection: [ErrorInjection] = [], pairing: PairingBehavior = .never,
-            grantsANCSAuthorization: Bool = false, seed: UInt64? = nil, identifier: UUID? = nil
+            grantsANCSAuthorization: Bool = false, restoreIdentifier: String? = nil, seed: UInt64? = nil,
+            identifier: UUID? = nil
         ) {
+            self.restoreIdentifier = restoreIdentifier
             self.initialState = initialState
             self.stateTransition = stateTransition
             self.mtu = mtu
@@ -110,7 +118,9 @@ public actor MockCentralManager: CentralManaging {
             bridge ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
         self.bridge = bridge
         self.configuration = configuration
-        self.identifier = configuration.identifier ?? bridge.makeIdentifier(role: "central")
+        self.identifier =
+            configuration.identifier
+            ?? bridge.makeIdentifier(role: "central", restoreIdentifier: configuration.restoreIdentifier)
     }
 
     deinit {
@@ -135,6 +145,22 @@ public actor MockCentralManager: CentralManaging {
     /// `ScanOptions.allowDuplicates` says.
     public func simulateBackgroundExecution(_ isInBackground: Bool) {
         withBridge { $0.setBackground(.central(identifier), isInBackground) }
+    }
+
+    /// Test hook: the system terminates the app (to reclaim memory, say). With a
+    /// ``Configuration/restoreIdentifier`` the system keeps the manager's links, pending
+    /// connections and scan for the app, and a manager created later with the same restore
+    /// identifier receives them (see ``restoredState``); without one this is
+    /// ``shutDown()``. Either way this manager's event streams end, its waiting operations
+    /// fail with `operationCancelled`, and it must not be used again.
+    public func simulateAppTermination() {
+        withBridge { $0.terminate(central: identifier) }
+    }
+
+    /// What the system restored to this manager when it was created with the restore
+    /// identifier of a terminated one, or `nil`. The same state is this manager's first event.
+    public var restoredState: RestoredCentralState? {
+        withBridge { $0.restoredState(central: identifier) }
     }
 
     /// Test hook: the user forgets a peripheral in Settings ("Forget This Device"): this

@@ -60,6 +60,12 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// Whether the accessory asks connected iPhones for access to their notifications
         /// (ANCS); each central then reports its user's decision. Defaults to `false`.
         public var requestsANCSAuthorization: Bool
+        /// The restore identifier (as `CBPeripheralManagerOptionRestoreIdentifierKey`): when the
+        /// app is terminated (``MockPeripheralManager/simulateAppTermination()``) the system
+        /// keeps its services, advertising and links, and a new manager with the same
+        /// identifier on the bridge gets them back with a
+        /// ``BLECore/PeripheralEvent/willRestoreState(_:)`` event. Defaults to `nil`.
+        public var restoreIdentifier: String?
         /// The seed of this peripheral's own random draws; `nil` derives them from the
         /// bridge's seed. Defaults to `nil`.
         public var seed: UInt64?
@@ -74,8 +80,10 @@ public actor MockPeripheralManager: PeripheralManaging {
             updateQueue: QueueBehavior = .unlimited, advertisingInterval: Duration = .milliseconds(100),
             rssi: Int = -50, rssiVariation: Int = 0, advertisingDelay: Duration = .zero, advertisesOnce: Bool = false,
             requestHandling: RequestHandling = .automatic, errorInjection: [ErrorInjection] = [],
-            requestsANCSAuthorization: Bool = false, seed: UInt64? = nil, identifier: UUID? = nil
+            requestsANCSAuthorization: Bool = false, restoreIdentifier: String? = nil, seed: UInt64? = nil,
+            identifier: UUID? = nil
         ) {
+            self.restoreIdentifier = restoreIdentifier
             self.requestsANCSAuthorization = requestsANCSAuthorization
             self.initialState = initialState
             self.stateTransition = stateTransition
@@ -128,7 +136,9 @@ public actor MockPeripheralManager: PeripheralManaging {
             bridge ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
         self.bridge = bridge
         self.configuration = configuration
-        self.identifier = configuration.identifier ?? bridge.makeIdentifier(role: "peripheral")
+        self.identifier =
+            configuration.identifier
+            ?? bridge.makeIdentifier(role: "peripheral", restoreIdentifier: configuration.restoreIdentifier)
     }
 
     deinit {
@@ -246,6 +256,21 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// (where only scans for those services find them).
     public func simulateBackgroundExecution(_ isInBackground: Bool) {
         withBridge { $0.setBackground(.peripheral(identifier), isInBackground) }
+    }
+
+    /// Test hook: the system terminates the app. With a ``Configuration/restoreIdentifier`` the
+    /// system keeps the manager's services, advertising and links, and a manager created later
+    /// with the same restore identifier receives them (see ``restoredState``); without one this
+    /// is ``shutDown()``. Either way this manager's event streams end and it must not be used
+    /// again.
+    public func simulateAppTermination() {
+        withBridge { $0.terminate(peripheral: identifier) }
+    }
+
+    /// What the system restored to this manager when it was created with the restore
+    /// identifier of a terminated one, or `nil`. The same state is this manager's first event.
+    public var restoredState: RestoredPeripheralState? {
+        withBridge { $0.restoredState(peripheral: identifier) }
     }
 
     /// Test hook: this peripheral loses its bond with a central (a factory reset, say). The

@@ -13,7 +13,12 @@ struct SimulationWorld: Sendable {
     /// A central manager's simulated stack.
     struct Central: Sendable {
         let identifier: UUID
-        let events: EventBroadcaster<CentralEvent>
+        var events: EventBroadcaster<CentralEvent>
+        /// What the system kept for the app after it was terminated, until a manager with the
+        /// same restore identifier takes it.
+        var pendingRestoration: RestoredCentralState?
+        /// What this manager got back when it was created, if it restored a predecessor.
+        var restored: RestoredCentralState?
         var configuration: MockCentralManager.Configuration
         var state: ManagerState
         /// This central's own random stream (MTU, connection failures, injection draws).
@@ -51,7 +56,12 @@ struct SimulationWorld: Sendable {
     /// A peripheral manager's simulated stack and GATT server.
     struct Peripheral: Sendable {
         let identifier: UUID
-        let events: EventBroadcaster<PeripheralEvent>
+        var events: EventBroadcaster<PeripheralEvent>
+        /// What the system kept for the app after it was terminated, until a manager with the
+        /// same restore identifier takes it.
+        var pendingRestoration: RestoredPeripheralState?
+        /// What this manager got back when it was created, if it restored a predecessor.
+        var restored: RestoredPeripheralState?
         var configuration: MockPeripheralManager.Configuration
         var state: ManagerState
         /// This peripheral's own random stream.

@@ -1,0 +1,143 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+@Suite("State restoration", .timeLimit(.minutes(1)))
+struct RestorationTests {
+    static func sensor(on bridge: MockBLEBridge, restoreIdentifier: String? = nil) async throws -> MockPeripheralManager
+    {
+        let sensor = MockPeripheralManager(configuration: .init(restoreIdentifier: restoreIdentifier), bridge: bridge)
+        _ = try await sensor.add(
+            GATTService(
+                uuid: "180D",
+                characteristics: [
+                    GATTCharacteristic(uuid: "2A38", properties: .read, permissions: .readable, value: Data([1]))
+                ]))
+        try await sensor.startAdvertising(AdvertisementData(localName: "HRM", serviceUUIDs: ["180D"]))
+        return sensor
+    }
+
+    @Test func aRelaunchedCentralGetsItsLinksScanAndDiscoveredAttributesBack() async throws {
+        let bridge = MockBLEBridge()
+        let sensor = try await Self.sensor(on: bridge)
+        let first = MockCentralManager(configuration: .init(restoreIdentifier: "app.central"), bridge: bridge)
+        let options = ScanOptions(allowDuplicates: true)
+        try await first.scanForPeripherals(withServices: ["180D"], options: options)
+        try await first.connect(sensor.identifier)
+        let location = try await first.discoverAll(for: sensor.identifier)[0]
+        let firstEvents = first.events()
+
+        await first.simulateAppTermination()
+        #expect(await firstEvents.prefixArray(10).isEmpty)  // the old manager's streams ended
+        #expect(await sensor.subscribedCentrals(for: sensor.services[0].characteristics[0]).isEmpty)
+
+        let relaunched = MockCentralManager(configuration: .init(restoreIdentifier: "app.central"), bridge: bridge)
+        #expect(relaunched.identifier == first.identifier)
+        let events = relaunched.events()
+        #expect(await relaunched.waitForPoweredOn() == .poweredOn)
+        let expected = RestoredCentralState(
+            peripherals: [RemotePeripheral(identifier: sensor.identifier, name: "HRM")], scanServices: ["180D"],
+            scanOptions: options)
+        #expect(await events.prefixArray(1) == [.willRestoreState(expected)])
+        #expect(await relaunched.restoredState == expected)
+        #expect(await relaunched.isConnected(sensor.identifier))
+        #expect(await relaunched.isScanning)
+        // No rediscovery needed: the attributes discovered before are still known and usable.
+        #expect(await relaunched.services(of: sensor.identifier).map(\.uuid) == ["180D"])
+        #expect(try await relaunched.readValue(for: location) == Data([1]))
+        #expect(await bridge.log.contains { $0.detail == "app terminated" })
+        #expect(await bridge.log.contains { $0.detail == "restored" })
+    }
+
+    @Test func aPendingConnectionCompletesForTheRelaunchedApp() async throws {
+        let bridge = MockBLEBridge()
+        let sensor = try await Self.sensor(on: bridge)
+        let first = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        try await first.scanForPeripherals(withServices: nil)
+        await first.stopScan()
+        await sensor.stopAdvertising()
+        let attempt = Task { try await first.connect(sensor.identifier) }
+        while await bridge.waitingOperations.isEmpty { await Task.yield() }
+
+        await first.simulateAppTermination()
+        await #expect(throws: CoreBluetoothError(.operationCancelled)) { try await attempt.value }
+
+        try await sensor.startAdvertising(AdvertisementData(localName: "HRM"))  // the system connects
+        let relaunched = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        #expect(await relaunched.restoredState?.peripherals.map(\.identifier) == [sensor.identifier])
+        #expect(await relaunched.restoredState?.scanServices == nil)
+        #expect(await relaunched.isConnected(sensor.identifier))
+    }
+
+    @Test func withoutARestoreIdentifierTerminationShutsTheManagerDown() async throws {
+        let bridge = MockBLEBridge()
+        let sensor = try await Self.sensor(on: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        try await central.connect(sensor.identifier)
+        await central.simulateAppTermination()
+        #expect(await !central.isConnected(sensor.identifier))
+        #expect(await central.state == .unknown)
+        let next = MockCentralManager(bridge: bridge)
+        #expect(next.identifier != central.identifier)
+        #expect(await next.restoredState == nil)
+    }
+
+    @Test func anotherRestoreIdentifierRestoresNothing() async throws {
+        let bridge = MockBLEBridge()
+        let sensor = try await Self.sensor(on: bridge)
+        let first = MockCentralManager(configuration: .init(restoreIdentifier: "a"), bridge: bridge)
+        try await first.scanForPeripherals(withServices: nil)
+        try await first.connect(sensor.identifier)
+        await first.simulateAppTermination()
+        let other = MockCentralManager(configuration: .init(restoreIdentifier: "b"), bridge: bridge)
+        #expect(other.identifier != first.identifier)
+        #expect(await other.restoredState == nil)
+        #expect(await !other.isConnected(sensor.identifier))
+    }
+
+    @Test func aRelaunchedPeripheralManagerKeepsItsServicesAdvertisingAndLinks() async throws {
+        let bridge = MockBLEBridge()
+        let sensor = try await Self.sensor(on: bridge, restoreIdentifier: "app.peripheral")
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: ["180D"])
+        try await central.connect(sensor.identifier)
+        let location = try await central.discoverAll(for: sensor.identifier)[0]
+        let services = await sensor.services
+
+        await sensor.simulateAppTermination()
+        // The system keeps answering for the terminated app.
+        #expect(try await central.readValue(for: location) == Data([1]))
+
+        let relaunched = MockPeripheralManager(
+            configuration: .init(restoreIdentifier: "app.peripheral"), bridge: bridge)
+        #expect(relaunched.identifier == sensor.identifier)
+        let events = relaunched.events()
+        #expect(await relaunched.isAdvertising)
+        let expected = RestoredPeripheralState(
+            services: services, advertisement: AdvertisementData(localName: "HRM", serviceUUIDs: ["180D"]))
+        #expect(await events.prefixArray(1) == [.willRestoreState(expected)])
+        #expect(await relaunched.restoredState == expected)
+        #expect(await relaunched.services == services)
+        #expect(await central.isConnected(sensor.identifier))
+    }
+
+    @Test func aRealisticRelaunchSettlesItsStateAgain() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 3))
+        let sensor = try await Self.sensor(on: bridge)
+        var configuration = MockCentralManager.Configuration.realistic(seed: 3)
+        configuration.restoreIdentifier = "app"
+        let first = MockCentralManager(configuration: configuration, bridge: bridge)
+        _ = await first.waitForPoweredOn()
+        try await first.scanForPeripherals(withServices: nil)
+        await bridge.advance(by: .milliseconds(200))
+        try await first.connect(sensor.identifier)
+        await first.simulateAppTermination()
+
+        let relaunched = MockCentralManager(configuration: configuration, bridge: bridge)
+        #expect(await relaunched.state == .unknown)
+        #expect(await relaunched.waitForPoweredOn() == .poweredOn)
+        #expect(await relaunched.isConnected(sensor.identifier))
+    }
+}
