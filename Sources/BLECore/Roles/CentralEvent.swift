@@ -59,6 +59,8 @@ public enum PeripheralEvent: Hashable, Sendable {
     /// The system relaunched the app and hands this manager what it kept for the manager's
     /// restore identifier; it comes before any other event.
     case willRestoreState(RestoredPeripheralState)
+    /// A central opened an L2CAP channel to a PSM this manager published.
+    case l2capChannelOpened(L2CAPChannel)
 }
 
 /// Options for ``CentralManaging/scanForPeripherals(withServices:options:)``.

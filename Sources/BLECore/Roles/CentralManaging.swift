@@ -112,6 +112,13 @@ public protocol CentralManaging: Actor {
     /// Whether the user allowed the peripheral to receive ANCS notifications (as
     /// `CBPeripheral.ancsAuthorized`).
     func isANCSAuthorized(_ peripheral: UUID) -> Bool
+
+    /// Opens an L2CAP connection-oriented channel to a PSM the connected peripheral published
+    /// (as `openL2CAPChannel(_:)`).
+    ///
+    /// - Throws: ``L2CAPError`` when the peripheral refuses (no channel at the PSM, encryption
+    ///   missing), `CoreBluetoothError` when the link is down.
+    func openL2CAPChannel(_ psm: UInt16, on peripheral: UUID) async throws -> L2CAPChannel
 }
 
 extension CentralManaging {

@@ -52,6 +52,15 @@ public protocol PeripheralManaging: Actor {
 
     /// The centrals subscribed to a characteristic.
     func subscribedCentrals(for characteristic: LocalCharacteristic) -> [RemoteCentral]
+
+    /// Publishes an L2CAP channel and returns the PSM the stack allocated from the LE dynamic
+    /// range (0x0080…0x00FF), optionally requiring an encrypted link (as
+    /// `publishL2CAPChannel(withEncryption:)`). Centrals that open it produce
+    /// ``PeripheralEvent/l2capChannelOpened(_:)`` events.
+    func publishL2CAPChannel(requiresEncryption: Bool) async throws -> UInt16
+
+    /// Stops accepting channels at a PSM; channels already open stay open.
+    func unpublishL2CAPChannel(_ psm: UInt16) async throws
 }
 
 extension PeripheralManaging {

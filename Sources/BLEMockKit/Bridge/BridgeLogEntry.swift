@@ -26,6 +26,9 @@ public struct BridgeLogEntry: Hashable, Sendable {
         case connectionEvent
         /// A central's user changed a peripheral's ANCS access; `detail` says how.
         case ancsAuthorization
+        /// An L2CAP channel was published, unpublished, opened, used or closed; `detail` says
+        /// which, `value` holds bytes sent.
+        case l2cap
         /// A call the stack refused before it reached the air (not powered on, not connected,
         /// a stale attribute, an invalid configuration); `detail` names the operation.
         case refused
@@ -66,6 +69,8 @@ public enum LoggedError: Hashable, Sendable, CustomStringConvertible {
     case coreBluetooth(CoreBluetoothError)
     /// A call the stack refused.
     case misuse(APIMisuseError)
+    /// The peripheral refused an L2CAP channel.
+    case l2cap(L2CAPError)
 
     /// Wraps an error thrown by the kit; other errors are recorded as CoreBluetooth `unknown`.
     public init(_ error: any Error) {
@@ -73,6 +78,7 @@ public enum LoggedError: Hashable, Sendable, CustomStringConvertible {
         case let error as ATTError: self = .att(error)
         case let error as CoreBluetoothError: self = .coreBluetooth(error)
         case let error as APIMisuseError: self = .misuse(error)
+        case let error as L2CAPError: self = .l2cap(error)
         default: self = .coreBluetooth(CoreBluetoothError(.unknown))
         }
     }
@@ -83,6 +89,7 @@ public enum LoggedError: Hashable, Sendable, CustomStringConvertible {
         case .att(let error): error
         case .coreBluetooth(let error): error
         case .misuse(let error): error
+        case .l2cap(let error): error
         }
     }
 
@@ -91,6 +98,7 @@ public enum LoggedError: Hashable, Sendable, CustomStringConvertible {
         case .att(let error): error.description
         case .coreBluetooth(let error): error.description
         case .misuse(let error): error.description
+        case .l2cap(let error): error.description
         }
     }
 }

@@ -184,6 +184,7 @@ extension MockBLEBridge {
             }
         }
         for (id, request) in openRequests where request.link == key { openRequests[id] = nil }
+        closeL2CAPChannels(on: key)
         resumeWaiting(where: { $0.link == key }, with: .failure(pendingError))
         if var central = world.centrals[key.central] {
             let stale = central.services.removeValue(forKey: key.peripheral) ?? []

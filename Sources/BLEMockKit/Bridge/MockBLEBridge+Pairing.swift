@@ -23,29 +23,49 @@ extension MockBLEBridge {
         else { return }
         do {
             try plan(database, link.security)
-            return
         } catch let refusal as ATTError
             where refusal.code == .insufficientAuthentication || refusal.code == .insufficientEncryption
         {
-            let cost = world.cost(on: key, roundTrips: 1) + duration
-            try await perform(.operation("pairing"), on: key, cost: cost) {
-                switch outcome {
-                case .succeeds:
-                    self.world.links[key]?.security = LinkSecurity(isEncrypted: true, hasBond: true)
-                    self.world.centralBonds.insert(key)
-                    self.world.peripheralBonds.insert(key)
-                    self.world.record(.paired, central: key.central, peripheral: key.peripheral)
-                case .rejected:
-                    self.world.record(.paired, central: key.central, peripheral: key.peripheral, error: refusal)
-                    throw refusal
-                case .timesOut:
-                    let error = CoreBluetoothError(.encryptionTimedOut)
-                    self.world.record(.paired, central: key.central, peripheral: key.peripheral, error: error)
-                    throw error
-                }
+            // The refused request and its error response cross the link first.
+            try await pair(key, duration: duration, outcome: outcome, refusalCost: world.cost(on: key, roundTrips: 1)) {
+                refusal
             }
         } catch {
             return  // another refusal: the access reports it
+        }
+    }
+
+    /// Pairs a link on behalf of an access the peripheral refused, when the central pairs
+    /// automatically; does nothing otherwise. A rejected pairing throws `rejection()`.
+    func pairForAccess(_ key: LinkKey, refusalCost: Duration, rejection: @escaping () -> any Error) async throws {
+        guard case .automatic(let duration, let outcome) = world.centrals[key.central]?.configuration.pairing else {
+            return
+        }
+        try await pair(key, duration: duration, outcome: outcome, refusalCost: refusalCost, rejection: rejection)
+    }
+
+    /// Takes `refusalCost` plus the pairing's `duration` of virtual time, then bonds and
+    /// encrypts the link, or fails as `outcome` says.
+    private func pair(
+        _ key: LinkKey, duration: Duration, outcome: PairingBehavior.Outcome, refusalCost: Duration,
+        rejection: @escaping () -> any Error
+    ) async throws {
+        try await perform(.operation("pairing"), on: key, cost: refusalCost + duration) {
+            switch outcome {
+            case .succeeds:
+                self.world.links[key]?.security = LinkSecurity(isEncrypted: true, hasBond: true)
+                self.world.centralBonds.insert(key)
+                self.world.peripheralBonds.insert(key)
+                self.world.record(.paired, central: key.central, peripheral: key.peripheral)
+            case .rejected:
+                let error = rejection()
+                self.world.record(.paired, central: key.central, peripheral: key.peripheral, error: error)
+                throw error
+            case .timesOut:
+                let error = CoreBluetoothError(.encryptionTimedOut)
+                self.world.record(.paired, central: key.central, peripheral: key.peripheral, error: error)
+                throw error
+            }
         }
     }
 

@@ -48,7 +48,7 @@ public actor MockCentralManager: CentralManaging {
         /// The restore identifier (as `CBCentralManagerOptionRestoreIdentifierKey`): when the
         /// app is terminated (``MockCentralManager/simulateAppTermination()``) the system keeps
         /// its connections and scan, and a new manager with the same identifier on the bridge
-        /// gets them back with a ``BLECore/CentralEvent/willRestoreState(_:)`` event. Defaults
+        /// gets them back with a `CentralEvent.willRestoreState(_:)` event. Defaults
         /// to `nil`.
         public var restoreIdentifier: String?
         /// The seed of this central's own random draws (MTU, connection failures, injection
@@ -290,6 +290,11 @@ public actor MockCentralManager: CentralManaging {
         try withBridge { try $0.maximumWriteValueLength(central: identifier, peripheral: peripheral, type: type) }
     }
 
+    public func openL2CAPChannel(_ psm: UInt16, on peripheral: UUID) async throws -> L2CAPChannel {
+        withBridge { _ in }
+        return try await bridge.openL2CAPChannel(central: identifier, peripheral: peripheral, psm: psm)
+    }
+
     public func registerForConnectionEvents(options: ConnectionEventOptions?) {
         withBridge { $0.registerForConnectionEvents(central: identifier, options: options) }
     }
@@ -299,7 +304,7 @@ public actor MockCentralManager: CentralManaging {
     }
 
     /// Test hook: the user grants or revokes a connected peripheral's access to ANCS
-    /// notifications (in Settings); the central gets an ``BLECore/CentralEvent/ancsAuthorizationUpdated(_:isAuthorized:)``
+    /// notifications (in Settings); the central gets an `CentralEvent.ancsAuthorizationUpdated(_:isAuthorized:)`
     /// event if it changed. Only peripherals that request ANCS authorization have one.
     public func simulateANCSAuthorizationChange(_ authorized: Bool, for peripheral: UUID) {
         withBridge {

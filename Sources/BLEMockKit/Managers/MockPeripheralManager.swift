@@ -64,7 +64,7 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// app is terminated (``MockPeripheralManager/simulateAppTermination()``) the system
         /// keeps its services, advertising and links, and a new manager with the same
         /// identifier on the bridge gets them back with a
-        /// ``BLECore/PeripheralEvent/willRestoreState(_:)`` event. Defaults to `nil`.
+        /// `PeripheralEvent.willRestoreState(_:)` event. Defaults to `nil`.
         public var restoreIdentifier: String?
         /// The seed of this peripheral's own random draws; `nil` derives them from the
         /// bridge's seed. Defaults to `nil`.
@@ -248,6 +248,14 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// is not connected.
     public func maximumUpdateValueLength(for central: UUID) -> Int? {
         withBridge { $0.maximumUpdateValueLength(peripheral: identifier, central: central) }
+    }
+
+    public func publishL2CAPChannel(requiresEncryption: Bool) throws -> UInt16 {
+        try withBridge { try $0.publishL2CAPChannel(peripheral: identifier, requiresEncryption: requiresEncryption) }
+    }
+
+    public func unpublishL2CAPChannel(_ psm: UInt16) throws {
+        try withBridge { try $0.unpublishL2CAPChannel(peripheral: identifier, psm: psm) }
     }
 
     /// Test hook: the app moves to the background (`true`) or back to the foreground. In the

@@ -62,6 +62,8 @@ struct SimulationWorld: Sendable {
         var pendingRestoration: RestoredPeripheralState?
         /// What this manager got back when it was created, if it restored a predecessor.
         var restored: RestoredPeripheralState?
+        /// Published L2CAP PSMs, and whether each needs an encrypted link.
+        var publishedPSMs: [UInt16: Bool] = [:]
         var configuration: MockPeripheralManager.Configuration
         var state: ManagerState
         /// This peripheral's own random stream.
@@ -199,6 +201,10 @@ struct SimulationWorld: Sendable {
     var centrals: [UUID: Central] = [:]
     /// Centrals in the order they joined, for deterministic iteration.
     var centralOrder: [UUID] = []
+    /// Open L2CAP channels, by id.
+    var l2capChannels: [UInt64: L2CAPChannelRecord] = [:]
+    /// The next L2CAP channel id.
+    var nextL2CAPChannelID: UInt64 = 1
     /// The bonds centrals keep: a central has keys for the peripheral of each link key.
     var centralBonds: Set<LinkKey> = []
     /// The bonds peripherals keep: a peripheral has keys for the central of each link key.

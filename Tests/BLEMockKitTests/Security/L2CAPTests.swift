@@ -1,0 +1,211 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+@Suite("L2CAP channels", .timeLimit(.minutes(1)))
+struct L2CAPTests {
+    struct Rig {
+        let bridge: MockBLEBridge
+        let peripheral: MockPeripheralManager
+        let central: MockCentralManager
+
+        static func make(
+            bridge configuration: MockBLEBridge.Configuration = .fast, pairing: PairingBehavior = .never
+        ) async throws -> Rig {
+            let bridge = MockBLEBridge(configuration: configuration)
+            let peripheral = MockPeripheralManager(bridge: bridge)
+            try await peripheral.startAdvertising(AdvertisementData(localName: "Stream"))
+            let central = MockCentralManager(configuration: .init(pairing: pairing), bridge: bridge)
+            try await central.scanForPeripherals(withServices: nil)
+            await bridge.advance(by: .milliseconds(200))
+            try await central.connect(peripheral.identifier)
+            return Rig(bridge: bridge, peripheral: peripheral, central: central)
+        }
+
+        /// Opens a channel and returns both ends.
+        func open(_ psm: UInt16) async throws -> (central: L2CAPChannel, peripheral: L2CAPChannel) {
+            let events = peripheral.events()
+            let centralEnd = try await central.openL2CAPChannel(psm, on: peripheral.identifier)
+            for await case .l2capChannelOpened(let channel) in events { return (centralEnd, channel) }
+            throw CoreBluetoothError(.unknown)
+        }
+    }
+
+    /// Collects `count` bytes from a channel's incoming stream.
+    static func read(_ count: Int, from channel: L2CAPChannel) async -> Data {
+        var received = Data()
+        for await chunk in channel.incoming {
+            received += chunk
+            if received.count >= count { break }
+        }
+        return received
+    }
+
+    static func bytes(_ count: Int, seed: UInt8 = 0) -> Data {
+        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &+ Int(seed)) })
+    }
+
+    @Test func publishingAllocatesPSMsFromTheDynamicRange() async throws {
+        let rig = try await Rig.make()
+        let first = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let second = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: true)
+        #expect(first == 0x0080)
+        #expect(second == 0x0081)
+        try await rig.peripheral.unpublishL2CAPChannel(first)
+        #expect(try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false) == 0x0080)  // reused
+        await #expect(throws: L2CAPError(.psmNotSupported)) { try await rig.peripheral.unpublishL2CAPChannel(0x00C0) }
+        #expect(
+            await rig.bridge.log.filter { $0.kind == .l2cap }.compactMap(\.detail).prefix(3) == [
+                "published 0x0080", "published 0x0081 (encryption required)", "unpublished 0x0080",
+            ])
+    }
+
+    @Test func theDynamicRangeRunsOut() async throws {
+        let rig = try await Rig.make()
+        for _ in 0..<128 { _ = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false) }
+        await #expect(throws: L2CAPError(.noResourcesAvailable)) {
+            try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        }
+    }
+
+    @Test func aChannelCarriesBytesBothWaysInOrder() async throws {
+        let rig = try await Rig.make()
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let (central, peripheral) = try await rig.open(psm)
+        #expect(central.psm == psm && peripheral.psm == psm)
+        #expect(central.peer == rig.peripheral.identifier && peripheral.peer == rig.central.identifier)
+        #expect(central.id == peripheral.id)
+        #expect(central != peripheral)  // two ends of one channel
+        #expect(central.mtu == 2_048)
+        #expect(central.description == "L2CAP channel 0x0080 #1")
+
+        let upload = Self.bytes(5_000)
+        try await central.send(upload.prefix(3_000))
+        try await central.send(upload.suffix(2_000))
+        #expect(await Self.read(5_000, from: peripheral) == upload)
+
+        let download = Self.bytes(700, seed: 9)
+        try await peripheral.send(download)
+        #expect(await Self.read(700, from: central) == download)
+        let sends = await rig.bridge.log.filter { $0.kind == .l2cap && $0.value != nil }
+        #expect(sends.map { $0.value?.count } == [3_000, 2_000, 700])
+        #expect(sends[0].detail == "central sent 3000 bytes in 13 K-frames on #1")
+    }
+
+    @Test func sduSegmentationFollowsTheMTUAndMPS() {
+        // 2,048-byte SDUs; a first K-frame of 245 bytes of payload, then 247 each.
+        #expect(L2CAPTests.frames(1) == 1)
+        #expect(L2CAPTests.frames(245) == 1)
+        #expect(L2CAPTests.frames(246) == 2)
+        #expect(L2CAPTests.frames(2_048) == 9)
+        #expect(L2CAPTests.frames(2_049) == 10)
+    }
+
+    /// The K-frames a send of `count` bytes reports in the log.
+    static func frames(_ count: Int) -> Int {
+        let mtu = 2_048
+        var left = count
+        var frames = 0
+        while left > 0 {
+            let sdu = min(left, mtu)
+            frames += sdu <= 245 ? 1 : 1 + (sdu - 245 + 246) / 247
+            left -= sdu
+        }
+        return frames
+    }
+
+    @Test func realisticSendsTakeConnectionEventsPacedByCredits() async throws {
+        let rig = try await Rig.make(bridge: .realistic(seed: 8))
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let (central, peripheral) = try await rig.open(psm)
+        let before = await rig.bridge.now
+        // 10,000 bytes: four 2,048-byte SDUs of 9 K-frames and one of 1,808 bytes in 8: 44
+        // K-frames, as many per connection event as the link and the 10 credits allow.
+        try await central.send(Self.bytes(10_000))
+        let perEvent = min(LinkTiming.realistic.packetsPerConnectionEvent, 10)
+        let events = (44 + perEvent - 1) / perEvent
+        let elapsed = before.duration(to: await rig.bridge.now)
+        #expect(elapsed > .milliseconds(events * 28) && elapsed < .milliseconds(events * 32))
+        #expect(Self.frames(10_000) == 44)
+        #expect(await Self.read(10_000, from: peripheral).count == 10_000)
+    }
+
+    @Test func openingAnUnpublishedPSMIsRefused() async throws {
+        let rig = try await Rig.make()
+        await #expect(throws: L2CAPError(.psmNotSupported)) {
+            try await rig.central.openL2CAPChannel(0x0080, on: rig.peripheral.identifier)
+        }
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        try await rig.peripheral.unpublishL2CAPChannel(psm)
+        await #expect(throws: L2CAPError(.psmNotSupported)) {
+            try await rig.central.openL2CAPChannel(psm, on: rig.peripheral.identifier)
+        }
+        let refusal = await rig.bridge.log.last { $0.kind == .l2cap && $0.error != nil }
+        #expect(refusal?.detail == "open 0x0080")
+        #expect(refusal?.error == .l2cap(L2CAPError(.psmNotSupported)))
+    }
+
+    @Test func anEncryptedPSMIsRefusedOnAPlainLinkUnlessTheCentralPairs() async throws {
+        let plain = try await Rig.make()
+        let psm = try await plain.peripheral.publishL2CAPChannel(requiresEncryption: true)
+        await #expect(throws: L2CAPError(.insufficientAuthentication)) {
+            try await plain.central.openL2CAPChannel(psm, on: plain.peripheral.identifier)
+        }
+
+        let pairing = try await Rig.make(pairing: .automatic(duration: .milliseconds(500), outcome: .succeeds))
+        let securePSM = try await pairing.peripheral.publishL2CAPChannel(requiresEncryption: true)
+        let (central, peripheral) = try await pairing.open(securePSM)
+        #expect(
+            await pairing.bridge.isBonded(
+                central: pairing.central.identifier, peripheral: pairing.peripheral.identifier))
+        try await central.send(Data([1, 2, 3]))
+        #expect(await Self.read(3, from: peripheral) == Data([1, 2, 3]))
+
+        let rejected = try await Rig.make(pairing: .automatic(duration: .milliseconds(500), outcome: .rejected))
+        let rejectedPSM = try await rejected.peripheral.publishL2CAPChannel(requiresEncryption: true)
+        await #expect(throws: L2CAPError(.insufficientAuthentication)) {
+            try await rejected.central.openL2CAPChannel(rejectedPSM, on: rejected.peripheral.identifier)
+        }
+    }
+
+    @Test func openingWithoutALinkFails() async throws {
+        let rig = try await Rig.make()
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        try await rig.central.cancelPeripheralConnection(rig.peripheral.identifier)
+        await #expect(throws: CoreBluetoothError(.notConnected)) {
+            try await rig.central.openL2CAPChannel(psm, on: rig.peripheral.identifier)
+        }
+    }
+
+    @Test func closingEndsBothStreamsAndLaterSendsFail() async throws {
+        let rig = try await Rig.make()
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let (central, peripheral) = try await rig.open(psm)
+        try await central.send(Data([7]))
+        await peripheral.close()
+        #expect(await Self.read(2, from: peripheral) == Data([7]))  // what arrived, then the end
+        #expect(await Self.read(1, from: central).isEmpty)
+        await #expect(throws: CoreBluetoothError(.notConnected)) { try await central.send(Data([8])) }
+        await #expect(throws: CoreBluetoothError(.notConnected)) { try await peripheral.send(Data([8])) }
+        await central.close()  // closing twice is harmless
+    }
+
+    @Test func losingTheLinkMidStreamFailsTheSendAndEndsTheStreams() async throws {
+        let rig = try await Rig.make(bridge: .realistic(seed: 2))
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let (central, peripheral) = try await rig.open(psm)
+        await rig.bridge.schedule(
+            .disconnect(
+                central: rig.central.identifier, peripheral: rig.peripheral.identifier,
+                error: CoreBluetoothError(.connectionTimeout)), after: .milliseconds(100))
+        await #expect(throws: CoreBluetoothError(.connectionTimeout)) { try await central.send(Self.bytes(20_000)) }
+        #expect(await Self.read(1, from: peripheral).isEmpty)  // nothing of the failed send arrived
+        await #expect(throws: CoreBluetoothError(.notConnected)) { try await central.send(Data([1])) }
+    }
+
+    @Test func channelsAndErrorsDescribeThemselves() {
+        #expect(L2CAPError(.psmNotSupported).description.hasPrefix("L2CAP connection refused (0x0002 psmNotSupported)"))
+        #expect(L2CAPError.Code.insufficientEncryption.rawValue == 0x0008)
+    }
+}
