@@ -424,19 +424,21 @@ struct ErrorPathATTTests {
         #expect(await rig.central.isConnected(rig.peripheral.identifier))
     }
 
-    @Test("Reading an encryption-required characteristic on an unencrypted link throws insufficientEncryption (0x0F)")
+    @Test(
+        "Reading an encryption-required characteristic on an unencrypted link without keys throws insufficientAuthentication (0x05)"
+    )
     func insufficientEncryption() async throws {
         let rig = try await Rig.make()
-        let error = await #expect(throws: ATTError(.insufficientEncryption)) {
+        let error = await #expect(throws: ATTError(.insufficientAuthentication)) {
             try await rig.central.readValue(for: rig.remote(RigUUID.encrypted))
         }
-        #expect(error?.code.rawValue == 0x0F)
-        await Self.expectLogged(rig, .read, ATTError(.insufficientEncryption), attribute: RigUUID.encrypted)
+        #expect(error?.code.rawValue == 0x05)
+        await Self.expectLogged(rig, .read, ATTError(.insufficientAuthentication), attribute: RigUUID.encrypted)
         #expect(await rig.central.isConnected(rig.peripheral.identifier))
     }
 
     @Test(
-        "Writing an encryption-required characteristic or subscribing to an encrypted notify on a plain link throws insufficientEncryption (0x0F)"
+        "Writing an encryption-required characteristic or subscribing to an encrypted notify on a plain link without keys throws insufficientAuthentication (0x05)"
     )
     func encryptionRequiredWriteAndSubscribe() async throws {
         let bridge = MockBLEBridge()
@@ -456,12 +458,14 @@ struct ErrorPathATTTests {
         let write = try await central.characteristic("FFA1", of: peripheral.identifier)
         let notify = try await central.characteristic("FFA2", of: peripheral.identifier)
 
-        let writeError = await #expect(throws: ATTError(.insufficientEncryption)) {
+        let writeError = await #expect(throws: ATTError(.insufficientAuthentication)) {
             try await central.writeValue(Data([1]), for: write, type: .withResponse)
         }
-        #expect(writeError?.code.rawValue == 0x0F)
-        await #expect(throws: ATTError(.insufficientEncryption)) { try await central.setNotifyValue(true, for: notify) }
-        #expect(await bridge.log.last { $0.kind == .subscribe }?.error == .att(ATTError(.insufficientEncryption)))
+        #expect(writeError?.code.rawValue == 0x05)
+        await #expect(throws: ATTError(.insufficientAuthentication)) {
+            try await central.setNotifyValue(true, for: notify)
+        }
+        #expect(await bridge.log.last { $0.kind == .subscribe }?.error == .att(ATTError(.insufficientAuthentication)))
         #expect(await central.isConnected(peripheral.identifier))
     }
 

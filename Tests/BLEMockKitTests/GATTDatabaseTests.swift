@@ -249,6 +249,7 @@ struct GATTDatabaseAccessTests {
 
     static let plain = LinkSecurity()
     static let encrypted = LinkSecurity(isEncrypted: true)
+    static let bondedButPlain = LinkSecurity(hasBond: true)
 
     @Test("Static values are answered by the stack from the offset; offset equal to length is empty")
     func staticReads() throws {
@@ -281,8 +282,11 @@ struct GATTDatabaseAccessTests {
         #expect(throws: ATTError(.readNotPermitted)) {
             try database.planRead(handle: 14, offset: 0, security: Self.plain)
         }
-        #expect(throws: ATTError(.insufficientEncryption)) {
+        #expect(throws: ATTError(.insufficientAuthentication)) {
             try database.planRead(handle: 10, offset: 0, security: Self.plain)
+        }
+        #expect(throws: ATTError(.insufficientEncryption)) {
+            try database.planRead(handle: 10, offset: 0, security: Self.bondedButPlain)
         }
         #expect(try database.planRead(handle: 10, offset: 0, security: Self.encrypted) == .answered(Data([9])))
     }
@@ -308,8 +312,11 @@ struct GATTDatabaseAccessTests {
         #expect(throws: ATTError(.invalidHandle)) {
             try database.planWrite(handle: 0, length: 1, type: .withResponse, security: Self.plain)
         }
-        #expect(throws: ATTError(.insufficientEncryption)) {
+        #expect(throws: ATTError(.insufficientAuthentication)) {
             try database.planWrite(handle: 12, length: 1, type: .withResponse, security: Self.plain)
+        }
+        #expect(throws: ATTError(.insufficientEncryption)) {
+            try database.planWrite(handle: 12, length: 1, type: .withResponse, security: Self.bondedButPlain)
         }
         #expect(
             try database.planWrite(handle: 12, length: 1, type: .withResponse, security: Self.encrypted).uuid == "0005")
@@ -332,8 +339,11 @@ struct GATTDatabaseAccessTests {
         #expect(try database.planSubscribe(handle: 19, security: Self.plain) == .indicate)
         #expect(throws: ATTError(.requestNotSupported)) { try database.planSubscribe(handle: 3, security: Self.plain) }
         #expect(throws: ATTError(.invalidHandle)) { try database.planSubscribe(handle: 8, security: Self.plain) }
-        #expect(throws: ATTError(.insufficientEncryption)) {
+        #expect(throws: ATTError(.insufficientAuthentication)) {
             try database.planSubscribe(handle: 22, security: Self.plain)
+        }
+        #expect(throws: ATTError(.insufficientEncryption)) {
+            try database.planSubscribe(handle: 22, security: Self.bondedButPlain)
         }
         #expect(try database.planSubscribe(handle: 22, security: Self.encrypted) == .notify)
     }

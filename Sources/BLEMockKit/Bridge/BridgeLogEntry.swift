@@ -18,6 +18,10 @@ public struct BridgeLogEntry: Hashable, Sendable {
         case servicesDiscovered, includedServicesDiscovered, characteristicsDiscovered, descriptorsDiscovered
         case read, readDescriptor, write, writeDescriptor, subscribe, unsubscribe
         case readRequest, writeRequest, response, notification, indication, truncated, rssiRead
+        /// A central paired with a peripheral (or failed to: see `error`).
+        case paired
+        /// One side removed its bond; `detail` says which.
+        case bondRemoved
         /// A call the stack refused before it reached the air (not powered on, not connected,
         /// a stale attribute, an invalid configuration); `detail` names the operation.
         case refused

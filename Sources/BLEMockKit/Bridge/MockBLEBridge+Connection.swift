@@ -106,12 +106,22 @@ extension MockBLEBridge {
         guard world.links[key] == nil, let central = world.centrals[key.central],
             world.peripherals[key.peripheral] != nil
         else { return }
+        if world.centralBonds.contains(key), !world.peripheralBonds.contains(key) {
+            // The central's keys no longer match: encryption fails and the link goes down.
+            let error = failAttempt(key, CoreBluetoothError(.peerRemovedPairingInformation))
+            resumeWaiting(where: { $0.link == key && $0.kind == .connect }, with: .failure(error))
+            return
+        }
         let mtu = world.negotiateMTU(central: key.central, peripheral: key.peripheral)
         world.linkCount[key, default: 0] += 1
         // Each link draws its jitter from its own stream, so other links never perturb it.
         let random = world.random.derived("link").derived(
             "\(key.central.uuidString)/\(key.peripheral.uuidString)/\(world.linkCount[key]!)")
         world.links[key] = SimulationWorld.Link(mtu: mtu, random: random)
+        if world.centralBonds.contains(key) {
+            // A bonded link is encrypted with the stored keys as it comes up.
+            world.links[key]!.security = LinkSecurity(isEncrypted: true, hasBond: true)
+        }
         world.known.insert(key.peripheral)
         world.schedule.removeAll { $0 == .connectionTimeout(key) || $0 == .linkEstablished(key) }
         // The stack's Exchange MTU Request and Response.

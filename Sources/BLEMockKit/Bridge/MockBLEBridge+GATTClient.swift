@@ -187,6 +187,11 @@ extension MockBLEBridge {
     // MARK: Subscriptions, RSSI, lengths
 
     func setNotifyValue(central: UUID, characteristic: RemoteCharacteristic, enabled: Bool) async throws {
+        if enabled {
+            try await pairIfNeeded(central: central, for: characteristic) { database, security in
+                _ = try database.planSubscribe(handle: characteristic.handle, security: security)
+            }
+        }
         _ = try requireLink(central: central, peripheral: characteristic.peripheral, "setNotifyValue")
         _ = try requireCurrent(characteristic)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)

@@ -14,6 +14,9 @@ extension MockBLEBridge {
     /// a dynamic one with the peripheral's current value (automatic) or by its handler; a
     /// manual peripheral gets the request and answers it with `respond(to:withResult:value:)`.
     func readBlob(central: UUID, characteristic: RemoteCharacteristic, offset: Int) async throws -> Data {
+        try await pairIfNeeded(central: central, for: characteristic) { database, security in
+            _ = try database.planRead(handle: characteristic.handle, offset: offset, security: security)
+        }
         let link = try requireLink(central: central, peripheral: characteristic.peripheral, "readValue")
         _ = try requireCurrent(characteristic)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)

@@ -13,6 +13,9 @@ extension MockBLEBridge {
     /// full part (ATT_MTU − 1 bytes) comes back, up to 512 bytes; each request and its
     /// response take one connection interval.
     func read(central: UUID, characteristic: RemoteCharacteristic) async throws -> Data {
+        try await pairIfNeeded(central: central, for: characteristic) { database, security in
+            _ = try database.planRead(handle: characteristic.handle, offset: 0, security: security)
+        }
         let link = try requireLink(central: central, peripheral: characteristic.peripheral, "readValue")
         _ = try requireCurrent(characteristic)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)

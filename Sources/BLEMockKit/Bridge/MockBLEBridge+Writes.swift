@@ -37,6 +37,11 @@ extension MockBLEBridge {
     /// truncated to it as on a device (or refused with strict lengths), and the write waits in
     /// the transmit queue for a connection event — or is dropped if the queue is full.
     func write(central: UUID, characteristic: RemoteCharacteristic, value: Data, type: WriteType) async throws {
+        try await pairIfNeeded(central: central, for: characteristic) { database, security in
+            _ = try database.planWrite(
+                handle: characteristic.handle, length: min(value.count, GATTDatabase.maximumValueLength), type: type,
+                security: security)
+        }
         let link = try requireLink(central: central, peripheral: characteristic.peripheral, "writeValue")
         _ = try requireCurrent(characteristic)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)

@@ -27,18 +27,7 @@ extension PeripheralProfile {
     ///   does not exist, ``FixtureError/Kind/unreadableFile(_:)`` if it cannot be read, or
     ///   any error of ``init(json:file:)``.
     public static func load(contentsOf url: URL) throws(FixtureError) -> PeripheralProfile {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            let path = url.path
-            let exists = FileManager.default.fileExists(atPath: path)
-            throw FixtureError(
-                exists ? .unreadableFile(path) : .missingFile(path), file: url.lastPathComponent, line: 0, column: 0,
-                path: "", message: exists ? "cannot read \(path)" : "no such file: \(path)",
-                fix: exists
-                    ? "check the file's permissions" : "check the path (relative paths are resolved from the scenario)")
-        }
+        let data = try FixtureFile.read(url)
         return try PeripheralProfile(json: data, file: url.lastPathComponent)
     }
 

@@ -38,6 +38,9 @@ public actor MockCentralManager: CentralManaging {
         public var connection: ConnectionBehavior
         /// Failures to inject into this central's operations. Defaults to none.
         public var errorInjection: [ErrorInjection]
+        /// Whether the central pairs when an access needs encryption. Defaults to
+        /// ``PairingBehavior/never``; the realistic preset pairs on first access, as iOS does.
+        public var pairing: PairingBehavior
         /// The seed of this central's own random draws (MTU, connection failures, injection
         /// probabilities); `nil` derives them from the bridge's seed. When the central creates
         /// its own bridge, that bridge uses this seed too. Defaults to `nil`.
@@ -51,7 +54,8 @@ public actor MockCentralManager: CentralManaging {
             initialState: ManagerState = .poweredOn, stateTransition: StateTransition = .instant,
             mtu: MTUMode = .fixed(517), strictLengths: Bool = false,
             writeWithoutResponseQueue: QueueBehavior = .unlimited, connection: ConnectionBehavior = .init(),
-            errorInjection: [ErrorInjection] = [], seed: UInt64? = nil, identifier: UUID? = nil
+            errorInjection: [ErrorInjection] = [], pairing: PairingBehavior = .never, seed: UInt64? = nil,
+            identifier: UUID? = nil
         ) {
             self.initialState = initialState
             self.stateTransition = stateTransition
@@ -60,6 +64,7 @@ public actor MockCentralManager: CentralManaging {
             self.writeWithoutResponseQueue = writeWithoutResponseQueue
             self.connection = connection
             self.errorInjection = errorInjection
+            self.pairing = pairing
             self.seed = seed
             self.identifier = identifier
         }
@@ -68,12 +73,13 @@ public actor MockCentralManager: CentralManaging {
         public static var fast: Configuration { Configuration() }
 
         /// Realistic mode: the state settles after 100 ms through `resetting`, a device-like
-        /// MTU (185), a write-without-response queue of 20 packets, draws seeded with `seed`.
+        /// MTU (185), a write-without-response queue of 20 packets, pairing on first access,
+        /// draws seeded with `seed`.
         /// Pair it with a bridge in realistic mode (a central creating its own bridge does so).
         public static func realistic(seed: UInt64) -> Configuration {
             Configuration(
                 stateTransition: .realistic(duration: .milliseconds(100)), mtu: .device,
-                writeWithoutResponseQueue: .realistic(capacity: 20), seed: seed)
+                writeWithoutResponseQueue: .realistic(capacity: 20), pairing: .onFirstAccess, seed: seed)
         }
 
         /// Whether any field asks for realistic behaviour (used to pick a bridge's timing).
@@ -117,6 +123,14 @@ public actor MockCentralManager: CentralManaging {
     /// Installs an error injection for this central's operations from now on.
     public func inject(_ injection: ErrorInjection) {
         withBridge { $0.inject(injection, owner: identifier) }
+    }
+
+    /// Test hook: the user forgets a peripheral in Settings ("Forget This Device"): this
+    /// central's bond with it is removed; an access needing encryption pairs again.
+    public func simulateBondRemoval(of peripheral: UUID) {
+        withBridge {
+            $0.removeBond(SimulationWorld.LinkKey(central: identifier, peripheral: peripheral), onCentral: true)
+        }
     }
 
     /// Takes this manager off the air and ends its event streams; see the bridge's log for

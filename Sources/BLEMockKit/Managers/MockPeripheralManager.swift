@@ -236,6 +236,15 @@ public actor MockPeripheralManager: PeripheralManaging {
         withBridge { $0.maximumUpdateValueLength(peripheral: identifier, central: central) }
     }
 
+    /// Test hook: this peripheral loses its bond with a central (a factory reset, say). The
+    /// central still has its keys, so its next connection fails with
+    /// `peerRemovedPairingInformation` until it removes its own bond.
+    public func simulateBondRemoval(of central: UUID) {
+        withBridge {
+            $0.removeBond(SimulationWorld.LinkKey(central: central, peripheral: identifier), onCentral: false)
+        }
+    }
+
     /// Test hook: drops the link to a central from this side. The central sees a disconnect
     /// with `error`, its waiting operations fail with it, and its subscriptions end.
     public func simulateDisconnection(

@@ -173,7 +173,8 @@ enum FixtureFile {
             throw FixtureError(
                 exists ? .unreadableFile(path) : .missingFile(path), file: url.lastPathComponent, line: 0, column: 0,
                 path: "", message: exists ? "cannot read \(path)" : "no such file: \(path)",
-                fix: exists ? "check the file's permissions" : "check the path")
+                fix: exists
+                    ? "check the file's permissions" : "check the path (relative paths are resolved from the scenario)")
         }
     }
 }

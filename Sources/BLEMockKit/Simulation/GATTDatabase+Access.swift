@@ -12,6 +12,15 @@ struct LinkSecurity: Hashable, Sendable {
     var isEncrypted: Bool = false
     /// The link's keys were authenticated (MITM-protected pairing).
     var isAuthenticated: Bool = false
+    /// The central has keys (a bond) for the peripheral, whether or not the link uses them.
+    var hasBond: Bool = false
+
+    /// The error an access that needs encryption gets on this link, if any (Bluetooth Core
+    /// Specification, Vol 3, Part C, 10.3.1): none when encrypted; 0x0F (insufficient
+    /// encryption) when keys exist; 0x05 (insufficient authentication) when there are none.
+    var encryptionError: ATTError? {
+        isEncrypted ? nil : ATTError(hasBond ? .insufficientEncryption : .insufficientAuthentication)
+    }
 }
 
 /// Which kind of update a subscription asked for, as the CCCD value encodes it.
@@ -43,7 +52,8 @@ extension GATTDatabase {
     /// Checks a Read (or Read Blob at `offset`) of a characteristic value.
     ///
     /// Errors: 0x01 unknown handle; 0x02 not readable (needs the `.read` property and a read
-    /// permission); 0x0F encryption required on an unencrypted link; 0x07 offset past the end
+    /// permission); 0x05 or 0x0F encryption required on an unencrypted link (see
+    /// `LinkSecurity.encryptionError`); 0x07 offset past the end
     /// of a static value (an offset equal to its length reads empty).
     func planRead(handle: UInt16, offset: Int, security: LinkSecurity) throws(ATTError) -> ReadPlan {
         guard let characteristic = characteristic(at: handle) else { throw ATTError(.invalidHandle) }
@@ -51,7 +61,7 @@ extension GATTDatabase {
         guard local.properties.contains(.read), local.permissions.allowsRead else {
             throw ATTError(.readNotPermitted)
         }
-        if !local.permissions.contains(.readable), !security.isEncrypted { throw ATTError(.insufficientEncryption) }
+        if !local.permissions.contains(.readable), let error = security.encryptionError { throw error }
         guard characteristic.isStatic else { return .askPeripheral(local) }
         return .answered(try Self.slice(characteristic.value, from: offset))
     }
@@ -59,7 +69,7 @@ extension GATTDatabase {
     /// Checks a write of `length` bytes to a characteristic value.
     ///
     /// Errors: 0x01 unknown handle; 0x03 the property for this write type (`.write` or
-    /// `.writeWithoutResponse`) or a write permission is missing; 0x0F encryption required on
+    /// `.writeWithoutResponse`) or a write permission is missing; 0x05 or 0x0F encryption required on
     /// an unencrypted link; 0x0D a value longer than 512 bytes.
     func planWrite(handle: UInt16, length: Int, type: WriteType, security: LinkSecurity) throws(ATTError)
         -> LocalCharacteristic
@@ -70,7 +80,7 @@ extension GATTDatabase {
         guard local.properties.contains(property), local.permissions.allowsWrite else {
             throw ATTError(.writeNotPermitted)
         }
-        if !local.permissions.contains(.writeable), !security.isEncrypted { throw ATTError(.insufficientEncryption) }
+        if !local.permissions.contains(.writeable), let error = security.encryptionError { throw error }
         guard length <= Self.maximumValueLength else { throw ATTError(.invalidAttributeValueLength) }
         return local
     }
@@ -79,13 +89,13 @@ extension GATTDatabase {
     /// (notifications when the characteristic supports both).
     ///
     /// Errors: 0x01 unknown handle; 0x06 the characteristic can neither notify nor indicate;
-    /// 0x0F the encryption-required variant of the property on an unencrypted link.
+    /// 0x05 or 0x0F the encryption-required variant of the property on an unencrypted link.
     func planSubscribe(handle: UInt16, security: LinkSecurity) throws(ATTError) -> SubscriptionKind {
         guard let characteristic = characteristic(at: handle) else { throw ATTError(.invalidHandle) }
         let properties = characteristic.local.properties
         guard properties.supportsSubscription else { throw ATTError(.requestNotSupported) }
         let plain = !properties.intersection([.notify, .indicate]).isEmpty
-        if !plain, !security.isEncrypted { throw ATTError(.insufficientEncryption) }
+        if !plain, let error = security.encryptionError { throw error }
         return properties.contains(.notify) || properties.contains(.notifyEncryptionRequired) ? .notify : .indicate
     }
 

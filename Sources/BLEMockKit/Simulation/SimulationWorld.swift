@@ -166,6 +166,10 @@ struct SimulationWorld: Sendable {
     var centrals: [UUID: Central] = [:]
     /// Centrals in the order they joined, for deterministic iteration.
     var centralOrder: [UUID] = []
+    /// The bonds centrals keep: a central has keys for the peripheral of each link key.
+    var centralBonds: Set<LinkKey> = []
+    /// The bonds peripherals keep: a peripheral has keys for the central of each link key.
+    var peripheralBonds: Set<LinkKey> = []
     /// Peripherals known to the system: discovered or connected by any central.
     var known: Set<UUID> = []
     var peripherals: [UUID: Peripheral] = [:]

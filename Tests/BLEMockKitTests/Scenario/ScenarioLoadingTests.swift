@@ -231,7 +231,10 @@ struct ScenarioLoadingTests {
             Issue.record("expected an error")
         } catch {
             #expect(error.kind == .missingFile("/nonexistent/scenario.json"))
-            #expect(error.description == "scenario.json: no such file: /nonexistent/scenario.json; check the path")
+            #expect(
+                error.description
+                    == "scenario.json: no such file: /nonexistent/scenario.json; check the path (relative paths are resolved from the scenario)"
+            )
         }
     }
 
