@@ -20,7 +20,7 @@ extension Fragmenter {
                 throw .packetLengthBelowMinimum(
                     maxPacketLength: maxPacketLength, minimum: Fragmenter.minimumPacketLength)
             }
-            let limit = max(0, maximumMessageLength)
+            let limit = TransportConfiguration(maximumMessageLength: maximumMessageLength).effectiveMaximumMessageLength
             guard messageLength <= limit else {
                 throw .messageTooLarge(length: messageLength, limit: limit)
             }

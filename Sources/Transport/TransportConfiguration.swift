@@ -20,7 +20,8 @@ public struct TransportConfiguration: Sendable, Hashable {
     /// The longest message, in bytes, that the sender may fragment and the receiver
     /// accepts. A first packet declaring more is rejected with
     /// ``TransportError/declaredLengthTooLarge(messageID:declaredLength:limit:)``.
-    /// Values below 0 are treated as 0. Defaults to 1,048,576 (1 MiB).
+    /// Values below 0 are treated as 0, and values above 4,294,967,295 (what the 32-bit
+    /// length field can declare) as 4,294,967,295. Defaults to 1,048,576 (1 MiB).
     public var maximumMessageLength: Int
 
     /// The most partial (incomplete) messages the reassembler holds at once, across all
@@ -61,9 +62,13 @@ public struct TransportConfiguration: Sendable, Hashable {
         self.maximumRememberedMessages = maximumRememberedMessages
     }
 
-    /// ``maximumMessageLength``, clamped to be non-negative.
+    /// The longest message the 32-bit length field can declare.
+    static let lengthFieldLimit = Int(UInt32.max)
+
+    /// ``maximumMessageLength``, clamped to `0...lengthFieldLimit` (so adding the frame
+    /// overhead cannot overflow).
     @usableFromInline
-    var effectiveMaximumMessageLength: Int { max(0, maximumMessageLength) }
+    var effectiveMaximumMessageLength: Int { min(max(0, maximumMessageLength), Self.lengthFieldLimit) }
 
     /// ``maximumPartialMessages``, clamped to at least 1.
     @usableFromInline

@@ -71,6 +71,17 @@ extension MockBLEBridge {
             }
         } else {
             world.schedule.removeAll { $0 == .supervisionTimeout(peripheral) }
+            // Requests sent while it was out of range get through now; those still in flight
+            // complete as scheduled.
+            let scheduled = Set(
+                world.schedule.ordered.compactMap { entry -> UInt64? in
+                    if case .complete(let id) = entry.event { return id }
+                    return nil
+                })
+            for id in waiting.keys.sorted()
+            where waiting[id]!.link.peripheral == peripheral && !scheduled.contains(id) {
+                completions.removeValue(forKey: id)?()
+            }
             for central in world.centralOrder { deliverAdvertisement(from: peripheral, to: central) }
             connectPendingAttempts(to: peripheral)
         }

@@ -14,7 +14,10 @@ extension MockBLEBridge {
     /// (`body` runs now); otherwise its completion is scheduled at `now + cost` and the
     /// schedule runs up to it, firing everything due before (advertisements, notifications,
     /// faults), and `body` runs at the completion time. If the link drops first, the
-    /// operation fails with the link's error and `body` never runs. An injected
+    /// operation fails with the link's error and `body` never runs. While the peripheral is
+    /// out of range it answers nothing: the operation is served on until the peripheral is
+    /// heard again (then `body` runs at once, as the link layer's retransmission gets
+    /// through) or the supervision timeout ends the link. An injected
     /// ``ErrorInjection/Failure/neverAnswers`` leaves the operation waiting until the link
     /// drops or the bridge finishes.
     func perform<T: Sendable>(
@@ -22,11 +25,17 @@ extension MockBLEBridge {
         _ body: @escaping () throws -> T
     ) async throws -> T {
         runEvents(through: world.now)
-        // A peripheral out of range answers nothing; the supervision timeout ends the link.
-        let silent = kind != .connect && world.peripherals[link.peripheral]?.isHeard == false
-        if injected == .neverAnswers || silent {
+        if injected == .neverAnswers {
             _ = try await suspend(kind, on: link)
             throw CoreBluetoothError(.operationCancelled)
+        }
+        if kind != .connect, world.peripherals[link.peripheral]?.isHeard == false {
+            let value = try await suspend(kind, on: link) { id in
+                self.completions[id] = { self.resume(id, with: Result { try body() }) }
+                self.serveWhileUnheard(id, peripheral: link.peripheral)
+            }
+            guard let typed = value as? T else { throw CoreBluetoothError(.unknown) }
+            return typed
         }
         let start = max(world.now, world.links[link]?.attBusyUntil ?? world.now)
         if cost == .zero, start == world.now, world.links[link] != nil || kind == .connect {
@@ -38,13 +47,18 @@ extension MockBLEBridge {
         let value: any Sendable
         do {
             value = try await suspend(kind, on: link) { id in
+                let answer = { self.resume(id, with: Result { try body() }) }
                 self.completions[id] = {
-                    // The peripheral went out of range meanwhile: its answer never comes.
-                    guard self.world.peripherals[link.peripheral]?.isHeard != false else { return }
-                    self.resume(id, with: Result { try body() })
+                    // The peripheral went out of range meanwhile: it answers once heard again.
+                    guard self.world.peripherals[link.peripheral]?.isHeard != false else {
+                        self.completions[id] = answer
+                        return
+                    }
+                    answer()
                 }
                 self.world.schedule.schedule(.complete(id), at: deadline)
                 self.runEvents(through: deadline, until: { self.waiting[id] == nil })
+                self.serveWhileUnheard(id, peripheral: link.peripheral)
             }
         } catch {
             pace(from: began)
@@ -55,6 +69,18 @@ extension MockBLEBridge {
         await waitForPacing()
         guard let typed = value as? T else { throw CoreBluetoothError(.unknown) }
         return typed
+    }
+
+    /// Serves waiting operation `id` while `peripheral` is out of range: runs the schedule
+    /// until the peripheral is heard again (``setProximity(_:of:)`` then answers it) or its
+    /// supervision timeout ends the link and fails it, so an operation never waits on a
+    /// peripheral that has come back.
+    func serveWhileUnheard(_ id: UInt64, peripheral: UUID) {
+        while waiting[id] != nil, world.peripherals[peripheral]?.isHeard == false,
+            let end = world.schedule.ordered.first(where: { $0.event == .supervisionTimeout(peripheral) })?.deadline
+        {
+            runEvents(through: end, until: { self.waiting[id] == nil })
+        }
     }
 
     /// Checks the injections for a central's operation; throws an injected ATT or

@@ -36,7 +36,7 @@ extension ScenarioStep {
             throw FixtureError.wrongType(node, expected: "a step object", example: example)
         }
         let opNode = try FixtureObject(
-            node, fields: Array(Set(Self.fields.values.flatMap { $0 })) + ["op", "expect"],
+            node, fields: Set(Self.fields.values.flatMap { $0 }).sorted() + ["op", "expect"],
             example: example
         )
         .required("op", example: "\"scan\"")

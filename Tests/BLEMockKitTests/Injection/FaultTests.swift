@@ -340,10 +340,11 @@ struct StateAndRangeEdgeTests {
         let characteristics = try await central.discoverAll(for: peripheral.identifier)
         await peripheral.simulateProximityChange(.outOfRange)
         let start = await bridge.now
-        let read = Task { try await central.readValue(for: characteristics[1]) }
-        while await bridge.waitingOperations.isEmpty { await Task.yield() }
-        await bridge.advance(by: .seconds(1))
-        await #expect(throws: CoreBluetoothError(.connectionTimeout)) { try await read.value }
+        // The read is served on (virtual time runs) until the supervision timeout ends the link.
+        await #expect(throws: CoreBluetoothError(.connectionTimeout)) {
+            try await central.readValue(for: characteristics[1])
+        }
+        #expect(await bridge.now == start.advanced(by: .milliseconds(720)))
         let dropped = try #require(await bridge.log.last { $0.kind == .disconnected })
         #expect(dropped.time == start.advanced(by: .milliseconds(720)))
         #expect(await !bridge.log.contains { $0.kind == .read && $0.succeeded })
