@@ -22,6 +22,10 @@
         case descriptorValueUpdated(CBPeripheral, CBDescriptor, Data?, (any Error)?)
         case descriptorWritten(CBPeripheral, CBDescriptor, (any Error)?)
         case readyToSendWriteWithoutResponse(CBPeripheral)
+        case willRestoreState([String: Any])
+        case connectionEvent(CBConnectionEvent, CBPeripheral)
+        case ancsAuthorizationUpdated(CBPeripheral)
+        case l2capChannelOpened(CBPeripheral, CBL2CAPChannel?, (any Error)?)
     }
 
     /// The delegate of the `CBCentralManager` and of every `CBPeripheral` it connects: it posts
@@ -126,6 +130,24 @@
 
         func peripheralIsReady(toSendWriteWithoutResponse peripheral: CBPeripheral) {
             inbox.post(.readyToSendWriteWithoutResponse(peripheral))
+        }
+
+        func centralManager(_ central: CBCentralManager, willRestoreState dict: [String: Any]) {
+            inbox.post(.willRestoreState(dict))
+        }
+
+        func centralManager(
+            _ central: CBCentralManager, connectionEventDidOccur event: CBConnectionEvent, for peripheral: CBPeripheral
+        ) {
+            inbox.post(.connectionEvent(event, peripheral))
+        }
+
+        func centralManager(_ central: CBCentralManager, didUpdateANCSAuthorizationFor peripheral: CBPeripheral) {
+            inbox.post(.ancsAuthorizationUpdated(peripheral))
+        }
+
+        func peripheral(_ peripheral: CBPeripheral, didOpen channel: CBL2CAPChannel?, error: (any Error)?) {
+            inbox.post(.l2capChannelOpened(peripheral, channel, error))
         }
 
         /// A descriptor value as bytes: `Data` as is, a string as UTF-8, a number (CoreBluetooth

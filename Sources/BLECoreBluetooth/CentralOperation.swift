@@ -32,6 +32,8 @@ enum CentralOperation: Hashable, Sendable {
     case writeDescriptor(peripheral: UUID, descriptor: UInt16)
     /// `readRSSI`: answered by `didReadRSSI`.
     case readRSSI(peripheral: UUID)
+    /// `openL2CAPChannel`: answered by `didOpen` (channel).
+    case openL2CAPChannel(peripheral: UUID, psm: UInt16)
 
     /// The peripheral the call concerns.
     var peripheral: UUID {
@@ -40,7 +42,8 @@ enum CentralOperation: Hashable, Sendable {
             .discoverIncludedServices(let peripheral, _), .discoverCharacteristics(let peripheral, _),
             .discoverDescriptors(let peripheral, _), .readCharacteristic(let peripheral, _),
             .writeCharacteristic(let peripheral, _), .setNotifyValue(let peripheral, _),
-            .readDescriptor(let peripheral, _), .writeDescriptor(let peripheral, _):
+            .readDescriptor(let peripheral, _), .writeDescriptor(let peripheral, _),
+            .openL2CAPChannel(let peripheral, _):
             peripheral
         }
     }

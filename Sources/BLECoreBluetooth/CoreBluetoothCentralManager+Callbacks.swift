@@ -77,6 +77,15 @@
                     .writeDescriptor(peripheral: peripheral.identifier, descriptor: handle), with: result((), error))
             case .readyToSendWriteWithoutResponse(let peripheral):
                 fanOut.yield(.readyToSendWriteWithoutResponse(register(peripheral)))
+            case .willRestoreState(let dictionary):
+                restore(dictionary)
+            case .connectionEvent(let event, let peripheral):
+                fanOut.yield(.connectionEvent(ConnectionEvent(event), register(peripheral)))
+            case .ancsAuthorizationUpdated(let peripheral):
+                fanOut.yield(
+                    .ancsAuthorizationUpdated(register(peripheral), isAuthorized: Self.ancsAuthorized(peripheral)))
+            case .l2capChannelOpened(let peripheral, let channel, let error):
+                channelOpened(channel, on: peripheral, error: error)
             }
         }
 

@@ -43,11 +43,20 @@
             /// The label of the serial queue callbacks and the actor run on. Defaults to
             /// `"BLECoreBluetooth.central"`.
             public var queueLabel: String
+            /// The restore identifier (`CBCentralManagerOptionRestoreIdentifierKey`): with it the
+            /// system keeps the manager's connections and scan when the app is terminated and
+            /// hands them back as a ``BLECore/CentralEvent/willRestoreState(_:)`` event. Needs the
+            /// `bluetooth-central` background mode. Defaults to `nil`.
+            public var restoreIdentifier: String?
 
             /// Creates a configuration.
-            public init(showPowerAlert: Bool = false, queueLabel: String = "BLECoreBluetooth.central") {
+            public init(
+                showPowerAlert: Bool = false, queueLabel: String = "BLECoreBluetooth.central",
+                restoreIdentifier: String? = nil
+            ) {
                 self.showPowerAlert = showPowerAlert
                 self.queueLabel = queueLabel
+                self.restoreIdentifier = restoreIdentifier
             }
         }
 
@@ -60,6 +69,8 @@
         let operations = PendingOperations<CentralOperation, Void>()
         let reads = PendingOperations<CentralOperation, Data>()
         let rssiReads = PendingOperations<CentralOperation, Int>()
+        let channelOpens = PendingOperations<CentralOperation, L2CAPChannel>()
+        var nextChannelID: UInt64 = 1
         var peripherals: [UUID: PeripheralRecord] = [:]
         var connectedIDs: Set<UUID> = []
         var connectTimers: [UUID: Task<Void, Never>] = [:]
@@ -82,9 +93,13 @@
             executor = DispatchQueueExecutor(label: configuration.queueLabel)
             delegate = CentralDelegate(inbox: inbox)
             self.clock = clock
-            manager = CBCentralManager(
-                delegate: delegate, queue: executor.queue,
-                options: [CBCentralManagerOptionShowPowerAlertKey: NSNumber(value: configuration.showPowerAlert)])
+            var options: [String: Any] = [
+                CBCentralManagerOptionShowPowerAlertKey: NSNumber(value: configuration.showPowerAlert)
+            ]
+            if let restoreIdentifier = configuration.restoreIdentifier {
+                options[CBCentralManagerOptionRestoreIdentifierKey] = restoreIdentifier
+            }
+            manager = CBCentralManager(delegate: delegate, queue: executor.queue, options: options)
             inbox.startConsuming { [weak self] handoff in
                 guard let self else { return false }
                 await self.handle(handoff)
@@ -216,6 +231,7 @@
             operations.failAll(where: matches, with: error)
             reads.failAll(where: matches, with: error)
             rssiReads.failAll(where: matches, with: error)
+            channelOpens.failAll(where: matches, with: error)
         }
 
         func settleWaiters(with state: ManagerState) {

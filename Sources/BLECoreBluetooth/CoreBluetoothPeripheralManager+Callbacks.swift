@@ -31,6 +31,18 @@
                 fanOut.yield(.writeRequests(attRequests))
             case .readyToUpdateSubscribers:
                 fanOut.yield(.readyToUpdateSubscribers)
+            case .willRestoreState(let dictionary):
+                restore(dictionary)
+            case .l2capPublished(let psm, let error):
+                psmOperations.resume(
+                    .publishL2CAPChannel,
+                    with: error.map { .failure(CoreBluetoothErrorMapping.operationError(from: $0)) } ?? .success(psm))
+            case .l2capUnpublished(let psm, let error):
+                psmOperations.resume(
+                    .unpublishL2CAPChannel(psm: psm),
+                    with: error.map { .failure(CoreBluetoothErrorMapping.operationError(from: $0)) } ?? .success(psm))
+            case .l2capChannelOpened(let channel, let error):
+                channelOpened(channel, error: error)
             }
         }
 
@@ -45,6 +57,8 @@
                 operations.failAll(
                     where: { $0 == .startAdvertising },
                     with: APIMisuseError.notPoweredOn(operation: "startAdvertising", state: newState))
+                psmOperations.failAll(
+                    with: APIMisuseError.notPoweredOn(operation: "publishL2CAPChannel", state: newState))
                 for entry in published.values { forget(entry) }
                 requests = [:]
                 centrals = [:]

@@ -33,11 +33,20 @@
             /// The label of the serial queue callbacks and the actor run on. Defaults to
             /// `"BLECoreBluetooth.peripheral"`.
             public var queueLabel: String
+            /// The restore identifier (`CBPeripheralManagerOptionRestoreIdentifierKey`): with it the
+            /// system keeps the manager's services and advertising when the app is terminated and
+            /// hands them back as a ``BLECore/PeripheralEvent/willRestoreState(_:)`` event. Needs
+            /// the `bluetooth-peripheral` background mode. Defaults to `nil`.
+            public var restoreIdentifier: String?
 
             /// Creates a configuration.
-            public init(showPowerAlert: Bool = false, queueLabel: String = "BLECoreBluetooth.peripheral") {
+            public init(
+                showPowerAlert: Bool = false, queueLabel: String = "BLECoreBluetooth.peripheral",
+                restoreIdentifier: String? = nil
+            ) {
                 self.showPowerAlert = showPowerAlert
                 self.queueLabel = queueLabel
+                self.restoreIdentifier = restoreIdentifier
             }
         }
 
@@ -53,6 +62,8 @@
         let delegate: PeripheralManagerDelegate
         let manager: CBPeripheralManager
         let operations = PendingOperations<PeripheralOperation, Void>()
+        let psmOperations = PendingOperations<PeripheralOperation, UInt16>()
+        var nextChannelID: UInt64 = 1
         var numbering = AttributeNumbering<CBAttribute>()
         var published: [UInt16: Published] = [:]
         var localCharacteristics: [UInt16: (object: CBMutableCharacteristic, local: LocalCharacteristic)] = [:]
@@ -73,9 +84,13 @@
         public init(configuration: Configuration = Configuration()) {
             executor = DispatchQueueExecutor(label: configuration.queueLabel)
             delegate = PeripheralManagerDelegate(inbox: inbox)
-            manager = CBPeripheralManager(
-                delegate: delegate, queue: executor.queue,
-                options: [CBPeripheralManagerOptionShowPowerAlertKey: NSNumber(value: configuration.showPowerAlert)])
+            var options: [String: Any] = [
+                CBPeripheralManagerOptionShowPowerAlertKey: NSNumber(value: configuration.showPowerAlert)
+            ]
+            if let restoreIdentifier = configuration.restoreIdentifier {
+                options[CBPeripheralManagerOptionRestoreIdentifierKey] = restoreIdentifier
+            }
+            manager = CBPeripheralManager(delegate: delegate, queue: executor.queue, options: options)
             inbox.startConsuming { [weak self] handoff in
                 guard let self else { return false }
                 await self.handle(handoff)
@@ -96,6 +111,7 @@
             if advertising { manager.stopAdvertising() }
             advertising = false
             operations.failAll(with: CoreBluetoothError(.operationCancelled))
+            psmOperations.failAll(with: CoreBluetoothError(.operationCancelled))
             settleWaiters(with: state)
             inbox.finish()
             fanOut.finish()

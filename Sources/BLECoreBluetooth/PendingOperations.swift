@@ -118,6 +118,15 @@ final class PendingOperations<Key: Hashable & Sendable, Value: Sendable>: @unche
         return continuations.count
     }
 
+    /// The keys with a request waiting, in no particular order.
+    var waitingKeys: [Key] {
+        lock.withLock {
+            queues.compactMap { key, slots in
+                slots.contains { if case .waiting = $0.entry { true } else { false } } ? key : nil
+            }
+        }
+    }
+
     /// Whether a request for `key` is waiting (abandoned requests do not count).
     func isWaiting(for key: Key) -> Bool {
         lock.withLock { queues[key]?.contains { if case .waiting = $0.entry { true } else { false } } ?? false }

@@ -11,6 +11,10 @@
         case readRequest(CBATTRequest)
         case writeRequests([CBATTRequest])
         case readyToUpdateSubscribers
+        case willRestoreState([String: Any])
+        case l2capPublished(CBL2CAPPSM, (any Error)?)
+        case l2capUnpublished(CBL2CAPPSM, (any Error)?)
+        case l2capChannelOpened(CBL2CAPChannel?, (any Error)?)
     }
 
     /// The delegate of the `CBPeripheralManager`: it posts each callback, in the order
@@ -60,6 +64,27 @@
 
         func peripheralManagerIsReady(toUpdateSubscribers peripheral: CBPeripheralManager) {
             inbox.post(.readyToUpdateSubscribers)
+        }
+
+        func peripheralManager(_ peripheral: CBPeripheralManager, willRestoreState dict: [String: Any]) {
+            inbox.post(.willRestoreState(dict))
+        }
+
+        func peripheralManager(
+            _ peripheral: CBPeripheralManager, didPublishL2CAPChannel psm: CBL2CAPPSM, error: (any Error)?
+        ) {
+            inbox.post(.l2capPublished(psm, error))
+        }
+
+        func peripheralManager(
+            _ peripheral: CBPeripheralManager, didUnpublishL2CAPChannel psm: CBL2CAPPSM, error: (any Error)?
+        ) {
+            inbox.post(.l2capUnpublished(psm, error))
+        }
+
+        func peripheralManager(_ peripheral: CBPeripheralManager, didOpen channel: CBL2CAPChannel?, error: (any Error)?)
+        {
+            inbox.post(.l2capChannelOpened(channel, error))
         }
     }
 #endif

@@ -7,6 +7,11 @@ enum PeripheralOperation: Hashable, Sendable {
     case add(service: UInt16)
     /// `startAdvertising(_:)`: answered by `peripheralManagerDidStartAdvertising`.
     case startAdvertising
+    /// `publishL2CAPChannel(requiresEncryption:)`: answered by `didPublishL2CAPChannel`, in
+    /// call order.
+    case publishL2CAPChannel
+    /// `unpublishL2CAPChannel(_:)` of this PSM: answered by `didUnpublishL2CAPChannel`.
+    case unpublishL2CAPChannel(psm: UInt16)
 
     /// Whether the call is adding a service (those fail when the manager powers off, since
     /// CoreBluetooth drops the published database then).

@@ -14,6 +14,7 @@ struct CentralOperationTests {
         .setNotifyValue(peripheral: UUIDs.first, characteristic: 2),
         .readDescriptor(peripheral: UUIDs.first, descriptor: 3),
         .writeDescriptor(peripheral: UUIDs.first, descriptor: 3), .readRSSI(peripheral: UUIDs.first),
+        .openL2CAPChannel(peripheral: UUIDs.first, psm: 0x0080),
     ]
 
     @Test("Every operation names its peripheral")
@@ -32,5 +33,8 @@ struct CentralOperationTests {
         #expect(
             CentralOperation.readCharacteristic(peripheral: UUIDs.first, characteristic: 2)
                 != .readCharacteristic(peripheral: UUIDs.second, characteristic: 2))
+        #expect(
+            CentralOperation.openL2CAPChannel(peripheral: UUIDs.first, psm: 0x0080)
+                != .openL2CAPChannel(peripheral: UUIDs.first, psm: 0x0081))
     }
 }

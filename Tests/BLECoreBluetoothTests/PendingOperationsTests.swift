@@ -161,4 +161,19 @@ struct PendingOperationsResumeAllTests {
         try await other.value
         #expect(pending.count == 0)
     }
+
+    @Test("Waiting keys list exactly the keys with a request waiting")
+    func waitingKeysListTheWaitingRequests() async throws {
+        let pending = PendingOperations<String, Int>()
+        #expect(pending.waitingKeys.isEmpty)
+        let first = await startWaiting(pending, for: "open 0x0080")
+        let second = await startWaiting(pending, for: "open 0x0081")
+        #expect(Set(pending.waitingKeys) == ["open 0x0080", "open 0x0081"])
+        #expect(pending.resume("open 0x0080", with: .success(1)))
+        #expect(pending.waitingKeys == ["open 0x0081"])
+        #expect(pending.resume("open 0x0081", with: .success(2)))
+        #expect(try await first.value == 1)
+        #expect(try await second.value == 2)
+        #expect(pending.waitingKeys.isEmpty)
+    }
 }
