@@ -36,3 +36,17 @@ swiftc -emit-module -swift-version 6 -module-name BLECore -parse-as-library \
     -I "$modules" -emit-module-path "$interfaces/BLECore.swiftmodule" "${core_files[@]}"
 echo "emitted BLECore's module (built against the CoreBluetooth stub)"
 typecheck BLECoreBluetooth Sources/BLECoreBluetooth -I "$interfaces"
+
+# The shared role-contract tests' CoreBluetooth side: emit BLECoreBluetooth's module (emitting
+# runs the SIL diagnostics, such as region-based isolation, that -typecheck alone skips), then
+# type-check the contract with its CoreBluetooth suite (it runs only on Apple platforms).
+mapfile -t adapter_files < <(find Sources/BLECoreBluetooth -name '*.swift' | sort)
+swiftc -emit-module -swift-version 6 -module-name BLECoreBluetooth -parse-as-library \
+    -enable-upcoming-feature ExistentialAny -warnings-as-errors \
+    -I "$modules" -I "$interfaces" -emit-module-path "$interfaces/BLECoreBluetooth.swiftmodule" "${adapter_files[@]}"
+swiftc -typecheck -swift-version 6 -module-name BLECoreBluetoothContract -parse-as-library \
+    -enable-upcoming-feature ExistentialAny -warnings-as-errors -I "$modules" -I "$interfaces" \
+    Tests/BLECoreBluetoothTests/Contract/RoleContract.swift \
+    Tests/BLECoreBluetoothTests/Contract/CoreBluetoothRoleContractTests.swift
+echo "type-checked the role contract's CoreBluetooth suite against the CoreBluetooth stub"
+

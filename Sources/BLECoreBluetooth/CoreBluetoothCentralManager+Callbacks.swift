@@ -29,8 +29,9 @@
             case .nameUpdated(let peripheral):
                 fanOut.yield(.nameUpdated(register(peripheral)))
             case .servicesModified(let peripheral, let invalidated):
-                let services = invalidated.compactMap { remoteService($0, on: peripheral.identifier) }
-                forget(invalidated, on: peripheral.identifier)
+                let identifier = peripheral.identifier
+                let services = invalidated.compactMap { remoteService($0, on: identifier) }
+                forget(invalidated, on: identifier)
                 fanOut.yield(.servicesModified(register(peripheral), invalidated: services))
             case .rssiRead(let peripheral, let rssi, let error):
                 rssiReads.resume(.readRSSI(peripheral: peripheral.identifier), with: result(rssi, error))

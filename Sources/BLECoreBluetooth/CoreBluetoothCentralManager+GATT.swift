@@ -126,7 +126,8 @@
         }
 
         public func maximumWriteValueLength(for peripheral: UUID, type: WriteType) throws -> Int {
-            try record(for: peripheral).peripheral.maximumWriteValueLength(for: type.cbWriteType)
+            try connectedPeripheral(peripheral, for: "maximumWriteValueLength").maximumWriteValueLength(
+                for: type.cbWriteType)
         }
 
         public func canSendWriteWithoutResponse(to peripheral: UUID) -> Bool {

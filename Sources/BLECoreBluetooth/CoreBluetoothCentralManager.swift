@@ -114,7 +114,7 @@
 
         /// Stops scanning, cancels every connection, fails every waiting call with
         /// ``CoreBluetoothError/Code/operationCancelled`` and finishes every event stream.
-        public func shutdown() {
+        public func shutDown() {
             guard !isShutDown else { return }
             isShutDown = true
             if scanning { manager.stopScan() }

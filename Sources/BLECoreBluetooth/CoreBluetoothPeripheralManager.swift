@@ -105,7 +105,7 @@
 
         /// Stops advertising, fails every waiting call with
         /// ``CoreBluetoothError/Code/operationCancelled`` and finishes every event stream.
-        public func shutdown() {
+        public func shutDown() {
             guard !isShutDown else { return }
             isShutDown = true
             if advertising { manager.stopAdvertising() }

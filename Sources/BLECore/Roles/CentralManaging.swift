@@ -119,6 +119,11 @@ public protocol CentralManaging: Actor {
     /// - Throws: ``L2CAPError`` when the peripheral refuses (no channel at the PSM, encryption
     ///   missing), `CoreBluetoothError` when the link is down.
     func openL2CAPChannel(_ psm: UInt16, on peripheral: UUID) async throws -> L2CAPChannel
+
+    /// Takes the manager out of service: it stops scanning, drops its connections, fails its
+    /// waiting calls with `operationCancelled` and finishes its event streams. Calls after it
+    /// fail with ``APIMisuseError/notPoweredOn(operation:state:)``.
+    func shutDown()
 }
 
 extension CentralManaging {

@@ -61,6 +61,11 @@ public protocol PeripheralManaging: Actor {
 
     /// Stops accepting channels at a PSM; channels already open stay open.
     func unpublishL2CAPChannel(_ psm: UInt16) async throws
+
+    /// Takes the manager out of service: it stops advertising, fails its waiting calls and
+    /// finishes its event streams. Calls after it fail with
+    /// ``APIMisuseError/notPoweredOn(operation:state:)``.
+    func shutDown()
 }
 
 extension PeripheralManaging {

@@ -11,7 +11,8 @@ extension MockBLEBridge {
     func requireLink(central: UUID, peripheral: UUID, _ operation: String) throws -> SimulationWorld.Link {
         try requirePoweredOn(central: central, operation)
         guard let link = world.links[LinkKey(central: central, peripheral: peripheral)] else {
-            let error = CoreBluetoothError(.notConnected)
+            // A peripheral the system never saw is unknown; a known one is not connected.
+            let error = CoreBluetoothError(world.known.contains(peripheral) ? .notConnected : .unknownDevice)
             world.record(.refused, central: central, peripheral: peripheral, error: error, detail: operation)
             throw error
         }

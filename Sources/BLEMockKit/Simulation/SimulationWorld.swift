@@ -31,8 +31,6 @@ struct SimulationWorld: Sendable {
         /// Whether the user allowed each connected ANCS-requesting peripheral to receive
         /// notifications.
         var ancsAuthorizations: [UUID: Bool] = [:]
-        /// Peripherals this central discovered, retrieved or connected, with their names.
-        var known: [UUID: RemotePeripheral] = [:]
         /// Services discovered per peripheral (as `CBPeripheral.services`).
         var services: [UUID: [RemoteService]] = [:]
         /// Characteristics discovered per service (as `CBService.characteristics`).

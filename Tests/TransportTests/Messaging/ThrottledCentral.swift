@@ -88,6 +88,7 @@ actor ThrottledCentral: CentralManaging {
         inner.assumeIsolated { $0.registerForConnectionEvents(options: options) }
     }
     func isANCSAuthorized(_ peripheral: UUID) -> Bool { inner.assumeIsolated { $0.isANCSAuthorized(peripheral) } }
+    func shutDown() { inner.assumeIsolated { $0.shutDown() } }
     func openL2CAPChannel(_ psm: UInt16, on peripheral: UUID) async throws -> L2CAPChannel {
         try await inner.openL2CAPChannel(psm, on: peripheral)
     }

@@ -1,0 +1,53 @@
+import BLECore
+import BLEMockKit
+import Testing
+
+/// The role contract against the mocks, powered on and powered off.
+@Suite("Role contract: mocks", .timeLimit(.minutes(1)))
+struct MockRoleContractTests {
+    static let states: [ManagerState] = [.poweredOn, .poweredOff, .unauthorized]
+
+    static func central(_ state: ManagerState) -> MockCentralManager {
+        MockCentralManager(configuration: .init(initialState: state))
+    }
+
+    static func peripheral(_ state: ManagerState) -> MockPeripheralManager {
+        MockPeripheralManager(configuration: .init(initialState: state))
+    }
+
+    @Test(arguments: states)
+    func aCentralWithoutConnectionsAnswersQueriesAlike(_ state: ManagerState) async throws {
+        try await RoleContract.centralWithoutConnections(Self.central(state))
+    }
+
+    @Test(arguments: states)
+    func aCentralRefusesWhatNeedsPower(_ state: ManagerState) async throws {
+        try await RoleContract.centralRefusesWhatNeedsPower(Self.central(state))
+    }
+
+    @Test func aCentralRejectsUnknownPeripherals() async throws {
+        try await RoleContract.centralRejectsUnknownPeripherals(Self.central(.poweredOn))
+    }
+
+    @Test func aShutDownCentralEndsItsStreamsAndRefusesCalls() async throws {
+        try await RoleContract.centralShutDownEndsStreamsAndRefusesCalls(Self.central(.poweredOn))
+    }
+
+    @Test(arguments: states)
+    func aPeripheralWithoutServicesAnswersQueriesAlike(_ state: ManagerState) async throws {
+        try await RoleContract.peripheralWithoutServices(Self.peripheral(state))
+    }
+
+    @Test(arguments: states)
+    func aPeripheralRefusesWhatNeedsPower(_ state: ManagerState) async throws {
+        try await RoleContract.peripheralRefusesWhatNeedsPower(Self.peripheral(state))
+    }
+
+    @Test func aPeripheralKeepsItsServiceBookkeeping() async throws {
+        try await RoleContract.peripheralKeepsItsServiceBookkeeping(Self.peripheral(.poweredOn))
+    }
+
+    @Test func aShutDownPeripheralEndsItsStreamsAndRefusesCalls() async throws {
+        try await RoleContract.peripheralShutDownEndsStreams(Self.peripheral(.poweredOn))
+    }
+}
