@@ -33,7 +33,7 @@ let package = Package(
             name: "MockbleCLITests", dependencies: ["MockbleCLI", "BLEMockKit", "BLECore"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "BLEMockKitTests", dependencies: ["BLEMockKit", "BLECore", "Transport"],
+            name: "BLEMockKitTests", dependencies: ["BLEMockKit", "BLECore", "Transport", "BLECoreBluetooth"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -1,8 +1,8 @@
 /// Stable numbers for objects that have no handle of their own.
 ///
 /// CoreBluetooth hides ATT handles, but the role protocols identify services,
-/// characteristics and descriptors by handle-bearing values (``RemoteCharacteristic/handle``,
-/// ``LocalCharacteristic/handle``). The adapter numbers each `CBService`, `CBCharacteristic`
+/// characteristics and descriptors by handle-bearing values (`RemoteCharacteristic.handle`,
+/// `LocalCharacteristic.handle`). The adapter numbers each `CBService`, `CBCharacteristic`
 /// and `CBDescriptor` object the first time it sees it, in discovery (or publication) order,
 /// from 1 upwards, and maps both ways: object → number by object identity, number → object.
 ///

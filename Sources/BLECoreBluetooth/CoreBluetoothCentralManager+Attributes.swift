@@ -45,7 +45,7 @@
         }
 
         /// The CoreBluetooth object a value's handle stands for, or
-        /// ``CoreBluetoothError/Code/invalidHandle`` when it is stale or of another kind.
+        /// `CoreBluetoothError.Code.invalidHandle` when it is stale or of another kind.
         func attribute<Attribute: CBAttribute>(_ type: Attribute.Type, numbered handle: UInt16, on peripheral: UUID)
             throws -> Attribute
         {

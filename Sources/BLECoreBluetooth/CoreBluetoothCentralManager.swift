@@ -2,7 +2,7 @@
     import BLECore
     @preconcurrency import CoreBluetooth
 
-    /// The central role (``CentralManaging``) backed by Apple's `CBCentralManager`.
+    /// The central role (`CentralManaging`) backed by Apple's `CBCentralManager`.
     ///
     /// Inject it in the app and a mock in tests:
     ///
@@ -18,19 +18,19 @@
     ///
     /// **Handles.** CoreBluetooth hides ATT handles. Each `CBService`, `CBCharacteristic` and
     /// `CBDescriptor` object gets a number from ``AttributeNumbering`` when first discovered
-    /// (per peripheral, from 1, in discovery order), used as ``RemoteService/handle`` (and
-    /// ``RemoteService/endHandle``, since the real range is unknown),
-    /// ``RemoteCharacteristic/handle`` and ``RemoteDescriptor/handle``. Numbers are forgotten,
+    /// (per peripheral, from 1, in discovery order), used as `RemoteService.handle` (and
+    /// `RemoteService.endHandle`, since the real range is unknown),
+    /// `RemoteCharacteristic.handle` and `RemoteDescriptor.handle`. Numbers are forgotten,
     /// never reused, when the link drops or services are invalidated: rediscover to get new
-    /// ones; an old value then fails with ``CoreBluetoothError/Code/invalidHandle``.
+    /// ones; an old value then fails with `CoreBluetoothError.Code.invalidHandle`.
     ///
     /// **Waiting calls.** Each call waits in a ``PendingOperations`` keyed by peripheral and
     /// attribute; a link drop fails that peripheral's calls with the disconnection's error
-    /// (``CoreBluetoothError/Code/operationCancelled`` after ``cancelPeripheralConnection(_:)``),
-    /// and leaving `poweredOn` fails them with ``CoreBluetoothError/Code/peripheralDisconnected``.
+    /// (`CoreBluetoothError.Code.operationCancelled` after ``cancelPeripheralConnection(_:)``),
+    /// and leaving `poweredOn` fails them with `CoreBluetoothError.Code.peripheralDisconnected`.
     /// A read answer and a notification arrive through the same CoreBluetooth callback: it
     /// answers a waiting read if there is one, and is delivered as
-    /// ``CentralEvent/valueUpdated(_:_:)`` otherwise.
+    /// `CentralEvent.valueUpdated(_:_:)` otherwise.
     ///
     /// On Linux this type is only type-checked (against a declaration-only CoreBluetooth);
     /// it runs only on Apple platforms. Its bookkeeping types are tested everywhere.
@@ -45,7 +45,7 @@
             public var queueLabel: String
             /// The restore identifier (`CBCentralManagerOptionRestoreIdentifierKey`): with it the
             /// system keeps the manager's connections and scan when the app is terminated and
-            /// hands them back as a ``BLECore/CentralEvent/willRestoreState(_:)`` event. Needs the
+            /// hands them back as a `CentralEvent.willRestoreState(_:)` event. Needs the
             /// `bluetooth-central` background mode. Defaults to `nil`.
             public var restoreIdentifier: String?
 
@@ -88,7 +88,7 @@
         ///
         /// - Parameters:
         ///   - configuration: power alert and queue label.
-        ///   - clock: the clock connection timeouts (``ConnectOptions/timeout``) are measured on.
+        ///   - clock: the clock connection timeouts (`ConnectOptions.timeout`) are measured on.
         public init(configuration: Configuration = Configuration(), clock: any Clock<Duration> = ContinuousClock()) {
             executor = DispatchQueueExecutor(label: configuration.queueLabel)
             delegate = CentralDelegate(inbox: inbox)
@@ -113,7 +113,7 @@
         }
 
         /// Stops scanning, cancels every connection, fails every waiting call with
-        /// ``CoreBluetoothError/Code/operationCancelled`` and finishes every event stream.
+        /// `CoreBluetoothError.Code.operationCancelled` and finishes every event stream.
         public func shutDown() {
             guard !isShutDown else { return }
             isShutDown = true
@@ -157,8 +157,8 @@
             scanning = false
         }
 
-        /// Connects; with ``ConnectOptions/timeout``, gives up after it on this manager's clock
-        /// with ``CoreBluetoothError/Code/connectionTimeout`` and cancels the CoreBluetooth
+        /// Connects; with `ConnectOptions.timeout`, gives up after it on this manager's clock
+        /// with `CoreBluetoothError.Code.connectionTimeout` and cancels the CoreBluetooth
         /// connection attempt. Cancelling the calling task cancels the attempt too.
         public func connect(_ peripheral: UUID, options: ConnectOptions) async throws {
             try requirePoweredOn("connect")

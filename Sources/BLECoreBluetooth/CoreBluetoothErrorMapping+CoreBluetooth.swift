@@ -4,8 +4,8 @@
 
     extension CoreBluetoothErrorMapping {
         /// The kit's error for an error CoreBluetooth reported: a `CBATTError` (or `NSError` in
-        /// `CBATTErrorDomain`) becomes ``ATTError`` and a `CBError` (or `NSError` in
-        /// `CBErrorDomain`) becomes ``CoreBluetoothError``, with the same codes, through BLECore's
+        /// `CBATTErrorDomain`) becomes `ATTError` and a `CBError` (or `NSError` in
+        /// `CBErrorDomain`) becomes `CoreBluetoothError`, with the same codes, through BLECore's
         /// `init?(coreBluetooth:)`; anything else goes through ``kitError(from:)``.
         ///
         /// Only type-checked on Linux (the stub's errors do not bridge from `NSError`).

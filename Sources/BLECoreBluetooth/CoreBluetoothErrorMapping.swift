@@ -4,9 +4,9 @@ import Foundation
 /// Maps errors between CoreBluetooth's domains and the kit's error types, from plain domain
 /// names and codes, so the mapping works (and is tested) where CoreBluetooth does not exist.
 ///
-/// - `CBErrorDomain` codes become ``CoreBluetoothError`` with the same code (unknown codes
-///   become ``CoreBluetoothError/Code/unknown``).
-/// - `CBATTErrorDomain` codes 0…255 become ``ATTError`` with the same code.
+/// - `CBErrorDomain` codes become `CoreBluetoothError` with the same code (unknown codes
+///   become `CoreBluetoothError.Code.unknown`).
+/// - `CBATTErrorDomain` codes 0…255 become `ATTError` with the same code.
 /// - The kit's errors pass through unchanged; errors of other domains (including Swift's
 ///   `CancellationError`) pass through unchanged too, so nothing is lost.
 ///
@@ -41,9 +41,9 @@ public enum CoreBluetoothErrorMapping {
         return kitError(domain: nsError.domain, code: nsError.code) ?? error
     }
 
-    /// The reason a link ended, as ``CentralEvent/disconnected(_:_:)`` carries it: `nil` stays
+    /// The reason a link ended, as `CentralEvent.disconnected(_:_:)` carries it: `nil` stays
     /// `nil` (this central cancelled the connection), a `CBErrorDomain` error keeps its code, and
-    /// any other error becomes ``CoreBluetoothError/Code/unknown``.
+    /// any other error becomes `CoreBluetoothError.Code.unknown`.
     public static func linkError(from error: (any Error)?) -> CoreBluetoothError? {
         guard let error else { return nil }
         return kitError(from: error) as? CoreBluetoothError ?? CoreBluetoothError(.unknown)

@@ -2,7 +2,7 @@
     import BLECore
     @preconcurrency import CoreBluetooth
 
-    /// The peripheral role (``PeripheralManaging``) backed by Apple's `CBPeripheralManager`.
+    /// The peripheral role (`PeripheralManaging`) backed by Apple's `CBPeripheralManager`.
     ///
     /// **Threading.** As ``CoreBluetoothCentralManager``: the actor runs on the serial queue
     /// CoreBluetooth calls back on (``DispatchQueueExecutor``), and callbacks reach it in
@@ -10,17 +10,17 @@
     ///
     /// **Handles.** `add(_:)` numbers the new `CBMutableService`, then each characteristic and
     /// its descriptors, with the manager's ``AttributeNumbering`` (from 1, in publication order,
-    /// never reused): the service's number is ``LocalService/handle``, the last number
-    /// ``LocalService/endHandle``, and each characteristic's number its
-    /// ``LocalCharacteristic/handle``. They are stand-ins: CoreBluetooth's real handles are hidden.
+    /// never reused): the service's number is `LocalService.handle`, the last number
+    /// `LocalService.endHandle`, and each characteristic's number its
+    /// `LocalCharacteristic.handle`. They are stand-ins: CoreBluetooth's real handles are hidden.
     ///
-    /// **Requests.** Each `CBATTRequest` gets the next ``ATTRequest/id``; the manager keeps the
+    /// **Requests.** Each `CBATTRequest` gets the next `ATTRequest.id`; the manager keeps the
     /// CoreBluetooth request (a write batch under its first request's id) until
     /// ``respond(to:withResult:value:)`` answers it, exactly once.
     ///
     /// Leaving `poweredOn` ends advertising and forgets the published services, the pending
     /// requests and the known centrals (CoreBluetooth drops its database then; add the services
-    /// again when powered on); waiting calls fail with ``APIMisuseError/notPoweredOn(operation:state:)``.
+    /// again when powered on); waiting calls fail with `APIMisuseError.notPoweredOn(operation:state:)`.
     ///
     /// On Linux this type is only type-checked (against a declaration-only CoreBluetooth);
     /// it runs only on Apple platforms. Its bookkeeping types are tested everywhere.
@@ -35,7 +35,7 @@
             public var queueLabel: String
             /// The restore identifier (`CBPeripheralManagerOptionRestoreIdentifierKey`): with it the
             /// system keeps the manager's services and advertising when the app is terminated and
-            /// hands them back as a ``BLECore/PeripheralEvent/willRestoreState(_:)`` event. Needs
+            /// hands them back as a `PeripheralEvent.willRestoreState(_:)` event. Needs
             /// the `bluetooth-peripheral` background mode. Defaults to `nil`.
             public var restoreIdentifier: String?
 
@@ -104,7 +104,7 @@
         }
 
         /// Stops advertising, fails every waiting call with
-        /// ``CoreBluetoothError/Code/operationCancelled`` and finishes every event stream.
+        /// `CoreBluetoothError.Code.operationCancelled` and finishes every event stream.
         public func shutDown() {
             guard !isShutDown else { return }
             isShutDown = true

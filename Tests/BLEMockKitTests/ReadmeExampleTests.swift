@@ -3,8 +3,9 @@ import BLEMockKit
 import Foundation
 import Testing
 
-// The README's examples, verbatim: `everyReadmeSwiftBlockIsCompiledHere` checks that each
-// Swift block of README.md (other than package manifests) appears in this file.
+// The README's examples, verbatim: `everyDocumentedSwiftBlockIsCompiled` (Documentation/)
+// checks that each Swift block of README.md (other than package manifests) appears in this file
+// or in one of the Documentation/ example files.
 
 @Test func readsTheBodySensorLocation() async throws {
     let bridge = MockBLEBridge()
@@ -126,26 +127,4 @@ import Testing
 private var fixtures: URL {
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fixtures")
-}
-
-@Test("Every Swift block in README.md is compiled and run by this file")
-func everyReadmeSwiftBlockIsCompiledHere() throws {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-    let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-    let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
-    let checked = blocks.filter { !$0.contains(".package(") }
-    #expect(checked.count >= 4)
-    for block in checked {
-        let lines = block.split(separator: "\n", omittingEmptySubsequences: false).map {
-            $0.trimmingCharacters(in: .whitespaces)
-        }
-        let code = lines.filter { !$0.isEmpty && !$0.hasPrefix("import ") }.joined(separator: "\n")
-        let compiled = source.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
-            !$0.isEmpty
-        }
-        .joined(separator: "\n")
-        #expect(compiled.contains(code), "README block not found verbatim in ReadmeExampleTests.swift:\n\(block)")
-    }
 }
