@@ -74,7 +74,7 @@ struct BridgeTests {
         #expect(items.contains { $0.contains("1 unread events, first discovered(") })
         #expect(!report.isClean)
         await #expect(throws: CoreBluetoothError(.operationCancelled)) { try await attempt.value }
-        _ = events
+        withExtendedLifetime(events) {}
     }
 
     @Test("Identifiers derive from the seed and creation order")

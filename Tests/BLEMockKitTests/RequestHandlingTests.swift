@@ -550,6 +550,6 @@ struct RequestHandlingFinishTests {
         }
         #expect(items.count == 2)
         #expect(items.first?.contains("1 unread events, first writeRequests") == true)
-        _ = events
+        withExtendedLifetime(events) {}
     }
 }

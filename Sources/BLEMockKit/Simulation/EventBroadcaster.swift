@@ -1,17 +1,49 @@
 /// Delivers a manager's events to any number of streams: each stream gets every event
 /// yielded after it was created, in order. Events wait in a per-stream buffer until read,
-/// so the bridge can report unread ones when it finishes.
+/// so the bridge can report unread ones when it finishes. A stream that is dropped (no
+/// stream value or iterator left) stops receiving events and frees its buffer.
 final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: every stored property is guarded by `lock`; continuations are
-    // resumed after the lock is released.
+    // @unchecked Sendable: every stored property, and every field of every subscriber, is
+    // guarded by `lock`; continuations are resumed after the lock is released.
 
-    fileprivate struct Subscriber {
+    /// One stream's buffer. A class, so appending to a buffer inside the dictionary never
+    /// copies it.
+    fileprivate final class Subscriber {
         var buffer: [Event] = []
         var head = 0
         var waiter: CheckedContinuation<Event?, Never>?
-        var isFinished = false
+        var isFinished: Bool
+
+        init(isFinished: Bool) { self.isFinished = isFinished }
 
         var unread: Int { buffer.count - head }
+
+        /// Takes the oldest unread event, compacting the buffer now and then.
+        func take() -> Event {
+            let event = buffer[head]
+            head += 1
+            if head == buffer.count {
+                buffer.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head > 64, head * 2 > buffer.count {
+                buffer.removeFirst(head)
+                head = 0
+            }
+            return event
+        }
+    }
+
+    /// Unsubscribes its stream when the stream's last reference goes away.
+    fileprivate final class Subscription: Sendable {
+        let broadcaster: EventBroadcaster
+        let id: Int
+
+        init(broadcaster: EventBroadcaster, id: Int) {
+            self.broadcaster = broadcaster
+            self.id = id
+        }
+
+        deinit { broadcaster.cancel(id) }
     }
 
     fileprivate let lock = Lock()
@@ -21,12 +53,10 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
 
     /// A new stream of the events yielded from now on.
     func stream() -> AsyncStream<Event> {
-        let id: Int = lock.withLock {
-            defer { nextID += 1 }
-            subscribers[nextID] = Subscriber(isFinished: isFinished)
-            return nextID
-        }
-        return AsyncStream(unfolding: { await self.next(id) }, onCancel: { self.cancel(id) })
+        let subscription = Subscription(broadcaster: self, id: openTap())
+        return AsyncStream(
+            unfolding: { await subscription.broadcaster.next(subscription.id) },
+            onCancel: { subscription.broadcaster.cancel(subscription.id) })
     }
 
     /// Delivers an event to every stream.
@@ -34,12 +64,12 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
         var waiters: [CheckedContinuation<Event?, Never>] = []
         lock.withLock {
             guard !isFinished else { return }
-            for id in subscribers.keys {
-                if let waiter = subscribers[id]!.waiter {
-                    subscribers[id]!.waiter = nil
+            for subscriber in subscribers.values {
+                if let waiter = subscriber.waiter {
+                    subscriber.waiter = nil
                     waiters.append(waiter)
                 } else {
-                    subscribers[id]!.buffer.append(event)
+                    subscriber.buffer.append(event)
                 }
             }
         }
@@ -51,10 +81,10 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
         var waiters: [CheckedContinuation<Event?, Never>] = []
         lock.withLock {
             isFinished = true
-            for id in subscribers.keys {
-                subscribers[id]!.isFinished = true
-                if let waiter = subscribers[id]!.waiter {
-                    subscribers[id]!.waiter = nil
+            for subscriber in subscribers.values {
+                subscriber.isFinished = true
+                if let waiter = subscriber.waiter {
+                    subscriber.waiter = nil
                     waiters.append(waiter)
                 }
             }
@@ -75,25 +105,13 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
     private func next(_ id: Int) async -> Event? {
         await withCheckedContinuation { (continuation: CheckedContinuation<Event?, Never>) in
             let immediate: Event?? = lock.withLock {
-                guard var subscriber = subscribers[id] else { return .some(nil) }
-                if subscriber.unread > 0 {
-                    let event = subscriber.buffer[subscriber.head]
-                    subscriber.head += 1
-                    if subscriber.head == subscriber.buffer.count {
-                        subscriber.buffer.removeAll(keepingCapacity: true)
-                        subscriber.head = 0
-                    } else if subscriber.head > 64, subscriber.head * 2 > subscriber.buffer.count {
-                        subscriber.buffer.removeFirst(subscriber.head)
-                        subscriber.head = 0
-                    }
-                    subscribers[id] = subscriber
-                    return .some(event)
-                }
+                guard let subscriber = subscribers[id] else { return .some(nil) }
+                if subscriber.unread > 0 { return .some(subscriber.take()) }
                 if subscriber.isFinished {
                     subscribers[id] = nil
                     return .some(nil)
                 }
-                subscribers[id]!.waiter = continuation
+                subscriber.waiter = continuation
                 return .none
             }
             if case .some(let event) = immediate { continuation.resume(returning: event) }
@@ -121,9 +139,10 @@ extension EventBroadcaster {
     func drain(_ tap: Int) -> [Event] {
         lock.withLock {
             guard let subscriber = subscribers[tap] else { return [] }
-            subscribers[tap]!.buffer.removeAll(keepingCapacity: true)
-            subscribers[tap]!.head = 0
-            return Array(subscriber.buffer[subscriber.head...])
+            let events = Array(subscriber.buffer[subscriber.head...])
+            subscriber.buffer.removeAll(keepingCapacity: true)
+            subscriber.head = 0
+            return events
         }
     }
 
