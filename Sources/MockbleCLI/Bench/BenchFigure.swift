@@ -1,0 +1,113 @@
+/// One figure `mockble bench` prints: a median over repeated runs, with the target it is held
+/// against.
+public struct BenchFigure: Sendable, Equatable {
+    /// What a figure is held against.
+    public enum Target: Sendable, Equatable {
+        /// The median must be at most this value.
+        case atMost(Double)
+        /// The median must be at least this value.
+        case atLeast(Double)
+        /// The median must equal this value exactly (a count, e.g. of distinct traces).
+        case exactly(Double)
+        /// Reported for reference only; nothing is required of it.
+        case reference
+    }
+
+    /// The figure's name, e.g. `fast.workflow`.
+    public let name: String
+    /// The median over the repetitions.
+    public let median: Double
+    /// The unit of ``median``, e.g. `µs` or `ops/s`.
+    public let unit: String
+    /// What the median is held against.
+    public let target: Target
+    /// How many repetitions the median was taken over.
+    public let repetitions: Int
+
+    /// Creates a figure.
+    public init(name: String, median: Double, unit: String, target: Target, repetitions: Int) {
+        self.name = name
+        self.median = median
+        self.unit = unit
+        self.target = target
+        self.repetitions = repetitions
+    }
+
+    /// Whether the median meets the target (always `true` for a reference figure).
+    public var meets: Bool {
+        switch target {
+        case .atMost(let limit): median <= limit
+        case .atLeast(let floor): median >= floor
+        case .exactly(let value): median == value
+        case .reference: true
+        }
+    }
+
+    /// The target as printed, e.g. `≤ 50 µs`, or `-` for a reference figure.
+    public var targetDescription: String {
+        switch target {
+        case .atMost(let limit): "<= \(BenchFigure.format(limit)) \(unit)"
+        case .atLeast(let floor): ">= \(BenchFigure.format(floor)) \(unit)"
+        case .exactly(let value): "= \(BenchFigure.format(value)) \(unit)"
+        case .reference: "-"
+        }
+    }
+
+    /// The figure as one line of `--format text`.
+    public var textLine: String {
+        let verdict =
+            switch target {
+            case .reference: "reference"
+            default: meets ? "meets" : "MISSES"
+            }
+        return pad(name, 34) + pad(BenchFigure.format(median) + " " + unit, 22) + pad(targetDescription, 22) + verdict
+    }
+
+    /// The figure as one JSON object of `--format json`: `name`, `median`, `unit`, `target`,
+    /// `meets` (and `repetitions`).
+    public var jsonLine: String {
+        let target: String =
+            switch self.target {
+            case .reference: "null"
+            default: "\"\(targetDescription)\""
+            }
+        return "{\"name\":\"\(name)\",\"median\":\(BenchFigure.jsonNumber(median)),\"unit\":\"\(unit)\","
+            + "\"target\":\(target),\"meets\":\(meets),\"repetitions\":\(repetitions)}"
+    }
+
+    /// A number for people: at most three decimals, no exponent, thousands grouped by `,`.
+    static func format(_ value: Double) -> String {
+        guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
+        let decimals = abs(value) >= 100 ? 0 : (abs(value) >= 10 ? 1 : (abs(value) >= 1 ? 2 : 3))
+        let scaled = (abs(value) * pow10(decimals)).rounded()
+        var whole = String(UInt64(scaled / pow10(decimals)))
+        var grouped = ""
+        while whole.count > 3 {
+            grouped = "," + whole.suffix(3) + grouped
+            whole.removeLast(3)
+        }
+        var text = (value < 0 ? "-" : "") + whole + grouped
+        if decimals > 0 {
+            let fraction = UInt64(scaled) % UInt64(pow10(decimals))
+            let digits = String(fraction)
+            text += "." + String(repeating: "0", count: decimals - digits.count) + digits
+        }
+        return text
+    }
+
+    /// A JSON number: integers without a fraction, others with up to six significant decimals.
+    static func jsonNumber(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        let scaled = (value * 1_000_000).rounded() / 1_000_000
+        return "\(scaled)"
+    }
+
+    private static func pow10(_ exponent: Int) -> Double {
+        (0..<exponent).reduce(1.0) { value, _ in value * 10 }
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    }
+}

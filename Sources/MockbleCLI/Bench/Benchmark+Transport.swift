@@ -1,0 +1,70 @@
+import BLEMockKit
+import Foundation
+import Transport
+
+extension Benchmark {
+    /// `transport.packet-N`: a 1 MiB message fragmented and reassembled at packet sizes 20,
+    /// 182, 244 and 514 (at 20 the format's 16-bit sequence index caps a message at 1 MiB − 8
+    /// bytes, so that size carries 8 bytes less); `transport.memory-copy`: a plain copy of the
+    /// same bytes; and the ratio of the 244-byte rate to the copy.
+    func transportFigures() throws -> [BenchFigure] {
+        var generator = SeededGenerator(seed: 1_048_576)
+        let message = (0..<1_048_576).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        var figures: [BenchFigure] = []
+        var rates: [Int: Double] = [:]
+        for packetLength in [20, 182, 244, 514] {
+            let limit = Fragmenter.maximumMessageLength(forMaxPacketLength: packetLength)
+            let sized = message.count <= limit ? message : Array(message[..<limit])
+            try Self.fragmentAndReassemble(sized, packetLength: packetLength)  // warm-up
+            var samples: [Double] = []
+            for _ in 0..<sizes.transportRepetitions {
+                let seconds = try BenchClock.seconds {
+                    try Self.fragmentAndReassemble(sized, packetLength: packetLength)
+                }
+                samples.append(Double(sized.count) / seconds / 1e9)
+            }
+            rates[packetLength] = BenchClock.median(samples)
+            figures.append(
+                BenchFigure(
+                    name: "transport.packet-\(packetLength)", median: rates[packetLength]!, unit: "GB/s",
+                    target: packetLength == 244 ? .atLeast(2) : .reference, repetitions: samples.count))
+        }
+        var copy = [UInt8](repeating: 0, count: message.count)
+        var copies: [Double] = []
+        for _ in 0..<sizes.transportRepetitions {
+            let seconds = BenchClock.seconds {
+                message.withUnsafeBytes { source in
+                    copy.withUnsafeMutableBytes { $0.copyMemory(from: source) }
+                }
+            }
+            copies.append(Double(message.count) / seconds / 1e9)
+        }
+        guard copy == message else { throw BenchFailure(description: "the memory copy differs") }
+        let copyRate = BenchClock.median(copies)
+        figures.append(
+            BenchFigure(
+                name: "transport.memory-copy", median: copyRate, unit: "GB/s", target: .reference,
+                repetitions: copies.count))
+        figures.append(
+            BenchFigure(
+                name: "transport.packet-244-vs-copy", median: rates[244]! / copyRate, unit: "ratio",
+                target: .reference, repetitions: copies.count))
+        return figures
+    }
+
+    /// Fragments `message` and feeds every packet straight into a reassembler; checks the
+    /// message comes out whole.
+    static func fragmentAndReassemble(_ message: [UInt8], packetLength: Int) throws {
+        var reassembler = Reassembler<Int, ContinuousClock.Instant>()
+        let now = ContinuousClock.Instant.now
+        var delivered: [UInt8]?
+        try Fragmenter.fragment(message, maxPacketLength: packetLength, id: 7) { packet in
+            if let complete = try reassembler.receive(packet, from: 0, at: now) { delivered = complete }
+        }
+        guard let delivered, delivered.count == message.count, delivered.first == message.first,
+            delivered.last == message.last
+        else {
+            throw BenchFailure(description: "a \(message.count)-byte message did not come out whole")
+        }
+    }
+}

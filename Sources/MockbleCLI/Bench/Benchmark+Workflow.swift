@@ -1,0 +1,62 @@
+import BLECore
+import BLEMockKit
+import Foundation
+
+extension Benchmark {
+    /// `fast.workflow`: one whole fast-mode test workflow, timed workflow by workflow.
+    func workflowFigures() async throws -> [BenchFigure] {
+        for _ in 0..<min(100, sizes.workflows) { try await Self.fastWorkflow() }
+        var samples: [Double] = []
+        samples.reserveCapacity(sizes.workflows)
+        for _ in 0..<sizes.workflows {
+            samples.append(try await BenchClock.seconds { try await Self.fastWorkflow() })
+        }
+        return [
+            BenchFigure(
+                name: "fast.workflow", median: BenchClock.median(samples) * 1e6, unit: "µs", target: .atMost(50),
+                repetitions: samples.count)
+        ]
+    }
+
+    /// Power on, scan one peripheral, connect, discover all, read, write with response,
+    /// subscribe, receive one notification, disconnect: what a typical unit test does, on a new
+    /// bridge with a new sensor and central.
+    static func fastWorkflow() async throws {
+        let bridge = MockBLEBridge()
+        let sensor = MockPeripheralManager(bridge: bridge)
+        let local = try await sensor.add(BenchPeripheral.heartRate)
+        try await sensor.startAdvertising(BenchPeripheral.advertisement)
+        let central = MockCentralManager(bridge: bridge)
+        guard await central.waitForPoweredOn() == .poweredOn else { throw BenchFailure(description: "not powered on") }
+        let events = central.events()
+        var iterator = events.makeAsyncIterator()
+        try await central.scanForPeripherals(withServices: [BenchPeripheral.service])
+        guard case .discovered(let found) = await iterator.next(), found.identifier == sensor.identifier else {
+            throw BenchFailure(description: "the sensor was not discovered")
+        }
+        await central.stopScan()
+        try await central.connect(found.identifier)
+        let characteristics = try await central.discoverAll(for: found.identifier)
+        guard characteristics.count == 4 else { throw BenchFailure(description: "discovery found \(characteristics)") }
+        let location = characteristics[1]
+        let controlPoint = characteristics[2]
+        let measurement = characteristics[0]
+        guard try await central.readValue(for: location) == Data([0x01]) else {
+            throw BenchFailure(description: "read the wrong value")
+        }
+        try await central.writeValue(Data([0x01]), for: controlPoint, type: .withResponse)
+        try await central.setNotifyValue(true, for: measurement)
+        guard try await sensor.updateValue(Data([0x00, 72]), for: local.characteristics[0]) else {
+            throw BenchFailure(description: "the notification was not sent")
+        }
+        while let event = await iterator.next() {
+            if case .valueUpdated(let characteristic, let value) = event, characteristic == measurement,
+                value == Data([0x00, 72])
+            {
+                break
+            }
+        }
+        try await central.cancelPeripheralConnection(found.identifier)
+        guard await !central.isConnected(found.identifier) else { throw BenchFailure(description: "still connected") }
+    }
+}

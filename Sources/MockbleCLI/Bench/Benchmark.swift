@@ -1,0 +1,70 @@
+/// The suites `mockble bench` runs, and how many times it repeats each.
+///
+/// Every figure is a median over repetitions measured in the same process, so figures that are
+/// compared (the Transport and memory-copy rates) share the machine's conditions.
+public struct Benchmark: Sendable {
+    /// How many repetitions and how much work each suite does.
+    public struct Sizes: Sendable, Equatable {
+        /// Workflows timed one by one for the fast-mode workflow median.
+        public var workflows: Int
+        /// Batches timed for each single-operation rate.
+        public var operationBatches: Int
+        /// Operations in one batch.
+        public var operationsPerBatch: Int
+        /// Repetitions of the realistic 60-second session.
+        public var realisticSessions: Int
+        /// Repetitions of each Transport size (and of the memory copy).
+        public var transportRepetitions: Int
+        /// Repetitions of the scan-scale and connection-scale runs.
+        public var scaleRepetitions: Int
+        /// Repetitions of the memory measurement.
+        public var memoryRepetitions: Int
+
+        /// The full run: about a minute on a 2-core machine.
+        public static let full = Sizes(
+            workflows: 2_000, operationBatches: 7, operationsPerBatch: 20_000, realisticSessions: 5,
+            transportRepetitions: 15, scaleRepetitions: 5, memoryRepetitions: 3)
+
+        /// `--quick`: fewer repetitions, same workloads, for a smoke run.
+        public static let quick = Sizes(
+            workflows: 300, operationBatches: 3, operationsPerBatch: 5_000, realisticSessions: 3,
+            transportRepetitions: 5, scaleRepetitions: 3, memoryRepetitions: 1)
+    }
+
+    /// The sizes this benchmark runs with.
+    public let sizes: Sizes
+
+    /// Creates a benchmark.
+    public init(sizes: Sizes = .full) {
+        self.sizes = sizes
+    }
+
+    /// The names of the suites, in the order ``run(suites:report:)`` runs them.
+    public static let suiteNames = [
+        "workflow", "operations", "realistic", "transport", "scan", "connections", "memory",
+    ]
+
+    /// Runs the named suites (all by default), handing each figure to `report` as it is
+    /// measured, and returns every figure.
+    public func run(
+        suites: [String] = Benchmark.suiteNames, report: (BenchFigure) -> Void = { _ in }
+    ) async throws -> [BenchFigure] {
+        var figures: [BenchFigure] = []
+        for suite in suites {
+            let measured: [BenchFigure]
+            switch suite {
+            case "workflow": measured = try await workflowFigures()
+            case "operations": measured = try await operationFigures()
+            case "realistic": measured = try await realisticFigures()
+            case "transport": measured = try transportFigures()
+            case "scan": measured = try await scanFigures()
+            case "connections": measured = try await connectionFigures()
+            case "memory": measured = try await memoryFigures()
+            default: preconditionFailure("unknown bench suite \(suite)")
+            }
+            measured.forEach(report)
+            figures += measured
+        }
+        return figures
+    }
+}

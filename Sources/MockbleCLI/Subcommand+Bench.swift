@@ -1,0 +1,64 @@
+extension Subcommand {
+    /// `mockble bench`: measures the kit against its performance targets.
+    public static let bench = Subcommand(
+        name: "bench", summary: "Measure the kit's speed, scale and memory against its targets.",
+        help: """
+            Usage: mockble bench [--quick] [--format text|json] [--suite NAME]
+
+            Runs the performance suites and prints one line per figure: its name, the median
+            over repeated runs, the unit, and the target it is held against. Build in release
+            mode for meaningful figures: swift run -c release mockble bench
+
+            Suites: workflow (fast-mode test workflow), operations (single fast-mode
+            operations), realistic (60 s realistic session: speed-up and identical traces),
+            transport (1 MiB fragment + reassemble at packet sizes 20, 182, 244, 514, and a
+            plain memory copy for reference), scan (10,000 advertising peripherals), connections
+            (100 centrals x 10 peripherals), memory (resident bytes per idle peripheral; Linux).
+
+            Options:
+              --quick         Fewer repetitions (same workloads), for a smoke run.
+              --format FORMAT text (default): aligned columns; json: one JSON object per
+                              figure with fields name, median, unit, target, meets, repetitions.
+              --suite NAME    Run one suite only.
+              -h, --help      Show this help.
+
+            Exit status: 0 every target met, 1 a target missed (or a workload failed), 2 bad input.
+            """,
+        perform: { arguments, console in
+            let parsed: ArgumentList
+            let format: String
+            do throws(ArgumentList.Problem) {
+                parsed = try ArgumentList(arguments, options: ["format", "suite"], flags: ["quick"])
+                format = try parsed.choice("format", of: ["text", "json"], default: "text")
+            } catch {
+                console.printError("mockble bench: \(error.message)")
+                return .badInput
+            }
+            guard parsed.positionals.isEmpty else {
+                console.printError("mockble bench: unexpected argument \"\(parsed.positionals[0])\"")
+                return .badInput
+            }
+            var suites = Benchmark.suiteNames
+            if let suite = parsed.option("suite") {
+                guard suites.contains(suite) else {
+                    console.printError(
+                        "mockble bench: unknown suite \"\(suite)\" (known: \(suites.joined(separator: ", ")))")
+                    return .badInput
+                }
+                suites = [suite]
+            }
+            let benchmark = Benchmark(sizes: parsed.flag("quick") ? .quick : .full)
+            if format == "text" {
+                console.print("figure                            median                target                verdict")
+            }
+            do {
+                let figures = try await benchmark.run(suites: suites) { figure in
+                    console.print(format == "json" ? figure.jsonLine : figure.textLine)
+                }
+                return figures.allSatisfy(\.meets) ? .success : .failure
+            } catch {
+                console.printError("mockble bench: a workload failed: \(error)")
+                return .failure
+            }
+        })
+}
