@@ -18,6 +18,8 @@ public enum CaptureImportError: Error, Sendable, Hashable, CustomStringConvertib
     case peerNotFound(BluetoothAddress, connected: [BluetoothAddress])
     /// The importer produced a document the fixture format rejects (a bug in the importer).
     case invalidOutput(FixtureError)
+    /// An output file or its directory could not be written; the payload is its path.
+    case unwritableOutput(String)
 
     public var description: String {
         switch self {
@@ -39,6 +41,7 @@ public enum CaptureImportError: Error, Sendable, Hashable, CustomStringConvertib
                 + (connected.isEmpty
                     ? "" : "; it has connections to " + connected.map(\.description).joined(separator: ", "))
         case .invalidOutput(let error): "the importer wrote an invalid document (please report this): \(error)"
+        case .unwritableOutput(let path): "cannot write \(path) (check the directory and its permissions)"
         }
     }
 }

@@ -19,11 +19,13 @@ public struct CaptureWarning: Sendable, Hashable, CustomStringConvertible {
         case fragmentsLost(L2CAPReassembler.Problem)
         /// A frame on the ATT channel is not an ATT PDU.
         case undecodableATT(ATTDecodingError)
-        /// The followed link is encrypted and its ATT traffic could not be seen from
-        /// `since` (seconds after the connection) on.
+        /// The followed link was encrypted and `hiddenPackets` of its data packets could not
+        /// be read as ATT (the capture kept them encrypted or cut short).
         case encryptedTraffic(hiddenPackets: Int)
-        /// Another LE connection of the capture was not followed.
+        /// A connection to another device was not followed.
         case otherConnection(peer: BluetoothAddress, handle: UInt16)
+        /// A later connection to the followed device was not followed (only the first is imported).
+        case laterConnection(peer: BluetoothAddress, handle: UInt16)
         /// ACL data on a handle no connection event announced (the capture began mid-connection).
         case unknownHandle(UInt16)
         /// A request got no response in the capture.
@@ -71,6 +73,9 @@ public struct CaptureWarning: Sendable, Hashable, CustomStringConvertible {
                 + "holds them encrypted or cut short); operations in them are missing from the scenario"
         case .otherConnection(let peer, let handle):
             "skipped the connection to \(peer) (handle 0x\(hex(handle))); import it with --peer \(peer)"
+        case .laterConnection(let peer, let handle):
+            "skipped a later connection to \(peer) (handle 0x\(hex(handle))); only the first connection to a "
+                + "device is imported"
         case .unknownHandle(let handle):
             "skipped ACL data on handle 0x\(hex(handle)), which no connection event in the capture announced "
                 + "(the capture began after the connection was made)"
