@@ -47,8 +47,19 @@ struct CapturedGATT: Sendable {
     /// The last value read from each handle.
     var values: [UInt16: [UInt8]] = [:]
 
-    /// The services in handle order.
-    var sortedServices: [Service] { services.values.sorted { $0.handle < $1.handle } }
+    /// The services in handle order: those discovered, and the secondary services only
+    /// include declarations revealed (with the UUID the include carried, or that a read of
+    /// the included service's declaration returned).
+    var sortedServices: [Service] {
+        var all = services
+        for include in includes.values where all[include.serviceHandle] == nil {
+            let read = values[include.serviceHandle].flatMap { try? ATTPDU.uuid($0[...], opcode: 0x0B) }
+            guard let uuid = include.uuid ?? read else { continue }
+            all[include.serviceHandle] = Service(
+                handle: include.serviceHandle, endHandle: include.endHandle, uuid: uuid, isPrimary: false)
+        }
+        return all.values.sorted { $0.handle < $1.handle }
+    }
 
     /// The service whose group holds `handle`.
     func service(containing handle: UInt16) -> Service? {

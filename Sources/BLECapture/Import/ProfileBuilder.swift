@@ -12,6 +12,9 @@ struct ProfileBuilder {
         var isStatic: Bool
         var initialValue: [UInt8]
         var cccdHandle: UInt16?
+        /// The service it is in, when a scenario's `discover` step cannot reach it (a
+        /// secondary service: the step discovers the characteristics of primary services).
+        var secondaryService: BluetoothUUID?
     }
 
     static let gapService = BluetoothUUID(UInt16(0x1800))
@@ -57,7 +60,7 @@ struct ProfileBuilder {
         for (service, includes) in services {
             let (value, found) = describe(service, includes: includes)
             serviceValues.append(value)
-            discoveredServices.append(found)
+            if service.isPrimary { discoveredServices.append(found) }
         }
         members.append(.init(key: "services", value: .array(serviceValues)))
         profile = .object(members)
@@ -162,6 +165,7 @@ struct ProfileBuilder {
         var found: [JSONValue] = []
         for characteristic in gatt.characteristics(of: service) {
             let (value, report) = describe(characteristic)
+            if !service.isPrimary { entries[characteristic.valueHandle]?.secondaryService = service.uuid }
             characteristics.append(value)
             found.append(report)
         }

@@ -65,12 +65,17 @@ struct ScenarioBuilder {
             return
         }
         if let entry = profile.entries[handle] {
+            if let service = entry.secondaryService {
+                return skip(
+                    "a \(timed.operation.name) of \(entry.id) in secondary service \(service) (which a scenario's "
+                        + "discover step does not reach)", timed.packet)
+            }
             advance(to: timed.time)
             characteristic(timed, entry: entry, handle: handle)
             return
         }
         if let (characteristic, descriptor) = profile.gatt.descriptor(at: handle),
-            let entry = profile.entries[characteristic.valueHandle]
+            let entry = profile.entries[characteristic.valueHandle], entry.secondaryService == nil
         {
             if case .write(_, let value, true, let error) = timed.operation, descriptor.uuid == .clientCharacteristicConfiguration {
                 advance(to: timed.time)
@@ -110,21 +115,18 @@ struct ScenarioBuilder {
         case .read(_, .failure(let failure)):
             injectAndRun(target: "read", op: .object(["op": .string("read"), "char": char]), code: failure.code, char: char)
         case .write(_, let value, let withResponse, let error):
-            let property: CharacteristicProperties = withResponse ? .write : .writeWithoutResponse
-            guard entry.properties.contains(property) else {
-                return skip(
-                    "a write \(withResponse ? "with" : "without") response to \(entry.id), which does not declare "
-                        + "\(property.names[0]),", timed.packet)
-            }
             let op: JSONValue = .object([
                 "op": .string("write"), "char": char, "value": .bytes(value), "withResponse": .bool(withResponse),
             ])
-            if let error {
-                injectAndRun(target: "write", op: op, code: error, char: char)
-            } else {
-                steps.append(op.adding("expect", .object(["ok": .bool(true)])))
-                current[handle] = Array(value.prefix(PeripheralProfile.maximumAttributeLength))
+            if let error { return injectAndRun(target: "write", op: op, code: error, char: char) }
+            let property: CharacteristicProperties = withResponse ? .write : .writeWithoutResponse
+            guard entry.properties.contains(property) else {
+                return skip(
+                    "a successful write \(withResponse ? "with" : "without") response to \(entry.id), which does "
+                        + "not declare \(property.names[0]),", timed.packet)
             }
+            steps.append(op.adding("expect", .object(["ok": .bool(true)])))
+            current[handle] = Array(value.prefix(PeripheralProfile.maximumAttributeLength))
         case .update(_, let value, let isIndication):
             guard entry.properties.supportsSubscription else {
                 return skip("an update of \(entry.id), which neither notifies nor indicates,", timed.packet)
