@@ -5,7 +5,7 @@
 struct SnoopWriter {
     var datalink: UInt32 = 1002
     var littleEndian = false
-    private(set) var records: [[UInt8]] = []
+    var records: [[UInt8]] = []
     /// The next record's timestamp, in microseconds; moves by 1 ms per record.
     var time: Int64 = BTSnoopRecord.epoch2000
 
