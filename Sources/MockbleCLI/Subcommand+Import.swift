@@ -81,8 +81,9 @@ extension Subcommand {
             }
             let profile = imported.profile
             let characteristics = profile.services.reduce(0) { $0 + $1.characteristics.count }
-            console.print(
-                "imported the connection to \(imported.peer) (handle 0x\(String(imported.connectionHandle, radix: 16)))")
+            let handle = String(imported.connectionHandle, radix: 16, uppercase: true)
+            let padded = String(repeating: "0", count: max(0, 4 - handle.count)) + handle
+            console.print("imported the connection to \(imported.peer) (handle 0x\(padded))")
             console.print(
                 "wrote \(written.profile.path): \(profile.services.count) services, \(characteristics) characteristics")
             console.print("wrote \(written.scenario.path): \(imported.scenario.steps.count) steps")
