@@ -94,7 +94,9 @@ public struct CaptureImporter: Sendable {
         let steps = ScenarioBuilder(
             connection: connection, conversation: conversation, profile: profile, linkMTU: linkMTU)
         warnings += conversation.warnings + profile.warnings + steps.warnings
-        let ordered = warnings.enumerated().sorted { ($0.element.packet ?? .max, $0.offset) < ($1.element.packet ?? .max, $1.offset) }
+        let ordered = warnings.enumerated().sorted {
+            ($0.element.packet ?? .max, $0.offset) < ($1.element.packet ?? .max, $1.offset)
+        }
         let role = connection.isLocalCentral ? "the central" : "the peripheral"
         let description =
             "Imported from \(name) by mockble import: the connection to \(connection.peer) (handle "

@@ -41,7 +41,8 @@ struct ATTPDUTests {
         (
             [0x11, 0x06, 0x01, 0x00, 0x05, 0x00, 0x00, 0x18, 0x06, 0x00, 0x09, 0x00, 0x0F, 0x18],
             .readByGroupTypeResponse([
-                .init(handle: 1, endHandle: 5, value: [0x00, 0x18]), .init(handle: 6, endHandle: 9, value: [0x0F, 0x18]),
+                .init(handle: 1, endHandle: 5, value: [0x00, 0x18]),
+                .init(handle: 6, endHandle: 9, value: [0x0F, 0x18]),
             ])
         ),
         ([0x12, 0x11, 0x00, 0x01, 0x00], .writeRequest(handle: 0x11, value: [0x01, 0x00])),
@@ -90,7 +91,9 @@ struct ATTPDUTests {
     @Test func badPDUsSayWhatIsWrong() {
         #expect(throws: ATTDecodingError.empty) { try ATTPDU(bytes: []) }
         #expect(throws: ATTDecodingError.unknownOpcode(0x3F)) { try ATTPDU(bytes: [0x3F]) }
-        #expect(throws: ATTDecodingError.truncated(opcode: 0x0A, needed: 2, available: 1)) { try ATTPDU(bytes: [0x0A, 0x03]) }
+        #expect(throws: ATTDecodingError.truncated(opcode: 0x0A, needed: 2, available: 1)) {
+            try ATTPDU(bytes: [0x0A, 0x03])
+        }
         #expect(throws: ATTDecodingError.truncated(opcode: 0x01, needed: 1, available: 0)) {
             try ATTPDU(bytes: [0x01, 0x0A, 0x10, 0x00])
         }
@@ -109,7 +112,9 @@ struct ATTPDUTests {
         #expect(throws: ATTDecodingError.malformed(opcode: 0x11, reason: "its entries are not 6 bytes each")) {
             try ATTPDU(bytes: [0x11, 0x06, 0x01, 0x00, 0x05, 0x00, 0x00])
         }
-        #expect(throws: ATTDecodingError.malformed(opcode: 0x07, reason: "its handle list is not a multiple of 4 bytes")) {
+        #expect(
+            throws: ATTDecodingError.malformed(opcode: 0x07, reason: "its handle list is not a multiple of 4 bytes")
+        ) {
             try ATTPDU(bytes: [0x07, 0x10, 0x00])
         }
         #expect(throws: ATTDecodingError.malformed(opcode: 0x0E, reason: "it needs two or more 2-byte handles")) {

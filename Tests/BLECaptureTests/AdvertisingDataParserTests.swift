@@ -33,7 +33,8 @@ struct AdvertisingDataParserTests {
         var advertisement = AdvertisementData()
         AdvertisingDataParser.merge([0x03, 0x08] + Array("Hi".utf8), into: &advertisement)
         #expect(advertisement.localName == "Hi")
-        AdvertisingDataParser.merge([0x05, 0x09] + Array("Hi-1".utf8) + [0x03, 0x08] + Array("Ho".utf8), into: &advertisement)
+        AdvertisingDataParser.merge(
+            [0x05, 0x09] + Array("Hi-1".utf8) + [0x03, 0x08] + Array("Ho".utf8), into: &advertisement)
         #expect(advertisement.localName == "Hi-1")
     }
 
@@ -46,8 +47,12 @@ struct AdvertisingDataParserTests {
 
     @Test func aUUIDListOfTheWrongLengthIsReported() {
         var advertisement = AdvertisementData()
-        #expect(AdvertisingDataParser.merge([0x04, 0x03, 0x1A, 0x18, 0x0D], into: &advertisement) == .badUUIDList(type: 0x03, length: 3))
-        #expect(AdvertisingDataParser.merge([0x02, 0x16, 0x1A], into: &advertisement) == .badUUIDList(type: 0x16, length: 1))
+        #expect(
+            AdvertisingDataParser.merge([0x04, 0x03, 0x1A, 0x18, 0x0D], into: &advertisement)
+                == .badUUIDList(type: 0x03, length: 3))
+        #expect(
+            AdvertisingDataParser.merge([0x02, 0x16, 0x1A], into: &advertisement) == .badUUIDList(type: 0x16, length: 1)
+        )
         #expect(advertisement.serviceUUIDs.isEmpty)
     }
 }

@@ -39,7 +39,9 @@ struct BTSnoopFileTests {
         #expect(file.records.first?.timestamp == BTSnoopRecord.epoch2000)
     }
 
-    @Test(arguments: [(UInt32(1001), BTSnoopDatalink.h1), (1002, .h4), (1003, .bscp), (1004, .h5), (2001, .linuxMonitor)])
+    @Test(arguments: [
+        (UInt32(1001), BTSnoopDatalink.h1), (1002, .h4), (1003, .bscp), (1004, .h5), (2001, .linuxMonitor),
+    ])
     func datalinkCodesNameTheirTypes(code: UInt32, datalink: BTSnoopDatalink) throws {
         var writer = SnoopWriter()
         writer.datalink = code

@@ -12,7 +12,8 @@ struct BadCaptureTests {
     typealias S = CaptureTestSupport
 
     static func load(_ writer: SnoopWriter, peer: String? = nil) throws -> CaptureImport {
-        try CaptureImporter(peer: peer.flatMap(BluetoothAddress.init(string:))).importCapture(bytes: writer.bytes, name: "test")
+        try CaptureImporter(peer: peer.flatMap(BluetoothAddress.init(string:))).importCapture(
+            bytes: writer.bytes, name: "test")
     }
 
     /// A connection (handle 0x0040) to a heart rate service: 180D at 1…4, 2A37 (read, notify)
@@ -48,7 +49,9 @@ struct BadCaptureTests {
         let bytes = Array(try S.bytes("discovery-reads").dropLast(3))
         let imported = try CaptureImporter().importCapture(bytes: bytes, name: "cut")
         let truncations = imported.warnings.compactMap { warning -> (Int, Int, Int)? in
-            guard case .file(.truncatedRecord(let index, let included, let available)) = warning.kind else { return nil }
+            guard case .file(.truncatedRecord(let index, let included, let available)) = warning.kind else {
+                return nil
+            }
             return (index, included, available)
         }
         let (index, included, available) = try #require(truncations.first)
@@ -113,7 +116,9 @@ struct BadCaptureTests {
         let imported = try Self.load(dropped)
         let kinds = imported.warnings.map(\.kind)
         #expect(kinds.contains(.packetsDropped(count: 3)))
-        #expect(kinds.contains(.fragmentsLost(.abandoned(handle: 0x40, direction: .controllerToHost, expected: 7, received: 2))))
+        #expect(
+            kinds.contains(
+                .fragmentsLost(.abandoned(handle: 0x40, direction: .controllerToHost, expected: 7, received: 2))))
         let notified = imported.scenario.steps.compactMap { step -> Data? in
             if case .notify(_, let value) = step.operation { return value }
             return nil
@@ -130,7 +135,8 @@ struct BadCaptureTests {
         #expect(ops == ["scan", "connect", "discover", "subscribe", "notify", "notify"])
         #expect(
             imported.warnings.map(\.kind) == [
-                .notReplayed("h0003 sent updates without a subscription the capture showed; the scenario subscribes first")
+                .notReplayed(
+                    "h0003 sent updates without a subscription the capture showed; the scenario subscribes first")
             ])
         let trace = await ScenarioRunner(imported.scenario).run()
         #expect(trace.passed, "\(trace.failures)")
@@ -166,7 +172,8 @@ struct BadCaptureTests {
         #expect(
             imported.warnings.map(\.kind) == [
                 .undecodableATT(.unknownOpcode(0x3F)),
-                .notReplayed("a Read Blob of handle 0x0003 at offset 22 continues no read the capture showed; it was skipped"),
+                .notReplayed(
+                    "a Read Blob of handle 0x0003 at offset 22 continues no read the capture showed; it was skipped"),
                 .peripheralRequests(count: 1),
             ])
         let ops = imported.scenario.steps.map(\.operation.name).filter { $0 != "advance" }
@@ -194,7 +201,8 @@ struct BadCaptureTests {
     @Test func aCaptureWithoutAConnectionNamesTheAdvertisersItHeard() {
         var writer = SnoopWriter()
         writer.event(0x3E, [0x02, 0x01, 0x00, 0x01, 1, 2, 3, 4, 5, 6, 0x00, 0xC4])
-        #expect(throws: CaptureImportError.noConnection(advertisers: [BluetoothAddress(string: "06:05:04:03:02:01")!])) {
+        #expect(throws: CaptureImportError.noConnection(advertisers: [BluetoothAddress(string: "06:05:04:03:02:01")!]))
+        {
             try Self.load(writer)
         }
         #expect(CaptureImportError.noConnection(advertisers: []).description.contains("no LE connection"))
@@ -203,7 +211,8 @@ struct BadCaptureTests {
     @Test func aPeerWithoutAConnectionListsThoseThatExist() {
         #expect(
             throws: CaptureImportError.peerNotFound(
-                BluetoothAddress(string: "01:02:03:04:05:06")!, connected: [BluetoothAddress(string: "F1:E2:D3:C4:B5:A6")!])
+                BluetoothAddress(string: "01:02:03:04:05:06")!,
+                connected: [BluetoothAddress(string: "F1:E2:D3:C4:B5:A6")!])
         ) {
             try Self.load(Self.discovered(), peer: "01:02:03:04:05:06")
         }

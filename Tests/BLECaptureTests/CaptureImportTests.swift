@@ -76,19 +76,23 @@ struct CaptureImportTests {
             ])
         let trace = await ScenarioRunner(imported.scenario).run()
         #expect(trace.passed, "\(trace.failures)")
-        #expect(trace.records.filter { $0.op == "read" }.map(\.value) == [
-            Data([0x0A, 0x09]), Data([0x11, 0x27]), Data("hello".utf8), Data("world".utf8),
-        ])
+        #expect(
+            trace.records.filter { $0.op == "read" }.map(\.value) == [
+                Data([0x0A, 0x09]), Data([0x11, 0x27]), Data("hello".utf8), Data("world".utf8),
+            ])
         #expect(Self.times(trace, op: "read") == ["0.6s", "0.7s", "1s", "1.3s"])
         #expect(Self.times(trace, op: "disconnect") == ["1.50002s"])
         #expect(
             imported.warnings.map(\.kind) == [
-                .notReplayed("a read of h0010 in secondary service FFF0 (which a scenario's discover step does not reach) is not replayed"),
+                .notReplayed(
+                    "a read of h0010 in secondary service FFF0 (which a scenario's discover step does not reach) is not replayed"
+                ),
                 .profileAdjusted(
                     "the GAP (1800) and GATT (1801) services are left out: the simulated stack provides them "
                         + "(the device name became the profile's name)"),
                 .notReplayed(
-                    "1 operation(s) on the GAP and GATT services are not replayed (the simulated stack provides those services)"),
+                    "1 operation(s) on the GAP and GATT services are not replayed (the simulated stack provides those services)"
+                ),
             ])
         #expect(imported.warnings[0].packet == 112)
     }
@@ -174,7 +178,9 @@ struct CaptureImportTests {
     @Test func theFirstConnectionIsFollowedAndTheOtherNamed() throws {
         let imported = try S.load("two-peripherals")
         #expect(imported.peer.description == "C1:C1:C1:C1:C1:C1")
-        #expect(imported.warnings.first?.kind == .otherConnection(peer: BluetoothAddress(string: "C2:C2:C2:C2:C2:C2")!, handle: 2))
+        #expect(
+            imported.warnings.first?.kind
+                == .otherConnection(peer: BluetoothAddress(string: "C2:C2:C2:C2:C2:C2")!, handle: 2))
         #expect(imported.warnings.first?.message.contains("--peer C2:C2:C2:C2:C2:C2") == true)
     }
 
@@ -185,7 +191,10 @@ struct CaptureImportTests {
         #expect(imported.profile.name == "Battery-2")
         #expect(imported.profile.services.map(\.uuid) == ["180F"])
         #expect(imported.profile.characteristic(id: "h0010")?.value == Data([0x5A]))
-        #expect(imported.warnings.contains { $0.kind == .otherConnection(peer: BluetoothAddress(string: "C1:C1:C1:C1:C1:C1")!, handle: 1) })
+        #expect(
+            imported.warnings.contains {
+                $0.kind == .otherConnection(peer: BluetoothAddress(string: "C1:C1:C1:C1:C1:C1")!, handle: 1)
+            })
         let trace = await ScenarioRunner(imported.scenario).run()
         #expect(trace.passed, "\(trace.failures)")
     }

@@ -12,14 +12,22 @@ struct L2CAPReassemblerTests {
     static func fragments(_ bytes: [UInt8], at cuts: [Int], handle: UInt16 = 0x40) -> [ACLFragment] {
         let bounds = [0] + cuts + [bytes.count]
         return zip(bounds, bounds.dropFirst()).enumerated().map { index, range in
-            ACLFragment(handle: handle, boundary: index == 0 ? .firstFlushable : .continuing, data: Array(bytes[range.0..<range.1]))
+            ACLFragment(
+                handle: handle, boundary: index == 0 ? .firstFlushable : .continuing,
+                data: Array(bytes[range.0..<range.1]))
         }
     }
 
     @Test func aFrameInOneFragmentComesOutWhole() {
         var reassembler = L2CAPReassembler()
-        let outputs = reassembler.append(ACLFragment(handle: 0x40, boundary: .firstFlushable, data: Self.frame(3)), direction: .controllerToHost)
-        #expect(outputs == [.frame(L2CAPFrame(handle: 0x40, direction: .controllerToHost, channel: 4, payload: [0x1B, 0x10, 0x00, 0, 1, 2]))])
+        let outputs = reassembler.append(
+            ACLFragment(handle: 0x40, boundary: .firstFlushable, data: Self.frame(3)), direction: .controllerToHost)
+        #expect(
+            outputs == [
+                .frame(
+                    L2CAPFrame(
+                        handle: 0x40, direction: .controllerToHost, channel: 4, payload: [0x1B, 0x10, 0x00, 0, 1, 2]))
+            ])
     }
 
     @Test func aFrameSplitAtEveryPointComesOutWhole() {
@@ -31,7 +39,12 @@ struct L2CAPReassemblerTests {
                 for fragment in Self.fragments(bytes, at: [cut] + (second.map { [$0] } ?? [])) {
                     outputs += reassembler.append(fragment, direction: .controllerToHost)
                 }
-                #expect(outputs == [.frame(L2CAPFrame(handle: 0x40, direction: .controllerToHost, channel: 4, payload: Array(bytes[4...])))], "cut at \(cut)")
+                #expect(
+                    outputs == [
+                        .frame(
+                            L2CAPFrame(
+                                handle: 0x40, direction: .controllerToHost, channel: 4, payload: Array(bytes[4...])))
+                    ], "cut at \(cut)")
                 #expect(!reassembler.hasOpenFrame(handle: 0x40))
             }
         }
@@ -58,7 +71,8 @@ struct L2CAPReassemblerTests {
 
     @Test func aContinuationWithoutAStartIsReportedAndDropped() {
         var reassembler = L2CAPReassembler()
-        let outputs = reassembler.append(ACLFragment(handle: 0x40, boundary: .continuing, data: [1, 2, 3]), direction: .controllerToHost)
+        let outputs = reassembler.append(
+            ACLFragment(handle: 0x40, boundary: .continuing, data: [1, 2, 3]), direction: .controllerToHost)
         #expect(outputs == [.problem(.continuationWithoutStart(handle: 0x40, direction: .controllerToHost, bytes: 3))])
     }
 
@@ -66,31 +80,47 @@ struct L2CAPReassemblerTests {
         var reassembler = L2CAPReassembler()
         let first = Self.fragments(Self.frame(30), at: [10])
         _ = reassembler.append(first[0], direction: .controllerToHost)
-        let outputs = reassembler.append(ACLFragment(handle: 0x40, boundary: .firstFlushable, data: Self.frame(1)), direction: .controllerToHost)
-        #expect(outputs.first == .problem(.interrupted(handle: 0x40, direction: .controllerToHost, expected: 33, received: 6)))
+        let outputs = reassembler.append(
+            ACLFragment(handle: 0x40, boundary: .firstFlushable, data: Self.frame(1)), direction: .controllerToHost)
+        #expect(
+            outputs.first
+                == .problem(.interrupted(handle: 0x40, direction: .controllerToHost, expected: 33, received: 6)))
         #expect(outputs.count == 2)
         #expect(outputs.first.map { "\($0)" }?.isEmpty == false)
     }
 
     @Test func moreBytesThanTheHeaderAnnouncedIsAnOverrun() {
         var reassembler = L2CAPReassembler()
-        let outputs = reassembler.append(ACLFragment(handle: 0x40, boundary: .firstFlushable, data: Self.frame(2) + [0xFF]), direction: .hostToController)
+        let outputs = reassembler.append(
+            ACLFragment(handle: 0x40, boundary: .firstFlushable, data: Self.frame(2) + [0xFF]),
+            direction: .hostToController)
         #expect(outputs == [.problem(.overrun(handle: 0x40, direction: .hostToController, expected: 5, received: 6))])
     }
 
     @Test func aHeaderSplitAcrossFragmentsWaitsForItsLength() {
         var reassembler = L2CAPReassembler()
         let bytes = Self.frame(2)
-        #expect(reassembler.append(ACLFragment(handle: 0x40, boundary: .firstFlushable, data: [bytes[0]]), direction: .controllerToHost).isEmpty)
-        #expect(reassembler.abandon(handle: 0x40) == [.abandoned(handle: 0x40, direction: .controllerToHost, expected: nil, received: 0)])
+        #expect(
+            reassembler.append(
+                ACLFragment(handle: 0x40, boundary: .firstFlushable, data: [bytes[0]]), direction: .controllerToHost
+            ).isEmpty)
+        #expect(
+            reassembler.abandon(handle: 0x40) == [
+                .abandoned(handle: 0x40, direction: .controllerToHost, expected: nil, received: 0)
+            ])
     }
 
     @Test func abandoningReportsEachOpenFrame() {
         var reassembler = L2CAPReassembler()
         _ = reassembler.append(Self.fragments(Self.frame(30), at: [10])[0], direction: .controllerToHost)
         _ = reassembler.append(Self.fragments(Self.frame(30), at: [12], handle: 0x41)[0], direction: .hostToController)
-        #expect(reassembler.abandon(handle: 0x41) == [.abandoned(handle: 0x41, direction: .hostToController, expected: 33, received: 8)])
-        #expect(reassembler.abandon() == [.abandoned(handle: 0x40, direction: .controllerToHost, expected: 33, received: 6)])
+        #expect(
+            reassembler.abandon(handle: 0x41) == [
+                .abandoned(handle: 0x41, direction: .hostToController, expected: 33, received: 8)
+            ])
+        #expect(
+            reassembler.abandon() == [.abandoned(handle: 0x40, direction: .controllerToHost, expected: 33, received: 6)]
+        )
         #expect(reassembler.abandon().isEmpty)
     }
 }

@@ -62,8 +62,12 @@ struct SnoopWriter {
     }
 
     /// LE Connection Complete: this host is the central unless `local` says peripheral.
-    mutating func connected(handle: UInt16 = 0x0040, peer: [UInt8] = [0xA6, 0xB5, 0xC4, 0xD3, 0xE2, 0xF1], central: Bool = true) {
-        event(0x3E, [0x01, 0x00] + le16(handle) + [central ? 0 : 1, 0x01] + peer + [0x18, 0x00, 0x00, 0x00, 0x48, 0x00, 0x00])
+    mutating func connected(
+        handle: UInt16 = 0x0040, peer: [UInt8] = [0xA6, 0xB5, 0xC4, 0xD3, 0xE2, 0xF1], central: Bool = true
+    ) {
+        event(
+            0x3E,
+            [0x01, 0x00] + le16(handle) + [central ? 0 : 1, 0x01] + peer + [0x18, 0x00, 0x00, 0x00, 0x48, 0x00, 0x00])
     }
 
     /// Disconnection Complete with `reason`.

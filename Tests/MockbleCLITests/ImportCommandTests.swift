@@ -27,7 +27,9 @@ struct ImportCommandTests {
         #expect(output.output.hasPrefix("Usage: mockble import CAPTURE [--peer ADDRESS] [--out DIR]"))
         #expect(output.output.contains("NAME.scenario.json"))
         let (_, overview) = await run("--help")
-        #expect(overview.output.contains("  import    Turn a btsnoop capture into a peripheral profile and a replay scenario."))
+        #expect(
+            overview.output.contains(
+                "  import    Turn a btsnoop capture into a peripheral profile and a replay scenario."))
     }
 
     @Test(arguments: [
@@ -96,7 +98,8 @@ struct ImportCommandTests {
         #expect(status == .success)
         #expect(output.output.hasPrefix("imported the connection to C2:C2:C2:C2:C2:C2 (handle 0x0002)\n"))
         #expect(output.error.contains("skipped the connection to C1:C1:C1:C1:C1:C1 (handle 0x0001)"))
-        let profile = try PeripheralProfile.load(contentsOf: directory.appendingPathComponent("two-peripherals.peripheral.json"))
+        let profile = try PeripheralProfile.load(
+            contentsOf: directory.appendingPathComponent("two-peripherals.peripheral.json"))
         #expect(profile.name == "Battery-2")
         let (ran, _) = await run("run", directory.appendingPathComponent("two-peripherals.scenario.json").path)
         #expect(ran == .success)
@@ -119,6 +122,8 @@ struct ImportCommandTests {
         let capture = Self.captures.appendingPathComponent("att-errors.btsnoop").path
         let (status, output) = await run("import", capture, "--out", file.path)
         #expect(status == .badInput)
-        #expect(output.error.hasSuffix("mockble import: cannot write \(file.path) (check the directory and its permissions)\n"))
+        #expect(
+            output.error.hasSuffix(
+                "mockble import: cannot write \(file.path) (check the directory and its permissions)\n"))
     }
 }

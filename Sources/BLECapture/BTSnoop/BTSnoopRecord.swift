@@ -20,8 +20,9 @@ public struct BTSnoopRecord: Sendable, Hashable {
     public var data: [UInt8]
 
     /// Creates a record.
-    public init(index: Int, originalLength: Int, flags: UInt32, cumulativeDrops: UInt32, timestamp: Int64, data: [UInt8])
-    {
+    public init(
+        index: Int, originalLength: Int, flags: UInt32, cumulativeDrops: UInt32, timestamp: Int64, data: [UInt8]
+    ) {
         self.index = index
         self.originalLength = originalLength
         self.flags = flags

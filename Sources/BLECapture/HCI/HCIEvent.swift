@@ -85,7 +85,8 @@ public enum HCIEvent: Sendable, Hashable {
             case 0x08, 0x59:
                 what = "Encryption Change event"
                 return .encryptionChange(
-                    status: try reader.uint8(), handle: try reader.uint16() & 0x0FFF, isEnabled: try reader.uint8() != 0)
+                    status: try reader.uint8(), handle: try reader.uint16() & 0x0FFF, isEnabled: try reader.uint8() != 0
+                )
             case leMeta:
                 let subevent = try reader.uint8()
                 switch subevent {

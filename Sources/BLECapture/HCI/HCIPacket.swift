@@ -73,7 +73,9 @@ public enum HCIPacket: Sendable, Hashable {
         }
         // The header fits, so these reads cannot fail.
         let header = (try? reader.bytes(headerLength)).map(Array.init) ?? []
-        let declared = headerLength == 2 ? Int(header[1]) : headerLength == 3 ? Int(header[2]) : Int(header[2]) | Int(header[3]) << 8
+        let declared =
+            headerLength == 2
+            ? Int(header[1]) : headerLength == 3 ? Int(header[2]) : Int(header[2]) | Int(header[3]) << 8
         guard declared == reader.remaining else {
             throw .lengthMismatch(what: "\(type) packet", declared: declared, actual: reader.remaining)
         }

@@ -57,7 +57,8 @@ struct ATTConversation: Sendable {
                 case .signedWriteCommand(let handle, _, _):
                     warnings.append(
                         CaptureWarning(
-                            .notReplayed("a signed write to handle 0x\(hex(handle)) is not replayed"), packet: item.packet))
+                            .notReplayed("a signed write to handle 0x\(hex(handle)) is not replayed"),
+                            packet: item.packet))
                 case .notification, .indication, .multipleNotification:
                     centralUpdates += 1
                 default:
@@ -73,7 +74,9 @@ struct ATTConversation: Sendable {
             case .indication(let handle, let value):
                 append(item, .update(handle: handle, value: value, isIndication: true))
             case .multipleNotification(let values):
-                for entry in values { append(item, .update(handle: entry.handle, value: entry.value, isIndication: false)) }
+                for entry in values {
+                    append(item, .update(handle: entry.handle, value: entry.value, isIndication: false))
+                }
             case _ where item.pdu.isResponse:
                 guard let request = outstanding, Self.answers(item.pdu, request.pdu) else {
                     warnings.append(CaptureWarning(.unexpectedResponse(opcode: item.pdu.opcode), packet: item.packet))
@@ -268,6 +271,7 @@ struct ATTConversation: Sendable {
         operations.append(
             TimedOperation(
                 time: first.time, packet: first.packet,
-                operation: .write(handle: first.handle, value: value, withResponse: true, error: preparedError ?? error)))
+                operation: .write(handle: first.handle, value: value, withResponse: true, error: preparedError ?? error)
+            ))
     }
 }

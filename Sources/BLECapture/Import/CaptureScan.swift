@@ -67,7 +67,9 @@ struct CaptureScan: Sendable {
         if record.cumulativeDrops > drops {
             warnings.append(CaptureWarning(.packetsDropped(count: Int(record.cumulativeDrops - drops)), packet: packet))
             drops = record.cumulativeDrops
-            for problem in reassembler.abandon() { warn(.fragmentsLost(problem), handle: problem.handle, packet: packet) }
+            for problem in reassembler.abandon() {
+                warn(.fragmentsLost(problem), handle: problem.handle, packet: packet)
+            }
         }
         let decoded: HCIPacket
         do throws(HCIDecodingError) {

@@ -68,8 +68,10 @@ struct CapturedGATT: Sendable {
 
     /// A service's characteristics in handle order.
     func characteristics(of service: Service) -> [Characteristic] {
-        characteristics.values.filter { service.handle < $0.declarationHandle && $0.declarationHandle <= service.endHandle }
-            .sorted { $0.declarationHandle < $1.declarationHandle }
+        characteristics.values.filter {
+            service.handle < $0.declarationHandle && $0.declarationHandle <= service.endHandle
+        }
+        .sorted { $0.declarationHandle < $1.declarationHandle }
     }
 
     /// A service's include declarations in handle order.
@@ -81,7 +83,9 @@ struct CapturedGATT: Sendable {
     /// The last handle of a characteristic: before the next declaration of its service, or
     /// the service's end.
     func endHandle(of characteristic: Characteristic) -> UInt16 {
-        guard let service = service(containing: characteristic.declarationHandle) else { return characteristic.valueHandle }
+        guard let service = service(containing: characteristic.declarationHandle) else {
+            return characteristic.valueHandle
+        }
         let next = characteristics(of: service).first { $0.declarationHandle > characteristic.declarationHandle }
         return next.map { $0.declarationHandle - 1 } ?? service.endHandle
     }

@@ -33,7 +33,8 @@ struct ScenarioBuilder {
             advance(to: min(time, firstOperation ?? time))
             steps.append(
                 .object([
-                    "op": .string("discover"), "expect": .object(["ok": .bool(true), "discovered": profile.discovered]),
+                    "op": .string("discover"),
+                    "expect": .object(["ok": .bool(true), "discovered": profile.discovered]),
                 ]))
         }
         for timed in conversation.operations { add(timed) }
@@ -51,7 +52,8 @@ struct ScenarioBuilder {
     private mutating func advance(to time: Int64) {
         let offset = time - connection.start
         guard offset > now else { return }
-        steps.append(.object(["op": .string("advance"), "by": .string(FixtureDuration.string(.microseconds(offset - now)))]))
+        steps.append(
+            .object(["op": .string("advance"), "by": .string(FixtureDuration.string(.microseconds(offset - now)))]))
         now = offset
     }
 
@@ -77,19 +79,26 @@ struct ScenarioBuilder {
         if let (characteristic, descriptor) = profile.gatt.descriptor(at: handle),
             let entry = profile.entries[characteristic.valueHandle], entry.secondaryService == nil
         {
-            if case .write(_, let value, true, let error) = timed.operation, descriptor.uuid == .clientCharacteristicConfiguration {
+            if case .write(_, let value, true, let error) = timed.operation,
+                descriptor.uuid == .clientCharacteristicConfiguration
+            {
                 advance(to: timed.time)
-                configure(entry: entry, handle: characteristic.valueHandle, value: value, error: error, packet: timed.packet)
+                configure(
+                    entry: entry, handle: characteristic.valueHandle, value: value, error: error, packet: timed.packet)
                 return
             }
             if case .read(_, .success) = timed.operation { return }  // its value is in the profile
             skip("a \(timed.operation.name) of descriptor \(descriptor.uuid) at 0x\(hex(handle))", timed.packet)
             return
         }
-        if case .read(_, .success) = timed.operation, profile.gatt.includes.values.contains(where: { $0.serviceHandle == handle }) {
+        if case .read(_, .success) = timed.operation,
+            profile.gatt.includes.values.contains(where: { $0.serviceHandle == handle })
+        {
             return  // the UUID of an included 128-bit service
         }
-        skip("a \(timed.operation.name) of handle 0x\(hex(handle)), which the capture's discovery did not describe,", timed.packet)
+        skip(
+            "a \(timed.operation.name) of handle 0x\(hex(handle)), which the capture's discovery did not describe,",
+            timed.packet)
     }
 
     private mutating func skip(_ what: String, _ packet: Int) {
@@ -113,7 +122,8 @@ struct ScenarioBuilder {
                     "expect": .object(["ok": .bool(true), "value": .string(FixtureBytes.hexString(value))]),
                 ]))
         case .read(_, .failure(let failure)):
-            injectAndRun(target: "read", op: .object(["op": .string("read"), "char": char]), code: failure.code, char: char)
+            injectAndRun(
+                target: "read", op: .object(["op": .string("read"), "char": char]), code: failure.code, char: char)
         case .write(_, let value, let withResponse, let error):
             let op: JSONValue = .object([
                 "op": .string("write"), "char": char, "value": .bytes(value), "withResponse": .bool(withResponse),
@@ -132,7 +142,8 @@ struct ScenarioBuilder {
                 return skip("an update of \(entry.id), which neither notifies nor indicates,", timed.packet)
             }
             if !subscribed.contains(handle) {
-                steps.append(.object(["op": .string("subscribe"), "char": char, "expect": .object(["ok": .bool(true)])]))
+                steps.append(
+                    .object(["op": .string("subscribe"), "char": char, "expect": .object(["ok": .bool(true)])]))
                 subscribed.insert(handle)
                 if subscribeAdded.insert(handle).inserted {
                     warnings.append(
@@ -145,14 +156,17 @@ struct ScenarioBuilder {
             steps.append(
                 .object([
                     "op": .string(isIndication ? "indicate" : "notify"), "char": char, "value": .bytes(value),
-                    "expect": .object(["ok": .bool(true), "received": .array([.string(FixtureBytes.hexString(value))])]),
+                    "expect": .object(["ok": .bool(true), "received": .array([.string(FixtureBytes.hexString(value))])]
+                    ),
                 ]))
             current[handle] = Array(value.prefix(PeripheralProfile.maximumAttributeLength))
         }
     }
 
     /// A write of a Client Characteristic Configuration descriptor: subscribe or unsubscribe.
-    private mutating func configure(entry: ProfileBuilder.Entry, handle: UInt16, value: [UInt8], error: UInt8?, packet: Int) {
+    private mutating func configure(
+        entry: ProfileBuilder.Entry, handle: UInt16, value: [UInt8], error: UInt8?, packet: Int
+    ) {
         guard entry.properties.supportsSubscription else {
             return skip("a subscription to \(entry.id), which neither notifies nor indicates,", packet)
         }

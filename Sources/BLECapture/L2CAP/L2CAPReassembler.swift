@@ -120,11 +120,15 @@ public struct L2CAPReassembler: Sendable {
             open[key] = buffer
         } else if buffer.count > expected {
             outputs.append(
-                .problem(.overrun(handle: key.handle, direction: direction, expected: expected - 4, received: buffer.count - 4)))
+                .problem(
+                    .overrun(
+                        handle: key.handle, direction: direction, expected: expected - 4, received: buffer.count - 4)))
         } else {
             let channel = UInt16(buffer[2]) | UInt16(buffer[3]) << 8
             outputs.append(
-                .frame(L2CAPFrame(handle: key.handle, direction: direction, channel: channel, payload: Array(buffer[4...]))))
+                .frame(
+                    L2CAPFrame(handle: key.handle, direction: direction, channel: channel, payload: Array(buffer[4...]))
+                ))
         }
         return outputs
     }
@@ -132,7 +136,9 @@ public struct L2CAPReassembler: Sendable {
     /// Drops the open frames of `handle` (every handle when `nil`), reporting each.
     public mutating func abandon(handle: UInt16? = nil) -> [Problem] {
         var problems: [Problem] = []
-        for (key, buffer) in open.sorted(by: { ($0.key.handle, $0.key.direction.rawValue) < ($1.key.handle, $1.key.direction.rawValue) })
+        for (key, buffer) in open.sorted(by: {
+            ($0.key.handle, $0.key.direction.rawValue) < ($1.key.handle, $1.key.direction.rawValue)
+        })
         where handle == nil || key.handle == handle {
             open[key] = nil
             problems.append(
