@@ -39,7 +39,8 @@ let package = Package(
             name: "MockbleCLITests", dependencies: ["MockbleCLI", "BLEMockKit", "BLECore"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "BLEMockKitTests", dependencies: ["BLEMockKit", "BLECore", "Transport", "BLECoreBluetooth"],
+            name: "BLEMockKitTests",
+            dependencies: ["BLEMockKit", "BLECore", "Transport", "BLECoreBluetooth", "BLECapture"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -5,8 +5,11 @@ import BLECore
 public enum ATTPDU: Sendable, Hashable {
     /// A handle and a UUID (Find Information Response).
     public struct HandleUUID: Sendable, Hashable {
+        /// The attribute handle.
         public var handle: UInt16
+        /// The attribute type.
         public var uuid: BluetoothUUID
+        /// Creates an entry.
         public init(handle: UInt16, uuid: BluetoothUUID) {
             self.handle = handle
             self.uuid = uuid
@@ -15,8 +18,11 @@ public enum ATTPDU: Sendable, Hashable {
 
     /// A handle and a value (Read By Type Response, Multiple Handle Value Notification).
     public struct HandleValue: Sendable, Hashable {
+        /// The attribute handle.
         public var handle: UInt16
+        /// The attribute value (or as much of it as the PDU carries).
         public var value: [UInt8]
+        /// Creates an entry.
         public init(handle: UInt16, value: [UInt8]) {
             self.handle = handle
             self.value = value
@@ -25,9 +31,13 @@ public enum ATTPDU: Sendable, Hashable {
 
     /// A group of handles and, for Read By Group Type, the group's value.
     public struct Group: Sendable, Hashable {
+        /// The group's first handle (a service declaration).
         public var handle: UInt16
+        /// The group's last handle.
         public var endHandle: UInt16
+        /// The group's value (a service UUID), when the PDU carries one.
         public var value: [UInt8]
+        /// Creates a group.
         public init(handle: UInt16, endHandle: UInt16, value: [UInt8] = []) {
             self.handle = handle
             self.endHandle = endHandle

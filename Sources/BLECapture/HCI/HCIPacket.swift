@@ -22,7 +22,16 @@ public enum HCIPacket: Sendable, Hashable {
 
     /// The HCI UART (H4) packet type indicators.
     public enum PacketType: UInt8, Sendable {
-        case command = 0x01, acl = 0x02, sco = 0x03, event = 0x04, iso = 0x05
+        /// An HCI command.
+        case command = 0x01
+        /// ACL data.
+        case acl = 0x02
+        /// Synchronous (SCO) data.
+        case sco = 0x03
+        /// An HCI event.
+        case event = 0x04
+        /// Isochronous data.
+        case iso = 0x05
     }
 
     /// Decodes a record's bytes as the datalink frames them.
