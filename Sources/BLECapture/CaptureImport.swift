@@ -20,7 +20,7 @@ public struct CaptureImport: Sendable {
     public var isLocalCentral: Bool
     /// The peripheral, as a profile.
     public var profile: PeripheralProfile
-    /// The scenario, with the profile inline, ready for ``ScenarioRunner``.
+    /// The scenario, with the profile inline, ready for `ScenarioRunner`.
     public var scenario: Scenario
     /// What was skipped or adjusted, in capture order.
     public var warnings: [CaptureWarning]

@@ -1,5 +1,5 @@
 /// The HCI events the importer follows, decoded (Bluetooth Core Specification, Vol 4,
-/// Part E, 7.7); every other event is ``other(code:)``.
+/// Part E, 7.7); every other event is ``other(code:subevent:)``.
 public enum HCIEvent: Sendable, Hashable {
     /// An LE connection was made (LE Connection Complete, or LE Enhanced Connection Complete
     /// v1 or v2).
