@@ -243,4 +243,31 @@ struct BadCaptureTests {
         }
         #expect(try Self.load(h1).profile == (try Self.load(h4)).profile)
     }
+
+    @Test func valuesTheReplayedLinkCannotCarryAreSkipped() throws {
+        var writer = Self.discovered()
+        writer.att([0x1B, 0x03, 0x00] + [UInt8](repeating: 7, count: 21), sent: false)
+        writer.att([0x1B, 0x03, 0x00] + [UInt8](repeating: 7, count: 20), sent: false)
+        let imported = try Self.load(writer)
+        #expect(
+            imported.warnings.first?.kind
+                == .notReplayed(
+                    "an update of 21 bytes of h0003 (more than the replayed link's ATT_MTU − 3 = 20 bytes) is not replayed"
+                ))
+        let notified = imported.scenario.steps.filter { $0.operation.name == "notify" }
+        #expect(notified.count == 1)
+    }
+
+    @Test func aSecondDeclarationOfAValueHandleIsLeftOut() throws {
+        var writer = Self.discovered()
+        writer.att([0x08, 0x03, 0x00, 0x04, 0x00, 0x03, 0x28], sent: true)
+        writer.att([0x09, 0x07, 0x04, 0x00, 0x02, 0x03, 0x00, 0x38, 0x2A], sent: false)
+        let imported = try Self.load(writer)
+        #expect(imported.profile.services[0].characteristics.map(\.uuid) == ["2A37"])
+        #expect(
+            imported.warnings.map(\.kind) == [
+                .profileAdjusted(
+                    "two characteristic declarations name value handle 0x0003; the one at 0x0004 was left out")
+            ])
+    }
 }

@@ -6,7 +6,15 @@ extension ProfileBuilder {
     static func id(valueHandle: UInt16) -> String { "h" + hex(valueHandle) }
 
     /// A characteristic as profile JSON, and as a `discover` step reports it; records its entry.
-    mutating func describe(_ characteristic: CapturedGATT.Characteristic) -> (JSONValue, JSONValue) {
+    mutating func describe(_ characteristic: CapturedGATT.Characteristic) -> (JSONValue, JSONValue)? {
+        guard entries[characteristic.valueHandle] == nil else {
+            warnings.append(
+                CaptureWarning(
+                    .profileAdjusted(
+                        "two characteristic declarations name value handle 0x\(hex(characteristic.valueHandle)); "
+                            + "the one at 0x\(hex(characteristic.declarationHandle)) was left out")))
+            return nil
+        }
         let properties = CharacteristicProperties(rawValue: UInt(characteristic.properties))
         var permissions: AttributePermissions = []
         if properties.contains(.read) { permissions.insert(.readable) }

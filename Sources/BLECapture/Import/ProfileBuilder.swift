@@ -164,7 +164,7 @@ struct ProfileBuilder {
         var characteristics: [JSONValue] = []
         var found: [JSONValue] = []
         for characteristic in gatt.characteristics(of: service) {
-            let (value, report) = describe(characteristic)
+            guard let (value, report) = describe(characteristic) else { continue }
             if !service.isPrimary { entries[characteristic.valueHandle]?.secondaryService = service.uuid }
             characteristics.append(value)
             found.append(report)

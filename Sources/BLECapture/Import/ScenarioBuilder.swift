@@ -20,10 +20,13 @@ struct ScenarioBuilder {
     private var subscribed: Set<UInt16> = []
     private var subscribeAdded: Set<UInt16> = []
     private var stackOperations = 0
+    /// The longest notification, indication or write without response the replayed link carries.
+    private let updateLimit: Int
 
     init(connection: ConnectionLog, conversation: ATTConversation, profile: ProfileBuilder, linkMTU: Int) {
         self.connection = connection
         self.profile = profile
+        updateLimit = linkMTU - 3
         for (handle, entry) in profile.entries where !entry.isStatic { current[handle] = entry.initialValue }
         steps.append(.object(["op": .string("scan"), "expect": .object(["ok": .bool(true)])]))
         steps.append(
@@ -69,7 +72,7 @@ struct ScenarioBuilder {
         if let entry = profile.entries[handle] {
             if let service = entry.secondaryService {
                 return skip(
-                    "a \(timed.operation.name) of \(entry.id) in secondary service \(service) (which a scenario's "
+                    "\(timed.operation.phrase) of \(entry.id) in secondary service \(service) (which a scenario's "
                         + "discover step does not reach)", timed.packet)
             }
             advance(to: timed.time)
@@ -88,7 +91,7 @@ struct ScenarioBuilder {
                 return
             }
             if case .read(_, .success) = timed.operation { return }  // its value is in the profile
-            skip("a \(timed.operation.name) of descriptor \(descriptor.uuid) at 0x\(hex(handle))", timed.packet)
+            skip("\(timed.operation.phrase) of descriptor \(descriptor.uuid) at 0x\(hex(handle))", timed.packet)
             return
         }
         if case .read(_, .success) = timed.operation,
@@ -97,7 +100,7 @@ struct ScenarioBuilder {
             return  // the UUID of an included 128-bit service
         }
         skip(
-            "a \(timed.operation.name) of handle 0x\(hex(handle)), which the capture's discovery did not describe,",
+            "\(timed.operation.phrase) of handle 0x\(hex(handle)), which the capture's discovery did not describe,",
             timed.packet)
     }
 
@@ -107,7 +110,18 @@ struct ScenarioBuilder {
 
     private mutating func characteristic(_ timed: TimedOperation, entry: ProfileBuilder.Entry, handle: UInt16) {
         let char = JSONValue.string(entry.id)
+        let limit = PeripheralProfile.maximumAttributeLength
         switch timed.operation {
+        case .read(_, .success(let value)) where value.count > limit,
+            .write(_, let value, true, _) where value.count > limit:
+            return skip(
+                "\(timed.operation.phrase) of \(value.count) bytes of \(entry.id) (attribute values hold at most "
+                    + "\(limit))", timed.packet)
+        case .write(_, let value, false, _) where value.count > updateLimit,
+            .update(_, let value, _) where value.count > updateLimit:
+            return skip(
+                "\(timed.operation.phrase) of \(value.count) bytes of \(entry.id) (more than the replayed link's "
+                    + "ATT_MTU − 3 = \(updateLimit) bytes)", timed.packet)
         case .read(_, .success(let value)):
             guard entry.properties.contains(.read) else {
                 return skip("a successful read of \(entry.id), which does not declare the read property,", timed.packet)
@@ -205,12 +219,12 @@ struct ScenarioBuilder {
 }
 
 extension CapturedOperation {
-    /// `read`, `write` or `update`, for messages.
-    var name: String {
+    /// `a read`, `a write` or `an update`, for messages.
+    var phrase: String {
         switch self {
-        case .read: "read"
-        case .write: "write"
-        case .update: "update"
+        case .read: "a read"
+        case .write: "a write"
+        case .update: "an update"
         }
     }
 }
