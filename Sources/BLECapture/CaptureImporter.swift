@@ -87,13 +87,14 @@ public struct CaptureImporter: Sendable {
         let centralMTU = conversation.clientMTU.map {
             ProfileBuilder.clampMTU(Int($0), side: "central", warnings: &mtuWarnings)
         }
+        var unused: [CaptureWarning] = []  // the profile builder warned about the peripheral's
         let serverMTU = conversation.serverMTU.map {
-            ProfileBuilder.clampMTU(Int($0), side: "peripheral", warnings: &mtuWarnings)
+            ProfileBuilder.clampMTU(Int($0), side: "peripheral", warnings: &unused)
         }
         let linkMTU = min(centralMTU ?? 23, serverMTU ?? 517)
         let steps = ScenarioBuilder(
             connection: connection, conversation: conversation, profile: profile, linkMTU: linkMTU)
-        warnings += conversation.warnings + profile.warnings + steps.warnings
+        warnings += conversation.warnings + profile.warnings + mtuWarnings + steps.warnings
         let ordered = warnings.enumerated().sorted {
             ($0.element.packet ?? .max, $0.offset) < ($1.element.packet ?? .max, $1.offset)
         }

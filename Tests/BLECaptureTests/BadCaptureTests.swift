@@ -270,4 +270,106 @@ struct BadCaptureTests {
                     "two characteristic declarations name value handle 0x0003; the one at 0x0004 was left out")
             ])
     }
+
+    @Test func aShortEventIsSkippedAndNamed() throws {
+        var writer = Self.discovered()
+        writer.event(0x05, [0x00, 0x40])
+        let imported = try Self.load(writer)
+        #expect(
+            imported.warnings == [
+                CaptureWarning(
+                    .undecodableEvent(.truncated(what: "Disconnection Complete event", needed: 2, available: 1)),
+                    packet: 8)
+            ])
+    }
+
+    @Test func aLaterConnectionToTheSameDeviceIsNamed() throws {
+        var writer = Self.discovered()
+        writer.disconnected()
+        writer.connected(handle: 0x0041)
+        let imported = try Self.load(writer)
+        let peer = try #require(BluetoothAddress(string: "F1:E2:D3:C4:B5:A6"))
+        #expect(imported.connectionHandle == 0x0040)
+        #expect(imported.warnings.map(\.kind) == [.laterConnection(peer: peer, handle: 0x0041)])
+        #expect(imported.warnings[0].message.contains("only the first connection to a device is imported"))
+    }
+
+    @Test func mtusOutsideTheKitsRangeAreClampedAndUnreadDescriptorsWrittenEmpty() throws {
+        var writer = SnoopWriter()
+        writer.connected()
+        writer.att([0x02, 0x00, 0x04], sent: true)  // the central offers 1024
+        writer.att([0x03, 0x00, 0x02], sent: false)  // the peripheral 512
+        writer.att([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28], sent: true)
+        writer.att([0x11, 0x06, 0x01, 0x00, 0x05, 0x00, 0x0D, 0x18], sent: false)
+        writer.att([0x08, 0x01, 0x00, 0x05, 0x00, 0x03, 0x28], sent: true)
+        writer.att([0x09, 0x07, 0x02, 0x00, 0x02, 0x03, 0x00, 0x38, 0x2A], sent: false)
+        writer.att([0x04, 0x04, 0x00, 0x05, 0x00], sent: true)
+        writer.att([0x05, 0x01, 0x04, 0x00, 0x01, 0x29, 0x05, 0x00, 0x04, 0x29], sent: false)
+        writer.att([0x0A, 0x05, 0x00], sent: true)
+        writer.att([0x01, 0x0A, 0x05, 0x00, 0x02], sent: false)
+        let imported = try Self.load(writer)
+        #expect(imported.profile.preferredMTU == 512)
+        #expect(imported.scenario.centralPreferredMTU == 517)
+        let characteristic = try #require(imported.profile.characteristic(id: "h0003"))
+        #expect(characteristic.descriptors.map(\.value) == [Data(), Data()])
+        #expect(characteristic.descriptorHandles == [4, 5])
+        #expect(
+            imported.warnings.map(\.kind) == [
+                .notReplayed("a read of descriptor 2904 at 0x0005 is not replayed"),
+                .profileAdjusted(
+                    "descriptor 2901 at handle 0x0004 was not read in the capture; its value is written empty"),
+                .profileAdjusted(
+                    "descriptor 2904 at handle 0x0005 was not read in the capture; its value is written empty"),
+                .profileAdjusted("the central's MTU of 1024 is outside 23…517; it was written as 517"),
+            ])
+    }
+
+    @Test func cancelledAndReliableWritesAreNotReplayed() throws {
+        var writer = Self.discovered()
+        writer.att([0x16, 0x03, 0x00, 0x00, 0x00, 0x01], sent: true)
+        writer.att([0x17, 0x03, 0x00, 0x00, 0x00, 0x01], sent: false)
+        writer.att([0x18, 0x00], sent: true)
+        writer.att([0x19], sent: false)
+        writer.att([0x16, 0x03, 0x00, 0x00, 0x00, 0x01], sent: true)
+        writer.att([0x17, 0x03, 0x00, 0x00, 0x00, 0x01], sent: false)
+        writer.att([0x16, 0x04, 0x00, 0x00, 0x00, 0x01], sent: true)
+        writer.att([0x17, 0x04, 0x00, 0x00, 0x00, 0x01], sent: false)
+        writer.att([0x18, 0x01], sent: true)
+        writer.att([0x19], sent: false)
+        let imported = try Self.load(writer)
+        #expect(
+            imported.warnings.map(\.kind) == [
+                .notReplayed("a long write to handle 0x0003 was cancelled; it is not replayed"),
+                .notReplayed("a reliable write of several parts is not replayed"),
+            ])
+        #expect(!imported.scenario.steps.contains { $0.operation.name == "write" })
+    }
+
+    @Test func aLinuxMonitorCaptureImportsLikeAnH4One() throws {
+        let h4 = Self.discovered()
+        var monitor = SnoopWriter()
+        monitor.datalink = 2001
+        for record in try BTSnoopFile(bytes: h4.bytes).records {
+            let opcode: UInt32 =
+                switch record.data[0] {
+                case 0x01: 2
+                case 0x04: 3
+                default: record.isReceived ? 5 : 4
+                }
+            monitor.record(Array(record.data.dropFirst()), flags: opcode)
+        }
+        #expect(try Self.load(monitor).profile == (try Self.load(h4)).profile)
+    }
+
+    @Test func aDocumentTheFormatRejectsIsAnInvalidOutputError() {
+        #expect {
+            try CaptureImport(
+                name: "x", peer: BluetoothAddress(string: "01:02:03:04:05:06")!, connectionHandle: 1,
+                isLocalCentral: true, profileValue: .object(["rssi": .int(5)]), scenarioHeader: [], steps: [],
+                warnings: [])
+        } throws: { error in
+            guard case CaptureImportError.invalidOutput(let fixtureError) = error else { return false }
+            return fixtureError.kind == .valueOutOfRange && fixtureError.file == "x.peripheral.json"
+        }
+    }
 }
