@@ -372,4 +372,14 @@ struct BadCaptureTests {
             return fixtureError.kind == .valueOutOfRange && fixtureError.file == "x.peripheral.json"
         }
     }
+
+    @Test func anMTUExchangeThePeripheralAskedForCounts() throws {
+        var writer = Self.discovered()
+        writer.att([0x02, 0x40, 0x00], sent: false)  // the peripheral offers 64
+        writer.att([0x03, 0xB9, 0x00], sent: true)  // the central 185
+        let imported = try Self.load(writer)
+        #expect(imported.profile.preferredMTU == 64)
+        #expect(imported.scenario.centralPreferredMTU == 185)
+        #expect(imported.warnings.isEmpty)
+    }
 }

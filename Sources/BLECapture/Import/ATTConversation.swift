@@ -44,6 +44,7 @@ struct ATTConversation: Sendable {
     init(_ pdus: [TimedPDU]) {
         var outstanding: TimedPDU?
         var peripheralRequests = 0
+        var peripheralMTU: UInt16?
         var centralUpdates = 0
         for item in pdus {
             if item.fromCentral {
@@ -61,12 +62,19 @@ struct ATTConversation: Sendable {
                             packet: item.packet))
                 case .notification, .indication, .multipleNotification:
                     centralUpdates += 1
+                case .exchangeMTUResponse(let central) where peripheralMTU != nil:
+                    // The peripheral asked: the same exchange, the other way round.
+                    clientMTU = central
+                    serverMTU = peripheralMTU
+                    peripheralMTU = nil
                 default:
                     break  // confirmations, and responses to the peripheral's own requests
                 }
                 continue
             }
             switch item.pdu {
+            case .exchangeMTURequest(let mtu):
+                peripheralMTU = mtu
             case _ where item.pdu.isRequest:
                 peripheralRequests += 1
             case .notification(let handle, let value):
