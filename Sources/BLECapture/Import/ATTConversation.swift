@@ -113,6 +113,20 @@ struct ATTConversation: Sendable {
         return response.opcode == request.opcode + 1
     }
 
+    /// Whether a service group's handles are in order (and not 0); warns when not.
+    private mutating func wellFormed(_ group: ATTPDU.Group, opcode: UInt8, packet: Int) -> Bool {
+        guard group.handle == 0 || group.endHandle < group.handle else { return true }
+        warnings.append(
+            CaptureWarning(
+                .undecodableATT(
+                    .malformed(
+                        opcode: opcode,
+                        reason: "the service group 0x\(hex(group.handle))…0x\(hex(group.endHandle)) does not run "
+                            + "forwards from a valid handle; it was skipped")),
+                packet: packet))
+        return false
+    }
+
     private mutating func unanswered(_ request: TimedPDU) {
         warnings.append(CaptureWarning(.unansweredRequest(opcode: request.pdu.opcode), packet: request.packet))
     }
@@ -141,7 +155,9 @@ struct ATTConversation: Sendable {
             let isPrimary = type == CapturedGATT.primaryService
             guard isPrimary || type == CapturedGATT.secondaryService else { return }
             for group in groups {
-                guard let uuid = try? ATTPDU.uuid(group.value[...], opcode: 0x11) else { continue }
+                guard let uuid = try? ATTPDU.uuid(group.value[...], opcode: 0x11),
+                    wellFormed(group, opcode: 0x11, packet: response.packet)
+                else { continue }
                 gatt.services[group.handle] = CapturedGATT.Service(
                     handle: group.handle, endHandle: group.endHandle, uuid: uuid, isPrimary: isPrimary)
             }
@@ -150,7 +166,7 @@ struct ATTConversation: Sendable {
             guard type == 0x2800, case .findByTypeValueResponse(let groups) = response.pdu,
                 let uuid = try? ATTPDU.uuid(value[...], opcode: 0x06)
             else { return }
-            for group in groups {
+            for group in groups where wellFormed(group, opcode: 0x07, packet: response.packet) {
                 gatt.services[group.handle] = CapturedGATT.Service(
                     handle: group.handle, endHandle: group.endHandle, uuid: uuid, isPrimary: true)
             }
@@ -200,18 +216,33 @@ struct ATTConversation: Sendable {
             for entry in entries where entry.value.count == 4 || entry.value.count == 6 {
                 let value = entry.value
                 let uuid = value.count == 6 ? try? ATTPDU.uuid(value[4...], opcode: 0x09) : nil
+                let group = ATTPDU.Group(
+                    handle: UInt16(value[0]) | UInt16(value[1]) << 8,
+                    endHandle: UInt16(value[2]) | UInt16(value[3]) << 8)
+                guard wellFormed(group, opcode: 0x09, packet: response.packet) else { continue }
                 gatt.includes[entry.handle] = CapturedGATT.Include(
-                    declarationHandle: entry.handle, serviceHandle: UInt16(value[0]) | UInt16(value[1]) << 8,
-                    endHandle: UInt16(value[2]) | UInt16(value[3]) << 8, uuid: uuid)
+                    declarationHandle: entry.handle, serviceHandle: group.handle, endHandle: group.endHandle, uuid: uuid
+                )
             }
         case CapturedGATT.characteristic:
             noteDiscovery(request)
             for entry in entries where entry.value.count == 5 || entry.value.count == 19 {
                 let value = entry.value
                 guard let uuid = try? ATTPDU.uuid(value[3...], opcode: 0x09) else { continue }
+                let valueHandle = UInt16(value[1]) | UInt16(value[2]) << 8
+                guard entry.handle != 0, valueHandle > entry.handle else {
+                    warnings.append(
+                        CaptureWarning(
+                            .undecodableATT(
+                                .malformed(
+                                    opcode: 0x09,
+                                    reason: "the characteristic declared at 0x\(hex(entry.handle)) puts its value "
+                                        + "at 0x\(hex(valueHandle)), not after it; it was skipped")),
+                            packet: response.packet))
+                    continue
+                }
                 gatt.characteristics[entry.handle] = CapturedGATT.Characteristic(
-                    declarationHandle: entry.handle, valueHandle: UInt16(value[1]) | UInt16(value[2]) << 8,
-                    properties: value[0], uuid: uuid)
+                    declarationHandle: entry.handle, valueHandle: valueHandle, properties: value[0], uuid: uuid)
             }
         default:
             // Read Using Characteristic UUID: each handle's value was read.
