@@ -259,15 +259,45 @@ struct BadCaptureTests {
     }
 
     @Test func aSecondDeclarationOfAValueHandleIsLeftOut() throws {
-        var writer = Self.discovered()
-        writer.att([0x08, 0x03, 0x00, 0x04, 0x00, 0x03, 0x28], sent: true)
-        writer.att([0x09, 0x07, 0x04, 0x00, 0x02, 0x03, 0x00, 0x38, 0x2A], sent: false)
+        var writer = SnoopWriter()
+        writer.connected()
+        writer.att([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28], sent: true)
+        writer.att([0x11, 0x06, 0x01, 0x00, 0x08, 0x00, 0x0D, 0x18], sent: false)
+        writer.att([0x08, 0x01, 0x00, 0x08, 0x00, 0x03, 0x28], sent: true)
+        writer.att(
+            [0x09, 0x07, 0x02, 0x00, 0x02, 0x05, 0x00, 0x37, 0x2A, 0x04, 0x00, 0x02, 0x05, 0x00, 0x38, 0x2A],
+            sent: false)
         let imported = try Self.load(writer)
         #expect(imported.profile.services[0].characteristics.map(\.uuid) == ["2A37"])
         #expect(
             imported.warnings.map(\.kind) == [
                 .profileAdjusted(
-                    "two characteristic declarations name value handle 0x0003; the one at 0x0004 was left out")
+                    "two characteristic declarations name value handle 0x0005; the one at 0x0004 was left out")
+            ])
+    }
+
+    @Test func malformedDiscoveryResponsesAreSkipped() throws {
+        var writer = Self.discovered()
+        writer.att([0x08, 0x01, 0x00, 0x04, 0x00, 0x03, 0x28], sent: true)
+        writer.att([0x09, 0x07, 0x04, 0x00, 0x02, 0x03, 0x00, 0x38, 0x2A], sent: false)
+        writer.att([0x10, 0x05, 0x00, 0xFF, 0xFF, 0x00, 0x28], sent: true)
+        writer.att([0x11, 0x06, 0x09, 0x00, 0x06, 0x00, 0x0F, 0x18], sent: false)
+        let imported = try Self.load(writer)
+        #expect(imported.profile.services.map(\.uuid) == ["180D"])
+        #expect(
+            imported.warnings == [
+                CaptureWarning(
+                    .undecodableATT(
+                        .malformed(
+                            opcode: 0x09,
+                            reason: "the characteristic declared at 0x0004 puts its value at 0x0003, not after it; "
+                                + "it was skipped")), packet: 9),
+                CaptureWarning(
+                    .undecodableATT(
+                        .malformed(
+                            opcode: 0x11,
+                            reason: "the service group 0x0009…0x0006 does not run forwards from a valid handle; "
+                                + "it was skipped")), packet: 11),
             ])
     }
 
