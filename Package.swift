@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "BLEMockKit", targets: ["BLEMockKit"]),
         .library(name: "BLECoreBluetooth", targets: ["BLECoreBluetooth"]),
+        .library(name: "BLECapture", targets: ["BLECapture"]),
         .executable(name: "mockble", targets: ["mockble"]),
     ],
     targets: [
@@ -20,8 +21,10 @@ let package = Package(
         .target(name: "Transport", dependencies: ["BLECore"], swiftSettings: strictSettings),
         .target(name: "BLEMockKit", dependencies: ["BLECore", "Transport"], swiftSettings: strictSettings),
         .target(name: "BLECoreBluetooth", dependencies: ["BLECore"], swiftSettings: strictSettings),
+        .target(name: "BLECapture", dependencies: ["BLECore", "BLEMockKit"], swiftSettings: strictSettings),
         .target(
-            name: "MockbleCLI", dependencies: ["BLECore", "Transport", "BLEMockKit"], swiftSettings: strictSettings),
+            name: "MockbleCLI", dependencies: ["BLECore", "Transport", "BLEMockKit", "BLECapture"],
+            swiftSettings: strictSettings),
         .executableTarget(name: "mockble", dependencies: ["MockbleCLI"], swiftSettings: strictSettings),
         .testTarget(name: "BLECoreTests", dependencies: ["BLECore"], swiftSettings: strictSettings),
         .testTarget(
@@ -30,10 +33,14 @@ let package = Package(
         .testTarget(
             name: "TransportTests", dependencies: ["Transport", "BLECore", "BLEMockKit"], swiftSettings: strictSettings),
         .testTarget(
+            name: "BLECaptureTests", dependencies: ["BLECapture", "BLEMockKit", "BLECore"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "MockbleCLITests", dependencies: ["MockbleCLI", "BLEMockKit", "BLECore"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "BLEMockKitTests", dependencies: ["BLEMockKit", "BLECore", "Transport", "BLECoreBluetooth"],
+            name: "BLEMockKitTests",
+            dependencies: ["BLEMockKit", "BLECore", "Transport", "BLECoreBluetooth", "BLECapture"],
             swiftSettings: strictSettings),
     ],
     swiftLanguageModes: [.v6]

@@ -10,7 +10,7 @@ extension PeripheralProfile {
     /// A service of a profile (`services[i]`).
     public struct Service: Sendable, Hashable {
         /// The fields a service object may have.
-        public static let fields = ["uuid", "primary", "includedServices", "characteristics"]
+        public static let fields = ["uuid", "primary", "includedServices", "characteristics", "handle", "endHandle"]
 
         /// The service type.
         public var uuid: BluetoothUUID
@@ -20,16 +20,23 @@ extension PeripheralProfile {
         public var includedServices: [BluetoothUUID]
         /// The characteristics, in database order.
         public var characteristics: [Characteristic]
+        /// The handle of the service declaration on the device it was captured from
+        /// (`handle`), if known. For reference only: the simulation numbers its own attributes.
+        public var handle: UInt16?
+        /// The last handle of the service's group on that device (`endHandle`), if known.
+        public var endHandle: UInt16?
 
         /// Creates a service.
         public init(
             uuid: BluetoothUUID, isPrimary: Bool = true, includedServices: [BluetoothUUID] = [],
-            characteristics: [Characteristic] = []
+            characteristics: [Characteristic] = [], handle: UInt16? = nil, endHandle: UInt16? = nil
         ) {
             self.uuid = uuid
             self.isPrimary = isPrimary
             self.includedServices = includedServices
             self.characteristics = characteristics
+            self.handle = handle
+            self.endHandle = endHandle
         }
 
         /// The service as a peripheral manager publishes it.
@@ -43,7 +50,9 @@ extension PeripheralProfile {
     /// A characteristic of a profile (`services[i].characteristics[j]`).
     public struct Characteristic: Sendable, Hashable {
         /// The fields a characteristic object may have.
-        public static let fields = ["id", "uuid", "properties", "permissions", "value", "descriptors"]
+        public static let fields = [
+            "id", "uuid", "properties", "permissions", "value", "descriptors", "initialValue", "handle", "valueHandle",
+        ]
 
         /// The name scenario steps use for it (`id`), unique within the profile, if given.
         public var id: String?
@@ -58,11 +67,25 @@ extension PeripheralProfile {
         public var value: Data?
         /// Its descriptors (`descriptors`), in database order.
         public var descriptors: [GATTDescriptor]
+        /// The current value a dynamic characteristic starts with (`initialValue`): what
+        /// automatic request handling answers reads with until a write, an update or a
+        /// `setValue` step changes it. `nil` starts empty. A static characteristic has none.
+        public var initialValue: Data?
+        /// The handle of the characteristic declaration on the device it was captured from
+        /// (`handle`), if known. For reference only: the simulation numbers its own attributes.
+        public var handle: UInt16?
+        /// The handle of the characteristic value on that device (`valueHandle`), if known.
+        public var valueHandle: UInt16?
+        /// The handle each descriptor had on that device (a descriptor's `handle`), in the
+        /// order of ``descriptors``; empty when none is known, `nil` for one that is not.
+        public var descriptorHandles: [UInt16?]
 
         /// Creates a characteristic.
         public init(
             id: String? = nil, uuid: BluetoothUUID, properties: CharacteristicProperties,
-            permissions: AttributePermissions, value: Data? = nil, descriptors: [GATTDescriptor] = []
+            permissions: AttributePermissions, value: Data? = nil, descriptors: [GATTDescriptor] = [],
+            initialValue: Data? = nil, handle: UInt16? = nil, valueHandle: UInt16? = nil,
+            descriptorHandles: [UInt16?] = []
         ) {
             self.id = id
             self.uuid = uuid
@@ -70,6 +93,10 @@ extension PeripheralProfile {
             self.permissions = permissions
             self.value = value
             self.descriptors = descriptors
+            self.initialValue = initialValue
+            self.handle = handle
+            self.valueHandle = valueHandle
+            self.descriptorHandles = descriptorHandles
         }
 
         /// Whether the stack answers reads from the fixed ``value``.
@@ -89,8 +116,12 @@ extension PeripheralProfile {
         ]
     }
 
-    /// A descriptor object's fields (`descriptors[k]`): `uuid` and `value`.
-    public static let descriptorFields = ["uuid", "value"]
+    /// A descriptor object's fields (`descriptors[k]`): `uuid`, `value` and, for reference,
+    /// the `handle` it had on a captured device.
+    public static let descriptorFields = ["uuid", "value", "handle"]
+
+    /// The attribute handles a profile may record (`handle`, `endHandle`, `valueHandle`).
+    public static let handleRange = 1...0xFFFF
 
     /// An advertisement object's fields, one per `AdvertisementData` property.
     public static let advertisementFields = [

@@ -16,6 +16,13 @@ extension PeripheralProfile {
             let object = try FixtureObject(node, fields: Service.fields, example: #"{"uuid": "180D"}"#)
             let uuid = try FixtureObject.uuid(object.required("uuid", example: "\"180D\""))
             var service = Service(uuid: uuid, isPrimary: try object.bool("primary") ?? true)
+            service.handle = try handle(object, "handle")
+            service.endHandle = try handle(object, "endHandle")
+            if let start = service.handle, let end = service.endHandle, end < start, let node = object["endHandle"] {
+                throw FixtureError.outOfRange(
+                    node, what: "endHandle", value: "\(end)", range: "\(start)…65535",
+                    hint: "a service's group ends at or after its declaration's handle")
+            }
             for element in try object.array("includedServices", example: "[\"180F\"]") ?? [] {
                 let included = try FixtureObject.uuid(element)
                 guard services.contains(where: { $0.uuid == included }) else {
@@ -92,6 +99,7 @@ extension PeripheralProfile {
             value = bytes
         }
         var descriptors: [GATTDescriptor] = []
+        var descriptorHandles: [UInt16?] = []
         for element in try object.array("descriptors", example: #"[{"uuid": "2901", "value": {"utf8": "Name"}}]"#)
             ?? []
         {
@@ -106,10 +114,34 @@ extension PeripheralProfile {
             }
             let bytes = try attributeValue(descriptor.required("value", example: #"{"utf8": "Name"}"#))
             descriptors.append(GATTDescriptor(uuid: descriptorUUID, value: bytes))
+            descriptorHandles.append(try handle(descriptor, "handle"))
+        }
+        var initialValue: Data?
+        if let node = object["initialValue"] {
+            guard value == nil else {
+                throw FixtureError(
+                    .unknownField("initialValue"), at: node,
+                    message: "a characteristic with a static value has no initial value",
+                    fix: "remove \"initialValue\", or remove \"value\" to make the characteristic dynamic")
+            }
+            initialValue = try attributeValue(node)
+        }
+        let declarationHandle = try handle(object, "handle")
+        let valueHandle = try handle(object, "valueHandle")
+        if let declarationHandle, let valueHandle, valueHandle <= declarationHandle, let node = object["valueHandle"] {
+            throw FixtureError.outOfRange(
+                node, what: "valueHandle", value: "\(valueHandle)", range: "\(Int(declarationHandle) + 1)…65535",
+                hint: "the value follows its characteristic's declaration")
         }
         return Characteristic(
             id: id, uuid: uuid, properties: properties, permissions: permissions, value: value,
-            descriptors: descriptors)
+            descriptors: descriptors, initialValue: initialValue, handle: declarationHandle, valueHandle: valueHandle,
+            descriptorHandles: descriptorHandles.allSatisfy { $0 == nil } ? [] : descriptorHandles)
+    }
+
+    /// An optional attribute handle field (1…65535).
+    static func handle(_ object: FixtureObject, _ key: String) throws(FixtureError) -> UInt16? {
+        try object.integer(key, in: handleRange, hint: "an attribute handle").map { UInt16($0) }
     }
 
     /// An array of name strings (properties or permissions).

@@ -94,7 +94,8 @@ public struct PeripheralProfile: Sendable, Hashable {
 
     /// Creates a peripheral manager on `bridge` from the profile: the configuration is
     /// ``configuration(overriding:)`` of `configuration`; once it is powered on, it adds
-    /// the services in order and starts advertising the profile's advertisement.
+    /// the services in order (giving dynamic characteristics their `initialValue`) and starts
+    /// advertising the profile's advertisement.
     ///
     /// If adding a service or advertising fails, the manager is shut down and the error
     /// thrown (e.g. `APIMisuseError.notPoweredOn(operation:state:)` when `configuration`
@@ -108,7 +109,13 @@ public struct PeripheralProfile: Sendable, Hashable {
         do {
             var published: [LocalService] = []
             for service in services {
-                published.append(try await manager.add(service.gattService))
+                let local = try await manager.add(service.gattService)
+                for (characteristic, publishedCharacteristic) in zip(service.characteristics, local.characteristics) {
+                    if let initial = characteristic.initialValue {
+                        try await manager.setValue(initial, for: publishedCharacteristic)
+                    }
+                }
+                published.append(local)
             }
             try await manager.startAdvertising(advertisement ?? defaultAdvertisement)
             return LoadedPeripheral(manager: manager, profile: self, services: published)

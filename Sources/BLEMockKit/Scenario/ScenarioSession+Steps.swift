@@ -53,6 +53,8 @@ extension ScenarioSession {
         case .readRequest(let reference, let offset):
             record.value = try await bridge.readBlob(
                 central: central.identifier, characteristic: try await remote(reference), offset: offset)
+        case .setValue(let reference, let value):
+            try await peripheral.manager.setValue(value, for: local(reference))
         case .readRSSI:
             record.rssi = try await central.readRSSI(for: target)
         case .advance(let duration):

@@ -27,6 +27,7 @@ extension ScenarioStep {
         "inject": ["target", "char", "attError", "cbError", "neverAnswers", "times"],
         "fault": ["kind", "error", "role"],
         "disconnect": ["by"],
+        "setValue": ["char", "value"],
     ]
 
     /// Reads step `index` of a scenario.
@@ -136,6 +137,10 @@ extension ScenarioStep {
                 try Scenario.choice(node, among: Role.self, what: "side")
             }
             return .disconnect(by: side ?? .central)
+        case "setValue":
+            let reference = try characteristic()
+            let node = try object.required("value", example: #"{"hex": "01"}"#)
+            return .setValue(reference, value: try PeripheralProfile.attributeValue(node))
         default:
             throw FixtureError(.unknownOp(op), at: object.node, message: "unknown op \"\(op)\"", fix: "")
         }

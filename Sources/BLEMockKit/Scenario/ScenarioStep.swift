@@ -129,6 +129,9 @@ public struct ScenarioStep: Sendable, Hashable {
         case fault(FaultKind, role: Role, error: CoreBluetoothError.Code?)
         /// Ends the connection from one side.
         case disconnect(by: Role)
+        /// The peripheral sets a dynamic characteristic's current value (what reads get),
+        /// without notifying anyone.
+        case setValue(CharacteristicReference, value: Data)
 
         /// The op's name as the format writes it.
         public var name: String {
@@ -151,6 +154,7 @@ public struct ScenarioStep: Sendable, Hashable {
             case .inject: "inject"
             case .fault: "fault"
             case .disconnect: "disconnect"
+            case .setValue: "setValue"
             }
         }
 
@@ -158,6 +162,7 @@ public struct ScenarioStep: Sendable, Hashable {
         public static let names = [
             "powerOn", "setState", "scan", "stopScan", "connect", "discover", "read", "write", "subscribe",
             "unsubscribe", "notify", "indicate", "readRequest", "readRSSI", "advance", "inject", "fault", "disconnect",
+            "setValue",
         ]
     }
 }

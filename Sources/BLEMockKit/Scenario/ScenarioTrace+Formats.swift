@@ -61,6 +61,7 @@ extension ScenarioTrace {
         case .fault(let kind, _, _): "fault \(kind.rawValue)"
         case .disconnect(let side): "disconnect by \(side.rawValue)"
         case .inject(let injection): "inject \(injection.target.rawValue)"
+        case .setValue(let c, _): "setValue \(c)"
         default: operation.name
         }
     }

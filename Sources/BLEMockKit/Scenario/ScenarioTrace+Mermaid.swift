@@ -63,6 +63,9 @@ extension ScenarioTrace {
                 "Note over C: "
                     + escape("\(label(operation)) at \(time): \(details(record).isEmpty ? "done" : details(record))")
             ]
+        case .setValue(_, let value):
+            let text = "\(label(operation)) \(value.isEmpty ? "empty" : FixtureBytes.hexString(value)) at \(time)"
+            return ["Note over P: " + escape(result.map { "\(text) failed: \($0)" } ?? text)]
         case .powerOn(.peripheral), .setState(_, .peripheral):
             return ["Note over P: " + escape("\(label(operation)) at \(time): \(details(record))")]
         case .advance, .inject, .fault:

@@ -27,7 +27,8 @@ struct FixtureErrorTests {
         Case(
             json: FixtureTestSupport.withCharacteristic(#"{"uuid": "2A37", "propertys": [], "permissions": []}"#),
             kind: .unknownField("propertys"), line: 2, column: 18, path: characteristic + ".propertys",
-            fix: #"did you mean "properties"? use one of id, uuid, properties, permissions, value, descriptors"#),
+            fix: #"did you mean "properties"? use one of id, uuid, properties, permissions, value, descriptors, "#
+                + "initialValue, handle, valueHandle"),
         Case(
             json: FixtureTestSupport.withCharacteristic(#"{"properties": [], "permissions": []}"#),
             kind: .missingField("uuid"), line: 2, column: 1, path: characteristic, fix: #"add it, e.g. "uuid": "2A37""#),

@@ -1,0 +1,95 @@
+import BLECore
+import BLEMockKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What ``CaptureImporter`` made of a capture: a peripheral profile, a scenario that replays
+/// the followed connection, and the warnings about what it skipped.
+public struct CaptureImport: Sendable {
+    /// The name the outputs carry (the capture's file name without its extension).
+    public var name: String
+    /// The device the followed connection went to.
+    public var peer: BluetoothAddress
+    /// The followed connection's handle.
+    public var connectionHandle: UInt16
+    /// Whether the capturing device was the central of the connection.
+    public var isLocalCentral: Bool
+    /// The peripheral, as a profile.
+    public var profile: PeripheralProfile
+    /// The scenario, with the profile inline, ready for `ScenarioRunner`.
+    public var scenario: Scenario
+    /// What was skipped or adjusted, in capture order.
+    public var warnings: [CaptureWarning]
+    /// The profile as the JSON ``profileFileName`` holds.
+    public var profileJSON: String
+
+    private var scenarioHeader: [JSONValue.Member]
+    private var steps: [JSONValue]
+
+    init(
+        name: String, peer: BluetoothAddress, connectionHandle: UInt16, isLocalCentral: Bool, profileValue: JSONValue,
+        scenarioHeader: [JSONValue.Member], steps: [JSONValue], warnings: [CaptureWarning]
+    ) throws(CaptureImportError) {
+        self.name = name
+        self.peer = peer
+        self.connectionHandle = connectionHandle
+        self.isLocalCentral = isLocalCentral
+        self.scenarioHeader = scenarioHeader
+        self.steps = steps
+        self.warnings = warnings
+        profileJSON = profileValue.text
+        let inline = JSONValue.object(
+            scenarioHeader + [.init(key: "peripheral", value: profileValue), .init(key: "steps", value: .array(steps))])
+        do throws(FixtureError) {
+            profile = try PeripheralProfile(json: Data(profileJSON.utf8), file: "\(name).peripheral.json")
+            scenario = try Scenario(json: Data(inline.text.utf8), file: "\(name).scenario.json")
+        } catch {
+            throw .invalidOutput(error)
+        }
+    }
+
+    /// The profile's file name: `NAME.peripheral.json`.
+    public var profileFileName: String { "\(name).peripheral.json" }
+
+    /// The scenario's file name: `NAME.scenario.json`.
+    public var scenarioFileName: String { "\(name).scenario.json" }
+
+    /// The scenario as JSON whose `peripheral` is `peripheralPath` (relative to the
+    /// scenario's directory; ``profileFileName`` by default).
+    public func scenarioJSON(peripheralPath: String? = nil) -> String {
+        JSONValue.object(
+            scenarioHeader + [
+                .init(key: "peripheral", value: .string(peripheralPath ?? profileFileName)),
+                .init(key: "steps", value: .array(steps)),
+            ]
+        ).text
+    }
+
+    /// Writes ``profileFileName`` and ``scenarioFileName`` into `directory` (creating it),
+    /// replacing files of those names.
+    ///
+    /// - Returns: the two files' URLs.
+    /// - Throws: ``CaptureImportError/unwritableOutput(_:)`` naming the path that could not be written.
+    @discardableResult
+    public func write(to directory: URL) throws(CaptureImportError) -> (profile: URL, scenario: URL) {
+        let profileURL = directory.appendingPathComponent(profileFileName)
+        let scenarioURL = directory.appendingPathComponent(scenarioFileName)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .unwritableOutput(directory.path)
+        }
+        for (url, text) in [(profileURL, profileJSON), (scenarioURL, scenarioJSON())] {
+            do {
+                try Data(text.utf8).write(to: url)
+            } catch {
+                throw .unwritableOutput(url.path)
+            }
+        }
+        return (profileURL, scenarioURL)
+    }
+}

@@ -1,0 +1,131 @@
+import BLECore
+import BLEMockKit
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Turns a btsnoop capture of a real Bluetooth LE conversation into a peripheral profile and
+/// a scenario that replays it — what `mockble import` does.
+///
+/// The importer follows one LE connection (the only one, or the one to ``peer``): it rebuilds
+/// the GATT database from the discovery the capture shows, keeps the values that were read,
+/// the advertisement and the MTUs, and writes the peripheral's side of the conversation as
+/// scenario steps — reads with the values they got, writes, subscriptions, notifications and
+/// indications with their payloads and times, ATT errors injected where the peripheral
+/// answered with one.
+///
+/// ```swift
+/// let imported = try CaptureImporter().importCapture(contentsOf: captureURL)
+/// let trace = await ScenarioRunner(imported.scenario).run()
+/// #expect(trace.passed)
+/// ```
+///
+/// A damaged or partial capture still imports what can be trusted; ``CaptureImport/warnings``
+/// lists what was skipped. Only a capture with nothing to import fails, with a
+/// ``CaptureImportError``.
+public struct CaptureImporter: Sendable {
+    /// The device whose connection to follow; `nil` follows the first LE connection.
+    public var peer: BluetoothAddress?
+
+    /// Creates an importer that follows the connection to `peer` (or the first one).
+    public init(peer: BluetoothAddress? = nil) {
+        self.peer = peer
+    }
+
+    /// Imports a capture file; the outputs are named after it (without its extension).
+    ///
+    /// - Throws: ``CaptureImportError/missingFile(_:)`` or
+    ///   ``CaptureImportError/unreadableFile(_:)``, or any error of
+    ///   ``importCapture(bytes:name:)``.
+    public func importCapture(contentsOf url: URL) throws(CaptureImportError) -> CaptureImport {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw FileManager.default.fileExists(atPath: url.path) ? .unreadableFile(url.path) : .missingFile(url.path)
+        }
+        return try importCapture(bytes: Array(data), name: url.deletingPathExtension().lastPathComponent)
+    }
+
+    /// Imports a capture from its bytes.
+    ///
+    /// - Parameters:
+    ///   - bytes: the btsnoop file.
+    ///   - name: the scenario's name, and the stem of the output files' names.
+    /// - Throws: ``CaptureImportError/notACapture(_:)`` when the bytes are not btsnoop,
+    ///   ``CaptureImportError/unsupportedDatalink(_:)`` for a datalink other than H1, H4 or
+    ///   the Linux monitor, ``CaptureImportError/noConnection(advertisers:)`` when no LE
+    ///   connection was captured, ``CaptureImportError/peerNotFound(_:connected:)`` when
+    ///   none goes to ``peer``.
+    public func importCapture(bytes: [UInt8], name: String) throws(CaptureImportError) -> CaptureImport {
+        let file: BTSnoopFile
+        do throws(BTSnoopError) {
+            file = try BTSnoopFile(bytes: bytes)
+        } catch {
+            throw .notACapture(error)
+        }
+        guard file.datalink.isSupported else { throw .unsupportedDatalink(file.datalink) }
+        let scan = CaptureScan(file)
+        let connection = try choose(from: scan)
+        var warnings = scan.warnings + connection.warnings
+        if connection.hiddenWhileEncrypted > 0 {
+            warnings.append(CaptureWarning(.encryptedTraffic(hiddenPackets: connection.hiddenWhileEncrypted)))
+        }
+        for other in scan.connections where other.start != connection.start || other.handle != connection.handle {
+            warnings.append(
+                CaptureWarning(
+                    other.peer == connection.peer
+                        ? .laterConnection(peer: other.peer, handle: other.handle)
+                        : .otherConnection(peer: other.peer, handle: other.handle)))
+        }
+        let conversation = ATTConversation(connection.pdus)
+        let profile = ProfileBuilder(conversation: conversation, advertising: scan.advertising[connection.peer])
+        var mtuWarnings: [CaptureWarning] = []
+        let centralMTU = conversation.clientMTU.map {
+            ProfileBuilder.clampMTU(Int($0), side: "central", warnings: &mtuWarnings)
+        }
+        var unused: [CaptureWarning] = []  // the profile builder warned about the peripheral's
+        let serverMTU = conversation.serverMTU.map {
+            ProfileBuilder.clampMTU(Int($0), side: "peripheral", warnings: &unused)
+        }
+        let linkMTU = min(centralMTU ?? 23, serverMTU ?? 517)
+        let steps = ScenarioBuilder(
+            connection: connection, conversation: conversation, profile: profile, linkMTU: linkMTU)
+        warnings += conversation.warnings + profile.warnings + mtuWarnings + steps.warnings
+        let ordered = warnings.enumerated().sorted {
+            ($0.element.packet ?? .max, $0.offset) < ($1.element.packet ?? .max, $1.offset)
+        }
+        let role = connection.isLocalCentral ? "the central" : "the peripheral"
+        let description =
+            "Imported from \(name) by mockble import: the connection to \(connection.peer) (handle "
+            + "0x\(hex(connection.handle)); the capturing device was \(role)). Times count from the connection."
+        let header: [JSONValue.Member] = [
+            .init(key: "name", value: .string(name)),
+            .init(key: "description", value: .string(description)),
+            .init(key: "mode", value: .string("fast")),
+            .init(key: "central", value: .object(["preferredMTU": .int(centralMTU ?? 23)])),
+        ]
+        return try CaptureImport(
+            name: name, peer: connection.peer, connectionHandle: connection.handle,
+            isLocalCentral: connection.isLocalCentral, profileValue: profile.profile, scenarioHeader: header,
+            steps: steps.steps, warnings: ordered.map(\.element))
+    }
+
+    /// The connection to follow.
+    private func choose(from scan: CaptureScan) throws(CaptureImportError) -> ConnectionLog {
+        let connected = Array(Set(scan.connections.map(\.peer))).sorted()
+        if let peer {
+            guard let match = scan.connections.first(where: { $0.peer == peer }) else {
+                throw .peerNotFound(peer, connected: connected)
+            }
+            return match
+        }
+        guard let first = scan.connections.first else {
+            throw .noConnection(advertisers: scan.advertising.keys.sorted())
+        }
+        return first
+    }
+}

@@ -1,0 +1,47 @@
+import BLEMockKit
+
+/// Why a capture could not be imported at all (`mockble import` exits with status 2).
+public enum CaptureImportError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file does not exist.
+    case missingFile(String)
+    /// The file exists but could not be read.
+    case unreadableFile(String)
+    /// The bytes are not a usable btsnoop file.
+    case notACapture(BTSnoopError)
+    /// The file's datalink frames packets in a way this reader does not decode.
+    case unsupportedDatalink(BTSnoopDatalink)
+    /// A `--peer` value is not a Bluetooth address.
+    case invalidPeerAddress(String)
+    /// The capture has no LE connection; `advertisers` lists the devices it heard advertising.
+    case noConnection(advertisers: [BluetoothAddress])
+    /// No connection of the capture goes to the requested peer; `connected` lists those that do exist.
+    case peerNotFound(BluetoothAddress, connected: [BluetoothAddress])
+    /// The importer produced a document the fixture format rejects (a bug in the importer).
+    case invalidOutput(FixtureError)
+    /// An output file or its directory could not be written; the payload is its path.
+    case unwritableOutput(String)
+
+    public var description: String {
+        switch self {
+        case .missingFile(let path): "no such file: \(path)"
+        case .unreadableFile(let path): "cannot read \(path) (check its permissions)"
+        case .notACapture(let error): error.description
+        case .unsupportedDatalink(let datalink):
+            "the capture's datalink is \(datalink), which this importer does not decode; "
+                + "save it as H4 (1002), H1 (1001) or the Linux monitor format (2001)"
+        case .invalidPeerAddress(let text):
+            "\"\(text)\" is not a Bluetooth address; write it as six hex bytes, e.g. F1:E2:D3:C4:B5:A6"
+        case .noConnection(let advertisers):
+            "the capture has no LE connection, so there is no GATT traffic to import"
+                + (advertisers.isEmpty
+                    ? "" : " (it heard " + advertisers.map(\.description).joined(separator: ", ") + " advertising)")
+                + "; capture a connection to the device"
+        case .peerNotFound(let peer, let connected):
+            "the capture has no connection to \(peer)"
+                + (connected.isEmpty
+                    ? "" : "; it has connections to " + connected.map(\.description).joined(separator: ", "))
+        case .invalidOutput(let error): "the importer wrote an invalid document (please report this): \(error)"
+        case .unwritableOutput(let path): "cannot write \(path) (check the directory and its permissions)"
+        }
+    }
+}

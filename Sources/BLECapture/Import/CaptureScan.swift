@@ -1,0 +1,214 @@
+import BLECore
+
+/// An ATT PDU of a followed connection, with when and which way it went.
+struct TimedPDU: Sendable, Hashable {
+    /// The record's timestamp, in microseconds.
+    var time: Int64
+    /// The 1-based packet number of the record that completed it.
+    var packet: Int
+    /// Whether the central sent it (else the peripheral did).
+    var fromCentral: Bool
+    var pdu: ATTPDU
+}
+
+/// One LE connection as the capture shows it.
+struct ConnectionLog: Sendable {
+    var handle: UInt16
+    var peer: BluetoothAddress
+    var isLocalCentral: Bool
+    /// When the connection completed, in microseconds.
+    var start: Int64
+    /// When and why it ended, if the capture shows it.
+    var end: Int64?
+    var disconnectReason: UInt8?
+    /// Whether the capturing host asked for the disconnection.
+    var disconnectedLocally = false
+    var isEncrypted = false
+    var pdus: [TimedPDU] = []
+    /// Warnings about this connection's data.
+    var warnings: [CaptureWarning] = []
+    /// Data packets that could not be read while the link was encrypted.
+    var hiddenWhileEncrypted = 0
+
+    /// Whether a packet that went `direction` was sent by the central.
+    func isFromCentral(_ direction: HCIPacket.Direction) -> Bool {
+        (direction == .hostToController) == isLocalCentral
+    }
+}
+
+/// What the advertising reports of one device showed.
+struct AdvertisingLog: Sendable {
+    var advertisement = AdvertisementData()
+    var rssi: Int?
+    var problems: [AdvertisingDataParser.Problem] = []
+}
+
+/// One pass over a capture's records: the LE connections with their ATT PDUs, what each
+/// advertiser sent, and what could not be read.
+struct CaptureScan: Sendable {
+    var connections: [ConnectionLog] = []
+    var advertising: [BluetoothAddress: AdvertisingLog] = [:]
+    /// Warnings not tied to one connection.
+    var warnings: [CaptureWarning] = []
+
+    private var open: [UInt16: Int] = [:]
+    private var reassembler = L2CAPReassembler()
+    private var drops: UInt32 = 0
+    private var unknownHandles: Set<UInt16> = []
+
+    init(_ file: BTSnoopFile) {
+        warnings = file.problems.map { CaptureWarning(.file($0)) }
+        for record in file.records { read(record, datalink: file.datalink) }
+        for problem in reassembler.abandon() { warn(.fragmentsLost(problem), handle: problem.handle, packet: nil) }
+    }
+
+    private mutating func read(_ record: BTSnoopRecord, datalink: BTSnoopDatalink) {
+        let packet = record.index + 1
+        if record.cumulativeDrops > drops {
+            warnings.append(CaptureWarning(.packetsDropped(count: Int(record.cumulativeDrops - drops)), packet: packet))
+            drops = record.cumulativeDrops
+            for problem in reassembler.abandon() {
+                warn(.fragmentsLost(problem), handle: problem.handle, packet: packet)
+            }
+        }
+        let decoded: HCIPacket
+        do throws(HCIDecodingError) {
+            decoded = try HCIPacket.decode(record, datalink: datalink)
+        } catch {
+            if record.isTruncated {
+                truncated(record, handle: nil)
+            } else {
+                warnings.append(CaptureWarning(.undecodableRecord(error), packet: packet))
+            }
+            return
+        }
+        switch decoded {
+        case .command(let opcode, let parameters):
+            // HCI_Disconnect: the capturing host ends a connection.
+            if opcode == 0x0406, parameters.count >= 2 {
+                let handle = (UInt16(parameters[0]) | UInt16(parameters[1]) << 8) & 0x0FFF
+                if let index = open[handle] { connections[index].disconnectedLocally = true }
+            }
+        case .event(let code, let parameters):
+            event(code: code, parameters: parameters, record: record)
+        case .acl(let fragment, let direction):
+            if record.isTruncated {
+                truncated(record, handle: fragment.handle)
+                return
+            }
+            data(fragment, direction: direction, record: record)
+        case .audio, .monitorNote:
+            break
+        }
+    }
+
+    private mutating func event(code: UInt8, parameters: [UInt8], record: BTSnoopRecord) {
+        let packet = record.index + 1
+        let event: HCIEvent
+        do throws(HCIDecodingError) {
+            event = try HCIEvent.decode(code: code, parameters: parameters)
+        } catch {
+            warnings.append(CaptureWarning(.undecodableEvent(error), packet: packet))
+            return
+        }
+        switch event {
+        case .leConnectionComplete(let connection) where connection.status == 0:
+            open[connection.handle] = connections.count
+            connections.append(
+                ConnectionLog(
+                    handle: connection.handle, peer: connection.peerAddress, isLocalCentral: connection.isLocalCentral,
+                    start: record.timestamp))
+        case .leAdvertisingReports(let reports):
+            for report in reports {
+                var log = advertising[report.address] ?? AdvertisingLog()
+                if let problem = AdvertisingDataParser.merge(report.data, into: &log.advertisement) {
+                    log.problems.append(problem)
+                }
+                if !report.isScanResponse { log.advertisement.isConnectable = report.isConnectable }
+                if let rssi = report.rssi { log.rssi = rssi }
+                advertising[report.address] = log
+            }
+        case .disconnectionComplete(let status, let handle, let reason) where status == 0:
+            guard let index = open.removeValue(forKey: handle) else { return }
+            connections[index].end = record.timestamp
+            connections[index].disconnectReason = reason
+            for problem in reassembler.abandon(handle: handle) {
+                connections[index].warnings.append(CaptureWarning(.fragmentsLost(problem), packet: packet))
+            }
+        case .encryptionChange(let status, let handle, let isEnabled) where status == 0:
+            if let index = open[handle] { connections[index].isEncrypted = isEnabled }
+        default:
+            break
+        }
+    }
+
+    private mutating func data(_ fragment: ACLFragment, direction: HCIPacket.Direction, record: BTSnoopRecord) {
+        let packet = record.index + 1
+        guard let index = open[fragment.handle] else {
+            if unknownHandles.insert(fragment.handle).inserted {
+                warnings.append(CaptureWarning(.unknownHandle(fragment.handle), packet: packet))
+            }
+            return
+        }
+        for output in reassembler.append(fragment, direction: direction) {
+            switch output {
+            case .problem(let problem):
+                if connections[index].isEncrypted {
+                    connections[index].hiddenWhileEncrypted += 1
+                } else {
+                    connections[index].warnings.append(CaptureWarning(.fragmentsLost(problem), packet: packet))
+                }
+            case .frame(let frame) where frame.channel == L2CAPFrame.attChannel:
+                do throws(ATTDecodingError) {
+                    let pdu = try ATTPDU(bytes: frame.payload)
+                    connections[index].pdus.append(
+                        TimedPDU(
+                            time: record.timestamp, packet: packet,
+                            fromCentral: connections[index].isFromCentral(direction), pdu: pdu))
+                } catch {
+                    if connections[index].isEncrypted {
+                        connections[index].hiddenWhileEncrypted += 1
+                    } else {
+                        connections[index].warnings.append(CaptureWarning(.undecodableATT(error), packet: packet))
+                    }
+                }
+            case .frame:
+                break
+            }
+        }
+    }
+
+    /// A record that kept only part of its packet.
+    private mutating func truncated(_ record: BTSnoopRecord, handle: UInt16?) {
+        let warning = CaptureWarning(
+            .truncatedPacket(kept: record.data.count, original: record.originalLength), packet: record.index + 1)
+        guard let handle, let index = open[handle] else {
+            warnings.append(warning)
+            return
+        }
+        if connections[index].isEncrypted {
+            connections[index].hiddenWhileEncrypted += 1
+        } else {
+            connections[index].warnings.append(warning)
+        }
+    }
+
+    private mutating func warn(_ kind: CaptureWarning.Kind, handle: UInt16, packet: Int?) {
+        if let index = open[handle] ?? connections.lastIndex(where: { $0.handle == handle }) {
+            connections[index].warnings.append(CaptureWarning(kind, packet: packet))
+        } else {
+            warnings.append(CaptureWarning(kind, packet: packet))
+        }
+    }
+}
+
+extension L2CAPReassembler.Problem {
+    /// The connection handle the problem is on.
+    var handle: UInt16 {
+        switch self {
+        case .continuationWithoutStart(let handle, _, _), .interrupted(let handle, _, _, _),
+            .overrun(let handle, _, _, _), .abandoned(let handle, _, _, _):
+            handle
+        }
+    }
+}

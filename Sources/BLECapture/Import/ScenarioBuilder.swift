@@ -1,0 +1,238 @@
+import BLECore
+import BLEMockKit
+
+/// Builds the scenario that replays a connection: scan, connect, discover, then what the
+/// central did and the peripheral sent, in order, with `advance` steps keeping the captured
+/// gaps (in fast mode nothing else takes time, so each step's trace time is its time in the
+/// capture, counted from the connection). Reads expect the values the peripheral gave, ATT
+/// errors are injected before the operation that got them, and notifications expect their
+/// payloads.
+struct ScenarioBuilder {
+    let connection: ConnectionLog
+    let profile: ProfileBuilder
+    private(set) var steps: [JSONValue] = []
+    private(set) var warnings: [CaptureWarning] = []
+
+    /// Microseconds since the connection that the steps so far account for.
+    private var now: Int64 = 0
+    /// The current value of each dynamic characteristic in the simulation, by value handle.
+    private var current: [UInt16: [UInt8]] = [:]
+    private var subscribed: Set<UInt16> = []
+    private var subscribeAdded: Set<UInt16> = []
+    private var stackOperations = 0
+    /// The longest notification, indication or write without response the replayed link carries.
+    private let updateLimit: Int
+
+    init(connection: ConnectionLog, conversation: ATTConversation, profile: ProfileBuilder, linkMTU: Int) {
+        self.connection = connection
+        self.profile = profile
+        updateLimit = linkMTU - 3
+        for (handle, entry) in profile.entries where !entry.isStatic { current[handle] = entry.initialValue }
+        steps.append(.object(["op": .string("scan"), "expect": .object(["ok": .bool(true)])]))
+        steps.append(
+            .object(["op": .string("connect"), "expect": .object(["ok": .bool(true), "mtu": .int(linkMTU)])]))
+        let firstOperation = conversation.operations.first?.time
+        if let time = conversation.discoveryTime ?? firstOperation {
+            advance(to: min(time, firstOperation ?? time))
+            steps.append(
+                .object([
+                    "op": .string("discover"),
+                    "expect": .object(["ok": .bool(true), "discovered": profile.discovered]),
+                ]))
+        }
+        for timed in conversation.operations { add(timed) }
+        if stackOperations > 0 {
+            warnings.append(
+                CaptureWarning(
+                    .notReplayed(
+                        "\(stackOperations) operation(s) on the GAP and GATT services are not replayed (the simulated "
+                            + "stack provides those services)")))
+        }
+        if let end = connection.end { disconnect(at: end) }
+    }
+
+    /// Adds an `advance` step up to `time` (microseconds, capture clock), if time passed.
+    private mutating func advance(to time: Int64) {
+        let offset = time - connection.start
+        guard offset > now else { return }
+        steps.append(
+            .object(["op": .string("advance"), "by": .string(FixtureDuration.string(.microseconds(offset - now)))]))
+        now = offset
+    }
+
+    private mutating func add(_ timed: TimedOperation) {
+        let handle: UInt16
+        switch timed.operation {
+        case .read(let h, _), .write(let h, _, _, _), .update(let h, _, _): handle = h
+        }
+        if profile.omittedRanges.contains(where: { $0.contains(handle) }) {
+            stackOperations += 1
+            return
+        }
+        if let entry = profile.entries[handle] {
+            if let service = entry.secondaryService {
+                return skip(
+                    "\(timed.operation.phrase) of \(entry.id) in secondary service \(service) (which a scenario's "
+                        + "discover step does not reach)", timed.packet)
+            }
+            advance(to: timed.time)
+            characteristic(timed, entry: entry, handle: handle)
+            return
+        }
+        if let (characteristic, descriptor) = profile.gatt.descriptor(at: handle),
+            let entry = profile.entries[characteristic.valueHandle], entry.secondaryService == nil
+        {
+            if case .write(_, let value, true, let error) = timed.operation,
+                descriptor.uuid == .clientCharacteristicConfiguration
+            {
+                advance(to: timed.time)
+                configure(
+                    entry: entry, handle: characteristic.valueHandle, value: value, error: error, packet: timed.packet)
+                return
+            }
+            if case .read(_, .success) = timed.operation { return }  // its value is in the profile
+            skip("\(timed.operation.phrase) of descriptor \(descriptor.uuid) at 0x\(hex(handle))", timed.packet)
+            return
+        }
+        if case .read(_, .success) = timed.operation,
+            profile.gatt.includes.values.contains(where: { $0.serviceHandle == handle })
+        {
+            return  // the UUID of an included 128-bit service
+        }
+        skip(
+            "\(timed.operation.phrase) of handle 0x\(hex(handle)), which the capture's discovery did not describe,",
+            timed.packet)
+    }
+
+    private mutating func skip(_ what: String, _ packet: Int) {
+        warnings.append(CaptureWarning(.notReplayed(what + " is not replayed"), packet: packet))
+    }
+
+    private mutating func characteristic(_ timed: TimedOperation, entry: ProfileBuilder.Entry, handle: UInt16) {
+        let char = JSONValue.string(entry.id)
+        let limit = PeripheralProfile.maximumAttributeLength
+        switch timed.operation {
+        case .read(_, .success(let value)) where value.count > limit,
+            .write(_, let value, true, _) where value.count > limit:
+            return skip(
+                "\(timed.operation.phrase) of \(value.count) bytes of \(entry.id) (attribute values hold at most "
+                    + "\(limit))", timed.packet)
+        case .write(_, let value, false, _) where value.count > updateLimit,
+            .update(_, let value, _) where value.count > updateLimit:
+            return skip(
+                "\(timed.operation.phrase) of \(value.count) bytes of \(entry.id) (more than the replayed link's "
+                    + "ATT_MTU − 3 = \(updateLimit) bytes)", timed.packet)
+        case .read(_, .success(let value)):
+            guard entry.properties.contains(.read) else {
+                return skip("a successful read of \(entry.id), which does not declare the read property,", timed.packet)
+            }
+            if !entry.isStatic, current[handle] != value {
+                steps.append(.object(["op": .string("setValue"), "char": char, "value": .bytes(value)]))
+                current[handle] = value
+            }
+            steps.append(
+                .object([
+                    "op": .string("read"), "char": char,
+                    "expect": .object(["ok": .bool(true), "value": .string(FixtureBytes.hexString(value))]),
+                ]))
+        case .read(_, .failure(let failure)):
+            injectAndRun(
+                target: "read", op: .object(["op": .string("read"), "char": char]), code: failure.code, char: char)
+        case .write(_, let value, let withResponse, let error):
+            let op: JSONValue = .object([
+                "op": .string("write"), "char": char, "value": .bytes(value), "withResponse": .bool(withResponse),
+            ])
+            if let error { return injectAndRun(target: "write", op: op, code: error, char: char) }
+            let property: CharacteristicProperties = withResponse ? .write : .writeWithoutResponse
+            guard entry.properties.contains(property) else {
+                return skip(
+                    "a successful write \(withResponse ? "with" : "without") response to \(entry.id), which does "
+                        + "not declare \(property.names[0]),", timed.packet)
+            }
+            steps.append(op.adding("expect", .object(["ok": .bool(true)])))
+            current[handle] = Array(value.prefix(PeripheralProfile.maximumAttributeLength))
+        case .update(_, let value, let isIndication):
+            guard entry.properties.supportsSubscription else {
+                return skip("an update of \(entry.id), which neither notifies nor indicates,", timed.packet)
+            }
+            if !subscribed.contains(handle) {
+                steps.append(
+                    .object(["op": .string("subscribe"), "char": char, "expect": .object(["ok": .bool(true)])]))
+                subscribed.insert(handle)
+                if subscribeAdded.insert(handle).inserted {
+                    warnings.append(
+                        CaptureWarning(
+                            .notReplayed(
+                                "\(entry.id) sent updates without a subscription the capture showed; the scenario "
+                                    + "subscribes first"), packet: timed.packet))
+                }
+            }
+            steps.append(
+                .object([
+                    "op": .string(isIndication ? "indicate" : "notify"), "char": char, "value": .bytes(value),
+                    "expect": .object(["ok": .bool(true), "received": .array([.string(FixtureBytes.hexString(value))])]
+                    ),
+                ]))
+            current[handle] = Array(value.prefix(PeripheralProfile.maximumAttributeLength))
+        }
+    }
+
+    /// A write of a Client Characteristic Configuration descriptor: subscribe or unsubscribe.
+    private mutating func configure(
+        entry: ProfileBuilder.Entry, handle: UInt16, value: [UInt8], error: UInt8?, packet: Int
+    ) {
+        guard entry.properties.supportsSubscription else {
+            return skip("a subscription to \(entry.id), which neither notifies nor indicates,", packet)
+        }
+        let enable = value.contains { $0 != 0 }
+        let op: JSONValue = .object(["op": .string(enable ? "subscribe" : "unsubscribe"), "char": .string(entry.id)])
+        if let error {
+            injectAndRun(target: "subscribe", op: op, code: error, char: .string(entry.id))
+            return
+        }
+        steps.append(op.adding("expect", .object(["ok": .bool(true)])))
+        if enable { subscribed.insert(handle) } else { subscribed.remove(handle) }
+    }
+
+    /// Injects ATT error `code` for the next `target` operation on `char`, then runs `op`
+    /// expecting that error.
+    private mutating func injectAndRun(target: String, op: JSONValue, code: UInt8, char: JSONValue) {
+        steps.append(
+            .object(["op": .string("inject"), "target": .string(target), "char": char, "attError": .int(Int(code))]))
+        steps.append(op.adding("expect", .object(["ok": .bool(false), "attError": .int(Int(code))])))
+    }
+
+    /// The end of the connection: asked for by one side, or lost (supervision timeout).
+    private mutating func disconnect(at time: Int64) {
+        advance(to: time)
+        if connection.disconnectReason == 0x08 {
+            steps.append(.object(["op": .string("fault"), "kind": .string("disconnect")]))
+            return
+        }
+        let byCentral = connection.disconnectedLocally == connection.isLocalCentral
+        steps.append(
+            .object([
+                "op": .string("disconnect"), "by": .string(byCentral ? "central" : "peripheral"),
+                "expect": .object(["ok": .bool(true)]),
+            ]))
+    }
+}
+
+extension CapturedOperation {
+    /// `a read`, `a write` or `an update`, for messages.
+    var phrase: String {
+        switch self {
+        case .read: "a read"
+        case .write: "a write"
+        case .update: "an update"
+        }
+    }
+}
+
+extension JSONValue {
+    /// An object with one more member at the end (other values are returned unchanged).
+    func adding(_ key: String, _ value: JSONValue) -> JSONValue {
+        guard case .object(let members) = self else { return self }
+        return .object(members + [Member(key: key, value: value)])
+    }
+}

@@ -1,0 +1,95 @@
+import BLECapture
+import Foundation
+
+extension Subcommand {
+    /// `mockble import`: turns a btsnoop capture into a peripheral profile and a scenario.
+    public static let `import` = Subcommand(
+        name: "import", summary: "Turn a btsnoop capture into a peripheral profile and a replay scenario.",
+        help: """
+            Usage: mockble import CAPTURE [--peer ADDRESS] [--out DIR]
+
+            Reads a btsnoop capture (H4, H1 or Linux monitor datalink: Android's
+            btsnoop_hci.log, btmon -w, bumble's snooper), follows one LE connection — the only
+            one, or the one to ADDRESS — and writes into DIR:
+
+              NAME.peripheral.json  the peripheral: its GATT database rebuilt from the
+                                    discovery the capture shows (with the handles it had),
+                                    the values read, its advertisement and MTU
+              NAME.scenario.json    a fast-mode scenario replaying the connection: reads with
+                                    their values, writes, subscriptions, notifications and
+                                    indications at their captured times, ATT errors injected
+                                    where the peripheral answered with one
+
+            NAME is the capture's file name without its extension. Check the outputs with
+            mockble validate and replay them with mockble run NAME.scenario.json.
+
+            What the capture does not show for certain (lost or truncated packets, an
+            encrypted link, other connections, operations a scenario cannot express) is left
+            out and listed as warnings on standard error.
+
+            Options:
+              --peer ADDRESS  Follow the connection to ADDRESS (e.g. F1:E2:D3:C4:B5:A6).
+              --out DIR       Write the files into DIR (created if needed; default: the
+                              current directory).
+              -h, --help      Show this help.
+
+            Exit status: 0 imported (perhaps with warnings), 2 bad input (unknown option,
+            missing or unusable capture, no connection, no connection to ADDRESS).
+            """,
+        perform: { arguments, console in
+            let list: ArgumentList
+            do throws(ArgumentList.Problem) {
+                list = try ArgumentList(arguments, options: ["peer", "out"], flags: [])
+            } catch {
+                console.printError("mockble import: \(error.message)")
+                return .badInput
+            }
+            guard list.positionals.count == 1 else {
+                console.printError(
+                    "mockble import: "
+                        + (list.positionals.isEmpty
+                            ? "name a capture, e.g. mockble import Fixtures/captures/discovery-reads.btsnoop"
+                            : "import takes one capture, not \(list.positionals.count)"))
+                return .badInput
+            }
+            var importer = CaptureImporter()
+            if let text = list.option("peer") {
+                guard let address = BluetoothAddress(string: text) else {
+                    console.printError("mockble import: \(CaptureImportError.invalidPeerAddress(text))")
+                    return .badInput
+                }
+                importer.peer = address
+            }
+            let file = list.positionals[0]
+            let imported: CaptureImport
+            do throws(CaptureImportError) {
+                imported = try importer.importCapture(contentsOf: URL(fileURLWithPath: file))
+            } catch {
+                console.printError("mockble import: \(file): \(error)")
+                return .badInput
+            }
+            for warning in imported.warnings {
+                console.printError("warning: \(file): \(warning)")
+            }
+            let directory = URL(fileURLWithPath: list.option("out") ?? FileManager.default.currentDirectoryPath)
+            let written: (profile: URL, scenario: URL)
+            do throws(CaptureImportError) {
+                written = try imported.write(to: directory)
+            } catch {
+                console.printError("mockble import: \(error)")
+                return .badInput
+            }
+            let profile = imported.profile
+            let characteristics = profile.services.reduce(0) { $0 + $1.characteristics.count }
+            let handle = String(imported.connectionHandle, radix: 16, uppercase: true)
+            let padded = String(repeating: "0", count: max(0, 4 - handle.count)) + handle
+            console.print("imported the connection to \(imported.peer) (handle 0x\(padded))")
+            console.print(
+                "wrote \(written.profile.path): \(profile.services.count) services, \(characteristics) characteristics")
+            console.print("wrote \(written.scenario.path): \(imported.scenario.steps.count) steps")
+            if !imported.warnings.isEmpty {
+                console.print("\(imported.warnings.count) warning(s): some of the capture was skipped (see above)")
+            }
+            return .success
+        })
+}

@@ -1,0 +1,415 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+@testable import BLECapture
+
+/// Damaged, partial and ambiguous captures: each still imports what can be trusted and says
+/// what it skipped, or fails with the error that says why nothing could be imported.
+@Suite("Importing bad captures")
+struct BadCaptureTests {
+    typealias S = CaptureTestSupport
+
+    static func load(_ writer: SnoopWriter, peer: String? = nil) throws -> CaptureImport {
+        try CaptureImporter(peer: peer.flatMap(BluetoothAddress.init(string:))).importCapture(
+            bytes: writer.bytes, name: "test")
+    }
+
+    /// A connection (handle 0x0040) to a heart rate service: 180D at 1…4, 2A37 (read, notify)
+    /// with its value at 3 and its CCCD at 4, discovered.
+    static func discovered() -> SnoopWriter {
+        var writer = SnoopWriter()
+        writer.connected()
+        writer.att([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28], sent: true)
+        writer.att([0x11, 0x06, 0x01, 0x00, 0x04, 0x00, 0x0D, 0x18], sent: false)
+        writer.att([0x08, 0x01, 0x00, 0x04, 0x00, 0x03, 0x28], sent: true)
+        writer.att([0x09, 0x07, 0x02, 0x00, 0x12, 0x03, 0x00, 0x37, 0x2A], sent: false)
+        writer.att([0x04, 0x04, 0x00, 0x04, 0x00], sent: true)
+        writer.att([0x05, 0x01, 0x04, 0x00, 0x02, 0x29], sent: false)
+        return writer
+    }
+
+    /// The bytes of a bundled capture without the record at `index` (0-based).
+    static func dropping(_ index: Int, from name: String) throws -> [UInt8] {
+        let bytes = try S.bytes(name)
+        var offset = BTSnoopFile.headerLength
+        var current = 0
+        while offset < bytes.count {
+            let included = bytes[offset + 4..<offset + 8].reduce(0) { $0 << 8 | Int($1) }
+            let end = offset + BTSnoopFile.recordHeaderLength + included
+            if current == index { return Array(bytes[..<offset] + bytes[end...]) }
+            offset = end
+            current += 1
+        }
+        return bytes
+    }
+
+    @Test func aTruncatedFileImportsWhatCameBeforeTheCut() throws {
+        let bytes = Array(try S.bytes("discovery-reads").dropLast(3))
+        let imported = try CaptureImporter().importCapture(bytes: bytes, name: "cut")
+        let truncations = imported.warnings.compactMap { warning -> (Int, Int, Int)? in
+            guard case .file(.truncatedRecord(let index, let included, let available)) = warning.kind else {
+                return nil
+            }
+            return (index, included, available)
+        }
+        let (index, included, available) = try #require(truncations.first)
+        #expect(truncations.count == 1)
+        #expect(available == included - 3)
+        #expect(imported.warnings.contains { $0.message.hasPrefix("the file ends inside record \(index)") })
+        #expect(imported.profile.services.count == 3)
+        // The Disconnection Complete event was in the lost bytes: the scenario leaves the link up.
+        #expect(!imported.scenario.steps.contains { $0.operation.name == "disconnect" })
+    }
+
+    @Test func fragmentsLostMidPDUDropThatPDUOnly() async throws {
+        // Record 111 is the second of the four ACL packets of the 100-byte notification.
+        let bytes = try Self.dropping(111, from: "notifications-peripheral-side")
+        let imported = try CaptureImporter().importCapture(bytes: bytes, name: "lossy")
+        #expect(
+            imported.warnings.map(\.kind).contains(
+                .fragmentsLost(.interrupted(handle: 1, direction: .hostToController, expected: 103, received: 76))))
+        let notified = imported.scenario.steps.compactMap { step -> Data? in
+            if case .notify(_, let value) = step.operation { return value }
+            return nil
+        }
+        #expect(notified == [Data([0x06, 0x48]), Data([0x06, 0x4A])])
+        let trace = await ScenarioRunner(imported.scenario).run()
+        #expect(trace.passed, "\(trace.failures)")
+    }
+
+    @Test func anUnknownRecordTypeIsSkippedAndNamed() throws {
+        var writer = Self.discovered()
+        writer.record([0x07, 0x01, 0x02], flags: 0x01)
+        let imported = try Self.load(writer)
+        #expect(imported.warnings.first == CaptureWarning(.undecodableRecord(.unknownPacketType(0x07)), packet: 8))
+        #expect(imported.warnings.first?.description == "packet 8: skipped an unknown HCI packet type 0x07")
+        #expect(imported.profile.services.map(\.uuid) == ["180D"])
+    }
+
+    @Test func anEncryptedLinkWhoseDataWasNotKeptIsReported() throws {
+        var writer = Self.discovered()
+        writer.event(0x08, [0x00, 0x40, 0x00, 0x01])
+        writer.acl(boundary: 2, [0x07, 0x00], sent: false, original: 11)
+        writer.acl(boundary: 0, [0x05, 0x00], sent: true, original: 9)
+        let imported = try Self.load(writer)
+        #expect(imported.warnings.map(\.kind).contains(.encryptedTraffic(hiddenPackets: 2)))
+        #expect(!imported.warnings.contains { if case .truncatedPacket = $0.kind { true } else { false } })
+        #expect(imported.profile.characteristic(id: "h0003")?.properties == [.read, .notify])
+    }
+
+    @Test func aPacketCutShortOnAPlainLinkIsSkipped() throws {
+        var writer = Self.discovered()
+        writer.acl(boundary: 2, [0x07, 0x00], sent: false, original: 11)
+        let imported = try Self.load(writer)
+        #expect(imported.warnings.first == CaptureWarning(.truncatedPacket(kept: 7, original: 16), packet: 8))
+    }
+
+    @Test func droppedPacketsAbandonTheFrameInProgress() throws {
+        var writer = Self.discovered()
+        writer.acl(boundary: 2, Array(SnoopWriter.l2cap([0x1B, 0x03, 0x00, 1, 2, 3, 4]).prefix(6)), sent: false)
+        writer.att([0x1B, 0x03, 0x00, 0x09], sent: false)
+        var dropped = writer
+        dropped.records.removeLast()
+        dropped.acl(boundary: 2, SnoopWriter.l2cap([0x1B, 0x03, 0x00, 0x09]), sent: false, drops: 3)
+        let imported = try Self.load(dropped)
+        let kinds = imported.warnings.map(\.kind)
+        #expect(kinds.contains(.packetsDropped(count: 3)))
+        #expect(
+            kinds.contains(
+                .fragmentsLost(.abandoned(handle: 0x40, direction: .controllerToHost, expected: 7, received: 2))))
+        let notified = imported.scenario.steps.compactMap { step -> Data? in
+            if case .notify(_, let value) = step.operation { return value }
+            return nil
+        }
+        #expect(notified == [Data([0x09])])
+    }
+
+    @Test func notificationsWithoutACapturedSubscriptionSubscribeFirst() async throws {
+        var writer = Self.discovered()
+        writer.att([0x1B, 0x03, 0x00, 0x01], sent: false)
+        writer.att([0x1B, 0x03, 0x00, 0x02], sent: false)
+        let imported = try Self.load(writer)
+        let ops = imported.scenario.steps.map(\.operation.name).filter { $0 != "advance" }
+        #expect(ops == ["scan", "connect", "discover", "subscribe", "notify", "notify"])
+        #expect(
+            imported.warnings.map(\.kind) == [
+                .notReplayed(
+                    "h0003 sent updates without a subscription the capture showed; the scenario subscribes first")
+            ])
+        let trace = await ScenarioRunner(imported.scenario).run()
+        #expect(trace.passed, "\(trace.failures)")
+    }
+
+    @Test func requestsWithoutResponsesAndResponsesWithoutRequestsAreSkipped() throws {
+        var writer = Self.discovered()
+        writer.att([0x0A, 0x03, 0x00], sent: true)
+        writer.att([0x0A, 0x03, 0x00], sent: true)
+        writer.att([0x0B, 0x01], sent: false)
+        writer.att([0x13], sent: false)
+        writer.att([0x0A, 0x03, 0x00], sent: true)
+        let imported = try Self.load(writer)
+        #expect(
+            imported.warnings == [
+                CaptureWarning(.unansweredRequest(opcode: 0x0A), packet: 8),
+                CaptureWarning(.unexpectedResponse(opcode: 0x13), packet: 11),
+                CaptureWarning(.unansweredRequest(opcode: 0x0A), packet: 12),
+            ])
+        #expect(imported.profile.characteristic(id: "h0003")?.initialValue == Data([0x01]))
+    }
+
+    @Test func thePeripheralsOwnRequestsAndUndecodablePDUsAreSkipped() throws {
+        var writer = Self.discovered()
+        writer.att([0x0A, 0x05, 0x00], sent: false)
+        writer.att([0x0B, 0x00], sent: true)
+        writer.att([0x3F, 0x00], sent: false)
+        writer.att([0x0C, 0x03, 0x00, 0x16, 0x00], sent: true)
+        writer.att([0x0D, 0x01], sent: false)
+        writer.att([0x12, 0x04, 0x00, 0x01, 0x00], sent: true)
+        writer.att([0x01, 0x12, 0x04, 0x00, 0x0D], sent: false)
+        let imported = try Self.load(writer)
+        #expect(
+            imported.warnings.map(\.kind) == [
+                .undecodableATT(.unknownOpcode(0x3F)),
+                .notReplayed(
+                    "a Read Blob of handle 0x0003 at offset 22 continues no read the capture showed; it was skipped"),
+                .peripheralRequests(count: 1),
+            ])
+        let ops = imported.scenario.steps.map(\.operation.name).filter { $0 != "advance" }
+        #expect(ops == ["scan", "connect", "discover", "inject", "subscribe"])
+    }
+
+    @Test func dataOnAHandleNoConnectionAnnouncedIsSkipped() throws {
+        var writer = Self.discovered()
+        writer.att([0x1B, 0x03, 0x00, 0x01], handle: 0x0050, sent: false)
+        writer.att([0x1B, 0x03, 0x00, 0x02], handle: 0x0050, sent: false)
+        let imported = try Self.load(writer)
+        #expect(imported.warnings == [CaptureWarning(.unknownHandle(0x0050), packet: 8)])
+    }
+
+    @Test func aSupervisionTimeoutBecomesADisconnectFault() async throws {
+        var writer = Self.discovered()
+        writer.disconnected(reason: 0x08)
+        let imported = try Self.load(writer)
+        let last = try #require(imported.scenario.steps.last)
+        #expect(last.operation == .fault(.disconnect, role: .central, error: nil))
+        let trace = await ScenarioRunner(imported.scenario).run()
+        #expect(trace.passed, "\(trace.failures)")
+    }
+
+    @Test func aCaptureWithoutAConnectionNamesTheAdvertisersItHeard() {
+        var writer = SnoopWriter()
+        writer.event(0x3E, [0x02, 0x01, 0x00, 0x01, 1, 2, 3, 4, 5, 6, 0x00, 0xC4])
+        #expect(throws: CaptureImportError.noConnection(advertisers: [BluetoothAddress(string: "06:05:04:03:02:01")!]))
+        {
+            try Self.load(writer)
+        }
+        #expect(CaptureImportError.noConnection(advertisers: []).description.contains("no LE connection"))
+    }
+
+    @Test func aPeerWithoutAConnectionListsThoseThatExist() {
+        #expect(
+            throws: CaptureImportError.peerNotFound(
+                BluetoothAddress(string: "01:02:03:04:05:06")!,
+                connected: [BluetoothAddress(string: "F1:E2:D3:C4:B5:A6")!])
+        ) {
+            try Self.load(Self.discovered(), peer: "01:02:03:04:05:06")
+        }
+    }
+
+    @Test func bytesThatAreNoUsableCaptureAreRejected() {
+        #expect(throws: CaptureImportError.notACapture(.notBTSnoop)) {
+            try CaptureImporter().importCapture(bytes: Array("hello".utf8), name: "x")
+        }
+        var h5 = Self.discovered()
+        h5.datalink = 1004
+        #expect(throws: CaptureImportError.unsupportedDatalink(.h5)) { try Self.load(h5) }
+        let missing = S.capturesFolder.appendingPathComponent("missing.btsnoop")
+        #expect(throws: CaptureImportError.missingFile(missing.path)) {
+            try CaptureImporter().importCapture(contentsOf: missing)
+        }
+        #expect(throws: CaptureImportError.unreadableFile(S.capturesFolder.path)) {
+            try CaptureImporter().importCapture(contentsOf: S.capturesFolder)
+        }
+    }
+
+    @Test func anH1CaptureImportsLikeAnH4One() throws {
+        let h4 = Self.discovered()
+        var h1 = SnoopWriter()
+        h1.datalink = 1001
+        for record in try BTSnoopFile(bytes: h4.bytes).records {
+            h1.record(Array(record.data.dropFirst()), flags: record.flags)
+        }
+        #expect(try Self.load(h1).profile == (try Self.load(h4)).profile)
+    }
+
+    @Test func valuesTheReplayedLinkCannotCarryAreSkipped() throws {
+        var writer = Self.discovered()
+        writer.att([0x1B, 0x03, 0x00] + [UInt8](repeating: 7, count: 21), sent: false)
+        writer.att([0x1B, 0x03, 0x00] + [UInt8](repeating: 7, count: 20), sent: false)
+        let imported = try Self.load(writer)
+        #expect(
+            imported.warnings.first?.kind
+                == .notReplayed(
+                    "an update of 21 bytes of h0003 (more than the replayed link's ATT_MTU − 3 = 20 bytes) is not replayed"
+                ))
+        let notified = imported.scenario.steps.filter { $0.operation.name == "notify" }
+        #expect(notified.count == 1)
+    }
+
+    @Test func aSecondDeclarationOfAValueHandleIsLeftOut() throws {
+        var writer = SnoopWriter()
+        writer.connected()
+        writer.att([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28], sent: true)
+        writer.att([0x11, 0x06, 0x01, 0x00, 0x08, 0x00, 0x0D, 0x18], sent: false)
+        writer.att([0x08, 0x01, 0x00, 0x08, 0x00, 0x03, 0x28], sent: true)
+        writer.att(
+            [0x09, 0x07, 0x02, 0x00, 0x02, 0x05, 0x00, 0x37, 0x2A, 0x04, 0x00, 0x02, 0x05, 0x00, 0x38, 0x2A],
+            sent: false)
+        let imported = try Self.load(writer)
+        #expect(imported.profile.services[0].characteristics.map(\.uuid) == ["2A37"])
+        #expect(
+            imported.warnings.map(\.kind) == [
+                .profileAdjusted(
+                    "two characteristic declarations name value handle 0x0005; the one at 0x0004 was left out")
+            ])
+    }
+
+    @Test func malformedDiscoveryResponsesAreSkipped() throws {
+        var writer = Self.discovered()
+        writer.att([0x08, 0x01, 0x00, 0x04, 0x00, 0x03, 0x28], sent: true)
+        writer.att([0x09, 0x07, 0x04, 0x00, 0x02, 0x03, 0x00, 0x38, 0x2A], sent: false)
+        writer.att([0x10, 0x05, 0x00, 0xFF, 0xFF, 0x00, 0x28], sent: true)
+        writer.att([0x11, 0x06, 0x09, 0x00, 0x06, 0x00, 0x0F, 0x18], sent: false)
+        let imported = try Self.load(writer)
+        #expect(imported.profile.services.map(\.uuid) == ["180D"])
+        #expect(
+            imported.warnings == [
+                CaptureWarning(
+                    .undecodableATT(
+                        .malformed(
+                            opcode: 0x09,
+                            reason: "the characteristic declared at 0x0004 puts its value at 0x0003, not after it; "
+                                + "it was skipped")), packet: 9),
+                CaptureWarning(
+                    .undecodableATT(
+                        .malformed(
+                            opcode: 0x11,
+                            reason: "the service group 0x0009…0x0006 does not run forwards from a valid handle; "
+                                + "it was skipped")), packet: 11),
+            ])
+    }
+
+    @Test func aShortEventIsSkippedAndNamed() throws {
+        var writer = Self.discovered()
+        writer.event(0x05, [0x00, 0x40])
+        let imported = try Self.load(writer)
+        #expect(
+            imported.warnings == [
+                CaptureWarning(
+                    .undecodableEvent(.truncated(what: "Disconnection Complete event", needed: 2, available: 1)),
+                    packet: 8)
+            ])
+    }
+
+    @Test func aLaterConnectionToTheSameDeviceIsNamed() throws {
+        var writer = Self.discovered()
+        writer.disconnected()
+        writer.connected(handle: 0x0041)
+        let imported = try Self.load(writer)
+        let peer = try #require(BluetoothAddress(string: "F1:E2:D3:C4:B5:A6"))
+        #expect(imported.connectionHandle == 0x0040)
+        #expect(imported.warnings.map(\.kind) == [.laterConnection(peer: peer, handle: 0x0041)])
+        #expect(imported.warnings[0].message.contains("only the first connection to a device is imported"))
+    }
+
+    @Test func mtusOutsideTheKitsRangeAreClampedAndUnreadDescriptorsWrittenEmpty() throws {
+        var writer = SnoopWriter()
+        writer.connected()
+        writer.att([0x02, 0x00, 0x04], sent: true)  // the central offers 1024
+        writer.att([0x03, 0x00, 0x02], sent: false)  // the peripheral 512
+        writer.att([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28], sent: true)
+        writer.att([0x11, 0x06, 0x01, 0x00, 0x05, 0x00, 0x0D, 0x18], sent: false)
+        writer.att([0x08, 0x01, 0x00, 0x05, 0x00, 0x03, 0x28], sent: true)
+        writer.att([0x09, 0x07, 0x02, 0x00, 0x02, 0x03, 0x00, 0x38, 0x2A], sent: false)
+        writer.att([0x04, 0x04, 0x00, 0x05, 0x00], sent: true)
+        writer.att([0x05, 0x01, 0x04, 0x00, 0x01, 0x29, 0x05, 0x00, 0x04, 0x29], sent: false)
+        writer.att([0x0A, 0x05, 0x00], sent: true)
+        writer.att([0x01, 0x0A, 0x05, 0x00, 0x02], sent: false)
+        let imported = try Self.load(writer)
+        #expect(imported.profile.preferredMTU == 512)
+        #expect(imported.scenario.centralPreferredMTU == 517)
+        let characteristic = try #require(imported.profile.characteristic(id: "h0003"))
+        #expect(characteristic.descriptors.map(\.value) == [Data(), Data()])
+        #expect(characteristic.descriptorHandles == [4, 5])
+        #expect(
+            imported.warnings.map(\.kind) == [
+                .notReplayed("a read of descriptor 2904 at 0x0005 is not replayed"),
+                .profileAdjusted(
+                    "descriptor 2901 at handle 0x0004 was not read in the capture; its value is written empty"),
+                .profileAdjusted(
+                    "descriptor 2904 at handle 0x0005 was not read in the capture; its value is written empty"),
+                .profileAdjusted("the central's MTU of 1024 is outside 23…517; it was written as 517"),
+            ])
+    }
+
+    @Test func cancelledAndReliableWritesAreNotReplayed() throws {
+        var writer = Self.discovered()
+        writer.att([0x16, 0x03, 0x00, 0x00, 0x00, 0x01], sent: true)
+        writer.att([0x17, 0x03, 0x00, 0x00, 0x00, 0x01], sent: false)
+        writer.att([0x18, 0x00], sent: true)
+        writer.att([0x19], sent: false)
+        writer.att([0x16, 0x03, 0x00, 0x00, 0x00, 0x01], sent: true)
+        writer.att([0x17, 0x03, 0x00, 0x00, 0x00, 0x01], sent: false)
+        writer.att([0x16, 0x04, 0x00, 0x00, 0x00, 0x01], sent: true)
+        writer.att([0x17, 0x04, 0x00, 0x00, 0x00, 0x01], sent: false)
+        writer.att([0x18, 0x01], sent: true)
+        writer.att([0x19], sent: false)
+        let imported = try Self.load(writer)
+        #expect(
+            imported.warnings.map(\.kind) == [
+                .notReplayed("a long write to handle 0x0003 was cancelled; it is not replayed"),
+                .notReplayed("a reliable write of several parts is not replayed"),
+            ])
+        #expect(!imported.scenario.steps.contains { $0.operation.name == "write" })
+    }
+
+    @Test func aLinuxMonitorCaptureImportsLikeAnH4One() throws {
+        let h4 = Self.discovered()
+        var monitor = SnoopWriter()
+        monitor.datalink = 2001
+        for record in try BTSnoopFile(bytes: h4.bytes).records {
+            let opcode: UInt32 =
+                switch record.data[0] {
+                case 0x01: 2
+                case 0x04: 3
+                default: record.isReceived ? 5 : 4
+                }
+            monitor.record(Array(record.data.dropFirst()), flags: opcode)
+        }
+        #expect(try Self.load(monitor).profile == (try Self.load(h4)).profile)
+    }
+
+    @Test func aDocumentTheFormatRejectsIsAnInvalidOutputError() {
+        #expect {
+            try CaptureImport(
+                name: "x", peer: BluetoothAddress(string: "01:02:03:04:05:06")!, connectionHandle: 1,
+                isLocalCentral: true, profileValue: .object(["rssi": .int(5)]), scenarioHeader: [], steps: [],
+                warnings: [])
+        } throws: { error in
+            guard case CaptureImportError.invalidOutput(let fixtureError) = error else { return false }
+            return fixtureError.kind == .valueOutOfRange && fixtureError.file == "x.peripheral.json"
+        }
+    }
+
+    @Test func anMTUExchangeThePeripheralAskedForCounts() throws {
+        var writer = Self.discovered()
+        writer.att([0x02, 0x40, 0x00], sent: false)  // the peripheral offers 64
+        writer.att([0x03, 0xB9, 0x00], sent: true)  // the central 185
+        let imported = try Self.load(writer)
+        #expect(imported.profile.preferredMTU == 64)
+        #expect(imported.scenario.centralPreferredMTU == 185)
+        #expect(imported.warnings.isEmpty)
+    }
+}

@@ -1,0 +1,129 @@
+import BLEMockKit
+import Foundation
+import Testing
+
+@testable import MockbleCLI
+
+@Suite("mockble import")
+struct ImportCommandTests {
+    static var captures: URL { FixtureDirectory.root.appendingPathComponent("captures") }
+
+    func run(_ arguments: String...) async -> (CommandStatus, CapturedOutput) {
+        let (console, captured) = Console.capturing()
+        return (await Mockble.main(arguments: arguments, console: console), captured)
+    }
+
+    /// A fresh directory for one test's outputs.
+    func outputDirectory(_ test: String) -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mockble-import-\(ProcessInfo.processInfo.processIdentifier)-\(test)")
+        try? FileManager.default.removeItem(at: directory)
+        return directory
+    }
+
+    @Test func helpDescribesTheCommandAndExitsZero() async {
+        let (status, output) = await run("import", "--help")
+        #expect(status == .success)
+        #expect(output.output.hasPrefix("Usage: mockble import CAPTURE [--peer ADDRESS] [--out DIR]"))
+        #expect(output.output.contains("NAME.scenario.json"))
+        let (_, overview) = await run("--help")
+        #expect(
+            overview.output.contains(
+                "  import    Turn a btsnoop capture into a peripheral profile and a replay scenario."))
+    }
+
+    @Test(arguments: [
+        ([], "mockble import: name a capture, e.g. mockble import Fixtures/captures/discovery-reads.btsnoop\n"),
+        (["a.btsnoop", "b.btsnoop"], "mockble import: import takes one capture, not 2\n"),
+        (["a.btsnoop", "--speed", "2"], "mockble import: unknown option \"--speed\" (known: --out, --peer)\n"),
+        (["a.btsnoop", "--peer"], "mockble import: --peer needs a value\n"),
+        (
+            ["a.btsnoop", "--peer", "F1:E2"],
+            "mockble import: \"F1:E2\" is not a Bluetooth address; write it as six hex bytes, e.g. F1:E2:D3:C4:B5:A6\n"
+        ),
+    ])
+    func badArgumentsExitTwoSayingWhy(arguments: [String], message: String) async {
+        let (console, captured) = Console.capturing()
+        let status = await Mockble.main(arguments: ["import"] + arguments, console: console)
+        #expect(status == .badInput)
+        #expect(captured.error == message)
+        #expect(captured.output.isEmpty)
+    }
+
+    @Test func aMissingCaptureExitsTwo() async {
+        let (status, output) = await run("import", "/no/such/capture.btsnoop")
+        #expect(status == .badInput)
+        #expect(output.error == "mockble import: /no/such/capture.btsnoop: no such file: /no/such/capture.btsnoop\n")
+    }
+
+    @Test func aFileThatIsNoCaptureExitsTwo() async {
+        let file = FixtureDirectory.root.appendingPathComponent("README.md").path
+        let (status, output) = await run("import", file)
+        #expect(status == .badInput)
+        #expect(output.error.contains("not a btsnoop file"))
+    }
+
+    @Test func importingWritesAProfileAndAScenarioThatValidateAndRun() async throws {
+        let directory = outputDirectory("success")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let capture = Self.captures.appendingPathComponent("notifications.btsnoop").path
+        let (status, output) = await run("import", capture, "--out", directory.path)
+        #expect(status == .success)
+        let profile = directory.appendingPathComponent("notifications.peripheral.json").path
+        let scenario = directory.appendingPathComponent("notifications.scenario.json").path
+        #expect(
+            output.output == """
+                imported the connection to C1:C1:C1:C1:C1:C1 (handle 0x0001)
+                wrote \(profile): 2 services, 3 characteristics
+                wrote \(scenario): 22 steps
+                1 warning(s): some of the capture was skipped (see above)
+
+                """)
+        #expect(
+            output.error
+                == "warning: \(capture): the GAP (1800) and GATT (1801) services are left out: the simulated stack "
+                + "provides them (the device name became the profile's name)\n")
+        let (valid, validation) = await run("validate", profile, scenario)
+        #expect(valid == .success, "\(validation.error)")
+        let (ran, trace) = await run("run", scenario, "--format", "json")
+        #expect(ran == .success, "\(trace.error)")
+        #expect(trace.output.split(separator: "\n").count == 22)
+    }
+
+    @Test func peerSelectsTheConnectionToImport() async throws {
+        let directory = outputDirectory("peer")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let capture = Self.captures.appendingPathComponent("two-peripherals.btsnoop").path
+        let (status, output) = await run("import", capture, "--peer", "C2:C2:C2:C2:C2:C2", "--out", directory.path)
+        #expect(status == .success)
+        #expect(output.output.hasPrefix("imported the connection to C2:C2:C2:C2:C2:C2 (handle 0x0002)\n"))
+        #expect(output.error.contains("skipped the connection to C1:C1:C1:C1:C1:C1 (handle 0x0001)"))
+        let profile = try PeripheralProfile.load(
+            contentsOf: directory.appendingPathComponent("two-peripherals.peripheral.json"))
+        #expect(profile.name == "Battery-2")
+        let (ran, _) = await run("run", directory.appendingPathComponent("two-peripherals.scenario.json").path)
+        #expect(ran == .success)
+    }
+
+    @Test func aPeerTheCaptureDoesNotHaveExitsTwoListingTheOthers() async {
+        let capture = Self.captures.appendingPathComponent("two-peripherals.btsnoop").path
+        let (status, output) = await run("import", capture, "--peer", "01:02:03:04:05:06")
+        #expect(status == .badInput)
+        #expect(
+            output.error
+                == "mockble import: \(capture): the capture has no connection to 01:02:03:04:05:06; it has connections "
+                + "to C1:C1:C1:C1:C1:C1, C2:C2:C2:C2:C2:C2\n")
+    }
+
+    @Test func anUnwritableOutputDirectoryExitsTwo() async throws {
+        let file = outputDirectory("blocked")
+        try Data().write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let capture = Self.captures.appendingPathComponent("att-errors.btsnoop").path
+        let (status, output) = await run("import", capture, "--out", file.path)
+        #expect(status == .badInput)
+        #expect(
+            output.error.hasSuffix(
+                "mockble import: cannot write \(file.path) (check the directory and its permissions)\n"))
+    }
+}
