@@ -18,7 +18,8 @@ let package = Package(
     ],
     targets: [
         .target(name: "BLECore", swiftSettings: strictSettings),
-        .target(name: "Transport", dependencies: ["BLECore"], swiftSettings: strictSettings),
+        .target(name: "CTransportCRC32C"),
+        .target(name: "Transport", dependencies: ["BLECore", "CTransportCRC32C"], swiftSettings: strictSettings),
         .target(name: "BLEMockKit", dependencies: ["BLECore", "Transport"], swiftSettings: strictSettings),
         .target(name: "BLECoreBluetooth", dependencies: ["BLECore"], swiftSettings: strictSettings),
         .target(name: "BLECapture", dependencies: ["BLECore", "BLEMockKit"], swiftSettings: strictSettings),

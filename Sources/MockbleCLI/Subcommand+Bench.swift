@@ -1,3 +1,5 @@
+import Foundation
+
 extension Subcommand {
     /// `mockble bench`: measures the kit against its performance targets.
     public static let bench = Subcommand(
@@ -20,6 +22,8 @@ extension Subcommand {
               --format FORMAT text (default): aligned columns; json: one JSON object per
                               figure with fields name, median, unit, target, meets, repetitions.
               --suite NAME    Run one suite only.
+              --memory-probe  Internal: print one memory measurement (the memory suite runs
+                              each repetition this way, in a fresh process).
               -h, --help      Show this help.
 
             Exit status: 0 every target met, 1 a target missed (or a workload failed), 2 bad input.
@@ -28,7 +32,7 @@ extension Subcommand {
             let parsed: ArgumentList
             let format: String
             do throws(ArgumentList.Problem) {
-                parsed = try ArgumentList(arguments, options: ["format", "suite"], flags: ["quick"])
+                parsed = try ArgumentList(arguments, options: ["format", "suite"], flags: ["quick", "memory-probe"])
                 format = try parsed.choice("format", of: ["text", "json"], default: "text")
             } catch {
                 console.printError("mockble bench: \(error.message)")
@@ -37,6 +41,17 @@ extension Subcommand {
             guard parsed.positionals.isEmpty else {
                 console.printError("mockble bench: unexpected argument \"\(parsed.positionals[0])\"")
                 return .badInput
+            }
+            if parsed.flag("memory-probe") {
+                // One memory measurement in this fresh process, for the memory suite.
+                do {
+                    let bytes = try await Benchmark.bytesPerIdlePeripheral(count: Benchmark.idlePeripheralCount)
+                    console.print(bytes.map { "\($0)" } ?? "unavailable")
+                    return .success
+                } catch {
+                    console.printError("mockble bench: the memory probe failed: \(error)")
+                    return .failure
+                }
             }
             var suites = Benchmark.suiteNames
             if let suite = parsed.option("suite") {
@@ -47,7 +62,12 @@ extension Subcommand {
                 }
                 suites = [suite]
             }
-            let benchmark = Benchmark(sizes: parsed.flag("quick") ? .quick : .full)
+            // The memory suite measures in fresh processes of this tool, when it can find itself.
+            let executable = Bundle.main.executableURL
+            let probe = executable.flatMap { url in
+                url.lastPathComponent == "mockble" ? Benchmark.processMemoryProbe(executable: url.path) : nil
+            }
+            let benchmark = Benchmark(sizes: parsed.flag("quick") ? .quick : .full, memoryProbe: probe)
             if format == "text" {
                 console.print("figure                            median                target                verdict")
             }

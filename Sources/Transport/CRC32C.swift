@@ -1,3 +1,5 @@
+internal import CTransportCRC32C
+
 /// CRC-32C (Castagnoli), the checksum that protects every ``Fragmenter`` message.
 ///
 /// Parameters (the "CRC-32/ISCSI" entry of the CRC catalogue): reflected polynomial
@@ -5,9 +7,12 @@
 /// reflected, final XOR `0xFFFFFFFF`. The check value, the CRC of the ASCII bytes
 /// `"123456789"`, is `0xE3069283` (``checkValue``).
 ///
-/// The implementation is slicing-by-16: sixteen 256-entry tables (16 KiB, computed once
-/// on first use and immutable afterwards) let the loop consume 16 bytes per iteration
-/// with 16 independent table look-ups. CRC-32C detects every burst error up to 32 bits,
+/// Where the CPU has CRC-32C instructions (SSE 4.2 on x86-64, checked once at run time; the
+/// ARMv8 CRC32 extension where the compiler targets it, as on Apple silicon Macs), they run
+/// in three interleaved streams (about 20 GB/s on a current x86-64 core). Elsewhere the
+/// software path is slicing-by-16: sixteen 256-entry tables (16 KiB, computed once on first
+/// use and immutable afterwards) let the loop consume 16 bytes per iteration with 16
+/// independent table look-ups (about 5 GB/s). Both give identical results. CRC-32C detects every burst error up to 32 bits,
 /// so every single flipped byte, and every odd number of flipped bits, is detected.
 ///
 /// ```swift
@@ -36,9 +41,27 @@ public enum CRC32C {
     ///     of no bytes.
     /// - Returns: The CRC-32C of the preceding bytes followed by `bytes`.
     public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32 = 0) -> UInt32 {
+        if usesHardware, let base = bytes.baseAddress {
+            return ~blemockkit_crc32c_hardware_update(~previous, base, bytes.count)
+        }
+        return softwareChecksum(bytes, continuing: previous)
+    }
+
+    /// Whether ``checksum(_:continuing:)-(UnsafeRawBufferPointer,_)`` uses the CPU's
+    /// CRC-32C instructions on this machine.
+    public static let usesHardware = blemockkit_crc32c_hardware_available() != 0
+
+    /// The checksum computed with the slicing tables, whatever the CPU has.
+    static func softwareChecksum(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32 = 0) -> UInt32 {
         table.withUnsafeBufferPointer { tables in
             ~update(~previous, bytes: bytes, tables: tables.baseAddress!)
         }
+    }
+
+    /// The checksum computed with the CPU's instructions, or `nil` where it has none.
+    static func hardwareChecksum(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32 = 0) -> UInt32? {
+        guard usesHardware, let base = bytes.baseAddress else { return nil }
+        return ~blemockkit_crc32c_hardware_update(~previous, base, bytes.count)
     }
 
     /// Computes the CRC-32C of `bytes`.

@@ -80,6 +80,11 @@ where Instant.Duration == Swift.Duration {
     /// Partial messages, compact; `index` maps each key to its position.
     @usableFromInline var slots: [Slot] = []
     @usableFromInline var index: [Key: Int] = [:]
+    /// The key of the last packet's message and its position in `slots` (packets of one
+    /// message usually arrive back to back, so this spares hashing the key per packet);
+    /// cleared whenever a slot moves or goes.
+    @usableFromInline var lastKey: Key?
+    @usableFromInline var lastPosition = 0
     /// No partial message expires before this instant (a lower bound).
     @usableFromInline var earliestDeadline: Instant?
     /// Recently finished messages: key → (expiry, serial).
@@ -129,8 +134,12 @@ where Instant.Duration == Swift.Duration {
         }
         let key = Key(link: link, id: id)
         let position: Int
-        if let existing = index[key] {
+        if let lastKey, lastKey == key {
+            position = lastPosition
+        } else if let existing = index[key] {
             position = existing
+            lastKey = key
+            lastPosition = existing
         } else {
             if isRemembered(key, at: now) { return nil }
             guard slots.count < configuration.effectiveMaximumPartialMessages else {
@@ -139,6 +148,8 @@ where Instant.Duration == Swift.Duration {
             position = slots.count
             slots.append(Slot(key: key, lastActivity: now, message: PartialMessage(id: id)))
             index[key] = position
+            lastKey = key
+            lastPosition = position
             let deadline = now.advanced(by: configuration.partialMessageTimeout)
             if earliestDeadline.map({ deadline < $0 }) ?? true { earliestDeadline = deadline }
         }
@@ -183,6 +194,7 @@ where Instant.Duration == Swift.Duration {
 
     /// Removes the partial message at `position`, moving the last one into its place.
     mutating func remove(at position: Int) {
+        lastKey = nil
         index[slots[position].key] = nil
         let last = slots.count - 1
         if position != last {

@@ -62,4 +62,41 @@ struct CRC32CTests {
         #expect(CRC32C.table[0] == 0)
         #expect(CRC32C.table[128] == CRC32C.polynomial)
     }
+
+    @Test("The hardware and software paths agree for every length up to 2,100 and every alignment")
+    func hardwareMatchesSoftware() {
+        var generator = SplitMix64(seed: 32)
+        let bytes = generator.bytes(2_200)
+        bytes.withUnsafeBytes { all in
+            for offset in 0..<8 {
+                for length in stride(from: 0, through: 2_100, by: offset == 0 ? 1 : 7) {
+                    let slice = UnsafeRawBufferPointer(rebasing: all[offset..<(offset + length)])
+                    let software = CRC32C.softwareChecksum(slice, continuing: 0x1234_5678)
+                    #expect(CRC32C.checksum(slice, continuing: 0x1234_5678) == software)
+                    if CRC32C.usesHardware {
+                        #expect(CRC32C.hardwareChecksum(slice, continuing: 0x1234_5678) == software)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("Both paths agree over the long-block sizes (multiples of 3 × 8,192 bytes and around them)")
+    func hardwareMatchesSoftwareOnLongInputs() {
+        var generator = SplitMix64(seed: 33)
+        let bytes = generator.bytes(3 * 8_192 * 4 + 800)
+        for length in [24_575, 24_576, 24_577, 49_152, 3 * 8_192 * 4 + 768, bytes.count] {
+            let input = Array(bytes[..<length])
+            let expected = input.withUnsafeBytes { CRC32C.softwareChecksum($0) }
+            #expect(CRC32C.checksum(input) == expected, "length \(length)")
+            #expect(Self.bitwise(input) == expected, "length \(length)")
+        }
+    }
+
+    @Test("This x86-64 machine has SSE 4.2, so the hardware path is the one in use")
+    func hardwareIsUsedOnX86() {
+        #if arch(x86_64)
+            #expect(CRC32C.usesHardware)
+        #endif
+    }
 }

@@ -111,25 +111,33 @@ extension MockBLEBridge {
     /// (and always the first one of a delayed advertiser).
     func scheduleAdvertisingIfNeeded() {
         let needed = advertisingEventsNeeded
-        for peripheral in world.peripheralOrder {
-            guard let record = world.peripherals[peripheral], record.advertisement != nil, !record.advertisingScheduled
-            else { continue }
-            let delayed = record.advertisingStarted > world.now
-            guard needed || delayed else { continue }
-            world.peripherals[peripheral]!.advertisingScheduled = true
-            let next: VirtualClock.Instant
-            if delayed {
-                next = record.advertisingStarted
-            } else {
-                // Each advertising event is delayed by a random 0–10 ms (advDelay), as the
-                // specification requires, when timing is realistic.
-                let advDelay =
-                    world.timing.isInstant
-                    ? Duration.zero : world.peripherals[peripheral]!.random.duration(in: .zero ... .milliseconds(10))
-                next = world.now.advanced(by: record.configuration.advertisingInterval + advDelay)
-            }
-            world.schedule.schedule(.advertise(peripheral: peripheral), at: next)
+        for peripheral in world.peripheralOrder { scheduleAdvertising(of: peripheral, needed: needed) }
+    }
+
+    /// Schedules the next advertisement of one peripheral if it advertises, has none scheduled,
+    /// and either someone listens (`needed`) or its first advertisement is still to come.
+    ///
+    /// Only this peripheral's record is touched, so an advertisement costs the same however
+    /// many peripherals share the bridge.
+    func scheduleAdvertising(of peripheral: UUID, needed: Bool) {
+        guard let index = world.peripherals.index(forKey: peripheral) else { return }
+        let (scheduled, advertising, started, interval) = world.peripherals.values[index].advertisingSchedule
+        guard advertising, !scheduled else { return }
+        let delayed = started > world.now
+        guard needed || delayed else { return }
+        world.peripherals.values[index].advertisingScheduled = true
+        let next: VirtualClock.Instant
+        if delayed {
+            next = started
+        } else {
+            // Each advertising event is delayed by a random 0–10 ms (advDelay), as the
+            // specification requires, when timing is realistic.
+            let advDelay =
+                world.timing.isInstant
+                ? Duration.zero : world.peripherals.values[index].random.duration(in: .zero ... .milliseconds(10))
+            next = world.now.advanced(by: interval + advDelay)
         }
+        world.schedule.schedule(.advertise(peripheral: peripheral), at: next)
     }
 
     /// A scheduled advertisement: report it to every scanning central, then schedule the next
@@ -143,7 +151,7 @@ extension MockBLEBridge {
             stopAdvertising(peripheral: peripheral)
             return
         }
-        scheduleAdvertisingIfNeeded()
+        scheduleAdvertising(of: peripheral, needed: advertisingEventsNeeded)
     }
 
     // MARK: Peripherals known to the system

@@ -150,7 +150,7 @@ extension MockBLEBridge {
                 return
             }
         }
-        scheduleAdvertisingIfNeeded()
+        scheduleAdvertising(of: peripheral, needed: advertisingEventsNeeded)
         connectPendingAttempts(to: peripheral)
     }
 

@@ -43,13 +43,24 @@ public struct BenchFigure: Sendable, Equatable {
         }
     }
 
-    /// The target as printed, e.g. `≤ 50 µs`, or `-` for a reference figure.
+    /// The target as printed, e.g. `<= 50.0 µs`, or `-` for a reference figure.
     public var targetDescription: String {
         switch target {
         case .atMost(let limit): "<= \(BenchFigure.format(limit)) \(unit)"
         case .atLeast(let floor): ">= \(BenchFigure.format(floor)) \(unit)"
         case .exactly(let value): "= \(BenchFigure.format(value)) \(unit)"
         case .reference: "-"
+        }
+    }
+
+    /// The target for JSON: the comparison and a plain number, e.g. `<= 50`; `nil` for a
+    /// reference figure.
+    public var targetExpression: String? {
+        switch target {
+        case .atMost(let limit): "<= \(BenchFigure.jsonNumber(limit))"
+        case .atLeast(let floor): ">= \(BenchFigure.jsonNumber(floor))"
+        case .exactly(let value): "= \(BenchFigure.jsonNumber(value))"
+        case .reference: nil
         }
     }
 
@@ -63,14 +74,11 @@ public struct BenchFigure: Sendable, Equatable {
         return pad(name, 34) + pad(BenchFigure.format(median) + " " + unit, 22) + pad(targetDescription, 22) + verdict
     }
 
-    /// The figure as one JSON object of `--format json`: `name`, `median`, `unit`, `target`,
-    /// `meets` (and `repetitions`).
+    /// The figure as one JSON object of `--format json`: `name`, `median`, `unit`, `target`
+    /// (e.g. `"<= 50"`, in the figure's unit; `null` for a reference figure), `meets` (and
+    /// `repetitions`).
     public var jsonLine: String {
-        let target: String =
-            switch self.target {
-            case .reference: "null"
-            default: "\"\(targetDescription)\""
-            }
+        let target = targetExpression.map { "\"\($0)\"" } ?? "null"
         return "{\"name\":\"\(name)\",\"median\":\(BenchFigure.jsonNumber(median)),\"unit\":\"\(unit)\","
             + "\"target\":\(target),\"meets\":\(meets),\"repetitions\":\(repetitions)}"
     }

@@ -70,7 +70,9 @@ struct RealisticSession {
                 try await central.writeValue(Data([0x01]), for: controlPoint, type: .withResponse)
             }
         }
-        await bridge.advance(to: streamStart.advanced(by: .seconds(60)))
+        // Let the last notifications leave at the next connection events before hanging up
+        // (queued ones would be lost with the link, as on a device).
+        await bridge.advance(to: streamStart.advanced(by: .seconds(60) + .milliseconds(200)))
         try await central.cancelPeripheralConnection(sensor.identifier)
         simulated = start.duration(to: await bridge.now).seconds
         await central.shutDown()

@@ -33,10 +33,14 @@ public struct Benchmark: Sendable {
 
     /// The sizes this benchmark runs with.
     public let sizes: Sizes
+    /// Measures resident bytes per idle peripheral in a fresh process and returns them (`nil`
+    /// where the resident set cannot be read); `nil` measures once in this process instead.
+    public let memoryProbe: (@Sendable () async throws -> Double?)?
 
     /// Creates a benchmark.
-    public init(sizes: Sizes = .full) {
+    public init(sizes: Sizes = .full, memoryProbe: (@Sendable () async throws -> Double?)? = nil) {
         self.sizes = sizes
+        self.memoryProbe = memoryProbe
     }
 
     /// The names of the suites, in the order ``run(suites:report:)`` runs them.

@@ -1,0 +1,173 @@
+import BLEMockKit
+import Foundation
+import Testing
+
+@testable import MockbleCLI
+
+@Suite("mockble bench: the command")
+struct BenchCommandTests {
+    func run(_ arguments: String...) async -> (CommandStatus, CapturedOutput) {
+        let (console, captured) = Console.capturing()
+        let status = await Mockble.main(arguments: ["bench"] + arguments, console: console)
+        return (status, captured)
+    }
+
+    @Test func helpNamesEverySuiteAndOption() async {
+        let (status, captured) = await run("--help")
+        #expect(status == .success)
+        for word in Benchmark.suiteNames + ["--quick", "--format", "--suite", "swift run -c release mockble bench"] {
+            #expect(captured.output.contains(word), "\(word)")
+        }
+    }
+
+    @Test func anUnknownFormatIsBadInput() async {
+        let (status, captured) = await run("--format", "xml")
+        #expect(status == .badInput)
+        #expect(captured.error.contains("--format"))
+        #expect(captured.output.isEmpty)
+    }
+
+    @Test func anUnknownSuiteIsBadInputAndListsTheKnownOnes() async {
+        let (status, captured) = await run("--suite", "everything")
+        #expect(status == .badInput)
+        #expect(captured.error.contains("unknown suite \"everything\""))
+        #expect(captured.error.contains("workflow, operations, realistic"))
+    }
+
+    @Test func aStrayArgumentOrUnknownOptionIsBadInput() async {
+        #expect(await run("now").0 == .badInput)
+        #expect(await run("--fast").0 == .badInput)
+        #expect(await run("--suite").0 == .badInput)
+    }
+
+    @Test func theWorkflowSuitePrintsOneJSONObjectPerFigure() async throws {
+        let (status, captured) = await run("--quick", "--suite", "workflow", "--format", "json")
+        #expect(captured.error.isEmpty)
+        let lines = captured.output.split(separator: "\n")
+        #expect(lines.count == 1)
+        let object = try #require(
+            JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect(object["name"] as? String == "fast.workflow")
+        #expect(object["unit"] as? String == "µs")
+        #expect(object["target"] as? String == "<= 50")
+        #expect((object["median"] as? Double ?? 0) > 0)
+        #expect(object["repetitions"] as? Int == Benchmark.Sizes.quick.workflows)
+        let meets = try #require(object["meets"] as? Bool)
+        // Debug builds may miss the target; the status follows what was printed.
+        #expect(status == (meets ? .success : .failure))
+    }
+
+    @Test func theTextFormatHasAHeaderAndAVerdictPerFigure() async {
+        let (_, captured) = await run("--quick", "--suite", "connections")
+        let lines = captured.output.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines[0].hasPrefix("figure"))
+        #expect(lines[1].hasPrefix("connections.100x10"))
+        #expect(lines[1].hasSuffix("meets") || lines[1].hasSuffix("MISSES"))
+        #expect(lines[1].contains("<= 1.00 s"))
+    }
+}
+
+@Suite("mockble bench: figures")
+struct BenchFigureTests {
+    func figure(_ median: Double, _ target: BenchFigure.Target) -> BenchFigure {
+        BenchFigure(name: "x", median: median, unit: "u", target: target, repetitions: 3)
+    }
+
+    @Test func eachKindOfTargetIsMetOnlyOnItsSide() {
+        #expect(figure(50, .atMost(50)).meets)
+        #expect(!figure(50.1, .atMost(50)).meets)
+        #expect(figure(200_000, .atLeast(200_000)).meets)
+        #expect(!figure(199_999, .atLeast(200_000)).meets)
+        #expect(figure(1, .exactly(1)).meets)
+        #expect(!figure(2, .exactly(1)).meets)
+        #expect(figure(-1, .reference).meets)
+    }
+
+    @Test func jsonLinesCarryTheRequiredFields() throws {
+        let line = figure(36.25, .atMost(50)).jsonLine
+        #expect(line == #"{"name":"x","median":36.25,"unit":"u","target":"<= 50","meets":true,"repetitions":3}"#)
+        let reference = figure(4, .reference).jsonLine
+        #expect(reference == #"{"name":"x","median":4,"unit":"u","target":null,"meets":true,"repetitions":3}"#)
+        #expect(figure(2, .exactly(1)).jsonLine.contains(#""target":"= 1","meets":false"#))
+        #expect(figure(.infinity, .atLeast(1)).jsonLine.contains(#""median":null"#))
+    }
+
+    @Test func textLinesGroupThousandsAndSayWhetherTheTargetIsMet() {
+        let line = figure(406_232.4, .atLeast(200_000)).textLine
+        #expect(line.contains("406,232 u"))
+        #expect(line.contains(">= 200,000 u"))
+        #expect(line.hasSuffix("meets"))
+        #expect(figure(1.5, .atMost(1)).textLine.hasSuffix("MISSES"))
+        #expect(figure(0.0845, .reference).textLine.contains("0.085 u"))
+        #expect(figure(0.0845, .reference).textLine.hasSuffix("reference"))
+    }
+
+    @Test func numbersAreFormattedForPeople() {
+        #expect(BenchFigure.format(0) == "0.000")
+        #expect(BenchFigure.format(1.005) == "1.00" || BenchFigure.format(1.005) == "1.01")
+        #expect(BenchFigure.format(36.44) == "36.4")
+        #expect(BenchFigure.format(1_234_567) == "1,234,567")
+        #expect(BenchFigure.format(-2_500) == "-2,500")
+        #expect(BenchFigure.format(.nan) == "nan")
+    }
+
+    @Test func theMedianOfOddAndEvenSampleCounts() {
+        #expect(BenchClock.median([3, 1, 2]) == 2)
+        #expect(BenchClock.median([4, 1, 3, 2]) == 2.5)
+        #expect(BenchClock.median([7]) == 7)
+    }
+}
+
+@Suite("mockble bench: workloads")
+struct BenchWorkloadTests {
+    @Test func theFastWorkflowCompletes() async throws {
+        try await Benchmark.fastWorkflow()
+    }
+
+    @Test func theRealisticSessionCoversSixtySecondsAndRepeatsExactly() async throws {
+        var first = RealisticSession()
+        try await first.run(seed: 5)
+        var second = RealisticSession()
+        try await second.run(seed: 5)
+        #expect(first.simulated > 60 && first.simulated < 62)
+        #expect(first.log == second.log)
+        #expect(first.log.filter { $0.kind == .notification }.count >= RealisticSession.notifications * 9 / 10)
+        var other = RealisticSession()
+        try await other.run(seed: 6)
+        #expect(other.log != first.log)
+    }
+
+    @Test(arguments: [20, 182, 244, 514])
+    func transportRoundTripsAMessageAtEachPacketSize(packetLength: Int) throws {
+        let message = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try Benchmark.fragmentAndReassemble(message, packetLength: packetLength)
+    }
+
+    @Test func scanningFindsEveryAdvertisingPeripheral() async throws {
+        #expect(try await Benchmark.scanScale(peripherals: 40) == 40)
+    }
+
+    @Test func everyCentralReceivesItsPeripheralsNotifications() async throws {
+        try await Benchmark.connectionScale(centrals: 3, each: 4)
+    }
+
+    @Test func idlePeripheralsTakeResidentMemoryOnLinux() async throws {
+        let bytes = try await Benchmark.bytesPerIdlePeripheral(count: 200)
+        #if os(Linux)
+            #expect(try #require(bytes) > 0)
+        #else
+            #expect(bytes == nil)
+        #endif
+    }
+
+    @Test func theInProcessMemorySuiteMeasuresOnce() async throws {
+        let figures = try await Benchmark(sizes: .quick).run(suites: ["memory"])
+        #if os(Linux)
+            #expect(figures.map(\.name) == ["memory.idle-peripheral"])
+            #expect(figures.first?.repetitions == 1)
+        #else
+            #expect(figures.isEmpty)
+        #endif
+    }
+}
