@@ -191,6 +191,10 @@ public actor MockCentralManager: CentralManaging {
         withBridge { $0.waitForPoweredOn(central: identifier) }
     }
 
+    /// A new stream of this manager's events, from now on. Events wait in the stream's buffer
+    /// until read; ``MockBLEBridge/finish()`` reports the unread ones of streams still held.
+    /// A stream nobody holds any more (neither the stream nor an iterator of it) stops
+    /// receiving events and frees its buffer.
     public nonisolated func events() -> AsyncStream<CentralEvent> { broadcaster.stream() }
 
     public var isScanning: Bool { withBridge { $0.isScanning(central: identifier) } }

@@ -200,6 +200,10 @@ public actor MockPeripheralManager: PeripheralManaging {
         withBridge { $0.waitForPoweredOn(peripheral: identifier) }
     }
 
+    /// A new stream of this manager's events, from now on. Events wait in the stream's buffer
+    /// until read; ``MockBLEBridge/finish()`` reports the unread ones of streams still held.
+    /// A stream nobody holds any more (neither the stream nor an iterator of it) stops
+    /// receiving events and frees its buffer.
     public nonisolated func events() -> AsyncStream<PeripheralEvent> { broadcaster.stream() }
 
     public func add(_ service: GATTService) throws -> LocalService {

@@ -83,10 +83,12 @@ public struct BenchFigure: Sendable, Equatable {
             + "\"target\":\(target),\"meets\":\(meets),\"repetitions\":\(repetitions)}"
     }
 
-    /// A number for people: at most three decimals, no exponent, thousands grouped by `,`.
+    /// A number for people: whole numbers without decimals, others with at most three; no
+    /// exponent; thousands grouped by `,`.
     static func format(_ value: Double) -> String {
         guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
-        let decimals = abs(value) >= 100 ? 0 : (abs(value) >= 10 ? 1 : (abs(value) >= 1 ? 2 : 3))
+        let decimals =
+            value == value.rounded() || abs(value) >= 100 ? 0 : (abs(value) >= 10 ? 1 : (abs(value) >= 1 ? 2 : 3))
         let scaled = (abs(value) * pow10(decimals)).rounded()
         var whole = String(UInt64(scaled / pow10(decimals)))
         var grouped = ""
