@@ -1,3 +1,4 @@
+import BLEMockKit
 import Testing
 
 @testable import BLECapture
@@ -7,19 +8,13 @@ import Testing
 /// it can trust, or says why it cannot.
 @Suite("Importing damaged captures")
 struct CaptureMutationTests {
-    /// SplitMix64, for reproducible damage.
+    /// The kit's seeded generator, for reproducible damage.
     struct Generator {
-        var state: UInt64
+        var random: SeededGenerator
 
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        init(state: UInt64) { random = SeededGenerator(seed: state) }
 
-        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+        mutating func below(_ bound: Int) -> Int { Int.random(in: 0..<bound, using: &random) }
     }
 
     @Test(arguments: [
@@ -47,5 +42,18 @@ struct CaptureMutationTests {
                 // A clear refusal (no connection left, say) is a fine answer to damage.
             }
         }
+    }
+
+    @Test func anErrorResponseWithTheReservedCodeZeroIsSkippedWithAWarning() throws {
+        var bytes = try CaptureTestSupport.bytes("att-errors")
+        // The capture's Error Response to a Read Request: 01 0A handle(2) 80.
+        let start = try #require(
+            bytes.indices.dropLast(4).first { bytes[$0] == 0x01 && bytes[$0 + 1] == 0x0A && bytes[$0 + 4] == 0x80 })
+        bytes[start + 4] = 0x00
+        let imported = try CaptureImporter().importCapture(bytes: bytes, name: "reserved-code")
+        #expect(imported.warnings.contains { "\($0)".contains("reserved ATT error code 0x00") })
+        #expect(!imported.scenarioJSON().contains("\"attError\": 0}"))
+        #expect(!imported.scenarioJSON().contains("\"attError\": 128}"))
+        #expect(imported.scenarioJSON().contains("\"attError\": 3}"))
     }
 }

@@ -137,12 +137,15 @@ struct ScenarioBuilder {
                 ]))
         case .read(_, .failure(let failure)):
             injectAndRun(
-                target: "read", op: .object(["op": .string("read"), "char": char]), code: failure.code, char: char)
+                target: "read", op: .object(["op": .string("read"), "char": char]), code: failure.code, char: char,
+                packet: timed.packet)
         case .write(_, let value, let withResponse, let error):
             let op: JSONValue = .object([
                 "op": .string("write"), "char": char, "value": .bytes(value), "withResponse": .bool(withResponse),
             ])
-            if let error { return injectAndRun(target: "write", op: op, code: error, char: char) }
+            if let error {
+                return injectAndRun(target: "write", op: op, code: error, char: char, packet: timed.packet)
+            }
             let property: CharacteristicProperties = withResponse ? .write : .writeWithoutResponse
             guard entry.properties.contains(property) else {
                 return skip(
@@ -187,7 +190,7 @@ struct ScenarioBuilder {
         let enable = value.contains { $0 != 0 }
         let op: JSONValue = .object(["op": .string(enable ? "subscribe" : "unsubscribe"), "char": .string(entry.id)])
         if let error {
-            injectAndRun(target: "subscribe", op: op, code: error, char: .string(entry.id))
+            injectAndRun(target: "subscribe", op: op, code: error, char: .string(entry.id), packet: packet)
             return
         }
         steps.append(op.adding("expect", .object(["ok": .bool(true)])))
@@ -195,8 +198,12 @@ struct ScenarioBuilder {
     }
 
     /// Injects ATT error `code` for the next `target` operation on `char`, then runs `op`
-    /// expecting that error.
-    private mutating func injectAndRun(target: String, op: JSONValue, code: UInt8, char: JSONValue) {
+    /// expecting that error. Code 0x00 is reserved (no stack sends it; a damaged capture can
+    /// hold it), so such a response is skipped with a warning.
+    private mutating func injectAndRun(target: String, op: JSONValue, code: UInt8, char: JSONValue, packet: Int) {
+        guard code != 0 else {
+            return skip("\(target) failing with the reserved ATT error code 0x00", packet)
+        }
         steps.append(
             .object(["op": .string("inject"), "target": .string(target), "char": char, "attError": .int(Int(code))]))
         steps.append(op.adding("expect", .object(["ok": .bool(false), "attError": .int(Int(code))])))

@@ -24,6 +24,19 @@ enum BenchPeripheral {
 
     static let advertisement = AdvertisementData(localName: "HRM", serviceUUIDs: [service])
 
+    /// `count` sensors on `bridge`, each with the heart-rate service, advertising it.
+    static func advertisingSensors(_ count: Int, on bridge: MockBLEBridge) async throws -> [MockPeripheralManager] {
+        var sensors: [MockPeripheralManager] = []
+        sensors.reserveCapacity(count)
+        for _ in 0..<count {
+            let sensor = MockPeripheralManager(bridge: bridge)
+            _ = try await sensor.add(heartRate)
+            try await sensor.startAdvertising(advertisement)
+            sensors.append(sensor)
+        }
+        return sensors
+    }
+
     /// A central connected to a sensor, with every characteristic discovered and the
     /// measurement and throughput characteristics subscribed.
     struct ConnectedPair {

@@ -34,14 +34,7 @@ extension Benchmark {
     static func bytesPerIdlePeripheral(count: Int) async throws -> Double? {
         guard let before = ResidentMemory.bytes() else { return nil }
         let bridge = MockBLEBridge()
-        var sensors: [MockPeripheralManager] = []
-        sensors.reserveCapacity(count)
-        for _ in 0..<count {
-            let sensor = MockPeripheralManager(bridge: bridge)
-            _ = try await sensor.add(BenchPeripheral.heartRate)
-            try await sensor.startAdvertising(BenchPeripheral.advertisement)
-            sensors.append(sensor)
-        }
+        let sensors = try await BenchPeripheral.advertisingSensors(count, on: bridge)
         guard let after = ResidentMemory.bytes() else { return nil }
         withExtendedLifetime(sensors) {}
         return Double(after - before) / Double(count)

@@ -28,14 +28,7 @@ extension Benchmark {
     /// and returns how many different sensors the central discovered.
     static func scanScale(peripherals count: Int) async throws -> Int {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 10_000))
-        var sensors: [MockPeripheralManager] = []
-        sensors.reserveCapacity(count)
-        for _ in 0..<count {
-            let sensor = MockPeripheralManager(bridge: bridge)
-            _ = try await sensor.add(BenchPeripheral.heartRate)
-            try await sensor.startAdvertising(BenchPeripheral.advertisement)
-            sensors.append(sensor)
-        }
+        let sensors = try await BenchPeripheral.advertisingSensors(count, on: bridge)
         let central = MockCentralManager(bridge: bridge)
         let events = central.events()
         try await central.scanForPeripherals(withServices: [BenchPeripheral.service])
@@ -45,6 +38,7 @@ extension Benchmark {
         for await event in events {
             if case .discovered(let peripheral) = event { seen.insert(peripheral.identifier) }
         }
+        withExtendedLifetime(sensors) {}
         return seen.count
     }
 
