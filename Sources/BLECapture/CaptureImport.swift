@@ -43,7 +43,7 @@ public struct CaptureImport: Sendable {
         self.warnings = warnings
         profileJSON = profileValue.text
         let inline = JSONValue.object(
-            scenarioHeader + [.init(key: "peripheral", value: profileValue), .init(key: "steps", value: .array(steps))])
+            scenarioHeader + [(key: "peripheral", value: profileValue), (key: "steps", value: .array(steps))])
         do throws(FixtureError) {
             profile = try PeripheralProfile(json: Data(profileJSON.utf8), file: "\(name).peripheral.json")
             scenario = try Scenario(json: Data(inline.text.utf8), file: "\(name).scenario.json")
@@ -63,8 +63,8 @@ public struct CaptureImport: Sendable {
     public func scenarioJSON(peripheralPath: String? = nil) -> String {
         JSONValue.object(
             scenarioHeader + [
-                .init(key: "peripheral", value: .string(peripheralPath ?? profileFileName)),
-                .init(key: "steps", value: .array(steps)),
+                (key: "peripheral", value: .string(peripheralPath ?? profileFileName)),
+                (key: "steps", value: .array(steps)),
             ]
         ).text
     }

@@ -103,10 +103,10 @@ public struct CaptureImporter: Sendable {
             "Imported from \(name) by mockble import: the connection to \(connection.peer) (handle "
             + "0x\(hex(connection.handle)); the capturing device was \(role)). Times count from the connection."
         let header: [JSONValue.Member] = [
-            .init(key: "name", value: .string(name)),
-            .init(key: "description", value: .string(description)),
-            .init(key: "mode", value: .string("fast")),
-            .init(key: "central", value: .object(["preferredMTU": .int(centralMTU ?? 23)])),
+            (key: "name", value: .string(name)),
+            (key: "description", value: .string(description)),
+            (key: "mode", value: .string("fast")),
+            (key: "central", value: .object(["preferredMTU": .int(centralMTU ?? 23)])),
         ]
         return try CaptureImport(
             name: name, peer: connection.peer, connectionHandle: connection.handle,

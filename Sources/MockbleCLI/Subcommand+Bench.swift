@@ -53,11 +53,11 @@ extension Subcommand {
                     return .failure
                 }
             }
-            var suites = Benchmark.suiteNames
-            if let suite = parsed.option("suite") {
-                guard suites.contains(suite) else {
-                    console.printError(
-                        "mockble bench: unknown suite \"\(suite)\" (known: \(suites.joined(separator: ", ")))")
+            var suites = Benchmark.Suite.allCases
+            if let name = parsed.option("suite") {
+                guard let suite = Benchmark.Suite(rawValue: name) else {
+                    let known = suites.map(\.rawValue).joined(separator: ", ")
+                    console.printError("mockble bench: unknown suite \"\(name)\" (known: \(known))")
                     return .badInput
                 }
                 suites = [suite]

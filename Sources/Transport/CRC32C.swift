@@ -41,10 +41,7 @@ public enum CRC32C {
     ///     of no bytes.
     /// - Returns: The CRC-32C of the preceding bytes followed by `bytes`.
     public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32 = 0) -> UInt32 {
-        if usesHardware, let base = bytes.baseAddress {
-            return ~blemockkit_crc32c_hardware_update(~previous, base, bytes.count)
-        }
-        return softwareChecksum(bytes, continuing: previous)
+        hardwareChecksum(bytes, continuing: previous) ?? softwareChecksum(bytes, continuing: previous)
     }
 
     /// Whether ``checksum(_:continuing:)-(UnsafeRawBufferPointer,_)`` uses the CPU's
@@ -58,7 +55,8 @@ public enum CRC32C {
         }
     }
 
-    /// The checksum computed with the CPU's instructions, or `nil` where it has none.
+    /// The checksum computed with the CPU's instructions, or `nil` where it has none (or
+    /// `bytes` has no storage: the software path answers for no bytes).
     static func hardwareChecksum(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32 = 0) -> UInt32? {
         guard usesHardware, let base = bytes.baseAddress else { return nil }
         return ~blemockkit_crc32c_hardware_update(~previous, base, bytes.count)

@@ -15,7 +15,9 @@ struct BenchCommandTests {
     @Test func helpNamesEverySuiteAndOption() async {
         let (status, captured) = await run("--help")
         #expect(status == .success)
-        for word in Benchmark.suiteNames + ["--quick", "--format", "--suite", "swift run -c release mockble bench"] {
+        for word in Benchmark.Suite.allCases.map(\.rawValue) + [
+            "--quick", "--format", "--suite", "swift run -c release mockble bench",
+        ] {
             #expect(captured.output.contains(word), "\(word)")
         }
     }
@@ -127,15 +129,12 @@ struct BenchWorkloadTests {
     }
 
     @Test func theRealisticSessionCoversSixtySecondsAndRepeatsExactly() async throws {
-        var first = RealisticSession()
-        try await first.run(seed: 5)
-        var second = RealisticSession()
-        try await second.run(seed: 5)
+        let first = try await RealisticSession.run(seed: 5)
+        let second = try await RealisticSession.run(seed: 5)
         #expect(first.simulated > 60 && first.simulated < 62)
         #expect(first.log == second.log)
         #expect(first.log.filter { $0.kind == .notification }.count >= RealisticSession.notifications * 9 / 10)
-        var other = RealisticSession()
-        try await other.run(seed: 6)
+        let other = try await RealisticSession.run(seed: 6)
         #expect(other.log != first.log)
     }
 
@@ -166,7 +165,7 @@ struct BenchWorkloadTests {
     }
 
     @Test func theInProcessMemorySuiteMeasuresOnce() async throws {
-        let figures = try await Benchmark(sizes: .quick).run(suites: ["memory"])
+        let figures = try await Benchmark(sizes: .quick).run(suites: [.memory])
         #if os(Linux)
             #expect(figures.map(\.name) == ["memory.idle-peripheral"])
             #expect(figures.first?.repetitions == 1)

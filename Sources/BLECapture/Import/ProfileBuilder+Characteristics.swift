@@ -23,19 +23,19 @@ extension ProfileBuilder {
         }
         let id = Self.id(valueHandle: characteristic.valueHandle)
         var members: [JSONValue.Member] = [
-            .init(key: "id", value: .string(id)),
-            .init(key: "uuid", value: .string(characteristic.uuid.description)),
-            .init(key: "properties", value: .array(properties.names.map { .string($0) })),
-            .init(key: "permissions", value: .array(permissions.names.map { .string($0) })),
+            (key: "id", value: .string(id)),
+            (key: "uuid", value: .string(characteristic.uuid.description)),
+            (key: "properties", value: .array(properties.names.map { .string($0) })),
+            (key: "permissions", value: .array(permissions.names.map { .string($0) })),
         ]
         let (staticValue, initialValue) = values(of: characteristic, properties: properties)
         if let staticValue {
-            members.append(.init(key: "value", value: .bytes(staticValue)))
+            members.append((key: "value", value: .bytes(staticValue)))
         } else if let initialValue {
-            members.append(.init(key: "initialValue", value: .bytes(initialValue)))
+            members.append((key: "initialValue", value: .bytes(initialValue)))
         }
-        members.append(.init(key: "handle", value: .int(Int(characteristic.declarationHandle))))
-        members.append(.init(key: "valueHandle", value: .int(Int(characteristic.valueHandle))))
+        members.append((key: "handle", value: .int(Int(characteristic.declarationHandle))))
+        members.append((key: "valueHandle", value: .int(Int(characteristic.valueHandle))))
         var descriptors: [JSONValue] = []
         var reported: [JSONValue] = properties.supportsSubscription ? [.string("2902")] : []
         var cccd: UInt16?
@@ -69,7 +69,7 @@ extension ProfileBuilder {
                             + "Characteristic Configuration descriptor but neither notifies nor indicates; "
                             + "the descriptor was left out")))
         }
-        if !descriptors.isEmpty { members.append(.init(key: "descriptors", value: .array(descriptors))) }
+        if !descriptors.isEmpty { members.append((key: "descriptors", value: .array(descriptors))) }
         entries[characteristic.valueHandle] = Entry(
             id: id, properties: properties, isStatic: staticValue != nil, initialValue: initialValue ?? [],
             cccdHandle: cccd)

@@ -39,20 +39,20 @@ struct ProfileBuilder {
         operations = conversation.operations
         var members: [JSONValue.Member] = []
         if let name = deviceName ?? advertising?.advertisement.localName {
-            members.append(.init(key: "name", value: .string(name)))
+            members.append((key: "name", value: .string(name)))
         }
         if let advertising {
-            members.append(.init(key: "advertisement", value: Self.advertisement(advertising.advertisement)))
+            members.append((key: "advertisement", value: Self.advertisement(advertising.advertisement)))
             for problem in advertising.problems {
                 warnings.append(CaptureWarning(.profileAdjusted("the advertising data was cut short: \(problem)")))
             }
             if let rssi = advertising.rssi, PeripheralProfile.rssiRange.contains(rssi) {
-                members.append(.init(key: "rssi", value: .int(rssi)))
+                members.append((key: "rssi", value: .int(rssi)))
             }
         }
         if let server = conversation.serverMTU {
             let mtu = Self.clampMTU(Int(server), side: "peripheral", warnings: &warnings)
-            members.append(.init(key: "preferredMTU", value: .int(mtu)))
+            members.append((key: "preferredMTU", value: .int(mtu)))
         }
         let services = orderedServices()
         var serviceValues: [JSONValue] = []
@@ -62,7 +62,7 @@ struct ProfileBuilder {
             serviceValues.append(value)
             if service.isPrimary { discoveredServices.append(found) }
         }
-        members.append(.init(key: "services", value: .array(serviceValues)))
+        members.append((key: "services", value: .array(serviceValues)))
         profile = .object(members)
         discovered = .object(["services": .array(discoveredServices)])
     }
@@ -89,14 +89,14 @@ struct ProfileBuilder {
 
     static func advertisement(_ advertisement: AdvertisementData) -> JSONValue {
         var members: [JSONValue.Member] = []
-        func add(_ key: String, _ value: JSONValue) { members.append(.init(key: key, value: value)) }
+        func add(_ key: String, _ value: JSONValue) { members.append((key: key, value: value)) }
         let uuids: ([BluetoothUUID]) -> JSONValue = { .array($0.map { .string($0.description) }) }
         if let name = advertisement.localName { add("localName", .string(name)) }
         if !advertisement.serviceUUIDs.isEmpty { add("serviceUUIDs", uuids(advertisement.serviceUUIDs)) }
         if let data = advertisement.manufacturerData { add("manufacturerData", .bytes(data)) }
         if !advertisement.serviceData.isEmpty {
             let sorted = advertisement.serviceData.sorted { $0.key < $1.key }
-            add("serviceData", .object(sorted.map { .init(key: $0.key.description, value: .bytes($0.value)) }))
+            add("serviceData", .object(sorted.map { (key: $0.key.description, value: .bytes($0.value)) }))
         }
         if let power = advertisement.txPowerLevel { add("txPowerLevel", .int(power)) }
         if let connectable = advertisement.isConnectable { add("isConnectable", .bool(connectable)) }
@@ -170,25 +170,25 @@ struct ProfileBuilder {
             found.append(report)
         }
         var members: [JSONValue.Member] = [
-            .init(key: "uuid", value: .string(service.uuid.description)),
-            .init(key: "primary", value: .bool(service.isPrimary)),
+            (key: "uuid", value: .string(service.uuid.description)),
+            (key: "primary", value: .bool(service.isPrimary)),
         ]
         if !includes.isEmpty {
-            members.append(.init(key: "includedServices", value: .array(includes.map { .string($0.description) })))
+            members.append((key: "includedServices", value: .array(includes.map { .string($0.description) })))
         }
         members += [
-            .init(key: "handle", value: .int(Int(service.handle))),
-            .init(key: "endHandle", value: .int(Int(service.endHandle))),
-            .init(key: "characteristics", value: .array(characteristics)),
+            (key: "handle", value: .int(Int(service.handle))),
+            (key: "endHandle", value: .int(Int(service.endHandle))),
+            (key: "characteristics", value: .array(characteristics)),
         ]
         var report: [JSONValue.Member] = [
-            .init(key: "uuid", value: .string(service.uuid.description)),
-            .init(key: "primary", value: .bool(service.isPrimary)),
+            (key: "uuid", value: .string(service.uuid.description)),
+            (key: "primary", value: .bool(service.isPrimary)),
         ]
         if !includes.isEmpty {
-            report.append(.init(key: "includedServices", value: .array(includes.map { .string($0.description) })))
+            report.append((key: "includedServices", value: .array(includes.map { .string($0.description) })))
         }
-        report.append(.init(key: "characteristics", value: .array(found)))
+        report.append((key: "characteristics", value: .array(found)))
         return (.object(members), .object(report))
     }
 }

@@ -240,6 +240,6 @@ extension JSONValue {
     /// An object with one more member at the end (other values are returned unchanged).
     func adding(_ key: String, _ value: JSONValue) -> JSONValue {
         guard case .object(let members) = self else { return self }
-        return .object(members + [Member(key: key, value: value)])
+        return .object(members + [(key: key, value: value)])
     }
 }

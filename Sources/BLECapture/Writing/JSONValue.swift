@@ -1,32 +1,24 @@
 import BLEMockKit
 
-/// A JSON document the importer writes, with members in the order they were added, printed
-/// so people can read and diff it: small objects and arrays on one line, larger ones one
-/// member per line, indented by two spaces.
-enum JSONValue: Hashable, Sendable {
-    case null
-    case bool(Bool)
-    case int(Int)
-    case string(String)
-    case array([JSONValue])
-    case object([Member])
+/// The importer's documents are the kit's JSON values (``TraceValue``: members keep the order
+/// they were added in), printed here so people can read and diff them: small objects and
+/// arrays on one line, larger ones one member per line, indented by two spaces.
+typealias JSONValue = TraceValue
 
+extension TraceValue {
     /// One member of an object.
-    struct Member: Hashable, Sendable {
-        var key: String
-        var value: JSONValue
-    }
+    typealias Member = (key: String, value: TraceValue)
 
     /// How wide a line may grow before a value is spread over several lines.
     static let lineWidth = 110
 
     /// An object from key–value pairs, in order.
-    static func object(_ pairs: KeyValuePairs<String, JSONValue>) -> JSONValue {
-        .object(pairs.map { Member(key: $0.key, value: $0.value) })
+    static func object(_ pairs: KeyValuePairs<String, TraceValue>) -> TraceValue {
+        .object(pairs.map { (key: $0.key, value: $0.value) })
     }
 
     /// A byte value as the fixture format writes it: `{"hex": "…"}`.
-    static func bytes(_ bytes: some Sequence<UInt8>) -> JSONValue {
+    static func bytes(_ bytes: some Sequence<UInt8>) -> TraceValue {
         .object(["hex": .string(FixtureBytes.hexString(bytes))])
     }
 

@@ -121,21 +121,21 @@ extension MockBLEBridge {
     /// many peripherals share the bridge.
     func scheduleAdvertising(of peripheral: UUID, needed: Bool) {
         guard let index = world.peripherals.index(forKey: peripheral) else { return }
-        let (scheduled, advertising, started, interval) = world.peripherals.values[index].advertisingSchedule
-        guard advertising, !scheduled else { return }
-        let delayed = started > world.now
+        let record = world.peripherals.values[index]
+        guard record.advertisement != nil, !record.advertisingScheduled else { return }
+        let delayed = record.advertisingStarted > world.now
         guard needed || delayed else { return }
         world.peripherals.values[index].advertisingScheduled = true
         let next: VirtualClock.Instant
         if delayed {
-            next = started
+            next = record.advertisingStarted
         } else {
             // Each advertising event is delayed by a random 0–10 ms (advDelay), as the
             // specification requires, when timing is realistic.
             let advDelay =
                 world.timing.isInstant
                 ? Duration.zero : world.peripherals.values[index].random.duration(in: .zero ... .milliseconds(10))
-            next = world.now.advanced(by: interval + advDelay)
+            next = world.now.advanced(by: record.configuration.advertisingInterval + advDelay)
         }
         world.schedule.schedule(.advertise(peripheral: peripheral), at: next)
     }

@@ -106,13 +106,6 @@ struct SimulationWorld: Sendable {
         var name: String? { configuration.name ?? airAdvertisement?.localName }
 
         var isConnectable: Bool { advertisement.map { $0.isConnectable ?? true } ?? false }
-
-        /// What scheduling its next advertisement needs: whether one is scheduled, whether it
-        /// advertises, when advertising started, and its interval.
-        var advertisingSchedule: (scheduled: Bool, advertising: Bool, started: VirtualClock.Instant, interval: Duration)
-        {
-            (advertisingScheduled, advertisement != nil, advertisingStarted, configuration.advertisingInterval)
-        }
     }
 
     /// The two ends of a link.

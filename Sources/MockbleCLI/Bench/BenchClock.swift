@@ -11,10 +11,15 @@ enum BenchClock {
 
     /// Seconds `body` took on the monotonic clock.
     static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+        try await timed(body).seconds
+    }
+
+    /// What `body` returned and the seconds it took on the monotonic clock.
+    static func timed<Result>(_ body: () async throws -> Result) async rethrows -> (result: Result, seconds: Double) {
         let clock = ContinuousClock()
         let start = clock.now
-        try await body()
-        return (clock.now - start).seconds
+        let result = try await body()
+        return (result, (clock.now - start).seconds)
     }
 
     /// The median of `samples` (the mean of the middle two for an even count).

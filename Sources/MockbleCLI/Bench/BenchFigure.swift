@@ -43,25 +43,26 @@ public struct BenchFigure: Sendable, Equatable {
         }
     }
 
-    /// The target as printed, e.g. `<= 50.0 µs`, or `-` for a reference figure.
-    public var targetDescription: String {
+    /// The comparison the target makes and the value it compares with; `nil` for a
+    /// reference figure.
+    private var comparison: (symbol: String, value: Double)? {
         switch target {
-        case .atMost(let limit): "<= \(BenchFigure.format(limit)) \(unit)"
-        case .atLeast(let floor): ">= \(BenchFigure.format(floor)) \(unit)"
-        case .exactly(let value): "= \(BenchFigure.format(value)) \(unit)"
-        case .reference: "-"
+        case .atMost(let limit): ("<=", limit)
+        case .atLeast(let floor): (">=", floor)
+        case .exactly(let value): ("=", value)
+        case .reference: nil
         }
+    }
+
+    /// The target as printed, e.g. `<= 50 µs`, or `-` for a reference figure.
+    public var targetDescription: String {
+        comparison.map { "\($0.symbol) \(BenchFigure.format($0.value)) \(unit)" } ?? "-"
     }
 
     /// The target for JSON: the comparison and a plain number, e.g. `<= 50`; `nil` for a
     /// reference figure.
     public var targetExpression: String? {
-        switch target {
-        case .atMost(let limit): "<= \(BenchFigure.jsonNumber(limit))"
-        case .atLeast(let floor): ">= \(BenchFigure.jsonNumber(floor))"
-        case .exactly(let value): "= \(BenchFigure.jsonNumber(value))"
-        case .reference: nil
-        }
+        comparison.map { "\($0.symbol) \(BenchFigure.jsonNumber($0.value))" }
     }
 
     /// The figure as one line of `--format text`.

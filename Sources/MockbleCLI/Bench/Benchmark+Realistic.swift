@@ -10,8 +10,7 @@ extension Benchmark {
         var speedups: [Double] = []
         var traces: Set<[BridgeLogEntry]> = []
         for _ in 0..<sizes.realisticSessions {
-            var session = RealisticSession()
-            let wall = try await BenchClock.seconds { try await session.run(seed: 2026) }
+            let (session, wall) = try await BenchClock.timed { try await RealisticSession.run(seed: 2026) }
             speedups.append(session.simulated / wall)
             traces.insert(session.log)
         }
@@ -31,15 +30,16 @@ extension Benchmark {
 /// with response 100 times.
 struct RealisticSession {
     /// Simulated seconds from the first advertisement to the disconnection.
-    private(set) var simulated: Double = 0
+    let simulated: Double
     /// The bridge's log of the whole session.
-    private(set) var log: [BridgeLogEntry] = []
+    let log: [BridgeLogEntry]
 
     static let notificationPeriod: Duration = .milliseconds(20)
     static let notifications = 3_000
     static let writes = 100
 
-    mutating func run(seed: UInt64) async throws {
+    /// Runs the session on a new bridge seeded with `seed`.
+    static func run(seed: UInt64) async throws -> RealisticSession {
         let bridge = MockBLEBridge(configuration: .realistic(seed: seed))
         var sensorConfiguration = MockPeripheralManager.Configuration.realistic(seed: seed)
         sensorConfiguration.advertisingInterval = .milliseconds(100)
@@ -74,7 +74,7 @@ struct RealisticSession {
         // (queued ones would be lost with the link, as on a device).
         await bridge.advance(to: streamStart.advanced(by: .seconds(60) + .milliseconds(200)))
         try await central.cancelPeripheralConnection(sensor.identifier)
-        simulated = start.duration(to: await bridge.now).seconds
+        let simulated = start.duration(to: await bridge.now).seconds
         await central.shutDown()
         var received = 0
         for await event in events {
@@ -83,6 +83,6 @@ struct RealisticSession {
         guard sent > Self.notifications * 9 / 10, received == sent else {
             throw BenchFailure(description: "realistic session: \(sent) notifications sent, \(received) received")
         }
-        log = await bridge.log
+        return RealisticSession(simulated: simulated, log: await bridge.log)
     }
 }

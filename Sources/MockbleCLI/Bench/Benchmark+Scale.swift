@@ -10,8 +10,8 @@ extension Benchmark {
         var samples: [Double] = []
         var discovered: [Double] = []
         for _ in 0..<sizes.scaleRepetitions {
-            var found = 0
-            samples.append(try await BenchClock.seconds { found = try await Self.scanScale(peripherals: 10_000) })
+            let (found, seconds) = try await BenchClock.timed { try await Self.scanScale(peripherals: 10_000) }
+            samples.append(seconds)
             discovered.append(Double(found))
         }
         return [

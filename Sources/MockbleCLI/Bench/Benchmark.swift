@@ -43,29 +43,29 @@ public struct Benchmark: Sendable {
         self.memoryProbe = memoryProbe
     }
 
-    /// The names of the suites, in the order ``run(suites:report:)`` runs them.
-    public static let suiteNames = [
-        "workflow", "operations", "realistic", "transport", "scan", "connections", "memory",
-    ]
+    /// A suite of figures, named as `--suite` takes it; `allCases` is the order a full run
+    /// takes.
+    public enum Suite: String, CaseIterable, Sendable {
+        case workflow, operations, realistic, transport, scan, connections, memory
+    }
 
-    /// Runs the named suites (all by default), handing each figure to `report` as it is
-    /// measured, and returns every figure.
+    /// Runs `suites` (all by default), handing each figure to `report` as it is measured, and
+    /// returns every figure.
     public func run(
-        suites: [String] = Benchmark.suiteNames, report: (BenchFigure) -> Void = { _ in }
+        suites: [Suite] = Suite.allCases, report: (BenchFigure) -> Void = { _ in }
     ) async throws -> [BenchFigure] {
         var figures: [BenchFigure] = []
         for suite in suites {
-            let measured: [BenchFigure]
-            switch suite {
-            case "workflow": measured = try await workflowFigures()
-            case "operations": measured = try await operationFigures()
-            case "realistic": measured = try await realisticFigures()
-            case "transport": measured = try transportFigures()
-            case "scan": measured = try await scanFigures()
-            case "connections": measured = try await connectionFigures()
-            case "memory": measured = try await memoryFigures()
-            default: preconditionFailure("unknown bench suite \(suite)")
-            }
+            let measured: [BenchFigure] =
+                switch suite {
+                case .workflow: try await workflowFigures()
+                case .operations: try await operationFigures()
+                case .realistic: try await realisticFigures()
+                case .transport: try transportFigures()
+                case .scan: try await scanFigures()
+                case .connections: try await connectionFigures()
+                case .memory: try await memoryFigures()
+                }
             measured.forEach(report)
             figures += measured
         }
