@@ -69,9 +69,22 @@ struct BridgeTests {
             return
         }
         #expect(items.count == 3)
-        #expect(items.last == "bridge seed 0: rerun with the same seed and steps to reproduce")
-        #expect(items.contains { $0.contains("connect on peripheral") && $0.contains("still waiting") })
-        #expect(items.contains { $0.contains("1 unread events, first discovered(") })
+        #expect(items.last == .seed(0))
+        #expect(items.last?.description == "bridge seed 0: rerun with the same seed and steps to reproduce")
+        #expect(
+            items.first
+                == .operation(
+                    "connect", central: central.identifier, peripheral: peripheral.identifier, characteristic: nil,
+                    since: .zero))
+        #expect(
+            items.first?.description.hasSuffix(
+                "connect on peripheral \(peripheral.identifier.uuidString.prefix(8)) was still waiting (since 0s)")
+                == true)
+        #expect(
+            items.contains {
+                guard case .unreadEvents(central.identifier, 1, let first) = $0 else { return false }
+                return first.hasPrefix("discovered(")
+            })
         #expect(!report.isClean)
         await #expect(throws: CoreBluetoothError(.operationCancelled)) { try await attempt.value }
         withExtendedLifetime(events) {}

@@ -523,11 +523,21 @@ struct RequestHandlingFinishTests {
             return
         }
         #expect(items.count == 3)
-        #expect(items.last == "bridge seed 0: rerun with the same seed and steps to reproduce")
-        #expect(items.contains { $0.contains("request \(request.id) (\(RigUUID.value), offset 0) was never answered") })
+        #expect(items.last == .seed(0))
+        #expect(
+            items.contains(
+                .unansweredRequest(
+                    id: request.id, peripheral: rig.peripheral.identifier, characteristic: RigUUID.value, offset: 0)))
         #expect(
             items.contains {
-                $0.contains("read \(RigUUID.value)@\(request.characteristic.handle)") && $0.contains("still waiting")
+                $0.description.contains("request \(request.id) (\(RigUUID.value), offset 0) was never answered")
+            })
+        #expect(
+            items.contains {
+                guard
+                    case .operation(let name, rig.central.identifier, rig.peripheral.identifier, RigUUID.value, _) = $0
+                else { return false }
+                return name == "read \(RigUUID.value)@\(request.characteristic.handle)"
             })
         #expect(!report.isClean)
 
@@ -549,7 +559,7 @@ struct RequestHandlingFinishTests {
             return
         }
         #expect(items.count == 2)
-        #expect(items.first?.contains("1 unread events, first writeRequests") == true)
+        #expect(items.first?.description.contains("1 unread events, first writeRequests") == true)
         withExtendedLifetime(events) {}
     }
 }

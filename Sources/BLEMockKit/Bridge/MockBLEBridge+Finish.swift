@@ -7,23 +7,30 @@ import BLECore
 #endif
 
 extension MockBLEBridge {
-    /// The operations waiting right now (a connection, a read a peripheral has not answered,
-    /// an operation injected never to answer), described one per line. Tests use it to wait
-    /// until an operation started in another task has reached the bridge.
+    /// The operations in progress, described one per line (a connection, a read a peripheral
+    /// has not answered, an operation injected never to answer). Tests use it to wait until an
+    /// operation started in another task has reached the bridge.
     public var waitingOperations: [String] {
-        waiting.keys.sorted().map { id in
-            let operation = waiting[id]!
-            return "central \(operation.link.central.uuidString.prefix(8)): \(operation.kind) on peripheral "
-                + "\(operation.link.peripheral.uuidString.prefix(8)) was still waiting"
+        pendingOperations.map(\.description)
+    }
+
+    /// The operations in progress, oldest first.
+    public var pendingOperations: [Leftover] {
+        world.pending.values.sorted { $0.id < $1.id }.filter { !$0.isCancelled }.map { operation in
+            let key = operation.link
+            return .operation(
+                operation.summary, central: key?.central, peripheral: key?.peripheral,
+                characteristic: operation.procedure?.characteristic?.uuid, since: operation.since)
         }
     }
 
-    /// Ends the simulation: operations still waiting fail with
+    /// Ends the simulation: operations still in progress fail with
     /// `CoreBluetoothError.Code.operationCancelled`, scheduled events are dropped, every
-    /// event stream finishes, and the report lists what was left over — waiting operations,
-    /// requests a peripheral never answered, events no stream read, and error injections that
-    /// never fired (so a test that scripted a failure learns when its code never reached it) —
-    /// or ``FinishReport/clean``. A report with leftovers ends with the bridge's seed.
+    /// event stream finishes, and the report lists what was left over — operations in
+    /// progress, requests a peripheral never answered, events no stream read, and error
+    /// injections that never fired (so a test that scripted a failure learns when its code
+    /// never reached it) — or ``FinishReport/clean``. A report with leftovers ends with the
+    /// bridge's seed.
     ///
     /// Call it at the end of a test to learn about work the code under test left undone:
     ///
@@ -31,41 +38,100 @@ extension MockBLEBridge {
     /// #expect(await bridge.finish() == .clean)
     /// ```
     public func finish() -> FinishReport {
-        var leftovers = waitingOperations
-        for id in openRequests.keys.sorted() {
-            let open = openRequests[id]!
+        forgetCancelled()
+        var leftovers = pendingOperations
+        for operation in world.pending.values.sorted(by: { $0.id < $1.id }) {
+            guard case .awaitingAnswer(let request) = operation.stage, let key = operation.link,
+                let characteristic = operation.procedure?.characteristic
+            else { continue }
+            let offset: Int
+            switch operation.procedure?.kind {
+            case .read: offset = operation.procedure?.received.count ?? 0
+            case .readBlob(_, let start): offset = start
+            default: offset = 0
+            }
             leftovers.append(
-                "peripheral \(open.link.peripheral.uuidString.prefix(8)): request \(id) (\(open.request.characteristic.uuid), "
-                    + "offset \(open.request.offset)) was never answered")
+                .unansweredRequest(
+                    id: request, peripheral: key.peripheral, characteristic: characteristic.uuid, offset: offset))
         }
         for central in world.centralOrder {
-            let unread = world.centrals[central]!.events.unreadEvents
-            if !unread.isEmpty {
-                leftovers.append(
-                    "central \(central.uuidString.prefix(8)): \(unread.count) unread events, first \(unread[0])")
+            let unread = centralStreams[central]?.unreadEvents ?? []
+            if let first = unread.first {
+                leftovers.append(.unreadEvents(manager: central, count: unread.count, first: "\(first)"))
             }
         }
         for peripheral in world.peripheralOrder {
-            let unread = world.peripherals[peripheral]!.events.unreadEvents
-            if !unread.isEmpty {
-                leftovers.append(
-                    "peripheral \(peripheral.uuidString.prefix(8)): \(unread.count) unread events, first \(unread[0])")
+            let unread = peripheralStreams[peripheral]?.unreadEvents ?? []
+            if let first = unread.first {
+                leftovers.append(.unreadEvents(manager: peripheral, count: unread.count, first: "\(first)"))
             }
         }
         for entry in world.injections.unfired {
-            let owner = entry.owner.map { " (installed for \($0.uuidString.prefix(8)))" } ?? ""
-            leftovers.append("error injection never fired: \(entry.injection)\(owner)")
+            leftovers.append(.unfiredInjection(entry.injection, owner: entry.owner))
         }
-        resumeWaiting(where: { _ in true }, with: .failure(CoreBluetoothError(.operationCancelled)))
-        openRequests.removeAll()
-        world.attempts.removeAll()
-        completions.removeAll()
-        world.schedule.removeAll { _ in true }
-        for central in world.centralOrder { world.centrals[central]!.events.finish() }
-        for peripheral in world.peripheralOrder { world.peripherals[peripheral]!.events.finish() }
+        mutate { world in
+            world.failOperations(CoreBluetoothError(.operationCancelled)) { _ in true }
+            world.attempts.removeAll()
+            world.schedule.removeAll { _ in true }
+        }
+        for central in world.centralOrder { centralStreams[central]?.finish() }
+        for peripheral in world.peripheralOrder { peripheralStreams[peripheral]?.finish() }
         guard !leftovers.isEmpty else { return .clean }
         // Failures name the seed, so the run can be reproduced exactly.
-        leftovers.append("bridge seed \(configuration.seed): rerun with the same seed and steps to reproduce")
+        leftovers.append(.seed(configuration.seed))
         return .leftovers(leftovers)
+    }
+}
+
+/// What finishing a bridge found: nothing left over, or the list of what was.
+public enum FinishReport: Hashable, Sendable, CustomStringConvertible {
+    /// Nothing was pending or unread.
+    case clean
+    /// Something was left over; the last item names the bridge's seed.
+    case leftovers([Leftover])
+
+    /// Whether nothing was left over.
+    public var isClean: Bool { self == .clean }
+
+    public var description: String {
+        switch self {
+        case .clean: "clean"
+        case .leftovers(let items): "leftovers:\n" + items.map { "- \($0)" }.joined(separator: "\n")
+        }
+    }
+}
+
+/// One thing a simulation left undone.
+public enum Leftover: Hashable, Sendable, CustomStringConvertible {
+    /// An operation still in progress: what it is, on which central, peripheral and
+    /// characteristic, since which virtual instant.
+    case operation(
+        String, central: UUID?, peripheral: UUID?, characteristic: BluetoothUUID?, since: VirtualClock.Instant)
+    /// A request a peripheral's app was handed and never answered.
+    case unansweredRequest(id: UInt64, peripheral: UUID, characteristic: BluetoothUUID, offset: Int)
+    /// Events a manager's stream received and nobody read.
+    case unreadEvents(manager: UUID, count: Int, first: String)
+    /// An error injection that never fired (installed for one manager, or `nil` for all).
+    case unfiredInjection(ErrorInjection, owner: UUID?)
+    /// The bridge's seed, to reproduce the run.
+    case seed(UInt64)
+
+    public var description: String {
+        func short(_ identifier: UUID) -> String { String(identifier.uuidString.prefix(8)) }
+        switch self {
+        case .operation(let name, let central, let peripheral, _, let since):
+            let owner = central.map { "central \(short($0)): " } ?? ""
+            let target = peripheral.map { " on peripheral \(short($0))" } ?? ""
+            return "\(owner)\(name)\(target) was still waiting (since \(since))"
+        case .unansweredRequest(let id, let peripheral, let characteristic, let offset):
+            return
+                "peripheral \(short(peripheral)): request \(id) (\(characteristic), offset \(offset)) was never answered"
+        case .unreadEvents(let manager, let count, let first):
+            return "\(short(manager)): \(count) unread events, first \(first)"
+        case .unfiredInjection(let injection, let owner):
+            return "error injection never fired: \(injection)" + (owner.map { " (installed for \(short($0)))" } ?? "")
+        case .seed(let seed):
+            return "bridge seed \(seed): rerun with the same seed and steps to reproduce"
+        }
     }
 }

@@ -18,13 +18,16 @@ import BLECore
 /// let central = MockCentralManager(bridge: bridge)
 /// ```
 ///
-/// **Time.** Virtual time only moves forward, and only when the simulation says so: an
-/// operation that takes simulated time completes at its virtual deadline, running every
-/// event scheduled before it; background activity (periodic advertising, timeouts) runs when
-/// a test calls ``advance(by:)`` or ``run(maximumEvents:)``. In fast mode (the default)
-/// operations take no time at all. Calls from several tasks are served in the order they
-/// reach the bridge. Managers run on the bridge's executor, so a manager's call into its
-/// bridge does not hop threads.
+/// **Time.** Virtual time only moves forward, and only when the simulation says so. Every
+/// link is an ordered pipe drained at connection events: an operation's packets queue behind
+/// what the same side sent before, and the operation completes when its last packet has
+/// crossed. A call that waits for such an operation runs the schedule forward to that point,
+/// firing everything due before it in order (advertisements, notifications, faults), so
+/// sequential test code gets exact, repeatable timestamps. Background activity (periodic
+/// advertising, timeouts, queued writes and notifications) runs when a test calls
+/// ``advance(by:)`` or ``run(maximumEvents:)``, or when a later call waits for the link. In
+/// fast mode (the default) every step takes no time. Managers run on the bridge's executor,
+/// so a manager's call into its bridge does not hop threads.
 public actor MockBLEBridge {
     /// How a bridge simulates the air.
     public struct Configuration: Sendable, Hashable {
@@ -61,15 +64,24 @@ public actor MockBLEBridge {
     /// (``advance(by:)``), which also runs the simulation's scheduled events.
     public nonisolated let clock: VirtualClock
 
-    var world: SimulationWorld
-    /// Operations waiting for something (a peripheral's answer, a connection), by id.
-    var waiting: [UInt64: WaitingOperation] = [:]
-    var nextWaitingID: UInt64 = 0
-    /// Read and write requests a manual peripheral has not answered yet, by request id.
-    var openRequests: [UInt64: OpenRequest] = [:]
-    var nextRequestID: UInt64 = 1
-    /// What to do when an operation's completion event fires, by waiting-operation id.
-    var completions: [UInt64: () -> Void] = [:]
+    /// The simulation.
+    var world: World
+    /// The event streams of the managers on the bridge.
+    var centralStreams: [UUID: EventBroadcaster<CentralEvent>] = [:]
+    var peripheralStreams: [UUID: EventBroadcaster<PeripheralEvent>] = [:]
+    /// The request handlers of peripherals that answer with one.
+    var handlers: [UUID: @Sendable (ATTRequest) -> RequestResponse] = [:]
+    /// The open L2CAP channels' ends.
+    var channelEnds: [UInt64: ChannelEnds] = [:]
+    /// Central ends of channels just opened, until the opening call returns them.
+    var openedCentralEnds: [UInt64: L2CAPChannel] = [:]
+    /// Callers suspended on operations.
+    nonisolated let waiters = OperationWaiters()
+    /// The operation being started, and its result if it ended before its caller suspended.
+    var starting: OperationID?
+    var settled: Result<Reply, any Error>?
+    /// Effects being performed (reused, so performing them allocates nothing).
+    var spareEffects: [Effect] = []
     /// Wall-clock time demo pacing still owes (always zero without ``Configuration/realTimePacing``).
     var pendingPacing: Duration = .zero
 
@@ -79,7 +91,7 @@ public actor MockBLEBridge {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.clock = VirtualClock()
-        self.world = SimulationWorld(seed: configuration.seed, timing: configuration.timing)
+        self.world = World(seed: configuration.seed, timing: configuration.timing)
         self.identifiers = IdentifierSource(seed: configuration.seed)
     }
 
@@ -103,9 +115,88 @@ public actor MockBLEBridge {
     /// The ATT PDUs the simulated links have carried so far, counted as a real link would:
     /// each request and its response (a long read's Read Blobs, a long write's Prepare and
     /// Execute Writes, discovery pages, CCCD writes, the MTU exchange on connecting), each
-    /// write command, each notification, and each indication with its confirmation. The same
-    /// in fast and realistic mode; scenario traces report it per step as `attPDUs`.
+    /// write command, each notification, and each indication with its confirmation, once it
+    /// has crossed. The same in fast and realistic mode; scenario traces report it per step
+    /// as `attPDUs`.
     public var attPDUCount: Int { world.attPDUCount }
+
+    // MARK: Operations
+
+    /// Runs an operation to its end: starts it, runs the schedule while that moves it on,
+    /// and suspends only while it waits for something outside the simulation (a peripheral's
+    /// answer, a peripheral becoming connectable). Cancelling the caller's task ends the wait
+    /// with `CancellationError` and withdraws the operation from the air where it can be.
+    func perform(_ request: World.Request) async throws -> Reply {
+        forgetCancelled()
+        let began = world.now
+        let id = world.makeOperationID()
+        starting = id
+        world.start(request, id: id)
+        applyEffects()
+        serve(id)
+        starting = nil
+        let result: Result<Reply, any Error>
+        if let outcome = settled {
+            settled = nil
+            result = outcome
+        } else {
+            result = await suspend(id)
+        }
+        if configuration.realTimePacing != nil {
+            pace(from: began)
+            await waitForPacing()
+        }
+        return try result.get()
+    }
+
+    /// Runs the schedule while operation `id` is pending and running it moves the operation
+    /// on (it is not parked on something outside the simulation).
+    func serve(_ id: OperationID) {
+        while world.pending[id] != nil, !world.isParked(id), world.runNextEvent() {
+            clock.advanceSynchronously(to: world.now)
+            applyEffects()
+        }
+    }
+
+    /// Suspends the caller until operation `id` completes or the caller's task is cancelled.
+    private func suspend(_ id: OperationID) async -> Result<Reply, any Error> {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                waiters.register(id, continuation)
+            }
+        } onCancel: {
+            if waiters.cancel(id) {
+                Task { await self.forgetCancelled() }
+            }
+        }
+    }
+
+    /// Tells the world about operations whose callers gave up.
+    func forgetCancelled() {
+        let cancelled = waiters.takeCancelled()
+        guard !cancelled.isEmpty else { return }
+        for id in cancelled { world.cancel(id) }
+        applyEffects()
+    }
+
+    /// Runs `body` on the world, then performs what it decided, and serves the operations
+    /// it unblocked.
+    ///
+    /// A call that lets a waiting operation go on (a peripheral's answer, a peripheral that
+    /// starts advertising for a pending connection) runs the schedule until that operation
+    /// ends or waits again, as the operation's own call would have: so a request queued
+    /// behind an answered one is delivered, and a pending connection completes.
+    @discardableResult
+    func mutate<T>(_ body: (inout World) throws -> T) rethrows -> T {
+        let parked = world.pending.isEmpty ? [] : world.parkedOperations
+        defer {
+            applyEffects()
+            for id in parked where world.pending[id] != nil && !world.isParked(id) { serve(id) }
+        }
+        return try body(&world)
+    }
+
+    // MARK: Time
 
     /// Runs the simulation forward by `duration`: every scheduled event and every sleeper on
     /// ``clock`` due by then, in order of time, with the time set to each one's deadline.
@@ -115,10 +206,11 @@ public actor MockBLEBridge {
 
     /// Runs the simulation forward to `instant` (nothing happens if it is in the past).
     public func advance(to instant: VirtualClock.Instant) async {
+        forgetCancelled()
         guard instant > world.now else { return }
         let started = world.now
         while true {
-            let nextEvent = world.schedule.nextDeadline
+            let nextEvent = world.nextDeadline
             let nextSleeper = clock.nextDeadline
             let next = [nextEvent, nextSleeper].compactMap { $0 }.min()
             guard let next, next <= instant else { break }
@@ -138,15 +230,32 @@ public actor MockBLEBridge {
     /// advertising never ends while someone scans). Returns whether the schedule emptied.
     @discardableResult
     public func run(maximumEvents: Int = 10_000) async -> Bool {
+        forgetCancelled()
         var count = 0
-        while let next = world.schedule.nextDeadline, count < maximumEvents {
-            runEvents(through: next)
+        while count < maximumEvents, world.runNextEvent() {
+            clock.advanceSynchronously(to: world.now)
+            applyEffects()
             count += 1
         }
         return world.schedule.isEmpty
     }
 
-    /// Demo pacing: waits the wall-clock equivalent of the virtual time since `start`
+    /// Runs every scheduled event due by `limit`, then moves the time to `limit`.
+    func runEvents(through limit: VirtualClock.Instant) {
+        while world.runNextEvent(dueBy: limit) {
+            clock.advanceSynchronously(to: world.now)
+            applyEffects()
+        }
+        setTime(limit)
+    }
+
+    /// Moves time forward to `instant`, waking the clock's sleepers.
+    func setTime(_ instant: VirtualClock.Instant) {
+        world.moveTime(to: instant)
+        clock.advanceSynchronously(to: world.now)
+    }
+
+    /// Demo pacing: owes the wall-clock equivalent of the virtual time since `start`
     /// (scaled), when ``Configuration/realTimePacing`` is set. Never used otherwise.
     func pace(from start: VirtualClock.Instant) {
         guard let scale = configuration.realTimePacing, scale > 0, world.now > start else { return }
@@ -161,46 +270,12 @@ public actor MockBLEBridge {
         try? await ContinuousClock().sleep(for: wait)
     }
 
-    /// Moves time forward to `instant`, waking the clock's sleepers.
-    func setTime(_ instant: VirtualClock.Instant) {
-        guard instant > world.now else { return }
-        world.now = instant
-        clock.advanceSynchronously(to: instant)
-    }
-
-    /// Runs every scheduled event due by `limit`, setting the time to each deadline.
-    func runEvents(through limit: VirtualClock.Instant) {
-        while let entry = world.schedule.popFirst(dueBy: limit) {
-            setTime(entry.deadline)
-            handle(entry.event)
-        }
-        setTime(limit)
-    }
-
-    func handle(_ event: SimulationWorld.ScheduledEvent) {
-        switch event {
-        case .advertise(let peripheral): advertisementDue(from: peripheral)
-        case .connectionTimeout(let key): connectionTimedOut(key)
-        case .complete(let id): completions.removeValue(forKey: id)?()
-        case .stateStep(let manager, let state): applyStateStep(manager, state)
-        case .drainWrites(let key): drainWrites(key)
-        case .drainUpdates(let peripheral): drainUpdates(peripheral)
-        case .fault(let fault): apply(fault)
-        case .supervisionTimeout(let peripheral): supervisionTimedOut(peripheral)
-        case .linkEstablished(let key): finishAttempt(key)
-        }
-    }
-
     // MARK: Identifiers
-
-    /// A fresh identifier for a new manager, derived from the seed and creation order.
-    nonisolated func makeIdentifier(role: String) -> UUID {
-        identifiers.next(role: role)
-    }
 
     /// The identifier of a manager created with `restoreIdentifier`: the same for every
     /// manager with that restore identifier on this bridge, so a relaunched app's manager
-    /// takes over what the system kept for its predecessor.
+    /// takes over what the system kept for its predecessor; else a fresh one derived from the
+    /// seed and creation order.
     nonisolated func makeIdentifier(role: String, restoreIdentifier: String?) -> UUID {
         guard let restoreIdentifier else { return identifiers.next(role: role) }
         return identifiers.restored(role: role, restoreIdentifier: restoreIdentifier)

@@ -132,19 +132,19 @@ public actor MockCentralManager: CentralManaging {
     /// Test hook: the central's Bluetooth state changes (e.g. the user turns Bluetooth off).
     /// Leaving `poweredOn` stops scanning and drops every link with `peripheralDisconnected`.
     public func simulateStateChange(_ state: ManagerState) {
-        withBridge { $0.setState(.central(identifier), to: state) }
+        world { $0.setState(.central(identifier), to: state) }
     }
 
     /// Installs an error injection for this central's operations from now on.
     public func inject(_ injection: ErrorInjection) {
-        withBridge { $0.inject(injection, owner: identifier) }
+        world { $0.inject(injection, owner: identifier) }
     }
 
     /// Test hook: the app moves to the background (`true`) or back to the foreground. In the
     /// background, as on iOS, scans report each peripheral once whatever
     /// `ScanOptions.allowDuplicates` says.
     public func simulateBackgroundExecution(_ isInBackground: Bool) {
-        withBridge { $0.setBackground(.central(identifier), isInBackground) }
+        world { $0.setBackground(.central(identifier), isInBackground) }
     }
 
     /// Test hook: the system terminates the app (to reclaim memory, say). With a
@@ -154,41 +154,55 @@ public actor MockCentralManager: CentralManaging {
     /// ``shutDown()``. Either way this manager's event streams end, its waiting operations
     /// fail with `operationCancelled`, and it must not be used again.
     public func simulateAppTermination() {
-        withBridge { $0.terminate(central: identifier) }
+        world { $0.terminate(central: identifier) }
     }
 
     /// What the system restored to this manager when it was created with the restore
     /// identifier of a terminated one, or `nil`. The same state is this manager's first event.
     public var restoredState: RestoredCentralState? {
-        withBridge { $0.restoredState(central: identifier) }
+        world { $0.restoredState(central: identifier) }
     }
 
     /// Test hook: the user forgets a peripheral in Settings ("Forget This Device"): this
     /// central's bond with it is removed; an access needing encryption pairs again.
     public func simulateBondRemoval(of peripheral: UUID) {
-        withBridge {
-            $0.removeBond(SimulationWorld.LinkKey(central: identifier, peripheral: peripheral), onCentral: true)
-        }
+        world { $0.removeBond(LinkKey(central: identifier, peripheral: peripheral), onCentral: true) }
     }
 
     /// Takes this manager off the air and ends its event streams; see the bridge's log for
     /// what was dropped. The manager is unusable afterwards (its state is `unknown`).
     public func shutDown() {
-        withBridge { $0.shutDown(central: identifier) }
+        world { $0.shutDown(central: identifier) }
     }
 
     /// Runs `body` with the bridge, which shares this actor's executor; joins the bridge first.
     func withBridge<T: Sendable>(_ body: (isolated MockBLEBridge) throws -> T) rethrows -> T {
         try bridge.assumeIsolated { bridge in
-            bridge.register(central: identifier, events: broadcaster, configuration: configuration)
+            bridge.join(central: identifier, events: broadcaster, configuration: configuration)
             return try body(bridge)
         }
     }
 
-    public var state: ManagerState { withBridge { $0.centralState(identifier) } }
+    /// Runs `body` on the bridge's world (joining it first), then performs what it decided.
+    func world<T: Sendable>(_ body: @Sendable (inout World) throws -> T) rethrows -> T {
+        try withBridge { bridge in
+            defer { bridge.applyEffects() }
+            return try body(&bridge.world)
+        }
+    }
+
+    /// Runs an operation on the bridge (joining it first).
+    func perform(_ request: World.Request) async throws -> Reply {
+        withBridge { _ in }
+        return try await bridge.perform(request)
+    }
+
+    public var state: ManagerState { world { $0.state(of: .central(identifier)) } }
 
     public func waitForPoweredOn() async -> ManagerState {
-        withBridge { $0.waitForPoweredOn(central: identifier) }
+        let reply = try? await perform(.waitForPoweredOn(.central(identifier)))
+        if case .state(let state) = reply { return state }
+        return state
     }
 
     /// A new stream of this manager's events, from now on. Events wait in the stream's buffer
@@ -197,101 +211,104 @@ public actor MockCentralManager: CentralManaging {
     /// receiving events and frees its buffer.
     public nonisolated func events() -> AsyncStream<CentralEvent> { broadcaster.stream() }
 
-    public var isScanning: Bool { withBridge { $0.isScanning(central: identifier) } }
+    public var isScanning: Bool { world { $0.isScanning(central: identifier) } }
 
     public func scanForPeripherals(withServices serviceUUIDs: [BluetoothUUID]?, options: ScanOptions) throws {
-        try withBridge { try $0.startScan(central: identifier, services: serviceUUIDs, options: options) }
+        try world { try $0.startScan(central: identifier, services: serviceUUIDs, options: options) }
     }
 
-    public func stopScan() { withBridge { $0.stopScan(central: identifier) } }
+    public func stopScan() { world { $0.stopScan(central: identifier) } }
 
     public func connect(_ peripheral: UUID, options: ConnectOptions) async throws {
-        withBridge { _ in }
-        try await bridge.connect(central: identifier, peripheral: peripheral, options: options)
+        _ = try await perform(.connect(central: identifier, peripheral: peripheral, timeout: options.timeout))
     }
 
     public func cancelPeripheralConnection(_ peripheral: UUID) throws {
-        try withBridge { try $0.cancelConnection(central: identifier, peripheral: peripheral) }
+        try world { try $0.cancelConnection(central: identifier, peripheral: peripheral) }
     }
 
     public func isConnected(_ peripheral: UUID) -> Bool {
-        withBridge { $0.isConnected(central: identifier, peripheral: peripheral) }
+        world { $0.isConnected(central: identifier, peripheral: peripheral) }
     }
 
     public func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [RemotePeripheral] {
-        withBridge { $0.retrievePeripherals(central: identifier, identifiers: identifiers) }
+        world { $0.retrievePeripherals(withIdentifiers: identifiers) }
     }
 
     public func retrieveConnectedPeripherals(withServices serviceUUIDs: [BluetoothUUID]) -> [RemotePeripheral] {
-        withBridge { $0.retrieveConnectedPeripherals(services: serviceUUIDs) }
+        world { $0.retrieveConnectedPeripherals(withServices: serviceUUIDs) }
+    }
+
+    /// Runs a GATT procedure on the link to `peripheral`.
+    private func gatt(_ kind: GATTProcedure.Kind, on peripheral: UUID) async throws -> Reply {
+        try await perform(.gatt(central: identifier, peripheral: peripheral, kind))
     }
 
     public func discoverServices(_ serviceUUIDs: [BluetoothUUID]?, for peripheral: UUID) async throws -> [RemoteService]
     {
-        withBridge { _ in }
-        return try await bridge.discoverServices(central: identifier, peripheral: peripheral, uuids: serviceUUIDs)
+        try await gatt(.discoverServices(serviceUUIDs), on: peripheral).services
     }
 
     public func discoverIncludedServices(_ serviceUUIDs: [BluetoothUUID]?, for service: RemoteService) async throws
         -> [RemoteService]
     {
-        withBridge { _ in }
-        return try await bridge.discoverIncludedServices(central: identifier, service: service, uuids: serviceUUIDs)
+        try await gatt(.discoverIncludedServices(service, serviceUUIDs), on: service.peripheral).services
     }
 
     public func discoverCharacteristics(_ characteristicUUIDs: [BluetoothUUID]?, for service: RemoteService)
         async throws -> [RemoteCharacteristic]
     {
-        withBridge { _ in }
-        return try await bridge.discoverCharacteristics(
-            central: identifier, service: service, uuids: characteristicUUIDs)
+        try await gatt(.discoverCharacteristics(service, characteristicUUIDs), on: service.peripheral).characteristics
     }
 
     public func discoverDescriptors(for characteristic: RemoteCharacteristic) async throws -> [RemoteDescriptor] {
-        withBridge { _ in }
-        return try await bridge.discoverDescriptors(central: identifier, characteristic: characteristic)
+        try await gatt(.discoverDescriptors(characteristic), on: characteristic.peripheral).descriptors
     }
 
     public func services(of peripheral: UUID) -> [RemoteService] {
-        withBridge { $0.discoveredServices(central: identifier, peripheral: peripheral) }
+        world { $0.discoveredServices(central: identifier, peripheral: peripheral) }
     }
 
     public func characteristics(of service: RemoteService) -> [RemoteCharacteristic] {
-        withBridge { $0.discoveredCharacteristics(central: identifier, service: service) }
+        world { $0.discoveredCharacteristics(central: identifier, service: service) }
     }
 
     public func readValue(for characteristic: RemoteCharacteristic) async throws -> Data {
-        withBridge { _ in }
-        return try await bridge.read(central: identifier, characteristic: characteristic)
+        try await gatt(.read(characteristic), on: characteristic.peripheral).data
+    }
+
+    /// One Read Blob at `offset` (a scenario's `readRequest`).
+    func readBlob(of characteristic: RemoteCharacteristic, offset: Int) async throws -> Data {
+        try await gatt(.readBlob(characteristic, offset: offset), on: characteristic.peripheral).data
     }
 
     public func readValue(for descriptor: RemoteDescriptor) async throws -> Data {
-        withBridge { _ in }
-        return try await bridge.readDescriptor(central: identifier, descriptor: descriptor)
+        try await gatt(.readDescriptor(descriptor), on: descriptor.peripheral).data
     }
 
     public func writeValue(_ value: Data, for characteristic: RemoteCharacteristic, type: WriteType) async throws {
-        withBridge { _ in }
-        try await bridge.write(central: identifier, characteristic: characteristic, value: value, type: type)
+        guard type == .withResponse else {
+            return try world {
+                try $0.writeWithoutResponse(central: identifier, characteristic: characteristic, value: value)
+            }
+        }
+        _ = try await gatt(.write(characteristic, value), on: characteristic.peripheral)
     }
 
     public func writeValue(_ value: Data, for descriptor: RemoteDescriptor) async throws {
-        withBridge { _ in }
-        try await bridge.writeDescriptor(central: identifier, descriptor: descriptor, value: value)
+        _ = try await gatt(.writeDescriptor(descriptor, value), on: descriptor.peripheral)
     }
 
     public func setNotifyValue(_ enabled: Bool, for characteristic: RemoteCharacteristic) async throws {
-        withBridge { _ in }
-        try await bridge.setNotifyValue(central: identifier, characteristic: characteristic, enabled: enabled)
+        _ = try await gatt(.setNotify(characteristic, enabled: enabled), on: characteristic.peripheral)
     }
 
     public func readRSSI(for peripheral: UUID) async throws -> Int {
-        withBridge { _ in }
-        return try await bridge.readRSSI(central: identifier, peripheral: peripheral)
+        try await perform(.readRSSI(central: identifier, peripheral: peripheral)).rssi
     }
 
     public func maximumWriteValueLength(for peripheral: UUID, type: WriteType) throws -> Int {
-        try withBridge { try $0.maximumWriteValueLength(central: identifier, peripheral: peripheral, type: type) }
+        try world { try $0.maximumWriteValueLength(central: identifier, peripheral: peripheral, type: type) }
     }
 
     public func openL2CAPChannel(_ psm: UInt16, on peripheral: UUID) async throws -> L2CAPChannel {
@@ -300,24 +317,21 @@ public actor MockCentralManager: CentralManaging {
     }
 
     public func registerForConnectionEvents(options: ConnectionEventOptions?) {
-        withBridge { $0.registerForConnectionEvents(central: identifier, options: options) }
+        world { $0.registerForConnectionEvents(central: identifier, options: options) }
     }
 
     public func isANCSAuthorized(_ peripheral: UUID) -> Bool {
-        withBridge { $0.isANCSAuthorized(central: identifier, peripheral: peripheral) }
+        world { $0.isANCSAuthorized(central: identifier, peripheral: peripheral) }
     }
 
     /// Test hook: the user grants or revokes a connected peripheral's access to ANCS
     /// notifications (in Settings); the central gets an `CentralEvent.ancsAuthorizationUpdated(_:isAuthorized:)`
     /// event if it changed. Only peripherals that request ANCS authorization have one.
     public func simulateANCSAuthorizationChange(_ authorized: Bool, for peripheral: UUID) {
-        withBridge {
-            $0.setANCSAuthorization(
-                authorized, key: SimulationWorld.LinkKey(central: identifier, peripheral: peripheral))
-        }
+        world { $0.setANCSAuthorization(authorized, key: LinkKey(central: identifier, peripheral: peripheral)) }
     }
 
     public func canSendWriteWithoutResponse(to peripheral: UUID) -> Bool {
-        withBridge { $0.canSendWriteWithoutResponse(central: identifier, peripheral: peripheral) }
+        world { $0.canSendWriteWithoutResponse(central: identifier, peripheral: peripheral) }
     }
 }

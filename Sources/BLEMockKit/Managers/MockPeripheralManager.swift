@@ -151,53 +151,64 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// advertising, drops every link (centrals see `peripheralDisconnected`) and removes the
     /// published services, as CoreBluetooth does.
     public func simulateStateChange(_ state: ManagerState) {
-        withBridge { $0.setState(.peripheral(identifier), to: state) }
+        world { $0.setState(.peripheral(identifier), to: state) }
     }
 
     /// Test hook: the peripheral resets; every link drops with `peripheralDisconnected`.
     public func simulateReset() {
-        withBridge { $0.apply(.reset(peripheral: identifier)) }
+        world { $0.apply(.reset(peripheral: identifier)) }
     }
 
     /// Test hook: the peripheral moves (see ``Proximity``); out of range, its links drop with
     /// `connectionTimeout` after the supervision timeout and scans no longer see it.
     public func simulateProximityChange(_ proximity: Proximity) {
-        withBridge { $0.apply(.proximity(peripheral: identifier, proximity)) }
+        world { $0.apply(.proximity(peripheral: identifier, proximity)) }
     }
 
     /// Test hook: the peripheral advertises different data from now on (if advertising).
     public func simulateAdvertisementChange(_ advertisement: AdvertisementData) {
-        withBridge { $0.apply(.advertisementChange(peripheral: identifier, advertisement)) }
+        world { $0.apply(.advertisementChange(peripheral: identifier, advertisement)) }
     }
 
     /// Test hook: the peripheral's GAP name changes; connected centrals are told.
     public func simulateNameChange(_ name: String?) {
-        withBridge { $0.apply(.nameChange(peripheral: identifier, name)) }
+        world { $0.apply(.nameChange(peripheral: identifier, name)) }
     }
 
     /// Installs an error injection for this peripheral's operations from now on.
     public func inject(_ injection: ErrorInjection) {
-        withBridge { $0.inject(injection, owner: identifier) }
+        world { $0.inject(injection, owner: identifier) }
     }
 
     /// Takes this manager off the air and ends its event streams; see the bridge's log for
     /// what was dropped. The manager is unusable afterwards (its state is `unknown`).
     public func shutDown() {
-        withBridge { $0.shutDown(peripheral: identifier) }
+        world { $0.shutDown(peripheral: identifier) }
     }
 
     /// Runs `body` with the bridge, which shares this actor's executor; joins the bridge first.
     func withBridge<T: Sendable>(_ body: (isolated MockBLEBridge) throws -> T) rethrows -> T {
         try bridge.assumeIsolated { bridge in
-            bridge.register(peripheral: identifier, events: broadcaster, configuration: configuration)
+            bridge.join(peripheral: identifier, events: broadcaster, configuration: configuration)
             return try body(bridge)
         }
     }
 
-    public var state: ManagerState { withBridge { $0.peripheralState(identifier) } }
+    /// Runs `body` on the bridge's world (joining it first), then performs what it decided.
+    func world<T: Sendable>(_ body: @Sendable (inout World) throws -> T) rethrows -> T {
+        try withBridge { bridge in
+            defer { bridge.applyEffects() }
+            return try body(&bridge.world)
+        }
+    }
+
+    public var state: ManagerState { world { $0.state(of: .peripheral(identifier)) } }
 
     public func waitForPoweredOn() async -> ManagerState {
-        withBridge { $0.waitForPoweredOn(peripheral: identifier) }
+        withBridge { _ in }
+        let reply = try? await bridge.perform(.waitForPoweredOn(.peripheral(identifier)))
+        if case .state(let state) = reply { return state }
+        return state
     }
 
     /// A new stream of this manager's events, from now on. Events wait in the stream's buffer
@@ -207,59 +218,59 @@ public actor MockPeripheralManager: PeripheralManaging {
     public nonisolated func events() -> AsyncStream<PeripheralEvent> { broadcaster.stream() }
 
     public func add(_ service: GATTService) throws -> LocalService {
-        try withBridge { try $0.addService(peripheral: identifier, service: service) }
+        try world { try $0.addService(peripheral: identifier, service: service) }
     }
 
     public func remove(_ service: LocalService) throws {
-        try withBridge { try $0.removeService(peripheral: identifier, service: service) }
+        try world { try $0.removeService(peripheral: identifier, service: service) }
     }
 
-    public func removeAllServices() { withBridge { $0.removeAllServices(peripheral: identifier) } }
+    public func removeAllServices() { world { $0.removeAllServices(peripheral: identifier) } }
 
-    public var services: [LocalService] { withBridge { $0.localServices(peripheral: identifier) } }
+    public var services: [LocalService] { world { $0.localServices(peripheral: identifier) } }
 
     public func startAdvertising(_ advertisement: AdvertisementData) throws {
-        try withBridge { try $0.startAdvertising(peripheral: identifier, advertisement: advertisement) }
+        try world { try $0.startAdvertising(peripheral: identifier, advertisement: advertisement) }
     }
 
-    public func stopAdvertising() { withBridge { $0.stopAdvertising(peripheral: identifier) } }
+    public func stopAdvertising() { world { $0.stopAdvertising(peripheral: identifier) } }
 
-    public var isAdvertising: Bool { withBridge { $0.isAdvertising(peripheral: identifier) } }
+    public var isAdvertising: Bool { world { $0.isAdvertising(peripheral: identifier) } }
 
     public func respond(to request: ATTRequest, withResult result: ATTError.Code, value: Data?) throws {
-        try withBridge { try $0.respond(peripheral: identifier, request: request, result: result, value: value) }
+        try withBridge { try $0.respond(peripheral: identifier, to: request, result: result, value: value) }
     }
 
     public func updateValue(
         _ value: Data, for characteristic: LocalCharacteristic, onSubscribedCentrals centrals: [UUID]?
     ) throws -> Bool {
-        try withBridge {
+        try world {
             try $0.updateValue(peripheral: identifier, value: value, characteristic: characteristic, centrals: centrals)
         }
     }
 
     public func subscribedCentrals(for characteristic: LocalCharacteristic) -> [RemoteCentral] {
-        withBridge { $0.subscribedCentrals(peripheral: identifier, characteristic: characteristic) }
+        world { $0.subscribedCentrals(peripheral: identifier, characteristic: characteristic) }
     }
 
     /// Sets the current value of a dynamic characteristic: what automatic request handling
     /// answers reads with (as setting `CBMutableCharacteristic.value`).
     public func setValue(_ value: Data, for characteristic: LocalCharacteristic) throws {
-        try withBridge { try $0.setValue(peripheral: identifier, value: value, characteristic: characteristic) }
+        try world { try $0.setValue(peripheral: identifier, value: value, characteristic: characteristic) }
     }
 
     /// The longest notification a connected central receives (ATT_MTU − 3), or `nil` if it
     /// is not connected.
     public func maximumUpdateValueLength(for central: UUID) -> Int? {
-        withBridge { $0.maximumUpdateValueLength(peripheral: identifier, central: central) }
+        world { $0.maximumUpdateValueLength(peripheral: identifier, central: central) }
     }
 
     public func publishL2CAPChannel(requiresEncryption: Bool) throws -> UInt16 {
-        try withBridge { try $0.publishL2CAPChannel(peripheral: identifier, requiresEncryption: requiresEncryption) }
+        try world { try $0.publishL2CAPChannel(peripheral: identifier, requiresEncryption: requiresEncryption) }
     }
 
     public func unpublishL2CAPChannel(_ psm: UInt16) throws {
-        try withBridge { try $0.unpublishL2CAPChannel(peripheral: identifier, psm: psm) }
+        try world { try $0.unpublishL2CAPChannel(peripheral: identifier, psm: psm) }
     }
 
     /// Test hook: the app moves to the background (`true`) or back to the foreground. In the
@@ -267,7 +278,7 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// manufacturer data or service data, and its service UUIDs move to the overflow area
     /// (where only scans for those services find them).
     public func simulateBackgroundExecution(_ isInBackground: Bool) {
-        withBridge { $0.setBackground(.peripheral(identifier), isInBackground) }
+        world { $0.setBackground(.peripheral(identifier), isInBackground) }
     }
 
     /// Test hook: the system terminates the app. With a ``Configuration/restoreIdentifier`` the
@@ -276,22 +287,20 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// is ``shutDown()``. Either way this manager's event streams end and it must not be used
     /// again.
     public func simulateAppTermination() {
-        withBridge { $0.terminate(peripheral: identifier) }
+        world { $0.terminate(peripheral: identifier) }
     }
 
     /// What the system restored to this manager when it was created with the restore
     /// identifier of a terminated one, or `nil`. The same state is this manager's first event.
     public var restoredState: RestoredPeripheralState? {
-        withBridge { $0.restoredState(peripheral: identifier) }
+        world { $0.restoredState(peripheral: identifier) }
     }
 
     /// Test hook: this peripheral loses its bond with a central (a factory reset, say). The
     /// central still has its keys, so its next connection fails with
     /// `peerRemovedPairingInformation` until it removes its own bond.
     public func simulateBondRemoval(of central: UUID) {
-        withBridge {
-            $0.removeBond(SimulationWorld.LinkKey(central: central, peripheral: identifier), onCentral: false)
-        }
+        world { $0.removeBond(LinkKey(central: central, peripheral: identifier), onCentral: false) }
     }
 
     /// Test hook: drops the link to a central from this side. The central sees a disconnect

@@ -51,8 +51,7 @@ extension ScenarioSession {
             guard sent else { throw ScenarioStepError.updateQueueFull }
             await bridge.runUntilUpdatesDelivered(peripheral: target)
         case .readRequest(let reference, let offset):
-            record.value = try await bridge.readBlob(
-                central: central.identifier, characteristic: try await remote(reference), offset: offset)
+            record.value = try await central.readBlob(of: try await remote(reference), offset: offset)
         case .setValue(let reference, let value):
             try await peripheral.manager.setValue(value, for: local(reference))
         case .readRSSI:

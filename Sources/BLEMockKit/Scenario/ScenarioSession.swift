@@ -70,7 +70,10 @@ final class ScenarioSession: Sendable {
         let started = await bridge.now
         let completion = StepCompletion()
         let task = Task { [self] in
-            defer { completion.finish() }
+            defer {
+                completion.finish()
+                bridge.waiters.wakeWatchers()
+            }
             var record = ScenarioTrace.Record(step: step.index, op: step.operation.name)
             var seen = ObservedEvents()
             do {
@@ -104,11 +107,9 @@ final class ScenarioSession: Sendable {
     private func drive(until completion: StepCompletion, startedAt started: VirtualClock.Instant) async {
         let deadline = started.advanced(by: Self.transactionTimeout)
         var gaveUp = false
-        while !completion.isDone {
-            guard await bridge.hasWaitingOperations else {
-                await Task.yield()
-                continue
-            }
+        while true {
+            await bridge.waiters.untilSuspended(orUntil: { completion.isDone })
+            if completion.isDone { return }
             if await bridge.runNextEvent(notAfter: deadline) { continue }
             await bridge.advance(to: deadline)
             if !gaveUp {
@@ -127,7 +128,6 @@ final class ScenarioSession: Sendable {
         }
     }
 
-    /// What the central saw during a step.
     struct ObservedEvents {
         var discoveries: [DiscoveredPeripheral] = []
         var received: [Data] = []
@@ -232,51 +232,45 @@ final class StepCompletion: @unchecked Sendable {
 }
 
 extension MockBLEBridge {
-    /// Whether an operation is waiting for something that needs time to pass.
-    var hasWaitingOperations: Bool { !waiting.isEmpty }
+    var isWaitingToConnect: Bool {
+        world.pending.values.contains {
+            if case .connect = $0.kind { return true }
+            return false
+        }
+    }
 
-    /// Whether a connection attempt is among the waiting operations.
-    var isWaitingToConnect: Bool { waiting.values.contains { $0.kind == .connect } }
-
-    /// Runs the first scheduled event if it is due by `limit`; returns whether one ran.
     func runNextEvent(notAfter limit: VirtualClock.Instant) -> Bool {
-        guard let entry = world.schedule.popFirst(dueBy: limit) else { return false }
-        setTime(entry.deadline)
-        handle(entry.event)
+        guard world.runNextEvent(dueBy: limit) else { return false }
+        clock.advanceSynchronously(to: world.now)
+        applyEffects()
         return true
     }
 
-    /// Fails every waiting operation with `error`.
     func failWaitingOperations(with error: any Error) {
-        resumeWaiting(where: { _ in true }, with: .failure(error))
+        mutate { $0.failOperations(error) { _ in true } }
     }
 
-    /// The ATT_MTU of the link between a central and a peripheral, if they are connected.
     func linkMTU(central: UUID, peripheral: UUID) -> Int? {
-        world.links[SimulationWorld.LinkKey(central: central, peripheral: peripheral)]?.mtu
+        world.linkMTU(central: central, peripheral: peripheral)
     }
 
-    /// Runs the schedule until `peripheral`'s queued notifications and indications have all
-    /// gone out (or `maximumEvents` events ran), so the centrals have them.
+    /// Runs the schedule until a peripheral's queued notifications and indications have crossed.
     func runUntilUpdatesDelivered(peripheral: UUID, maximumEvents: Int = 10_000) {
         var count = 0
-        while world.peripherals[peripheral]?.updateQueue.isEmpty == false, let next = world.schedule.nextDeadline,
-            count < maximumEvents
+        while (world.peripherals[peripheral]?.queuedUpdates ?? 0) > 0, count < maximumEvents,
+            runNextEvent(notAfter: world.nextDeadline ?? world.now)
         {
-            runEvents(through: next)
             count += 1
         }
     }
 
-    /// Runs the schedule until the central's queued writes without response to `peripheral`
-    /// have gone out (or `maximumEvents` events ran).
+    /// Runs the schedule until a central's queued writes without response have crossed.
     func runUntilWritesSent(central: UUID, peripheral: UUID, maximumEvents: Int = 10_000) {
-        let key = SimulationWorld.LinkKey(central: central, peripheral: peripheral)
+        let key = LinkKey(central: central, peripheral: peripheral)
         var count = 0
-        while world.links[key]?.writeQueue.isEmpty == false, let next = world.schedule.nextDeadline,
-            count < maximumEvents
+        while (world.links[key]?.queuedCommands ?? 0) > 0, count < maximumEvents,
+            runNextEvent(notAfter: world.nextDeadline ?? world.now)
         {
-            runEvents(through: next)
             count += 1
         }
     }

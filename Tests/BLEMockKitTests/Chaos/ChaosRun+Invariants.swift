@@ -20,8 +20,8 @@ extension ChaosRun {
             checkMessages(of: index, delivered: outcome.messages, failures: outcome.failures, log: log)
         }
         let report = await bridge.finish()
-        if case .leftovers(let lines) = report {
-            for line in lines where !isExcused(line) { fail("finish() reported: \(line)") }
+        if case .leftovers(let items) = report {
+            for item in items where !isExcused(item) { fail("finish() reported: \(item)") }
         }
     }
 
@@ -129,13 +129,12 @@ extension ChaosRun {
     }
 
     /// A finish() leftover the run expects: an injection that never fired, or the seed line.
-    func isExcused(_ line: String) -> Bool {
-        let prefix = "error injection never fired: "
-        if line.hasPrefix(prefix) {
-            let rest = line.dropFirst(prefix.count)
-            return injections.contains { rest.hasPrefix($0) }
+    func isExcused(_ item: Leftover) -> Bool {
+        switch item {
+        case .unfiredInjection(let injection, _): injections.contains { injection.description.hasPrefix($0) }
+        case .seed: true
+        default: false
         }
-        return line.hasPrefix("bridge seed ")
     }
 
     /// The serial number a message carries in bytes 1 and 2.

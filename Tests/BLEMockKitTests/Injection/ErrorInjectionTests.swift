@@ -229,11 +229,20 @@ struct ErrorInjectionTests {
             Issue.record("expected leftovers")
             return
         }
-        #expect(items.contains { $0.contains("readRSSI on peripheral") && $0.contains("still waiting") })
         #expect(
             items.contains {
-                $0.hasPrefix("error injection never fired: write fails with ATT 0x08 insufficientAuthorization once")
+                guard case .operation("readRSSI", central.identifier, peripheral, nil, _) = $0 else { return false }
+                return true
             })
+        #expect(
+            items.contains {
+                $0.description.hasPrefix(
+                    "error injection never fired: write fails with ATT 0x08 insufficientAuthorization once")
+            })
+        #expect(
+            items.contains(
+                .unfiredInjection(
+                    ErrorInjection(.write, failure: .att(.insufficientAuthorization)), owner: central.identifier)))
         await #expect(throws: CoreBluetoothError(.operationCancelled)) { try await rssi.value }
     }
 }

@@ -6,9 +6,8 @@ import BLECore
     import Foundation
 #endif
 
-/// An open L2CAP connection-oriented channel between a central and a peripheral, with the
-/// inbound byte streams of both ends.
-struct L2CAPChannelRecord: Sendable {
+/// An open L2CAP connection-oriented channel between a central and a peripheral.
+struct L2CAPChannelRecord: Sendable, Hashable {
     /// Which end of a channel.
     enum End: Sendable, Hashable {
         case central, peripheral
@@ -20,13 +19,12 @@ struct L2CAPChannelRecord: Sendable {
     static let mps = 247
     /// The credits each end grants: K-frames the other may have in flight.
     static let initialCredits = 10
+    /// The LE dynamic PSM range (Bluetooth Core Specification, Vol 3, Part A, 4.22).
+    static let dynamicPSMs: ClosedRange<UInt16> = 0x0080...0x00FF
 
-    let link: SimulationWorld.LinkKey
+    let id: UInt64
+    let link: LinkKey
     let psm: UInt16
-    /// Feeds the central end's `L2CAPChannel.incoming`.
-    let toCentral: AsyncStream<Data>.Continuation
-    /// Feeds the peripheral end's `L2CAPChannel.incoming`.
-    let toPeripheral: AsyncStream<Data>.Continuation
 
     /// The K-frames an SDU of `length` bytes takes: the first carries the 2-byte SDU length
     /// and up to MPS − 2 bytes, the others up to MPS bytes each (Bluetooth Core
@@ -51,31 +49,14 @@ struct L2CAPChannelRecord: Sendable {
         return (sdus, frames)
     }
 
-    func finish() {
-        toCentral.finish()
-        toPeripheral.finish()
-    }
-}
-
-/// A channel end of a mock manager: sends and closes through the bridge.
-final class MockL2CAPEndpoint: L2CAPEndpoint {
-    let bridge: MockBLEBridge
-    let channel: UInt64
-    let end: L2CAPChannelRecord.End
-    let incoming: AsyncStream<Data>
-
-    init(bridge: MockBLEBridge, channel: UInt64, end: L2CAPChannelRecord.End, incoming: AsyncStream<Data>) {
-        self.bridge = bridge
-        self.channel = channel
-        self.end = end
-        self.incoming = incoming
+    /// The L2CAP connection result matching an ATT encryption refusal.
+    static func error(for refusal: ATTError) -> L2CAPError {
+        L2CAPError(refusal.code == .insufficientAuthentication ? .insufficientAuthentication : .insufficientEncryption)
     }
 
-    func send(_ data: Data) async throws {
-        try await bridge.sendL2CAP(data, channel: channel, from: end)
-    }
-
-    func close() async {
-        await bridge.closeL2CAPChannel(channel)
+    /// A PSM as the log writes it, e.g. `0x0080`.
+    static func hex(_ psm: UInt16) -> String {
+        let digits = String(psm, radix: 16, uppercase: true)
+        return "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     }
 }

@@ -1,0 +1,187 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension MockBLEBridge {
+    /// Performs what the world decided, in order, until it decides nothing more.
+    func applyEffects() {
+        while !world.effects.isEmpty {
+            swap(&world.effects, &spareEffects)
+            for effect in spareEffects { perform(effect) }
+            spareEffects.removeAll(keepingCapacity: true)
+        }
+    }
+
+    private func perform(_ effect: Effect) {
+        switch effect {
+        case .complete(let id, let result):
+            if id == starting {
+                settled = result
+            } else {
+                waiters.resume(id, with: result)
+            }
+        case .central(let central, let event):
+            centralStreams[central]?.yield(event)
+        case .peripheral(let peripheral, let event):
+            peripheralStreams[peripheral]?.yield(event)
+        case .ask(let peripheral, let question):
+            ask(handlers[peripheral], question)
+        case .channelOpened(let record):
+            openChannel(record)
+        case .channelData(let channel, let end, let data):
+            channelEnds[channel]?.deliver(data, to: end)
+        case .channelClosed(let channel):
+            channelEnds.removeValue(forKey: channel)?.finish()
+            openedCentralEnds[channel] = nil
+        case .finishEvents(.central(let central)):
+            centralStreams[central]?.finish()
+        case .finishEvents(.peripheral(let peripheral)):
+            peripheralStreams[peripheral]?.finish()
+        case .wake:
+            break
+        }
+    }
+
+    /// Calls a peripheral's request handler and hands its answer to the world.
+    private func ask(_ handler: (@Sendable (ATTRequest) -> RequestResponse)?, _ question: HandlerQuestion) {
+        guard let handler else { return }
+        switch question {
+        case .read(let request, let id):
+            world.answer(id, with: handler(request))
+        case .write(let requests, let id):
+            // Each request in order until one fails, as CoreBluetooth's single answer to a batch.
+            let failure = requests.lazy.map(handler).first { $0.result != .success }
+            world.answer(id, with: failure ?? .success())
+        case .command(let request):
+            _ = handler(request)
+        }
+    }
+
+    // MARK: Joining
+
+    /// Puts a central manager on the air (once), or lets a relaunched app's manager take over
+    /// what its terminated predecessor left.
+    func join(
+        central identifier: UUID, events: EventBroadcaster<CentralEvent>,
+        configuration: MockCentralManager.Configuration
+    ) {
+        if let current = centralStreams[identifier] {
+            guard current !== events, world.awaitsRestoration(.central(identifier)) else { return }
+            centralStreams[identifier] = events
+            mutate { $0.restore(central: identifier, configuration: configuration) }
+            return
+        }
+        centralStreams[identifier] = events
+        mutate { $0.addCentral(identifier, configuration: configuration) }
+    }
+
+    /// Puts a peripheral manager on the air (once), or lets a relaunched app's manager take
+    /// over what its terminated predecessor left.
+    func join(
+        peripheral identifier: UUID, events: EventBroadcaster<PeripheralEvent>,
+        configuration: MockPeripheralManager.Configuration
+    ) {
+        if let current = peripheralStreams[identifier] {
+            guard current !== events, world.awaitsRestoration(.peripheral(identifier)) else { return }
+            peripheralStreams[identifier] = events
+            handlers[identifier] = configuration.requestHandling.handler
+            mutate { $0.restore(peripheral: identifier, configuration: configuration) }
+            return
+        }
+        peripheralStreams[identifier] = events
+        handlers[identifier] = configuration.requestHandling.handler
+        mutate { $0.addPeripheral(identifier, configuration: configuration) }
+    }
+
+    // MARK: L2CAP channels
+
+    /// Both ends of an open channel: the streams each end reads.
+    struct ChannelEnds {
+        let toCentral: AsyncStream<Data>.Continuation
+        let toPeripheral: AsyncStream<Data>.Continuation
+
+        func deliver(_ data: Data, to end: L2CAPChannelRecord.End) {
+            switch end {
+            case .central: toCentral.yield(data)
+            case .peripheral: toPeripheral.yield(data)
+            }
+        }
+
+        func finish() {
+            toCentral.finish()
+            toPeripheral.finish()
+        }
+    }
+
+    /// Makes both ends of a channel; the peripheral's end goes to its manager as an event.
+    private func openChannel(_ record: L2CAPChannelRecord) {
+        let (toCentralStream, toCentral) = AsyncStream<Data>.makeStream()
+        let (toPeripheralStream, toPeripheral) = AsyncStream<Data>.makeStream()
+        let mtu = L2CAPChannelRecord.mtu
+        let centralEnd = L2CAPChannel(
+            psm: record.psm, peer: record.link.peripheral, id: record.id, mtu: mtu,
+            endpoint: MockL2CAPEndpoint(bridge: self, channel: record.id, end: .central, incoming: toCentralStream))
+        let peripheralEnd = L2CAPChannel(
+            psm: record.psm, peer: record.link.central, id: record.id, mtu: mtu,
+            endpoint: MockL2CAPEndpoint(
+                bridge: self, channel: record.id, end: .peripheral, incoming: toPeripheralStream))
+        channelEnds[record.id] = ChannelEnds(toCentral: toCentral, toPeripheral: toPeripheral)
+        // Held only until the opening call takes it (the end refers to the bridge).
+        openedCentralEnds[record.id] = centralEnd
+        peripheralStreams[record.link.peripheral]?.yield(.l2capChannelOpened(peripheralEnd))
+    }
+
+    /// Opens a channel for a central; returns its end.
+    func openL2CAPChannel(central: UUID, peripheral: UUID, psm: UInt16) async throws -> L2CAPChannel {
+        let reply = try await perform(.openL2CAP(central: central, peripheral: peripheral, psm: psm))
+        guard case .channel(let id) = reply, let end = openedCentralEnds.removeValue(forKey: id) else {
+            throw CoreBluetoothError(.notConnected)
+        }
+        return end
+    }
+
+    /// Sends bytes from one end of a channel.
+    func sendL2CAP(_ data: Data, channel: UInt64, from end: L2CAPChannelRecord.End) async throws {
+        _ = try await perform(.sendL2CAP(channel: channel, from: end, data))
+    }
+
+    /// Closes a channel from either end.
+    func closeL2CAPChannel(_ channel: UInt64) {
+        mutate { $0.closeChannel(channel) }
+    }
+}
+
+extension RequestHandling {
+    /// The handler closure, for `.handler`.
+    var handler: (@Sendable (ATTRequest) -> RequestResponse)? {
+        if case .handler(let handler) = self { return handler }
+        return nil
+    }
+}
+
+/// A channel end of a mock manager: sends and closes through the bridge.
+final class MockL2CAPEndpoint: L2CAPEndpoint {
+    let bridge: MockBLEBridge
+    let channel: UInt64
+    let end: L2CAPChannelRecord.End
+    let incoming: AsyncStream<Data>
+
+    init(bridge: MockBLEBridge, channel: UInt64, end: L2CAPChannelRecord.End, incoming: AsyncStream<Data>) {
+        self.bridge = bridge
+        self.channel = channel
+        self.end = end
+        self.incoming = incoming
+    }
+
+    func send(_ data: Data) async throws {
+        try await bridge.sendL2CAP(data, channel: channel, from: end)
+    }
+
+    func close() async {
+        await bridge.closeL2CAPChannel(channel)
+    }
+}

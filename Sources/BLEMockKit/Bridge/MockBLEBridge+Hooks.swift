@@ -1,0 +1,59 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension MockBLEBridge {
+    // MARK: Faults
+
+    /// Applies a fault now.
+    public func simulate(_ fault: Fault) {
+        mutate { $0.apply(fault) }
+    }
+
+    /// Schedules a fault at a virtual time (at once if that time has passed); it fires when
+    /// the simulation reaches it, in order with everything else scheduled.
+    public func schedule(_ fault: Fault, at instant: VirtualClock.Instant) {
+        world.schedule.schedule(.fault(fault), at: max(instant, world.now))
+    }
+
+    /// Schedules a fault `delay` from now.
+    public func schedule(_ fault: Fault, after delay: Duration) {
+        schedule(fault, at: world.now.advanced(by: max(delay, .zero)))
+    }
+
+    /// Simulates the peripheral side dropping a link (a reset, a crash, a supervision
+    /// timeout): the central sees a disconnect with `error` (peripheralDisconnected by
+    /// default) and its operations on the link fail with the same error.
+    public func simulateDisconnection(
+        central: UUID, peripheral: UUID, error: CoreBluetoothError = CoreBluetoothError(.peripheralDisconnected)
+    ) {
+        mutate { $0.tearDown(LinkKey(central: central, peripheral: peripheral), reason: error, pendingError: error) }
+    }
+
+    // MARK: Answers
+
+    /// A manual peripheral answers a request: the answer crosses the link (in the connection
+    /// event its request crossed in, when given in that instant), and the schedule runs until
+    /// the central's operation ends or needs another answer.
+    func respond(peripheral: UUID, to request: ATTRequest, result: ATTError.Code, value: Data?) throws {
+        forgetCancelled()
+        try mutate { try $0.respond(peripheral: peripheral, to: request, result: result, value: value) }
+    }
+
+    // MARK: Injection and bonds
+
+    /// Installs an injection for every manager on the bridge (optionally narrowed to one
+    /// peripheral or characteristic by its own fields).
+    public func inject(_ injection: ErrorInjection) {
+        world.inject(injection, owner: nil)
+    }
+
+    /// Whether a central keeps a bond with a peripheral.
+    public func isBonded(central: UUID, peripheral: UUID) -> Bool {
+        world.isBonded(LinkKey(central: central, peripheral: peripheral))
+    }
+}

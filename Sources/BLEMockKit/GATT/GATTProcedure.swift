@@ -1,0 +1,107 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A GATT procedure a central runs on a link: a sequence of ATT request/response exchanges,
+/// one outstanding at a time (Bluetooth Core Specification, Vol 3, Part F, 3.3.2).
+struct GATTProcedure: Sendable {
+    /// What the procedure does.
+    enum Kind: Sendable {
+        case discoverServices([BluetoothUUID]?)
+        case discoverIncludedServices(RemoteService, [BluetoothUUID]?)
+        case discoverCharacteristics(RemoteService, [BluetoothUUID]?)
+        case discoverDescriptors(RemoteCharacteristic)
+        /// A read as the stack does it: Read, then Read Blobs while full parts come back.
+        case read(RemoteCharacteristic)
+        /// One Read Blob at an offset (a scenario's `readRequest`).
+        case readBlob(RemoteCharacteristic, offset: Int)
+        case readDescriptor(RemoteDescriptor)
+        /// A write with response: one Write Request, or Prepare Writes and an Execute Write.
+        case write(RemoteCharacteristic, Data)
+        case writeDescriptor(RemoteDescriptor, Data)
+        /// A write of the Client Characteristic Configuration descriptor.
+        case setNotify(RemoteCharacteristic, enabled: Bool)
+    }
+
+    let kind: Kind
+    /// The exchanges the procedure takes (a read ends sooner, on a short part).
+    var exchanges: Int
+    /// The exchanges answered so far.
+    var completed = 0
+    /// A read's parts so far.
+    var received = Data()
+    /// An injected failure, answered to its first request.
+    var injected: ErrorInjection.Failure?
+    /// A write's requests as the peripheral's app receives them.
+    var batch: [ATTRequest] = []
+
+    /// The characteristic or descriptor's owning characteristic, for injection matching and logs.
+    var characteristic: RemoteCharacteristic? {
+        switch kind {
+        case .discoverServices, .discoverIncludedServices, .discoverCharacteristics: nil
+        case .discoverDescriptors(let characteristic), .read(let characteristic), .readBlob(let characteristic, _),
+            .write(let characteristic, _), .setNotify(let characteristic, _):
+            characteristic
+        case .readDescriptor(let descriptor), .writeDescriptor(let descriptor, _): descriptor.characteristic
+        }
+    }
+
+    /// Whether the exchange about to be answered is the last one.
+    var isLastExchange: Bool { completed + 1 >= exchanges }
+
+    /// The operation as an app calls it.
+    var summary: String {
+        switch kind {
+        case .discoverServices: "discoverServices"
+        case .discoverIncludedServices(let service, _): "discoverIncludedServices(\(service.uuid))"
+        case .discoverCharacteristics(let service, _): "discoverCharacteristics(\(service.uuid))"
+        case .discoverDescriptors(let characteristic): "discoverDescriptors(\(characteristic.uuid))"
+        case .read(let characteristic): "read \(characteristic.uuid)@\(characteristic.handle)"
+        case .readBlob(let characteristic, let offset):
+            "read blob \(characteristic.uuid)@\(characteristic.handle) offset \(offset)"
+        case .readDescriptor(let descriptor): "read descriptor \(descriptor.uuid)@\(descriptor.handle)"
+        case .write(let characteristic, let value):
+            "write \(characteristic.uuid)@\(characteristic.handle) (\(value.count) bytes)"
+        case .writeDescriptor(let descriptor, _): "write descriptor \(descriptor.uuid)@\(descriptor.handle)"
+        case .setNotify(let characteristic, let enabled):
+            "setNotifyValue(\(enabled)) \(characteristic.uuid)@\(characteristic.handle)"
+        }
+    }
+
+    // MARK: Exchange counts
+
+    /// Exchanges of a read of `length` bytes at `mtu`: one Read, then Read Blobs of
+    /// ATT_MTU − 1 bytes until a shorter part arrives.
+    static func readExchanges(length: Int, mtu: Int) -> Int { length / (mtu - 1) + 1 }
+
+    /// Exchanges of a write with response: one Write Request when the value fits in
+    /// ATT_MTU − 3 bytes, else Prepare Writes of ATT_MTU − 5 bytes and an Execute Write.
+    static func writeExchanges(length: Int, mtu: Int) -> Int {
+        length <= mtu - 3 ? 1 : (length + mtu - 6) / (mtu - 5) + 1
+    }
+
+    /// Exchanges of a discovery that lists `count` entries of `entrySize` bytes: responses of
+    /// as many entries as fit in ATT_MTU − 2 bytes, and a final request answered with
+    /// "attribute not found".
+    static func discoveryExchanges(count: Int, entrySize: Int, mtu: Int) -> Int {
+        let perResponse = max(1, (mtu - 2) / entrySize)
+        return (count + perResponse - 1) / perResponse + 1
+    }
+
+    /// Appends one Read (Blob) response: at most ATT_MTU − 1 bytes count; the read is done
+    /// when a part is shorter than that or the value reached 512 bytes.
+    static func appendReadPart(_ part: Data, to soFar: Data, mtu: Int) -> (total: Data, done: Bool) {
+        let partLimit = mtu - 1
+        let accepted = part.prefix(partLimit)
+        var total = soFar + accepted
+        if total.count >= GATTDatabase.maximumValueLength {
+            total = total.prefix(GATTDatabase.maximumValueLength)
+            return (total, true)
+        }
+        return (total, accepted.count < partLimit)
+    }
+}

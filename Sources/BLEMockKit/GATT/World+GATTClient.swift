@@ -1,0 +1,426 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The central's GATT client: procedures run one at a time on each link's ATT bearer, each a
+/// sequence of request/response exchanges through the link's pipes.
+extension World {
+    // MARK: Checks
+
+    /// The link an operation needs: the central must be powered on and connected.
+    mutating func requireLink(central: UUID, peripheral: UUID, _ operation: String) throws -> Link {
+        try requirePoweredOn(central: central, operation)
+        guard let link = links[LinkKey(central: central, peripheral: peripheral)] else {
+            // A peripheral the system never saw is unknown; a known one is not connected.
+            let error = CoreBluetoothError(known.contains(peripheral) ? .notConnected : .unknownDevice)
+            record(.refused, central: central, peripheral: peripheral, error: error, detail: operation)
+            throw error
+        }
+        return link
+    }
+
+    /// The peripheral's database entry for a discovered characteristic that is still current.
+    @discardableResult
+    mutating func requireCurrent(_ characteristic: RemoteCharacteristic) throws -> GATTDatabase.Characteristic {
+        guard let database = peripherals[characteristic.peripheral]?.database, database.isCurrent(characteristic),
+            let record = database.characteristic(at: characteristic.handle)
+        else {
+            let error = CoreBluetoothError(.invalidHandle)
+            record(
+                .refused, peripheral: characteristic.peripheral, attribute: characteristic.uuid,
+                handle: characteristic.handle, error: error, detail: "stale characteristic")
+            throw error
+        }
+        return record
+    }
+
+    /// Checks that a discovered descriptor still exists on its (current) characteristic.
+    mutating func requireCurrent(_ descriptor: RemoteDescriptor) throws {
+        try requireCurrent(descriptor.characteristic)
+        let current = peripherals[descriptor.peripheral]!.database.descriptors(of: descriptor.characteristic) ?? []
+        guard current.contains(descriptor) else { throw CoreBluetoothError(.invalidHandle) }
+    }
+
+    // MARK: Starting a procedure
+
+    /// Starts a GATT procedure: checks it, plans its exchanges, and queues it for the link's
+    /// ATT bearer.
+    mutating func startProcedure(_ kind: GATTProcedure.Kind, central: UUID, peripheral: UUID, id: OperationID) {
+        let key = LinkKey(central: central, peripheral: peripheral)
+        let exchanges: Int
+        do {
+            let link = try requireLink(central: central, peripheral: peripheral, kind.apiName)
+            exchanges = try plannedExchanges(of: kind, on: link, peripheral: peripheral)
+        } catch {
+            return complete(id, .failure(error))
+        }
+        var procedure = GATTProcedure(kind: kind, exchanges: exchanges)
+        procedure.injected = injection(
+            kind.injectedOperation, central: central, peripheral: peripheral,
+            characteristic: procedure.characteristic?.uuid)
+        var operation = PendingOperation(id: id, owner: .central(central), kind: .gatt(key), since: now, stage: .queued)
+        operation.procedure = procedure
+        pending[id] = operation
+        if links[key]!.bearer == nil {
+            links[key]!.bearer = id
+            sendRequest(of: id, on: key)
+        } else {
+            links[key]!.waitingForBearer.append(id)
+        }
+    }
+
+    /// The exchanges a procedure plans (checking the attributes it names are still current).
+    private mutating func plannedExchanges(of kind: GATTProcedure.Kind, on link: Link, peripheral: UUID) throws -> Int {
+        let database = peripherals[peripheral]!.database
+        switch kind {
+        case .discoverServices(let uuids):
+            let preview = database.primaryServices(matching: uuids, peripheral: peripheral)
+            let entry = preview.contains { $0.uuid.width == .bits128 } ? 20 : 6
+            return GATTProcedure.discoveryExchanges(count: preview.count, entrySize: entry, mtu: link.mtu)
+        case .discoverIncludedServices:
+            return 2
+        case .discoverCharacteristics(let service, let uuids):
+            let preview = database.characteristics(of: service.handle, matching: uuids, peripheral: peripheral) ?? []
+            let entry = preview.contains { $0.uuid.width == .bits128 } ? 21 : 7
+            return GATTProcedure.discoveryExchanges(count: preview.count, entrySize: entry, mtu: link.mtu)
+        case .discoverDescriptors(let characteristic):
+            try requireCurrent(characteristic)
+            let count = database.descriptors(of: characteristic)?.count ?? 0
+            return GATTProcedure.discoveryExchanges(count: count, entrySize: 4, mtu: link.mtu)
+        case .read(let characteristic), .readBlob(let characteristic, _):
+            try requireCurrent(characteristic)
+            return kind.isSingleRead ? 1 : .max
+        case .readDescriptor(let descriptor):
+            try requireCurrent(descriptor)
+            let length = (try? descriptorValue(descriptor, on: link))?.count ?? 0
+            return GATTProcedure.readExchanges(length: length, mtu: link.mtu)
+        case .write(let characteristic, let value):
+            try requireCurrent(characteristic)
+            return GATTProcedure.writeExchanges(length: value.count, mtu: link.mtu)
+        case .writeDescriptor(let descriptor, let value):
+            try requireCurrent(descriptor)
+            return GATTProcedure.writeExchanges(length: value.count, mtu: link.mtu)
+        case .setNotify(let characteristic, _):
+            try requireCurrent(characteristic)
+            return 1
+        }
+    }
+
+    /// Sends the procedure's next request.
+    mutating func sendRequest(of id: OperationID, on key: LinkKey) {
+        pending[id]?.stage = .sent
+        sendToPeripheral(.request(id), on: key)
+    }
+
+    /// A procedure ended: the bearer goes to the next procedure waiting for it.
+    mutating func releaseBearer(of id: OperationID, on key: LinkKey) {
+        guard links[key]?.bearer == id else { return }
+        links[key]!.bearer = nil
+        while !links[key]!.waitingForBearer.isEmpty {
+            let next = links[key]!.waitingForBearer.removeFirst()
+            guard pending[next] != nil else { continue }
+            links[key]!.bearer = next
+            sendRequest(of: next, on: key)
+            return
+        }
+    }
+
+    // MARK: Answers
+
+    /// The answer to a procedure's request arrived at the central.
+    mutating func procedureAnswered(_ id: OperationID, _ answer: ServerAnswer, on key: LinkKey) {
+        guard let operation = pending[id], let procedure = operation.procedure else { return }
+        if operation.isCancelled { return complete(id, .failure(CancellationError())) }
+        let mtu = links[key]!.mtu
+        switch answer {
+        case .failure(let error):
+            if let refusal = error as? ATTError, startsPairing(for: id, after: refusal, on: key) {
+                startPairing(for: id, on: key, refusal: refusal)
+            } else {
+                finishProcedure(id, .failure(error))
+            }
+        case .page:
+            pending[id]!.procedure!.completed += 1
+            if procedure.completed + 1 >= procedure.exchanges {
+                finishProcedure(id, .success(.done))
+            } else {
+                sendRequest(of: id, on: key)
+            }
+        case .value(let part):
+            switch procedure.kind {
+            case .read:
+                let (total, done) = GATTProcedure.appendReadPart(part, to: procedure.received, mtu: mtu)
+                if done { return finishProcedure(id, .success(.value(total))) }
+                pending[id]!.procedure!.received = total
+                pending[id]!.procedure!.completed += 1
+                sendRequest(of: id, on: key)
+            default:
+                finishProcedure(id, .success(.value(part.prefix(mtu - 1))))
+            }
+        case .written:
+            finishProcedure(id, .success(.done))
+        case .channel, .channelRefused:
+            break
+        }
+    }
+
+    /// Ends a procedure: what the central learned is recorded, and the outcome logged.
+    mutating func finishProcedure(_ id: OperationID, _ outcome: Result<Reply, any Error>) {
+        guard let operation = pending[id], let procedure = operation.procedure, case .gatt(let key) = operation.kind
+        else { return }
+        let central = key.central
+        let peripheral = key.peripheral
+        var result = outcome
+        switch procedure.kind {
+        case .discoverServices(let uuids):
+            switch outcome {
+            case .success: result = .success(.services(finishServiceDiscovery(key, uuids: uuids)))
+            case .failure(let error):
+                record(.servicesDiscovered, central: central, peripheral: peripheral, error: error)
+            }
+        case .discoverIncludedServices(let service, let uuids):
+            result = outcome.flatMap { _ in
+                Result { .services(try finishIncludedServiceDiscovery(key, service: service, uuids: uuids)) }
+            }
+            if case .failure(let error) = result {
+                record(.includedServicesDiscovered, central: central, peripheral: peripheral, error: error)
+            }
+        case .discoverCharacteristics(let service, let uuids):
+            result = outcome.flatMap { _ in
+                Result { .characteristics(try finishCharacteristicDiscovery(key, service: service, uuids: uuids)) }
+            }
+            if case .failure(let error) = result {
+                record(.characteristicsDiscovered, central: central, peripheral: peripheral, error: error)
+            }
+        case .discoverDescriptors(let characteristic):
+            result = outcome.flatMap { _ in
+                Result {
+                    try requireCurrent(characteristic)
+                    return .descriptors(finishDescriptorDiscovery(key, characteristic: characteristic))
+                }
+            }
+            if case .failure(let error) = result {
+                record(
+                    .descriptorsDiscovered, central: central, peripheral: peripheral, attribute: characteristic.uuid,
+                    handle: characteristic.handle, error: error)
+            }
+        case .read(let characteristic):
+            record(
+                .read, central: central, peripheral: peripheral, attribute: characteristic.uuid,
+                handle: characteristic.handle, value: outcome.bytes, error: outcome.error)
+        case .readBlob(let characteristic, let offset):
+            record(
+                .response, central: central, peripheral: peripheral, attribute: characteristic.uuid,
+                handle: characteristic.handle, value: outcome.bytes, error: outcome.error, detail: "offset=\(offset)")
+        case .readDescriptor(let descriptor):
+            record(
+                .readDescriptor, central: central, peripheral: peripheral, attribute: descriptor.uuid,
+                handle: descriptor.handle, value: outcome.bytes, error: outcome.error)
+        case .write(let characteristic, let value):
+            record(
+                .write, central: central, peripheral: peripheral, attribute: characteristic.uuid,
+                handle: characteristic.handle, value: value, writeType: .withResponse, error: outcome.error)
+        case .writeDescriptor(let descriptor, let value):
+            record(
+                .writeDescriptor, central: central, peripheral: peripheral, attribute: descriptor.uuid,
+                handle: descriptor.handle, value: value, error: outcome.error)
+        case .setNotify(let characteristic, let enabled):
+            if let error = outcome.error {
+                record(
+                    enabled ? .subscribe : .unsubscribe, central: central, peripheral: peripheral,
+                    attribute: characteristic.uuid, handle: characteristic.handle, error: error)
+            }
+        }
+        complete(id, result)
+    }
+
+    // MARK: Discovery results
+
+    private mutating func finishServiceDiscovery(_ key: LinkKey, uuids: [BluetoothUUID]?) -> [RemoteService] {
+        let found = peripherals[key.peripheral]!.database.primaryServices(matching: uuids, peripheral: key.peripheral)
+        var known = centrals[key.central]!.services[key.peripheral] ?? []
+        for service in found where !known.contains(service) { known.append(service) }
+        centrals[key.central]!.services[key.peripheral] = known.sorted { $0.handle < $1.handle }
+        record(
+            .servicesDiscovered, central: key.central, peripheral: key.peripheral,
+            detail: found.map(\.uuid.uuidString).joined(separator: ","))
+        return found
+    }
+
+    private mutating func finishIncludedServiceDiscovery(
+        _ key: LinkKey, service: RemoteService, uuids: [BluetoothUUID]?
+    ) throws -> [RemoteService] {
+        let database = peripherals[key.peripheral]!.database
+        guard let found = database.includedServices(of: service.handle, matching: uuids, peripheral: key.peripheral),
+            database.localServices.contains(where: { $0.handle == service.handle && $0.uuid == service.uuid })
+        else { throw CoreBluetoothError(.invalidHandle) }
+        record(
+            .includedServicesDiscovered, central: key.central, peripheral: key.peripheral, attribute: service.uuid,
+            handle: service.handle, detail: found.map(\.uuid.uuidString).joined(separator: ","))
+        return found
+    }
+
+    private mutating func finishCharacteristicDiscovery(
+        _ key: LinkKey, service: RemoteService, uuids: [BluetoothUUID]?
+    ) throws -> [RemoteCharacteristic] {
+        let database = peripherals[key.peripheral]!.database
+        guard database.localServices.contains(where: { $0.handle == service.handle && $0.uuid == service.uuid }),
+            let found = database.characteristics(of: service.handle, matching: uuids, peripheral: key.peripheral)
+        else { throw CoreBluetoothError(.invalidHandle) }
+        var known = centrals[key.central]!.characteristics[service] ?? []
+        for characteristic in found where !known.contains(characteristic) { known.append(characteristic) }
+        centrals[key.central]!.characteristics[service] = known.sorted { $0.handle < $1.handle }
+        record(
+            .characteristicsDiscovered, central: key.central, peripheral: key.peripheral, attribute: service.uuid,
+            handle: service.handle, detail: found.map(\.uuid.uuidString).joined(separator: ","))
+        return found
+    }
+
+    private mutating func finishDescriptorDiscovery(_ key: LinkKey, characteristic: RemoteCharacteristic)
+        -> [RemoteDescriptor]
+    {
+        let found = peripherals[key.peripheral]!.database.descriptors(of: characteristic) ?? []
+        record(
+            .descriptorsDiscovered, central: key.central, peripheral: key.peripheral, attribute: characteristic.uuid,
+            handle: characteristic.handle, detail: found.map(\.uuid.uuidString).joined(separator: ","))
+        return found
+    }
+
+    // MARK: Writes without response
+
+    /// Queues a write without response. A value longer than ATT_MTU − 3 is truncated to it as
+    /// on a device (or refused with strict lengths); a full queue drops the write (as a device
+    /// does, logged with `outOfSpace`). Returns at once: the command crosses at a connection
+    /// event (at once in fast mode with an unbounded queue).
+    mutating func writeWithoutResponse(central: UUID, characteristic: RemoteCharacteristic, value: Data) throws {
+        let link = try requireLink(central: central, peripheral: characteristic.peripheral, "writeValue")
+        try requireCurrent(characteristic)
+        let key = LinkKey(central: central, peripheral: characteristic.peripheral)
+        var value = value
+        func log(_ value: Data, _ error: (any Error)?, _ detail: String?) {
+            record(
+                .write, central: central, peripheral: key.peripheral, attribute: characteristic.uuid,
+                handle: characteristic.handle, value: value, writeType: .withoutResponse, error: error, detail: detail)
+        }
+        if value.count > link.mtu - 3 {
+            if centrals[central]!.configuration.strictLengths {
+                let error = APIMisuseError.valueTooLong(
+                    operation: "writeValue(_:for:type: .withoutResponse)", length: value.count, maximum: link.mtu - 3)
+                log(value, error, nil)
+                throw error
+            }
+            record(
+                .truncated, central: central, peripheral: key.peripheral, attribute: characteristic.uuid,
+                handle: characteristic.handle, writeType: .withoutResponse,
+                detail:
+                    "write without response of \(value.count) bytes cut to \(link.mtu - 3) (ATT_MTU \(link.mtu) - 3)")
+            value = value.prefix(link.mtu - 3)
+        }
+        if let error = injection(
+            .write, central: central, peripheral: key.peripheral, characteristic: characteristic.uuid)?.error
+        {
+            log(value, error, "injected")
+            throw error
+        }
+        do {
+            _ = try peripherals[key.peripheral]!.database.planWrite(
+                handle: characteristic.handle, length: value.count, type: .withoutResponse, security: link.security)
+        } catch {
+            log(value, error, nil)
+            throw error
+        }
+        guard canQueueCommand(on: key) else {
+            links[key]!.commandQueueWasFull = true
+            log(value, CoreBluetoothError(.outOfSpace), "dropped: transmit queue full")
+            return
+        }
+        log(value, nil, nil)
+        links[key]!.queuedCommands += 1
+        if !canQueueCommand(on: key) { links[key]!.commandQueueWasFull = true }
+        links[key]!.toPeripheral.append(.command(WriteCommand(characteristic: characteristic, value: value)))
+        let capacity = centrals[central]!.configuration.writeWithoutResponseQueue.capacity
+        if sendsAtOnce(capacity: capacity) {
+            connectionEventNow(key)
+        } else {
+            scheduleConnectionEvent(key)
+        }
+    }
+
+    // MARK: Queries
+
+    func discoveredServices(central: UUID, peripheral: UUID) -> [RemoteService] {
+        centrals[central]?.services[peripheral] ?? []
+    }
+
+    func discoveredCharacteristics(central: UUID, service: RemoteService) -> [RemoteCharacteristic] {
+        centrals[central]?.characteristics[service] ?? []
+    }
+
+    mutating func maximumWriteValueLength(central: UUID, peripheral: UUID, type: WriteType) throws -> Int {
+        let link = try requireLink(central: central, peripheral: peripheral, "maximumWriteValueLength")
+        return type == .withResponse ? GATTDatabase.maximumValueLength : link.mtu - 3
+    }
+
+    func canSendWriteWithoutResponse(central: UUID, peripheral: UUID) -> Bool {
+        canQueueCommand(on: LinkKey(central: central, peripheral: peripheral))
+    }
+
+    func linkMTU(central: UUID, peripheral: UUID) -> Int? {
+        links[LinkKey(central: central, peripheral: peripheral)]?.mtu
+    }
+}
+
+extension GATTProcedure.Kind {
+    /// The app-facing name of the call, for refusals.
+    var apiName: String {
+        switch self {
+        case .discoverServices: "discoverServices"
+        case .discoverIncludedServices: "discoverIncludedServices"
+        case .discoverCharacteristics: "discoverCharacteristics"
+        case .discoverDescriptors: "discoverDescriptors"
+        case .read, .readBlob: "readValue"
+        case .readDescriptor: "readValue(for:)"
+        case .write: "writeValue"
+        case .writeDescriptor: "writeValue(_:for:)"
+        case .setNotify: "setNotifyValue"
+        }
+    }
+
+    /// The operation an error injection names for this procedure.
+    var injectedOperation: ErrorInjection.Operation {
+        switch self {
+        case .discoverServices, .discoverIncludedServices: .serviceDiscovery
+        case .discoverCharacteristics: .characteristicDiscovery
+        case .discoverDescriptors: .descriptorDiscovery
+        case .read, .readBlob, .readDescriptor: .read
+        case .write, .writeDescriptor: .write
+        case .setNotify: .subscribe
+        }
+    }
+
+    /// Whether a read stops after one request (a single Read Blob).
+    var isSingleRead: Bool {
+        if case .readBlob = self { return true }
+        return false
+    }
+}
+
+extension Result {
+    /// The error, if any.
+    var error: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+extension Result where Success == Reply {
+    /// The bytes of a `.value` reply, if any.
+    var bytes: Data? {
+        if case .success(.value(let data)) = self { return data }
+        return nil
+    }
+}

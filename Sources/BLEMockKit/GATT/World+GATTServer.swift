@@ -1,0 +1,188 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The peripheral's side of GATT: publishing services, values, and updates to subscribers.
+extension World {
+    // MARK: Services
+
+    mutating func addService(peripheral: UUID, service: GATTService) throws -> LocalService {
+        try requirePoweredOn(peripheral: peripheral, "add")
+        do {
+            if let error = injection(.serviceAdd, peripheral: peripheral)?.error { throw error }
+            let local = try peripherals[peripheral]!.database.add(service)
+            record(
+                .serviceAdded, peripheral: peripheral, attribute: local.uuid, handle: local.handle,
+                detail: "handles \(local.handle)-\(local.endHandle)")
+            // Connected centrals learn the database changed (a Service Changed indication);
+            // nothing they discovered is invalid, so the list is empty.
+            for key in links(ofPeripheral: peripheral) {
+                deliver(.servicesModified(remotePeripheral(peripheral), invalidated: []), to: key.central)
+            }
+            return local
+        } catch {
+            record(.serviceAdded, peripheral: peripheral, attribute: service.uuid, error: error)
+            throw error
+        }
+    }
+
+    mutating func removeService(peripheral: UUID, service: LocalService) throws {
+        let removed = try peripherals[peripheral]!.database.remove(service)
+        record(.serviceRemoved, peripheral: peripheral, attribute: service.uuid, handle: service.handle)
+        invalidate([removed], of: peripheral)
+    }
+
+    mutating func removeAllServices(peripheral: UUID) {
+        guard peripherals[peripheral] != nil else { return }
+        let removed = peripherals[peripheral]!.database.removeAll()
+        for service in removed {
+            record(.serviceRemoved, peripheral: peripheral, attribute: service.local.uuid, handle: service.local.handle)
+        }
+        invalidate(removed, of: peripheral)
+    }
+
+    /// Tells every connected central that these services are gone: their discovered copies
+    /// are dropped, subscriptions to their characteristics end, and a services-modified event
+    /// lists what was invalidated. Requests the peripheral's app still has to answer for
+    /// their characteristics are answered by the server with "invalid handle".
+    mutating func invalidate(_ services: [GATTDatabase.Service], of peripheral: UUID) {
+        guard !services.isEmpty else { return }
+        let handles = Set(services.flatMap { $0.characteristics.map(\.local.handle) })
+        let orphaned = pending.values.filter { operation in
+            guard case .awaitingAnswer = operation.stage, operation.link?.peripheral == peripheral,
+                let handle = operation.procedure?.characteristic?.handle
+            else { return false }
+            return handles.contains(handle)
+        }
+        for operation in orphaned.sorted(by: { $0.id < $1.id }) {
+            answerRequest(operation.id, .failure(ATTError(.invalidHandle)), on: operation.link!)
+        }
+        for key in links(ofPeripheral: peripheral) {
+            for handle in handles { links[key]!.subscriptions[handle] = nil }
+            guard centrals[key.central] != nil else { continue }
+            let known = centrals[key.central]!.services[peripheral] ?? []
+            let invalidated = known.filter { remote in services.contains { $0.local.handle == remote.handle } }
+            centrals[key.central]!.services[peripheral] = known.filter { !invalidated.contains($0) }
+            for service in invalidated { centrals[key.central]!.characteristics[service] = nil }
+            deliver(.servicesModified(remotePeripheral(peripheral), invalidated: invalidated), to: key.central)
+        }
+    }
+
+    func localServices(peripheral: UUID) -> [LocalService] {
+        peripherals[peripheral]?.database.localServices ?? []
+    }
+
+    // MARK: Values and updates
+
+    /// The published characteristic matching a peripheral manager's reference.
+    func requirePublished(_ characteristic: LocalCharacteristic, of peripheral: UUID) throws
+        -> GATTDatabase.Characteristic
+    {
+        guard let record = peripherals[peripheral]?.database.characteristic(at: characteristic.handle),
+            record.local == characteristic
+        else { throw APIMisuseError.characteristicNotPublished(characteristic.uuid, handle: characteristic.handle) }
+        return record
+    }
+
+    mutating func setValue(peripheral: UUID, value: Data, characteristic: LocalCharacteristic) throws {
+        let record = try requirePublished(characteristic, of: peripheral)
+        guard !record.isStatic else {
+            throw APIMisuseError.staticCharacteristic(characteristic.uuid, handle: characteristic.handle)
+        }
+        guard value.count <= GATTDatabase.maximumValueLength else {
+            throw APIMisuseError.valueTooLong(
+                operation: "setValue", length: value.count, maximum: GATTDatabase.maximumValueLength)
+        }
+        peripherals[peripheral]!.database.setValue(value, at: characteristic.handle)
+    }
+
+    /// Sends a notification or indication to the subscribed centrals (or those of them in
+    /// `centrals`), truncating the value to each central's maximum update length (or
+    /// refusing it when lengths are strict). Returns `false` when the updates do not fit in
+    /// the update queue: nothing is sent then, and a ready event follows when there is room.
+    /// The updates cross at the links' connection events (at once in fast mode with an
+    /// unbounded queue).
+    mutating func updateValue(peripheral: UUID, value: Data, characteristic: LocalCharacteristic, centrals: [UUID]?)
+        throws -> Bool
+    {
+        try requirePoweredOn(peripheral: peripheral, "updateValue")
+        let record = try requirePublished(characteristic, of: peripheral)
+        guard record.local.properties.supportsSubscription else {
+            throw APIMisuseError.characteristicCannotNotify(characteristic.uuid, handle: characteristic.handle)
+        }
+        let targets = links(ofPeripheral: peripheral).filter { key in
+            links[key]!.subscriptions[characteristic.handle] != nil && (centrals?.contains(key.central) ?? true)
+        }
+        let configuration = peripherals[peripheral]!.configuration
+        if configuration.strictLengths, let shortest = targets.map({ links[$0]!.mtu - 3 }).min(), value.count > shortest
+        {
+            throw APIMisuseError.valueTooLong(operation: "updateValue", length: value.count, maximum: shortest)
+        }
+        if let failure = injection(.updateValue, peripheral: peripheral, characteristic: characteristic.uuid) {
+            self.record(
+                .notification, peripheral: peripheral, attribute: characteristic.uuid, handle: characteristic.handle,
+                value: value, error: failure.error ?? CoreBluetoothError(.unknown), detail: "injected")
+            if let error = failure.error { throw error }
+            return false
+        }
+        let capacity = configuration.updateQueue.capacity
+        if let capacity, peripherals[peripheral]!.queuedUpdates + targets.count > capacity {
+            peripherals[peripheral]!.updateQueueWasFull = true
+            self.record(
+                .notification, peripheral: peripheral, attribute: characteristic.uuid, handle: characteristic.handle,
+                value: value, detail: "transmit queue full: updateValue returned false")
+            return false
+        }
+        let remote = remoteCharacteristic(record, of: peripheral)
+        for key in targets {
+            let limit = links[key]!.mtu - 3
+            let kind = links[key]!.subscriptions[characteristic.handle]!
+            if value.count > limit {
+                self.record(
+                    .truncated, central: key.central, peripheral: peripheral, attribute: characteristic.uuid,
+                    handle: characteristic.handle,
+                    detail: "\(kind == .notify ? "notification" : "indication") of \(value.count) bytes cut to \(limit)"
+                )
+            }
+            peripherals[peripheral]!.queuedUpdates += 1
+            links[key]!.toCentral.append(
+                .update(Update(characteristic: remote, value: value.prefix(limit), kind: kind)))
+            if sendsAtOnce(capacity: capacity) {
+                connectionEventNow(key)
+            } else {
+                scheduleConnectionEvent(key)
+            }
+        }
+        peripherals[peripheral]!.database.setValue(
+            value.prefix(GATTDatabase.maximumValueLength), at: characteristic.handle)
+        return true
+    }
+
+    func subscribedCentrals(peripheral: UUID, characteristic: LocalCharacteristic) -> [RemoteCentral] {
+        links(ofPeripheral: peripheral).compactMap { key in
+            let link = links[key]!
+            guard link.subscriptions[characteristic.handle] != nil else { return nil }
+            return RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.mtu - 3)
+        }
+    }
+
+    func maximumUpdateValueLength(peripheral: UUID, central: UUID) -> Int? {
+        links[LinkKey(central: central, peripheral: peripheral)].map { $0.mtu - 3 }
+    }
+
+    /// The central's view of a published characteristic.
+    func remoteCharacteristic(_ record: GATTDatabase.Characteristic, of peripheral: UUID) -> RemoteCharacteristic {
+        let service = peripherals[peripheral]!.database.localServices.first {
+            $0.handle == record.local.serviceHandle
+        }!
+        return RemoteCharacteristic(
+            service: RemoteService(
+                peripheral: peripheral, uuid: service.uuid, isPrimary: service.isPrimary, handle: service.handle,
+                endHandle: service.endHandle),
+            uuid: record.local.uuid, properties: record.local.properties, handle: record.local.handle)
+    }
+}

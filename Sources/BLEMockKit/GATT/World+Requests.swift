@@ -1,0 +1,265 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The peripheral's GATT server: how requests are answered when they arrive. The stack
+/// answers static values, discovery, Prepare Writes and CCCD writes itself; a dynamic
+/// characteristic is answered by the peripheral's ``RequestHandling``: at once with its
+/// current value (automatic), by its handler (which the bridge calls), or by the app
+/// (manual), whose answer crosses the link like any other.
+extension World {
+    /// A procedure's request arrived at the peripheral.
+    mutating func serveRequest(_ id: OperationID, on key: LinkKey) {
+        guard var procedure = pending[id]?.procedure else { return }
+        if procedure.completed == 0, let injected = procedure.injected {
+            pending[id]!.procedure!.injected = nil
+            guard let error = injected.error else {
+                pending[id]!.stage = .neverAnswered
+                return
+            }
+            return answerRequest(id, .failure(error), on: key)
+        }
+        let database = peripherals[key.peripheral]!.database
+        let link = links[key]!
+        procedure = pending[id]!.procedure!
+        switch procedure.kind {
+        case .discoverServices, .discoverIncludedServices, .discoverCharacteristics, .discoverDescriptors:
+            answerRequest(id, .page, on: key)
+        case .read:
+            serveRead(id, offset: procedure.received.count, on: key)
+        case .readBlob(_, let offset):
+            serveRead(id, offset: offset, on: key)
+        case .readDescriptor(let descriptor):
+            do {
+                let value = try descriptorValue(descriptor, on: link)
+                if procedure.isLastExchange {
+                    let offset = procedure.completed * (link.mtu - 1)
+                    answerRequest(id, .value(Data(value.dropFirst(offset))), on: key)
+                } else {
+                    answerRequest(id, .page, on: key)
+                }
+            } catch {
+                answerRequest(id, .failure(error), on: key)
+            }
+        case .write(let characteristic, let value):
+            if procedure.completed == 0 {
+                do {
+                    _ = try database.planWrite(
+                        handle: characteristic.handle, length: value.count, type: .withResponse,
+                        security: link.security)
+                } catch {
+                    return answerRequest(id, .failure(error), on: key)
+                }
+            }
+            guard procedure.isLastExchange else { return answerRequest(id, .page, on: key) }
+            serveWrite(id, characteristic: characteristic, value: value, on: key)
+        case .writeDescriptor(let descriptor, _):
+            do {
+                try database.planDescriptorWrite(handle: descriptor.handle)
+            } catch {
+                answerRequest(id, .failure(error), on: key)
+            }
+        case .setNotify(let characteristic, let enabled):
+            do {
+                try serveSubscription(characteristic, enabled: enabled, on: key)
+                answerRequest(id, .written, on: key)
+            } catch {
+                answerRequest(id, .failure(error), on: key)
+            }
+        }
+    }
+
+    /// Sends the peripheral's answer to a request.
+    mutating func answerRequest(_ id: OperationID, _ answer: ServerAnswer, on key: LinkKey) {
+        pending[id]?.stage = .sent
+        sendToCentral(.response(id, answer), on: key)
+    }
+
+    /// A Read or Read Blob at `offset`.
+    private mutating func serveRead(_ id: OperationID, offset: Int, on key: LinkKey) {
+        let link = links[key]!
+        let database = peripherals[key.peripheral]!.database
+        let handle = pending[id]!.procedure!.characteristic!.handle
+        do {
+            switch try database.planRead(handle: handle, offset: offset, security: link.security) {
+            case .answered(let value):
+                answerRequest(id, .value(value.prefix(link.mtu - 1)), on: key)
+            case .askPeripheral(let local):
+                switch peripherals[key.peripheral]!.answering {
+                case .automatic:
+                    let current = database.characteristic(at: local.handle)!.value
+                    let value = try GATTDatabase.slice(current.prefix(GATTDatabase.maximumValueLength), from: offset)
+                    answerRequest(id, .value(value.prefix(link.mtu - 1)), on: key)
+                case .handler:
+                    let request = makeRequest(link: key, characteristic: local, offset: offset, value: nil)
+                    pending[id]!.stage = .awaitingAnswer(request.id)
+                    effects.append(.ask(key.peripheral, .read(request, id)))
+                case .manual:
+                    let request = makeRequest(link: key, characteristic: local, offset: offset, value: nil)
+                    pending[id]!.stage = .awaitingAnswer(request.id)
+                    record(
+                        .readRequest, central: key.central, peripheral: key.peripheral, attribute: local.uuid,
+                        handle: local.handle, detail: "offset=\(offset) id=\(request.id)")
+                    deliver(.readRequest(request), to: key.peripheral)
+                }
+            }
+        } catch {
+            answerRequest(id, .failure(error), on: key)
+        }
+    }
+
+    /// The last request of a write with response (the Write Request, or the Execute Write of
+    /// a long write): the value is stored, or the handler or app is asked.
+    private mutating func serveWrite(
+        _ id: OperationID, characteristic: RemoteCharacteristic, value: Data, on key: LinkKey
+    ) {
+        guard let local = peripherals[key.peripheral]!.database.characteristic(at: characteristic.handle)?.local else {
+            return answerRequest(id, .failure(ATTError(.invalidHandle)), on: key)
+        }
+        switch peripherals[key.peripheral]!.answering {
+        case .automatic:
+            peripherals[key.peripheral]!.database.setValue(value, at: local.handle)
+            answerRequest(id, .written, on: key)
+        case .handler, .manual:
+            let batch = writeBatch(value, link: key, characteristic: local)
+            pending[id]!.procedure!.batch = batch
+            pending[id]!.stage = .awaitingAnswer(batch[0].id)
+            if peripherals[key.peripheral]!.answering == .handler {
+                effects.append(.ask(key.peripheral, .write(batch, id)))
+            } else {
+                record(
+                    .writeRequest, central: key.central, peripheral: key.peripheral, attribute: local.uuid,
+                    handle: local.handle, value: value, writeType: .withResponse,
+                    detail: "requests=\(batch.count) id=\(batch[0].id)")
+                deliver(.writeRequests(batch), to: key.peripheral)
+            }
+        }
+    }
+
+    /// Subscribes or unsubscribes a central (a CCCD write arriving at the server).
+    private mutating func serveSubscription(
+        _ characteristic: RemoteCharacteristic, enabled: Bool, on key: LinkKey
+    ) throws {
+        let link = links[key]!
+        guard let record = peripherals[key.peripheral]!.database.characteristic(at: characteristic.handle) else {
+            throw CoreBluetoothError(.invalidHandle)
+        }
+        let remoteCentral = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.mtu - 3)
+        if enabled {
+            let kind = try peripherals[key.peripheral]!.database.planSubscribe(
+                handle: characteristic.handle, security: link.security)
+            guard link.subscriptions[characteristic.handle] == nil else { return }
+            links[key]!.subscriptions[characteristic.handle] = kind
+            self.record(
+                .subscribe, central: key.central, peripheral: key.peripheral, attribute: characteristic.uuid,
+                handle: characteristic.handle, detail: kind == .notify ? "notify" : "indicate")
+            deliver(.subscribed(remoteCentral, record.local), to: key.peripheral)
+        } else {
+            guard links[key]!.subscriptions.removeValue(forKey: characteristic.handle) != nil else { return }
+            self.record(
+                .unsubscribe, central: key.central, peripheral: key.peripheral, attribute: characteristic.uuid,
+                handle: characteristic.handle)
+            deliver(.unsubscribed(remoteCentral, record.local), to: key.peripheral)
+        }
+    }
+
+    /// A write command arrived: stored (automatic), shown to the handler (whose answer is
+    /// ignored), or delivered to the app as a write request (manual).
+    mutating func serveCommand(_ command: WriteCommand, on key: LinkKey) {
+        let handle = command.characteristic.handle
+        guard let record = peripherals[key.peripheral]?.database.characteristic(at: handle) else { return }
+        switch peripherals[key.peripheral]!.answering {
+        case .automatic:
+            peripherals[key.peripheral]!.database.setValue(command.value, at: handle)
+        case .handler:
+            let request = makeRequest(link: key, characteristic: record.local, offset: 0, value: command.value)
+            effects.append(.ask(key.peripheral, .command(request)))
+        case .manual:
+            let request = makeRequest(link: key, characteristic: record.local, offset: 0, value: command.value)
+            self.record(
+                .writeRequest, central: key.central, peripheral: key.peripheral, attribute: command.characteristic.uuid,
+                handle: handle, value: command.value, writeType: .withoutResponse, detail: "requests=1 id=\(request.id)"
+            )
+            deliver(.writeRequests([request]), to: key.peripheral)
+        }
+    }
+
+    // MARK: The app's answers
+
+    /// A manual peripheral answers a request it was handed; returns the operation it answers.
+    @discardableResult
+    mutating func respond(peripheral: UUID, to request: ATTRequest, result: ATTError.Code, value: Data?) throws
+        -> OperationID
+    {
+        guard
+            let operation = pending.values.first(where: {
+                $0.stage == .awaitingAnswer(request.id) && $0.link?.peripheral == peripheral
+            }), let key = operation.link
+        else { throw APIMisuseError.unknownRequest(id: request.id) }
+        record(
+            .response, central: key.central, peripheral: peripheral, attribute: request.characteristic.uuid,
+            handle: request.characteristic.handle, value: value, detail: "id=\(request.id) result=\(result.name)")
+        answer(operation.id, with: RequestResponse(result: result, value: value))
+        return operation.id
+    }
+
+    /// The handler's or the app's answer to operation `id`'s request: it goes back over the
+    /// link (in the same connection event when given in the same instant).
+    mutating func answer(_ id: OperationID, with response: RequestResponse) {
+        guard let operation = pending[id], case .awaitingAnswer = operation.stage, case .gatt(let key) = operation.kind,
+            let link = links[key], let procedure = operation.procedure
+        else { return }
+        guard response.result == .success else {
+            return answerRequest(id, .failure(ATTError(response.result)), on: key)
+        }
+        switch procedure.kind {
+        case .write:
+            answerRequest(id, .written, on: key)
+        default:
+            answerRequest(id, .value((response.value ?? Data()).prefix(link.mtu - 1)), on: key)
+        }
+    }
+
+    /// The requests a peripheral receives for a write with response: one, or one per
+    /// Prepare Write part (all delivered at the Execute Write).
+    mutating func writeBatch(_ value: Data, link key: LinkKey, characteristic: LocalCharacteristic) -> [ATTRequest] {
+        let mtu = links[key]!.mtu
+        guard value.count > mtu - 3 else {
+            return [makeRequest(link: key, characteristic: characteristic, offset: 0, value: value)]
+        }
+        let part = mtu - 5
+        return stride(from: 0, to: value.count, by: part).map { offset in
+            let end = min(offset + part, value.count)
+            return makeRequest(
+                link: key, characteristic: characteristic, offset: offset,
+                value: value.subdata(in: value.startIndex + offset..<value.startIndex + end))
+        }
+    }
+
+    /// A request as the peripheral's app receives it.
+    mutating func makeRequest(link key: LinkKey, characteristic: LocalCharacteristic, offset: Int, value: Data?)
+        -> ATTRequest
+    {
+        defer { nextRequestID += 1 }
+        let mtu = links[key]?.mtu ?? 23
+        return ATTRequest(
+            id: nextRequestID, central: RemoteCentral(identifier: key.central, maximumUpdateValueLength: mtu - 3),
+            characteristic: characteristic, offset: offset, value: value)
+    }
+
+    /// A descriptor's value as a read gets it (the CCCD's from the link's subscription).
+    func descriptorValue(_ descriptor: RemoteDescriptor, on link: Link) throws -> Data {
+        switch try peripherals[descriptor.peripheral]!.database.planDescriptorRead(handle: descriptor.handle, offset: 0)
+        {
+        case .answered(let data):
+            return data
+        case .clientConfiguration(let characteristic):
+            let raw = link.subscriptions[characteristic.handle]?.rawValue ?? 0
+            return Data([UInt8(raw & 0xFF), UInt8(raw >> 8)])
+        }
+    }
+}

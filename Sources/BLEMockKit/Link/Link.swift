@@ -1,0 +1,47 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A connection between a central and a peripheral: its negotiated ATT_MTU, security,
+/// subscriptions, and one ordered pipe per direction drained at connection events.
+struct Link: Sendable {
+    /// Which link of this pair it is (1 for the first): stale scheduled events name an older one.
+    let generation: Int
+    /// The negotiated ATT_MTU.
+    var mtu: Int
+    /// This link's own random stream (the jitter of its connection events).
+    var random: SeededGenerator
+    var security = LinkSecurity()
+    /// This central's subscriptions on the peripheral, by characteristic value handle.
+    var subscriptions: [UInt16: SubscriptionKind] = [:]
+    /// Packets from the central, in the order it sent them.
+    var toPeripheral = LinkPipe()
+    /// Packets from the peripheral, in the order it sent them.
+    var toCentral = LinkPipe()
+    /// Whether a connection event is scheduled.
+    var eventScheduled = false
+    /// When the last connection event happened, and how many packets the peripheral sent in
+    /// it: an answer the peripheral gives in the same instant still goes in that event.
+    var lastEvent: VirtualClock.Instant?
+    var sentToCentralInLastEvent = 0
+    /// The GATT procedure holding the ATT bearer (one request outstanding at a time).
+    var bearer: OperationID?
+    /// GATT procedures waiting for the bearer, in the order they started.
+    var waitingForBearer: [OperationID] = []
+    /// Whether an indication waits for its confirmation (the server sends no other until then).
+    var indicationOutstanding = false
+    /// Write commands waiting in ``toPeripheral``: the central's write-without-response queue.
+    var queuedCommands = 0
+    /// Whether the write-without-response queue was full since it last had room.
+    var commandQueueWasFull = false
+
+    init(generation: Int, mtu: Int, random: SeededGenerator) {
+        self.generation = generation
+        self.mtu = mtu
+        self.random = random
+    }
+}

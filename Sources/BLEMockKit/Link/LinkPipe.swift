@@ -1,0 +1,113 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// One packet a side of a link sends. Packets of one direction cross in the order they were
+/// sent, whatever channel they belong to (ATT, L2CAP signalling, an L2CAP channel), as they
+/// share the link layer's queue.
+enum PDU: Sendable {
+    // Central to peripheral.
+    /// The current ATT request of a GATT procedure.
+    case request(OperationID)
+    /// A Write Command (write without response).
+    case command(WriteCommand)
+    /// A Handle Value Confirmation of an indication.
+    case confirmation
+    /// An L2CAP LE credit-based connection request.
+    case signal(OperationID)
+    /// Not a packet of the host's: the controller measures RSSI at this connection event.
+    case rssi(OperationID)
+    // Peripheral to central.
+    /// The answer to operation `id`'s request (an ATT response, an error response, or an
+    /// L2CAP connection response).
+    case response(OperationID, ServerAnswer)
+    /// A Handle Value Notification or Indication.
+    case update(Update)
+    // Either way.
+    /// A K-frame of an L2CAP channel; the last frame of an SDU carries the SDU.
+    case frame(Frame)
+}
+
+/// A write without response in the central's queue.
+struct WriteCommand: Sendable {
+    var characteristic: RemoteCharacteristic
+    var value: Data
+}
+
+/// A notification or indication in a peripheral's queue.
+struct Update: Sendable {
+    var characteristic: RemoteCharacteristic
+    var value: Data
+    var kind: SubscriptionKind
+}
+
+/// A K-frame of an L2CAP channel.
+struct Frame: Sendable {
+    var channel: UInt64
+    /// The SDU this frame completes, on the last frame of each SDU.
+    var sdu: Data?
+    /// The send operation this frame ends, on the last frame of a send.
+    var completes: OperationID?
+}
+
+/// What a server (or a peripheral's L2CAP layer) answers to a request.
+enum ServerAnswer: Sendable {
+    /// A discovery page, a Prepare Write echo, or a part of a descriptor read the stack answered.
+    case page
+    /// A Read or Read Blob response: these bytes.
+    case value(Data)
+    /// A Write Response (also for an Execute Write and a CCCD write).
+    case written
+    /// An error response (or an injected failure).
+    case failure(any Error)
+    /// An L2CAP channel was opened.
+    case channel(UInt64)
+    /// An L2CAP connection was refused with this result.
+    case channelRefused(L2CAPError, encryption: ATTError?)
+}
+
+/// One direction of a link: a first-in, first-out queue of packets.
+struct LinkPipe: Sendable {
+    private var items: [PDU] = []
+    private var head = 0
+
+    /// The number of packets waiting.
+    var count: Int { items.count - head }
+    /// Whether nothing waits.
+    var isEmpty: Bool { head == items.count }
+    /// The oldest packet, if any.
+    var first: PDU? { head < items.count ? items[head] : nil }
+
+    /// Sends a packet after everything already waiting.
+    mutating func append(_ pdu: PDU) {
+        items.append(pdu)
+    }
+
+    /// Takes the oldest packet.
+    mutating func popFirst() -> PDU? {
+        guard head < items.count else { return nil }
+        let pdu = items[head]
+        head += 1
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 32, head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return pdu
+    }
+
+    /// The packets waiting, oldest first.
+    var waiting: ArraySlice<PDU> { items[head...] }
+
+    /// Removes the waiting packets for which `shouldRemove` is true, keeping the order of the others.
+    mutating func removeAll(where shouldRemove: (PDU) -> Bool) {
+        items = items[head...].filter { !shouldRemove($0) }
+        head = 0
+    }
+}

@@ -1,0 +1,154 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// L2CAP connection-oriented channels: a peripheral publishes a PSM from the dynamic range;
+/// a central's connection request and the peripheral's response cross the link's pipes, as
+/// do the K-frames of each SDU (SDUs of at most the channel MTU, frames of at most the MPS).
+extension World {
+    // MARK: Publishing
+
+    mutating func publishL2CAPChannel(peripheral: UUID, requiresEncryption: Bool) throws -> UInt16 {
+        try requirePoweredOn(peripheral: peripheral, "publishL2CAPChannel")
+        let published = peripherals[peripheral]!.publishedPSMs
+        guard let psm = L2CAPChannelRecord.dynamicPSMs.first(where: { published[$0] == nil }) else {
+            let error = L2CAPError(.noResourcesAvailable)
+            record(.l2cap, peripheral: peripheral, error: error, detail: "publish")
+            throw error
+        }
+        peripherals[peripheral]!.publishedPSMs[psm] = requiresEncryption
+        record(
+            .l2cap, peripheral: peripheral,
+            detail: "published \(L2CAPChannelRecord.hex(psm))" + (requiresEncryption ? " (encryption required)" : ""))
+        return psm
+    }
+
+    mutating func unpublishL2CAPChannel(peripheral: UUID, psm: UInt16) throws {
+        try requirePoweredOn(peripheral: peripheral, "unpublishL2CAPChannel")
+        guard peripherals[peripheral]!.publishedPSMs.removeValue(forKey: psm) != nil else {
+            throw L2CAPError(.psmNotSupported)
+        }
+        record(.l2cap, peripheral: peripheral, detail: "unpublished \(L2CAPChannelRecord.hex(psm))")
+    }
+
+    // MARK: Opening
+
+    /// Starts opening a channel: the connection request crosses to the peripheral, whose
+    /// answer crosses back. A PSM that needs encryption on a plain link pairs first when the
+    /// central pairs automatically, else is refused with the result the specification gives.
+    mutating func startOpeningChannel(central: UUID, peripheral: UUID, psm: UInt16, id: OperationID) {
+        do {
+            _ = try requireLink(central: central, peripheral: peripheral, "openL2CAPChannel")
+        } catch {
+            return complete(id, .failure(error))
+        }
+        let key = LinkKey(central: central, peripheral: peripheral)
+        pending[id] = PendingOperation(
+            id: id, owner: .central(central), kind: .openL2CAP(key, psm: psm), since: now, stage: .sent)
+        sendToPeripheral(.signal(id), on: key)
+    }
+
+    /// The connection request arrived at the peripheral.
+    mutating func serveChannelRequest(_ id: OperationID, on key: LinkKey) {
+        guard case .openL2CAP(_, let psm) = pending[id]?.kind else { return }
+        guard let requiresEncryption = peripherals[key.peripheral]?.publishedPSMs[psm] else {
+            return sendToCentral(.response(id, .channelRefused(L2CAPError(.psmNotSupported), encryption: nil)), on: key)
+        }
+        if requiresEncryption, let refusal = links[key]!.security.encryptionError {
+            let answer = ServerAnswer.channelRefused(L2CAPChannelRecord.error(for: refusal), encryption: refusal)
+            return sendToCentral(.response(id, answer), on: key)
+        }
+        let channel = L2CAPChannelRecord(id: nextChannelID, link: key, psm: psm)
+        nextChannelID += 1
+        channels[channel.id] = channel
+        record(
+            .l2cap, central: key.central, peripheral: key.peripheral,
+            detail: "opened \(L2CAPChannelRecord.hex(psm)) #\(channel.id)")
+        effects.append(.channelOpened(channel))
+        sendToCentral(.response(id, .channel(channel.id)), on: key)
+    }
+
+    /// The peripheral's answer to a connection request arrived at the central.
+    mutating func channelAnswered(_ id: OperationID, _ answer: ServerAnswer, on key: LinkKey) {
+        guard let operation = pending[id], case .openL2CAP(_, let psm) = operation.kind else { return }
+        switch answer {
+        case .channel(let channel):
+            if operation.isCancelled { closeChannel(channel) }
+            complete(id, .success(.channel(channel)))
+        case .channelRefused(let error, let refusal):
+            if let refusal, !operation.isCancelled, startsPairing(for: id, after: refusal, on: key) {
+                return startPairing(for: id, on: key, refusal: refusal)
+            }
+            record(
+                .l2cap, central: key.central, peripheral: key.peripheral, error: error,
+                detail: "open \(L2CAPChannelRecord.hex(psm))")
+            complete(id, .failure(error))
+        default:
+            break
+        }
+    }
+
+    // MARK: Data
+
+    /// Sends bytes on a channel: cut into SDUs of at most the channel MTU, each into K-frames
+    /// of at most the MPS, which cross with the link's other packets. The send ends when its
+    /// last frame has crossed; if the link drops first, it fails with the link's error.
+    mutating func startSending(_ data: Data, channel: UInt64, from end: L2CAPChannelRecord.End, id: OperationID) {
+        guard let record = channels[channel], links[record.link] != nil else {
+            return complete(id, .failure(CoreBluetoothError(.notConnected)))
+        }
+        guard !data.isEmpty else { return complete(id, .success(.done)) }
+        let (sdus, frames) = L2CAPChannelRecord.segment(data)
+        let owner: Manager = end == .central ? .central(record.link.central) : .peripheral(record.link.peripheral)
+        pending[id] = PendingOperation(
+            id: id, owner: owner, kind: .sendL2CAP(record.link, channel: channel, frames: frames), since: now,
+            stage: .sent)
+        self.record(
+            .l2cap, central: record.link.central, peripheral: record.link.peripheral, value: data,
+            detail:
+                "\(end == .central ? "central" : "peripheral") sent \(data.count) bytes in \(frames) K-frames on #\(channel)"
+        )
+        for (index, sdu) in sdus.enumerated() {
+            let count = L2CAPChannelRecord.frames(sduLength: sdu.count)
+            for frame in 0..<count {
+                let lastOfSDU = frame == count - 1
+                let packet = PDU.frame(
+                    Frame(
+                        channel: channel, sdu: lastOfSDU ? sdu : nil,
+                        completes: lastOfSDU && index == sdus.count - 1 ? id : nil))
+                if end == .central {
+                    links[record.link]!.toPeripheral.append(packet)
+                } else {
+                    links[record.link]!.toCentral.append(packet)
+                }
+            }
+        }
+        scheduleConnectionEvent(record.link)
+    }
+
+    /// A K-frame arrived at one end: a complete SDU goes to that end's stream.
+    mutating func frameArrived(_ frame: Frame, at end: L2CAPChannelRecord.End) {
+        if let sdu = frame.sdu, channels[frame.channel] != nil {
+            effects.append(.channelData(frame.channel, to: end, sdu))
+        }
+        if let id = frame.completes, pending[id] != nil { complete(id, .success(.done)) }
+    }
+
+    // MARK: Closing
+
+    mutating func closeChannel(_ channel: UInt64) {
+        guard let record = channels.removeValue(forKey: channel) else { return }
+        effects.append(.channelClosed(channel))
+        self.record(
+            .l2cap, central: record.link.central, peripheral: record.link.peripheral, detail: "closed #\(channel)")
+    }
+
+    /// A link went down: its channels close.
+    mutating func closeChannels(on key: LinkKey) {
+        for id in channels.keys.sorted() where channels[id]!.link == key { closeChannel(id) }
+    }
+}

@@ -1,0 +1,187 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The link as an ordered pipe.
+///
+/// Each direction of a link is a first-in, first-out queue of packets (``LinkPipe``).
+/// Everything a side sends goes through it: ATT requests and responses, write commands,
+/// notifications and indications with their confirmations, L2CAP signalling and K-frames.
+/// At each connection event up to ``LinkTiming/packetsPerConnectionEvent`` packets cross
+/// each way, central to peripheral first; the peripheral's answer to a request that crossed
+/// in an event goes back in the same event when the peripheral gives it in that instant
+/// (the stack answers at once; a handler or an app that answers without letting virtual
+/// time pass does too), else at the next one. So nothing overtakes what the same side sent
+/// before it, an exchange costs one connection event whoever answers it, and the
+/// write-without-response queue and the update queue are the pipes' fill levels.
+///
+/// Connection events are scheduled while a pipe holds packets, one connection interval
+/// (jittered from the link's own stream) after the previous one; with instant timing they
+/// fall at `now`. While the peripheral is out of range the events go on but nothing crosses,
+/// until it is heard again or the supervision timeout ends the link.
+extension World {
+    /// Packets crossing each way in one connection event.
+    var packetsPerEvent: Int { max(1, timing.packetsPerConnectionEvent) }
+
+    /// Sends a packet from the central.
+    mutating func sendToPeripheral(_ pdu: PDU, on key: LinkKey) {
+        guard links[key] != nil else { return }
+        links[key]!.toPeripheral.append(pdu)
+        scheduleConnectionEvent(key)
+    }
+
+    /// Sends a packet from the peripheral. An answer given in the instant of the connection
+    /// event its request crossed in, with nothing queued ahead of it, crosses in that event.
+    mutating func sendToCentral(_ pdu: PDU, on key: LinkKey) {
+        guard links[key] != nil else { return }
+        links[key]!.toCentral.append(pdu)
+        if case .response = pdu, links[key]!.lastEvent == now, links[key]!.toCentral.count == 1 {
+            crossToCentral(key)
+        }
+        scheduleConnectionEvent(key)
+    }
+
+    /// Schedules the link's next connection event if a pipe holds packets and none is scheduled.
+    mutating func scheduleConnectionEvent(_ key: LinkKey) {
+        guard let link = links[key], !link.eventScheduled, !link.toPeripheral.isEmpty || !link.toCentral.isEmpty
+        else { return }
+        links[key]!.eventScheduled = true
+        let interval = connectionInterval(on: key)
+        schedule.schedule(.connectionEvent(key, generation: link.generation), at: now.advanced(by: interval))
+    }
+
+    /// Runs a connection event at once (fast mode's unbounded queues send without waiting).
+    mutating func connectionEventNow(_ key: LinkKey) {
+        guard let link = links[key] else { return }
+        connectionEvent(key, generation: link.generation)
+    }
+
+    /// A connection event: packets cross both ways; the central hears that its write queue has
+    /// room again, the peripheral that its update queue has.
+    mutating func connectionEvent(_ key: LinkKey, generation: Int) {
+        guard let link = links[key], link.generation == generation else { return }
+        links[key]!.eventScheduled = false
+        guard peripherals[key.peripheral]?.isHeard == true else {
+            // The central keeps its connection events; nothing is heard, so nothing crosses.
+            return scheduleConnectionEvent(key)
+        }
+        links[key]!.lastEvent = now
+        links[key]!.sentToCentralInLastEvent = 0
+        // What the central sent before the event crosses; what it sends in reaction to what
+        // arrives in this event waits for the next one.
+        var budget = min(packetsPerEvent, link.toPeripheral.count)
+        while budget > 0, links[key] != nil, let pdu = links[key]!.toPeripheral.popFirst() {
+            budget -= 1
+            peripheralReceives(pdu, on: key)
+        }
+        guard links[key] != nil else { return }
+        crossToCentral(key)
+        guard links[key] != nil else { return }
+        if links[key]!.commandQueueWasFull, canQueueCommand(on: key) {
+            links[key]!.commandQueueWasFull = false
+            deliver(.readyToSendWriteWithoutResponse(remotePeripheral(key.peripheral)), to: key.central)
+        }
+        scheduleConnectionEvent(key)
+    }
+
+    /// Lets the peripheral's packets cross while the current event has room. An indication
+    /// waits until the previous one is confirmed, and what follows it waits too.
+    mutating func crossToCentral(_ key: LinkKey) {
+        var updates = 0
+        while let link = links[key], link.sentToCentralInLastEvent < packetsPerEvent, let next = link.toCentral.first {
+            if case .update(let update) = next, update.kind == .indicate, link.indicationOutstanding { break }
+            _ = links[key]!.toCentral.popFirst()
+            links[key]!.sentToCentralInLastEvent += 1
+            if case .update = next { updates += 1 }
+            centralReceives(next, on: key)
+        }
+        if updates > 0 { updatesLeftQueue(updates, of: key.peripheral) }
+    }
+
+    /// A packet from the central arrives at the peripheral.
+    private mutating func peripheralReceives(_ pdu: PDU, on key: LinkKey) {
+        switch pdu {
+        case .request(let id):
+            attPDUCount += 1
+            serveRequest(id, on: key)
+        case .command(let command):
+            links[key]!.queuedCommands -= 1
+            attPDUCount += 1
+            serveCommand(command, on: key)
+        case .confirmation:
+            links[key]!.indicationOutstanding = false
+        case .signal(let id):
+            serveChannelRequest(id, on: key)
+        case .rssi(let id):
+            rssiMeasured(id, on: key)
+        case .frame(let frame):
+            frameArrived(frame, at: .peripheral)
+        case .response, .update:
+            break
+        }
+    }
+
+    /// A packet from the peripheral arrives at the central.
+    private mutating func centralReceives(_ pdu: PDU, on key: LinkKey) {
+        switch pdu {
+        case .response(let id, let answer):
+            if case .channel = answer {
+                channelAnswered(id, answer, on: key)
+            } else if case .channelRefused = answer {
+                channelAnswered(id, answer, on: key)
+            } else {
+                attPDUCount += 1
+                procedureAnswered(id, answer, on: key)
+            }
+        case .update(let update):
+            // A notification is one PDU; an indication is counted with its confirmation.
+            attPDUCount += update.kind == .notify ? 1 : 2
+            record(
+                update.kind == .notify ? .notification : .indication, central: key.central, peripheral: key.peripheral,
+                attribute: update.characteristic.uuid, handle: update.characteristic.handle, value: update.value)
+            deliver(.valueUpdated(update.characteristic, update.value), to: key.central)
+            if update.kind == .indicate {
+                links[key]!.indicationOutstanding = true
+                sendToPeripheral(.confirmation, on: key)
+            }
+        case .frame(let frame):
+            frameArrived(frame, at: .central)
+        case .request, .command, .confirmation, .signal, .rssi:
+            break
+        }
+    }
+
+    // MARK: The central's write-without-response queue
+
+    /// Whether the central's write-without-response queue on a link has room.
+    func canQueueCommand(on key: LinkKey) -> Bool {
+        guard let link = links[key], let central = centrals[key.central] else { return false }
+        guard let capacity = central.configuration.writeWithoutResponseQueue.capacity else { return true }
+        return link.queuedCommands < capacity
+    }
+
+    /// Whether packets a side queues are sent at once: with instant timing and no bounded
+    /// queue. A bounded queue holds its packets until the simulation next runs, so fast tests
+    /// can see it fill.
+    func sendsAtOnce(capacity: Int?) -> Bool {
+        timing.isInstant && capacity == nil
+    }
+
+    // MARK: The peripheral's update queue
+
+    /// Updates left a peripheral's queue (sent, or lost with their link): one that said it was
+    /// full hears it is ready again once there is room.
+    mutating func updatesLeftQueue(_ count: Int, of peripheral: UUID) {
+        guard peripherals[peripheral] != nil else { return }
+        peripherals[peripheral]!.queuedUpdates -= count
+        let record = peripherals[peripheral]!
+        if record.updateQueueWasFull, record.queuedUpdates < (record.configuration.updateQueue.capacity ?? .max) {
+            peripherals[peripheral]!.updateQueueWasFull = false
+            deliver(.readyToUpdateSubscribers, to: peripheral)
+        }
+    }
+}

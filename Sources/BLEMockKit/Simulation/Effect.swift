@@ -1,0 +1,62 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Something the world decided that must happen outside it. The bridge performs effects in
+/// the order the world appended them.
+enum Effect: Sendable {
+    /// An operation ended: resume its caller with this reply or error.
+    case complete(OperationID, Result<Reply, any Error>)
+    /// A central's streams receive an event.
+    case central(UUID, CentralEvent)
+    /// A peripheral's streams receive an event.
+    case peripheral(UUID, PeripheralEvent)
+    /// A peripheral's request handler must answer (the bridge calls it and hands the answer
+    /// back with ``World/answer(_:with:)``; a write command's answer is ignored).
+    case ask(UUID, HandlerQuestion)
+    /// An L2CAP channel opened: the bridge makes both ends and hands the peripheral its end.
+    case channelOpened(L2CAPChannelRecord)
+    /// An SDU reached one end of a channel.
+    case channelData(UInt64, to: L2CAPChannelRecord.End, Data)
+    /// A channel closed: both ends' incoming streams finish.
+    case channelClosed(UInt64)
+    /// A manager is off the air: its event streams finish.
+    case finishEvents(Manager)
+    /// A sleeper on the bridge's clock is due.
+    case wake(UInt64)
+}
+
+/// A question for a peripheral's request handler.
+enum HandlerQuestion: Sendable {
+    /// A Read or Read Blob request of operation `id`.
+    case read(ATTRequest, OperationID)
+    /// A write's requests (one, or a long write's parts at Execute Write) of operation `id`.
+    case write([ATTRequest], OperationID)
+    /// A write command: the handler sees it; nobody waits for the answer.
+    case command(ATTRequest)
+}
+
+/// What a completed operation returns.
+enum Reply: Sendable, Equatable {
+    case done
+    case value(Data)
+    case services([RemoteService])
+    case characteristics([RemoteCharacteristic])
+    case descriptors([RemoteDescriptor])
+    case rssi(Int)
+    case state(ManagerState)
+    case channel(UInt64)
+}
+
+/// Identifies an operation in progress; ids grow in the order operations start.
+struct OperationID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    let rawValue: UInt64
+
+    static func < (lhs: OperationID, rhs: OperationID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    var description: String { "#\(rawValue)" }
+}

@@ -1,0 +1,167 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Scanning and advertising: advertisers send at their interval (plus the specification's
+/// random 0–10 ms advDelay in realistic timing) while someone listens; with instant timing a
+/// scan hears every advertiser at once.
+extension World {
+    // MARK: Scanning
+
+    mutating func startScan(central: UUID, services: [BluetoothUUID]?, options: ScanOptions) throws {
+        try requirePoweredOn(central: central, "scanForPeripherals")
+        centrals[central]!.scan = Scan(services: services, options: options)
+        record(
+            .scanStarted, central: central,
+            detail: "services=\(services.map { $0.map(\.uuidString).joined(separator: ",") } ?? "any")"
+                + (options.allowDuplicates ? " allowDuplicates" : ""))
+        if timing.isInstant {
+            // Instant timing: every advertiser on the air is heard at once.
+            for peripheral in peripheralOrder where peripherals[peripheral]!.advertisement != nil {
+                deliverAdvertisement(from: peripheral, to: central)
+            }
+        }
+        scheduleAdvertisingIfNeeded()
+    }
+
+    mutating func stopScan(central: UUID) {
+        guard centrals[central]?.scan != nil else { return }
+        centrals[central]!.scan = nil
+        record(.scanStopped, central: central)
+    }
+
+    func isScanning(central: UUID) -> Bool { centrals[central]?.scan != nil }
+
+    /// Reports one advertisement to one central if its scan matches it.
+    mutating func deliverAdvertisement(from peripheral: UUID, to central: UUID) {
+        guard let record = peripherals[peripheral], let advertisement = record.airAdvertisement, record.isHeard,
+            record.advertisingStarted <= now, let scan = centrals[central]?.scan,
+            centrals[central]?.state == .poweredOn, scan.matches(advertisement)
+        else { return }
+        // In the background iOS reports each peripheral once per scan, whatever the options say.
+        let duplicates = scan.options.allowDuplicates && centrals[central]?.isInBackground != true
+        guard duplicates || !scan.reported.contains(peripheral) else { return }
+        centrals[central]!.scan!.reported.insert(peripheral)
+        known.insert(peripheral)
+        let rssi = currentRSSI(of: peripheral)
+        self.record(.discovered, central: central, peripheral: peripheral, detail: "rssi=\(rssi)")
+        deliver(
+            .discovered(
+                DiscoveredPeripheral(
+                    peripheral: remotePeripheral(peripheral), advertisementData: advertisement, rssi: rssi)),
+            to: central)
+    }
+
+    /// Whether advertising events must be scheduled: someone scans with realistic timing
+    /// (each advertiser is heard at its next advertising event), or wants duplicates.
+    var advertisingEventsNeeded: Bool {
+        centralOrder.contains { central in
+            guard let scan = centrals[central]!.scan else { return false }
+            return !timing.isInstant || scan.options.allowDuplicates
+        }
+    }
+
+    /// Schedules the next advertisement of every advertising peripheral, if anyone listens
+    /// (and always the first one of a delayed advertiser).
+    mutating func scheduleAdvertisingIfNeeded() {
+        let needed = advertisingEventsNeeded
+        for peripheral in peripheralOrder { scheduleAdvertising(of: peripheral, needed: needed) }
+    }
+
+    /// Schedules the next advertisement of one peripheral if it advertises, has none scheduled,
+    /// and either someone listens (`needed`) or its first advertisement is still to come.
+    ///
+    /// Only this peripheral's record is touched, so an advertisement costs the same however
+    /// many peripherals share the bridge.
+    mutating func scheduleAdvertising(of peripheral: UUID, needed: Bool) {
+        guard let index = peripherals.index(forKey: peripheral) else { return }
+        let record = peripherals.values[index]
+        guard record.advertisement != nil, !record.advertisingScheduled else { return }
+        let delayed = record.advertisingStarted > now
+        guard needed || delayed else { return }
+        peripherals.values[index].advertisingScheduled = true
+        let next: VirtualClock.Instant
+        if delayed {
+            next = record.advertisingStarted
+        } else {
+            // Each advertising event is delayed by a random 0–10 ms (advDelay), as the
+            // specification requires, when timing is realistic.
+            let advDelay =
+                timing.isInstant
+                ? Duration.zero : peripherals.values[index].random.duration(in: .zero ... .milliseconds(10))
+            next = now.advanced(by: record.configuration.advertisingInterval + advDelay)
+        }
+        schedule.schedule(.advertise(peripheral: peripheral), at: next)
+    }
+
+    /// A scheduled advertisement: report it to every scanning central, then schedule the next
+    /// (a one-time advertiser stops advertising after its advertisement).
+    mutating func advertisementDue(from peripheral: UUID) {
+        guard peripherals[peripheral] != nil else { return }
+        peripherals[peripheral]!.advertisingScheduled = false
+        guard peripherals[peripheral]!.advertisement != nil else { return }
+        for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }
+        if peripherals[peripheral]!.configuration.advertisesOnce {
+            stopAdvertising(peripheral: peripheral)
+            return
+        }
+        scheduleAdvertising(of: peripheral, needed: advertisingEventsNeeded)
+    }
+
+    // MARK: Advertising
+
+    mutating func startAdvertising(peripheral: UUID, advertisement: AdvertisementData) throws {
+        try requirePoweredOn(peripheral: peripheral, "startAdvertising")
+        guard peripherals[peripheral]!.advertisement == nil else {
+            let error = CoreBluetoothError(.alreadyAdvertising)
+            record(.advertisingStarted, peripheral: peripheral, error: error)
+            throw error
+        }
+        if let error = injection(.advertisingStart, peripheral: peripheral)?.error {
+            record(.advertisingStarted, peripheral: peripheral, error: error)
+            throw error
+        }
+        peripherals[peripheral]!.advertisement = advertisement
+        peripherals[peripheral]!.advertisingStarted = now.advanced(
+            by: peripherals[peripheral]!.configuration.advertisingDelay)
+        record(
+            .advertisingStarted, peripheral: peripheral,
+            detail: [
+                advertisement.localName.map { "name=\($0)" },
+                "services=\(advertisement.serviceUUIDs.map(\.uuidString).joined(separator: ","))",
+            ]
+            .compactMap { $0 }.joined(separator: " "))
+        if timing.isInstant, peripherals[peripheral]!.advertisingStarted == now {
+            for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }
+            if peripherals[peripheral]!.configuration.advertisesOnce {
+                stopAdvertising(peripheral: peripheral)
+                return
+            }
+        }
+        scheduleAdvertising(of: peripheral, needed: advertisingEventsNeeded)
+        connectPendingAttempts(to: peripheral)
+    }
+
+    mutating func stopAdvertising(peripheral: UUID) {
+        guard peripherals[peripheral]?.advertisement != nil else { return }
+        peripherals[peripheral]!.advertisement = nil
+        record(.advertisingStopped, peripheral: peripheral)
+    }
+
+    func isAdvertising(peripheral: UUID) -> Bool { peripherals[peripheral]?.advertisement != nil }
+
+    /// The RSSI a central sees from a peripheral now: its proximity's (or configured)
+    /// strength with seeded variation.
+    mutating func currentRSSI(of peripheral: UUID) -> Int {
+        let record = peripherals[peripheral]!
+        let base =
+            record.proximitySimulated ? (record.proximity.rssi ?? record.configuration.rssi) : record.configuration.rssi
+        let spread = record.configuration.rssiVariation
+        guard spread > 0 else { return base }
+        return base + peripherals[peripheral]!.random.int(in: -spread...spread)
+    }
+}

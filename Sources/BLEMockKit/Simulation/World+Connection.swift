@@ -1,0 +1,243 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension World {
+    // MARK: Attempts
+
+    /// Starts connecting a central to a peripheral.
+    ///
+    /// A connectable advertising peripheral connects after the connection latency (none in
+    /// fast mode). One that is not advertising (or out of range, or powered off) keeps the
+    /// attempt pending, as CoreBluetooth does, until it becomes connectable or the timeout
+    /// passes; a peripheral advertising as non-connectable, or a central at its connection
+    /// limit, fails the attempt at once.
+    mutating func startConnecting(central: UUID, peripheral: UUID, timeout: Duration?, id: OperationID) {
+        do {
+            try requirePoweredOn(central: central, "connect")
+        } catch {
+            return complete(id, .failure(error))
+        }
+        guard known.contains(peripheral), peripherals[peripheral] != nil else {
+            return complete(id, .failure(CoreBluetoothError(.unknownDevice)))
+        }
+        let key = LinkKey(central: central, peripheral: peripheral)
+        if links[key] != nil { return complete(id, .success(.done)) }
+        let isNewAttempt = attempts[key] == nil
+        if isNewAttempt {
+            record(.connecting, central: central, peripheral: peripheral)
+            if let limit = centrals[central]!.configuration.connection.limit, links(ofCentral: central).count >= limit {
+                return complete(id, .failure(failAttempt(key, CoreBluetoothError(.connectionLimitReached))))
+            }
+            if peripherals[peripheral]!.advertisement?.isConnectable == false {
+                return complete(id, .failure(failAttempt(key, CoreBluetoothError(.connectionFailed))))
+            }
+            let probability = centrals[central]!.configuration.connection.failureProbability
+            let failsByChance = probability > 0 && centrals[central]!.random.bool(probability: probability)
+            var attempt = ConnectionAttempt(
+                injected: injection(.connect, central: central, peripheral: peripheral), failsByChance: failsByChance)
+            if let timeout {
+                attempt.timeoutAt = now.advanced(by: max(timeout, .zero))
+                schedule.schedule(.connectionTimeout(key), at: attempt.timeoutAt!)
+            }
+            attempts[key] = attempt
+        }
+        pending[id] = PendingOperation(
+            id: id, owner: .central(central), kind: .connect(key), since: now, stage: .waiting)
+        if isNewAttempt, canConnectNow(peripheral) { beginEstablishing(key) }
+    }
+
+    /// Records a failed attempt, tells the central, and returns the error.
+    mutating func failAttempt(_ key: LinkKey, _ error: CoreBluetoothError) -> CoreBluetoothError {
+        dropAttempt(key)
+        record(.connectionFailed, central: key.central, peripheral: key.peripheral, error: error)
+        deliver(.failedToConnect(remotePeripheral(key.peripheral), error), to: key.central)
+        return error
+    }
+
+    /// Forgets an attempt and its scheduled events.
+    mutating func dropAttempt(_ key: LinkKey) {
+        guard attempts.removeValue(forKey: key) != nil else { return }
+        schedule.removeAll { $0 == .connectionTimeout(key) || $0 == .linkEstablished(key) }
+    }
+
+    func canConnectNow(_ peripheral: UUID) -> Bool {
+        guard let record = peripherals[peripheral] else { return false }
+        return record.state == .poweredOn && record.isConnectable && record.isHeard
+    }
+
+    /// The peripheral is connectable: the link comes up after the connection latency plus
+    /// the MTU exchange (at once in fast mode).
+    mutating func beginEstablishing(_ key: LinkKey) {
+        guard attempts[key] != nil, attempts[key]!.establishesAt == nil else { return }
+        let range = centrals[key.central]!.configuration.connection.latency ?? timing.connectionLatency
+        let latency = drawLatency(in: range, forCentral: key.central)
+        let total = latency + connectionInterval(forCentral: key.central)
+        attempts[key]!.establishesAt = now.advanced(by: total)
+        if total == .zero {
+            finishAttempt(key)
+        } else {
+            schedule.schedule(.linkEstablished(key), at: now.advanced(by: total))
+        }
+    }
+
+    /// The attempt's latency passed: it fails (injected or drawn failure) or the link is up.
+    mutating func finishAttempt(_ key: LinkKey) {
+        guard let attempt = attempts[key] else { return }
+        if let failure = attempt.injected {
+            guard let error = failure.error else {
+                attempts[key]!.neverCompletes = true  // never answers: stays pending
+                return
+            }
+            let cbError = error as? CoreBluetoothError ?? CoreBluetoothError(.connectionFailed)
+            failConnecting(key, failAttempt(key, cbError))
+            return
+        }
+        if attempt.failsByChance {
+            failConnecting(key, failAttempt(key, CoreBluetoothError(.connectionFailed)))
+            return
+        }
+        establishLink(key)
+    }
+
+    /// Fails the operations waiting for a connection.
+    mutating func failConnecting(_ key: LinkKey, _ error: any Error) {
+        failOperations(error) {
+            if case .connect(key) = $0.kind { return true }
+            return false
+        }
+    }
+
+    /// Creates the link and completes every attempt waiting for it.
+    mutating func establishLink(_ key: LinkKey) {
+        dropAttempt(key)
+        guard links[key] == nil, centrals[key.central] != nil, peripherals[key.peripheral] != nil else { return }
+        if centralBonds.contains(key), !peripheralBonds.contains(key) {
+            // The central's keys no longer match: encryption fails and the link goes down.
+            failConnecting(key, failAttempt(key, CoreBluetoothError(.peerRemovedPairingInformation)))
+            return
+        }
+        let mtu = negotiateMTU(key)
+        linkCount[key, default: 0] += 1
+        let generation = linkCount[key]!
+        // Each link draws its jitter from its own stream, so other links never perturb it.
+        let stream = random.derived("link").derived(
+            "\(key.central.uuidString)/\(key.peripheral.uuidString)/\(generation)")
+        links[key] = Link(generation: generation, mtu: mtu, random: stream)
+        if centralBonds.contains(key) {
+            // A bonded link is encrypted with the stored keys as it comes up.
+            links[key]!.security = LinkSecurity(isEncrypted: true, hasBond: true)
+        }
+        known.insert(key.peripheral)
+        // The stack's Exchange MTU Request and Response.
+        attPDUCount += 2
+        record(.connected, central: key.central, peripheral: key.peripheral, detail: "mtu=\(mtu)")
+        deliver(.connected(remotePeripheral(key.peripheral)), to: key.central)
+        reportANCSAuthorization(key)
+        reportConnectionEvent(.peerConnected, peripheral: key.peripheral)
+        let connecting = pending.values.filter {
+            if case .connect(key) = $0.kind { return true }
+            return false
+        }
+        for operation in connecting.sorted(by: { $0.id < $1.id }) { complete(operation.id, .success(.done)) }
+    }
+
+    /// The ATT_MTU a new link gets: the smaller of the preferences each side draws for it,
+    /// clamped to 23…517.
+    mutating func negotiateMTU(_ key: LinkKey) -> Int {
+        let centralMode = centrals[key.central]!.configuration.mtu
+        let peripheralMode = peripherals[key.peripheral]!.configuration.mtu
+        let offered = centralMode.draw(isCentral: true, using: &centrals[key.central]!.random)
+        let accepted = peripheralMode.draw(isCentral: false, using: &peripherals[key.peripheral]!.random)
+        return min(max(min(offered, accepted), 23), 517)
+    }
+
+    /// Starts establishing pending attempts to a peripheral that just became connectable.
+    mutating func connectPendingAttempts(to peripheral: UUID) {
+        guard canConnectNow(peripheral) else { return }
+        let keys = attempts.keys.filter { $0.peripheral == peripheral }
+        for key in keys.sorted(by: { $0.central.uuidString < $1.central.uuidString }) { beginEstablishing(key) }
+    }
+
+    /// A pending attempt's timeout passed: cancel it and report the timeout.
+    mutating func connectionTimedOut(_ key: LinkKey) {
+        guard links[key] == nil, attempts[key] != nil else { return }
+        dropAttempt(key)
+        let error = CoreBluetoothError(.connectionTimeout)
+        record(.connectionFailed, central: key.central, peripheral: key.peripheral, error: error)
+        deliver(.disconnected(remotePeripheral(key.peripheral), error), to: key.central)
+        failConnecting(key, error)
+    }
+
+    /// Cancels a pending attempt or disconnects; a no-op when neither.
+    mutating func cancelConnection(central: UUID, peripheral: UUID) throws {
+        try requirePoweredOn(central: central, "cancelPeripheralConnection")
+        let key = LinkKey(central: central, peripheral: peripheral)
+        if links[key] != nil {
+            tearDown(key, reason: nil, pendingError: CoreBluetoothError(.operationCancelled))
+        } else if attempts[key] != nil {
+            dropAttempt(key)
+            record(.disconnected, central: central, peripheral: peripheral, detail: "attempt cancelled")
+            failConnecting(key, CoreBluetoothError(.operationCancelled))
+            deliver(.disconnected(remotePeripheral(peripheral), nil), to: central)
+        }
+    }
+
+    // MARK: Tear-down
+
+    /// Ends a link: the peripheral sees the central unsubscribe from everything, operations
+    /// on the link fail with `pendingError`, what was still in its pipes is lost, the
+    /// central's discovered attributes of the peripheral become invalid, and the central gets
+    /// a disconnect event with `reason`.
+    mutating func tearDown(_ key: LinkKey, reason: CoreBluetoothError?, pendingError: CoreBluetoothError) {
+        guard let link = links.removeValue(forKey: key) else { return }
+        record(.disconnected, central: key.central, peripheral: key.peripheral, error: reason)
+        if let peripheral = peripherals[key.peripheral] {
+            let central = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.mtu - 3)
+            for handle in link.subscriptions.keys.sorted() {
+                guard let characteristic = peripheral.database.characteristic(at: handle) else { continue }
+                record(
+                    .unsubscribe, central: key.central, peripheral: key.peripheral,
+                    attribute: characteristic.local.uuid, handle: handle, detail: "disconnected")
+                deliver(.unsubscribed(central, characteristic.local), to: key.peripheral)
+            }
+            let lostUpdates = link.toCentral.waiting.filter {
+                if case .update = $0 { return true }
+                return false
+            }.count
+            if lostUpdates > 0 { updatesLeftQueue(lostUpdates, of: key.peripheral) }
+        }
+        closeChannels(on: key)
+        failOperations(pendingError) { $0.link == key }
+        if centrals[key.central] != nil {
+            let stale = centrals[key.central]!.services.removeValue(forKey: key.peripheral) ?? []
+            for service in stale { centrals[key.central]!.characteristics[service] = nil }
+            centrals[key.central]!.ancsAuthorizations[key.peripheral] = nil
+            deliver(.disconnected(remotePeripheral(key.peripheral), reason), to: key.central)
+        }
+        reportConnectionEvent(.peerDisconnected, peripheral: key.peripheral)
+    }
+
+    // MARK: Queries
+
+    func isConnected(central: UUID, peripheral: UUID) -> Bool {
+        links[LinkKey(central: central, peripheral: peripheral)] != nil
+    }
+
+    func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [RemotePeripheral] {
+        identifiers.filter { known.contains($0) }.map { remotePeripheral($0) }
+    }
+
+    func retrieveConnectedPeripherals(withServices services: [BluetoothUUID]) -> [RemotePeripheral] {
+        let connected = Set(links.keys.map(\.peripheral))
+        return peripheralOrder.filter { peripheral in
+            connected.contains(peripheral)
+                && peripherals[peripheral]!.database.localServices.contains { services.contains($0.uuid) }
+        }
+        .map { remotePeripheral($0) }
+    }
+}

@@ -1,0 +1,115 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension World {
+    /// Something scheduled to happen at a virtual time.
+    enum ScheduledEvent: Sendable, Equatable {
+        /// A peripheral sends an advertisement (repeating at its interval while anyone scans).
+        case advertise(peripheral: UUID)
+        /// A pending connection gives up.
+        case connectionTimeout(LinkKey)
+        /// A connection attempt's latency has passed.
+        case linkEstablished(LinkKey)
+        /// A manager's state moves on by itself (realistic state transitions).
+        case stateStep(Manager, ManagerState)
+        /// A connection event of a link: packets cross both ways.
+        case connectionEvent(LinkKey, generation: Int)
+        /// Pairing on a link ends, for operation `id`.
+        case pairingDone(LinkKey, generation: Int, OperationID)
+        /// A fault a test scheduled.
+        case fault(Fault)
+        /// A peripheral out of range for the supervision timeout loses its links.
+        case supervisionTimeout(UUID)
+        /// A sleeper on the bridge's clock is due.
+        case wake(UInt64)
+    }
+
+    /// The deadline of the next scheduled event.
+    var nextDeadline: VirtualClock.Instant? { schedule.nextDeadline }
+
+    /// Runs the next scheduled event if it is due at or before `limit`, first moving `now` to
+    /// its deadline; returns whether one ran.
+    @discardableResult
+    mutating func runNextEvent(dueBy limit: VirtualClock.Instant) -> Bool {
+        guard let next = schedule.nextDeadline, next <= limit else { return false }
+        return runNextEvent()
+    }
+
+    /// Runs the next scheduled event, however far ahead, first moving `now` to its deadline;
+    /// returns whether there was one.
+    @discardableResult
+    mutating func runNextEvent() -> Bool {
+        guard let deadline = schedule.nextDeadline, let entry = schedule.popFirst(dueBy: deadline) else { return false }
+        if entry.deadline > now { now = entry.deadline }
+        handle(entry.event)
+        return true
+    }
+
+    /// Moves `now` forward to `instant` without running anything (callers run what is due
+    /// first). Time never goes backwards.
+    mutating func moveTime(to instant: VirtualClock.Instant) {
+        if instant > now { now = instant }
+    }
+
+    /// Schedules a sleeper of the bridge's clock; returns whether it was scheduled (a deadline
+    /// not after `now` is due at once).
+    mutating func scheduleWake(_ sleeper: UInt64, at deadline: VirtualClock.Instant) -> Bool {
+        guard deadline > now else { return false }
+        schedule.schedule(.wake(sleeper), at: deadline)
+        return true
+    }
+
+    /// Removes a sleeper that was cancelled.
+    mutating func cancelWake(_ sleeper: UInt64) {
+        schedule.removeAll { $0 == .wake(sleeper) }
+    }
+
+    private mutating func handle(_ event: ScheduledEvent) {
+        switch event {
+        case .advertise(let peripheral): advertisementDue(from: peripheral)
+        case .connectionTimeout(let key): connectionTimedOut(key)
+        case .linkEstablished(let key): finishAttempt(key)
+        case .stateStep(let manager, let state): setState(manager, to: state, automatic: true)
+        case .connectionEvent(let key, let generation): connectionEvent(key, generation: generation)
+        case .pairingDone(let key, let generation, let id): pairingDone(key, generation: generation, operation: id)
+        case .fault(let fault): apply(fault)
+        case .supervisionTimeout(let peripheral): supervisionTimedOut(peripheral)
+        case .wake(let sleeper): effects.append(.wake(sleeper))
+        }
+    }
+
+    // MARK: Seeded draws of time
+
+    /// One connection interval of `timing` with jitter drawn from `random` (zero with instant
+    /// timing).
+    static func connectionInterval(_ timing: LinkTiming, using random: inout SeededGenerator) -> Duration {
+        guard timing.connectionInterval > .zero else { return .zero }
+        let jitter = timing.jitter > .zero ? random.duration(in: (.zero - timing.jitter)...timing.jitter) : .zero
+        return max(timing.connectionInterval + jitter, .milliseconds(1))
+    }
+
+    /// One connection interval of a link, jittered from the link's own stream.
+    mutating func connectionInterval(on key: LinkKey) -> Duration {
+        guard timing.connectionInterval > .zero else { return .zero }
+        guard links[key] != nil else { return timing.connectionInterval }
+        return Self.connectionInterval(timing, using: &links[key]!.random)
+    }
+
+    /// One connection interval before a link exists (the MTU exchange), from the central's stream.
+    mutating func connectionInterval(forCentral central: UUID) -> Duration {
+        guard timing.connectionInterval > .zero else { return .zero }
+        guard centrals[central] != nil else { return timing.connectionInterval }
+        return Self.connectionInterval(timing, using: &centrals[central]!.random)
+    }
+
+    /// A connection latency in `range`, from the central's own stream.
+    mutating func drawLatency(in range: ClosedRange<Duration>, forCentral central: UUID) -> Duration {
+        guard range.lowerBound != range.upperBound, centrals[central] != nil else { return range.lowerBound }
+        return centrals[central]!.random.duration(in: range)
+    }
+}

@@ -1,0 +1,107 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Faults a test applies now or schedules: disconnections, resets, proximity and
+/// advertisement changes, state changes.
+extension World {
+    mutating func apply(_ fault: Fault) {
+        switch fault {
+        case .disconnect(let central, let peripheral, let error):
+            tearDown(LinkKey(central: central, peripheral: peripheral), reason: error, pendingError: error)
+        case .reset(let peripheral):
+            record(.stateChanged, peripheral: peripheral, detail: "reset")
+            let error = CoreBluetoothError(.peripheralDisconnected)
+            for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }
+        case .proximity(let peripheral, let proximity):
+            setProximity(proximity, of: peripheral)
+        case .advertisementChange(let peripheral, let advertisement):
+            guard peripherals[peripheral]?.advertisement != nil else { return }
+            peripherals[peripheral]!.advertisement = advertisement
+            record(.advertisingStarted, peripheral: peripheral, detail: "advertisement changed")
+            for central in centralOrder {
+                centrals[central]!.scan?.reported.remove(peripheral)
+                deliverAdvertisement(from: peripheral, to: central)
+            }
+        case .nameChange(let peripheral, let name):
+            guard peripherals[peripheral] != nil else { return }
+            peripherals[peripheral]!.configuration.name = name
+            record(.stateChanged, peripheral: peripheral, detail: "name=\(name ?? "nil")")
+            for key in links(ofPeripheral: peripheral) {
+                deliver(.nameUpdated(remotePeripheral(peripheral)), to: key.central)
+            }
+        case .centralState(let central, let state):
+            setState(.central(central), to: state)
+        case .peripheralState(let peripheral, let state):
+            setState(.peripheral(peripheral), to: state)
+        }
+    }
+
+    /// Moves a peripheral. Out of range, nothing crosses its links and they drop after the
+    /// supervision timeout (at once with instant timing); back in range, their pipes move
+    /// again at their next connection event, scanners hear it, and pending attempts go on.
+    mutating func setProximity(_ proximity: Proximity, of peripheral: UUID) {
+        guard peripherals[peripheral] != nil else { return }
+        peripherals[peripheral]!.proximity = proximity
+        peripherals[peripheral]!.proximitySimulated = true
+        record(.stateChanged, peripheral: peripheral, detail: "proximity=\(proximity)")
+        if proximity == .outOfRange {
+            let timeout = timing.supervisionTimeout
+            if timeout == .zero {
+                supervisionTimedOut(peripheral)
+            } else {
+                schedule.schedule(.supervisionTimeout(peripheral), at: now.advanced(by: timeout))
+            }
+        } else {
+            schedule.removeAll { $0 == .supervisionTimeout(peripheral) }
+            for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }
+            connectPendingAttempts(to: peripheral)
+        }
+    }
+
+    /// The supervision timeout after going out of range: every link drops with
+    /// `connectionTimeout`, unless the peripheral came back.
+    mutating func supervisionTimedOut(_ peripheral: UUID) {
+        guard peripherals[peripheral]?.proximity == .outOfRange else { return }
+        let error = CoreBluetoothError(.connectionTimeout)
+        for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }
+    }
+
+    // MARK: RSSI
+
+    /// Starts reading a link's RSSI: the controller measures it at the next connection event.
+    mutating func startReadingRSSI(central: UUID, peripheral: UUID, id: OperationID) {
+        do {
+            _ = try requireLink(central: central, peripheral: peripheral, "readRSSI")
+        } catch {
+            return complete(id, .failure(error))
+        }
+        let key = LinkKey(central: central, peripheral: peripheral)
+        var operation = PendingOperation(
+            id: id, owner: .central(central), kind: .readRSSI(key), since: now, stage: .sent)
+        operation.injected = injection(.readRSSI, central: central, peripheral: peripheral)
+        pending[id] = operation
+        sendToPeripheral(.rssi(id), on: key)
+    }
+
+    /// The connection event of an RSSI reading.
+    mutating func rssiMeasured(_ id: OperationID, on key: LinkKey) {
+        guard let operation = pending[id] else { return }
+        if operation.isCancelled { return complete(id, .failure(CancellationError())) }
+        if let failure = operation.injected {
+            guard let error = failure.error else {
+                pending[id]!.stage = .neverAnswered
+                return
+            }
+            record(.rssiRead, central: key.central, peripheral: key.peripheral, error: error)
+            return complete(id, .failure(error))
+        }
+        let rssi = currentRSSI(of: key.peripheral)
+        record(.rssiRead, central: key.central, peripheral: key.peripheral, detail: "rssi=\(rssi)")
+        complete(id, .success(.rssi(rssi)))
+    }
+}

@@ -1,0 +1,213 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension World {
+    // MARK: Joining the air
+
+    /// Adds a central manager to the air.
+    mutating func addCentral(_ identifier: UUID, configuration: MockCentralManager.Configuration) {
+        guard centrals[identifier] == nil else { return }
+        let stream =
+            configuration.seed.map { SeededGenerator(seed: $0) }
+            ?? random.derived("central").derived(identifier.uuidString)
+        let state = startState(
+            configuration.stateTransition, initial: configuration.initialState, manager: .central(identifier))
+        centrals[identifier] = Central(
+            identifier: identifier, configuration: configuration, state: state, random: stream)
+        centralOrder.append(identifier)
+        record(.stateChanged, central: identifier, detail: state.description)
+        for injection in configuration.errorInjection { injections.add(injection, owner: identifier) }
+    }
+
+    /// Adds a peripheral manager to the air.
+    mutating func addPeripheral(_ identifier: UUID, configuration: MockPeripheralManager.Configuration) {
+        guard peripherals[identifier] == nil else { return }
+        let stream =
+            configuration.seed.map { SeededGenerator(seed: $0) }
+            ?? random.derived("peripheral").derived(identifier.uuidString)
+        let state = startState(
+            configuration.stateTransition, initial: configuration.initialState, manager: .peripheral(identifier))
+        peripherals[identifier] = Peripheral(
+            identifier: identifier, configuration: configuration, state: state, random: stream)
+        peripheralOrder.append(identifier)
+        record(.stateChanged, peripheral: identifier, detail: state.description)
+        for injection in configuration.errorInjection { injections.add(injection, owner: identifier) }
+    }
+
+    /// The state a new manager starts in, and the steps its state takes by itself.
+    mutating func startState(_ transition: StateTransition, initial: ManagerState, manager: Manager) -> ManagerState {
+        guard case .realistic(let duration) = transition else { return transition.settledState(initial: initial) }
+        let halfway = now.advanced(by: duration / 2)
+        let settled = now.advanced(by: duration)
+        schedule.schedule(.stateStep(manager, .resetting), at: halfway)
+        schedule.schedule(.stateStep(manager, initial), at: settled)
+        stateSettles[manager] = settled
+        return .unknown
+    }
+
+    // MARK: State
+
+    /// A manager's state (`unknown` for one not on the air).
+    func state(of manager: Manager) -> ManagerState {
+        switch manager {
+        case .central(let central): centrals[central]?.state ?? .unknown
+        case .peripheral(let peripheral): peripherals[peripheral]?.state ?? .unknown
+        }
+    }
+
+    /// Starts `waitForPoweredOn`: it ends with the manager's state once its automatic state
+    /// steps are done (at once when there are none).
+    mutating func startSettling(_ manager: Manager, id: OperationID) {
+        guard let settles = stateSettles[manager], settles > now else {
+            stateSettles[manager] = nil
+            effects.append(.complete(id, .success(.state(state(of: manager)))))
+            return
+        }
+        pending[id] = PendingOperation(id: id, owner: manager, kind: .settle(manager), since: now, stage: .waiting)
+    }
+
+    /// Changes a manager's state and emits the change. Leaving `poweredOn` stops scanning and
+    /// advertising and drops every link of the manager: centrals see `peripheralDisconnected`,
+    /// and a peripheral's published services are removed (as CoreBluetooth clears them).
+    ///
+    /// A change a test makes (not an automatic step) cancels the manager's remaining automatic
+    /// state steps, so a realistic start-up never undoes it.
+    mutating func setState(_ manager: Manager, to state: ManagerState, automatic: Bool = false) {
+        if !automatic {
+            schedule.removeAll {
+                if case .stateStep(manager, _) = $0 { return true }
+                return false
+            }
+            stateSettles[manager] = nil
+        } else if let settles = stateSettles[manager], settles <= now {
+            stateSettles[manager] = nil
+        }
+        defer {
+            if stateSettles[manager] == nil { finishSettling(manager) }
+        }
+        switch manager {
+        case .central(let central):
+            guard let old = centrals[central]?.state, old != state else { return }
+            centrals[central]!.state = state
+            record(.stateChanged, central: central, detail: state.description)
+            deliver(CentralEvent.stateChanged(state), to: central)
+            guard old == .poweredOn else { return }
+            stopScan(central: central)
+            for key in attempts.keys.sorted(by: { $0.peripheral.uuidString < $1.peripheral.uuidString })
+            where key.central == central {
+                dropAttempt(key)
+            }
+            let error = CoreBluetoothError(.peripheralDisconnected)
+            for key in links(ofCentral: central) { tearDown(key, reason: error, pendingError: error) }
+            failOperations(error) { $0.owner == .central(central) && $0.link != nil }
+        case .peripheral(let peripheral):
+            guard let old = peripherals[peripheral]?.state, old != state else { return }
+            peripherals[peripheral]!.state = state
+            record(.stateChanged, peripheral: peripheral, detail: state.description)
+            deliver(PeripheralEvent.stateChanged(state), to: peripheral)
+            if state == .poweredOn {
+                connectPendingAttempts(to: peripheral)
+                return
+            }
+            guard old == .poweredOn else { return }
+            stopAdvertising(peripheral: peripheral)
+            let error = CoreBluetoothError(.peripheralDisconnected)
+            for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }
+            removeAllServices(peripheral: peripheral)
+            peripherals[peripheral]!.queuedUpdates = 0
+            peripherals[peripheral]!.updateQueueWasFull = false
+        }
+    }
+
+    /// Ends every `waitForPoweredOn` of a manager whose state steps are done.
+    private mutating func finishSettling(_ manager: Manager) {
+        let settling = pending.values.filter {
+            if case .settle(manager) = $0.kind { return true }
+            return false
+        }
+        for operation in settling.sorted(by: { $0.id < $1.id }) {
+            complete(operation.id, .success(.state(state(of: manager))))
+        }
+    }
+
+    /// Checks that a central can run `operation`: its configuration is valid and it is powered on.
+    mutating func requirePoweredOn(central: UUID, _ operation: String) throws {
+        do {
+            if let problem = centrals[central]?.configuration.mtu.problem() {
+                throw APIMisuseError.invalidConfiguration("MockCentralManager.Configuration.mtu: \(problem)")
+            }
+            let state = state(of: .central(central))
+            guard state == .poweredOn else { throw APIMisuseError.notPoweredOn(operation: operation, state: state) }
+        } catch {
+            record(.refused, central: central, error: error, detail: operation)
+            throw error
+        }
+    }
+
+    /// Checks that a peripheral can run `operation`: its configuration is valid and it is powered on.
+    mutating func requirePoweredOn(peripheral: UUID, _ operation: String) throws {
+        do {
+            if let problem = peripherals[peripheral]?.configuration.mtu.problem() {
+                throw APIMisuseError.invalidConfiguration("MockPeripheralManager.Configuration.mtu: \(problem)")
+            }
+            let state = state(of: .peripheral(peripheral))
+            guard state == .poweredOn else { throw APIMisuseError.notPoweredOn(operation: operation, state: state) }
+        } catch {
+            record(.refused, peripheral: peripheral, error: error, detail: operation)
+            throw error
+        }
+    }
+
+    /// A manager's app moves to the background or back (test hook of both managers).
+    mutating func setBackground(_ manager: Manager, _ isInBackground: Bool) {
+        let detail = isInBackground ? "background" : "foreground"
+        switch manager {
+        case .central(let central):
+            guard centrals[central] != nil, centrals[central]!.isInBackground != isInBackground else { return }
+            centrals[central]!.isInBackground = isInBackground
+            record(.stateChanged, central: central, detail: detail)
+        case .peripheral(let peripheral):
+            guard peripherals[peripheral] != nil, peripherals[peripheral]!.isInBackground != isInBackground else {
+                return
+            }
+            peripherals[peripheral]!.isInBackground = isInBackground
+            record(.stateChanged, peripheral: peripheral, detail: detail)
+        }
+    }
+
+    // MARK: Shutting down
+
+    /// Takes a central off the air: its scan stops, its links drop (peripherals see it
+    /// unsubscribe), its operations fail with `operationCancelled`, and its event streams finish.
+    mutating func shutDown(central: UUID) {
+        guard centrals[central] != nil else { return }
+        stopScan(central: central)
+        let cancelled = CoreBluetoothError(.operationCancelled)
+        for key in links(ofCentral: central) { tearDown(key, reason: nil, pendingError: cancelled) }
+        failOperations(cancelled) { $0.owner == .central(central) }
+        centrals[central]!.state = .unknown
+        record(.stateChanged, central: central, detail: "shut down")
+        effects.append(.finishEvents(.central(central)))
+    }
+
+    /// Takes a peripheral off the air: advertising stops, its links drop (centrals see
+    /// `peripheralDisconnected`), its requests are forgotten, and its event streams finish.
+    mutating func shutDown(peripheral: UUID) {
+        guard peripherals[peripheral] != nil else { return }
+        stopAdvertising(peripheral: peripheral)
+        let error = CoreBluetoothError(.peripheralDisconnected)
+        for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }
+        failOperations(CoreBluetoothError(.operationCancelled)) {
+            if case .connect(let key) = $0.kind { return key.peripheral == peripheral }
+            return $0.owner == .peripheral(peripheral)
+        }
+        peripherals[peripheral]!.state = .unknown
+        record(.stateChanged, peripheral: peripheral, detail: "shut down")
+        effects.append(.finishEvents(.peripheral(peripheral)))
+    }
+}

@@ -1,0 +1,148 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension World {
+    /// An operation a manager starts that takes time (in fast mode, possibly none).
+    enum Request: Sendable {
+        case connect(central: UUID, peripheral: UUID, timeout: Duration?)
+        case waitForPoweredOn(Manager)
+        case gatt(central: UUID, peripheral: UUID, GATTProcedure.Kind)
+        case readRSSI(central: UUID, peripheral: UUID)
+        case openL2CAP(central: UUID, peripheral: UUID, psm: UInt16)
+        case sendL2CAP(channel: UInt64, from: L2CAPChannelRecord.End, Data)
+    }
+
+    /// A new operation id.
+    mutating func makeOperationID() -> OperationID {
+        defer { nextOperationID += 1 }
+        return OperationID(rawValue: nextOperationID)
+    }
+
+    /// Starts an operation. It ends with a ``Effect/complete(_:_:)`` effect: at once when it
+    /// fails before touching the air (or takes no time), else when the schedule reaches its
+    /// end (``runNextEvent(dueBy:)``) or a peripheral answers it.
+    mutating func start(_ request: Request, id: OperationID) {
+        switch request {
+        case .connect(let central, let peripheral, let timeout):
+            startConnecting(central: central, peripheral: peripheral, timeout: timeout, id: id)
+        case .waitForPoweredOn(let manager):
+            startSettling(manager, id: id)
+        case .gatt(let central, let peripheral, let kind):
+            startProcedure(kind, central: central, peripheral: peripheral, id: id)
+        case .readRSSI(let central, let peripheral):
+            startReadingRSSI(central: central, peripheral: peripheral, id: id)
+        case .openL2CAP(let central, let peripheral, let psm):
+            startOpeningChannel(central: central, peripheral: peripheral, psm: psm, id: id)
+        case .sendL2CAP(let channel, let end, let data):
+            startSending(data, channel: channel, from: end, id: id)
+        }
+    }
+
+    /// Ends an operation: removes it, frees the ATT bearer it held, and emits its completion
+    /// (unless its caller cancelled it).
+    mutating func complete(_ id: OperationID, _ result: Result<Reply, any Error>) {
+        guard let operation = pending.removeValue(forKey: id) else {
+            effects.append(.complete(id, result))
+            return
+        }
+        if case .gatt(let key) = operation.kind { releaseBearer(of: id, on: key) }
+        if !operation.isCancelled { effects.append(.complete(id, result)) }
+    }
+
+    /// Fails every pending operation `matching`, in the order they started.
+    mutating func failOperations(_ error: any Error, matching: (PendingOperation) -> Bool) {
+        let failing = pending.values.filter(matching).map(\.id).sorted()
+        for id in failing {
+            guard let operation = pending[id] else { continue }
+            if case .connect(let key) = operation.kind { dropAttempt(key) }
+            complete(id, .failure(error))
+        }
+    }
+
+    /// Whether an operation can only go on when something outside the simulation acts: a
+    /// peripheral's app answering a request (or a request behind one), an answer an injection
+    /// swallowed, a connection to a peripheral that is not connectable and has no timeout.
+    /// Running the schedule cannot end such an operation.
+    func isParked(_ id: OperationID) -> Bool {
+        guard let operation = pending[id] else { return false }
+        switch operation.stage {
+        case .awaitingAnswer, .neverAnswered: return true
+        case .sent, .pairing: return false
+        case .queued:
+            guard case .gatt(let key) = operation.kind, let holder = links[key]?.bearer, holder != id else {
+                return false
+            }
+            return isParked(holder)
+        case .waiting:
+            guard case .connect(let key) = operation.kind, let attempt = attempts[key] else { return false }
+            return (attempt.establishesAt == nil || attempt.neverCompletes) && attempt.timeoutAt == nil
+        }
+    }
+
+    /// The pending operations that are parked, oldest first.
+    var parkedOperations: [OperationID] {
+        pending.keys.filter { isParked($0) }.sorted()
+    }
+
+    /// The caller of an operation gave up (its task was cancelled): it gets no completion, and
+    /// what it left on the air is withdrawn where the air allows. A request still in the pipe
+    /// is taken back; one that crossed stays outstanding until its answer arrives (which is
+    /// then dropped), as ATT has no way to take a request back; a connection attempt nobody
+    /// else waits for is cancelled.
+    mutating func cancel(_ id: OperationID) {
+        guard var operation = pending[id], !operation.isCancelled else { return }
+        switch operation.kind {
+        case .settle:
+            pending[id] = nil
+        case .connect(let key):
+            pending[id] = nil
+            let others = pending.values.contains {
+                if case .connect(key) = $0.kind { return true }
+                return false
+            }
+            if !others, attempts[key] != nil {
+                dropAttempt(key)
+                record(.disconnected, central: key.central, peripheral: key.peripheral, detail: "attempt cancelled")
+            }
+        case .gatt(let key):
+            if operation.stage == .queued {
+                pending[id] = nil
+                links[key]?.waitingForBearer.removeAll { $0 == id }
+                return
+            }
+            operation.isCancelled = true
+            pending[id] = operation
+            if let link = links[key], link.toPeripheral.waiting.contains(where: { $0.isRequest(of: id) }) {
+                links[key]!.toPeripheral.removeAll { $0.isRequest(of: id) }
+                complete(id, .failure(CancellationError()))
+            }
+        case .readRSSI(let key), .openL2CAP(let key, _):
+            if let link = links[key], link.toPeripheral.waiting.contains(where: { $0.isRequest(of: id) }) {
+                links[key]!.toPeripheral.removeAll { $0.isRequest(of: id) }
+                pending[id] = nil
+                return
+            }
+            operation.isCancelled = true
+            pending[id] = operation
+        case .sendL2CAP:
+            // The bytes were handed to the stack: they still cross; nobody waits for them.
+            pending[id] = nil
+        }
+    }
+}
+
+extension PDU {
+    /// Whether this is operation `id`'s request (an ATT request, an L2CAP connection request
+    /// or an RSSI reading).
+    func isRequest(of id: OperationID) -> Bool {
+        switch self {
+        case .request(let owner), .signal(let owner), .rssi(let owner): owner == id
+        default: false
+        }
+    }
+}

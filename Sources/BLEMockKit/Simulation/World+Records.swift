@@ -1,0 +1,142 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension World {
+    /// A central manager's simulated stack.
+    struct Central: Sendable {
+        let identifier: UUID
+        var configuration: MockCentralManager.Configuration
+        var state: ManagerState
+        /// This central's own random stream (MTU, connection failures, injection draws).
+        var random: SeededGenerator
+        var scan: Scan?
+        /// Whether the app runs in the background: scans then ignore allow-duplicates.
+        var isInBackground = false
+        /// The connection events this central registered for, if any.
+        var connectionEventOptions: ConnectionEventOptions?
+        /// Whether the user allowed each connected ANCS-requesting peripheral to receive
+        /// notifications.
+        var ancsAuthorizations: [UUID: Bool] = [:]
+        /// Services discovered per peripheral (as `CBPeripheral.services`).
+        var services: [UUID: [RemoteService]] = [:]
+        /// Characteristics discovered per service (as `CBService.characteristics`).
+        var characteristics: [RemoteService: [RemoteCharacteristic]] = [:]
+        /// What the system kept for the app after it was terminated, until a manager with the
+        /// same restore identifier takes it.
+        var pendingRestoration: RestoredCentralState?
+        /// What this manager got back when it was created, if it restored a predecessor.
+        var restored: RestoredCentralState?
+    }
+
+    /// A scan in progress.
+    struct Scan: Sendable {
+        var services: [BluetoothUUID]?
+        var options: ScanOptions
+        /// Peripherals already reported in this scan (without duplicates, each is reported once).
+        var reported: Set<UUID> = []
+
+        func matches(_ advertisement: AdvertisementData) -> Bool {
+            advertisement.matches(services: services ?? [])
+                || (!options.solicitedServiceUUIDs.isEmpty
+                    && advertisement.solicits(anyOf: options.solicitedServiceUUIDs))
+        }
+    }
+
+    /// How a peripheral answers requests for its dynamic characteristics (the world never
+    /// calls a handler: it asks the bridge to).
+    enum Answering: Hashable, Sendable {
+        case automatic, manual, handler
+    }
+
+    /// A peripheral manager's simulated stack and GATT server.
+    struct Peripheral: Sendable {
+        let identifier: UUID
+        /// The configuration, with a request handler's closure left out (see ``answering``).
+        var configuration: MockPeripheralManager.Configuration
+        var answering: Answering
+        var state: ManagerState
+        /// This peripheral's own random stream.
+        var random: SeededGenerator
+        var database = GATTDatabase()
+        /// Notifications and indications waiting in its links' pipes.
+        var queuedUpdates = 0
+        /// Whether `updateValue` returned `false` since the queue last had room.
+        var updateQueueWasFull = false
+        /// Published L2CAP PSMs, and whether each needs an encrypted link.
+        var publishedPSMs: [UInt16: Bool] = [:]
+        /// How far the peripheral is (`.near` until a proximity is simulated).
+        var proximity: Proximity = .near
+        /// Whether a proximity was simulated: its RSSI then replaces the configured one.
+        var proximitySimulated = false
+        /// The advertisement on the air, or `nil` when not advertising.
+        var advertisement: AdvertisementData?
+        /// Whether an advertising event is scheduled for this peripheral.
+        var advertisingScheduled = false
+        /// When its first advertisement since `startAdvertising` goes out.
+        var advertisingStarted: VirtualClock.Instant = .zero
+        /// Whether the app runs in the background: its advertisement is then cut down.
+        var isInBackground = false
+        /// What the system kept for the app after it was terminated.
+        var pendingRestoration: RestoredPeripheralState?
+        /// What this manager got back when it was created, if it restored a predecessor.
+        var restored: RestoredPeripheralState?
+
+        init(
+            identifier: UUID, configuration: MockPeripheralManager.Configuration, state: ManagerState,
+            random: SeededGenerator
+        ) {
+            self.identifier = identifier
+            var stored = configuration
+            switch configuration.requestHandling {
+            case .automatic: answering = .automatic
+            case .manual: answering = .manual
+            case .handler:
+                answering = .handler
+                stored.requestHandling = .manual
+            }
+            self.configuration = stored
+            self.state = state
+            self.random = random
+        }
+
+        /// Whether centrals can hear the peripheral at all.
+        var isHeard: Bool { proximity != .outOfRange }
+
+        /// What centrals receive: the advertisement, or in the background what iOS sends for
+        /// a backgrounded app — no local name, manufacturer or service data, and the service
+        /// UUIDs in the overflow area.
+        var airAdvertisement: AdvertisementData? {
+            guard isInBackground, var cut = advertisement else { return advertisement }
+            cut.localName = nil
+            cut.manufacturerData = nil
+            cut.serviceData = [:]
+            cut.overflowServiceUUIDs += cut.serviceUUIDs.filter { !cut.overflowServiceUUIDs.contains($0) }
+            cut.serviceUUIDs = []
+            return cut
+        }
+
+        /// What centrals see as its name: the GAP name, else the advertised local name.
+        var name: String? { configuration.name ?? airAdvertisement?.localName }
+
+        var isConnectable: Bool { advertisement.map { $0.isConnectable ?? true } ?? false }
+    }
+
+    /// A connection attempt waiting to be established.
+    struct ConnectionAttempt: Sendable {
+        /// An injected failure, reported when the attempt would have completed.
+        var injected: ErrorInjection.Failure?
+        /// Whether the seeded draw failed the attempt (`connectionFailed`).
+        var failsByChance: Bool
+        /// When the link will be up, once the peripheral is connectable.
+        var establishesAt: VirtualClock.Instant?
+        /// When the attempt gives up, if it has a timeout.
+        var timeoutAt: VirtualClock.Instant?
+        /// An injection made it never complete: it waits for its timeout or a cancel.
+        var neverCompletes = false
+    }
+}

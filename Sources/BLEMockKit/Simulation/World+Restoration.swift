@@ -1,0 +1,95 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// State restoration: an app the system terminates keeps, with a restore identifier, what
+/// the system holds for it, and a relaunched app's manager with the same restore identifier
+/// takes it back.
+extension World {
+    // MARK: Termination
+
+    /// The app of a central is terminated: without a restore identifier, the central shuts
+    /// down; with one, the system keeps its links, attempts and scan (and the attributes it
+    /// discovered) for a successor, while the manager itself goes away.
+    mutating func terminate(central: UUID) {
+        guard let terminated = centrals[central], terminated.pendingRestoration == nil else { return }
+        guard terminated.configuration.restoreIdentifier != nil else { return shutDown(central: central) }
+        let connected = links(ofCentral: central).map(\.peripheral)
+        let connecting = attempts.keys.filter { $0.central == central }.map(\.peripheral)
+            .sorted { $0.uuidString < $1.uuidString }
+        centrals[central]!.pendingRestoration = RestoredCentralState(
+            peripherals: (connected + connecting).map(remotePeripheral),
+            scanServices: terminated.scan.map { $0.services ?? [] }, scanOptions: terminated.scan?.options)
+        // The app is gone: nothing it awaited will resume in it, and it hears nothing more.
+        // (Pending connection attempts stay: the system completes them for the successor.)
+        let waiting = pending.values.filter { $0.owner == .central(central) }.map(\.id).sorted()
+        for id in waiting {
+            if case .connect = pending[id]!.kind {
+                pending[id] = nil
+                effects.append(.complete(id, .failure(CoreBluetoothError(.operationCancelled))))
+            } else {
+                complete(id, .failure(CoreBluetoothError(.operationCancelled)))
+            }
+        }
+        centrals[central]!.state = .unknown
+        record(.stateChanged, central: central, detail: "app terminated")
+        effects.append(.finishEvents(.central(central)))
+    }
+
+    /// The app of a peripheral is terminated: without a restore identifier, the peripheral
+    /// shuts down; with one, the system keeps its services, advertising and links.
+    mutating func terminate(peripheral: UUID) {
+        guard let record = peripherals[peripheral], record.pendingRestoration == nil else { return }
+        guard record.configuration.restoreIdentifier != nil else { return shutDown(peripheral: peripheral) }
+        peripherals[peripheral]!.pendingRestoration = RestoredPeripheralState(
+            services: record.database.localServices, advertisement: record.advertisement)
+        self.record(.stateChanged, peripheral: peripheral, detail: "app terminated")
+        effects.append(.finishEvents(.peripheral(peripheral)))
+    }
+
+    /// Whether a manager joining with this identifier takes over what a terminated app left.
+    func awaitsRestoration(_ manager: Manager) -> Bool {
+        switch manager {
+        case .central(let central): centrals[central]?.pendingRestoration != nil
+        case .peripheral(let peripheral): peripherals[peripheral]?.pendingRestoration != nil
+        }
+    }
+
+    // MARK: Restoration
+
+    /// A relaunched app's central takes over what the system kept: its first event is the
+    /// restored state, then its state settles as a new manager's does.
+    mutating func restore(central: UUID, configuration: MockCentralManager.Configuration) {
+        guard let restored = centrals[central]?.pendingRestoration else { return }
+        centrals[central]!.pendingRestoration = nil
+        centrals[central]!.configuration = configuration
+        centrals[central]!.restored = restored
+        record(.stateChanged, central: central, detail: "restored")
+        deliver(.willRestoreState(restored), to: central)
+        let state = startState(
+            configuration.stateTransition, initial: configuration.initialState, manager: .central(central))
+        centrals[central]!.state = state
+        record(.stateChanged, central: central, detail: state.description)
+    }
+
+    /// A relaunched app's peripheral manager takes over its services, advertising and links.
+    mutating func restore(peripheral: UUID, configuration: MockPeripheralManager.Configuration) {
+        guard let restored = peripherals[peripheral]?.pendingRestoration else { return }
+        let answering = Peripheral(
+            identifier: peripheral, configuration: configuration, state: .unknown, random: SeededGenerator(seed: 0))
+        peripherals[peripheral]!.pendingRestoration = nil
+        peripherals[peripheral]!.configuration = answering.configuration
+        peripherals[peripheral]!.answering = answering.answering
+        peripherals[peripheral]!.restored = restored
+        record(.stateChanged, peripheral: peripheral, detail: "restored")
+        deliver(.willRestoreState(restored), to: peripheral)
+    }
+
+    func restoredState(central: UUID) -> RestoredCentralState? { centrals[central]?.restored }
+
+    func restoredState(peripheral: UUID) -> RestoredPeripheralState? { peripherals[peripheral]?.restored }
+}

@@ -1,0 +1,136 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Everything a bridge simulates, as plain values: the managers on the air, their links and
+/// GATT servers, the operations in progress, one schedule, one virtual `now`, the seeded
+/// generators and the log.
+///
+/// The world has no concurrency, no class references and no closures. Its mutating methods
+/// take a request (an operation to start, a test hook, an answer from a peripheral) or a time
+/// step (``runNextEvent(dueBy:)``) and append what must happen outside it to ``effects``:
+/// complete an operation with a typed reply, deliver an event to a manager, ask a request
+/// handler, wake a sleeper. ``MockBLEBridge`` owns one world and performs those effects;
+/// tests drive a world directly, synchronously.
+///
+/// The rules live in extensions named after what a newcomer would look for:
+/// `World+ManagerState` (registration, state, shut-down), `World+Advertising` (scanning and
+/// advertising), `World+Connection` (attempts, links, tear-down), `World+Link` (the ordered
+/// pipe and its connection events), `World+GATTClient` (procedures a central runs),
+/// `World+GATTServer` (services, values, notifications), `World+Requests` (how a peripheral
+/// answers), `World+Pairing`, `World+L2CAP`, `World+Faults`, `World+Injection`,
+/// `World+Restoration`, `World+ConnectionEvents`, `World+Events` (the schedule), and
+/// `World+Operations` (starting, parking and cancelling operations).
+struct World: Sendable {
+    /// The seed the world was made with.
+    let seed: UInt64
+    /// How long things take.
+    let timing: LinkTiming
+    /// The current virtual time. Moves only forward, to each event's deadline as it runs.
+    var now: VirtualClock.Instant = .zero
+    /// The root of every seeded stream.
+    var random: SeededGenerator
+    /// Everything scheduled, in (deadline, sequence) order.
+    var schedule = EventQueue<ScheduledEvent>()
+    /// What happened, in order.
+    var log: [BridgeLogEntry] = []
+    /// What must happen outside the world, in order; the bridge takes them after each call.
+    var effects: [Effect] = []
+    /// The ATT PDUs every link carried so far.
+    var attPDUCount = 0
+
+    var centrals: [UUID: Central] = [:]
+    /// Centrals in the order they joined, for deterministic iteration.
+    var centralOrder: [UUID] = []
+    var peripherals: [UUID: Peripheral] = [:]
+    /// Peripherals in the order they joined, for deterministic iteration.
+    var peripheralOrder: [UUID] = []
+    /// Peripherals known to the system: discovered or connected by any central.
+    var known: Set<UUID> = []
+    var links: [LinkKey: Link] = [:]
+    /// Connection attempts in progress.
+    var attempts: [LinkKey: ConnectionAttempt] = [:]
+    /// How many links each pair has had: every new link gets a fresh generation and stream.
+    var linkCount: [LinkKey: Int] = [:]
+    /// The bonds centrals keep: a central has keys for the peripheral of each link key.
+    var centralBonds: Set<LinkKey> = []
+    /// The bonds peripherals keep: a peripheral has keys for the central of each link key.
+    var peripheralBonds: Set<LinkKey> = []
+    /// When each manager's automatic state steps end.
+    var stateSettles: [Manager: VirtualClock.Instant] = [:]
+    var injections = InjectionBook()
+    /// Operations in progress, by id.
+    var pending: [OperationID: PendingOperation] = [:]
+    var nextOperationID: UInt64 = 1
+    /// The ids of ATT requests handed to peripherals (`ATTRequest.id`).
+    var nextRequestID: UInt64 = 1
+    /// Open L2CAP channels, by id.
+    var channels: [UInt64: L2CAPChannelRecord] = [:]
+    var nextChannelID: UInt64 = 1
+
+    /// Creates an empty world.
+    init(seed: UInt64, timing: LinkTiming) {
+        self.seed = seed
+        self.timing = timing
+        random = SeededGenerator(seed: seed)
+    }
+
+    /// Takes the effects produced so far, leaving the list empty.
+    mutating func takeEffects() -> [Effect] {
+        defer { effects.removeAll(keepingCapacity: true) }
+        return effects
+    }
+
+    /// Appends a log entry stamped with the current time.
+    mutating func record(
+        _ kind: BridgeLogEntry.Kind, central: UUID? = nil, peripheral: UUID? = nil, attribute: BluetoothUUID? = nil,
+        handle: UInt16? = nil, value: Data? = nil, writeType: WriteType? = nil, error: (any Error)? = nil,
+        detail: String? = nil
+    ) {
+        log.append(
+            BridgeLogEntry(
+                index: log.count, time: now, kind: kind, central: central, peripheral: peripheral, attribute: attribute,
+                handle: handle, value: value, writeType: writeType, error: error.map(LoggedError.init), detail: detail))
+    }
+
+    /// Delivers an event to a central's streams.
+    mutating func deliver(_ event: CentralEvent, to central: UUID) {
+        effects.append(.central(central, event))
+    }
+
+    /// Delivers an event to a peripheral's streams.
+    mutating func deliver(_ event: PeripheralEvent, to peripheral: UUID) {
+        effects.append(.peripheral(peripheral, event))
+    }
+
+    /// The central-side reference for a peripheral.
+    func remotePeripheral(_ identifier: UUID) -> RemotePeripheral {
+        RemotePeripheral(identifier: identifier, name: peripherals[identifier]?.name)
+    }
+
+    /// The links of a peripheral, in a deterministic order.
+    func links(ofPeripheral peripheral: UUID) -> [LinkKey] {
+        links.keys.filter { $0.peripheral == peripheral }.sorted { $0.central.uuidString < $1.central.uuidString }
+    }
+
+    /// The links of a central, in a deterministic order.
+    func links(ofCentral central: UUID) -> [LinkKey] {
+        links.keys.filter { $0.central == central }.sorted { $0.peripheral.uuidString < $1.peripheral.uuidString }
+    }
+}
+
+/// The two ends of a link.
+struct LinkKey: Hashable, Sendable {
+    var central: UUID
+    var peripheral: UUID
+}
+
+/// A manager, as the world names it.
+enum Manager: Hashable, Sendable {
+    case central(UUID)
+    case peripheral(UUID)
+}
