@@ -9,6 +9,8 @@ import BLECore
 /// A connection between a central and a peripheral: its negotiated ATT_MTU, security,
 /// subscriptions, and one ordered pipe per direction drained at connection events.
 struct Link: Sendable {
+    /// The central and peripheral it joins.
+    let key: LinkKey
     /// Which link of this pair it is (1 for the first): stale scheduled events name an older one.
     let generation: Int
     /// The negotiated ATT_MTU.
@@ -39,7 +41,8 @@ struct Link: Sendable {
     /// Whether the write-without-response queue was full since it last had room.
     var commandQueueWasFull = false
 
-    init(generation: Int, mtu: Int, random: SeededGenerator) {
+    init(key: LinkKey, generation: Int, mtu: Int, random: SeededGenerator) {
+        self.key = key
         self.generation = generation
         self.mtu = mtu
         self.random = random

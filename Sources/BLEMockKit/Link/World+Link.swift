@@ -29,73 +29,92 @@ extension World {
 
     /// Sends a packet from the central.
     mutating func sendToPeripheral(_ pdu: PDU, on key: LinkKey) {
-        guard links[key] != nil else { return }
-        links[key]!.toPeripheral.append(pdu)
-        scheduleConnectionEvent(key)
+        guard let slot = links.slot(of: key) else { return }
+        links[slot: slot].toPeripheral.append(pdu)
+        scheduleConnectionEvent(slot: slot)
     }
 
     /// Sends a packet from the peripheral. An answer given in the instant of the connection
     /// event its request crossed in, with nothing queued ahead of it, crosses in that event.
     mutating func sendToCentral(_ pdu: PDU, on key: LinkKey) {
-        guard links[key] != nil else { return }
-        links[key]!.toCentral.append(pdu)
-        if case .response = pdu, links[key]!.lastEvent == now, links[key]!.toCentral.count == 1 {
-            crossToCentral(key)
+        guard let slot = links.slot(of: key) else { return }
+        links[slot: slot].toCentral.append(pdu)
+        if case .response = pdu, links[slot: slot].lastEvent == now, links[slot: slot].toCentral.count == 1 {
+            crossToCentral(slot: slot)
         }
-        scheduleConnectionEvent(key)
+        if links.contains(slot: slot) { scheduleConnectionEvent(slot: slot) }
     }
 
     /// Schedules the link's next connection event if a pipe holds packets and none is scheduled.
     mutating func scheduleConnectionEvent(_ key: LinkKey) {
-        guard let link = links[key], !link.eventScheduled, !link.toPeripheral.isEmpty || !link.toCentral.isEmpty
+        guard let slot = links.slot(of: key) else { return }
+        scheduleConnectionEvent(slot: slot)
+    }
+
+    /// Schedules the next connection event of the link in `slot`, if one is needed.
+    mutating func scheduleConnectionEvent(slot: Int) {
+        guard !links[slot: slot].eventScheduled,
+            !links[slot: slot].toPeripheral.isEmpty || !links[slot: slot].toCentral.isEmpty
         else { return }
-        links[key]!.eventScheduled = true
-        let interval = connectionInterval(on: key)
-        schedule.schedule(.connectionEvent(key, generation: link.generation), at: now.advanced(by: interval))
+        links[slot: slot].eventScheduled = true
+        let interval =
+            timing.connectionInterval > .zero
+            ? Self.connectionInterval(timing, using: &links[slot: slot].random) : .zero
+        schedule.schedule(
+            .connectionEvent(slot: slot, generation: links[slot: slot].generation), at: now.advanced(by: interval))
     }
 
     /// Runs a connection event at once (fast mode's unbounded queues send without waiting).
     mutating func connectionEventNow(_ key: LinkKey) {
-        guard let link = links[key] else { return }
-        connectionEvent(key, generation: link.generation)
+        guard let slot = links.slot(of: key) else { return }
+        connectionEvent(slot: slot, generation: links[slot: slot].generation)
     }
 
     /// A connection event: packets cross both ways; the central hears that its write queue has
     /// room again, the peripheral that its update queue has.
-    mutating func connectionEvent(_ key: LinkKey, generation: Int) {
-        guard let link = links[key], link.generation == generation else { return }
-        links[key]!.eventScheduled = false
+    mutating func connectionEvent(slot: Int, generation: Int) {
+        guard links.contains(slot: slot, generation: generation) else { return }
+        let key = links[slot: slot].key
+        links[slot: slot].eventScheduled = false
         guard peripherals[key.peripheral]?.isHeard == true else {
             // The central keeps its connection events; nothing is heard, so nothing crosses.
-            return scheduleConnectionEvent(key)
+            return scheduleConnectionEvent(slot: slot)
         }
-        links[key]!.lastEvent = now
-        links[key]!.sentToCentralInLastEvent = 0
+        links[slot: slot].lastEvent = now
+        links[slot: slot].sentToCentralInLastEvent = 0
         // What the central sent before the event crosses; what it sends in reaction to what
         // arrives in this event waits for the next one.
-        var budget = min(packetsPerEvent, link.toPeripheral.count)
-        while budget > 0, links[key] != nil, let pdu = links[key]!.toPeripheral.popFirst() {
+        var budget = min(packetsPerEvent, links[slot: slot].toPeripheral.count)
+        while budget > 0, links.contains(slot: slot, generation: generation),
+            let pdu = links[slot: slot].toPeripheral.popFirst()
+        {
             budget -= 1
             peripheralReceives(pdu, on: key)
         }
-        guard links[key] != nil else { return }
-        crossToCentral(key)
-        guard links[key] != nil else { return }
-        if links[key]!.commandQueueWasFull, canQueueCommand(on: key) {
-            links[key]!.commandQueueWasFull = false
+        guard links.contains(slot: slot, generation: generation) else { return }
+        crossToCentral(slot: slot)
+        guard links.contains(slot: slot, generation: generation) else { return }
+        if links[slot: slot].commandQueueWasFull, canQueueCommand(on: key) {
+            links[slot: slot].commandQueueWasFull = false
             deliver(.readyToSendWriteWithoutResponse(remotePeripheral(key.peripheral)), to: key.central)
         }
-        scheduleConnectionEvent(key)
+        scheduleConnectionEvent(slot: slot)
     }
 
     /// Lets the peripheral's packets cross while the current event has room. An indication
     /// waits until the previous one is confirmed, and what follows it waits too.
-    mutating func crossToCentral(_ key: LinkKey) {
+    mutating func crossToCentral(slot: Int) {
+        let generation = links[slot: slot].generation
+        let key = links[slot: slot].key
         var updates = 0
-        while let link = links[key], link.sentToCentralInLastEvent < packetsPerEvent, let next = link.toCentral.first {
-            if case .update(let update) = next, update.kind == .indicate, link.indicationOutstanding { break }
-            _ = links[key]!.toCentral.popFirst()
-            links[key]!.sentToCentralInLastEvent += 1
+        while links.contains(slot: slot, generation: generation),
+            links[slot: slot].sentToCentralInLastEvent < packetsPerEvent, let next = links[slot: slot].toCentral.first
+        {
+            if case .update(let update) = next, update.kind == .indicate, links[slot: slot].indicationOutstanding {
+                break
+            }
+            _ = links[slot: slot].toCentral.popFirst()
+            links[slot: slot].sentToCentralInLastEvent += 1
             if case .update = next { updates += 1 }
             centralReceives(next, on: key)
         }

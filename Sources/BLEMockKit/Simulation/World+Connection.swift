@@ -127,7 +127,7 @@ extension World {
         // Each link draws its jitter from its own stream, so other links never perturb it.
         let stream = random.derived("link").derived(
             "\(key.central.uuidString)/\(key.peripheral.uuidString)/\(generation)")
-        links[key] = Link(generation: generation, mtu: mtu, random: stream)
+        links[key] = Link(key: key, generation: generation, mtu: mtu, random: stream)
         if centralBonds.contains(key) {
             // A bonded link is encrypted with the stored keys as it comes up.
             links[key]!.security = LinkSecurity(isEncrypted: true, hasBond: true)
@@ -160,7 +160,7 @@ extension World {
     mutating func connectPendingAttempts(to peripheral: UUID) {
         guard canConnectNow(peripheral) else { return }
         let keys = attempts.keys.filter { $0.peripheral == peripheral }
-        for key in keys.sorted(by: { $0.central.uuidString < $1.central.uuidString }) { beginEstablishing(key) }
+        for key in keys.sorted(by: { $0.central.precedes($1.central) }) { beginEstablishing(key) }
     }
 
     /// A pending attempt's timeout passed: cancel it and report the timeout.

@@ -17,8 +17,8 @@ extension World {
         case linkEstablished(LinkKey)
         /// A manager's state moves on by itself (realistic state transitions).
         case stateStep(Manager, ManagerState)
-        /// A connection event of a link: packets cross both ways.
-        case connectionEvent(LinkKey, generation: Int)
+        /// A connection event of the link in a slot: packets cross both ways.
+        case connectionEvent(slot: Int, generation: Int)
         /// Pairing on a link ends, for operation `id`.
         case pairingDone(LinkKey, generation: Int, OperationID)
         /// A fault a test scheduled.
@@ -75,7 +75,7 @@ extension World {
         case .connectionTimeout(let key): connectionTimedOut(key)
         case .linkEstablished(let key): finishAttempt(key)
         case .stateStep(let manager, let state): setState(manager, to: state, automatic: true)
-        case .connectionEvent(let key, let generation): connectionEvent(key, generation: generation)
+        case .connectionEvent(let slot, let generation): connectionEvent(slot: slot, generation: generation)
         case .pairingDone(let key, let generation, let id): pairingDone(key, generation: generation, operation: id)
         case .fault(let fault): apply(fault)
         case .supervisionTimeout(let peripheral): supervisionTimedOut(peripheral)

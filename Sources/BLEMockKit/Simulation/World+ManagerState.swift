@@ -98,7 +98,7 @@ extension World {
             deliver(CentralEvent.stateChanged(state), to: central)
             guard old == .poweredOn else { return }
             stopScan(central: central)
-            for key in attempts.keys.sorted(by: { $0.peripheral.uuidString < $1.peripheral.uuidString })
+            for key in attempts.keys.sorted(by: { $0.peripheral.precedes($1.peripheral) })
             where key.central == central {
                 dropAttempt(key)
             }

@@ -20,7 +20,7 @@ extension World {
         guard terminated.configuration.restoreIdentifier != nil else { return shutDown(central: central) }
         let connected = links(ofCentral: central).map(\.peripheral)
         let connecting = attempts.keys.filter { $0.central == central }.map(\.peripheral)
-            .sorted { $0.uuidString < $1.uuidString }
+            .sorted { $0.precedes($1) }
         centrals[central]!.pendingRestoration = RestoredCentralState(
             peripherals: (connected + connecting).map(remotePeripheral),
             scanServices: terminated.scan.map { $0.services ?? [] }, scanOptions: terminated.scan?.options)

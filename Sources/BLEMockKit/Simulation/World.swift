@@ -51,7 +51,7 @@ struct World: Sendable {
     var peripheralOrder: [UUID] = []
     /// Peripherals known to the system: discovered or connected by any central.
     var known: Set<UUID> = []
-    var links: [LinkKey: Link] = [:]
+    var links = LinkTable()
     /// Connection attempts in progress.
     var attempts: [LinkKey: ConnectionAttempt] = [:]
     /// How many links each pair has had: every new link gets a fresh generation and stream.
@@ -114,12 +114,12 @@ struct World: Sendable {
 
     /// The links of a peripheral, in a deterministic order.
     func links(ofPeripheral peripheral: UUID) -> [LinkKey] {
-        links.keys.filter { $0.peripheral == peripheral }.sorted { $0.central.uuidString < $1.central.uuidString }
+        links.keys.filter { $0.peripheral == peripheral }.sorted { $0.central.precedes($1.central) }
     }
 
     /// The links of a central, in a deterministic order.
     func links(ofCentral central: UUID) -> [LinkKey] {
-        links.keys.filter { $0.central == central }.sorted { $0.peripheral.uuidString < $1.peripheral.uuidString }
+        links.keys.filter { $0.central == central }.sorted { $0.peripheral.precedes($1.peripheral) }
     }
 }
 
@@ -127,6 +127,37 @@ struct World: Sendable {
 struct LinkKey: Hashable, Sendable {
     var central: UUID
     var peripheral: UUID
+
+    /// Hashes the identifiers as four words rather than byte by byte (the world looks links
+    /// up on every packet).
+    func hash(into hasher: inout Hasher) {
+        let (c0, c1) = central.words
+        let (p0, p1) = peripheral.words
+        hasher.combine(c0 ^ p1)
+        hasher.combine(c1 ^ p0)
+    }
+}
+
+extension UUID {
+    /// The 16 bytes as two words, first byte most significant.
+    var words: (UInt64, UInt64) {
+        let bytes = uuid
+        let high =
+            UInt64(bytes.0) << 56 | UInt64(bytes.1) << 48 | UInt64(bytes.2) << 40 | UInt64(bytes.3) << 32
+            | UInt64(bytes.4) << 24 | UInt64(bytes.5) << 16 | UInt64(bytes.6) << 8 | UInt64(bytes.7)
+        let low =
+            UInt64(bytes.8) << 56 | UInt64(bytes.9) << 48 | UInt64(bytes.10) << 40 | UInt64(bytes.11) << 32
+            | UInt64(bytes.12) << 24 | UInt64(bytes.13) << 16 | UInt64(bytes.14) << 8 | UInt64(bytes.15)
+        return (high, low)
+    }
+
+    /// Whether this identifier sorts before `other`, byte by byte (the order of their
+    /// `uuidString`s, without making the strings).
+    func precedes(_ other: UUID) -> Bool {
+        let (a0, a1) = words
+        let (b0, b1) = other.words
+        return a0 != b0 ? a0 < b0 : a1 < b1
+    }
 }
 
 /// A manager, as the world names it.
