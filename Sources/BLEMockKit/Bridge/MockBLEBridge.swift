@@ -67,10 +67,10 @@ public actor MockBLEBridge {
     /// The simulation.
     var world: World
     /// The event streams of the managers on the bridge.
-    var centralStreams: [UUID: EventBroadcaster<CentralEvent>] = [:]
-    var peripheralStreams: [UUID: EventBroadcaster<PeripheralEvent>] = [:]
+    var centralStreams = IdentifierMap<EventBroadcaster<CentralEvent>>()
+    var peripheralStreams = IdentifierMap<EventBroadcaster<PeripheralEvent>>()
     /// The request handlers of peripherals that answer with one.
-    var handlers: [UUID: @Sendable (ATTRequest) -> RequestResponse] = [:]
+    var handlers = IdentifierMap<@Sendable (ATTRequest) -> RequestResponse>()
     /// The open L2CAP channels' ends.
     var channelEnds: [UInt64: ChannelEnds] = [:]
     /// Central ends of channels just opened, until the opening call returns them.
@@ -152,7 +152,9 @@ public actor MockBLEBridge {
     /// Runs the schedule while operation `id` is pending and running it moves the operation
     /// on (it is not parked on something outside the simulation).
     func serve(_ id: OperationID) {
-        while world.pending[id] != nil, !world.isParked(id), world.runNextEvent() {
+        // (The world is only ever called through mutating methods here: a non-mutating call on
+        // an actor's stored value copies the whole value first.)
+        while world.serveStep(id) {
             clock.advanceSynchronously(to: world.now)
             applyEffects()
         }
@@ -188,10 +190,10 @@ public actor MockBLEBridge {
     /// behind an answered one is delivered, and a pending connection completes.
     @discardableResult
     func mutate<T>(_ body: (inout World) throws -> T) rethrows -> T {
-        let parked = world.pending.isEmpty ? [] : world.parkedOperations
+        let parked = world.takeParkedOperations()
         defer {
             applyEffects()
-            for id in parked where world.pending[id] != nil && !world.isParked(id) { serve(id) }
+            for id in parked where world.isServable(id) { serve(id) }
         }
         return try body(&world)
     }
@@ -210,7 +212,7 @@ public actor MockBLEBridge {
         guard instant > world.now else { return }
         let started = world.now
         while true {
-            let nextEvent = world.nextDeadline
+            let nextEvent = world.schedule.nextDeadline
             let nextSleeper = clock.nextDeadline
             let next = [nextEvent, nextSleeper].compactMap { $0 }.min()
             guard let next, next <= instant else { break }

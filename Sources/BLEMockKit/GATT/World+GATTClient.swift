@@ -11,31 +11,31 @@ import BLECore
 extension World {
     // MARK: Checks
 
-    /// The link an operation needs: the central must be powered on and connected.
-    mutating func requireLink(central: UUID, peripheral: UUID, _ operation: String) throws -> Link {
+    /// The slot of the link an operation needs: the central must be powered on and connected.
+    @discardableResult
+    mutating func requireLink(central: UUID, peripheral: UUID, _ operation: String) throws -> Int {
         try requirePoweredOn(central: central, operation)
-        guard let link = links[LinkKey(central: central, peripheral: peripheral)] else {
+        guard let slot = links.slot(of: LinkKey(central: central, peripheral: peripheral)) else {
             // A peripheral the system never saw is unknown; a known one is not connected.
             let error = CoreBluetoothError(known.contains(peripheral) ? .notConnected : .unknownDevice)
             record(.refused, central: central, peripheral: peripheral, error: error, detail: operation)
             throw error
         }
-        return link
+        return slot
     }
 
-    /// The peripheral's database entry for a discovered characteristic that is still current.
-    @discardableResult
-    mutating func requireCurrent(_ characteristic: RemoteCharacteristic) throws -> GATTDatabase.Characteristic {
-        guard let database = peripherals[characteristic.peripheral]?.database, database.isCurrent(characteristic),
-            let record = database.characteristic(at: characteristic.handle)
-        else {
-            let error = CoreBluetoothError(.invalidHandle)
-            record(
-                .refused, peripheral: characteristic.peripheral, attribute: characteristic.uuid,
-                handle: characteristic.handle, error: error, detail: "stale characteristic")
-            throw error
+    /// Checks that a discovered characteristic is still current on its peripheral.
+    mutating func requireCurrent(_ characteristic: RemoteCharacteristic) throws {
+        if let p = peripherals.position(of: characteristic.peripheral),
+            peripherals.entries[p]!.database.isCurrent(characteristic)
+        {
+            return
         }
-        return record
+        let error = CoreBluetoothError(.invalidHandle)
+        record(
+            .refused, peripheral: characteristic.peripheral, attribute: characteristic.uuid,
+            handle: characteristic.handle, error: error, detail: "stale characteristic")
+        throw error
     }
 
     /// Checks that a discovered descriptor still exists on its (current) characteristic.
@@ -53,8 +53,8 @@ extension World {
         let key = LinkKey(central: central, peripheral: peripheral)
         let exchanges: Int
         do {
-            let link = try requireLink(central: central, peripheral: peripheral, kind.apiName)
-            exchanges = try plannedExchanges(of: kind, on: link, peripheral: peripheral)
+            let slot = try requireLink(central: central, peripheral: peripheral, kind.apiName)
+            exchanges = try plannedExchanges(of: kind, on: slot, peripheral: peripheral)
         } catch {
             return complete(id, .failure(error))
         }
@@ -74,36 +74,39 @@ extension World {
     }
 
     /// The exchanges a procedure plans (checking the attributes it names are still current).
-    private mutating func plannedExchanges(of kind: GATTProcedure.Kind, on link: Link, peripheral: UUID) throws -> Int {
-        let database = peripherals[peripheral]!.database
+    private mutating func plannedExchanges(of kind: GATTProcedure.Kind, on slot: Int, peripheral: UUID) throws -> Int {
+        let mtu = links.slots[slot]!.mtu
+        let p = peripherals.position(of: peripheral)!
         switch kind {
         case .discoverServices(let uuids):
-            let preview = database.primaryServices(matching: uuids, peripheral: peripheral)
+            let preview = peripherals.entries[p]!.database.primaryServices(matching: uuids, peripheral: peripheral)
             let entry = preview.contains { $0.uuid.width == .bits128 } ? 20 : 6
-            return GATTProcedure.discoveryExchanges(count: preview.count, entrySize: entry, mtu: link.mtu)
+            return GATTProcedure.discoveryExchanges(count: preview.count, entrySize: entry, mtu: mtu)
         case .discoverIncludedServices:
             return 2
         case .discoverCharacteristics(let service, let uuids):
-            let preview = database.characteristics(of: service.handle, matching: uuids, peripheral: peripheral) ?? []
+            let preview =
+                peripherals.entries[p]!.database.characteristics(
+                    of: service.handle, matching: uuids, peripheral: peripheral) ?? []
             let entry = preview.contains { $0.uuid.width == .bits128 } ? 21 : 7
-            return GATTProcedure.discoveryExchanges(count: preview.count, entrySize: entry, mtu: link.mtu)
+            return GATTProcedure.discoveryExchanges(count: preview.count, entrySize: entry, mtu: mtu)
         case .discoverDescriptors(let characteristic):
             try requireCurrent(characteristic)
-            let count = database.descriptors(of: characteristic)?.count ?? 0
-            return GATTProcedure.discoveryExchanges(count: count, entrySize: 4, mtu: link.mtu)
+            let count = peripherals.entries[p]!.database.descriptors(of: characteristic)?.count ?? 0
+            return GATTProcedure.discoveryExchanges(count: count, entrySize: 4, mtu: mtu)
         case .read(let characteristic), .readBlob(let characteristic, _):
             try requireCurrent(characteristic)
             return kind.isSingleRead ? 1 : .max
         case .readDescriptor(let descriptor):
             try requireCurrent(descriptor)
-            let length = (try? descriptorValue(descriptor, on: link))?.count ?? 0
-            return GATTProcedure.readExchanges(length: length, mtu: link.mtu)
+            let length = (try? descriptorValue(descriptor, on: links.slots[slot]!))?.count ?? 0
+            return GATTProcedure.readExchanges(length: length, mtu: mtu)
         case .write(let characteristic, let value):
             try requireCurrent(characteristic)
-            return GATTProcedure.writeExchanges(length: value.count, mtu: link.mtu)
+            return GATTProcedure.writeExchanges(length: value.count, mtu: mtu)
         case .writeDescriptor(let descriptor, let value):
             try requireCurrent(descriptor)
-            return GATTProcedure.writeExchanges(length: value.count, mtu: link.mtu)
+            return GATTProcedure.writeExchanges(length: value.count, mtu: mtu)
         case .setNotify(let characteristic, _):
             try requireCurrent(characteristic)
             return 1
@@ -133,9 +136,11 @@ extension World {
 
     /// The answer to a procedure's request arrived at the central.
     mutating func procedureAnswered(_ id: OperationID, _ answer: ServerAnswer, on key: LinkKey) {
-        guard let operation = pending[id], let procedure = operation.procedure else { return }
-        if operation.isCancelled { return complete(id, .failure(CancellationError())) }
-        let mtu = links[key]!.mtu
+        guard let position = pending.position(of: id), let slot = links.slot(of: key),
+            let procedure = pending.entries[position]!.procedure
+        else { return }
+        if pending.entries[position]!.isCancelled { return complete(id, .failure(CancellationError())) }
+        let mtu = links.slots[slot]!.mtu
         switch answer {
         case .failure(let error):
             if let refusal = error as? ATTError, startsPairing(for: id, after: refusal, on: key) {
@@ -144,7 +149,7 @@ extension World {
                 finishProcedure(id, .failure(error))
             }
         case .page:
-            pending[id]!.procedure!.completed += 1
+            pending.entries[position]!.procedure!.completed += 1
             if procedure.completed + 1 >= procedure.exchanges {
                 finishProcedure(id, .success(.done))
             } else {
@@ -155,8 +160,8 @@ extension World {
             case .read:
                 let (total, done) = GATTProcedure.appendReadPart(part, to: procedure.received, mtu: mtu)
                 if done { return finishProcedure(id, .success(.value(total))) }
-                pending[id]!.procedure!.received = total
-                pending[id]!.procedure!.completed += 1
+                pending.entries[position]!.procedure!.received = total
+                pending.entries[position]!.procedure!.completed += 1
                 sendRequest(of: id, on: key)
             default:
                 finishProcedure(id, .success(.value(part.prefix(mtu - 1))))
@@ -297,19 +302,20 @@ extension World {
     /// does, logged with `outOfSpace`). Returns at once: the command crosses at a connection
     /// event (at once in fast mode with an unbounded queue).
     mutating func writeWithoutResponse(central: UUID, characteristic: RemoteCharacteristic, value: Data) throws {
-        let link = try requireLink(central: central, peripheral: characteristic.peripheral, "writeValue")
+        let slot = try requireLink(central: central, peripheral: characteristic.peripheral, "writeValue")
         try requireCurrent(characteristic)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)
+        let mtu = links.slots[slot]!.mtu
         var value = value
         func log(_ value: Data, _ error: (any Error)?, _ detail: String?) {
             record(
                 .write, central: central, peripheral: key.peripheral, attribute: characteristic.uuid,
                 handle: characteristic.handle, value: value, writeType: .withoutResponse, error: error, detail: detail)
         }
-        if value.count > link.mtu - 3 {
+        if value.count > mtu - 3 {
             if centrals[central]!.configuration.strictLengths {
                 let error = APIMisuseError.valueTooLong(
-                    operation: "writeValue(_:for:type: .withoutResponse)", length: value.count, maximum: link.mtu - 3)
+                    operation: "writeValue(_:for:type: .withoutResponse)", length: value.count, maximum: mtu - 3)
                 log(value, error, nil)
                 throw error
             }
@@ -317,8 +323,8 @@ extension World {
                 .truncated, central: central, peripheral: key.peripheral, attribute: characteristic.uuid,
                 handle: characteristic.handle, writeType: .withoutResponse,
                 detail:
-                    "write without response of \(value.count) bytes cut to \(link.mtu - 3) (ATT_MTU \(link.mtu) - 3)")
-            value = value.prefix(link.mtu - 3)
+                    "write without response of \(value.count) bytes cut to \(mtu - 3) (ATT_MTU \(mtu) - 3)")
+            value = value.prefix(mtu - 3)
         }
         if let error = injection(
             .write, central: central, peripheral: key.peripheral, characteristic: characteristic.uuid)?.error
@@ -327,21 +333,22 @@ extension World {
             throw error
         }
         do {
-            _ = try peripherals[key.peripheral]!.database.planWrite(
-                handle: characteristic.handle, length: value.count, type: .withoutResponse, security: link.security)
+            _ = try peripherals.entries[peripherals.position(of: key.peripheral)!]!.database.planWrite(
+                handle: characteristic.handle, length: value.count, type: .withoutResponse,
+                security: links.slots[slot]!.security)
         } catch {
             log(value, error, nil)
             throw error
         }
         guard canQueueCommand(on: key) else {
-            links[key]!.commandQueueWasFull = true
+            links.slots[slot]!.commandQueueWasFull = true
             log(value, CoreBluetoothError(.outOfSpace), "dropped: transmit queue full")
             return
         }
         log(value, nil, nil)
-        links[key]!.queuedCommands += 1
-        if !canQueueCommand(on: key) { links[key]!.commandQueueWasFull = true }
-        links[key]!.toPeripheral.append(.command(WriteCommand(characteristic: characteristic, value: value)))
+        links.slots[slot]!.queuedCommands += 1
+        if !canQueueCommand(on: key) { links.slots[slot]!.commandQueueWasFull = true }
+        links.slots[slot]!.toPeripheral.append(.command(WriteCommand(characteristic: characteristic, value: value)))
         let capacity = centrals[central]!.configuration.writeWithoutResponseQueue.capacity
         if sendsAtOnce(capacity: capacity) {
             connectionEventNow(key)
@@ -361,8 +368,8 @@ extension World {
     }
 
     mutating func maximumWriteValueLength(central: UUID, peripheral: UUID, type: WriteType) throws -> Int {
-        let link = try requireLink(central: central, peripheral: peripheral, "maximumWriteValueLength")
-        return type == .withResponse ? GATTDatabase.maximumValueLength : link.mtu - 3
+        let slot = try requireLink(central: central, peripheral: peripheral, "maximumWriteValueLength")
+        return type == .withResponse ? GATTDatabase.maximumValueLength : links.slots[slot]!.mtu - 3
     }
 
     func canSendWriteWithoutResponse(central: UUID, peripheral: UUID) -> Bool {

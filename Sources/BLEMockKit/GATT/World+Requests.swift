@@ -14,7 +14,9 @@ import BLECore
 extension World {
     /// A procedure's request arrived at the peripheral.
     mutating func serveRequest(_ id: OperationID, on key: LinkKey) {
-        guard var procedure = pending[id]?.procedure else { return }
+        guard let position = pending.position(of: id), let p = peripherals.position(of: key.peripheral),
+            let slot = links.slot(of: key), let procedure = pending.entries[position]!.procedure
+        else { return }
         if procedure.completed == 0, let injected = procedure.injected {
             pending[id]!.procedure!.injected = nil
             guard let error = injected.error else {
@@ -23,9 +25,6 @@ extension World {
             }
             return answerRequest(id, .failure(error), on: key)
         }
-        let database = peripherals[key.peripheral]!.database
-        let link = links[key]!
-        procedure = pending[id]!.procedure!
         switch procedure.kind {
         case .discoverServices, .discoverIncludedServices, .discoverCharacteristics, .discoverDescriptors:
             answerRequest(id, .page, on: key)
@@ -35,9 +34,9 @@ extension World {
             serveRead(id, offset: offset, on: key)
         case .readDescriptor(let descriptor):
             do {
-                let value = try descriptorValue(descriptor, on: link)
+                let value = try descriptorValue(descriptor, on: links.slots[slot]!)
                 if procedure.isLastExchange {
-                    let offset = procedure.completed * (link.mtu - 1)
+                    let offset = procedure.completed * (links.slots[slot]!.mtu - 1)
                     answerRequest(id, .value(Data(value.dropFirst(offset))), on: key)
                 } else {
                     answerRequest(id, .page, on: key)
@@ -48,9 +47,9 @@ extension World {
         case .write(let characteristic, let value):
             if procedure.completed == 0 {
                 do {
-                    _ = try database.planWrite(
+                    _ = try peripherals.entries[p]!.database.planWrite(
                         handle: characteristic.handle, length: value.count, type: .withResponse,
-                        security: link.security)
+                        security: links.slots[slot]!.security)
                 } catch {
                     return answerRequest(id, .failure(error), on: key)
                 }
@@ -59,7 +58,7 @@ extension World {
             serveWrite(id, characteristic: characteristic, value: value, on: key)
         case .writeDescriptor(let descriptor, _):
             do {
-                try database.planDescriptorWrite(handle: descriptor.handle)
+                try peripherals.entries[p]!.database.planDescriptorWrite(handle: descriptor.handle)
             } catch {
                 answerRequest(id, .failure(error), on: key)
             }
@@ -81,19 +80,22 @@ extension World {
 
     /// A Read or Read Blob at `offset`.
     private mutating func serveRead(_ id: OperationID, offset: Int, on key: LinkKey) {
-        let link = links[key]!
-        let database = peripherals[key.peripheral]!.database
-        let handle = pending[id]!.procedure!.characteristic!.handle
+        guard let slot = links.slot(of: key), let p = peripherals.position(of: key.peripheral),
+            let handle = pending[id]?.procedure?.characteristic?.handle
+        else { return }
+        let mtu = links.slots[slot]!.mtu
         do {
-            switch try database.planRead(handle: handle, offset: offset, security: link.security) {
+            let plan = try peripherals.entries[p]!.database.planRead(
+                handle: handle, offset: offset, security: links.slots[slot]!.security)
+            switch plan {
             case .answered(let value):
-                answerRequest(id, .value(value.prefix(link.mtu - 1)), on: key)
+                answerRequest(id, .value(value.prefix(mtu - 1)), on: key)
             case .askPeripheral(let local):
-                switch peripherals[key.peripheral]!.answering {
+                switch peripherals.entries[p]!.answering {
                 case .automatic:
-                    let current = database.characteristic(at: local.handle)!.value
+                    let current = peripherals.entries[p]!.database.characteristic(at: local.handle)!.value
                     let value = try GATTDatabase.slice(current.prefix(GATTDatabase.maximumValueLength), from: offset)
-                    answerRequest(id, .value(value.prefix(link.mtu - 1)), on: key)
+                    answerRequest(id, .value(value.prefix(mtu - 1)), on: key)
                 case .handler:
                     let request = makeRequest(link: key, characteristic: local, offset: offset, value: nil)
                     pending[id]!.stage = .awaitingAnswer(request.id)

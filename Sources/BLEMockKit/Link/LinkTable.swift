@@ -4,20 +4,22 @@
 /// peripheral) or by its slot (an array index, for the scheduled connection events and the
 /// packets crossing them, which run far more often).
 struct LinkTable: Sendable {
-    private var slots: [Link?] = []
+    /// The links by slot (`nil` for a free slot). Hot paths read and change links here
+    /// directly: a stored array element is accessed in place, where an accessor would copy it.
+    var slots: [Link?] = []
     private var byKey: [LinkKey: Int] = [:]
     private var freeSlots: [Int] = []
 
     /// The link between these two, if any.
     subscript(key: LinkKey) -> Link? {
-        _read {
+        @inline(__always) _read {
             if let slot = byKey[key] {
                 yield slots[slot]
             } else {
                 yield nil
             }
         }
-        _modify {
+        @inline(__always) _modify {
             if let slot = byKey[key] {
                 yield &slots[slot]
                 if slots[slot] == nil { release(slot, key) }
@@ -31,13 +33,6 @@ struct LinkTable: Sendable {
 
     /// The slot of the link between these two, if any.
     func slot(of key: LinkKey) -> Int? { byKey[key] }
-
-    /// The link in a slot that holds one (callers check with ``contains(slot:)`` or just
-    /// found the slot).
-    subscript(slot slot: Int) -> Link {
-        _read { yield slots[slot]! }
-        _modify { yield &slots[slot]! }
-    }
 
     /// Whether a slot holds a link of this generation (a scheduled event may name a link
     /// that has gone).

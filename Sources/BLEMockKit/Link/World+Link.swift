@@ -30,7 +30,7 @@ extension World {
     /// Sends a packet from the central.
     mutating func sendToPeripheral(_ pdu: PDU, on key: LinkKey) {
         guard let slot = links.slot(of: key) else { return }
-        links[slot: slot].toPeripheral.append(pdu)
+        links.slots[slot]!.toPeripheral.append(pdu)
         scheduleConnectionEvent(slot: slot)
     }
 
@@ -38,8 +38,8 @@ extension World {
     /// event its request crossed in, with nothing queued ahead of it, crosses in that event.
     mutating func sendToCentral(_ pdu: PDU, on key: LinkKey) {
         guard let slot = links.slot(of: key) else { return }
-        links[slot: slot].toCentral.append(pdu)
-        if case .response = pdu, links[slot: slot].lastEvent == now, links[slot: slot].toCentral.count == 1 {
+        links.slots[slot]!.toCentral.append(pdu)
+        if case .response = pdu, links.slots[slot]!.lastEvent == now, links.slots[slot]!.toCentral.count == 1 {
             crossToCentral(slot: slot)
         }
         if links.contains(slot: slot) { scheduleConnectionEvent(slot: slot) }
@@ -53,40 +53,40 @@ extension World {
 
     /// Schedules the next connection event of the link in `slot`, if one is needed.
     mutating func scheduleConnectionEvent(slot: Int) {
-        guard !links[slot: slot].eventScheduled,
-            !links[slot: slot].toPeripheral.isEmpty || !links[slot: slot].toCentral.isEmpty
+        guard !links.slots[slot]!.eventScheduled,
+            !links.slots[slot]!.toPeripheral.isEmpty || !links.slots[slot]!.toCentral.isEmpty
         else { return }
-        links[slot: slot].eventScheduled = true
+        links.slots[slot]!.eventScheduled = true
         let interval =
             timing.connectionInterval > .zero
-            ? Self.connectionInterval(timing, using: &links[slot: slot].random) : .zero
+            ? Self.connectionInterval(timing, using: &links.slots[slot]!.random) : .zero
         schedule.schedule(
-            .connectionEvent(slot: slot, generation: links[slot: slot].generation), at: now.advanced(by: interval))
+            .connectionEvent(slot: slot, generation: links.slots[slot]!.generation), at: now.advanced(by: interval))
     }
 
     /// Runs a connection event at once (fast mode's unbounded queues send without waiting).
     mutating func connectionEventNow(_ key: LinkKey) {
         guard let slot = links.slot(of: key) else { return }
-        connectionEvent(slot: slot, generation: links[slot: slot].generation)
+        connectionEvent(slot: slot, generation: links.slots[slot]!.generation)
     }
 
     /// A connection event: packets cross both ways; the central hears that its write queue has
     /// room again, the peripheral that its update queue has.
     mutating func connectionEvent(slot: Int, generation: Int) {
         guard links.contains(slot: slot, generation: generation) else { return }
-        let key = links[slot: slot].key
-        links[slot: slot].eventScheduled = false
-        guard peripherals[key.peripheral]?.isHeard == true else {
+        let key = links.slots[slot]!.key
+        links.slots[slot]!.eventScheduled = false
+        guard isHeard(key.peripheral) else {
             // The central keeps its connection events; nothing is heard, so nothing crosses.
             return scheduleConnectionEvent(slot: slot)
         }
-        links[slot: slot].lastEvent = now
-        links[slot: slot].sentToCentralInLastEvent = 0
+        links.slots[slot]!.lastEvent = now
+        links.slots[slot]!.sentToCentralInLastEvent = 0
         // What the central sent before the event crosses; what it sends in reaction to what
         // arrives in this event waits for the next one.
-        var budget = min(packetsPerEvent, links[slot: slot].toPeripheral.count)
+        var budget = min(packetsPerEvent, links.slots[slot]!.toPeripheral.count)
         while budget > 0, links.contains(slot: slot, generation: generation),
-            let pdu = links[slot: slot].toPeripheral.popFirst()
+            let pdu = links.slots[slot]!.toPeripheral.popFirst()
         {
             budget -= 1
             peripheralReceives(pdu, on: key)
@@ -94,8 +94,8 @@ extension World {
         guard links.contains(slot: slot, generation: generation) else { return }
         crossToCentral(slot: slot)
         guard links.contains(slot: slot, generation: generation) else { return }
-        if links[slot: slot].commandQueueWasFull, canQueueCommand(on: key) {
-            links[slot: slot].commandQueueWasFull = false
+        if links.slots[slot]!.commandQueueWasFull, canQueueCommand(on: key) {
+            links.slots[slot]!.commandQueueWasFull = false
             deliver(.readyToSendWriteWithoutResponse(remotePeripheral(key.peripheral)), to: key.central)
         }
         scheduleConnectionEvent(slot: slot)
@@ -104,17 +104,17 @@ extension World {
     /// Lets the peripheral's packets cross while the current event has room. An indication
     /// waits until the previous one is confirmed, and what follows it waits too.
     mutating func crossToCentral(slot: Int) {
-        let generation = links[slot: slot].generation
-        let key = links[slot: slot].key
+        let generation = links.slots[slot]!.generation
+        let key = links.slots[slot]!.key
         var updates = 0
         while links.contains(slot: slot, generation: generation),
-            links[slot: slot].sentToCentralInLastEvent < packetsPerEvent, let next = links[slot: slot].toCentral.first
+            links.slots[slot]!.sentToCentralInLastEvent < packetsPerEvent, let next = links.slots[slot]!.toCentral.first
         {
-            if case .update(let update) = next, update.kind == .indicate, links[slot: slot].indicationOutstanding {
+            if case .update(let update) = next, update.kind == .indicate, links.slots[slot]!.indicationOutstanding {
                 break
             }
-            _ = links[slot: slot].toCentral.popFirst()
-            links[slot: slot].sentToCentralInLastEvent += 1
+            _ = links.slots[slot]!.toCentral.popFirst()
+            links.slots[slot]!.sentToCentralInLastEvent += 1
             if case .update = next { updates += 1 }
             centralReceives(next, on: key)
         }
@@ -178,9 +178,9 @@ extension World {
 
     /// Whether the central's write-without-response queue on a link has room.
     func canQueueCommand(on key: LinkKey) -> Bool {
-        guard let link = links[key], let central = centrals[key.central] else { return false }
-        guard let capacity = central.configuration.writeWithoutResponseQueue.capacity else { return true }
-        return link.queuedCommands < capacity
+        guard let slot = links.slot(of: key), let c = centrals.position(of: key.central) else { return false }
+        guard let capacity = centrals.entries[c]!.configuration.writeWithoutResponseQueue.capacity else { return true }
+        return links.slots[slot]!.queuedCommands < capacity
     }
 
     /// Whether packets a side queues are sent at once: with instant timing and no bounded
@@ -195,11 +195,12 @@ extension World {
     /// Updates left a peripheral's queue (sent, or lost with their link): one that said it was
     /// full hears it is ready again once there is room.
     mutating func updatesLeftQueue(_ count: Int, of peripheral: UUID) {
-        guard peripherals[peripheral] != nil else { return }
-        peripherals[peripheral]!.queuedUpdates -= count
-        let record = peripherals[peripheral]!
-        if record.updateQueueWasFull, record.queuedUpdates < (record.configuration.updateQueue.capacity ?? .max) {
-            peripherals[peripheral]!.updateQueueWasFull = false
+        guard let p = peripherals.position(of: peripheral) else { return }
+        peripherals.entries[p]!.queuedUpdates -= count
+        if peripherals.entries[p]!.updateQueueWasFull,
+            peripherals.entries[p]!.queuedUpdates < (peripherals.entries[p]!.configuration.updateQueue.capacity ?? .max)
+        {
+            peripherals.entries[p]!.updateQueueWasFull = false
             deliver(.readyToUpdateSubscribers, to: peripheral)
         }
     }

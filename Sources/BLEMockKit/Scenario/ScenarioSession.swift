@@ -258,7 +258,7 @@ extension MockBLEBridge {
     func runUntilUpdatesDelivered(peripheral: UUID, maximumEvents: Int = 10_000) {
         var count = 0
         while (world.peripherals[peripheral]?.queuedUpdates ?? 0) > 0, count < maximumEvents,
-            runNextEvent(notAfter: world.nextDeadline ?? world.now)
+            runNextEvent(notAfter: world.schedule.nextDeadline ?? world.now)
         {
             count += 1
         }
@@ -269,7 +269,7 @@ extension MockBLEBridge {
         let key = LinkKey(central: central, peripheral: peripheral)
         var count = 0
         while (world.links[key]?.queuedCommands ?? 0) > 0, count < maximumEvents,
-            runNextEvent(notAfter: world.nextDeadline ?? world.now)
+            runNextEvent(notAfter: world.schedule.nextDeadline ?? world.now)
         {
             count += 1
         }

@@ -58,5 +58,9 @@ struct OperationID: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     static func < (lhs: OperationID, rhs: OperationID) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    func _rawHashValue(seed: Int) -> Int {
+        Int(truncatingIfNeeded: (rawValue ^ UInt64(UInt(bitPattern: seed))) &* 0x9E37_79B9_7F4A_7C15)
+    }
+
     var description: String { "#\(rawValue)" }
 }

@@ -26,6 +26,9 @@ struct InjectionBook: Sendable {
 
     private(set) var entries: [Entry] = []
 
+    /// Whether no injection was ever installed.
+    var isEmpty: Bool { entries.isEmpty }
+
     mutating func add(_ injection: ErrorInjection, owner: UUID?) {
         entries.append(Entry(injection: injection, owner: owner))
     }

@@ -78,12 +78,12 @@ extension World {
     /// Only this peripheral's record is touched, so an advertisement costs the same however
     /// many peripherals share the bridge.
     mutating func scheduleAdvertising(of peripheral: UUID, needed: Bool) {
-        guard let index = peripherals.index(forKey: peripheral) else { return }
-        let record = peripherals.values[index]
-        guard record.advertisement != nil, !record.advertisingScheduled else { return }
+        guard let record = peripherals[peripheral], record.advertisement != nil, !record.advertisingScheduled else {
+            return
+        }
         let delayed = record.advertisingStarted > now
         guard needed || delayed else { return }
-        peripherals.values[index].advertisingScheduled = true
+        peripherals[peripheral]!.advertisingScheduled = true
         let next: VirtualClock.Instant
         if delayed {
             next = record.advertisingStarted
@@ -92,7 +92,7 @@ extension World {
             // specification requires, when timing is realistic.
             let advDelay =
                 timing.isInstant
-                ? Duration.zero : peripherals.values[index].random.duration(in: .zero ... .milliseconds(10))
+                ? Duration.zero : peripherals[peripheral]!.random.duration(in: .zero ... .milliseconds(10))
             next = now.advanced(by: record.configuration.advertisingInterval + advDelay)
         }
         schedule.schedule(.advertise(peripheral: peripheral), at: next)

@@ -13,10 +13,10 @@ extension World {
     mutating func injection(
         _ operation: ErrorInjection.Operation, central: UUID, peripheral: UUID?, characteristic: BluetoothUUID? = nil
     ) -> ErrorInjection.Failure? {
-        guard centrals[central] != nil else { return nil }
+        guard !injections.isEmpty, let c = centrals.position(of: central) else { return nil }
         return injections.check(
             operation, owner: central, peripheral: peripheral, characteristic: characteristic,
-            random: &centrals[central]!.random)
+            random: &centrals.entries[c]!.random)
     }
 
     /// The failure to inject into a peripheral's operation, if any.
@@ -25,10 +25,10 @@ extension World {
     )
         -> ErrorInjection.Failure?
     {
-        guard peripherals[peripheral] != nil else { return nil }
+        guard !injections.isEmpty, let p = peripherals.position(of: peripheral) else { return nil }
         return injections.check(
             operation, owner: peripheral, peripheral: peripheral, characteristic: characteristic,
-            random: &peripherals[peripheral]!.random)
+            random: &peripherals.entries[p]!.random)
     }
 
     /// Installs an injection for one manager's operations, or for every manager (`owner` nil).

@@ -55,8 +55,9 @@ extension World {
     /// A manager's state (`unknown` for one not on the air).
     func state(of manager: Manager) -> ManagerState {
         switch manager {
-        case .central(let central): centrals[central]?.state ?? .unknown
-        case .peripheral(let peripheral): peripherals[peripheral]?.state ?? .unknown
+        case .central(let central): centrals.position(of: central).map { centrals.entries[$0]!.state } ?? .unknown
+        case .peripheral(let peripheral):
+            peripherals.position(of: peripheral).map { peripherals.entries[$0]!.state } ?? .unknown
         }
     }
 
@@ -137,6 +138,11 @@ extension World {
 
     /// Checks that a central can run `operation`: its configuration is valid and it is powered on.
     mutating func requirePoweredOn(central: UUID, _ operation: String) throws {
+        if let c = centrals.position(of: central), centrals.entries[c]!.state == .poweredOn,
+            centrals.entries[c]!.configuration.mtu.problem() == nil
+        {
+            return
+        }
         do {
             if let problem = centrals[central]?.configuration.mtu.problem() {
                 throw APIMisuseError.invalidConfiguration("MockCentralManager.Configuration.mtu: \(problem)")
@@ -151,6 +157,11 @@ extension World {
 
     /// Checks that a peripheral can run `operation`: its configuration is valid and it is powered on.
     mutating func requirePoweredOn(peripheral: UUID, _ operation: String) throws {
+        if let p = peripherals.position(of: peripheral), peripherals.entries[p]!.state == .poweredOn,
+            peripherals.entries[p]!.configuration.mtu.problem() == nil
+        {
+            return
+        }
         do {
             if let problem = peripherals[peripheral]?.configuration.mtu.problem() {
                 throw APIMisuseError.invalidConfiguration("MockPeripheralManager.Configuration.mtu: \(problem)")

@@ -69,17 +69,19 @@ extension World {
     /// swallowed, a connection to a peripheral that is not connectable and has no timeout.
     /// Running the schedule cannot end such an operation.
     func isParked(_ id: OperationID) -> Bool {
-        guard let operation = pending[id] else { return false }
-        switch operation.stage {
+        guard let position = pending.position(of: id) else { return false }
+        switch pending.entries[position]!.stage {
         case .awaitingAnswer, .neverAnswered: return true
         case .sent, .pairing: return false
         case .queued:
-            guard case .gatt(let key) = operation.kind, let holder = links[key]?.bearer, holder != id else {
-                return false
-            }
+            guard case .gatt(let key) = pending.entries[position]!.kind, let slot = links.slot(of: key),
+                let holder = links.slots[slot]!.bearer, holder != id
+            else { return false }
             return isParked(holder)
         case .waiting:
-            guard case .connect(let key) = operation.kind, let attempt = attempts[key] else { return false }
+            guard case .connect(let key) = pending.entries[position]!.kind, let attempt = attempts[key] else {
+                return false
+            }
             return (attempt.establishesAt == nil || attempt.neverCompletes) && attempt.timeoutAt == nil
         }
     }
@@ -87,6 +89,25 @@ extension World {
     /// The pending operations that are parked, oldest first.
     var parkedOperations: [OperationID] {
         pending.keys.filter { isParked($0) }.sorted()
+    }
+
+    // The bridge calls the world only through mutating methods: calling a non-mutating one on
+    // an actor's stored value copies the whole world first.
+
+    /// The parked operations, for a caller that will serve those its change unblocks.
+    mutating func takeParkedOperations() -> [OperationID] {
+        pending.isEmpty ? [] : parkedOperations
+    }
+
+    /// Whether operation `id` is pending and running the schedule would move it on.
+    mutating func isServable(_ id: OperationID) -> Bool {
+        pending[id] != nil && !isParked(id)
+    }
+
+    /// Runs the next scheduled event on behalf of operation `id`, if it is pending, not
+    /// parked, and something is scheduled; returns whether an event ran.
+    mutating func serveStep(_ id: OperationID) -> Bool {
+        isServable(id) && runNextEvent()
     }
 
     /// The caller of an operation gave up (its task was cancelled): it gets no completion, and

@@ -43,10 +43,10 @@ struct World: Sendable {
     /// The ATT PDUs every link carried so far.
     var attPDUCount = 0
 
-    var centrals: [UUID: Central] = [:]
+    var centrals = IdentifierMap<Central>()
     /// Centrals in the order they joined, for deterministic iteration.
     var centralOrder: [UUID] = []
-    var peripherals: [UUID: Peripheral] = [:]
+    var peripherals = IdentifierMap<Peripheral>()
     /// Peripherals in the order they joined, for deterministic iteration.
     var peripheralOrder: [UUID] = []
     /// Peripherals known to the system: discovered or connected by any central.
@@ -64,7 +64,7 @@ struct World: Sendable {
     var stateSettles: [Manager: VirtualClock.Instant] = [:]
     var injections = InjectionBook()
     /// Operations in progress, by id.
-    var pending: [OperationID: PendingOperation] = [:]
+    var pending = OperationTable()
     var nextOperationID: UInt64 = 1
     /// The ids of ATT requests handed to peripherals (`ATTRequest.id`).
     var nextRequestID: UInt64 = 1
@@ -109,7 +109,16 @@ struct World: Sendable {
 
     /// The central-side reference for a peripheral.
     func remotePeripheral(_ identifier: UUID) -> RemotePeripheral {
-        RemotePeripheral(identifier: identifier, name: peripherals[identifier]?.name)
+        guard let position = peripherals.position(of: identifier) else {
+            return RemotePeripheral(identifier: identifier, name: nil)
+        }
+        return RemotePeripheral(identifier: identifier, name: peripherals.entries[position]!.name)
+    }
+
+    /// Whether centrals can hear a peripheral.
+    func isHeard(_ peripheral: UUID) -> Bool {
+        guard let position = peripherals.position(of: peripheral) else { return false }
+        return peripherals.entries[position]!.proximity != .outOfRange
     }
 
     /// The links of a peripheral, in a deterministic order.
@@ -129,12 +138,19 @@ struct LinkKey: Hashable, Sendable {
     var peripheral: UUID
 
     /// Hashes the identifiers as four words rather than byte by byte (the world looks links
-    /// up on every packet).
+    /// up on every call that names one).
     func hash(into hasher: inout Hasher) {
         let (c0, c1) = central.words
         let (p0, p1) = peripheral.words
         hasher.combine(c0 ^ p1)
         hasher.combine(c1 ^ p0)
+    }
+
+    func _rawHashValue(seed: Int) -> Int {
+        let (c0, c1) = central.words
+        let (p0, p1) = peripheral.words
+        let mixed = (c0 &* 0x9E37_79B9_7F4A_7C15 ^ c1) &* 0xBF58_476D_1CE4_E5B9 ^ p0 &* 0x94D0_49BB_1331_11EB ^ p1
+        return Int(truncatingIfNeeded: (mixed ^ UInt64(UInt(bitPattern: seed))) &* 0x9E37_79B9_7F4A_7C15)
     }
 }
 

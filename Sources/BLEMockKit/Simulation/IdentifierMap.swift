@@ -1,0 +1,72 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Values by manager identifier, in the order they were added.
+///
+/// The world looks its managers up many times per packet. A `Dictionary` keyed by `UUID`
+/// hashes all sixteen bytes through `Hasher` and hands back a copy of the record for every
+/// read; here the identifier's two words index a table of positions, and the records sit in
+/// an array that is read and changed in place.
+struct IdentifierMap<Value: Sendable>: Sendable {
+    private var positions: [IdentifierKey: Int] = [:]
+    /// The values by position. Hot paths read and change them here directly, at a position
+    /// from ``position(of:)``: a stored array element is accessed in place, where the
+    /// subscript's getter hands back a copy of the whole value.
+    var entries: [Value?] = []
+
+    /// Where an identifier's value is in ``entries``.
+    func position(of identifier: UUID) -> Int? { positions[IdentifierKey(identifier)] }
+
+    /// The value for an identifier; assigning a new identifier adds it at the end.
+    subscript(identifier: UUID) -> Value? {
+        get {
+            guard let position = positions[IdentifierKey(identifier)] else { return nil }
+            return entries[position]
+        }
+        @inline(__always) _modify {
+            let key = IdentifierKey(identifier)
+            if let position = positions[key] {
+                yield &entries[position]
+            } else {
+                var added: Value? = nil
+                yield &added
+                if let added {
+                    positions[key] = entries.count
+                    entries.append(added)
+                }
+            }
+        }
+    }
+
+    /// Whether nothing was added.
+    var isEmpty: Bool { positions.isEmpty }
+
+    /// The values, in the order they were added.
+    var values: [Value] { entries.compactMap { $0 } }
+}
+
+/// A `UUID` as a dictionary key: two words compared and hashed directly. The kit's
+/// identifiers are random bytes (derived from the seed), so a multiplicative mix of the words
+/// spreads them as well as a full `Hasher` pass, in a few instructions.
+struct IdentifierKey: Hashable, Sendable {
+    let high: UInt64
+    let low: UInt64
+
+    init(_ identifier: UUID) {
+        (high, low) = identifier.words
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(high)
+        hasher.combine(low)
+    }
+
+    func _rawHashValue(seed: Int) -> Int {
+        Int(
+            truncatingIfNeeded: (high &* 0x9E37_79B9_7F4A_7C15 ^ low ^ UInt64(UInt(bitPattern: seed)))
+                &* 0xBF58_476D_1CE4_E5B9)
+    }
+}
