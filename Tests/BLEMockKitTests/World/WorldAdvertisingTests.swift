@@ -1,0 +1,147 @@
+import BLECore
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+@Suite("World: advertising and scanning", .timeLimit(.minutes(1)))
+struct WorldAdvertisingTests {
+    static let advertisement = AdvertisementData(
+        localName: "Sensor", serviceUUIDs: ["180D"], manufacturerData: Data([0x4C, 0x00]),
+        serviceData: ["180D": Data([1])])
+
+    /// The times since `start` at which `central` heard advertisements.
+    static func discoveryTimes(_ harness: WorldHarness, _ central: UUID, since start: VirtualClock.Instant)
+        -> [Duration]
+    {
+        harness.timeline.compactMap { happening in
+            if case .central(central, .discovered) = happening.effect { return start.duration(to: happening.time) }
+            return nil
+        }
+    }
+
+    @Test("With instant timing a scan hears every advertiser at once, in the order they joined")
+    func instantScan() throws {
+        var harness = WorldHarness()
+        let first = harness.addPeripheral(.init(rssi: -45))
+        let second = harness.addPeripheral(.init(name: "Second"))
+        try harness.startAdvertising(first, Self.advertisement)
+        try harness.startAdvertising(second, AdvertisementData(localName: "Two"))
+        let central = harness.addCentral()
+        try harness.startScan(central)
+        #expect(
+            harness.centralEvents(central) == [
+                .discovered(
+                    DiscoveredPeripheral(
+                        peripheral: RemotePeripheral(identifier: first, name: "Sensor"),
+                        advertisementData: Self.advertisement, rssi: -45)),
+                .discovered(
+                    DiscoveredPeripheral(
+                        peripheral: RemotePeripheral(identifier: second, name: "Second"),
+                        advertisementData: AdvertisementData(localName: "Two"), rssi: -50)),
+            ])
+        #expect(harness.world.now == .zero)
+        #expect(harness.world.nextDeadline == nil)
+    }
+
+    @Test("With realistic timing each advertisement is heard an interval plus a 0–10 ms advDelay after the last")
+    func realisticIntervals() throws {
+        var harness = WorldHarness(timing: WorldHarness.steadyTiming)
+        let peripheral = harness.addPeripheral(.init(advertisingInterval: ms(100), seed: 7))
+        try harness.startAdvertising(peripheral, Self.advertisement)
+        let central = harness.addCentral()
+        try harness.startScan(central, options: ScanOptions(allowDuplicates: true))
+        #expect(harness.centralEvents(central).isEmpty)
+        for _ in 0..<5 { harness.runNextEvent() }
+        // The advDelays are the first draws of the peripheral's own stream.
+        var stream = SeededGenerator(seed: 7)
+        var expected: [Duration] = []
+        var at = Duration.zero
+        for _ in 0..<5 {
+            let delay = stream.duration(in: .zero...ms(10))
+            #expect(delay >= .zero && delay <= ms(10))
+            at += ms(100) + delay
+            expected.append(at)
+        }
+        #expect(Self.discoveryTimes(harness, central, since: .zero) == expected)
+    }
+
+    @Test("Without duplicates a realistic scan reports each advertiser once")
+    func noDuplicates() throws {
+        var harness = WorldHarness(timing: WorldHarness.steadyTiming)
+        let peripheral = harness.addPeripheral()
+        try harness.startAdvertising(peripheral, Self.advertisement)
+        let central = harness.addCentral()
+        try harness.startScan(central)
+        harness.advance(to: .zero.advanced(by: .seconds(1)))
+        #expect(Self.discoveryTimes(harness, central, since: .zero).count == 1)
+    }
+
+    @Test("An advertising delay holds the first advertisement back exactly that long")
+    func advertisingDelay() throws {
+        var harness = WorldHarness()
+        let central = harness.addCentral()
+        try harness.startScan(central)
+        let peripheral = harness.addPeripheral(.init(advertisingDelay: ms(50)))
+        try harness.startAdvertising(peripheral, Self.advertisement)
+        #expect(harness.centralEvents(central).isEmpty)
+        let idle = harness.runUntilIdle()
+        #expect(idle)
+        #expect(Self.discoveryTimes(harness, central, since: .zero) == [ms(50)])
+    }
+
+    @Test("A one-time advertiser is heard once, then stops advertising", arguments: [false, true])
+    func advertisesOnce(realistic: Bool) throws {
+        var harness = WorldHarness(timing: realistic ? WorldHarness.steadyTiming : .instant)
+        let central = harness.addCentral()
+        try harness.startScan(central, options: ScanOptions(allowDuplicates: true))
+        let peripheral = harness.addPeripheral(.init(advertisesOnce: true, seed: 3))
+        try harness.startAdvertising(peripheral, Self.advertisement)
+        harness.advance(to: .zero.advanced(by: .seconds(1)))
+        var stream = SeededGenerator(seed: 3)
+        let expected = realistic ? ms(100) + stream.duration(in: .zero...ms(10)) : .zero
+        #expect(Self.discoveryTimes(harness, central, since: .zero) == [expected])
+        #expect(!harness.world.isAdvertising(peripheral: peripheral))
+        #expect(harness.log(.advertisingStopped).map(\.time) == [.zero.advanced(by: expected)])
+    }
+
+    @Test("In the background a peripheral's advertisement loses its name and data; its services overflow")
+    func backgroundPeripheral() throws {
+        var harness = WorldHarness()
+        let peripheral = harness.addPeripheral()
+        harness.mutate { $0.setBackground(.peripheral(peripheral), true) }
+        try harness.startAdvertising(peripheral, Self.advertisement)
+        let central = harness.addCentral()
+        try harness.startScan(central, services: ["180D"])
+        let cut = AdvertisementData(overflowServiceUUIDs: ["180D"])
+        #expect(
+            harness.centralEvents(central) == [
+                .discovered(
+                    DiscoveredPeripheral(
+                        peripheral: RemotePeripheral(identifier: peripheral, name: nil), advertisementData: cut,
+                        rssi: -50))
+            ])
+    }
+
+    @Test("A backgrounded central hears each peripheral once, whatever allowDuplicates says")
+    func backgroundCentral() throws {
+        var harness = WorldHarness(timing: WorldHarness.steadyTiming)
+        let peripheral = harness.addPeripheral(.init(seed: 5))
+        try harness.startAdvertising(peripheral, Self.advertisement)
+        let central = harness.addCentral()
+        harness.mutate { $0.setBackground(.central(central), true) }
+        try harness.startScan(central, options: ScanOptions(allowDuplicates: true))
+        harness.advance(to: .zero.advanced(by: .seconds(1)))
+        harness.mutate { $0.setBackground(.central(central), false) }
+        harness.advance(to: .zero.advanced(by: .seconds(2)))
+        // Advertisements go out every 100 ms plus advDelay; in the background only the first
+        // is reported, in the foreground every one.
+        var stream = SeededGenerator(seed: 5)
+        var sent: [Duration] = []
+        while sent.last ?? .zero <= .seconds(2) {
+            sent.append((sent.last ?? .zero) + ms(100) + stream.duration(in: .zero...ms(10)))
+        }
+        let expected = [sent[0]] + sent.filter { $0 > .seconds(1) && $0 <= .seconds(2) }
+        #expect(Self.discoveryTimes(harness, central, since: .zero) == expected)
+    }
+}

@@ -1,0 +1,125 @@
+import BLECore
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+@Suite("World: error injection", .timeLimit(.minutes(1)))
+struct WorldInjectionTests {
+    /// A peripheral that is not on the air.
+    static let elsewhere = UUID(uuid: (0xEE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))
+
+    static func link(injecting injections: [ErrorInjection], handling: RequestHandling = .automatic) throws
+        -> (WorldHarness, WorldLink)
+    {
+        try WorldLink.make(
+            central: .init(mtu: .fixed(23), errorInjection: injections),
+            peripheral: .init(name: "Sensor", requestHandling: handling))
+    }
+
+    @Test("An injected ATT error answers the first request: one exchange, then the long read fails with it")
+    func injectedATTError() throws {
+        var (harness, link) = try Self.link(injecting: [ErrorInjection(.read, failure: .att(.readNotPermitted))])
+        var (pdus, start) = (harness.world.attPDUCount, harness.world.now)
+        let failed = harness.perform(link.read(WorldUUID.long))
+        #expect(harness.error(of: failed) as? ATTError == ATTError(.readNotPermitted))
+        #expect(harness.world.attPDUCount - pdus == 2)
+        #expect(harness.elapsed(failed, since: start) == ms(30))
+        #expect(harness.log(.read).last?.error == .att(ATTError(.readNotPermitted)))
+        // Once: the next read runs its 14 exchanges.
+        (pdus, start) = (harness.world.attPDUCount, harness.world.now)
+        let read = harness.perform(link.read(WorldUUID.long))
+        #expect(harness.reply(of: read) == .value(testBytes(300)))
+        #expect(harness.world.attPDUCount - pdus == 28)
+        #expect(harness.elapsed(read, since: start) == ms(420))
+    }
+
+    @Test("An injected CoreBluetooth error fails a long write at its first Prepare Write, without asking the app")
+    func injectedCoreBluetoothError() throws {
+        var (harness, link) = try Self.link(
+            injecting: [ErrorInjection(.write, failure: .coreBluetooth(.connectionFailed))],
+            handling: .handler { _ in .success() })
+        let (pdus, start) = (harness.world.attPDUCount, harness.world.now)
+        let write = harness.perform(link.write(WorldUUID.value, testBytes(100)))
+        #expect(harness.error(of: write) as? CoreBluetoothError == CoreBluetoothError(.connectionFailed))
+        #expect(harness.world.attPDUCount - pdus == 2)
+        #expect(harness.elapsed(write, since: start) == ms(30))
+        #expect(harness.handled[link.peripheral] == nil)
+    }
+
+    @Test("neverAnswers parks the read after its request crosses, and holds the ATT bearer")
+    func neverAnswers() throws {
+        var (harness, link) = try Self.link(injecting: [ErrorInjection(.read, failure: .neverAnswers)])
+        let (pdus, start) = (harness.world.attPDUCount, harness.world.now)
+        let first = harness.perform(link.read(WorldUUID.value))
+        #expect(harness.world.isParked(first))
+        #expect(harness.world.pending[first]?.stage == .neverAnswered)
+        #expect(harness.world.now == start.advanced(by: ms(30)))
+        #expect(harness.world.attPDUCount - pdus == 1)  // the request, and no response
+        let second = harness.perform(link.read(WorldUUID.value))
+        #expect(harness.world.pending[second]?.stage == .queued)
+        #expect(harness.world.isParked(second))
+        #expect(harness.world.parkedOperations == [first, second])
+        #expect(harness.world.now == start.advanced(by: ms(30)))
+        #expect(harness.world.attPDUCount - pdus == 1)
+        #expect(harness.completions[first] == nil && harness.completions[second] == nil)
+        // The link dropping is what ends them, in the order they started.
+        let error = CoreBluetoothError(.peripheralDisconnected)
+        harness.apply(.disconnect(central: link.central, peripheral: link.peripheral, error: error))
+        #expect(harness.error(of: first) as? CoreBluetoothError == error)
+        #expect(harness.error(of: second) as? CoreBluetoothError == error)
+        let order = harness.timeline.compactMap { happening -> OperationID? in
+            if case .complete(let id, _) = happening.effect, id >= first { return id }
+            return nil
+        }
+        #expect(order == [first, second])
+    }
+
+    @Test("An injection fires as often as its frequency says, and the book counts what fired and what did not")
+    func frequencies() throws {
+        let twice = ErrorInjection(.read, failure: .att(.prepareQueueFull), frequency: .times(2))
+        let unused = ErrorInjection(.subscribe, failure: .att(.unlikelyError))
+        let always = ErrorInjection(.readRSSI, failure: .coreBluetooth(.unknown), frequency: .always)
+        let never = ErrorInjection(.write, failure: .att(.writeNotPermitted), frequency: .probability(0))
+        var (harness, link) = try Self.link(injecting: [twice, unused, always, never])
+        let reads = (0..<3).map { _ in harness.perform(link.read(WorldUUID.value)) }
+        #expect(
+            reads.map { harness.error(of: $0) as? ATTError } == [
+                ATTError(.prepareQueueFull), ATTError(.prepareQueueFull), nil,
+            ])
+        #expect(harness.reply(of: reads[2]) == .value(Data()))
+        let rssi = (0..<2).map { _ in harness.perform(.readRSSI(central: link.central, peripheral: link.peripheral)) }
+        #expect(
+            rssi.map { harness.error(of: $0) as? CoreBluetoothError } == [
+                CoreBluetoothError(.unknown), CoreBluetoothError(.unknown),
+            ])
+        let write = harness.perform(link.write(WorldUUID.value, Data([1])))
+        #expect(harness.reply(of: write) == .done)
+        #expect(harness.world.injections.entries.map(\.fired) == [2, 0, 2, 0])
+        #expect(harness.world.injections.unfired.map(\.injection) == [unused, never])
+    }
+
+    @Test("A central's injection applies to its own operations; a bridge-wide one narrowed to a peripheral to that one")
+    func scopes() throws {
+        var (harness, link) = try Self.link(injecting: [])
+        let other = harness.addCentral(
+            .init(errorInjection: [ErrorInjection(.read, failure: .att(.readNotPermitted), frequency: .always)]))
+        let otherLink = try WorldLink.connect(other, to: link.peripheral, service: link.service, in: &harness)
+        let mine = harness.perform(link.read(WorldUUID.value))
+        let theirs = harness.perform(otherLink.read(WorldUUID.value))
+        #expect(harness.reply(of: mine) == .value(Data()))
+        #expect(harness.error(of: theirs) as? ATTError == ATTError(.readNotPermitted))
+        harness.mutate {
+            $0.inject(
+                ErrorInjection(.read, failure: .att(.invalidPdu), frequency: .always, peripheral: Self.elsewhere),
+                owner: nil)
+        }
+        let elsewhere = harness.perform(link.read(WorldUUID.value))
+        #expect(harness.reply(of: elsewhere) == .value(Data()))
+        harness.mutate {
+            $0.inject(ErrorInjection(.read, failure: .att(.invalidPdu), peripheral: link.peripheral), owner: nil)
+        }
+        let here = harness.perform(link.read(WorldUUID.value))
+        #expect(harness.error(of: here) as? ATTError == ATTError(.invalidPdu))
+    }
+}

@@ -1,0 +1,101 @@
+import BLECore
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+@Suite("World: L2CAP channels", .timeLimit(.minutes(1)))
+struct WorldL2CAPTests {
+    /// A link to a handler peripheral that published a PSM, with a channel open on it.
+    static func channel() throws -> (WorldHarness, WorldLink, UInt64) {
+        var (harness, link) = try WorldLink.make(
+            peripheral: .init(name: "Sensor", requestHandling: .handler { _ in .success() }))
+        let psm = try harness.mutate {
+            try $0.publishL2CAPChannel(peripheral: link.peripheral, requiresEncryption: false)
+        }
+        #expect(psm == 0x0080)
+        let start = harness.world.now
+        let open = harness.perform(.openL2CAP(central: link.central, peripheral: link.peripheral, psm: psm))
+        guard case .channel(let channel) = harness.reply(of: open) else {
+            Issue.record("no channel: \(String(describing: harness.completions[open]))")
+            throw CoreBluetoothError(.unknown)
+        }
+        // The connection request and its response take one connection event.
+        #expect(harness.elapsed(open, since: start) == ms(30))
+        return (harness, link, channel)
+    }
+
+    /// What happened on the link since `start`: write commands the peripheral received (by
+    /// value), SDUs arriving (by length), and the completions of `names`.
+    static func events(
+        _ harness: WorldHarness, _ link: WorldLink, since start: VirtualClock.Instant,
+        naming names: [OperationID: String]
+    ) -> [Arrival.Named] {
+        harness.timeline.compactMap { happening in
+            let at = start.duration(to: happening.time)
+            switch happening.effect {
+            case .ask(link.peripheral, .command(let request)):
+                return Arrival.Named(
+                    "write \(request.value.map { $0.map { BridgeLogEntry.hex($0) }.joined() } ?? "")", at: at)
+            case .channelData(_, let end, let data):
+                return Arrival.Named("\(end == .central ? "central" : "peripheral") got \(data.count)", at: at)
+            case .complete(let id, _):
+                return names[id].map { Arrival.Named($0, at: at) }
+            default:
+                return nil
+            }
+        }
+    }
+
+    @Test("K-frames cross in order with the other packets, and the send completes when its last frame crosses")
+    func framesShareThePipe() throws {
+        var (harness, link, channel) = try Self.channel()
+        let (pdus, start) = (harness.world.attPDUCount, harness.world.now)
+        try harness.writeWithoutResponse(Data([1]), to: WorldUUID.value, on: link)
+        // 1,000 bytes: one SDU in five K-frames (245 bytes, then up to 247 each).
+        let send = harness.start(.sendL2CAP(channel: channel, from: .central, testBytes(1_000)))
+        try harness.writeWithoutResponse(Data([2]), to: WorldUUID.value, on: link)
+        harness.serve(send)
+        harness.runUntilIdle()
+        #expect(
+            Self.events(harness, link, since: start, naming: [send: "sent"]) == [
+                .init("write 01", at: ms(30)), .init("peripheral got 1000", at: ms(60)), .init("sent", at: ms(60)),
+                .init("write 02", at: ms(60)),
+            ])
+        // K-frames are not ATT PDUs.
+        #expect(harness.world.attPDUCount - pdus == 2)
+        let data = harness.timeline.compactMap { happening -> Data? in
+            if case .channelData(channel, .peripheral, let data) = happening.effect { return data }
+            return nil
+        }
+        #expect(data == [testBytes(1_000)])
+    }
+
+    @Test("A send of several SDUs delivers each as its last frame crosses, four frames per connection event")
+    func severalSDUs() throws {
+        var (harness, link, channel) = try Self.channel()
+        let start = harness.world.now
+        // 5,000 bytes: SDUs of 2,048, 2,048 and 904 bytes, in 9 + 9 + 4 K-frames.
+        let send = harness.perform(.sendL2CAP(channel: channel, from: .peripheral, testBytes(5_000)))
+        #expect(
+            Self.events(harness, link, since: start, naming: [send: "sent"]) == [
+                .init("central got 2048", at: ms(90)), .init("central got 2048", at: ms(150)),
+                .init("central got 904", at: ms(180)), .init("sent", at: ms(180)),
+            ])
+    }
+
+    @Test("A send on a channel whose link dropped fails with notConnected, and the drop closes the channel")
+    func linkDrops() throws {
+        var (harness, link, channel) = try Self.channel()
+        harness.apply(
+            .disconnect(
+                central: link.central, peripheral: link.peripheral, error: CoreBluetoothError(.peripheralDisconnected)))
+        #expect(
+            harness.timeline.contains {
+                if case .channelClosed(channel) = $0.effect { return true }
+                return false
+            })
+        let send = harness.perform(.sendL2CAP(channel: channel, from: .central, Data([1])))
+        #expect(harness.error(of: send) as? CoreBluetoothError == CoreBluetoothError(.notConnected))
+    }
+}

@@ -1,0 +1,97 @@
+import BLECore
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+@Suite("World: pairing", .timeLimit(.minutes(1)))
+struct WorldPairingTests {
+    static func link(pairing: PairingBehavior) throws -> (WorldHarness, WorldLink) {
+        var (harness, link) = try WorldLink.make(central: .init(pairing: pairing))
+        try harness.setValue(Data([0x42]), of: WorldUUID.encrypted, on: link)
+        return (harness, link)
+    }
+
+    @Test(
+        "A read refused for want of authentication pairs for the configured time, then is sent again and succeeds",
+        arguments: [500, 1_000])
+    func pairingSucceeds(duration: Int) throws {
+        var (harness, link) = try Self.link(pairing: .automatic(duration: ms(duration), outcome: .succeeds))
+        let (pdus, start) = (harness.world.attPDUCount, harness.world.now)
+        let read = harness.perform(link.read(WorldUUID.encrypted))
+        #expect(harness.reply(of: read) == .value(Data([0x42])))
+        // The refused exchange, the pairing, and the exchange sent again.
+        #expect(harness.elapsed(read, since: start) == ms(30 + duration + 30))
+        #expect(harness.world.attPDUCount - pdus == 4)
+        let paired = try #require(harness.log(.paired).first)
+        #expect(start.duration(to: paired.time) == ms(30 + duration))
+        #expect(paired.error == nil)
+        #expect(harness.world.isBonded(link.key))
+        #expect(harness.world.links[link.key]?.security == LinkSecurity(isEncrypted: true, hasBond: true))
+        // Encrypted now: the next read is one exchange.
+        let again = harness.perform(link.read(WorldUUID.encrypted))
+        #expect(harness.elapsed(again, since: harness.completionTimes[read]!) == ms(30))
+        #expect(harness.log(.paired).count == 1)
+    }
+
+    @Test("A rejected pairing fails the read with the peripheral's refusal, and leaves no bond")
+    func pairingRejected() throws {
+        var (harness, link) = try Self.link(pairing: .automatic(duration: ms(500), outcome: .rejected))
+        let (pdus, start) = (harness.world.attPDUCount, harness.world.now)
+        let read = harness.perform(link.read(WorldUUID.encrypted))
+        #expect(harness.error(of: read) as? ATTError == ATTError(.insufficientAuthentication))
+        #expect(harness.elapsed(read, since: start) == ms(530))
+        #expect(harness.world.attPDUCount - pdus == 2)
+        #expect(harness.log(.paired).map(\.error) == [.att(ATTError(.insufficientAuthentication))])
+        #expect(!harness.world.isBonded(link.key))
+        #expect(harness.world.links[link.key]?.security == LinkSecurity())
+    }
+
+    @Test("A pairing that times out fails the read with encryptionTimedOut")
+    func pairingTimesOut() throws {
+        var (harness, link) = try Self.link(pairing: .automatic(duration: ms(500), outcome: .timesOut))
+        let start = harness.world.now
+        let read = harness.perform(link.read(WorldUUID.encrypted))
+        #expect(harness.error(of: read) as? CoreBluetoothError == CoreBluetoothError(.encryptionTimedOut))
+        #expect(harness.elapsed(read, since: start) == ms(530))
+        #expect(harness.log(.paired).map(\.error) == [.coreBluetooth(CoreBluetoothError(.encryptionTimedOut))])
+        #expect(!harness.world.isBonded(link.key))
+    }
+
+    @Test("A central that never pairs fails the read with insufficient authentication after one exchange")
+    func neverPairs() throws {
+        var (harness, link) = try Self.link(pairing: .never)
+        let start = harness.world.now
+        let read = harness.perform(link.read(WorldUUID.encrypted))
+        #expect(harness.error(of: read) as? ATTError == ATTError(.insufficientAuthentication))
+        #expect(harness.elapsed(read, since: start) == ms(30))
+        #expect(harness.log(.paired).isEmpty)
+    }
+
+    @Test("A bond survives reconnection: the new link is encrypted as it comes up")
+    func bondSurvivesReconnection() throws {
+        var (harness, link) = try Self.link(pairing: .automatic(duration: ms(500), outcome: .succeeds))
+        harness.perform(link.read(WorldUUID.encrypted))
+        harness.apply(
+            .disconnect(
+                central: link.central, peripheral: link.peripheral, error: CoreBluetoothError(.peripheralDisconnected)))
+        let connect = harness.perform(.connect(central: link.central, peripheral: link.peripheral, timeout: nil))
+        #expect(harness.reply(of: connect) == .done)
+        #expect(harness.world.links[link.key]?.security == LinkSecurity(isEncrypted: true, hasBond: true))
+    }
+
+    @Test("When the peripheral removed its bond, reconnecting fails with peerRemovedPairingInformation")
+    func peripheralRemovedBond() throws {
+        var (harness, link) = try Self.link(pairing: .automatic(duration: ms(500), outcome: .succeeds))
+        harness.perform(link.read(WorldUUID.encrypted))
+        harness.apply(
+            .disconnect(
+                central: link.central, peripheral: link.peripheral, error: CoreBluetoothError(.peripheralDisconnected)))
+        harness.mutate { $0.removeBond(link.key, onCentral: false) }
+        let connect = harness.perform(.connect(central: link.central, peripheral: link.peripheral, timeout: nil))
+        let error = CoreBluetoothError(.peerRemovedPairingInformation)
+        #expect(harness.error(of: connect) as? CoreBluetoothError == error)
+        #expect(harness.centralEvents(link.central).last == .failedToConnect(link.remotePeripheral, error))
+        #expect(harness.world.links[link.key] == nil)
+    }
+}

@@ -1,0 +1,123 @@
+import BLECore
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+@Suite("World: the schedule", .timeLimit(.minutes(1)))
+struct WorldScheduleTests {
+    static func at(_ milliseconds: Int) -> VirtualClock.Instant { .zero.advanced(by: ms(milliseconds)) }
+
+    /// Pops every event of a queue, in order.
+    static func drain(_ queue: inout EventQueue<String>) -> [String] {
+        var popped: [String] = []
+        while let deadline = queue.nextDeadline, let entry = queue.popFirst(dueBy: deadline) {
+            popped.append(entry.event)
+        }
+        return popped
+    }
+
+    @Test("Events run in deadline order, and events at equal deadlines in the order they were scheduled")
+    func deadlineThenInsertionOrder() {
+        var queue = EventQueue<String>()
+        for (event, deadline) in [("a", 10), ("b", 5), ("c", 10), ("d", 5), ("e", 0), ("f", 10), ("g", 5)] {
+            queue.schedule(event, at: Self.at(deadline))
+        }
+        #expect(queue.ordered.map(\.event) == ["e", "b", "d", "g", "a", "c", "f"])
+        #expect(Self.drain(&queue) == ["e", "b", "d", "g", "a", "c", "f"])
+        #expect(queue.isEmpty)
+    }
+
+    @Test("A thousand events with colliding deadlines pop sorted by deadline, then by insertion")
+    func heapOrder() {
+        var queue = EventQueue<String>()
+        var random = SeededGenerator(seed: 42)
+        var expected: [(Int, Int)] = []
+        for index in 0..<1_000 {
+            let deadline = random.int(in: 0...20)
+            queue.schedule("\(index)", at: Self.at(deadline))
+            expected.append((deadline, index))
+        }
+        expected.sort { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
+        #expect(Self.drain(&queue) == expected.map { "\($0.1)" })
+    }
+
+    @Test("Nothing pops before it is due; removing events keeps the order of the others")
+    func dueByAndRemoval() {
+        var queue = EventQueue<String>()
+        for (event, deadline) in [("a", 30), ("b", 10), ("c", 20), ("d", 10)] {
+            queue.schedule(event, at: Self.at(deadline))
+        }
+        #expect(queue.popFirst(dueBy: Self.at(9)) == nil)
+        #expect(queue.popFirst(dueBy: Self.at(10))?.event == "b")
+        queue.removeAll { $0 == "c" }
+        #expect(queue.count == 2)
+        #expect(queue.nextDeadline == Self.at(10))
+        #expect(Self.drain(&queue) == ["d", "a"])
+    }
+
+    @Test("Two faults at the same instant run in the order scheduled: power off then on leaves the central on")
+    func sameInstantFaults() throws {
+        var (harness, link) = try WorldLink.make()
+        let start = harness.world.now
+        let instant = start.advanced(by: ms(100))
+        harness.schedule(.centralState(link.central, .poweredOff), at: instant)
+        harness.schedule(.centralState(link.central, .poweredOn), at: instant)
+        harness.runUntilIdle()
+        #expect(harness.world.state(of: .central(link.central)) == .poweredOn)
+        let changes = harness.log(.stateChanged).suffix(2)
+        #expect(changes.map(\.detail) == ["poweredOff", "poweredOn"])
+        #expect(changes.map(\.time) == [instant, instant])
+        let error = CoreBluetoothError(.peripheralDisconnected)
+        #expect(
+            harness.centralEvents(link.central).suffix(3) == [
+                .stateChanged(.poweredOff), .disconnected(link.remotePeripheral, error), .stateChanged(.poweredOn),
+            ])
+        #expect(harness.world.links[link.key] == nil)
+    }
+
+    @Test("The same two faults scheduled the other way round leave the central off")
+    func sameInstantFaultsReversed() throws {
+        var (harness, link) = try WorldLink.make()
+        let instant = harness.world.now.advanced(by: ms(100))
+        harness.schedule(.centralState(link.central, .poweredOn), at: instant)
+        harness.schedule(.centralState(link.central, .poweredOff), at: instant)
+        harness.runUntilIdle()
+        #expect(harness.world.state(of: .central(link.central)) == .poweredOff)
+    }
+
+    @Test("Time never goes backwards: an event due in the past runs now, and moving time back does nothing")
+    func timeNeverGoesBackwards() throws {
+        var (harness, link) = try WorldLink.make()
+        let now = harness.world.now
+        #expect(now > .zero)
+        harness.schedule(.nameChange(peripheral: link.peripheral, "Renamed"), at: .zero)
+        let ran = harness.runNextEvent()
+        #expect(ran)
+        #expect(harness.world.now == now)
+        #expect(harness.log(.stateChanged).last?.detail == "name=Renamed")
+        #expect(harness.log(.stateChanged).last?.time == now)
+        harness.mutate { $0.moveTime(to: .zero) }
+        #expect(harness.world.now == now)
+        // A busy stretch of work logs in time order.
+        try harness.subscribe(WorldUUID.notifying, on: link)
+        for byte in UInt8(0)..<20 { try harness.updateValue(Data([byte]), of: WorldUUID.notifying, on: link) }
+        harness.perform(link.read(WorldUUID.long))
+        let times = harness.world.log.map(\.time)
+        #expect(times == times.sorted())
+    }
+
+    @Test("Advancing runs everything due by the instant, in order, then stops there")
+    func advancingStopsAtTheInstant() throws {
+        var (harness, link) = try WorldLink.make()
+        let start = harness.world.now
+        harness.schedule(.nameChange(peripheral: link.peripheral, "Late"), at: start.advanced(by: ms(61)))
+        try harness.writeWithoutResponse(Data([1]), to: WorldUUID.value, on: link)
+        harness.advance(to: start.advanced(by: ms(60)))
+        #expect(harness.world.now == start.advanced(by: ms(60)))
+        #expect(harness.world.nextDeadline == start.advanced(by: ms(61)))
+        #expect(!harness.log(.stateChanged).contains { $0.detail == "name=Late" })
+        harness.advance(to: start.advanced(by: ms(61)))
+        #expect(harness.log(.stateChanged).last?.detail == "name=Late")
+    }
+}

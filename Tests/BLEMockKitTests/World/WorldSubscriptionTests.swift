@@ -1,0 +1,96 @@
+import BLECore
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+@Suite("World: subscriptions", .timeLimit(.minutes(1)))
+struct WorldSubscriptionTests {
+    static let mtu = 517
+
+    @Test("A second subscribe to the same characteristic succeeds and delivers no second subscribed event")
+    func subscribingTwice() throws {
+        var (harness, link) = try WorldLink.make()
+        let pdus = harness.world.attPDUCount
+        let first = harness.perform(link.subscribe(WorldUUID.notifying))
+        let second = harness.perform(link.subscribe(WorldUUID.notifying))
+        #expect([harness.reply(of: first), harness.reply(of: second)] == [.done, .done])
+        #expect(harness.world.attPDUCount - pdus == 4)  // both CCCD writes cross
+        #expect(
+            harness.peripheralEvents(link.peripheral) == [
+                .subscribed(link.remoteCentral(mtu: Self.mtu), link.local(WorldUUID.notifying))
+            ])
+        #expect(harness.log(.subscribe).map(\.detail) == ["notify"])
+        #expect(
+            harness.world.subscribedCentrals(
+                peripheral: link.peripheral, characteristic: link.local(WorldUUID.notifying))
+                == [link.remoteCentral(mtu: Self.mtu)])
+    }
+
+    @Test("Subscribing to an indicating characteristic enables indications, and its CCCD reads 02 00")
+    func indications() throws {
+        var (harness, link) = try WorldLink.make()
+        try harness.subscribe(WorldUUID.indicating, on: link)
+        #expect(harness.log(.subscribe).map(\.detail) == ["indicate"])
+        let descriptors = harness.perform(link.request(.discoverDescriptors(link.remote(WorldUUID.indicating))))
+        let cccd = try #require(harness.descriptors(of: descriptors)?.first)
+        let read = harness.perform(link.request(.readDescriptor(cccd)))
+        #expect(harness.reply(of: read) == .value(Data([0x02, 0x00])))
+    }
+
+    @Test("Unsubscribing delivers one unsubscribed event and stops the updates")
+    func unsubscribing() throws {
+        var (harness, link) = try WorldLink.make()
+        try harness.subscribe(WorldUUID.notifying, on: link)
+        let off = harness.perform(link.subscribe(WorldUUID.notifying, false))
+        let again = harness.perform(link.subscribe(WorldUUID.notifying, false))
+        #expect([harness.reply(of: off), harness.reply(of: again)] == [.done, .done])
+        let central = link.remoteCentral(mtu: Self.mtu)
+        let characteristic = link.local(WorldUUID.notifying)
+        #expect(
+            harness.peripheralEvents(link.peripheral) == [
+                .subscribed(central, characteristic), .unsubscribed(central, characteristic),
+            ])
+        // Nobody subscribes: the update is accepted and reaches no one.
+        let sent = try harness.updateValue(Data([1]), of: WorldUUID.notifying, on: link)
+        #expect(sent)
+        harness.runUntilIdle()
+        #expect(harness.centralEvents(link.central).updatedValues.isEmpty)
+        #expect(harness.log(.notification).isEmpty)
+    }
+
+    @Test("A disconnect unsubscribes the central from everything it subscribed to, in handle order")
+    func disconnectUnsubscribes() throws {
+        var (harness, link) = try WorldLink.make()
+        try harness.subscribe(WorldUUID.indicating, on: link)
+        try harness.subscribe(WorldUUID.notifying, on: link)
+        let central = link.remoteCentral(mtu: Self.mtu)
+        let notifying = link.local(WorldUUID.notifying)
+        let indicating = link.local(WorldUUID.indicating)
+        harness.apply(
+            .disconnect(
+                central: link.central, peripheral: link.peripheral,
+                error: CoreBluetoothError(.peripheralDisconnected)))
+        #expect(
+            harness.peripheralEvents(link.peripheral) == [
+                .subscribed(central, indicating), .subscribed(central, notifying),
+                .unsubscribed(central, notifying), .unsubscribed(central, indicating),
+            ])
+        #expect(harness.log(.unsubscribe).map(\.detail) == ["disconnected", "disconnected"])
+        #expect(harness.log(.unsubscribe).map(\.handle) == [notifying.handle, indicating.handle])
+        #expect(harness.world.subscribedCentrals(peripheral: link.peripheral, characteristic: notifying).isEmpty)
+    }
+
+    @Test("Subscriptions are per central: one central's subscription does not send to another")
+    func perCentral() throws {
+        var (harness, link) = try WorldLink.make()
+        let other = harness.addCentral()
+        let otherLink = try WorldLink.connect(other, to: link.peripheral, service: link.service, in: &harness)
+        try harness.subscribe(WorldUUID.notifying, on: otherLink)
+        let sent = try harness.updateValue(Data([9]), of: WorldUUID.notifying, on: link)
+        #expect(sent)
+        harness.runUntilIdle()
+        #expect(harness.centralEvents(other).updatedValues == [Data([9])])
+        #expect(harness.centralEvents(link.central).updatedValues.isEmpty)
+    }
+}

@@ -1,0 +1,100 @@
+import BLECore
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+@Suite("World: timing of exchanges", .timeLimit(.minutes(1)))
+struct WorldTimingTests {
+    /// An operation whose cost is compared across the ways a peripheral answers.
+    enum Operation: String, CaseIterable, CustomTestStringConvertible {
+        case read, longRead, write, longWrite
+
+        var testDescription: String { rawValue }
+
+        /// The value read or written.
+        var value: Data {
+            switch self {
+            case .read: testBytes(10)
+            case .longRead, .longWrite: testBytes(300)
+            case .write: testBytes(20)
+            }
+        }
+
+        var isRead: Bool { self == .read || self == .longRead }
+
+        /// The request/response exchanges it takes at ATT_MTU `mtu`.
+        func exchanges(mtu: Int) -> Int {
+            switch (self, mtu) {
+            case (.read, _), (.write, _): 1
+            case (.longRead, 23): 14  // 300 / 22 + 1
+            case (.longRead, _): 2  // 300 / 184 + 1
+            case (.longWrite, 23): 18  // 17 Prepare Writes of 18 bytes, and the Execute Write
+            case (.longWrite, _): 3  // 2 Prepare Writes of 180 bytes, and the Execute Write
+            }
+        }
+    }
+
+    /// Runs `operation` on a fresh link at ATT_MTU `mtu` with a peripheral answering the way
+    /// `handling` says (a manual one at the instant each request arrives); returns how long it
+    /// took and what it returned.
+    static func run(_ operation: Operation, mtu: Int, handling: RequestHandling) throws -> (Duration?, Reply?) {
+        let value = operation.value
+        var (harness, link) = try WorldLink.make(
+            central: .init(mtu: .fixed(mtu)), peripheral: .init(name: "Sensor", requestHandling: handling))
+        if case .automatic = handling, operation.isRead { try harness.setValue(value, of: WorldUUID.value, on: link) }
+        let request = operation.isRead ? link.read(WorldUUID.value) : link.write(WorldUUID.value, value)
+        let start = harness.world.now
+        let id = try harness.perform(request, answering: link.peripheral) { request in
+            .success(request.value == nil ? Data(value.dropFirst(request.offset)) : nil)
+        }
+        return (harness.elapsed(id, since: start), harness.reply(of: id))
+    }
+
+    @Test(
+        "Each exchange costs one connection event, whether the stack, a handler or the app answers",
+        arguments: Operation.allCases, [23, 185])
+    func answersCostTheSame(operation: Operation, mtu: Int) throws {
+        let value = operation.value
+        let expected = ms(30 * operation.exchanges(mtu: mtu))
+        let reply: Reply = operation.isRead ? .value(value) : .done
+        let automatic = try Self.run(operation, mtu: mtu, handling: .automatic)
+        let handler = try Self.run(
+            operation, mtu: mtu,
+            handling: .handler { request in
+                .success(request.value == nil ? Data(value.dropFirst(request.offset)) : nil)
+            })
+        let manual = try Self.run(operation, mtu: mtu, handling: .manual)
+        #expect(automatic.0 == expected)
+        #expect(handler.0 == expected)
+        #expect(manual.0 == expected)
+        #expect([automatic.1, handler.1, manual.1] == [reply, reply, reply])
+    }
+
+    @Test("An answer the app gives later crosses one connection interval after it is given")
+    func lateAnswer() throws {
+        var (harness, link) = try WorldLink.make(peripheral: .init(name: "Sensor", requestHandling: .manual))
+        let start = harness.world.now
+        let read = harness.perform(link.read(WorldUUID.value))
+        #expect(harness.world.now == start.advanced(by: ms(30)))
+        let request = try #require(harness.outstandingRequests(of: link.peripheral).first)
+        harness.advance(to: start.advanced(by: ms(75)))
+        #expect(harness.world.isParked(read))
+        try harness.respond(link.peripheral, to: request, result: .success, value: Data([7]))
+        #expect(harness.elapsed(read, since: start) == ms(105))
+        #expect(harness.reply(of: read) == .value(Data([7])))
+    }
+
+    @Test("Procedures on one link take the ATT bearer in turn: the second starts when the first ends")
+    func proceduresTakeTurns() throws {
+        var (harness, link) = try WorldLink.make(central: .init(mtu: .fixed(23)))
+        let start = harness.world.now
+        let long = harness.start(link.read(WorldUUID.long))
+        let short = harness.start(link.read(WorldUUID.value))
+        #expect(harness.world.pending[short]?.stage == .queued)
+        harness.serve(short)
+        #expect(harness.elapsed(long, since: start) == ms(420))
+        #expect(harness.elapsed(short, since: start) == ms(450))
+        #expect(harness.reply(of: long) == .value(testBytes(300)))
+    }
+}
