@@ -124,23 +124,41 @@ struct BridgeTests {
         for _ in 0..<5 { #expect(try await run() == first) }
     }
 
-    @Test("Advancing the bridge runs its schedule and wakes sleepers on its clock in time order")
+    @Test("Inside a run, advancing wakes sleepers on the bridge's clock in time order and lets each woken task run")
     func advanceWakesClockSleepers() async throws {
         let bridge = MockBLEBridge()
         let clock = bridge.clock
-        let sleeper = Task {
-            var wakes: [VirtualClock.Instant] = []
-            for _ in 0..<3 {
-                try await clock.sleep(for: .milliseconds(250))
-                wakes.append(clock.now)
+        let wakes = try await bridge.run {
+            let sleeper = bridge.task {
+                var wakes: [VirtualClock.Instant] = []
+                for _ in 0..<3 {
+                    try await clock.sleep(for: .milliseconds(250))
+                    wakes.append(clock.now)
+                }
+                return wakes
             }
-            return wakes
+            await bridge.advance(by: .seconds(1))
+            #expect(await bridge.now == VirtualClock.Instant(offset: .seconds(1)))
+            return try await sleeper.value
         }
-        while clock.sleeperCount == 0 { await Task.yield() }
-        await bridge.advance(by: .seconds(1))
-        #expect(try await sleeper.value == [250, 500, 750].map { VirtualClock.Instant(offset: .milliseconds($0)) })
-        #expect(await bridge.now == VirtualClock.Instant(offset: .seconds(1)))
+        #expect(wakes == [250, 500, 750].map { VirtualClock.Instant(offset: .milliseconds($0)) })
         #expect(clock.now == VirtualClock.Instant(offset: .seconds(1)))
+    }
+
+    @Test("Outside a run, advancing wakes the sleepers due by its target and lands exactly on it")
+    func advanceOutsideRunWakesDueSleepers() async throws {
+        let bridge = MockBLEBridge()
+        let clock = bridge.clock
+        let early = Task { try await clock.sleep(until: VirtualClock.Instant(offset: .milliseconds(250))) }
+        let late = Task { try await clock.sleep(until: VirtualClock.Instant(offset: .milliseconds(400))) }
+        await clock.untilSleeping(count: 2)
+        await bridge.advance(by: .milliseconds(300))
+        try await early.value
+        #expect(await bridge.now == VirtualClock.Instant(offset: .milliseconds(300)))
+        #expect(clock.sleeperCount == 1)
+        late.cancel()
+        await #expect(throws: CancellationError.self) { try await late.value }
+        #expect(clock.sleeperCount == 0)
     }
 
     @Test("Advancing into the past does nothing")

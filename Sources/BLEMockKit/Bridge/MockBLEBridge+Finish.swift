@@ -69,6 +69,7 @@ extension MockBLEBridge {
         for entry in world.injections.unfired {
             leftovers.append(.unfiredInjection(entry.injection, owner: entry.owner))
         }
+        leftovers += untrackedCalls.map { .untrackedCall($0) }
         mutate { world in
             world.failOperations(CoreBluetoothError(.operationCancelled)) { _ in true }
             world.attempts.removeAll()
@@ -115,6 +116,13 @@ public enum Leftover: Hashable, Sendable, CustomStringConvertible {
     case unfiredInjection(ErrorInjection, owner: UUID?)
     /// The bridge's seed, to reproduce the run.
     case seed(UInt64)
+    /// A manager's event stream being awaited (reported when a run stalls).
+    case eventWait(manager: UUID, since: VirtualClock.Instant)
+    /// Tasks sleeping on the bridge's clock (reported when a run stalls).
+    case sleepers(count: Int)
+    /// A call into the kit, during a run, from a task the run cannot see (a plain `Task {}`):
+    /// time may have moved while that task ran. Start it with ``MockBLEBridge/task(_:)``.
+    case untrackedCall(String)
 
     public var description: String {
         func short(_ identifier: UUID) -> String { String(identifier.uuidString.prefix(8)) }
@@ -132,6 +140,13 @@ public enum Leftover: Hashable, Sendable, CustomStringConvertible {
             return "error injection never fired: \(injection)" + (owner.map { " (installed for \(short($0)))" } ?? "")
         case .seed(let seed):
             return "bridge seed \(seed): rerun with the same seed and steps to reproduce"
+        case .eventWait(let manager, let since):
+            return "\(short(manager)): its event stream was awaited (since \(since))"
+        case .sleepers(let count):
+            return "\(count) task\(count == 1 ? "" : "s") sleeping on the bridge's clock"
+        case .untrackedCall(let call):
+            return "\(call) was called during a run from a task the run cannot see (a plain Task {}): "
+                + "time may have moved while it ran; start it with bridge.task { }"
         }
     }
 }

@@ -84,6 +84,16 @@ public actor MockBLEBridge {
     var spareEffects: [Effect] = []
     /// Wall-clock time demo pacing still owes (always zero without ``Configuration/realTimePacing``).
     var pendingPacing: Duration = .zero
+    /// The active ``run(timeLimit:stallPatience:_:)`` scope's executor, if any.
+    nonisolated let runs = RunRegistry()
+    /// Whether the active run's driver moves time on.
+    var driving = false
+    /// The virtual time the active run may not pass.
+    var runDeadline: VirtualClock.Instant?
+    /// Calls made during a run from tasks the run cannot see, once each.
+    var untrackedCalls: [String] = []
+    /// Explicit advances inside a run, waiting for the driver to reach their targets.
+    var advanceWaiters: [(target: VirtualClock.Instant, continuation: CheckedContinuation<Void, Never>)] = []
 
     private nonisolated let identifiers: IdentifierSource
 
@@ -207,23 +217,27 @@ public actor MockBLEBridge {
     }
 
     /// Runs the simulation forward to `instant` (nothing happens if it is in the past).
+    ///
+    /// Inside a ``run(timeLimit:stallPatience:_:)`` scope the scope's driver does the running,
+    /// letting the tasks each event wakes run before the next, and this call returns when time
+    /// reaches `instant`. Outside a scope the events and sleepers due run here, in order; a
+    /// task a sleeper wakes runs after this call returns, at `instant`.
     public func advance(to instant: VirtualClock.Instant) async {
         forgetCancelled()
         guard instant > world.now else { return }
         let started = world.now
-        while true {
-            let nextEvent = world.schedule.nextDeadline
-            let nextSleeper = clock.nextDeadline
-            let next = [nextEvent, nextSleeper].compactMap { $0 }.min()
-            guard let next, next <= instant else { break }
-            runEvents(through: next)
-            if nextSleeper == next {
-                // Let code woken on the clock run (and call back into the bridge) before time
-                // moves on; the simulation's own events never depend on this.
-                for _ in 0..<clock.yieldsPerWake { await Task.yield() }
+        if driving {
+            await withCheckedContinuation { continuation in
+                advanceWaiters.append((instant, continuation))
             }
+        } else {
+            while let next = [world.schedule.nextDeadline, clock.nextDeadline].compactMap({ $0 }).min(),
+                next <= instant, !Task.isCancelled
+            {
+                runEvents(through: next)
+            }
+            setTime(instant)
         }
-        setTime(instant)
         pace(from: started)
         await waitForPacing()
     }

@@ -107,7 +107,7 @@ public actor MockCentralManager: CentralManaging {
     public nonisolated let configuration: Configuration
     /// The central's identifier (as `CBCentral.identifier` on the peripheral side).
     public nonisolated let identifier: UUID
-    nonisolated let broadcaster = EventBroadcaster<CentralEvent>()
+    nonisolated let broadcaster: EventBroadcaster<CentralEvent>
 
     /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
@@ -117,6 +117,7 @@ public actor MockCentralManager: CentralManaging {
         let bridge =
             bridge ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
         self.bridge = bridge
+        self.broadcaster = EventBroadcaster(clock: bridge.clock)
         self.configuration = configuration
         self.identifier =
             configuration.identifier
@@ -176,24 +177,27 @@ public actor MockCentralManager: CentralManaging {
     }
 
     /// Runs `body` with the bridge, which shares this actor's executor; joins the bridge first.
-    func withBridge<T: Sendable>(_ body: (isolated MockBLEBridge) throws -> T) rethrows -> T {
+    func withBridge<T: Sendable>(
+        _ call: String = #function, _ body: (isolated MockBLEBridge) throws -> T
+    ) rethrows -> T {
         try bridge.assumeIsolated { bridge in
             bridge.join(central: identifier, events: broadcaster, configuration: configuration)
+            if bridge.driving { bridge.checkTracked("MockCentralManager.\(call)") }
             return try body(bridge)
         }
     }
 
     /// Runs `body` on the bridge's world (joining it first), then performs what it decided.
-    func world<T: Sendable>(_ body: @Sendable (inout World) throws -> T) rethrows -> T {
-        try withBridge { bridge in
+    func world<T: Sendable>(_ call: String = #function, _ body: @Sendable (inout World) throws -> T) rethrows -> T {
+        try withBridge(call) { bridge in
             defer { bridge.applyEffects() }
             return try body(&bridge.world)
         }
     }
 
     /// Runs an operation on the bridge (joining it first).
-    func perform(_ request: World.Request) async throws -> Reply {
-        withBridge { _ in }
+    func perform(_ request: World.Request, _ call: String = #function) async throws -> Reply {
+        withBridge(call) { _ in }
         return try await bridge.perform(request)
     }
 
@@ -240,8 +244,10 @@ public actor MockCentralManager: CentralManaging {
     }
 
     /// Runs a GATT procedure on the link to `peripheral`.
-    private func gatt(_ kind: GATTProcedure.Kind, on peripheral: UUID) async throws -> Reply {
-        try await perform(.gatt(central: identifier, peripheral: peripheral, kind))
+    private func gatt(_ kind: GATTProcedure.Kind, on peripheral: UUID, _ call: String = #function) async throws
+        -> Reply
+    {
+        try await perform(.gatt(central: identifier, peripheral: peripheral, kind), call)
     }
 
     public func discoverServices(_ serviceUUIDs: [BluetoothUUID]?, for peripheral: UUID) async throws -> [RemoteService]

@@ -125,7 +125,7 @@ public actor MockPeripheralManager: PeripheralManaging {
     public nonisolated let configuration: Configuration
     /// The peripheral's identifier (as `CBPeripheral.identifier` on the central side).
     public nonisolated let identifier: UUID
-    nonisolated let broadcaster = EventBroadcaster<PeripheralEvent>()
+    nonisolated let broadcaster: EventBroadcaster<PeripheralEvent>
 
     /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
@@ -135,6 +135,7 @@ public actor MockPeripheralManager: PeripheralManaging {
         let bridge =
             bridge ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
         self.bridge = bridge
+        self.broadcaster = EventBroadcaster(clock: bridge.clock)
         self.configuration = configuration
         self.identifier =
             configuration.identifier
@@ -187,16 +188,19 @@ public actor MockPeripheralManager: PeripheralManaging {
     }
 
     /// Runs `body` with the bridge, which shares this actor's executor; joins the bridge first.
-    func withBridge<T: Sendable>(_ body: (isolated MockBLEBridge) throws -> T) rethrows -> T {
+    func withBridge<T: Sendable>(
+        _ call: String = #function, _ body: (isolated MockBLEBridge) throws -> T
+    ) rethrows -> T {
         try bridge.assumeIsolated { bridge in
             bridge.join(peripheral: identifier, events: broadcaster, configuration: configuration)
+            if bridge.driving { bridge.checkTracked("MockPeripheralManager.\(call)") }
             return try body(bridge)
         }
     }
 
     /// Runs `body` on the bridge's world (joining it first), then performs what it decided.
-    func world<T: Sendable>(_ body: @Sendable (inout World) throws -> T) rethrows -> T {
-        try withBridge { bridge in
+    func world<T: Sendable>(_ call: String = #function, _ body: @Sendable (inout World) throws -> T) rethrows -> T {
+        try withBridge(call) { bridge in
             defer { bridge.applyEffects() }
             return try body(&bridge.world)
         }

@@ -12,6 +12,8 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
         var buffer: [Event] = []
         var head = 0
         var waiter: CheckedContinuation<Event?, Never>?
+        /// When the waiter started waiting, in the simulation's time.
+        var waitingSince: VirtualClock.Instant?
         var isFinished: Bool
 
         init(isFinished: Bool) { self.isFinished = isFinished }
@@ -47,9 +49,22 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
     }
 
     fileprivate let lock = Lock()
+    /// The simulation's clock, to say since when a stream has been awaited.
+    fileprivate let clock: VirtualClock?
     fileprivate var subscribers: [Int: Subscriber] = [:]
     fileprivate var nextID = 0
     fileprivate var isFinished = false
+
+    /// Creates a broadcaster; `clock` stamps when a stream starts being awaited.
+    init(clock: VirtualClock? = nil) {
+        self.clock = clock
+    }
+
+    /// The earliest virtual time a stream of this broadcaster has been awaited since, if one
+    /// is being awaited now.
+    var awaitedSince: VirtualClock.Instant? {
+        lock.withLock { subscribers.values.compactMap(\.waitingSince).min() }
+    }
 
     /// A new stream of the events yielded from now on.
     func stream() -> AsyncStream<Event> {
@@ -67,6 +82,7 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
             for subscriber in subscribers.values {
                 if let waiter = subscriber.waiter {
                     subscriber.waiter = nil
+                    subscriber.waitingSince = nil
                     waiters.append(waiter)
                 } else {
                     subscriber.buffer.append(event)
@@ -85,6 +101,7 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
                 subscriber.isFinished = true
                 if let waiter = subscriber.waiter {
                     subscriber.waiter = nil
+                    subscriber.waitingSince = nil
                     waiters.append(waiter)
                 }
             }
@@ -112,6 +129,7 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
                     return .some(nil)
                 }
                 subscriber.waiter = continuation
+                subscriber.waitingSince = clock?.now
                 return .none
             }
             if case .some(let event) = immediate { continuation.resume(returning: event) }

@@ -66,6 +66,10 @@ public final class VirtualClock: Clock, @unchecked Sendable {
 
     /// Guarded by `lock`.
     var schedule: SleeperSchedule<Waiter>
+    /// Tasks in ``untilSleeping(count:)``, by token. Guarded by `lock`.
+    var sleepWatchers: [UInt64: (count: Int, continuation: CheckedContinuation<Void, Never>)] = [:]
+    /// Guarded by `lock`.
+    var nextWatcherToken: UInt64 = 0
 
     /// How many times ``advance(to:)`` and ``run(maximumSteps:)`` yield after each resumed
     /// sleeper is running again, before looking for the next one. Defaults to 20.
@@ -117,15 +121,16 @@ public final class VirtualClock: Clock, @unchecked Sendable {
         let wake = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: Waiter) in
                 enum Outcome { case suspended, deadlineReached, cancelled }
-                let outcome = lock.withLock { () -> Outcome in
+                let (outcome, watchers) = lock.withLock { () -> (Outcome, [CheckedContinuation<Void, Never>]) in
                     // Checked under the lock: if cancellation has already happened, the
                     // handler below may have run before this registration and found nothing.
-                    if Task.isCancelled { return .cancelled }
+                    if Task.isCancelled { return (.cancelled, []) }
                     switch schedule.register(continuation, deadline: deadline, sequence: sequence) {
-                    case .suspended: return .suspended
-                    case .deadlineReached: return .deadlineReached
+                    case .suspended: return (.suspended, takeSatisfiedWatchers())
+                    case .deadlineReached: return (.deadlineReached, [])
                     }
                 }
+                for watcher in watchers { watcher.resume() }
                 switch outcome {
                 case .suspended: break
                 case .deadlineReached: continuation.resume(returning: .deadlineReached)
@@ -139,6 +144,38 @@ public final class VirtualClock: Clock, @unchecked Sendable {
         if wake == .advanced {
             lock.withLock { schedule.acknowledgeWake() }
         }
+    }
+}
+
+extension VirtualClock {
+    /// Returns once at least `count` tasks are sleeping on the clock (at once if they are), or
+    /// when the calling task is cancelled: a test waits here for code it started to reach its
+    /// sleep, instead of polling ``sleeperCount``.
+    public func untilSleeping(count: Int = 1) async {
+        let token: UInt64 = lock.withLock {
+            defer { nextWatcherToken += 1 }
+            return nextWatcherToken
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = lock.withLock { () -> Bool in
+                    if schedule.count >= count || Task.isCancelled { return true }
+                    sleepWatchers[token] = (count, continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            lock.withLock { sleepWatchers.removeValue(forKey: token) }?.continuation.resume()
+        }
+    }
+
+    /// The watchers whose count of sleepers is reached, removed. Call it holding `lock`.
+    func takeSatisfiedWatchers() -> [CheckedContinuation<Void, Never>] {
+        guard !sleepWatchers.isEmpty else { return [] }
+        let satisfied = sleepWatchers.filter { $0.value.count <= schedule.count }
+        for token in satisfied.keys { sleepWatchers[token] = nil }
+        return satisfied.values.map(\.continuation)
     }
 }
 

@@ -1,0 +1,281 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension MockBLEBridge {
+    /// The bridge of the current ``run(timeLimit:stallPatience:_:)`` scope, for code that
+    /// needs one without being handed it (task-local: each test sees its own).
+    @TaskLocal public static var current: MockBLEBridge?
+
+    /// Runs the code under test with virtual time that drives itself.
+    ///
+    /// `body` (and the tasks it starts with `async let`, task groups, or ``task(_:)``) runs on
+    /// an executor of the scope's own, one job at a time. Whenever every one of those tasks is
+    /// waiting, virtual time jumps to the next scheduled event (a connection event, an
+    /// advertisement, a timeout, a sleeper on ``clock``) and runs it; the tasks it wakes run
+    /// before time moves on again. So app code that waits for events — ready to send, a
+    /// notification, a connection to a peripheral that advertises later — runs to its end
+    /// with no ``advance(by:)`` in the test, in milliseconds of wall time, and the same seed
+    /// gives the same log.
+    ///
+    /// ```swift
+    /// let bridge = MockBLEBridge(configuration: .realistic(seed: 7))
+    /// try await bridge.run {
+    ///     let app = HeartRateClient(central: MockCentralManager(bridge: bridge))
+    ///     try await app.start()
+    ///     await app.untilReadings(10)
+    /// }
+    /// ```
+    ///
+    /// **When nothing can happen.** If every task waits and nothing is scheduled, the bridge
+    /// waits up to `stallPatience` of wall-clock time for work from outside the scope, then
+    /// cancels `body` and throws ``Stall`` with every waiting operation and event stream,
+    /// since when, and the seed. The same happens when the scope's virtual time passes
+    /// `timeLimit` (something keeps the schedule busy — a scan, a timer — while what the
+    /// test waits for never comes).
+    ///
+    /// **Limits.** Only the scope's tasks are seen. A plain `Task {}` or `Task.detached {}`
+    /// started inside it runs elsewhere, so time may move while it runs: start such tasks with
+    /// ``task(_:)``. The bridge notes each call from a task it cannot see (``Leftover/untrackedCall(_:)``
+    /// in ``finish()``). A task that awaits something other than the simulation (wall-clock
+    /// sleep, a network call) counts as waiting, and time moves on meanwhile. Explicit
+    /// ``advance(by:)`` inside the scope runs the schedule up to its target and returns
+    /// there; outside any scope, time moves only by ``advance(by:)``, ``run(maximumEvents:)``
+    /// and the calls that wait for the link.
+    ///
+    /// - Parameters:
+    ///   - timeLimit: The most virtual time the scope may take. Defaults to one hour.
+    ///   - stallPatience: How long, in wall-clock time, to wait for outside work before
+    ///     reporting a stall. Defaults to one second.
+    ///   - body: The code under test.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, or ``Stall``.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    public nonisolated func run<T: Sendable>(
+        timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1),
+        _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let executor = SimulationExecutor()
+        defer { executor.stop() }
+        try await begin(executor, timeLimit: timeLimit)
+        do {
+            let value = try await scope(executor, patience: stallPatience, body)
+            await end(executor)
+            return value
+        } catch {
+            await end(executor)
+            throw error
+        }
+    }
+
+    /// The scope proper: the body and the driver, on the scope's executor.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    private nonisolated func scope<T: Sendable>(
+        _ executor: SimulationExecutor, patience stallPatience: Duration,
+        _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await Self.$current.withValue(self) {
+            try await withTaskExecutorPreference(executor) {
+                try await withThrowingTaskGroup(of: RunOutcome<T>.self) { group in
+                    group.addTask { .finished(try await body()) }
+                    group.addTask {
+                        try await self.drive(executor, patience: stallPatience)
+                        return .driverStopped
+                    }
+                    var result: T?
+                    while let outcome = try await group.next() {
+                        switch outcome {
+                        case .finished(let value):
+                            result = value
+                            await self.stopDriving(executor)
+                        case .driverStopped:
+                            break
+                        }
+                    }
+                    return result!
+                }
+            }
+        }
+    }
+
+    /// Starts a task the bridge tracks: inside a ``run(timeLimit:stallPatience:_:)`` scope it
+    /// runs on the scope's executor, so time waits for it as for the scope's own tasks (a
+    /// plain `Task {}` would run elsewhere); outside a scope it is a plain task.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @discardableResult
+    public nonisolated func task<T: Sendable>(
+        _ operation: @escaping @Sendable () async throws -> T
+    ) -> Task<T, any Error> {
+        guard let executor = runs.current else { return Task { try await operation() } }
+        return Task(executorPreference: executor) { try await Self.$current.withValue(self) { try await operation() } }
+    }
+
+    /// Notes a call made during a run from a task the run cannot see.
+    func checkTracked(_ call: @autoclosure () -> String) {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *), let executor = runs.current
+        else { return }
+        let preferred = withUnsafeCurrentTask { $0?.unownedTaskExecutor }
+        guard preferred != executor.asUnownedTaskExecutor() else { return }
+        let name = call()
+        if !untrackedCalls.contains(name) { untrackedCalls.append(name) }
+    }
+
+    /// What ended a task of the run's group.
+    private enum RunOutcome<T: Sendable>: Sendable {
+        case finished(T)
+        case driverStopped
+    }
+
+    // MARK: The driver
+
+    /// Marks a run as started.
+    private func begin(_ executor: SimulationExecutor, timeLimit: Duration) throws {
+        guard runs.current == nil else {
+            throw APIMisuseError.invalidConfiguration(
+                "MockBLEBridge.run: a run is already active on this bridge; runs do not nest")
+        }
+        runs.begin(executor)
+        driving = true
+        runDeadline = world.now.advanced(by: max(timeLimit, .zero))
+    }
+
+    /// Marks a run as ended.
+    private func end(_ executor: SimulationExecutor) {
+        runs.end(executor)
+        driving = false
+        runDeadline = nil
+        // An advance still waiting (its task was cancelled with the body) returns now.
+        for waiter in advanceWaiters { waiter.continuation.resume() }
+        advanceWaiters.removeAll()
+    }
+
+    /// Moves time on whenever every task of the scope waits, until the body ends; reports a
+    /// stall when nothing can happen.
+    private func drive(_ executor: SimulationExecutor, patience: Duration) async throws {
+        while true {
+            await executor.untilIdle()
+            if Task.isCancelled || !driving { return }
+            switch step() {
+            case .ran:
+                continue
+            case .nothingScheduled:
+                // Work may still arrive from a task outside the scope.
+                if executor.waitForOutsideWork(timeout: patience) { continue }
+                throw stall(.nothingScheduled)
+            case .timeLimit:
+                throw stall(.timeLimitReached)
+            }
+        }
+    }
+
+    /// The body ended: the driver stops at its next turn.
+    private func stopDriving(_ executor: SimulationExecutor) {
+        driving = false
+    }
+
+    /// What one turn of the driver did.
+    enum Step {
+        /// An event ran or sleepers woke.
+        case ran
+        case nothingScheduled
+        case timeLimit
+    }
+
+    /// Runs the next scheduled event, or wakes the next sleepers on ``clock`` (events due at
+    /// the same instant first); an explicit advance whose target comes first returns there.
+    func step() -> Step {
+        forgetCancelled()
+        let nextEvent = world.schedule.nextDeadline
+        let nextSleeper = clock.nextDeadline
+        let next = [nextEvent, nextSleeper].compactMap({ $0 }).min()
+        if let horizon = advanceWaiters.map(\.target).min(), next.map({ $0 > horizon }) ?? true {
+            // An explicit advance reached its target: time moves there and the call returns.
+            setTime(horizon)
+            let reached = advanceWaiters.filter { $0.target <= horizon }
+            advanceWaiters.removeAll { $0.target <= horizon }
+            for waiter in reached { waiter.continuation.resume() }
+            return .ran
+        }
+        guard let next else { return .nothingScheduled }
+        if let runDeadline, next > runDeadline { return .timeLimit }
+        if nextEvent == next {
+            _ = world.runNextEvent()
+            clock.advanceSynchronously(to: world.now)
+            applyEffects()
+        } else {
+            setTime(next)
+        }
+        return .ran
+    }
+
+    /// The error a stalled run throws, after cancelling its body.
+    private func stall(_ reason: Stall.Reason) -> Stall {
+        var waiting = pendingOperations
+        for central in world.centralOrder {
+            if let since = centralStreams[central]?.awaitedSince {
+                waiting.append(.eventWait(manager: central, since: since))
+            }
+        }
+        for peripheral in world.peripheralOrder {
+            if let since = peripheralStreams[peripheral]?.awaitedSince {
+                waiting.append(.eventWait(manager: peripheral, since: since))
+            }
+        }
+        if clock.sleeperCount > 0 { waiting.append(.sleepers(count: clock.sleeperCount)) }
+        driving = false
+        return Stall(reason: reason, at: world.now, waiting: waiting, seed: configuration.seed)
+    }
+
+    /// A ``run(timeLimit:stallPatience:_:)`` scope that could not go on.
+    public struct Stall: Error, Hashable, Sendable, CustomStringConvertible {
+        /// Why the run stopped.
+        public enum Reason: Hashable, Sendable {
+            /// Every task waited and nothing was scheduled.
+            case nothingScheduled
+            /// The scope's virtual time passed its time limit.
+            case timeLimitReached
+        }
+
+        /// Why the run stopped.
+        public var reason: Reason
+        /// The virtual time it stopped at.
+        public var at: VirtualClock.Instant
+        /// What was waiting: operations (which, on which peripheral and characteristic, since
+        /// when), event streams being read, sleepers.
+        public var waiting: [Leftover]
+        /// The bridge's seed, to reproduce the run.
+        public var seed: UInt64
+
+        public var description: String {
+            let why =
+                switch reason {
+                case .nothingScheduled: "every task waits and nothing is scheduled: what they wait for cannot happen"
+                case .timeLimitReached: "the run's virtual time limit passed before the test ended"
+                }
+            let list =
+                waiting.isEmpty ? "- nothing the bridge knows of" : waiting.map { "- \($0)" }.joined(separator: "\n")
+            return "MockBLEBridge.run stalled at \(at): \(why). Waiting:\n\(list)\n"
+                + "Seed \(seed): rerun with the same seed and steps to reproduce."
+        }
+    }
+}
+
+/// The executor of the bridge's active run scope, reachable from any thread (so a tracked
+/// task can be started, and a call checked, without hopping onto the bridge).
+final class RunRegistry: @unchecked Sendable {
+    // @unchecked Sendable: `executor` is only read and written with `lock` held.
+    private let lock = Lock()
+    private var executor: SimulationExecutor?
+
+    var current: SimulationExecutor? { lock.withLock { executor } }
+
+    func begin(_ executor: SimulationExecutor) { lock.withLock { self.executor = executor } }
+
+    func end(_ executor: SimulationExecutor) {
+        lock.withLock { if self.executor === executor { self.executor = nil } }
+    }
+}

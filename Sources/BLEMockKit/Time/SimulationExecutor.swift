@@ -1,0 +1,131 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Android)
+    import Android
+#endif
+
+/// The executor a bridge's ``MockBLEBridge/run(_:)`` scope runs the code under test on: one
+/// thread of its own, jobs first in, first out, so the scope's tasks take turns in an order
+/// that depends only on what they do.
+///
+/// Because every job of the scope passes through it, it knows when they are all waiting:
+/// its queue is empty and nothing runs. ``untilIdle()`` returns at that moment, which is when
+/// the bridge moves virtual time on by itself.
+final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
+    // @unchecked Sendable: `queue`, `running`, `idleWaiters`, `busyWaiter` and `stopped` are
+    // only read and written with `condition` held; continuations are resumed, and jobs run,
+    // after it is released. `thread` is written once before the thread starts and read after
+    // it stops.
+
+    private let condition = Condition()
+    private var queue: [UnownedJob] = []
+    private var queueHead = 0
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    private var stopped = false
+    private var thread: pthread_t?
+
+    /// Starts the executor's thread.
+    init() {
+        let box = Unmanaged.passRetained(ThreadStart(executor: self))
+        var handle = pthread_t()
+        let result = pthread_create(
+            &handle, nil,
+            { argument in
+                #if canImport(Darwin)
+                    let start = Unmanaged<ThreadStart>.fromOpaque(argument).takeRetainedValue()
+                #else
+                    let start = Unmanaged<ThreadStart>.fromOpaque(argument!).takeRetainedValue()
+                #endif
+                start.executor?.runLoop()
+                return nil
+            }, box.toOpaque())
+        precondition(result == 0, "BLEMockKit: could not start the simulation thread (\(result))")
+        thread = handle
+    }
+
+    /// Stops the thread once the jobs already queued have run, and waits for it to end.
+    func stop() {
+        condition.withLock {
+            stopped = true
+            condition.signal()
+        }
+        if let thread { pthread_join(thread, nil) }
+        thread = nil
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        condition.withLock {
+            queue.append(unowned)
+            condition.signal()
+        }
+    }
+
+    /// Returns once the executor has nothing to run: every task of the scope is suspended.
+    /// (Called from a job of this executor: the caller itself is then suspended too.)
+    func untilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            condition.withLock {
+                idleWaiters.append(continuation)
+                condition.signal()
+            }
+        }
+    }
+
+    /// Waits up to `timeout` of wall-clock time for a job to arrive from outside the scope
+    /// (a task it cannot see calling in); returns whether one did.
+    func waitForOutsideWork(timeout: Duration) -> Bool {
+        condition.withLock {
+            if queueHead < queue.count { return true }
+            condition.wait(for: timeout)
+            return queueHead < queue.count
+        }
+    }
+
+    private func runLoop() {
+        while true {
+            enum Next {
+                case job(UnownedJob)
+                case idle([CheckedContinuation<Void, Never>])
+                case stop
+            }
+            let next: Next = condition.withLock {
+                while true {
+                    if queueHead < queue.count {
+                        let job = queue[queueHead]
+                        queueHead += 1
+                        if queueHead == queue.count {
+                            queue.removeAll(keepingCapacity: true)
+                            queueHead = 0
+                        }
+                        return .job(job)
+                    }
+                    if !idleWaiters.isEmpty {
+                        defer { idleWaiters.removeAll() }
+                        return .idle(idleWaiters)
+                    }
+                    if stopped { return .stop }
+                    condition.wait()
+                }
+            }
+            switch next {
+            case .job(let job):
+                job.runSynchronously(on: asUnownedTaskExecutor())
+            case .idle(let waiters):
+                for waiter in waiters { waiter.resume() }
+            case .stop:
+                return
+            }
+        }
+    }
+
+    /// What the new thread needs: the executor, held weakly so an abandoned executor can go.
+    private final class ThreadStart {
+        weak var executor: SimulationExecutor?
+        init(executor: SimulationExecutor) { self.executor = executor }
+    }
+}

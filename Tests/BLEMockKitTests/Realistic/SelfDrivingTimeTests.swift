@@ -1,0 +1,117 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+/// An app-shaped heart-rate client: it owns a task that reacts to the central's events —
+/// connects when the sensor is discovered, subscribes, counts readings, reconnects after a
+/// disconnect — and the test waits for its readings, never advancing time itself.
+actor HeartRateClient {
+    let central: MockCentralManager
+    private(set) var readings: [UInt8] = []
+    private(set) var connections = 0
+    private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+    init(central: MockCentralManager) {
+        self.central = central
+    }
+
+    /// Reacts to events until the stream ends.
+    func run(events: AsyncStream<CentralEvent>) async throws {
+        for await event in events {
+            switch event {
+            case .stateChanged(.poweredOn):
+                try await central.scanForPeripherals(withServices: [TestPeripherals.heartRateService])
+            case .discovered(let found):
+                await central.stopScan()
+                try await central.connect(found.identifier)
+                connections += 1
+                let characteristics = try await central.discoverAll(for: found.identifier)
+                try await central.setNotifyValue(true, for: characteristics[0])
+            case .disconnected(let peripheral, _):
+                try await central.connect(peripheral.identifier)
+                connections += 1
+                let characteristics = try await central.discoverAll(for: peripheral.identifier)
+                try await central.setNotifyValue(true, for: characteristics[0])
+            case .valueUpdated(_, let value):
+                readings.append(value.last ?? 0)
+                let ready = waiters.filter { $0.count <= readings.count }
+                waiters.removeAll { $0.count <= readings.count }
+                for waiter in ready { waiter.continuation.resume() }
+            default:
+                break
+            }
+        }
+    }
+
+    /// Returns once `count` readings arrived.
+    func untilReadings(_ count: Int) async {
+        guard readings.count < count else { return }
+        await withCheckedContinuation { waiters.append((count, $0)) }
+    }
+}
+
+@Suite("Self-driving virtual time", .timeLimit(.minutes(1)))
+struct SelfDrivingTimeTests {
+    /// A sensor that starts advertising after two seconds and then notifies every second.
+    static func sensor(on bridge: MockBLEBridge, beats: Int) async throws -> MockPeripheralManager {
+        let peripheral = MockPeripheralManager(
+            configuration: .realistic(seed: bridge.configuration.seed), bridge: bridge)
+        _ = await peripheral.waitForPoweredOn()
+        let service = try await peripheral.add(TestPeripherals.heartRate)
+        bridge.task {
+            try await bridge.clock.sleep(for: .seconds(2))
+            try await peripheral.startAdvertising(
+                AdvertisementData(localName: "HRM", serviceUUIDs: [TestPeripherals.heartRateService]))
+            var beat: UInt8 = 0
+            while beat < beats {
+                try await bridge.clock.sleep(for: .seconds(1))
+                if try await peripheral.updateValue(Data([0, 60 + beat]), for: service.characteristics[0]) {
+                    beat += 1
+                }
+            }
+        }
+        return peripheral
+    }
+
+    @Test("An event-driven client connects, subscribes and gets its readings with no advance in the test")
+    func appShapedClient() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 11))
+        let readings = try await bridge.run {
+            _ = try await Self.sensor(on: bridge, beats: 5)
+            let central = MockCentralManager(configuration: .realistic(seed: 11), bridge: bridge)
+            let client = HeartRateClient(central: central)
+            let events = central.events()
+            let run = bridge.task { try await client.run(events: events) }
+            _ = await central.waitForPoweredOn()
+            try await central.scanForPeripherals(withServices: [TestPeripherals.heartRateService])
+            await client.untilReadings(5)
+            run.cancel()
+            return await client.readings
+        }
+        #expect(readings == [60, 61, 62, 63, 64])
+        let now = await bridge.now
+        #expect(now > .zero.advanced(by: .seconds(6)) && now < .zero.advanced(by: .seconds(8)), "\(now)")
+    }
+
+    @Test("Code waiting for an event that cannot come fails within two seconds with a report naming the wait")
+    func stallIsReported() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 3))
+        let started = ContinuousClock.now
+        do {
+            try await bridge.run(stallPatience: .milliseconds(200)) {
+                let central = MockCentralManager(configuration: .realistic(seed: 3), bridge: bridge)
+                _ = await central.waitForPoweredOn()
+                var events = central.events().makeAsyncIterator()
+                _ = await events.next()  // nothing will ever happen
+            }
+            Issue.record("the run should have stalled")
+        } catch let stall as MockBLEBridge.Stall {
+            #expect(stall.reason == .nothingScheduled)
+            #expect(stall.seed == 3)
+            #expect(stall.waiting.contains { if case .eventWait = $0 { return true } else { return false } })
+            #expect(stall.description.contains("Seed 3"))
+        }
+        #expect(ContinuousClock.now - started < .seconds(2))
+    }
+}
