@@ -397,7 +397,7 @@ struct ErrorPathATTTests {
         #expect(await rig.peripheral.subscribedCentrals(for: rig.local(RigUUID.readOnly)).isEmpty)
         // A valid subscription still works, and it is the first event the peripheral sees.
         try await rig.central.setNotifyValue(true, for: rig.remote(RigUUID.value))
-        let remoteCentral = RemoteCentral(identifier: rig.central.identifier, maximumUpdateValueLength: 514)
+        let remoteCentral = RemoteCentral(identifier: rig.central.identifier, maximumUpdateValueLength: 512)
         #expect(await events.next() == .subscribed(remoteCentral, rig.local(RigUUID.value)))
     }
 
@@ -657,7 +657,7 @@ struct ErrorPathPeripheralTests {
     func respondUnknownRequest() async throws {
         let rig = try await Rig.make(requestHandling: .manual)
         let request = ATTRequest(
-            id: 999, central: RemoteCentral(identifier: rig.central.identifier, maximumUpdateValueLength: 514),
+            id: 999, central: RemoteCentral(identifier: rig.central.identifier, maximumUpdateValueLength: 512),
             characteristic: rig.local(RigUUID.value), offset: 0, value: nil)
         await #expect(throws: APIMisuseError.unknownRequest(id: 999)) {
             try await rig.peripheral.respond(to: request, withResult: .success, value: Data([1]))

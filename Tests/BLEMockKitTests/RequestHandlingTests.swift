@@ -17,7 +17,7 @@ struct RequestHandlingManualReadTests {
 
         #expect(request.offset == 0)
         #expect(request.value == nil)
-        #expect(request.central == RemoteCentral(identifier: rig.central.identifier, maximumUpdateValueLength: 514))
+        #expect(request.central == RemoteCentral(identifier: rig.central.identifier, maximumUpdateValueLength: 512))
         #expect(request.characteristic == rig.local(RigUUID.value))
         // The central is still waiting: no read has completed.
         #expect(await rig.logEntries(.read).isEmpty)
@@ -324,7 +324,7 @@ struct RequestHandlingDisconnectTests {
         let rig = try await Rig.make(requestHandling: .manual)
         var events = rig.peripheral.events().makeAsyncIterator()
         try await rig.central.setNotifyValue(true, for: rig.remote(RigUUID.value))
-        let central = RemoteCentral(identifier: rig.central.identifier, maximumUpdateValueLength: 514)
+        let central = RemoteCentral(identifier: rig.central.identifier, maximumUpdateValueLength: 512)
         #expect(await events.next() == .subscribed(central, rig.local(RigUUID.value)))
         let read = Task { try await rig.central.readValue(for: rig.remote(RigUUID.value)) }
         _ = try #require(await nextReadRequest(&events))

@@ -93,7 +93,7 @@ struct SeedCompatibilityTests {
         try await central.cancelPeripheralConnection(peripheral.identifier)
 
         let events = await peripheralEvents.prefixArray(2)
-        let remoteCentral = RemoteCentral(identifier: central.identifier, maximumUpdateValueLength: 514)
+        let remoteCentral = RemoteCentral(identifier: central.identifier, maximumUpdateValueLength: 512)
         #expect(
             events == [
                 .subscribed(remoteCentral, service.characteristics[0]),

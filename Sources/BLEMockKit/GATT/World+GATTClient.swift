@@ -306,16 +306,17 @@ extension World {
         try requireCurrent(characteristic)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)
         let mtu = links.slots[slot]!.mtu
+        let limit = links.slots[slot]!.maximumValueLength
         var value = value
         func log(_ value: Data, _ error: (any Error)?, _ detail: String?) {
             record(
                 .write, central: central, peripheral: key.peripheral, attribute: characteristic.uuid,
                 handle: characteristic.handle, value: value, writeType: .withoutResponse, error: error, detail: detail)
         }
-        if value.count > mtu - 3 {
+        if value.count > limit {
             if centrals[central]!.configuration.strictLengths {
                 let error = APIMisuseError.valueTooLong(
-                    operation: "writeValue(_:for:type: .withoutResponse)", length: value.count, maximum: mtu - 3)
+                    operation: "writeValue(_:for:type: .withoutResponse)", length: value.count, maximum: limit)
                 log(value, error, nil)
                 throw error
             }
@@ -323,8 +324,9 @@ extension World {
                 .truncated, central: central, peripheral: key.peripheral, attribute: characteristic.uuid,
                 handle: characteristic.handle, writeType: .withoutResponse,
                 detail:
-                    "write without response of \(value.count) bytes cut to \(mtu - 3) (ATT_MTU \(mtu) - 3)")
-            value = value.prefix(mtu - 3)
+                    "write without response of \(value.count) bytes cut to \(limit) "
+                    + (limit == mtu - 3 ? "(ATT_MTU \(mtu) - 3)" : "(the longest attribute value)"))
+            value = value.prefix(limit)
         }
         if let error = injection(
             .write, central: central, peripheral: key.peripheral, characteristic: characteristic.uuid)?.error
@@ -369,7 +371,7 @@ extension World {
 
     mutating func maximumWriteValueLength(central: UUID, peripheral: UUID, type: WriteType) throws -> Int {
         let slot = try requireLink(central: central, peripheral: peripheral, "maximumWriteValueLength")
-        return type == .withResponse ? GATTDatabase.maximumValueLength : links.slots[slot]!.mtu - 3
+        return type == .withResponse ? GATTDatabase.maximumValueLength : links.slots[slot]!.maximumValueLength
     }
 
     func canSendWriteWithoutResponse(central: UUID, peripheral: UUID) -> Bool {

@@ -118,7 +118,8 @@ extension World {
             links[key]!.subscriptions[characteristic.handle] != nil && (centrals?.contains(key.central) ?? true)
         }
         let configuration = peripherals[peripheral]!.configuration
-        if configuration.strictLengths, let shortest = targets.map({ links[$0]!.mtu - 3 }).min(), value.count > shortest
+        if configuration.strictLengths, let shortest = targets.map({ links[$0]!.maximumValueLength }).min(),
+            value.count > shortest
         {
             throw APIMisuseError.valueTooLong(operation: "updateValue", length: value.count, maximum: shortest)
         }
@@ -139,7 +140,7 @@ extension World {
         }
         let remote = remoteCharacteristic(record, of: peripheral)
         for key in targets {
-            let limit = links[key]!.mtu - 3
+            let limit = links[key]!.maximumValueLength
             let kind = links[key]!.subscriptions[characteristic.handle]!
             if value.count > limit {
                 self.record(
@@ -166,12 +167,12 @@ extension World {
         links(ofPeripheral: peripheral).compactMap { key in
             let link = links[key]!
             guard link.subscriptions[characteristic.handle] != nil else { return nil }
-            return RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.mtu - 3)
+            return RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.maximumValueLength)
         }
     }
 
     func maximumUpdateValueLength(peripheral: UUID, central: UUID) -> Int? {
-        links[LinkKey(central: central, peripheral: peripheral)].map { $0.mtu - 3 }
+        links[LinkKey(central: central, peripheral: peripheral)].map(\.maximumValueLength)
     }
 
     /// The central's view of a published characteristic.

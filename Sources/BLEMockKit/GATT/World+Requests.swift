@@ -150,7 +150,7 @@ extension World {
         guard let record = peripherals[key.peripheral]!.database.characteristic(at: characteristic.handle) else {
             throw CoreBluetoothError(.invalidHandle)
         }
-        let remoteCentral = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.mtu - 3)
+        let remoteCentral = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.maximumValueLength)
         if enabled {
             let kind = try peripherals[key.peripheral]!.database.planSubscribe(
                 handle: characteristic.handle, security: link.security)
@@ -249,7 +249,9 @@ extension World {
         defer { nextRequestID += 1 }
         let mtu = links[key]?.mtu ?? 23
         return ATTRequest(
-            id: nextRequestID, central: RemoteCentral(identifier: key.central, maximumUpdateValueLength: mtu - 3),
+            id: nextRequestID,
+            central: RemoteCentral(
+                identifier: key.central, maximumUpdateValueLength: Link.maximumValueLength(mtu: mtu)),
             characteristic: characteristic, offset: offset, value: value)
     }
 

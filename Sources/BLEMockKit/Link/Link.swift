@@ -41,6 +41,15 @@ struct Link: Sendable {
     /// Whether the write-without-response queue was full since it last had room.
     var commandQueueWasFull = false
 
+    /// The most of an attribute value one PDU carries here: ATT_MTU − 3, but never more than
+    /// an attribute value can be (512 bytes). What `maximumWriteValueLength(.withoutResponse)`
+    /// and `maximumUpdateValueLength` report, and where writes without response and updates
+    /// are cut.
+    var maximumValueLength: Int { Self.maximumValueLength(mtu: mtu) }
+
+    /// ``maximumValueLength`` at an ATT_MTU.
+    static func maximumValueLength(mtu: Int) -> Int { min(mtu - 3, GATTDatabase.maximumValueLength) }
+
     init(key: LinkKey, generation: Int, mtu: Int, random: SeededGenerator) {
         self.key = key
         self.generation = generation

@@ -78,7 +78,10 @@ extension World {
         links.slots[slot]!.eventScheduled = false
         guard isHeard(key.peripheral) else {
             // The central keeps its connection events; nothing is heard, so nothing crosses.
-            return scheduleConnectionEvent(slot: slot)
+            // (With a zero interval they would all fall at this instant: they resume when the
+            // peripheral is heard again.)
+            if timing.connectionInterval > .zero { scheduleConnectionEvent(slot: slot) }
+            return
         }
         links.slots[slot]!.lastEvent = now
         links.slots[slot]!.sentToCentralInLastEvent = 0

@@ -86,8 +86,15 @@ extension World {
     }
 
     /// The attempt's latency passed: it fails (injected or drawn failure) or the link is up.
+    /// A peripheral that stopped being connectable meanwhile (powered off, out of range, no
+    /// longer advertising as connectable) was never heard: the attempt stays pending until it
+    /// is connectable again.
     mutating func finishAttempt(_ key: LinkKey) {
         guard let attempt = attempts[key] else { return }
+        guard canConnectNow(key.peripheral) else {
+            attempts[key]!.establishesAt = nil
+            return
+        }
         if let failure = attempt.injected {
             guard let error = failure.error else {
                 attempts[key]!.neverCompletes = true  // never answers: stays pending
@@ -197,7 +204,7 @@ extension World {
         guard let link = links.removeValue(forKey: key) else { return }
         record(.disconnected, central: key.central, peripheral: key.peripheral, error: reason)
         if let peripheral = peripherals[key.peripheral] {
-            let central = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.mtu - 3)
+            let central = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.maximumValueLength)
             for handle in link.subscriptions.keys.sorted() {
                 guard let characteristic = peripheral.database.characteristic(at: handle) else { continue }
                 record(

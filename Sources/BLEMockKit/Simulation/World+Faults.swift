@@ -58,6 +58,7 @@ extension World {
             }
         } else {
             schedule.removeAll { $0 == .supervisionTimeout(peripheral) }
+            for key in links(ofPeripheral: peripheral) { scheduleConnectionEvent(key) }
             for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }
             connectPendingAttempts(to: peripheral)
         }

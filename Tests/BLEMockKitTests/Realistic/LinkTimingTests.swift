@@ -95,3 +95,24 @@ struct LinkTimingTests {
         #expect(times == [0, 250, 500, 750, 1000].map { Realistic.at(.milliseconds($0)) })
     }
 }
+
+@Suite("Realistic: a zero connection interval", .timeLimit(.minutes(1)))
+struct ZeroIntervalTests {
+    @Test("With a zero connection interval, a peripheral out of range with packets queued still times out")
+    func outOfRangeWithZeroIntervalTimesOut() async throws {
+        let timing = LinkTiming(connectionInterval: .zero)
+        let bridge = MockBLEBridge(configuration: .init(seed: 1, timing: timing))
+        let (peripheral, _) = try await Realistic.advertisingPeripheral(on: bridge)
+        let (central, characteristics) = try await Realistic.connectedCentral(to: peripheral, on: bridge)
+        let value = try #require(characteristics.first { $0.uuid == RigUUID.value })
+        await peripheral.simulateProximityChange(.outOfRange)
+        let start = await bridge.now
+        try await central.writeValue(Data([1]), for: value, type: .withoutResponse)
+        #expect(await bridge.run(maximumEvents: 100))
+        #expect(await bridge.now == start.advanced(by: timing.supervisionTimeout))
+        #expect(await !central.isConnected(peripheral.identifier))
+        #expect(
+            await bridge.log.last { $0.kind == .disconnected }?.error
+                == .coreBluetooth(CoreBluetoothError(.connectionTimeout)))
+    }
+}

@@ -197,7 +197,7 @@ struct StateTransitionTests {
         #expect(
             await peripheralEvents.next()
                 == .unsubscribed(
-                    RemoteCentral(identifier: central.identifier, maximumUpdateValueLength: 514), local))
+                    RemoteCentral(identifier: central.identifier, maximumUpdateValueLength: 512), local))
         #expect(await peripheral.subscribedCentrals(for: local).isEmpty)
         #expect(await !central.isScanning)
         #expect(await !central.isConnected(peripheral.identifier))

@@ -97,7 +97,7 @@ struct WorldLink {
 
     /// The central as the peripheral sees it, on a link of ATT_MTU `mtu`.
     func remoteCentral(mtu: Int) -> RemoteCentral {
-        RemoteCentral(identifier: central, maximumUpdateValueLength: mtu - 3)
+        RemoteCentral(identifier: central, maximumUpdateValueLength: min(mtu - 3, 512))
     }
 
     // MARK: Requests
