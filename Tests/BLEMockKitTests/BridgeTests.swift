@@ -82,8 +82,8 @@ struct BridgeTests {
                 == true)
         #expect(
             items.contains {
-                guard case .unreadEvents(central.identifier, 1, let first) = $0 else { return false }
-                return first.hasPrefix("discovered(")
+                guard case .unreadEvents(central.identifier, 2, let first) = $0 else { return false }
+                return first.hasPrefix("stateChanged(")
             })
         #expect(!report.isClean)
         await #expect(throws: CoreBluetoothError(.operationCancelled)) { try await attempt.value }

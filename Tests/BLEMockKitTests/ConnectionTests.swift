@@ -82,10 +82,11 @@ struct ConnectionTests {
         }
         #expect(await bridge.now == VirtualClock.Instant(offset: .seconds(5)))
         #expect(await !central.isConnected(peripheral.identifier))
-        let received = await events.prefixArray(2)
+        // The link never came up: a failed connection, not a disconnection.
+        let received = await events.prefixArray(3)
         #expect(
             received.last
-                == .disconnected(
+                == .failedToConnect(
                     RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"),
                     CoreBluetoothError(.connectionTimeout)))
         // The cancelled attempt does not connect later.

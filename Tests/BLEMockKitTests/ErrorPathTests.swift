@@ -248,12 +248,12 @@ extension ErrorPathConnectionTests {
         #expect(await bridge.now == start.advanced(by: .seconds(2)))
         #expect(await !central.isConnected(peripheral.identifier))
         let event = await nextCentralEvent(&events) {
-            if case .disconnected = $0 { return true }
+            if case .failedToConnect = $0 { return true }
             return false
         }
         #expect(
             event
-                == .disconnected(
+                == .failedToConnect(
                     RemotePeripheral(identifier: peripheral.identifier, name: nil),
                     CoreBluetoothError(.connectionTimeout)))
         let failure = await bridge.log.last { $0.kind == .connectionFailed }
@@ -507,6 +507,7 @@ struct ErrorPathPeripheralTests {
         let central = MockCentralManager(bridge: bridge)
         var events = central.events().makeAsyncIterator()
         try await central.scanForPeripherals(withServices: ["180D"])
+        #expect(await events.next() == .stateChanged(.poweredOn))
         guard case .discovered(let found) = await events.next() else {
             Issue.record("expected a discovery")
             return

@@ -40,7 +40,7 @@ struct ScanningTests {
         let events = central.events()
         try await central.scanForPeripherals(withServices: nil)
         #expect(await central.isScanning)
-        let found = await events.prefixArray(3).compactMap { event -> DiscoveredPeripheral? in
+        let found = await events.prefixArray(4).compactMap { event -> DiscoveredPeripheral? in
             if case .discovered(let discovery) = event { return discovery }
             return nil
         }
@@ -84,7 +84,9 @@ struct ScanningTests {
         try await central.scanForPeripherals(withServices: nil)
         let peripheral = MockPeripheralManager(bridge: bridge)
         try await peripheral.startAdvertising(AdvertisementData(localName: "Late"))
-        guard case .discovered(let discovery) = await events.prefixArray(1).first else {
+        let first = await events.prefixArray(2)
+        #expect(first.first == .stateChanged(.poweredOn))
+        guard case .discovered(let discovery) = first.last else {
             Issue.record("no discovery")
             return
         }

@@ -14,6 +14,7 @@ extension MockBLEBridge {
             for effect in spareEffects { perform(effect) }
             spareEffects.removeAll(keepingCapacity: true)
         }
+        checkConditions()
     }
 
     private func perform(_ effect: Effect) {
@@ -62,6 +63,19 @@ extension MockBLEBridge {
     }
 
     // MARK: Joining
+
+    /// Puts the managers created since the last call on the air, in the order they were
+    /// created (each joins at the current virtual time, before anything else runs).
+    func admitArrivals() {
+        for arrival in arrivals.take() {
+            switch arrival {
+            case .central(let identifier, let events, let configuration):
+                join(central: identifier, events: events, configuration: configuration)
+            case .peripheral(let identifier, let events, let configuration):
+                join(peripheral: identifier, events: events, configuration: configuration)
+            }
+        }
+    }
 
     /// Puts a central manager on the air (once), or lets a relaunched app's manager take over
     /// what its terminated predecessor left.

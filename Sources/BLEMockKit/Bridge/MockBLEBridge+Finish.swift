@@ -38,6 +38,7 @@ extension MockBLEBridge {
     /// #expect(await bridge.finish() == .clean)
     /// ```
     public func finish() -> FinishReport {
+        admitArrivals()
         forgetCancelled()
         var leftovers = pendingOperations
         for operation in world.pending.values.sorted(by: { $0.id < $1.id }) {

@@ -11,6 +11,7 @@ extension MockBLEBridge {
 
     /// Applies a fault now.
     public func simulate(_ fault: Fault) {
+        admitArrivals()
         mutate { $0.apply(fault) }
     }
 

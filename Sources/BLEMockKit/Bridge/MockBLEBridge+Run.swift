@@ -188,6 +188,7 @@ extension MockBLEBridge {
     /// Runs the next scheduled event, or wakes the next sleepers on ``clock`` (events due at
     /// the same instant first); an explicit advance whose target comes first returns there.
     func step() -> Step {
+        admitArrivals()
         forgetCancelled()
         let nextEvent = world.schedule.nextDeadline
         let nextSleeper = clock.nextDeadline

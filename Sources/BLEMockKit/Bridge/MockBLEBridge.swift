@@ -84,12 +84,17 @@ public actor MockBLEBridge {
     var spareEffects: [Effect] = []
     /// Wall-clock time demo pacing still owes (always zero without ``Configuration/realTimePacing``).
     var pendingPacing: Duration = .zero
+    /// Managers created and not yet on the air.
+    nonisolated let arrivals = ArrivalQueue()
     /// The active ``run(timeLimit:stallPatience:_:)`` scope's executor, if any.
     nonisolated let runs = RunRegistry()
     /// Whether the active run's driver moves time on.
     var driving = false
     /// The virtual time the active run may not pass.
     var runDeadline: VirtualClock.Instant?
+    /// The conditions of ``waitUntil(_:)`` calls still waiting, and their continuations.
+    var pendingConditions: [(token: Int, condition: @Sendable (isolated MockBLEBridge) -> Bool)] = []
+    nonisolated let conditions = ConditionWaiters()
     /// Calls made during a run from tasks the run cannot see, once each.
     var untrackedCalls: [String] = []
     /// Explicit advances inside a run, waiting for the driver to reach their targets.
@@ -137,6 +142,7 @@ public actor MockBLEBridge {
     /// answer, a peripheral becoming connectable). Cancelling the caller's task ends the wait
     /// with `CancellationError` and withdraws the operation from the air where it can be.
     func perform(_ request: World.Request) async throws -> Reply {
+        admitArrivals()
         forgetCancelled()
         let began = world.now
         let id = world.makeOperationID()
@@ -223,6 +229,7 @@ public actor MockBLEBridge {
     /// reaches `instant`. Outside a scope the events and sleepers due run here, in order; a
     /// task a sleeper wakes runs after this call returns, at `instant`.
     public func advance(to instant: VirtualClock.Instant) async {
+        admitArrivals()
         forgetCancelled()
         guard instant > world.now else { return }
         let started = world.now
@@ -246,6 +253,7 @@ public actor MockBLEBridge {
     /// advertising never ends while someone scans). Returns whether the schedule emptied.
     @discardableResult
     public func run(maximumEvents: Int = 10_000) async -> Bool {
+        admitArrivals()
         forgetCancelled()
         var count = 0
         while count < maximumEvents, world.runNextEvent() {
@@ -269,6 +277,7 @@ public actor MockBLEBridge {
     func setTime(_ instant: VirtualClock.Instant) {
         world.moveTime(to: instant)
         clock.advanceSynchronously(to: world.now)
+        checkConditions()
     }
 
     /// Demo pacing: owes the wall-clock equivalent of the virtual time since `start`

@@ -122,6 +122,7 @@ public actor MockCentralManager: CentralManaging {
         self.identifier =
             configuration.identifier
             ?? bridge.makeIdentifier(role: "central", restoreIdentifier: configuration.restoreIdentifier)
+        bridge.arrivals.add(.central(identifier, broadcaster, configuration))
     }
 
     deinit {
@@ -181,6 +182,7 @@ public actor MockCentralManager: CentralManaging {
         _ call: String = #function, _ body: (isolated MockBLEBridge) throws -> T
     ) rethrows -> T {
         try bridge.assumeIsolated { bridge in
+            bridge.admitArrivals()
             bridge.join(central: identifier, events: broadcaster, configuration: configuration)
             if bridge.driving { bridge.checkTracked("MockCentralManager.\(call)") }
             return try body(bridge)

@@ -140,6 +140,7 @@ public actor MockPeripheralManager: PeripheralManaging {
         self.identifier =
             configuration.identifier
             ?? bridge.makeIdentifier(role: "peripheral", restoreIdentifier: configuration.restoreIdentifier)
+        bridge.arrivals.add(.peripheral(identifier, broadcaster, configuration))
     }
 
     deinit {
@@ -192,6 +193,7 @@ public actor MockPeripheralManager: PeripheralManaging {
         _ call: String = #function, _ body: (isolated MockBLEBridge) throws -> T
     ) rethrows -> T {
         try bridge.assumeIsolated { bridge in
+            bridge.admitArrivals()
             bridge.join(peripheral: identifier, events: broadcaster, configuration: configuration)
             if bridge.driving { bridge.checkTracked("MockPeripheralManager.\(call)") }
             return try body(bridge)

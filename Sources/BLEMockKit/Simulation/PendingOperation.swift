@@ -63,6 +63,8 @@ struct PendingOperation: Sendable {
     var injected: ErrorInjection.Failure?
     /// Whether the link already paired on behalf of this operation (it pairs at most once).
     var pairingTried = false
+    /// When the operation gives up by itself (a connect call's timeout).
+    var deadline: VirtualClock.Instant?
 
     /// The link it runs on, if any.
     var link: LinkKey? {

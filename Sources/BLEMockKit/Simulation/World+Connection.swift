@@ -38,16 +38,17 @@ extension World {
             }
             let probability = centrals[central]!.configuration.connection.failureProbability
             let failsByChance = probability > 0 && centrals[central]!.random.bool(probability: probability)
-            var attempt = ConnectionAttempt(
+            attempts[key] = ConnectionAttempt(
                 injected: injection(.connect, central: central, peripheral: peripheral), failsByChance: failsByChance)
-            if let timeout {
-                attempt.timeoutAt = now.advanced(by: max(timeout, .zero))
-                schedule.schedule(.connectionTimeout(key), at: attempt.timeoutAt!)
-            }
-            attempts[key] = attempt
         }
-        pending[id] = PendingOperation(
+        var operation = PendingOperation(
             id: id, owner: .central(central), kind: .connect(key), since: now, stage: .waiting)
+        if let timeout {
+            // Each call's own timeout: a second connect to a pending peripheral gives up on its own.
+            operation.deadline = now.advanced(by: max(timeout, .zero))
+            schedule.schedule(.connectionTimeout(id), at: operation.deadline!)
+        }
+        pending[id] = operation
         if isNewAttempt, canConnectNow(peripheral) { beginEstablishing(key) }
     }
 
@@ -59,10 +60,10 @@ extension World {
         return error
     }
 
-    /// Forgets an attempt and its scheduled events.
+    /// Forgets an attempt and its scheduled establishment.
     mutating func dropAttempt(_ key: LinkKey) {
         guard attempts.removeValue(forKey: key) != nil else { return }
-        schedule.removeAll { $0 == .connectionTimeout(key) || $0 == .linkEstablished(key) }
+        schedule.removeAll { $0 == .linkEstablished(key) }
     }
 
     func canConnectNow(_ peripheral: UUID) -> Bool {
@@ -170,14 +171,21 @@ extension World {
         for key in keys.sorted(by: { $0.central.precedes($1.central) }) { beginEstablishing(key) }
     }
 
-    /// A pending attempt's timeout passed: cancel it and report the timeout.
-    mutating func connectionTimedOut(_ key: LinkKey) {
-        guard links[key] == nil, attempts[key] != nil else { return }
-        dropAttempt(key)
+    /// A connect call's timeout passed: the call fails with `connectionTimeout`; when no other
+    /// call waits for the attempt, the attempt is cancelled and reported as a failed connection
+    /// (the link never came up, so it is not a disconnection).
+    mutating func connectionTimedOut(_ id: OperationID) {
+        guard case .connect(let key) = pending[id]?.kind else { return }
         let error = CoreBluetoothError(.connectionTimeout)
+        complete(id, .failure(error))
+        let others = pending.values.contains {
+            if case .connect(key) = $0.kind { return true }
+            return false
+        }
+        guard !others, links[key] == nil, attempts[key] != nil else { return }
+        dropAttempt(key)
         record(.connectionFailed, central: key.central, peripheral: key.peripheral, error: error)
-        deliver(.disconnected(remotePeripheral(key.peripheral), error), to: key.central)
-        failConnecting(key, error)
+        deliver(.failedToConnect(remotePeripheral(key.peripheral), error), to: key.central)
     }
 
     /// Cancels a pending attempt or disconnects; a no-op when neither.
@@ -201,7 +209,15 @@ extension World {
     /// central's discovered attributes of the peripheral become invalid, and the central gets
     /// a disconnect event with `reason`.
     mutating func tearDown(_ key: LinkKey, reason: CoreBluetoothError?, pendingError: CoreBluetoothError) {
-        guard let link = links.removeValue(forKey: key) else { return }
+        guard let slot = links.slot(of: key), let link = links.removeValue(forKey: key) else { return }
+        // Its connection events and pairing end with it (time does not run on to them).
+        schedule.removeAll {
+            switch $0 {
+            case .connectionEvent(slot, link.generation): true
+            case .pairingDone(key, link.generation, _): true
+            default: false
+            }
+        }
         record(.disconnected, central: key.central, peripheral: key.peripheral, error: reason)
         if let peripheral = peripherals[key.peripheral] {
             let central = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.maximumValueLength)

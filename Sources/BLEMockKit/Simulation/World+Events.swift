@@ -11,8 +11,8 @@ extension World {
     enum ScheduledEvent: Sendable, Equatable {
         /// A peripheral sends an advertisement (repeating at its interval while anyone scans).
         case advertise(peripheral: UUID)
-        /// A pending connection gives up.
-        case connectionTimeout(LinkKey)
+        /// A connect call gives up.
+        case connectionTimeout(OperationID)
         /// A connection attempt's latency has passed.
         case linkEstablished(LinkKey)
         /// A manager's state moves on by itself (realistic state transitions).
@@ -72,7 +72,7 @@ extension World {
     private mutating func handle(_ event: ScheduledEvent) {
         switch event {
         case .advertise(let peripheral): advertisementDue(from: peripheral)
-        case .connectionTimeout(let key): connectionTimedOut(key)
+        case .connectionTimeout(let id): connectionTimedOut(id)
         case .linkEstablished(let key): finishAttempt(key)
         case .stateStep(let manager, let state): setState(manager, to: state, automatic: true)
         case .connectionEvent(let slot, let generation): connectionEvent(slot: slot, generation: generation)

@@ -27,6 +27,8 @@ extension World {
                 centrals[central]!.scan?.reported.remove(peripheral)
                 deliverAdvertisement(from: peripheral, to: central)
             }
+            // A pending attempt goes on once the advertisement says connectable.
+            connectPendingAttempts(to: peripheral)
         case .nameChange(let peripheral, let name):
             guard peripherals[peripheral] != nil else { return }
             peripherals[peripheral]!.configuration.name = name

@@ -21,6 +21,9 @@ extension World {
             identifier: identifier, configuration: configuration, state: state, random: stream)
         centralOrder.append(identifier)
         record(.stateChanged, central: identifier, detail: state.description)
+        // CoreBluetooth reports the state once a new manager knows it; a transitioning one
+        // reports each step as it comes.
+        if stateSettles[.central(identifier)] == nil { deliver(CentralEvent.stateChanged(state), to: identifier) }
         for injection in configuration.errorInjection { injections.add(injection, owner: identifier) }
     }
 
@@ -36,6 +39,9 @@ extension World {
             identifier: identifier, configuration: configuration, state: state, random: stream)
         peripheralOrder.append(identifier)
         record(.stateChanged, peripheral: identifier, detail: state.description)
+        if stateSettles[.peripheral(identifier)] == nil {
+            deliver(PeripheralEvent.stateChanged(state), to: identifier)
+        }
         for injection in configuration.errorInjection { injections.add(injection, owner: identifier) }
     }
 
@@ -64,8 +70,7 @@ extension World {
     /// Starts `waitForPoweredOn`: it ends with the manager's state once its automatic state
     /// steps are done (at once when there are none).
     mutating func startSettling(_ manager: Manager, id: OperationID) {
-        guard let settles = stateSettles[manager], settles > now else {
-            stateSettles[manager] = nil
+        guard stateSettles[manager] != nil else {
             effects.append(.complete(id, .success(.state(state(of: manager)))))
             return
         }

@@ -51,6 +51,7 @@ extension World {
             return
         }
         if case .gatt(let key) = operation.kind { releaseBearer(of: id, on: key) }
+        if operation.deadline != nil { schedule.removeAll { $0 == .connectionTimeout(id) } }
         if !operation.isCancelled { effects.append(.complete(id, result)) }
     }
 
@@ -82,7 +83,8 @@ extension World {
             guard case .connect(let key) = pending.entries[position]!.kind, let attempt = attempts[key] else {
                 return false
             }
-            return (attempt.establishesAt == nil || attempt.neverCompletes) && attempt.timeoutAt == nil
+            return (attempt.establishesAt == nil || attempt.neverCompletes)
+                && pending.entries[position]!.deadline == nil
         }
     }
 
@@ -122,6 +124,7 @@ extension World {
             pending[id] = nil
         case .connect(let key):
             pending[id] = nil
+            schedule.removeAll { $0 == .connectionTimeout(id) }
             let others = pending.values.contains {
                 if case .connect(key) = $0.kind { return true }
                 return false

@@ -134,8 +134,6 @@ extension World {
         var failsByChance: Bool
         /// When the link will be up, once the peripheral is connectable.
         var establishesAt: VirtualClock.Instant?
-        /// When the attempt gives up, if it has a timeout.
-        var timeoutAt: VirtualClock.Instant?
         /// An injection made it never complete: it waits for its timeout or a cancel.
         var neverCompletes = false
     }

@@ -29,6 +29,7 @@ struct EventStreamLifetimeTests {
         do {
             var iterator = kept!.makeAsyncIterator()
             try await central.scanForPeripherals(withServices: nil)
+            #expect(await iterator.next() == .stateChanged(.poweredOn))
             guard case .discovered(let found) = await iterator.next() else {
                 Issue.record("expected a discovery")
                 return

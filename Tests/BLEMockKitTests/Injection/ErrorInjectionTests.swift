@@ -68,7 +68,7 @@ struct ErrorInjectionTests {
             }
         }
         #expect(await !central.isConnected(peripheral.identifier))
-        let failures = await events.prefixArray(4).filter {
+        let failures = await events.prefixArray(5).filter {
             if case .failedToConnect(_, let error) = $0 { return error == CoreBluetoothError(.connectionFailed) }
             return false
         }

@@ -88,7 +88,7 @@ struct FaultTests {
         try await central.scanForPeripherals(withServices: nil)
         await peripheral.simulateAdvertisementChange(
             AdvertisementData(localName: "HRM-2", serviceUUIDs: ["180D"], txPowerLevel: 4))
-        let names = await events.prefixArray(2).compactMap { event -> String? in
+        let names = await events.prefixArray(3).compactMap { event -> String? in
             if case .discovered(let discovery) = event { return discovery.advertisementData.localName }
             return nil
         }

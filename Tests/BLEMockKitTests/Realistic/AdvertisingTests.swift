@@ -87,7 +87,7 @@ struct AdvertisingTests {
         let events = central.events()
         try await central.scanForPeripherals(withServices: nil, options: Self.duplicates)
         await bridge.advance(by: .seconds(2))
-        let found = await events.prefixArray(20).discoveries
+        let found = await events.prefixArray(21).discoveries
         #expect(found.count == 20)
         return found.map(\.rssi)
     }

@@ -115,3 +115,65 @@ struct SelfDrivingTimeTests {
         #expect(ContinuousClock.now - started < .seconds(2))
     }
 }
+
+@Suite("Connections and state that need no driving", .timeLimit(.minutes(1)))
+struct UndrivenLifecycleTests {
+    @Test("A realistic manager watched only through its events powers on by itself, reporting each step")
+    func realisticManagerPowersOnWhileWatched() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 4))
+        let states = try await bridge.run {
+            let central = MockCentralManager(configuration: .realistic(seed: 4), bridge: bridge)
+            return await central.events().prefixArray(2)
+        }
+        #expect(states == [.stateChanged(.resetting), .stateChanged(.poweredOn)])
+        #expect(await bridge.now == VirtualClock.Instant(offset: .milliseconds(100)))
+    }
+
+    @Test("A fast manager reports its state once, before anything else, to a stream opened at creation")
+    func fastManagerReportsItsStateOnce() async throws {
+        let bridge = MockBLEBridge()
+        let central = MockCentralManager(bridge: bridge)
+        let events = central.events()
+        try await central.scanForPeripherals(withServices: nil)
+        await central.simulateStateChange(.poweredOff)
+        _ = await bridge.finish()
+        #expect(await Realistic.drain(events) == [.stateChanged(.poweredOn), .stateChanged(.poweredOff)])
+    }
+
+    @Test("A second connect to a pending peripheral gives up at its own timeout; the first still completes")
+    func eachConnectHasItsOwnTimeout() async throws {
+        let bridge = MockBLEBridge()
+        let peripheral = MockPeripheralManager(bridge: bridge)
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Late"))
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        await peripheral.stopAdvertising()
+        let first = Task { try await central.connect(peripheral.identifier) }
+        await bridge.waitUntil { $0.pendingOperations.count == 1 }
+        await #expect(throws: CoreBluetoothError(.connectionTimeout)) {
+            try await central.connect(peripheral.identifier, options: ConnectOptions(timeout: .seconds(1)))
+        }
+        #expect(await bridge.now == VirtualClock.Instant(offset: .seconds(1)))
+        #expect(await bridge.pendingOperations.count == 1)  // the first call still waits
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Back"))
+        try await first.value
+        #expect(await central.isConnected(peripheral.identifier))
+    }
+
+    @Test("A pending connect completes when the advertisement changes from non-connectable to connectable")
+    func connectableAdvertisementCompletesAPendingConnect() async throws {
+        let bridge = MockBLEBridge()
+        let peripheral = MockPeripheralManager(bridge: bridge)
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Scan me"))
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        await peripheral.stopAdvertising()
+        let attempt = Task { try await central.connect(peripheral.identifier) }
+        await bridge.waitUntil { $0.pendingOperations.count == 1 }
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Beacon", isConnectable: false))
+        #expect(await !central.isConnected(peripheral.identifier))
+        await peripheral.simulateAdvertisementChange(AdvertisementData(localName: "Beacon", isConnectable: true))
+        try await attempt.value
+        #expect(await central.isConnected(peripheral.identifier))
+    }
+}

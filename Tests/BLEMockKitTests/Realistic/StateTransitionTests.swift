@@ -136,7 +136,8 @@ struct StateTransitionTests {
         // The test hook still changes it.
         await central.simulateStateChange(.poweredOn)
         #expect(await central.state == .poweredOn)
-        #expect(await events.prefixArray(1) == [.stateChanged(.poweredOn)])
+        // The state it started in, once, then the change.
+        #expect(await events.prefixArray(2) == [.stateChanged(.unauthorized), .stateChanged(.poweredOn)])
     }
 
     @Test("A central stuck unsupported is unsupported at once and waitForPoweredOn returns it")

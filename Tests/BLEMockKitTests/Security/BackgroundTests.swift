@@ -15,6 +15,7 @@ struct BackgroundTests {
         advance: Duration = .zero, central: MockCentralManager? = nil
     ) async throws -> [DiscoveredPeripheral] {
         let central = central ?? MockCentralManager(bridge: bridge)
+        _ = await central.state  // on the air before the stream opens: no initial state event in it
         let before = await bridge.log.filter { $0.kind == .discovered && $0.central == central.identifier }.count
         let events = central.events()
         try await central.scanForPeripherals(withServices: services, options: options)

@@ -56,6 +56,11 @@ struct WorldHarness {
     mutating func addCentral(_ configuration: MockCentralManager.Configuration = .init()) -> UUID {
         let identifier = makeIdentifier(role: 0xCE)
         mutate { $0.addCentral(identifier, configuration: configuration) }
+        // A manager that starts settled reports its state once (`WorldStateTests` checks it);
+        // the harness keeps the events after it.
+        if centralEvents[identifier]?.first == .stateChanged(world.state(of: .central(identifier))) {
+            centralEvents[identifier]!.removeFirst()
+        }
         return identifier
     }
 
@@ -65,6 +70,9 @@ struct WorldHarness {
         let identifier = makeIdentifier(role: 0x9E)
         if case .handler(let handler) = configuration.requestHandling { handlers[identifier] = handler }
         mutate { $0.addPeripheral(identifier, configuration: configuration) }
+        if peripheralEvents[identifier]?.first == .stateChanged(world.state(of: .peripheral(identifier))) {
+            peripheralEvents[identifier]!.removeFirst()
+        }
         return identifier
     }
 
