@@ -79,24 +79,26 @@ extension MockBLEBridge {
         _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         try await Self.$current.withValue(self) {
-            try await withTaskExecutorPreference(executor) {
-                try await withThrowingTaskGroup(of: RunOutcome<T>.self) { group in
-                    group.addTask { .finished(try await body()) }
-                    group.addTask {
-                        try await self.drive(executor, patience: stallPatience)
-                        return .driverStopped
-                    }
-                    var result: T?
-                    while let outcome = try await group.next() {
-                        switch outcome {
-                        case .finished(let value):
-                            result = value
-                            await self.stopDriving(executor)
-                        case .driverStopped:
-                            break
+            try await HelperTask.$preferredExecutor.withValue(executor) {
+                try await withTaskExecutorPreference(executor) {
+                    try await withThrowingTaskGroup(of: RunOutcome<T>.self) { group in
+                        group.addTask { .finished(try await body()) }
+                        group.addTask {
+                            try await self.drive(executor, patience: stallPatience)
+                            return .driverStopped
                         }
+                        var result: T?
+                        while let outcome = try await group.next() {
+                            switch outcome {
+                            case .finished(let value):
+                                result = value
+                                await self.stopDriving(executor)
+                            case .driverStopped:
+                                break
+                            }
+                        }
+                        return result!
                     }
-                    return result!
                 }
             }
         }
@@ -111,7 +113,11 @@ extension MockBLEBridge {
         _ operation: @escaping @Sendable () async throws -> T
     ) -> Task<T, any Error> {
         guard let executor = runs.current else { return Task { try await operation() } }
-        return Task(executorPreference: executor) { try await Self.$current.withValue(self) { try await operation() } }
+        return Task(executorPreference: executor) {
+            try await Self.$current.withValue(self) {
+                try await HelperTask.$preferredExecutor.withValue(executor) { try await operation() }
+            }
+        }
     }
 
     /// Notes a call made during a run from a task the run cannot see.

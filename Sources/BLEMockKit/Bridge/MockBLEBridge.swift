@@ -142,6 +142,8 @@ public actor MockBLEBridge {
     /// answer, a peripheral becoming connectable). Cancelling the caller's task ends the wait
     /// with `CancellationError` and withdraws the operation from the air where it can be.
     func perform(_ request: World.Request) async throws -> Reply {
+        // A cancelled caller starts nothing on the air.
+        try Task.checkCancellation()
         admitArrivals()
         forgetCancelled()
         let began = world.now
@@ -184,7 +186,7 @@ public actor MockBLEBridge {
             }
         } onCancel: {
             if waiters.cancel(id) {
-                Task { await self.forgetCancelled() }
+                HelperTask.start { await self.forgetCancelled() }
             }
         }
     }

@@ -72,7 +72,7 @@ extension CentralMessageChannel {
                 ready.register(waiter, id: id, since: generation)
             }
         } onCancel: {
-            Task { await self.cancelWaiter(id) }
+            HelperTask.start { await self.cancelWaiter(id) }
         }
     }
 

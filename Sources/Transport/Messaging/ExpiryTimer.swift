@@ -1,3 +1,5 @@
+import BLECore
+
 /// The one timer a message channel keeps on its clock to expire partial messages when no
 /// further packet arrives to trigger the ``Reassembler``'s own expiry.
 ///
@@ -29,7 +31,7 @@ struct ExpiryTimer<C: Clock>: Sendable where C.Duration == Swift.Duration {
         cancel()
         let token = self.token
         deadline = next
-        task = Task {
+        task = HelperTask.start {
             do {
                 try await clock.sleep(until: next, tolerance: nil)
             } catch {

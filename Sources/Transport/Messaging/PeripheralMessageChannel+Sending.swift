@@ -71,7 +71,7 @@ extension PeripheralMessageChannel {
                 ready.register(waiter, id: id, since: generation)
             }
         } onCancel: {
-            Task { await self.cancelWaiter(id) }
+            HelperTask.start { await self.cancelWaiter(id) }
         }
     }
 

@@ -95,7 +95,7 @@ public actor PeripheralMessageChannel<C: Clock> where C.Duration == Swift.Durati
         inbox = MessageInbox(configuration: configuration)
         (messageStream, messageSink) = AsyncStream.makeStream()
         (failureStream, failureSink) = AsyncStream.makeStream()
-        eventTask = Task { [weak self] in
+        eventTask = HelperTask.start { [weak self] in
             for await event in events {
                 guard let self else { return }
                 await self.handle(event)

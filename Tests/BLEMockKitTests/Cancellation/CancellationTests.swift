@@ -1,0 +1,127 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+/// Every suspending call of the managers returns `CancellationError` when its task is
+/// cancelled while it waits, leaves nothing pending, and lets the bridge and managers go.
+@Suite("Cancellation of waiting calls", .timeLimit(.minutes(1)))
+struct CancellationTests {
+    /// A call that waits for ever until cancelled, and how to set it up.
+    enum Call: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case connect, discoverServices, discoverIncludedServices, discoverCharacteristics, discoverDescriptors
+        case readCharacteristic, readFromManualPeripheral, readDescriptor, writeWithResponse, writeDescriptor
+        case setNotifyValue, readRSSI
+
+        var testDescription: String { rawValue }
+
+        /// The injection that makes the call wait for an answer that never comes.
+        var injection: ErrorInjection.Operation? {
+            switch self {
+            case .connect, .readFromManualPeripheral: nil
+            case .discoverServices, .discoverIncludedServices: .serviceDiscovery
+            case .discoverCharacteristics: .characteristicDiscovery
+            case .discoverDescriptors: .descriptorDiscovery
+            case .readCharacteristic, .readDescriptor: .read
+            case .writeWithResponse, .writeDescriptor: .write
+            case .setNotifyValue: .subscribe
+            case .readRSSI: .readRSSI
+            }
+        }
+
+        /// Starts the call on `rig`; it waits.
+        func start(on rig: Rig) -> Task<Void, any Error> {
+            let central = rig.central
+            let peripheral = rig.peripheral.identifier
+            let value = rig.remote(RigUUID.value)
+            return Task {
+                switch self {
+                case .connect:
+                    try await central.cancelPeripheralConnection(peripheral)
+                    await rig.peripheral.stopAdvertising()
+                    try await central.connect(peripheral)
+                case .discoverServices: _ = try await central.discoverServices(nil, for: peripheral)
+                case .discoverIncludedServices:
+                    _ = try await central.discoverIncludedServices(nil, for: rig.remoteService)
+                case .discoverCharacteristics:
+                    _ = try await central.discoverCharacteristics(nil, for: rig.remoteService)
+                case .discoverDescriptors: _ = try await central.discoverDescriptors(for: value)
+                case .readCharacteristic, .readFromManualPeripheral: _ = try await central.readValue(for: value)
+                case .readDescriptor: _ = try await central.readValue(for: rig.userDescription)
+                case .writeWithResponse: try await central.writeValue(Data([1]), for: value, type: .withResponse)
+                case .writeDescriptor: try await central.writeValue(Data([1]), for: rig.userDescription)
+                case .setNotifyValue: try await central.setNotifyValue(true, for: value)
+                case .readRSSI: _ = try await central.readRSSI(for: peripheral)
+                }
+            }
+        }
+    }
+
+    @Test(
+        "A waiting call returns CancellationError when cancelled, leaves nothing pending, and frees the bridge",
+        arguments: Call.allCases)
+    func cancelledCallEnds(_ call: Call) async throws {
+        weak var weakBridge: MockBLEBridge?
+        weak var weakCentral: MockCentralManager?
+        weak var weakPeripheral: MockPeripheralManager?
+        do {
+            let rig = try await Rig.make(requestHandling: call == .readFromManualPeripheral ? .manual : .automatic)
+            weakBridge = rig.bridge
+            weakCentral = rig.central
+            weakPeripheral = rig.peripheral
+            if let operation = call.injection {
+                await rig.central.inject(ErrorInjection(operation, failure: .neverAnswers))
+            }
+            let task = call.start(on: rig)
+            await rig.bridge.waitUntil { $0.pendingOperations.count == 1 }
+            task.cancel()
+            await #expect(throws: CancellationError.self) { try await task.value }
+            await rig.bridge.waitUntil { $0.pendingOperations.isEmpty }
+            #expect(await rig.bridge.pendingOperations.isEmpty)
+        }
+        #expect(weakBridge == nil)
+        #expect(weakCentral == nil)
+        #expect(weakPeripheral == nil)
+    }
+
+    @Test("A call made by a task already cancelled starts nothing and throws CancellationError")
+    func alreadyCancelledCallStartsNothing() async throws {
+        let rig = try await Rig.make()
+        let pdus = await rig.bridge.attPDUCount
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await rig.central.writeValue(Data([9]), for: rig.remote(RigUUID.value), type: .withResponse)
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(await rig.bridge.attPDUCount == pdus)
+        #expect(try await rig.central.readValue(for: rig.remote(RigUUID.value)).isEmpty)
+    }
+
+    @Test("Cancelling a wait for a condition on the bridge ends it")
+    func cancelledConditionWaitEnds() async throws {
+        let bridge = MockBLEBridge()
+        let wait = Task { await bridge.waitUntil { $0.now > .zero } }
+        wait.cancel()
+        await wait.value
+        #expect(await bridge.now == .zero)
+    }
+
+    @Test("Cancelling a run cancels its body, whose waiting calls end")
+    func cancelledRunEndsItsBody() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 2))
+        let started = AsyncStream<Void>.makeStream()
+        let run = Task {
+            try await bridge.run {
+                let central = MockCentralManager(configuration: .realistic(seed: 2), bridge: bridge)
+                var events = central.events().makeAsyncIterator()
+                started.continuation.yield()
+                while await events.next() != nil {}
+                try Task.checkCancellation()
+            }
+        }
+        var iterator = started.stream.makeAsyncIterator()
+        await iterator.next()
+        run.cancel()
+        await #expect(throws: CancellationError.self) { try await run.value }
+    }
+}

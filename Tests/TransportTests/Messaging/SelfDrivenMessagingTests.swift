@@ -1,0 +1,67 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+import Transport
+
+/// Message channels over realistic links, inside a bridge's run: the channels wait for
+/// `readyToSendWriteWithoutResponse` and `readyToUpdateSubscribers` by themselves, and the
+/// test never moves time.
+@Suite("Messaging with time that drives itself", .timeLimit(.minutes(1)))
+struct SelfDrivenMessagingTests {
+    /// A realistic bridge, a manual peripheral publishing the message characteristic (update
+    /// queue of 20) and a central at `mtu` (write queue of 20), connected and subscribed;
+    /// both channels.
+    static func channels(on bridge: MockBLEBridge, mtu: Int) async throws -> (
+        CentralMessageChannel<VirtualClock>, PeripheralMessageChannel<VirtualClock>, UUID
+    ) {
+        let peripheral = MockPeripheralManager(
+            configuration: .init(name: "Messenger", updateQueue: .realistic(capacity: 20), requestHandling: .manual),
+            bridge: bridge)
+        let service = try await peripheral.add(
+            GATTService(
+                uuid: MessagingFixture.serviceUUID,
+                characteristics: [
+                    GATTCharacteristic(
+                        uuid: MessagingFixture.characteristicUUID, properties: [.writeWithoutResponse, .notify],
+                        permissions: .writeable)
+                ]))
+        try await peripheral.startAdvertising(
+            AdvertisementData(localName: "Messenger", serviceUUIDs: [MessagingFixture.serviceUUID]))
+        let central = MockCentralManager(
+            configuration: .init(mtu: .fixed(mtu), writeWithoutResponseQueue: .realistic(capacity: 20)),
+            bridge: bridge)
+        var events = central.events().makeAsyncIterator()
+        try await central.scanForPeripherals(withServices: [MessagingFixture.serviceUUID])
+        while let event = await events.next() {
+            if case .discovered = event { break }
+        }
+        await central.stopScan()
+        try await central.connect(peripheral.identifier)
+        let remote = try await central.discoverAll(for: peripheral.identifier)[0]
+        try await central.setNotifyValue(true, for: remote)
+        let centralChannel = await CentralMessageChannel(central: central, characteristic: remote, clock: bridge.clock)
+        let peripheralChannel = await PeripheralMessageChannel(
+            peripheral: peripheral, characteristic: service.characteristics[0], clock: bridge.clock)
+        return (centralChannel, peripheralChannel, central.identifier)
+    }
+
+    @Test(
+        "64 KiB go to the peripheral and back at ATT_MTU 23 and 185 with no advance in the test", arguments: [23, 185])
+    func sixtyFourKiBBothWays(mtu: Int) async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: UInt64(mtu)))
+        let message = MessagingFixture.message(size: 65_536)
+        let (up, down) = try await bridge.run {
+            let (central, peripheral, centralID) = try await Self.channels(on: bridge, mtu: mtu)
+            var received = peripheral.messages().makeAsyncIterator()
+            try await central.send(message)
+            let up = await received.next()?.bytes
+            var replies = central.messages().makeAsyncIterator()
+            try await peripheral.send(message, to: centralID)
+            let down = await replies.next()
+            return (up, down)
+        }
+        #expect(up == message)
+        #expect(down == message)
+    }
+}
