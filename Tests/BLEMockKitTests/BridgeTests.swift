@@ -62,7 +62,7 @@ struct BridgeTests {
         try await central.scanForPeripherals(withServices: nil)
         await peripheral.stopAdvertising()
         let attempt = Task { try await central.connect(peripheral.identifier) }
-        while await bridge.log.last?.kind != .connecting { await Task.yield() }
+        await bridge.waitUntil { $0.log.last?.kind == .connecting }
         let report = await bridge.finish()
         guard case .leftovers(let items) = report else {
             Issue.record("expected leftovers, got \(report)")

@@ -62,7 +62,7 @@ struct ConnectionTests {
         try await central.scanForPeripherals(withServices: nil)
         await peripheral.stopAdvertising()
         let attempt = Task { try await central.connect(peripheral.identifier) }
-        while await bridge.log.last?.kind != .connecting { await Task.yield() }
+        await bridge.waitUntil { $0.log.last?.kind == .connecting }
         #expect(await !central.isConnected(peripheral.identifier))
         try await peripheral.startAdvertising(AdvertisementData(localName: "back"))
         try await attempt.value
@@ -102,7 +102,7 @@ struct ConnectionTests {
         try await central.scanForPeripherals(withServices: nil)
         await peripheral.stopAdvertising()
         let attempt = Task { try await central.connect(peripheral.identifier) }
-        while await bridge.log.last?.kind != .connecting { await Task.yield() }
+        await bridge.waitUntil { $0.log.last?.kind == .connecting }
         try await central.cancelPeripheralConnection(peripheral.identifier)
         await #expect(throws: CoreBluetoothError(.operationCancelled)) { try await attempt.value }
         #expect(await bridge.finish() == .clean)

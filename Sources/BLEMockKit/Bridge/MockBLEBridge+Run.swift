@@ -75,32 +75,12 @@ extension MockBLEBridge {
     /// The scope proper: the body and the driver, on the scope's executor.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     private nonisolated func scope<T: Sendable>(
-        _ executor: SimulationExecutor, patience stallPatience: Duration,
-        _ body: @escaping @Sendable () async throws -> T
+        _ executor: SimulationExecutor, patience: Duration, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         try await Self.$current.withValue(self) {
-            try await HelperTask.$preferredExecutor.withValue(executor) {
-                try await withTaskExecutorPreference(executor) {
-                    try await withThrowingTaskGroup(of: RunOutcome<T>.self) { group in
-                        group.addTask { .finished(try await body()) }
-                        group.addTask {
-                            try await self.drive(executor, patience: stallPatience)
-                            return .driverStopped
-                        }
-                        var result: T?
-                        while let outcome = try await group.next() {
-                            switch outcome {
-                            case .finished(let value):
-                                result = value
-                                await self.stopDriving(executor)
-                            case .driverStopped:
-                                break
-                            }
-                        }
-                        return result!
-                    }
-                }
-            }
+            try await SelfDrivingScope.run(
+                on: executor, patience: patience, step: { await self.step() },
+                stall: { await self.stall($0 == .timeLimit ? .timeLimitReached : .nothingScheduled) }, body: body)
         }
     }
 
@@ -130,17 +110,12 @@ extension MockBLEBridge {
         if !untrackedCalls.contains(name) { untrackedCalls.append(name) }
     }
 
-    /// What ended a task of the run's group.
-    private enum RunOutcome<T: Sendable>: Sendable {
-        case finished(T)
-        case driverStopped
-    }
-
     // MARK: The driver
 
     /// Marks a run as started.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     private func begin(_ executor: SimulationExecutor, timeLimit: Duration) throws {
-        guard runs.current == nil else {
+        guard !runs.isActive else {
             throw APIMisuseError.invalidConfiguration(
                 "MockBLEBridge.run: a run is already active on this bridge; runs do not nest")
         }
@@ -150,6 +125,7 @@ extension MockBLEBridge {
     }
 
     /// Marks a run as ended.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     private func end(_ executor: SimulationExecutor) {
         runs.end(executor)
         driving = false
@@ -159,41 +135,10 @@ extension MockBLEBridge {
         advanceWaiters.removeAll()
     }
 
-    /// Moves time on whenever every task of the scope waits, until the body ends; reports a
-    /// stall when nothing can happen.
-    private func drive(_ executor: SimulationExecutor, patience: Duration) async throws {
-        while true {
-            await executor.untilIdle()
-            if Task.isCancelled || !driving { return }
-            switch step() {
-            case .ran:
-                continue
-            case .nothingScheduled:
-                // Work may still arrive from a task outside the scope.
-                if executor.waitForOutsideWork(timeout: patience) { continue }
-                throw stall(.nothingScheduled)
-            case .timeLimit:
-                throw stall(.timeLimitReached)
-            }
-        }
-    }
-
-    /// The body ended: the driver stops at its next turn.
-    private func stopDriving(_ executor: SimulationExecutor) {
-        driving = false
-    }
-
-    /// What one turn of the driver did.
-    enum Step {
-        /// An event ran or sleepers woke.
-        case ran
-        case nothingScheduled
-        case timeLimit
-    }
-
     /// Runs the next scheduled event, or wakes the next sleepers on ``clock`` (events due at
     /// the same instant first); an explicit advance whose target comes first returns there.
-    func step() -> Step {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func step() -> SelfDrivingScope.Step {
         admitArrivals()
         forgetCancelled()
         let nextEvent = world.schedule.nextDeadline
@@ -220,7 +165,7 @@ extension MockBLEBridge {
     }
 
     /// The error a stalled run throws, after cancelling its body.
-    private func stall(_ reason: Stall.Reason) -> Stall {
+    func stall(_ reason: Stall.Reason) -> Stall {
         var waiting = pendingOperations
         for central in world.centralOrder {
             if let since = centralStreams[central]?.awaitedSince {
@@ -272,17 +217,22 @@ extension MockBLEBridge {
 }
 
 /// The executor of the bridge's active run scope, reachable from any thread (so a tracked
-/// task can be started, and a call checked, without hopping onto the bridge).
+/// task can be started, and a call checked, without hopping onto the bridge). Held as
+/// `AnyObject` so the bridge itself needs no OS version that has task executors.
 final class RunRegistry: @unchecked Sendable {
     // @unchecked Sendable: `executor` is only read and written with `lock` held.
     private let lock = Lock()
-    private var executor: SimulationExecutor?
+    private var executor: AnyObject?
 
-    var current: SimulationExecutor? { lock.withLock { executor } }
+    /// Whether a run is active.
+    var isActive: Bool { lock.withLock { executor != nil } }
 
-    func begin(_ executor: SimulationExecutor) { lock.withLock { self.executor = executor } }
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    var current: SimulationExecutor? { lock.withLock { executor as? SimulationExecutor } }
 
-    func end(_ executor: SimulationExecutor) {
+    func begin(_ executor: AnyObject) { lock.withLock { self.executor = executor } }
+
+    func end(_ executor: AnyObject) {
         lock.withLock { if self.executor === executor { self.executor = nil } }
     }
 }

@@ -15,6 +15,7 @@
 /// Because every job of the scope passes through it, it knows when they are all waiting:
 /// its queue is empty and nothing runs. ``untilIdle()`` returns at that moment, which is when
 /// the bridge moves virtual time on by itself.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
 final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked Sendable: `queue`, `running`, `idleWaiters`, `busyWaiter` and `stopped` are
     // only read and written with `condition` held; continuations are resumed, and jobs run,

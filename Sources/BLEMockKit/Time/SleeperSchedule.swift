@@ -34,10 +34,6 @@ struct SleeperSchedule<Waiter> {
     /// The current instant. Never decreases.
     private(set) var now: Instant
 
-    /// Number of sleepers handed out by ``popNext(through:)`` that have not yet called
-    /// ``acknowledgeWake()``. ``VirtualClock`` uses it to wait until woken tasks run.
-    private(set) var unacknowledgedWakes = 0
-
     private var nextSequence: UInt64 = 0
 
     /// Pending sleepers sorted by *descending* key, so the earliest is removed from the end.
@@ -94,14 +90,7 @@ struct SleeperSchedule<Waiter> {
         }
         entries.removeLast()
         now = max(now, earliest.key.deadline)
-        unacknowledgedWakes += 1
         return earliest.waiter
-    }
-
-    /// Records that a sleeper returned by ``popNext(through:)`` is running again.
-    mutating func acknowledgeWake() {
-        precondition(unacknowledgedWakes > 0, "acknowledged more wakes than were handed out")
-        unacknowledgedWakes -= 1
     }
 
     /// The index at which `key` keeps `entries` sorted in descending order: the number of

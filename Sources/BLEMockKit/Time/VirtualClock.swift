@@ -3,23 +3,21 @@
 ///
 /// `VirtualClock` is a real standard-library `Clock`: pass it wherever a clock is accepted
 /// (`Task.sleep(for:tolerance:clock:)`, `clock.sleep(for:)`, async algorithms that take a
-/// clock). Sleeping on it suspends the caller until the test (or the mock bridge) moves the
-/// clock past the deadline; no wall-clock time passes.
+/// clock). Sleeping on it suspends the caller until the clock passes the deadline; no
+/// wall-clock time passes.
 ///
 /// ```swift
 /// let clock = VirtualClock()
-/// let ticks = Task {
+/// try await clock.run {
 ///     for _ in 0 ..< 10 { try await clock.sleep(for: .seconds(1)) }
 /// }
-/// await clock.advance(by: .seconds(10))   // all ten sleeps complete
-/// try await ticks.value
 /// print(clock.now)                        // "10s"
 /// ```
 ///
 /// ## Rules
 ///
-/// - ``now`` starts at the instant given to ``init(now:yieldsPerWake:)`` and never goes
-///   backwards: advancing to an earlier instant, or by a negative duration, changes nothing.
+/// - ``now`` starts at the instant given to ``init(now:)`` and never goes backwards:
+///   advancing to an earlier instant, or by a negative duration, changes nothing.
 /// - Sleepers wake in (deadline, sequence) order, where the sequence is the order in which
 ///   their `sleep(until:tolerance:)` calls began; ``now`` equals a sleeper's deadline when
 ///   it is resumed. `tolerance` is ignored: virtual deadlines are exact.
@@ -28,21 +26,18 @@
 /// - Cancelling a sleeping task removes its sleeper at once (``sleeperCount`` drops) and
 ///   makes its sleep throw `CancellationError`.
 ///
-/// ## How much `advance` can guarantee
+/// ## Who moves time
 ///
-/// The clock decides *when* each sleeper is resumed, exactly and deterministically. What a
-/// resumed task does next runs on its executor, which the clock does not control. So after
-/// resuming each sleeper, ``advance(to:)`` waits until that sleeper's task is running again
-/// (the task reports it from inside `sleep`) and then yields ``yieldsPerWake`` more times,
-/// so the task can usually finish its step (and register its next sleep, which may fall in
-/// the same advance) before the clock moves on. This is a bounded heuristic, like
-/// swift-clocks' `megaYield`: a task that hops to a busy actor, or a heavily loaded machine,
-/// can still be overtaken. On a serial executor (one thread, first in, first out) it is
-/// exact. The kit's own simulation does not depend on it: the bridge drives the clock
-/// synchronously from its own ordered schedule.
+/// Inside ``run(timeLimit:stallPatience:_:)`` time drives itself: the scope's tasks run on
+/// an executor of its own, and whenever all of them wait, the clock wakes the next sleeper,
+/// so each woken task finishes its step (and goes back to sleep) before time moves on. That
+/// is exact, for code that loops on sleeps as well as for a single sleep. Outside a run,
+/// ``advance(to:)`` wakes the sleepers due, in order, and lands on its target; a woken task
+/// runs after that call returns, so a sleep it starts then counts from the target. A
+/// ``MockBLEBridge`` owns a clock and moves it with its own schedule.
 public final class VirtualClock: Clock, @unchecked Sendable {
     // Why `@unchecked Sendable` is safe: all mutable state is in `schedule`, which is read
-    // and written only inside `lock.withLock`. `yieldsPerWake` and `lock` are immutable.
+    // and written only inside `lock.withLock`. `lock` is immutable.
     // Continuations are taken out of the schedule under the lock and resumed after it is
     // released, so resumed tasks never run with the lock held.
 
@@ -58,10 +53,6 @@ public final class VirtualClock: Clock, @unchecked Sendable {
 
     typealias Waiter = CheckedContinuation<Wake, any Error>
 
-    /// The most yields ``advance(to:)`` spends waiting for resumed tasks to start running
-    /// before it carries on regardless.
-    static let maximumAcknowledgementYields = 10_000
-
     let lock = Lock()
 
     /// Guarded by `lock`.
@@ -70,23 +61,22 @@ public final class VirtualClock: Clock, @unchecked Sendable {
     var sleepWatchers: [UInt64: (count: Int, continuation: CheckedContinuation<Void, Never>)] = [:]
     /// Guarded by `lock`.
     var nextWatcherToken: UInt64 = 0
-
-    /// How many times ``advance(to:)`` and ``run(maximumSteps:)`` yield after each resumed
-    /// sleeper is running again, before looking for the next one. Defaults to 20.
-    public let yieldsPerWake: Int
+    /// Whether a ``run(timeLimit:stallPatience:_:)`` drives the clock, and the virtual time it
+    /// may not pass. Guarded by `lock`.
+    var driving = false
+    var runDeadline: Instant?
+    /// Explicit advances inside a run, waiting for the driver to reach their targets.
+    /// Guarded by `lock`.
+    var advanceWaiters: [(target: Instant, continuation: CheckedContinuation<Void, Never>)] = []
 
     /// Always zero: virtual deadlines are exact.
     public var minimumResolution: Duration { .zero }
 
     /// Creates a clock.
     ///
-    /// - Parameters:
-    ///   - now: The starting instant. Defaults to ``Instant/zero``.
-    ///   - yieldsPerWake: Yields given to each resumed task before the clock moves on (see
-    ///     the type's documentation). Defaults to 20; negative values count as 0.
-    public init(now: Instant = .zero, yieldsPerWake: Int = 20) {
+    /// - Parameter now: The starting instant. Defaults to ``Instant/zero``.
+    public init(now: Instant = .zero) {
         schedule = SleeperSchedule(now: now)
-        self.yieldsPerWake = max(0, yieldsPerWake)
     }
 
     /// The current virtual instant.
@@ -118,7 +108,7 @@ public final class VirtualClock: Clock, @unchecked Sendable {
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
         let sequence = lock.withLock { schedule.makeSequence() }
-        let wake = try await withTaskCancellationHandler {
+        _ = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: Waiter) in
                 enum Outcome { case suspended, deadlineReached, cancelled }
                 let (outcome, watchers) = lock.withLock { () -> (Outcome, [CheckedContinuation<Void, Never>]) in
@@ -140,9 +130,6 @@ public final class VirtualClock: Clock, @unchecked Sendable {
         } onCancel: {
             let waiter = lock.withLock { schedule.remove(deadline: deadline, sequence: sequence) }
             waiter?.resume(throwing: CancellationError())
-        }
-        if wake == .advanced {
-            lock.withLock { schedule.acknowledgeWake() }
         }
     }
 }

@@ -65,6 +65,8 @@ public actor CentralMessageChannel<C: Clock> where C.Duration == Swift.Duration 
     var isClosed = false
     var eventTask: Task<Void, Never>?
     var expiry = ExpiryTimer<C>()
+    /// The channel's own tasks that close() stopped, until they have ended.
+    var stoppingTasks: [Task<Void, Never>] = []
     private nonisolated let messageStream: AsyncStream<[UInt8]>
     private nonisolated let messageSink: AsyncStream<[UInt8]>.Continuation
     private nonisolated let failureStream: AsyncStream<MessageChannelFailure>
@@ -133,12 +135,21 @@ public actor CentralMessageChannel<C: Clock> where C.Duration == Swift.Duration 
         guard !isClosed else { return }
         isClosed = true
         eventTask?.cancel()
+        stoppingTasks += [eventTask, expiry.task].compactMap { $0 }
         eventTask = nil
         expiry.cancel()
         perform(inbox.discardAll())
         ready.fail(with: MessageChannelError.closed)
         messageSink.finish()
         failureSink.finish()
+    }
+
+    /// Returns once the tasks the channel runs for itself (its event reader and expiry timer)
+    /// have ended after ``close()``, so everything the channel held is released.
+    public func untilStopped() async {
+        let tasks = stoppingTasks
+        stoppingTasks.removeAll()
+        for task in tasks { await task.value }
     }
 
     /// Handles one manager event.

@@ -9,7 +9,8 @@ import BLECore
 /// current timer's token, so a timer that was replaced or cancelled while waking does
 /// nothing.
 struct ExpiryTimer<C: Clock>: Sendable where C.Duration == Swift.Duration {
-    private var task: Task<Void, Never>?
+    /// The pending timer's task, if any.
+    private(set) var task: Task<Void, Never>?
     private var deadline: C.Instant?
     private var token: UInt64 = 0
 

@@ -68,6 +68,8 @@ public actor PeripheralMessageChannel<C: Clock> where C.Duration == Swift.Durati
     var isClosed = false
     var eventTask: Task<Void, Never>?
     var expiry = ExpiryTimer<C>()
+    /// The channel's own tasks that close() stopped, until they have ended.
+    var stoppingTasks: [Task<Void, Never>] = []
     private nonisolated let messageStream: AsyncStream<ReceivedMessage>
     private nonisolated let messageSink: AsyncStream<ReceivedMessage>.Continuation
     private nonisolated let failureStream: AsyncStream<MessageChannelFailure>
@@ -129,12 +131,21 @@ public actor PeripheralMessageChannel<C: Clock> where C.Duration == Swift.Durati
         guard !isClosed else { return }
         isClosed = true
         eventTask?.cancel()
+        stoppingTasks += [eventTask, expiry.task].compactMap { $0 }
         eventTask = nil
         expiry.cancel()
         perform(inbox.discardAll())
         ready.fail(with: MessageChannelError.closed)
         messageSink.finish()
         failureSink.finish()
+    }
+
+    /// Returns once the tasks the channel runs for itself (its event reader and expiry timer)
+    /// have ended after ``close()``, so everything the channel held is released.
+    public func untilStopped() async {
+        let tasks = stoppingTasks
+        stoppingTasks.removeAll()
+        for task in tasks { await task.value }
     }
 
     /// Handles one manager event.

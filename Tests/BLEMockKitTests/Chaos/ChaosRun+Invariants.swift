@@ -94,6 +94,8 @@ extension ChaosRun {
         let centralChannel = peers[index].centralChannel!
         await centralChannel.close()
         await peripheralChannel.close()
+        await centralChannel.untilStopped()
+        await peripheralChannel.untilStopped()
         delivered += await remaining(centralChannel.messages()).filter { $0 != sentinel }
         delivered += await remaining(peripheralChannel.messages()).map(\.bytes).filter { $0 != sentinel }
         let failures = await remaining(centralChannel.failures()) + remaining(peripheralChannel.failures())

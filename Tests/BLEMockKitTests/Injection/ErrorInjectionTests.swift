@@ -209,7 +209,7 @@ struct ErrorInjectionTests {
         let central = rig.central
         let characteristic = rig.characteristics[1]
         let read = Task { try await central.readValue(for: characteristic) }
-        while await rig.bridge.waitingOperations.isEmpty { await Task.yield() }
+        await rig.bridge.waitUntil { !$0.pendingOperations.isEmpty }
         await rig.peripheral.simulateDisconnection(
             of: central.identifier, error: CoreBluetoothError(.connectionTimeout))
         await #expect(throws: CoreBluetoothError(.connectionTimeout)) { try await read.value }
@@ -224,7 +224,7 @@ struct ErrorInjectionTests {
         let central = rig.central
         let peripheral = rig.peripheral.identifier
         let rssi = Task { try await central.readRSSI(for: peripheral) }
-        while await rig.bridge.waitingOperations.isEmpty { await Task.yield() }
+        await rig.bridge.waitUntil { !$0.pendingOperations.isEmpty }
         guard case .leftovers(let items) = await rig.bridge.finish() else {
             Issue.record("expected leftovers")
             return

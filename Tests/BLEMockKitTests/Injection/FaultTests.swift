@@ -131,7 +131,7 @@ struct FaultTests {
         let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
         let measurement = characteristics[0]
         let read = Task { try await central.readValue(for: measurement) }
-        while await bridge.waitingOperations.isEmpty { await Task.yield() }
+        await bridge.waitUntil { !$0.pendingOperations.isEmpty }
         try await peripheral.remove(service)
         await #expect(throws: ATTError(.invalidHandle)) { try await read.value }
         #expect(await bridge.finish() == .clean)  // nothing is left waiting
@@ -169,7 +169,7 @@ struct ATTSerializationTests {
         let control = characteristics[2]
         let read = Task { try await central.readValue(for: measurement) }
         let write = Task { try await central.writeValue(Data([7]), for: control, type: .withResponse) }
-        while await bridge.waitingOperations.count < 2 { await Task.yield() }
+        await bridge.waitUntil { $0.pendingOperations.count >= 2 }
         var iterator = requests.makeAsyncIterator()
         guard case .readRequest(let first) = await iterator.next() else {
             Issue.record("expected the read request first")

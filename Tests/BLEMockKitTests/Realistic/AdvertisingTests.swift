@@ -187,7 +187,7 @@ struct AdvertisingTests {
         #expect(await bridge.now == .zero)
         // A connection attempt waits while it is out of range and completes when it is back.
         let attempt = Task { try await central.connect(peripheral.identifier) }
-        while await bridge.log.last?.kind != .connecting { await Task.yield() }
+        await bridge.waitUntil { $0.log.last?.kind == .connecting }
         #expect(await !central.isConnected(peripheral.identifier))
         await peripheral.simulateProximityChange(.near)
         try await attempt.value

@@ -138,7 +138,7 @@ struct ConnectionAttemptPowerTests {
         try await Realistic.discover(peripheral, by: central, on: bridge)
         await peripheral.stopAdvertising()
         let attempt = Task { try await central.connect(peripheral.identifier) }
-        while await bridge.log.last?.kind != .connecting { await Task.yield() }
+        await bridge.waitUntil { $0.log.last?.kind == .connecting }
         await central.simulateStateChange(.poweredOff)
         await #expect(throws: CoreBluetoothError.self) { try await attempt.value }
         await central.simulateStateChange(.poweredOn)

@@ -58,7 +58,7 @@ struct RestorationTests {
         await first.stopScan()
         await sensor.stopAdvertising()
         let attempt = Task { try await first.connect(sensor.identifier) }
-        while await bridge.waitingOperations.isEmpty { await Task.yield() }
+        await bridge.waitUntil { !$0.pendingOperations.isEmpty }
 
         await first.simulateAppTermination()
         await #expect(throws: CoreBluetoothError(.operationCancelled)) { try await attempt.value }

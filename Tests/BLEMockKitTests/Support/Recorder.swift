@@ -16,15 +16,3 @@ final class Recorder<Entry: Sendable>: @unchecked Sendable {
         lock.withLock { storage }
     }
 }
-
-/// Yields until `condition` holds, at most `maximumYields` times; returns whether it held.
-///
-/// Used instead of wall-clock timeouts: a test waiting for a sleeper to register fails
-/// (rather than hangs) if it never does.
-func eventually(maximumYields: Int = 100_000, _ condition: () -> Bool) async -> Bool {
-    for _ in 0..<maximumYields {
-        if condition() { return true }
-        await Task.yield()
-    }
-    return condition()
-}

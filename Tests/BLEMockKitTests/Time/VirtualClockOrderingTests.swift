@@ -2,9 +2,9 @@ import Testing
 
 @testable import BLEMockKit
 
-/// Wake order under concurrency, on a serial executor so that the order in which woken
-/// tasks run equals the order in which the clock resumed them.
-@Suite("VirtualClock ordering")
+/// Wake order under concurrency, in runs: each woken task runs before time moves on, in
+/// the order the clock woke them.
+@Suite("VirtualClock ordering", .timeLimit(.minutes(1)))
 struct VirtualClockOrderingTests {
     typealias Instant = VirtualClock.Instant
 
@@ -15,32 +15,28 @@ struct VirtualClockOrderingTests {
         var observedNow: Instant
     }
 
-    /// Registers `count` sleepers one at a time, with deadlines drawn from `seed` (many of
-    /// them equal), advances past all of them and returns the wakes in the order they ran.
+    /// Starts `count` sleepers in a run, with deadlines drawn from `seed` (many of them
+    /// equal); returns the wakes in the order they ran. The run's executor starts the
+    /// sleepers in the order they were created, so they register in that order.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     private func runScenario(seed: UInt64, count: Int = 200) async throws -> [Wake] {
-        let executor = SerialTaskExecutor()
-        defer { executor.shutdown() }
         let clock = VirtualClock()
         let recorder = Recorder<Wake>()
         var generator = SeededGenerator(seed: seed).derived("deadlines")
-        var tasks: [Task<Void, any Error>] = []
-        for id in 0..<count {
-            let deadline = Instant(offset: .milliseconds(generator.int(in: 1...40)))
-            tasks.append(
-                Task(executorPreference: executor) {
-                    try await clock.sleep(until: deadline)
-                    recorder.append(Wake(id: id, deadline: deadline, observedNow: clock.now))
-                })
-            // Control registration order: the next sleeper starts only once this one sleeps.
-            try #require(await eventually { clock.sleeperCount == id + 1 }, "seed \(seed)")
+        let deadlines = (0..<count).map { _ in Instant(offset: .milliseconds(generator.int(in: 1...40))) }
+        try await clock.run {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (id, deadline) in deadlines.enumerated() {
+                    group.addTask {
+                        try await clock.sleep(until: deadline)
+                        recorder.append(Wake(id: id, deadline: deadline, observedNow: clock.now))
+                    }
+                }
+                try await group.waitForAll()
+            }
         }
-        await withTaskExecutorPreference(executor) {
-            await clock.advance(to: Instant(offset: .milliseconds(40)))
-        }
-        for task in tasks { try await task.value }
         #expect(clock.sleeperCount == 0)
-        #expect(clock.now == Instant(offset: .milliseconds(40)))
+        #expect(clock.now == deadlines.max())
         return recorder.entries
     }
 
@@ -68,29 +64,25 @@ struct VirtualClockOrderingTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test("Interleaved periodic sleepers run in virtual-time order within one advance")
     func interleavedTimers() async throws {
-        let executor = SerialTaskExecutor()
-        defer { executor.shutdown() }
         let clock = VirtualClock()
         let log = Recorder<String>()
-        let fast = Task(executorPreference: executor) {
-            for tick in 1...6 {
-                try await clock.sleep(for: .milliseconds(100))
-                log.append("fast \(tick) at \(clock.now)")
-            }
-        }
-        try #require(await eventually { clock.sleeperCount == 1 })
-        let slow = Task(executorPreference: executor) {
-            for tick in 1...2 {
-                try await clock.sleep(for: .milliseconds(250))
-                log.append("slow \(tick) at \(clock.now)")
-            }
-        }
-        try #require(await eventually { clock.sleeperCount == 2 })
-        await withTaskExecutorPreference(executor) {
+        try await clock.run {
+            async let fast: Void = {
+                for tick in 1...6 {
+                    try await clock.sleep(for: .milliseconds(100))
+                    log.append("fast \(tick) at \(clock.now)")
+                }
+            }()
+            async let slow: Void = {
+                for tick in 1...2 {
+                    try await clock.sleep(for: .milliseconds(250))
+                    log.append("slow \(tick) at \(clock.now)")
+                }
+            }()
             await clock.advance(by: .milliseconds(600))
+            try await fast
+            try await slow
         }
-        try await fast.value
-        try await slow.value
         // At 0.5 s both are due; slow's sleep began at 0.25 s, before fast's at 0.4 s, so
         // slow wakes first.
         #expect(

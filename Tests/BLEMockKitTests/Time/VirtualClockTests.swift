@@ -2,10 +2,9 @@ import Testing
 
 @testable import BLEMockKit
 
-/// Behaviour of ``VirtualClock`` on the default (global, concurrent) executor: sleeping,
-/// cancellation, advancing and running. Order-sensitive tests live in
-/// `VirtualClockOrderingTests.swift` and use a serial executor.
-@Suite("VirtualClock")
+/// Behaviour of ``VirtualClock``: sleeping, cancellation, advancing, and runs with time that
+/// drives itself. Order-sensitive tests live in `VirtualClockOrderingTests.swift`.
+@Suite("VirtualClock", .timeLimit(.minutes(1)))
 struct VirtualClockTests {
     typealias Instant = VirtualClock.Instant
 
@@ -36,7 +35,7 @@ struct VirtualClockTests {
     func cancellationFreesSleeper() async throws {
         let clock = VirtualClock()
         let task = Task { try await clock.sleep(until: seconds(10)) }
-        try #require(await eventually { clock.sleeperCount == 1 })
+        await clock.untilSleeping(count: 1)
         #expect(clock.nextDeadline == seconds(10))
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
@@ -70,7 +69,7 @@ struct VirtualClockTests {
     func timeNeverGoesBackwards() async throws {
         let clock = VirtualClock(now: seconds(5))
         let sleeper = Task { try await clock.sleep(until: seconds(8)) }
-        try #require(await eventually { clock.sleeperCount == 1 })
+        await clock.untilSleeping(count: 1)
         await clock.advance(to: seconds(2))
         #expect(clock.now == seconds(5))
         await clock.advance(by: .seconds(-1))
@@ -87,9 +86,9 @@ struct VirtualClockTests {
     func advanceLandsOnTarget() async throws {
         let clock = VirtualClock()
         let early = Task { try await clock.sleep(until: seconds(1)) }
-        try #require(await eventually { clock.sleeperCount == 1 })
+        await clock.untilSleeping(count: 1)
         let late = Task { try await clock.sleep(until: seconds(3)) }
-        try #require(await eventually { clock.sleeperCount == 2 })
+        await clock.untilSleeping(count: 2)
         let target = Instant(offset: .milliseconds(2500))
         await clock.advance(to: target)
         try await early.value
@@ -100,28 +99,30 @@ struct VirtualClockTests {
         await #expect(throws: CancellationError.self) { try await late.value }
     }
 
-    @Test("A loop sleeping one second ten times completes within advance(by: 10 s)")
+    @Test("Inside a run, a loop sleeping one second ten times completes within advance(by: 10 s)")
     func tenSleepsInOneAdvance() async throws {
         let clock = VirtualClock()
         let counter = Recorder<Instant>()
-        let loop = Task {
-            for _ in 0..<10 {
-                try await clock.sleep(for: .seconds(1))
-                counter.append(clock.now)
-            }
+        try await clock.run {
+            async let loop: Void = {
+                for _ in 0..<10 {
+                    try await clock.sleep(for: .seconds(1))
+                    counter.append(clock.now)
+                }
+            }()
+            await clock.advance(by: .seconds(10))
+            #expect(clock.now == seconds(10))
+            try await loop
         }
-        try #require(await eventually { clock.sleeperCount == 1 })
-        await clock.advance(by: .seconds(10))
-        try await loop.value
         #expect(counter.entries == (1...10).map { seconds(Int64($0)) })
         #expect(clock.now == seconds(10))
     }
 
-    @Test("run() drains nested sleeps and ends at the last deadline")
+    @Test("A run drains nested sleeps by itself and ends at the last deadline")
     func runDrainsNestedSleeps() async throws {
         let clock = VirtualClock()
         let wakes = Recorder<Instant>()
-        let outer = Task {
+        try await clock.run {
             try await clock.sleep(for: .seconds(1))
             wakes.append(clock.now)
             async let inner: Void = {
@@ -132,27 +133,50 @@ struct VirtualClockTests {
             wakes.append(clock.now)
             try await inner
         }
-        try #require(await eventually { clock.sleeperCount == 1 })
-        #expect(await clock.run())
-        try await outer.value
         #expect(wakes.entries == [seconds(1), seconds(3), seconds(6)])
         #expect(clock.now == seconds(6))
         #expect(clock.sleeperCount == 0)
     }
 
-    @Test("run() gives up after its step limit on an endless timer and leaves it pending")
-    func runStopsAtStepLimit() async throws {
+    @Test("A run whose timer never ends stops at its time limit with a Stall")
+    func runStopsAtTimeLimit() async throws {
         let clock = VirtualClock()
-        let timer = Task {
-            while true { try await clock.sleep(for: .seconds(1)) }
+        let error = await #expect(throws: VirtualClock.Stall.self) {
+            try await clock.run(timeLimit: .seconds(5)) {
+                while true { try await clock.sleep(for: .seconds(1)) }
+            }
         }
-        try #require(await eventually { clock.sleeperCount == 1 })
-        #expect(await clock.run(maximumSteps: 5) == false)
-        #expect(clock.sleeperCount == 1)
-        #expect(clock.now >= seconds(5))
-        timer.cancel()
-        await #expect(throws: CancellationError.self) { try await timer.value }
-        #expect(clock.sleeperCount == 0)
+        #expect(error?.reason == .timeLimitReached)
+        #expect(clock.now == seconds(5))
+        #expect(clock.sleeperCount == 0)  // the cancelled loop's sleep was removed
+    }
+
+    @Test("A run whose tasks wait on nothing the clock can wake reports a stall within its patience")
+    func runReportsAStall() async throws {
+        let clock = VirtualClock()
+        let never = AsyncStream<Void>.makeStream()
+        let started = ContinuousClock.now
+        let error = await #expect(throws: VirtualClock.Stall.self) {
+            try await clock.run(stallPatience: .milliseconds(100)) {
+                for await _ in never.stream {}
+                try Task.checkCancellation()
+            }
+        }
+        #expect(error?.reason == .nothingScheduled)
+        #expect(ContinuousClock.now - started < .seconds(2))
+        never.continuation.finish()
+    }
+
+    @Test("Outside a run, run() wakes every pending sleeper and ends at the latest deadline")
+    func runOutsideARunWakesPendingSleepers() async throws {
+        let clock = VirtualClock()
+        let first = Task { try await clock.sleep(until: seconds(2)) }
+        let second = Task { try await clock.sleep(until: seconds(7)) }
+        await clock.untilSleeping(count: 2)
+        #expect(await clock.run())
+        try await first.value
+        try await second.value
+        #expect(clock.now == seconds(7))
         #expect(await clock.run(maximumSteps: 0))
     }
 
@@ -160,9 +184,9 @@ struct VirtualClockTests {
     func standardLibraryAcceptsClock() async throws {
         let clock: VirtualClock = .virtual
         let viaTask = Task { try await Task.sleep(for: .seconds(2), tolerance: .seconds(1), clock: clock) }
-        try #require(await eventually { clock.sleeperCount == 1 })
+        await clock.untilSleeping(count: 1)
         let viaClock = Task { try await clock.sleep(for: .seconds(3)) }
-        try #require(await eventually { clock.sleeperCount == 2 })
+        await clock.untilSleeping(count: 2)
         #expect(clock.minimumResolution == .zero)
         await clock.advance(by: .seconds(3))
         try await viaTask.value
@@ -187,7 +211,7 @@ struct VirtualClockTests {
                     try await clock.sleep(until: seconds(Int64(deadline)))
                     wakes.append(index)
                 })
-            try #require(await eventually { clock.sleeperCount == index + 1 })
+            await clock.untilSleeping(count: index + 1)
         }
         clock.advanceSynchronously(to: seconds(2))
         #expect(clock.now == seconds(2))
