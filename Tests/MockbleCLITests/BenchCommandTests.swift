@@ -46,17 +46,35 @@ struct BenchCommandTests {
         let (status, captured) = await run("--quick", "--suite", "workflow", "--format", "json")
         #expect(captured.error.isEmpty)
         let lines = captured.output.split(separator: "\n")
-        #expect(lines.count == 1)
-        let object = try #require(
-            JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        let objects = try lines.map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(
+            objects.map { $0["name"] as? String } == [
+                "fast.workflow", "reference.actor-call", "reference.stream-element",
+                "fast.workflow-in-actor-calls",
+            ])
+        let object = objects[0]
         #expect(object["name"] as? String == "fast.workflow")
         #expect(object["unit"] as? String == "µs")
         #expect(object["target"] as? String == "<= 50")
         #expect((object["median"] as? Double ?? 0) > 0)
         #expect(object["repetitions"] as? Int == Benchmark.Sizes.quick.workflows)
-        let meets = try #require(object["meets"] as? Bool)
-        // Debug builds may miss the target; the status follows what was printed.
-        #expect(status == (meets ? .success : .failure))
+        for reference in objects[1...2] {
+            #expect(reference["unit"] as? String == "ns")
+            #expect(reference["target"] is NSNull)
+            #expect(reference["meets"] as? Bool == true)
+            #expect((reference["median"] as? Double ?? 0) > 0)
+        }
+        // The workflow in actor calls is the workflow's median over the actor call's.
+        let hops = try #require(objects[3]["median"] as? Double)
+        let workflowNanoseconds = try #require(object["median"] as? Double) * 1_000
+        let actorCall = try #require(objects[1]["median"] as? Double)
+        #expect(abs(hops - (workflowNanoseconds / actorCall).rounded()) < 0.5)
+        #expect(objects[3]["target"] as? String == "<= 300")
+        let allMeet = objects.allSatisfy { $0["meets"] as? Bool == true }
+        // Debug builds may miss the targets; the status follows what was printed.
+        #expect(status == (allMeet ? .success : .failure))
     }
 
     @Test func theTextFormatHasAHeaderAndAVerdictPerFigure() async {
