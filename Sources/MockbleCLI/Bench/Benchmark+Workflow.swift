@@ -14,7 +14,8 @@ extension Benchmark {
         let workflow = BenchClock.median(samples) * 1e6
         let (actorCall, streamElement) = await referenceFigures()
         return [
-            BenchFigure(name: "fast.workflow", median: workflow, unit: "µs", target: .atMost(50), repetitions: samples.count),
+            BenchFigure(
+                name: "fast.workflow", median: workflow, unit: "µs", target: .atMost(50), repetitions: samples.count),
             actorCall, streamElement,
             // The workflow in units of this machine's actor call: comparable across machines.
             BenchFigure(
