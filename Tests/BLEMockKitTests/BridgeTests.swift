@@ -124,6 +124,7 @@ struct BridgeTests {
         for _ in 0..<5 { #expect(try await run() == first) }
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("Inside a run, advancing wakes sleepers on the bridge's clock in time order and lets each woken task run")
     func advanceWakesClockSleepers() async throws {
         let bridge = MockBLEBridge()

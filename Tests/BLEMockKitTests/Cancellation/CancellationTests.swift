@@ -106,6 +106,7 @@ struct CancellationTests {
         #expect(await bridge.now == .zero)
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("Cancelling a run cancels its body, whose waiting calls end")
     func cancelledRunEndsItsBody() async throws {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 2))

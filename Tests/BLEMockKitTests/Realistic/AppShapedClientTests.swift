@@ -96,6 +96,7 @@ enum UploadRig {
     /// Runs one upload of `payload` on a realistic bridge with `seed`, the link dropped once
     /// mid-transfer; returns what the peripheral received before the commit, the number of
     /// connection attempts, and the log.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     static func upload(_ payload: Data, seed: UInt64) async throws -> (Data, Int, [BridgeLogEntry]) {
         let bridge = MockBLEBridge(configuration: .realistic(seed: seed))
         let (received, attempts) = try await bridge.run {
@@ -149,6 +150,7 @@ extension MockPeripheralManager.Configuration {
 
 @Suite("App-shaped clients with time that drives itself", .timeLimit(.minutes(1)))
 struct AppShapedClientTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("An uploader that streams, waits for ready events, reconnects after a drop and commits, for 100 seeds")
     func uploaderOverHundredSeeds() async throws {
         let payload = Data((0..<4_096).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) })

@@ -54,6 +54,7 @@ actor HeartRateClient {
 @Suite("Self-driving virtual time", .timeLimit(.minutes(1)))
 struct SelfDrivingTimeTests {
     /// A sensor that starts advertising after two seconds and then notifies every second.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     static func sensor(on bridge: MockBLEBridge, beats: Int) async throws -> MockPeripheralManager {
         let peripheral = MockPeripheralManager(
             configuration: .realistic(seed: bridge.configuration.seed), bridge: bridge)
@@ -74,6 +75,7 @@ struct SelfDrivingTimeTests {
         return peripheral
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("An event-driven client connects, subscribes and gets its readings with no advance in the test")
     func appShapedClient() async throws {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 11))
@@ -94,6 +96,7 @@ struct SelfDrivingTimeTests {
         #expect(now > .zero.advanced(by: .seconds(6)) && now < .zero.advanced(by: .seconds(8)), "\(now)")
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("Code waiting for an event that cannot come fails within two seconds with a report naming the wait")
     func stallIsReported() async throws {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 3))
@@ -118,6 +121,7 @@ struct SelfDrivingTimeTests {
 
 @Suite("Connections and state that need no driving", .timeLimit(.minutes(1)))
 struct UndrivenLifecycleTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A realistic manager watched only through its events powers on by itself, reporting each step")
     func realisticManagerPowersOnWhileWatched() async throws {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 4))

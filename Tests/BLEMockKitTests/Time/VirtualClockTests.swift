@@ -99,6 +99,7 @@ struct VirtualClockTests {
         await #expect(throws: CancellationError.self) { try await late.value }
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("Inside a run, a loop sleeping one second ten times completes within advance(by: 10 s)")
     func tenSleepsInOneAdvance() async throws {
         let clock = VirtualClock()
@@ -118,6 +119,7 @@ struct VirtualClockTests {
         #expect(clock.now == seconds(10))
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A run drains nested sleeps by itself and ends at the last deadline")
     func runDrainsNestedSleeps() async throws {
         let clock = VirtualClock()
@@ -138,6 +140,7 @@ struct VirtualClockTests {
         #expect(clock.sleeperCount == 0)
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A run whose timer never ends stops at its time limit with a Stall")
     func runStopsAtTimeLimit() async throws {
         let clock = VirtualClock()
@@ -151,6 +154,7 @@ struct VirtualClockTests {
         #expect(clock.sleeperCount == 0)  // the cancelled loop's sleep was removed
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A run whose tasks wait on nothing the clock can wake reports a stall within its patience")
     func runReportsAStall() async throws {
         let clock = VirtualClock()

@@ -39,6 +39,7 @@ struct RealisticMessagingTests {
         return (bridge, peripheral, service.characteristics[0], central, remote)
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A packet dropped by a full write queue is detected by reassembly, never delivered corrupt")
     func droppedPacketIsDetected() async throws {
         let rig = try await Self.rig(writeCapacity: 3)
