@@ -33,6 +33,54 @@ import Testing
     #expect(await bridge.finish() == .clean)
 }
 
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+@Test func appCodeRunsOnTimeThatDrivesItself() async throws {
+    let bridge = MockBLEBridge(configuration: .realistic(seed: 7))
+    let readings = try await bridge.run {
+        // A sensor that starts advertising after 2 s, then notifies a reading every second.
+        let sensor = MockPeripheralManager(configuration: .realistic(seed: 7), bridge: bridge)
+        _ = await sensor.waitForPoweredOn()
+        let heartRate = try await sensor.add(
+            GATTService(
+                uuid: "180D",
+                characteristics: [GATTCharacteristic(uuid: "2A37", properties: .notify, permissions: .readable)]))
+        bridge.task {  // a task the run tracks: time waits for it
+            try await bridge.clock.sleep(for: .seconds(2))
+            try await sensor.startAdvertising(AdvertisementData(serviceUUIDs: ["180D"]))
+            for beat: UInt8 in 60..<70 {
+                try await bridge.clock.sleep(for: .seconds(1))
+                _ = try await sensor.updateValue(Data([0, beat]), for: heartRate.characteristics[0])
+            }
+        }
+
+        // App code as apps write it: it reacts to events and never touches the clock.
+        let central = MockCentralManager(configuration: .realistic(seed: 7), bridge: bridge)
+        var readings: [UInt8] = []
+        for await event in central.events() {
+            switch event {
+            case .stateChanged(.poweredOn):
+                try await central.scanForPeripherals(withServices: ["180D"])
+            case .discovered(let found):
+                await central.stopScan()
+                try await central.connect(found.identifier)
+                let measurement = try await central.discoverAll(for: found.identifier)[0]
+                try await central.setNotifyValue(true, for: measurement)
+            case .valueUpdated(_, let value):
+                readings.append(value[1])
+            default:
+                break
+            }
+            if readings.count == 3 { break }
+        }
+        return readings
+    }
+    // Whenever every task of the run waits, time jumps to the next thing scheduled: the
+    // power-on, the advertising, the connection, each ATT round trip, each heartbeat.
+    #expect(readings == [60, 61, 62])
+    let elapsed = VirtualClock.Instant.zero.duration(to: await bridge.now)
+    #expect(elapsed > .seconds(5) && elapsed < .seconds(6))  // virtual: milliseconds of wall time
+}
+
 @Test func longReadsTakeRealisticTime() async throws {
     // Seeded, virtual time: 30 ms connection interval, jitter, MTU draws.
     let bridge = MockBLEBridge(configuration: .realistic(seed: 42))

@@ -121,3 +121,98 @@ import Testing
     #expect(trace.records.map(\.ok) == [true, true, true])
     #expect(trace.json.hasPrefix(#"{"step":0,"op":"scan","ok":true,"time":"0s","discovered":[{"name":"Thermometer""#))
 }
+
+// "Testing app code in realistic mode"
+
+/// App code under test: it follows a central's events, connects to the first heart-rate
+/// sensor it finds, subscribes, and reconnects whenever the link drops.
+actor HeartRateMonitor {
+    let central: any CentralManaging
+    private(set) var readings: [UInt8] = []
+    private(set) var connections = 0
+
+    init(central: any CentralManaging) {
+        self.central = central
+    }
+
+    func follow(_ events: AsyncStream<CentralEvent>) async throws {
+        for await event in events {
+            switch event {
+            case .stateChanged(.poweredOn):
+                try await central.scanForPeripherals(withServices: ["180D"])
+            case .discovered(let sensor):
+                await central.stopScan()
+                try await connect(to: sensor.identifier)
+            case .disconnected(let sensor, _):
+                try await connect(to: sensor.identifier)
+            case .valueUpdated(_, let value):
+                readings.append(value[1])
+            default:
+                break
+            }
+        }
+    }
+
+    private func connect(to sensor: UUID) async throws {
+        try await central.connect(sensor)
+        connections += 1
+        let measurement = try await central.discoverAll(for: sensor)[0]
+        try await central.setNotifyValue(true, for: measurement)
+    }
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+@Test func theMonitorReconnectsAfterTheLinkDrops() async throws {
+    let bridge = MockBLEBridge(configuration: .realistic(seed: 21))
+    let (readings, connections) = try await bridge.run {
+        let sensor = MockPeripheralManager(configuration: .realistic(seed: 21), bridge: bridge)
+        _ = await sensor.waitForPoweredOn()
+        let heartRate = try await sensor.add(
+            GATTService(
+                uuid: "180D",
+                characteristics: [GATTCharacteristic(uuid: "2A37", properties: .notify, permissions: .readable)]))
+        try await sensor.startAdvertising(AdvertisementData(serviceUUIDs: ["180D"]))
+        bridge.task {  // the sensor's heartbeat: one reading a second
+            for beat: UInt8 in 60..<80 {
+                try await bridge.clock.sleep(for: .seconds(1))
+                _ = try await sensor.updateValue(Data([0, beat]), for: heartRate.characteristics[0])
+            }
+        }
+
+        let central = MockCentralManager(configuration: .realistic(seed: 21), bridge: bridge)
+        let monitor = HeartRateMonitor(central: central)
+        let events = central.events()
+        let following = bridge.task { try await monitor.follow(events) }
+
+        // The link drops after 4.5 s; the monitor must reconnect on its own.
+        await bridge.schedule(
+            .disconnect(central: central.identifier, peripheral: sensor.identifier, error: .init(.connectionTimeout)),
+            at: .zero.advanced(by: .milliseconds(4_500)))
+        while await monitor.readings.count < 6 {
+            try await bridge.clock.sleep(for: .milliseconds(100))  // virtual time: free
+        }
+        following.cancel()
+        return (await monitor.readings, await monitor.connections)
+    }
+    #expect(connections == 2)
+    #expect(readings.count == 6)
+    #expect(readings == readings.sorted())  // in order, whatever was missed while reconnecting
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+@Test func aWaitThatCannotEndIsReportedWithTheSeed() async throws {
+    let bridge = MockBLEBridge(configuration: .realistic(seed: 5))
+    let error = await #expect(throws: MockBLEBridge.Stall.self) {
+        try await bridge.run(stallPatience: .milliseconds(100)) {
+            let central = MockCentralManager(configuration: .realistic(seed: 5), bridge: bridge)
+            _ = await central.waitForPoweredOn()
+            try await central.scanForPeripherals(withServices: ["180D"])
+            for await event in central.events() {
+                if case .discovered = event { return }  // no sensor advertises: never
+            }
+        }
+    }
+    #expect(error?.reason == .nothingScheduled)
+    #expect(error?.seed == 5)
+    #expect(error?.description.contains("Seed 5") == true)
+}
