@@ -29,8 +29,6 @@ extension Subcommand {
             Exit status: 0 every target met, 1 a target missed (or a workload failed), 2 bad input.
             """,
         perform: { arguments, console in
-            if arguments.first == "tmpsteps" { try? await TmpSteps.run(); return .success }
-            if arguments.first == "tmp" { do { try await TmpDiscover.run(arguments[1]) } catch { print(error) }; return .success }
             let parsed: ArgumentList
             let format: String
             do throws(ArgumentList.Problem) {
