@@ -157,9 +157,16 @@ public struct BluetoothUUID: Hashable, Sendable, Comparable {
         (0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64(count - 1 - $0))) }
     }
 
+    /// `value` in uppercase hexadecimal, zero-padded to at least `digits` digits.
     static func hex(_ value: UInt64, digits: Int) -> String {
-        let s = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, digits - s.count)) + s
+        let count = max(digits, (64 - value.leadingZeroBitCount + 3) / 4)
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            for index in 0..<count {
+                let nibble = UInt8(truncatingIfNeeded: value >> UInt64(4 * (count - 1 - index))) & 0xF
+                buffer[index] = nibble < 10 ? 0x30 + nibble : 0x37 + nibble
+            }
+            return count
+        }
     }
 
     static func hexPair(_ byte: UInt8) -> String { hex(UInt64(byte), digits: 2) }

@@ -156,7 +156,7 @@ extension MockBLEBridge {
         if let runDeadline, next > runDeadline { return .timeLimit }
         if nextEvent == next {
             _ = world.runNextEvent()
-            clock.advanceSynchronously(to: world.now)
+            syncClock()
             applyEffects()
         } else {
             setTime(next)

@@ -82,6 +82,8 @@ public actor MockBLEBridge {
     var settled: Result<Reply, any Error>?
     /// Effects being performed (reused, so performing them allocates nothing).
     var spareEffects: [Effect] = []
+    /// The world's time when the clock was last brought to it.
+    var clockTime: VirtualClock.Instant = .zero
     /// Wall-clock time demo pacing still owes (always zero without ``Configuration/realTimePacing``).
     var pendingPacing: Duration = .zero
     /// Managers created and not yet on the air.
@@ -173,7 +175,7 @@ public actor MockBLEBridge {
         // (The world is only ever called through mutating methods here: a non-mutating call on
         // an actor's stored value copies the whole value first.)
         while world.serveStep(id) {
-            clock.advanceSynchronously(to: world.now)
+            syncClock()
             applyEffects()
         }
     }
@@ -259,7 +261,7 @@ public actor MockBLEBridge {
         forgetCancelled()
         var count = 0
         while count < maximumEvents, world.runNextEvent() {
-            clock.advanceSynchronously(to: world.now)
+            syncClock()
             applyEffects()
             count += 1
         }
@@ -269,16 +271,24 @@ public actor MockBLEBridge {
     /// Runs every scheduled event due by `limit`, then moves the time to `limit`.
     func runEvents(through limit: VirtualClock.Instant) {
         while world.runNextEvent(dueBy: limit) {
-            clock.advanceSynchronously(to: world.now)
+            syncClock()
             applyEffects()
         }
         setTime(limit)
     }
 
+    /// Brings the clock to the world's time, waking its sleepers now due (nothing to do while
+    /// time stands still, as it does all through a fast-mode call).
+    func syncClock() {
+        guard world.now != clockTime else { return }
+        clockTime = world.now
+        clock.advanceSynchronously(to: world.now)
+    }
+
     /// Moves time forward to `instant`, waking the clock's sleepers.
     func setTime(_ instant: VirtualClock.Instant) {
         world.moveTime(to: instant)
-        clock.advanceSynchronously(to: world.now)
+        syncClock()
         checkConditions()
     }
 

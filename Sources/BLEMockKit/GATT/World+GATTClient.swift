@@ -52,8 +52,9 @@ extension World {
     mutating func startProcedure(_ kind: GATTProcedure.Kind, central: UUID, peripheral: UUID, id: OperationID) {
         let key = LinkKey(central: central, peripheral: peripheral)
         let exchanges: Int
+        let slot: Int
         do {
-            let slot = try requireLink(central: central, peripheral: peripheral, kind.apiName)
+            slot = try requireLink(central: central, peripheral: peripheral, kind.apiName)
             exchanges = try plannedExchanges(of: kind, on: slot, peripheral: peripheral)
         } catch {
             return complete(id, .failure(error))
@@ -64,12 +65,12 @@ extension World {
             characteristic: procedure.characteristic?.uuid)
         var operation = PendingOperation(id: id, owner: .central(central), kind: .gatt(key), since: now, stage: .queued)
         operation.procedure = procedure
-        pending[id] = operation
-        if links[key]!.bearer == nil {
-            links[key]!.bearer = id
+        pending.insert(operation)
+        if links.slots[slot]!.bearer == nil {
+            links.slots[slot]!.bearer = id
             sendRequest(of: id, on: key)
         } else {
-            links[key]!.waitingForBearer.append(id)
+            links.slots[slot]!.waitingForBearer.append(id)
         }
     }
 
@@ -115,18 +116,18 @@ extension World {
 
     /// Sends the procedure's next request.
     mutating func sendRequest(of id: OperationID, on key: LinkKey) {
-        pending[id]?.stage = .sent
+        if let position = pending.position(of: id) { pending.entries[position]!.stage = .sent }
         sendToPeripheral(.request(id), on: key)
     }
 
     /// A procedure ended: the bearer goes to the next procedure waiting for it.
     mutating func releaseBearer(of id: OperationID, on key: LinkKey) {
-        guard links[key]?.bearer == id else { return }
-        links[key]!.bearer = nil
-        while !links[key]!.waitingForBearer.isEmpty {
-            let next = links[key]!.waitingForBearer.removeFirst()
-            guard pending[next] != nil else { continue }
-            links[key]!.bearer = next
+        guard let slot = links.slot(of: key), links.slots[slot]!.bearer == id else { return }
+        links.slots[slot]!.bearer = nil
+        while !links.slots[slot]!.waitingForBearer.isEmpty {
+            let next = links.slots[slot]!.waitingForBearer.removeFirst()
+            guard pending.contains(next) else { continue }
+            links.slots[slot]!.bearer = next
             sendRequest(of: next, on: key)
             return
         }
@@ -136,10 +137,13 @@ extension World {
 
     /// The answer to a procedure's request arrived at the central.
     mutating func procedureAnswered(_ id: OperationID, _ answer: ServerAnswer, on key: LinkKey) {
+        // The procedure's fields are read in place: a copy of it would retain everything it holds.
         guard let position = pending.position(of: id), let slot = links.slot(of: key),
-            let procedure = pending.entries[position]!.procedure
+            let (isCancelled, completed, exchanges, isRead) = pending.inPlace(at: position, { operation in
+                operation.procedure.map { (operation.isCancelled, $0.completed, $0.exchanges, $0.kind.isRead) }
+            })
         else { return }
-        if pending.entries[position]!.isCancelled { return complete(id, .failure(CancellationError())) }
+        if isCancelled { return complete(id, .failure(CancellationError())) }
         let mtu = links.slots[slot]!.mtu
         switch answer {
         case .failure(let error):
@@ -150,22 +154,19 @@ extension World {
             }
         case .page:
             pending.entries[position]!.procedure!.completed += 1
-            if procedure.completed + 1 >= procedure.exchanges {
+            if completed + 1 >= exchanges {
                 finishProcedure(id, .success(.done))
             } else {
                 sendRequest(of: id, on: key)
             }
         case .value(let part):
-            switch procedure.kind {
-            case .read:
-                let (total, done) = GATTProcedure.appendReadPart(part, to: procedure.received, mtu: mtu)
-                if done { return finishProcedure(id, .success(.value(total))) }
-                pending.entries[position]!.procedure!.received = total
-                pending.entries[position]!.procedure!.completed += 1
-                sendRequest(of: id, on: key)
-            default:
-                finishProcedure(id, .success(.value(part.prefix(mtu - 1))))
-            }
+            guard isRead else { return finishProcedure(id, .success(.value(part.prefix(mtu - 1)))) }
+            let (total, done) = GATTProcedure.appendReadPart(
+                part, to: pending.inPlace(at: position) { $0.procedure!.received }, mtu: mtu)
+            if done { return finishProcedure(id, .success(.value(total))) }
+            pending.entries[position]!.procedure!.received = total
+            pending.entries[position]!.procedure!.completed += 1
+            sendRequest(of: id, on: key)
         case .written:
             finishProcedure(id, .success(.done))
         case .channel, .channelRefused:
@@ -175,12 +176,16 @@ extension World {
 
     /// Ends a procedure: what the central learned is recorded, and the outcome logged.
     mutating func finishProcedure(_ id: OperationID, _ outcome: Result<Reply, any Error>) {
-        guard let operation = pending[id], let procedure = operation.procedure, case .gatt(let key) = operation.kind
+        guard let position = pending.position(of: id),
+            let (key, kind) = pending.inPlace(at: position, { operation -> (LinkKey, GATTProcedure.Kind)? in
+                guard case .gatt(let key) = operation.kind, let procedure = operation.procedure else { return nil }
+                return (key, procedure.kind)
+            })
         else { return }
         let central = key.central
         let peripheral = key.peripheral
         var result = outcome
-        switch procedure.kind {
+        switch kind {
         case .discoverServices(let uuids):
             switch outcome {
             case .success: result = .success(.services(finishServiceDiscovery(key, uuids: uuids)))
@@ -409,6 +414,12 @@ extension GATTProcedure.Kind {
         case .write, .writeDescriptor: .write
         case .setNotify: .subscribe
         }
+    }
+
+    /// Whether this is a characteristic read as the stack does it (Read, then Read Blobs).
+    var isRead: Bool {
+        if case .read = self { return true }
+        return false
     }
 
     /// Whether a read stops after one request (a single Read Blob).

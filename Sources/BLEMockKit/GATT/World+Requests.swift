@@ -14,29 +14,33 @@ import BLECore
 extension World {
     /// A procedure's request arrived at the peripheral.
     mutating func serveRequest(_ id: OperationID, on key: LinkKey) {
+        // The procedure's fields are read in place: a copy of it would retain everything it holds.
         guard let position = pending.position(of: id), let p = peripherals.position(of: key.peripheral),
-            let slot = links.slot(of: key), let procedure = pending.entries[position]!.procedure
+            let slot = links.slot(of: key),
+            let (kind, completed, isLastExchange, injected) = pending.inPlace(at: position, { operation in
+                operation.procedure.map { ($0.kind, $0.completed, $0.isLastExchange, $0.injected) }
+            })
         else { return }
-        if procedure.completed == 0, let injected = procedure.injected {
-            pending[id]!.procedure!.injected = nil
+        if completed == 0, let injected {
+            pending.entries[position]!.procedure!.injected = nil
             guard let error = injected.error else {
-                pending[id]!.stage = .neverAnswered
+                pending.entries[position]!.stage = .neverAnswered
                 return
             }
             return answerRequest(id, .failure(error), on: key)
         }
-        switch procedure.kind {
+        switch kind {
         case .discoverServices, .discoverIncludedServices, .discoverCharacteristics, .discoverDescriptors:
             answerRequest(id, .page, on: key)
         case .read:
-            serveRead(id, offset: procedure.received.count, on: key)
+            serveRead(id, offset: pending.inPlace(at: position) { $0.procedure!.received.count }, on: key)
         case .readBlob(_, let offset):
             serveRead(id, offset: offset, on: key)
         case .readDescriptor(let descriptor):
             do {
                 let value = try descriptorValue(descriptor, on: links.slots[slot]!)
-                if procedure.isLastExchange {
-                    let offset = procedure.completed * (links.slots[slot]!.mtu - 1)
+                if isLastExchange {
+                    let offset = completed * (links.slots[slot]!.mtu - 1)
                     answerRequest(id, .value(Data(value.dropFirst(offset))), on: key)
                 } else {
                     answerRequest(id, .page, on: key)
@@ -45,7 +49,7 @@ extension World {
                 answerRequest(id, .failure(error), on: key)
             }
         case .write(let characteristic, let value):
-            if procedure.completed == 0 {
+            if completed == 0 {
                 do {
                     _ = try peripherals.entries[p]!.database.planWrite(
                         handle: characteristic.handle, length: value.count, type: .withResponse,
@@ -54,7 +58,7 @@ extension World {
                     return answerRequest(id, .failure(error), on: key)
                 }
             }
-            guard procedure.isLastExchange else { return answerRequest(id, .page, on: key) }
+            guard isLastExchange else { return answerRequest(id, .page, on: key) }
             serveWrite(id, characteristic: characteristic, value: value, on: key)
         case .writeDescriptor(let descriptor, _):
             do {
@@ -74,14 +78,15 @@ extension World {
 
     /// Sends the peripheral's answer to a request.
     mutating func answerRequest(_ id: OperationID, _ answer: ServerAnswer, on key: LinkKey) {
-        pending[id]?.stage = .sent
+        if let position = pending.position(of: id) { pending.entries[position]!.stage = .sent }
         sendToCentral(.response(id, answer), on: key)
     }
 
     /// A Read or Read Blob at `offset`.
     private mutating func serveRead(_ id: OperationID, offset: Int, on key: LinkKey) {
         guard let slot = links.slot(of: key), let p = peripherals.position(of: key.peripheral),
-            let handle = pending[id]?.procedure?.characteristic?.handle
+            let position = pending.position(of: id),
+            let handle = pending.inPlace(at: position, { $0.procedure?.characteristic?.handle })
         else { return }
         let mtu = links.slots[slot]!.mtu
         do {

@@ -13,6 +13,16 @@ struct OperationTable: Sendable {
     /// Where an operation is in ``entries``.
     func position(of id: OperationID) -> Int? { positions[id] }
 
+    /// Runs `body` on the operation at `position`, in place. (Reading a field through
+    /// ``entries``' getter copies the whole operation first, retaining everything it holds.)
+    @inline(__always)
+    mutating func inPlace<R>(at position: Int, _ body: (inout PendingOperation) -> R) -> R {
+        body(&entries[position]!)
+    }
+
+    /// Whether an operation with this id is in progress.
+    func contains(_ id: OperationID) -> Bool { positions[id] != nil }
+
     /// The operation with this id; assigning `nil` removes it.
     subscript(id: OperationID) -> PendingOperation? {
         get { positions[id].flatMap { entries[$0] } }
@@ -37,6 +47,13 @@ struct OperationTable: Sendable {
         return operation
     }
 
+    /// Removes an operation without handing it back.
+    mutating func remove(_ id: OperationID) {
+        guard let position = positions[id] else { return }
+        entries[position] = nil
+        release(position, id)
+    }
+
     /// Whether no operation is in progress.
     var isEmpty: Bool { positions.isEmpty }
 
@@ -46,7 +63,8 @@ struct OperationTable: Sendable {
     /// The ids of the operations in progress, in no particular order.
     var keys: Dictionary<OperationID, Int>.Keys { positions.keys }
 
-    private mutating func insert(_ operation: PendingOperation) {
+    /// Adds an operation (its id must not be in progress).
+    mutating func insert(_ operation: PendingOperation) {
         let position: Int
         if let reused = freePositions.popLast() {
             position = reused

@@ -46,13 +46,20 @@ extension World {
     /// Ends an operation: removes it, frees the ATT bearer it held, and emits its completion
     /// (unless its caller cancelled it).
     mutating func complete(_ id: OperationID, _ result: Result<Reply, any Error>) {
-        guard let operation = pending.removeValue(forKey: id) else {
+        guard let position = pending.position(of: id) else {
             effects.append(.complete(id, result))
             return
         }
-        if case .gatt(let key) = operation.kind { releaseBearer(of: id, on: key) }
-        if operation.deadline != nil { schedule.removeAll { $0 == .connectionTimeout(id) } }
-        if !operation.isCancelled { effects.append(.complete(id, result)) }
+        // Read the fields needed in place: a copy of the whole operation retains all it holds.
+        let (gattLink, hasDeadline, isCancelled) = pending.inPlace(at: position) { operation in
+            let gattLink: LinkKey?
+            if case .gatt(let key) = operation.kind { gattLink = key } else { gattLink = nil }
+            return (gattLink, operation.deadline != nil, operation.isCancelled)
+        }
+        pending.remove(id)
+        if let key = gattLink { releaseBearer(of: id, on: key) }
+        if hasDeadline { schedule.removeAll { $0 == .connectionTimeout(id) } }
+        if !isCancelled { effects.append(.complete(id, result)) }
     }
 
     /// Fails every pending operation `matching`, in the order they started.
@@ -103,7 +110,12 @@ extension World {
 
     /// Whether operation `id` is pending and running the schedule would move it on.
     mutating func isServable(_ id: OperationID) -> Bool {
-        pending[id] != nil && !isParked(id)
+        guard let position = pending.position(of: id) else { return false }
+        switch pending.inPlace(at: position, { $0.stage }) {
+        case .sent, .pairing: return true
+        case .awaitingAnswer, .neverAnswered: return false
+        case .queued, .waiting: return !isParked(id)
+        }
     }
 
     /// Runs the next scheduled event on behalf of operation `id`, if it is pending, not

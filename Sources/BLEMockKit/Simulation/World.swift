@@ -77,6 +77,9 @@ struct World: Sendable {
         self.seed = seed
         self.timing = timing
         random = SeededGenerator(seed: seed)
+        // A typical test logs a few dozen entries: growing from empty would copy them several times.
+        log.reserveCapacity(64)
+        effects.reserveCapacity(8)
     }
 
     /// Takes the effects produced so far, leaving the list empty.
