@@ -139,9 +139,11 @@ extension World {
     mutating func procedureAnswered(_ id: OperationID, _ answer: ServerAnswer, on key: LinkKey) {
         // The procedure's fields are read in place: a copy of it would retain everything it holds.
         guard let position = pending.position(of: id), let slot = links.slot(of: key),
-            let (isCancelled, completed, exchanges, isRead) = pending.inPlace(at: position, { operation in
-                operation.procedure.map { (operation.isCancelled, $0.completed, $0.exchanges, $0.kind.isRead) }
-            })
+            let (isCancelled, completed, exchanges, isRead) = pending.inPlace(
+                at: position,
+                { operation in
+                    operation.procedure.map { (operation.isCancelled, $0.completed, $0.exchanges, $0.kind.isRead) }
+                })
         else { return }
         if isCancelled { return complete(id, .failure(CancellationError())) }
         let mtu = links.slots[slot]!.mtu
@@ -177,10 +179,12 @@ extension World {
     /// Ends a procedure: what the central learned is recorded, and the outcome logged.
     mutating func finishProcedure(_ id: OperationID, _ outcome: Result<Reply, any Error>) {
         guard let position = pending.position(of: id),
-            let (key, kind) = pending.inPlace(at: position, { operation -> (LinkKey, GATTProcedure.Kind)? in
-                guard case .gatt(let key) = operation.kind, let procedure = operation.procedure else { return nil }
-                return (key, procedure.kind)
-            })
+            let (key, kind) = pending.inPlace(
+                at: position,
+                { operation -> (LinkKey, GATTProcedure.Kind)? in
+                    guard case .gatt(let key) = operation.kind, let procedure = operation.procedure else { return nil }
+                    return (key, procedure.kind)
+                })
         else { return }
         let central = key.central
         let peripheral = key.peripheral

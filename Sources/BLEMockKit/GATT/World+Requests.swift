@@ -17,9 +17,11 @@ extension World {
         // The procedure's fields are read in place: a copy of it would retain everything it holds.
         guard let position = pending.position(of: id), let p = peripherals.position(of: key.peripheral),
             let slot = links.slot(of: key),
-            let (kind, completed, isLastExchange, injected) = pending.inPlace(at: position, { operation in
-                operation.procedure.map { ($0.kind, $0.completed, $0.isLastExchange, $0.injected) }
-            })
+            let (kind, completed, isLastExchange, injected) = pending.inPlace(
+                at: position,
+                { operation in
+                    operation.procedure.map { ($0.kind, $0.completed, $0.isLastExchange, $0.injected) }
+                })
         else { return }
         if completed == 0, let injected {
             pending.entries[position]!.procedure!.injected = nil
