@@ -134,7 +134,7 @@ extension World {
         let generation = linkCount[key]!
         // Each link draws its jitter from its own stream, so other links never perturb it.
         let stream = random.derived("link").derived(
-            "\(key.central.uuidString)/\(key.peripheral.uuidString)/\(generation)")
+            "\(key.central.canonicalString)/\(key.peripheral.canonicalString)/\(generation)")
         links[key] = Link(key: key, generation: generation, mtu: mtu, random: stream)
         if centralBonds.contains(key) {
             // A bonded link is encrypted with the stored keys as it comes up.

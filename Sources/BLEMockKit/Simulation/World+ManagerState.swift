@@ -14,7 +14,7 @@ extension World {
         guard centrals[identifier] == nil else { return }
         let stream =
             configuration.seed.map { SeededGenerator(seed: $0) }
-            ?? random.derived("central").derived(identifier.uuidString)
+            ?? random.derived("central").derived(identifier.canonicalString)
         let state = startState(
             configuration.stateTransition, initial: configuration.initialState, manager: .central(identifier))
         centrals[identifier] = Central(
@@ -32,7 +32,7 @@ extension World {
         guard peripherals[identifier] == nil else { return }
         let stream =
             configuration.seed.map { SeededGenerator(seed: $0) }
-            ?? random.derived("peripheral").derived(identifier.uuidString)
+            ?? random.derived("peripheral").derived(identifier.canonicalString)
         let state = startState(
             configuration.stateTransition, initial: configuration.initialState, manager: .peripheral(identifier))
         peripherals[identifier] = Peripheral(

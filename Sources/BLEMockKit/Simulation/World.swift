@@ -170,6 +170,27 @@ extension UUID {
         return (high, low)
     }
 
+    /// The same text as `uuidString` (uppercase, hyphenated), built directly: Foundation
+    /// formats `uuidString` through `snprintf`, and the world names a stream after an
+    /// identifier for every manager and link.
+    var canonicalString: String {
+        let (high, low) = words
+        return String(unsafeUninitializedCapacity: 36) { buffer in
+            var count = 0
+            for nibble in 0..<32 {
+                if nibble == 8 || nibble == 12 || nibble == 16 || nibble == 20 {
+                    buffer[count] = UInt8(ascii: "-")
+                    count += 1
+                }
+                let word = nibble < 16 ? high : low
+                let digit = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * (nibble % 16))) & 0xF
+                buffer[count] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "A") + digit - 10
+                count += 1
+            }
+            return count
+        }
+    }
+
     /// Whether this identifier sorts before `other`, byte by byte (the order of their
     /// `uuidString`s, without making the strings).
     func precedes(_ other: UUID) -> Bool {
