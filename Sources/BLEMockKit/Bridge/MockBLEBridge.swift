@@ -242,15 +242,23 @@ public actor MockBLEBridge {
                 advanceWaiters.append((instant, continuation))
             }
         } else {
-            while let next = [world.schedule.nextDeadline, clock.nextDeadline].compactMap({ $0 }).min(),
-                next <= instant, !Task.isCancelled
-            {
+            while let next = nextDeadline(), next <= instant, !Task.isCancelled {
                 runEvents(through: next)
             }
             setTime(instant)
         }
-        pace(from: started)
-        await waitForPacing()
+        if configuration.realTimePacing != nil {
+            pace(from: started)
+            await waitForPacing()
+        }
+    }
+
+    /// The earliest of the schedule's next event and the clock's next sleeper.
+    private func nextDeadline() -> VirtualClock.Instant? {
+        let event = world.schedule.nextDeadline
+        guard let sleeper = clock.nextDeadline else { return event }
+        guard let event else { return sleeper }
+        return min(event, sleeper)
     }
 
     /// Runs scheduled events until none is left, or `maximumEvents` have run (periodic

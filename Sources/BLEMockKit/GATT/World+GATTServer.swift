@@ -114,12 +114,16 @@ extension World {
         guard record.local.properties.supportsSubscription else {
             throw APIMisuseError.characteristicCannotNotify(characteristic.uuid, handle: characteristic.handle)
         }
-        let targets = links(ofPeripheral: peripheral).filter { key in
-            links[key]!.subscriptions[characteristic.handle] != nil && (centrals?.contains(key.central) ?? true)
+        // Links are reached by slot and the peripheral by position: this runs for every update.
+        let targets = links(ofPeripheral: peripheral).compactMap { key -> Int? in
+            guard let slot = links.slot(of: key), links.slots[slot]!.subscriptions[characteristic.handle] != nil,
+                centrals?.contains(key.central) ?? true
+            else { return nil }
+            return slot
         }
-        let configuration = peripherals[peripheral]!.configuration
-        if configuration.strictLengths, let shortest = targets.map({ links[$0]!.maximumValueLength }).min(),
-            value.count > shortest
+        let p = peripherals.position(of: peripheral)!
+        if peripherals.entries[p]!.configuration.strictLengths,
+            let shortest = targets.map({ links.slots[$0]!.maximumValueLength }).min(), value.count > shortest
         {
             throw APIMisuseError.valueTooLong(operation: "updateValue", length: value.count, maximum: shortest)
         }
@@ -130,18 +134,20 @@ extension World {
             if let error = failure.error { throw error }
             return false
         }
-        let capacity = configuration.updateQueue.capacity
-        if let capacity, peripherals[peripheral]!.queuedUpdates + targets.count > capacity {
-            peripherals[peripheral]!.updateQueueWasFull = true
+        let capacity = peripherals.entries[p]!.configuration.updateQueue.capacity
+        if let capacity, peripherals.entries[p]!.queuedUpdates + targets.count > capacity {
+            peripherals.entries[p]!.updateQueueWasFull = true
             self.record(
                 .notification, peripheral: peripheral, attribute: characteristic.uuid, handle: characteristic.handle,
                 value: value, detail: "transmit queue full: updateValue returned false")
             return false
         }
         let remote = remoteCharacteristic(record, of: peripheral)
-        for key in targets {
-            let limit = links[key]!.maximumValueLength
-            let kind = links[key]!.subscriptions[characteristic.handle]!
+        for slot in targets {
+            guard links.contains(slot: slot) else { continue }  // an earlier target's event ended it
+            let key = links.slots[slot]!.key
+            let limit = links.slots[slot]!.maximumValueLength
+            let kind = links.slots[slot]!.subscriptions[characteristic.handle]!
             if value.count > limit {
                 self.record(
                     .truncated, central: key.central, peripheral: peripheral, attribute: characteristic.uuid,
@@ -149,16 +155,16 @@ extension World {
                     detail: "\(kind == .notify ? "notification" : "indication") of \(value.count) bytes cut to \(limit)"
                 )
             }
-            peripherals[peripheral]!.queuedUpdates += 1
-            links[key]!.toCentral.append(
+            peripherals.entries[p]!.queuedUpdates += 1
+            links.slots[slot]!.toCentral.append(
                 .update(Update(characteristic: remote, value: value.prefix(limit), kind: kind)))
             if sendsAtOnce(capacity: capacity) {
-                connectionEventNow(key)
+                connectionEvent(slot: slot, generation: links.slots[slot]!.generation)
             } else {
-                scheduleConnectionEvent(key)
+                scheduleConnectionEvent(slot: slot)
             }
         }
-        peripherals[peripheral]!.database.setValue(
+        peripherals.entries[p]!.database.setValue(
             value.prefix(GATTDatabase.maximumValueLength), at: characteristic.handle)
         return true
     }

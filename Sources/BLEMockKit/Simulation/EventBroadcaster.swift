@@ -120,7 +120,19 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
     var streamCount: Int { lock.withLock { subscribers.count } }
 
     private func next(_ id: Int) async -> Event? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Event?, Never>) in
+        // An event already buffered is handed over without suspending (most reads in a test
+        // find one: the operation that caused it has returned before the test reads).
+        let ready: Event?? = lock.withLock {
+            guard let subscriber = subscribers[id] else { return .some(nil) }
+            if subscriber.unread > 0 { return .some(subscriber.take()) }
+            if subscriber.isFinished {
+                subscribers[id] = nil
+                return .some(nil)
+            }
+            return .none
+        }
+        if case .some(let event) = ready { return event }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Event?, Never>) in
             let immediate: Event?? = lock.withLock {
                 guard let subscriber = subscribers[id] else { return .some(nil) }
                 if subscriber.unread > 0 { return .some(subscriber.take()) }
