@@ -2,7 +2,7 @@ import Testing
 
 @testable import BLECapture
 
-@Suite("btsnoop files")
+@Suite("btsnoop files", .timeLimit(.minutes(2)))
 struct BTSnoopFileTests {
     static func file(_ build: (inout SnoopWriter) -> Void) throws -> BTSnoopFile {
         var writer = SnoopWriter()

@@ -9,7 +9,7 @@ private final class Payload {
     init(_ number: Int) { self.number = number }
 }
 
-@Suite("CallbackInbox")
+@Suite("CallbackInbox", .timeLimit(.minutes(2)))
 struct CallbackInboxTests {
     @Test("Callbacks posted on a queue are handled one at a time in posting order")
     func callbacksKeepTheirOrder() async {

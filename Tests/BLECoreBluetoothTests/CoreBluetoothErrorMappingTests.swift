@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLECoreBluetooth
 
-@Suite("CoreBluetoothErrorMapping")
+@Suite("CoreBluetoothErrorMapping", .timeLimit(.minutes(2)))
 struct CoreBluetoothErrorMappingTests {
     @Test("Every CBError code maps to the CoreBluetoothError with the same code")
     func cbErrorCodesKeepTheirValues() {

@@ -20,7 +20,7 @@ private actor QueueBound {
     }
 }
 
-@Suite("DispatchQueueExecutor")
+@Suite("DispatchQueueExecutor", .timeLimit(.minutes(2)))
 struct DispatchQueueExecutorTests {
     @Test("An actor on the executor runs its code on the queue")
     func actorRunsOnTheQueue() async {

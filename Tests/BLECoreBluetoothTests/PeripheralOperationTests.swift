@@ -2,7 +2,7 @@ import Testing
 
 @testable import BLECoreBluetooth
 
-@Suite("PeripheralOperation")
+@Suite("PeripheralOperation", .timeLimit(.minutes(2)))
 struct PeripheralOperationTests {
     @Test("Only adding a service counts as an add")
     func onlyAddIsAdd() {

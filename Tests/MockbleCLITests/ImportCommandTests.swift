@@ -4,7 +4,7 @@ import Testing
 
 @testable import MockbleCLI
 
-@Suite("mockble import")
+@Suite("mockble import", .timeLimit(.minutes(2)))
 struct ImportCommandTests {
     static var captures: URL { FixtureDirectory.root.appendingPathComponent("captures") }
 

@@ -2,7 +2,7 @@ import Testing
 import Transport
 
 /// Every rejection, with the exact error, built from hand-made packets.
-@Suite("Reassembler rejections")
+@Suite("Reassembler rejections", .timeLimit(.minutes(2)))
 struct ReassemblerErrorTests {
     typealias TestReassembler = Reassembler<Int, TestInstant>
 

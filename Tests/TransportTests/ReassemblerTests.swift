@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Transport
 
-@Suite("Reassembler")
+@Suite("Reassembler", .timeLimit(.minutes(2)))
 struct ReassemblerTests {
     typealias TestReassembler = Reassembler<String, TestInstant>
 

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Peripheral profiles: fields")
+@Suite("Peripheral profiles: fields", .timeLimit(.minutes(2)))
 struct FixtureProfileTests {
     @Test("Every profile field is read")
     func everyField() throws {

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Realistic: link timing fields")
+@Suite("Realistic: link timing fields", .timeLimit(.minutes(2)))
 struct LinkTimingTests {
     /// Jitter-free timing with a 50 ms interval, 2 packets per event and a 2 s supervision timeout.
     static let custom = LinkTiming(

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Scenario expectations and trace formats")
+@Suite("Scenario expectations and trace formats", .timeLimit(.minutes(2)))
 struct ScenarioExpectationTests {
     typealias S = ScenarioTestSupport
 
@@ -119,7 +119,7 @@ struct ScenarioExpectationTests {
     }
 }
 
-@Suite("Scenario documentation")
+@Suite("Scenario documentation", .timeLimit(.minutes(2)))
 struct ScenarioDocumentationTests {
     static func document(_ path: String) throws -> String {
         try String(

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Scenario runner")
+@Suite("Scenario runner", .timeLimit(.minutes(2)))
 struct ScenarioRunnerTests {
     typealias S = ScenarioTestSupport
 

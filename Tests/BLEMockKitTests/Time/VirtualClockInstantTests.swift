@@ -3,7 +3,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("VirtualClock.Instant")
+@Suite("VirtualClock.Instant", .timeLimit(.minutes(2)))
 struct VirtualClockInstantTests {
     typealias Instant = VirtualClock.Instant
 
