@@ -67,33 +67,39 @@ struct SelfDrivenMessagingTests {
     }
 
     // The two realistic round trips that used to hang (a send waits for ready events nobody
-    // drove), run on 200 seeds each: jitter, MTU exchange and queue timings differ per seed.
+    // drove), on 200 seeds each: jitter, MTU exchange and queue timings differ per seed. The
+    // seeds run one after another: each run has a thread of its own, and 400 at once would
+    // starve the rest of a parallel test run.
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test("A 4 kB message from the central reaches the peripheral on each of 200 seeds", arguments: 0..<200)
-    func fourKilobytesUp(seed: Int) async throws {
-        let bridge = MockBLEBridge(configuration: .realistic(seed: UInt64(seed)))
+    @Test("A 4 kB message from the central reaches the peripheral on each of 200 seeds")
+    func fourKilobytesUp() async throws {
         let message = MessagingFixture.message(size: 4_096)
-        let received = try await bridge.run {
-            let (central, peripheral, _) = try await Self.channels(on: bridge, mtu: 23 + seed % 3 * 81)
-            var messages = peripheral.messages().makeAsyncIterator()
-            try await central.send(message)
-            return await messages.next()?.bytes
+        for seed in 0..<200 {
+            let bridge = MockBLEBridge(configuration: .realistic(seed: UInt64(seed)))
+            let received = try await bridge.run {
+                let (central, peripheral, _) = try await Self.channels(on: bridge, mtu: 23 + seed % 3 * 81)
+                var messages = peripheral.messages().makeAsyncIterator()
+                try await central.send(message)
+                return await messages.next()?.bytes
+            }
+            #expect(received == message, "seed \(seed)")
         }
-        #expect(received == message)
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test("A 4 kB message from the peripheral reaches the central on each of 200 seeds", arguments: 0..<200)
-    func fourKilobytesDown(seed: Int) async throws {
-        let bridge = MockBLEBridge(configuration: .realistic(seed: UInt64(seed)))
+    @Test("A 4 kB message from the peripheral reaches the central on each of 200 seeds")
+    func fourKilobytesDown() async throws {
         let message = MessagingFixture.message(size: 4_096)
-        let received = try await bridge.run {
-            let (central, peripheral, centralID) = try await Self.channels(on: bridge, mtu: 23 + seed % 3 * 81)
-            var messages = central.messages().makeAsyncIterator()
-            try await peripheral.send(message, to: centralID)
-            return await messages.next()
+        for seed in 0..<200 {
+            let bridge = MockBLEBridge(configuration: .realistic(seed: UInt64(seed)))
+            let received = try await bridge.run {
+                let (central, peripheral, centralID) = try await Self.channels(on: bridge, mtu: 23 + seed % 3 * 81)
+                var messages = central.messages().makeAsyncIterator()
+                try await peripheral.send(message, to: centralID)
+                return await messages.next()
+            }
+            #expect(received == message, "seed \(seed)")
         }
-        #expect(received == message)
     }
 }

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+@Suite("Scenario timeline: the time column", .timeLimit(.minutes(2)))
+struct ScenarioTimelineTests {
+    @Test(
+        "Times are rounded to the nearest millisecond, halves up, carrying into the seconds",
+        arguments: [
+            (Duration.zero, "0.000s"),
+            (.milliseconds(12), "0.012s"),
+            (.microseconds(1_294_400), "1.294s"),
+            (.microseconds(1_294_600), "1.295s"),
+            (.microseconds(500), "0.001s"),
+            (.microseconds(499), "0.000s"),
+            (.microseconds(999_600), "1.000s"),
+            (.milliseconds(61_500), "61.500s"),
+            (.seconds(3_600), "3600.000s"),
+        ])
+    func rounding(time: Duration, printed: String) {
+        #expect(ScenarioTrace.milliseconds(time) == printed)
+    }
+
+    @Test("Each timeline line shows its record's time, right-aligned in twelve columns")
+    func column() async throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/scenarios")
+        var scenario = try Scenario.load(contentsOf: folder.appendingPathComponent("heart-rate-basic.json"))
+        scenario.mode = .realistic
+        let trace = await ScenarioRunner(scenario).run()
+        let lines = trace.text(for: scenario).split(separator: "\n").dropFirst().prefix(trace.records.count)
+        #expect(lines.count == trace.records.count)
+        #expect(trace.records.contains { $0.time > .zero })  // realistic: times that need rounding
+        for (line, record) in zip(lines, trace.records) {
+            let column = String(line.prefix(12))
+            #expect(column.trimmingCharacters(in: .whitespaces) == ScenarioTrace.milliseconds(record.time))
+            #expect(column.hasSuffix("s") && line.dropFirst(12).hasPrefix("  #\(record.step)"))
+        }
+    }
+}
