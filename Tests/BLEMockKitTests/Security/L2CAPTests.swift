@@ -46,6 +46,34 @@ struct L2CAPTests {
         Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &+ Int(seed)) })
     }
 
+    @Test("Opening and sending from a cancelled task start nothing; a read of incoming ends when its task is cancelled")
+    func cancellation() async throws {
+        let rig = try await Self.Rig.make()
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let opening = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            _ = try await rig.central.openL2CAPChannel(psm, on: rig.peripheral.identifier)
+        }
+        await #expect(throws: CancellationError.self) { try await opening.value }
+        #expect(!(await rig.bridge.log.contains { $0.kind == .l2cap && $0.detail?.hasPrefix("opened") == true }))
+
+        let (centralEnd, peripheralEnd) = try await rig.open(psm)
+        let sending = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await centralEnd.send(Self.bytes(100))
+        }
+        await #expect(throws: CancellationError.self) { try await sending.value }
+        // Nothing of the cancelled send arrives: the next bytes are the first the peripheral reads.
+        let reading = Task { await Self.read(3, from: peripheralEnd) }
+        try await centralEnd.send(Data([7, 8, 9]))
+        #expect(await reading.value == Data([7, 8, 9]))
+
+        let waiting = Task { await Self.read(1, from: centralEnd) }  // nothing is coming
+        waiting.cancel()
+        #expect(await waiting.value.isEmpty)
+        #expect(await rig.bridge.pendingOperations.isEmpty)
+    }
+
     @Test func publishingAllocatesPSMsFromTheDynamicRange() async throws {
         let rig = try await Rig.make()
         let first = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
