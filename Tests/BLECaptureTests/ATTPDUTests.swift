@@ -5,7 +5,7 @@ import Testing
 
 /// ATT PDUs built by hand from the formats of the Bluetooth Core Specification, Vol 3,
 /// Part F, 3.4.
-@Suite("ATT PDUs", .timeLimit(.minutes(2)))
+@Suite("ATT PDUs", .timeLimit(.minutes(10)))
 struct ATTPDUTests {
     static let custom = BluetoothUUID(stringLiteral: "A0B40001-926D-4D61-98DF-8C5C62EE53B3")
     /// The 128-bit UUID above, least significant byte first, as ATT carries it.

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLECapture
 
-@Suite("Advertising data", .timeLimit(.minutes(2)))
+@Suite("Advertising data", .timeLimit(.minutes(10)))
 struct AdvertisingDataParserTests {
     @Test func everyFollowedADTypeFillsItsField() {
         let custom = BluetoothUUID(stringLiteral: "A0B40001-926D-4D61-98DF-8C5C62EE53B3")

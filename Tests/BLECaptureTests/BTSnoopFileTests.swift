@@ -2,7 +2,7 @@ import Testing
 
 @testable import BLECapture
 
-@Suite("btsnoop files", .timeLimit(.minutes(2)))
+@Suite("btsnoop files", .timeLimit(.minutes(10)))
 struct BTSnoopFileTests {
     static func file(_ build: (inout SnoopWriter) -> Void) throws -> BTSnoopFile {
         var writer = SnoopWriter()

@@ -7,7 +7,7 @@ import Testing
 
 /// Damaged, partial and ambiguous captures: each still imports what can be trusted and says
 /// what it skipped, or fails with the error that says why nothing could be imported.
-@Suite("Importing bad captures", .timeLimit(.minutes(2)))
+@Suite("Importing bad captures", .timeLimit(.minutes(10)))
 struct BadCaptureTests {
     typealias S = CaptureTestSupport
 

@@ -8,7 +8,7 @@ import Testing
 /// Imports the bundled captures, made by an independent stack (bumble) with
 /// `Fixtures/captures/make-captures.py`, and checks that each yields the database, values and
 /// outcomes the script defined.
-@Suite("Importing the bundled captures", .timeLimit(.minutes(2)))
+@Suite("Importing the bundled captures", .timeLimit(.minutes(10)))
 struct CaptureImportTests {
     typealias S = CaptureTestSupport
 

@@ -6,7 +6,7 @@ import Testing
 /// Damaged copies of the bundled captures, made by a seeded generator: the importer must
 /// never trap, and must never write a document the fixture format rejects — it imports what
 /// it can trust, or says why it cannot.
-@Suite("Importing damaged captures", .timeLimit(.minutes(2)))
+@Suite("Importing damaged captures", .timeLimit(.minutes(10)))
 struct CaptureMutationTests {
     /// The kit's seeded generator, for reproducible damage.
     struct Generator {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import BLECapture
 
-@Suite("HCI packets and events", .timeLimit(.minutes(2)))
+@Suite("HCI packets and events", .timeLimit(.minutes(10)))
 struct HCIPacketTests {
     static func record(_ data: [UInt8], flags: UInt32 = 0) -> BTSnoopRecord {
         BTSnoopRecord(index: 0, originalLength: data.count, flags: flags, cumulativeDrops: 0, timestamp: 0, data: data)

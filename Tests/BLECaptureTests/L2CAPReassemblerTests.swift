@@ -2,7 +2,7 @@ import Testing
 
 @testable import BLECapture
 
-@Suite("L2CAP reassembly", .timeLimit(.minutes(2)))
+@Suite("L2CAP reassembly", .timeLimit(.minutes(10)))
 struct L2CAPReassemblerTests {
     /// A Handle Value Notification of handle 0x0010 with `count` pattern bytes, as an L2CAP frame.
     static func frame(_ count: Int) -> [UInt8] {

@@ -4,7 +4,7 @@ import Testing
 
 private final class Attribute {}
 
-@Suite("AttributeNumbering", .timeLimit(.minutes(2)))
+@Suite("AttributeNumbering", .timeLimit(.minutes(10)))
 struct AttributeNumberingTests {
     @Test("Objects are numbered from 1 in the order they are first seen")
     func numbersFollowDiscoveryOrder() {

@@ -9,7 +9,7 @@ private final class Payload {
     init(_ number: Int) { self.number = number }
 }
 
-@Suite("CallbackInbox", .timeLimit(.minutes(2)))
+@Suite("CallbackInbox", .timeLimit(.minutes(10)))
 struct CallbackInboxTests {
     @Test("Callbacks posted on a queue are handled one at a time in posting order")
     func callbacksKeepTheirOrder() async {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import BLECoreBluetooth
 
-@Suite("CentralOperation", .timeLimit(.minutes(2)))
+@Suite("CentralOperation", .timeLimit(.minutes(10)))
 struct CentralOperationTests {
     private static let all: [CentralOperation] = [
         .connect(peripheral: UUIDs.first), .discoverServices(peripheral: UUIDs.first),

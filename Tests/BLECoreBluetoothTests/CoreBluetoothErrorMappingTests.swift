@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLECoreBluetooth
 
-@Suite("CoreBluetoothErrorMapping", .timeLimit(.minutes(2)))
+@Suite("CoreBluetoothErrorMapping", .timeLimit(.minutes(10)))
 struct CoreBluetoothErrorMappingTests {
     @Test("Every CBError code maps to the CoreBluetoothError with the same code")
     func cbErrorCodesKeepTheirValues() {

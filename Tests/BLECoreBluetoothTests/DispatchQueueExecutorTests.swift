@@ -20,7 +20,7 @@ private actor QueueBound {
     }
 }
 
-@Suite("DispatchQueueExecutor", .timeLimit(.minutes(2)))
+@Suite("DispatchQueueExecutor", .timeLimit(.minutes(10)))
 struct DispatchQueueExecutorTests {
     @Test("An actor on the executor runs its code on the queue")
     func actorRunsOnTheQueue() async {

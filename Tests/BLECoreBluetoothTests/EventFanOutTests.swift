@@ -9,7 +9,7 @@ private func collect<Event>(_ stream: AsyncStream<Event>) async -> [Event] {
     return events
 }
 
-@Suite("EventFanOut", .timeLimit(.minutes(2)))
+@Suite("EventFanOut", .timeLimit(.minutes(10)))
 struct EventFanOutTests {
     @Test("Every stream receives every event yielded after its creation, in order")
     func everyStreamReceivesEveryEvent() async {

@@ -15,7 +15,7 @@ private func startWaiting<Key, Value>(_ pending: PendingOperations<Key, Value>, 
 
 private struct LinkDropped: Error, Equatable {}
 
-@Suite("PendingOperations", .timeLimit(.minutes(2)))
+@Suite("PendingOperations", .timeLimit(.minutes(10)))
 struct PendingOperationsTests {
     @Test("A result resumes the call that waits for its key")
     func resultResumesTheWaiter() async throws {
@@ -144,7 +144,7 @@ struct PendingOperationsTests {
     }
 }
 
-@Suite("PendingOperations.resumeAll", .timeLimit(.minutes(2)))
+@Suite("PendingOperations.resumeAll", .timeLimit(.minutes(10)))
 struct PendingOperationsResumeAllTests {
     @Test("One connection answer completes every call waiting to connect to that peripheral")
     func resumeAllCompletesEveryWaiter() async throws {

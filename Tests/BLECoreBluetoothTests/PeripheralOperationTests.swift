@@ -2,7 +2,7 @@ import Testing
 
 @testable import BLECoreBluetooth
 
-@Suite("PeripheralOperation", .timeLimit(.minutes(2)))
+@Suite("PeripheralOperation", .timeLimit(.minutes(10)))
 struct PeripheralOperationTests {
     @Test("Only adding a service counts as an add")
     func onlyAddIsAdd() {

@@ -2,7 +2,7 @@ import BLECore
 import Foundation
 import Testing
 
-@Suite("BluetoothUUID", .timeLimit(.minutes(2)))
+@Suite("BluetoothUUID", .timeLimit(.minutes(10)))
 struct BluetoothUUIDTests {
     @Test("A 16-bit UUID equals its 32-bit and 128-bit expansions and hashes alike")
     func shortFormsEqualTheirExpansions() throws {
@@ -129,7 +129,7 @@ struct BluetoothUUIDTests {
     }
 }
 
-@Suite("BluetoothUUID parsing errors", .timeLimit(.minutes(2)))
+@Suite("BluetoothUUID parsing errors", .timeLimit(.minutes(10)))
 struct BluetoothUUIDParsingTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var input: String

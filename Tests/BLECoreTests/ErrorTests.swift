@@ -1,7 +1,7 @@
 import BLECore
 import Testing
 
-@Suite("ATT errors", .timeLimit(.minutes(2)))
+@Suite("ATT errors", .timeLimit(.minutes(10)))
 struct ATTErrorTests {
     @Test("ATT error codes have the specification's raw values")
     func specificationRawValues() {
@@ -66,7 +66,7 @@ struct ATTErrorTests {
     }
 }
 
-@Suite("CoreBluetooth errors", .timeLimit(.minutes(2)))
+@Suite("CoreBluetooth errors", .timeLimit(.minutes(10)))
 struct CoreBluetoothErrorTests {
     @Test("CoreBluetooth error codes have CBError's raw values")
     func rawValues() {

@@ -2,7 +2,7 @@ import BLECore
 import Foundation
 import Testing
 
-@Suite("Manager state and write type", .timeLimit(.minutes(2)))
+@Suite("Manager state and write type", .timeLimit(.minutes(10)))
 struct ManagerStateTests {
     @Test("Manager states have CBManagerState's raw values")
     func rawValuesMatchCoreBluetooth() {
@@ -28,7 +28,7 @@ struct ManagerStateTests {
     }
 }
 
-@Suite("Properties and permissions", .timeLimit(.minutes(2)))
+@Suite("Properties and permissions", .timeLimit(.minutes(10)))
 struct PropertiesTests {
     @Test("Characteristic property bits equal CoreBluetooth's")
     func propertyBits() {
@@ -86,7 +86,7 @@ struct PropertiesTests {
     }
 }
 
-@Suite("Advertisement data and GATT descriptions", .timeLimit(.minutes(2)))
+@Suite("Advertisement data and GATT descriptions", .timeLimit(.minutes(10)))
 struct AdvertisementAndGATTTests {
     @Test("A service filter matches advertised and overflow UUIDs, and an empty filter matches all")
     func serviceFilterMatching() {

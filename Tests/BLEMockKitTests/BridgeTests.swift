@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Bridge", .timeLimit(.minutes(2)))
+@Suite("Bridge", .timeLimit(.minutes(10)))
 struct BridgeTests {
     @Test("The log lets a test verify interactions in order without spies")
     func interactionLog() async throws {
@@ -186,7 +186,7 @@ struct BridgeTests {
     }
 }
 
-@Suite("Shutting down", .timeLimit(.minutes(2)))
+@Suite("Shutting down", .timeLimit(.minutes(10)))
 struct ShutdownTests {
     @Test("A central shutting down ends its streams and unsubscribes it on the peripheral")
     func centralShutdown() async throws {
@@ -234,7 +234,7 @@ struct ShutdownTests {
     }
 }
 
-@Suite("Demo pacing", .timeLimit(.minutes(2)))
+@Suite("Demo pacing", .timeLimit(.minutes(10)))
 struct PacingTests {
     @Test("Real-time pacing waits at least the scaled virtual time and changes nothing else")
     func pacingWaitsAndKeepsTheLog() async throws {
@@ -258,7 +258,7 @@ struct PacingTests {
     }
 }
 
-@Suite("Refusals in the log", .timeLimit(.minutes(2)))
+@Suite("Refusals in the log", .timeLimit(.minutes(10)))
 struct RefusalLogTests {
     @Test("Calls refused before reaching the air are logged with the operation and the error")
     func refusalsAreLogged() async throws {

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Connections", .timeLimit(.minutes(2)))
+@Suite("Connections", .timeLimit(.minutes(10)))
 struct ConnectionTests {
     @Test("Connecting reports the peripheral connected on both sides and negotiates the smaller MTU")
     func connectNegotiatesMTU() async throws {

@@ -79,7 +79,7 @@ enum LinkLoss: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
-@Suite("Error paths: manager state and connection", .timeLimit(.minutes(1)))
+@Suite("Error paths: manager state and connection", .timeLimit(.minutes(10)))
 struct ErrorPathConnectionTests {
     static let notPoweredOnStates: [ManagerState] = [.poweredOff, .unauthorized, .unsupported, .resetting]
 
@@ -292,7 +292,7 @@ enum StaleOperation: String, CaseIterable, Sendable, CustomTestStringConvertible
     }
 }
 
-@Suite("Error paths: stale references", .timeLimit(.minutes(1)))
+@Suite("Error paths: stale references", .timeLimit(.minutes(10)))
 struct ErrorPathStaleReferenceTests {
     @Test(
         "After the peripheral removes a service, its old attributes throw invalidHandle",
@@ -343,7 +343,7 @@ struct ErrorPathStaleReferenceTests {
     }
 }
 
-@Suite("Error paths: ATT errors with their real codes", .timeLimit(.minutes(1)))
+@Suite("Error paths: ATT errors with their real codes", .timeLimit(.minutes(10)))
 struct ErrorPathATTTests {
     /// Checks the last log entry of `kind` recorded `error` for the rig's central.
     static func expectLogged(_ rig: Rig, _ kind: BridgeLogEntry.Kind, _ error: ATTError, attribute: BluetoothUUID) async
@@ -490,7 +490,7 @@ struct ErrorPathATTTests {
     }
 }
 
-@Suite("Error paths: peripheral manager misuse", .timeLimit(.minutes(1)))
+@Suite("Error paths: peripheral manager misuse", .timeLimit(.minutes(10)))
 struct ErrorPathPeripheralTests {
     @Test("Starting to advertise twice throws alreadyAdvertising and keeps the first advertisement")
     func alreadyAdvertising() async throws {
@@ -683,7 +683,7 @@ struct ErrorPathPeripheralTests {
     }
 }
 
-@Suite("Error paths: finding a discovered characteristic by UUID", .timeLimit(.minutes(1)))
+@Suite("Error paths: finding a discovered characteristic by UUID", .timeLimit(.minutes(10)))
 struct ErrorPathCharacteristicLookupTests {
     /// A peripheral with two services that both have a 2A19 characteristic, fully discovered.
     static func twoServices() async throws -> (MockCentralManager, UUID, [RemoteCharacteristic]) {
@@ -751,7 +751,7 @@ struct ErrorPathCharacteristicLookupTests {
     }
 }
 
-@Suite("Error paths: messages suggest the fix", .timeLimit(.minutes(1)))
+@Suite("Error paths: messages suggest the fix", .timeLimit(.minutes(10)))
 struct ErrorPathMessageTests {
     /// The description of the error `body` throws, or `nil` if it throws none.
     static func message(_ body: () async throws -> Void) async -> String? {

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("GATT conversation", .timeLimit(.minutes(2)))
+@Suite("GATT conversation", .timeLimit(.minutes(10)))
 struct GATTConversationTests {
     @Test("Discovery finds services by filter, included services, characteristics and descriptors")
     func discovery() async throws {

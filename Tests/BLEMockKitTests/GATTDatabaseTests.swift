@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("GATT database: handles and validation", .timeLimit(.minutes(2)))
+@Suite("GATT database: handles and validation", .timeLimit(.minutes(10)))
 struct GATTDatabaseLayoutTests {
     static let peripheral = UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))
 
@@ -177,7 +177,7 @@ struct GATTDatabaseLayoutTests {
     }
 }
 
-@Suite("GATT database: discovery", .timeLimit(.minutes(2)))
+@Suite("GATT database: discovery", .timeLimit(.minutes(10)))
 struct GATTDatabaseDiscoveryTests {
     @Test("Primary services are discovered all or by UUID, secondary ones never")
     func primaryServiceDiscovery() throws {
@@ -220,7 +220,7 @@ struct GATTDatabaseDiscoveryTests {
     }
 }
 
-@Suite("GATT database: access rules", .timeLimit(.minutes(2)))
+@Suite("GATT database: access rules", .timeLimit(.minutes(10)))
 struct GATTDatabaseAccessTests {
     static func database() throws -> (GATTDatabase, LocalService) {
         var database = GATTDatabase()

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("Request handling: manual reads", .timeLimit(.minutes(1)))
+@Suite("Request handling: manual reads", .timeLimit(.minutes(10)))
 struct RequestHandlingManualReadTests {
     @Test("A manual read waits for the peripheral's answer to a request at offset 0 from the central")
     func manualRead() async throws {
@@ -128,7 +128,7 @@ struct RequestHandlingManualReadTests {
     }
 }
 
-@Suite("Request handling: manual writes", .timeLimit(.minutes(1)))
+@Suite("Request handling: manual writes", .timeLimit(.minutes(10)))
 struct RequestHandlingManualWriteTests {
     @Test("A manual write with response delivers one request and returns after the peripheral's success")
     func writeWithResponse() async throws {
@@ -283,7 +283,7 @@ enum PendingLoss: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 }
 
-@Suite("Request handling: links lost while a request is pending", .timeLimit(.minutes(1)))
+@Suite("Request handling: links lost while a request is pending", .timeLimit(.minutes(10)))
 struct RequestHandlingDisconnectTests {
     @Test(
         "A disconnect fails the waiting read, and the request can no longer be answered",
@@ -370,7 +370,7 @@ struct RequestHandlingDisconnectTests {
     }
 }
 
-@Suite("Request handling: handler closures", .timeLimit(.minutes(1)))
+@Suite("Request handling: handler closures", .timeLimit(.minutes(10)))
 struct RequestHandlingHandlerTests {
     @Test("Reads are answered by the handler, which sees the central and offset 0")
     func handlerRead() async throws {
@@ -463,7 +463,7 @@ struct RequestHandlingHandlerTests {
     }
 }
 
-@Suite("Request handling: automatic", .timeLimit(.minutes(1)))
+@Suite("Request handling: automatic", .timeLimit(.minutes(10)))
 struct RequestHandlingAutomaticTests {
     @Test("A dynamic characteristic starts empty, and a write then a read returns the written value")
     func writeThenRead() async throws {
@@ -508,7 +508,7 @@ struct RequestHandlingAutomaticTests {
     }
 }
 
-@Suite("Request handling: finishing the bridge", .timeLimit(.minutes(1)))
+@Suite("Request handling: finishing the bridge", .timeLimit(.minutes(10)))
 struct RequestHandlingFinishTests {
     @Test("finish() reports an unanswered manual request and cancels the waiting read")
     func unansweredRequest() async throws {

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Scanning", .timeLimit(.minutes(2)))
+@Suite("Scanning", .timeLimit(.minutes(10)))
 struct ScanningTests {
     /// Three peripherals: one advertising 180D, one with 180F in the overflow area, one
     /// soliciting 1812 and advertising nothing else.

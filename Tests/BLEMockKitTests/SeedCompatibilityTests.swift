@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// The seed documents' example tests, ported to this kit's API.
-@Suite("Seed examples", .timeLimit(.minutes(2)))
+@Suite("Seed examples", .timeLimit(.minutes(10)))
 struct SeedCompatibilityTests {
     @Test("Existing tests work unchanged: a default mock is instantly powered on")
     func backwardCompatibility() async throws {

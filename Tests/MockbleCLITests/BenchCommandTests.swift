@@ -4,7 +4,7 @@ import Testing
 
 @testable import MockbleCLI
 
-@Suite("mockble bench: the command", .timeLimit(.minutes(2)))
+@Suite("mockble bench: the command", .timeLimit(.minutes(10)))
 struct BenchCommandTests {
     func run(_ arguments: String...) async -> (CommandStatus, CapturedOutput) {
         let (console, captured) = Console.capturing()
@@ -88,7 +88,7 @@ struct BenchCommandTests {
     }
 }
 
-@Suite("mockble bench: figures", .timeLimit(.minutes(2)))
+@Suite("mockble bench: figures", .timeLimit(.minutes(10)))
 struct BenchFigureTests {
     func figure(_ median: Double, _ target: BenchFigure.Target) -> BenchFigure {
         BenchFigure(name: "x", median: median, unit: "u", target: target, repetitions: 3)
@@ -140,7 +140,7 @@ struct BenchFigureTests {
     }
 }
 
-@Suite("mockble bench: workloads", .timeLimit(.minutes(2)))
+@Suite("mockble bench: workloads", .timeLimit(.minutes(10)))
 struct BenchWorkloadTests {
     @Test func theFastWorkflowCompletes() async throws {
         try await Benchmark.fastWorkflow()

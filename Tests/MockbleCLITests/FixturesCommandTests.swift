@@ -4,7 +4,7 @@ import Testing
 
 @testable import MockbleCLI
 
-@Suite("mockble fixtures", .timeLimit(.minutes(2)))
+@Suite("mockble fixtures", .timeLimit(.minutes(10)))
 struct FixturesCommandTests {
     @Test func itListsEveryBundledProfileWithItsServices() async throws {
         let (console, captured) = Console.capturing()

@@ -4,7 +4,7 @@ import Testing
 
 @testable import MockbleCLI
 
-@Suite("mockble import", .timeLimit(.minutes(2)))
+@Suite("mockble import", .timeLimit(.minutes(10)))
 struct ImportCommandTests {
     static var captures: URL { FixtureDirectory.root.appendingPathComponent("captures") }
 

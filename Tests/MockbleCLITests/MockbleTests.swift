@@ -2,7 +2,7 @@ import Testing
 
 @testable import MockbleCLI
 
-@Suite("mockble: help, version and dispatch", .timeLimit(.minutes(2)))
+@Suite("mockble: help, version and dispatch", .timeLimit(.minutes(10)))
 struct MockbleTests {
     func run(_ arguments: String...) async -> (CommandStatus, CapturedOutput) {
         let (console, captured) = Console.capturing()
@@ -51,7 +51,7 @@ struct MockbleTests {
     }
 }
 
-@Suite("ArgumentList", .timeLimit(.minutes(2)))
+@Suite("ArgumentList", .timeLimit(.minutes(10)))
 struct ArgumentListTests {
     @Test func optionsFlagsAndPositionalsParseInAnyOrder() throws {
         let list = try ArgumentList(

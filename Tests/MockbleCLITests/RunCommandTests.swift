@@ -4,7 +4,7 @@ import Testing
 
 @testable import MockbleCLI
 
-@Suite("mockble run and validate", .timeLimit(.minutes(2)))
+@Suite("mockble run and validate", .timeLimit(.minutes(10)))
 struct RunCommandTests {
     static var scenarios: URL { FixtureDirectory.root.appendingPathComponent("scenarios") }
 

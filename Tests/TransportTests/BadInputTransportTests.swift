@@ -3,7 +3,7 @@ import Transport
 
 /// Bad input to every Transport entry point: each yields its exact `TransportError`, and a
 /// message in progress on the same link still completes afterwards (state intact).
-@Suite("Transport bad input", .timeLimit(.minutes(2)))
+@Suite("Transport bad input", .timeLimit(.minutes(10)))
 struct BadInputTransportTests {
     /// One invalid call to the fragmenter and the error it must throw.
     struct FragmenterCase: Sendable, CustomTestStringConvertible {

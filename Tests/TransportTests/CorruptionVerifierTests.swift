@@ -6,7 +6,7 @@ import Transport
 /// over ``TransportVerifier/flipSizes`` (every size 0…200, every 61st size to 2,000, one
 /// random large size), at every packet length of the matrix. Every byte of every packet
 /// is flipped, one at a time.
-@Suite("Lost and corrupted packets never deliver a message", .timeLimit(.minutes(2)))
+@Suite("Lost and corrupted packets never deliver a message", .timeLimit(.minutes(10)))
 struct CorruptionVerifierTests {
     @Test(
         "Dropping any single packet leaves the message incomplete until it expires",

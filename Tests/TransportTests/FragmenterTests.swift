@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Transport
 
-@Suite("Fragmenter", .timeLimit(.minutes(2)))
+@Suite("Fragmenter", .timeLimit(.minutes(10)))
 struct FragmenterTests {
     @Test("The header is 4 bytes: big-endian message id, then big-endian sequence index")
     func headerLayout() throws {

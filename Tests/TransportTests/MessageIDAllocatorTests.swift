@@ -1,7 +1,7 @@
 import Testing
 import Transport
 
-@Suite("Message id allocators", .timeLimit(.minutes(2)))
+@Suite("Message id allocators", .timeLimit(.minutes(10)))
 struct MessageIDAllocatorTests {
     @Test("Ids are handed out sequentially and wrap from 65,535 to 0")
     func sequentialAndWrapping() throws {

@@ -2,7 +2,7 @@ import Testing
 import Transport
 
 /// Every rejection, with the exact error, built from hand-made packets.
-@Suite("Reassembler rejections", .timeLimit(.minutes(2)))
+@Suite("Reassembler rejections", .timeLimit(.minutes(10)))
 struct ReassemblerErrorTests {
     typealias TestReassembler = Reassembler<Int, TestInstant>
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Transport
 
-@Suite("Reassembler", .timeLimit(.minutes(2)))
+@Suite("Reassembler", .timeLimit(.minutes(10)))
 struct ReassemblerTests {
     typealias TestReassembler = Reassembler<String, TestInstant>
 

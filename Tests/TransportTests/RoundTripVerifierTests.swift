@@ -4,7 +4,7 @@ import Transport
 /// Every size from 0 to 2,000 bytes plus three random large sizes, at every packet length
 /// of ``TransportVerifier/packetLengths``, fed in order, packet by packet through the
 /// visitor, reversed, shuffled and duplicated.
-@Suite("Round trips across the size and packet-length matrix", .timeLimit(.minutes(2)))
+@Suite("Round trips across the size and packet-length matrix", .timeLimit(.minutes(10)))
 struct RoundTripVerifierTests {
     @Test("Messages fed in order complete at their last packet", arguments: TransportVerifier.packetLengths)
     func inOrder(maxPacketLength: Int) throws {

@@ -1,7 +1,7 @@
 import Testing
 import Transport
 
-@Suite("Transport error messages", .timeLimit(.minutes(2)))
+@Suite("Transport error messages", .timeLimit(.minutes(10)))
 struct TransportErrorTests {
     static let cases: [(TransportError, [String])] = [
         (.packetLengthBelowMinimum(maxPacketLength: 19, minimum: 20), ["19", "minimum of 20", "ATT_MTU 23"]),

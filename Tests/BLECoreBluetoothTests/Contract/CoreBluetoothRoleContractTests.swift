@@ -6,7 +6,7 @@
     /// The role contract against the CoreBluetooth-backed adapters, in whatever state the
     /// host's Bluetooth is (powered-off, unauthorized and unsupported hosts exercise the
     /// refusals; a powered-on host the bookkeeping). Runs on Apple platforms only.
-    @Suite("Role contract: CoreBluetooth", .timeLimit(.minutes(1)))
+    @Suite("Role contract: CoreBluetooth", .timeLimit(.minutes(10)))
     struct CoreBluetoothRoleContractTests {
         @Test func aCentralWithoutConnectionsAnswersQueriesAlike() async throws {
             try await RoleContract.centralWithoutConnections(CoreBluetoothCentralManager())

@@ -3,7 +3,7 @@ import BLEMockKit
 import Testing
 
 /// The role contract against the mocks, powered on and powered off.
-@Suite("Role contract: mocks", .timeLimit(.minutes(1)))
+@Suite("Role contract: mocks", .timeLimit(.minutes(10)))
 struct MockRoleContractTests {
     static let states: [ManagerState] = [.poweredOn, .poweredOff, .unauthorized]
 

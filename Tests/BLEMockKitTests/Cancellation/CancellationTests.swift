@@ -5,7 +5,7 @@ import Testing
 
 /// Every suspending call of the managers returns `CancellationError` when its task is
 /// cancelled while it waits, leaves nothing pending, and lets the bridge and managers go.
-@Suite("Cancellation of waiting calls", .timeLimit(.minutes(1)))
+@Suite("Cancellation of waiting calls", .timeLimit(.minutes(10)))
 struct CancellationTests {
     /// A call that waits for ever until cancelled, and how to set it up.
     enum Call: String, CaseIterable, CustomTestStringConvertible, Sendable {

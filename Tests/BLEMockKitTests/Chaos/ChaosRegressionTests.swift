@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// Bugs the chaos runs found, each kept as a test of its own and as its seed.
-@Suite("Chaos regressions", .timeLimit(.minutes(5)))
+@Suite("Chaos regressions", .timeLimit(.minutes(10)))
 struct ChaosRegressionTests {
     /// A realistic link to a peripheral whose body-location value is static, connected and discovered.
     static func link() async throws -> (MockBLEBridge, MockPeripheralManager, MockCentralManager, RemoteCharacteristic)

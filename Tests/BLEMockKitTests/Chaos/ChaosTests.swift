@@ -22,7 +22,7 @@ import Testing
 ///
 /// `BLEMOCKKIT_CHAOS_SEEDS=N` runs seeds 0..<N instead of 0..<1,000, and
 /// `BLEMOCKKIT_CHAOS_VERBOSE=1` prints every run's steps.
-@Suite("Chaos: random operations under random faults", .timeLimit(.minutes(5)))
+@Suite("Chaos: random operations under random faults", .timeLimit(.minutes(10)))
 struct ChaosTests {
     static let batches = 8
 

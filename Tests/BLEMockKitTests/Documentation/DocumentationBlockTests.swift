@@ -5,7 +5,7 @@ import Testing
 /// verbatim in one of the example test files, so documentation samples compile and run.
 /// Blocks fenced as ```swift before (the old code in MIGRATION.md) and package manifests
 /// are not compiled. `scripts/sync-doc-examples.py` copies the examples into the documents.
-@Suite("Documentation samples", .timeLimit(.minutes(2)))
+@Suite("Documentation samples", .timeLimit(.minutes(10)))
 struct DocumentationBlockTests {
     static var root: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

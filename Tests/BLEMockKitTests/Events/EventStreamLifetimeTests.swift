@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("Event stream lifetime", .timeLimit(.minutes(2)))
+@Suite("Event stream lifetime", .timeLimit(.minutes(10)))
 struct EventStreamLifetimeTests {
     @Test("A stream nobody holds any more stops buffering and is not reported as unread")
     func droppedStreamUnsubscribes() async throws {

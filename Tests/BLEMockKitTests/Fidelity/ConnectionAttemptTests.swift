@@ -5,7 +5,7 @@ import Testing
 
 /// A link comes up only to a peripheral the central can hear and connect to when the
 /// connection latency ends.
-@Suite("Connection attempts during the connection latency", .timeLimit(.minutes(1)))
+@Suite("Connection attempts during the connection latency", .timeLimit(.minutes(10)))
 struct ConnectionAttemptTests {
     /// A realistic bridge (connection latency 50–150 ms) with an advertising peripheral the
     /// central has discovered.

@@ -5,7 +5,7 @@ import Testing
 
 /// One rule for how much of a value one PDU carries: ATT_MTU − 3, never more than an attribute
 /// value can be (512 bytes, Bluetooth Core Specification, Vol 3, Part F, 3.2.9).
-@Suite("Value lengths: one rule for writes without response and updates", .timeLimit(.minutes(1)))
+@Suite("Value lengths: one rule for writes without response and updates", .timeLimit(.minutes(10)))
 struct ValueLengthTests {
     @Test(
         "maximumWriteValueLength(.withoutResponse) is min(ATT_MTU − 3, 512), and a write that long is accepted",

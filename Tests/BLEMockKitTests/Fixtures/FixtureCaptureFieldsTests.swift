@@ -5,7 +5,7 @@ import Testing
 
 /// The profile fields `mockble import` writes: captured handles, and the initial value of a
 /// dynamic characteristic; and the `setValue` step that changes that value later.
-@Suite("Peripheral profiles: captured handles and initial values", .timeLimit(.minutes(2)))
+@Suite("Peripheral profiles: captured handles and initial values", .timeLimit(.minutes(10)))
 struct FixtureCaptureFieldsTests {
     typealias S = ScenarioTestSupport
 

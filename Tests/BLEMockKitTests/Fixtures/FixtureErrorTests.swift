@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Peripheral profiles: errors", .timeLimit(.minutes(2)))
+@Suite("Peripheral profiles: errors", .timeLimit(.minutes(10)))
 struct FixtureErrorTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var json: String

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Bundled fixture files", .timeLimit(.minutes(2)))
+@Suite("Bundled fixture files", .timeLimit(.minutes(10)))
 struct FixtureFilesTests {
     @Test(
         "Every bundled profile loads, and a central can scan, connect, discover and read it",

@@ -2,7 +2,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Fixture JSON reader: rejections", .timeLimit(.minutes(2)))
+@Suite("Fixture JSON reader: rejections", .timeLimit(.minutes(10)))
 struct FixtureJSONRejectionTests {
     /// Bad input, the expected line and column, and a fragment of the message.
     static let cases: [(json: String, line: Int, column: Int, message: String)] = [

@@ -2,7 +2,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Fixture JSON reader: valid documents", .timeLimit(.minutes(2)))
+@Suite("Fixture JSON reader: valid documents", .timeLimit(.minutes(10)))
 struct FixtureJSONTests {
     @Test("Scalars parse to their values, with numbers kept as written")
     func scalars() throws {

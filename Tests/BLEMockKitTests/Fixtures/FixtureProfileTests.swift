@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Peripheral profiles: fields", .timeLimit(.minutes(2)))
+@Suite("Peripheral profiles: fields", .timeLimit(.minutes(10)))
 struct FixtureProfileTests {
     @Test("Every profile field is read")
     func everyField() throws {

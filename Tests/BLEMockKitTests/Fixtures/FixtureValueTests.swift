@@ -2,7 +2,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Fixture values: bytes and durations", .timeLimit(.minutes(2)))
+@Suite("Fixture values: bytes and durations", .timeLimit(.minutes(10)))
 struct FixtureValueTests {
     func bytes(_ json: String) throws -> Data {
         try FixtureBytes.parse(FixtureJSON.parse(Data(json.utf8)))

@@ -5,7 +5,7 @@ import Testing
 
 /// Error scenarios: each injects one failure and checks the exact error and that nothing else
 /// was disturbed.
-@Suite("Error injection", .timeLimit(.minutes(2)))
+@Suite("Error injection", .timeLimit(.minutes(10)))
 struct ErrorInjectionTests {
     typealias Rig = (
         bridge: MockBLEBridge, peripheral: MockPeripheralManager, service: LocalService,

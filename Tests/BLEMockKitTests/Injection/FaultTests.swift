@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Faults", .timeLimit(.minutes(2)))
+@Suite("Faults", .timeLimit(.minutes(10)))
 struct FaultTests {
     static let heartRateName = "HRM-1"
 
@@ -138,7 +138,7 @@ struct FaultTests {
     }
 }
 
-@Suite("One ATT request at a time", .timeLimit(.minutes(2)))
+@Suite("One ATT request at a time", .timeLimit(.minutes(10)))
 struct ATTSerializationTests {
     @Test("Concurrent realistic reads on one link complete one after another")
     func concurrentReadsAreSequential() async throws {
@@ -188,7 +188,7 @@ struct ATTSerializationTests {
     }
 }
 
-@Suite("Determinism", .timeLimit(.minutes(2)))
+@Suite("Determinism", .timeLimit(.minutes(10)))
 struct DeterminismTests {
     /// A realistic session: jittered timing, MTU draws, seeded RSSI, duplicates, notifications
     /// and writes; returns the log as text.
@@ -235,7 +235,7 @@ struct DeterminismTests {
     }
 }
 
-@Suite("Service changes", .timeLimit(.minutes(2)))
+@Suite("Service changes", .timeLimit(.minutes(10)))
 struct ServiceChangeTests {
     @Test("Adding a service while connected tells the central to rediscover, invalidating nothing")
     func addingAServiceNotifiesCentrals() async throws {
@@ -259,7 +259,7 @@ struct ServiceChangeTests {
     }
 }
 
-@Suite("Realistic updates", .timeLimit(.minutes(2)))
+@Suite("Realistic updates", .timeLimit(.minutes(10)))
 struct RealisticUpdateTests {
     static func rig(properties: CharacteristicProperties) async throws -> (
         MockBLEBridge, MockPeripheralManager, LocalCharacteristic, MockCentralManager
@@ -304,7 +304,7 @@ struct RealisticUpdateTests {
     }
 }
 
-@Suite("State and range edge cases", .timeLimit(.minutes(2)))
+@Suite("State and range edge cases", .timeLimit(.minutes(10)))
 struct StateAndRangeEdgeTests {
     @Test("A state change during a realistic start-up is not undone by the start-up's later steps")
     func hookWinsOverStartup() async throws {

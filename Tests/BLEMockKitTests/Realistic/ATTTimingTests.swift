@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Realistic: ATT timing", .timeLimit(.minutes(2)))
+@Suite("Realistic: ATT timing", .timeLimit(.minutes(10)))
 struct ATTTimingTests {
     /// A central at ATT_MTU 23 connected to the test peripheral on a jitter-free realistic bridge.
     static func link() async throws

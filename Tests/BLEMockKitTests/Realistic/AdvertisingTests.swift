@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Realistic: advertising and proximity", .timeLimit(.minutes(2)))
+@Suite("Realistic: advertising and proximity", .timeLimit(.minutes(10)))
 struct AdvertisingTests {
     static let duplicates = ScanOptions(allowDuplicates: true)
 

@@ -148,7 +148,7 @@ extension MockPeripheralManager.Configuration {
     }
 }
 
-@Suite("App-shaped clients with time that drives itself", .timeLimit(.minutes(3)))
+@Suite("App-shaped clients with time that drives itself", .timeLimit(.minutes(10)))
 struct AppShapedClientTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("An uploader that streams, waits for ready events, reconnects after a drop and commits, for 100 seeds")

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Realistic: connection behaviour", .timeLimit(.minutes(2)))
+@Suite("Realistic: connection behaviour", .timeLimit(.minutes(10)))
 struct ConnectionBehaviorTests {
     @Test("failureProbability 1 fails every attempt with connectionFailed and a failedToConnect event")
     func alwaysFails() async throws {
@@ -128,7 +128,7 @@ struct ConnectionBehaviorTests {
     }
 }
 
-@Suite("Realistic: connection attempts and power", .timeLimit(.minutes(2)))
+@Suite("Realistic: connection attempts and power", .timeLimit(.minutes(10)))
 struct ConnectionAttemptPowerTests {
     @Test("Powering a central off ends its pending connection attempt: it does not connect after powering on again")
     func poweredOffAttemptIsForgotten() async throws {

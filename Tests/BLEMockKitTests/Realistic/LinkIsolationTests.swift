@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Realistic: determinism", .timeLimit(.minutes(2)))
+@Suite("Realistic: determinism", .timeLimit(.minutes(10)))
 struct LinkIsolationTests {
     /// A realistic session: connect, subscribe, read, write, notify, go out of range.
     static func session(seed: UInt64) async throws -> [String] {

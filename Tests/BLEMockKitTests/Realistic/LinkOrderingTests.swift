@@ -5,7 +5,7 @@ import Testing
 
 /// The link is an ordered pipe, seen through the public API: what one side sends arrives in
 /// the order sent, whoever answers the peripheral's requests, in fast and realistic mode.
-@Suite("Realistic: link ordering", .timeLimit(.minutes(1)))
+@Suite("Realistic: link ordering", .timeLimit(.minutes(10)))
 struct LinkOrderingTests {
     enum Mode: String, CaseIterable, CustomTestStringConvertible {
         case fast, realistic

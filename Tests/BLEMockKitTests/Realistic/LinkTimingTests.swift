@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Realistic: link timing fields", .timeLimit(.minutes(2)))
+@Suite("Realistic: link timing fields", .timeLimit(.minutes(10)))
 struct LinkTimingTests {
     /// Jitter-free timing with a 50 ms interval, 2 packets per event and a 2 s supervision timeout.
     static let custom = LinkTiming(
@@ -96,7 +96,7 @@ struct LinkTimingTests {
     }
 }
 
-@Suite("Realistic: a zero connection interval", .timeLimit(.minutes(1)))
+@Suite("Realistic: a zero connection interval", .timeLimit(.minutes(10)))
 struct ZeroIntervalTests {
     @Test("With a zero connection interval, a peripheral out of range with packets queued still times out")
     func outOfRangeWithZeroIntervalTimesOut() async throws {

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Long realistic sessions", .timeLimit(.minutes(2)))
+@Suite("Long realistic sessions", .timeLimit(.minutes(10)))
 struct LongSessionTests {
     @Test("Two minutes of realistic link time: 10 Hz notifications and periodic writes, all delivered in order")
     func twoMinutesOfLinkTime() async throws {

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Realistic: MTU modes", .timeLimit(.minutes(2)))
+@Suite("Realistic: MTU modes", .timeLimit(.minutes(10)))
 struct MTUModeTests {
     /// Connects one central (configured as given) to a peripheral preferring 517 `links` times
     /// in a row, disconnecting in between; returns each link's ATT_MTU.

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Realistic: presets", .timeLimit(.minutes(2)))
+@Suite("Realistic: presets", .timeLimit(.minutes(10)))
 struct PresetTests {
     @Test("The central's realistic preset: 100 ms state transition, device MTU, a queue of 20, the seed; the rest fast")
     func centralRealisticPreset() {
@@ -132,7 +132,7 @@ struct PresetTests {
     }
 }
 
-@Suite("Peripheral seed and identifier", .timeLimit(.minutes(2)))
+@Suite("Peripheral seed and identifier", .timeLimit(.minutes(10)))
 struct PeripheralSeedTests {
     /// The RSSIs a scanning central sees from a peripheral with `rssiVariation` over 10
     /// advertisements, on a bridge seeded `bridgeSeed`.

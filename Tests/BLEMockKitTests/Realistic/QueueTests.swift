@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Realistic: transmit queues", .timeLimit(.minutes(2)))
+@Suite("Realistic: transmit queues", .timeLimit(.minutes(10)))
 struct QueueTests {
     /// A manual peripheral and a central with a write-without-response queue, connected.
     static func writeLink(bridge: MockBLEBridge, queue: QueueBehavior) async throws

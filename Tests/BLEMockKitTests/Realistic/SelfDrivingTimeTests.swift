@@ -51,7 +51,7 @@ actor HeartRateClient {
     }
 }
 
-@Suite("Self-driving virtual time", .timeLimit(.minutes(1)))
+@Suite("Self-driving virtual time", .timeLimit(.minutes(10)))
 struct SelfDrivingTimeTests {
     /// A sensor that starts advertising after two seconds and then notifies every second.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
@@ -122,7 +122,7 @@ struct SelfDrivingTimeTests {
     }
 }
 
-@Suite("Connections and state that need no driving", .timeLimit(.minutes(1)))
+@Suite("Connections and state that need no driving", .timeLimit(.minutes(10)))
 struct UndrivenLifecycleTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A realistic manager watched only through its events powers on by itself, reporting each step")

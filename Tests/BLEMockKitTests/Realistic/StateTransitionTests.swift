@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Realistic: state transitions", .timeLimit(.minutes(2)))
+@Suite("Realistic: state transitions", .timeLimit(.minutes(10)))
 struct StateTransitionTests {
     // MARK: .instant
 

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Realistic: strict lengths", .timeLimit(.minutes(2)))
+@Suite("Realistic: strict lengths", .timeLimit(.minutes(10)))
 struct StrictLengthTests {
     /// A central at ATT_MTU 23 connected to the test peripheral on a fast bridge.
     static func link(strict: Bool) async throws -> (

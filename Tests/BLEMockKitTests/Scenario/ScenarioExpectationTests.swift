@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Scenario expectations and trace formats", .timeLimit(.minutes(2)))
+@Suite("Scenario expectations and trace formats", .timeLimit(.minutes(10)))
 struct ScenarioExpectationTests {
     typealias S = ScenarioTestSupport
 
@@ -119,7 +119,7 @@ struct ScenarioExpectationTests {
     }
 }
 
-@Suite("Scenario documentation", .timeLimit(.minutes(2)))
+@Suite("Scenario documentation", .timeLimit(.minutes(10)))
 struct ScenarioDocumentationTests {
     static func document(_ path: String) throws -> String {
         try String(

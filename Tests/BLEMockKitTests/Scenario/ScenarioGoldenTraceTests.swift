@@ -5,7 +5,7 @@ import Testing
 /// The bundled scenarios against their golden traces in `Fixtures/expected` — byte for byte.
 /// After a deliberate change to the engine's output, regenerate them with
 /// `scripts/regenerate-expected-traces.sh` and review the diff.
-@Suite("Golden scenario traces", .timeLimit(.minutes(2)))
+@Suite("Golden scenario traces", .timeLimit(.minutes(10)))
 struct ScenarioGoldenTraceTests {
     @Test func theBundledScenariosCoverEveryOpInBothModes() throws {
         var ops = Set<String>()

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Scenario loading errors", .timeLimit(.minutes(2)))
+@Suite("Scenario loading errors", .timeLimit(.minutes(10)))
 struct ScenarioLoadingTests {
     typealias S = ScenarioTestSupport
 

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Scenario runner", .timeLimit(.minutes(2)))
+@Suite("Scenario runner", .timeLimit(.minutes(10)))
 struct ScenarioRunnerTests {
     typealias S = ScenarioTestSupport
 

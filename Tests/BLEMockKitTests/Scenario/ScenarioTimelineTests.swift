@@ -3,7 +3,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("Scenario timeline: the time column", .timeLimit(.minutes(2)))
+@Suite("Scenario timeline: the time column", .timeLimit(.minutes(10)))
 struct ScenarioTimelineTests {
     @Test(
         "Times are rounded to the nearest millisecond, halves up, carrying into the seconds",

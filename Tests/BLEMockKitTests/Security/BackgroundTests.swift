@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Background execution", .timeLimit(.minutes(1)))
+@Suite("Background execution", .timeLimit(.minutes(10)))
 struct BackgroundTests {
     static let full = AdvertisementData(
         localName: "Beacon", serviceUUIDs: ["180F"], manufacturerData: Data([0x4C, 0x00]),

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("Connection events and ANCS", .timeLimit(.minutes(1)))
+@Suite("Connection events and ANCS", .timeLimit(.minutes(10)))
 struct ConnectionEventTests {
     /// Two peripherals (a heart-rate sensor and a lock) on one bridge.
     struct World {

@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("L2CAP channels", .timeLimit(.minutes(1)))
+@Suite("L2CAP channels", .timeLimit(.minutes(10)))
 struct L2CAPTests {
     struct Rig {
         let bridge: MockBLEBridge

@@ -53,7 +53,7 @@ struct SecureRig {
     }
 }
 
-@Suite("Pairing and encryption", .timeLimit(.minutes(1)))
+@Suite("Pairing and encryption", .timeLimit(.minutes(10)))
 struct PairingTests {
     @Test func withoutPairingEncryptedAttributesAnswerInsufficientAuthentication() async throws {
         let rig = try await SecureRig.make(pairing: .never)

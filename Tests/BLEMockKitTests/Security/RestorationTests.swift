@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-@Suite("State restoration", .timeLimit(.minutes(1)))
+@Suite("State restoration", .timeLimit(.minutes(10)))
 struct RestorationTests {
     static func sensor(on bridge: MockBLEBridge, restoreIdentifier: String? = nil) async throws -> MockPeripheralManager
     {

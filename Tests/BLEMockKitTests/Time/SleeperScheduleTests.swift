@@ -3,7 +3,7 @@ import Testing
 @testable import BLEMockKit
 
 /// Synchronous tests of the clock's bookkeeping, with plain strings as waiters.
-@Suite("SleeperSchedule", .timeLimit(.minutes(2)))
+@Suite("SleeperSchedule", .timeLimit(.minutes(10)))
 struct SleeperScheduleTests {
     typealias Instant = VirtualClock.Instant
 

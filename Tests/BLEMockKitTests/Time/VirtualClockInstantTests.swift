@@ -3,7 +3,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("VirtualClock.Instant", .timeLimit(.minutes(2)))
+@Suite("VirtualClock.Instant", .timeLimit(.minutes(10)))
 struct VirtualClockInstantTests {
     typealias Instant = VirtualClock.Instant
 

@@ -4,7 +4,7 @@ import Testing
 
 /// Behaviour of ``VirtualClock``: sleeping, cancellation, advancing, and runs with time that
 /// drives itself. Order-sensitive tests live in `VirtualClockOrderingTests.swift`.
-@Suite("VirtualClock", .timeLimit(.minutes(1)))
+@Suite("VirtualClock", .timeLimit(.minutes(10)))
 struct VirtualClockTests {
     typealias Instant = VirtualClock.Instant
 

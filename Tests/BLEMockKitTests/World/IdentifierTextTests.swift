@@ -3,7 +3,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("Identifier text", .timeLimit(.minutes(2)))
+@Suite("Identifier text", .timeLimit(.minutes(10)))
 struct IdentifierTextTests {
     @Test("An identifier's canonical string is its uuidString, for edge values and 1,000 seeded identifiers")
     func canonicalStringMatchesFoundation() {

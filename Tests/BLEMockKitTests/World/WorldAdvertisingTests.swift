@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: advertising and scanning", .timeLimit(.minutes(1)))
+@Suite("World: advertising and scanning", .timeLimit(.minutes(10)))
 struct WorldAdvertisingTests {
     static let advertisement = AdvertisementData(
         localName: "Sensor", serviceUUIDs: ["180D"], manufacturerData: Data([0x4C, 0x00]),

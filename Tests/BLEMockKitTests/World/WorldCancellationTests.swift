@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: cancellation", .timeLimit(.minutes(1)))
+@Suite("World: cancellation", .timeLimit(.minutes(10)))
 struct WorldCancellationTests {
     static func link(_ handling: RequestHandling) throws -> (WorldHarness, WorldLink) {
         try WorldLink.make(peripheral: .init(name: "Sensor", requestHandling: handling))

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: faults", .timeLimit(.minutes(1)))
+@Suite("World: faults", .timeLimit(.minutes(10)))
 struct WorldFaultTests {
     static func handlerLink() throws -> (WorldHarness, WorldLink) {
         try WorldLink.make(peripheral: .init(name: "Sensor", requestHandling: .handler { _ in .success(Data([5])) }))

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: error injection", .timeLimit(.minutes(1)))
+@Suite("World: error injection", .timeLimit(.minutes(10)))
 struct WorldInjectionTests {
     /// A peripheral that is not on the air.
     static let elsewhere = UUID(uuid: (0xEE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: L2CAP channels", .timeLimit(.minutes(1)))
+@Suite("World: L2CAP channels", .timeLimit(.minutes(10)))
 struct WorldL2CAPTests {
     /// A link to a handler peripheral that published a PSM, with a channel open on it.
     static func channel() throws -> (WorldHarness, WorldLink, UInt64) {

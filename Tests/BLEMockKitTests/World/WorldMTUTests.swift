@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: MTU negotiation", .timeLimit(.minutes(1)))
+@Suite("World: MTU negotiation", .timeLimit(.minutes(10)))
 struct WorldMTUTests {
     /// The ATT_MTU of a new link between a central and a peripheral preferring these modes.
     static func negotiated(central: MTUMode, peripheral: MTUMode, seed: UInt64 = 1) throws -> (WorldHarness, WorldLink)

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: ATT PDU costing", .timeLimit(.minutes(1)))
+@Suite("World: ATT PDU costing", .timeLimit(.minutes(10)))
 struct WorldPDUCountTests {
     /// A link of ATT_MTU `mtu` (the central's preference) with jitter-free realistic timing.
     static func link(

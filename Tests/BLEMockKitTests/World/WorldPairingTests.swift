@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: pairing", .timeLimit(.minutes(1)))
+@Suite("World: pairing", .timeLimit(.minutes(10)))
 struct WorldPairingTests {
     static func link(pairing: PairingBehavior) throws -> (WorldHarness, WorldLink) {
         var (harness, link) = try WorldLink.make(central: .init(pairing: pairing))

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: the ordered pipe", .timeLimit(.minutes(1)))
+@Suite("World: the ordered pipe", .timeLimit(.minutes(10)))
 struct WorldPipeOrderTests {
     /// How a peripheral answers, for parameterised tests.
     enum Answering: String, CaseIterable, CustomTestStringConvertible {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: transmit queues and backpressure", .timeLimit(.minutes(1)))
+@Suite("World: transmit queues and backpressure", .timeLimit(.minutes(10)))
 struct WorldQueueTests {
     static func writeLink(capacity: Int, timing: LinkTiming = WorldHarness.steadyTiming) throws
         -> (WorldHarness, WorldLink)

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: state restoration", .timeLimit(.minutes(1)))
+@Suite("World: state restoration", .timeLimit(.minutes(10)))
 struct WorldRestorationTests {
     /// Whether the timeline holds the end of a manager's event streams.
     static func finished(_ harness: WorldHarness, _ manager: Manager) -> Bool {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: the schedule", .timeLimit(.minutes(1)))
+@Suite("World: the schedule", .timeLimit(.minutes(10)))
 struct WorldScheduleTests {
     static func at(_ milliseconds: Int) -> VirtualClock.Instant { .zero.advanced(by: ms(milliseconds)) }
 

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: manager state", .timeLimit(.minutes(1)))
+@Suite("World: manager state", .timeLimit(.minutes(10)))
 struct WorldStateTests {
     @Test("A manager that starts settled reports its state once, as it joins")
     func settledManagerReportsItsStateOnce() {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: subscriptions", .timeLimit(.minutes(1)))
+@Suite("World: subscriptions", .timeLimit(.minutes(10)))
 struct WorldSubscriptionTests {
     static let mtu = 517
 

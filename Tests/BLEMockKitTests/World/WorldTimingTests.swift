@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("World: timing of exchanges", .timeLimit(.minutes(1)))
+@Suite("World: timing of exchanges", .timeLimit(.minutes(10)))
 struct WorldTimingTests {
     /// An operation whose cost is compared across the ways a peripheral answers.
     enum Operation: String, CaseIterable, CustomTestStringConvertible {

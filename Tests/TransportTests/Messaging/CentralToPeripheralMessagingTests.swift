@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import Transport
 
-@Suite("Messages from a central to a peripheral", .timeLimit(.minutes(2)))
+@Suite("Messages from a central to a peripheral", .timeLimit(.minutes(10)))
 struct CentralToPeripheralMessagingTests {
     @Test(
         "Messages of every size arrive intact and in order, in packets of at most ATT_MTU − 3",

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import Transport
 
-@Suite("Message channel backpressure", .timeLimit(.minutes(2)))
+@Suite("Message channel backpressure", .timeLimit(.minutes(10)))
 struct MessagingBackpressureTests {
     @Test("Writes without response wait for readyToSendWriteWithoutResponse whenever the queue is full")
     func centralWaitsForTransmitQueue() async throws {

@@ -6,7 +6,7 @@ import Transport
 
 /// A send waiting for room in a full queue returns `CancellationError` when its task is
 /// cancelled, and the channel goes on working.
-@Suite("Messaging: cancelling a waiting send", .timeLimit(.minutes(1)))
+@Suite("Messaging: cancelling a waiting send", .timeLimit(.minutes(10)))
 struct MessagingCancellationTests {
     /// A fast bridge whose queues hold one packet each and drain only when the simulation
     /// runs: a send of several packets waits for room until something drives it.

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import Transport
 
-@Suite("Message channel failures and closing", .timeLimit(.minutes(2)))
+@Suite("Message channel failures and closing", .timeLimit(.minutes(10)))
 struct MessagingFailureTests {
     /// Expiry after 5 virtual seconds without a packet.
     static let configuration = TransportConfiguration(partialMessageTimeout: .seconds(5))

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import Transport
 
-@Suite("Messages from a peripheral to its centrals", .timeLimit(.minutes(2)))
+@Suite("Messages from a peripheral to its centrals", .timeLimit(.minutes(10)))
 struct PeripheralToCentralMessagingTests {
     @Test(
         "Messages of every size reach the addressed central only, intact and in order",

@@ -5,7 +5,7 @@ import Testing
 import Transport
 
 /// Messaging over links whose transmit queues fill and drain in virtual time.
-@Suite("Messaging over realistic links", .timeLimit(.minutes(2)))
+@Suite("Messaging over realistic links", .timeLimit(.minutes(10)))
 struct RealisticMessagingTests {
     /// A realistic bridge (jitter-free, 30 ms connection events, 4 packets per event), a manual
     /// peripheral publishing the message characteristic with a notification queue of

@@ -7,7 +7,7 @@ import Transport
 /// Message channels over realistic links, inside a bridge's run: the channels wait for
 /// `readyToSendWriteWithoutResponse` and `readyToUpdateSubscribers` by themselves, and the
 /// test never moves time.
-@Suite("Messaging with time that drives itself", .timeLimit(.minutes(1)))
+@Suite("Messaging with time that drives itself", .timeLimit(.minutes(10)))
 struct SelfDrivenMessagingTests {
     /// A realistic bridge, a manual peripheral publishing the message characteristic (update
     /// queue of 20) and a central at `mtu` (write queue of 20), connected and subscribed;
