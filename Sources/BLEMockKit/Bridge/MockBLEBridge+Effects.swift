@@ -42,8 +42,6 @@ extension MockBLEBridge {
             centralStreams[central]?.finish()
         case .finishEvents(.peripheral(let peripheral)):
             peripheralStreams[peripheral]?.finish()
-        case .wake:
-            break
         }
     }
 

@@ -10,7 +10,7 @@ extension MockBLEBridge {
     /// Returns once `condition` holds: at once if it does, else as soon as the simulation
     /// changes so that it does (it is checked after every change). A test waits here for
     /// something another task started to reach the bridge — an operation pending, a request
-    /// delivered, a central subscribed — instead of polling with `Task.yield()`.
+    /// delivered, a central subscribed — instead of polling by yielding in a loop.
     ///
     /// ```swift
     /// let read = Task { try await central.readValue(for: characteristic) }

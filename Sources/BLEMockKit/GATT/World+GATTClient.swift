@@ -15,7 +15,7 @@ extension World {
     @discardableResult
     mutating func requireLink(central: UUID, peripheral: UUID, _ operation: String) throws -> Int {
         try requirePoweredOn(central: central, operation)
-        guard let slot = links.slot(of: LinkKey(central: central, peripheral: peripheral)) else {
+        guard let slot = links.position(of: LinkKey(central: central, peripheral: peripheral)) else {
             // A peripheral the system never saw is unknown; a known one is not connected.
             let error = CoreBluetoothError(known.contains(peripheral) ? .notConnected : .unknownDevice)
             record(.refused, central: central, peripheral: peripheral, error: error, detail: operation)
@@ -66,17 +66,17 @@ extension World {
         var operation = PendingOperation(id: id, owner: .central(central), kind: .gatt(key), since: now, stage: .queued)
         operation.procedure = procedure
         pending.insert(operation)
-        if links.slots[slot]!.bearer == nil {
-            links.slots[slot]!.bearer = id
+        if links.entries[slot]!.bearer == nil {
+            links.entries[slot]!.bearer = id
             sendRequest(of: id, on: key)
         } else {
-            links.slots[slot]!.waitingForBearer.append(id)
+            links.entries[slot]!.waitingForBearer.append(id)
         }
     }
 
     /// The exchanges a procedure plans (checking the attributes it names are still current).
     private mutating func plannedExchanges(of kind: GATTProcedure.Kind, on slot: Int, peripheral: UUID) throws -> Int {
-        let mtu = links.slots[slot]!.mtu
+        let mtu = links.entries[slot]!.mtu
         let p = peripherals.position(of: peripheral)!
         switch kind {
         case .discoverServices(let uuids):
@@ -100,7 +100,7 @@ extension World {
             return kind.isSingleRead ? 1 : .max
         case .readDescriptor(let descriptor):
             try requireCurrent(descriptor)
-            let length = (try? descriptorValue(descriptor, on: links.slots[slot]!))?.count ?? 0
+            let length = (try? descriptorValue(descriptor, on: links.entries[slot]!))?.count ?? 0
             return GATTProcedure.readExchanges(length: length, mtu: mtu)
         case .write(let characteristic, let value):
             try requireCurrent(characteristic)
@@ -122,12 +122,12 @@ extension World {
 
     /// A procedure ended: the bearer goes to the next procedure waiting for it.
     mutating func releaseBearer(of id: OperationID, on key: LinkKey) {
-        guard let slot = links.slot(of: key), links.slots[slot]!.bearer == id else { return }
-        links.slots[slot]!.bearer = nil
-        while !links.slots[slot]!.waitingForBearer.isEmpty {
-            let next = links.slots[slot]!.waitingForBearer.removeFirst()
+        guard let slot = links.position(of: key), links.entries[slot]!.bearer == id else { return }
+        links.entries[slot]!.bearer = nil
+        while !links.entries[slot]!.waitingForBearer.isEmpty {
+            let next = links.entries[slot]!.waitingForBearer.removeFirst()
             guard pending.contains(next) else { continue }
-            links.slots[slot]!.bearer = next
+            links.entries[slot]!.bearer = next
             sendRequest(of: next, on: key)
             return
         }
@@ -138,7 +138,7 @@ extension World {
     /// The answer to a procedure's request arrived at the central.
     mutating func procedureAnswered(_ id: OperationID, _ answer: ServerAnswer, on key: LinkKey) {
         // The procedure's fields are read in place: a copy of it would retain everything it holds.
-        guard let position = pending.position(of: id), let slot = links.slot(of: key),
+        guard let position = pending.position(of: id), let slot = links.position(of: key),
             let (isCancelled, completed, exchanges, isRead) = pending.inPlace(
                 at: position,
                 { operation in
@@ -146,7 +146,7 @@ extension World {
                 })
         else { return }
         if isCancelled { return complete(id, .failure(CancellationError())) }
-        let mtu = links.slots[slot]!.mtu
+        let mtu = links.entries[slot]!.mtu
         switch answer {
         case .failure(let error):
             if let refusal = error as? ATTError, startsPairing(for: id, after: refusal, on: key) {
@@ -314,8 +314,8 @@ extension World {
         let slot = try requireLink(central: central, peripheral: characteristic.peripheral, "writeValue")
         try requireCurrent(characteristic)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)
-        let mtu = links.slots[slot]!.mtu
-        let limit = links.slots[slot]!.maximumValueLength
+        let mtu = links.entries[slot]!.mtu
+        let limit = links.entries[slot]!.maximumValueLength
         var value = value
         func log(_ value: Data, _ error: (any Error)?, _ detail: String?) {
             record(
@@ -346,20 +346,20 @@ extension World {
         do {
             _ = try peripherals.entries[peripherals.position(of: key.peripheral)!]!.database.planWrite(
                 handle: characteristic.handle, length: value.count, type: .withoutResponse,
-                security: links.slots[slot]!.security)
+                security: links.entries[slot]!.security)
         } catch {
             log(value, error, nil)
             throw error
         }
         guard canQueueCommand(on: key) else {
-            links.slots[slot]!.commandQueueWasFull = true
+            links.entries[slot]!.commandQueueWasFull = true
             log(value, CoreBluetoothError(.outOfSpace), "dropped: transmit queue full")
             return
         }
         log(value, nil, nil)
-        links.slots[slot]!.queuedCommands += 1
-        if !canQueueCommand(on: key) { links.slots[slot]!.commandQueueWasFull = true }
-        links.slots[slot]!.toPeripheral.append(.command(WriteCommand(characteristic: characteristic, value: value)))
+        links.entries[slot]!.queuedCommands += 1
+        if !canQueueCommand(on: key) { links.entries[slot]!.commandQueueWasFull = true }
+        links.entries[slot]!.toPeripheral.append(.command(WriteCommand(characteristic: characteristic, value: value)))
         let capacity = centrals[central]!.configuration.writeWithoutResponseQueue.capacity
         if sendsAtOnce(capacity: capacity) {
             connectionEventNow(key)
@@ -380,7 +380,7 @@ extension World {
 
     mutating func maximumWriteValueLength(central: UUID, peripheral: UUID, type: WriteType) throws -> Int {
         let slot = try requireLink(central: central, peripheral: peripheral, "maximumWriteValueLength")
-        return type == .withResponse ? GATTDatabase.maximumValueLength : links.slots[slot]!.maximumValueLength
+        return type == .withResponse ? GATTDatabase.maximumValueLength : links.entries[slot]!.maximumValueLength
     }
 
     func canSendWriteWithoutResponse(central: UUID, peripheral: UUID) -> Bool {

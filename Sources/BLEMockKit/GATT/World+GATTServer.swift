@@ -116,14 +116,14 @@ extension World {
         }
         // Links are reached by slot and the peripheral by position: this runs for every update.
         let targets = links(ofPeripheral: peripheral).compactMap { key -> Int? in
-            guard let slot = links.slot(of: key), links.slots[slot]!.subscriptions[characteristic.handle] != nil,
+            guard let slot = links.position(of: key), links.entries[slot]!.subscriptions[characteristic.handle] != nil,
                 centrals?.contains(key.central) ?? true
             else { return nil }
             return slot
         }
         let p = peripherals.position(of: peripheral)!
         if peripherals.entries[p]!.configuration.strictLengths,
-            let shortest = targets.map({ links.slots[$0]!.maximumValueLength }).min(), value.count > shortest
+            let shortest = targets.map({ links.entries[$0]!.maximumValueLength }).min(), value.count > shortest
         {
             throw APIMisuseError.valueTooLong(operation: "updateValue", length: value.count, maximum: shortest)
         }
@@ -145,9 +145,9 @@ extension World {
         let remote = remoteCharacteristic(record, of: peripheral)
         for slot in targets {
             guard links.contains(slot: slot) else { continue }  // an earlier target's event ended it
-            let key = links.slots[slot]!.key
-            let limit = links.slots[slot]!.maximumValueLength
-            let kind = links.slots[slot]!.subscriptions[characteristic.handle]!
+            let key = links.entries[slot]!.key
+            let limit = links.entries[slot]!.maximumValueLength
+            let kind = links.entries[slot]!.subscriptions[characteristic.handle]!
             if value.count > limit {
                 self.record(
                     .truncated, central: key.central, peripheral: peripheral, attribute: characteristic.uuid,
@@ -156,10 +156,10 @@ extension World {
                 )
             }
             peripherals.entries[p]!.queuedUpdates += 1
-            links.slots[slot]!.toCentral.append(
+            links.entries[slot]!.toCentral.append(
                 .update(Update(characteristic: remote, value: value.prefix(limit), kind: kind)))
             if sendsAtOnce(capacity: capacity) {
-                connectionEvent(slot: slot, generation: links.slots[slot]!.generation)
+                connectionEvent(slot: slot, generation: links.entries[slot]!.generation)
             } else {
                 scheduleConnectionEvent(slot: slot)
             }

@@ -16,7 +16,7 @@ extension World {
     mutating func serveRequest(_ id: OperationID, on key: LinkKey) {
         // The procedure's fields are read in place: a copy of it would retain everything it holds.
         guard let position = pending.position(of: id), let p = peripherals.position(of: key.peripheral),
-            let slot = links.slot(of: key),
+            let slot = links.position(of: key),
             let (kind, completed, isLastExchange, injected) = pending.inPlace(
                 at: position,
                 { operation in
@@ -40,9 +40,9 @@ extension World {
             serveRead(id, offset: offset, on: key)
         case .readDescriptor(let descriptor):
             do {
-                let value = try descriptorValue(descriptor, on: links.slots[slot]!)
+                let value = try descriptorValue(descriptor, on: links.entries[slot]!)
                 if isLastExchange {
-                    let offset = completed * (links.slots[slot]!.mtu - 1)
+                    let offset = completed * (links.entries[slot]!.mtu - 1)
                     answerRequest(id, .value(Data(value.dropFirst(offset))), on: key)
                 } else {
                     answerRequest(id, .page, on: key)
@@ -55,7 +55,7 @@ extension World {
                 do {
                     _ = try peripherals.entries[p]!.database.planWrite(
                         handle: characteristic.handle, length: value.count, type: .withResponse,
-                        security: links.slots[slot]!.security)
+                        security: links.entries[slot]!.security)
                 } catch {
                     return answerRequest(id, .failure(error), on: key)
                 }
@@ -86,14 +86,14 @@ extension World {
 
     /// A Read or Read Blob at `offset`.
     private mutating func serveRead(_ id: OperationID, offset: Int, on key: LinkKey) {
-        guard let slot = links.slot(of: key), let p = peripherals.position(of: key.peripheral),
+        guard let slot = links.position(of: key), let p = peripherals.position(of: key.peripheral),
             let position = pending.position(of: id),
             let handle = pending.inPlace(at: position, { $0.procedure?.characteristic?.handle })
         else { return }
-        let mtu = links.slots[slot]!.mtu
+        let mtu = links.entries[slot]!.mtu
         do {
             let plan = try peripherals.entries[p]!.database.planRead(
-                handle: handle, offset: offset, security: links.slots[slot]!.security)
+                handle: handle, offset: offset, security: links.entries[slot]!.security)
             switch plan {
             case .answered(let value):
                 answerRequest(id, .value(value.prefix(mtu - 1)), on: key)

@@ -71,43 +71,4 @@ enum ServerAnswer: Sendable {
 }
 
 /// One direction of a link: a first-in, first-out queue of packets.
-struct LinkPipe: Sendable {
-    private var items: [PDU] = []
-    private var head = 0
-
-    /// The number of packets waiting.
-    var count: Int { items.count - head }
-    /// Whether nothing waits.
-    var isEmpty: Bool { head == items.count }
-    /// The oldest packet, if any.
-    var first: PDU? { head < items.count ? items[head] : nil }
-
-    /// Sends a packet after everything already waiting.
-    mutating func append(_ pdu: PDU) {
-        items.append(pdu)
-    }
-
-    /// Takes the oldest packet.
-    mutating func popFirst() -> PDU? {
-        guard head < items.count else { return nil }
-        let pdu = items[head]
-        head += 1
-        if head == items.count {
-            items.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head > 32, head * 2 > items.count {
-            items.removeFirst(head)
-            head = 0
-        }
-        return pdu
-    }
-
-    /// The packets waiting, oldest first.
-    var waiting: ArraySlice<PDU> { items[head...] }
-
-    /// Removes the waiting packets for which `shouldRemove` is true, keeping the order of the others.
-    mutating func removeAll(where shouldRemove: (PDU) -> Bool) {
-        items = items[head...].filter { !shouldRemove($0) }
-        head = 0
-    }
-}
+typealias LinkPipe = FIFO<PDU>

@@ -29,17 +29,17 @@ extension World {
 
     /// Sends a packet from the central.
     mutating func sendToPeripheral(_ pdu: PDU, on key: LinkKey) {
-        guard let slot = links.slot(of: key) else { return }
-        links.slots[slot]!.toPeripheral.append(pdu)
+        guard let slot = links.position(of: key) else { return }
+        links.entries[slot]!.toPeripheral.append(pdu)
         scheduleConnectionEvent(slot: slot)
     }
 
     /// Sends a packet from the peripheral. An answer given in the instant of the connection
     /// event its request crossed in, with nothing queued ahead of it, crosses in that event.
     mutating func sendToCentral(_ pdu: PDU, on key: LinkKey) {
-        guard let slot = links.slot(of: key) else { return }
-        links.slots[slot]!.toCentral.append(pdu)
-        if case .response = pdu, links.slots[slot]!.lastEvent == now, links.slots[slot]!.toCentral.count == 1 {
+        guard let slot = links.position(of: key) else { return }
+        links.entries[slot]!.toCentral.append(pdu)
+        if case .response = pdu, links.entries[slot]!.lastEvent == now, links.entries[slot]!.toCentral.count == 1 {
             crossToCentral(slot: slot)
         }
         if links.contains(slot: slot) { scheduleConnectionEvent(slot: slot) }
@@ -47,35 +47,35 @@ extension World {
 
     /// Schedules the link's next connection event if a pipe holds packets and none is scheduled.
     mutating func scheduleConnectionEvent(_ key: LinkKey) {
-        guard let slot = links.slot(of: key) else { return }
+        guard let slot = links.position(of: key) else { return }
         scheduleConnectionEvent(slot: slot)
     }
 
     /// Schedules the next connection event of the link in `slot`, if one is needed.
     mutating func scheduleConnectionEvent(slot: Int) {
-        guard !links.slots[slot]!.eventScheduled,
-            !links.slots[slot]!.toPeripheral.isEmpty || !links.slots[slot]!.toCentral.isEmpty
+        guard !links.entries[slot]!.eventScheduled,
+            !links.entries[slot]!.toPeripheral.isEmpty || !links.entries[slot]!.toCentral.isEmpty
         else { return }
-        links.slots[slot]!.eventScheduled = true
+        links.entries[slot]!.eventScheduled = true
         let interval =
             timing.connectionInterval > .zero
-            ? Self.connectionInterval(timing, using: &links.slots[slot]!.random) : .zero
+            ? Self.connectionInterval(timing, using: &links.entries[slot]!.random) : .zero
         schedule.schedule(
-            .connectionEvent(slot: slot, generation: links.slots[slot]!.generation), at: now.advanced(by: interval))
+            .connectionEvent(slot: slot, generation: links.entries[slot]!.generation), at: now.advanced(by: interval))
     }
 
     /// Runs a connection event at once (fast mode's unbounded queues send without waiting).
     mutating func connectionEventNow(_ key: LinkKey) {
-        guard let slot = links.slot(of: key) else { return }
-        connectionEvent(slot: slot, generation: links.slots[slot]!.generation)
+        guard let slot = links.position(of: key) else { return }
+        connectionEvent(slot: slot, generation: links.entries[slot]!.generation)
     }
 
     /// A connection event: packets cross both ways; the central hears that its write queue has
     /// room again, the peripheral that its update queue has.
     mutating func connectionEvent(slot: Int, generation: Int) {
         guard links.contains(slot: slot, generation: generation) else { return }
-        let key = links.slots[slot]!.key
-        links.slots[slot]!.eventScheduled = false
+        let key = links.entries[slot]!.key
+        links.entries[slot]!.eventScheduled = false
         guard isHeard(key.peripheral) else {
             // The central keeps its connection events; nothing is heard, so nothing crosses.
             // (With a zero interval they would all fall at this instant: they resume when the
@@ -83,13 +83,13 @@ extension World {
             if timing.connectionInterval > .zero { scheduleConnectionEvent(slot: slot) }
             return
         }
-        links.slots[slot]!.lastEvent = now
-        links.slots[slot]!.sentToCentralInLastEvent = 0
+        links.entries[slot]!.lastEvent = now
+        links.entries[slot]!.sentToCentralInLastEvent = 0
         // What the central sent before the event crosses; what it sends in reaction to what
         // arrives in this event waits for the next one.
-        var budget = min(packetsPerEvent, links.slots[slot]!.toPeripheral.count)
+        var budget = min(packetsPerEvent, links.entries[slot]!.toPeripheral.count)
         while budget > 0, links.contains(slot: slot, generation: generation),
-            let pdu = links.slots[slot]!.toPeripheral.popFirst()
+            let pdu = links.entries[slot]!.toPeripheral.popFirst()
         {
             budget -= 1
             peripheralReceives(pdu, on: key)
@@ -97,8 +97,8 @@ extension World {
         guard links.contains(slot: slot, generation: generation) else { return }
         crossToCentral(slot: slot)
         guard links.contains(slot: slot, generation: generation) else { return }
-        if links.slots[slot]!.commandQueueWasFull, canQueueCommand(on: key) {
-            links.slots[slot]!.commandQueueWasFull = false
+        if links.entries[slot]!.commandQueueWasFull, canQueueCommand(on: key) {
+            links.entries[slot]!.commandQueueWasFull = false
             deliver(.readyToSendWriteWithoutResponse(remotePeripheral(key.peripheral)), to: key.central)
         }
         scheduleConnectionEvent(slot: slot)
@@ -107,17 +107,18 @@ extension World {
     /// Lets the peripheral's packets cross while the current event has room. An indication
     /// waits until the previous one is confirmed, and what follows it waits too.
     mutating func crossToCentral(slot: Int) {
-        let generation = links.slots[slot]!.generation
-        let key = links.slots[slot]!.key
+        let generation = links.entries[slot]!.generation
+        let key = links.entries[slot]!.key
         var updates = 0
         while links.contains(slot: slot, generation: generation),
-            links.slots[slot]!.sentToCentralInLastEvent < packetsPerEvent, let next = links.slots[slot]!.toCentral.first
+            links.entries[slot]!.sentToCentralInLastEvent < packetsPerEvent,
+            let next = links.entries[slot]!.toCentral.first
         {
-            if case .update(let update) = next, update.kind == .indicate, links.slots[slot]!.indicationOutstanding {
+            if case .update(let update) = next, update.kind == .indicate, links.entries[slot]!.indicationOutstanding {
                 break
             }
-            _ = links.slots[slot]!.toCentral.popFirst()
-            links.slots[slot]!.sentToCentralInLastEvent += 1
+            _ = links.entries[slot]!.toCentral.popFirst()
+            links.entries[slot]!.sentToCentralInLastEvent += 1
             if case .update = next { updates += 1 }
             centralReceives(next, on: key)
         }
@@ -181,9 +182,9 @@ extension World {
 
     /// Whether the central's write-without-response queue on a link has room.
     func canQueueCommand(on key: LinkKey) -> Bool {
-        guard let slot = links.slot(of: key), let c = centrals.position(of: key.central) else { return false }
+        guard let slot = links.position(of: key), let c = centrals.position(of: key.central) else { return false }
         guard let capacity = centrals.entries[c]!.configuration.writeWithoutResponseQueue.capacity else { return true }
-        return links.slots[slot]!.queuedCommands < capacity
+        return links.entries[slot]!.queuedCommands < capacity
     }
 
     /// Whether packets a side queues are sent at once: with instant timing and no bounded

@@ -26,8 +26,6 @@ enum Effect: Sendable {
     case channelClosed(UInt64)
     /// A manager is off the air: its event streams finish.
     case finishEvents(Manager)
-    /// A sleeper on the bridge's clock is due.
-    case wake(UInt64)
 }
 
 /// A question for a peripheral's request handler.

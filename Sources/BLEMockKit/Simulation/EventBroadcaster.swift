@@ -9,30 +9,13 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
     /// One stream's buffer. A class, so appending to a buffer inside the dictionary never
     /// copies it.
     fileprivate final class Subscriber {
-        var buffer: [Event] = []
-        var head = 0
+        var buffer = FIFO<Event>()
         var waiter: CheckedContinuation<Event?, Never>?
         /// When the waiter started waiting, in the simulation's time.
         var waitingSince: VirtualClock.Instant?
         var isFinished: Bool
 
         init(isFinished: Bool) { self.isFinished = isFinished }
-
-        var unread: Int { buffer.count - head }
-
-        /// Takes the oldest unread event, compacting the buffer now and then.
-        func take() -> Event {
-            let event = buffer[head]
-            head += 1
-            if head == buffer.count {
-                buffer.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head > 64, head * 2 > buffer.count {
-                buffer.removeFirst(head)
-                head = 0
-            }
-            return event
-        }
     }
 
     /// Unsubscribes its stream when the stream's last reference goes away.
@@ -112,7 +95,7 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
     /// The events yielded but not yet read, per open stream, in order.
     var unreadEvents: [Event] {
         lock.withLock {
-            subscribers.keys.sorted().flatMap { id in subscribers[id]!.buffer[subscribers[id]!.head...] }
+            subscribers.keys.sorted().flatMap { id in subscribers[id]!.buffer.waiting }
         }
     }
 
@@ -122,30 +105,28 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
     private func next(_ id: Int) async -> Event? {
         // An event already buffered is handed over without suspending (most reads in a test
         // find one: the operation that caused it has returned before the test reads).
-        let ready: Event?? = lock.withLock {
-            guard let subscriber = subscribers[id] else { return .some(nil) }
-            if subscriber.unread > 0 { return .some(subscriber.take()) }
-            if subscriber.isFinished {
-                subscribers[id] = nil
-                return .some(nil)
-            }
-            return .none
-        }
-        if case .some(let event) = ready { return event }
+        if case .some(let event) = lock.withLock({ takeReady(id) }) { return event }
         return await withCheckedContinuation { (continuation: CheckedContinuation<Event?, Never>) in
             let immediate: Event?? = lock.withLock {
-                guard let subscriber = subscribers[id] else { return .some(nil) }
-                if subscriber.unread > 0 { return .some(subscriber.take()) }
-                if subscriber.isFinished {
-                    subscribers[id] = nil
-                    return .some(nil)
-                }
-                subscriber.waiter = continuation
-                subscriber.waitingSince = clock?.now
+                if let ready = takeReady(id) { return ready }
+                subscribers[id]!.waiter = continuation
+                subscribers[id]!.waitingSince = clock?.now
                 return .none
             }
             if case .some(let event) = immediate { continuation.resume(returning: event) }
         }
+    }
+
+    /// What a read of stream `id` gets at once (called with `lock` held): the oldest buffered
+    /// event, or the end of the stream (`.some(nil)`); `nil` when the read has to wait.
+    private func takeReady(_ id: Int) -> Event?? {
+        guard let subscriber = subscribers[id] else { return .some(nil) }
+        if let event = subscriber.buffer.popFirst() { return .some(event) }
+        if subscriber.isFinished {
+            subscribers[id] = nil
+            return .some(nil)
+        }
+        return .none
     }
 
     private func cancel(_ id: Int) {
@@ -169,10 +150,7 @@ extension EventBroadcaster {
     func drain(_ tap: Int) -> [Event] {
         lock.withLock {
             guard let subscriber = subscribers[tap] else { return [] }
-            let events = Array(subscriber.buffer[subscriber.head...])
-            subscriber.buffer.removeAll(keepingCapacity: true)
-            subscriber.head = 0
-            return events
+            return subscriber.buffer.takeAll()
         }
     }
 

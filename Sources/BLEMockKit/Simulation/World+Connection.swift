@@ -209,7 +209,7 @@ extension World {
     /// central's discovered attributes of the peripheral become invalid, and the central gets
     /// a disconnect event with `reason`.
     mutating func tearDown(_ key: LinkKey, reason: CoreBluetoothError?, pendingError: CoreBluetoothError) {
-        guard let slot = links.slot(of: key), let link = links.removeValue(forKey: key) else { return }
+        guard let slot = links.position(of: key), let link = links.removeValue(forKey: key) else { return }
         // Its connection events and pairing end with it (time does not run on to them).
         schedule.removeAll {
             switch $0 {

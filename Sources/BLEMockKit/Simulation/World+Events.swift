@@ -25,8 +25,6 @@ extension World {
         case fault(Fault)
         /// A peripheral out of range for the supervision timeout loses its links.
         case supervisionTimeout(UUID)
-        /// A sleeper on the bridge's clock is due.
-        case wake(UInt64)
     }
 
     /// The deadline of the next scheduled event.
@@ -56,19 +54,6 @@ extension World {
         if instant > now { now = instant }
     }
 
-    /// Schedules a sleeper of the bridge's clock; returns whether it was scheduled (a deadline
-    /// not after `now` is due at once).
-    mutating func scheduleWake(_ sleeper: UInt64, at deadline: VirtualClock.Instant) -> Bool {
-        guard deadline > now else { return false }
-        schedule.schedule(.wake(sleeper), at: deadline)
-        return true
-    }
-
-    /// Removes a sleeper that was cancelled.
-    mutating func cancelWake(_ sleeper: UInt64) {
-        schedule.removeAll { $0 == .wake(sleeper) }
-    }
-
     private mutating func handle(_ event: ScheduledEvent) {
         switch event {
         case .advertise(let peripheral): advertisementDue(from: peripheral)
@@ -79,7 +64,6 @@ extension World {
         case .pairingDone(let key, let generation, let id): pairingDone(key, generation: generation, operation: id)
         case .fault(let fault): apply(fault)
         case .supervisionTimeout(let peripheral): supervisionTimedOut(peripheral)
-        case .wake(let sleeper): effects.append(.wake(sleeper))
         }
     }
 

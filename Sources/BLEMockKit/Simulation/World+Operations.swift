@@ -82,8 +82,8 @@ extension World {
         case .awaitingAnswer, .neverAnswered: return true
         case .sent, .pairing: return false
         case .queued:
-            guard case .gatt(let key) = pending.entries[position]!.kind, let slot = links.slot(of: key),
-                let holder = links.slots[slot]!.bearer, holder != id
+            guard case .gatt(let key) = pending.entries[position]!.kind, let slot = links.position(of: key),
+                let holder = links.entries[slot]!.bearer, holder != id
             else { return false }
             return isParked(holder)
         case .waiting:

@@ -14,7 +14,7 @@ import BLECore
 /// take a request (an operation to start, a test hook, an answer from a peripheral) or a time
 /// step (``runNextEvent(dueBy:)``) and append what must happen outside it to ``effects``:
 /// complete an operation with a typed reply, deliver an event to a manager, ask a request
-/// handler, wake a sleeper. ``MockBLEBridge`` owns one world and performs those effects;
+/// handler, open or close a channel. ``MockBLEBridge`` owns one world and performs those effects;
 /// tests drive a world directly, synchronously.
 ///
 /// The rules live in extensions named after what a newcomer would look for:

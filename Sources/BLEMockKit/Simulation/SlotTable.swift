@@ -1,0 +1,89 @@
+/// Values by key, in slots that keep their place while the value lives.
+///
+/// The world reads its links and operations many times per packet. A `Dictionary`'s getter
+/// would hand back a copy of the whole value each time; here a key finds a slot (one hash
+/// lookup), and the values sit in an array that hot paths read and change in place, at a
+/// slot from ``position(of:)``. A freed slot is reused by the next value added.
+struct SlotTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// The values by slot (`nil` for a free slot).
+    var entries: [Value?] = []
+    private var positions: [Key: Int] = [:]
+    private var freePositions: [Int] = []
+
+    /// The slot of the value for `key`, if any.
+    func position(of key: Key) -> Int? { positions[key] }
+
+    /// Whether a value is stored for `key`.
+    func contains(_ key: Key) -> Bool { positions[key] != nil }
+
+    /// Runs `body` on the value in slot `position`, in place. (Reading a field through
+    /// ``entries``' getter copies the whole value first, retaining everything it holds.)
+    @inline(__always)
+    mutating func inPlace<R>(at position: Int, _ body: (inout Value) -> R) -> R {
+        body(&entries[position]!)
+    }
+
+    /// The value for `key`; assigning `nil` removes it, assigning to a new key adds it.
+    subscript(key: Key) -> Value? {
+        @inline(__always) _read {
+            if let position = positions[key] {
+                yield entries[position]
+            } else {
+                yield nil
+            }
+        }
+        @inline(__always) _modify {
+            if let position = positions[key] {
+                yield &entries[position]
+                if entries[position] == nil { release(position, key) }
+            } else {
+                var added: Value? = nil
+                yield &added
+                if let added { insert(added, for: key) }
+            }
+        }
+    }
+
+    /// Adds a value for a key that has none.
+    mutating func insert(_ value: Value, for key: Key) {
+        let position: Int
+        if let reused = freePositions.popLast() {
+            position = reused
+            entries[position] = value
+        } else {
+            position = entries.count
+            entries.append(value)
+        }
+        positions[key] = position
+    }
+
+    /// Removes and returns the value for `key`.
+    @discardableResult
+    mutating func removeValue(forKey key: Key) -> Value? {
+        guard let position = positions[key], let value = entries[position] else { return nil }
+        entries[position] = nil
+        release(position, key)
+        return value
+    }
+
+    /// Removes the value for `key` without handing it back.
+    mutating func remove(_ key: Key) {
+        guard let position = positions[key] else { return }
+        entries[position] = nil
+        release(position, key)
+    }
+
+    /// Whether nothing is stored.
+    var isEmpty: Bool { positions.isEmpty }
+
+    /// The stored values, in no particular order.
+    var values: [Value] { entries.compactMap { $0 } }
+
+    /// The keys of the stored values, in no particular order.
+    var keys: Dictionary<Key, Int>.Keys { positions.keys }
+
+    private mutating func release(_ position: Int, _ key: Key) {
+        positions[key] = nil
+        freePositions.append(position)
+    }
+}
