@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "BLEMockKit", targets: ["BLEMockKit"]),
         .library(name: "BLECoreBluetooth", targets: ["BLECoreBluetooth"]),
         .library(name: "BLECapture", targets: ["BLECapture"]),
+        .library(name: "BLECBM", targets: ["BLECBM"]),
         .executable(name: "mockble", targets: ["mockble"]),
     ],
     targets: [
@@ -23,11 +24,20 @@ let package = Package(
         .target(name: "BLEMockKit", dependencies: ["BLECore", "Transport"], swiftSettings: strictSettings),
         .target(name: "BLECoreBluetooth", dependencies: ["BLECore"], swiftSettings: strictSettings),
         .target(name: "BLECapture", dependencies: ["BLECore", "BLEMockKit"], swiftSettings: strictSettings),
+        .target(name: "BLECBM", dependencies: ["BLECore", "BLEMockKit"], swiftSettings: strictSettings),
         .target(
             name: "MockbleCLI", dependencies: ["BLECore", "Transport", "BLEMockKit", "BLECapture"],
             swiftSettings: strictSettings),
         .executableTarget(name: "mockble", dependencies: ["MockbleCLI"], swiftSettings: strictSettings),
         .testTarget(name: "BLECoreTests", dependencies: ["BLECore"], swiftSettings: strictSettings),
+        // An nRF Blinky-style app written in CoreBluetooth delegate style, in Swift 5 mode as
+        // most apps are, compiled unchanged against BLECBM through its typealias file.
+        .target(
+            name: "BlinkyExample", dependencies: ["BLECBM"], path: "Tests/BlinkyExample",
+            swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(
+            name: "BLECBMTests", dependencies: ["BLECBM", "BLEMockKit", "BLECore", "BlinkyExample"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "BLECoreBluetoothTests", dependencies: ["BLECoreBluetooth", "BLECore", "BLEMockKit"],
             swiftSettings: strictSettings),

@@ -9,11 +9,16 @@ import BLECore
 extension MockBLEBridge {
     /// Performs what the world decided, in order, until it decides nothing more.
     func applyEffects() {
+        // With front ends attached, what the bridge does for code outside a run's tasks (an
+        // app's main-actor code calling in) counts as outside activity, so the run waits for
+        // what it hands back before moving time.
+        if !world.effects.isEmpty, !centralFrontEnds.isEmpty { outside.noteActivity() }
         while !world.effects.isEmpty {
             swap(&world.effects, &spareEffects)
             for effect in spareEffects { perform(effect) }
             spareEffects.removeAll(keepingCapacity: true)
         }
+        updateSystemView()
         checkConditions()
     }
 
@@ -22,11 +27,23 @@ extension MockBLEBridge {
         case .complete(let id, let result):
             if id == starting {
                 settled = result
+            } else if !completions.isEmpty, let completion = completions.removeValue(forKey: id) {
+                completion(result)
             } else {
                 waiters.resume(id, with: result)
             }
         case .central(let central, let event):
             centralStreams[central]?.yield(event)
+            if !centralFrontEnds.isEmpty, let frontEnd = centralFrontEnds[central] {
+                if case .connected(let peripheral) = event,
+                    let link = world.links[LinkKey(central: central, peripheral: peripheral.identifier)]
+                {
+                    frontEnd.linkOpened(peripheral.identifier, link.maximumValueLength)
+                }
+                frontEnd.event(event)
+            }
+        case .commandQueue(let central, let peripheral, let queued):
+            centralFrontEnds[central]?.commandQueue(peripheral, queued)
         case .peripheral(let peripheral, let event):
             peripheralStreams[peripheral]?.yield(event)
         case .ask(let peripheral, let question):

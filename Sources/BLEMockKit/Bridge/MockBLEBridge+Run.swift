@@ -79,7 +79,7 @@ extension MockBLEBridge {
     ) async throws -> T {
         try await Self.$current.withValue(self) {
             try await SelfDrivingScope.run(
-                on: executor, patience: patience, step: { await self.step() },
+                on: executor, patience: patience, settle: { await self.settleOutside() }, step: { await self.step() },
                 stall: { await self.stall($0 == .timeLimit ? .timeLimitReached : .nothingScheduled) }, body: body)
         }
     }
@@ -97,6 +97,33 @@ extension MockBLEBridge {
             try await Self.$current.withValue(self) {
                 try await HelperTask.$preferredExecutor.withValue(executor) { try await operation() }
             }
+        }
+    }
+
+    /// Waits for the work handed outside the scope (delegate callbacks on app queues) to run:
+    /// first every bridge job already queued (which may hand out more), then a probe through
+    /// every app queue. Returns whether there was outside activity meanwhile.
+    nonisolated func settleOutside() async -> Bool {
+        guard outside.hasProbes else { return false }
+        let before = outside.activity
+        // App queues first (code there may be about to call the bridge), then the bridge's
+        // queued jobs (which may hand the app more), then the app queues again.
+        _ = await outside.settle()
+        await flush()
+        _ = await outside.settle()
+        return outside.activity != before
+    }
+
+    /// Returns once the bridge jobs queued before it have run.
+    private func flush() {}
+
+    /// Starts a task the active run tracks (a plain task outside runs, or where task executors
+    /// do not exist): how front ends apply the app's calls.
+    package nonisolated func startTracked(_ operation: @escaping @Sendable () async -> Void) {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+            task { await operation() }
+        } else {
+            Task { await operation() }
         }
     }
 
@@ -120,6 +147,7 @@ extension MockBLEBridge {
                 "MockBLEBridge.run: a run is already active on this bridge; runs do not nest")
         }
         runs.begin(executor)
+        outside.setWaker { executor.poke() }
         driving = true
         runDeadline = world.now.advanced(by: max(timeLimit, .zero))
     }
@@ -128,6 +156,7 @@ extension MockBLEBridge {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     private func end(_ executor: SimulationExecutor) {
         runs.end(executor)
+        outside.setWaker(nil)
         driving = false
         runDeadline = nil
         // An advance still waiting (its task was cancelled with the body) returns now.
@@ -161,6 +190,7 @@ extension MockBLEBridge {
         } else {
             setTime(next)
         }
+        outside.wakeWaiters()
         return .ran
     }
 

@@ -99,6 +99,17 @@ public actor MockBLEBridge {
     nonisolated let conditions = ConditionWaiters()
     /// Calls made during a run from tasks the run cannot see, once each.
     var untrackedCalls: [String] = []
+    /// Operations started by a callback-style front end, with what to call when they end.
+    var completions: [OperationID: @Sendable (Result<Reply, any Error>) -> Void] = [:]
+    /// The callback-style front ends of centrals (the CoreBluetooth-shaped API), by central.
+    var centralFrontEnds = IdentifierMap<CentralFrontEnd>()
+    /// Work the simulation hands to code outside it (delegate callbacks on app queues), which
+    /// a run waits for before it moves time on.
+    package nonisolated let outside = OutsideWork()
+    /// What the system knows, for front ends that answer synchronously.
+    package nonisolated let systemView = SystemView()
+    /// Settings front ends keep on this bridge.
+    package nonisolated let frontEndSettings = FrontEndSettings()
     /// Explicit advances inside a run, waiting for the driver to reach their targets.
     var advanceWaiters: [(target: VirtualClock.Instant, continuation: CheckedContinuation<Void, Never>)] = []
 

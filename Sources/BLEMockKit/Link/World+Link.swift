@@ -88,6 +88,7 @@ extension World {
         // What the central sent before the event crosses; what it sends in reaction to what
         // arrives in this event waits for the next one.
         var budget = min(packetsPerEvent, links.entries[slot]!.toPeripheral.count)
+        let commandsBefore = links.entries[slot]!.queuedCommands
         while budget > 0, links.contains(slot: slot, generation: generation),
             let pdu = links.entries[slot]!.toPeripheral.popFirst()
         {
@@ -95,6 +96,13 @@ extension World {
             peripheralReceives(pdu, on: key)
         }
         guard links.contains(slot: slot, generation: generation) else { return }
+        if !commandQueueReporters.isEmpty, commandQueueReporters.contains(key.central),
+            links.entries[slot]!.queuedCommands != commandsBefore
+        {
+            effects.append(
+                .commandQueue(
+                    central: key.central, peripheral: key.peripheral, queued: links.entries[slot]!.queuedCommands))
+        }
         crossToCentral(slot: slot)
         guard links.contains(slot: slot, generation: generation) else { return }
         if links.entries[slot]!.commandQueueWasFull, canQueueCommand(on: key) {

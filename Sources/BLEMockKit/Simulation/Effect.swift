@@ -26,6 +26,9 @@ enum Effect: Sendable {
     case channelClosed(UInt64)
     /// A manager is off the air: its event streams finish.
     case finishEvents(Manager)
+    /// Write commands of a central's left its queue for a peripheral at a connection event:
+    /// `queued` remain (only for centrals in ``World/commandQueueReporters``).
+    case commandQueue(central: UUID, peripheral: UUID, queued: Int)
 }
 
 /// A question for a peripheral's request handler.

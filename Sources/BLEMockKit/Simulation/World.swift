@@ -71,6 +71,10 @@ struct World: Sendable {
     /// Open L2CAP channels, by id.
     var channels: [UInt64: L2CAPChannelRecord] = [:]
     var nextChannelID: UInt64 = 1
+    /// Centrals whose front end mirrors their write-without-response queues: each connection
+    /// event that sends write commands of theirs reports the queue's new length
+    /// (``Effect/commandQueue(central:peripheral:queued:)``).
+    var commandQueueReporters: Set<UUID> = []
 
     /// Creates an empty world.
     init(seed: UInt64, timing: LinkTiming) {

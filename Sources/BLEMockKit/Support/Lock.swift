@@ -25,7 +25,7 @@
 /// The mutex lives in memory allocated with `UnsafeMutablePointer`, so its address never
 /// changes (a `pthread_mutex_t` must not be moved after initialisation, which a stored
 /// property of a class would not guarantee).
-final class Lock: @unchecked Sendable {
+package final class Lock: @unchecked Sendable {
     // Why `@unchecked Sendable` is safe: the only stored property is a pointer to a
     // `pthread_mutex_t` that is initialised once in `init`, destroyed once in `deinit`, and
     // otherwise only passed to `pthread_mutex_lock`/`pthread_mutex_unlock`, which are
@@ -33,7 +33,7 @@ final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// Creates an unlocked lock.
-    init() {
+    package init() {
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         var attributes = pthread_mutexattr_t()
@@ -55,13 +55,13 @@ final class Lock: @unchecked Sendable {
     }
 
     /// Acquires the lock, blocking the current thread until it is available.
-    func lock() {
+    package func lock() {
         let status = pthread_mutex_lock(mutex)
         precondition(status == 0, "pthread_mutex_lock failed with \(status) (recursive locking?)")
     }
 
     /// Releases the lock. Must be called on the thread that acquired it.
-    func unlock() {
+    package func unlock() {
         let status = pthread_mutex_unlock(mutex)
         precondition(status == 0, "pthread_mutex_unlock failed with \(status)")
     }
@@ -74,7 +74,7 @@ final class Lock: @unchecked Sendable {
     ///   resume continuations in it, and do not take this lock again from it.
     /// - Returns: Whatever `body` returns.
     @inline(__always)
-    func withLock<Result, Failure: Error>(
+    package func withLock<Result, Failure: Error>(
         _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
         lock()

@@ -18,11 +18,13 @@ enum SelfDrivingScope {
     }
 
     /// Runs `body` on `executor`, with a driver calling `step` whenever every task of the scope
-    /// waits. When a step finds nothing scheduled, the driver waits up to `patience` of
+    /// waits and `settle` (which waits for work outside the scope, such as delegate callbacks
+    /// on app queues) reports that nothing more happened. When a step finds nothing scheduled, the driver waits up to `patience` of
     /// wall-clock time for work from outside the scope, then throws what `stall` makes of it
     /// (cancelling the body); a step past the time limit throws at once.
     static func run<T: Sendable>(
-        on executor: SimulationExecutor, patience: Duration, step: @escaping @Sendable () async -> Step,
+        on executor: SimulationExecutor, patience: Duration, settle: @escaping @Sendable () async -> Bool = { false },
+        step: @escaping @Sendable () async -> Step,
         stall: @escaping @Sendable (Step) async -> any Error, body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let finished = Flag()
@@ -36,6 +38,10 @@ enum SelfDrivingScope {
                     group.addTask {
                         while true {
                             await executor.untilIdle()
+                            if Task.isCancelled || finished.isSet { return nil }
+                            // Work outside the scope (callbacks on app queues) made more: wait
+                            // for the scope's tasks again before moving time.
+                            if await settle() || executor.hasQueuedJobs { continue }
                             if Task.isCancelled || finished.isSet { return nil }
                             let outcome = await step()
                             switch outcome {

@@ -27,6 +27,8 @@ final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
     private var queueHead = 0
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     private var stopped = false
+    /// Outside activity arrived since ``waitForOutsideWork(timeout:)`` last looked.
+    private var poked = false
     private var thread: pthread_t?
 
     /// Starts the executor's thread.
@@ -81,11 +83,23 @@ final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
     /// (a task it cannot see calling in); returns whether one did.
     func waitForOutsideWork(timeout: Duration) -> Bool {
         condition.withLock {
-            if queueHead < queue.count { return true }
+            defer { poked = false }
+            if queueHead < queue.count || poked { return true }
             condition.wait(for: timeout)
-            return queueHead < queue.count
+            return queueHead < queue.count || poked
         }
     }
+
+    /// Outside activity (a callback on an app queue): wakes ``waitForOutsideWork(timeout:)``.
+    func poke() {
+        condition.withLock {
+            poked = true
+            condition.signal()
+        }
+    }
+
+    /// Whether jobs wait to run (read from a job of this executor: others queued behind it).
+    var hasQueuedJobs: Bool { condition.withLock { queueHead < queue.count } }
 
     private func runLoop() {
         while true {

@@ -1,0 +1,140 @@
+import BLECore
+import BLEMockKit
+import Foundation
+
+/// What services, characteristics and descriptors share (`CBAttribute`): a UUID.
+open class CBMAttribute: NSObject, @unchecked Sendable {
+    // @unchecked Sendable: subclasses keep their mutable state behind their peripheral's lock.
+
+    /// The attribute's UUID.
+    public let uuid: CBMUUID
+
+    init(uuid: CBMUUID) {
+        self.uuid = uuid
+        super.init()
+    }
+}
+
+/// A service of a remote peripheral (`CBService`): the same object for the same service while
+/// the peripheral stays connected; after a disconnection, discovery makes new ones.
+open class CBMService: CBMAttribute, @unchecked Sendable {
+    let remote: RemoteService
+    let lock: Lock
+    private weak var owner: CBMPeripheral?
+    private var discoveredCharacteristics: [CBMCharacteristic]?
+    private var discoveredIncludedServices: [CBMService]?
+
+    init(_ remote: RemoteService, peripheral: CBMPeripheral) {
+        self.remote = remote
+        self.owner = peripheral
+        self.lock = peripheral.lock
+        super.init(uuid: CBMUUID(bluetoothUUID: remote.uuid))
+    }
+
+    /// The peripheral the service belongs to.
+    open var peripheral: CBMPeripheral? { lock.withLock { owner } }
+    /// Whether it is a primary service.
+    open var isPrimary: Bool { remote.isPrimary }
+    /// The characteristics discovered so far, or `nil` before any discovery.
+    open var characteristics: [CBMCharacteristic]? { lock.withLock { discoveredCharacteristics } }
+    /// The included services discovered so far, or `nil` before any discovery.
+    open var includedServices: [CBMService]? { lock.withLock { discoveredIncludedServices } }
+
+    /// With the lock held: merges newly discovered characteristics, keeping existing objects.
+    func mergeCharacteristics(_ found: [CBMCharacteristic]) {
+        discoveredCharacteristics = merged(discoveredCharacteristics, found, by: \.remote.handle)
+    }
+
+    /// With the lock held: merges newly discovered included services.
+    func mergeIncludedServices(_ found: [CBMService]) {
+        discoveredIncludedServices = merged(discoveredIncludedServices, found, by: \.remote.handle)
+    }
+
+    public override var description: String {
+        "<CBMService: \(uuid.uuidString), primary: \(isPrimary)>"
+    }
+}
+
+/// A characteristic of a remote peripheral (`CBCharacteristic`).
+open class CBMCharacteristic: CBMAttribute, @unchecked Sendable {
+    let remote: RemoteCharacteristic
+    let lock: Lock
+    private weak var owner: CBMService?
+    var storedValue: Data?
+    var storedDescriptors: [CBMDescriptor]?
+    var notifying = false
+
+    init(_ remote: RemoteCharacteristic, service: CBMService) {
+        self.remote = remote
+        self.owner = service
+        self.lock = service.lock
+        super.init(uuid: CBMUUID(bluetoothUUID: remote.uuid))
+    }
+
+    /// The service the characteristic belongs to.
+    open var service: CBMService? { lock.withLock { owner } }
+    /// What the characteristic supports.
+    open var properties: CBMCharacteristicProperties {
+        CBMCharacteristicProperties(rawValue: remote.properties.rawValue)
+    }
+    /// The latest value read or notified, or `nil` before any.
+    open var value: Data? { lock.withLock { storedValue } }
+    /// The descriptors discovered so far, or `nil` before any discovery.
+    open var descriptors: [CBMDescriptor]? { lock.withLock { storedDescriptors } }
+    /// Whether notifications or indications are on for this characteristic.
+    open var isNotifying: Bool { lock.withLock { notifying } }
+    /// Whether the characteristic is broadcast (always `false`, as on current systems).
+    open var isBroadcasted: Bool { false }
+
+    public override var description: String {
+        "<CBMCharacteristic: \(uuid.uuidString), properties: \(remote.properties), notifying: \(isNotifying)>"
+    }
+}
+
+/// A descriptor of a remote characteristic (`CBDescriptor`).
+open class CBMDescriptor: CBMAttribute, @unchecked Sendable {
+    let remote: RemoteDescriptor
+    let lock: Lock
+    private weak var owner: CBMCharacteristic?
+    var storedValue: Any?
+
+    init(_ remote: RemoteDescriptor, characteristic: CBMCharacteristic) {
+        self.remote = remote
+        self.owner = characteristic
+        self.lock = characteristic.lock
+        super.init(uuid: CBMUUID(bluetoothUUID: remote.uuid))
+    }
+
+    /// The characteristic the descriptor belongs to.
+    open var characteristic: CBMCharacteristic? { lock.withLock { owner } }
+
+    /// The latest value read, typed as CoreBluetooth types it: an `NSNumber` for the extended
+    /// properties and client or server configuration descriptors, a `String` for the user
+    /// description, `Data` for the others; `nil` before any read.
+    open var value: Any? { lock.withLock { storedValue } }
+
+    /// A descriptor value as CoreBluetooth types it.
+    static func typedValue(_ data: Data, uuid: BluetoothUUID) -> Any {
+        switch uuid.value16 {
+        case 0x2900, 0x2902, 0x2903:
+            let bytes = Array(data.prefix(2)) + [0, 0]
+            return NSNumber(value: UInt16(bytes[0]) | UInt16(bytes[1]) << 8)
+        case 0x2901:
+            return String(decoding: data, as: UTF8.self)
+        default:
+            return data
+        }
+    }
+
+    public override var description: String { "<CBMDescriptor: \(uuid.uuidString)>" }
+}
+
+/// `existing` with the objects of `found` whose key it lacks added, in key order.
+func merged<Object, Key: Comparable>(_ existing: [Object]?, _ found: [Object], by key: KeyPath<Object, Key>) -> [Object]
+{
+    var result = existing ?? []
+    for object in found where !result.contains(where: { $0[keyPath: key] == object[keyPath: key] }) {
+        result.append(object)
+    }
+    return result.sorted { $0[keyPath: key] < $1[keyPath: key] }
+}

@@ -1,0 +1,26 @@
+import BLECore
+import BLEMockKit
+import Foundation
+
+/// Test hooks of a manager on a bridge. On a manager that is not on a bridge they do nothing.
+extension CBMCentralManager {
+    /// The simulated central behind this manager, for the kit's own test hooks (error
+    /// injection, state changes, background execution, app termination), or `nil` when the
+    /// manager is not on a bridge.
+    public var simulatedCentral: MockCentralManager? { (backend as? MockCentralEngine)?.central }
+
+    /// The bridge this manager runs on, or `nil`.
+    public var bridge: MockBLEBridge? { (backend as? MockCentralEngine)?.bridge }
+
+    /// The calls CoreBluetooth would have refused with an "API MISUSE" log and ignored (a
+    /// read on a peripheral that is not connected, an attribute from an earlier connection, a
+    /// scan while powered off), oldest first. A test can assert it is empty.
+    public var apiMisuses: [String] { (backend as? MockCentralEngine)?.apiMisuses ?? [] }
+
+    /// Sets the app's Bluetooth authorization on this manager's bridge (as
+    /// `CBManager.authorization` reports it).
+    public func simulateAuthorization(_ authorization: CBMManagerAuthorization) {
+        guard let bridge else { return }
+        AuthorizationBook.set(authorization, for: bridge)
+    }
+}

@@ -1,0 +1,121 @@
+import BLECore
+import BLEMockKit
+import Foundation
+
+/// The central role with CoreBluetooth's API (`CBCentralManager`): scan, connect, retrieve,
+/// with results at a ``CBMCentralManagerDelegate`` on the queue given (the main queue when
+/// `nil`).
+///
+/// Created inside a test's bridge scope (``MockBLEBridge/run(timeLimit:stallPatience:_:)``, or
+/// `MockBLEBridge.$current.withValue(bridge) { … }`), a manager created the CoreBluetooth way —
+/// `CBMCentralManager(delegate: self, queue: nil)` in unchanged app code — runs on that bridge.
+/// ``init(bridge:delegate:queue:options:configuration:)`` puts one on a bridge explicitly.
+/// Elsewhere it runs on CoreBluetooth (Apple platforms) or reports `unsupported` (Linux).
+open class CBMCentralManager: CBMManager, @unchecked Sendable {
+    // @unchecked Sendable: `storedDelegate` is only read and written with `lock` held; the
+    // backend is Sendable.
+    let backend: any CentralBackend
+    let lock = Lock()
+    private weak var storedDelegate: (any CBMCentralManagerDelegate)?
+
+    /// Creates a manager with no delegate on the main queue.
+    public convenience override init() {
+        self.init(delegate: nil, queue: nil, options: nil)
+    }
+
+    /// Creates a manager whose delegate is called on `queue` (the main queue when `nil`).
+    public convenience init(delegate: (any CBMCentralManagerDelegate)?, queue: DispatchQueue?) {
+        self.init(delegate: delegate, queue: queue, options: nil)
+    }
+
+    /// Creates a manager with options (``CBMCentralManagerOptionRestoreIdentifierKey``,
+    /// ``CBMCentralManagerOptionShowPowerAlertKey``). It runs on the current test's bridge
+    /// when there is one (``MockBLEBridge/current``).
+    public init(delegate: (any CBMCentralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil) {
+        if let bridge = MockBLEBridge.current {
+            backend = MockCentralEngine(bridge: bridge, queue: queue, options: options, configuration: nil)
+        } else {
+            backend = NativeSupport.centralBackend(queue: queue, options: options)
+        }
+        storedDelegate = delegate
+        super.init()
+        backend.attach(self)
+    }
+
+    /// Creates a manager on a bridge, whatever the current scope: the explicit factory.
+    ///
+    /// - Parameters:
+    ///   - bridge: The simulation to run on.
+    ///   - delegate: Receives the manager's callbacks.
+    ///   - queue: The queue callbacks arrive on (the main queue when `nil`).
+    ///   - options: CoreBluetooth's options (restore identifier, power alert).
+    ///   - configuration: The simulated central's behaviour; `nil` picks fast or realistic
+    ///     from the bridge's timing.
+    public init(
+        bridge: MockBLEBridge, delegate: (any CBMCentralManagerDelegate)?, queue: DispatchQueue?,
+        options: [String: Any]? = nil, configuration: MockCentralManager.Configuration? = nil
+    ) {
+        backend = MockCentralEngine(bridge: bridge, queue: queue, options: options, configuration: configuration)
+        storedDelegate = delegate
+        super.init()
+        backend.attach(self)
+    }
+
+    /// Receives the manager's callbacks, on its queue.
+    open var delegate: (any CBMCentralManagerDelegate)? {
+        get { lock.withLock { storedDelegate } }
+        set { lock.withLock { storedDelegate = newValue } }
+    }
+
+    open override var state: CBMManagerState { backend.state }
+
+    open override var authorization: CBMManagerAuthorization { backend.authorization }
+
+    /// Whether the manager is scanning.
+    open var isScanning: Bool { backend.isScanning }
+
+    /// Whether the system supports these features.
+    open class func supports(_ features: CBMCentralManagerFeature) -> Bool {
+        features.isSubset(of: .extendedScanAndConnect)
+    }
+
+    /// Scans for peripherals advertising one of `serviceUUIDs` (any when `nil`); each is
+    /// reported with `centralManager(_:didDiscover:advertisementData:rssi:)`. Options:
+    /// ``CBMCentralManagerScanOptionAllowDuplicatesKey``,
+    /// ``CBMCentralManagerScanOptionSolicitedServiceUUIDsKey``. Ignored unless powered on.
+    open func scanForPeripherals(withServices serviceUUIDs: [CBMUUID]?, options: [String: Any]? = nil) {
+        backend.scanForPeripherals(withServices: serviceUUIDs, options: options)
+    }
+
+    /// Stops scanning.
+    open func stopScan() { backend.stopScan() }
+
+    /// Connects to a peripheral; the delegate gets `centralManager(_:didConnect:)` or
+    /// `centralManager(_:didFailToConnect:error:)`. The attempt does not time out, as in
+    /// CoreBluetooth: it completes when the peripheral is in range and connectable.
+    open func connect(_ peripheral: CBMPeripheral, options: [String: Any]? = nil) {
+        backend.connect(peripheral, options: options)
+    }
+
+    /// Cancels a connection or a pending attempt; the delegate gets
+    /// `centralManager(_:didDisconnectPeripheral:error:)` with no error.
+    open func cancelPeripheralConnection(_ peripheral: CBMPeripheral) {
+        backend.cancelPeripheralConnection(peripheral)
+    }
+
+    /// The peripherals known to the system with these identifiers.
+    open func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [CBMPeripheral] {
+        backend.retrievePeripherals(withIdentifiers: identifiers)
+    }
+
+    /// The peripherals connected to the system that have one of these services.
+    open func retrieveConnectedPeripherals(withServices serviceUUIDs: [CBMUUID]) -> [CBMPeripheral] {
+        backend.retrieveConnectedPeripherals(withServices: serviceUUIDs)
+    }
+
+    /// Asks for `centralManager(_:connectionEventDidOccur:for:)` when matching peripherals
+    /// connect or disconnect (from any app); `nil` stops.
+    open func registerForConnectionEvents(options: [CBMConnectionEventMatchingOption: Any]? = nil) {
+        backend.registerForConnectionEvents(options: options)
+    }
+}

@@ -1,0 +1,123 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// (These names mirror CoreBluetooth's API.)
+
+import BLECore
+import Foundation
+
+/// CoreBluetooth's error domain for its own errors (`CBErrorDomain`).
+public let CBMErrorDomain = "CBErrorDomain"
+/// CoreBluetooth's error domain for ATT errors (`CBATTErrorDomain`).
+public let CBMATTErrorDomain = "CBATTErrorDomain"
+
+/// A CoreBluetooth error (`CBError`): domain `CBErrorDomain`, CoreBluetooth's codes. Bridged to
+/// `NSError` with that domain and code, so `(error as NSError).code` and `error as? CBMError`
+/// both work, as with CoreBluetooth's errors.
+public struct CBMError: CustomNSError, Hashable, Sendable, CustomStringConvertible {
+    /// CoreBluetooth's error codes (`CBError.Code`), with their raw values.
+    public enum Code: Int, Sendable, Hashable {
+        case unknown = 0
+        case invalidParameters = 1
+        case invalidHandle = 2
+        case notConnected = 3
+        case outOfSpace = 4
+        case operationCancelled = 5
+        case connectionTimeout = 6
+        case peripheralDisconnected = 7
+        case uuidNotAllowed = 8
+        case alreadyAdvertising = 9
+        case connectionFailed = 10
+        case connectionLimitReached = 11
+        case unknownDevice = 12
+        case operationNotSupported = 13
+        case peerRemovedPairingInformation = 14
+        case encryptionTimedOut = 15
+        case tooManyLEPairedDevices = 16
+        case leGattExceededBackgroundNotificationLimit = 17
+        case leGattNearBackgroundNotificationLimit = 18
+    }
+
+    /// The error's code.
+    public var code: Code
+
+    /// Creates an error with a code.
+    public init(_ code: Code) { self.code = code }
+
+    public static var errorDomain: String { CBMErrorDomain }
+    public var errorCode: Int { code.rawValue }
+    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: description] }
+    public var description: String { CoreBluetoothError(.init(rawValue: code.rawValue) ?? .unknown).description }
+
+    public static let unknown = Code.unknown
+    public static let invalidParameters = Code.invalidParameters
+    public static let invalidHandle = Code.invalidHandle
+    public static let notConnected = Code.notConnected
+    public static let outOfSpace = Code.outOfSpace
+    public static let operationCancelled = Code.operationCancelled
+    public static let connectionTimeout = Code.connectionTimeout
+    public static let peripheralDisconnected = Code.peripheralDisconnected
+    public static let uuidNotAllowed = Code.uuidNotAllowed
+    public static let alreadyAdvertising = Code.alreadyAdvertising
+    public static let connectionFailed = Code.connectionFailed
+    public static let connectionLimitReached = Code.connectionLimitReached
+    public static let unknownDevice = Code.unknownDevice
+    public static let operationNotSupported = Code.operationNotSupported
+    public static let peerRemovedPairingInformation = Code.peerRemovedPairingInformation
+    public static let encryptionTimedOut = Code.encryptionTimedOut
+    public static let tooManyLEPairedDevices = Code.tooManyLEPairedDevices
+}
+
+/// An ATT error (`CBATTError`): domain `CBATTErrorDomain`, the ATT error code as its code.
+public struct CBMATTError: CustomNSError, Hashable, Sendable, CustomStringConvertible {
+    /// ATT's error codes (`CBATTError.Code`), with their raw values.
+    public enum Code: Int, Sendable, Hashable {
+        case success = 0x00
+        case invalidHandle = 0x01
+        case readNotPermitted = 0x02
+        case writeNotPermitted = 0x03
+        case invalidPdu = 0x04
+        case insufficientAuthentication = 0x05
+        case requestNotSupported = 0x06
+        case invalidOffset = 0x07
+        case insufficientAuthorization = 0x08
+        case prepareQueueFull = 0x09
+        case attributeNotFound = 0x0A
+        case attributeNotLong = 0x0B
+        case insufficientEncryptionKeySize = 0x0C
+        case invalidAttributeValueLength = 0x0D
+        case unlikelyError = 0x0E
+        case insufficientEncryption = 0x0F
+        case unsupportedGroupType = 0x10
+        case insufficientResources = 0x11
+    }
+
+    /// The error's code as ATT numbers it (application errors 0x80–0x9F included).
+    public var errorCode: Int
+    /// The error's code, when it is one CoreBluetooth names.
+    public var code: Code { Code(rawValue: errorCode) ?? .unlikelyError }
+
+    /// Creates an error with a code.
+    public init(_ code: Code) { errorCode = code.rawValue }
+
+    /// Creates an error with any ATT code (an application error, say).
+    public init(rawCode: UInt8) { errorCode = Int(rawCode) }
+
+    public static var errorDomain: String { CBMATTErrorDomain }
+    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: description] }
+    public var description: String { ATTError(.init(rawValue: UInt8(truncatingIfNeeded: errorCode))).description }
+}
+
+extension CBMError {
+    /// The error an app sees for an error of the kit: CoreBluetooth's and ATT's errors as
+    /// ``CBMError`` and ``CBMATTError``; a misuse the kit refuses as `invalidParameters`
+    /// (CoreBluetooth reports an API misuse the same way or ignores the call); cancellation
+    /// as `operationCancelled`.
+    static func bridging(_ error: any Error) -> any Error {
+        switch error {
+        case let error as CoreBluetoothError: CBMError(Code(rawValue: error.code.rawValue) ?? .unknown)
+        case let error as ATTError: CBMATTError(rawCode: error.code.rawValue)
+        case is CancellationError: CBMError(.operationCancelled)
+        case is APIMisuseError: CBMError(.invalidParameters)
+        default: error
+        }
+    }
+}

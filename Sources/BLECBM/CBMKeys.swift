@@ -1,0 +1,87 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// (These names mirror CoreBluetooth's API.)
+
+import Foundation
+
+// CoreBluetooth's dictionary keys. On Apple platforms they are CoreBluetooth's own constants,
+// so dictionaries pass between the two unchanged; elsewhere, the same strings.
+
+#if canImport(CoreBluetooth)
+    import CoreBluetooth
+
+    /// The local name of a peripheral (a `String`).
+    public let CBMAdvertisementDataLocalNameKey = CBAdvertisementDataLocalNameKey
+    /// The transmit power of a peripheral (an `NSNumber`).
+    public let CBMAdvertisementDataTxPowerLevelKey = CBAdvertisementDataTxPowerLevelKey
+    /// The advertised service UUIDs (`[CBMUUID]`).
+    public let CBMAdvertisementDataServiceUUIDsKey = CBAdvertisementDataServiceUUIDsKey
+    /// Service data (`[CBMUUID: Data]`).
+    public let CBMAdvertisementDataServiceDataKey = CBAdvertisementDataServiceDataKey
+    /// Manufacturer data (`Data`).
+    public let CBMAdvertisementDataManufacturerDataKey = CBAdvertisementDataManufacturerDataKey
+    /// Service UUIDs in the overflow area (`[CBMUUID]`).
+    public let CBMAdvertisementDataOverflowServiceUUIDsKey = CBAdvertisementDataOverflowServiceUUIDsKey
+    /// Whether the advertisement is connectable (an `NSNumber` holding a Bool).
+    public let CBMAdvertisementDataIsConnectable = CBAdvertisementDataIsConnectable
+    /// Solicited service UUIDs (`[CBMUUID]`).
+    public let CBMAdvertisementDataSolicitedServiceUUIDsKey = CBAdvertisementDataSolicitedServiceUUIDsKey
+
+    /// Scan without duplicate filtering (an `NSNumber` holding a Bool).
+    public let CBMCentralManagerScanOptionAllowDuplicatesKey = CBCentralManagerScanOptionAllowDuplicatesKey
+    /// Also report peripherals soliciting these services (`[CBMUUID]`).
+    public let CBMCentralManagerScanOptionSolicitedServiceUUIDsKey = CBCentralManagerScanOptionSolicitedServiceUUIDsKey
+    /// Show a power alert when Bluetooth is off at creation (an `NSNumber` holding a Bool).
+    public let CBMCentralManagerOptionShowPowerAlertKey = CBCentralManagerOptionShowPowerAlertKey
+    /// The restore identifier of a central manager (a `String`).
+    public let CBMCentralManagerOptionRestoreIdentifierKey = CBCentralManagerOptionRestoreIdentifierKey
+    /// Alert on connection while suspended (an `NSNumber` holding a Bool).
+    public let CBMConnectPeripheralOptionNotifyOnConnectionKey = CBConnectPeripheralOptionNotifyOnConnectionKey
+    /// Alert on disconnection while suspended (an `NSNumber` holding a Bool).
+    public let CBMConnectPeripheralOptionNotifyOnDisconnectionKey = CBConnectPeripheralOptionNotifyOnDisconnectionKey
+    /// Alert on notification while suspended (an `NSNumber` holding a Bool).
+    public let CBMConnectPeripheralOptionNotifyOnNotificationKey = CBConnectPeripheralOptionNotifyOnNotificationKey
+    /// The peripherals restored to a central manager (`[CBMPeripheral]`).
+    public let CBMCentralManagerRestoredStatePeripheralsKey = CBCentralManagerRestoredStatePeripheralsKey
+    /// The services a restored scan looked for (`[CBMUUID]`).
+    public let CBMCentralManagerRestoredStateScanServicesKey = CBCentralManagerRestoredStateScanServicesKey
+    /// The options of a restored scan (`[String: Any]`).
+    public let CBMCentralManagerRestoredStateScanOptionsKey = CBCentralManagerRestoredStateScanOptionsKey
+#else
+    /// The local name of a peripheral (a `String`).
+    public let CBMAdvertisementDataLocalNameKey = "kCBAdvDataLocalName"
+    /// The transmit power of a peripheral (an `NSNumber`).
+    public let CBMAdvertisementDataTxPowerLevelKey = "kCBAdvDataTxPowerLevel"
+    /// The advertised service UUIDs (`[CBMUUID]`).
+    public let CBMAdvertisementDataServiceUUIDsKey = "kCBAdvDataServiceUUIDs"
+    /// Service data (`[CBMUUID: Data]`).
+    public let CBMAdvertisementDataServiceDataKey = "kCBAdvDataServiceData"
+    /// Manufacturer data (`Data`).
+    public let CBMAdvertisementDataManufacturerDataKey = "kCBAdvDataManufacturerData"
+    /// Service UUIDs in the overflow area (`[CBMUUID]`).
+    public let CBMAdvertisementDataOverflowServiceUUIDsKey = "kCBAdvDataOverflowServiceUUIDs"
+    /// Whether the advertisement is connectable (an `NSNumber` holding a Bool).
+    public let CBMAdvertisementDataIsConnectable = "kCBAdvDataIsConnectable"
+    /// Solicited service UUIDs (`[CBMUUID]`).
+    public let CBMAdvertisementDataSolicitedServiceUUIDsKey = "kCBAdvDataSolicitedServiceUUIDs"
+
+    /// Scan without duplicate filtering (an `NSNumber` holding a Bool).
+    public let CBMCentralManagerScanOptionAllowDuplicatesKey = "kCBScanOptionAllowDuplicates"
+    /// Also report peripherals soliciting these services (`[CBMUUID]`).
+    public let CBMCentralManagerScanOptionSolicitedServiceUUIDsKey = "kCBScanOptionSolicitedServiceUUIDs"
+    /// Show a power alert when Bluetooth is off at creation (an `NSNumber` holding a Bool).
+    public let CBMCentralManagerOptionShowPowerAlertKey = "kCBInitOptionShowPowerAlert"
+    /// The restore identifier of a central manager (a `String`).
+    public let CBMCentralManagerOptionRestoreIdentifierKey = "kCBInitOptionRestoreIdentifier"
+    /// Alert on connection while suspended (an `NSNumber` holding a Bool).
+    public let CBMConnectPeripheralOptionNotifyOnConnectionKey = "kCBConnectOptionNotifyOnConnection"
+    /// Alert on disconnection while suspended (an `NSNumber` holding a Bool).
+    public let CBMConnectPeripheralOptionNotifyOnDisconnectionKey = "kCBConnectOptionNotifyOnDisconnection"
+    /// Alert on notification while suspended (an `NSNumber` holding a Bool).
+    public let CBMConnectPeripheralOptionNotifyOnNotificationKey = "kCBConnectOptionNotifyOnNotification"
+    /// The peripherals restored to a central manager (`[CBMPeripheral]`).
+    public let CBMCentralManagerRestoredStatePeripheralsKey = "kCBRestoredPeripherals"
+    /// The services a restored scan looked for (`[CBMUUID]`).
+    public let CBMCentralManagerRestoredStateScanServicesKey = "kCBRestoredScanServices"
+    /// The options of a restored scan (`[String: Any]`).
+    public let CBMCentralManagerRestoredStateScanOptionsKey = "kCBRestoredScanOptions"
+#endif

@@ -1,0 +1,158 @@
+import BLECore
+import BLEMockKit
+import Foundation
+
+/// A remote device (`CBPeer`): its identifier.
+open class CBMPeer: NSObject, @unchecked Sendable {
+    // @unchecked Sendable: immutable here; subclasses keep their state behind a lock.
+
+    /// The peer's identifier: the same for the same device on this system.
+    public let identifier: UUID
+
+    init(identifier: UUID) {
+        self.identifier = identifier
+        super.init()
+    }
+}
+
+/// A remote peripheral as a central sees it (`CBPeripheral`): one object per peripheral per
+/// central manager, with its services, and the GATT calls whose results arrive at its
+/// ``delegate``.
+open class CBMPeripheral: CBMPeer, @unchecked Sendable {
+    // @unchecked Sendable: every mutable property is only read and written with `lock` held.
+    let lock: Lock
+    let backend: any CentralBackend
+    private weak var storedDelegate: (any CBMPeripheralDelegate)?
+    var storedName: String?
+    var storedState: CBMPeripheralState = .disconnected
+    var storedServices: [CBMService]?
+    var storedANCSAuthorized = false
+    var storedRSSI: NSNumber?
+    /// Attribute objects of the current connection, by handle.
+    var serviceObjects: [UInt16: CBMService] = [:]
+    var characteristicObjects: [UInt16: CBMCharacteristic] = [:]
+    var descriptorObjects: [UInt16: CBMDescriptor] = [:]
+
+    init(_ remote: RemotePeripheral, backend: any CentralBackend, lock: Lock) {
+        self.backend = backend
+        self.lock = lock
+        self.storedName = remote.name
+        super.init(identifier: remote.identifier)
+    }
+
+    /// Receives the results of this peripheral's calls, on the manager's queue.
+    open var delegate: (any CBMPeripheralDelegate)? {
+        get { lock.withLock { storedDelegate } }
+        set { lock.withLock { storedDelegate = newValue } }
+    }
+
+    /// The peripheral's name (its GAP device name, or the advertised local name).
+    open var name: String? { lock.withLock { storedName } }
+    /// The state of the connection to the app.
+    open var state: CBMPeripheralState { lock.withLock { storedState } }
+    /// The services discovered on this connection, or `nil` before discovery (and after a
+    /// disconnection).
+    open var services: [CBMService]? { lock.withLock { storedServices } }
+    /// The RSSI of the last ``readRSSI()`` (deprecated in CoreBluetooth; use the callback).
+    open var rssi: NSNumber? { lock.withLock { storedRSSI } }
+    /// Whether the peripheral may receive ANCS notifications through this system.
+    open var ancsAuthorized: Bool { lock.withLock { storedANCSAuthorized } }
+
+    /// Whether a write without response sent now would be queued: `false` while the queue of
+    /// writes without response is full (the delegate is told with
+    /// `peripheralIsReady(toSendWriteWithoutResponse:)` when there is room again) and while not
+    /// connected.
+    open var canSendWriteWithoutResponse: Bool { backend.canSendWriteWithoutResponse(self) }
+
+    /// The longest value a write of this type may carry: ATT_MTU − 3 without response, 512
+    /// with response (the stack writes longer values in parts itself).
+    open func maximumWriteValueLength(for type: CBMCharacteristicWriteType) -> Int {
+        backend.maximumWriteValueLength(self, type: type)
+    }
+
+    /// Discovers services (all when `serviceUUIDs` is `nil`); the delegate gets
+    /// `peripheral(_:didDiscoverServices:)`.
+    open func discoverServices(_ serviceUUIDs: [CBMUUID]?) {
+        backend.discoverServices(serviceUUIDs, for: self)
+    }
+
+    /// Discovers a service's included services; the delegate gets
+    /// `peripheral(_:didDiscoverIncludedServicesFor:error:)`.
+    open func discoverIncludedServices(_ includedServiceUUIDs: [CBMUUID]?, for service: CBMService) {
+        backend.discoverIncludedServices(includedServiceUUIDs, for: service, of: self)
+    }
+
+    /// Discovers a service's characteristics; the delegate gets
+    /// `peripheral(_:didDiscoverCharacteristicsFor:error:)`.
+    open func discoverCharacteristics(_ characteristicUUIDs: [CBMUUID]?, for service: CBMService) {
+        backend.discoverCharacteristics(characteristicUUIDs, for: service, of: self)
+    }
+
+    /// Discovers a characteristic's descriptors; the delegate gets
+    /// `peripheral(_:didDiscoverDescriptorsFor:error:)`.
+    open func discoverDescriptors(for characteristic: CBMCharacteristic) {
+        backend.discoverDescriptors(for: characteristic, of: self)
+    }
+
+    /// Reads a characteristic; the delegate gets `peripheral(_:didUpdateValueFor:error:)`.
+    open func readValue(for characteristic: CBMCharacteristic) {
+        backend.readValue(for: characteristic, of: self)
+    }
+
+    /// Reads a descriptor; the delegate gets `peripheral(_:didUpdateValueFor:error:)` for it.
+    open func readValue(for descriptor: CBMDescriptor) {
+        backend.readValue(for: descriptor, of: self)
+    }
+
+    /// Writes a characteristic. With response, the delegate gets
+    /// `peripheral(_:didWriteValueFor:error:)`; without, nothing (check
+    /// ``canSendWriteWithoutResponse`` first: a write sent while the queue is full is dropped).
+    open func writeValue(_ data: Data, for characteristic: CBMCharacteristic, type: CBMCharacteristicWriteType) {
+        backend.writeValue(data, for: characteristic, type: type, of: self)
+    }
+
+    /// Writes a descriptor; the delegate gets `peripheral(_:didWriteValueFor:error:)` for it.
+    open func writeValue(_ data: Data, for descriptor: CBMDescriptor) {
+        backend.writeValue(data, for: descriptor, of: self)
+    }
+
+    /// Turns notifications (or indications) on or off; the delegate gets
+    /// `peripheral(_:didUpdateNotificationStateFor:error:)`.
+    open func setNotifyValue(_ enabled: Bool, for characteristic: CBMCharacteristic) {
+        backend.setNotifyValue(enabled, for: characteristic, of: self)
+    }
+
+    /// Reads the link's RSSI; the delegate gets `peripheral(_:didReadRSSI:error:)`.
+    open func readRSSI() {
+        backend.readRSSI(of: self)
+    }
+
+    /// Opens an L2CAP channel; the delegate gets `peripheral(_:didOpen:error:)`.
+    open func openL2CAPChannel(_ psm: UInt16) {
+        backend.openL2CAPChannel(psm, on: self)
+    }
+
+    public override var description: String {
+        "<CBMPeripheral: \(identifier.uuidString), name: \(name ?? "nil"), state: \(state)>"
+    }
+}
+
+/// An L2CAP channel (`CBL2CAPChannel`): the PSM, the peer, and the kit's channel to send and
+/// receive on.
+open class CBML2CAPChannel: NSObject, @unchecked Sendable {
+    // @unchecked Sendable: immutable after init.
+
+    /// The PSM the channel was opened on.
+    public let psm: UInt16
+    /// The peer at the other end.
+    public let peer: CBMPeer
+    /// The channel itself: send with `send(_:)`, read `incoming`.
+    public let channel: L2CAPChannel
+
+    init(psm: UInt16, peer: CBMPeer, channel: L2CAPChannel) {
+        self.psm = psm
+        self.peer = peer
+        self.channel = channel
+        super.init()
+    }
+}

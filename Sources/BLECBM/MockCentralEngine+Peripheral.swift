@@ -1,0 +1,268 @@
+import BLECore
+import BLEMockKit
+import Foundation
+
+/// A peripheral's GATT calls on the bridge.
+extension MockCentralEngine {
+    /// Whether a call on `peripheral` may go ahead: it must be connected, as CoreBluetooth
+    /// requires (it ignores the call otherwise, which is noted as a misuse).
+    private func connected(_ peripheral: CBMPeripheral, _ call: String) -> Bool {
+        guard peripheral.state == .connected else {
+            misuse("\(call): \(peripheral.identifier) is not connected")
+            return false
+        }
+        return true
+    }
+
+    /// Whether an attribute object belongs to the peripheral's current connection.
+    private func current(
+        _ handle: UInt16, in objects: KeyPath<CBMPeripheral, [UInt16: some AnyObject]>,
+        _ object: AnyObject, of peripheral: CBMPeripheral, _ call: String
+    ) -> Bool {
+        guard lock.withLock({ peripheral[keyPath: objects][handle] === object }) else {
+            misuse("\(call): the attribute is not one of \(peripheral.identifier)'s current attributes")
+            return false
+        }
+        return true
+    }
+
+    func canSendWriteWithoutResponse(_ peripheral: CBMPeripheral) -> Bool {
+        lock.withLock {
+            guard peripheral.storedState == .connected, let link = link(peripheral.identifier) else { return false }
+            guard let capacity = central.writeWithoutResponseCapacity else { return true }
+            return link.queued + link.inFlight < capacity
+        }
+    }
+
+    func maximumWriteValueLength(_ peripheral: CBMPeripheral, type: CBMCharacteristicWriteType) -> Int {
+        guard type == .withoutResponse else { return 512 }
+        return lock.withLock { link(peripheral.identifier)?.maximumWriteLength ?? 20 }
+    }
+
+    func discoverServices(_ uuids: [CBMUUID]?, for peripheral: CBMPeripheral) {
+        guard connected(peripheral, "discoverServices") else { return }
+        operation(.discoverServices(uuids?.map(\.bluetoothUUID), peripheral.identifier)) { [self] result in
+            var failure: (any Error)?
+            switch result {
+            case .success(.services(let found)):
+                lock.withLock {
+                    let objects = found.map { remote in
+                        peripheral.serviceObjects[remote.handle]
+                            ?? {
+                                let created = CBMService(remote, peripheral: peripheral)
+                                peripheral.serviceObjects[remote.handle] = created
+                                return created
+                            }()
+                    }
+                    peripheral.storedServices = merged(peripheral.storedServices, objects, by: \.remote.handle)
+                }
+            case .success: break
+            case .failure(let error): failure = CBMError.bridging(error)
+            }
+            peripheral.delegate?.peripheral(peripheral, didDiscoverServices: failure)
+        }
+    }
+
+    func discoverIncludedServices(_ uuids: [CBMUUID]?, for service: CBMService, of peripheral: CBMPeripheral) {
+        guard connected(peripheral, "discoverIncludedServices"),
+            current(service.remote.handle, in: \.serviceObjects, service, of: peripheral, "discoverIncludedServices")
+        else { return }
+        operation(.discoverIncludedServices(uuids?.map(\.bluetoothUUID), service.remote)) { [self] result in
+            var failure: (any Error)?
+            switch result {
+            case .success(.services(let found)):
+                lock.withLock {
+                    let objects = found.map { remote in
+                        peripheral.serviceObjects[remote.handle]
+                            ?? {
+                                let created = CBMService(remote, peripheral: peripheral)
+                                peripheral.serviceObjects[remote.handle] = created
+                                return created
+                            }()
+                    }
+                    service.mergeIncludedServices(objects)
+                }
+            case .success: break
+            case .failure(let error): failure = CBMError.bridging(error)
+            }
+            peripheral.delegate?.peripheral(peripheral, didDiscoverIncludedServicesFor: service, error: failure)
+        }
+    }
+
+    func discoverCharacteristics(_ uuids: [CBMUUID]?, for service: CBMService, of peripheral: CBMPeripheral) {
+        guard connected(peripheral, "discoverCharacteristics"),
+            current(service.remote.handle, in: \.serviceObjects, service, of: peripheral, "discoverCharacteristics")
+        else { return }
+        operation(.discoverCharacteristics(uuids?.map(\.bluetoothUUID), service.remote)) { [self] result in
+            var failure: (any Error)?
+            switch result {
+            case .success(.characteristics(let found)):
+                lock.withLock {
+                    let objects = found.map { remote in
+                        peripheral.characteristicObjects[remote.handle]
+                            ?? {
+                                let created = CBMCharacteristic(remote, service: service)
+                                peripheral.characteristicObjects[remote.handle] = created
+                                return created
+                            }()
+                    }
+                    service.mergeCharacteristics(objects)
+                }
+            case .success: break
+            case .failure(let error): failure = CBMError.bridging(error)
+            }
+            peripheral.delegate?.peripheral(peripheral, didDiscoverCharacteristicsFor: service, error: failure)
+        }
+    }
+
+    func discoverDescriptors(for characteristic: CBMCharacteristic, of peripheral: CBMPeripheral) {
+        guard connected(peripheral, "discoverDescriptors"),
+            current(
+                characteristic.remote.handle, in: \.characteristicObjects, characteristic, of: peripheral,
+                "discoverDescriptors")
+        else { return }
+        operation(.discoverDescriptors(characteristic.remote)) { [self] result in
+            var failure: (any Error)?
+            switch result {
+            case .success(.descriptors(let found)):
+                lock.withLock {
+                    let objects = found.map { remote in
+                        peripheral.descriptorObjects[remote.handle]
+                            ?? {
+                                let created = CBMDescriptor(remote, characteristic: characteristic)
+                                peripheral.descriptorObjects[remote.handle] = created
+                                return created
+                            }()
+                    }
+                    characteristic.storedDescriptors = merged(
+                        characteristic.storedDescriptors, objects, by: \.remote.handle)
+                }
+            case .success: break
+            case .failure(let error): failure = CBMError.bridging(error)
+            }
+            peripheral.delegate?.peripheral(peripheral, didDiscoverDescriptorsFor: characteristic, error: failure)
+        }
+    }
+
+    func readValue(for characteristic: CBMCharacteristic, of peripheral: CBMPeripheral) {
+        guard connected(peripheral, "readValue"),
+            current(
+                characteristic.remote.handle, in: \.characteristicObjects, characteristic, of: peripheral, "readValue")
+        else { return }
+        operation(.read(characteristic.remote)) { [self] result in
+            var failure: (any Error)?
+            switch result {
+            case .success(.value(let data)): lock.withLock { characteristic.storedValue = data }
+            case .success: break
+            case .failure(let error): failure = CBMError.bridging(error)
+            }
+            peripheral.delegate?.peripheral(peripheral, didUpdateValueFor: characteristic, error: failure)
+        }
+    }
+
+    func readValue(for descriptor: CBMDescriptor, of peripheral: CBMPeripheral) {
+        guard connected(peripheral, "readValue"),
+            current(descriptor.remote.handle, in: \.descriptorObjects, descriptor, of: peripheral, "readValue")
+        else { return }
+        operation(.readDescriptor(descriptor.remote)) { [self] result in
+            var failure: (any Error)?
+            switch result {
+            case .success(.value(let data)):
+                let typed = CBMDescriptor.typedValue(data, uuid: descriptor.remote.uuid)
+                lock.withLock { descriptor.storedValue = typed }
+            case .success: break
+            case .failure(let error): failure = CBMError.bridging(error)
+            }
+            peripheral.delegate?.peripheral(peripheral, didUpdateValueFor: descriptor, error: failure)
+        }
+    }
+
+    func writeValue(
+        _ data: Data, for characteristic: CBMCharacteristic, type: CBMCharacteristicWriteType,
+        of peripheral: CBMPeripheral
+    ) {
+        guard connected(peripheral, "writeValue"),
+            current(
+                characteristic.remote.handle, in: \.characteristicObjects, characteristic, of: peripheral, "writeValue")
+        else { return }
+        let remote = characteristic.remote
+        guard type == .withResponse else {
+            let identifier = peripheral.identifier
+            lock.withLock { updateLink(identifier) { $0.inFlight += 1 } }
+            command { [self] central in
+                let queued = central.queueWriteWithoutResponse(data, for: remote)
+                lock.withLock {
+                    updateLink(identifier) {
+                        $0.inFlight -= 1
+                        $0.queued = queued
+                    }
+                }
+            }
+            return
+        }
+        operation(.write(data, remote)) { result in
+            var failure: (any Error)?
+            if case .failure(let error) = result { failure = CBMError.bridging(error) }
+            peripheral.delegate?.peripheral(peripheral, didWriteValueFor: characteristic, error: failure)
+        }
+    }
+
+    func writeValue(_ data: Data, for descriptor: CBMDescriptor, of peripheral: CBMPeripheral) {
+        guard connected(peripheral, "writeValue"),
+            current(descriptor.remote.handle, in: \.descriptorObjects, descriptor, of: peripheral, "writeValue")
+        else { return }
+        operation(.writeDescriptor(data, descriptor.remote)) { result in
+            var failure: (any Error)?
+            if case .failure(let error) = result { failure = CBMError.bridging(error) }
+            peripheral.delegate?.peripheral(peripheral, didWriteValueFor: descriptor, error: failure)
+        }
+    }
+
+    func setNotifyValue(_ enabled: Bool, for characteristic: CBMCharacteristic, of peripheral: CBMPeripheral) {
+        guard connected(peripheral, "setNotifyValue"),
+            current(
+                characteristic.remote.handle, in: \.characteristicObjects, characteristic, of: peripheral,
+                "setNotifyValue")
+        else { return }
+        operation(.setNotify(enabled, characteristic.remote)) { [self] result in
+            var failure: (any Error)?
+            switch result {
+            case .success: lock.withLock { characteristic.notifying = enabled }
+            case .failure(let error): failure = CBMError.bridging(error)
+            }
+            peripheral.delegate?.peripheral(peripheral, didUpdateNotificationStateFor: characteristic, error: failure)
+        }
+    }
+
+    func readRSSI(of peripheral: CBMPeripheral) {
+        guard connected(peripheral, "readRSSI") else { return }
+        operation(.readRSSI(peripheral.identifier)) { [self] result in
+            switch result {
+            case .success(.rssi(let rssi)):
+                let number = NSNumber(value: rssi)
+                lock.withLock { peripheral.storedRSSI = number }
+                peripheral.delegate?.peripheral(peripheral, didReadRSSI: number, error: nil)
+            case .success:
+                peripheral.delegate?.peripheral(peripheral, didReadRSSI: NSNumber(value: 127), error: nil)
+            case .failure(let error):
+                peripheral.delegate?.peripheral(
+                    peripheral, didReadRSSI: NSNumber(value: 127), error: CBMError.bridging(error))
+            }
+        }
+    }
+
+    func openL2CAPChannel(_ psm: UInt16, on peripheral: CBMPeripheral) {
+        guard connected(peripheral, "openL2CAPChannel") else { return }
+        operation(.openL2CAP(psm, peripheral.identifier)) { result in
+            switch result {
+            case .success(.channel(let channel)):
+                peripheral.delegate?.peripheral(
+                    peripheral, didOpen: CBML2CAPChannel(psm: psm, peer: peripheral, channel: channel), error: nil)
+            case .success:
+                peripheral.delegate?.peripheral(peripheral, didOpen: nil, error: CBMError(.unknown))
+            case .failure(let error):
+                peripheral.delegate?.peripheral(peripheral, didOpen: nil, error: CBMError.bridging(error))
+            }
+        }
+    }
+}

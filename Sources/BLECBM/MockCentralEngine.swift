@@ -1,0 +1,245 @@
+import BLECore
+import BLEMockKit
+import Foundation
+
+/// A ``CBMCentralManager`` on a bridge: the app's calls become commands applied on the bridge
+/// in the order they were made; what the simulation decides comes back as delegate callbacks
+/// on the app's queue, in the simulation's order, each one updating the objects the app sees
+/// just before its callback (as CoreBluetooth does).
+///
+/// The app may call in from any thread; everything it reads synchronously (states, services,
+/// values, `canSendWriteWithoutResponse`) is a mirror kept behind one lock, which the
+/// peripheral and attribute objects share.
+final class MockCentralEngine: CentralBackend, @unchecked Sendable {
+    // @unchecked Sendable: every mutable property is only read and written with `lock` held.
+
+    /// What the engine mirrors of one link.
+    struct LinkMirror {
+        /// The longest write without response (ATT_MTU − 3).
+        var maximumWriteLength: Int
+        /// Write commands the bridge holds in its queue.
+        var queued = 0
+        /// Write commands the app made that have not reached the bridge yet.
+        var inFlight = 0
+    }
+
+    let bridge: MockBLEBridge
+    let central: MockCentralManager
+    let queue: DispatchQueue
+    let lock = Lock()
+    private weak var manager: CBMCentralManager?
+    private var mirroredState: CBMManagerState = .unknown
+    private var scanning = false
+    private var peripherals: [UUID: CBMPeripheral] = [:]
+    private var linkMirrors: [UUID: LinkMirror] = [:]
+    private var inbox: [@Sendable (isolated MockCentralManager) -> Void] = []
+    private var draining = false
+    private var misuses: [String] = []
+    private let probe: Int
+
+    init(
+        bridge: MockBLEBridge, queue: DispatchQueue?, options: [String: Any]?,
+        configuration: MockCentralManager.Configuration?
+    ) {
+        var configuration =
+            configuration
+            ?? (bridge.configuration.timing.isInstant ? .fast : .realistic(seed: bridge.configuration.seed))
+        if let restoreIdentifier = options?[CBMCentralManagerOptionRestoreIdentifierKey] as? String {
+            configuration.restoreIdentifier = restoreIdentifier
+        }
+        self.bridge = bridge
+        self.central = MockCentralManager(configuration: configuration, bridge: bridge)
+        let queue = queue ?? .main
+        self.queue = queue
+        probe = bridge.outside.addProbe {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                queue.async { continuation.resume() }
+            }
+        }
+    }
+
+    deinit {
+        bridge.outside.removeProbe(probe)
+        let central = central
+        bridge.startTracked { await central.detachFrontEnd() }
+    }
+
+    func attach(_ manager: CBMCentralManager) {
+        lock.withLock { self.manager = manager }
+        let frontEnd = CentralFrontEnd(
+            event: { [weak self] event in self?.handle(event) },
+            commandQueue: { [weak self] peripheral, queued in
+                guard let self else { return }
+                lock.withLock { linkMirrors[peripheral]?.queued = queued }
+            },
+            linkOpened: { [weak self] peripheral, maximumWriteLength in
+                guard let self else { return }
+                lock.withLock { linkMirrors[peripheral] = LinkMirror(maximumWriteLength: maximumWriteLength) }
+            })
+        command { $0.attachFrontEnd(frontEnd) }
+    }
+
+    // MARK: Plumbing
+
+    /// Queues a command for the bridge, in the order the app called.
+    func command(_ body: @escaping @Sendable (isolated MockCentralManager) -> Void) {
+        let start = lock.withLock { () -> Bool in
+            inbox.append(body)
+            if draining { return false }
+            draining = true
+            return true
+        }
+        bridge.outside.noteActivity()
+        if start { bridge.startTracked { await self.drain() } }
+    }
+
+    /// Applies queued commands on the bridge until none are left.
+    private func drain() async {
+        while true {
+            let batch = lock.withLock { () -> [@Sendable (isolated MockCentralManager) -> Void]? in
+                guard !inbox.isEmpty else {
+                    draining = false
+                    return nil
+                }
+                defer { inbox.removeAll() }
+                return inbox
+            }
+            guard let batch else { return }
+            await central.apply(batch)
+        }
+    }
+
+    /// Starts an operation on the bridge; `then` runs on the app's queue with its result.
+    func operation(
+        _ operation: MockCentralManager.FrontEndOperation,
+        then: @escaping @Sendable (Result<MockCentralManager.FrontEndResult, any Error>) -> Void
+    ) {
+        command { central in
+            central.begin(operation) { [self] result in deliver { then(result) } }
+        }
+    }
+
+    /// Runs `body` on the app's queue, after every callback handed over before it.
+    func deliver(_ body: @escaping @Sendable () -> Void) {
+        let outside = bridge.outside
+        outside.noteActivity()
+        queue.async {
+            body()
+            outside.noteActivity()
+        }
+    }
+
+    /// Notes a call CoreBluetooth would refuse (it logs "API MISUSE" and ignores it).
+    func misuse(_ message: String) {
+        lock.withLock { misuses.append(message) }
+    }
+
+    /// The calls refused so far, oldest first.
+    var apiMisuses: [String] { lock.withLock { misuses } }
+
+    /// The object for a peripheral (the same one each time), with its name brought up to date.
+    func peripheralObject(_ remote: RemotePeripheral) -> CBMPeripheral {
+        lock.withLock {
+            if let existing = peripherals[remote.identifier] {
+                if let name = remote.name { existing.storedName = name }
+                return existing
+            }
+            let created = CBMPeripheral(remote, backend: self, lock: lock)
+            peripherals[remote.identifier] = created
+            return created
+        }
+    }
+
+    /// With the lock held: the mirror of the link to a peripheral, if connected.
+    func link(_ peripheral: UUID) -> LinkMirror? { linkMirrors[peripheral] }
+
+    /// With the lock held: changes the mirror of the link to a peripheral, if connected.
+    func updateLink(_ peripheral: UUID, _ body: (inout LinkMirror) -> Void) {
+        guard linkMirrors[peripheral] != nil else { return }
+        body(&linkMirrors[peripheral]!)
+    }
+
+    /// With the lock held: forgets the link to a peripheral (it dropped).
+    func dropLink(_ peripheral: UUID) { linkMirrors[peripheral] = nil }
+
+    /// With the lock held: sets the mirrored manager state.
+    func setState(_ state: CBMManagerState) {
+        mirroredState = state
+        if state != .poweredOn { scanning = false }
+    }
+
+    /// The manager and its delegate, if both are still there.
+    var managerAndDelegate: (CBMCentralManager, any CBMCentralManagerDelegate)? {
+        guard let manager = lock.withLock({ manager }), let delegate = manager.delegate else { return nil }
+        return (manager, delegate)
+    }
+
+    // MARK: Manager
+
+    var state: CBMManagerState { lock.withLock { mirroredState } }
+
+    var authorization: CBMManagerAuthorization { AuthorizationBook.value(for: bridge) }
+
+    var isScanning: Bool { lock.withLock { scanning } }
+
+    func scanForPeripherals(withServices serviceUUIDs: [CBMUUID]?, options: [String: Any]?) {
+        guard state == .poweredOn else { return misuse("scanForPeripherals: the manager is not powered on") }
+        lock.withLock { scanning = true }
+        let services = serviceUUIDs?.map(\.bluetoothUUID)
+        let scanOptions = ScanOptions(
+            allowDuplicates: Self.bool(options?[CBMCentralManagerScanOptionAllowDuplicatesKey]),
+            solicitedServiceUUIDs: (options?[CBMCentralManagerScanOptionSolicitedServiceUUIDsKey] as? [CBMUUID])?
+                .map(\.bluetoothUUID) ?? [])
+        command { try? $0.scanForPeripherals(withServices: services, options: scanOptions) }
+    }
+
+    func stopScan() {
+        lock.withLock { scanning = false }
+        command { $0.stopScan() }
+    }
+
+    func connect(_ peripheral: CBMPeripheral, options: [String: Any]?) {
+        guard state == .poweredOn else { return misuse("connect: the manager is not powered on") }
+        lock.withLock { if peripheral.storedState == .disconnected { peripheral.storedState = .connecting } }
+        operation(.connect(peripheral.identifier, timeout: nil)) { [self] result in
+            // The central's events report the outcome; an attempt the simulation refused at
+            // once (it never became an attempt) is reported here.
+            guard case .failure(let error) = result else { return }
+            let report = lock.withLock { () -> Bool in
+                guard peripheral.storedState == .connecting else { return false }
+                peripheral.storedState = .disconnected
+                return true
+            }
+            guard report, let (manager, delegate) = managerAndDelegate else { return }
+            delegate.centralManager(manager, didFailToConnect: peripheral, error: CBMError.bridging(error))
+        }
+    }
+
+    func cancelPeripheralConnection(_ peripheral: CBMPeripheral) {
+        lock.withLock { if peripheral.storedState == .connected { peripheral.storedState = .disconnecting } }
+        let identifier = peripheral.identifier
+        command { try? $0.cancelPeripheralConnection(identifier) }
+    }
+
+    func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [CBMPeripheral] {
+        bridge.systemView.knownPeripherals(withIdentifiers: identifiers).map(peripheralObject)
+    }
+
+    func retrieveConnectedPeripherals(withServices serviceUUIDs: [CBMUUID]) -> [CBMPeripheral] {
+        bridge.systemView.connectedPeripherals(withServices: serviceUUIDs.map(\.bluetoothUUID)).map(peripheralObject)
+    }
+
+    func registerForConnectionEvents(options: [CBMConnectionEventMatchingOption: Any]?) {
+        let matching = options.map { options in
+            ConnectionEventOptions(
+                serviceUUIDs: (options[.serviceUUIDs] as? [CBMUUID])?.map(\.bluetoothUUID) ?? [],
+                peripheralIdentifiers: options[.peripheralUUIDs] as? [UUID] ?? [])
+        }
+        command { $0.registerForConnectionEvents(options: matching) }
+    }
+
+    /// A Boolean option, given as a Bool or an `NSNumber`.
+    static func bool(_ value: Any?) -> Bool {
+        (value as? Bool) ?? (value as? NSNumber)?.boolValue ?? false
+    }
+}

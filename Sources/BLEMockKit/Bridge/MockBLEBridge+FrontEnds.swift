@@ -1,0 +1,253 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What a callback-style front end of a central (the CoreBluetooth-shaped API) hears from the
+/// bridge, on the bridge's executor, in the order the simulation decided it.
+package struct CentralFrontEnd: Sendable {
+    /// An event of the central (the same its event streams get).
+    package var event: @Sendable (CentralEvent) -> Void
+    /// Write commands left the central's queue for a peripheral: this many remain queued.
+    package var commandQueue: @Sendable (_ peripheral: UUID, _ queued: Int) -> Void
+    /// A link to a peripheral opened (called just before its `connected` event), with the
+    /// longest value a write without response may carry on it (ATT_MTU − 3).
+    package var linkOpened: @Sendable (_ peripheral: UUID, _ maximumWriteLength: Int) -> Void
+
+    /// Creates a front end from its callbacks.
+    package init(
+        event: @escaping @Sendable (CentralEvent) -> Void,
+        commandQueue: @escaping @Sendable (_ peripheral: UUID, _ queued: Int) -> Void,
+        linkOpened: @escaping @Sendable (_ peripheral: UUID, _ maximumWriteLength: Int) -> Void
+    ) {
+        self.event = event
+        self.commandQueue = commandQueue
+        self.linkOpened = linkOpened
+    }
+}
+
+extension MockBLEBridge {
+    /// Starts an operation whose caller does not wait: `completion` runs on the bridge's
+    /// executor when it ends. The operation runs as far as the events due now take it; what
+    /// lies later in virtual time runs as time moves (a run's driver, ``advance(by:)``).
+    func begin(_ request: World.Request, _ completion: @escaping @Sendable (Result<Reply, any Error>) -> Void) {
+        admitArrivals()
+        forgetCancelled()
+        let id = world.makeOperationID()
+        completions[id] = completion
+        world.start(request, id: id)
+        applyEffects()
+        runDue()
+    }
+
+    /// Brings the system view up to date for the front ends (after every change while one is
+    /// attached).
+    func updateSystemView() {
+        guard !centralFrontEnds.isEmpty else { return }
+        systemView.update(from: world)
+    }
+
+    /// Runs the events due at the current virtual time (all of fast mode's work).
+    func runDue() {
+        while let next = world.schedule.nextDeadline, next <= world.now {
+            _ = world.runNextEvent()
+            syncClock()
+            applyEffects()
+        }
+    }
+
+    /// The central ends of channels opened for front ends, taken once.
+    func takeOpenedChannel(_ id: UInt64) -> L2CAPChannel? {
+        openedCentralEnds.removeValue(forKey: id)
+    }
+
+    /// Waits until `condition`, which reads the app's own state, holds: it is checked now, after
+    /// every delegate callback the kit's CoreBluetooth-shaped API delivers, and after every step
+    /// of a ``run(timeLimit:stallPatience:_:)`` scope's time. It runs on the caller's isolation
+    /// (the main actor for an app on the main queue), so it may read state the app keeps there.
+    ///
+    /// ```swift
+    /// try await bridge.run { @MainActor in
+    ///     let app = BlinkyApp()
+    ///     app.start()
+    ///     try await bridge.waitForApp { app.isLEDOn != nil }
+    /// }
+    /// ```
+    ///
+    /// Inside a run, a condition that never holds ends as the run does: with ``Stall`` once
+    /// nothing more can happen, or at the run's time limit.
+    ///
+    /// - Throws: `CancellationError` when the calling task is cancelled (as a stalled run
+    ///   cancels its body).
+    public func waitForApp(
+        isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool
+    ) async throws {
+        while true {
+            let seen = outside.activity
+            if condition() { return }
+            try Task.checkCancellation()
+            await outside.untilActivity(after: seen)
+        }
+    }
+}
+
+/// Settings front ends keep per bridge (a test's simulated app authorization, say), so that
+/// no front end needs state of its own beyond the bridge.
+package final class FrontEndSettings: @unchecked Sendable {
+    // @unchecked Sendable: `values` is only read and written with `lock` held.
+    private let lock = Lock()
+    private var values: [String: Int] = [:]
+
+    init() {}
+
+    /// The setting stored under `key`, if any.
+    package subscript(key: String) -> Int? {
+        get { lock.withLock { values[key] } }
+        set { lock.withLock { values[key] = newValue } }
+    }
+}
+
+/// What the system knows, for a front end that must answer synchronously (CoreBluetooth's
+/// `retrievePeripherals(withIdentifiers:)` and `retrieveConnectedPeripherals(withServices:)`):
+/// the bridge brings it up to date after every change while a front end is attached.
+package final class SystemView: @unchecked Sendable {
+    // @unchecked Sendable: `known` and `connected` are only read and written with `lock` held.
+    private let lock = Lock()
+    private var known: [RemotePeripheral] = []
+    private var connected: [(peripheral: RemotePeripheral, services: [BluetoothUUID])] = []
+
+    init() {}
+
+    /// The peripherals known to the system (discovered or connected by any central) among
+    /// `identifiers`, in the order asked.
+    package func knownPeripherals(withIdentifiers identifiers: [UUID]) -> [RemotePeripheral] {
+        lock.withLock {
+            identifiers.compactMap { identifier in known.first { $0.identifier == identifier } }
+        }
+    }
+
+    /// The peripherals connected to the system that have one of `services`.
+    package func connectedPeripherals(withServices services: [BluetoothUUID]) -> [RemotePeripheral] {
+        lock.withLock {
+            connected.filter { entry in entry.services.contains { services.contains($0) } }.map(\.peripheral)
+        }
+    }
+
+    func update(from world: World) {
+        let known = world.peripheralOrder.filter { world.known.contains($0) }.map { world.remotePeripheral($0) }
+        let linked = Set(world.links.keys.map(\.peripheral))
+        let connected = world.peripheralOrder.filter { linked.contains($0) }.map { peripheral in
+            (
+                peripheral: world.remotePeripheral(peripheral),
+                services: world.peripherals[peripheral]!.database.localServices.map(\.uuid)
+            )
+        }
+        lock.withLock {
+            self.known = known
+            self.connected = connected
+        }
+    }
+}
+
+/// Work the simulation hands to code outside it — delegate callbacks on the app's dispatch
+/// queues — and the tasks waiting on what that code does.
+///
+/// A ``MockBLEBridge/run(timeLimit:stallPatience:_:)`` scope sees only its own tasks; app code
+/// called back on a dispatch queue runs elsewhere. So a front end registers each queue it calls
+/// back on as a probe, and notes activity whenever it hands the app a callback or the app calls
+/// it. Before moving time on, a run's driver passes a probe through every queue (so whatever was
+/// queued there before has run), and moves time only when that produced no new activity.
+package final class OutsideWork: @unchecked Sendable {
+    // @unchecked Sendable: every stored property is only read and written with `lock` held;
+    // continuations are resumed after it is released.
+    private let lock = Lock()
+    private var probes: [Int: @Sendable () async -> Void] = [:]
+    private var nextToken = 0
+    private var count: UInt64 = 0
+    private var tickers: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var waker: (@Sendable () -> Void)?
+
+    init() {}
+
+    /// Sets what wakes an active run's driver on outside activity (it may be waiting for
+    /// outside work after finding nothing scheduled).
+    func setWaker(_ waker: (@Sendable () -> Void)?) {
+        lock.withLock { self.waker = waker }
+    }
+
+    /// Registers a probe: an async call that returns once the work queued before it has run
+    /// (for a serial dispatch queue, an empty block sent through it). Returns its token.
+    package func addProbe(_ probe: @escaping @Sendable () async -> Void) -> Int {
+        lock.withLock {
+            defer { nextToken += 1 }
+            probes[nextToken] = probe
+            return nextToken
+        }
+    }
+
+    /// Removes a probe.
+    package func removeProbe(_ token: Int) {
+        lock.withLock { _ = probes.removeValue(forKey: token) }
+    }
+
+    /// Whether a probe is registered.
+    var hasProbes: Bool { lock.withLock { !probes.isEmpty } }
+
+    /// How much outside activity there has been so far.
+    package var activity: UInt64 { lock.withLock { count } }
+
+    /// Notes outside activity (a callback ran, the app called in) and wakes the tasks waiting
+    /// for some.
+    package func noteActivity() {
+        let (waiting, wake) = lock.withLock { () -> ([CheckedContinuation<Void, Never>], (@Sendable () -> Void)?) in
+            count &+= 1
+            defer { tickers.removeAll() }
+            return (Array(tickers.values), self.waker)
+        }
+        for ticker in waiting { ticker.resume() }
+        wake?()
+    }
+
+    /// Wakes the tasks waiting for activity (time moved on: what they wait for may hold now).
+    func wakeWaiters() {
+        let waiting = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            guard !tickers.isEmpty else { return [] }
+            defer { tickers.removeAll() }
+            return Array(tickers.values)
+        }
+        for ticker in waiting { ticker.resume() }
+    }
+
+    /// Returns at the next activity after `seen` (at once if there was some), the next
+    /// ``wakeWaiters()``, or when the calling task is cancelled.
+    func untilActivity(after seen: UInt64) async {
+        let token = lock.withLock {
+            defer { nextToken += 1 }
+            return nextToken
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = lock.withLock { () -> Bool in
+                    if count != seen || Task.isCancelled { return true }
+                    tickers[token] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            lock.withLock { tickers.removeValue(forKey: token) }?.resume()
+        }
+    }
+
+    /// Passes every probe once; returns whether there was outside activity meanwhile (so
+    /// the run must wait for its tasks again before moving time).
+    func settle() async -> Bool {
+        let (current, before) = lock.withLock { (Array(probes.values), count) }
+        guard !current.isEmpty else { return false }
+        for probe in current { await probe() }
+        return activity != before
+    }
+}

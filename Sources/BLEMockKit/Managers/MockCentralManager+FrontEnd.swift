@@ -1,0 +1,145 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The door a callback-style front end (the kit's CoreBluetooth-shaped API) uses: operations
+/// that start now and report their end through a callback, commands applied in the order the
+/// app issued them, and the central's events handed over in the simulation's order.
+extension MockCentralManager {
+    /// An operation a front end starts.
+    package enum FrontEndOperation: Sendable {
+        case connect(UUID, timeout: Duration?)
+        case discoverServices([BluetoothUUID]?, UUID)
+        case discoverIncludedServices([BluetoothUUID]?, RemoteService)
+        case discoverCharacteristics([BluetoothUUID]?, RemoteService)
+        case discoverDescriptors(RemoteCharacteristic)
+        case read(RemoteCharacteristic)
+        case readDescriptor(RemoteDescriptor)
+        case write(Data, RemoteCharacteristic)
+        case writeDescriptor(Data, RemoteDescriptor)
+        case setNotify(Bool, RemoteCharacteristic)
+        case readRSSI(UUID)
+        case openL2CAP(UInt16, UUID)
+    }
+
+    /// What an operation of a front end ended with.
+    package enum FrontEndResult: Sendable {
+        case done
+        case value(Data)
+        case services([RemoteService])
+        case characteristics([RemoteCharacteristic])
+        case descriptors([RemoteDescriptor])
+        case rssi(Int)
+        case channel(L2CAPChannel)
+    }
+
+    /// Attaches a front end: from now on it hears this central's events and the length of its
+    /// write-without-response queues. The central joins the bridge here, so the front end
+    /// hears its first state too.
+    package func attachFrontEnd(_ frontEnd: CentralFrontEnd) {
+        bridge.assumeIsolated { bridge in
+            // A central that joined before its front end attached (another call on the bridge
+            // admitted it first) reported its first state to nobody: the front end gets it now.
+            let joinedBefore = bridge.centralStreams[identifier] != nil
+            bridge.centralFrontEnds[identifier] = frontEnd
+            bridge.admitArrivals()
+            bridge.join(central: identifier, events: broadcaster, configuration: configuration)
+            if joinedBefore { frontEnd.event(.stateChanged(bridge.world.state(of: .central(identifier)))) }
+            bridge.world.commandQueueReporters.insert(identifier)
+            bridge.runDue()
+        }
+    }
+
+    /// Detaches this central's front end (it went away).
+    package func detachFrontEnd() {
+        bridge.assumeIsolated { bridge in
+            bridge.centralFrontEnds[identifier] = nil
+            bridge.world.commandQueueReporters.remove(identifier)
+        }
+    }
+
+    /// Starts an operation; `completion` runs on the bridge's executor when it ends.
+    package func begin(
+        _ operation: FrontEndOperation, _ completion: @escaping @Sendable (Result<FrontEndResult, any Error>) -> Void
+    ) {
+        withBridge("\(operation)") { bridge in
+            let central = identifier
+            let request: World.Request
+            switch operation {
+            case .connect(let peripheral, let timeout):
+                request = .connect(central: central, peripheral: peripheral, timeout: timeout)
+            case .discoverServices(let uuids, let peripheral):
+                request = .gatt(central: central, peripheral: peripheral, .discoverServices(uuids))
+            case .discoverIncludedServices(let uuids, let service):
+                request = .gatt(
+                    central: central, peripheral: service.peripheral, .discoverIncludedServices(service, uuids))
+            case .discoverCharacteristics(let uuids, let service):
+                request = .gatt(
+                    central: central, peripheral: service.peripheral, .discoverCharacteristics(service, uuids))
+            case .discoverDescriptors(let characteristic):
+                request = .gatt(
+                    central: central, peripheral: characteristic.peripheral, .discoverDescriptors(characteristic))
+            case .read(let characteristic):
+                request = .gatt(central: central, peripheral: characteristic.peripheral, .read(characteristic))
+            case .readDescriptor(let descriptor):
+                request = .gatt(central: central, peripheral: descriptor.peripheral, .readDescriptor(descriptor))
+            case .write(let value, let characteristic):
+                request = .gatt(central: central, peripheral: characteristic.peripheral, .write(characteristic, value))
+            case .writeDescriptor(let value, let descriptor):
+                request = .gatt(
+                    central: central, peripheral: descriptor.peripheral, .writeDescriptor(descriptor, value))
+            case .setNotify(let enabled, let characteristic):
+                request = .gatt(
+                    central: central, peripheral: characteristic.peripheral,
+                    .setNotify(characteristic, enabled: enabled))
+            case .readRSSI(let peripheral):
+                request = .readRSSI(central: central, peripheral: peripheral)
+            case .openL2CAP(let psm, let peripheral):
+                request = .openL2CAP(central: central, peripheral: peripheral, psm: psm)
+            }
+            let owner = bridge
+            bridge.begin(request) { result in
+                completion(
+                    result.flatMap { reply in
+                        switch reply {
+                        case .done, .state: .success(.done)
+                        case .value(let data): .success(.value(data))
+                        case .services(let services): .success(.services(services))
+                        case .characteristics(let characteristics): .success(.characteristics(characteristics))
+                        case .descriptors(let descriptors): .success(.descriptors(descriptors))
+                        case .rssi(let rssi): .success(.rssi(rssi))
+                        case .channel(let id):
+                            owner.assumeIsolated { $0.takeOpenedChannel(id) }.map { .success(.channel($0)) }
+                                ?? .failure(CoreBluetoothError(.notConnected))
+                        }
+                    })
+            }
+        }
+    }
+
+    /// Applies commands in order (each may call this manager's synchronous API), then runs the
+    /// events due now.
+    package func apply(_ commands: [@Sendable (isolated MockCentralManager) -> Void]) {
+        for command in commands { command(self) }
+        bridge.assumeIsolated { $0.runDue() }
+    }
+
+    /// Queues a write without response as the app's `writeValue(_:for:type: .withoutResponse)`
+    /// does: what the stack refuses is dropped, not thrown. Returns how many write commands
+    /// are queued for the peripheral afterwards.
+    package func queueWriteWithoutResponse(_ value: Data, for characteristic: RemoteCharacteristic) -> Int {
+        _ = try? world {
+            try $0.writeWithoutResponse(central: identifier, characteristic: characteristic, value: value)
+        }
+        return world {
+            $0.links[LinkKey(central: identifier, peripheral: characteristic.peripheral)]?.queuedCommands ?? 0
+        }
+    }
+
+    /// The capacity of this central's write-without-response queue, or `nil` when unlimited.
+    package nonisolated var writeWithoutResponseCapacity: Int? { configuration.writeWithoutResponseQueue.capacity }
+}

@@ -1,0 +1,130 @@
+import BLECBM
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+@testable import BlinkyExample
+
+/// A simulated Blinky device: the LED Button Service with a button (read, notify) and an LED
+/// (read, write).
+struct BlinkyDevice {
+    let peripheral: MockPeripheralManager
+    let button: LocalCharacteristic
+    let led: LocalCharacteristic
+
+    static let service: BluetoothUUID = "00001523-1212-EFDE-1523-785FEABCD123"
+
+    static func make(
+        on bridge: MockBLEBridge, buttonPressed: Bool = false, ledWithoutResponse: Bool = false
+    ) async throws -> BlinkyDevice {
+        let peripheral = MockPeripheralManager(
+            configuration: .init(name: "Blinky", advertisingInterval: .milliseconds(100), rssi: -55), bridge: bridge)
+        let service = try await peripheral.add(
+            GATTService(
+                uuid: service,
+                characteristics: [
+                    GATTCharacteristic(
+                        uuid: "00001524-1212-EFDE-1523-785FEABCD123", properties: [.read, .notify],
+                        permissions: .readable),
+                    GATTCharacteristic(
+                        uuid: "00001525-1212-EFDE-1523-785FEABCD123",
+                        properties: ledWithoutResponse ? [.read, .writeWithoutResponse] : [.read, .write],
+                        permissions: [.readable, .writeable]),
+                ]))
+        try await peripheral.setValue(Data([buttonPressed ? 1 : 0]), for: service.characteristics[0])
+        try await peripheral.setValue(Data([0]), for: service.characteristics[1])
+        try await peripheral.startAdvertising(AdvertisementData(localName: "nRF Blinky", serviceUUIDs: [Self.service]))
+        return BlinkyDevice(peripheral: peripheral, button: service.characteristics[0], led: service.characteristics[1])
+    }
+}
+
+@Suite(.timeLimit(.minutes(10)))
+struct BlinkyAppTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func theUnchangedAppScansConnectsReadsAndWritesTheLED(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 21) : .init(seed: 21))
+        let device = try await BlinkyDevice.make(on: bridge, buttonPressed: true)
+        try await bridge.run { @MainActor in
+            let app = BlinkyManager()
+            try await bridge.waitForApp { !app.discovered.isEmpty }
+            let blinky = app.discovered[0]
+            #expect(blinky.advertisedName == "nRF Blinky")
+            #expect(blinky.rssi == -55)
+            blinky.connect()
+            try await bridge.waitForApp { blinky.isReady && blinky.isButtonPressed != nil && blinky.isLEDOn != nil }
+            #expect(blinky.isButtonPressed == true)
+            #expect(blinky.isLEDOn == false)
+            blinky.turnOnLED()
+            try await bridge.waitForApp { blinky.ledWrites == 1 }
+            #expect(blinky.isLEDOn == true)
+            #expect(blinky.lastError == nil)
+        }
+        let writes = await bridge.log.filter { $0.kind == .write && $0.handle == device.led.handle }
+        #expect(writes.map(\.value) == [Data([1])])
+        if realistic {
+            // Scanning, connecting and the ATT round trips took virtual time.
+            #expect(await bridge.now > .zero)
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func buttonNotificationsReachTheApp(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 5) : .init(seed: 5))
+        let device = try await BlinkyDevice.make(on: bridge)
+        let count = try await bridge.run { @MainActor () -> Int in
+            let app = BlinkyManager()
+            try await bridge.waitForApp { !app.discovered.isEmpty }
+            let blinky = app.discovered[0]
+            blinky.connect()
+            try await bridge.waitForApp { blinky.isReady && blinky.isButtonPressed == false }
+            await bridge.waitUntil { bridge in
+                bridge.log.contains { $0.kind == .subscribe }
+            }
+            for pressed in [true, false, true] {
+                _ = try await device.peripheral.updateValue(
+                    Data([pressed ? 1 : 0]), for: device.button, onSubscribedCentrals: nil)
+                try await bridge.waitForApp { blinky.isButtonPressed == pressed }
+            }
+            return blinky.buttonNotifications
+        }
+        #expect(count == 3)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func theAppReconnectsAfterTheLinkDropsWithAnError(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 13) : .init(seed: 13))
+        let device = try await BlinkyDevice.make(on: bridge, buttonPressed: true)
+        let error = try await bridge.run { @MainActor () -> NSError? in
+            let app = BlinkyManager()
+            try await bridge.waitForApp { !app.discovered.isEmpty }
+            let blinky = app.discovered[0]
+            blinky.connect()
+            try await bridge.waitForApp { blinky.isReady && blinky.isLEDOn != nil }
+            let central = try #require(await bridge.log.first { $0.kind == .connected }?.central)
+            // The link drops while a write is on its way.
+            blinky.turnOnLED()
+            if realistic {
+                // The write takes virtual time: the link drops while it waits for its response.
+                await bridge.waitUntil { $0.pendingOperations.count == 1 }
+            } else {
+                // Fast mode completes the write at once: the link drops after it.
+                try await bridge.waitForApp { blinky.ledWrites == 1 }
+            }
+            await device.peripheral.simulateDisconnection(of: central, error: CoreBluetoothError(.connectionTimeout))
+            try await bridge.waitForApp { blinky.disconnections == 1 }
+            #expect(!blinky.isReady)
+            // The app reconnects by itself and rediscovers.
+            try await bridge.waitForApp { blinky.isReady && blinky.isLEDOn != nil }
+            return blinky.lastError.map { $0 as NSError }
+        }
+        // The last error the app saw is the disconnection's (the pending write, if any, failed
+        // before it with peripheralDisconnected).
+        #expect(error?.domain == CBMErrorDomain)
+        #expect(error?.code == CBMError.Code.connectionTimeout.rawValue, "\(String(describing: error))")
+        #expect(await bridge.log.filter { $0.kind == .connected }.count == 2)
+    }
+}

@@ -1,0 +1,238 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// (These names mirror CoreBluetooth's API.)
+
+import BLECBM
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+/// A delegate that records every callback, in order, as text.
+final class Recorder: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
+    // @unchecked Sendable: only touched on the main queue (the managers' queue in these tests).
+    var calls: [String] = []
+    var peripheral: CBMPeripheral?
+    var errors: [any Error] = []
+
+    func note(_ call: String, _ error: (any Error)? = nil) {
+        calls.append(error.map { "\(call) error=\(($0 as NSError).domain)/\(($0 as NSError).code)" } ?? call)
+        if let error { errors.append(error) }
+    }
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) { note("state \(central.state)") }
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi RSSI: NSNumber
+    ) {
+        if self.peripheral == nil {
+            self.peripheral = peripheral
+            peripheral.delegate = self
+            note("discover \(advertisementData[CBMAdvertisementDataLocalNameKey] as? String ?? "?")")
+        }
+    }
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        note("connect state=\(peripheral.state)")
+    }
+    func centralManager(
+        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: (any Error)?
+    ) {
+        note("disconnect services=\(peripheral.services == nil ? "nil" : "kept")", error)
+    }
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: (any Error)?) {
+        note("services \(peripheral.services?.count ?? -1)", error)
+    }
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?)
+    {
+        note("characteristics \(service.characteristics?.count ?? -1)", error)
+    }
+    func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {
+        note("value \(characteristic.value.map { Array($0) } ?? [])", error)
+    }
+    func peripheral(
+        _ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {
+        note("wrote", error)
+    }
+    func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateNotificationStateFor characteristic: CBMCharacteristic,
+        error: (any Error)?
+    ) {
+        note("notifying \(characteristic.isNotifying)", error)
+    }
+    func peripheralIsReady(toSendWriteWithoutResponse peripheral: CBMPeripheral) { note("ready") }
+}
+
+@Suite(.timeLimit(.minutes(10)))
+struct DelegateOrderTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func callbacksFollowCoreBluetoothsOrder(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 8) : .init(seed: 8))
+        let device = try await BlinkyDevice.make(on: bridge, buttonPressed: true)
+        let calls = try await bridge.run { @MainActor () -> [String] in
+            let recorder = Recorder()
+            let manager = CBMCentralManager(delegate: recorder, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            manager.scanForPeripherals(withServices: [CBMUUID(string: "00001523-1212-EFDE-1523-785FEABCD123")])
+            try await bridge.waitForApp { recorder.peripheral != nil }
+            let peripheral = recorder.peripheral!
+            manager.stopScan()
+            manager.connect(peripheral)
+            #expect(peripheral.state == .connecting)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { peripheral.services != nil }
+            let service = peripheral.services![0]
+            #expect(peripheral.services![0] === service)
+            peripheral.discoverCharacteristics(nil, for: service)
+            try await bridge.waitForApp { service.characteristics?.count == 2 }
+            let button = service.characteristics![0]
+            let led = service.characteristics![1]
+            peripheral.readValue(for: button)
+            peripheral.writeValue(Data([1]), for: led, type: .withResponse)
+            peripheral.setNotifyValue(true, for: button)
+            try await bridge.waitForApp { button.isNotifying }
+            // The same objects while connected.
+            #expect(peripheral.services![0] === service && service.characteristics![0] === button)
+            await device.peripheral.simulateDisconnection(
+                of: manager.simulatedCentral!.identifier, error: CoreBluetoothError(.connectionTimeout))
+            try await bridge.waitForApp { peripheral.state == .disconnected }
+            #expect(peripheral.services == nil)
+            #expect(!button.isNotifying)
+            #expect(manager.apiMisuses.isEmpty)
+            // An attribute of the old connection is refused, as CoreBluetooth refuses it.
+            peripheral.readValue(for: button)
+            #expect(manager.apiMisuses.count == 1)
+            return recorder.calls
+        }
+        #expect(
+            calls == (realistic ? ["state resetting"] : []) + [
+                "state poweredOn", "discover nRF Blinky", "connect state=connected", "services 1", "characteristics 2",
+                "value [1]", "wrote", "notifying true", "disconnect services=nil error=CBErrorDomain/6",
+            ])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func anInjectedReadErrorArrivesAsAnATTErrorInCoreBluetoothsDomain() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 2))
+        _ = try await BlinkyDevice.make(on: bridge, buttonPressed: true)
+        let error = try await bridge.run { @MainActor () -> NSError? in
+            let recorder = Recorder()
+            let manager = CBMCentralManager(delegate: recorder, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            await manager.simulatedCentral!.inject(
+                ErrorInjection(.read, failure: .att(.insufficientAuthorization)))
+            manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { recorder.peripheral != nil }
+            let peripheral = recorder.peripheral!
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { peripheral.services != nil }
+            peripheral.discoverCharacteristics(nil, for: peripheral.services![0])
+            try await bridge.waitForApp { peripheral.services![0].characteristics != nil }
+            peripheral.readValue(for: peripheral.services![0].characteristics![0])
+            try await bridge.waitForApp { !recorder.errors.isEmpty }
+            return recorder.errors.first.map { $0 as NSError }
+        }
+        #expect(error?.domain == CBMATTErrorDomain)
+        #expect(error?.code == 0x08)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func theSameSeedGivesTheSameLog() async throws {
+        func once() async throws -> [String] {
+            let bridge = MockBLEBridge(configuration: .realistic(seed: 99))
+            _ = try await BlinkyDevice.make(on: bridge)
+            try await bridge.run { @MainActor in
+                let recorder = Recorder()
+                let manager = CBMCentralManager(delegate: recorder, queue: nil)
+                try await bridge.waitForApp { manager.state == .poweredOn }
+                manager.scanForPeripherals(withServices: nil)
+                try await bridge.waitForApp { recorder.peripheral != nil }
+                let peripheral = recorder.peripheral!
+                manager.connect(peripheral)
+                try await bridge.waitForApp { peripheral.state == .connected }
+                peripheral.discoverServices(nil)
+                try await bridge.waitForApp { peripheral.services != nil }
+                peripheral.discoverCharacteristics(nil, for: peripheral.services![0])
+                try await bridge.waitForApp { peripheral.services![0].characteristics != nil }
+                for characteristic in peripheral.services![0].characteristics! {
+                    peripheral.readValue(for: characteristic)
+                }
+                try await bridge.waitForApp { recorder.calls.filter { $0.hasPrefix("value") }.count == 2 }
+            }
+            return await bridge.log.map { "\($0.time) \($0.kind) \($0.handle.map(String.init) ?? "-")" }
+        }
+        let first = try await once()
+        #expect(first.count > 10)
+        #expect(try await once() == first)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func writesWithoutResponseStopWhenTheQueueIsFullAndTheDelegateHearsWhenItDrains() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 4))
+        _ = try await BlinkyDevice.make(on: bridge, ledWithoutResponse: true)
+        let (sent, calls) = try await bridge.run { @MainActor () -> (Int, [String]) in
+            let recorder = Recorder()
+            let manager = CBMCentralManager(delegate: recorder, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { recorder.peripheral != nil }
+            let peripheral = recorder.peripheral!
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            #expect(peripheral.maximumWriteValueLength(for: .withoutResponse) == 182)
+            #expect(peripheral.maximumWriteValueLength(for: .withResponse) == 512)
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { peripheral.services != nil }
+            peripheral.discoverCharacteristics(nil, for: peripheral.services![0])
+            try await bridge.waitForApp { peripheral.services![0].characteristics != nil }
+            let led = peripheral.services![0].characteristics![1]
+            var sent = 0
+            while peripheral.canSendWriteWithoutResponse && sent < 100 {
+                peripheral.writeValue(Data([UInt8(sent)]), for: led, type: .withoutResponse)
+                sent += 1
+            }
+            try await bridge.waitForApp { recorder.calls.contains("ready") }
+            #expect(peripheral.canSendWriteWithoutResponse)
+            return (sent, recorder.calls)
+        }
+        // The realistic central's queue holds 20 write commands.
+        #expect(sent == 20)
+        // No callback for writes without response; the ready callback once the queue drained.
+        #expect(!calls.contains("wrote"))
+        #expect(calls.last == "ready")
+        let written = await bridge.log.filter { $0.kind == .write && $0.writeType == .withoutResponse }
+        #expect(written.map { $0.value?.first } == (0..<20).map { UInt8($0) })
+    }
+
+    @Test func aManagerCreatedOutsideAnyBridgeScopeReportsUnsupported() async {
+        let manager = CBMCentralManager(delegate: nil, queue: DispatchQueue(label: "test"))
+        #expect(manager.state == .unsupported)
+        #expect(manager.simulatedCentral == nil)
+        #expect(manager.retrievePeripherals(withIdentifiers: [UUID()]).isEmpty)
+    }
+
+    @Test func uuidsBehaveAsCoreBluetoothsDo() throws {
+        #expect(CBMUUID(string: "180d").uuidString == "180D")
+        #expect(CBMUUID(string: "0000180D-0000-1000-8000-00805F9B34FB") == CBMUUID(string: "180D"))
+        #expect(CBMUUID(string: "0000180D-0000-1000-8000-00805F9B34FB").data == Data([0x18, 0x0D]))
+        #expect(CBMUUID(string: "12345678").uuidString == "12345678")
+        #expect(
+            CBMUUID(string: "00001523-1212-efde-1523-785feabcd123").uuidString == "00001523-1212-EFDE-1523-785FEABCD123"
+        )
+        #expect(throws: BluetoothUUID.ParseError.self) { try CBMUUID(validating: "not a uuid") }
+        #expect(Set([CBMUUID(string: "180D"), CBMUUID(string: "180d")]).count == 1)
+    }
+
+    @Test func errorsBridgeToNSErrorWithCoreBluetoothsDomainsAndCodes() {
+        let disconnected = CBMError(.peripheralDisconnected) as NSError
+        #expect(disconnected.domain == "CBErrorDomain" && disconnected.code == 7)
+        let att = CBMATTError(.invalidAttributeValueLength) as NSError
+        #expect(att.domain == "CBATTErrorDomain" && att.code == 0x0D)
+        #expect((CBMError(.connectionTimeout) as any Error as? CBMError)?.code == .connectionTimeout)
+    }
+}

@@ -1,0 +1,64 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// (These names mirror CoreBluetooth's API.)
+
+// The typealias file BLEMockKit ships for apps written against CoreBluetooth.
+//
+// Add it to the app target, and in the app's Bluetooth files replace `import CoreBluetooth`
+// with nothing (this file brings the names). The app's code then uses CoreBluetooth's names
+// (`CBCentralManager`, `CBPeripheralDelegate`, `CBUUID`, …) unchanged: in a test scope they run
+// on the test's MockBLEBridge.
+
+@_exported import BLECBM
+
+typealias CBManager = CBMManager
+typealias CBManagerState = CBMManagerState
+typealias CBManagerAuthorization = CBMManagerAuthorization
+typealias CBCentralManager = CBMCentralManager
+typealias CBCentralManagerDelegate = CBMCentralManagerDelegate
+typealias CBPeer = CBMPeer
+typealias CBPeripheral = CBMPeripheral
+typealias CBPeripheralDelegate = CBMPeripheralDelegate
+typealias CBPeripheralState = CBMPeripheralState
+typealias CBAttribute = CBMAttribute
+typealias CBService = CBMService
+typealias CBCharacteristic = CBMCharacteristic
+typealias CBDescriptor = CBMDescriptor
+typealias CBCharacteristicProperties = CBMCharacteristicProperties
+typealias CBCharacteristicWriteType = CBMCharacteristicWriteType
+typealias CBUUID = CBMUUID
+typealias CBL2CAPChannel = CBML2CAPChannel
+typealias CBL2CAPPSM = UInt16
+typealias CBConnectionEvent = CBMConnectionEvent
+typealias CBConnectionEventMatchingOption = CBMConnectionEventMatchingOption
+typealias CBError = CBMError
+typealias CBATTError = CBMATTError
+
+let CBErrorDomain = CBMErrorDomain
+let CBATTErrorDomain = CBMATTErrorDomain
+
+let CBAdvertisementDataLocalNameKey = CBMAdvertisementDataLocalNameKey
+let CBAdvertisementDataTxPowerLevelKey = CBMAdvertisementDataTxPowerLevelKey
+let CBAdvertisementDataServiceUUIDsKey = CBMAdvertisementDataServiceUUIDsKey
+let CBAdvertisementDataServiceDataKey = CBMAdvertisementDataServiceDataKey
+let CBAdvertisementDataManufacturerDataKey = CBMAdvertisementDataManufacturerDataKey
+let CBAdvertisementDataOverflowServiceUUIDsKey = CBMAdvertisementDataOverflowServiceUUIDsKey
+let CBAdvertisementDataIsConnectable = CBMAdvertisementDataIsConnectable
+let CBAdvertisementDataSolicitedServiceUUIDsKey = CBMAdvertisementDataSolicitedServiceUUIDsKey
+
+let CBCentralManagerScanOptionAllowDuplicatesKey = CBMCentralManagerScanOptionAllowDuplicatesKey
+let CBCentralManagerScanOptionSolicitedServiceUUIDsKey = CBMCentralManagerScanOptionSolicitedServiceUUIDsKey
+let CBCentralManagerOptionShowPowerAlertKey = CBMCentralManagerOptionShowPowerAlertKey
+let CBCentralManagerOptionRestoreIdentifierKey = CBMCentralManagerOptionRestoreIdentifierKey
+let CBConnectPeripheralOptionNotifyOnConnectionKey = CBMConnectPeripheralOptionNotifyOnConnectionKey
+let CBConnectPeripheralOptionNotifyOnDisconnectionKey = CBMConnectPeripheralOptionNotifyOnDisconnectionKey
+let CBConnectPeripheralOptionNotifyOnNotificationKey = CBMConnectPeripheralOptionNotifyOnNotificationKey
+let CBCentralManagerRestoredStatePeripheralsKey = CBMCentralManagerRestoredStatePeripheralsKey
+let CBCentralManagerRestoredStateScanServicesKey = CBMCentralManagerRestoredStateScanServicesKey
+let CBCentralManagerRestoredStateScanOptionsKey = CBMCentralManagerRestoredStateScanOptionsKey
+
+let CBUUIDCharacteristicExtendedPropertiesString = CBMUUIDCharacteristicExtendedPropertiesString
+let CBUUIDCharacteristicUserDescriptionString = CBMUUIDCharacteristicUserDescriptionString
+let CBUUIDClientCharacteristicConfigurationString = CBMUUIDClientCharacteristicConfigurationString
+let CBUUIDServerCharacteristicConfigurationString = CBMUUIDServerCharacteristicConfigurationString
+let CBUUIDCharacteristicFormatString = CBMUUIDCharacteristicFormatString
+let CBUUIDCharacteristicAggregateFormatString = CBMUUIDCharacteristicAggregateFormatString
