@@ -31,6 +31,16 @@ open class CBMService: CBMAttribute, @unchecked Sendable {
         super.init(uuid: CBMUUID(bluetoothUUID: remote.uuid))
     }
 
+    /// A service of the app's own (``CBMMutableService``): it has no remote handles (its
+    /// `remote` is a placeholder with handle 0, which no peripheral's attributes match).
+    init(local uuid: CBMUUID, primary: Bool) {
+        self.remote = RemoteService(
+            peripheral: localPlaceholder, uuid: uuid.bluetoothUUID, isPrimary: primary, handle: 0, endHandle: 0)
+        self.owner = nil
+        self.lock = Lock()
+        super.init(uuid: uuid)
+    }
+
     /// The peripheral the service belongs to.
     open var peripheral: CBMPeripheral? { lock.withLock { owner } }
     /// Whether it is a primary service.
@@ -71,6 +81,25 @@ open class CBMCharacteristic: CBMAttribute, @unchecked Sendable {
         super.init(uuid: CBMUUID(bluetoothUUID: remote.uuid))
     }
 
+    /// A characteristic of the app's own (``CBMMutableCharacteristic``), with a placeholder
+    /// remote identity (handle 0).
+    init(local uuid: CBMUUID, properties: CBMCharacteristicProperties, value: Data?) {
+        let service = RemoteService(
+            peripheral: localPlaceholder, uuid: uuid.bluetoothUUID, isPrimary: true, handle: 0, endHandle: 0)
+        self.remote = RemoteCharacteristic(
+            service: service, uuid: uuid.bluetoothUUID,
+            properties: CharacteristicProperties(rawValue: properties.rawValue),
+            handle: 0)
+        self.owner = nil
+        self.lock = Lock()
+        self.storedValue = value
+        super.init(uuid: uuid)
+    }
+
+    /// With the lock held: the service the characteristic belongs to (for a local one, set
+    /// when its service is built).
+    func setService(_ service: CBMService) { owner = service }
+
     /// The service the characteristic belongs to.
     open var service: CBMService? { lock.withLock { owner } }
     /// What the characteristic supports.
@@ -105,6 +134,19 @@ open class CBMDescriptor: CBMAttribute, @unchecked Sendable {
         super.init(uuid: CBMUUID(bluetoothUUID: remote.uuid))
     }
 
+    /// A descriptor of the app's own (``CBMMutableDescriptor``), with a placeholder remote
+    /// identity (handle 0).
+    init(local uuid: CBMUUID, value: Any?) {
+        let service = RemoteService(
+            peripheral: localPlaceholder, uuid: uuid.bluetoothUUID, isPrimary: true, handle: 0, endHandle: 0)
+        let characteristic = RemoteCharacteristic(service: service, uuid: uuid.bluetoothUUID, properties: [], handle: 0)
+        self.remote = RemoteDescriptor(characteristic: characteristic, uuid: uuid.bluetoothUUID, handle: 0)
+        self.owner = nil
+        self.lock = Lock()
+        self.storedValue = value
+        super.init(uuid: uuid)
+    }
+
     /// The characteristic the descriptor belongs to.
     open var characteristic: CBMCharacteristic? { lock.withLock { owner } }
 
@@ -128,6 +170,9 @@ open class CBMDescriptor: CBMAttribute, @unchecked Sendable {
 
     public override var description: String { "<CBMDescriptor: \(uuid.uuidString)>" }
 }
+
+/// The peripheral identifier of a local attribute's placeholder remote identity.
+let localPlaceholder = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
 /// `existing` with the objects of `found` whose key it lacks added, in key order.
 func merged<Object, Key: Comparable>(_ existing: [Object]?, _ found: [Object], by key: KeyPath<Object, Key>) -> [Object]

@@ -23,19 +23,19 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         var inFlight = 0
     }
 
-    let bridge: MockBLEBridge
+    typealias Command = @Sendable (isolated MockCentralManager) -> Void
+
     let central: MockCentralManager
-    let queue: DispatchQueue
+    let lane: FrontEndLane<Command>
     let lock = Lock()
     private weak var manager: CBMCentralManager?
     private var mirroredState: CBMManagerState = .unknown
     private var scanning = false
     private var peripherals: [UUID: CBMPeripheral] = [:]
     private var linkMirrors: [UUID: LinkMirror] = [:]
-    private var inbox: [@Sendable (isolated MockCentralManager) -> Void] = []
-    private var draining = false
     private var misuses: [String] = []
-    private let probe: Int
+
+    var bridge: MockBLEBridge { lane.bridge }
 
     init(
         bridge: MockBLEBridge, queue: DispatchQueue?, options: [String: Any]?,
@@ -47,21 +47,14 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         if let restoreIdentifier = options?[CBMCentralManagerOptionRestoreIdentifierKey] as? String {
             configuration.restoreIdentifier = restoreIdentifier
         }
-        self.bridge = bridge
-        self.central = MockCentralManager(configuration: configuration, bridge: bridge)
-        let queue = queue ?? .main
-        self.queue = queue
-        probe = bridge.outside.addProbe {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                queue.async { continuation.resume() }
-            }
-        }
+        let central = MockCentralManager(configuration: configuration, bridge: bridge)
+        self.central = central
+        lane = FrontEndLane(bridge: bridge, queue: queue) { batch in await central.apply(batch) }
     }
 
     deinit {
-        bridge.outside.removeProbe(probe)
         let central = central
-        bridge.startTracked { await central.detachFrontEnd() }
+        lane.bridge.startTracked { await central.detachFrontEnd() }
     }
 
     func attach(_ manager: CBMCentralManager) {
@@ -82,32 +75,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     // MARK: Plumbing
 
     /// Queues a command for the bridge, in the order the app called.
-    func command(_ body: @escaping @Sendable (isolated MockCentralManager) -> Void) {
-        let start = lock.withLock { () -> Bool in
-            inbox.append(body)
-            if draining { return false }
-            draining = true
-            return true
-        }
-        bridge.outside.noteActivity()
-        if start { bridge.startTracked { await self.drain() } }
-    }
-
-    /// Applies queued commands on the bridge until none are left.
-    private func drain() async {
-        while true {
-            let batch = lock.withLock { () -> [@Sendable (isolated MockCentralManager) -> Void]? in
-                guard !inbox.isEmpty else {
-                    draining = false
-                    return nil
-                }
-                defer { inbox.removeAll() }
-                return inbox
-            }
-            guard let batch else { return }
-            await central.apply(batch)
-        }
-    }
+    func command(_ body: @escaping Command) { lane.command(body) }
 
     /// Starts an operation on the bridge; `then` runs on the app's queue with its result.
     func operation(
@@ -120,14 +88,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     }
 
     /// Runs `body` on the app's queue, after every callback handed over before it.
-    func deliver(_ body: @escaping @Sendable () -> Void) {
-        let outside = bridge.outside
-        outside.noteActivity()
-        queue.async {
-            body()
-            outside.noteActivity()
-        }
-    }
+    func deliver(_ body: @escaping @Sendable () -> Void) { lane.deliver(body) }
 
     /// Notes a call CoreBluetooth would refuse (it logs "API MISUSE" and ignores it).
     func misuse(_ message: String) {

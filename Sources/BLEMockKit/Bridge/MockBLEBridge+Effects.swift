@@ -12,7 +12,9 @@ extension MockBLEBridge {
         // With front ends attached, what the bridge does for code outside a run's tasks (an
         // app's main-actor code calling in) counts as outside activity, so the run waits for
         // what it hands back before moving time.
-        if !world.effects.isEmpty, !centralFrontEnds.isEmpty { outside.noteActivity() }
+        if !world.effects.isEmpty, !centralFrontEnds.isEmpty || !peripheralFrontEnds.isEmpty {
+            outside.noteActivity()
+        }
         while !world.effects.isEmpty {
             swap(&world.effects, &spareEffects)
             for effect in spareEffects { perform(effect) }
@@ -46,6 +48,9 @@ extension MockBLEBridge {
             centralFrontEnds[central]?.commandQueue(peripheral, queued)
         case .peripheral(let peripheral, let event):
             peripheralStreams[peripheral]?.yield(event)
+            if !peripheralFrontEnds.isEmpty, let frontEnd = peripheralFrontEnds[peripheral] { frontEnd.event(event) }
+        case .updateQueue(let peripheral, let queued):
+            peripheralFrontEnds[peripheral]?.updateQueue(queued)
         case .ask(let peripheral, let question):
             ask(handlers[peripheral], question)
         case .channelOpened(let record):

@@ -29,6 +29,23 @@ package struct CentralFrontEnd: Sendable {
     }
 }
 
+/// What a callback-style front end of a peripheral manager hears from the bridge, on the
+/// bridge's executor, in the order the simulation decided it.
+package struct PeripheralFrontEnd: Sendable {
+    /// An event of the peripheral manager (the same its event streams get).
+    package var event: @Sendable (PeripheralEvent) -> Void
+    /// Updates left the peripheral's update queue: this many remain queued.
+    package var updateQueue: @Sendable (_ queued: Int) -> Void
+
+    /// Creates a front end from its callbacks.
+    package init(
+        event: @escaping @Sendable (PeripheralEvent) -> Void, updateQueue: @escaping @Sendable (_ queued: Int) -> Void
+    ) {
+        self.event = event
+        self.updateQueue = updateQueue
+    }
+}
+
 extension MockBLEBridge {
     /// Starts an operation whose caller does not wait: `completion` runs on the bridge's
     /// executor when it ends. The operation runs as far as the events due now take it; what

@@ -103,6 +103,8 @@ public actor MockBLEBridge {
     var completions: [OperationID: @Sendable (Result<Reply, any Error>) -> Void] = [:]
     /// The callback-style front ends of centrals (the CoreBluetooth-shaped API), by central.
     var centralFrontEnds = IdentifierMap<CentralFrontEnd>()
+    /// The callback-style front ends of peripherals, by peripheral.
+    var peripheralFrontEnds = IdentifierMap<PeripheralFrontEnd>()
     /// Work the simulation hands to code outside it (delegate callbacks on app queues), which
     /// a run waits for before it moves time on.
     package nonisolated let outside = OutsideWork()

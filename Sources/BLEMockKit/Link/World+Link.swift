@@ -209,6 +209,9 @@ extension World {
     mutating func updatesLeftQueue(_ count: Int, of peripheral: UUID) {
         guard let p = peripherals.position(of: peripheral) else { return }
         peripherals.entries[p]!.queuedUpdates -= count
+        if !updateQueueReporters.isEmpty, updateQueueReporters.contains(peripheral) {
+            effects.append(.updateQueue(peripheral: peripheral, queued: peripherals.entries[p]!.queuedUpdates))
+        }
         if peripherals.entries[p]!.updateQueueWasFull,
             peripherals.entries[p]!.queuedUpdates < (peripherals.entries[p]!.configuration.updateQueue.capacity ?? .max)
         {

@@ -75,6 +75,9 @@ struct World: Sendable {
     /// event that sends write commands of theirs reports the queue's new length
     /// (``Effect/commandQueue(central:peripheral:queued:)``).
     var commandQueueReporters: Set<UUID> = []
+    /// Peripherals whose front end mirrors their update queue: each time updates leave it, its
+    /// new length is reported (``Effect/updateQueue(peripheral:queued:)``).
+    var updateQueueReporters: Set<UUID> = []
 
     /// Creates an empty world.
     init(seed: UInt64, timing: LinkTiming) {

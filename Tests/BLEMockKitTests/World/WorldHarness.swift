@@ -258,7 +258,7 @@ struct WorldHarness {
             }
         case .ask(let peripheral, let question):
             ask(peripheral, question)
-        case .channelOpened, .channelData, .channelClosed, .finishEvents, .commandQueue:
+        case .channelOpened, .channelData, .channelClosed, .finishEvents, .commandQueue, .updateQueue:
             break
         }
     }

@@ -1,0 +1,165 @@
+import BLECore
+import BLEMockKit
+import Foundation
+
+/// Permissions of a local attribute (`CBAttributePermissions`), with CoreBluetooth's raw values.
+public struct CBMAttributePermissions: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+
+    public static let readable = CBMAttributePermissions(rawValue: 0x01)
+    public static let writeable = CBMAttributePermissions(rawValue: 0x02)
+    public static let readEncryptionRequired = CBMAttributePermissions(rawValue: 0x04)
+    public static let writeEncryptionRequired = CBMAttributePermissions(rawValue: 0x08)
+
+    var attributePermissions: AttributePermissions {
+        var permissions: AttributePermissions = []
+        if contains(.readable) { permissions.insert(.readable) }
+        if contains(.writeable) { permissions.insert(.writeable) }
+        if contains(.readEncryptionRequired) { permissions.insert(.readEncryptionRequired) }
+        if contains(.writeEncryptionRequired) { permissions.insert(.writeEncryptionRequired) }
+        return permissions
+    }
+}
+
+/// A service the app publishes (`CBMutableService`).
+open class CBMMutableService: CBMService, @unchecked Sendable {
+    private var localCharacteristics: [CBMCharacteristic]?
+    private var localIncludedServices: [CBMService]?
+
+    /// Creates a service with a UUID, primary or secondary.
+    public init(type UUID: CBMUUID, primary isPrimary: Bool) {
+        super.init(local: UUID, primary: isPrimary)
+    }
+
+    /// The service's characteristics (``CBMMutableCharacteristic``s).
+    open override var characteristics: [CBMCharacteristic]? {
+        get { lock.withLock { localCharacteristics } }
+        set { lock.withLock { localCharacteristics = newValue } }
+    }
+
+    /// The services it includes (published before it).
+    open override var includedServices: [CBMService]? {
+        get { lock.withLock { localIncludedServices } }
+        set { lock.withLock { localIncludedServices = newValue } }
+    }
+}
+
+/// A characteristic the app publishes (`CBMutableCharacteristic`). Created with a value it is
+/// static: the stack answers reads itself (it must then be read-only). Created without one it
+/// is dynamic: reads and writes reach the peripheral manager's delegate.
+open class CBMMutableCharacteristic: CBMCharacteristic, @unchecked Sendable {
+    private var localProperties: CBMCharacteristicProperties
+    private var localPermissions: CBMAttributePermissions
+    private var localDescriptors: [CBMDescriptor]?
+    var subscribers: [CBMCentral] = []
+
+    /// Creates a characteristic.
+    public init(
+        type UUID: CBMUUID, properties: CBMCharacteristicProperties, value: Data?, permissions: CBMAttributePermissions
+    ) {
+        localProperties = properties
+        localPermissions = permissions
+        super.init(local: UUID, properties: properties, value: value)
+    }
+
+    open override var properties: CBMCharacteristicProperties {
+        get { lock.withLock { localProperties } }
+        set { lock.withLock { localProperties = newValue } }
+    }
+
+    /// The characteristic's value: for a static one, what the stack answers reads with.
+    open override var value: Data? {
+        get { lock.withLock { storedValue } }
+        set { lock.withLock { storedValue = newValue } }
+    }
+
+    /// Who may read and write it.
+    open var permissions: CBMAttributePermissions {
+        get { lock.withLock { localPermissions } }
+        set { lock.withLock { localPermissions = newValue } }
+    }
+
+    /// Its descriptors (``CBMMutableDescriptor``s; the stack adds the CCCD itself).
+    open override var descriptors: [CBMDescriptor]? {
+        get { lock.withLock { localDescriptors } }
+        set { lock.withLock { localDescriptors = newValue } }
+    }
+
+    /// The centrals subscribed to it, once published.
+    open var subscribedCentrals: [CBMCentral]? { lock.withLock { subscribers } }
+
+    /// The characteristic as the kit's value type.
+    var gattCharacteristic: GATTCharacteristic {
+        let descriptors = (self.descriptors ?? []).map { descriptor in
+            GATTDescriptor(uuid: descriptor.uuid.bluetoothUUID, value: CBMMutableDescriptor.data(of: descriptor.value))
+        }
+        return GATTCharacteristic(
+            uuid: uuid.bluetoothUUID, properties: CharacteristicProperties(rawValue: properties.rawValue),
+            permissions: permissions.attributePermissions, value: value, descriptors: descriptors)
+    }
+}
+
+/// A descriptor the app publishes (`CBMutableDescriptor`): a user description (`String`) or a
+/// presentation format (`Data`), say.
+open class CBMMutableDescriptor: CBMDescriptor, @unchecked Sendable {
+    /// Creates a descriptor with a value.
+    public init(type UUID: CBMUUID, value: Any?) {
+        super.init(local: UUID, value: value)
+    }
+
+    /// A descriptor value as bytes: a `String` as UTF-8, `Data` as is, an `NSNumber` as a
+    /// little-endian 16-bit value.
+    static func data(of value: Any?) -> Data {
+        switch value {
+        case let string as String: Data(string.utf8)
+        case let data as Data: data
+        case let number as NSNumber: Data([UInt8(number.uint16Value & 0xFF), UInt8(number.uint16Value >> 8)])
+        default: Data()
+        }
+    }
+}
+
+/// A remote central as the app's peripheral manager sees it (`CBCentral`).
+open class CBMCentral: CBMPeer, @unchecked Sendable {
+    // @unchecked Sendable: immutable after init.
+
+    /// The longest value one notification or indication can carry to it (ATT_MTU − 3).
+    public let maximumUpdateValueLength: Int
+
+    init(_ central: RemoteCentral) {
+        maximumUpdateValueLength = central.maximumUpdateValueLength
+        super.init(identifier: central.identifier)
+    }
+}
+
+/// A read or write request from a central (`CBATTRequest`). For a read, set ``value`` and
+/// answer with `respond(to:withResult:)`; for writes, answer the first request of the batch.
+open class CBMATTRequest: NSObject, @unchecked Sendable {
+    // @unchecked Sendable: `storedValue` is only read and written with `lock` held.
+    let request: ATTRequest
+    private let lock = Lock()
+    private var storedValue: Data?
+
+    /// The central asking.
+    public let central: CBMCentral
+    /// The characteristic asked about.
+    public let characteristic: CBMCharacteristic
+    /// The offset of the read or write.
+    public let offset: Int
+
+    init(_ request: ATTRequest, central: CBMCentral, characteristic: CBMCharacteristic) {
+        self.request = request
+        self.central = central
+        self.characteristic = characteristic
+        self.offset = request.offset
+        self.storedValue = request.value
+        super.init()
+    }
+
+    /// For a write, the value written; for a read, what the app answers with (from ``offset``).
+    open var value: Data? {
+        get { lock.withLock { storedValue } }
+        set { lock.withLock { storedValue = newValue } }
+    }
+}

@@ -1,0 +1,163 @@
+import BLECore
+import BLEMockKit
+import Foundation
+
+/// The peripheral role with CoreBluetooth's API (`CBPeripheralManager`): publish services,
+/// advertise, answer requests, notify subscribers, with results at a
+/// ``CBMPeripheralManagerDelegate`` on the queue given (the main queue when `nil`).
+///
+/// Created inside a test's bridge scope it runs on that bridge, as ``CBMCentralManager`` does;
+/// ``init(bridge:delegate:queue:options:configuration:)`` puts one on a bridge explicitly.
+open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
+    // @unchecked Sendable: `storedDelegate` is only read and written with `lock` held.
+    let backend: any PeripheralBackend
+    let lock = Lock()
+    private weak var storedDelegate: (any CBMPeripheralManagerDelegate)?
+
+    /// Creates a manager with no delegate on the main queue.
+    public convenience override init() {
+        self.init(delegate: nil, queue: nil, options: nil)
+    }
+
+    /// Creates a manager whose delegate is called on `queue` (the main queue when `nil`).
+    public convenience init(delegate: (any CBMPeripheralManagerDelegate)?, queue: DispatchQueue?) {
+        self.init(delegate: delegate, queue: queue, options: nil)
+    }
+
+    /// Creates a manager with options. It runs on the current test's bridge when there is one
+    /// (``MockBLEBridge/current``).
+    public init(delegate: (any CBMPeripheralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil) {
+        if let bridge = MockBLEBridge.current {
+            backend = MockPeripheralEngine(bridge: bridge, queue: queue, configuration: nil)
+        } else {
+            backend = UnsupportedPeripheralBackend(queue: queue ?? .main)
+        }
+        storedDelegate = delegate
+        super.init()
+        backend.attach(self)
+    }
+
+    /// Creates a manager on a bridge, whatever the current scope: the explicit factory.
+    public init(
+        bridge: MockBLEBridge, delegate: (any CBMPeripheralManagerDelegate)?, queue: DispatchQueue?,
+        options: [String: Any]? = nil, configuration: MockPeripheralManager.Configuration? = nil
+    ) {
+        backend = MockPeripheralEngine(bridge: bridge, queue: queue, configuration: configuration)
+        storedDelegate = delegate
+        super.init()
+        backend.attach(self)
+    }
+
+    /// Receives the manager's callbacks, on its queue.
+    open var delegate: (any CBMPeripheralManagerDelegate)? {
+        get { lock.withLock { storedDelegate } }
+        set { lock.withLock { storedDelegate = newValue } }
+    }
+
+    open override var state: CBMManagerState { backend.state }
+
+    /// Whether the manager is advertising.
+    open var isAdvertising: Bool { backend.isAdvertising }
+
+    /// Publishes a service (and its characteristics and descriptors); the delegate gets
+    /// `peripheralManager(_:didAdd:error:)`.
+    open func add(_ service: CBMMutableService) { backend.add(service) }
+
+    /// Removes a published service.
+    open func remove(_ service: CBMMutableService) { backend.remove(service) }
+
+    /// Removes every published service.
+    open func removeAllServices() { backend.removeAllServices() }
+
+    /// Starts advertising ``CBMAdvertisementDataLocalNameKey`` and
+    /// ``CBMAdvertisementDataServiceUUIDsKey`` (the keys CoreBluetooth honours); the delegate
+    /// gets `peripheralManagerDidStartAdvertising(_:error:)`.
+    open func startAdvertising(_ advertisementData: [String: Any]?) { backend.startAdvertising(advertisementData) }
+
+    /// Stops advertising.
+    open func stopAdvertising() { backend.stopAdvertising() }
+
+    /// Sends a value to the subscribed centrals (all of them when `centrals` is `nil`).
+    /// Returns `false`, sending nothing, when the update queue is full; the delegate then gets
+    /// `peripheralManagerIsReady(toUpdateSubscribers:)` when there is room.
+    open func updateValue(
+        _ value: Data, for characteristic: CBMMutableCharacteristic, onSubscribedCentrals centrals: [CBMCentral]?
+    ) -> Bool {
+        backend.updateValue(value, for: characteristic, onSubscribedCentrals: centrals)
+    }
+
+    /// Answers a read or write request (for writes, the first of the batch). For a read, set
+    /// the request's `value` first.
+    open func respond(to request: CBMATTRequest, withResult result: CBMATTError.Code) {
+        backend.respond(to: request, withResult: result)
+    }
+
+    /// Asks for a connection latency for a central (accepted; the simulation keeps its timing).
+    open func setDesiredConnectionLatency(_ latency: CBMPeripheralManagerConnectionLatency, for central: CBMCentral) {}
+
+    /// Publishes an L2CAP channel; the delegate gets `peripheralManager(_:didPublishL2CAPChannel:error:)`.
+    open func publishL2CAPChannel(withEncryption encryptionRequired: Bool) {
+        backend.publishL2CAPChannel(withEncryption: encryptionRequired)
+    }
+
+    /// Unpublishes an L2CAP channel; the delegate gets `peripheralManager(_:didUnpublishL2CAPChannel:error:)`.
+    open func unpublishL2CAPChannel(_ psm: UInt16) { backend.unpublishL2CAPChannel(psm) }
+
+    /// The simulated peripheral manager behind this manager, for the kit's test hooks, or
+    /// `nil` when it is not on a bridge.
+    public var simulatedPeripheral: MockPeripheralManager? { (backend as? MockPeripheralEngine)?.peripheral }
+}
+
+/// Connection latencies a peripheral manager may ask for (`CBPeripheralManagerConnectionLatency`).
+public enum CBMPeripheralManagerConnectionLatency: Int, Sendable {
+    case low = 0
+    case medium = 1
+    case high = 2
+}
+
+/// What a ``CBMPeripheralManager`` runs on.
+protocol PeripheralBackend: AnyObject, Sendable {
+    var state: CBMManagerState { get }
+    var isAdvertising: Bool { get }
+    func attach(_ manager: CBMPeripheralManager)
+    func add(_ service: CBMMutableService)
+    func remove(_ service: CBMMutableService)
+    func removeAllServices()
+    func startAdvertising(_ advertisementData: [String: Any]?)
+    func stopAdvertising()
+    func updateValue(_ value: Data, for characteristic: CBMMutableCharacteristic, onSubscribedCentrals: [CBMCentral]?)
+        -> Bool
+    func respond(to request: CBMATTRequest, withResult result: CBMATTError.Code)
+    func publishL2CAPChannel(withEncryption encryptionRequired: Bool)
+    func unpublishL2CAPChannel(_ psm: UInt16)
+}
+
+/// A peripheral manager on a system without Bluetooth LE: `unsupported`, every call ignored.
+final class UnsupportedPeripheralBackend: PeripheralBackend, @unchecked Sendable {
+    // @unchecked Sendable: immutable after init.
+    let queue: DispatchQueue
+
+    init(queue: DispatchQueue) { self.queue = queue }
+
+    var state: CBMManagerState { .unsupported }
+    var isAdvertising: Bool { false }
+
+    func attach(_ manager: CBMPeripheralManager) {
+        queue.async { [weak manager] in
+            guard let manager, let delegate = manager.delegate else { return }
+            delegate.peripheralManagerDidUpdateState(manager)
+        }
+    }
+
+    func add(_ service: CBMMutableService) {}
+    func remove(_ service: CBMMutableService) {}
+    func removeAllServices() {}
+    func startAdvertising(_ advertisementData: [String: Any]?) {}
+    func stopAdvertising() {}
+    func updateValue(_ value: Data, for characteristic: CBMMutableCharacteristic, onSubscribedCentrals: [CBMCentral]?)
+        -> Bool
+    { false }
+    func respond(to request: CBMATTRequest, withResult result: CBMATTError.Code) {}
+    func publishL2CAPChannel(withEncryption encryptionRequired: Bool) {}
+    func unpublishL2CAPChannel(_ psm: UInt16) {}
+}

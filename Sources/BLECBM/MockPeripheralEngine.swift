@@ -1,0 +1,283 @@
+import BLECore
+import BLEMockKit
+import Foundation
+
+/// A ``CBMPeripheralManager`` on a bridge: the app's calls become commands on a
+/// ``MockPeripheralManager`` (answering requests by hand, as CoreBluetooth's peripheral role
+/// does), and its events come back as delegate callbacks on the app's queue.
+///
+/// `updateValue` answers synchronously, as CoreBluetooth's does, from a mirror of the update
+/// queue: the updates the bridge holds (reported each time some leave) plus those the app sent
+/// that have not reached the bridge yet, against the queue's capacity and the subscribers the
+/// bridge reported.
+final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
+    // @unchecked Sendable: every mutable property is only read and written with `lock` held.
+    typealias Command = @Sendable (isolated MockPeripheralManager) -> Void
+
+    let peripheral: MockPeripheralManager
+    let lane: FrontEndLane<Command>
+    let lock = Lock()
+    private weak var manager: CBMPeripheralManager?
+    private var mirroredState: CBMManagerState = .unknown
+    private var advertising = false
+    /// Published characteristics by handle, and the services the app added, by object.
+    private var characteristics: [UInt16: CBMMutableCharacteristic] = [:]
+    private var published: [ObjectIdentifier: LocalService] = [:]
+    /// Subscribed centrals per characteristic handle, in the order they subscribed.
+    private var subscribers: [UInt16: [CBMCentral]] = [:]
+    private var centrals: [UUID: CBMCentral] = [:]
+    private var queuedUpdates = 0
+    private var updatesInFlight = 0
+
+    init(bridge: MockBLEBridge, queue: DispatchQueue?, configuration: MockPeripheralManager.Configuration?) {
+        var configuration =
+            configuration
+            ?? (bridge.configuration.timing.isInstant ? .fast : .realistic(seed: bridge.configuration.seed))
+        configuration.requestHandling = .manual
+        let peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge)
+        self.peripheral = peripheral
+        lane = FrontEndLane(bridge: bridge, queue: queue) { batch in await peripheral.apply(batch) }
+    }
+
+    deinit {
+        let peripheral = peripheral
+        lane.bridge.startTracked { await peripheral.detachFrontEnd() }
+    }
+
+    func attach(_ manager: CBMPeripheralManager) {
+        lock.withLock { self.manager = manager }
+        let frontEnd = PeripheralFrontEnd(
+            event: { [weak self] event in self?.handle(event) },
+            updateQueue: { [weak self] queued in
+                guard let self else { return }
+                lock.withLock { queuedUpdates = queued }
+            })
+        lane.command { $0.attachFrontEnd(frontEnd) }
+    }
+
+    /// The manager and its delegate, if both are still there.
+    private var managerAndDelegate: (CBMPeripheralManager, any CBMPeripheralManagerDelegate)? {
+        guard let manager = lock.withLock({ manager }), let delegate = manager.delegate else { return nil }
+        return (manager, delegate)
+    }
+
+    /// Calls the delegate on the app's queue.
+    private func tell(_ body: @escaping @Sendable (CBMPeripheralManager, any CBMPeripheralManagerDelegate) -> Void) {
+        lane.deliver { [self] in
+            guard let (manager, delegate) = managerAndDelegate else { return }
+            body(manager, delegate)
+        }
+    }
+
+    var state: CBMManagerState { lock.withLock { mirroredState } }
+
+    var isAdvertising: Bool { lock.withLock { advertising } }
+
+    func add(_ service: CBMMutableService) {
+        let characteristicObjects = (service.characteristics ?? []).compactMap { $0 as? CBMMutableCharacteristic }
+        let gatt = GATTService(
+            uuid: service.uuid.bluetoothUUID, isPrimary: service.isPrimary,
+            includedServices: (service.includedServices ?? []).map(\.uuid.bluetoothUUID),
+            characteristics: characteristicObjects.map(\.gattCharacteristic))
+        for characteristic in characteristicObjects {
+            characteristic.lock.withLock { characteristic.setService(service) }
+        }
+        lane.command { [self] peripheral in
+            do {
+                let local = try peripheral.add(gatt)
+                lock.withLock {
+                    published[ObjectIdentifier(service)] = local
+                    for (object, published) in zip(characteristicObjects, local.characteristics) {
+                        characteristics[published.handle] = object
+                    }
+                }
+                tell { manager, delegate in delegate.peripheralManager(manager, didAdd: service, error: nil) }
+            } catch {
+                let failure = CBMError.bridging(error)
+                tell { manager, delegate in delegate.peripheralManager(manager, didAdd: service, error: failure) }
+            }
+        }
+    }
+
+    func remove(_ service: CBMMutableService) {
+        guard let local = lock.withLock({ published.removeValue(forKey: ObjectIdentifier(service)) }) else { return }
+        lock.withLock { for characteristic in local.characteristics { characteristics[characteristic.handle] = nil } }
+        lane.command { try? $0.remove(local) }
+    }
+
+    func removeAllServices() {
+        lock.withLock {
+            published.removeAll()
+            characteristics.removeAll()
+        }
+        lane.command { $0.removeAllServices() }
+    }
+
+    func startAdvertising(_ advertisementData: [String: Any]?) {
+        let advertisement = AdvertisementData(
+            localName: advertisementData?[CBMAdvertisementDataLocalNameKey] as? String,
+            serviceUUIDs: (advertisementData?[CBMAdvertisementDataServiceUUIDsKey] as? [CBMUUID])?.map(\.bluetoothUUID)
+                ?? [])
+        lane.command { [self] peripheral in
+            do {
+                try peripheral.startAdvertising(advertisement)
+                lock.withLock { advertising = true }
+                tell { manager, delegate in delegate.peripheralManagerDidStartAdvertising(manager, error: nil) }
+            } catch {
+                let failure = CBMError.bridging(error)
+                tell { manager, delegate in delegate.peripheralManagerDidStartAdvertising(manager, error: failure) }
+            }
+        }
+    }
+
+    func stopAdvertising() {
+        lock.withLock { advertising = false }
+        lane.command { $0.stopAdvertising() }
+    }
+
+    func updateValue(
+        _ value: Data, for characteristic: CBMMutableCharacteristic, onSubscribedCentrals centrals: [CBMCentral]?
+    ) -> Bool {
+        let decision = lock.withLock { () -> (local: LocalCharacteristic, targets: Int)? in
+            guard mirroredState == .poweredOn,
+                let handle = characteristics.first(where: { $0.value === characteristic })?.key,
+                let local = published.values.lazy.flatMap(\.characteristics).first(where: { $0.handle == handle })
+            else { return nil }
+            let targets = (subscribers[handle] ?? []).filter { subscriber in
+                centrals?.contains { $0.identifier == subscriber.identifier } ?? true
+            }
+            if let capacity = peripheral.updateQueueCapacity, queuedUpdates + updatesInFlight + targets.count > capacity
+            {
+                return (local, -1)
+            }
+            updatesInFlight += targets.count
+            return (local, targets.count)
+        }
+        guard let decision else { return false }
+        guard decision.targets >= 0 else {
+            lane.command { $0.noteUpdateRefused() }
+            return false
+        }
+        let local = decision.local
+        let identifiers = centrals?.map(\.identifier)
+        lane.command { [self] peripheral in
+            _ = try? peripheral.updateValue(value, for: local, onSubscribedCentrals: identifiers)
+            let queued = peripheral.queuedUpdates
+            lock.withLock {
+                updatesInFlight -= decision.targets
+                queuedUpdates = queued
+            }
+        }
+        return true
+    }
+
+    func respond(to request: CBMATTRequest, withResult result: CBMATTError.Code) {
+        let answer = request.request
+        let value = request.value
+        lane.command {
+            try? $0.respond(to: answer, withResult: ATTError.Code(rawValue: UInt8(result.rawValue)), value: value)
+        }
+    }
+
+    func publishL2CAPChannel(withEncryption encryptionRequired: Bool) {
+        lane.command { [self] peripheral in
+            do {
+                let psm = try peripheral.publishL2CAPChannel(requiresEncryption: encryptionRequired)
+                tell { manager, delegate in delegate.peripheralManager(manager, didPublishL2CAPChannel: psm, error: nil)
+                }
+            } catch {
+                let failure = CBMError.bridging(error)
+                tell { manager, delegate in
+                    delegate.peripheralManager(manager, didPublishL2CAPChannel: 0, error: failure)
+                }
+            }
+        }
+    }
+
+    func unpublishL2CAPChannel(_ psm: UInt16) {
+        lane.command { [self] peripheral in
+            var failure: (any Error)?
+            do { try peripheral.unpublishL2CAPChannel(psm) } catch { failure = CBMError.bridging(error) }
+            let reported = failure
+            tell { manager, delegate in
+                delegate.peripheralManager(manager, didUnpublishL2CAPChannel: psm, error: reported)
+            }
+        }
+    }
+
+    // MARK: Events
+
+    /// The object for a central (the same one each time).
+    private func centralObject(_ remote: RemoteCentral) -> CBMCentral {
+        lock.withLock {
+            if let existing = centrals[remote.identifier] { return existing }
+            let created = CBMCentral(remote)
+            centrals[remote.identifier] = created
+            return created
+        }
+    }
+
+    /// Handles an event of the manager (on the bridge's executor, in the simulation's order).
+    private func handle(_ event: PeripheralEvent) {
+        switch event {
+        case .stateChanged(let state):
+            lane.deliver { [self] in
+                lock.withLock {
+                    mirroredState = CBMManagerState(state)
+                    if state != .poweredOn { advertising = false }
+                }
+                guard let (manager, delegate) = managerAndDelegate else { return }
+                delegate.peripheralManagerDidUpdateState(manager)
+            }
+        case .readRequest(let request):
+            let central = centralObject(request.central)
+            guard let characteristic = lock.withLock({ characteristics[request.characteristic.handle] }) else { return }
+            let object = CBMATTRequest(request, central: central, characteristic: characteristic)
+            tell { manager, delegate in delegate.peripheralManager(manager, didReceiveRead: object) }
+        case .writeRequests(let requests):
+            let objects = requests.compactMap { request -> CBMATTRequest? in
+                guard let characteristic = lock.withLock({ characteristics[request.characteristic.handle] }) else {
+                    return nil
+                }
+                return CBMATTRequest(request, central: centralObject(request.central), characteristic: characteristic)
+            }
+            guard !objects.isEmpty else { return }
+            tell { manager, delegate in delegate.peripheralManager(manager, didReceiveWrite: objects) }
+        case .subscribed(let remote, let local):
+            let central = centralObject(remote)
+            guard
+                let characteristic = lock.withLock({ () -> CBMMutableCharacteristic? in
+                    subscribers[local.handle, default: []].append(central)
+                    return characteristics[local.handle]
+                })
+            else { return }
+            lane.deliver { [self] in
+                characteristic.lock.withLock { characteristic.subscribers.append(central) }
+                guard let (manager, delegate) = managerAndDelegate else { return }
+                delegate.peripheralManager(manager, central: central, didSubscribeTo: characteristic)
+            }
+        case .unsubscribed(let remote, let local):
+            let central = centralObject(remote)
+            guard
+                let characteristic = lock.withLock({ () -> CBMMutableCharacteristic? in
+                    subscribers[local.handle]?.removeAll { $0 === central }
+                    return characteristics[local.handle]
+                })
+            else { return }
+            lane.deliver { [self] in
+                characteristic.lock.withLock { characteristic.subscribers.removeAll { $0 === central } }
+                guard let (manager, delegate) = managerAndDelegate else { return }
+                delegate.peripheralManager(manager, central: central, didUnsubscribeFrom: characteristic)
+            }
+        case .readyToUpdateSubscribers:
+            tell { manager, delegate in delegate.peripheralManagerIsReady(toUpdateSubscribers: manager) }
+        case .willRestoreState:
+            // Restored services are the app's to publish again here; the dictionary carries none.
+            tell { manager, delegate in delegate.peripheralManager(manager, willRestoreState: [:]) }
+        case .l2capChannelOpened(let channel):
+            let peer = CBMCentral(RemoteCentral(identifier: channel.peer, maximumUpdateValueLength: 20))
+            let opened = CBML2CAPChannel(psm: channel.psm, peer: peer, channel: channel)
+            tell { manager, delegate in delegate.peripheralManager(manager, didOpen: opened, error: nil) }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The door a callback-style front end of a peripheral manager (the kit's CoreBluetooth-shaped
+/// API) uses: commands applied in the order the app issued them, and the manager's events
+/// handed over in the simulation's order.
+extension MockPeripheralManager {
+    /// Attaches a front end: from now on it hears this manager's events and the length of its
+    /// update queue. The manager joins the bridge here, so the front end hears its first state.
+    package func attachFrontEnd(_ frontEnd: PeripheralFrontEnd) {
+        bridge.assumeIsolated { bridge in
+            let joinedBefore = bridge.peripheralStreams[identifier] != nil
+            bridge.peripheralFrontEnds[identifier] = frontEnd
+            bridge.admitArrivals()
+            bridge.join(peripheral: identifier, events: broadcaster, configuration: configuration)
+            if joinedBefore { frontEnd.event(.stateChanged(bridge.world.state(of: .peripheral(identifier)))) }
+            bridge.world.updateQueueReporters.insert(identifier)
+            bridge.runDue()
+        }
+    }
+
+    /// Detaches this manager's front end (it went away).
+    package func detachFrontEnd() {
+        bridge.assumeIsolated { bridge in
+            bridge.peripheralFrontEnds[identifier] = nil
+            bridge.world.updateQueueReporters.remove(identifier)
+        }
+    }
+
+    /// Applies commands in order (each may call this manager's synchronous API), then runs the
+    /// events due now.
+    package func apply(_ commands: [@Sendable (isolated MockPeripheralManager) -> Void]) {
+        for command in commands { command(self) }
+        bridge.assumeIsolated { $0.runDue() }
+    }
+
+    /// How many updates wait in the update queue.
+    package var queuedUpdates: Int {
+        world { $0.peripherals[identifier]?.queuedUpdates ?? 0 }
+    }
+
+    /// The front end refused an update because its mirror of the update queue was full: the
+    /// manager is owed a ready event once the queue drains, as when the stack refuses one.
+    package func noteUpdateRefused() {
+        world { $0.peripherals[identifier]?.updateQueueWasFull = true }
+    }
+
+    /// The capacity of the update queue, or `nil` when unlimited.
+    package nonisolated var updateQueueCapacity: Int? { configuration.updateQueue.capacity }
+}

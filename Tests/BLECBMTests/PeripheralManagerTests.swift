@@ -1,0 +1,194 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// (These names mirror CoreBluetooth's API.)
+
+import BLECBM
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+/// A peripheral app in CoreBluetooth delegate style: a counter service with a dynamic readable
+/// characteristic, a writable one, and one that notifies.
+final class CounterPeripheral: NSObject, CBMPeripheralManagerDelegate, @unchecked Sendable {
+    // @unchecked Sendable: only touched on the main queue.
+    static let service = CBMUUID(string: "6E400001-B5A3-F393-E0A9-E50E24DCCA9E")
+    static let counterUUID = CBMUUID(string: "6E400002-B5A3-F393-E0A9-E50E24DCCA9E")
+    static let commandUUID = CBMUUID(string: "6E400003-B5A3-F393-E0A9-E50E24DCCA9E")
+    static let streamUUID = CBMUUID(string: "6E400004-B5A3-F393-E0A9-E50E24DCCA9E")
+    static let versionUUID = CBMUUID(string: "6E400005-B5A3-F393-E0A9-E50E24DCCA9E")
+
+    var manager: CBMPeripheralManager!
+    let counter = CBMMutableCharacteristic(
+        type: counterUUID, properties: [.read], value: nil, permissions: [.readable])
+    let command = CBMMutableCharacteristic(
+        type: commandUUID, properties: [.write], value: nil, permissions: [.writeable])
+    let stream = CBMMutableCharacteristic(type: streamUUID, properties: [.notify], value: nil, permissions: [])
+    let version = CBMMutableCharacteristic(
+        type: versionUUID, properties: [.read], value: Data([2, 1]), permissions: [.readable])
+    var calls: [String] = []
+    var reads = 0
+    var commands: [Data] = []
+    var subscribers: [CBMCentral] = []
+    var refuseReads = false
+
+    override init() {
+        super.init()
+        manager = CBMPeripheralManager(delegate: self, queue: nil)
+    }
+
+    func peripheralManagerDidUpdateState(_ peripheral: CBMPeripheralManager) {
+        calls.append("state \(peripheral.state)")
+        guard peripheral.state == .poweredOn else { return }
+        let service = CBMMutableService(type: Self.service, primary: true)
+        service.characteristics = [counter, command, stream, version]
+        peripheral.add(service)
+    }
+
+    func peripheralManager(_ peripheral: CBMPeripheralManager, didAdd service: CBMService, error: (any Error)?) {
+        calls.append("added \(service.uuid)" + (error.map { " error \($0)" } ?? ""))
+        peripheral.startAdvertising([
+            CBMAdvertisementDataLocalNameKey: "Counter", CBMAdvertisementDataServiceUUIDsKey: [Self.service],
+        ])
+    }
+
+    func peripheralManagerDidStartAdvertising(_ peripheral: CBMPeripheralManager, error: (any Error)?) {
+        calls.append("advertising")
+    }
+
+    func peripheralManager(_ peripheral: CBMPeripheralManager, didReceiveRead request: CBMATTRequest) {
+        reads += 1
+        calls.append("read \(request.characteristic.uuid) offset \(request.offset)")
+        if refuseReads {
+            peripheral.respond(to: request, withResult: .readNotPermitted)
+            return
+        }
+        request.value = Data([UInt8(reads)])
+        peripheral.respond(to: request, withResult: .success)
+    }
+
+    func peripheralManager(_ peripheral: CBMPeripheralManager, didReceiveWrite requests: [CBMATTRequest]) {
+        calls.append("write \(requests.count)")
+        commands += requests.compactMap(\.value)
+        peripheral.respond(to: requests[0], withResult: .success)
+    }
+
+    func peripheralManager(
+        _ peripheral: CBMPeripheralManager, central: CBMCentral, didSubscribeTo characteristic: CBMCharacteristic
+    ) {
+        calls.append("subscribed \(characteristic.uuid)")
+        subscribers.append(central)
+    }
+
+    func peripheralManager(
+        _ peripheral: CBMPeripheralManager, central: CBMCentral, didUnsubscribeFrom characteristic: CBMCharacteristic
+    ) {
+        calls.append("unsubscribed \(characteristic.uuid)")
+    }
+
+    func peripheralManagerIsReady(toUpdateSubscribers peripheral: CBMPeripheralManager) {
+        calls.append("ready")
+    }
+}
+
+@Suite(.timeLimit(.minutes(10)))
+struct PeripheralManagerTests {
+    /// Connects a central of the async API to the counter peripheral and finds its characteristics.
+    static func connect(_ central: MockCentralManager, to peripheral: UUID) async throws -> [RemoteCharacteristic] {
+        try await central.scanForPeripherals(withServices: [CounterPeripheral.service.bluetoothUUID])
+        await central.bridge.waitUntil { bridge in
+            bridge.log.contains { $0.kind == .discovered && $0.peripheral == peripheral }
+        }
+        try await central.connect(peripheral)
+        return try await central.discoverAll(for: peripheral)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aCoreBluetoothStylePeripheralAppAnswersReadsWritesAndNotifies(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 31) : .init(seed: 31))
+        let central = MockCentralManager(
+            configuration: realistic ? .realistic(seed: 31) : .fast, bridge: bridge)
+        let notifications = central.events()
+        let calls = try await bridge.run { @MainActor () -> [String] in
+            let app = CounterPeripheral()
+            try await bridge.waitForApp { app.manager.isAdvertising }
+            let identifier = app.manager.simulatedPeripheral!.identifier
+            let found = try await Self.connect(central, to: identifier)
+            let counter = try #require(found.first { $0.uuid == CounterPeripheral.counterUUID.bluetoothUUID })
+            let command = try #require(found.first { $0.uuid == CounterPeripheral.commandUUID.bluetoothUUID })
+            let stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
+            let version = try #require(found.first { $0.uuid == CounterPeripheral.versionUUID.bluetoothUUID })
+            // A dynamic characteristic: the app's delegate answers.
+            #expect(try await central.readValue(for: counter) == Data([1]))
+            #expect(try await central.readValue(for: counter) == Data([2]))
+            // A static one: the stack answers, the delegate hears nothing.
+            #expect(try await central.readValue(for: version) == Data([2, 1]))
+            #expect(app.reads == 2)
+            try await central.writeValue(Data([0xAA]), for: command, type: .withResponse)
+            #expect(app.commands == [Data([0xAA])])
+            try await central.setNotifyValue(true, for: stream)
+            try await bridge.waitForApp { app.subscribers.count == 1 }
+            #expect(app.stream.subscribedCentrals?.map(\.identifier) == [central.identifier])
+            #expect(app.subscribers[0].identifier == central.identifier)
+            #expect(app.manager.updateValue(Data([7]), for: app.stream, onSubscribedCentrals: nil))
+            // A refused read reaches the central as the ATT error the app chose.
+            app.refuseReads = true
+            await #expect(throws: ATTError(.readNotPermitted)) { try await central.readValue(for: counter) }
+            return app.calls
+        }
+        var received: [Data] = []
+        for await event in notifications {
+            if case .valueUpdated(_, let value) = event {
+                received.append(value)
+                break
+            }
+        }
+        #expect(received == [Data([7])])
+        #expect(
+            calls == (realistic ? ["state resetting"] : []) + [
+                "state poweredOn", "added 6E400001-B5A3-F393-E0A9-E50E24DCCA9E", "advertising",
+                "read 6E400002-B5A3-F393-E0A9-E50E24DCCA9E offset 0",
+                "read 6E400002-B5A3-F393-E0A9-E50E24DCCA9E offset 0",
+                "write 1", "subscribed 6E400004-B5A3-F393-E0A9-E50E24DCCA9E",
+                "read 6E400002-B5A3-F393-E0A9-E50E24DCCA9E offset 0",
+            ])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func updateValueReturnsFalseWhenTheQueueIsFullAndTheDelegateHearsWhenItDrains() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 12))
+        let central = MockCentralManager(configuration: .realistic(seed: 12), bridge: bridge)
+        let (accepted, calls) = try await bridge.run { @MainActor () -> (Int, [String]) in
+            let app = CounterPeripheral()
+            try await bridge.waitForApp { app.manager.isAdvertising }
+            let found = try await Self.connect(central, to: app.manager.simulatedPeripheral!.identifier)
+            let stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
+            try await central.setNotifyValue(true, for: stream)
+            try await bridge.waitForApp { app.subscribers.count == 1 }
+            var accepted = 0
+            while app.manager.updateValue(Data([UInt8(accepted)]), for: app.stream, onSubscribedCentrals: nil) {
+                accepted += 1
+                if accepted == 1_000 { break }
+            }
+            try await bridge.waitForApp { app.calls.last == "ready" }
+            #expect(app.manager.updateValue(Data([0xFF]), for: app.stream, onSubscribedCentrals: nil))
+            return (accepted, app.calls)
+        }
+        // The realistic peripheral's update queue holds 20 updates.
+        let capacity = 20
+        #expect(MockPeripheralManager.Configuration.realistic(seed: 12).updateQueue == .realistic(capacity: capacity))
+        #expect(accepted == capacity)
+        #expect(calls.filter { $0 == "ready" }.count == 1)
+        // Every accepted update reaches the central, in order; the refused one never does.
+        await bridge.advance(by: .seconds(2))
+        let sent = await bridge.log.filter { $0.kind == .notification && $0.error == nil }.compactMap(\.value)
+        #expect(sent == (0..<capacity).map { Data([UInt8($0)]) } + [Data([0xFF])])
+    }
+
+    @Test func aPeripheralManagerOutsideAnyBridgeReportsUnsupported() {
+        let manager = CBMPeripheralManager(delegate: nil, queue: DispatchQueue(label: "test"))
+        #expect(manager.state == .unsupported)
+        #expect(manager.simulatedPeripheral == nil)
+        #expect(!manager.updateValue(Data(), for: CounterPeripheral().stream, onSubscribedCentrals: nil))
+    }
+}
