@@ -50,3 +50,23 @@ swiftc -typecheck -swift-version 6 -module-name BLECoreBluetoothContract -parse-
     Tests/BLECoreBluetoothTests/Contract/CoreBluetoothRoleContractTests.swift
 echo "type-checked the role contract's CoreBluetooth suite against the CoreBluetooth stub"
 
+
+# BLECBM (CoreBluetooth's own API) forwards to CoreBluetooth outside a bridge scope. It imports
+# BLEMockKit, which imports Transport and its C target: emit those modules too (against the
+# stub-built BLECore; the C target through a module map of its header), then type-check BLECBM.
+cat > "$interfaces/module.modulemap" <<MAP
+module CTransportCRC32C {
+    umbrella header "$PWD/Sources/CTransportCRC32C/include/CTransportCRC32C.h"
+    export *
+}
+MAP
+emit() { # module-name, source dir
+    local name=$1 dir=$2
+    mapfile -t files < <(find "$dir" -name '*.swift' | sort)
+    swiftc -emit-module -swift-version 6 -module-name "$name" -parse-as-library \
+        -enable-upcoming-feature ExistentialAny -warnings-as-errors -package-name blemockkit \
+        -I "$modules" -I "$interfaces" -emit-module-path "$interfaces/$name.swiftmodule" "${files[@]}"
+}
+emit Transport Sources/Transport
+emit BLEMockKit Sources/BLEMockKit
+typecheck BLECBM Sources/BLECBM -I "$interfaces" -package-name blemockkit

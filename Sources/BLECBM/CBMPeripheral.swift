@@ -137,8 +137,8 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
     }
 }
 
-/// An L2CAP channel (`CBL2CAPChannel`): the PSM, the peer, and the kit's channel to send and
-/// receive on.
+/// An L2CAP channel (`CBL2CAPChannel`): the PSM and the peer; on a bridge, the kit's channel to
+/// send and receive on; on CoreBluetooth, its streams.
 open class CBML2CAPChannel: NSObject, @unchecked Sendable {
     // @unchecked Sendable: immutable after init.
 
@@ -146,13 +146,22 @@ open class CBML2CAPChannel: NSObject, @unchecked Sendable {
     public let psm: UInt16
     /// The peer at the other end.
     public let peer: CBMPeer
-    /// The channel itself: send with `send(_:)`, read `incoming`.
-    public let channel: L2CAPChannel
+    /// On a bridge, the simulated channel: send with `send(_:)`, read `incoming`.
+    public let channel: L2CAPChannel?
+    /// On CoreBluetooth, the channel's input stream.
+    public let inputStream: InputStream?
+    /// On CoreBluetooth, the channel's output stream.
+    public let outputStream: OutputStream?
 
-    init(psm: UInt16, peer: CBMPeer, channel: L2CAPChannel) {
+    init(
+        psm: UInt16, peer: CBMPeer, channel: L2CAPChannel?, inputStream: InputStream? = nil,
+        outputStream: OutputStream? = nil
+    ) {
         self.psm = psm
         self.peer = peer
         self.channel = channel
+        self.inputStream = inputStream
+        self.outputStream = outputStream
         super.init()
     }
 }

@@ -30,7 +30,7 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
         if let bridge = MockBLEBridge.current {
             backend = MockPeripheralEngine(bridge: bridge, queue: queue, configuration: nil)
         } else {
-            backend = UnsupportedPeripheralBackend(queue: queue ?? .main)
+            backend = NativeSupport.peripheralBackend(queue: queue, options: options)
         }
         storedDelegate = delegate
         super.init()

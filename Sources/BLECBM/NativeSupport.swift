@@ -2,20 +2,71 @@ import BLECore
 import BLEMockKit
 import Foundation
 
-/// Where a manager created outside any bridge scope runs.
-///
-/// This version has no CoreBluetooth-backed implementation yet: such a manager reports
-/// `unsupported` (once, as its first state callback) and refuses every call, as a system
-/// without Bluetooth LE does. Tests create managers inside a bridge scope, or with
-/// ``CBMCentralManager/init(bridge:delegate:queue:options:configuration:)``.
+#if canImport(CoreBluetooth)
+    import CoreBluetooth
+#endif
+
+/// Where a manager created outside any bridge scope runs: on Apple platforms, CoreBluetooth
+/// itself (``NativeCentralBackend``); elsewhere, a system without Bluetooth LE (the manager
+/// reports `unsupported` and ignores every call).
 enum NativeSupport {
     /// The app's authorization outside any bridge.
-    static var authorization: CBMManagerAuthorization { .allowedAlways }
-
-    /// The backend of a manager created outside any bridge scope.
-    static func centralBackend(queue: DispatchQueue?, options: [String: Any]?) -> any CentralBackend {
-        UnsupportedCentralBackend(queue: queue ?? .main)
+    static var authorization: CBMManagerAuthorization {
+        #if canImport(CoreBluetooth)
+            CBMManagerAuthorization(rawValue: CBManager.authorization.rawValue) ?? .notDetermined
+        #else
+            .allowedAlways
+        #endif
     }
+
+    /// The backend of a central manager created outside any bridge scope.
+    static func centralBackend(queue: DispatchQueue?, options: [String: Any]?) -> any CentralBackend {
+        #if canImport(CoreBluetooth)
+            NativeCentralBackend(queue: queue, options: options)
+        #else
+            UnsupportedCentralBackend(queue: queue ?? .main)
+        #endif
+    }
+
+    /// The backend of a peripheral manager created outside any bridge scope.
+    static func peripheralBackend(queue: DispatchQueue?, options: [String: Any]?) -> any PeripheralBackend {
+        #if canImport(CoreBluetooth)
+            NativePeripheralBackend(queue: queue, options: options)
+        #else
+            UnsupportedPeripheralBackend(queue: queue ?? .main)
+        #endif
+    }
+
+    /// CoreBluetooth's errors as the module's: `NSError`s in CoreBluetooth's domains become
+    /// ``CBMError`` and ``CBMATTError`` with the same codes, so `error as? CBMError` works.
+    static func bridging(_ error: (any Error)?) -> (any Error)? {
+        guard let error else { return nil }
+        let nsError = error as NSError
+        switch nsError.domain {
+        case CBMErrorDomain: return CBMError(CBMError.Code(rawValue: nsError.code) ?? .unknown)
+        case CBMATTErrorDomain: return CBMATTError(rawCode: UInt8(truncatingIfNeeded: nsError.code))
+        default: return error
+        }
+    }
+
+    #if canImport(CoreBluetooth)
+        /// CoreBluetooth's advertisement dictionary with its UUIDs as ``CBMUUID``s.
+        static func advertisement(_ dictionary: [String: Any]) -> [String: Any] {
+            var converted = dictionary
+            for key in [
+                CBMAdvertisementDataServiceUUIDsKey, CBMAdvertisementDataOverflowServiceUUIDsKey,
+                CBMAdvertisementDataSolicitedServiceUUIDsKey,
+            ] {
+                if let uuids = dictionary[key] as? [CBUUID] { converted[key] = uuids.map(CBMUUID.init(cbUUID:)) }
+            }
+            if let serviceData = dictionary[CBMAdvertisementDataServiceDataKey] as? [CBUUID: Data] {
+                var data: [CBMUUID: Data] = [:]
+                for (uuid, value) in serviceData { data[CBMUUID(cbUUID: uuid)] = value }
+                converted[CBMAdvertisementDataServiceDataKey] = data
+            }
+            return converted
+        }
+    #endif
 }
 
 /// A central on a system without Bluetooth LE: `unsupported`, and every call ignored.
