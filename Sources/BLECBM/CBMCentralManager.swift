@@ -6,7 +6,7 @@ import Foundation
 /// with results at a ``CBMCentralManagerDelegate`` on the queue given (the main queue when
 /// `nil`).
 ///
-/// Created inside a test's bridge scope (``MockBLEBridge/run(timeLimit:stallPatience:_:)``, or
+/// Created inside a test's bridge scope (`MockBLEBridge.run(timeLimit:stallPatience:_:)`, or
 /// `MockBLEBridge.$current.withValue(bridge) { … }`), a manager created the CoreBluetooth way —
 /// `CBMCentralManager(delegate: self, queue: nil)` in unchanged app code — runs on that bridge.
 /// ``init(bridge:delegate:queue:options:configuration:)`` puts one on a bridge explicitly.
@@ -30,7 +30,7 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
 
     /// Creates a manager with options (``CBMCentralManagerOptionRestoreIdentifierKey``,
     /// ``CBMCentralManagerOptionShowPowerAlertKey``). It runs on the current test's bridge
-    /// when there is one (``MockBLEBridge/current``).
+    /// when there is one (`MockBLEBridge.current`).
     public init(delegate: (any CBMCentralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil) {
         if let bridge = MockBLEBridge.current {
             backend = MockCentralEngine(bridge: bridge, queue: queue, options: options, configuration: nil)

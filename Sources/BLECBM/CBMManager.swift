@@ -56,7 +56,7 @@ open class CBMManager: NSObject, @unchecked Sendable {
     open var authorization: CBMManagerAuthorization { .allowedAlways }
 
     /// The app's Bluetooth authorization, for the current test's bridge
-    /// (``MockBLEBridge/current``) when there is one: `allowedAlways` unless a test changed it
+    /// (`MockBLEBridge.current`) when there is one: `allowedAlways` unless a test changed it
     /// with ``CBMCentralManager/simulateAuthorization(_:)`` on a manager of that bridge.
     /// Without a bridge on Apple platforms, CoreBluetooth's own value.
     public class var authorization: CBMManagerAuthorization {

@@ -25,7 +25,7 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     }
 
     /// Creates a manager with options. It runs on the current test's bridge when there is one
-    /// (``MockBLEBridge/current``).
+    /// (`MockBLEBridge.current`).
     public init(delegate: (any CBMPeripheralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil) {
         if let bridge = MockBLEBridge.current {
             backend = MockPeripheralEngine(bridge: bridge, queue: queue, configuration: nil)

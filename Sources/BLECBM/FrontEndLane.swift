@@ -5,7 +5,7 @@ import Foundation
 /// the app's calls become commands applied on the bridge in the order they were made, and what
 /// the simulation decides comes back as blocks on the app's queue, in the simulation's order.
 ///
-/// A run (``MockBLEBridge/run(timeLimit:stallPatience:_:)``) sees the lane: its commands are
+/// A run (`MockBLEBridge.run(timeLimit:stallPatience:_:)`) sees the lane: its commands are
 /// applied by a task the run tracks, its queue is registered as a probe, and every command and
 /// callback counts as outside activity, so the run moves virtual time only once the app has
 /// reacted to what it was told.

@@ -42,6 +42,9 @@ struct DocumentationBlockTests {
         let folder = examples.appendingPathComponent("Documentation")
         sources += try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
             .map { folder.appendingPathComponent($0) }
+        let coreBluetoothExamples = root(of: "Tests/BLECBMTests/Documentation")
+        sources += try FileManager.default.contentsOfDirectory(atPath: coreBluetoothExamples.path)
+            .filter { $0.hasSuffix(".swift") }.map { coreBluetoothExamples.appendingPathComponent($0) }
         let compiled = try sources.map { Self.normalized(try String(contentsOf: $0, encoding: .utf8)) }
             .joined(separator: "\n")
         var counts: [String: Int] = [:]
@@ -58,7 +61,10 @@ struct DocumentationBlockTests {
         }
         #expect(counts["README.md", default: 0] >= 6)
         #expect(counts["MIGRATION.md", default: 0] >= 11)
-        for article in ["GettingStarted.md", "RealisticMode.md", "InjectingErrors.md", "FixturesAndScenarios.md"] {
+        for article in [
+            "GettingStarted.md", "RealisticMode.md", "InjectingErrors.md", "FixturesAndScenarios.md",
+            "TestingCoreBluetoothApps.md",
+        ] {
             #expect(counts[article, default: 0] >= 1, "\(article)")
         }
     }

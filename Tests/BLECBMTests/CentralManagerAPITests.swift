@@ -1,0 +1,265 @@
+import BLECBM
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+/// A delegate that keeps every callback of both roles' central side, as text.
+final class Journal: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
+    // @unchecked Sendable: only touched on the main queue.
+    var entries: [String] = []
+    var discovered: [CBMPeripheral] = []
+    var lastError: NSError?
+    var rssi: NSNumber?
+
+    func add(_ entry: String, _ error: (any Error)? = nil) {
+        entries.append(entry)
+        if let error { lastError = error as NSError }
+    }
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) { add("state \(central.state)") }
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi: NSNumber
+    ) {
+        discovered.append(peripheral)
+        peripheral.delegate = self
+        add("discover")
+    }
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) { add("connect") }
+    func centralManager(
+        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: (any Error)?
+    ) {
+        add("disconnect" + (error == nil ? "" : " error"), error)
+    }
+    func centralManager(
+        _ central: CBMCentralManager, connectionEventDidOccur event: CBMConnectionEvent, for peripheral: CBMPeripheral
+    ) {
+        add("connection event \(event == .peerConnected ? "connected" : "disconnected")")
+    }
+    func peripheral(_ peripheral: CBMPeripheral, didReadRSSI rssi: NSNumber, error: (any Error)?) {
+        self.rssi = rssi
+        add("rssi", error)
+    }
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: (any Error)?) { add("services", error) }
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?)
+    {
+        add("characteristics", error)
+    }
+    func peripheral(
+        _ peripheral: CBMPeripheral, didDiscoverDescriptorsFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {
+        add("descriptors", error)
+    }
+    func peripheral(_ peripheral: CBMPeripheral, didUpdateValueFor descriptor: CBMDescriptor, error: (any Error)?) {
+        add("descriptor value", error)
+    }
+    func peripheral(
+        _ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {
+        add("wrote" + (error == nil ? "" : " error"), error)
+    }
+}
+
+/// A sensor with a read-only characteristic that has a user description, on `bridge`.
+func makeSensor(on bridge: MockBLEBridge) async throws -> MockPeripheralManager {
+    let sensor = MockPeripheralManager(
+        configuration: .init(name: "Sensor", advertisingInterval: .milliseconds(50), rssi: -61), bridge: bridge)
+    _ = try await sensor.add(
+        GATTService(
+            uuid: "180F",
+            characteristics: [
+                GATTCharacteristic(
+                    uuid: "2A19", properties: [.read, .notify], permissions: .readable, value: nil,
+                    descriptors: [.userDescription("Battery level")])
+            ]))
+    try await sensor.startAdvertising(AdvertisementData(localName: "Sensor", serviceUUIDs: ["180F"]))
+    return sensor
+}
+
+/// Runs `body` with a manager and its journal, once the manager is powered on.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+func withCentral<T: Sendable>(
+    on bridge: MockBLEBridge,
+    _ body: @escaping @MainActor @Sendable (CBMCentralManager, Journal) async throws -> T
+) async throws -> T {
+    try await bridge.run { @MainActor () -> T in
+        let journal = Journal()
+        let manager = CBMCentralManager(delegate: journal, queue: nil)
+        try await bridge.waitForApp { manager.state == .poweredOn }
+        return try await body(manager, journal)
+    }
+}
+
+/// Scans until the first peripheral is found, then connects to it and discovers everything.
+@MainActor
+func connectAndDiscover(_ manager: CBMCentralManager, _ journal: Journal, bridge: MockBLEBridge) async throws
+    -> CBMPeripheral
+{
+    manager.scanForPeripherals(withServices: nil)
+    try await bridge.waitForApp { !journal.discovered.isEmpty }
+    manager.stopScan()
+    let peripheral = journal.discovered[0]
+    manager.connect(peripheral)
+    try await bridge.waitForApp { peripheral.state == .connected }
+    peripheral.discoverServices(nil)
+    try await bridge.waitForApp { peripheral.services != nil }
+    peripheral.discoverCharacteristics(nil, for: peripheral.services![0])
+    try await bridge.waitForApp { peripheral.services![0].characteristics != nil }
+    return peripheral
+}
+
+@Suite(.timeLimit(.minutes(10)))
+struct CentralManagerAPITests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func retrieveFindsKnownPeripheralsAndConnectedOnesByService() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 3))
+        let sensor = try await makeSensor(on: bridge)
+        let identifier = sensor.identifier
+        try await withCentral(on: bridge) { manager, journal in
+            // Not discovered yet: unknown to the system.
+            #expect(manager.retrievePeripherals(withIdentifiers: [identifier]).isEmpty)
+            manager.scanForPeripherals(withServices: nil)
+            #expect(manager.isScanning)
+            try await bridge.waitForApp { !journal.discovered.isEmpty }
+            manager.stopScan()
+            #expect(!manager.isScanning)
+            let retrieved = manager.retrievePeripherals(withIdentifiers: [identifier])
+            #expect(retrieved.count == 1 && retrieved[0] === journal.discovered[0])
+            #expect(manager.retrieveConnectedPeripherals(withServices: [CBMUUID(string: "180F")]).isEmpty)
+            manager.connect(retrieved[0])
+            try await bridge.waitForApp { retrieved[0].state == .connected }
+            #expect(
+                manager.retrieveConnectedPeripherals(withServices: [CBMUUID(string: "180F")]).first === retrieved[0])
+            #expect(manager.retrieveConnectedPeripherals(withServices: [CBMUUID(string: "180D")]).isEmpty)
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func cancellingAConnectionReportsADisconnectionWithNoError() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 4))
+        _ = try await makeSensor(on: bridge)
+        let entries = try await withCentral(on: bridge) { manager, journal in
+            let peripheral = try await connectAndDiscover(manager, journal, bridge: bridge)
+            manager.cancelPeripheralConnection(peripheral)
+            #expect(peripheral.state == .disconnecting)
+            try await bridge.waitForApp { peripheral.state == .disconnected }
+            #expect(peripheral.services == nil)
+            return journal.entries
+        }
+        #expect(entries.last == "disconnect")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func rssiAndDescriptorsArriveWithCoreBluetoothsTypes() async throws {
+        let bridge = MockBLEBridge(configuration: .init(seed: 5))
+        _ = try await makeSensor(on: bridge)
+        try await withCentral(on: bridge) { manager, journal in
+            let peripheral = try await connectAndDiscover(manager, journal, bridge: bridge)
+            peripheral.readRSSI()
+            try await bridge.waitForApp { journal.rssi != nil }
+            #expect(journal.rssi == -61)
+            #expect(peripheral.rssi == -61)
+            let level = peripheral.services![0].characteristics![0]
+            peripheral.discoverDescriptors(for: level)
+            try await bridge.waitForApp { level.descriptors != nil }
+            let uuids = level.descriptors!.map(\.uuid.uuidString)
+            #expect(uuids.contains("2901") && uuids.contains("2902"))
+            for descriptor in level.descriptors! { peripheral.readValue(for: descriptor) }
+            try await bridge.waitForApp { journal.entries.filter { $0 == "descriptor value" }.count == 2 }
+            let userDescription = level.descriptors!.first { $0.uuid == CBMUUID(string: "2901") }
+            let configuration = level.descriptors!.first { $0.uuid == CBMUUID(string: "2902") }
+            #expect(userDescription?.value as? String == "Battery level")
+            #expect((configuration?.value as? NSNumber)?.intValue == 0)
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func writingAReadOnlyCharacteristicFailsWithATTWriteNotPermitted() async throws {
+        let bridge = MockBLEBridge(configuration: .init(seed: 6))
+        _ = try await makeSensor(on: bridge)
+        let error = try await withCentral(on: bridge) { manager, journal in
+            let peripheral = try await connectAndDiscover(manager, journal, bridge: bridge)
+            peripheral.writeValue(Data([1]), for: peripheral.services![0].characteristics![0], type: .withResponse)
+            try await bridge.waitForApp { journal.entries.last == "wrote error" }
+            return journal.lastError
+        }
+        #expect(error?.domain == CBMATTErrorDomain)
+        #expect(error?.code == CBMATTError.Code.writeNotPermitted.rawValue)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func poweringOffReportsTheStateAndDropsTheLinkAndLaterCallsAreMisuses() async throws {
+        let bridge = MockBLEBridge(configuration: .init(seed: 7))
+        _ = try await makeSensor(on: bridge)
+        let (entries, misuses) = try await withCentral(on: bridge) { manager, journal in
+            let peripheral = try await connectAndDiscover(manager, journal, bridge: bridge)
+            await manager.simulatedCentral!.simulateStateChange(.poweredOff)
+            try await bridge.waitForApp { manager.state == .poweredOff && peripheral.state == .disconnected }
+            manager.scanForPeripherals(withServices: nil)
+            manager.connect(peripheral)
+            peripheral.readRSSI()
+            #expect(!manager.isScanning)
+            return (journal.entries, manager.apiMisuses)
+        }
+        #expect(entries.contains("state poweredOff"))
+        #expect(entries.contains("disconnect error"))
+        #expect(misuses.count == 3)
+        #expect(misuses[0].hasPrefix("scanForPeripherals"))
+        #expect(misuses[1].hasPrefix("connect"))
+        #expect(misuses[2].hasPrefix("readRSSI"))
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func authorizationIsSetPerBridge() async throws {
+        let denied = MockBLEBridge(seed: 8)
+        try await withCentral(on: denied) { manager, _ in
+            #expect(CBMCentralManager.authorization == .allowedAlways)
+            manager.simulateAuthorization(.denied)
+            #expect(manager.authorization == .denied)
+            #expect(CBMManager.authorization == .denied)
+        }
+        let other = MockBLEBridge(seed: 8)
+        try await withCentral(on: other) { manager, _ in
+            #expect(manager.authorization == .allowedAlways)
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func scanningWithDuplicatesReportsEveryAdvertisement(allowDuplicates: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 9))
+        _ = try await makeSensor(on: bridge)
+        let discoveries = try await withCentral(on: bridge) { manager, journal in
+            manager.scanForPeripherals(
+                withServices: [CBMUUID(string: "180F")],
+                options: [CBMCentralManagerScanOptionAllowDuplicatesKey: NSNumber(value: allowDuplicates)])
+            try await bridge.waitForApp { !journal.discovered.isEmpty }
+            // A second of advertising at 50 ms.
+            await bridge.advance(by: .seconds(1))
+            manager.stopScan()
+            return journal.discovered
+        }
+        if allowDuplicates {
+            #expect(discoveries.count > 5)
+            #expect(discoveries.allSatisfy { $0 === discoveries[0] })
+        } else {
+            #expect(discoveries.count == 1)
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func connectionEventsReachARegisteredManager() async throws {
+        let bridge = MockBLEBridge(configuration: .init(seed: 10))
+        let sensor = try await makeSensor(on: bridge)
+        let identifier = sensor.identifier
+        let entries = try await withCentral(on: bridge) { manager, journal in
+            #expect(CBMCentralManager.supports(.extendedScanAndConnect))
+            manager.registerForConnectionEvents(options: [.peripheralUUIDs: [identifier]])
+            _ = try await connectAndDiscover(manager, journal, bridge: bridge)
+            try await bridge.waitForApp { journal.entries.contains("connection event connected") }
+            return journal.entries
+        }
+        #expect(entries.contains("connection event connected"))
+    }
+}
