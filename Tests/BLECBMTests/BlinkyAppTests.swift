@@ -127,4 +127,27 @@ struct BlinkyAppTests {
         #expect(error?.code == CBMError.Code.connectionTimeout.rawValue, "\(String(describing: error))")
         #expect(await bridge.log.filter { $0.kind == .connected }.count == 2)
     }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func anInjectedReadErrorReachesTheAppAsACoreBluetoothATTError(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 17) : .init(seed: 17))
+        let device = try await BlinkyDevice.make(on: bridge, buttonPressed: true)
+        let button = device.button.uuid
+        let (error, pressed, led) = try await bridge.run { @MainActor () -> (NSError?, Bool?, Bool?) in
+            let app = BlinkyManager()
+            // The central the app created fails reads of the button.
+            await app.centralManager.simulatedCentral!.inject(
+                ErrorInjection(.read, failure: .att(.readNotPermitted), characteristic: button))
+            try await bridge.waitForApp { !app.discovered.isEmpty }
+            let blinky = app.discovered[0]
+            blinky.connect()
+            try await bridge.waitForApp { blinky.lastError != nil && blinky.isLEDOn != nil }
+            return (blinky.lastError.map { $0 as NSError }, blinky.isButtonPressed, blinky.isLEDOn)
+        }
+        #expect(error?.domain == CBMATTErrorDomain)
+        #expect(error?.code == CBMATTError.Code.readNotPermitted.rawValue)
+        #expect(pressed == nil)
+        #expect(led == false)
+    }
 }

@@ -262,4 +262,44 @@ struct CentralManagerAPITests {
         }
         #expect(entries.contains("connection event connected"))
     }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aCachedPeripheralIsRetrievableAndConnectsWithoutScanning() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 11))
+        let sensor = try await makeSensor(on: bridge)
+        await sensor.simulateCaching()
+        let identifier = sensor.identifier
+        try await withCentral(on: bridge) { manager, journal in
+            let retrieved = manager.retrievePeripherals(withIdentifiers: [
+                identifier, UUID(uuidString: "00000000-0000-0000-0000-000000000001")!,
+            ])
+            #expect(retrieved.map(\.identifier) == [identifier])
+            #expect(retrieved[0].name == "Sensor")
+            manager.connect(retrieved[0])
+            try await bridge.waitForApp { retrieved[0].state == .connected }
+            #expect(journal.entries.last == "connect")
+            #expect(!journal.entries.contains("discover"))
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aPeripheralConnectedToTheSystemIsRetrievableAndConnectsWithoutAdvertising() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 12))
+        let sensor = try await makeSensor(on: bridge)
+        await sensor.stopAdvertising()
+        await sensor.simulateConnectionBySystem()
+        try await withCentral(on: bridge) { manager, _ in
+            let connected = manager.retrieveConnectedPeripherals(withServices: [CBMUUID(string: "180F")])
+            #expect(connected.map(\.identifier) == [sensor.identifier])
+            #expect(connected[0].state == .disconnected)
+            manager.connect(connected[0])
+            try await bridge.waitForApp { connected[0].state == .connected }
+            await sensor.simulateConnectionBySystem(false)
+        }
+        let stillListed = try await withCentral(on: bridge) { manager, _ in
+            manager.retrieveConnectedPeripherals(withServices: [CBMUUID(string: "180F")]).count
+        }
+        // The app's own link remains.
+        #expect(stillListed == 1)
+    }
 }

@@ -10,7 +10,7 @@ import Foundation
 final class BlinkyManager: NSObject, CBCentralManagerDelegate {
     static let lbsService = CBUUID(string: "00001523-1212-EFDE-1523-785FEABCD123")
 
-    private var centralManager: CBCentralManager!
+    private(set) var centralManager: CBCentralManager!
     /// Devices found by the scan, in the order found.
     private(set) var discovered: [BlinkyPeripheral] = []
     /// What the app shows about the radio.

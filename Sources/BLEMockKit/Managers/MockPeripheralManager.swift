@@ -177,6 +177,20 @@ public actor MockPeripheralManager: PeripheralManaging {
         world { $0.apply(.nameChange(peripheral: identifier, name)) }
     }
 
+    /// Test hook: the system already knows this peripheral, as if a central had discovered or
+    /// connected to it before (CoreBluetoothMock's `simulateCaching()`): centrals can retrieve
+    /// it by identifier and connect without scanning.
+    public func simulateCaching() {
+        world { $0.cache(peripheral: identifier) }
+    }
+
+    /// Test hook: another app (or the system) holds a connection to this peripheral, or lets
+    /// it go: while it does, `retrieveConnectedPeripherals(withServices:)` finds it and a
+    /// central connects to it whether or not it advertises.
+    public func simulateConnectionBySystem(_ connected: Bool = true) {
+        world { $0.setConnectedToSystem(peripheral: identifier, connected) }
+    }
+
     /// Installs an error injection for this peripheral's operations from now on.
     public func inject(_ injection: ErrorInjection) {
         world { $0.inject(injection, owner: identifier) }

@@ -68,7 +68,8 @@ extension World {
 
     func canConnectNow(_ peripheral: UUID) -> Bool {
         guard let record = peripherals[peripheral] else { return false }
-        return record.state == .poweredOn && record.isConnectable && record.isHeard
+        return record.state == .poweredOn && (record.isConnectable || connectedToSystem.contains(peripheral))
+            && record.isHeard
     }
 
     /// The peripheral is connectable: the link comes up after the connection latency plus
@@ -255,8 +256,30 @@ extension World {
         identifiers.filter { known.contains($0) }.map { remotePeripheral($0) }
     }
 
+    /// Test hook: the system knows a peripheral (it was discovered or connected before, as
+    /// CoreBluetoothMock's `simulateCaching()`): `retrievePeripherals(withIdentifiers:)`
+    /// finds it, and a central may connect to it without scanning.
+    mutating func cache(peripheral: UUID) {
+        guard peripherals[peripheral] != nil else { return }
+        known.insert(peripheral)
+    }
+
+    /// Test hook: something outside the simulation holds a connection to a peripheral (or
+    /// stops): `retrieveConnectedPeripherals(withServices:)` finds it, and a central connects
+    /// to it whether or not it advertises.
+    mutating func setConnectedToSystem(peripheral: UUID, _ connected: Bool) {
+        guard peripherals[peripheral] != nil else { return }
+        if connected {
+            known.insert(peripheral)
+            connectedToSystem.insert(peripheral)
+            connectPendingAttempts(to: peripheral)
+        } else {
+            connectedToSystem.remove(peripheral)
+        }
+    }
+
     func retrieveConnectedPeripherals(withServices services: [BluetoothUUID]) -> [RemotePeripheral] {
-        let connected = Set(links.keys.map(\.peripheral))
+        let connected = Set(links.keys.map(\.peripheral)).union(connectedToSystem)
         return peripheralOrder.filter { peripheral in
             connected.contains(peripheral)
                 && peripherals[peripheral]!.database.localServices.contains { services.contains($0.uuid) }

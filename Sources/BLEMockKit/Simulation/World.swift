@@ -51,6 +51,9 @@ struct World: Sendable {
     var peripheralOrder: [UUID] = []
     /// Peripherals known to the system: discovered or connected by any central.
     var known: Set<UUID> = []
+    /// Peripherals connected to the system by something outside the simulation (another app,
+    /// the system itself): retrievable as connected, and connectable without advertising.
+    var connectedToSystem: Set<UUID> = []
     var links = LinkTable()
     /// Connection attempts in progress.
     var attempts: [LinkKey: ConnectionAttempt] = [:]
