@@ -167,6 +167,7 @@ extension MockBLEBridge {
         // Held only until the opening call takes it (the end refers to the bridge).
         openedCentralEnds[record.id] = centralEnd
         peripheralStreams[record.link.peripheral]?.yield(.l2capChannelOpened(peripheralEnd))
+        peripheralFrontEnds[record.link.peripheral]?.event(.l2capChannelOpened(peripheralEnd))
     }
 
     /// Opens a channel for a central; returns its end.

@@ -1,0 +1,126 @@
+import BLECBM
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+/// A peripheral app that publishes an L2CAP channel and advertises.
+final class ChannelPeripheral: NSObject, CBMPeripheralManagerDelegate, @unchecked Sendable {
+    // @unchecked Sendable: only touched on the main queue.
+    var manager: CBMPeripheralManager!
+    var psm: UInt16?
+    var opened: CBML2CAPChannel?
+
+    init(bridge: MockBLEBridge) {
+        super.init()
+        manager = CBMPeripheralManager(bridge: bridge, delegate: self, queue: nil)
+    }
+
+    func peripheralManagerDidUpdateState(_ peripheral: CBMPeripheralManager) {
+        guard peripheral.state == .poweredOn else { return }
+        peripheral.publishL2CAPChannel(withEncryption: false)
+    }
+
+    func peripheralManager(_ peripheral: CBMPeripheralManager, didPublishL2CAPChannel psm: UInt16, error: (any Error)?)
+    {
+        self.psm = psm
+        peripheral.startAdvertising([CBMAdvertisementDataLocalNameKey: "Channel"])
+    }
+
+    func peripheralManager(_ peripheral: CBMPeripheralManager, didOpen channel: CBML2CAPChannel?, error: (any Error)?) {
+        opened = channel
+    }
+}
+
+/// A central app that opens a channel to the first peripheral it finds.
+final class ChannelCentral: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
+    // @unchecked Sendable: only touched on the main queue.
+    var manager: CBMCentralManager!
+    var peripheral: CBMPeripheral?
+    var psm: UInt16 = 0
+    var opened: CBML2CAPChannel?
+    var openError: (any Error)?
+
+    init(bridge: MockBLEBridge, configuration: MockCentralManager.Configuration? = nil) {
+        super.init()
+        manager = CBMCentralManager(bridge: bridge, delegate: self, queue: nil, configuration: configuration)
+    }
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {}
+
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi: NSNumber
+    ) {
+        guard self.peripheral == nil else { return }
+        self.peripheral = peripheral
+        peripheral.delegate = self
+        central.stopScan()
+        central.connect(peripheral)
+    }
+
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        peripheral.openL2CAPChannel(psm)
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didOpen channel: CBML2CAPChannel?, error: (any Error)?) {
+        opened = channel
+        openError = error
+    }
+}
+
+@Suite(.timeLimit(.minutes(10)))
+struct BothRolesTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func anL2CAPChannelOpensBetweenTwoCoreBluetoothStyleApps(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 40) : .init(seed: 40))
+        let received = try await bridge.run { @MainActor () -> Data? in
+            let server = ChannelPeripheral(bridge: bridge)
+            try await bridge.waitForApp { server.psm != nil && server.manager.isAdvertising }
+            let client = ChannelCentral(bridge: bridge)
+            client.psm = server.psm!
+            try await bridge.waitForApp { client.manager.state == .poweredOn }
+            client.manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { client.opened != nil }
+            try await bridge.waitForApp { server.opened != nil }
+            #expect(client.opened?.psm == server.psm)
+            #expect(client.opened?.peer === client.peripheral)
+            #expect(server.opened?.peer.identifier == client.manager.simulatedCentral?.identifier)
+            let incoming = try #require(server.opened?.channel).incoming
+            try await #require(client.opened?.channel).send(Data("hello".utf8))
+            for await data in incoming { return data }
+            return nil
+        }
+        #expect(received == Data("hello".utf8))
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func openingAnUnpublishedPSMReportsTheRefusal() async throws {
+        let bridge = MockBLEBridge(seed: 41)
+        let error = try await bridge.run { @MainActor () -> L2CAPError? in
+            let server = ChannelPeripheral(bridge: bridge)
+            try await bridge.waitForApp { server.psm != nil && server.manager.isAdvertising }
+            let client = ChannelCentral(bridge: bridge)
+            client.psm = server.psm! &+ 1
+            try await bridge.waitForApp { client.manager.state == .poweredOn }
+            client.manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { client.openError != nil }
+            #expect(client.opened == nil)
+            #expect(server.opened == nil)
+            return client.openError as? L2CAPError
+        }
+        #expect(error == L2CAPError(.psmNotSupported))
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func theExplicitFactoryUsesTheGivenConfiguration() async throws {
+        let bridge = MockBLEBridge(seed: 42)
+        let state = try await bridge.run { @MainActor () -> CBMManagerState in
+            let client = ChannelCentral(bridge: bridge, configuration: .init(initialState: .poweredOff))
+            try await bridge.waitForApp { client.manager.state != .unknown }
+            return client.manager.state
+        }
+        #expect(state == .poweredOff)
+    }
+}
