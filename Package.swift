@@ -38,6 +38,10 @@ let package = Package(
         .testTarget(
             name: "BLECBMTests", dependencies: ["BLECBM", "BLEMockKit", "BLECore", "BlinkyExample"],
             swiftSettings: strictSettings),
+        // Mock definitions in CoreBluetoothMock's style, in Swift 5 mode as such test targets are.
+        .testTarget(
+            name: "CoreBluetoothMockStyleTests", dependencies: ["BLECBM", "BLEMockKit", "BLECore", "BlinkyExample"],
+            swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(
             name: "BLECoreBluetoothTests", dependencies: ["BLECoreBluetooth", "BLECore", "BLEMockKit"],
             swiftSettings: strictSettings),

@@ -75,8 +75,10 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
     open var isScanning: Bool { backend.isScanning }
 
     /// Whether the system supports these features.
+    /// On a bridge where a test set `CBMCentralManagerMock.simulateFeaturesSupport`, its answer.
     open class func supports(_ features: CBMCentralManagerFeature) -> Bool {
-        features.isSubset(of: .extendedScanAndConnect)
+        if let bridge = MockBLEBridge.current, let answer = FeatureBook.value(for: bridge) { return answer(features) }
+        return features.isSubset(of: .extendedScanAndConnect)
     }
 
     /// Scans for peripherals advertising one of `serviceUUIDs` (any when `nil`); each is

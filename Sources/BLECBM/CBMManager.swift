@@ -22,6 +22,18 @@ public enum CBMManagerState: Int, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The kit's state.
+    var managerState: ManagerState {
+        switch self {
+        case .unknown: .unknown
+        case .resetting: .resetting
+        case .unsupported: .unsupported
+        case .unauthorized: .unauthorized
+        case .poweredOff: .poweredOff
+        case .poweredOn: .poweredOn
+        }
+    }
+
     public var description: String {
         switch self {
         case .unknown: "unknown"

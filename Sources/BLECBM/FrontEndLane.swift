@@ -17,24 +17,30 @@ final class FrontEndLane<Command: Sendable>: @unchecked Sendable {
     private var inbox: [Command] = []
     private var draining = false
     private let apply: @Sendable ([Command]) async -> Void
-    private let probe: Int
+    private let probe: Int?
 
     /// Creates a lane to `queue` (the main queue when `nil`); `apply` applies a batch of
-    /// commands on the bridge.
-    init(bridge: MockBLEBridge, queue: DispatchQueue?, apply: @escaping @Sendable ([Command]) async -> Void) {
+    /// commands on the bridge. A lane that never delivers (`delivers: false`: test hooks
+    /// called from the test) registers no probe.
+    init(
+        bridge: MockBLEBridge, queue: DispatchQueue?, delivers: Bool = true,
+        apply: @escaping @Sendable ([Command]) async -> Void
+    ) {
         self.bridge = bridge
         let queue = queue ?? .main
         self.queue = queue
         self.apply = apply
-        probe = bridge.outside.addProbe {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                queue.async { continuation.resume() }
-            }
-        }
+        probe =
+            delivers
+            ? bridge.outside.addProbe {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    queue.async { continuation.resume() }
+                }
+            } : nil
     }
 
     deinit {
-        bridge.outside.removeProbe(probe)
+        if let probe { bridge.outside.removeProbe(probe) }
     }
 
     /// Queues a command for the bridge, after every command queued before it.

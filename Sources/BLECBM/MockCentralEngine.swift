@@ -47,9 +47,55 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         if let restoreIdentifier = options?[CBMCentralManagerOptionRestoreIdentifierKey] as? String {
             configuration.restoreIdentifier = restoreIdentifier
         }
+        if let state = Self.initialState(on: bridge) { configuration.initialState = state }
         let central = MockCentralManager(configuration: configuration, bridge: bridge)
         self.central = central
         lane = FrontEndLane(bridge: bridge, queue: queue) { batch in await central.apply(batch) }
+        Self.registry(on: bridge).add(self)
+    }
+
+    // MARK: The engines of a bridge
+
+    /// The engines on one bridge, held weakly.
+    final class Registry: @unchecked Sendable {
+        // @unchecked Sendable: `engines` is only read and written with `lock` held.
+        private struct Weak { weak var engine: MockCentralEngine? }
+        private let lock = Lock()
+        private var engines: [Weak] = []
+
+        func add(_ engine: MockCentralEngine) {
+            lock.withLock {
+                engines.removeAll { $0.engine == nil }
+                engines.append(Weak(engine: engine))
+            }
+        }
+
+        var all: [MockCentralEngine] { lock.withLock { engines.compactMap(\.engine) } }
+    }
+
+    static func registry(on bridge: MockBLEBridge) -> Registry {
+        bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) { Registry() }
+    }
+
+    /// The engines on a bridge, oldest first.
+    static func engines(on bridge: MockBLEBridge) -> [MockCentralEngine] { registry(on: bridge).all }
+
+    private static let initialStateKey = "BLECBM.initialState"
+
+    /// The state managers created on `bridge` start in, if a test set one.
+    static func initialState(on bridge: MockBLEBridge) -> ManagerState? {
+        bridge.frontEndSettings[initialStateKey].flatMap(CBMManagerState.init(rawValue:)).map(\.managerState)
+    }
+
+    /// Sets the state managers created on `bridge` start in.
+    static func setInitialState(_ state: CBMManagerState, on bridge: MockBLEBridge) {
+        bridge.frontEndSettings[initialStateKey] = state.rawValue
+    }
+
+    /// The central's Bluetooth state changes (the user turned Bluetooth off, say).
+    func simulateStateChange(_ state: CBMManagerState) {
+        let target = state.managerState
+        command { $0.simulateStateChange(target) }
     }
 
     deinit {

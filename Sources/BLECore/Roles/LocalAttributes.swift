@@ -97,13 +97,20 @@ public struct ATTRequest: Hashable, Sendable, Identifiable {
     public var offset: Int
     /// For a write, the data written; `nil` for a read.
     public var value: Data?
+    /// Whether this is a write command (a write without response): nothing waits for its
+    /// answer. CoreBluetooth's `CBATTRequest` does not say; a request handler can tell.
+    public var isCommand: Bool
 
     /// Creates a request.
-    public init(id: UInt64, central: RemoteCentral, characteristic: LocalCharacteristic, offset: Int, value: Data?) {
+    public init(
+        id: UInt64, central: RemoteCentral, characteristic: LocalCharacteristic, offset: Int, value: Data?,
+        isCommand: Bool = false
+    ) {
         self.id = id
         self.central = central
         self.characteristic = characteristic
         self.offset = offset
         self.value = value
+        self.isCommand = isCommand
     }
 }

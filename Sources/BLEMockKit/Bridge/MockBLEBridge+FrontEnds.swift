@@ -117,6 +117,7 @@ package final class FrontEndSettings: @unchecked Sendable {
     // @unchecked Sendable: `values` is only read and written with `lock` held.
     private let lock = Lock()
     private var values: [String: Int] = [:]
+    private var objects: [ObjectIdentifier: any Sendable] = [:]
 
     init() {}
 
@@ -124,6 +125,22 @@ package final class FrontEndSettings: @unchecked Sendable {
     package subscript(key: String) -> Int? {
         get { lock.withLock { values[key] } }
         set { lock.withLock { values[key] = newValue } }
+    }
+
+    /// The object a front end keeps on this bridge for `owner` (a peripheral spec declared
+    /// once and used by many tests, say), made by `make` the first time.
+    package func object<T: Sendable>(for owner: ObjectIdentifier, make: () -> T) -> T {
+        lock.withLock {
+            if let existing = objects[owner] as? T { return existing }
+            let made = make()
+            objects[owner] = made
+            return made
+        }
+    }
+
+    /// The objects of type `T` kept on this bridge.
+    package func objects<T: Sendable>(of type: T.Type) -> [T] {
+        lock.withLock { objects.values.compactMap { $0 as? T } }
     }
 }
 

@@ -185,10 +185,12 @@ extension World {
         case .automatic:
             peripherals[key.peripheral]!.database.setValue(command.value, at: handle)
         case .handler:
-            let request = makeRequest(link: key, characteristic: record.local, offset: 0, value: command.value)
+            var request = makeRequest(link: key, characteristic: record.local, offset: 0, value: command.value)
+            request.isCommand = true
             effects.append(.ask(key.peripheral, .command(request)))
         case .manual:
-            let request = makeRequest(link: key, characteristic: record.local, offset: 0, value: command.value)
+            var request = makeRequest(link: key, characteristic: record.local, offset: 0, value: command.value)
+            request.isCommand = true
             self.record(
                 .writeRequest, central: key.central, peripheral: key.peripheral, attribute: command.characteristic.uuid,
                 handle: handle, value: command.value, writeType: .withoutResponse, detail: "requests=1 id=\(request.id)"

@@ -52,4 +52,9 @@ extension MockPeripheralManager {
 
     /// The capacity of the update queue, or `nil` when unlimited.
     package nonisolated var updateQueueCapacity: Int? { configuration.updateQueue.capacity }
+
+    /// The centrals connected to this peripheral, in a deterministic order.
+    package var connectedCentrals: [UUID] {
+        world { $0.links(ofPeripheral: identifier).map(\.central) }
+    }
 }

@@ -1,0 +1,52 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// (`RSSI` is CoreBluetoothMock's name.)
+
+import BLEMockKit
+import Foundation
+
+/// How far a simulated peripheral is from the central (CoreBluetoothMock's `CBMProximity`).
+/// Its RSSI is the kit's for that distance: -40, -60 and -80 dBm; out of range it is not heard.
+public enum CBMProximity: Sendable, Hashable {
+    case immediate
+    case near
+    case far
+    case outOfRange
+
+    /// The signal strength at this distance (127 when out of range, as CoreBluetooth reports
+    /// an unavailable RSSI).
+    public var RSSI: Int { proximity.rssi ?? 127 }
+
+    /// The kit's proximity.
+    var proximity: Proximity {
+        switch self {
+        case .immediate: .immediate
+        case .near: .near
+        case .far: .far
+        case .outOfRange: .outOfRange
+        }
+    }
+}
+
+/// One advertising set of a simulated peripheral (CoreBluetoothMock's `CBMAdvertisementConfig`).
+public struct CBMAdvertisementConfig: @unchecked Sendable {
+    // @unchecked Sendable: `data` holds the advertisement's plist-like values, never mutated.
+
+    /// The advertisement, with CoreBluetooth's keys.
+    public let data: [String: Any]
+    /// Seconds between advertisements; 0 advertises once, after ``delay``.
+    public let interval: TimeInterval
+    /// Seconds before the first advertisement.
+    public let delay: TimeInterval
+    /// Whether the peripheral keeps advertising while connected.
+    public let isAdvertisingWhenConnected: Bool
+
+    /// Creates an advertising set.
+    public init(
+        data: [String: Any], interval: TimeInterval, delay: TimeInterval = 0.0, isAdvertisingWhenConnected: Bool = false
+    ) {
+        self.data = data
+        self.interval = interval
+        self.delay = delay
+        self.isAdvertisingWhenConnected = isAdvertisingWhenConnected
+    }
+}

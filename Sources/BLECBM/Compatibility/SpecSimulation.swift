@@ -1,0 +1,193 @@
+import BLECore
+import BLEMockKit
+import Foundation
+
+/// A ``CBMPeripheralSpec`` simulated on one bridge: a ``MockPeripheralManager`` whose requests
+/// the spec's delegate answers, and the map between the spec's mocks and the handles the
+/// simulated stack gave them.
+final class SpecSimulation: @unchecked Sendable {
+    // @unchecked Sendable: the maps are only read and written with `lock` held.
+    typealias Command = @Sendable (isolated MockPeripheralManager) -> Void
+
+    let spec: CBMPeripheralSpec
+    let peripheral: MockPeripheralManager
+    private let lane: FrontEndLane<Command>
+    private let lock = Lock()
+    private var mocks: [UInt16: CBMCharacteristicMock] = [:]
+    private var locals: [ObjectIdentifier: LocalCharacteristic] = [:]
+
+    /// The simulations of specs on one bridge.
+    final class Registry: @unchecked Sendable {
+        // @unchecked Sendable: `simulations` is only read and written with `lock` held.
+        private let lock = Lock()
+        private var simulations: [ObjectIdentifier: SpecSimulation] = [:]
+
+        func existing(_ spec: CBMPeripheralSpec) -> SpecSimulation? {
+            lock.withLock { simulations[ObjectIdentifier(spec)] }
+        }
+
+        func add(_ simulation: SpecSimulation) {
+            lock.withLock { simulations[ObjectIdentifier(simulation.spec)] = simulation }
+        }
+    }
+
+    static func registry(on bridge: MockBLEBridge) -> Registry {
+        bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) { Registry() }
+    }
+
+    /// The spec's simulation on `bridge`, if it was simulated there.
+    static func existing(for spec: CBMPeripheralSpec, on bridge: MockBLEBridge) -> SpecSimulation? {
+        registry(on: bridge).existing(spec)
+    }
+
+    /// Puts the spec on `bridge` (once).
+    @discardableResult
+    static func simulate(_ spec: CBMPeripheralSpec, on bridge: MockBLEBridge) -> SpecSimulation {
+        let registry = registry(on: bridge)
+        if let existing = registry.existing(spec) { return existing }
+        let simulation = SpecSimulation(spec, on: bridge)
+        registry.add(simulation)
+        return simulation
+    }
+
+    private init(_ spec: CBMPeripheralSpec, on bridge: MockBLEBridge) {
+        self.spec = spec
+        let router = Router()
+        var configuration =
+            bridge.configuration.timing.isInstant ? MockPeripheralManager.Configuration.fast : .realistic(seed: 0)
+        configuration.seed = nil
+        // A spec's peripheral is on from the start, as in CoreBluetoothMock.
+        configuration.initialState = .poweredOn
+        configuration.stateTransition = .instant
+        configuration.identifier = spec.identifier
+        configuration.name = spec.name
+        if let mtu = spec.mtu { configuration.mtu = .fixed(min(max(mtu, 23), 517)) }
+        configuration.rssi = spec.proximity == .outOfRange ? -100 : spec.proximity.RSSI
+        if let first = spec.advertisement?.first {
+            if first.interval > 0 { configuration.advertisingInterval = .milliseconds(Int64(first.interval * 1_000)) }
+            configuration.advertisingDelay = .milliseconds(Int64(first.delay * 1_000))
+            configuration.advertisesOnce = first.interval == 0
+        }
+        configuration.requestHandling = .handler { request in router.answer(request) }
+        peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge)
+        let peripheral = peripheral
+        lane = FrontEndLane(bridge: bridge, queue: nil, delivers: false) { batch in await peripheral.apply(batch) }
+        router.simulation = self
+        for service in spec.services ?? [] { add(service) }
+        if let first = spec.advertisement?.first {
+            let data = Self.advertisementData(first.data, connectable: spec.services != nil)
+            command { try? $0.startAdvertising(data) }
+        }
+        if spec.proximity == .outOfRange { command { $0.simulateProximityChange(.outOfRange) } }
+        if spec.isKnown { command { $0.simulateCaching() } }
+        if spec.isInitiallyConnected { command { $0.simulateConnectionBySystem(true) } }
+    }
+
+    /// Applies a command to the simulated peripheral, after those sent before it.
+    func command(_ command: @escaping Command) { lane.command(command) }
+
+    /// Publishes a service and maps its characteristics.
+    private func add(_ service: CBMServiceMock) {
+        let gatt = service.gattService
+        let mocks = service.characteristicMocks
+        command { [self] peripheral in
+            guard let local = try? peripheral.add(gatt) else { return }
+            lock.withLock {
+                for (mock, published) in zip(mocks, local.characteristics) {
+                    self.mocks[published.handle] = mock
+                    locals[ObjectIdentifier(mock)] = published
+                }
+            }
+        }
+    }
+
+    /// Replaces the services and the name.
+    func replaceServices(_ services: [CBMServiceMock], name: String?) {
+        command { [self] peripheral in
+            peripheral.removeAllServices()
+            peripheral.simulateNameChange(name)
+            lock.withLock {
+                mocks.removeAll()
+                locals.removeAll()
+            }
+        }
+        for service in services { add(service) }
+    }
+
+    /// Sends a value to the subscribed centrals.
+    func update(_ data: Data, for mock: CBMCharacteristicMock) {
+        command { [self] peripheral in
+            guard let local = lock.withLock({ locals[ObjectIdentifier(mock)] }) else { return }
+            _ = try? peripheral.updateValue(data, for: local, onSubscribedCentrals: nil)
+        }
+    }
+
+    /// An advertisement from CoreBluetooth's dictionary.
+    static func advertisementData(_ data: [String: Any], connectable: Bool) -> AdvertisementData {
+        func uuids(_ key: String) -> [BluetoothUUID] { (data[key] as? [CBMUUID])?.map(\.bluetoothUUID) ?? [] }
+        var serviceData: [BluetoothUUID: Data] = [:]
+        for (uuid, value) in data[CBMAdvertisementDataServiceDataKey] as? [CBMUUID: Data] ?? [:] {
+            serviceData[uuid.bluetoothUUID] = value
+        }
+        let isConnectable = data[CBMAdvertisementDataIsConnectable].map { MockCentralEngine.bool($0) } ?? connectable
+        return AdvertisementData(
+            localName: data[CBMAdvertisementDataLocalNameKey] as? String,
+            serviceUUIDs: uuids(CBMAdvertisementDataServiceUUIDsKey),
+            overflowServiceUUIDs: uuids(CBMAdvertisementDataOverflowServiceUUIDsKey),
+            solicitedServiceUUIDs: uuids(CBMAdvertisementDataSolicitedServiceUUIDsKey),
+            manufacturerData: data[CBMAdvertisementDataManufacturerDataKey] as? Data, serviceData: serviceData,
+            txPowerLevel: (data[CBMAdvertisementDataTxPowerLevelKey] as? NSNumber)?.intValue,
+            isConnectable: isConnectable)
+    }
+
+    // MARK: Requests
+
+    /// Routes the simulated peripheral's requests to the spec's delegate (set once the
+    /// simulation exists; requests only come after).
+    private final class Router: @unchecked Sendable {
+        // @unchecked Sendable: `simulation` is set once, before the first request.
+        weak var simulation: SpecSimulation?
+
+        func answer(_ request: ATTRequest) -> RequestResponse {
+            simulation?.answer(request) ?? .error(.unlikelyError)
+        }
+    }
+
+    /// The delegate's answer to a request, as the simulated stack's.
+    private func answer(_ request: ATTRequest) -> RequestResponse {
+        guard let mock = lock.withLock({ mocks[request.characteristic.handle] }) else { return .error(.invalidHandle) }
+        let delegate: any CBMPeripheralSpecDelegate = spec.connectionDelegate ?? DefaultAnswers()
+        if request.isCommand {
+            delegate.peripheral(spec, didReceiveWriteCommandFor: mock, data: request.value ?? Data())
+            return .success()
+        }
+        guard let value = request.value else {
+            switch delegate.peripheral(spec, didReceiveReadRequestFor: mock) {
+            case .success(let data):
+                guard request.offset <= data.count else { return .error(.invalidOffset) }
+                return .success(data.dropFirst(request.offset))
+            case .failure(let error):
+                return .error(Self.code(of: error))
+            }
+        }
+        switch delegate.peripheral(spec, didReceiveWriteRequestFor: mock, data: value) {
+        case .success: return .success()
+        case .failure(let error): return .error(Self.code(of: error))
+        }
+    }
+
+    /// The ATT code an error answers with.
+    static func code(of error: any Error) -> ATTError.Code {
+        if let error = error as? CBMATTError {
+            return ATTError.Code(rawValue: UInt8(truncatingIfNeeded: error.errorCode))
+        }
+        let nsError = error as NSError
+        if nsError.domain == CBMATTErrorDomain {
+            return ATTError.Code(rawValue: UInt8(truncatingIfNeeded: nsError.code))
+        }
+        return .unlikelyError
+    }
+
+    /// CoreBluetoothMock's default answers, for a spec without a delegate.
+    private struct DefaultAnswers: CBMPeripheralSpecDelegate {}
+}

@@ -1,0 +1,199 @@
+import BLECBM
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+@testable import BlinkyExample
+
+/// Records a plain central's callbacks (for the specs the Blinky app does not look for).
+final class Observer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate {
+    var discoveries: [(peripheral: CBMPeripheral, data: [String: Any])] = []
+    var values: [Data] = []
+    var connected = false
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {}
+
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi: NSNumber
+    ) {
+        discoveries.append((peripheral, advertisementData))
+    }
+
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        connected = true
+        peripheral.delegate = self
+        peripheral.discoverServices(nil)
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: Error?) {
+        for service in peripheral.services ?? [] { peripheral.discoverCharacteristics(nil, for: service) }
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: Error?) {
+        for characteristic in service.characteristics ?? [] where characteristic.properties.contains(.read) {
+            peripheral.readValue(for: characteristic)
+        }
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: Error?) {
+        if let value = characteristic.value { values.append(value) }
+    }
+}
+
+@Suite(.timeLimit(.minutes(10)))
+struct CoreBluetoothMockStyleTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func theBlinkySpecServesTheAppsReadsWritesAndNotifications(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 50) : .init(seed: 50))
+        try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulateInitialState(.poweredOn)
+            CBMCentralManagerMock.simulatePeripherals([blinky, heartRateMonitor, beacon])
+            let app = BlinkyManager()
+            try await bridge.waitForApp { !app.discovered.isEmpty }
+            #expect(app.discovered.count == 1)
+            let device = app.discovered[0]
+            #expect(device.basePeripheral.identifier == blinky.identifier)
+            #expect(device.advertisedName == "nRF Blinky")
+            device.connect()
+            try await bridge.waitForApp { device.isReady && device.isButtonPressed != nil && device.isLEDOn != nil }
+            #expect(device.isButtonPressed == true)
+            device.turnOnLED()
+            try await bridge.waitForApp { device.ledWrites == 1 }
+            #expect(device.isLEDOn == true)
+            blinky.simulateValueUpdate(Data([0x00]), for: .buttonCharacteristic)
+            try await bridge.waitForApp { device.isButtonPressed == false }
+            #expect(device.lastError == nil)
+            CBMCentralManagerMock.tearDownSimulation()
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func proximityResetAndDisconnectionReachTheApp(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 51) : .init(seed: 51))
+        let errors = try await bridge.run { @MainActor () -> [Int] in
+            CBMCentralManagerMock.simulatePeripherals([blinky])
+            let app = BlinkyManager()
+            try await bridge.waitForApp { !app.discovered.isEmpty }
+            let device = app.discovered[0]
+            device.connect()
+            try await bridge.waitForApp { device.isReady && device.isLEDOn != nil }
+            var codes: [Int] = []
+            // The peripheral drops the link with an error; the app reconnects.
+            blinky.simulateDisconnection(withError: CBMError(.connectionTimeout))
+            try await bridge.waitForApp { device.disconnections == 1 }
+            codes.append((device.lastError as NSError?)?.code ?? -1)
+            try await bridge.waitForApp { device.isReady && device.isLEDOn != nil }
+            // It resets: the link drops again, and the spec's delegate is told.
+            let resets = BlinkyDelegate.resets
+            blinky.simulateReset()
+            try await bridge.waitForApp { device.disconnections == 2 }
+            #expect(BlinkyDelegate.resets > resets)
+            codes.append((device.lastError as NSError?)?.code ?? -1)
+            try await bridge.waitForApp { device.isReady && device.isLEDOn != nil }
+            // It moves out of range: the link times out; back in range, the app reconnects.
+            blinky.simulateProximityChange(.outOfRange)
+            try await bridge.waitForApp { device.disconnections == 3 }
+            codes.append((device.lastError as NSError?)?.code ?? -1)
+            blinky.simulateProximityChange(.near)
+            try await bridge.waitForApp { device.isReady }
+            return codes
+        }
+        // The error given, a reset's peripheralDisconnected, and the supervision timeout.
+        #expect(
+            errors == [
+                CBMError.Code.connectionTimeout.rawValue, CBMError.Code.peripheralDisconnected.rawValue,
+                CBMError.Code.connectionTimeout.rawValue,
+            ])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aRetrievableSpecConnectsWithoutAScanAndItsDelegateAnswersReads() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 52))
+        let values = try await bridge.run { @MainActor () -> [Data] in
+            CBMCentralManagerMock.simulatePeripherals([heartRateMonitor])
+            let observer = Observer()
+            let manager = CBMCentralManagerFactory.instance(delegate: observer, queue: nil, forceMock: false)
+            #expect(manager is CBMCentralManagerMock)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let known = manager.retrievePeripherals(withIdentifiers: [heartRateMonitor.identifier])
+            #expect(known.count == 1)
+            manager.connect(known[0])
+            try await bridge.waitForApp { observer.values.count == 1 }
+            #expect(known[0].maximumWriteValueLength(for: .withoutResponse) == 182)
+            return observer.values
+        }
+        #expect(values == [Data([0x01])])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func theBeaconsFirstAdvertisingSetStartsAfterItsDelay() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 53))
+        let (time, name, connectable) = try await bridge.run {
+            @MainActor () -> (VirtualClock.Instant, String?, Bool?) in
+            CBMCentralManagerMock.simulatePeripherals([beacon])
+            let observer = Observer()
+            let manager = CBMCentralManagerMock(delegate: observer, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { !observer.discoveries.isEmpty }
+            let data = observer.discoveries[0].data
+            return (
+                bridge.clock.now, data[CBMAdvertisementDataLocalNameKey] as? String,
+                (data[CBMAdvertisementDataIsConnectable] as? NSNumber)?.boolValue
+            )
+        }
+        #expect(time >= VirtualClock.Instant(offset: .seconds(2)))
+        #expect(name == "Beacon")
+        #expect(connectable == false)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func twoTestsUseTheSameGlobalSpecAtOnceWithoutInterfering() async throws {
+        @Sendable func session(outOfRange: Bool, seed: UInt64) async throws -> Int {
+            let bridge = MockBLEBridge(configuration: .realistic(seed: seed))
+            return try await bridge.run(timeLimit: .seconds(30)) { @MainActor () -> Int in
+                CBMCentralManagerMock.simulatePeripherals([blinky])
+                if outOfRange { blinky.simulateProximityChange(.outOfRange) }
+                blinky.simulateReset()
+                let observer = Observer()
+                let manager = CBMCentralManagerMock(delegate: observer, queue: nil)
+                try await bridge.waitForApp { manager.state == .poweredOn }
+                manager.scanForPeripherals(withServices: nil)
+                await bridge.advance(by: .seconds(5))
+                return observer.discoveries.count
+            }
+        }
+        async let away = session(outOfRange: true, seed: 60)
+        async let nearby = session(outOfRange: false, seed: 61)
+        let (farCount, nearCount) = try await (away, nearby)
+        #expect(farCount == 0)
+        #expect(nearCount == 1)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func powerOffAuthorizationAndFeaturesAreSetOnTheTestsBridge() async throws {
+        let bridge = MockBLEBridge(seed: 54)
+        try await bridge.run { @MainActor in
+            let observer = Observer()
+            let manager = CBMCentralManagerMock(delegate: observer, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            CBMCentralManagerMock.simulatePowerOff()
+            try await bridge.waitForApp { manager.state == .poweredOff }
+            CBMCentralManagerMock.simulatePowerOn()
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            CBMCentralManagerMock.simulateAuthorization(.denied)
+            #expect(CBMCentralManager.authorization == .denied)
+            CBMCentralManagerMock.simulateFeaturesSupport = { _ in false }
+            #expect(!CBMCentralManager.supports(.extendedScanAndConnect))
+        }
+        // Another bridge keeps the defaults.
+        try await MockBLEBridge(seed: 55).run { @MainActor in
+            #expect(CBMCentralManager.authorization == .allowedAlways)
+            #expect(CBMCentralManager.supports(.extendedScanAndConnect))
+        }
+    }
+}
