@@ -563,3 +563,57 @@ struct RequestHandlingFinishTests {
         withExtendedLifetime(events) {}
     }
 }
+
+@Suite("Request handling: write commands and write requests", .timeLimit(.minutes(10)))
+struct RequestHandlingCommandTests {
+    /// The requests a handler saw, in order.
+    final class Seen: @unchecked Sendable {
+        // @unchecked Sendable: `requests` is only read and written with `lock` held.
+        private let lock = NSLock()
+        private var requests: [ATTRequest] = []
+
+        func add(_ request: ATTRequest) {
+            lock.lock()
+            requests.append(request)
+            lock.unlock()
+        }
+
+        var all: [ATTRequest] {
+            lock.lock()
+            defer { lock.unlock() }
+            return requests
+        }
+    }
+
+    @Test("A handler tells a write command (isCommand) from a write request, and a read is neither")
+    func handlerSeesWhichWritesAreCommands() async throws {
+        let seen = Seen()
+        let rig = try await Rig.make(
+            requestHandling: .handler { request in
+                seen.add(request)
+                return .success(Data([7]))
+            })
+        let characteristic = rig.remote(RigUUID.value)
+        try await rig.central.writeValue(Data([1]), for: characteristic, type: .withoutResponse)
+        try await rig.central.writeValue(Data([2]), for: characteristic, type: .withResponse)
+        _ = try await rig.central.readValue(for: characteristic)
+        #expect(seen.all.map(\.isCommand) == [true, false, false])
+        #expect(seen.all.map(\.value) == [Data([1]), Data([2]), nil])
+    }
+
+    @Test("A manual peripheral is handed a write command marked isCommand, and need not answer it")
+    func manualPeripheralSeesCommands() async throws {
+        let rig = try await Rig.make(requestHandling: .manual)
+        var events = rig.peripheral.events().makeAsyncIterator()
+        try await rig.central.writeValue(Data([9]), for: rig.remote(RigUUID.value), type: .withoutResponse)
+        var command: ATTRequest?
+        while let event = await events.next() {
+            if case .writeRequests(let requests) = event {
+                command = requests.first
+                break
+            }
+        }
+        #expect(command?.isCommand == true)
+        #expect(command?.value == Data([9]))
+    }
+}
