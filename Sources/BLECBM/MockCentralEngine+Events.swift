@@ -38,6 +38,9 @@ extension MockCentralEngine {
             }
         case .disconnected(let remote, let error):
             lock.withLock { dropLink(remote.identifier) }
+            if let simulation = spec(remote.identifier) {
+                simulation.delegate.peripheral(simulation.spec, didDisconnect: error.map(CBMError.bridging))
+            }
             let timestamp = Self.seconds(bridge.clock.now)
             deliver { [self] in
                 let peripheral = peripheralObject(remote)

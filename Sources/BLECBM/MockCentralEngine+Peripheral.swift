@@ -41,6 +41,11 @@ extension MockCentralEngine {
 
     func discoverServices(_ uuids: [CBMUUID]?, for peripheral: CBMPeripheral) {
         guard connected(peripheral, "discoverServices") else { return }
+        if let error = refusal(
+            peripheral.identifier, { $0.delegate.peripheral($0.spec, didReceiveServiceDiscoveryRequest: uuids) })
+        {
+            return deliver { peripheral.delegate?.peripheral(peripheral, didDiscoverServices: error) }
+        }
         operation(.discoverServices(uuids?.map(\.bluetoothUUID), peripheral.identifier)) { [self] result in
             var failure: (any Error)?
             switch result {
@@ -67,6 +72,19 @@ extension MockCentralEngine {
         guard connected(peripheral, "discoverIncludedServices"),
             current(service.remote.handle, in: \.serviceObjects, service, of: peripheral, "discoverIncludedServices")
         else { return }
+        if let error = refusal(
+            peripheral.identifier,
+            { simulation in
+                simulation.serviceMock(at: service.remote.handle).map {
+                    simulation.delegate.peripheral(
+                        simulation.spec, didReceiveIncludedServiceDiscoveryRequest: uuids, for: $0)
+                } ?? .success(())
+            })
+        {
+            return deliver {
+                peripheral.delegate?.peripheral(peripheral, didDiscoverIncludedServicesFor: service, error: error)
+            }
+        }
         operation(.discoverIncludedServices(uuids?.map(\.bluetoothUUID), service.remote)) { [self] result in
             var failure: (any Error)?
             switch result {
@@ -93,6 +111,19 @@ extension MockCentralEngine {
         guard connected(peripheral, "discoverCharacteristics"),
             current(service.remote.handle, in: \.serviceObjects, service, of: peripheral, "discoverCharacteristics")
         else { return }
+        if let error = refusal(
+            peripheral.identifier,
+            { simulation in
+                simulation.serviceMock(at: service.remote.handle).map {
+                    simulation.delegate.peripheral(
+                        simulation.spec, didReceiveCharacteristicsDiscoveryRequest: uuids, for: $0)
+                } ?? .success(())
+            })
+        {
+            return deliver {
+                peripheral.delegate?.peripheral(peripheral, didDiscoverCharacteristicsFor: service, error: error)
+            }
+        }
         operation(.discoverCharacteristics(uuids?.map(\.bluetoothUUID), service.remote)) { [self] result in
             var failure: (any Error)?
             switch result {
@@ -121,6 +152,18 @@ extension MockCentralEngine {
                 characteristic.remote.handle, in: \.characteristicObjects, characteristic, of: peripheral,
                 "discoverDescriptors")
         else { return }
+        if let error = refusal(
+            peripheral.identifier,
+            { simulation in
+                simulation.characteristicMock(at: characteristic.remote.handle).map {
+                    simulation.delegate.peripheral(simulation.spec, didReceiveDescriptorsDiscoveryRequestFor: $0)
+                } ?? .success(())
+            })
+        {
+            return deliver {
+                peripheral.delegate?.peripheral(peripheral, didDiscoverDescriptorsFor: characteristic, error: error)
+            }
+        }
         operation(.discoverDescriptors(characteristic.remote)) { [self] result in
             var failure: (any Error)?
             switch result {
@@ -164,8 +207,15 @@ extension MockCentralEngine {
         guard connected(peripheral, "readValue"),
             current(descriptor.remote.handle, in: \.descriptorObjects, descriptor, of: peripheral, "readValue")
         else { return }
+        let simulation = spec(peripheral.identifier)
         operation(.readDescriptor(descriptor.remote)) { [self] result in
             var failure: (any Error)?
+            var result = result
+            // A spec's descriptor answers through its delegate, as in CoreBluetoothMock.
+            if case .success = result, let simulation, let mock = simulation.descriptorMock(of: descriptor.remote) {
+                result = simulation.delegate.peripheral(simulation.spec, didReceiveReadRequestFor: mock)
+                    .map { .value($0) }
+            }
             switch result {
             case .success(.value(let data)):
                 let typed = CBMDescriptor.typedValue(data, uuid: descriptor.remote.uuid)
@@ -211,9 +261,16 @@ extension MockCentralEngine {
         guard connected(peripheral, "writeValue"),
             current(descriptor.remote.handle, in: \.descriptorObjects, descriptor, of: peripheral, "writeValue")
         else { return }
+        let simulation = spec(peripheral.identifier)
         operation(.writeDescriptor(data, descriptor.remote)) { result in
             var failure: (any Error)?
             if case .failure(let error) = result { failure = CBMError.bridging(error) }
+            if failure == nil, let simulation, let mock = simulation.descriptorMock(of: descriptor.remote),
+                case .failure(let error) = simulation.delegate.peripheral(
+                    simulation.spec, didReceiveWriteRequestFor: mock, data: data)
+            {
+                failure = error
+            }
             peripheral.delegate?.peripheral(peripheral, didWriteValueFor: descriptor, error: failure)
         }
     }
@@ -224,11 +281,24 @@ extension MockCentralEngine {
                 characteristic.remote.handle, in: \.characteristicObjects, characteristic, of: peripheral,
                 "setNotifyValue")
         else { return }
+        let simulation = spec(peripheral.identifier)
+        let mock = simulation?.characteristicMock(at: characteristic.remote.handle)
+        if let simulation, let mock,
+            case .failure(let error) = simulation.delegate.peripheral(
+                simulation.spec, didReceiveSetNotifyRequest: enabled, for: mock)
+        {
+            return deliver {
+                peripheral.delegate?.peripheral(peripheral, didUpdateNotificationStateFor: characteristic, error: error)
+            }
+        }
         operation(.setNotify(enabled, characteristic.remote)) { [self] result in
             var failure: (any Error)?
             switch result {
             case .success: lock.withLock { characteristic.notifying = enabled }
             case .failure(let error): failure = CBMError.bridging(error)
+            }
+            if let simulation, let mock {
+                simulation.delegate.peripheral(simulation.spec, didUpdateNotificationStateFor: mock, error: failure)
             }
             peripheral.delegate?.peripheral(peripheral, didUpdateNotificationStateFor: characteristic, error: failure)
         }

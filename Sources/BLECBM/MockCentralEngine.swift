@@ -136,6 +136,17 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// Runs `body` on the app's queue, after every callback handed over before it.
     func deliver(_ body: @escaping @Sendable () -> Void) { lane.deliver(body) }
 
+    /// The CoreBluetoothMock-style spec simulated for a peripheral on this bridge, if any: its
+    /// delegate is asked about connections, discoveries, subscriptions and descriptors as
+    /// CoreBluetoothMock asks it.
+    func spec(_ peripheral: UUID) -> SpecSimulation? { SpecSimulation.simulation(of: peripheral, on: bridge) }
+
+    /// The error a spec's delegate refuses a request with, if it does.
+    func refusal(_ peripheral: UUID, _ ask: (SpecSimulation) -> Result<Void, any Error>) -> (any Error)? {
+        guard let simulation = spec(peripheral), case .failure(let error) = ask(simulation) else { return nil }
+        return error
+    }
+
     /// Notes a call CoreBluetooth would refuse (it logs "API MISUSE" and ignores it).
     func misuse(_ message: String) {
         lock.withLock { misuses.append(message) }
@@ -208,6 +219,14 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     func connect(_ peripheral: CBMPeripheral, options: [String: Any]?) {
         guard state == .poweredOn else { return misuse("connect: the manager is not powered on") }
         lock.withLock { if peripheral.storedState == .disconnected { peripheral.storedState = .connecting } }
+        if let error = refusal(peripheral.identifier, { $0.delegate.peripheralDidReceiveConnectionRequest($0.spec) }) {
+            deliver { [self] in
+                lock.withLock { peripheral.storedState = .disconnected }
+                guard let (manager, delegate) = managerAndDelegate else { return }
+                delegate.centralManager(manager, didFailToConnect: peripheral, error: error)
+            }
+            return
+        }
         operation(.connect(peripheral.identifier, timeout: nil)) { [self] result in
             // The central's events report the outcome; an attempt the simulation refused at
             // once (it never became an attempt) is reported here.

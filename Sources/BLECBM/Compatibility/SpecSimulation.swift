@@ -14,6 +14,7 @@ final class SpecSimulation: @unchecked Sendable {
     private let lane: FrontEndLane<Command>
     private let lock = Lock()
     private var mocks: [UInt16: CBMCharacteristicMock] = [:]
+    private var serviceMocks: [UInt16: CBMServiceMock] = [:]
     private var locals: [ObjectIdentifier: LocalCharacteristic] = [:]
 
     /// The simulations of specs on one bridge.
@@ -29,6 +30,31 @@ final class SpecSimulation: @unchecked Sendable {
         func add(_ simulation: SpecSimulation) {
             lock.withLock { simulations[ObjectIdentifier(simulation.spec)] = simulation }
         }
+
+        /// The simulation of the spec with this peripheral identifier.
+        func simulation(of peripheral: UUID) -> SpecSimulation? {
+            lock.withLock { simulations.values.first { $0.spec.identifier == peripheral } }
+        }
+    }
+
+    /// The simulation of the spec with this peripheral identifier on `bridge`, if any.
+    static func simulation(of peripheral: UUID, on bridge: MockBLEBridge) -> SpecSimulation? {
+        registry(on: bridge).simulation(of: peripheral)
+    }
+
+    /// The spec's delegate, or CoreBluetoothMock's default answers.
+    var delegate: any CBMPeripheralSpecDelegate { spec.connectionDelegate ?? DefaultAnswers() }
+
+    /// The service mock published at a handle.
+    func serviceMock(at handle: UInt16) -> CBMServiceMock? { lock.withLock { serviceMocks[handle] } }
+
+    /// The characteristic mock published at a handle.
+    func characteristicMock(at handle: UInt16) -> CBMCharacteristicMock? { lock.withLock { mocks[handle] } }
+
+    /// The descriptor mock of a remote descriptor (by its characteristic and UUID).
+    func descriptorMock(of descriptor: RemoteDescriptor) -> CBMDescriptorMock? {
+        characteristicMock(at: descriptor.characteristic.handle)?.descriptors?
+            .first { $0.uuid.bluetoothUUID == descriptor.uuid } as? CBMDescriptorMock
     }
 
     static func registry(on bridge: MockBLEBridge) -> Registry {
@@ -93,6 +119,7 @@ final class SpecSimulation: @unchecked Sendable {
         command { [self] peripheral in
             guard let local = try? peripheral.add(gatt) else { return }
             lock.withLock {
+                serviceMocks[local.handle] = service
                 for (mock, published) in zip(mocks, local.characteristics) {
                     self.mocks[published.handle] = mock
                     locals[ObjectIdentifier(mock)] = published
@@ -108,6 +135,7 @@ final class SpecSimulation: @unchecked Sendable {
             peripheral.simulateNameChange(name)
             lock.withLock {
                 mocks.removeAll()
+                serviceMocks.removeAll()
                 locals.removeAll()
             }
         }
@@ -156,7 +184,6 @@ final class SpecSimulation: @unchecked Sendable {
     /// The delegate's answer to a request, as the simulated stack's.
     private func answer(_ request: ATTRequest) -> RequestResponse {
         guard let mock = lock.withLock({ mocks[request.characteristic.handle] }) else { return .error(.invalidHandle) }
-        let delegate: any CBMPeripheralSpecDelegate = spec.connectionDelegate ?? DefaultAnswers()
         if request.isCommand {
             delegate.peripheral(spec, didReceiveWriteCommandFor: mock, data: request.value ?? Data())
             return .success()
@@ -189,5 +216,5 @@ final class SpecSimulation: @unchecked Sendable {
     }
 
     /// CoreBluetoothMock's default answers, for a spec without a delegate.
-    private struct DefaultAnswers: CBMPeripheralSpecDelegate {}
+    struct DefaultAnswers: CBMPeripheralSpecDelegate {}
 }
