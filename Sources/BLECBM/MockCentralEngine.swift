@@ -26,7 +26,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     typealias Command = @Sendable (isolated MockCentralManager) -> Void
 
     let central: MockCentralManager
-    let lane: FrontEndLane<Command>
+    let lane: FrontEndLane<MockCentralManager>
     let lock = Lock()
     private weak var manager: CBMCentralManager?
     private var mirroredState: CBMManagerState = .unknown
@@ -50,7 +50,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         if let state = Self.initialState(on: bridge) { configuration.initialState = state }
         let central = MockCentralManager(configuration: configuration, bridge: bridge)
         self.central = central
-        lane = FrontEndLane(bridge: bridge, queue: queue) { batch in await central.apply(batch) }
+        lane = FrontEndLane(bridge: bridge, target: central, queue: queue)
         Self.registry(on: bridge).add(self)
     }
 

@@ -15,7 +15,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     typealias Command = @Sendable (isolated MockPeripheralManager) -> Void
 
     let peripheral: MockPeripheralManager
-    let lane: FrontEndLane<Command>
+    let lane: FrontEndLane<MockPeripheralManager>
     let lock = Lock()
     private weak var manager: CBMPeripheralManager?
     private var mirroredState: CBMManagerState = .unknown
@@ -36,7 +36,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         configuration.requestHandling = .manual
         let peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge)
         self.peripheral = peripheral
-        lane = FrontEndLane(bridge: bridge, queue: queue) { batch in await peripheral.apply(batch) }
+        lane = FrontEndLane(bridge: bridge, target: peripheral, queue: queue)
     }
 
     deinit {

@@ -11,6 +11,7 @@ final class Observer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
     var discoveries: [(peripheral: CBMPeripheral, data: [String: Any])] = []
     var values: [Data] = []
     var connected = false
+    var onDiscovery: (([String: Any]) -> Void)?
 
     func centralManagerDidUpdateState(_ central: CBMCentralManager) {}
 
@@ -19,6 +20,7 @@ final class Observer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
         rssi: NSNumber
     ) {
         discoveries.append((peripheral, advertisementData))
+        onDiscovery?(advertisementData)
     }
 
     func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
@@ -130,25 +132,32 @@ struct CoreBluetoothMockStyleTests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test func theBeaconsFirstAdvertisingSetStartsAfterItsDelay() async throws {
+    @Test func theBeaconsTwoAdvertisingSetsKeepTheirOwnDelaysAndIntervals() async throws {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 53))
-        let (time, name, connectable) = try await bridge.run {
-            @MainActor () -> (VirtualClock.Instant, String?, Bool?) in
+        let heard = try await bridge.run { @MainActor () -> [(time: VirtualClock.Instant, data: [String: Any])] in
             CBMCentralManagerMock.simulatePeripherals([beacon])
             let observer = Observer()
             let manager = CBMCentralManagerMock(delegate: observer, queue: nil)
             try await bridge.waitForApp { manager.state == .poweredOn }
-            manager.scanForPeripherals(withServices: nil)
-            try await bridge.waitForApp { !observer.discoveries.isEmpty }
-            let data = observer.discoveries[0].data
-            return (
-                bridge.clock.now, data[CBMAdvertisementDataLocalNameKey] as? String,
-                (data[CBMAdvertisementDataIsConnectable] as? NSNumber)?.boolValue
-            )
+            var heard: [(time: VirtualClock.Instant, data: [String: Any])] = []
+            observer.onDiscovery = { data in heard.append((bridge.clock.now, data)) }
+            manager.scanForPeripherals(
+                withServices: nil, options: [CBMCentralManagerScanOptionAllowDuplicatesKey: true])
+            await bridge.advance(by: .seconds(12))
+            manager.stopScan()
+            return heard
         }
-        #expect(time >= VirtualClock.Instant(offset: .seconds(2)))
-        #expect(name == "Beacon")
-        #expect(connectable == false)
+        let named = heard.filter { $0.data[CBMAdvertisementDataLocalNameKey] as? String == "Beacon" }
+        let withServiceData = heard.filter { $0.data[CBMAdvertisementDataServiceDataKey] != nil }
+        #expect(named.count + withServiceData.count == heard.count)
+        // The first set: after its 2 s delay, every second (10 or 11 in 12 s).
+        #expect(named.first.map { $0.time >= VirtualClock.Instant(offset: .seconds(2)) } == true)
+        #expect((10...11).contains(named.count))
+        #expect((named.first?.data[CBMAdvertisementDataIsConnectable] as? NSNumber)?.boolValue == false)
+        // The second: every 5 s.
+        #expect(withServiceData.count == 2)
+        let serviceData = withServiceData.first?.data[CBMAdvertisementDataServiceDataKey] as? [CBMUUID: Data]
+        #expect(serviceData?[CBMUUID.beaconService] == Data([0x10, 0x20]))
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)

@@ -11,7 +11,7 @@ final class SpecSimulation: @unchecked Sendable {
 
     let spec: CBMPeripheralSpec
     let peripheral: MockPeripheralManager
-    private let lane: FrontEndLane<Command>
+    private let lane: FrontEndLane<MockPeripheralManager>
     private let lock = Lock()
     private var mocks: [UInt16: CBMCharacteristicMock] = [:]
     private var serviceMocks: [UInt16: CBMServiceMock] = [:]
@@ -90,18 +90,26 @@ final class SpecSimulation: @unchecked Sendable {
         if let mtu = spec.mtu { configuration.mtu = .fixed(min(max(mtu, 23), 517)) }
         configuration.rssi = spec.proximity == .outOfRange ? -100 : spec.proximity.RSSI
         if let first = spec.advertisement?.first {
-            if first.interval > 0 { configuration.advertisingInterval = .milliseconds(Int64(first.interval * 1_000)) }
-            configuration.advertisingDelay = .milliseconds(Int64(first.delay * 1_000))
+            if first.interval > 0 { configuration.advertisingInterval = Self.duration(first.interval) }
+            configuration.advertisingDelay = Self.duration(first.delay)
             configuration.advertisesOnce = first.interval == 0
         }
         configuration.requestHandling = .handler { request in router.answer(request) }
         peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge)
         let peripheral = peripheral
-        lane = FrontEndLane(bridge: bridge, queue: nil, delivers: false) { batch in await peripheral.apply(batch) }
+        lane = FrontEndLane(bridge: bridge, target: peripheral, queue: nil, delivers: false)
         router.simulation = self
         for service in spec.services ?? [] { add(service) }
+        let connectable = spec.services != nil
+        let extra = (spec.advertisement ?? []).dropFirst().map { set in
+            (
+                advertisement: Self.advertisementData(set.data, connectable: connectable),
+                interval: Self.duration(set.interval), delay: Self.duration(set.delay), once: set.interval == 0
+            )
+        }
+        if !extra.isEmpty { command { $0.setAdditionalAdvertisingSets(extra) } }
         if let first = spec.advertisement?.first {
-            let data = Self.advertisementData(first.data, connectable: spec.services != nil)
+            let data = Self.advertisementData(first.data, connectable: connectable)
             command { try? $0.startAdvertising(data) }
         }
         if spec.proximity == .outOfRange { command { $0.simulateProximityChange(.outOfRange) } }
@@ -148,6 +156,11 @@ final class SpecSimulation: @unchecked Sendable {
             guard let local = lock.withLock({ locals[ObjectIdentifier(mock)] }) else { return }
             _ = try? peripheral.updateValue(data, for: local, onSubscribedCentrals: nil)
         }
+    }
+
+    /// Seconds as a duration (to the microsecond).
+    static func duration(_ seconds: TimeInterval) -> Duration {
+        .microseconds(Int64((max(seconds, 0) * 1e6).rounded()))
     }
 
     /// An advertisement from CoreBluetooth's dictionary.

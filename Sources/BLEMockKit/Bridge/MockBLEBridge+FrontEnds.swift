@@ -67,6 +67,14 @@ extension MockBLEBridge {
         systemView.update(from: world)
     }
 
+    /// Applies front-end commands in order, on the bridge's executor (each command runs its
+    /// manager's synchronous API through `assumeIsolated`: managers share this executor), then
+    /// runs the events due now.
+    package func applyFrontEndCommands(_ batch: [@Sendable () -> Void]) {
+        for command in batch { command() }
+        runDue()
+    }
+
     /// Runs the events due at the current virtual time (all of fast mode's work).
     func runDue() {
         while let next = world.schedule.nextDeadline, next <= world.now {

@@ -48,7 +48,9 @@ extension MockCentralManager {
             bridge.centralFrontEnds[identifier] = frontEnd
             bridge.admitArrivals()
             bridge.join(central: identifier, events: broadcaster, configuration: configuration)
-            if joinedBefore { frontEnd.event(.stateChanged(bridge.world.state(of: .central(identifier)))) }
+            // (A manager still on its way to its first state reports it when it gets there.)
+            let state = bridge.world.state(of: .central(identifier))
+            if joinedBefore, state != .unknown { frontEnd.event(.stateChanged(state)) }
             bridge.world.commandQueueReporters.insert(identifier)
             bridge.runDue()
         }
@@ -119,13 +121,6 @@ extension MockCentralManager {
                     })
             }
         }
-    }
-
-    /// Applies commands in order (each may call this manager's synchronous API), then runs the
-    /// events due now.
-    package func apply(_ commands: [@Sendable (isolated MockCentralManager) -> Void]) {
-        for command in commands { command(self) }
-        bridge.assumeIsolated { $0.runDue() }
     }
 
     /// Queues a write without response as the app's `writeValue(_:for:type: .withoutResponse)`

@@ -18,7 +18,9 @@ extension MockPeripheralManager {
             bridge.peripheralFrontEnds[identifier] = frontEnd
             bridge.admitArrivals()
             bridge.join(peripheral: identifier, events: broadcaster, configuration: configuration)
-            if joinedBefore { frontEnd.event(.stateChanged(bridge.world.state(of: .peripheral(identifier)))) }
+            // (A manager still on its way to its first state reports it when it gets there.)
+            let state = bridge.world.state(of: .peripheral(identifier))
+            if joinedBefore, state != .unknown { frontEnd.event(.stateChanged(state)) }
             bridge.world.updateQueueReporters.insert(identifier)
             bridge.runDue()
         }
@@ -30,13 +32,6 @@ extension MockPeripheralManager {
             bridge.peripheralFrontEnds[identifier] = nil
             bridge.world.updateQueueReporters.remove(identifier)
         }
-    }
-
-    /// Applies commands in order (each may call this manager's synchronous API), then runs the
-    /// events due now.
-    package func apply(_ commands: [@Sendable (isolated MockPeripheralManager) -> Void]) {
-        for command in commands { command(self) }
-        bridge.assumeIsolated { $0.runDue() }
     }
 
     /// How many updates wait in the update queue.
@@ -56,5 +51,16 @@ extension MockPeripheralManager {
     /// The centrals connected to this peripheral, in a deterministic order.
     package var connectedCentrals: [UUID] {
         world { $0.links(ofPeripheral: identifier).map(\.central) }
+    }
+
+    /// Sets advertising sets besides the main advertisement (on the air while it is; each
+    /// starts `delay` after advertising starts and repeats every `interval`, or advertises once).
+    package func setAdditionalAdvertisingSets(
+        _ sets: [(advertisement: AdvertisementData, interval: Duration, delay: Duration, once: Bool)]
+    ) {
+        let converted = sets.map {
+            AdvertisingSet(advertisement: $0.advertisement, interval: $0.interval, delay: $0.delay, once: $0.once)
+        }
+        world { $0.setAdvertisingSets(converted, of: identifier) }
     }
 }

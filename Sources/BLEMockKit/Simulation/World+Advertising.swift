@@ -23,6 +23,9 @@ extension World {
             // Instant timing: every advertiser on the air is heard at once.
             for peripheral in peripheralOrder where peripherals[peripheral]!.advertisement != nil {
                 deliverAdvertisement(from: peripheral, to: central)
+                for set in peripherals[peripheral]!.advertisingSets where set.started <= now && !set.finished {
+                    deliverAdvertisement(from: peripheral, to: central, advertisement: set.advertisement)
+                }
             }
         }
         scheduleAdvertisingIfNeeded()
@@ -37,8 +40,11 @@ extension World {
     func isScanning(central: UUID) -> Bool { centrals[central]?.scan != nil }
 
     /// Reports one advertisement to one central if its scan matches it.
-    mutating func deliverAdvertisement(from peripheral: UUID, to central: UUID) {
-        guard let record = peripherals[peripheral], let advertisement = record.airAdvertisement, record.isHeard,
+    mutating func deliverAdvertisement(
+        from peripheral: UUID, to central: UUID, advertisement setAdvertisement: AdvertisementData? = nil
+    ) {
+        guard let record = peripherals[peripheral], let advertisement = setAdvertisement ?? record.airAdvertisement,
+            record.isHeard,
             record.advertisingStarted <= now, let scan = centrals[central]?.scan,
             centrals[central]?.state == .poweredOn, scan.matches(advertisement)
         else { return }
@@ -78,6 +84,9 @@ extension World {
     /// Only this peripheral's record is touched, so an advertisement costs the same however
     /// many peripherals share the bridge.
     mutating func scheduleAdvertising(of peripheral: UUID, needed: Bool) {
+        if !(peripherals[peripheral]?.advertisingSets.isEmpty ?? true) {
+            scheduleAdvertisingSets(of: peripheral, needed: needed)
+        }
         guard let record = peripherals[peripheral], record.advertisement != nil, !record.advertisingScheduled else {
             return
         }
@@ -135,6 +144,13 @@ extension World {
                 "services=\(advertisement.serviceUUIDs.map(\.uuidString).joined(separator: ","))",
             ]
             .compactMap { $0 }.joined(separator: " "))
+        if !peripherals[peripheral]!.advertisingSets.isEmpty {
+            for index in peripherals[peripheral]!.advertisingSets.indices {
+                let delay = peripherals[peripheral]!.advertisingSets[index].delay
+                peripherals[peripheral]!.advertisingSets[index].started = now.advanced(by: delay)
+                peripherals[peripheral]!.advertisingSets[index].finished = false
+            }
+        }
         if timing.isInstant, peripherals[peripheral]!.advertisingStarted == now {
             for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }
             if peripherals[peripheral]!.configuration.advertisesOnce {

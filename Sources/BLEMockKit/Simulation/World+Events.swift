@@ -11,6 +11,8 @@ extension World {
     enum ScheduledEvent: Sendable, Equatable {
         /// A peripheral sends an advertisement (repeating at its interval while anyone scans).
         case advertise(peripheral: UUID)
+        /// One of a peripheral's additional advertising sets sends its advertisement.
+        case advertiseSet(peripheral: UUID, index: Int)
         /// A connect call gives up.
         case connectionTimeout(OperationID)
         /// A connection attempt's latency has passed.
@@ -57,6 +59,7 @@ extension World {
     private mutating func handle(_ event: ScheduledEvent) {
         switch event {
         case .advertise(let peripheral): advertisementDue(from: peripheral)
+        case .advertiseSet(let peripheral, let index): advertisingSetDue(from: peripheral, index: index)
         case .connectionTimeout(let id): connectionTimedOut(id)
         case .linkEstablished(let key): finishAttempt(key)
         case .stateStep(let manager, let state): setState(manager, to: state, automatic: true)
