@@ -74,6 +74,9 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
     /// Whether the manager is scanning.
     open var isScanning: Bool { backend.isScanning }
 
+    /// The central manager's optional features (`CBCentralManager.Feature`).
+    public typealias Feature = CBMCentralManagerFeature
+
     /// Whether the system supports these features.
     /// On a bridge where a test set `CBMCentralManagerMock.simulateFeaturesSupport`, its answer.
     open class func supports(_ features: CBMCentralManagerFeature) -> Bool {

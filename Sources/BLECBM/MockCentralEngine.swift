@@ -115,8 +115,21 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                 guard let self else { return }
                 lock.withLock { linkMirrors[peripheral] = LinkMirror(maximumWriteLength: maximumWriteLength) }
             })
+        // A restore identifier with a restoration the test simulated: the delegate hears it first.
+        if let identifier = restoreIdentifier, let restore = RestorationBook.value(for: bridge),
+            let dictionary = restore(identifier)
+        {
+            let restored = UncheckedDictionary(dictionary)
+            deliver { [self] in
+                guard let (manager, delegate) = managerAndDelegate else { return }
+                delegate.centralManager(manager, willRestoreState: restored.value)
+            }
+        }
         command { $0.attachFrontEnd(frontEnd) }
     }
+
+    /// The restore identifier this manager was created with, if any.
+    var restoreIdentifier: String? { central.configuration.restoreIdentifier }
 
     // MARK: Plumbing
 
@@ -268,4 +281,11 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     static func bool(_ value: Any?) -> Bool {
         (value as? Bool) ?? (value as? NSNumber)?.boolValue ?? false
     }
+}
+
+/// A restoration dictionary handed to the app's queue (its values are the app's plist-like
+/// values and the module's objects, never mutated after the test built them).
+struct UncheckedDictionary: @unchecked Sendable {
+    let value: [String: Any]
+    init(_ value: [String: Any]) { self.value = value }
 }

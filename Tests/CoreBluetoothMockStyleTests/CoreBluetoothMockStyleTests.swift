@@ -12,6 +12,12 @@ final class Observer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
     var values: [Data] = []
     var connected = false
     var onDiscovery: (([String: Any]) -> Void)?
+    var rssis: [Int] = []
+    var restored: [String] = []
+
+    func centralManager(_ central: CBMCentralManager, willRestoreState dict: [String: Any]) {
+        restored = dict.keys.sorted()
+    }
 
     func centralManagerDidUpdateState(_ central: CBMCentralManager) {}
 
@@ -20,6 +26,7 @@ final class Observer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
         rssi: NSNumber
     ) {
         discoveries.append((peripheral, advertisementData))
+        rssis.append(rssi.intValue)
         onDiscovery?(advertisementData)
     }
 
@@ -204,5 +211,56 @@ struct CoreBluetoothMockStyleTests {
             #expect(CBMCentralManager.authorization == .allowedAlways)
             #expect(CBMCentralManager.supports(.extendedScanAndConnect))
         }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aMacChangeDropsTheLinkAndTheDeviceComesBackUnderANewIdentifier() async throws {
+        let bridge = MockBLEBridge(seed: 56)
+        let newIdentifier = UUID(uuidString: "A0A0A0A0-0000-4000-8000-000000000056")!
+        let (found, disconnected) = try await bridge.run { @MainActor () -> ([UUID], Bool) in
+            CBMCentralManagerMock.simulatePeripherals([heartRateMonitor])
+            let observer = Observer()
+            let manager = CBMCentralManagerFactory.instance(forceMock: true)
+            manager.delegate = observer
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let peripheral = try #require(
+                manager.retrievePeripherals(withIdentifiers: [heartRateMonitor.identifier]).first)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            heartRateMonitor.simulateMacChange(newIdentifier)
+            try await bridge.waitForApp { peripheral.state == .disconnected }
+            manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { !observer.discoveries.isEmpty }
+            return (observer.discoveries.map(\.peripheral.identifier), peripheral.state == .disconnected)
+        }
+        #expect(disconnected)
+        #expect(found.allSatisfy { $0 == newIdentifier })
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func rssiDeviationStateRestorationAndFeatureNamesWorkAsInCoreBluetoothMock() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 57))
+        let (rssis, restored, supports) = try await bridge.run { @MainActor () -> ([Int], [String], Bool) in
+            CBMCentralManagerMock.simulateRSSIDeviation(.custom(10))
+            CBMCentralManagerMock.simulatePeripherals([heartRateMonitor])
+            CBMCentralManagerMock.simulateStateRestoration = { identifier in
+                identifier == "watch"
+                    ? [CBMCentralManagerRestoredStateScanServicesKey: [CBMUUID.heartRateService]] : nil
+            }
+            let observer = Observer()
+            let manager = CBMCentralManagerMock(
+                delegate: observer, queue: nil, options: [CBMCentralManagerOptionRestoreIdentifierKey: "watch"])
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let feature: CBMCentralManager.Feature = .extendedScanAndConnect
+            manager.scanForPeripherals(
+                withServices: nil, options: [CBMCentralManagerScanOptionAllowDuplicatesKey: true])
+            try await bridge.waitForApp { observer.rssis.count >= 20 }
+            return (observer.rssis, observer.restored, CBMCentralManager.supports(feature))
+        }
+        // -80 dBm (far) ± 10.
+        #expect(rssis.allSatisfy { (-90 ... -70).contains($0) })
+        #expect(Set(rssis).count > 1)
+        #expect(restored == [CBMCentralManagerRestoredStateScanServicesKey])
+        #expect(supports)
     }
 }

@@ -62,6 +62,20 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
         set { FeatureBook.set(newValue, for: currentBridge("simulateFeaturesSupport")) }
     }
 
+    /// How much simulated peripherals' RSSI varies, for specs simulated on the bridge from now
+    /// on (none unless set: the kit's RSSI is the proximity's).
+    public static func simulateRSSIDeviation(_ deviation: CBMProximity.Deviation) {
+        currentBridge("simulateRSSIDeviation(_:)").frontEndSettings[SpecSimulation.deviationKey] = deviation.spread
+    }
+
+    /// What the system restores to a manager created on the bridge with a restore identifier
+    /// (`CBMCentralManagerOptionRestoreIdentifierKey`): the dictionary its delegate's
+    /// `centralManager(_:willRestoreState:)` receives before its first state, or `nil` for none.
+    public static var simulateStateRestoration: (@Sendable (_ identifierKey: String) -> [String: Any]?)? {
+        get { RestorationBook.value(for: currentBridge("simulateStateRestoration")) }
+        set { RestorationBook.set(newValue, for: currentBridge("simulateStateRestoration")) }
+    }
+
     /// Nothing to tear down: each test's simulation ends with its bridge. Kept so tests written
     /// for CoreBluetoothMock compile; `await bridge.finish()` reports what was left over.
     public static func tearDownSimulation() {}
@@ -81,6 +95,11 @@ public enum CBMCentralManagerFactory {
             return CBMCentralManagerMock(delegate: delegate, queue: queue, options: options)
         }
         return CBMCentralManager(delegate: delegate, queue: queue, options: options)
+    }
+
+    /// As ``instance(delegate:queue:options:forceMock:)`` with no delegate, on the main queue.
+    public static func instance(forceMock: Bool = false) -> CBMCentralManager {
+        instance(delegate: nil, queue: nil, options: nil, forceMock: forceMock)
     }
 
     /// As ``instance(delegate:queue:options:forceMock:)`` without options.
@@ -111,5 +130,28 @@ enum FeatureBook {
     static func set(_ answer: (@Sendable (CBMCentralManagerFeature) -> Bool)?, for bridge: MockBLEBridge) {
         let box = box(bridge)
         box.lock.withLock { box.answer = answer }
+    }
+}
+
+/// The state restoration a test set on a bridge.
+enum RestorationBook {
+    final class Box: @unchecked Sendable {
+        // @unchecked Sendable: `restore` is only read and written with `lock` held.
+        let lock = Lock()
+        var restore: (@Sendable (String) -> [String: Any]?)?
+    }
+
+    static func box(_ bridge: MockBLEBridge) -> Box {
+        bridge.frontEndSettings.object(for: ObjectIdentifier(Box.self)) { Box() }
+    }
+
+    static func value(for bridge: MockBLEBridge) -> (@Sendable (String) -> [String: Any]?)? {
+        let box = box(bridge)
+        return box.lock.withLock { box.restore }
+    }
+
+    static func set(_ restore: (@Sendable (String) -> [String: Any]?)?, for bridge: MockBLEBridge) {
+        let box = box(bridge)
+        box.lock.withLock { box.restore = restore }
     }
 }

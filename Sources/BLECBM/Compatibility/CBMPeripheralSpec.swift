@@ -227,6 +227,20 @@ extension CBMPeripheralSpec {
         simulation.command { $0.simulateAdvertisementChange(data) }
     }
 
+    /// The peripheral changes its address (CoreBluetoothMock's `simulateMacChange(_:)`): on the
+    /// current test's bridge it goes off the air, dropping its links, and comes back with
+    /// `newIdentifier` (by default one derived from its current one), with the same services
+    /// and advertising. Centrals see a new peripheral. ``identifier`` stays the spec's first
+    /// identifier; the new one is what centrals discover.
+    public func simulateMacChange(_ newIdentifier: UUID? = nil) {
+        guard let simulation = current("simulateMacChange(_:)") else { return }
+        let old = simulation.identifier
+        var bytes = old.uuid
+        bytes.15 = bytes.15 &+ 1
+        bytes.14 = bytes.14 ^ 0x5A
+        simulation.changeIdentifier(to: newIdentifier ?? UUID(uuid: bytes))
+    }
+
     /// The system caches the peripheral: retrievable by identifier without a scan.
     public func simulateCaching() {
         current("simulateCaching()")?.command { $0.simulateCaching() }

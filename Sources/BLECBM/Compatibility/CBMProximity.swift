@@ -16,6 +16,26 @@ public enum CBMProximity: Sendable, Hashable {
     /// an unavailable RSSI).
     public var RSSI: Int { proximity.rssi ?? 127 }
 
+    /// How much a simulated peripheral's RSSI varies around its proximity's
+    /// (CoreBluetoothMock's `CBMProximity.Deviation`): drawn from the bridge's seed.
+    public enum Deviation: Sendable, Hashable {
+        /// No variation.
+        case none
+        /// ±15 dBm, CoreBluetoothMock's default.
+        case `default`
+        /// ± the given dBm.
+        case custom(_ deviation: Int)
+
+        /// The spread in dBm.
+        var spread: Int {
+            switch self {
+            case .none: 0
+            case .default: 15
+            case .custom(let value): abs(value)
+            }
+        }
+    }
+
     /// The kit's proximity.
     var proximity: Proximity {
         switch self {

@@ -10,9 +10,11 @@ final class SpecSimulation: @unchecked Sendable {
     typealias Command = @Sendable (isolated MockPeripheralManager) -> Void
 
     let spec: CBMPeripheralSpec
-    let peripheral: MockPeripheralManager
-    private let lane: FrontEndLane<MockPeripheralManager>
+    private let bridge: MockBLEBridge
+    private let router = Router()
     private let lock = Lock()
+    /// The simulated peripheral now (a new one after `simulateMacChange`), and its lane.
+    private var incarnation: (peripheral: MockPeripheralManager, lane: FrontEndLane<MockPeripheralManager>)!
     private var mocks: [UInt16: CBMCharacteristicMock] = [:]
     private var serviceMocks: [UInt16: CBMServiceMock] = [:]
     private var locals: [ObjectIdentifier: LocalCharacteristic] = [:]
@@ -33,7 +35,7 @@ final class SpecSimulation: @unchecked Sendable {
 
         /// The simulation of the spec with this peripheral identifier.
         func simulation(of peripheral: UUID) -> SpecSimulation? {
-            lock.withLock { simulations.values.first { $0.spec.identifier == peripheral } }
+            lock.withLock { Array(simulations.values) }.first { $0.identifier == peripheral }
         }
     }
 
@@ -78,27 +80,46 @@ final class SpecSimulation: @unchecked Sendable {
 
     private init(_ spec: CBMPeripheralSpec, on bridge: MockBLEBridge) {
         self.spec = spec
-        let router = Router()
+        self.bridge = bridge
+        router.simulation = self
+        incarnation = makeIncarnation(identifier: spec.identifier)
+        setUp(startingOutOfRange: spec.proximity == .outOfRange)
+        if spec.isKnown { command { $0.simulateCaching() } }
+        if spec.isInitiallyConnected { command { $0.simulateConnectionBySystem(true) } }
+    }
+
+    /// The simulated peripheral now.
+    var peripheral: MockPeripheralManager { lock.withLock { incarnation.peripheral } }
+
+    /// The peripheral's identifier now.
+    var identifier: UUID { peripheral.identifier }
+
+    /// A simulated peripheral for the spec with an identifier.
+    private func makeIncarnation(identifier: UUID) -> (MockPeripheralManager, FrontEndLane<MockPeripheralManager>) {
         var configuration =
             bridge.configuration.timing.isInstant ? MockPeripheralManager.Configuration.fast : .realistic(seed: 0)
         configuration.seed = nil
         // A spec's peripheral is on from the start, as in CoreBluetoothMock.
         configuration.initialState = .poweredOn
         configuration.stateTransition = .instant
-        configuration.identifier = spec.identifier
+        configuration.identifier = identifier
         configuration.name = spec.name
         if let mtu = spec.mtu { configuration.mtu = .fixed(min(max(mtu, 23), 517)) }
         configuration.rssi = spec.proximity == .outOfRange ? -100 : spec.proximity.RSSI
+        configuration.rssiVariation = bridge.frontEndSettings[Self.deviationKey] ?? 0
         if let first = spec.advertisement?.first {
             if first.interval > 0 { configuration.advertisingInterval = Self.duration(first.interval) }
             configuration.advertisingDelay = Self.duration(first.delay)
             configuration.advertisesOnce = first.interval == 0
         }
+        let router = router
         configuration.requestHandling = .handler { request in router.answer(request) }
-        peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge)
-        let peripheral = peripheral
-        lane = FrontEndLane(bridge: bridge, target: peripheral, queue: nil, delivers: false)
-        router.simulation = self
+        let peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge)
+        return (peripheral, FrontEndLane(bridge: bridge, target: peripheral, queue: nil, delivers: false))
+    }
+
+    /// Publishes the spec's services and starts its advertising sets.
+    private func setUp(startingOutOfRange: Bool) {
         for service in spec.services ?? [] { add(service) }
         let connectable = spec.services != nil
         let extra = (spec.advertisement ?? []).dropFirst().map { set in
@@ -112,13 +133,25 @@ final class SpecSimulation: @unchecked Sendable {
             let data = Self.advertisementData(first.data, connectable: connectable)
             command { try? $0.startAdvertising(data) }
         }
-        if spec.proximity == .outOfRange { command { $0.simulateProximityChange(.outOfRange) } }
-        if spec.isKnown { command { $0.simulateCaching() } }
-        if spec.isInitiallyConnected { command { $0.simulateConnectionBySystem(true) } }
+        if startingOutOfRange { command { $0.simulateProximityChange(.outOfRange) } }
+    }
+
+    /// The peripheral changes its address: the old one goes off the air (its links drop) and
+    /// the same device appears with a new identifier, as after a MAC address change.
+    func changeIdentifier(to identifier: UUID) {
+        command { $0.shutDown() }
+        let fresh = makeIncarnation(identifier: identifier)
+        lock.withLock {
+            incarnation = fresh
+            mocks.removeAll()
+            serviceMocks.removeAll()
+            locals.removeAll()
+        }
+        setUp(startingOutOfRange: false)
     }
 
     /// Applies a command to the simulated peripheral, after those sent before it.
-    func command(_ command: @escaping Command) { lane.command(command) }
+    func command(_ command: @escaping Command) { lock.withLock { incarnation.lane }.command(command) }
 
     /// Publishes a service and maps its characteristics.
     private func add(_ service: CBMServiceMock) {
@@ -158,6 +191,9 @@ final class SpecSimulation: @unchecked Sendable {
         }
     }
 
+    /// The setting key of `CBMCentralManagerMock.simulateRSSIDeviation(_:)`.
+    static let deviationKey = "BLECBM.rssiDeviation"
+
     /// Seconds as a duration (to the microsecond).
     static func duration(_ seconds: TimeInterval) -> Duration {
         .microseconds(Int64((max(seconds, 0) * 1e6).rounded()))
@@ -185,7 +221,7 @@ final class SpecSimulation: @unchecked Sendable {
 
     /// Routes the simulated peripheral's requests to the spec's delegate (set once the
     /// simulation exists; requests only come after).
-    private final class Router: @unchecked Sendable {
+    final class Router: @unchecked Sendable {
         // @unchecked Sendable: `simulation` is set once, before the first request.
         weak var simulation: SpecSimulation?
 

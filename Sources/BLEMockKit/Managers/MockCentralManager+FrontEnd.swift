@@ -52,6 +52,7 @@ extension MockCentralManager {
             let state = bridge.world.state(of: .central(identifier))
             if joinedBefore, state != .unknown { frontEnd.event(.stateChanged(state)) }
             bridge.world.commandQueueReporters.insert(identifier)
+            bridge.updateSystemView()
             bridge.runDue()
         }
     }
