@@ -72,6 +72,7 @@ struct CoreBluetoothMockStyleTests {
             device.turnOnLED()
             try await bridge.waitForApp { device.ledWrites == 1 }
             #expect(device.isLEDOn == true)
+            await bridge.waitUntil { $0.log.contains { $0.kind == .subscribe } }
             blinky.simulateValueUpdate(Data([0x00]), for: .buttonCharacteristic)
             try await bridge.waitForApp { device.isButtonPressed == false }
             #expect(device.lastError == nil)

@@ -43,3 +43,61 @@ import Testing
     }
     #expect(await bridge.log.contains { $0.kind == .write && $0.value == Data([0x01]) })
 }
+
+/// A spec delegate as written for CoreBluetoothMock: the button is pressed, the LED accepts writes.
+struct PressedButtonBlinky: CBMPeripheralSpecDelegate {
+    func peripheral(_ peripheral: CBMPeripheralSpec, didReceiveReadRequestFor characteristic: CBMCharacteristicMock)
+        -> Result<Data, any Error>
+    {
+        .success(Data([0x01]))
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheralSpec, didReceiveWriteRequestFor characteristic: CBMCharacteristicMock, data: Data
+    ) -> Result<Void, any Error> {
+        .success(())
+    }
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+@Test func coreBluetoothMockSpecsRunAfterChangingTheImport() async throws {
+    // Written for CoreBluetoothMock; only `import CoreBluetoothMock` became `import BLECBM`.
+    let button = CBMCharacteristicMock(
+        type: CBMUUID(string: "00001524-1212-EFDE-1523-785FEABCD123"), properties: [.notify, .read],
+        descriptors: CBMClientCharacteristicConfigurationDescriptorMock())
+    let led = CBMCharacteristicMock(
+        type: CBMUUID(string: "00001525-1212-EFDE-1523-785FEABCD123"), properties: [.write, .read])
+    let blinky = CBMPeripheralSpec
+        .simulatePeripheral(proximity: .near)
+        .advertising(
+            advertisementData: [
+                CBMAdvertisementDataLocalNameKey: "nRF Blinky",
+                CBMAdvertisementDataServiceUUIDsKey: [CBMUUID(string: "00001523-1212-EFDE-1523-785FEABCD123")],
+            ],
+            withInterval: 0.250)
+        .connectable(
+            name: "nRF Blinky",
+            services: [
+                CBMServiceMock(
+                    type: CBMUUID(string: "00001523-1212-EFDE-1523-785FEABCD123"), primary: true,
+                    characteristics: button, led)
+            ],
+            delegate: PressedButtonBlinky())
+        .build()
+
+    // The simulation belongs to the test's bridge: tests with the same specs run in parallel.
+    let bridge = MockBLEBridge(configuration: .realistic(seed: 1))
+    try await bridge.run { @MainActor in
+        CBMCentralManagerMock.simulatePeripherals([blinky])
+        let app = BlinkyManager()
+        try await bridge.waitForApp { !app.discovered.isEmpty }
+        let device = app.discovered[0]
+        device.connect()
+        try await bridge.waitForApp { device.isReady && device.isButtonPressed == true }
+        await bridge.waitUntil { $0.log.contains { $0.kind == .subscribe } }  // the app subscribed
+        blinky.simulateValueUpdate(Data([0x00]), for: button)
+        try await bridge.waitForApp { device.isButtonPressed == false }
+        blinky.simulateProximityChange(.outOfRange)
+        try await bridge.waitForApp { device.disconnections == 1 }
+    }
+}
