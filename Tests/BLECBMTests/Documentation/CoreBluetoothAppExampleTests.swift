@@ -67,14 +67,16 @@ struct PressedButtonBlinky: CBMPeripheralSpecDelegate {
         descriptors: CBMClientCharacteristicConfigurationDescriptorMock())
     let led = CBMCharacteristicMock(
         type: CBMUUID(string: "00001525-1212-EFDE-1523-785FEABCD123"), properties: [.write, .read])
-    let blinky = CBMPeripheralSpec
+    let blinky =
+        CBMPeripheralSpec
         .simulatePeripheral(proximity: .near)
         .advertising(
             advertisementData: [
                 CBMAdvertisementDataLocalNameKey: "nRF Blinky",
                 CBMAdvertisementDataServiceUUIDsKey: [CBMUUID(string: "00001523-1212-EFDE-1523-785FEABCD123")],
             ],
-            withInterval: 0.250)
+            withInterval: 0.250
+        )
         .connectable(
             name: "nRF Blinky",
             services: [
@@ -82,7 +84,8 @@ struct PressedButtonBlinky: CBMPeripheralSpecDelegate {
                     type: CBMUUID(string: "00001523-1212-EFDE-1523-785FEABCD123"), primary: true,
                     characteristics: button, led)
             ],
-            delegate: PressedButtonBlinky())
+            delegate: PressedButtonBlinky()
+        )
         .build()
 
     // The simulation belongs to the test's bridge: tests with the same specs run in parallel.
