@@ -302,4 +302,78 @@ struct CentralManagerAPITests {
         // The app's own link remains.
         #expect(stillListed == 1)
     }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func callbacksArriveOnTheQueueTheAppGave() async throws {
+        let bridge = MockBLEBridge(seed: 13)
+        _ = try await makeSensor(on: bridge)
+        let key = DispatchSpecificKey<String>()
+        let queue = DispatchQueue(label: "app")
+        queue.setSpecific(key: key, value: "app")
+        let labels = try await bridge.run { () -> [String] in
+            let delegate = QueueCheck(key: key)
+            let manager = CBMCentralManager(delegate: delegate, queue: queue)
+            try await bridge.waitForApp { delegate.labels.count >= 1 }
+            queue.sync { manager.scanForPeripherals(withServices: nil) }
+            try await bridge.waitForApp { delegate.labels.count >= 2 }
+            return delegate.labels
+        }
+        #expect(labels.count >= 2)
+        #expect(labels.allSatisfy { $0 == "app" })
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func ancsAuthorizationIsReportedOnThePeripheral() async throws {
+        let bridge = MockBLEBridge(seed: 14)
+        let watch = MockPeripheralManager(configuration: .init(requestsANCSAuthorization: true), bridge: bridge)
+        try await watch.startAdvertising(AdvertisementData(localName: "Watch"))
+        let authorized = try await bridge.run { @MainActor () -> [Bool] in
+            let journal = Journal()
+            let manager = CBMCentralManager(
+                bridge: bridge, delegate: journal, queue: nil, configuration: .init(grantsANCSAuthorization: true))
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { !journal.discovered.isEmpty }
+            let peripheral = journal.discovered[0]
+            #expect(!peripheral.ancsAuthorized)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.ancsAuthorized }
+            await manager.simulatedCentral!.simulateANCSAuthorizationChange(false, for: peripheral.identifier)
+            try await bridge.waitForApp { !peripheral.ancsAuthorized }
+            return [true, peripheral.ancsAuthorized]
+        }
+        #expect(authorized == [true, false])
+    }
+}
+
+/// A delegate that notes, under a lock, which queue each callback ran on.
+final class QueueCheck: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
+    // @unchecked Sendable: `seen` is only read and written with `lock` held.
+    private let lock = NSLock()
+    private var seen: [String] = []
+    let key: DispatchSpecificKey<String>
+
+    init(key: DispatchSpecificKey<String>) { self.key = key }
+
+    var labels: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return seen
+    }
+
+    private func note() {
+        let label = DispatchQueue.getSpecific(key: key) ?? "elsewhere"
+        lock.lock()
+        seen.append(label)
+        lock.unlock()
+    }
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) { note() }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi: NSNumber
+    ) {
+        note()
+    }
 }

@@ -14,6 +14,11 @@ final class Observer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
     var onDiscovery: (([String: Any]) -> Void)?
     var rssis: [Int] = []
     var restored: [String] = []
+    var invalidated: [CBMUUID] = []
+
+    func peripheral(_ peripheral: CBMPeripheral, didModifyServices invalidatedServices: [CBMService]) {
+        invalidated += invalidatedServices.map(\.uuid)
+    }
 
     func centralManager(_ central: CBMCentralManager, willRestoreState dict: [String: Any]) {
         restored = dict.keys.sorted()
@@ -263,5 +268,48 @@ struct CoreBluetoothMockStyleTests {
         #expect(Set(rssis).count > 1)
         #expect(restored == [CBMCentralManagerRestoredStateScanServicesKey])
         #expect(supports)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func serviceAdvertisementAndSystemConnectionChangesReachTheCentral() async throws {
+        let bridge = MockBLEBridge(seed: 58)
+        try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([blinky, heartRateMonitor])
+            let observer = Observer()
+            let manager = CBMCentralManagerMock(delegate: observer, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+
+            // Another app connects to the heart-rate monitor: it is retrievable as connected.
+            #expect(manager.retrieveConnectedPeripherals(withServices: [.heartRateService]).isEmpty)
+            heartRateMonitor.simulateConnection()
+            try await bridge.waitForApp {
+                manager.retrieveConnectedPeripherals(withServices: [.heartRateService]).count == 1
+            }
+
+            // The Blinky advertises a new name.
+            manager.scanForPeripherals(
+                withServices: [.nordicBlinkyService], options: [CBMCentralManagerScanOptionAllowDuplicatesKey: true])
+            try await bridge.waitForApp { !observer.discoveries.isEmpty }
+            blinky.simulateAdvertisementChange([
+                CBMAdvertisementConfig(
+                    data: [
+                        CBMAdvertisementDataLocalNameKey: "Blinky 2",
+                        CBMAdvertisementDataServiceUUIDsKey: [CBMUUID.nordicBlinkyService],
+                    ], interval: 0.25)
+            ])
+            try await bridge.waitForApp {
+                observer.discoveries.contains { $0.data[CBMAdvertisementDataLocalNameKey] as? String == "Blinky 2" }
+            }
+            manager.stopScan()
+
+            // Its services change while connected: the central hears which went away.
+            let peripheral = observer.discoveries[0].peripheral
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.services?.count == 1 }
+            blinky.simulateServiceChange(newName: "Blinky 3", newServices: [.heartRateService])
+            try await bridge.waitForApp { observer.invalidated == [.nordicBlinkyService] }
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { peripheral.services?.map(\.uuid) == [.heartRateService] }
+        }
     }
 }
