@@ -26,6 +26,20 @@ extension MockCentralEngine {
         return true
     }
 
+    /// With the lock held: the objects for remote attributes, the same object for the same
+    /// handle while the connection lasts (made by `make` the first time).
+    private func objects<Remote, Object: AnyObject>(
+        for found: [Remote], in cache: ReferenceWritableKeyPath<CBMPeripheral, [UInt16: Object]>,
+        of peripheral: CBMPeripheral, handle: (Remote) -> UInt16, make: (Remote) -> Object
+    ) -> [Object] {
+        found.map { remote in
+            if let existing = peripheral[keyPath: cache][handle(remote)] { return existing }
+            let created = make(remote)
+            peripheral[keyPath: cache][handle(remote)] = created
+            return created
+        }
+    }
+
     func canSendWriteWithoutResponse(_ peripheral: CBMPeripheral) -> Bool {
         lock.withLock {
             guard peripheral.storedState == .connected, let link = link(peripheral.identifier) else { return false }
@@ -51,14 +65,9 @@ extension MockCentralEngine {
             switch result {
             case .success(.services(let found)):
                 lock.withLock {
-                    let objects = found.map { remote in
-                        peripheral.serviceObjects[remote.handle]
-                            ?? {
-                                let created = CBMService(remote, peripheral: peripheral)
-                                peripheral.serviceObjects[remote.handle] = created
-                                return created
-                            }()
-                    }
+                    let objects = objects(
+                        for: found, in: \.serviceObjects, of: peripheral, handle: \.handle,
+                        make: { CBMService($0, peripheral: peripheral) })
                     peripheral.storedServices = merged(peripheral.storedServices, objects, by: \.remote.handle)
                 }
             case .success: break
@@ -90,14 +99,9 @@ extension MockCentralEngine {
             switch result {
             case .success(.services(let found)):
                 lock.withLock {
-                    let objects = found.map { remote in
-                        peripheral.serviceObjects[remote.handle]
-                            ?? {
-                                let created = CBMService(remote, peripheral: peripheral)
-                                peripheral.serviceObjects[remote.handle] = created
-                                return created
-                            }()
-                    }
+                    let objects = objects(
+                        for: found, in: \.serviceObjects, of: peripheral, handle: \.handle,
+                        make: { CBMService($0, peripheral: peripheral) })
                     service.mergeIncludedServices(objects)
                 }
             case .success: break
@@ -129,14 +133,9 @@ extension MockCentralEngine {
             switch result {
             case .success(.characteristics(let found)):
                 lock.withLock {
-                    let objects = found.map { remote in
-                        peripheral.characteristicObjects[remote.handle]
-                            ?? {
-                                let created = CBMCharacteristic(remote, service: service)
-                                peripheral.characteristicObjects[remote.handle] = created
-                                return created
-                            }()
-                    }
+                    let objects = objects(
+                        for: found, in: \.characteristicObjects, of: peripheral, handle: \.handle,
+                        make: { CBMCharacteristic($0, service: service) })
                     service.mergeCharacteristics(objects)
                 }
             case .success: break
@@ -169,14 +168,9 @@ extension MockCentralEngine {
             switch result {
             case .success(.descriptors(let found)):
                 lock.withLock {
-                    let objects = found.map { remote in
-                        peripheral.descriptorObjects[remote.handle]
-                            ?? {
-                                let created = CBMDescriptor(remote, characteristic: characteristic)
-                                peripheral.descriptorObjects[remote.handle] = created
-                                return created
-                            }()
-                    }
+                    let objects = objects(
+                        for: found, in: \.descriptorObjects, of: peripheral, handle: \.handle,
+                        make: { CBMDescriptor($0, characteristic: characteristic) })
                     characteristic.storedDescriptors = merged(
                         characteristic.storedDescriptors, objects, by: \.remote.handle)
                 }

@@ -27,7 +27,7 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
     public let advertisement: [CBMAdvertisementConfig]?
     /// Its services, for connectable peripherals.
     public let services: [CBMServiceMock]?
-    /// The connection interval asked for. The bridge's ``LinkTiming`` sets the interval of every
+    /// The connection interval asked for. The bridge's `LinkTiming` sets the interval of every
     /// link; this value is kept for reference.
     public let connectionInterval: TimeInterval?
     /// The supervision timeout asked for (kept for reference).

@@ -84,7 +84,9 @@ extension World {
     /// Only this peripheral's record is touched, so an advertisement costs the same however
     /// many peripherals share the bridge.
     mutating func scheduleAdvertising(of peripheral: UUID, needed: Bool) {
-        if !(peripherals[peripheral]?.advertisingSets.isEmpty ?? true) {
+        // (Read in place: the map's getter would copy the whole record on every advertisement.)
+        if let position = peripherals.position(of: peripheral), !peripherals.entries[position]!.advertisingSets.isEmpty
+        {
             scheduleAdvertisingSets(of: peripheral, needed: needed)
         }
         guard let record = peripherals[peripheral], record.advertisement != nil, !record.advertisingScheduled else {
