@@ -99,6 +99,9 @@ final class CommandQueue: @unchecked Sendable {
             }
             guard let batch else { return }
             await bridge.applyFrontEndCommands(batch)
+            // What the batch changed (a peripheral now retrievable, say) may be what an app's
+            // `waitForApp` waits for: it checks again.
+            bridge.outside.noteActivity()
         }
     }
 }

@@ -191,4 +191,53 @@ struct PeripheralManagerTests {
         #expect(manager.simulatedPeripheral == nil)
         #expect(!manager.updateValue(Data(), for: CounterPeripheral().stream, onSubscribedCentrals: nil))
     }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func servicesAdvertisingAndChannelsCanBeWithdrawn() async throws {
+        let bridge = MockBLEBridge(seed: 33)
+        let central = MockCentralManager(bridge: bridge)
+        let (services, advertising, unpublished) = try await bridge.run { @MainActor () -> (Int, Bool, [String]) in
+            let app = CounterPeripheral()
+            try await bridge.waitForApp { app.manager.isAdvertising }
+            let found = try await Self.connect(central, to: app.manager.simulatedPeripheral!.identifier)
+            #expect(found.count == 4)
+            app.manager.removeAllServices()
+            app.manager.stopAdvertising()
+            #expect(!app.manager.isAdvertising)
+            let channels = ChannelRecorder()
+            app.manager.delegate = channels
+            app.manager.publishL2CAPChannel(withEncryption: false)
+            try await bridge.waitForApp { channels.published != nil }
+            app.manager.unpublishL2CAPChannel(channels.published!)
+            app.manager.unpublishL2CAPChannel(channels.published!)
+            try await bridge.waitForApp { channels.unpublished.count == 2 }
+            let remaining = await app.manager.simulatedPeripheral!.services.count
+            let advertising = await app.manager.simulatedPeripheral!.isAdvertising
+            return (remaining, advertising, channels.unpublished)
+        }
+        #expect(services == 0)
+        #expect(!advertising)
+        // The second unpublish of the same PSM fails.
+        #expect(unpublished.count == 2 && unpublished[0] == "ok" && unpublished[1] != "ok")
+    }
+}
+
+/// Records a peripheral manager's L2CAP callbacks.
+final class ChannelRecorder: NSObject, CBMPeripheralManagerDelegate, @unchecked Sendable {
+    // @unchecked Sendable: only touched on the main queue.
+    var published: UInt16?
+    var unpublished: [String] = []
+
+    func peripheralManagerDidUpdateState(_ peripheral: CBMPeripheralManager) {}
+
+    func peripheralManager(_ peripheral: CBMPeripheralManager, didPublishL2CAPChannel psm: UInt16, error: (any Error)?)
+    {
+        published = psm
+    }
+
+    func peripheralManager(
+        _ peripheral: CBMPeripheralManager, didUnpublishL2CAPChannel psm: UInt16, error: (any Error)?
+    ) {
+        unpublished.append(error.map { "\($0)" } ?? "ok")
+    }
 }
