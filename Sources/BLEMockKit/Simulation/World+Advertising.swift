@@ -23,7 +23,7 @@ extension World {
             // Instant timing: every advertiser on the air is heard at once.
             for peripheral in peripheralOrder where peripherals[peripheral]!.advertisement != nil {
                 deliverAdvertisement(from: peripheral, to: central)
-                for set in peripherals[peripheral]!.advertisingSets where set.started <= now && !set.finished {
+                for set in advertisingSets[peripheral] ?? [] where set.started <= now && !set.finished {
                     deliverAdvertisement(from: peripheral, to: central, advertisement: set.advertisement)
                 }
             }
@@ -84,9 +84,7 @@ extension World {
     /// Only this peripheral's record is touched, so an advertisement costs the same however
     /// many peripherals share the bridge.
     mutating func scheduleAdvertising(of peripheral: UUID, needed: Bool) {
-        // (Read in place: the map's getter would copy the whole record on every advertisement.)
-        if let position = peripherals.position(of: peripheral), !peripherals.entries[position]!.advertisingSets.isEmpty
-        {
+        if !advertisingSets.isEmpty, advertisingSets[peripheral] != nil {
             scheduleAdvertisingSets(of: peripheral, needed: needed)
         }
         guard let record = peripherals[peripheral], record.advertisement != nil, !record.advertisingScheduled else {
@@ -146,11 +144,11 @@ extension World {
                 "services=\(advertisement.serviceUUIDs.map(\.uuidString).joined(separator: ","))",
             ]
             .compactMap { $0 }.joined(separator: " "))
-        if !peripherals[peripheral]!.advertisingSets.isEmpty {
-            for index in peripherals[peripheral]!.advertisingSets.indices {
-                let delay = peripherals[peripheral]!.advertisingSets[index].delay
-                peripherals[peripheral]!.advertisingSets[index].started = now.advanced(by: delay)
-                peripherals[peripheral]!.advertisingSets[index].finished = false
+        if advertisingSets[peripheral] != nil {
+            for index in advertisingSets[peripheral]!.indices {
+                let delay = advertisingSets[peripheral]![index].delay
+                advertisingSets[peripheral]![index].started = now.advanced(by: delay)
+                advertisingSets[peripheral]![index].finished = false
             }
         }
         if timing.isInstant, peripherals[peripheral]!.advertisingStarted == now {

@@ -43,17 +43,17 @@ extension World {
             if case .advertiseSet(peripheral, _) = $0 { return true }
             return false
         }
-        peripherals[peripheral]!.advertisingSets = sets
+        advertisingSets[peripheral] = sets.isEmpty ? nil : sets
         restartAdvertisingSets(of: peripheral)
     }
 
     /// Starts a peripheral's additional sets' delays from now (advertising started).
     mutating func restartAdvertisingSets(of peripheral: UUID) {
-        guard let count = peripherals[peripheral]?.advertisingSets.count, count > 0 else { return }
+        guard let count = advertisingSets[peripheral]?.count, count > 0 else { return }
         for index in 0..<count {
-            let delay = peripherals[peripheral]!.advertisingSets[index].delay
-            peripherals[peripheral]!.advertisingSets[index].started = now.advanced(by: delay)
-            peripherals[peripheral]!.advertisingSets[index].finished = false
+            let delay = advertisingSets[peripheral]![index].delay
+            advertisingSets[peripheral]![index].started = now.advanced(by: delay)
+            advertisingSets[peripheral]![index].finished = false
         }
         scheduleAdvertising(of: peripheral, needed: advertisingEventsNeeded)
     }
@@ -61,15 +61,15 @@ extension World {
     /// Schedules the next advertisement of each of a peripheral's additional sets that has none
     /// scheduled, when someone listens or its first advertisement is still to come.
     mutating func scheduleAdvertisingSets(of peripheral: UUID, needed: Bool) {
-        guard let count = peripherals[peripheral]?.advertisingSets.count, count > 0,
+        guard let count = advertisingSets[peripheral]?.count, count > 0,
             peripherals[peripheral]!.advertisement != nil
         else { return }
         for index in 0..<count {
-            let set = peripherals[peripheral]!.advertisingSets[index]
+            let set = advertisingSets[peripheral]![index]
             guard !set.scheduled, !set.finished else { continue }
             let delayed = set.started > now
             guard needed || delayed else { continue }
-            peripherals[peripheral]!.advertisingSets[index].scheduled = true
+            advertisingSets[peripheral]![index].scheduled = true
             let advDelay =
                 timing.isInstant
                 ? Duration.zero : peripherals[peripheral]!.random.duration(in: .zero ... .milliseconds(10))
@@ -80,15 +80,15 @@ extension World {
 
     /// A scheduled advertisement of an additional set: every scanning central hears it.
     mutating func advertisingSetDue(from peripheral: UUID, index: Int) {
-        guard let count = peripherals[peripheral]?.advertisingSets.count, index < count else { return }
-        peripherals[peripheral]!.advertisingSets[index].scheduled = false
+        guard let count = advertisingSets[peripheral]?.count, index < count else { return }
+        advertisingSets[peripheral]![index].scheduled = false
         guard peripherals[peripheral]!.advertisement != nil else { return }
-        let set = peripherals[peripheral]!.advertisingSets[index]
+        let set = advertisingSets[peripheral]![index]
         for central in centralOrder {
             deliverAdvertisement(from: peripheral, to: central, advertisement: set.advertisement)
         }
         if set.once {
-            peripherals[peripheral]!.advertisingSets[index].finished = true
+            advertisingSets[peripheral]![index].finished = true
             return
         }
         scheduleAdvertisingSets(of: peripheral, needed: advertisingEventsNeeded)

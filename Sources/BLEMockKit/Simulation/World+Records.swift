@@ -77,8 +77,6 @@ extension World {
         var advertisement: AdvertisementData?
         /// Whether an advertising event is scheduled for this peripheral.
         var advertisingScheduled = false
-        /// Advertising sets besides ``advertisement``, on the air while it is.
-        var advertisingSets: [AdvertisingSet] = []
         /// When its first advertisement since `startAdvertising` goes out.
         var advertisingStarted: VirtualClock.Instant = .zero
         /// Whether the app runs in the background: its advertisement is then cut down.

@@ -54,6 +54,9 @@ struct World: Sendable {
     /// Peripherals connected to the system by something outside the simulation (another app,
     /// the system itself): retrievable as connected, and connectable without advertising.
     var connectedToSystem: Set<UUID> = []
+    /// Peripherals' advertising sets besides their main advertisement, on the air while it is.
+    /// (Kept out of the peripheral records, which hot paths copy: most peripherals have none.)
+    var advertisingSets: [UUID: [AdvertisingSet]] = [:]
     var links = LinkTable()
     /// Connection attempts in progress.
     var attempts: [LinkKey: ConnectionAttempt] = [:]
