@@ -3,6 +3,12 @@
 
 import Foundation
 
+#if !canImport(Darwin)
+    /// Seconds since 1 January 2001 (CoreFoundation's `CFAbsoluteTime`, which Foundation on
+    /// Linux does not export), for delegate methods with CoreBluetooth's signatures.
+    public typealias CFAbsoluteTime = Double
+#endif
+
 /// What a central manager tells its delegate (`CBCentralManagerDelegate`), on the manager's
 /// queue. Every method but ``centralManagerDidUpdateState(_:)`` has a default that does
 /// nothing, as CoreBluetooth's optional methods do.
@@ -27,7 +33,7 @@ public protocol CBMCentralManagerDelegate: AnyObject {
     /// Its default calls ``centralManager(_:didDisconnectPeripheral:error:)``, so an app that
     /// implements either one gets it.
     func centralManager(
-        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, timestamp: TimeInterval,
+        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, timestamp: CFAbsoluteTime,
         isReconnecting: Bool, error: (any Error)?)
     /// A connection event matching ``CBMCentralManager/registerForConnectionEvents(options:)``.
     func centralManager(
@@ -50,7 +56,7 @@ extension CBMCentralManagerDelegate {
         _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: (any Error)?
     ) {}
     public func centralManager(
-        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, timestamp: TimeInterval,
+        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, timestamp: CFAbsoluteTime,
         isReconnecting: Bool, error: (any Error)?
     ) {
         centralManager(central, didDisconnectPeripheral: peripheral, error: error)

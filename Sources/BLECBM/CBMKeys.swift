@@ -85,3 +85,13 @@ import Foundation
     /// The options of a restored scan (`[String: Any]`).
     public let CBMCentralManagerRestoredStateScanOptionsKey = "kCBRestoredScanOptions"
 #endif
+
+/// A delay before connecting (an `NSNumber` of seconds). The simulation connects without it.
+public let CBMConnectPeripheralOptionStartDelayKey = "kCBConnectOptionStartDelay"
+/// Ask the peripheral for ANCS authorization when connecting (an `NSNumber` holding a Bool).
+public let CBMConnectPeripheralOptionRequiresANCS = "kCBConnectOptionRequiresANCS"
+/// Let the system reconnect after a disconnection (an `NSNumber` holding a Bool).
+public let CBMConnectPeripheralOptionEnableAutoReconnect = "kCBConnectOptionEnableAutoReconnect"
+
+/// An L2CAP protocol/service multiplexer (`CBL2CAPPSM`).
+public typealias CBML2CAPPSM = UInt16

@@ -15,6 +15,14 @@ final class Observer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
     var rssis: [Int] = []
     var restored: [String] = []
     var invalidated: [CBMUUID] = []
+    var disconnectTimes: [CFAbsoluteTime] = []
+
+    func centralManager(
+        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, timestamp: CFAbsoluteTime,
+        isReconnecting: Bool, error: Error?
+    ) {
+        disconnectTimes.append(timestamp)
+    }
 
     func peripheral(_ peripheral: CBMPeripheral, didModifyServices invalidatedServices: [CBMService]) {
         invalidated += invalidatedServices.map(\.uuid)
@@ -235,6 +243,9 @@ struct CoreBluetoothMockStyleTests {
             try await bridge.waitForApp { peripheral.state == .connected }
             heartRateMonitor.simulateMacChange(newIdentifier)
             try await bridge.waitForApp { peripheral.state == .disconnected }
+            // The newer disconnection callback, with CoreBluetooth's signature, got the virtual time.
+            #expect(observer.disconnectTimes.count == 1)
+            #expect(observer.disconnectTimes.allSatisfy { $0 >= 0 })
             manager.scanForPeripherals(withServices: nil)
             try await bridge.waitForApp { !observer.discoveries.isEmpty }
             return (observer.discoveries.map(\.peripheral.identifier), peripheral.state == .disconnected)

@@ -158,3 +158,11 @@ let beacon = CBMPeripheralSpec
         ],
         withInterval: 5.0)
     .build()
+
+/// Names CoreBluetoothMock's typealias files use for connection options and PSMs.
+let connectOptions: [String: Any] = [
+    CBMConnectPeripheralOptionStartDelayKey: 0 as NSNumber,
+    CBMConnectPeripheralOptionRequiresANCS: false as NSNumber,
+    CBMConnectPeripheralOptionEnableAutoReconnect: false as NSNumber,
+]
+let examplePSM: CBML2CAPPSM = 0x0080
