@@ -338,9 +338,10 @@ struct CentralManagerAPITests {
             #expect(!peripheral.ancsAuthorized)
             manager.connect(peripheral)
             try await bridge.waitForApp { peripheral.ancsAuthorized }
+            let granted = peripheral.ancsAuthorized
             await manager.simulatedCentral!.simulateANCSAuthorizationChange(false, for: peripheral.identifier)
             try await bridge.waitForApp { !peripheral.ancsAuthorized }
-            return [true, peripheral.ancsAuthorized]
+            return [granted, peripheral.ancsAuthorized]
         }
         #expect(authorized == [true, false])
     }

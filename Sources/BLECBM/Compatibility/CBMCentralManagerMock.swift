@@ -110,48 +110,43 @@ public enum CBMCentralManagerFactory {
     }
 }
 
+/// A value a test set on a bridge, read and written under a lock.
+final class LockedValue<Value: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: `stored` is only read and written with `lock` held.
+    private let lock = Lock()
+    private var stored: Value
+
+    init(_ value: Value) { stored = value }
+
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+
+    /// The bridge's value for the setting named by `key` (`initial` until set).
+    static func on(_ bridge: MockBLEBridge, key: Any.Type, initial: Value) -> LockedValue {
+        bridge.frontEndSettings.object(for: ObjectIdentifier(key)) { LockedValue(initial) }
+    }
+}
+
 /// The feature answer a test set on a bridge.
 enum FeatureBook {
-    final class Box: @unchecked Sendable {
-        // @unchecked Sendable: `answer` is only read and written with `lock` held.
-        let lock = Lock()
-        var answer: (@Sendable (CBMCentralManagerFeature) -> Bool)?
-    }
-
-    static func box(_ bridge: MockBLEBridge) -> Box {
-        bridge.frontEndSettings.object(for: ObjectIdentifier(Box.self)) { Box() }
-    }
-
     static func value(for bridge: MockBLEBridge) -> (@Sendable (CBMCentralManagerFeature) -> Bool)? {
-        let box = box(bridge)
-        return box.lock.withLock { box.answer }
+        LockedValue.on(bridge, key: FeatureBook.self, initial: nil).value
     }
 
     static func set(_ answer: (@Sendable (CBMCentralManagerFeature) -> Bool)?, for bridge: MockBLEBridge) {
-        let box = box(bridge)
-        box.lock.withLock { box.answer = answer }
+        LockedValue.on(bridge, key: FeatureBook.self, initial: answer).value = answer
     }
 }
 
 /// The state restoration a test set on a bridge.
 enum RestorationBook {
-    final class Box: @unchecked Sendable {
-        // @unchecked Sendable: `restore` is only read and written with `lock` held.
-        let lock = Lock()
-        var restore: (@Sendable (String) -> [String: Any]?)?
-    }
-
-    static func box(_ bridge: MockBLEBridge) -> Box {
-        bridge.frontEndSettings.object(for: ObjectIdentifier(Box.self)) { Box() }
-    }
-
     static func value(for bridge: MockBLEBridge) -> (@Sendable (String) -> [String: Any]?)? {
-        let box = box(bridge)
-        return box.lock.withLock { box.restore }
+        LockedValue.on(bridge, key: RestorationBook.self, initial: nil).value
     }
 
     static func set(_ restore: (@Sendable (String) -> [String: Any]?)?, for bridge: MockBLEBridge) {
-        let box = box(bridge)
-        box.lock.withLock { box.restore = restore }
+        LockedValue.on(bridge, key: RestorationBook.self, initial: restore).value = restore
     }
 }

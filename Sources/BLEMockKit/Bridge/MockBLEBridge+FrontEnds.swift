@@ -284,12 +284,8 @@ package final class OutsideWork: @unchecked Sendable {
         }
     }
 
-    /// Passes every probe once; returns whether there was outside activity meanwhile (so
-    /// the run must wait for its tasks again before moving time).
-    func settle() async -> Bool {
-        let (current, before) = lock.withLock { (Array(probes.values), count) }
-        guard !current.isEmpty else { return false }
-        for probe in current { await probe() }
-        return activity != before
+    /// Passes every probe once: the work queued on each app queue before now has run.
+    func passProbes() async {
+        for probe in lock.withLock({ Array(probes.values) }) { await probe() }
     }
 }

@@ -108,9 +108,9 @@ extension MockBLEBridge {
         let before = outside.activity
         // App queues first (code there may be about to call the bridge), then the bridge's
         // queued jobs (which may hand the app more), then the app queues again.
-        _ = await outside.settle()
+        await outside.passProbes()
         await flush()
-        _ = await outside.settle()
+        await outside.passProbes()
         return outside.activity != before
     }
 

@@ -88,7 +88,7 @@ extension World {
         // What the central sent before the event crosses; what it sends in reaction to what
         // arrives in this event waits for the next one.
         var budget = min(packetsPerEvent, links.entries[slot]!.toPeripheral.count)
-        let commandsBefore = links.entries[slot]!.queuedCommands
+        let commandsBefore = commandQueueReporters.isEmpty ? 0 : links.entries[slot]!.queuedCommands
         while budget > 0, links.contains(slot: slot, generation: generation),
             let pdu = links.entries[slot]!.toPeripheral.popFirst()
         {

@@ -144,13 +144,7 @@ extension World {
                 "services=\(advertisement.serviceUUIDs.map(\.uuidString).joined(separator: ","))",
             ]
             .compactMap { $0 }.joined(separator: " "))
-        if advertisingSets[peripheral] != nil {
-            for index in advertisingSets[peripheral]!.indices {
-                let delay = advertisingSets[peripheral]![index].delay
-                advertisingSets[peripheral]![index].started = now.advanced(by: delay)
-                advertisingSets[peripheral]![index].finished = false
-            }
-        }
+        restartAdvertisingSets(of: peripheral)
         if timing.isInstant, peripherals[peripheral]!.advertisingStarted == now {
             for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }
             if peripherals[peripheral]!.configuration.advertisesOnce {

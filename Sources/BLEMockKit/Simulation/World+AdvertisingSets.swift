@@ -45,17 +45,18 @@ extension World {
         }
         advertisingSets[peripheral] = sets.isEmpty ? nil : sets
         restartAdvertisingSets(of: peripheral)
+        scheduleAdvertising(of: peripheral, needed: advertisingEventsNeeded)
     }
 
-    /// Starts a peripheral's additional sets' delays from now (advertising started).
+    /// Starts a peripheral's additional sets' delays from now (advertising started); the
+    /// caller schedules them.
     mutating func restartAdvertisingSets(of peripheral: UUID) {
-        guard let count = advertisingSets[peripheral]?.count, count > 0 else { return }
+        guard let count = advertisingSets[peripheral]?.count else { return }
         for index in 0..<count {
             let delay = advertisingSets[peripheral]![index].delay
             advertisingSets[peripheral]![index].started = now.advanced(by: delay)
             advertisingSets[peripheral]![index].finished = false
         }
-        scheduleAdvertising(of: peripheral, needed: advertisingEventsNeeded)
     }
 
     /// Schedules the next advertisement of each of a peripheral's additional sets that has none
