@@ -160,14 +160,20 @@ struct ATTSerializationTests {
 
     @Test("A manual peripheral receives the next request only after answering the current one")
     func manualRequestsAreSequential() async throws {
-        let bridge = MockBLEBridge()
+        // Realistic, so that time passes while the read waits for its answer; the write is
+        // issued only once the read is pending, so the order of the two is fixed.
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 5))
         let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(
             on: bridge, configuration: .init(name: "HRM-1", requestHandling: .manual))
         let requests = peripheral.events()
-        let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        try await Realistic.discover(peripheral, by: central, on: bridge)
+        try await central.connect(peripheral.identifier)
+        let characteristics = try await central.discoverAll(for: peripheral.identifier)
         let measurement = characteristics[0]
         let control = characteristics[2]
         let read = Task { try await central.readValue(for: measurement) }
+        await bridge.waitUntil { $0.pendingOperations.count >= 1 }
         let write = Task { try await central.writeValue(Data([7]), for: control, type: .withResponse) }
         await bridge.waitUntil { $0.pendingOperations.count >= 2 }
         var iterator = requests.makeAsyncIterator()
@@ -175,13 +181,19 @@ struct ATTSerializationTests {
             Issue.record("expected the read request first")
             return
         }
+        // A whole second of link time with the read unanswered: the write stays behind it.
+        await bridge.advance(by: .seconds(1))
         #expect(await bridge.log.filter { $0.kind == .readRequest }.count == 1)
-        #expect(await !bridge.log.contains { $0.kind == .writeRequest && $0.time > .zero })
+        #expect(await bridge.log.filter { $0.kind == .writeRequest }.isEmpty)
+        let answered = await bridge.now
         try await peripheral.respond(to: first, withResult: .success, value: Data([1]))
         guard case .writeRequests(let batch) = await iterator.next() else {
             Issue.record("expected the write batch second")
             return
         }
+        #expect(batch.map(\.value) == [Data([7])])
+        let arrival = try #require(await bridge.log.last { $0.kind == .writeRequest })
+        #expect(arrival.time > answered)
         try await peripheral.respond(to: batch[0], withResult: .success)
         #expect(try await read.value == Data([1]))
         try await write.value

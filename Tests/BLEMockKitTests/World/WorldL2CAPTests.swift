@@ -98,4 +98,21 @@ struct WorldL2CAPTests {
         let send = harness.perform(.sendL2CAP(channel: channel, from: .central, Data([1])))
         #expect(harness.error(of: send) as? CoreBluetoothError == CoreBluetoothError(.notConnected))
     }
+
+    @Test("An SDU is at most the channel MTU and its K-frames at most the MPS, the first two bytes shorter")
+    func segmentation() {
+        // The first K-frame of an SDU carries the 2-byte SDU length: 245 bytes, then 247.
+        #expect(L2CAPChannelRecord.frames(sduLength: 1) == 1)
+        #expect(L2CAPChannelRecord.frames(sduLength: 245) == 1)
+        #expect(L2CAPChannelRecord.frames(sduLength: 246) == 2)
+        #expect(L2CAPChannelRecord.frames(sduLength: 492) == 2)
+        #expect(L2CAPChannelRecord.frames(sduLength: 493) == 3)
+        #expect(L2CAPChannelRecord.frames(sduLength: 2_048) == 9)
+        let (sdus, frames) = L2CAPChannelRecord.segment(testBytes(2_049))
+        #expect(sdus.map(\.count) == [2_048, 1])
+        #expect(frames == 10)
+        #expect(sdus.reduce(Data(), +) == testBytes(2_049))
+        let empty = L2CAPChannelRecord.segment(Data())
+        #expect(empty.sdus.isEmpty && empty.frames == 0)
+    }
 }
