@@ -77,6 +77,30 @@ struct BenchCommandTests {
         #expect(status == (allMeet ? .success : .failure))
     }
 
+    @Test("The operations, realistic, transport and scan suites each measure their named figures")
+    func theOtherSuitesMeasureTheirFigures() async throws {
+        let tiny = Benchmark.Sizes(
+            workflows: 1, operationBatches: 1, operationsPerBatch: 20, realisticSessions: 1,
+            transportRepetitions: 1, scaleRepetitions: 1, memoryRepetitions: 1)
+        var reported: [String] = []
+        let figures = try await Benchmark(sizes: tiny).run(suites: [.operations, .realistic, .transport, .scan]) {
+            reported.append($0.name)
+        }
+        #expect(reported == figures.map(\.name))
+        let names = Set(figures.map(\.name))
+        for name in [
+            "fast.read", "fast.write-with-response", "fast.write-without-response", "fast.notification",
+            "realistic.session-speedup", "realistic.distinct-traces", "transport.packet-20", "transport.packet-244",
+            "transport.memory-copy", "transport.packet-244-vs-copy", "scan.10k-peripherals", "scan.10k-discovered",
+        ] {
+            #expect(names.contains(name), "\(name) missing from \(names.sorted())")
+        }
+        for figure in figures {
+            #expect(figure.median.isFinite && figure.median > 0, "\(figure.name): \(figure.median)")
+            #expect(figure.repetitions == 1, "\(figure.name)")
+        }
+    }
+
     @Test func theTextFormatHasAHeaderAndAVerdictPerFigure() async {
         let (_, captured) = await run("--quick", "--suite", "connections")
         let lines = captured.output.split(separator: "\n")
@@ -142,8 +166,9 @@ struct BenchFigureTests {
 
 @Suite("mockble bench: workloads", .timeLimit(.minutes(10)))
 struct BenchWorkloadTests {
-    @Test func theFastWorkflowCompletes() async throws {
-        try await Benchmark.fastWorkflow()
+    @Test func theFastWorkflowReadsTheValueAndReceivesTheNotification() async throws {
+        let outcome = try await Benchmark.fastWorkflow()
+        #expect(outcome == .init(characteristics: 4, read: Data([0x01]), notified: Data([0x00, 72])))
     }
 
     @Test func theRealisticSessionCoversSixtySecondsAndRepeatsExactly() async throws {
@@ -159,7 +184,7 @@ struct BenchWorkloadTests {
     @Test(arguments: [20, 182, 244, 514])
     func transportRoundTripsAMessageAtEachPacketSize(packetLength: Int) throws {
         let message = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-        try Benchmark.fragmentAndReassemble(message, packetLength: packetLength)
+        #expect(try Benchmark.fragmentAndReassemble(message, packetLength: packetLength) == message)
     }
 
     @Test func scanningFindsEveryAdvertisingPeripheral() async throws {
@@ -167,7 +192,10 @@ struct BenchWorkloadTests {
     }
 
     @Test func everyCentralReceivesItsPeripheralsNotifications() async throws {
-        try await Benchmark.connectionScale(centrals: 3, each: 4)
+        let notifiers = try await Benchmark.connectionScale(centrals: 3, each: 4)
+        #expect(notifiers.map(\.count) == [4, 4, 4])
+        // Each central heard its own four sensors, and no sensor reached two centrals.
+        #expect(notifiers.reduce(Set<UUID>()) { $0.union($1) }.count == 12)
     }
 
     @Test func theResidentSetIsReadOnLinux() async throws {

@@ -56,7 +56,11 @@ extension Benchmark {
         ]
     }
 
-    static func connectionScale(centrals centralCount: Int, each: Int) async throws {
+    /// `centralCount` centrals each connect to `each` sensors of their own and subscribe; every
+    /// sensor notifies once. Returns, per central, the sensors whose notification it received
+    /// (throws unless each got all of its own).
+    @discardableResult
+    static func connectionScale(centrals centralCount: Int, each: Int) async throws -> [Set<UUID>] {
         let bridge = MockBLEBridge()
         var sensors: [(MockPeripheralManager, LocalCharacteristic)] = []
         for _ in 0..<(centralCount * each) {
@@ -87,18 +91,21 @@ extension Benchmark {
                 throw BenchFailure(description: "a notification was not sent")
             }
         }
+        var notifiers: [Set<UUID>] = []
         for (central, events) in centrals {
-            var received = 0
+            var received = Set<UUID>()
             for await event in events {
-                if case .valueUpdated = event {
-                    received += 1
-                    if received == each { break }
+                if case .valueUpdated(let characteristic, Data([0x00, 72])) = event {
+                    received.insert(characteristic.service.peripheral)
+                    if received.count == each { break }
                 }
             }
-            guard received == each else {
-                throw BenchFailure(description: "a central received \(received) of \(each) notifications")
+            guard received.count == each else {
+                throw BenchFailure(description: "a central received \(received.count) of \(each) notifications")
             }
+            notifiers.append(received)
             await central.shutDown()
         }
+        return notifiers
     }
 }

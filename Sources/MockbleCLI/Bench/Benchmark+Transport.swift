@@ -52,19 +52,19 @@ extension Benchmark {
         return figures
     }
 
-    /// Fragments `message` and feeds every packet straight into a reassembler; checks the
-    /// message comes out whole.
-    static func fragmentAndReassemble(_ message: [UInt8], packetLength: Int) throws {
+    /// Fragments `message` and feeds every packet straight into a reassembler; returns what
+    /// came out, and throws unless it is `message`, byte for byte.
+    @discardableResult
+    static func fragmentAndReassemble(_ message: [UInt8], packetLength: Int) throws -> [UInt8] {
         var reassembler = Reassembler<Int, ContinuousClock.Instant>()
         let now = ContinuousClock.Instant.now
         var delivered: [UInt8]?
         try Fragmenter.fragment(message, maxPacketLength: packetLength, id: 7) { packet in
             if let complete = try reassembler.receive(packet, from: 0, at: now) { delivered = complete }
         }
-        guard let delivered, delivered.count == message.count, delivered.first == message.first,
-            delivered.last == message.last
-        else {
+        guard let delivered, delivered == message else {
             throw BenchFailure(description: "a \(message.count)-byte message did not come out whole")
         }
+        return delivered
     }
 }

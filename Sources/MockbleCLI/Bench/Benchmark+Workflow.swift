@@ -27,7 +27,8 @@ extension Benchmark {
     /// Power on, scan one peripheral, connect, discover all, read, write with response,
     /// subscribe, receive one notification, disconnect: what a typical unit test does, on a new
     /// bridge with a new sensor and central.
-    static func fastWorkflow() async throws {
+    @discardableResult
+    static func fastWorkflow() async throws -> WorkflowOutcome {
         let bridge = MockBLEBridge()
         let sensor = MockPeripheralManager(bridge: bridge)
         let local = try await sensor.add(BenchPeripheral.heartRate)
@@ -47,22 +48,34 @@ extension Benchmark {
         let location = characteristics[1]
         let controlPoint = characteristics[2]
         let measurement = characteristics[0]
-        guard try await central.readValue(for: location) == Data([0x01]) else {
-            throw BenchFailure(description: "read the wrong value")
-        }
+        let read = try await central.readValue(for: location)
+        guard read == Data([0x01]) else { throw BenchFailure(description: "read the wrong value") }
         try await central.writeValue(Data([0x01]), for: controlPoint, type: .withResponse)
         try await central.setNotifyValue(true, for: measurement)
         guard try await sensor.updateValue(Data([0x00, 72]), for: local.characteristics[0]) else {
             throw BenchFailure(description: "the notification was not sent")
         }
-        while let event = await iterator.next() {
-            if case .valueUpdated(let characteristic, let value) = event, characteristic == measurement,
-                value == Data([0x00, 72])
-            {
-                break
+        var notified: Data?
+        while notified == nil, let event = await iterator.next() {
+            if case .valueUpdated(let characteristic, let value) = event, characteristic == measurement {
+                notified = value
             }
+        }
+        guard let notified, notified == Data([0x00, 72]) else {
+            throw BenchFailure(description: "the notification did not arrive (got \(String(describing: notified)))")
         }
         try await central.cancelPeripheralConnection(found.identifier)
         guard await !central.isConnected(found.identifier) else { throw BenchFailure(description: "still connected") }
+        return WorkflowOutcome(characteristics: characteristics.count, read: read, notified: notified)
+    }
+
+    /// What one fast workflow saw, for tests: it throws on any other outcome.
+    struct WorkflowOutcome: Equatable {
+        /// The characteristics discovery found.
+        var characteristics: Int
+        /// The body location read.
+        var read: Data
+        /// The heart-rate measurement notified.
+        var notified: Data
     }
 }
