@@ -90,6 +90,11 @@
             let cbPeripheral = try connectedPeripheral(peripheral, for: "writeValue")
             let cbCharacteristic = try attribute(CBCharacteristic.self, numbered: characteristic.handle, on: peripheral)
             guard type == .withResponse else {
+                // CoreBluetooth would only log a warning and send nothing.
+                guard characteristic.properties.contains(.writeWithoutResponse) else {
+                    throw APIMisuseError.writeWithoutResponseNotSupported(
+                        characteristic.uuid, handle: characteristic.handle)
+                }
                 cbPeripheral.writeValue(value, for: cbCharacteristic, type: .withoutResponse)
                 return
             }
@@ -104,6 +109,11 @@
             let peripheral = descriptor.peripheral
             let cbPeripheral = try connectedPeripheral(peripheral, for: "writeValue")
             let cbDescriptor = try attribute(CBDescriptor.self, numbered: descriptor.handle, on: peripheral)
+            // CoreBluetooth raises an exception for this; the kit throws.
+            guard descriptor.uuid != .clientCharacteristicConfiguration else {
+                throw APIMisuseError.clientConfigurationWrite(
+                    characteristic: descriptor.characteristic.uuid, handle: descriptor.characteristic.handle)
+            }
             try await operations.wait(for: .writeDescriptor(peripheral: peripheral, descriptor: descriptor.handle)) {
                 cbPeripheral.writeValue(value, for: cbDescriptor)
             }

@@ -172,7 +172,8 @@
         }
 
         func requirePoweredOn(_ operation: String) throws {
-            guard state == .poweredOn, !isShutDown else {
+            guard !isShutDown else { throw APIMisuseError.managerShutDown(operation: operation) }
+            guard state == .poweredOn else {
                 throw APIMisuseError.notPoweredOn(operation: operation, state: state)
             }
         }

@@ -202,9 +202,68 @@ struct ShutdownTests {
             ])
         #expect(await peripheral.subscribedCentrals(for: service.characteristics[0]).isEmpty)
         #expect(await central.state == .unknown)
-        await #expect(throws: APIMisuseError.notPoweredOn(operation: "scanForPeripherals", state: .unknown)) {
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "scanForPeripherals")) {
             try await central.scanForPeripherals(withServices: nil)
         }
+    }
+
+    @Test("A shut-down central cannot be powered on again: every call fails with managerShutDown")
+    func shutDownCentralStaysDown() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        await central.shutDown()
+        await central.shutDown()  // twice is harmless
+        await central.simulateStateChange(.poweredOn)
+        #expect(await central.state == .unknown)
+        #expect(await central.waitForPoweredOn() == .unknown)
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "connect")) {
+            try await central.connect(peripheral.identifier)
+        }
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "scanForPeripherals")) {
+            try await central.scanForPeripherals(withServices: nil)
+        }
+        #expect(
+            await bridge.log.filter { $0.kind == .stateChanged && $0.central == central.identifier }.map(\.detail)
+                == ["poweredOn", "shut down"])
+    }
+
+    @Test("A shut-down peripheral cannot be powered on again: every call fails with managerShutDown")
+    func shutDownPeripheralStaysDown() async throws {
+        let bridge = MockBLEBridge()
+        let peripheral = MockPeripheralManager(bridge: bridge)
+        await peripheral.shutDown()
+        await peripheral.simulateStateChange(.poweredOn)
+        #expect(await peripheral.state == .unknown)
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "add")) {
+            try await peripheral.add(TestPeripherals.heartRate)
+        }
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "startAdvertising")) {
+            try await peripheral.startAdvertising(AdvertisementData(localName: "Gone"))
+        }
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "publishL2CAPChannel")) {
+            try await peripheral.publishL2CAPChannel(requiresEncryption: false)
+        }
+    }
+
+    @Test("Shutting down a central ends its pending connection attempts: no link to it comes up later")
+    func shutDownEndsPendingConnects() async throws {
+        let bridge = MockBLEBridge()
+        let peripheral = MockPeripheralManager(bridge: bridge)
+        _ = try await peripheral.add(TestPeripherals.heartRate)
+        try await peripheral.startAdvertising(AdvertisementData(localName: "HRM-1"))
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        await central.stopScan()
+        await peripheral.stopAdvertising()
+        let connect = Task { try await central.connect(peripheral.identifier) }
+        await bridge.waitUntil { !$0.pendingOperations.isEmpty }
+        await central.shutDown()
+        await #expect(throws: CoreBluetoothError(.operationCancelled)) { try await connect.value }
+        try await peripheral.startAdvertising(AdvertisementData(localName: "HRM-1"))
+        await bridge.advance(by: .seconds(1))
+        #expect(await !bridge.log.contains { $0.kind == .connected })
+        #expect(await !central.isConnected(peripheral.identifier))
     }
 
     @Test("A peripheral shutting down disconnects its centrals with peripheralDisconnected")
@@ -231,30 +290,6 @@ struct ShutdownTests {
         let events = central!.events()
         central = nil
         #expect(await events.prefixArray(1).isEmpty)
-    }
-}
-
-@Suite("Demo pacing", .timeLimit(.minutes(10)))
-struct PacingTests {
-    @Test("Real-time pacing waits at least the scaled virtual time and changes nothing else")
-    func pacingWaitsAndKeepsTheLog() async throws {
-        func run(pacing: Double?) async throws -> (log: [String], wall: Duration) {
-            let bridge = MockBLEBridge(configuration: .init(seed: 3, timing: .realistic, realTimePacing: pacing))
-            let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
-            let central = MockCentralManager(bridge: bridge)
-            try await central.scanForPeripherals(withServices: nil)
-            let clock = ContinuousClock()
-            let start = clock.now
-            await bridge.advance(by: .seconds(1))
-            try await central.connect(peripheral.identifier)
-            try await central.discoverAll(for: peripheral.identifier)
-            return (await bridge.log.map(\.description), clock.now - start)
-        }
-        let paced = try await run(pacing: 0.05)
-        let unpaced = try await run(pacing: nil)
-        #expect(paced.log == unpaced.log)
-        // 1 s of advance plus the connection and discovery, at 5 %: at least 50 ms of waiting.
-        #expect(paced.wall >= .milliseconds(50))
     }
 }
 

@@ -367,22 +367,83 @@ struct ErrorPathATTTests {
     }
 
     @Test(
-        "Writing without the matching property throws writeNotPermitted (0x03) for both write types",
-        arguments: [
-            (RigUUID.readOnly, WriteType.withResponse), (RigUUID.readOnly, .withoutResponse),
-            (RigUUID.writeOnly, .withoutResponse), (RigUUID.encrypted, .withResponse),
-        ])
-    func writeNotPermitted(uuid: BluetoothUUID, type: WriteType) async throws {
+        "A write request without the write property or permission is answered writeNotPermitted (0x03)",
+        arguments: [RigUUID.readOnly, RigUUID.encrypted])
+    func writeNotPermitted(uuid: BluetoothUUID) async throws {
         let rig = try await Rig.make()
         let error = await #expect(throws: ATTError(.writeNotPermitted)) {
-            try await rig.central.writeValue(Data([9]), for: rig.remote(uuid), type: type)
+            try await rig.central.writeValue(Data([9]), for: rig.remote(uuid), type: .withResponse)
         }
         #expect(error?.code.rawValue == 0x03)
         await Self.expectLogged(rig, .write, ATTError(.writeNotPermitted), attribute: uuid)
-        #expect(await rig.lastLogEntry(.write)?.writeType == type)
+        #expect(await rig.lastLogEntry(.write)?.writeType == .withResponse)
         #expect(await rig.central.isConnected(rig.peripheral.identifier))
         // A static value is untouched.
         #expect(try await rig.central.readValue(for: rig.remote(RigUUID.readOnly)) == Data([1, 2, 3]))
+    }
+
+    @Test(
+        "A write without response to a characteristic without that property is refused before anything is sent",
+        arguments: [RigUUID.readOnly, RigUUID.writeOnly])
+    func writeWithoutResponseNeedsTheProperty(uuid: BluetoothUUID) async throws {
+        let rig = try await Rig.make(requestHandling: .manual)
+        let characteristic = rig.remote(uuid)
+        // A Write Command is never answered, so CoreBluetooth checks the property itself.
+        await #expect(
+            throws: APIMisuseError.writeWithoutResponseNotSupported(uuid, handle: characteristic.handle)
+        ) {
+            try await rig.central.writeValue(Data([9]), for: characteristic, type: .withoutResponse)
+        }
+        let entry = await rig.lastLogEntry(.write)
+        #expect(entry?.error == .misuse(.writeWithoutResponseNotSupported(uuid, handle: characteristic.handle)))
+        #expect(entry?.writeType == .withoutResponse)
+        await rig.bridge.advance(by: .seconds(1))
+        #expect(await rig.bridge.log.filter { $0.kind == .writeRequest }.isEmpty)
+        #expect(await rig.central.canSendWriteWithoutResponse(to: rig.peripheral.identifier))
+        #expect(await rig.central.isConnected(rig.peripheral.identifier))
+    }
+
+    @Test(
+        "A write command the peripheral cannot accept is dropped there without an answer; the central sees success")
+    func writeCommandWithoutPermissionIsDroppedSilently() async throws {
+        let bridge = MockBLEBridge()
+        let peripheral = MockPeripheralManager(configuration: .init(requestHandling: .manual), bridge: bridge)
+        let service = try await peripheral.add(
+            GATTService(
+                uuid: RigUUID.service,
+                characteristics: [
+                    GATTCharacteristic(
+                        uuid: "FFF9", properties: .writeWithoutResponse, permissions: .writeEncryptionRequired),
+                    GATTCharacteristic(uuid: "FFFA", properties: .writeWithoutResponse, permissions: .readable),
+                    GATTCharacteristic(uuid: "FFFB", properties: .writeWithoutResponse, permissions: .writeable),
+                ]))
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Rig"))
+        let requests = peripheral.events()
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        try await central.connect(peripheral.identifier)
+        let characteristics = try await central.discoverAll(for: peripheral.identifier)
+        for characteristic in characteristics {
+            try await central.writeValue(
+                Data([characteristic.uuid == "FFFB" ? 1 : 0]), for: characteristic,
+                type: .withoutResponse)
+        }
+        // Only the command to the writeable characteristic reaches the app.
+        var iterator = requests.makeAsyncIterator()
+        guard case .writeRequests(let batch) = await iterator.next() else {
+            Issue.record("expected the one accepted write command")
+            return
+        }
+        #expect(batch.map(\.characteristic) == [service.characteristics[2]])
+        #expect(batch.map(\.value) == [Data([1])])
+        let dropped = await bridge.log.filter { $0.kind == .refused && $0.writeType == .withoutResponse }
+        #expect(dropped.map(\.attribute) == ["FFF9", "FFFA"])
+        #expect(
+            dropped.map(\.error) == [
+                .att(ATTError(.insufficientAuthentication)), .att(ATTError(.writeNotPermitted)),
+            ])
+        #expect(dropped.allSatisfy { $0.detail?.hasPrefix("write command dropped by the peripheral") == true })
+        #expect(await bridge.log.filter { $0.kind == .writeRequest }.count == 1)
     }
 
     @Test("Subscribing to a characteristic that can neither notify nor indicate throws requestNotSupported (0x06)")
@@ -469,7 +530,7 @@ struct ErrorPathATTTests {
         #expect(await central.isConnected(peripheral.identifier))
     }
 
-    @Test("Writing a descriptor throws writeNotPermitted (0x03) and leaves its value alone")
+    @Test("Writing a descriptor throws writeNotPermitted (0x03) and leaves its value alone; the CCCD is refused")
     func descriptorWrite() async throws {
         let rig = try await Rig.make()
         let error = await #expect(throws: ATTError(.writeNotPermitted)) {
@@ -481,10 +542,16 @@ struct ErrorPathATTTests {
         #expect(entry?.attribute == .characteristicUserDescription)
         #expect(try await rig.central.readValue(for: rig.userDescription) == Data("Read only".utf8))
 
-        // The CCCD is written by subscribing, never directly.
-        await #expect(throws: ATTError(.writeNotPermitted)) {
+        // The CCCD is written by subscribing, never directly: CoreBluetooth refuses the call.
+        await #expect(
+            throws: APIMisuseError.clientConfigurationWrite(
+                characteristic: RigUUID.value, handle: rig.remote(RigUUID.value).handle)
+        ) {
             try await rig.central.writeValue(Data([1, 0]), for: rig.clientConfiguration)
         }
+        let refusal = await rig.bridge.log.last { $0.kind == .refused }
+        #expect(refusal?.attribute == .clientCharacteristicConfiguration)
+        #expect(refusal?.detail == "writeValue(_:for:)")
         #expect(try await rig.central.readValue(for: rig.clientConfiguration) == Data([0, 0]))
         #expect(await rig.peripheral.subscribedCentrals(for: rig.local(RigUUID.value)).isEmpty)
     }
@@ -641,15 +708,17 @@ struct ErrorPathPeripheralTests {
         #expect(await rig.peripheral.services == [kept])
     }
 
-    // Suspected bug: setValue changes the cached value of a static characteristic, and a
-    // value longer than 512 bytes set that way is served whole by a read.
     @Test("setValue cannot change a static characteristic's cached value or make a read return more than 512 bytes")
     func setValueOnStaticCharacteristic() async throws {
         let rig = try await Rig.make()
         let cached = rig.local(RigUUID.readOnly)
-        _ = try? await rig.peripheral.setValue(Data([9]), for: cached)
+        await #expect(throws: APIMisuseError.staticCharacteristic(RigUUID.readOnly, handle: cached.handle)) {
+            try await rig.peripheral.setValue(Data([9]), for: cached)
+        }
         #expect(try await rig.central.readValue(for: rig.remote(RigUUID.readOnly)) == Data([1, 2, 3]))
-        _ = try? await rig.peripheral.setValue(testBytes(600), for: cached)
+        await #expect(throws: APIMisuseError.staticCharacteristic(RigUUID.readOnly, handle: cached.handle)) {
+            try await rig.peripheral.setValue(testBytes(600), for: cached)
+        }
         let read = try await rig.central.readValue(for: rig.remote(RigUUID.readOnly))
         #expect(read.count <= 512, "a read returned \(read.count) bytes; attribute values are at most 512")
     }

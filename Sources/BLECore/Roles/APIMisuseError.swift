@@ -10,6 +10,16 @@
 public enum APIMisuseError: Error, Hashable, Sendable {
     /// The operation needs the manager to be powered on.
     case notPoweredOn(operation: String, state: ManagerState)
+    /// The manager was shut down (`shutDown()`); it refuses every call from then on, whatever
+    /// its state. Make a new manager instead.
+    case managerShutDown(operation: String)
+    /// A write without response to a characteristic without the `writeWithoutResponse`
+    /// property: CoreBluetooth warns and sends nothing (a Write Command is never answered, so
+    /// no ATT error could come back).
+    case writeWithoutResponseNotSupported(BluetoothUUID, handle: UInt16)
+    /// A direct write to the Client Characteristic Configuration descriptor (2902), which
+    /// CoreBluetooth refuses: subscriptions are changed with `setNotifyValue(_:for:)`.
+    case clientConfigurationWrite(characteristic: BluetoothUUID, handle: UInt16)
     /// No discovered characteristic of the peripheral has this UUID (in this service, if given).
     case characteristicNotFound(BluetoothUUID, service: BluetoothUUID?, peripheral: UUID)
     /// Several discovered characteristics have this UUID; pick one by service or handle.
@@ -56,6 +66,15 @@ extension APIMisuseError: CustomStringConvertible {
         case .notPoweredOn(let operation, let state):
             return "\(operation) needs the manager to be poweredOn, but it is \(state). "
                 + "Await waitForPoweredOn() and check its result before using the radio."
+        case .managerShutDown(let operation):
+            return "\(operation) was called on a manager that was shut down. "
+                + "A shut-down manager refuses every call; make a new manager instead."
+        case .writeWithoutResponseNotSupported(let uuid, let handle):
+            return "Characteristic \(uuid) (handle \(handle)) does not have the writeWithoutResponse property, "
+                + "so nothing was sent. Write with response, or check the characteristic's properties first."
+        case .clientConfigurationWrite(let uuid, let handle):
+            return "The Client Characteristic Configuration descriptor of characteristic \(uuid) "
+                + "(handle \(handle)) cannot be written directly. Use setNotifyValue(_:for:)."
         case .characteristicNotFound(let uuid, let service, let peripheral):
             let place = service.map { "service \($0) of " } ?? ""
             return "No discovered characteristic \(uuid) in \(place)peripheral \(peripheral). "

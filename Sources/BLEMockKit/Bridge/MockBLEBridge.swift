@@ -86,6 +86,8 @@ public actor MockBLEBridge {
     var clockTime: VirtualClock.Instant = .zero
     /// Wall-clock time demo pacing still owes (always zero without ``Configuration/realTimePacing``).
     var pendingPacing: Duration = .zero
+    /// All the demo pacing waited so far (for tests: the scaled virtual time).
+    var pacedInAll: Duration = .zero
     /// Managers created and not yet on the air.
     nonisolated let arrivals = ArrivalQueue()
     /// The active ``run(timeLimit:stallPatience:_:)`` scope's executor, if any.
@@ -325,6 +327,7 @@ public actor MockBLEBridge {
         guard pendingPacing > .zero else { return }
         let wait = pendingPacing
         pendingPacing = .zero
+        pacedInAll += wait
         try? await ContinuousClock().sleep(for: wait)
     }
 

@@ -107,6 +107,15 @@ extension World {
             return GATTProcedure.writeExchanges(length: value.count, mtu: mtu)
         case .writeDescriptor(let descriptor, let value):
             try requireCurrent(descriptor)
+            if descriptor.uuid == .clientCharacteristicConfiguration {
+                // CoreBluetooth refuses this before anything is sent.
+                let error = APIMisuseError.clientConfigurationWrite(
+                    characteristic: descriptor.characteristic.uuid, handle: descriptor.characteristic.handle)
+                record(
+                    .refused, peripheral: peripheral, attribute: descriptor.uuid, handle: descriptor.handle,
+                    error: error, detail: kind.apiName)
+                throw error
+            }
             return GATTProcedure.writeExchanges(length: value.count, mtu: mtu)
         case .setNotify(let characteristic, _):
             try requireCurrent(characteristic)
@@ -343,11 +352,12 @@ extension World {
             log(value, error, "injected")
             throw error
         }
-        do {
-            _ = try peripherals.entries[peripherals.position(of: key.peripheral)!]!.database.planWrite(
-                handle: characteristic.handle, length: value.count, type: .withoutResponse,
-                security: links.entries[slot]!.security)
-        } catch {
+        // CoreBluetooth sends a Write Command only to a characteristic with the property. What
+        // the peripheral does with it (permissions, encryption) it decides on arrival, and it
+        // never answers: see `serveCommand`.
+        guard characteristic.properties.contains(.writeWithoutResponse) else {
+            let error = APIMisuseError.writeWithoutResponseNotSupported(
+                characteristic.uuid, handle: characteristic.handle)
             log(value, error, nil)
             throw error
         }

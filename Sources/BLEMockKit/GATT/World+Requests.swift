@@ -180,7 +180,21 @@ extension World {
     /// ignored), or delivered to the app as a write request (manual).
     mutating func serveCommand(_ command: WriteCommand, on key: LinkKey) {
         let handle = command.characteristic.handle
-        guard let record = peripherals[key.peripheral]?.database.characteristic(at: handle) else { return }
+        guard let p = peripherals.position(of: key.peripheral), let slot = links.position(of: key) else { return }
+        // A Write Command the server cannot accept (no such handle, no permission, encryption
+        // needed) is dropped: ATT has no response to a command, so the central never knows.
+        do {
+            _ = try peripherals.entries[p]!.database.planWrite(
+                handle: handle, length: command.value.count, type: .withoutResponse,
+                security: links.entries[slot]!.security)
+        } catch {
+            self.record(
+                .refused, central: key.central, peripheral: key.peripheral, attribute: command.characteristic.uuid,
+                handle: handle, value: command.value, writeType: .withoutResponse, error: error,
+                detail: "write command dropped by the peripheral (a command gets no response)")
+            return
+        }
+        guard let record = peripherals.entries[p]!.database.characteristic(at: handle) else { return }
         switch peripherals[key.peripheral]!.answering {
         case .automatic:
             peripherals[key.peripheral]!.database.setValue(command.value, at: handle)

@@ -97,7 +97,8 @@ public struct ScenarioTrace: Sendable, Hashable {
         public static let kitNames = [
             "notPoweredOn", "characteristicNotFound", "ambiguousCharacteristic", "unknownRequest",
             "characteristicNotPublished", "serviceNotPublished", "characteristicCannotNotify", "invalidService",
-            "valueTooLong", "staticCharacteristic", "invalidConfiguration", "updateQueueFull",
+            "valueTooLong", "staticCharacteristic", "invalidConfiguration", "updateQueueFull", "managerShutDown",
+            "writeWithoutResponseNotSupported", "clientConfigurationWrite",
         ]
 
         static func kitName(_ error: APIMisuseError) -> String {
@@ -113,6 +114,9 @@ public struct ScenarioTrace: Sendable, Hashable {
             case .valueTooLong: "valueTooLong"
             case .staticCharacteristic: "staticCharacteristic"
             case .invalidConfiguration: "invalidConfiguration"
+            case .managerShutDown: "managerShutDown"
+            case .writeWithoutResponseNotSupported: "writeWithoutResponseNotSupported"
+            case .clientConfigurationWrite: "clientConfigurationWrite"
             }
         }
 

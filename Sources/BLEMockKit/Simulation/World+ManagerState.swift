@@ -98,7 +98,7 @@ extension World {
         }
         switch manager {
         case .central(let central):
-            guard let old = centrals[central]?.state, old != state else { return }
+            guard let old = centrals[central]?.state, old != state, !centrals[central]!.isShutDown else { return }
             centrals[central]!.state = state
             record(.stateChanged, central: central, detail: state.description)
             deliver(CentralEvent.stateChanged(state), to: central)
@@ -108,11 +108,19 @@ extension World {
             where key.central == central {
                 dropAttempt(key)
             }
+            // A connection that never came up failed (as CoreBluetooth reports it); calls on a
+            // link fail because the link went.
+            failOperations(CoreBluetoothError(.connectionFailed)) {
+                if case .connect(let key) = $0.kind { return key.central == central }
+                return false
+            }
             let error = CoreBluetoothError(.peripheralDisconnected)
             for key in links(ofCentral: central) { tearDown(key, reason: error, pendingError: error) }
             failOperations(error) { $0.owner == .central(central) && $0.link != nil }
         case .peripheral(let peripheral):
-            guard let old = peripherals[peripheral]?.state, old != state else { return }
+            guard let old = peripherals[peripheral]?.state, old != state, !peripherals[peripheral]!.isShutDown else {
+                return
+            }
             peripherals[peripheral]!.state = state
             record(.stateChanged, peripheral: peripheral, detail: state.description)
             deliver(PeripheralEvent.stateChanged(state), to: peripheral)
@@ -149,6 +157,7 @@ extension World {
             return
         }
         do {
+            if centrals[central]?.isShutDown == true { throw APIMisuseError.managerShutDown(operation: operation) }
             if let problem = centrals[central]?.configuration.mtu.problem() {
                 throw APIMisuseError.invalidConfiguration("MockCentralManager.Configuration.mtu: \(problem)")
             }
@@ -168,6 +177,9 @@ extension World {
             return
         }
         do {
+            if peripherals[peripheral]?.isShutDown == true {
+                throw APIMisuseError.managerShutDown(operation: operation)
+            }
             if let problem = peripherals[peripheral]?.configuration.mtu.problem() {
                 throw APIMisuseError.invalidConfiguration("MockPeripheralManager.Configuration.mtu: \(problem)")
             }
@@ -201,12 +213,17 @@ extension World {
     /// Takes a central off the air: its scan stops, its links drop (peripherals see it
     /// unsubscribe), its operations fail with `operationCancelled`, and its event streams finish.
     mutating func shutDown(central: UUID) {
-        guard centrals[central] != nil else { return }
+        guard centrals[central] != nil, !centrals[central]!.isShutDown else { return }
         stopScan(central: central)
+        // Its pending connection attempts end too: no link to a dead central comes up later.
+        for key in attempts.keys.sorted(by: { $0.peripheral.precedes($1.peripheral) }) where key.central == central {
+            dropAttempt(key)
+        }
         let cancelled = CoreBluetoothError(.operationCancelled)
         for key in links(ofCentral: central) { tearDown(key, reason: nil, pendingError: cancelled) }
         failOperations(cancelled) { $0.owner == .central(central) }
         centrals[central]!.state = .unknown
+        centrals[central]!.isShutDown = true
         record(.stateChanged, central: central, detail: "shut down")
         effects.append(.finishEvents(.central(central)))
     }
@@ -214,7 +231,7 @@ extension World {
     /// Takes a peripheral off the air: advertising stops, its links drop (centrals see
     /// `peripheralDisconnected`), its requests are forgotten, and its event streams finish.
     mutating func shutDown(peripheral: UUID) {
-        guard peripherals[peripheral] != nil else { return }
+        guard peripherals[peripheral] != nil, !peripherals[peripheral]!.isShutDown else { return }
         stopAdvertising(peripheral: peripheral)
         let error = CoreBluetoothError(.peripheralDisconnected)
         for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }
@@ -223,6 +240,7 @@ extension World {
             return $0.owner == .peripheral(peripheral)
         }
         peripherals[peripheral]!.state = .unknown
+        peripherals[peripheral]!.isShutDown = true
         record(.stateChanged, peripheral: peripheral, detail: "shut down")
         effects.append(.finishEvents(.peripheral(peripheral)))
     }

@@ -17,6 +17,8 @@ extension World {
         var scan: Scan?
         /// Whether the app runs in the background: scans then ignore allow-duplicates.
         var isInBackground = false
+        /// Set by `shutDown()`: from then on the manager refuses every call and ignores state changes.
+        var isShutDown = false
         /// The connection events this central registered for, if any.
         var connectionEventOptions: ConnectionEventOptions?
         /// Whether the user allowed each connected ANCS-requesting peripheral to receive
@@ -81,6 +83,8 @@ extension World {
         var advertisingStarted: VirtualClock.Instant = .zero
         /// Whether the app runs in the background: its advertisement is then cut down.
         var isInBackground = false
+        /// Set by `shutDown()`: from then on the manager refuses every call and ignores state changes.
+        var isShutDown = false
         /// What the system kept for the app after it was terminated.
         var pendingRestoration: RestoredPeripheralState?
         /// What this manager got back when it was created, if it restored a predecessor.

@@ -12,12 +12,12 @@
             try await RoleContract.centralWithoutConnections(CoreBluetoothCentralManager())
         }
 
-        @Test func aCentralRefusesWhatNeedsPower() async throws {
-            try await RoleContract.centralRefusesWhatNeedsPower(CoreBluetoothCentralManager())
-        }
-
-        @Test func aCentralRejectsUnknownPeripherals() async throws {
-            try await RoleContract.centralRejectsUnknownPeripherals(CoreBluetoothCentralManager())
+        @Test("A central refuses what needs power or, powered on, rejects unknown peripherals: one applies")
+        func aCentralRefusesWhatNeedsPowerOrRejectsUnknownPeripherals() async throws {
+            let central = CoreBluetoothCentralManager()
+            let refused = try await RoleContract.centralRefusesWhatNeedsPower(central)
+            let rejected = try await RoleContract.centralRejectsUnknownPeripherals(central)
+            #expect(refused != rejected)
         }
 
         @Test func aShutDownCentralEndsItsStreamsAndRefusesCalls() async throws {
@@ -28,12 +28,12 @@
             try await RoleContract.peripheralWithoutServices(CoreBluetoothPeripheralManager())
         }
 
-        @Test func aPeripheralRefusesWhatNeedsPower() async throws {
-            try await RoleContract.peripheralRefusesWhatNeedsPower(CoreBluetoothPeripheralManager())
-        }
-
-        @Test func aPeripheralKeepsItsServiceBookkeeping() async throws {
-            try await RoleContract.peripheralKeepsItsServiceBookkeeping(CoreBluetoothPeripheralManager())
+        @Test("A peripheral refuses what needs power or, powered on, keeps its service bookkeeping: one applies")
+        func aPeripheralRefusesWhatNeedsPowerOrKeepsItsBookkeeping() async throws {
+            let peripheral = CoreBluetoothPeripheralManager()
+            let refused = try await RoleContract.peripheralRefusesWhatNeedsPower(peripheral)
+            let kept = try await RoleContract.peripheralKeepsItsServiceBookkeeping(peripheral)
+            #expect(refused != kept)
         }
 
         @Test func aShutDownPeripheralEndsItsStreamsAndRefusesCalls() async throws {

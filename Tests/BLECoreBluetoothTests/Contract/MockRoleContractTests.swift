@@ -6,6 +6,7 @@ import Testing
 @Suite("Role contract: mocks", .timeLimit(.minutes(10)))
 struct MockRoleContractTests {
     static let states: [ManagerState] = [.poweredOn, .poweredOff, .unauthorized]
+    static let unpoweredStates: [ManagerState] = [.poweredOff, .unauthorized, .unsupported]
 
     static func central(_ state: ManagerState) -> MockCentralManager {
         MockCentralManager(configuration: .init(initialState: state))
@@ -20,13 +21,15 @@ struct MockRoleContractTests {
         try await RoleContract.centralWithoutConnections(Self.central(state))
     }
 
-    @Test(arguments: states)
+    @Test(arguments: unpoweredStates)
     func aCentralRefusesWhatNeedsPower(_ state: ManagerState) async throws {
-        try await RoleContract.centralRefusesWhatNeedsPower(Self.central(state))
+        #expect(try await RoleContract.centralRefusesWhatNeedsPower(Self.central(state)))
+        #expect(try await !RoleContract.centralRejectsUnknownPeripherals(Self.central(state)))
     }
 
     @Test func aCentralRejectsUnknownPeripherals() async throws {
-        try await RoleContract.centralRejectsUnknownPeripherals(Self.central(.poweredOn))
+        #expect(try await RoleContract.centralRejectsUnknownPeripherals(Self.central(.poweredOn)))
+        #expect(try await !RoleContract.centralRefusesWhatNeedsPower(Self.central(.poweredOn)))
     }
 
     @Test func aShutDownCentralEndsItsStreamsAndRefusesCalls() async throws {
@@ -38,13 +41,15 @@ struct MockRoleContractTests {
         try await RoleContract.peripheralWithoutServices(Self.peripheral(state))
     }
 
-    @Test(arguments: states)
+    @Test(arguments: unpoweredStates)
     func aPeripheralRefusesWhatNeedsPower(_ state: ManagerState) async throws {
-        try await RoleContract.peripheralRefusesWhatNeedsPower(Self.peripheral(state))
+        #expect(try await RoleContract.peripheralRefusesWhatNeedsPower(Self.peripheral(state)))
+        #expect(try await !RoleContract.peripheralKeepsItsServiceBookkeeping(Self.peripheral(state)))
     }
 
     @Test func aPeripheralKeepsItsServiceBookkeeping() async throws {
-        try await RoleContract.peripheralKeepsItsServiceBookkeeping(Self.peripheral(.poweredOn))
+        #expect(try await RoleContract.peripheralKeepsItsServiceBookkeeping(Self.peripheral(.poweredOn)))
+        #expect(try await !RoleContract.peripheralRefusesWhatNeedsPower(Self.peripheral(.poweredOn)))
     }
 
     @Test func aShutDownPeripheralEndsItsStreamsAndRefusesCalls() async throws {

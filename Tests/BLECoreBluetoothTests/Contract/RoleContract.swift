@@ -8,7 +8,10 @@ import Testing
 /// CoreBluetooth-backed adapters (``CoreBluetoothRoleContractTests``), so the two cannot drift.
 ///
 /// Each check works from whatever state the manager settles in: a mock can be made powered
-/// on or off at will, while the adapters run in whatever state the host's Bluetooth is.
+/// on or off at will, while the adapters run in whatever state the host's Bluetooth is. A
+/// check that applies only in some states returns whether it applied, so that a caller
+/// cannot pass without checking anything: the mock tests require it to apply, the
+/// adapter tests run the powered-on and the powered-off check together and require one.
 enum RoleContract {
     /// A peripheral identifier no system knows.
     static let unknownPeripheral = UUID(uuidString: "00000000-0000-4000-8000-00000000DEAD")!
@@ -29,9 +32,10 @@ enum RoleContract {
         await central.registerForConnectionEvents(options: ConnectionEventOptions(serviceUUIDs: ["180D"]))
     }
 
-    static func centralRefusesWhatNeedsPower(_ central: any CentralManaging) async throws {
+    /// Applies when the central settles in any state but powered on.
+    static func centralRefusesWhatNeedsPower(_ central: any CentralManaging) async throws -> Bool {
         let state = await central.waitForPoweredOn()
-        guard state != .poweredOn else { return }
+        guard state != .poweredOn else { return false }
         await #expect(throws: APIMisuseError.notPoweredOn(operation: "scanForPeripherals", state: state)) {
             try await central.scanForPeripherals(withServices: nil)
         }
@@ -42,10 +46,12 @@ enum RoleContract {
             try await central.maximumWriteValueLength(for: unknownPeripheral, type: .withResponse)
         }
         #expect(await !central.isScanning)
+        return true
     }
 
-    static func centralRejectsUnknownPeripherals(_ central: any CentralManaging) async throws {
-        guard await central.waitForPoweredOn() == .poweredOn else { return }
+    /// Applies when the central settles powered on.
+    static func centralRejectsUnknownPeripherals(_ central: any CentralManaging) async throws -> Bool {
+        guard await central.waitForPoweredOn() == .poweredOn else { return false }
         await #expect(throws: CoreBluetoothError(.unknownDevice)) { try await central.connect(unknownPeripheral) }
         await #expect(throws: CoreBluetoothError(.unknownDevice)) {
             try await central.maximumWriteValueLength(for: unknownPeripheral, type: .withoutResponse)
@@ -54,6 +60,7 @@ enum RoleContract {
             try await central.discoverServices(nil, for: unknownPeripheral)
         }
         await #expect(throws: CoreBluetoothError(.unknownDevice)) { try await central.readRSSI(for: unknownPeripheral) }
+        return true
     }
 
     static func centralShutDownEndsStreamsAndRefusesCalls(_ central: any CentralManaging) async throws {
@@ -61,7 +68,12 @@ enum RoleContract {
         await central.shutDown()
         var iterator = events.makeAsyncIterator()
         while await iterator.next() != nil {}  // buffered events, then the end
-        await #expect(throws: APIMisuseError.self) { try await central.scanForPeripherals(withServices: nil) }
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "scanForPeripherals")) {
+            try await central.scanForPeripherals(withServices: nil)
+        }
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "connect")) {
+            try await central.connect(unknownPeripheral)
+        }
         #expect(await !central.isScanning)
     }
 
@@ -76,15 +88,20 @@ enum RoleContract {
         #expect(await !peripheral.isAdvertising)
         let stranger = LocalCharacteristic(
             serviceUUID: "180D", serviceHandle: 1, uuid: "2A37", properties: .notify, permissions: [], handle: 2)
-        await #expect(throws: APIMisuseError.self) {
+        let refusal =
+            state == .poweredOn
+            ? APIMisuseError.characteristicNotPublished("2A37", handle: 2)
+            : APIMisuseError.notPoweredOn(operation: "updateValue", state: state)
+        await #expect(throws: refusal) {
             _ = try await peripheral.updateValue(Data([1]), for: stranger, onSubscribedCentrals: nil)
         }
         #expect(await peripheral.subscribedCentrals(for: stranger).isEmpty)
     }
 
-    static func peripheralRefusesWhatNeedsPower(_ peripheral: any PeripheralManaging) async throws {
+    /// Applies when the peripheral settles in any state but powered on.
+    static func peripheralRefusesWhatNeedsPower(_ peripheral: any PeripheralManaging) async throws -> Bool {
         let state = await peripheral.waitForPoweredOn()
-        guard state != .poweredOn else { return }
+        guard state != .poweredOn else { return false }
         await #expect(throws: APIMisuseError.notPoweredOn(operation: "add", state: state)) {
             try await peripheral.add(GATTService(uuid: "180D"))
         }
@@ -94,10 +111,12 @@ enum RoleContract {
         await #expect(throws: APIMisuseError.notPoweredOn(operation: "publishL2CAPChannel", state: state)) {
             try await peripheral.publishL2CAPChannel(requiresEncryption: false)
         }
+        return true
     }
 
-    static func peripheralKeepsItsServiceBookkeeping(_ peripheral: any PeripheralManaging) async throws {
-        guard await peripheral.waitForPoweredOn() == .poweredOn else { return }
+    /// Applies when the peripheral settles powered on.
+    static func peripheralKeepsItsServiceBookkeeping(_ peripheral: any PeripheralManaging) async throws -> Bool {
+        guard await peripheral.waitForPoweredOn() == .poweredOn else { return false }
         let service = try await peripheral.add(
             GATTService(
                 uuid: "180D",
@@ -117,6 +136,7 @@ enum RoleContract {
         await #expect(throws: APIMisuseError.unknownRequest(id: 987_654)) {
             try await peripheral.respond(to: request, withResult: .success)
         }
+        return true
     }
 
     static func peripheralShutDownEndsStreams(_ peripheral: any PeripheralManaging) async throws {
@@ -124,6 +144,11 @@ enum RoleContract {
         await peripheral.shutDown()
         var iterator = events.makeAsyncIterator()
         while await iterator.next() != nil {}
-        await #expect(throws: APIMisuseError.self) { try await peripheral.add(GATTService(uuid: "180F")) }
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "add")) {
+            try await peripheral.add(GATTService(uuid: "180F"))
+        }
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "startAdvertising")) {
+            try await peripheral.startAdvertising(AdvertisementData(localName: "X"))
+        }
     }
 }

@@ -140,7 +140,8 @@ struct ConnectionAttemptPowerTests {
         let attempt = Task { try await central.connect(peripheral.identifier) }
         await bridge.waitUntil { $0.log.last?.kind == .connecting }
         await central.simulateStateChange(.poweredOff)
-        await #expect(throws: CoreBluetoothError.self) { try await attempt.value }
+        // As CoreBluetooth reports it: the connection failed (it never came up).
+        await #expect(throws: CoreBluetoothError(.connectionFailed)) { try await attempt.value }
         await central.simulateStateChange(.poweredOn)
         try await peripheral.startAdvertising(AdvertisementData(localName: "Back"))
         await bridge.run()
