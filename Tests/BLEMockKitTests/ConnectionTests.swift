@@ -27,7 +27,11 @@ struct ConnectionTests {
             "MockCentralManager.Configuration.mtu: ATT_MTU \(preferred) is outside 23…517; use a value in that range")
         await #expect(throws: expected) { try await central.scanForPeripherals(withServices: nil) }
         let peripheral = MockPeripheralManager(configuration: .init(mtu: .fixed(preferred)), bridge: bridge)
-        await #expect(throws: APIMisuseError.self) { try await peripheral.startAdvertising(AdvertisementData()) }
+        await #expect(
+            throws: APIMisuseError.invalidConfiguration(
+                "MockPeripheralManager.Configuration.mtu: ATT_MTU \(preferred) is outside 23…517; use a value in that range"
+            )
+        ) { try await peripheral.startAdvertising(AdvertisementData()) }
         #expect(String(describing: expected).contains("use a value in that range"))
     }
 

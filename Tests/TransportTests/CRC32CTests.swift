@@ -93,10 +93,17 @@ struct CRC32CTests {
         }
     }
 
-    @Test("This x86-64 machine has SSE 4.2, so the hardware path is the one in use")
+    @Test("On x86-64 (SSE 4.2) the hardware path is in use; elsewhere it reports itself absent and software runs")
     func hardwareIsUsedOnX86() {
+        let bytes: [UInt8] = Array("123456789".utf8)
+        let hardware = bytes.withUnsafeBytes { CRC32C.hardwareChecksum($0) }
         #if arch(x86_64)
             #expect(CRC32C.usesHardware)
+            #expect(hardware == 0xE306_9283)
+        #else
+            #expect(!CRC32C.usesHardware)
+            #expect(hardware == nil)
         #endif
+        #expect(CRC32C.checksum(bytes) == 0xE306_9283)
     }
 }

@@ -27,11 +27,27 @@ struct ChaosTests {
     static let batches = 8
 
     /// The seeds to run, from the environment (see the type's documentation).
-    static var seeds: [UInt64] {
-        let environment = ProcessInfo.processInfo.environment
-        if let single = environment["BLEMOCKKIT_CHAOS_SEED"].flatMap(UInt64.init) { return [single] }
-        let count = environment["BLEMOCKKIT_CHAOS_SEEDS"].flatMap(UInt64.init) ?? 1_000
-        return Array(0..<count)
+    static var seeds: [UInt64] { seeds(in: ProcessInfo.processInfo.environment) }
+
+    /// The seeds the environment names: one seed, a count from 0, or 0..<1,000. A value that is
+    /// not a number, or a count of zero, names no seed, which `theEnvironmentNamesSomeSeeds`
+    /// reports rather than letting the run pass having checked nothing.
+    static func seeds(in environment: [String: String]) -> [UInt64] {
+        if let single = environment["BLEMOCKKIT_CHAOS_SEED"] { return UInt64(single).map { [$0] } ?? [] }
+        guard let count = environment["BLEMOCKKIT_CHAOS_SEEDS"] else { return Array(0..<1_000) }
+        return Array(0..<(UInt64(count) ?? 0))
+    }
+
+    @Test("The environment names at least one seed to run")
+    func theEnvironmentNamesSomeSeeds() {
+        #expect(
+            !Self.seeds.isEmpty,
+            "BLEMOCKKIT_CHAOS_SEED / BLEMOCKKIT_CHAOS_SEEDS name no seed: the chaos run would check nothing")
+        #expect(Self.seeds(in: [:]) == Array(0..<1_000))
+        #expect(Self.seeds(in: ["BLEMOCKKIT_CHAOS_SEED": "123"]) == [123])
+        #expect(Self.seeds(in: ["BLEMOCKKIT_CHAOS_SEEDS": "3"]) == [0, 1, 2])
+        #expect(Self.seeds(in: ["BLEMOCKKIT_CHAOS_SEEDS": "0"]).isEmpty)
+        #expect(Self.seeds(in: ["BLEMOCKKIT_CHAOS_SEED": "x"]).isEmpty)
     }
 
     @Test(

@@ -33,10 +33,11 @@ import Testing
     let events = await central.events()
     try await central.setNotifyValue(true, for: level)
     _ = try await tag.updateValue(Data([86]), for: battery.characteristics[0])
-    for await case .valueUpdated(_, let value) in events {
-        #expect(value == Data([86]))
-        break
+    let update = await events.first { event in
+        if case .valueUpdated = event { return true }
+        return false
     }
+    #expect(update == .valueUpdated(level, Data([86])))
     #expect(await bridge.finish() == .clean)
 }
 

@@ -158,8 +158,14 @@ struct FixtureProfileTests {
     func makePeripheralFailure() async throws {
         let bridge = MockBLEBridge()
         let profile = PeripheralProfile(services: [PeripheralProfile.Service(uuid: "180F")])
-        await #expect(throws: APIMisuseError.self) {
+        await #expect(throws: APIMisuseError.notPoweredOn(operation: "add", state: .poweredOff)) {
             try await profile.makePeripheral(on: bridge, configuration: .init(initialState: .poweredOff))
         }
+        // The peripheral it made is shut down: it is off the air and finished its streams.
+        let made = try #require(await bridge.log.first { $0.kind == .stateChanged && $0.detail == "shut down" })
+        let peripheral = try #require(made.peripheral)
+        #expect(
+            await bridge.log.filter { $0.peripheral == peripheral && $0.kind == .stateChanged }.map(\.detail)
+                == ["poweredOff", "shut down"])
     }
 }

@@ -115,7 +115,7 @@ struct MessagingFailureTests {
             await receiver.failures().next(1) == [
                 .discarded(from: fixture.peripheral.identifier, partialMessages: 1)
             ])
-        await #expect(throws: (any Error).self) { try await receiver.send([1]) }
+        await #expect(throws: CoreBluetoothError(.notConnected)) { try await receiver.send([1]) }
     }
 
     @Test("close() reports partial messages, finishes both streams of both channels and refuses sends")
