@@ -22,7 +22,7 @@ typecheck() { # module-name, source dir, extra flags...
     echo "type-checked $name (${#files[@]} files) against the CoreBluetooth stub"
 }
 
-typecheck BLECore Sources/BLECore
+typecheck BLECore Sources/BLECore -package-name blemockkit
 
 # BLECoreBluetooth imports BLECore, so it is checked against BLECore's public interface as
 # built with the stub (so BLECore's CoreBluetooth extensions are in it): emit BLECore's
@@ -32,7 +32,7 @@ interfaces="$(mktemp -d)"
 trap 'rm -rf "$interfaces"' EXIT
 mapfile -t core_files < <(find Sources/BLECore -name '*.swift' | sort)
 swiftc -emit-module -swift-version 6 -module-name BLECore -parse-as-library \
-    -enable-upcoming-feature ExistentialAny -warnings-as-errors \
+    -enable-upcoming-feature ExistentialAny -warnings-as-errors -package-name blemockkit \
     -I "$modules" -emit-module-path "$interfaces/BLECore.swiftmodule" "${core_files[@]}"
 echo "emitted BLECore's module (built against the CoreBluetooth stub)"
 typecheck BLECoreBluetooth Sources/BLECoreBluetooth -I "$interfaces"

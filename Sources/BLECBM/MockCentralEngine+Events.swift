@@ -147,29 +147,22 @@ extension MockCentralEngine {
 }
 
 extension AdvertisementData {
-    /// The advertisement as CoreBluetooth's dictionary, with a key for each present field.
+    /// The advertisement as CoreBluetooth's dictionary, with a key for each present field
+    /// (connectable unless it says otherwise, as a central always learns it).
     var cbmDictionary: [String: Any] {
-        var dictionary: [String: Any] = [:]
-        if let localName { dictionary[CBMAdvertisementDataLocalNameKey] = localName }
-        if !serviceUUIDs.isEmpty {
-            dictionary[CBMAdvertisementDataServiceUUIDsKey] = serviceUUIDs.map(CBMUUID.init(bluetoothUUID:))
-        }
-        if !overflowServiceUUIDs.isEmpty {
-            dictionary[CBMAdvertisementDataOverflowServiceUUIDsKey] = overflowServiceUUIDs.map(
-                CBMUUID.init(bluetoothUUID:))
-        }
-        if !solicitedServiceUUIDs.isEmpty {
-            dictionary[CBMAdvertisementDataSolicitedServiceUUIDsKey] = solicitedServiceUUIDs.map(
-                CBMUUID.init(bluetoothUUID:))
-        }
-        if let manufacturerData { dictionary[CBMAdvertisementDataManufacturerDataKey] = manufacturerData }
-        if !serviceData.isEmpty {
-            var data: [CBMUUID: Data] = [:]
-            for (uuid, value) in serviceData { data[CBMUUID(bluetoothUUID: uuid)] = value }
-            dictionary[CBMAdvertisementDataServiceDataKey] = data
-        }
-        if let txPowerLevel { dictionary[CBMAdvertisementDataTxPowerLevelKey] = NSNumber(value: txPowerLevel) }
-        dictionary[CBMAdvertisementDataIsConnectable] = NSNumber(value: isConnectable ?? true)
-        return dictionary
+        var advertisement = self
+        advertisement.isConnectable = isConnectable ?? true
+        return advertisement.dictionary(keys: .cbm) { CBMUUID(bluetoothUUID: $0) }
     }
+}
+
+extension AdvertisementDictionaryKeys {
+    /// The `CBMAdvertisementData…` constants (CoreBluetooth's own on Apple platforms).
+    static let cbm = AdvertisementDictionaryKeys(
+        localName: CBMAdvertisementDataLocalNameKey, txPowerLevel: CBMAdvertisementDataTxPowerLevelKey,
+        serviceUUIDs: CBMAdvertisementDataServiceUUIDsKey, serviceData: CBMAdvertisementDataServiceDataKey,
+        manufacturerData: CBMAdvertisementDataManufacturerDataKey,
+        overflowServiceUUIDs: CBMAdvertisementDataOverflowServiceUUIDsKey,
+        isConnectable: CBMAdvertisementDataIsConnectable,
+        solicitedServiceUUIDs: CBMAdvertisementDataSolicitedServiceUUIDsKey)
 }

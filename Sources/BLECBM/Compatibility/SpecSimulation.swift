@@ -201,20 +201,9 @@ final class SpecSimulation: @unchecked Sendable {
 
     /// An advertisement from CoreBluetooth's dictionary.
     static func advertisementData(_ data: [String: Any], connectable: Bool) -> AdvertisementData {
-        func uuids(_ key: String) -> [BluetoothUUID] { (data[key] as? [CBMUUID])?.map(\.bluetoothUUID) ?? [] }
-        var serviceData: [BluetoothUUID: Data] = [:]
-        for (uuid, value) in data[CBMAdvertisementDataServiceDataKey] as? [CBMUUID: Data] ?? [:] {
-            serviceData[uuid.bluetoothUUID] = value
-        }
-        let isConnectable = data[CBMAdvertisementDataIsConnectable].map { MockCentralEngine.bool($0) } ?? connectable
-        return AdvertisementData(
-            localName: data[CBMAdvertisementDataLocalNameKey] as? String,
-            serviceUUIDs: uuids(CBMAdvertisementDataServiceUUIDsKey),
-            overflowServiceUUIDs: uuids(CBMAdvertisementDataOverflowServiceUUIDsKey),
-            solicitedServiceUUIDs: uuids(CBMAdvertisementDataSolicitedServiceUUIDsKey),
-            manufacturerData: data[CBMAdvertisementDataManufacturerDataKey] as? Data, serviceData: serviceData,
-            txPowerLevel: (data[CBMAdvertisementDataTxPowerLevelKey] as? NSNumber)?.intValue,
-            isConnectable: isConnectable)
+        var advertisement = AdvertisementData(dictionary: data, keys: .cbm) { (uuid: CBMUUID) in uuid.bluetoothUUID }
+        advertisement.isConnectable = advertisement.isConnectable ?? connectable
+        return advertisement
     }
 
     // MARK: Requests

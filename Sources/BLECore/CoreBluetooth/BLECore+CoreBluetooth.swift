@@ -3,18 +3,15 @@
 
     // Conversions between the kit's value types and CoreBluetooth's, on platforms that have
     // CoreBluetooth. On Linux they are type-checked against a declaration-only copy of
-    // CoreBluetooth's API (scripts/typecheck-corebluetooth.sh); they cannot run there.
+    // CoreBluetooth's API (scripts/typecheck-corebluetooth.sh); they cannot run there, so
+    // their logic lives in `CoreBluetoothForms.swift`, which is built and tested everywhere,
+    // and these only supply CoreBluetooth's types and constants. The raw-value conversions
+    // rely on the kit's raw values being CoreBluetooth's, which `ValueTypeTests` pins.
 
     extension BluetoothUUID {
         /// Creates a UUID from a `CBUUID` (whose `data` is always 2, 4 or 16 bytes).
         public init(_ cbUUID: CBUUID) {
-            let bytes = [UInt8](cbUUID.data)
-            if let uuid = try? BluetoothUUID(bytes: bytes) {
-                self = uuid
-            } else {
-                // Unreachable for CBUUIDs CoreBluetooth creates; parse the string form instead.
-                self = (try? BluetoothUUID(string: cbUUID.uuidString)) ?? BluetoothUUID(high: 0, low: 0)
-            }
+            self.init(coreBluetoothBytes: [UInt8](cbUUID.data), string: cbUUID.uuidString)
         }
 
         /// The equivalent `CBUUID`.
@@ -62,18 +59,11 @@
     extension ATTError {
         /// Creates an ATT error from any error in `CBATTErrorDomain` (a `CBATTError` or an
         /// `NSError`); `nil` for errors of other domains or codes outside 0…255.
-        public init?(coreBluetooth error: any Error) {
-            let nsError = error as NSError
-            guard nsError.domain == CBATTErrorDomain, let raw = UInt8(exactly: nsError.code) else { return nil }
-            self.init(Code(rawValue: raw))
-        }
+        public init?(coreBluetooth error: any Error) { self.init(nsError: error, domain: CBATTErrorDomain) }
 
         /// The error as an `NSError` in `CBATTErrorDomain` with the same code, which Swift code
         /// on Apple platforms can catch as `CBATTError`.
-        public var nsError: NSError {
-            NSError(
-                domain: CBATTErrorDomain, code: Int(code.rawValue), userInfo: [NSLocalizedDescriptionKey: description])
-        }
+        public var nsError: NSError { nsError(domain: CBATTErrorDomain) }
 
         /// The equivalent `CBATTError.Code`, if CoreBluetooth names this code.
         public var cbATTErrorCode: CBATTError.Code? { CBATTError.Code(rawValue: Int(code.rawValue)) }
@@ -82,17 +72,11 @@
     extension CoreBluetoothError {
         /// Creates an error from any error in `CBErrorDomain` (a `CBError` or an `NSError`);
         /// `nil` for other domains and unknown codes.
-        public init?(coreBluetooth error: any Error) {
-            let nsError = error as NSError
-            guard nsError.domain == CBErrorDomain, let code = Code(rawValue: nsError.code) else { return nil }
-            self.init(code)
-        }
+        public init?(coreBluetooth error: any Error) { self.init(nsError: error, domain: CBErrorDomain) }
 
         /// The error as an `NSError` in `CBErrorDomain` with the same code, which Swift code on
         /// Apple platforms can catch as `CBError`.
-        public var nsError: NSError {
-            NSError(domain: CBErrorDomain, code: code.rawValue, userInfo: [NSLocalizedDescriptionKey: description])
-        }
+        public var nsError: NSError { nsError(domain: CBErrorDomain) }
 
         /// The equivalent `CBError.Code`.
         public var cbErrorCode: CBError.Code? { CBError.Code(rawValue: code.rawValue) }

@@ -32,10 +32,7 @@
         /// Creates the equivalent `CBMutableDescriptor`. CoreBluetooth expects a string for the
         /// User Description (`2901`) and data for other descriptors; the value is converted so.
         public func makeMutableDescriptor() -> CBMutableDescriptor {
-            if uuid == .characteristicUserDescription {
-                return CBMutableDescriptor(type: uuid.cbUUID, value: String(decoding: value, as: UTF8.self))
-            }
-            return CBMutableDescriptor(type: uuid.cbUUID, value: value)
+            CBMutableDescriptor(type: uuid.cbUUID, value: coreBluetoothValue)
         }
     }
 #endif
