@@ -226,4 +226,44 @@ struct GATTConversationTests {
             try await central.readValue(for: characteristics[1])
         }
     }
+
+    @Test("Removing all services empties the database, unsubscribes the centrals and invalidates every copy at once")
+    func removeAllServices() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, heartRate) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let batteryService = GATTService(
+            uuid: "180F",
+            characteristics: [GATTCharacteristic(uuid: "2A19", properties: [.read, .notify], permissions: .readable)])
+        let battery = try await peripheral.add(batteryService)
+        let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        try await central.setNotifyValue(true, for: characteristics[0])
+        #expect(await peripheral.subscribedCentrals(for: heartRate.characteristics[0]).count == 1)
+        let events = central.events()
+        let discovered = await central.services(of: peripheral.identifier)
+        #expect(discovered.map(\.uuid) == ["180D", "180F"])
+        await peripheral.removeAllServices()
+        #expect(await peripheral.services.isEmpty)
+        #expect(
+            await events.prefixArray(1) == [
+                .servicesModified(
+                    RemotePeripheral(identifier: peripheral.identifier, name: "HRM-1"), invalidated: discovered)
+            ])
+        #expect(await central.services(of: peripheral.identifier).isEmpty)
+        #expect(await peripheral.subscribedCentrals(for: heartRate.characteristics[0]).isEmpty)
+        await #expect(throws: CoreBluetoothError(.invalidHandle)) {
+            try await central.readValue(for: characteristics[1])
+        }
+        let removed = await bridge.log.filter { $0.kind == .serviceRemoved }
+        #expect(removed.map(\.attribute) == ["180D", "180F"])
+        #expect(removed.map(\.handle) == [heartRate.handle, battery.handle])
+        // The link stays up, and a service added afterwards is discovered afresh.
+        #expect(await central.isConnected(peripheral.identifier))
+        _ = try await peripheral.add(batteryService)
+        let again = try await central.discoverServices(nil, for: peripheral.identifier)
+        #expect(again.map(\.uuid) == ["180F"])
+        // Removing all services of an empty database changes nothing.
+        await peripheral.removeAllServices()
+        await peripheral.removeAllServices()
+        #expect(await bridge.log.filter { $0.kind == .serviceRemoved }.count == 3)
+    }
 }
