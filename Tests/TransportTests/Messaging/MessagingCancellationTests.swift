@@ -14,18 +14,8 @@ struct MessagingCancellationTests {
         MockBLEBridge, CentralMessageChannel<VirtualClock>, PeripheralMessageChannel<VirtualClock>, UUID
     ) {
         let bridge = MockBLEBridge()
-        let peripheral = MockPeripheralManager(
-            configuration: .init(name: "Messenger", updateQueue: .realistic(capacity: 1), requestHandling: .manual),
-            bridge: bridge)
-        let service = try await peripheral.add(
-            GATTService(
-                uuid: MessagingFixture.serviceUUID,
-                characteristics: [
-                    GATTCharacteristic(
-                        uuid: MessagingFixture.characteristicUUID, properties: [.writeWithoutResponse, .notify],
-                        permissions: .writeable)
-                ]))
-        try await peripheral.startAdvertising(AdvertisementData(serviceUUIDs: [MessagingFixture.serviceUUID]))
+        let (peripheral, characteristic) = try await MessagingFixture.commandPeripheral(
+            on: bridge, updateQueue: .realistic(capacity: 1))
         let central = MockCentralManager(
             configuration: .init(mtu: .fixed(23), writeWithoutResponseQueue: .realistic(capacity: 1)), bridge: bridge)
         try await central.scanForPeripherals(withServices: nil)
@@ -35,7 +25,7 @@ struct MessagingCancellationTests {
         return (
             bridge, await CentralMessageChannel(central: central, characteristic: remote, clock: bridge.clock),
             await PeripheralMessageChannel(
-                peripheral: peripheral, characteristic: service.characteristics[0], clock: bridge.clock),
+                peripheral: peripheral, characteristic: characteristic, clock: bridge.clock),
             central.identifier
         )
     }

@@ -62,6 +62,24 @@ struct MessagingFixture {
             clock: bridge.clock)
     }
 
+    /// A manual peripheral on `bridge` that publishes the message characteristic for write
+    /// commands and notifications, with the given update queue, and advertises it.
+    static func commandPeripheral(on bridge: MockBLEBridge, updateQueue: QueueBehavior) async throws -> (
+        MockPeripheralManager, LocalCharacteristic
+    ) {
+        let peripheral = MockPeripheralManager(
+            configuration: .init(name: "Messenger", updateQueue: updateQueue, requestHandling: .manual), bridge: bridge)
+        let service = try await peripheral.add(
+            GATTService(
+                uuid: serviceUUID,
+                characteristics: [
+                    GATTCharacteristic(
+                        uuid: characteristicUUID, properties: [.writeWithoutResponse, .notify], permissions: .writeable)
+                ]))
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Messenger", serviceUUIDs: [serviceUUID]))
+        return (peripheral, service.characteristics[0])
+    }
+
     /// A deterministic message of `size` bytes, different for each `salt`.
     static func message(size: Int, salt: UInt8 = 0) -> [UInt8] {
         (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8 &+ Int(salt) &* 7) }

@@ -19,19 +19,8 @@ struct PeripheralBackpressureTests {
         CentralMessageChannel<VirtualClock>, PeripheralMessageChannel<VirtualClock>, MockCentralManager,
         RemoteCharacteristic
     ) {
-        let peripheral = MockPeripheralManager(
-            configuration: .init(name: "Messenger", updateQueue: .realistic(capacity: 2), requestHandling: .manual),
-            bridge: bridge)
-        let service = try await peripheral.add(
-            GATTService(
-                uuid: MessagingFixture.serviceUUID,
-                characteristics: [
-                    GATTCharacteristic(
-                        uuid: MessagingFixture.characteristicUUID, properties: [.writeWithoutResponse, .notify],
-                        permissions: .writeable)
-                ]))
-        try await peripheral.startAdvertising(
-            AdvertisementData(localName: "Messenger", serviceUUIDs: [MessagingFixture.serviceUUID]))
+        let (peripheral, characteristic) = try await MessagingFixture.commandPeripheral(
+            on: bridge, updateQueue: .realistic(capacity: 2))
         let central = MockCentralManager(configuration: .init(mtu: .fixed(23)), bridge: bridge)
         var events = central.events().makeAsyncIterator()
         try await central.scanForPeripherals(withServices: [MessagingFixture.serviceUUID])
@@ -44,7 +33,7 @@ struct PeripheralBackpressureTests {
         try await central.setNotifyValue(true, for: remote)
         let centralChannel = await CentralMessageChannel(central: central, characteristic: remote, clock: bridge.clock)
         let peripheralChannel = await PeripheralMessageChannel(
-            peripheral: peripheral, characteristic: service.characteristics[0], clock: bridge.clock)
+            peripheral: peripheral, characteristic: characteristic, clock: bridge.clock)
         return (centralChannel, peripheralChannel, central, remote)
     }
 
@@ -76,7 +65,9 @@ struct PeripheralBackpressureTests {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 5))
         let (error, sentAfter) = try await bridge.run {
             let (central, peripheral, manager, remote) = try await Self.channels(on: bridge)
-            let send = Task { try await peripheral.send(MessagingFixture.message(size: 4_000), to: manager.identifier) }
+            let send = bridge.task {
+                try await peripheral.send(MessagingFixture.message(size: 4_000), to: manager.identifier)
+            }
             await bridge.waitUntil { bridge in bridge.log.contains { $0.detail == Self.refusal } }
             try await manager.setNotifyValue(false, for: remote)
             let error = await #expect(throws: MessageChannelError.notSubscribed(central: manager.identifier)) {
@@ -100,7 +91,9 @@ struct PeripheralBackpressureTests {
         let (cancelled, sentAfter, later) = try await bridge.run {
             let (central, peripheral, manager, _) = try await Self.channels(on: bridge)
             var messages = central.messages().makeAsyncIterator()
-            let send = Task { try await peripheral.send(MessagingFixture.message(size: 4_000), to: manager.identifier) }
+            let send = bridge.task {
+                try await peripheral.send(MessagingFixture.message(size: 4_000), to: manager.identifier)
+            }
             await bridge.waitUntil { bridge in bridge.log.contains { $0.detail == Self.refusal } }
             send.cancel()
             var cancelled = false

@@ -15,19 +15,8 @@ struct RealisticMessagingTests {
         central: MockCentralManager, remote: RemoteCharacteristic
     ) {
         let bridge = MockBLEBridge(configuration: .init(seed: 8, timing: LinkTiming(jitter: .zero)))
-        let peripheral = MockPeripheralManager(
-            configuration: .init(
-                updateQueue: .realistic(capacity: updateCapacity), requestHandling: .manual),
-            bridge: bridge)
-        let service = try await peripheral.add(
-            GATTService(
-                uuid: MessagingFixture.serviceUUID,
-                characteristics: [
-                    GATTCharacteristic(
-                        uuid: MessagingFixture.characteristicUUID, properties: [.writeWithoutResponse, .notify],
-                        permissions: .writeable)
-                ]))
-        try await peripheral.startAdvertising(AdvertisementData(serviceUUIDs: [MessagingFixture.serviceUUID]))
+        let (peripheral, characteristic) = try await MessagingFixture.commandPeripheral(
+            on: bridge, updateQueue: .realistic(capacity: updateCapacity))
         let central = MockCentralManager(
             configuration: .init(mtu: .fixed(23), writeWithoutResponseQueue: .realistic(capacity: writeCapacity)),
             bridge: bridge)
@@ -36,7 +25,7 @@ struct RealisticMessagingTests {
         try await central.connect(peripheral.identifier)
         let remote = try await central.discoverAll(for: peripheral.identifier)[0]
         try await central.setNotifyValue(true, for: remote)
-        return (bridge, peripheral, service.characteristics[0], central, remote)
+        return (bridge, peripheral, characteristic, central, remote)
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)

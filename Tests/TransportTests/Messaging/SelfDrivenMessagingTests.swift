@@ -15,19 +15,8 @@ struct SelfDrivenMessagingTests {
     static func channels(on bridge: MockBLEBridge, mtu: Int) async throws -> (
         CentralMessageChannel<VirtualClock>, PeripheralMessageChannel<VirtualClock>, UUID
     ) {
-        let peripheral = MockPeripheralManager(
-            configuration: .init(name: "Messenger", updateQueue: .realistic(capacity: 20), requestHandling: .manual),
-            bridge: bridge)
-        let service = try await peripheral.add(
-            GATTService(
-                uuid: MessagingFixture.serviceUUID,
-                characteristics: [
-                    GATTCharacteristic(
-                        uuid: MessagingFixture.characteristicUUID, properties: [.writeWithoutResponse, .notify],
-                        permissions: .writeable)
-                ]))
-        try await peripheral.startAdvertising(
-            AdvertisementData(localName: "Messenger", serviceUUIDs: [MessagingFixture.serviceUUID]))
+        let (peripheral, characteristic) = try await MessagingFixture.commandPeripheral(
+            on: bridge, updateQueue: .realistic(capacity: 20))
         let central = MockCentralManager(
             configuration: .init(mtu: .fixed(mtu), writeWithoutResponseQueue: .realistic(capacity: 20)),
             bridge: bridge)
@@ -42,7 +31,7 @@ struct SelfDrivenMessagingTests {
         try await central.setNotifyValue(true, for: remote)
         let centralChannel = await CentralMessageChannel(central: central, characteristic: remote, clock: bridge.clock)
         let peripheralChannel = await PeripheralMessageChannel(
-            peripheral: peripheral, characteristic: service.characteristics[0], clock: bridge.clock)
+            peripheral: peripheral, characteristic: characteristic, clock: bridge.clock)
         return (centralChannel, peripheralChannel, central.identifier)
     }
 
