@@ -260,12 +260,17 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         command { try? $0.cancelPeripheralConnection(identifier) }
     }
 
+    // CoreBluetooth answers these only while powered on (otherwise it logs API misuse).
+
     func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [CBMPeripheral] {
-        bridge.systemView.knownPeripherals(withIdentifiers: identifiers).map(peripheralObject)
+        guard state == .poweredOn else { return [] }
+        return bridge.systemView.knownPeripherals(withIdentifiers: identifiers).map(peripheralObject)
     }
 
     func retrieveConnectedPeripherals(withServices serviceUUIDs: [CBMUUID]) -> [CBMPeripheral] {
-        bridge.systemView.connectedPeripherals(withServices: serviceUUIDs.map(\.bluetoothUUID)).map(peripheralObject)
+        guard state == .poweredOn else { return [] }
+        return bridge.systemView.connectedPeripherals(withServices: serviceUUIDs.map(\.bluetoothUUID)).map(
+            peripheralObject)
     }
 
     func registerForConnectionEvents(options: [CBMConnectionEventMatchingOption: Any]?) {

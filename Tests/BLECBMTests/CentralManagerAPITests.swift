@@ -271,14 +271,19 @@ struct CentralManagerAPITests {
         let identifier = sensor.identifier
         try await withCentral(on: bridge) { manager, journal in
             let retrieved = manager.retrievePeripherals(withIdentifiers: [
-                identifier, UUID(uuidString: "00000000-0000-0000-0000-000000000001")!,
+                identifier, UUID(uuidString: "00000000-0000-0000-0000-000000000001")!, identifier,
             ])
-            #expect(retrieved.map(\.identifier) == [identifier])
+            #expect(retrieved.map(\.identifier) == [identifier])  // each identifier once
             #expect(retrieved[0].name == "Sensor")
             manager.connect(retrieved[0])
             try await bridge.waitForApp { retrieved[0].state == .connected }
             #expect(journal.entries.last == "connect")
             #expect(!journal.entries.contains("discover"))
+            // Powered off, CoreBluetooth retrieves nothing.
+            await manager.simulatedCentral!.simulateStateChange(.poweredOff)
+            try await bridge.waitForApp { manager.state == .poweredOff }
+            #expect(manager.retrievePeripherals(withIdentifiers: [identifier]).isEmpty)
+            #expect(manager.retrieveConnectedPeripherals(withServices: [CBMUUID(string: "180F")]).isEmpty)
         }
     }
 

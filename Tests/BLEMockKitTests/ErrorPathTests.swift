@@ -84,8 +84,25 @@ struct ErrorPathConnectionTests {
     static let notPoweredOnStates: [ManagerState] = [.poweredOff, .unauthorized, .unsupported, .resetting]
 
     @Test(
+        "Cancelling a connection while not powered on does nothing and does not throw, as CoreBluetooth",
+        arguments: notPoweredOnStates)
+    func cancelWhileNotPoweredOn(state: ManagerState) async throws {
+        let rig = try await Rig.make()
+        let subject = MockCentralManager(configuration: .init(initialState: state), bridge: rig.bridge)
+        #expect(await subject.state == state)  // on the air
+        let logCount = await rig.bridge.log.count
+        try await subject.cancelPeripheralConnection(rig.peripheral.identifier)
+        #expect(await rig.bridge.log.count == logCount)
+        #expect(await rig.central.isConnected(rig.peripheral.identifier))
+        // Powered off with a link: leaving poweredOn ended it, and cleaning up afterwards is quiet.
+        await rig.central.simulateStateChange(.poweredOff)
+        try await rig.central.cancelPeripheralConnection(rig.peripheral.identifier)
+        #expect(await !rig.central.isConnected(rig.peripheral.identifier))
+    }
+
+    @Test(
         "A central that is not powered on refuses every radio operation with notPoweredOn and its name",
-        arguments: notPoweredOnStates, CentralOperation.allCases)
+        arguments: notPoweredOnStates, CentralOperation.allCases.filter { $0 != .cancelConnection })
     func centralNotPoweredOn(state: ManagerState, operation: CentralOperation) async throws {
         let rig = try await Rig.make()
         let subject = MockCentralManager(configuration: .init(initialState: state), bridge: rig.bridge)

@@ -18,8 +18,17 @@ extension MockBLEBridge {
     public var pendingOperations: [Leftover] {
         world.pending.values.sorted { $0.id < $1.id }.filter { !$0.isCancelled }.map { operation in
             let key = operation.link
+            // An operation of a manager without a link (waiting for its state) names its owner.
+            var central = key?.central
+            var peripheral = key?.peripheral
+            if key == nil {
+                switch operation.owner {
+                case .central(let owner): central = owner
+                case .peripheral(let owner): peripheral = owner
+                }
+            }
             return .operation(
-                operation.summary, central: key?.central, peripheral: key?.peripheral,
+                operation.summary, central: central, peripheral: peripheral,
                 characteristic: operation.procedure?.characteristic?.uuid, since: operation.since)
         }
     }

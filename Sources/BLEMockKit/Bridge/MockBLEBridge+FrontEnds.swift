@@ -164,10 +164,14 @@ package final class SystemView: @unchecked Sendable {
     init() {}
 
     /// The peripherals known to the system (discovered or connected by any central) among
-    /// `identifiers`, in the order asked.
+    /// `identifiers`, each once, in the order asked.
     package func knownPeripherals(withIdentifiers identifiers: [UUID]) -> [RemotePeripheral] {
-        lock.withLock {
-            identifiers.compactMap { identifier in known.first { $0.identifier == identifier } }
+        var seen = Set<UUID>()
+        return lock.withLock {
+            identifiers.compactMap { identifier in
+                guard seen.insert(identifier).inserted else { return nil }
+                return known.first { $0.identifier == identifier }
+            }
         }
     }
 

@@ -32,7 +32,8 @@ public struct ErrorInjection: Sendable, Hashable {
         case descriptorDiscovery
         /// Central: reading a characteristic or descriptor.
         case read
-        /// Central: writing a characteristic or descriptor.
+        /// Central: writing a characteristic (with response) or a descriptor. A write without
+        /// response is never affected: a Write Command has no response to fail or withhold.
         case write
         /// Central: enabling or disabling notifications.
         case subscribe
@@ -100,6 +101,36 @@ public struct ErrorInjection: Sendable, Hashable {
         self.frequency = frequency
         self.peripheral = peripheral
         self.characteristic = characteristic
+    }
+}
+
+extension ErrorInjection {
+    /// Whether the operation is a peripheral manager's (adding a service, advertising,
+    /// updating a value) rather than a central manager's.
+    public var isPeripheralOperation: Bool {
+        switch operation {
+        case .serviceAdd, .advertisingStart, .updateValue: true
+        default: false
+        }
+    }
+
+    /// What is wrong with this injection in the configuration of a central manager
+    /// (`inCentral`) or a peripheral manager, or `nil`: an operation of the other role (which
+    /// would never apply), a count below 1, or a probability outside 0…1.
+    func problem(inCentral: Bool) -> String? {
+        if isPeripheralOperation == inCentral {
+            let (other, this) = inCentral ? ("peripheral", "central") : ("central", "peripheral")
+            return ".\(operation.rawValue) is a \(other) manager's operation and never happens on a \(this) "
+                + "manager; put it in a Mock\(other == "central" ? "Central" : "Peripheral")Manager's configuration"
+        }
+        switch frequency {
+        case .times(let count) where count < 1:
+            return ".times(\(count)) must be at least 1"
+        case .probability(let probability) where !(0...1).contains(probability):
+            return ".probability(\(probability)) must be in 0…1"
+        default:
+            return nil
+        }
     }
 }
 

@@ -346,12 +346,8 @@ extension World {
                     + (limit == mtu - 3 ? "(ATT_MTU \(mtu) - 3)" : "(the longest attribute value)"))
             value = value.prefix(limit)
         }
-        if let error = injection(
-            .write, central: central, peripheral: key.peripheral, characteristic: characteristic.uuid)?.error
-        {
-            log(value, error, "injected")
-            throw error
-        }
+        // No injection applies: a Write Command has no response to fail or withhold, so
+        // `.write` injections target writes with response only.
         // CoreBluetooth sends a Write Command only to a characteristic with the property. What
         // the peripheral does with it (permissions, encryption) it decides on arrival, and it
         // never answers: see `serveCommand`.

@@ -238,11 +238,11 @@ public actor MockCentralManager: CentralManaging {
     }
 
     public func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [RemotePeripheral] {
-        world { $0.retrievePeripherals(withIdentifiers: identifiers) }
+        world { $0.retrievePeripherals(central: identifier, withIdentifiers: identifiers) }
     }
 
     public func retrieveConnectedPeripherals(withServices serviceUUIDs: [BluetoothUUID]) -> [RemotePeripheral] {
-        world { $0.retrieveConnectedPeripherals(withServices: serviceUUIDs) }
+        world { $0.retrieveConnectedPeripherals(central: identifier, withServices: serviceUUIDs) }
     }
 
     /// Runs a GATT procedure on the link to `peripheral`.

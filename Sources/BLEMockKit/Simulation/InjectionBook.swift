@@ -39,6 +39,15 @@ struct InjectionBook: Sendable {
         _ operation: ErrorInjection.Operation, owner: UUID, peripheral: UUID?, characteristic: BluetoothUUID?,
         random: inout SeededGenerator
     ) -> ErrorInjection.Failure? {
+        fire(operation, owner: owner, peripheral: peripheral, characteristic: characteristic, random: &random)?.failure
+    }
+
+    /// Like `check`, but also says which entry fired, so that a failure that never took
+    /// effect (its operation ended first) can be taken back with `retract`.
+    mutating func fire(
+        _ operation: ErrorInjection.Operation, owner: UUID, peripheral: UUID?, characteristic: BluetoothUUID?,
+        random: inout SeededGenerator
+    ) -> (failure: ErrorInjection.Failure, entry: Int)? {
         for index in entries.indices {
             let entry = entries[index]
             let injection = entry.injection
@@ -50,9 +59,17 @@ struct InjectionBook: Sendable {
                 continue
             }
             entries[index].fired += 1
-            return injection.failure
+            return (injection.failure, index)
         }
         return nil
+    }
+
+    /// Takes back one firing of entry `entry`: the operation it failed ended before the
+    /// failure was seen, so the injection is still owed (and `finish()` reports it if it
+    /// never fires again).
+    mutating func retract(_ entry: Int) {
+        guard entries.indices.contains(entry), entries[entry].fired > 0 else { return }
+        entries[entry].fired -= 1
     }
 
     /// Injections that should have fired and did not: `.once` and `.times` entries not used

@@ -38,8 +38,9 @@ extension World {
             }
             let probability = centrals[central]!.configuration.connection.failureProbability
             let failsByChance = probability > 0 && centrals[central]!.random.bool(probability: probability)
+            let fired = firedInjection(.connect, central: central, peripheral: peripheral)
             attempts[key] = ConnectionAttempt(
-                injected: injection(.connect, central: central, peripheral: peripheral), failsByChance: failsByChance)
+                injected: fired?.failure, injectedEntry: fired?.entry, failsByChance: failsByChance)
         }
         var operation = PendingOperation(
             id: id, owner: .central(central), kind: .connect(key), since: now, stage: .waiting)
@@ -62,7 +63,8 @@ extension World {
 
     /// Forgets an attempt and its scheduled establishment.
     mutating func dropAttempt(_ key: LinkKey) {
-        guard attempts.removeValue(forKey: key) != nil else { return }
+        guard let attempt = attempts.removeValue(forKey: key) else { return }
+        if let entry = attempt.injectedEntry, !attempt.injectionSeen { injections.retract(entry) }
         schedule.removeAll { $0 == .linkEstablished(key) }
     }
 
@@ -98,6 +100,7 @@ extension World {
             return
         }
         if let failure = attempt.injected {
+            attempts[key]!.injectionSeen = true
             guard let error = failure.error else {
                 attempts[key]!.neverCompletes = true  // never answers: stays pending
                 return
@@ -191,6 +194,9 @@ extension World {
 
     /// Cancels a pending attempt or disconnects; a no-op when neither.
     mutating func cancelConnection(central: UUID, peripheral: UUID) throws {
+        // Leaving poweredOn already ended every link and attempt: there is nothing to cancel,
+        // and CoreBluetooth does not fail the call (clean-up code must not throw only in tests).
+        if centrals[central]?.isShutDown != true, state(of: .central(central)) != .poweredOn { return }
         try requirePoweredOn(central: central, "cancelPeripheralConnection")
         let key = LinkKey(central: central, peripheral: peripheral)
         if links[key] != nil {
@@ -252,8 +258,12 @@ extension World {
         links[LinkKey(central: central, peripheral: peripheral)] != nil
     }
 
-    func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [RemotePeripheral] {
-        identifiers.filter { known.contains($0) }.map { remotePeripheral($0) }
+    /// The known peripherals among `identifiers`, each once, in the order asked; none while
+    /// the central is not powered on (CoreBluetooth refuses the call then).
+    func retrievePeripherals(central: UUID, withIdentifiers identifiers: [UUID]) -> [RemotePeripheral] {
+        guard centrals[central]?.state == .poweredOn else { return [] }
+        var seen = Set<UUID>()
+        return identifiers.filter { known.contains($0) && seen.insert($0).inserted }.map { remotePeripheral($0) }
     }
 
     /// Test hook: the system knows a peripheral (it was discovered or connected before, as
@@ -278,7 +288,10 @@ extension World {
         }
     }
 
-    func retrieveConnectedPeripherals(withServices services: [BluetoothUUID]) -> [RemotePeripheral] {
+    /// Peripherals connected (by any central or the system) with one of `services`; none
+    /// while the central is not powered on.
+    func retrieveConnectedPeripherals(central: UUID, withServices services: [BluetoothUUID]) -> [RemotePeripheral] {
+        guard centrals[central]?.state == .poweredOn else { return [] }
         let connected = Set(links.keys.map(\.peripheral)).union(connectedToSystem)
         return peripheralOrder.filter { peripheral in
             connected.contains(peripheral)

@@ -21,7 +21,7 @@ extension World {
         let services = record.database.localServices.map(\.uuid) + (record.airAdvertisement?.serviceUUIDs ?? [])
         let remote = remotePeripheral(peripheral)
         for central in centralOrder {
-            guard let options = centrals[central]?.connectionEventOptions,
+            guard let options = centrals[central]?.connectionEventOptions, centrals[central]!.state == .poweredOn,
                 options.matches(identifier: peripheral, services: services)
             else { continue }
             self.record(.connectionEvent, central: central, peripheral: peripheral, detail: event.description)

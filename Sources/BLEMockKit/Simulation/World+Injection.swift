@@ -19,6 +19,17 @@ extension World {
             random: &centrals.entries[c]!.random)
     }
 
+    /// Like `injection(_:central:peripheral:characteristic:)`, also returning the entry that
+    /// fired, for a failure that takes effect later (a connection attempt's).
+    mutating func firedInjection(_ operation: ErrorInjection.Operation, central: UUID, peripheral: UUID?) -> (
+        failure: ErrorInjection.Failure, entry: Int
+    )? {
+        guard !injections.isEmpty, let c = centrals.position(of: central) else { return nil }
+        return injections.fire(
+            operation, owner: central, peripheral: peripheral, characteristic: nil, random: &centrals.entries[c]!.random
+        )
+    }
+
     /// The failure to inject into a peripheral's operation, if any.
     mutating func injection(
         _ operation: ErrorInjection.Operation, peripheral: UUID, characteristic: BluetoothUUID? = nil

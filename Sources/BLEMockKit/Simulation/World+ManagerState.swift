@@ -19,12 +19,15 @@ extension World {
             configuration.stateTransition, initial: configuration.initialState, manager: .central(identifier))
         centrals[identifier] = Central(
             identifier: identifier, configuration: configuration, state: state, random: stream)
+        centrals[identifier]!.configurationProblem = Self.problem(in: configuration)
         centralOrder.append(identifier)
         record(.stateChanged, central: identifier, detail: state.description)
         // CoreBluetooth reports the state once a new manager knows it; a transitioning one
         // reports each step as it comes.
         if stateSettles[.central(identifier)] == nil { deliver(CentralEvent.stateChanged(state), to: identifier) }
-        for injection in configuration.errorInjection { injections.add(injection, owner: identifier) }
+        if Self.problem(in: configuration) == nil {
+            for injection in configuration.errorInjection { injections.add(injection, owner: identifier) }
+        }
     }
 
     /// Adds a peripheral manager to the air.
@@ -37,12 +40,38 @@ extension World {
             configuration.stateTransition, initial: configuration.initialState, manager: .peripheral(identifier))
         peripherals[identifier] = Peripheral(
             identifier: identifier, configuration: configuration, state: state, random: stream)
+        peripherals[identifier]!.configurationProblem = Self.problem(in: configuration)
         peripheralOrder.append(identifier)
         record(.stateChanged, peripheral: identifier, detail: state.description)
         if stateSettles[.peripheral(identifier)] == nil {
             deliver(PeripheralEvent.stateChanged(state), to: identifier)
         }
-        for injection in configuration.errorInjection { injections.add(injection, owner: identifier) }
+        if Self.problem(in: configuration) == nil {
+            for injection in configuration.errorInjection { injections.add(injection, owner: identifier) }
+        }
+    }
+
+    /// What is wrong with a central's configuration (named by field), or `nil`: the manager
+    /// then refuses every call with `invalidConfiguration`.
+    static func problem(in configuration: MockCentralManager.Configuration) -> String? {
+        if let problem = configuration.mtu.problem() { return "MockCentralManager.Configuration.mtu: \(problem)" }
+        for injection in configuration.errorInjection {
+            if let problem = injection.problem(inCentral: true) {
+                return "MockCentralManager.Configuration.errorInjection: \(problem)"
+            }
+        }
+        return nil
+    }
+
+    /// What is wrong with a peripheral's configuration (named by field), or `nil`.
+    static func problem(in configuration: MockPeripheralManager.Configuration) -> String? {
+        if let problem = configuration.mtu.problem() { return "MockPeripheralManager.Configuration.mtu: \(problem)" }
+        for injection in configuration.errorInjection {
+            if let problem = injection.problem(inCentral: false) {
+                return "MockPeripheralManager.Configuration.errorInjection: \(problem)"
+            }
+        }
+        return nil
     }
 
     /// The state a new manager starts in, and the steps its state takes by itself.
@@ -67,10 +96,25 @@ extension World {
         }
     }
 
-    /// Starts `waitForPoweredOn`: it ends with the manager's state once its automatic state
-    /// steps are done (at once when there are none).
+    /// Whether a manager's state has settled: its automatic steps are done and it is neither
+    /// `unknown` nor `resetting` (or it was shut down, or is not on the air).
+    func hasSettled(_ manager: Manager) -> Bool {
+        guard stateSettles[manager] == nil else { return false }
+        switch manager {
+        case .central(let central):
+            guard let record = centrals[central], !record.isShutDown else { return true }
+            return record.state != .unknown && record.state != .resetting
+        case .peripheral(let peripheral):
+            guard let record = peripherals[peripheral], !record.isShutDown else { return true }
+            return record.state != .unknown && record.state != .resetting
+        }
+    }
+
+    /// Starts `waitForPoweredOn`: it ends with the manager's state once the state has settled
+    /// (at once when it has), as CoreBluetooth's first `…DidUpdateState` with a settled state:
+    /// a manager that is `resetting` or stuck in `unknown` keeps it waiting.
     mutating func startSettling(_ manager: Manager, id: OperationID) {
-        guard stateSettles[manager] != nil else {
+        guard !hasSettled(manager) else {
             effects.append(.complete(id, .success(.state(state(of: manager)))))
             return
         }
@@ -140,6 +184,7 @@ extension World {
 
     /// Ends every `waitForPoweredOn` of a manager whose state steps are done.
     private mutating func finishSettling(_ manager: Manager) {
+        guard hasSettled(manager) else { return }
         let settling = pending.values.filter {
             if case .settle(manager) = $0.kind { return true }
             return false
@@ -152,14 +197,14 @@ extension World {
     /// Checks that a central can run `operation`: its configuration is valid and it is powered on.
     mutating func requirePoweredOn(central: UUID, _ operation: String) throws {
         if let c = centrals.position(of: central), centrals.entries[c]!.state == .poweredOn,
-            centrals.entries[c]!.configuration.mtu.problem() == nil
+            centrals.entries[c]!.configurationProblem == nil
         {
             return
         }
         do {
             if centrals[central]?.isShutDown == true { throw APIMisuseError.managerShutDown(operation: operation) }
-            if let problem = centrals[central]?.configuration.mtu.problem() {
-                throw APIMisuseError.invalidConfiguration("MockCentralManager.Configuration.mtu: \(problem)")
+            if let problem = centrals[central]?.configurationProblem {
+                throw APIMisuseError.invalidConfiguration(problem)
             }
             let state = state(of: .central(central))
             guard state == .poweredOn else { throw APIMisuseError.notPoweredOn(operation: operation, state: state) }
@@ -172,7 +217,7 @@ extension World {
     /// Checks that a peripheral can run `operation`: its configuration is valid and it is powered on.
     mutating func requirePoweredOn(peripheral: UUID, _ operation: String) throws {
         if let p = peripherals.position(of: peripheral), peripherals.entries[p]!.state == .poweredOn,
-            peripherals.entries[p]!.configuration.mtu.problem() == nil
+            peripherals.entries[p]!.configurationProblem == nil
         {
             return
         }
@@ -180,8 +225,8 @@ extension World {
             if peripherals[peripheral]?.isShutDown == true {
                 throw APIMisuseError.managerShutDown(operation: operation)
             }
-            if let problem = peripherals[peripheral]?.configuration.mtu.problem() {
-                throw APIMisuseError.invalidConfiguration("MockPeripheralManager.Configuration.mtu: \(problem)")
+            if let problem = peripherals[peripheral]?.configurationProblem {
+                throw APIMisuseError.invalidConfiguration(problem)
             }
             let state = state(of: .peripheral(peripheral))
             guard state == .poweredOn else { throw APIMisuseError.notPoweredOn(operation: operation, state: state) }

@@ -19,6 +19,8 @@ extension World {
         var isInBackground = false
         /// Set by `shutDown()`: from then on the manager refuses every call and ignores state changes.
         var isShutDown = false
+        /// What is wrong with the configuration, if anything: every call is refused with it.
+        var configurationProblem: String?
         /// The connection events this central registered for, if any.
         var connectionEventOptions: ConnectionEventOptions?
         /// Whether the user allowed each connected ANCS-requesting peripheral to receive
@@ -85,6 +87,8 @@ extension World {
         var isInBackground = false
         /// Set by `shutDown()`: from then on the manager refuses every call and ignores state changes.
         var isShutDown = false
+        /// What is wrong with the configuration, if anything: every call is refused with it.
+        var configurationProblem: String?
         /// What the system kept for the app after it was terminated.
         var pendingRestoration: RestoredPeripheralState?
         /// What this manager got back when it was created, if it restored a predecessor.
@@ -134,6 +138,11 @@ extension World {
     struct ConnectionAttempt: Sendable {
         /// An injected failure, reported when the attempt would have completed.
         var injected: ErrorInjection.Failure?
+        /// The injection entry that fired for it, taken back if the attempt ends before the
+        /// failure is seen (timed out, cancelled, powered off).
+        var injectedEntry: Int?
+        /// Whether the injected failure took effect (the attempt failed with it, or never completes).
+        var injectionSeen = false
         /// Whether the seeded draw failed the attempt (`connectionFailed`).
         var failsByChance: Bool
         /// When the link will be up, once the peripheral is connectable.

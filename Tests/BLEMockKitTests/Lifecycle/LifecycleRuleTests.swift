@@ -1,0 +1,156 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+/// Rules of a manager's state and of connection attempts, as CoreBluetooth has them (the
+/// production adapter reports the same).
+@Suite("Lifecycle rules: state and retrieval", .timeLimit(.minutes(1)))
+struct LifecycleRuleTests {
+    @Test("waitForPoweredOn waits through resetting and returns the state the manager settles in")
+    func waitingThroughResetting() async throws {
+        let bridge = MockBLEBridge()
+        let central = MockCentralManager(bridge: bridge)
+        #expect(await central.waitForPoweredOn() == .poweredOn)
+        await central.simulateStateChange(.resetting)
+        let waiting = Task { await central.waitForPoweredOn() }
+        await bridge.waitUntil { $0.pendingOperations.count == 1 }
+        #expect(
+            await bridge.pendingOperations == [
+                .operation(
+                    "waitForPoweredOn", central: central.identifier, peripheral: nil, characteristic: nil, since: .zero)
+            ])
+        await central.simulateStateChange(.poweredOff)
+        #expect(await waiting.value == .poweredOff)
+        #expect(await bridge.pendingOperations.isEmpty)
+    }
+
+    @Test("waitForPoweredOn on a manager stuck in unknown keeps waiting until its task is cancelled")
+    func waitingWhileStuckInUnknown() async throws {
+        let bridge = MockBLEBridge()
+        let central = MockCentralManager(configuration: .init(stateTransition: .stuck(.unknown)), bridge: bridge)
+        let waiting = Task { await central.waitForPoweredOn() }
+        await bridge.waitUntil { $0.pendingOperations.count == 1 }
+        waiting.cancel()
+        #expect(await waiting.value == .unknown)
+        #expect(await bridge.pendingOperations.isEmpty)
+    }
+
+    @Test("A central that is not powered on retrieves no peripherals, and retrieval lists each identifier once")
+    func retrievalNeedsPower() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (central, _) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        let id = peripheral.identifier
+        let remote = RemotePeripheral(identifier: id, name: "HRM-1")
+        #expect(await central.retrievePeripherals(withIdentifiers: [id, id, UUID(), id]) == [remote])
+        #expect(await central.retrieveConnectedPeripherals(withServices: ["180D", "180D"]) == [remote])
+        let other = MockCentralManager(bridge: bridge)
+        #expect(await other.retrievePeripherals(withIdentifiers: [id]) == [remote])
+        await other.simulateStateChange(.poweredOff)
+        #expect(await other.retrievePeripherals(withIdentifiers: [id]).isEmpty)
+        #expect(await other.retrieveConnectedPeripherals(withServices: ["180D"]).isEmpty)
+    }
+
+    @Test("A central that is not powered on receives no connection events")
+    func connectionEventsNeedPower() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let listening = MockCentralManager(bridge: bridge)
+        let sleeping = MockCentralManager(bridge: bridge)
+        await listening.registerForConnectionEvents(options: nil)
+        await sleeping.registerForConnectionEvents(options: nil)
+        await sleeping.simulateStateChange(.poweredOff)
+        let (central, _) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        try await central.cancelPeripheralConnection(peripheral.identifier)
+        let events = await bridge.log.filter { $0.kind == .connectionEvent }
+        #expect(events.map(\.central) == [listening.identifier, listening.identifier])
+        #expect(events.map(\.detail) == ["peerConnected", "peerDisconnected"])
+    }
+}
+
+/// Which operations an error injection applies to, and when it counts as fired.
+@Suite("Lifecycle rules: error injection", .timeLimit(.minutes(1)))
+struct InjectionRuleTests {
+    @Test("A write injection does not touch a write without response; the next write with response takes it")
+    func writeInjectionsSkipWriteCommands() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let injection = ErrorInjection(.write, failure: .att(.unlikelyError))
+        let (central, characteristics) = try await TestPeripherals.connectedCentral(
+            to: peripheral, on: bridge, configuration: .init(errorInjection: [injection]))
+        let remote = characteristics[2]
+        try await central.writeValue(Data([5]), for: remote, type: .withoutResponse)
+        let command = try #require(await bridge.log.last { $0.kind == .write })
+        #expect(command.writeType == .withoutResponse && command.error == nil && command.detail == nil)
+        #expect(
+            await bridge.finish() == .leftovers([.unfiredInjection(injection, owner: central.identifier), .seed(0)]))
+        await #expect(throws: ATTError(.unlikelyError)) {
+            try await central.writeValue(Data([6]), for: remote, type: .withResponse)
+        }
+        #expect(await bridge.finish() == .clean)
+    }
+
+    @Test("A connect injection whose attempt timed out before it took effect is still owed, and fires next time")
+    func connectInjectionsCountWhenSeen() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let injection = ErrorInjection(.connect, failure: .coreBluetooth(.connectionFailed))
+        let central = MockCentralManager(configuration: .init(errorInjection: [injection]), bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        await central.stopScan()
+        await peripheral.stopAdvertising()
+        await #expect(throws: CoreBluetoothError(.connectionTimeout)) {
+            try await central.connect(peripheral.identifier, timeout: .seconds(1))
+        }
+        #expect(
+            await bridge.finish() == .leftovers([.unfiredInjection(injection, owner: central.identifier), .seed(0)]))
+        try await peripheral.startAdvertising(AdvertisementData(localName: "HRM-1"))
+        await #expect(throws: CoreBluetoothError(.connectionFailed)) {
+            try await central.connect(peripheral.identifier)
+        }
+        #expect(await bridge.finish() == .clean)
+        try await central.connect(peripheral.identifier)
+        #expect(await central.isConnected(peripheral.identifier))
+    }
+
+    @Test(
+        "An injection of the other role's operation, a count below one or a probability outside 0…1 is refused",
+        arguments: [
+            (
+                ErrorInjection(.updateValue, failure: .att(.unlikelyError)), true,
+                ".updateValue is a peripheral manager's"
+            ),
+            (ErrorInjection(.read, failure: .att(.unlikelyError)), false, ".read is a central manager's"),
+            (ErrorInjection(.read, failure: .att(.unlikelyError), frequency: .times(0)), true, ".times(0) must be"),
+            (
+                ErrorInjection(.read, failure: .att(.unlikelyError), frequency: .probability(1.5)), true,
+                ".probability(1.5)"
+            ),
+            (
+                ErrorInjection(.serviceAdd, failure: .att(.unlikelyError), frequency: .probability(-0.1)), false,
+                ".probability(-0.1)"
+            ),
+        ])
+    func misplacedInjectionsAreRefused(injection: ErrorInjection, inCentral: Bool, message: String) async throws {
+        let bridge = MockBLEBridge()
+        let thrown: (any Error)?
+        let role = inCentral ? "MockCentralManager" : "MockPeripheralManager"
+        if inCentral {
+            let central = MockCentralManager(configuration: .init(errorInjection: [injection]), bridge: bridge)
+            thrown = await #expect(throws: APIMisuseError.self) {
+                try await central.scanForPeripherals(withServices: nil)
+            }
+        } else {
+            let peripheral = MockPeripheralManager(configuration: .init(errorInjection: [injection]), bridge: bridge)
+            thrown = await #expect(throws: APIMisuseError.self) { try await peripheral.add(TestPeripherals.heartRate) }
+        }
+        guard case .invalidConfiguration(let text) = thrown as? APIMisuseError else {
+            Issue.record("expected invalidConfiguration, got \(String(describing: thrown))")
+            return
+        }
+        #expect(text.hasPrefix("\(role).Configuration.errorInjection: \(message)"), "\(text)")
+        // The refused injection is not owed either.
+        #expect(await bridge.finish() == .clean)
+    }
+}
