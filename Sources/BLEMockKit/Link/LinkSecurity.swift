@@ -14,6 +14,9 @@ struct LinkSecurity: Hashable, Sendable {
     var isAuthenticated: Bool = false
     /// The central has keys (a bond) for the peripheral, whether or not the link uses them.
     var hasBond: Bool = false
+    /// A pairing on this link timed out: no Security Manager procedure may run on it again
+    /// until a new link exists (Bluetooth Core Specification, Vol 3, Part H, 3.4).
+    var pairingTimedOut: Bool = false
 
     /// The error an access that needs encryption gets on this link, if any (Bluetooth Core
     /// Specification, Vol 3, Part C, 10.3.1): none when encrypted; 0x0F (insufficient

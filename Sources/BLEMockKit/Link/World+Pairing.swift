@@ -15,7 +15,7 @@ extension World {
     /// Whether a refused procedure pairs and tries again.
     func startsPairing(for id: OperationID, after refusal: ATTError, on key: LinkKey) -> Bool {
         guard refusal.code == .insufficientAuthentication || refusal.code == .insufficientEncryption,
-            let operation = pending[id], !operation.pairingTried,
+            let operation = pending[id], !operation.pairingTried, links[key]?.security.pairingTimedOut != true,
             case .automatic = centrals[key.central]?.configuration.pairing
         else { return false }
         guard let procedure = operation.procedure else { return true }
@@ -54,6 +54,7 @@ extension World {
             record(.paired, central: key.central, peripheral: key.peripheral, error: failure)
         case .timesOut:
             failure = CoreBluetoothError(.encryptionTimedOut)
+            links[key]!.security.pairingTimedOut = true
             record(.paired, central: key.central, peripheral: key.peripheral, error: failure)
         }
         if let failure {

@@ -48,6 +48,9 @@ extension World {
             record.advertisingStarted <= now, let scan = centrals[central]?.scan,
             centrals[central]?.state == .poweredOn, scan.matches(advertisement)
         else { return }
+        // In the background iOS discovers only peripherals advertising the services the scan
+        // names; a scan for all services discovers nothing.
+        if centrals[central]!.isInBackground, scan.services?.isEmpty ?? true { return }
         // In the background iOS reports each peripheral once per scan, whatever the options say.
         let duplicates = scan.options.allowDuplicates && centrals[central]?.isInBackground != true
         guard duplicates || !scan.reported.contains(peripheral) else { return }
@@ -55,10 +58,14 @@ extension World {
         known.insert(peripheral)
         let rssi = currentRSSI(of: peripheral)
         self.record(.discovered, central: central, peripheral: peripheral, detail: "rssi=\(rssi)")
+        var heard = advertisement
+        if !heard.overflowServiceUUIDs.isEmpty {
+            // The overflow area is a hashed bit mask: only a scan that names a UUID can tell it is there.
+            heard.overflowServiceUUIDs = heard.overflowServiceUUIDs.filter { scan.services?.contains($0) ?? false }
+        }
         deliver(
             .discovered(
-                DiscoveredPeripheral(
-                    peripheral: remotePeripheral(peripheral), advertisementData: advertisement, rssi: rssi)),
+                DiscoveredPeripheral(peripheral: remotePeripheral(peripheral), advertisementData: heard, rssi: rssi)),
             to: central)
     }
 
@@ -91,7 +98,9 @@ extension World {
             return
         }
         let delayed = record.advertisingStarted > now
-        guard needed || delayed else { return }
+        // A one-time advertisement goes out when it is due whether or not anyone listens: a
+        // scan that starts later does not hear it.
+        guard needed || delayed || record.configuration.advertisesOnce else { return }
         peripherals[peripheral]!.advertisingScheduled = true
         let next: VirtualClock.Instant
         if delayed {

@@ -133,6 +133,14 @@ extension World {
             failConnecting(key, failAttempt(key, CoreBluetoothError(.peerRemovedPairingInformation)))
             return
         }
+        // The limit holds when a link comes up, not only when its attempt starts: two pending
+        // attempts under a limit of one cannot both connect.
+        if let limit = centrals[key.central]!.configuration.connection.limit,
+            links(ofCentral: key.central).count >= limit
+        {
+            failConnecting(key, failAttempt(key, CoreBluetoothError(.connectionLimitReached)))
+            return
+        }
         let mtu = negotiateMTU(key)
         linkCount[key, default: 0] += 1
         let generation = linkCount[key]!

@@ -64,6 +64,24 @@ struct AdvertisingTests {
         #expect(await !peripheral.isAdvertising)
     }
 
+    @Test("A one-time advertisement goes out when due though nobody scans; a scan started later does not hear it")
+    func aOneTimeAdvertisementIsNotKeptForLateScanners() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 3))
+        let peripheral = MockPeripheralManager(configuration: .init(advertisesOnce: true), bridge: bridge)
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Once"))
+        await bridge.advance(by: .seconds(2))
+        #expect(await !peripheral.isAdvertising)
+        let stopped = try #require(
+            await bridge.log.first { $0.kind == .advertisingStopped && $0.peripheral == peripheral.identifier })
+        // Its one advertising event: the 100 ms interval plus an advDelay of at most 10 ms.
+        #expect(stopped.time >= .zero.advanced(by: .milliseconds(100)))
+        #expect(stopped.time <= .zero.advanced(by: .milliseconds(110)))
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil, options: Self.duplicates)
+        await bridge.advance(by: .seconds(2))
+        #expect(await Self.discoveries(of: peripheral, on: bridge).isEmpty)
+    }
+
     @Test("Without advertisesOnce, a scan allowing duplicates discovers the peripheral at every 100 ms interval")
     func periodicAdvertising() async throws {
         let bridge = MockBLEBridge()

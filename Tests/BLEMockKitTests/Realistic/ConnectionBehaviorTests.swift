@@ -85,6 +85,36 @@ struct ConnectionBehaviorTests {
         #expect(await central.isConnected(second.identifier))
     }
 
+    @Test("The connection limit holds when links come up: of two pending attempts under a limit of 1, one connects")
+    func connectionLimitAtCompletion() async throws {
+        let bridge = Realistic.steadyBridge()
+        let (first, _) = try await Realistic.advertisingPeripheral(on: bridge)
+        let (second, _) = try await Realistic.advertisingPeripheral(on: bridge, configuration: .init(name: "Second"))
+        let central = MockCentralManager(configuration: .init(connection: .init(limit: 1)), bridge: bridge)
+        try await Realistic.discover(first, by: central, on: bridge)
+        try await Realistic.discover(second, by: central, on: bridge)
+        // Both attempts start with no link up, so both pass the check at their start.
+        @Sendable func failure(_ peripheral: UUID) async -> CoreBluetoothError? {
+            do {
+                try await central.connect(peripheral)
+                return nil
+            } catch {
+                return error as? CoreBluetoothError ?? CoreBluetoothError(.unknown)
+            }
+        }
+        async let one = failure(first.identifier)
+        async let two = failure(second.identifier)
+        let failures = await [one, two].compactMap { $0 }
+        #expect(failures == [CoreBluetoothError(.connectionLimitReached)])
+        let firstUp = await central.isConnected(first.identifier)
+        let secondUp = await central.isConnected(second.identifier)
+        #expect(firstUp != secondUp)
+        #expect(
+            await bridge.log.filter { $0.kind == .connectionFailed }.map(\.error) == [
+                .coreBluetooth(CoreBluetoothError(.connectionLimitReached))
+            ])
+    }
+
     @Test("A fixed connection latency of 200 ms plus the MTU exchange makes connecting take exactly 230 ms")
     func fixedLatency() async throws {
         let bridge = Realistic.steadyBridge()

@@ -44,7 +44,7 @@ struct ScenarioRunnerTests {
                "manufacturerData": {"hex": "4c00"}, "serviceData": {"180F": {"hex": "64"}}, "txPowerLevel": 4,
                "isConnectable": false, "solicitedServiceUUIDs": ["1812"], "overflowServiceUUIDs": ["FFF0"]},
                "services": []},
-             "steps": [{"op": "scan", "services": ["180F"]}, {"op": "scan", "services": ["1234"]}]}
+             "steps": [{"op": "scan", "services": ["180F", "FFF0"]}, {"op": "scan", "services": ["1234"]}]}
             """
         let trace = await ScenarioRunner(try Scenario(json: Data(json.utf8))).run()
         #expect(

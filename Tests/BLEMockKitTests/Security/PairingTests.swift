@@ -134,6 +134,57 @@ struct PairingTests {
         #expect(await rig.bridge.now == .zero.advanced(by: .milliseconds(200) + .seconds(30)))
     }
 
+    @Test("After a pairing times out, no pairing starts again on that link: accesses fail at once; a new link may pair")
+    func noPairingAfterATimeoutOnTheSameLink() async throws {
+        let rig = try await SecureRig.make(pairing: .automatic(duration: .seconds(30), outcome: .timesOut))
+        await #expect(throws: CoreBluetoothError(.encryptionTimedOut)) {
+            try await rig.central.readValue(for: rig.secret)
+        }
+        let after = await rig.bridge.now
+        // Vol 3, Part H, 3.4: the Security Manager is done on this link; the server's refusal stands.
+        await #expect(throws: ATTError(.insufficientAuthentication)) {
+            try await rig.central.writeValue(Data([1]), for: rig.lock, type: .withResponse)
+        }
+        await #expect(throws: ATTError(.insufficientAuthentication)) {
+            try await rig.central.setNotifyValue(true, for: rig.alarm)
+        }
+        #expect(await rig.pairings.count == 1)
+        #expect(await rig.bridge.now < after.advanced(by: .seconds(1)))
+        // A new link may try again (and here times out again).
+        try await rig.reconnect()
+        try await rig.central.discoverAll(for: rig.peripheral.identifier)
+        let secret = try await rig.central.characteristic("FEE1", of: rig.peripheral.identifier)
+        await #expect(throws: CoreBluetoothError(.encryptionTimedOut)) { try await rig.central.readValue(for: secret) }
+        #expect(await rig.pairings.count == 2)
+    }
+
+    @Test("A write without response to an attribute that needs encryption starts no pairing and never arrives")
+    func writeCommandsNeverPair() async throws {
+        let bridge = MockBLEBridge()
+        let peripheral = MockPeripheralManager(configuration: .init(requestHandling: .manual), bridge: bridge)
+        _ = try await peripheral.add(
+            GATTService(
+                uuid: "FEE0",
+                characteristics: [
+                    GATTCharacteristic(
+                        uuid: "FEE5", properties: .writeWithoutResponse, permissions: .writeEncryptionRequired)
+                ]))
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Lock"))
+        let central = MockCentralManager(
+            configuration: .init(pairing: .automatic(duration: .seconds(1), outcome: .succeeds)), bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        try await central.connect(peripheral.identifier)
+        let command = try await central.discoverAll(for: peripheral.identifier)[0]
+        try await central.writeValue(Data([7]), for: command, type: .withoutResponse)
+        await bridge.advance(by: .seconds(5))
+        #expect(await bridge.log.filter { $0.kind == .paired }.isEmpty)
+        #expect(await !bridge.isBonded(central: central.identifier, peripheral: peripheral.identifier))
+        let dropped = await bridge.log.last { $0.kind == .refused }
+        #expect(dropped?.error == .att(ATTError(.insufficientAuthentication)))
+        #expect(dropped?.detail?.hasPrefix("write command dropped by the peripheral") == true)
+        #expect(await bridge.log.filter { $0.kind == .writeRequest }.isEmpty)
+    }
+
     @Test func bondsSurviveReconnectionAndEncryptTheNewLinkAtOnce() async throws {
         let rig = try await SecureRig.make(pairing: .onFirstAccess)
         _ = try await rig.central.readValue(for: rig.secret)
