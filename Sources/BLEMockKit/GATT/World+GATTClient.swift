@@ -60,12 +60,19 @@ extension World {
             return complete(id, .failure(error))
         }
         var procedure = GATTProcedure(kind: kind, exchanges: exchanges)
-        procedure.injected = injection(
-            kind.injectedOperation, central: central, peripheral: peripheral,
-            characteristic: procedure.characteristic?.uuid)
+        if exchanges > 0 {
+            procedure.injected = injection(
+                kind.injectedOperation, central: central, peripheral: peripheral,
+                characteristic: procedure.characteristic?.uuid)
+        }
         var operation = PendingOperation(id: id, owner: .central(central), kind: .gatt(key), since: now, stage: .queued)
         operation.procedure = procedure
         pending.insert(operation)
+        if exchanges == 0 {
+            // Nothing to ask the server: the procedure ends at once, with nothing on the air
+            // (and so nothing an injection could fail).
+            return finishProcedure(id, .success(.done))
+        }
         if links.entries[slot]!.bearer == nil {
             links.entries[slot]!.bearer = id
             sendRequest(of: id, on: key)
@@ -85,15 +92,21 @@ extension World {
             return GATTProcedure.discoveryExchanges(count: preview.count, entrySize: entry, mtu: mtu)
         case .discoverIncludedServices:
             return 2
-        case .discoverCharacteristics(let service, let uuids):
+        case .discoverCharacteristics(let service, _):
+            // The client reads every characteristic declaration in the service's range and
+            // filters by UUID itself (Vol 3, Part G, 4.6.2): the UUIDs asked for do not
+            // change what crosses the link.
             let preview =
                 peripherals.entries[p]!.database.characteristics(
-                    of: service.handle, matching: uuids, peripheral: peripheral) ?? []
+                    of: service.handle, matching: nil, peripheral: peripheral) ?? []
             let entry = preview.contains { $0.uuid.width == .bits128 } ? 21 : 7
             return GATTProcedure.discoveryExchanges(count: preview.count, entrySize: entry, mtu: mtu)
         case .discoverDescriptors(let characteristic):
             try requireCurrent(characteristic)
             let count = peripherals.entries[p]!.database.descriptors(of: characteristic)?.count ?? 0
+            // Descriptors sit between the value handle and the next declaration: with none,
+            // the range is empty and the client sends no request at all (Vol 3, Part G, 4.7.1).
+            guard count > 0 else { return 0 }
             return GATTProcedure.discoveryExchanges(count: count, entrySize: 4, mtu: mtu)
         case .read(let characteristic), .readBlob(let characteristic, _):
             try requireCurrent(characteristic)

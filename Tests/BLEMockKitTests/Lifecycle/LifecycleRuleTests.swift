@@ -91,6 +91,29 @@ struct InjectionRuleTests {
         #expect(await bridge.finish() == .clean)
     }
 
+    @Test("A never-answered request holds the link's one outstanding ATT request: a retry waits behind it")
+    func neverAnsweredRequestsHoldTheBearer() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let injection = ErrorInjection(.read, failure: .neverAnswers)
+        let (central, characteristics) = try await TestPeripherals.connectedCentral(
+            to: peripheral, on: bridge, configuration: .init(errorInjection: [injection]))
+        let first = Task { try await central.readValue(for: characteristics[1]) }
+        await bridge.waitUntil { $0.pendingOperations.count == 1 }
+        // The app gives up on the first read (its own timeout) and tries again.
+        first.cancel()
+        await #expect(throws: CancellationError.self) { try await first.value }
+        let retry = Task { try await central.readValue(for: characteristics[1]) }
+        await bridge.waitUntil { $0.pendingOperations.count == 1 }
+        await bridge.advance(by: .seconds(10))
+        // Vol 3, Part F, 3.3.2: no second request until the first is answered.
+        #expect(await bridge.log.filter { $0.kind == .read }.isEmpty)
+        #expect(await bridge.pendingOperations.count == 1)
+        // The link dropping ends the wait.
+        await peripheral.simulateDisconnection(of: central.identifier)
+        await #expect(throws: CoreBluetoothError(.peripheralDisconnected)) { try await retry.value }
+    }
+
     @Test("A connect injection whose attempt timed out before it took effect is still owed, and fires next time")
     func connectInjectionsCountWhenSeen() async throws {
         let bridge = MockBLEBridge()
