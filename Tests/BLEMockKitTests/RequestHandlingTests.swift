@@ -292,11 +292,13 @@ struct RequestHandlingDisconnectTests {
         let rig = try await Rig.make(requestHandling: .manual)
         let other = MockCentralManager(bridge: rig.bridge)
         try await other.connect(rig.peripheral.identifier)
+        // Each central uses the characteristics it discovered itself.
+        let otherValue = try await other.discoverAll(for: rig.peripheral.identifier).first { $0.uuid == RigUUID.value }!
         var events = rig.peripheral.events().makeAsyncIterator()
 
         let read = Task { try await rig.central.readValue(for: rig.remote(RigUUID.value)) }
         let request = try #require(await nextReadRequest(&events))
-        let otherRead = Task { try await other.readValue(for: rig.remote(RigUUID.value)) }
+        let otherRead = Task { try await other.readValue(for: otherValue) }
         let otherRequest = try #require(await nextReadRequest(&events))
         #expect(otherRequest.central.identifier == other.identifier)
 

@@ -24,23 +24,27 @@ extension World {
         return slot
     }
 
-    /// Checks that a discovered characteristic is still current on its peripheral.
-    mutating func requireCurrent(_ characteristic: RemoteCharacteristic) throws {
-        if let p = peripherals.position(of: characteristic.peripheral),
+    /// Checks that the central discovered a characteristic on this link (not on an earlier
+    /// one, nor another central) and that it is still current on its peripheral.
+    mutating func requireCurrent(_ characteristic: RemoteCharacteristic, on slot: Int) throws {
+        if links.entries[slot]!.discoveredHandles.contains(characteristic.handle),
+            let p = peripherals.position(of: characteristic.peripheral),
             peripherals.entries[p]!.database.isCurrent(characteristic)
         {
             return
         }
         let error = CoreBluetoothError(.invalidHandle)
+        let discovered = links.entries[slot]!.discoveredHandles.contains(characteristic.handle)
         record(
-            .refused, peripheral: characteristic.peripheral, attribute: characteristic.uuid,
-            handle: characteristic.handle, error: error, detail: "stale characteristic")
+            .refused, central: links.entries[slot]!.key.central, peripheral: characteristic.peripheral,
+            attribute: characteristic.uuid, handle: characteristic.handle, error: error,
+            detail: discovered ? "stale characteristic" : "characteristic not discovered on this link")
         throw error
     }
 
     /// Checks that a discovered descriptor still exists on its (current) characteristic.
-    mutating func requireCurrent(_ descriptor: RemoteDescriptor) throws {
-        try requireCurrent(descriptor.characteristic)
+    mutating func requireCurrent(_ descriptor: RemoteDescriptor, on slot: Int) throws {
+        try requireCurrent(descriptor.characteristic, on: slot)
         let current = peripherals[descriptor.peripheral]!.database.descriptors(of: descriptor.characteristic) ?? []
         guard current.contains(descriptor) else { throw CoreBluetoothError(.invalidHandle) }
     }
@@ -102,24 +106,24 @@ extension World {
             let entry = preview.contains { $0.uuid.width == .bits128 } ? 21 : 7
             return GATTProcedure.discoveryExchanges(count: preview.count, entrySize: entry, mtu: mtu)
         case .discoverDescriptors(let characteristic):
-            try requireCurrent(characteristic)
+            try requireCurrent(characteristic, on: slot)
             let count = peripherals.entries[p]!.database.descriptors(of: characteristic)?.count ?? 0
             // Descriptors sit between the value handle and the next declaration: with none,
             // the range is empty and the client sends no request at all (Vol 3, Part G, 4.7.1).
             guard count > 0 else { return 0 }
             return GATTProcedure.discoveryExchanges(count: count, entrySize: 4, mtu: mtu)
         case .read(let characteristic), .readBlob(let characteristic, _):
-            try requireCurrent(characteristic)
+            try requireCurrent(characteristic, on: slot)
             return kind.isSingleRead ? 1 : .max
         case .readDescriptor(let descriptor):
-            try requireCurrent(descriptor)
+            try requireCurrent(descriptor, on: slot)
             let length = (try? descriptorValue(descriptor, on: links.entries[slot]!))?.count ?? 0
             return GATTProcedure.readExchanges(length: length, mtu: mtu)
         case .write(let characteristic, let value):
-            try requireCurrent(characteristic)
+            try requireCurrent(characteristic, on: slot)
             return GATTProcedure.writeExchanges(length: value.count, mtu: mtu)
         case .writeDescriptor(let descriptor, let value):
-            try requireCurrent(descriptor)
+            try requireCurrent(descriptor, on: slot)
             if descriptor.uuid == .clientCharacteristicConfiguration {
                 // CoreBluetooth refuses this before anything is sent.
                 let error = APIMisuseError.clientConfigurationWrite(
@@ -131,7 +135,7 @@ extension World {
             }
             return GATTProcedure.writeExchanges(length: value.count, mtu: mtu)
         case .setNotify(let characteristic, _):
-            try requireCurrent(characteristic)
+            try requireCurrent(characteristic, on: slot)
             return 1
         }
     }
@@ -235,7 +239,8 @@ extension World {
         case .discoverDescriptors(let characteristic):
             result = outcome.flatMap { _ in
                 Result {
-                    try requireCurrent(characteristic)
+                    guard let slot = links.position(of: key) else { throw CoreBluetoothError(.notConnected) }
+                    try requireCurrent(characteristic, on: slot)
                     return .descriptors(finishDescriptorDiscovery(key, characteristic: characteristic))
                 }
             }
@@ -294,6 +299,9 @@ extension World {
         guard let found = database.includedServices(of: service.handle, matching: uuids, peripheral: key.peripheral),
             database.localServices.contains(where: { $0.handle == service.handle && $0.uuid == service.uuid })
         else { throw CoreBluetoothError(.invalidHandle) }
+        var included = centrals[key.central]!.includedServices[key.peripheral] ?? []
+        for service in found where !included.contains(service) { included.append(service) }
+        centrals[key.central]!.includedServices[key.peripheral] = included
         record(
             .includedServicesDiscovered, central: key.central, peripheral: key.peripheral, attribute: service.uuid,
             handle: service.handle, detail: found.map(\.uuid.uuidString).joined(separator: ","))
@@ -310,6 +318,9 @@ extension World {
         var known = centrals[key.central]!.characteristics[service] ?? []
         for characteristic in found where !known.contains(characteristic) { known.append(characteristic) }
         centrals[key.central]!.characteristics[service] = known.sorted { $0.handle < $1.handle }
+        if let slot = links.position(of: key) {
+            links.entries[slot]!.discoveredHandles.formUnion(found.lazy.map(\.handle))
+        }
         record(
             .characteristicsDiscovered, central: key.central, peripheral: key.peripheral, attribute: service.uuid,
             handle: service.handle, detail: found.map(\.uuid.uuidString).joined(separator: ","))
@@ -334,7 +345,7 @@ extension World {
     /// event (at once in fast mode with an unbounded queue).
     mutating func writeWithoutResponse(central: UUID, characteristic: RemoteCharacteristic, value: Data) throws {
         let slot = try requireLink(central: central, peripheral: characteristic.peripheral, "writeValue")
-        try requireCurrent(characteristic)
+        try requireCurrent(characteristic, on: slot)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)
         let mtu = links.entries[slot]!.mtu
         let limit = links.entries[slot]!.maximumValueLength

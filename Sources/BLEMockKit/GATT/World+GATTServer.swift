@@ -61,12 +61,21 @@ extension World {
         for operation in orphaned.sorted(by: { $0.id < $1.id }) {
             answerRequest(operation.id, .failure(ATTError(.invalidHandle)), on: operation.link!)
         }
+        // The links keep the removed handles as discovered: the database no longer has them
+        // (and never hands them out again), so a use is refused as stale.
         for key in links(ofPeripheral: peripheral) {
             for handle in handles { links[key]!.subscriptions[handle] = nil }
             guard centrals[key.central] != nil else { continue }
+            func isRemoved(_ remote: RemoteService) -> Bool { services.contains { $0.local.handle == remote.handle } }
             let known = centrals[key.central]!.services[peripheral] ?? []
-            let invalidated = known.filter { remote in services.contains { $0.local.handle == remote.handle } }
+            let included = centrals[key.central]!.includedServices[peripheral] ?? []
+            // A removed service the central found as an included service is invalidated too.
+            var invalidated = known.filter(isRemoved)
+            for service in included where isRemoved(service) && !invalidated.contains(service) {
+                invalidated.append(service)
+            }
             centrals[key.central]!.services[peripheral] = known.filter { !invalidated.contains($0) }
+            centrals[key.central]!.includedServices[peripheral] = included.filter { !invalidated.contains($0) }
             for service in invalidated { centrals[key.central]!.characteristics[service] = nil }
             deliver(.servicesModified(remotePeripheral(peripheral), invalidated: invalidated), to: key.central)
         }

@@ -40,6 +40,10 @@ struct Link: Sendable {
     var queuedCommands = 0
     /// Whether the write-without-response queue was full since it last had room.
     var commandQueueWasFull = false
+    /// The value handles of the characteristics this central discovered on this link: only
+    /// those may be used on it (a characteristic found on an earlier link, or by another
+    /// central, must be rediscovered first, as CoreBluetooth's objects are).
+    var discoveredHandles: Set<UInt16> = []
 
     /// The most of an attribute value one PDU carries here: ATT_MTU − 3, but never more than
     /// an attribute value can be (512 bytes). What `maximumWriteValueLength(.withoutResponse)`

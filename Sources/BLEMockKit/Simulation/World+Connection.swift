@@ -252,7 +252,10 @@ extension World {
         closeChannels(on: key)
         failOperations(pendingError) { $0.link == key }
         if centrals[key.central] != nil {
-            let stale = centrals[key.central]!.services.removeValue(forKey: key.peripheral) ?? []
+            // Every attribute of the peripheral goes, included services' with the rest.
+            let stale =
+                (centrals[key.central]!.services.removeValue(forKey: key.peripheral) ?? [])
+                + (centrals[key.central]!.includedServices.removeValue(forKey: key.peripheral) ?? [])
             for service in stale { centrals[key.central]!.characteristics[service] = nil }
             centrals[key.central]!.ancsAuthorizations[key.peripheral] = nil
             deliver(.disconnected(remotePeripheral(key.peripheral), reason), to: key.central)

@@ -28,6 +28,8 @@ extension World {
         var ancsAuthorizations: [UUID: Bool] = [:]
         /// Services discovered per peripheral (as `CBPeripheral.services`).
         var services: [UUID: [RemoteService]] = [:]
+        /// Included services discovered per peripheral (as `CBService.includedServices`).
+        var includedServices: [UUID: [RemoteService]] = [:]
         /// Characteristics discovered per service (as `CBService.characteristics`).
         var characteristics: [RemoteService: [RemoteCharacteristic]] = [:]
         /// What the system kept for the app after it was terminated, until a manager with the
