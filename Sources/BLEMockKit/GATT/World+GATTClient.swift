@@ -452,8 +452,10 @@ extension GATTProcedure.Kind {
 
     /// Whether this is a characteristic read as the stack does it (Read, then Read Blobs).
     var isRead: Bool {
-        if case .read = self { return true }
-        return false
+        switch self {
+        case .read, .readDescriptor: true
+        default: false
+        }
     }
 
     /// Whether a read stops after one request (a single Read Blob).

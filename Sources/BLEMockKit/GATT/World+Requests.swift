@@ -40,13 +40,12 @@ extension World {
             serveRead(id, offset: offset, on: key)
         case .readDescriptor(let descriptor):
             do {
+                // A Read, then Read Blobs: each answer carries the next ATT_MTU − 1 bytes, and
+                // the central collects them until a shorter part arrives, as for a characteristic.
                 let value = try descriptorValue(descriptor, on: links.entries[slot]!)
-                if isLastExchange {
-                    let offset = completed * (links.entries[slot]!.mtu - 1)
-                    answerRequest(id, .value(Data(value.dropFirst(offset))), on: key)
-                } else {
-                    answerRequest(id, .page, on: key)
-                }
+                let part = links.entries[slot]!.mtu - 1
+                let offset = min(completed * part, value.count)
+                answerRequest(id, .value(Data(value[(value.startIndex + offset)...].prefix(part))), on: key)
             } catch {
                 answerRequest(id, .failure(error), on: key)
             }

@@ -58,3 +58,36 @@ struct DiscoveryCostTests {
         #expect(entry?.error == nil)
     }
 }
+
+/// A descriptor longer than one response reads like a characteristic: a Read, then Read
+/// Blobs of ATT_MTU − 1 bytes until a shorter part (Bluetooth Core Specification, Vol 3,
+/// Part G, 4.12.2).
+@Suite("Long descriptor reads", .timeLimit(.minutes(10)))
+struct LongDescriptorReadTests {
+    @Test(
+        "A descriptor reads back whole at ATT_MTU 23, in as many exchanges as a characteristic of its length",
+        arguments: [(0, 1), (21, 1), (22, 2), (30, 2), (44, 3), (100, 5)])
+    func longDescriptors(length: Int, exchanges: Int) async throws {
+        let bridge = Realistic.steadyBridge()
+        let text = String((0..<length).map { Character(UnicodeScalar(UInt8(65 + $0 % 26))) })
+        let peripheral = MockPeripheralManager(configuration: .init(name: "Labels"), bridge: bridge)
+        _ = try await peripheral.add(
+            GATTService(
+                uuid: "FFF0",
+                characteristics: [
+                    GATTCharacteristic(
+                        uuid: "FFF1", properties: .read, permissions: .readable, value: Data([1]),
+                        descriptors: [.userDescription(text)])
+                ]))
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Labels"))
+        let central = MockCentralManager(configuration: .init(mtu: .fixed(23)), bridge: bridge)
+        try await Realistic.discover(peripheral, by: central, on: bridge)
+        try await central.connect(peripheral.identifier)
+        let characteristic = try await central.discoverAll(for: peripheral.identifier)[0]
+        let descriptor = try #require(try await central.discoverDescriptors(for: characteristic).first)
+        let (pdus, start) = (await bridge.attPDUCount, await bridge.now)
+        #expect(try await central.readValue(for: descriptor) == Data(text.utf8))
+        #expect(await bridge.attPDUCount - pdus == 2 * exchanges)
+        #expect(start.duration(to: await bridge.now) == .milliseconds(30 * exchanges))
+    }
+}
