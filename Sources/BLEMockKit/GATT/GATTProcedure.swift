@@ -74,10 +74,6 @@ struct GATTProcedure: Sendable {
 
     // MARK: Exchange counts
 
-    /// Exchanges of a read of `length` bytes at `mtu`: one Read, then Read Blobs of
-    /// ATT_MTU − 1 bytes until a shorter part arrives.
-    static func readExchanges(length: Int, mtu: Int) -> Int { length / (mtu - 1) + 1 }
-
     /// Exchanges of a write with response: one Write Request when the value fits in
     /// ATT_MTU − 3 bytes, else Prepare Writes of ATT_MTU − 5 bytes and an Execute Write.
     static func writeExchanges(length: Int, mtu: Int) -> Int {

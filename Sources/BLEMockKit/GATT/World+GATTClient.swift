@@ -113,12 +113,12 @@ extension World {
             guard count > 0 else { return 0 }
             return GATTProcedure.discoveryExchanges(count: count, entrySize: 4, mtu: mtu)
         case .read(let characteristic), .readBlob(let characteristic, _):
+            // A read ends on its first short part (or at 512 bytes): see `appendReadPart`.
             try requireCurrent(characteristic, on: slot)
             return kind.isSingleRead ? 1 : .max
         case .readDescriptor(let descriptor):
             try requireCurrent(descriptor, on: slot)
-            let length = (try? descriptorValue(descriptor, on: links.entries[slot]!))?.count ?? 0
-            return GATTProcedure.readExchanges(length: length, mtu: mtu)
+            return .max
         case .write(let characteristic, let value):
             try requireCurrent(characteristic, on: slot)
             return GATTProcedure.writeExchanges(length: value.count, mtu: mtu)
