@@ -80,6 +80,32 @@ struct MessagingFixture {
         return (peripheral, service.characteristics[0])
     }
 
+    /// A command peripheral (with `updateQueue`) and a central (with `configuration`) on
+    /// `bridge`: the central scans until it hears the peripheral (so a run drives it), connects,
+    /// discovers and subscribes; a message channel at each end.
+    static func connectedChannels(
+        on bridge: MockBLEBridge, updateQueue: QueueBehavior, central configuration: MockCentralManager.Configuration
+    ) async throws -> (
+        central: CentralMessageChannel<VirtualClock>, peripheral: PeripheralMessageChannel<VirtualClock>,
+        manager: MockCentralManager, remote: RemoteCharacteristic
+    ) {
+        let (peripheral, characteristic) = try await commandPeripheral(on: bridge, updateQueue: updateQueue)
+        let central = MockCentralManager(configuration: configuration, bridge: bridge)
+        var events = central.events().makeAsyncIterator()
+        try await central.scanForPeripherals(withServices: [serviceUUID])
+        while let event = await events.next() {
+            if case .discovered = event { break }
+        }
+        await central.stopScan()
+        try await central.connect(peripheral.identifier)
+        let remote = try await central.discoverAll(for: peripheral.identifier)[0]
+        try await central.setNotifyValue(true, for: remote)
+        let centralChannel = await CentralMessageChannel(central: central, characteristic: remote, clock: bridge.clock)
+        let peripheralChannel = await PeripheralMessageChannel(
+            peripheral: peripheral, characteristic: characteristic, clock: bridge.clock)
+        return (centralChannel, peripheralChannel, central, remote)
+    }
+
     /// A deterministic message of `size` bytes, different for each `salt`.
     static func message(size: Int, salt: UInt8 = 0) -> [UInt8] {
         (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8 &+ Int(salt) &* 7) }

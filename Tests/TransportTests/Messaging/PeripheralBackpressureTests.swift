@@ -19,22 +19,9 @@ struct PeripheralBackpressureTests {
         CentralMessageChannel<VirtualClock>, PeripheralMessageChannel<VirtualClock>, MockCentralManager,
         RemoteCharacteristic
     ) {
-        let (peripheral, characteristic) = try await MessagingFixture.commandPeripheral(
-            on: bridge, updateQueue: .realistic(capacity: 2))
-        let central = MockCentralManager(configuration: .init(mtu: .fixed(23)), bridge: bridge)
-        var events = central.events().makeAsyncIterator()
-        try await central.scanForPeripherals(withServices: [MessagingFixture.serviceUUID])
-        while let event = await events.next() {
-            if case .discovered = event { break }
-        }
-        await central.stopScan()
-        try await central.connect(peripheral.identifier)
-        let remote = try await central.discoverAll(for: peripheral.identifier)[0]
-        try await central.setNotifyValue(true, for: remote)
-        let centralChannel = await CentralMessageChannel(central: central, characteristic: remote, clock: bridge.clock)
-        let peripheralChannel = await PeripheralMessageChannel(
-            peripheral: peripheral, characteristic: characteristic, clock: bridge.clock)
-        return (centralChannel, peripheralChannel, central, remote)
+        let channels = try await MessagingFixture.connectedChannels(
+            on: bridge, updateQueue: .realistic(capacity: 2), central: .init(mtu: .fixed(23)))
+        return (channels.central, channels.peripheral, channels.manager, channels.remote)
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)

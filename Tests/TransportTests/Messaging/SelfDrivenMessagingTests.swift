@@ -15,24 +15,10 @@ struct SelfDrivenMessagingTests {
     static func channels(on bridge: MockBLEBridge, mtu: Int) async throws -> (
         CentralMessageChannel<VirtualClock>, PeripheralMessageChannel<VirtualClock>, UUID
     ) {
-        let (peripheral, characteristic) = try await MessagingFixture.commandPeripheral(
-            on: bridge, updateQueue: .realistic(capacity: 20))
-        let central = MockCentralManager(
-            configuration: .init(mtu: .fixed(mtu), writeWithoutResponseQueue: .realistic(capacity: 20)),
-            bridge: bridge)
-        var events = central.events().makeAsyncIterator()
-        try await central.scanForPeripherals(withServices: [MessagingFixture.serviceUUID])
-        while let event = await events.next() {
-            if case .discovered = event { break }
-        }
-        await central.stopScan()
-        try await central.connect(peripheral.identifier)
-        let remote = try await central.discoverAll(for: peripheral.identifier)[0]
-        try await central.setNotifyValue(true, for: remote)
-        let centralChannel = await CentralMessageChannel(central: central, characteristic: remote, clock: bridge.clock)
-        let peripheralChannel = await PeripheralMessageChannel(
-            peripheral: peripheral, characteristic: characteristic, clock: bridge.clock)
-        return (centralChannel, peripheralChannel, central.identifier)
+        let channels = try await MessagingFixture.connectedChannels(
+            on: bridge, updateQueue: .realistic(capacity: 20),
+            central: .init(mtu: .fixed(mtu), writeWithoutResponseQueue: .realistic(capacity: 20)))
+        return (channels.central, channels.peripheral, channels.manager.identifier)
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
