@@ -152,17 +152,6 @@ extension AdvertisementData {
     var cbmDictionary: [String: Any] {
         var advertisement = self
         advertisement.isConnectable = isConnectable ?? true
-        return advertisement.dictionary(keys: .cbm) { CBMUUID(bluetoothUUID: $0) }
+        return advertisement.dictionary(keys: .platform) { CBMUUID(bluetoothUUID: $0) }
     }
-}
-
-extension AdvertisementDictionaryKeys {
-    /// The `CBMAdvertisementData…` constants (CoreBluetooth's own on Apple platforms).
-    static let cbm = AdvertisementDictionaryKeys(
-        localName: CBMAdvertisementDataLocalNameKey, txPowerLevel: CBMAdvertisementDataTxPowerLevelKey,
-        serviceUUIDs: CBMAdvertisementDataServiceUUIDsKey, serviceData: CBMAdvertisementDataServiceDataKey,
-        manufacturerData: CBMAdvertisementDataManufacturerDataKey,
-        overflowServiceUUIDs: CBMAdvertisementDataOverflowServiceUUIDsKey,
-        isConnectable: CBMAdvertisementDataIsConnectable,
-        solicitedServiceUUIDs: CBMAdvertisementDataSolicitedServiceUUIDsKey)
 }

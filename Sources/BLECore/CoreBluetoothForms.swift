@@ -40,6 +40,18 @@ package struct AdvertisementDictionaryKeys: Sendable, Hashable {
         isConnectable: "kCBAdvDataIsConnectable", solicitedServiceUUIDs: "kCBAdvDataSolicitedServiceUUIDs")
 }
 
+extension AdvertisementDictionaryKeys {
+    /// The keys of this platform: CoreBluetooth's own constants where it exists, the same
+    /// strings elsewhere.
+    package static var platform: AdvertisementDictionaryKeys {
+        #if canImport(CoreBluetooth)
+            framework
+        #else
+            coreBluetooth
+        #endif
+    }
+}
+
 extension AdvertisementData {
     /// Reads an advertisement from a dictionary in CoreBluetooth's form, whose UUIDs are of
     /// type `UUIDValue` (`CBUUID`, `CBMUUID`), converted with `uuid`. Keys it does not know and

@@ -201,7 +201,8 @@ final class SpecSimulation: @unchecked Sendable {
 
     /// An advertisement from CoreBluetooth's dictionary.
     static func advertisementData(_ data: [String: Any], connectable: Bool) -> AdvertisementData {
-        var advertisement = AdvertisementData(dictionary: data, keys: .cbm) { (uuid: CBMUUID) in uuid.bluetoothUUID }
+        var advertisement = AdvertisementData(dictionary: data, keys: .platform) { (uuid: CBMUUID) in uuid.bluetoothUUID
+        }
         advertisement.isConnectable = advertisement.isConnectable ?? connectable
         return advertisement
     }

@@ -3,7 +3,7 @@
 
     extension AdvertisementDictionaryKeys {
         /// CoreBluetooth's own key constants.
-        static let framework = AdvertisementDictionaryKeys(
+        package static let framework = AdvertisementDictionaryKeys(
             localName: CBAdvertisementDataLocalNameKey, txPowerLevel: CBAdvertisementDataTxPowerLevelKey,
             serviceUUIDs: CBAdvertisementDataServiceUUIDsKey, serviceData: CBAdvertisementDataServiceDataKey,
             manufacturerData: CBAdvertisementDataManufacturerDataKey,
