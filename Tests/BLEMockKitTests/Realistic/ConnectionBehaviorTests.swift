@@ -87,28 +87,24 @@ struct ConnectionBehaviorTests {
 
     @Test("The connection limit holds when links come up: of two pending attempts under a limit of 1, one connects")
     func connectionLimitAtCompletion() async throws {
-        let bridge = Realistic.steadyBridge()
+        let bridge = MockBLEBridge()
         let (first, _) = try await Realistic.advertisingPeripheral(on: bridge)
         let (second, _) = try await Realistic.advertisingPeripheral(on: bridge, configuration: .init(name: "Second"))
         let central = MockCentralManager(configuration: .init(connection: .init(limit: 1)), bridge: bridge)
         try await Realistic.discover(first, by: central, on: bridge)
         try await Realistic.discover(second, by: central, on: bridge)
-        // Both attempts start with no link up, so both pass the check at their start.
-        @Sendable func failure(_ peripheral: UUID) async -> CoreBluetoothError? {
-            do {
-                try await central.connect(peripheral)
-                return nil
-            } catch {
-                return error as? CoreBluetoothError ?? CoreBluetoothError(.unknown)
-            }
-        }
-        async let one = failure(first.identifier)
-        async let two = failure(second.identifier)
-        let failures = await [one, two].compactMap { $0 }
-        #expect(failures == [CoreBluetoothError(.connectionLimitReached)])
-        let firstUp = await central.isConnected(first.identifier)
-        let secondUp = await central.isConnected(second.identifier)
-        #expect(firstUp != secondUp)
+        // Neither is connectable yet: both attempts start with no link up and pass the check.
+        await first.stopAdvertising()
+        await second.stopAdvertising()
+        let one = Task { try await central.connect(first.identifier) }
+        let two = Task { try await central.connect(second.identifier) }
+        await bridge.waitUntil { $0.pendingOperations.count == 2 }
+        try await first.startAdvertising(AdvertisementData(localName: "Sensor"))
+        try await one.value
+        try await second.startAdvertising(AdvertisementData(localName: "Second"))
+        await #expect(throws: CoreBluetoothError(.connectionLimitReached)) { try await two.value }
+        #expect(await central.isConnected(first.identifier))
+        #expect(await !central.isConnected(second.identifier))
         #expect(
             await bridge.log.filter { $0.kind == .connectionFailed }.map(\.error) == [
                 .coreBluetooth(CoreBluetoothError(.connectionLimitReached))
