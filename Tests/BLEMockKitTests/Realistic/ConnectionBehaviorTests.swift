@@ -58,14 +58,23 @@ struct ConnectionBehaviorTests {
         #expect(try await Self.pattern(centralSeed: 21, bridgeSeed: 77) == first)
     }
 
-    @Test("A connection limit of 1 refuses a second peripheral with connectionLimitReached and keeps the first link")
-    func connectionLimit() async throws {
+    /// Two advertising peripherals ("Sensor", "Second") and a central with a connection limit
+    /// of 1 that discovered both, on a fast bridge.
+    static func limitedCentral() async throws -> (
+        MockBLEBridge, MockPeripheralManager, MockPeripheralManager, MockCentralManager
+    ) {
         let bridge = MockBLEBridge()
         let (first, _) = try await Realistic.advertisingPeripheral(on: bridge)
         let (second, _) = try await Realistic.advertisingPeripheral(on: bridge, configuration: .init(name: "Second"))
         let central = MockCentralManager(configuration: .init(connection: .init(limit: 1)), bridge: bridge)
         try await Realistic.discover(first, by: central, on: bridge)
         try await Realistic.discover(second, by: central, on: bridge)
+        return (bridge, first, second, central)
+    }
+
+    @Test("A connection limit of 1 refuses a second peripheral with connectionLimitReached and keeps the first link")
+    func connectionLimit() async throws {
+        let (_, first, second, central) = try await Self.limitedCentral()
         try await central.connect(first.identifier)
         let events = central.events()
         await #expect(throws: CoreBluetoothError(.connectionLimitReached)) {
@@ -87,12 +96,7 @@ struct ConnectionBehaviorTests {
 
     @Test("The connection limit holds when links come up: of two pending attempts under a limit of 1, one connects")
     func connectionLimitAtCompletion() async throws {
-        let bridge = MockBLEBridge()
-        let (first, _) = try await Realistic.advertisingPeripheral(on: bridge)
-        let (second, _) = try await Realistic.advertisingPeripheral(on: bridge, configuration: .init(name: "Second"))
-        let central = MockCentralManager(configuration: .init(connection: .init(limit: 1)), bridge: bridge)
-        try await Realistic.discover(first, by: central, on: bridge)
-        try await Realistic.discover(second, by: central, on: bridge)
+        let (bridge, first, second, central) = try await Self.limitedCentral()
         // Neither is connectable yet: both attempts start with no link up and pass the check.
         await first.stopAdvertising()
         await second.stopAdvertising()
