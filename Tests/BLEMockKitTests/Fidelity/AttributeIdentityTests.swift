@@ -6,7 +6,7 @@ import Testing
 /// A discovered attribute belongs to the central that discovered it, on the link it was
 /// discovered on: CoreBluetooth invalidates every service, characteristic and descriptor of a
 /// peripheral when its link goes, and each central has objects of its own.
-@Suite("Attribute identity: who discovered it, on which link", .timeLimit(.minutes(1)))
+@Suite("Attribute identity: who discovered it, on which link", .timeLimit(.minutes(10)))
 struct AttributeIdentityTests {
     @Test("A characteristic discovered before a reconnect is refused until it is rediscovered")
     func staleAfterReconnect() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// Rules of a manager's state and of connection attempts, as CoreBluetooth has them (the
 /// production adapter reports the same).
-@Suite("Lifecycle rules: state and retrieval", .timeLimit(.minutes(1)))
+@Suite("Lifecycle rules: state and retrieval", .timeLimit(.minutes(10)))
 struct LifecycleRuleTests {
     @Test("waitForPoweredOn waits through resetting and returns the state the manager settles in")
     func waitingThroughResetting() async throws {
@@ -70,7 +70,7 @@ struct LifecycleRuleTests {
 }
 
 /// Which operations an error injection applies to, and when it counts as fired.
-@Suite("Lifecycle rules: error injection", .timeLimit(.minutes(1)))
+@Suite("Lifecycle rules: error injection", .timeLimit(.minutes(10)))
 struct InjectionRuleTests {
     @Test("A write injection does not touch a write without response; the next write with response takes it")
     func writeInjectionsSkipWriteCommands() async throws {
