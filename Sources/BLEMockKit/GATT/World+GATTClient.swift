@@ -370,11 +370,10 @@ extension World {
                     + (limit == mtu - 3 ? "(ATT_MTU \(mtu) - 3)" : "(the longest attribute value)"))
             value = value.prefix(limit)
         }
-        // No injection applies: a Write Command has no response to fail or withhold, so
-        // `.write` injections target writes with response only.
         // CoreBluetooth sends a Write Command only to a characteristic with the property. What
         // the peripheral does with it (permissions, encryption) it decides on arrival, and it
-        // never answers: see `serveCommand`.
+        // never answers (see `serveCommand`), so no injection applies here either: `.write`
+        // injections target writes with response only.
         guard characteristic.properties.contains(.writeWithoutResponse) else {
             let error = APIMisuseError.writeWithoutResponseNotSupported(
                 characteristic.uuid, handle: characteristic.handle)

@@ -61,6 +61,13 @@ extension World {
         return error
     }
 
+    /// Forgets every pending attempt of a central (it powered off or shut down).
+    mutating func dropAttempts(ofCentral central: UUID) {
+        for key in attempts.keys.sorted(by: { $0.peripheral.precedes($1.peripheral) }) where key.central == central {
+            dropAttempt(key)
+        }
+    }
+
     /// Forgets an attempt and its scheduled establishment.
     mutating func dropAttempt(_ key: LinkKey) {
         guard let attempt = attempts.removeValue(forKey: key) else { return }

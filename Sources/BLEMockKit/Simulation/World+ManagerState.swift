@@ -19,13 +19,14 @@ extension World {
             configuration.stateTransition, initial: configuration.initialState, manager: .central(identifier))
         centrals[identifier] = Central(
             identifier: identifier, configuration: configuration, state: state, random: stream)
-        centrals[identifier]!.configurationProblem = Self.problem(in: configuration)
+        let problem = Self.problem(in: configuration)
+        centrals[identifier]!.configurationProblem = problem
         centralOrder.append(identifier)
         record(.stateChanged, central: identifier, detail: state.description)
         // CoreBluetooth reports the state once a new manager knows it; a transitioning one
         // reports each step as it comes.
         if stateSettles[.central(identifier)] == nil { deliver(CentralEvent.stateChanged(state), to: identifier) }
-        if Self.problem(in: configuration) == nil {
+        if problem == nil {
             for injection in configuration.errorInjection { injections.add(injection, owner: identifier) }
         }
     }
@@ -40,13 +41,14 @@ extension World {
             configuration.stateTransition, initial: configuration.initialState, manager: .peripheral(identifier))
         peripherals[identifier] = Peripheral(
             identifier: identifier, configuration: configuration, state: state, random: stream)
-        peripherals[identifier]!.configurationProblem = Self.problem(in: configuration)
+        let problem = Self.problem(in: configuration)
+        peripherals[identifier]!.configurationProblem = problem
         peripheralOrder.append(identifier)
         record(.stateChanged, peripheral: identifier, detail: state.description)
         if stateSettles[.peripheral(identifier)] == nil {
             deliver(PeripheralEvent.stateChanged(state), to: identifier)
         }
-        if Self.problem(in: configuration) == nil {
+        if problem == nil {
             for injection in configuration.errorInjection { injections.add(injection, owner: identifier) }
         }
     }
@@ -54,21 +56,24 @@ extension World {
     /// What is wrong with a central's configuration (named by field), or `nil`: the manager
     /// then refuses every call with `invalidConfiguration`.
     static func problem(in configuration: MockCentralManager.Configuration) -> String? {
-        if let problem = configuration.mtu.problem() { return "MockCentralManager.Configuration.mtu: \(problem)" }
-        for injection in configuration.errorInjection {
-            if let problem = injection.problem(inCentral: true) {
-                return "MockCentralManager.Configuration.errorInjection: \(problem)"
-            }
-        }
-        return nil
+        problem(
+            in: "MockCentralManager", isCentral: true, mtu: configuration.mtu, injections: configuration.errorInjection)
     }
 
     /// What is wrong with a peripheral's configuration (named by field), or `nil`.
     static func problem(in configuration: MockPeripheralManager.Configuration) -> String? {
-        if let problem = configuration.mtu.problem() { return "MockPeripheralManager.Configuration.mtu: \(problem)" }
-        for injection in configuration.errorInjection {
-            if let problem = injection.problem(inCentral: false) {
-                return "MockPeripheralManager.Configuration.errorInjection: \(problem)"
+        problem(
+            in: "MockPeripheralManager", isCentral: false, mtu: configuration.mtu,
+            injections: configuration.errorInjection)
+    }
+
+    private static func problem(
+        in manager: String, isCentral: Bool, mtu: MTUMode, injections: [ErrorInjection]
+    ) -> String? {
+        if let problem = mtu.problem() { return "\(manager).Configuration.mtu: \(problem)" }
+        for injection in injections {
+            if let problem = injection.problem(inCentral: isCentral) {
+                return "\(manager).Configuration.errorInjection: \(problem)"
             }
         }
         return nil
@@ -100,14 +105,13 @@ extension World {
     /// `unknown` nor `resetting` (or it was shut down, or is not on the air).
     func hasSettled(_ manager: Manager) -> Bool {
         guard stateSettles[manager] == nil else { return false }
-        switch manager {
-        case .central(let central):
-            guard let record = centrals[central], !record.isShutDown else { return true }
-            return record.state != .unknown && record.state != .resetting
-        case .peripheral(let peripheral):
-            guard let record = peripherals[peripheral], !record.isShutDown else { return true }
-            return record.state != .unknown && record.state != .resetting
-        }
+        let record: (state: ManagerState, isShutDown: Bool)? =
+            switch manager {
+            case .central(let central): centrals[central].map { ($0.state, $0.isShutDown) }
+            case .peripheral(let peripheral): peripherals[peripheral].map { ($0.state, $0.isShutDown) }
+            }
+        guard let record, !record.isShutDown else { return true }
+        return record.state != .unknown && record.state != .resetting
     }
 
     /// Starts `waitForPoweredOn`: it ends with the manager's state once the state has settled
@@ -148,10 +152,7 @@ extension World {
             deliver(CentralEvent.stateChanged(state), to: central)
             guard old == .poweredOn else { return }
             stopScan(central: central)
-            for key in attempts.keys.sorted(by: { $0.peripheral.precedes($1.peripheral) })
-            where key.central == central {
-                dropAttempt(key)
-            }
+            dropAttempts(ofCentral: central)
             // A connection that never came up failed (as CoreBluetooth reports it); calls on a
             // link fail because the link went.
             failOperations(CoreBluetoothError(.connectionFailed)) {
@@ -261,9 +262,7 @@ extension World {
         guard centrals[central] != nil, !centrals[central]!.isShutDown else { return }
         stopScan(central: central)
         // Its pending connection attempts end too: no link to a dead central comes up later.
-        for key in attempts.keys.sorted(by: { $0.peripheral.precedes($1.peripheral) }) where key.central == central {
-            dropAttempt(key)
-        }
+        dropAttempts(ofCentral: central)
         let cancelled = CoreBluetoothError(.operationCancelled)
         for key in links(ofCentral: central) { tearDown(key, reason: nil, pendingError: cancelled) }
         failOperations(cancelled) { $0.owner == .central(central) }
