@@ -19,9 +19,13 @@ documents = [root / "README.md", root / "MIGRATION.md"] + sorted(root.glob("Sour
 
 
 def function(name: str) -> str:
+    """The example function, dedented: example files may wrap their tests in a suite."""
     start = source.index(f"@Test func {name}()")
-    end = source.index("\n}\n", start) + 3
-    return source[start:end]
+    line_start = source.rindex("\n", 0, start) + 1
+    indent = source[line_start:start]
+    end = source.index(f"\n{indent}}}\n", start) + len(indent) + 3
+    lines = source[start:end].split("\n")
+    return "\n".join(line[len(indent):] if line.startswith(indent) else line for line in lines)
 
 
 def replace(match: re.Match) -> str:

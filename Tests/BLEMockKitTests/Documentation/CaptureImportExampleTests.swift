@@ -6,25 +6,29 @@ import Testing
 // The capture import example of README.md and the BLECapture catalog, verbatim:
 // `everyDocumentedSwiftBlockIsCompiled` checks that each Swift block appears in an example file.
 
-/// The checkout's `Fixtures/captures` folder.
-private let capturesFolder = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("Fixtures/captures")
+/// The examples run with the suite-wide time limit, like every other suite.
+@Suite(.timeLimit(.minutes(10)))
+struct CaptureImportExampleTests {
+    /// The checkout's `Fixtures/captures` folder.
+    private let capturesFolder = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures/captures")
 
-@Test func replayingARealDeviceFromACapture() async throws {
-    // A btsnoop capture of a real conversation (here one recorded from the bumble stack).
-    let capture = capturesFolder.appendingPathComponent("notifications.btsnoop")
-    let imported = try CaptureImporter().importCapture(contentsOf: capture)
+    @Test func replayingARealDeviceFromACapture() async throws {
+        // A btsnoop capture of a real conversation (here one recorded from the bumble stack).
+        let capture = capturesFolder.appendingPathComponent("notifications.btsnoop")
+        let imported = try CaptureImporter().importCapture(contentsOf: capture)
 
-    // The device as a profile: its GATT database, the values read, its MTU.
-    #expect(imported.profile.preferredMTU == 185)
-    #expect(imported.profile.characteristic(id: "h0010")?.uuid == "2A37")
+        // The device as a profile: its GATT database, the values read, its MTU.
+        #expect(imported.profile.preferredMTU == 185)
+        #expect(imported.profile.characteristic(id: "h0010")?.uuid == "2A37")
 
-    // The conversation as a scenario: notifications with their payloads and times.
-    let trace = await ScenarioRunner(imported.scenario).run()
-    #expect(trace.passed)
-    #expect(trace.records.first { $0.op == "notify" }?.received == [Data([0x06, 0x48])])
+        // The conversation as a scenario: notifications with their payloads and times.
+        let trace = await ScenarioRunner(imported.scenario).run()
+        #expect(trace.passed)
+        #expect(trace.records.first { $0.op == "notify" }?.received == [Data([0x06, 0x48])])
 
-    // What the capture did not show for certain is listed, not guessed.
-    for warning in imported.warnings { print(warning) }
+        // What the capture did not show for certain is listed, not guessed.
+        for warning in imported.warnings { print(warning) }
+    }
 }
