@@ -4,6 +4,24 @@ struct ArgumentList {
     /// Why the arguments could not be understood; the message says what to type instead.
     struct Problem: Error, Equatable {
         let message: String
+
+        init(message: String) {
+            self.message = message
+        }
+
+        /// `argument` is no option the command knows: suggests the nearest of `known` (names
+        /// without `--`), or lists them all when none is close.
+        init(unknownOption argument: String, named name: String, among known: Set<String>) {
+            let names = known.sorted()
+            if let nearest = Suggestion.nearest(to: name, among: names) {
+                message = "unknown option \"\(argument)\"; did you mean `--\(nearest)`?"
+            } else if names.isEmpty {
+                message = "unknown option \"\(argument)\" (the only option is --help)"
+            } else {
+                message =
+                    "unknown option \"\(argument)\" (known: \(names.map { "--\($0)" }.joined(separator: ", ")))"
+            }
+        }
     }
 
     private(set) var positionals: [String] = []
@@ -17,6 +35,12 @@ struct ArgumentList {
             let argument = arguments[index]
             index += 1
             guard argument.hasPrefix("--"), argument.count > 2 else {
+                if let letter = argument.dropFirst().first, argument.hasPrefix("-"), letter.isLetter {
+                    // Options are spelled with two dashes: -seed is a mistyped --seed.
+                    throw Problem(
+                        unknownOption: argument, named: String(argument.dropFirst()),
+                        among: optionNames.union(flagNames))
+                }
                 positionals.append(argument)
                 continue
             }
@@ -41,9 +65,7 @@ struct ArgumentList {
                 guard options[name] == nil else { throw Problem(message: "--\(name) is given twice") }
                 options[name] = value
             } else {
-                let known = (optionNames.union(flagNames)).sorted().map { "--\($0)" }.joined(separator: ", ")
-                throw Problem(
-                    message: "unknown option \"--\(name)\"" + (known.isEmpty ? "" : " (known: \(known))"))
+                throw Problem(unknownOption: "--\(name)", named: name, among: optionNames.union(flagNames))
             }
         }
     }
@@ -58,7 +80,9 @@ struct ArgumentList {
     func choice(_ name: String, of choices: [String], default defaultValue: String) throws(Problem) -> String {
         guard let value = options[name] else { return defaultValue }
         guard choices.contains(value) else {
-            throw Problem(message: "--\(name) must be one of \(choices.joined(separator: ", ")), not \"\(value)\"")
+            throw Problem(
+                message: "--\(name) must be one of \(choices.joined(separator: ", ")), not \"\(value)\""
+                    + Suggestion.clause(for: value, among: choices))
         }
         return value
     }

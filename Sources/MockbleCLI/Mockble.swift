@@ -24,30 +24,38 @@ public enum Mockble {
             \(lines.joined(separator: "\n"))
 
             Run mockble COMMAND --help for a command's arguments.
-            Exit status: 0 success, 1 a check failed, 2 bad input.
+            Exit status: 0 success, 1 a check failed, 2 bad input (no command, an unknown
+            command or option, a missing or invalid file).
             """
     }
 
     /// Runs the tool with `arguments` (without the program name) and returns its exit status.
+    ///
+    /// Without arguments it prints ``help`` to standard output, as `--help` does, and returns
+    /// ``CommandStatus/badInput``: no command was given.
     public static func main(arguments: [String], console: Console) async -> CommandStatus {
         guard let first = arguments.first else {
             console.print(help)
-            return .success
+            return .badInput
         }
         switch first {
         case "-h", "--help", "help":
-            if first == "help", arguments.count > 1, let command = subcommand(named: arguments[1]) {
-                console.print(command.help)
-            } else {
+            guard first == "help", arguments.count > 1 else {
                 console.print(help)
+                return .success
             }
+            guard let command = subcommand(named: arguments[1]) else {
+                console.printError(unknownCommandMessage(arguments[1]))
+                return .badInput
+            }
+            console.print(command.help)
             return .success
         case "--version":
             console.print("mockble \(version)")
             return .success
         default:
             guard let command = subcommand(named: first) else {
-                console.printError("mockble: unknown command or option \"\(first)\". Run mockble --help for usage.")
+                console.printError(unknownCommandMessage(first))
                 return .badInput
             }
             let rest = Array(arguments.dropFirst())
@@ -61,5 +69,22 @@ public enum Mockble {
 
     static func subcommand(named name: String) -> Subcommand? {
         subcommands.first { $0.name == name }
+    }
+
+    /// What `mockble WORD` says when `WORD` is neither a command nor an option: the nearest
+    /// command or option when one is close, else the commands.
+    static func unknownCommandMessage(_ word: String) -> String {
+        let usage = " Run mockble --help for usage."
+        if word.hasPrefix("-") {
+            let name = String(word.drop { $0 == "-" })
+            let suggestion = Suggestion.nearest(to: name, among: ["help", "version"]).map {
+                "; did you mean `--\($0)`?"
+            }
+            return "mockble: unknown option \"\(word)\"" + (suggestion ?? "; mockble takes a command first.") + usage
+        }
+        let names = subcommands.map(\.name)
+        let suggestion = Suggestion.nearest(to: word, among: names).map { "; did you mean `\($0)`?" }
+        return "mockble: unknown command \"\(word)\""
+            + (suggestion ?? "; the commands are \(names.joined(separator: ", ")).") + usage
     }
 }

@@ -9,7 +9,8 @@ extension Subcommand {
 
             Runs the performance suites and prints one line per figure: its name, the median
             over repeated runs, the unit, and the target it is held against. Build in release
-            mode for meaningful figures: swift run -c release mockble bench
+            mode for meaningful figures: swift run -c release mockble bench (a debug build says
+            so at the top of its output, on standard error with --format json).
 
             Suites: workflow (fast-mode test workflow), operations (single fast-mode
             operations), realistic (60 s realistic session: speed-up and identical traces),
@@ -68,6 +69,10 @@ extension Subcommand {
                 url.lastPathComponent == "mockble" ? Benchmark.processMemoryProbe(executable: url.path) : nil
             }
             let benchmark = Benchmark(sizes: parsed.flag("quick") ? .quick : .full, memoryProbe: probe)
+            if let note = Benchmark.debugBuildNote {
+                // JSON lines stay parseable: there the note goes to standard error.
+                if format == "json" { console.printError(note) } else { console.print(note) }
+            }
             if format == "text" {
                 console.print("figure                            median                target                verdict")
             }

@@ -11,6 +11,8 @@ extension Subcommand {
             Runs the scenario in FILE against its simulated peripheral and prints what each
             step did: a timeline (text, the default), one JSON object per step (json; the same
             scenario and seed always give the same bytes), or a Mermaid sequence diagram.
+            FILE is a scenario (a JSON object with "steps"), not a peripheral profile: a
+            scenario names its profile in "peripheral". Fixtures/README.md describes both.
 
             Options:
               --format F   text (default), json or mermaid.
@@ -19,7 +21,7 @@ extension Subcommand {
               -h, --help   Show this help.
 
             Exit status: 0 every "expect" held, 1 one failed (the step is named on standard
-            error), 2 bad input (unknown option, missing or invalid file).
+            error), 2 bad input (unknown option; a missing or invalid file, or not a scenario).
             """,
         perform: { arguments, console in
             let options: RunOptions
@@ -29,13 +31,32 @@ extension Subcommand {
                 console.printError("mockble run: \(error.message)")
                 return .badInput
             }
+            let file = options.file
+            let url = URL(fileURLWithPath: file)
+            switch FileKind(path: file) {
+            case .folder:
+                console.printError("mockble run: `\(file)` is a folder; `run` expects a scenario file (.json)")
+                return .badInput
+            case .capture:
+                console.printError(
+                    "mockble run: `\(file)` is a Bluetooth capture; `run` expects a scenario — "
+                        + "`mockble import \(file)` makes one from it")
+                return .badInput
+            default:
+                break
+            }
             let scenario: Scenario
             do throws(FixtureError) {
                 scenario = try Scenario.load(
-                    contentsOf: URL(fileURLWithPath: options.file),
-                    overrides: Scenario.Overrides(seed: options.seed, mode: options.mode))
+                    contentsOf: url, overrides: Scenario.Overrides(seed: options.seed, mode: options.mode))
             } catch {
-                console.printError("mockble run: \(error)")
+                if FileKind(path: file) == .profile, (try? PeripheralProfile.load(contentsOf: url)) != nil {
+                    console.printError(
+                        "mockble run: `\(file)` is a peripheral profile; `run` expects a scenario — "
+                            + "`validate` checks profiles")
+                } else {
+                    console.printError("mockble run: \(error)")
+                }
                 return .badInput
             }
             let trace = await ScenarioRunner(scenario).run()
@@ -46,7 +67,7 @@ extension Subcommand {
             }
             guard trace.passed else {
                 for failure in trace.failures {
-                    console.printError("mockble run: \(options.file): \(failure)")
+                    console.printError("mockble run: \(file): \(failure)")
                 }
                 return .failure
             }

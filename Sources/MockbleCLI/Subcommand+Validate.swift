@@ -33,6 +33,23 @@ extension Subcommand {
             }
             var status = CommandStatus.success
             for file in files {
+                switch FileKind(path: file) {
+                case .folder:
+                    let folder = file.hasSuffix("/") && file.count > 1 ? String(file.dropLast()) : file
+                    console.printError(
+                        "mockble validate: `\(file)` is a folder; `validate` expects files (.json), "
+                            + "e.g. mockble validate \(folder)/*.json")
+                    status = .badInput
+                    continue
+                case .capture:
+                    console.printError(
+                        "mockble validate: `\(file)` is a Bluetooth capture; `validate` expects profiles and "
+                            + "scenarios (.json) — `mockble import \(file)` makes them from it")
+                    status = .badInput
+                    continue
+                default:
+                    break
+                }
                 switch FixtureValidation.check(URL(fileURLWithPath: file)) {
                 case .success(let summary):
                     console.print("ok: \(file): \(summary)")
@@ -54,13 +71,14 @@ enum FixtureValidation {
             case .scenario(let scenario):
                 let expectations = scenario.steps.filter { $0.expectation != nil }.count
                 return .success(
-                    "scenario \"\(scenario.name)\", \(scenario.mode.rawValue) mode, \(scenario.steps.count) steps, "
-                        + "\(expectations) expectations")
+                    "scenario \"\(scenario.name)\", \(scenario.mode.rawValue) mode, "
+                        + "\(Plural.count(scenario.steps.count, "step")), \(Plural.count(expectations, "expectation"))")
             case .profile(let profile):
                 let count = profile.services.reduce(0) { $0 + $1.characteristics.count }
                 return .success(
-                    "peripheral profile \"\(profile.name ?? "(unnamed)")\", \(profile.services.count) services, "
-                        + "\(count) characteristics")
+                    "peripheral profile \"\(profile.name ?? "(unnamed)")\", "
+                        + "\(Plural.count(profile.services.count, "service")), \(Plural.count(count, "characteristic"))"
+                )
             }
         } catch {
             return .failure(error)

@@ -44,7 +44,7 @@ struct BenchCommandTests {
 
     @Test func theWorkflowSuitePrintsOneJSONObjectPerFigure() async throws {
         let (status, captured) = await run("--quick", "--suite", "workflow", "--format", "json")
-        #expect(captured.error.isEmpty)
+        #expect(captured.error == Benchmark.debugBuildNote.map { $0 + "\n" } ?? "")
         let lines = captured.output.split(separator: "\n")
         let objects = try lines.map {
             try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
@@ -103,12 +103,33 @@ struct BenchCommandTests {
 
     @Test func theTextFormatHasAHeaderAndAVerdictPerFigure() async {
         let (_, captured) = await run("--quick", "--suite", "connections")
-        let lines = captured.output.split(separator: "\n")
+        // A debug build's note comes first (see the next test).
+        let lines = captured.output.split(separator: "\n").drop { $0.hasPrefix("note: ") }
         #expect(lines.count == 2)
-        #expect(lines[0].hasPrefix("figure"))
-        #expect(lines[1].hasPrefix("connections.100x10"))
-        #expect(lines[1].hasSuffix("meets") || lines[1].hasSuffix("MISSES"))
-        #expect(lines[1].contains("<= 1 s"))
+        #expect(lines.first?.hasPrefix("figure") == true)
+        #expect(lines.last?.hasPrefix("connections.100x10") == true)
+        #expect(lines.last?.hasSuffix("meets") == true || lines.last?.hasSuffix("MISSES") == true)
+        #expect(lines.last?.contains("<= 1 s") == true)
+    }
+
+    @Test func aDebugBuildSaysSoAtTheTopOfItsOutput() async {
+        let note =
+            "note: this is a debug build; its figures are not comparable with a release build's "
+            + "(swift run -c release mockble bench)"
+        let (_, text) = await run("--quick", "--suite", "connections")
+        let (_, json) = await run("--quick", "--suite", "connections", "--format", "json")
+        #if DEBUG
+            #expect(Benchmark.debugBuildNote == note)
+            #expect(text.output.hasPrefix(note + "\nfigure "))
+            #expect(text.error.isEmpty)
+            // JSON lines stay parseable: the note goes to standard error.
+            #expect(json.error == note + "\n")
+            #expect(json.output.hasPrefix("{\"name\":\"connections.100x10\""))
+        #else
+            #expect(Benchmark.debugBuildNote == nil)
+            #expect(text.output.hasPrefix("figure "))
+            #expect(json.error.isEmpty)
+        #endif
     }
 }
 
@@ -145,6 +166,20 @@ struct BenchFigureTests {
         #expect(figure(1.5, .atMost(1)).textLine.hasSuffix("MISSES"))
         #expect(figure(0.0845, .reference).textLine.contains("0.085 u"))
         #expect(figure(0.0845, .reference).textLine.hasSuffix("reference"))
+    }
+
+    @Test func aUnitThatCountsThingsIsSingularForExactlyOne() {
+        let one = BenchFigure(name: "t", median: 1, unit: "traces", target: .exactly(1), repetitions: 3)
+        #expect(one.textLine.contains("1 trace "))
+        #expect(one.targetDescription == "= 1 trace")
+        #expect(one.jsonLine.contains(#""unit":"traces""#))
+        let two = BenchFigure(name: "t", median: 2, unit: "traces", target: .exactly(1), repetitions: 3)
+        #expect(two.textLine.contains("2 traces "))
+        let calls = BenchFigure(name: "c", median: 1, unit: "actor calls", target: .atMost(300), repetitions: 3)
+        #expect(calls.textLine.contains("1 actor call "))
+        #expect(calls.targetDescription == "<= 300 actor calls")
+        let seconds = BenchFigure(name: "s", median: 1, unit: "s", target: .atMost(1), repetitions: 3)
+        #expect(seconds.targetDescription == "<= 1 s")
     }
 
     @Test func numbersAreFormattedForPeople() {

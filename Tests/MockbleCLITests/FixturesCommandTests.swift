@@ -24,10 +24,93 @@ struct FixturesCommandTests {
     }
 
     @Test func aMissingDirectoryIsBadInput() async {
-        let (console, captured) = Console.capturing()
-        let status = await Mockble.main(arguments: ["fixtures", "--dir", "/nonexistent/fixtures"], console: console)
+        let (status, captured) = await run("fixtures", "--dir", "/nonexistent/fixtures")
         #expect(status == .badInput)
-        #expect(captured.error.contains("/nonexistent/fixtures"))
+        #expect(
+            captured.error
+                == "mockble fixtures: no such folder: `/nonexistent/fixtures`; `--dir` expects a folder of peripheral "
+                + "profiles (.json)\n")
+    }
+
+    @Test func anEmptyDirSaysTheFolderIsEmptyAndWhatDirExpects() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (status, captured) = await run("fixtures", "--dir", directory.path)
+        #expect(status == .badInput)
+        #expect(
+            captured.error
+                == "mockble fixtures: `\(directory.path)` is an empty folder; `--dir` expects a folder of peripheral "
+                + "profiles (.json)\n")
+        #expect(captured.output.isEmpty)
+        try Data("notes".utf8).write(to: directory.appendingPathComponent("README.txt"))
+        let (withText, withTextOutput) = await run("fixtures", "--dir", directory.path)
+        #expect(withText == .badInput)
+        #expect(
+            withTextOutput.error
+                == "mockble fixtures: `\(directory.path)` has no .json files; `--dir` expects a folder of peripheral "
+                + "profiles (.json)\n")
+    }
+
+    @Test func anEmptyDirValueSaysWhatDirExpects() async {
+        let (status, captured) = await run("fixtures", "--dir=")
+        #expect(status == .badInput)
+        #expect(
+            captured.error == "mockble fixtures: --dir is empty; it expects a folder of peripheral profiles (.json)\n")
+    }
+
+    @Test func aFileGivenAsDirSaysWhatItIsAndWhatDirExpects() async {
+        let profile = FixtureDirectory.peripherals.appendingPathComponent("battery.json").path
+        let (status, captured) = await run("fixtures", "--dir", profile)
+        #expect(status == .badInput)
+        #expect(
+            captured.error
+                == "mockble fixtures: `\(profile)` is a peripheral profile; `--dir` expects a folder of peripheral "
+                + "profiles (.json) — `validate` checks one profile\n")
+        let scenario = FixtureDirectory.root.appendingPathComponent("scenarios/nordic-uart.json").path
+        let (_, scenarioOutput) = await run("fixtures", "--dir", scenario)
+        #expect(
+            scenarioOutput.error
+                == "mockble fixtures: `\(scenario)` is a scenario; `--dir` expects a folder of peripheral profiles "
+                + "(.json) — `run` runs scenarios\n")
+    }
+
+    @Test func aFolderOfScenariosSaysItHoldsNoProfiles() async {
+        let folder = FixtureDirectory.root.appendingPathComponent("scenarios").path
+        let (status, captured) = await run("fixtures", "--dir", folder)
+        #expect(status == .badInput)
+        #expect(
+            captured.error
+                == "mockble fixtures: `\(folder)` holds 6 scenarios and no peripheral profiles; `--dir` expects a "
+                + "folder of peripheral profiles (.json) — `run` runs scenarios\n")
+        #expect(captured.output.isEmpty)
+    }
+
+    @Test func aScenarioBesideProfilesIsSkippedAndCounted() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(#"{"name": "Tag", "services": [{"uuid": "180F", "characteristics": []}]}"#.utf8)
+            .write(to: directory.appendingPathComponent("tag.peripheral.json"))
+        try Data(#"{"peripheral": "tag.peripheral.json", "steps": []}"#.utf8)
+            .write(to: directory.appendingPathComponent("tag.scenario.json"))
+        let (status, captured) = await run("fixtures", "--dir", directory.path)
+        #expect(status == .success)
+        #expect(
+            captured.output
+                == "tag.peripheral.json: Tag\n  advertises name \"Tag\"; service 180F\n"
+                + "  service 180F (primary, 0 characteristics)\n")
+        #expect(
+            captured.error
+                == "mockble fixtures: skipped 1 scenario (tag.scenario.json): `fixtures` lists peripheral profiles; "
+                + "`run` runs scenarios\n")
+    }
+
+    @Test func countsInTheListingAgreeWithTheirNouns() async {
+        let (status, captured) = await run("fixtures")
+        #expect(status == .success)
+        #expect(captured.output.contains("battery.json: Battery Tag\n"))
+        #expect(captured.output.contains("  service 180F (primary, 1 characteristic)\n"))
+        #expect(!captured.output.contains(" 1 characteristics"))
+        #expect(captured.output.contains("  advertises name \"BatteryTag\"; service 180F\n"))
     }
 
     @Test func anInvalidProfileIsReportedWithItsPositionAndBadInput() async throws {
@@ -44,9 +127,30 @@ struct FixturesCommandTests {
     }
 
     @Test func positionalArgumentsAreRejected() async {
-        let (console, captured) = Console.capturing()
-        let status = await Mockble.main(arguments: ["fixtures", "extra"], console: console)
+        let (status, captured) = await run("fixtures", "extra")
         #expect(status == .badInput)
-        #expect(captured.error.contains("\"extra\""))
+        #expect(captured.error == "mockble fixtures: unexpected argument \"extra\"\n")
+    }
+
+    @Test func aFolderGivenWithoutDirSuggestsDir() async {
+        let folder = FixtureDirectory.peripherals.path
+        let (status, captured) = await run("fixtures", folder)
+        #expect(status == .badInput)
+        #expect(
+            captured.error
+                == "mockble fixtures: unexpected argument \"\(folder)\"; to list the profiles in a folder, write "
+                + "--dir \(folder)\n")
+    }
+
+    func run(_ arguments: String...) async -> (CommandStatus, CapturedOutput) {
+        let (console, captured) = Console.capturing()
+        return (await Mockble.main(arguments: arguments, console: console), captured)
+    }
+
+    func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mockble-fixtures-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
     }
 }

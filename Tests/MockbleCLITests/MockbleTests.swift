@@ -19,10 +19,14 @@ struct MockbleTests {
         #expect(output.error.isEmpty)
     }
 
-    @Test func noArgumentsPrintsTheHelp() async {
+    @Test func noArgumentsPrintsTheHelpWhereHelpDoesAndExitsWithTheUsageStatus() async {
         let (status, output) = await run()
-        #expect(status == .success)
+        let (_, help) = await run("--help")
+        #expect(status == .badInput)
+        #expect(status.rawValue == 2)
         #expect(output.output == Mockble.help + "\n")
+        #expect(output.output == help.output)
+        #expect(output.error.isEmpty)
     }
 
     @Test func versionPrintsTheVersion() async {
@@ -43,57 +47,78 @@ struct MockbleTests {
         }
     }
 
-    @Test func anUnknownCommandIsBadInputNamingIt() async {
+    @Test func anUnknownCommandIsBadInputListingTheCommandsWhenNoneIsClose() async {
         let (status, output) = await run("frobnicate")
         #expect(status == .badInput)
-        #expect(output.error.contains("\"frobnicate\""))
+        #expect(
+            output.error
+                == "mockble: unknown command \"frobnicate\"; the commands are run, validate, fixtures, import, "
+                + "bench. Run mockble --help for usage.\n")
         #expect(output.output.isEmpty)
     }
-}
 
-@Suite("ArgumentList", .timeLimit(.minutes(10)))
-struct ArgumentListTests {
-    @Test func optionsFlagsAndPositionalsParseInAnyOrder() throws {
-        let list = try ArgumentList(
-            ["a.json", "--format", "json", "--quick", "b.json", "--seed=7"], options: ["format", "seed"],
-            flags: ["quick"])
-        #expect(list.positionals == ["a.json", "b.json"])
-        #expect(list.option("format") == "json")
-        #expect(list.option("seed") == "7")
-        #expect(list.flag("quick"))
-        #expect(!list.flag("other"))
+    @Test(
+        "A mistyped command suggests the nearest one and exits with the usage status",
+        arguments: [
+            ("rnu", "run"), ("rn", "run"), ("RUN", "run"), ("validte", "validate"), ("valdiate", "validate"),
+            ("fixture", "fixtures"), ("fix", "fixtures"), ("imprt", "import"), ("bnech", "bench"),
+        ])
+    func aMistypedCommandSuggestsTheNearestOne(typed: String, meant: String) async {
+        let (status, output) = await run(typed, "Fixtures/scenarios/nordic-uart.json")
+        #expect(status == .badInput)
+        #expect(
+            output.error
+                == "mockble: unknown command \"\(typed)\"; did you mean `\(meant)`? Run mockble --help for usage.\n")
+        #expect(output.output.isEmpty)
     }
 
-    @Test func anUnknownOptionIsRejectedListingTheKnownOnes() {
-        #expect(throws: ArgumentList.Problem(message: "unknown option \"--fromat\" (known: --format, --quick)")) {
-            try ArgumentList(["--fromat", "json"], options: ["format"], flags: ["quick"])
-        }
+    @Test func aMistypedTopLevelOptionSuggestsTheNearestOne() async {
+        let (status, output) = await run("--verison")
+        #expect(status == .badInput)
+        #expect(
+            output.error
+                == "mockble: unknown option \"--verison\"; did you mean `--version`? Run mockble --help for usage.\n"
+        )
+        let (other, otherOutput) = await run("-x")
+        #expect(other == .badInput)
+        #expect(
+            otherOutput.error
+                == "mockble: unknown option \"-x\"; mockble takes a command first. Run mockble --help for usage.\n")
     }
 
-    @Test func anOptionWithoutItsValueIsRejected() {
-        #expect(throws: ArgumentList.Problem(message: "--format needs a value")) {
-            try ArgumentList(["--format"], options: ["format"], flags: [])
-        }
+    @Test func helpForAMistypedCommandSuggestsTheNearestOne() async {
+        let (status, output) = await run("help", "bech")
+        #expect(status == .badInput)
+        #expect(
+            output.error == "mockble: unknown command \"bech\"; did you mean `bench`? Run mockble --help for usage.\n")
+        #expect(output.output.isEmpty)
     }
 
-    @Test func anOptionGivenTwiceIsRejected() {
-        #expect(throws: ArgumentList.Problem(message: "--seed is given twice")) {
-            try ArgumentList(["--seed", "1", "--seed", "2"], options: ["seed"], flags: [])
+    @Test func aMistypedOptionOfASubcommandSuggestsItsNearestOption() async {
+        let cases: [([String], String)] = [
+            (
+                ["run", "x.json", "--fromat", "json"],
+                "mockble run: unknown option \"--fromat\"; did you mean `--format`?"
+            ),
+            (["run", "x.json", "--sed=4"], "mockble run: unknown option \"--sed\"; did you mean `--seed`?"),
+            (["run", "x.json", "-mode", "fast"], "mockble run: unknown option \"-mode\"; did you mean `--mode`?"),
+            (["bench", "--qiuck"], "mockble bench: unknown option \"--qiuck\"; did you mean `--quick`?"),
+            (["fixtures", "--dri", "x"], "mockble fixtures: unknown option \"--dri\"; did you mean `--dir`?"),
+            (
+                ["run", "x.json", "--verbose"],
+                "mockble run: unknown option \"--verbose\" (known: --format, --mode, --seed)"
+            ),
+            (
+                ["validate", "--strict", "x.json"],
+                "mockble validate: unknown option \"--strict\" (the only option is --help)"
+            ),
+        ]
+        for (arguments, message) in cases {
+            let (console, captured) = Console.capturing()
+            let status = await Mockble.main(arguments: arguments, console: console)
+            #expect(status == .badInput, "\(arguments)")
+            #expect(captured.error == message + "\n", "\(arguments)")
+            #expect(captured.output.isEmpty, "\(arguments)")
         }
-    }
-
-    @Test func aFlagWithAValueIsRejected() {
-        #expect(throws: ArgumentList.Problem(message: "--quick takes no value")) {
-            try ArgumentList(["--quick=yes"], options: [], flags: ["quick"])
-        }
-    }
-
-    @Test func aChoiceOutsideItsListIsRejectedAndAbsentMeansTheDefault() throws {
-        let list = try ArgumentList(["--format", "xml"], options: ["format"], flags: [])
-        #expect(throws: ArgumentList.Problem(message: "--format must be one of text, json, not \"xml\"")) {
-            try list.choice("format", of: ["text", "json"], default: "text")
-        }
-        let empty = try ArgumentList([], options: ["format"], flags: [])
-        #expect(try empty.choice("format", of: ["text", "json"], default: "text") == "text")
     }
 }

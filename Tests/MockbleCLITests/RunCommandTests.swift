@@ -119,4 +119,75 @@ struct RunCommandTests {
         #expect(none == .badInput)
         #expect(noneOutput.error.contains("name at least one file"))
     }
+
+    @Test func runGivenAFolderSaysItIsAFolderAndThatRunExpectsAScenarioFile() async {
+        let folder = FixtureDirectory.peripherals.path
+        let (status, output) = await run("run", folder)
+        #expect(status == .badInput)
+        #expect(output.error == "mockble run: `\(folder)` is a folder; `run` expects a scenario file (.json)\n")
+        #expect(output.output.isEmpty)
+    }
+
+    @Test func runGivenAPeripheralProfileSaysSoAndPointsToValidate() async {
+        let profile = FixtureDirectory.peripherals.appendingPathComponent("heart-rate.json").path
+        let (status, output) = await run("run", profile, "--format", "json")
+        #expect(status == .badInput)
+        #expect(
+            output.error
+                == "mockble run: `\(profile)` is a peripheral profile; `run` expects a scenario — `validate` checks "
+                + "profiles\n")
+        #expect(output.output.isEmpty)
+    }
+
+    @Test func runGivenAnInvalidFileWithoutStepsReportsTheScenarioError() async throws {
+        let url = try temporaryFile("neither.json", #"{"name": "x", "colour": 1}"#)
+        let (status, output) = await run("run", url.path)
+        #expect(status == .badInput)
+        #expect(output.error.hasPrefix("mockble run: neither.json:1:"))
+        #expect(!output.error.contains("peripheral profile;"))
+    }
+
+    @Test func runGivenACaptureSaysToImportItFirst() async {
+        let capture = FixtureDirectory.root.appendingPathComponent("captures/notifications.btsnoop").path
+        let (status, output) = await run("run", capture)
+        #expect(status == .badInput)
+        #expect(
+            output.error
+                == "mockble run: `\(capture)` is a Bluetooth capture; `run` expects a scenario — `mockble import "
+                + "\(capture)` makes one from it\n")
+    }
+
+    @Test func validateGivenAFolderSaysItIsAFolderAndChecksTheOtherFiles() async {
+        let folder = FixtureDirectory.peripherals.path
+        let battery = FixtureDirectory.peripherals.appendingPathComponent("battery.json").path
+        let (status, output) = await run("validate", folder + "/", battery)
+        #expect(status == .badInput)
+        #expect(
+            output.error
+                == "mockble validate: `\(folder)/` is a folder; `validate` expects files (.json), e.g. mockble "
+                + "validate \(folder)/*.json\n")
+        #expect(output.output == "ok: \(battery): peripheral profile \"Battery Tag\", 1 service, 1 characteristic\n")
+    }
+
+    @Test func validateGivenACaptureSaysToImportItFirst() async {
+        let capture = FixtureDirectory.root.appendingPathComponent("captures/notifications.btsnoop").path
+        let (status, output) = await run("validate", capture)
+        #expect(status == .badInput)
+        #expect(
+            output.error
+                == "mockble validate: `\(capture)` is a Bluetooth capture; `validate` expects profiles and scenarios "
+                + "(.json) — `mockble import \(capture)` makes them from it\n")
+    }
+
+    @Test func validateCountsOneStepAndOneExpectationInTheSingular() async throws {
+        let url = try temporaryFile(
+            "single.json", #"{"peripheral": {"services": []}, "steps": [{"op": "scan", "expect": {"ok": true}}]}"#)
+        let (status, output) = await run("validate", url.path)
+        #expect(status == .success)
+        #expect(output.output == "ok: \(url.path): scenario \"single\", fast mode, 1 step, 1 expectation\n")
+        let empty = try temporaryFile("empty.json", #"{"name": "Empty", "services": []}"#)
+        let (_, emptyOutput) = await run("validate", empty.path)
+        #expect(
+            emptyOutput.output == "ok: \(empty.path): peripheral profile \"Empty\", 0 services, 0 characteristics\n")
+    }
 }

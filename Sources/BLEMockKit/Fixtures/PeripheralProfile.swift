@@ -7,7 +7,7 @@ import BLECore
 #endif
 
 /// A simulated device described by a fixture file: its GATT database, what it advertises,
-/// and how it appears on the air (the "Peripheral profile" of `scenario-format.md`).
+/// and how it appears on the air (the "Peripheral profile" of `Fixtures/README.md`).
 ///
 /// Load a bundled or inline profile, then put it on a bridge:
 ///

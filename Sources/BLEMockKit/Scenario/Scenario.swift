@@ -7,7 +7,7 @@ import BLECore
 #endif
 
 /// A scripted conversation between one central and one simulated peripheral (the
-/// "Scenario" of `scenario-format.md`): which device, which mode and seed, and the steps to
+/// "Scenario" of `Fixtures/README.md`): which device, which mode and seed, and the steps to
 /// run, each with an optional expectation.
 ///
 /// Load one with ``load(contentsOf:overrides:)`` or ``init(json:file:baseDirectory:overrides:)``,

@@ -56,7 +56,18 @@ public struct BenchFigure: Sendable, Equatable {
 
     /// The target as printed, e.g. `<= 50 µs`, or `-` for a reference figure.
     public var targetDescription: String {
-        comparison.map { "\($0.symbol) \(BenchFigure.format($0.value)) \(unit)" } ?? "-"
+        comparison.map { "\($0.symbol) \(BenchFigure.format($0.value)) \(unit(agreeingWith: $0.value))" } ?? "-"
+    }
+
+    /// The singulars of the units that count things, for a value of exactly one (`= 1 trace`).
+    private static let countedNouns = ["actor call", "byte", "peripheral", "trace"]
+
+    /// ``unit`` as printed after `value`: the singular of a counted unit for exactly one.
+    private func unit(agreeingWith value: Double) -> String {
+        guard value == 1, let noun = Self.countedNouns.first(where: { Plural.regular($0) == unit }) else {
+            return unit
+        }
+        return noun
     }
 
     /// The target for JSON: the comparison and a plain number, e.g. `<= 50`; `nil` for a
@@ -72,7 +83,8 @@ public struct BenchFigure: Sendable, Equatable {
             case .reference: "reference"
             default: meets ? "meets" : "MISSES"
             }
-        return pad(name, 34) + pad(BenchFigure.format(median) + " " + unit, 22) + pad(targetDescription, 22) + verdict
+        let value = BenchFigure.format(median) + " " + unit(agreeingWith: median)
+        return pad(name, 34) + pad(value, 22) + pad(targetDescription, 22) + verdict
     }
 
     /// The figure as one JSON object of `--format json`: `name`, `median`, `unit`, `target`

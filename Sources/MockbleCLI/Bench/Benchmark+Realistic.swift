@@ -81,7 +81,8 @@ struct RealisticSession {
             if case .valueUpdated(let characteristic, _) = event, characteristic == measurement { received += 1 }
         }
         guard sent > Self.notifications * 9 / 10, received == sent else {
-            throw BenchFailure(description: "realistic session: \(sent) notifications sent, \(received) received")
+            throw BenchFailure(
+                description: "realistic session: \(Plural.count(sent, "notification")) sent, \(received) received")
         }
         return RealisticSession(simulated: simulated, log: await bridge.log)
     }

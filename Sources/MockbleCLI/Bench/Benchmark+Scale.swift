@@ -101,7 +101,8 @@ extension Benchmark {
                 }
             }
             guard received.count == each else {
-                throw BenchFailure(description: "a central received \(received.count) of \(each) notifications")
+                throw BenchFailure(
+                    description: "a central received \(received.count) of \(Plural.count(each, "notification"))")
             }
             notifiers.append(received)
             await central.shutDown()

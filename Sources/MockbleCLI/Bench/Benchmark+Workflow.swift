@@ -44,7 +44,10 @@ extension Benchmark {
         await central.stopScan()
         try await central.connect(found.identifier)
         let characteristics = try await central.discoverAll(for: found.identifier)
-        guard characteristics.count == 4 else { throw BenchFailure(description: "discovery found \(characteristics)") }
+        guard characteristics.count == 4 else {
+            throw BenchFailure(
+                description: "discovery found \(Plural.count(characteristics.count, "characteristic")), not 4")
+        }
         let location = characteristics[1]
         let controlPoint = characteristics[2]
         let measurement = characteristics[0]

@@ -71,4 +71,15 @@ public struct Benchmark: Sendable {
         }
         return figures
     }
+
+    /// What `mockble bench` says first in a debug build, whose figures are not comparable
+    /// with a release build's; `nil` in a release build.
+    static var debugBuildNote: String? {
+        #if DEBUG
+            return "note: this is a debug build; its figures are not comparable with a release build's "
+                + "(swift run -c release mockble bench)"
+        #else
+            return nil
+        #endif
+    }
 }

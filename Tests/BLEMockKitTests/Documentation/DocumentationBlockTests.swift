@@ -72,7 +72,7 @@ struct DocumentationBlockTests {
     @Test func migrationShowsBeforeAndAfterForEachSource() throws {
         let migration = try String(contentsOf: Self.root.appendingPathComponent("MIGRATION.md"), encoding: .utf8)
         for heading in [
-            "## From the seeds' mocks (`000_*`)", "## From an emulator like `001_*`'s",
+            "## From actor-based mocks in the style of Bleu", "## From a CoreBluetoothEmulator-style bus emulator",
             "## From Nordic's CoreBluetoothMock",
         ] {
             #expect(migration.contains(heading))

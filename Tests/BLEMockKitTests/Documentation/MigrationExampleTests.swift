@@ -9,7 +9,7 @@ import Testing
 /// The examples run with the suite-wide time limit, like every other suite.
 @Suite(.timeLimit(.minutes(10)))
 struct MigrationExampleTests {
-    // MARK: From the seeds' mocks (000)
+    // MARK: From actor-based mocks in the style of Bleu
 
     @Test func defaultMocksAreFastAndPoweredOn() async throws {
         let bridge = MockBLEBridge()  // one per test: nothing is shared between tests
@@ -121,7 +121,7 @@ struct MigrationExampleTests {
         try await answering.value
     }
 
-    // MARK: From an emulator like 001's
+    // MARK: From a CoreBluetoothEmulator-style bus emulator
 
     @Test func duplicatesArriveOncePerAdvertisingInterval() async throws {
         let bridge = MockBLEBridge()  // no EmulatorBus.shared: each test owns its bridge

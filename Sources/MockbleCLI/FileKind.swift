@@ -1,0 +1,55 @@
+import Foundation
+
+/// What a path on `mockble`'s command line names, so a command given the wrong kind of thing
+/// can say what it was given and what it expects.
+///
+/// Scenarios and peripheral profiles are told apart as `FixtureDocument` tells them apart: a
+/// scenario is a JSON object with a `"steps"` member, any other JSON object is a profile.
+enum FileKind: Equatable {
+    /// Nothing is at the path.
+    case missing
+    /// A folder.
+    case folder
+    /// A JSON object with `"steps"`: a scenario.
+    case scenario
+    /// A JSON object without `"steps"`: a peripheral profile.
+    case profile
+    /// A Bluetooth capture for `mockble import`: a btsnoop file (it starts with the format's
+    /// `btsnoop` magic) or an Apple PacketLogger file (`.pklg`, which has no magic).
+    case capture
+    /// Any other file: not JSON, not an object, or unreadable.
+    case other
+
+    /// The kind of what `path` names.
+    init(path: String) {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            self = .missing
+            return
+        }
+        guard !isFolder.boolValue else {
+            self = .folder
+            return
+        }
+        if path.lowercased().hasSuffix(".pklg") {
+            self = .capture
+            return
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            self = .other
+            return
+        }
+        self.init(contents: data)
+    }
+
+    /// The kind of a file with these contents.
+    init(contents data: Data) {
+        if data.starts(with: Array("btsnoop\0".utf8)) {
+            self = .capture
+        } else if let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] {
+            self = object["steps"] == nil ? .profile : .scenario
+        } else {
+            self = .other
+        }
+    }
+}
