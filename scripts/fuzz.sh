@@ -5,8 +5,9 @@
 #   scripts/fuzz.sh [TARGET] [SECONDS]
 #
 # TARGET is reassembly (Transport's Reassembler fed arbitrary packet sequences), fixtures
-# (arbitrary bytes as a peripheral profile and as a scenario), uuid (BluetoothUUID parsing)
-# or all (the default, one after the other). SECONDS defaults to 60 per target.
+# (arbitrary bytes as a peripheral profile and as a scenario), uuid (BluetoothUUID parsing),
+# capture (arbitrary bytes imported as a btsnoop and as a PacketLogger capture) or all (the
+# default, one after the other). SECONDS defaults to 60 per target.
 #
 # Every run is bounded: -max_total_time=SECONDS, -timeout=10 (an input taking longer is a
 # hang), -rss_limit_mb=2048 and -malloc_limit_mb=512 (memory growth), -detect_leaks=1. New
@@ -21,10 +22,10 @@ cd "$(dirname "$0")/.."
 target="${1:-all}"
 seconds="${2:-60}"
 case "$target" in
-    all) targets=(reassembly fixtures uuid) ;;
-    reassembly | fixtures | uuid) targets=("$target") ;;
+    all) targets=(reassembly fixtures uuid capture) ;;
+    reassembly | fixtures | uuid | capture) targets=("$target") ;;
     *)
-        echo "usage: scripts/fuzz.sh [reassembly|fixtures|uuid|all] [SECONDS]" >&2
+        echo "usage: scripts/fuzz.sh [reassembly|fixtures|uuid|capture|all] [SECONDS]" >&2
         exit 2
         ;;
 esac
@@ -38,6 +39,7 @@ product() {
         reassembly) echo FuzzReassembly ;;
         fixtures) echo FuzzFixtures ;;
         uuid) echo FuzzUUID ;;
+        capture) echo FuzzCapture ;;
     esac
 }
 
@@ -59,7 +61,10 @@ for name in "${targets[@]}"; do
         -detect_leaks=1 -print_final_stats=1 -artifact_prefix="$artifacts" > "$log" 2>&1; then
         runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
         peak="$(sed -n 's/^stat::peak_rss_mb: *//p' "$log")"
-        echo "$name: clean after $(($(date +%s) - started))s, $runs inputs run, peak RSS ${peak} MB"
+        # libFuzzer's last status line: "#N ... cov: EDGES ft: FEATURES corp: INPUTS/SIZE ...".
+        status_line="$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)"
+        coverage="$(sed -n 's/.* cov: \([0-9]*\) ft: \([0-9]*\) corp: \([0-9]*\/[0-9a-zA-Z]*\).*/\1 edges, \2 features, corpus \3/p' <<< "$status_line")"
+        echo "$name: clean after $(($(date +%s) - started))s, $runs inputs run, peak RSS ${peak} MB; ${coverage}"
     else
         status=1
         tail -n 40 "$log"

@@ -3,7 +3,9 @@
 
 reassembly/: packet scripts of real Fragmenter packets (see FuzzTesting/Sources/FuzzReassembly)
 and round-trip messages; uuid/: UUID strings and byte forms; fixtures/: the bundled profiles
-and scenarios. Regression inputs found by fuzzing live beside them as crash-*/regression-*
+and scenarios; capture/: a small LE session as btsnoop (H4 both byte orders, H1, Linux
+monitor) and as PacketLogger (both byte orders, with a note), and the smallest bundled capture
+with its PacketLogger twin. Regression inputs found by fuzzing live beside them as crash-*/regression-*
 files and are kept. Run from anywhere: python3 scripts/make-fuzz-seeds.py
 """
 import pathlib
@@ -101,10 +103,85 @@ def fixtures():
             write("fixtures", f"seed-{kind}-{source.name}", source.read_bytes())
 
 
+def att(pdu, sent, handle=0x0040):
+    """An ATT PDU in one L2CAP frame on channel 4, as an H4 ACL packet."""
+    frame = struct.pack("<HH", len(pdu), 4) + pdu
+    boundary = 0 if sent else 2
+    return (sent, bytes([0x02]) + struct.pack("<HH", handle | boundary << 12, len(frame)) + frame)
+
+
+def event(code, parameters):
+    return (False, bytes([0x04, code, len(parameters)]) + parameters)
+
+
+def session():
+    """(sent, H4 packet) of a short LE session: an advertisement, a connection, discovery of a
+    heart rate service, a read, a notification and the disconnection."""
+    peer = bytes([0xA6, 0xB5, 0xC4, 0xD3, 0xE2, 0xF1])
+    return [
+        event(0x3E, bytes([0x02, 0x01, 0x00, 0x01]) + peer + bytes([0x06, 0x02, 0x01, 0x06, 0x02, 0x0A, 0x00, 0xC4])),
+        event(0x3E, bytes([0x01, 0x00, 0x40, 0x00, 0x00, 0x01]) + peer + bytes([0x18, 0, 0, 0, 0x48, 0, 0])),
+        att(bytes([0x02, 0xF7, 0x00]), True),
+        att(bytes([0x03, 0xB9, 0x00]), False),
+        att(bytes([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28]), True),
+        att(bytes([0x11, 0x06, 0x01, 0x00, 0x04, 0x00, 0x0D, 0x18]), False),
+        att(bytes([0x08, 0x01, 0x00, 0x04, 0x00, 0x03, 0x28]), True),
+        att(bytes([0x09, 0x07, 0x02, 0x00, 0x12, 0x03, 0x00, 0x37, 0x2A]), False),
+        att(bytes([0x04, 0x04, 0x00, 0x04, 0x00]), True),
+        att(bytes([0x05, 0x01, 0x04, 0x00, 0x02, 0x29]), False),
+        att(bytes([0x0A, 0x03, 0x00]), True),
+        att(bytes([0x0B, 0x06, 0x48]), False),
+        att(bytes([0x12, 0x04, 0x00, 0x01, 0x00]), True),
+        att(bytes([0x13]), False),
+        att(bytes([0x1B, 0x03, 0x00, 0x06, 0x49]), False),
+        (True, bytes([0x01, 0x06, 0x04, 0x03, 0x40, 0x00, 0x13])),
+        event(0x05, bytes([0x00, 0x40, 0x00, 0x16])),
+    ]
+
+
+def btsnoop(packets, datalink=1002, order=">"):
+    """A btsnoop file of the packets, one record each, 1 ms apart."""
+    out = b"btsnoop\0" + struct.pack(order + "II", 1, datalink)
+    for index, (sent, packet) in enumerate(packets):
+        kind, received = packet[0], 0 if sent else 1
+        if datalink == 2001:
+            flags, data = {0x01: 2, 0x04: 3, 0x02: 4 + received}[kind], packet[1:]
+        else:
+            flags = received | (0x02 if kind in (0x01, 0x04) else 0)
+            data = packet if datalink == 1002 else packet[1:]
+        time = 0x00E03AB44A676000 + index * 1000
+        out += struct.pack(order + "IIIIq", len(data), len(data), flags, 0, time) + data
+    return out
+
+
+def pklg(packets, order=">"):
+    """A PacketLogger file of the packets, with a note first, 1 ms apart."""
+    types = {(0x01, True): 0x00, (0x04, False): 0x01, (0x02, True): 0x02, (0x02, False): 0x03}
+    records = [(0xFC, b"fuzz seed\0")] + [(types[(p[0], sent)], p[1:]) for sent, p in packets]
+    out = b""
+    for index, (kind, data) in enumerate(records):
+        out += struct.pack(order + "IIIB", 9 + len(data), 1_704_067_200, index * 1000, kind) + data
+    return out
+
+
+def captures():
+    packets = session()
+    write("capture", "seed-btsnoop-h4", btsnoop(packets))
+    write("capture", "seed-btsnoop-h4-little-endian", btsnoop(packets, order="<"))
+    write("capture", "seed-btsnoop-h1", btsnoop(packets, datalink=1001))
+    write("capture", "seed-btsnoop-monitor", btsnoop(packets, datalink=2001))
+    write("capture", "seed-pklg-big-endian", pklg(packets))
+    write("capture", "seed-pklg-little-endian", pklg(packets, order="<"))
+    bundled = ROOT / "Fixtures" / "captures"
+    write("capture", "seed-att-errors-btsnoop", (bundled / "att-errors.btsnoop").read_bytes())
+    write("capture", "seed-att-errors-pklg", (bundled / "att-errors.pklg").read_bytes())
+
+
 if __name__ == "__main__":
-    for directory in ("reassembly", "uuid", "fixtures"):
+    for directory in ("reassembly", "uuid", "fixtures", "capture"):
         for old in (FUZZ / directory).glob("seed-*"):
             old.unlink()
     reassembly()
     uuids()
     fixtures()
+    captures()

@@ -12,6 +12,8 @@ import BLEMockKit
 public struct CaptureImport: Sendable {
     /// The name the outputs carry (the capture's file name without its extension).
     public var name: String
+    /// The format the capture was read in.
+    public var format: CaptureFormat
     /// The device the followed connection went to.
     public var peer: BluetoothAddress
     /// The followed connection's handle.
@@ -31,10 +33,12 @@ public struct CaptureImport: Sendable {
     private var steps: [JSONValue]
 
     init(
-        name: String, peer: BluetoothAddress, connectionHandle: UInt16, isLocalCentral: Bool, profileValue: JSONValue,
+        name: String, format: CaptureFormat, peer: BluetoothAddress, connectionHandle: UInt16, isLocalCentral: Bool,
+        profileValue: JSONValue,
         scenarioHeader: [JSONValue.Member], steps: [JSONValue], warnings: [CaptureWarning]
     ) throws(CaptureImportError) {
         self.name = name
+        self.format = format
         self.peer = peer
         self.connectionHandle = connectionHandle
         self.isLocalCentral = isLocalCentral

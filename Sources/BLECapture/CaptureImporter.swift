@@ -7,15 +7,17 @@ import BLEMockKit
     import Foundation
 #endif
 
-/// Turns a btsnoop capture of a real Bluetooth LE conversation into a peripheral profile and
-/// a scenario that replays it — what `mockble import` does.
+/// Turns a capture of a real Bluetooth LE conversation — btsnoop, or Apple's PacketLogger —
+/// into a peripheral profile and a scenario that replays it — what `mockble import` does.
 ///
 /// The importer follows one LE connection (the only one, or the one to ``peer``): it rebuilds
 /// the GATT database from the discovery the capture shows, keeps the values that were read,
 /// the advertisement and the MTUs, and writes the peripheral's side of the conversation as
 /// scenario steps — reads with the values they got, writes, subscriptions, notifications and
 /// indications with their payloads and times, ATT errors injected where the peripheral
-/// answered with one.
+/// answered with one. Both formats go through the same decoding, so a PacketLogger capture
+/// imports to the same profile and scenario as a btsnoop capture of the same session
+/// (``CaptureFormat`` says how the format is told).
 ///
 /// ```swift
 /// let imported = try CaptureImporter().importCapture(contentsOf: captureURL)
@@ -35,11 +37,15 @@ public struct CaptureImporter: Sendable {
         self.peer = peer
     }
 
-    /// Imports a capture file; the outputs are named after it (without its extension).
+    /// Imports a capture file, btsnoop or PacketLogger; the outputs are named after it
+    /// (without its extension).
+    ///
+    /// The content tells the format; the extension (`.pklg`, `.btsnoop`) only decides which
+    /// format's error a file that is neither gets.
     ///
     /// - Throws: ``CaptureImportError/missingFile(_:)`` or
     ///   ``CaptureImportError/unreadableFile(_:)``, or any error of
-    ///   ``importCapture(bytes:name:)``.
+    ///   ``importCapture(bytes:name:format:)``.
     public func importCapture(contentsOf url: URL) throws(CaptureImportError) -> CaptureImport {
         let data: Data
         do {
@@ -47,28 +53,31 @@ public struct CaptureImporter: Sendable {
         } catch {
             throw FileManager.default.fileExists(atPath: url.path) ? .unreadableFile(url.path) : .missingFile(url.path)
         }
-        return try importCapture(bytes: Array(data), name: url.deletingPathExtension().lastPathComponent)
+        return try importCapture(
+            bytes: Array(data), name: url.deletingPathExtension().lastPathComponent,
+            format: CaptureFormat(fileExtension: url.pathExtension))
     }
 
     /// Imports a capture from its bytes.
     ///
     /// - Parameters:
-    ///   - bytes: the btsnoop file.
+    ///   - bytes: the btsnoop or PacketLogger file.
     ///   - name: the scenario's name, and the stem of the output files' names.
-    /// - Throws: ``CaptureImportError/notACapture(_:)`` when the bytes are not btsnoop,
-    ///   ``CaptureImportError/unsupportedDatalink(_:)`` for a datalink other than H1, H4 or
-    ///   the Linux monitor, ``CaptureImportError/noConnection(advertisers:)`` when no LE
+    ///   - format: the format the bytes should have, if the caller knows (from a file name,
+    ///     say). Bytes that start with `btsnoop\0` are read as btsnoop and bytes whose
+    ///     records read as PacketLogger as PacketLogger, whatever this says; it decides which
+    ///     error bytes of neither format get.
+    /// - Throws: ``CaptureImportError/notACapture(_:)`` when the bytes are neither format (or
+    ///   a damaged btsnoop file), ``CaptureImportError/unreadablePacketLogger(_:)`` when
+    ///   `format` is ``CaptureFormat/packetLogger`` and they are not,
+    ///   ``CaptureImportError/unsupportedDatalink(_:)`` for a btsnoop datalink other than H1,
+    ///   H4 or the Linux monitor, ``CaptureImportError/noConnection(advertisers:)`` when no LE
     ///   connection was captured, ``CaptureImportError/peerNotFound(_:connected:)`` when
     ///   none goes to ``peer``.
-    public func importCapture(bytes: [UInt8], name: String) throws(CaptureImportError) -> CaptureImport {
-        let file: BTSnoopFile
-        do throws(BTSnoopError) {
-            file = try BTSnoopFile(bytes: bytes)
-        } catch {
-            throw .notACapture(error)
-        }
-        guard file.datalink.isSupported else { throw .unsupportedDatalink(file.datalink) }
-        let scan = CaptureScan(file)
+    public func importCapture(
+        bytes: [UInt8], name: String, format: CaptureFormat? = nil
+    ) throws(CaptureImportError) -> CaptureImport {
+        let (scan, readFormat) = try Self.scan(bytes, format: format)
         let connection = try choose(from: scan)
         var warnings = scan.warnings + connection.warnings
         if connection.hiddenWhileEncrypted > 0 {
@@ -109,9 +118,30 @@ public struct CaptureImporter: Sendable {
             (key: "central", value: .object(["preferredMTU": .int(centralMTU ?? 23)])),
         ]
         return try CaptureImport(
-            name: name, peer: connection.peer, connectionHandle: connection.handle,
+            name: name, format: readFormat, peer: connection.peer, connectionHandle: connection.handle,
             isLocalCentral: connection.isLocalCentral, profileValue: profile.profile, scenarioHeader: header,
             steps: steps.steps, warnings: ordered.map(\.element))
+    }
+
+    /// Reads the bytes in the format their content shows, and scans their records.
+    private static func scan(
+        _ bytes: [UInt8], format: CaptureFormat?
+    ) throws(CaptureImportError) -> (CaptureScan, CaptureFormat) {
+        if !bytes.starts(with: BTSnoopFile.identification) {
+            do throws(PacketLoggerError) {
+                return (CaptureScan(try PacketLoggerFile(bytes: bytes)), .packetLogger)
+            } catch {
+                if format == .packetLogger { throw .unreadablePacketLogger(error) }
+            }
+        }
+        let file: BTSnoopFile
+        do throws(BTSnoopError) {
+            file = try BTSnoopFile(bytes: bytes)
+        } catch {
+            throw .notACapture(error)
+        }
+        guard file.datalink.isSupported else { throw .unsupportedDatalink(file.datalink) }
+        return (CaptureScan(file), .btsnoop)
     }
 
     /// The connection to follow.

@@ -2,15 +2,17 @@ import BLECapture
 import Foundation
 
 extension Subcommand {
-    /// `mockble import`: turns a btsnoop capture into a peripheral profile and a scenario.
+    /// `mockble import`: turns a btsnoop or PacketLogger capture into a peripheral profile and a scenario.
     public static let `import` = Subcommand(
         name: "import", summary: "Turn a btsnoop capture into a peripheral profile and a replay scenario.",
         help: """
             Usage: mockble import CAPTURE [--peer ADDRESS] [--out DIR]
 
             Reads a btsnoop capture (H4, H1 or Linux monitor datalink: Android's
-            btsnoop_hci.log, btmon -w, bumble's snooper), follows one LE connection — the only
-            one, or the one to ADDRESS — and writes into DIR:
+            btsnoop_hci.log, btmon -w, bumble's snooper) or an Apple PacketLogger capture
+            (.pklg: PacketLogger on a Mac, the Bluetooth log of an iOS sysdiagnose; the
+            content tells the format), follows one LE connection — the only one, or the one
+            to ADDRESS — and writes into DIR:
 
               NAME.peripheral.json  the peripheral: its GATT database rebuilt from the
                                     discovery the capture shows (with the handles it had),
@@ -25,7 +27,8 @@ extension Subcommand {
 
             What the capture does not show for certain (lost or truncated packets, an
             encrypted link, other connections, operations a scenario cannot express) is left
-            out and listed as warnings on standard error.
+            out and listed as warnings on standard error, as are the PacketLogger records
+            that hold no HCI packet (Apple's notes and log lines), counted by kind.
 
             Options:
               --peer ADDRESS  Follow the connection to ADDRESS (e.g. F1:E2:D3:C4:B5:A6).

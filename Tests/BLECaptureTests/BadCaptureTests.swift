@@ -394,7 +394,7 @@ struct BadCaptureTests {
     @Test func aDocumentTheFormatRejectsIsAnInvalidOutputError() {
         #expect {
             try CaptureImport(
-                name: "x", peer: BluetoothAddress(string: "01:02:03:04:05:06")!, connectionHandle: 1,
+                name: "x", format: .btsnoop, peer: BluetoothAddress(string: "01:02:03:04:05:06")!, connectionHandle: 1,
                 isLocalCentral: true, profileValue: .object(["rssi": .int(5)]), scenarioHeader: [], steps: [],
                 warnings: [])
         } throws: { error in

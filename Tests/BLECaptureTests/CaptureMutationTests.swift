@@ -44,6 +44,33 @@ struct CaptureMutationTests {
         }
     }
 
+    @Test(arguments: [
+        "discovery-reads", "notifications", "long-values", "att-errors", "two-peripherals",
+        "notifications-peripheral-side",
+    ])
+    func damagedPacketLoggerTwinsImportOrFailWithAReason(_ name: String) throws {
+        let original = try CaptureTestSupport.bytes(name, "pklg")
+        for seed in UInt64(0)..<200 {
+            var generator = Generator(state: seed)
+            var bytes = original
+            for _ in 0..<(1 + generator.below(8)) {
+                let position = generator.below(bytes.count)
+                switch generator.below(3) {
+                case 0: bytes[position] ^= UInt8(1 + generator.below(255))
+                case 1: bytes.removeSubrange(position..<min(bytes.count, position + 1 + generator.below(40)))
+                default: bytes.insert(UInt8(generator.below(256)), at: position)
+                }
+            }
+            do {
+                _ = try CaptureImporter().importCapture(bytes: bytes, name: "damaged", format: .packetLogger)
+            } catch .invalidOutput(let error) {
+                Issue.record("seed \(seed): the importer wrote an invalid document: \(error)")
+            } catch {
+                // A clear refusal (no connection left, say) is a fine answer to damage.
+            }
+        }
+    }
+
     @Test func anErrorResponseWithTheReservedCodeZeroIsSkippedWithAWarning() throws {
         var bytes = try CaptureTestSupport.bytes("att-errors")
         // The capture's Error Response to a Read Request: 01 0A handle(2) 80.

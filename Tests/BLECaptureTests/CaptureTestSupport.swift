@@ -16,11 +16,15 @@ enum CaptureTestSupport {
             .appendingPathComponent("Fixtures/captures")
     }
 
-    /// A bundled capture's URL.
-    static func url(_ name: String) -> URL { capturesFolder.appendingPathComponent("\(name).btsnoop") }
+    /// A bundled capture's URL; `pklg` for its PacketLogger twin (made by `make-pklg.py`).
+    static func url(_ name: String, _ fileExtension: String = "btsnoop") -> URL {
+        capturesFolder.appendingPathComponent("\(name).\(fileExtension)")
+    }
 
-    /// A bundled capture's bytes.
-    static func bytes(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: url(name))) }
+    /// A bundled capture's bytes; `pklg` for its PacketLogger twin.
+    static func bytes(_ name: String, _ fileExtension: String = "btsnoop") throws -> [UInt8] {
+        Array(try Data(contentsOf: url(name, fileExtension)))
+    }
 
     /// Imports a bundled capture.
     static func load(_ name: String, peer: String? = nil) throws -> CaptureImport {

@@ -15,3 +15,4 @@ static int runFuzzer(int argc, char **argv) {
 int FuzzReassembly_main(int argc, char **argv) { return runFuzzer(argc, argv); }
 int FuzzFixtures_main(int argc, char **argv) { return runFuzzer(argc, argv); }
 int FuzzUUID_main(int argc, char **argv) { return runFuzzer(argc, argv); }
+int FuzzCapture_main(int argc, char **argv) { return runFuzzer(argc, argv); }

@@ -6,8 +6,12 @@ public enum CaptureImportError: Error, Sendable, Hashable, CustomStringConvertib
     case missingFile(String)
     /// The file exists but could not be read.
     case unreadableFile(String)
-    /// The bytes are not a usable btsnoop file.
+    /// The bytes are not a usable btsnoop file (``BTSnoopError/notBTSnoop`` when they are not
+    /// a PacketLogger file either).
     case notACapture(BTSnoopError)
+    /// The bytes are not a usable PacketLogger file, and the caller said they should be one
+    /// (a `.pklg` file, or ``CaptureFormat/packetLogger``).
+    case unreadablePacketLogger(PacketLoggerError)
     /// The file's datalink frames packets in a way this reader does not decode.
     case unsupportedDatalink(BTSnoopDatalink)
     /// A `--peer` value is not a Bluetooth address.
@@ -25,7 +29,12 @@ public enum CaptureImportError: Error, Sendable, Hashable, CustomStringConvertib
         switch self {
         case .missingFile(let path): "no such file: \(path)"
         case .unreadableFile(let path): "cannot read \(path) (check its permissions)"
+        case .notACapture(.notBTSnoop):
+            "not a btsnoop file (it does not start with \"btsnoop\\0\") nor a PacketLogger file (its records "
+                + "do not read in either byte order); save the capture in btsnoop format (e.g. Android's "
+                + "btsnoop_hci.log or btmon -w) or from PacketLogger as a .pklg file"
         case .notACapture(let error): error.description
+        case .unreadablePacketLogger(let error): "not a usable PacketLogger capture: \(error)"
         case .unsupportedDatalink(let datalink):
             "the capture's datalink is \(datalink), which this importer does not decode; "
                 + "save it as H4 (1002), H1 (1001) or the Linux monitor format (2001)"

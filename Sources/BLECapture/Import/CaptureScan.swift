@@ -58,23 +58,62 @@ struct CaptureScan: Sendable {
 
     init(_ file: BTSnoopFile) {
         warnings = file.problems.map { CaptureWarning(.file($0)) }
-        for record in file.records { read(record, datalink: file.datalink) }
+        for record in file.records {
+            read(
+                ScanRecord(record),
+                decoded: Result { () throws(HCIDecodingError) in
+                    try HCIPacket.decode(record, datalink: file.datalink)
+                })
+        }
+        finish()
+    }
+
+    init(_ file: PacketLoggerFile) {
+        var skipped: [(kind: PacketLoggerRecord.Kind, count: Int)] = []
+        for record in file.records {
+            let decoded: HCIPacket?
+            do throws(HCIDecodingError) {
+                decoded = try HCIPacket.decode(record)
+            } catch {
+                read(ScanRecord(record), decoded: .failure(error))
+                continue
+            }
+            guard let decoded else {
+                if let index = skipped.firstIndex(where: { $0.kind == record.kind }) {
+                    skipped[index].count += 1
+                } else {
+                    skipped.append((record.kind, 1))
+                }
+                continue
+            }
+            read(ScanRecord(record), decoded: .success(decoded))
+        }
+        if let tail = file.unreadableTail {
+            warnings.append(CaptureWarning(.packetLoggerFile(tail), packet: tail.recordIndex.map { $0 + 1 }))
+        }
+        warnings += skipped.map { CaptureWarning(.skippedRecords($0.kind, count: $0.count)) }
+        finish()
+    }
+
+    /// Drops the fragments of frames the capture never completed.
+    private mutating func finish() {
         for problem in reassembler.abandon() { warn(.fragmentsLost(problem), handle: problem.handle, packet: nil) }
     }
 
-    private mutating func read(_ record: BTSnoopRecord, datalink: BTSnoopDatalink) {
-        let packet = record.index + 1
-        if record.cumulativeDrops > drops {
-            warnings.append(CaptureWarning(.packetsDropped(count: Int(record.cumulativeDrops - drops)), packet: packet))
-            drops = record.cumulativeDrops
+    private mutating func read(_ record: ScanRecord, decoded result: Result<HCIPacket, HCIDecodingError>) {
+        let packet = record.packet
+        if record.drops > drops {
+            warnings.append(CaptureWarning(.packetsDropped(count: Int(record.drops - drops)), packet: packet))
+            drops = record.drops
             for problem in reassembler.abandon() {
                 warn(.fragmentsLost(problem), handle: problem.handle, packet: packet)
             }
         }
         let decoded: HCIPacket
-        do throws(HCIDecodingError) {
-            decoded = try HCIPacket.decode(record, datalink: datalink)
-        } catch {
+        switch result {
+        case .success(let value):
+            decoded = value
+        case .failure(let error):
             if record.isTruncated {
                 truncated(record, handle: nil)
             } else {
@@ -102,8 +141,8 @@ struct CaptureScan: Sendable {
         }
     }
 
-    private mutating func event(code: UInt8, parameters: [UInt8], record: BTSnoopRecord) {
-        let packet = record.index + 1
+    private mutating func event(code: UInt8, parameters: [UInt8], record: ScanRecord) {
+        let packet = record.packet
         let event: HCIEvent
         do throws(HCIDecodingError) {
             event = try HCIEvent.decode(code: code, parameters: parameters)
@@ -117,7 +156,7 @@ struct CaptureScan: Sendable {
             connections.append(
                 ConnectionLog(
                     handle: connection.handle, peer: connection.peerAddress, isLocalCentral: connection.isLocalCentral,
-                    start: record.timestamp))
+                    start: record.time))
         case .leAdvertisingReports(let reports):
             for report in reports {
                 var log = advertising[report.address] ?? AdvertisingLog()
@@ -130,7 +169,7 @@ struct CaptureScan: Sendable {
             }
         case .disconnectionComplete(let status, let handle, let reason) where status == 0:
             guard let index = open.removeValue(forKey: handle) else { return }
-            connections[index].end = record.timestamp
+            connections[index].end = record.time
             connections[index].disconnectReason = reason
             for problem in reassembler.abandon(handle: handle) {
                 connections[index].warnings.append(CaptureWarning(.fragmentsLost(problem), packet: packet))
@@ -142,8 +181,8 @@ struct CaptureScan: Sendable {
         }
     }
 
-    private mutating func data(_ fragment: ACLFragment, direction: HCIPacket.Direction, record: BTSnoopRecord) {
-        let packet = record.index + 1
+    private mutating func data(_ fragment: ACLFragment, direction: HCIPacket.Direction, record: ScanRecord) {
+        let packet = record.packet
         guard let index = open[fragment.handle] else {
             if unknownHandles.insert(fragment.handle).inserted {
                 warnings.append(CaptureWarning(.unknownHandle(fragment.handle), packet: packet))
@@ -163,7 +202,7 @@ struct CaptureScan: Sendable {
                     let pdu = try ATTPDU(bytes: frame.payload)
                     connections[index].pdus.append(
                         TimedPDU(
-                            time: record.timestamp, packet: packet,
+                            time: record.time, packet: packet,
                             fromCentral: connections[index].isFromCentral(direction), pdu: pdu))
                 } catch {
                     if connections[index].isEncrypted {
@@ -179,9 +218,9 @@ struct CaptureScan: Sendable {
     }
 
     /// A record that kept only part of its packet.
-    private mutating func truncated(_ record: BTSnoopRecord, handle: UInt16?) {
+    private mutating func truncated(_ record: ScanRecord, handle: UInt16?) {
         let warning = CaptureWarning(
-            .truncatedPacket(kept: record.data.count, original: record.originalLength), packet: record.index + 1)
+            .truncatedPacket(kept: record.kept, original: record.original), packet: record.packet)
         guard let handle, let index = open[handle] else {
             warnings.append(warning)
             return

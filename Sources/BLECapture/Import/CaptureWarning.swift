@@ -6,6 +6,12 @@ public struct CaptureWarning: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: Sendable, Hashable {
         /// The file itself was damaged or unusual (a truncated last record, a little-endian header).
         case file(BTSnoopFile.Problem)
+        /// A PacketLogger file could not be read past a record (cut short, or a length no
+        /// record has); the records before it were imported.
+        case packetLoggerFile(PacketLoggerError)
+        /// `count` PacketLogger records of one kind hold no HCI packet (Apple's log, note,
+        /// power and configuration records, LMP data) and were skipped; one warning per kind.
+        case skippedRecords(PacketLoggerRecord.Kind, count: Int)
         /// A record is not an HCI packet this reader understands (an unknown packet type, a
         /// length that does not add up); it was skipped.
         case undecodableRecord(HCIDecodingError)
@@ -60,6 +66,10 @@ public struct CaptureWarning: Sendable, Hashable, CustomStringConvertible {
     public var message: String {
         switch kind {
         case .file(let problem): problem.description
+        case .packetLoggerFile(let error): "\(error); the records before it were imported"
+        case .skippedRecords(let kind, let count):
+            "skipped \(count) PacketLogger record\(count == 1 ? "" : "s") of type \(kind), which hold\(count == 1 ? "s" : "") "
+                + "no HCI packet"
         case .undecodableRecord(let error): "skipped \(error)"
         case .undecodableEvent(let error): "skipped \(error)"
         case .truncatedPacket(let kept, let original):

@@ -21,6 +21,9 @@ struct ProfileBuilder {
     static let gattService = BluetoothUUID(UInt16(0x1801))
     static let deviceName = BluetoothUUID(UInt16(0x2A00))
     static let staticProperties: CharacteristicProperties = [.broadcast, .read, .extendedProperties]
+    /// The TX power levels an advertisement can carry (Core Specification Supplement, Part A,
+    /// 1.5), which the profile format accepts; a byte of 0x80 (-128) is outside it.
+    static let txPowerLevelRange = -127...127
 
     let gatt: CapturedGATT
     let operations: [TimedOperation]
@@ -42,7 +45,16 @@ struct ProfileBuilder {
             members.append((key: "name", value: .string(name)))
         }
         if let advertising {
-            members.append((key: "advertisement", value: Self.advertisement(advertising.advertisement)))
+            var advertisement = advertising.advertisement
+            if let power = advertisement.txPowerLevel, !Self.txPowerLevelRange.contains(power) {
+                warnings.append(
+                    CaptureWarning(
+                        .profileAdjusted(
+                            "the advertised TX power level, \(power) dBm, is outside the -127…127 dBm the "
+                                + "specification allows; it was left out")))
+                advertisement.txPowerLevel = nil
+            }
+            members.append((key: "advertisement", value: Self.advertisement(advertisement)))
             for problem in advertising.problems {
                 warnings.append(CaptureWarning(.profileAdjusted("the advertising data was cut short: \(problem)")))
             }

@@ -53,7 +53,9 @@ struct ScenarioBuilder {
 
     /// Adds an `advance` step up to `time` (microseconds, capture clock), if time passed.
     private mutating func advance(to time: Int64) {
-        let offset = time - connection.start
+        // A damaged capture's clock can jump anywhere in Int64: saturate rather than overflow.
+        let (difference, overflow) = time.subtractingReportingOverflow(connection.start)
+        let offset = overflow ? (time < connection.start ? Int64.min : Int64.max) : difference
         guard offset > now else { return }
         steps.append(
             .object(["op": .string("advance"), "by": .string(FixtureDuration.string(.microseconds(offset - now)))]))

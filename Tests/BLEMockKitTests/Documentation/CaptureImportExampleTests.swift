@@ -3,7 +3,7 @@ import BLEMockKit
 import Foundation
 import Testing
 
-// The capture import example of README.md and the BLECapture catalog, verbatim:
+// The capture import examples of README.md and the BLECapture catalog, verbatim:
 // `everyDocumentedSwiftBlockIsCompiled` checks that each Swift block appears in an example file.
 
 /// The examples run with the suite-wide time limit, like every other suite.
@@ -30,5 +30,19 @@ struct CaptureImportExampleTests {
 
         // What the capture did not show for certain is listed, not guessed.
         for warning in imported.warnings { print(warning) }
+    }
+
+    @Test func importingAPacketLoggerCapture() throws {
+        // A PacketLogger capture (.pklg) imports the same way; the content tells the format.
+        let capture = capturesFolder.appendingPathComponent("notifications.pklg")
+        let imported = try CaptureImporter().importCapture(contentsOf: capture)
+        #expect(imported.format == .packetLogger)
+        #expect(imported.profile.characteristic(id: "h0010")?.uuid == "2A37")
+
+        // Apple's own records (notes, power changes, log lines) are skipped: one warning per kind.
+        let skipped = imported.warnings.filter {
+            if case .skippedRecords = $0.kind { true } else { false }
+        }
+        #expect(skipped.count == 2)
     }
 }
