@@ -90,11 +90,8 @@
             let cbPeripheral = try connectedPeripheral(peripheral, for: "writeValue")
             let cbCharacteristic = try attribute(CBCharacteristic.self, numbered: characteristic.handle, on: peripheral)
             guard type == .withResponse else {
-                // CoreBluetooth would only log a warning and send nothing.
-                guard characteristic.properties.contains(.writeWithoutResponse) else {
-                    throw APIMisuseError.writeWithoutResponseNotSupported(
-                        characteristic.uuid, handle: characteristic.handle)
-                }
+                // To a characteristic without the property, CoreBluetooth logs a warning and
+                // sends nothing; the mock records that as a misuse.
                 cbPeripheral.writeValue(value, for: cbCharacteristic, type: .withoutResponse)
                 return
             }

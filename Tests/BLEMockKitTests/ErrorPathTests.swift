@@ -400,20 +400,21 @@ struct ErrorPathATTTests {
     }
 
     @Test(
-        "A write without response to a characteristic without that property is refused before anything is sent",
+        "A write without response to a characteristic without that property is not sent, and is recorded as a misuse",
         arguments: [RigUUID.readOnly, RigUUID.writeOnly])
     func writeWithoutResponseNeedsTheProperty(uuid: BluetoothUUID) async throws {
         let rig = try await Rig.make(requestHandling: .manual)
         let characteristic = rig.remote(uuid)
-        // A Write Command is never answered, so CoreBluetooth checks the property itself.
-        await #expect(
-            throws: APIMisuseError.writeWithoutResponseNotSupported(uuid, handle: characteristic.handle)
-        ) {
-            try await rig.central.writeValue(Data([9]), for: characteristic, type: .withoutResponse)
-        }
+        let refusal = APIMisuseError.writeWithoutResponseNotSupported(uuid, handle: characteristic.handle)
+        // A Write Command is never answered, so CoreBluetooth checks the property itself: it
+        // warns and sends nothing, and the app's call returns as if all went well.
+        try await rig.central.writeValue(Data([9]), for: characteristic, type: .withoutResponse)
         let entry = await rig.lastLogEntry(.write)
-        #expect(entry?.error == .misuse(.writeWithoutResponseNotSupported(uuid, handle: characteristic.handle)))
+        #expect(entry?.error == .misuse(refusal))
         #expect(entry?.writeType == .withoutResponse)
+        #expect(entry?.detail == "not sent")
+        #expect(await rig.bridge.misuses.map(\.error) == [refusal])
+        #expect(await rig.bridge.misuses.map(\.kind) == [.writeWithoutResponseNotSupported])
         await rig.bridge.advance(by: .seconds(1))
         #expect(await rig.bridge.log.filter { $0.kind == .writeRequest }.isEmpty)
         #expect(await rig.central.canSendWriteWithoutResponse(to: rig.peripheral.identifier))

@@ -42,6 +42,15 @@ public enum APIMisuseError: Error, Hashable, Sendable {
     case staticCharacteristic(BluetoothUUID, handle: UInt16)
     /// A configuration value is out of range.
     case invalidConfiguration(String)
+    /// A write without response while the central's queue was full
+    /// (`canSendWriteWithoutResponse` was `false`): CoreBluetooth drops it. Thrown only with
+    /// strict misuse; otherwise the write is dropped and recorded as a misuse.
+    case writeWithoutResponseQueueFull(BluetoothUUID, handle: UInt16)
+    /// An error response to a write command (an `ATTRequest` whose `isCommand` is `true`):
+    /// a Write Command has no response, so the central never learns of the error.
+    /// CoreBluetooth ignores the call. Thrown only with strict misuse; otherwise it is
+    /// ignored and recorded as a misuse.
+    case responseToCommand(id: UInt64, result: ATTError.Code)
 
     /// Why a service description cannot be published.
     public enum InvalidServiceReason: Hashable, Sendable {
@@ -105,6 +114,13 @@ extension APIMisuseError: CustomStringConvertible {
                 + "cached value and it cannot change. Create it with value nil to serve a changing value."
         case .invalidConfiguration(let problem):
             return "Invalid configuration: \(problem)."
+        case .writeWithoutResponseQueueFull(let uuid, let handle):
+            return "A write without response to \(uuid) (handle \(handle)) was dropped: the queue was full "
+                + "(canSendWriteWithoutResponse was false). Wait for peripheralIsReady(toSendWriteWithoutResponse:) "
+                + "before writing again."
+        case .responseToCommand(let id, let result):
+            return "Request \(id) is a write command (a write without response): the central expects no answer, "
+                + "so the \(result.name) response goes nowhere. Check ATTRequest.isCommand before responding."
         }
     }
 }

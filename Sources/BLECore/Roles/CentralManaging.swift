@@ -85,7 +85,11 @@ public protocol CentralManaging: Actor {
     func readValue(for descriptor: RemoteDescriptor) async throws -> Data
 
     /// Writes a characteristic's value. With response, returns once the peripheral confirmed;
-    /// without response, returns once the write is queued.
+    /// without response, returns once the write is queued. As CoreBluetooth does, a write
+    /// without response is quietly cut to the link's maximum length, dropped while the queue
+    /// is full (check `canSendWriteWithoutResponse(to:)`), and not sent at all to a
+    /// characteristic without the `writeWithoutResponse` property; it never throws an ATT
+    /// error (a Write Command has no response).
     func writeValue(_ value: Data, for characteristic: RemoteCharacteristic, type: WriteType) async throws
 
     /// Writes a descriptor's value.

@@ -14,6 +14,13 @@ extension MockBLEBridge {
         pendingOperations.map(\.description)
     }
 
+    /// The misuses CoreBluetooth lets pass quietly that the managers on this bridge made so
+    /// far, in order: a write without response cut, dropped by a full queue or sent to a
+    /// characteristic without the property, a notification cut, an error response to a write
+    /// command. ``finish()`` reports them; a manager configured with `strictMisuse` throws
+    /// them instead.
+    public var misuses: [Misuse] { world.misuses }
+
     /// The operations in progress, oldest first.
     public var pendingOperations: [Leftover] {
         world.pending.values.sorted { $0.id < $1.id }.filter { !$0.isCancelled }.map { operation in
@@ -38,7 +45,8 @@ extension MockBLEBridge {
     /// event stream finishes, and the report lists what was left over — operations in
     /// progress, requests a peripheral never answered, events no stream read, and error
     /// injections that never fired (so a test that scripted a failure learns when its code
-    /// never reached it) — or ``FinishReport/clean``. A report with leftovers ends with the
+    /// never reached it), and misuses CoreBluetooth would have let pass quietly (``misuses``)
+    /// — or ``FinishReport/clean``. A report with leftovers ends with the
     /// bridge's seed.
     ///
     /// Call it at the end of a test to learn about work the code under test left undone:
@@ -79,6 +87,7 @@ extension MockBLEBridge {
         for entry in world.injections.unfired {
             leftovers.append(.unfiredInjection(entry.injection, owner: entry.owner))
         }
+        leftovers += world.misuses.map { .misuse($0) }
         leftovers += untrackedCalls.map { .untrackedCall($0) }
         mutate { world in
             world.failOperations(CoreBluetoothError(.operationCancelled)) { _ in true }
@@ -133,6 +142,8 @@ public enum Leftover: Hashable, Sendable, CustomStringConvertible {
     /// A call into the kit, during a run, from a task the run cannot see (a plain `Task {}`):
     /// time may have moved while that task ran. Start it with ``MockBLEBridge/task(_:)``.
     case untrackedCall(String)
+    /// A misuse CoreBluetooth lets pass quietly (see ``MockBLEBridge/misuses``).
+    case misuse(Misuse)
 
     public var description: String {
         func short(_ identifier: UUID) -> String { String(identifier.uuidString.prefix(8)) }
@@ -157,6 +168,8 @@ public enum Leftover: Hashable, Sendable, CustomStringConvertible {
         case .untrackedCall(let call):
             return "\(call) was called during a run from a task the run cannot see (a plain Task {}): "
                 + "time may have moved while it ran; start it with bridge.task { }"
+        case .misuse(let misuse):
+            return "misuse CoreBluetooth would let pass: \(misuse)"
         }
     }
 }

@@ -42,7 +42,7 @@ extension MockBLEBridge {
     /// the central's operation ends or needs another answer.
     func respond(peripheral: UUID, to request: ATTRequest, result: ATTError.Code, value: Data?) throws {
         forgetCancelled()
-        try mutate { try $0.respond(peripheral: peripheral, to: request, result: result, value: value) }
+        try mutate { _ = try $0.respond(peripheral: peripheral, to: request, result: result, value: value) }
     }
 
     // MARK: Injection and bonds

@@ -339,10 +339,12 @@ extension World {
 
     // MARK: Writes without response
 
-    /// Queues a write without response. A value longer than ATT_MTU − 3 is truncated to it as
-    /// on a device (or refused with strict lengths); a full queue drops the write (as a device
-    /// does, logged with `outOfSpace`). Returns at once: the command crosses at a connection
-    /// event (at once in fast mode with an unbounded queue).
+    /// Queues a write without response, as CoreBluetooth does: a value longer than
+    /// ATT_MTU − 3 is cut to it, a write while the queue is full is dropped (logged with
+    /// `outOfSpace`), and a write to a characteristic without the property is not sent. Each
+    /// of those is recorded as a ``Misuse`` (thrown with strict misuse; strict lengths throw
+    /// for a long value). Returns at once: the command crosses at a connection event (at once
+    /// in fast mode with an unbounded queue).
     mutating func writeWithoutResponse(central: UUID, characteristic: RemoteCharacteristic, value: Data) throws {
         let slot = try requireLink(central: central, peripheral: characteristic.peripheral, "writeValue")
         try requireCurrent(characteristic, on: slot)
@@ -355,10 +357,31 @@ extension World {
                 .write, central: central, peripheral: key.peripheral, attribute: characteristic.uuid,
                 handle: characteristic.handle, value: value, writeType: .withoutResponse, error: error, detail: detail)
         }
+        func misused(_ kind: Misuse.Kind, _ error: APIMisuseError) throws {
+            try self.misused(
+                kind, by: .central(central), central: central, peripheral: key.peripheral,
+                characteristic: characteristic.uuid, handle: characteristic.handle, error: error)
+        }
+        // CoreBluetooth sends a Write Command only to a characteristic with the property. What
+        // the peripheral does with it (permissions, encryption) it decides on arrival, and it
+        // never answers (see `serveCommand`), so no injection applies here either: `.write`
+        // injections target writes with response only.
+        guard characteristic.properties.contains(.writeWithoutResponse) else {
+            let error = APIMisuseError.writeWithoutResponseNotSupported(
+                characteristic.uuid, handle: characteristic.handle)
+            log(value, error, "not sent")
+            return try misused(.writeWithoutResponseNotSupported, error)
+        }
         if value.count > limit {
+            let error = APIMisuseError.valueTooLong(
+                operation: "writeValue(_:for:type: .withoutResponse)", length: value.count, maximum: limit)
             if centrals[central]!.configuration.strictLengths {
-                let error = APIMisuseError.valueTooLong(
-                    operation: "writeValue(_:for:type: .withoutResponse)", length: value.count, maximum: limit)
+                log(value, error, nil)
+                throw error
+            }
+            do {
+                try misused(.valueTruncated, error)
+            } catch {
                 log(value, error, nil)
                 throw error
             }
@@ -370,20 +393,12 @@ extension World {
                     + (limit == mtu - 3 ? "(ATT_MTU \(mtu) - 3)" : "(the longest attribute value)"))
             value = value.prefix(limit)
         }
-        // CoreBluetooth sends a Write Command only to a characteristic with the property. What
-        // the peripheral does with it (permissions, encryption) it decides on arrival, and it
-        // never answers (see `serveCommand`), so no injection applies here either: `.write`
-        // injections target writes with response only.
-        guard characteristic.properties.contains(.writeWithoutResponse) else {
-            let error = APIMisuseError.writeWithoutResponseNotSupported(
-                characteristic.uuid, handle: characteristic.handle)
-            log(value, error, nil)
-            throw error
-        }
         guard canQueueCommand(on: key) else {
             links.entries[slot]!.commandQueueWasFull = true
             log(value, CoreBluetoothError(.outOfSpace), "dropped: transmit queue full")
-            return
+            return try misused(
+                .writeWithoutResponseDropped,
+                .writeWithoutResponseQueueFull(characteristic.uuid, handle: characteristic.handle))
         }
         log(value, nil, nil)
         links.entries[slot]!.queuedCommands += 1

@@ -131,9 +131,9 @@ extension World {
             return slot
         }
         let p = peripherals.position(of: peripheral)!
-        if peripherals.entries[p]!.configuration.strictLengths,
-            let shortest = targets.map({ links.entries[$0]!.maximumValueLength }).min(), value.count > shortest
-        {
+        let strict =
+            peripherals.entries[p]!.configuration.strictLengths || peripherals.entries[p]!.configuration.strictMisuse
+        if strict, let shortest = targets.map({ links.entries[$0]!.maximumValueLength }).min(), value.count > shortest {
             throw APIMisuseError.valueTooLong(operation: "updateValue", length: value.count, maximum: shortest)
         }
         if let failure = injection(.updateValue, peripheral: peripheral, characteristic: characteristic.uuid) {
@@ -163,6 +163,11 @@ extension World {
                     handle: characteristic.handle,
                     detail: "\(kind == .notify ? "notification" : "indication") of \(value.count) bytes cut to \(limit)"
                 )
+                // (Not strict: checked above, before anything was sent.)
+                try? misused(
+                    .valueTruncated, by: .peripheral(peripheral), central: key.central, peripheral: peripheral,
+                    characteristic: characteristic.uuid, handle: characteristic.handle,
+                    error: .valueTooLong(operation: "updateValue", length: value.count, maximum: limit))
             }
             peripherals.entries[p]!.queuedUpdates += 1
             links.entries[slot]!.toCentral.append(

@@ -214,11 +214,26 @@ extension World {
 
     // MARK: The app's answers
 
-    /// A manual peripheral answers a request it was handed; returns the operation it answers.
+    /// A manual peripheral answers a request it was handed; returns the operation it answers,
+    /// or `nil` for a write command, which has no response: CoreBluetooth ignores the call. A
+    /// success is ignored quietly; an error is a ``Misuse`` (the central never learns of it).
     @discardableResult
     mutating func respond(peripheral: UUID, to request: ATTRequest, result: ATTError.Code, value: Data?) throws
-        -> OperationID
+        -> OperationID?
     {
+        if request.isCommand {
+            let central = request.central.identifier
+            record(
+                .response, central: central, peripheral: peripheral, attribute: request.characteristic.uuid,
+                handle: request.characteristic.handle, value: value,
+                detail: "id=\(request.id) result=\(result.name) ignored: a write command gets no response")
+            guard result != .success else { return nil }
+            try misused(
+                .responseToCommand, by: .peripheral(peripheral), central: central, peripheral: peripheral,
+                characteristic: request.characteristic.uuid, handle: request.characteristic.handle,
+                error: .responseToCommand(id: request.id, result: result))
+            return nil
+        }
         guard
             let operation = pending.values.first(where: {
                 $0.stage == .awaitingAnswer(request.id) && $0.link?.peripheral == peripheral

@@ -32,6 +32,12 @@ public actor MockCentralManager: CentralManaging {
         /// `APIMisuseError.valueTooLong(operation:length:maximum:)` instead of being
         /// truncated as on a device. Defaults to `false`.
         public var strictLengths: Bool
+        /// Whether a misuse CoreBluetooth lets pass quietly (a write without response cut to
+        /// the link's length, dropped by a full queue, or sent to a characteristic without
+        /// the property) throws its `APIMisuseError` at the call instead of being recorded in
+        /// ``MockBLEBridge/misuses`` (which ``MockBLEBridge/finish()`` reports). Defaults to
+        /// `false`, as CoreBluetooth.
+        public var strictMisuse: Bool
         /// The queue of writes without response. Defaults to ``QueueBehavior/unlimited``.
         public var writeWithoutResponseQueue: QueueBehavior
         /// How connection attempts behave. Defaults to always succeeding, no limit.
@@ -62,7 +68,7 @@ public actor MockCentralManager: CentralManaging {
         /// Creates a configuration.
         public init(
             initialState: ManagerState = .poweredOn, stateTransition: StateTransition = .instant,
-            mtu: MTUMode = .fixed(517), strictLengths: Bool = false,
+            mtu: MTUMode = .fixed(517), strictLengths: Bool = false, strictMisuse: Bool = false,
             writeWithoutResponseQueue: QueueBehavior = .unlimited, connection: ConnectionBehavior = .init(),
             errorInjection: [ErrorInjection] = [], pairing: PairingBehavior = .never,
             grantsANCSAuthorization: Bool = false, restoreIdentifier: String? = nil, seed: UInt64? = nil,
@@ -73,6 +79,7 @@ public actor MockCentralManager: CentralManaging {
             self.stateTransition = stateTransition
             self.mtu = mtu
             self.strictLengths = strictLengths
+            self.strictMisuse = strictMisuse
             self.writeWithoutResponseQueue = writeWithoutResponseQueue
             self.connection = connection
             self.errorInjection = errorInjection

@@ -34,6 +34,11 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// throws `APIMisuseError.valueTooLong(operation:length:maximum:)` instead of
         /// truncating it as CoreBluetooth does. Defaults to `false`.
         public var strictLengths: Bool
+        /// Whether a misuse CoreBluetooth lets pass quietly (a notification or indication cut
+        /// to the link's length, an error response to a write command) throws its
+        /// `APIMisuseError` at the call instead of being recorded in ``MockBLEBridge/misuses``
+        /// (which ``MockBLEBridge/finish()`` reports). Defaults to `false`, as CoreBluetooth.
+        public var strictMisuse: Bool
         /// The transmit queue of notifications and indications. Defaults to
         /// ``QueueBehavior/unlimited``.
         public var updateQueue: QueueBehavior
@@ -76,7 +81,7 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// Creates a configuration.
         public init(
             initialState: ManagerState = .poweredOn, stateTransition: StateTransition = .instant,
-            name: String? = nil, mtu: MTUMode = .fixed(517), strictLengths: Bool = false,
+            name: String? = nil, mtu: MTUMode = .fixed(517), strictLengths: Bool = false, strictMisuse: Bool = false,
             updateQueue: QueueBehavior = .unlimited, advertisingInterval: Duration = .milliseconds(100),
             rssi: Int = -50, rssiVariation: Int = 0, advertisingDelay: Duration = .zero, advertisesOnce: Bool = false,
             requestHandling: RequestHandling = .automatic, errorInjection: [ErrorInjection] = [],
@@ -90,6 +95,7 @@ public actor MockPeripheralManager: PeripheralManaging {
             self.name = name
             self.mtu = mtu
             self.strictLengths = strictLengths
+            self.strictMisuse = strictMisuse
             self.updateQueue = updateQueue
             self.advertisingInterval = advertisingInterval
             self.rssi = rssi

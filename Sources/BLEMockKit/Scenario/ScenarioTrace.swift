@@ -98,7 +98,8 @@ public struct ScenarioTrace: Sendable, Hashable {
             "notPoweredOn", "characteristicNotFound", "ambiguousCharacteristic", "unknownRequest",
             "characteristicNotPublished", "serviceNotPublished", "characteristicCannotNotify", "invalidService",
             "valueTooLong", "staticCharacteristic", "invalidConfiguration", "updateQueueFull", "managerShutDown",
-            "writeWithoutResponseNotSupported", "clientConfigurationWrite",
+            "writeWithoutResponseNotSupported", "clientConfigurationWrite", "writeWithoutResponseQueueFull",
+            "responseToCommand",
         ]
 
         static func kitName(_ error: APIMisuseError) -> String {
@@ -117,6 +118,8 @@ public struct ScenarioTrace: Sendable, Hashable {
             case .managerShutDown: "managerShutDown"
             case .writeWithoutResponseNotSupported: "writeWithoutResponseNotSupported"
             case .clientConfigurationWrite: "clientConfigurationWrite"
+            case .writeWithoutResponseQueueFull: "writeWithoutResponseQueueFull"
+            case .responseToCommand: "responseToCommand"
             }
         }
 

@@ -40,6 +40,8 @@ struct World: Sendable {
     var log: [BridgeLogEntry] = []
     /// What must happen outside the world, in order; the bridge takes them after each call.
     var effects: [Effect] = []
+    /// The misuses CoreBluetooth would let pass quietly, in order (see ``Misuse``).
+    var misuses: [Misuse] = []
     /// The ATT PDUs every link carried so far.
     var attPDUCount = 0
 

@@ -46,15 +46,20 @@ struct Rig: Sendable {
     }
 
     /// Builds the rig: the peripheral publishes and advertises the test service; the central
-    /// (asking for `centralMTU`) scans, connects, and discovers everything.
+    /// (asking for `centralMTU`, with `writeQueue`) scans, connects, and discovers everything.
+    /// `strictMisuse` goes to both managers.
     static func make(
-        requestHandling: RequestHandling = .automatic, centralMTU: Int = 517,
-        bridge: MockBLEBridge = MockBLEBridge()
+        requestHandling: RequestHandling = .automatic, centralMTU: Int = 517, strictMisuse: Bool = false,
+        writeQueue: QueueBehavior = .unlimited, bridge: MockBLEBridge = MockBLEBridge()
     ) async throws -> Rig {
-        let peripheral = MockPeripheralManager(configuration: .init(requestHandling: requestHandling), bridge: bridge)
+        let peripheral = MockPeripheralManager(
+            configuration: .init(strictMisuse: strictMisuse, requestHandling: requestHandling), bridge: bridge)
         let service = try await peripheral.add(testService)
         try await peripheral.startAdvertising(AdvertisementData(localName: "Rig", serviceUUIDs: [RigUUID.service]))
-        let central = MockCentralManager(configuration: .init(mtu: .fixed(centralMTU)), bridge: bridge)
+        let central = MockCentralManager(
+            configuration: .init(
+                mtu: .fixed(centralMTU), strictMisuse: strictMisuse, writeWithoutResponseQueue: writeQueue),
+            bridge: bridge)
         try await central.scanForPeripherals(withServices: [RigUUID.service])
         try await central.connect(peripheral.identifier)
         let services = try await central.discoverServices(nil, for: peripheral.identifier)
