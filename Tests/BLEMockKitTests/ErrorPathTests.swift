@@ -464,14 +464,21 @@ struct ErrorPathATTTests {
         #expect(await bridge.log.filter { $0.kind == .writeRequest }.count == 1)
     }
 
-    @Test("Subscribing to a characteristic that can neither notify nor indicate throws requestNotSupported (0x06)")
+    // bumble 0.0.236 (scripts/bumble-att-checks.py, check 3): subscribing to a characteristic
+    // without a CCCD sends no PDU at all; its client only logs a warning. CoreBluetooth fails
+    // the call with "The request is not supported"; nothing goes on the air either.
+    @Test(
+        "Subscribing to a characteristic that can neither notify nor indicate (no CCCD) sends nothing and throws requestNotSupported (0x06)"
+    )
     func subscribeNotSupported() async throws {
         let rig = try await Rig.make()
         var events = rig.peripheral.events().makeAsyncIterator()
+        let before = await rig.bridge.attPDUCount
         let error = await #expect(throws: ATTError(.requestNotSupported)) {
             try await rig.central.setNotifyValue(true, for: rig.remote(RigUUID.readOnly))
         }
         #expect(error?.code.rawValue == 0x06)
+        #expect(await rig.bridge.attPDUCount == before)
         await Self.expectLogged(rig, .subscribe, ATTError(.requestNotSupported), attribute: RigUUID.readOnly)
         #expect(await rig.peripheral.subscribedCentrals(for: rig.local(RigUUID.readOnly)).isEmpty)
         // A valid subscription still works, and it is the first event the peripheral sees.
@@ -480,17 +487,24 @@ struct ErrorPathATTTests {
         #expect(await events.next() == .subscribed(remoteCentral, rig.local(RigUUID.value)))
     }
 
+    // The length of a long write is checked at the Execute Write (Vol 3, Part F, 3.4.6.1), so
+    // the client sends every Prepare Write first. bumble 0.0.236 (scripts/bumble-att-checks.py,
+    // check 1): 29 Prepare Writes and an Execute Write at ATT_MTU 23 (60 PDUs both ways), 3 and
+    // one at 247 (8 PDUs), each Prepare answered, the Execute answered with 0x0D. At 517 the
+    // value fits one Write Request (up to 514 bytes), refused at once.
     @Test(
-        "A 513-byte write with response throws invalidAttributeValueLength (0x0D); 512 bytes succeed",
-        arguments: [517, 23])
-    func valueLengthLimit(mtu: Int) async throws {
+        "A 513-byte write with response throws invalidAttributeValueLength (0x0D) after every Prepare Write; 512 bytes succeed",
+        arguments: [(517, 2), (247, 8), (23, 60)])
+    func valueLengthLimit(mtu: Int, pdus: Int) async throws {
         let rig = try await Rig.make(centralMTU: mtu)
         let characteristic = rig.remote(RigUUID.value)
         try await rig.central.writeValue(Data([7, 7, 7, 7]), for: characteristic, type: .withResponse)
 
+        let before = await rig.bridge.attPDUCount
         let error = await #expect(throws: ATTError(.invalidAttributeValueLength)) {
             try await rig.central.writeValue(testBytes(513), for: characteristic, type: .withResponse)
         }
+        #expect(await rig.bridge.attPDUCount - before == pdus)
         #expect(error?.code.rawValue == 0x0D)
         await Self.expectLogged(rig, .write, ATTError(.invalidAttributeValueLength), attribute: RigUUID.value)
         #expect(await rig.lastLogEntry(.write)?.value == testBytes(513))

@@ -134,8 +134,18 @@ extension World {
                 throw error
             }
             return GATTProcedure.writeExchanges(length: value.count, mtu: mtu)
-        case .setNotify(let characteristic, _):
+        case .setNotify(let characteristic, let enabled):
             try requireCurrent(characteristic, on: slot)
+            // A characteristic that can neither notify nor indicate has no Client
+            // Characteristic Configuration descriptor to write: the client sends nothing and
+            // fails at once (CoreBluetooth: "The request is not supported").
+            guard characteristic.properties.supportsSubscription else {
+                let error = ATTError(.requestNotSupported)
+                record(
+                    enabled ? .subscribe : .unsubscribe, central: links.entries[slot]!.key.central,
+                    peripheral: peripheral, attribute: characteristic.uuid, handle: characteristic.handle, error: error)
+                throw error
+            }
             return 1
         }
     }
@@ -175,6 +185,12 @@ extension World {
         let mtu = links.entries[slot]!.mtu
         switch answer {
         case .failure(let error):
+            if isRead, completed > 0, (error as? ATTError)?.code == .attributeNotLong {
+                // A Read Blob after a full part of a value exactly ATT_MTU − 1 bytes long: the
+                // server says there is no more, and what was read is the whole value.
+                return finishProcedure(
+                    id, .success(.value(pending.inPlace(at: position) { $0.procedure!.received })))
+            }
             if let refusal = error as? ATTError, startsPairing(for: id, after: refusal, on: key) {
                 startPairing(for: id, on: key, refusal: refusal)
             } else {
