@@ -341,16 +341,33 @@ public actor MockBLEBridge {
         guard let restoreIdentifier else { return identifiers.next(role: role) }
         return identifiers.restored(role: role, restoreIdentifier: restoreIdentifier)
     }
+
+    /// The identifier a new manager takes, and what is wrong with it: `nil`, or the
+    /// configuration problem of an identifier another manager on this bridge already has (a
+    /// manager with a restore identifier takes over its predecessor's, so it is not checked).
+    nonisolated func claimIdentifier(
+        role: String, configured: UUID?, restoreIdentifier: String?
+    ) -> (UUID, problem: String?) {
+        let identifier = configured ?? makeIdentifier(role: role, restoreIdentifier: restoreIdentifier)
+        guard restoreIdentifier == nil, !identifiers.claim(identifier) else { return (identifier, nil) }
+        return (
+            identifier,
+            "identifier \(identifier.uuidString) is already used by another manager on this bridge; give each "
+                + "manager its own identifier, or leave identifier nil to derive one"
+        )
+    }
 }
 
 /// Hands out identifiers derived from the seed, by role and creation order, so the same test
 /// creates the same identifiers every run.
 final class IdentifierSource: @unchecked Sendable {
-    // @unchecked Sendable: `counters` is only read and written under `lock`; `root` is immutable.
+    // @unchecked Sendable: `counters`, `restorable` and `claimed` are only read and written under
+    // `lock`; `root` is immutable.
     private let lock = Lock()
     private let root: SeededGenerator
     private var counters: [String: UInt64] = [:]
     private var restorable: [String: UUID] = [:]
+    private var claimed: Set<UUID> = []
 
     init(seed: UInt64) {
         root = SeededGenerator(seed: seed).derived("identifiers")
@@ -363,6 +380,12 @@ final class IdentifierSource: @unchecked Sendable {
         }
         var generator = root.derived(role).derived(index)
         return generator.uuid()
+    }
+
+    /// Claims an identifier for a manager without a restore identifier: `false` when another
+    /// manager on the bridge has it already.
+    func claim(_ identifier: UUID) -> Bool {
+        lock.withLock { claimed.insert(identifier).inserted }
     }
 
     /// The identifier for a role and restore identifier: made on first use, then the same.

@@ -69,6 +69,7 @@ extension MockCentralManager {
     package func begin(
         _ operation: FrontEndOperation, _ completion: @escaping @Sendable (Result<FrontEndResult, any Error>) -> Void
     ) {
+        if let duplicateProblem { return completion(.failure(APIMisuseError.invalidConfiguration(duplicateProblem))) }
         withBridge("\(operation)") { bridge in
             let central = identifier
             let request: World.Request

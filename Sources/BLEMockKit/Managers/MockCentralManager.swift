@@ -62,7 +62,10 @@ public actor MockCentralManager: CentralManaging {
         /// its own bridge, that bridge uses this seed too. Defaults to `nil`.
         public var seed: UInt64?
         /// The central's identifier; `nil` derives one from the bridge's seed and the order
-        /// managers are created in. Defaults to `nil`.
+        /// managers are created in. Each manager on a bridge has its own:
+        /// a manager given one another manager on the bridge already has refuses every call
+        /// with `APIMisuseError.invalidConfiguration(_:)` (a manager with a
+        /// ``restoreIdentifier`` takes over its terminated predecessor's). Defaults to `nil`.
         public var identifier: UUID?
 
         /// Creates a configuration.
@@ -115,6 +118,11 @@ public actor MockCentralManager: CentralManaging {
     /// The central's identifier (as `CBCentral.identifier` on the peripheral side).
     public nonisolated let identifier: UUID
     nonisolated let broadcaster: EventBroadcaster<CentralEvent>
+    /// Why this manager refuses every call: its identifier belongs to another manager on the
+    /// bridge. `nil` for every other manager.
+    nonisolated let duplicateProblem: String?
+    /// The world a refused manager runs on instead of its bridge's.
+    var refusedWorld: World?
 
     /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
@@ -126,10 +134,20 @@ public actor MockCentralManager: CentralManaging {
         self.bridge = bridge
         self.broadcaster = EventBroadcaster(clock: bridge.clock)
         self.configuration = configuration
-        self.identifier =
-            configuration.identifier
-            ?? bridge.makeIdentifier(role: "central", restoreIdentifier: configuration.restoreIdentifier)
-        bridge.arrivals.add(.central(identifier, broadcaster, configuration))
+        let (identifier, problem) = bridge.claimIdentifier(
+            role: "central", configured: configuration.identifier, restoreIdentifier: configuration.restoreIdentifier)
+        self.identifier = identifier
+        self.duplicateProblem = problem
+        guard let problem else {
+            bridge.arrivals.add(.central(identifier, broadcaster, configuration))
+            return
+        }
+        // A second manager with an identifier already on the bridge never joins it: it runs on
+        // a world of its own where every call is refused with the problem.
+        var refused = World(seed: bridge.configuration.seed, timing: .instant)
+        refused.addCentral(identifier, configuration: configuration)
+        refused.centrals[identifier]!.configurationProblem = problem
+        refusedWorld = refused
     }
 
     deinit {
@@ -196,9 +214,11 @@ public actor MockCentralManager: CentralManaging {
         }
     }
 
-    /// Runs `body` on the bridge's world (joining it first), then performs what it decided.
+    /// Runs `body` on the bridge's world (joining it first), then performs what it decided; a
+    /// refused manager's `body` runs on its own world, which refuses every call.
     func world<T: Sendable>(_ call: String = #function, _ body: @Sendable (inout World) throws -> T) rethrows -> T {
-        try withBridge(call) { bridge in
+        if refusedWorld != nil { return try body(&refusedWorld!) }
+        return try withBridge(call) { bridge in
             defer { bridge.applyEffects() }
             return try body(&bridge.world)
         }
@@ -206,6 +226,7 @@ public actor MockCentralManager: CentralManaging {
 
     /// Runs an operation on the bridge (joining it first).
     func perform(_ request: World.Request, _ call: String = #function) async throws -> Reply {
+        if let duplicateProblem { throw APIMisuseError.invalidConfiguration(duplicateProblem) }
         withBridge(call) { _ in }
         return try await bridge.perform(request)
     }
@@ -327,6 +348,7 @@ public actor MockCentralManager: CentralManaging {
     }
 
     public func openL2CAPChannel(_ psm: UInt16, on peripheral: UUID) async throws -> L2CAPChannel {
+        if let duplicateProblem { throw APIMisuseError.invalidConfiguration(duplicateProblem) }
         withBridge { _ in }
         return try await bridge.openL2CAPChannel(central: identifier, peripheral: peripheral, psm: psm)
     }

@@ -75,7 +75,10 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// bridge's seed. Defaults to `nil`.
         public var seed: UInt64?
         /// The peripheral's identifier; `nil` derives one from the bridge's seed and the
-        /// order managers are created in. Defaults to `nil`.
+        /// order managers are created in. Each manager on a bridge has its own:
+        /// a manager given one another manager on the bridge already has refuses every call
+        /// with `APIMisuseError.invalidConfiguration(_:)` (a manager with a
+        /// ``restoreIdentifier`` takes over its terminated predecessor's). Defaults to `nil`.
         public var identifier: UUID?
 
         /// Creates a configuration.
@@ -132,6 +135,11 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// The peripheral's identifier (as `CBPeripheral.identifier` on the central side).
     public nonisolated let identifier: UUID
     nonisolated let broadcaster: EventBroadcaster<PeripheralEvent>
+    /// Why this manager refuses every call: its identifier belongs to another manager on the
+    /// bridge. `nil` for every other manager.
+    nonisolated let duplicateProblem: String?
+    /// The world a refused manager runs on instead of its bridge's.
+    var refusedWorld: World?
 
     /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
@@ -143,10 +151,21 @@ public actor MockPeripheralManager: PeripheralManaging {
         self.bridge = bridge
         self.broadcaster = EventBroadcaster(clock: bridge.clock)
         self.configuration = configuration
-        self.identifier =
-            configuration.identifier
-            ?? bridge.makeIdentifier(role: "peripheral", restoreIdentifier: configuration.restoreIdentifier)
-        bridge.arrivals.add(.peripheral(identifier, broadcaster, configuration))
+        let (identifier, problem) = bridge.claimIdentifier(
+            role: "peripheral", configured: configuration.identifier, restoreIdentifier: configuration.restoreIdentifier
+        )
+        self.identifier = identifier
+        self.duplicateProblem = problem
+        guard let problem else {
+            bridge.arrivals.add(.peripheral(identifier, broadcaster, configuration))
+            return
+        }
+        // A second manager with an identifier already on the bridge never joins it: it runs on
+        // a world of its own where every call is refused with the problem.
+        var refused = World(seed: bridge.configuration.seed, timing: .instant)
+        refused.addPeripheral(identifier, configuration: configuration)
+        refused.peripherals[identifier]!.configurationProblem = problem
+        refusedWorld = refused
     }
 
     deinit {
@@ -220,9 +239,11 @@ public actor MockPeripheralManager: PeripheralManaging {
         }
     }
 
-    /// Runs `body` on the bridge's world (joining it first), then performs what it decided.
+    /// Runs `body` on the bridge's world (joining it first), then performs what it decided; a
+    /// refused manager's `body` runs on its own world, which refuses every call.
     func world<T: Sendable>(_ call: String = #function, _ body: @Sendable (inout World) throws -> T) rethrows -> T {
-        try withBridge(call) { bridge in
+        if refusedWorld != nil { return try body(&refusedWorld!) }
+        return try withBridge(call) { bridge in
             defer { bridge.applyEffects() }
             return try body(&bridge.world)
         }
@@ -231,6 +252,7 @@ public actor MockPeripheralManager: PeripheralManaging {
     public var state: ManagerState { world { $0.state(of: .peripheral(identifier)) } }
 
     public func waitForPoweredOn() async -> ManagerState {
+        if duplicateProblem != nil { return state }
         withBridge { _ in }
         let reply = try? await bridge.perform(.waitForPoweredOn(.peripheral(identifier)))
         if case .state(let state) = reply { return state }
@@ -264,6 +286,7 @@ public actor MockPeripheralManager: PeripheralManaging {
     public var isAdvertising: Bool { world { $0.isAdvertising(peripheral: identifier) } }
 
     public func respond(to request: ATTRequest, withResult result: ATTError.Code, value: Data?) throws {
+        if let duplicateProblem { throw APIMisuseError.invalidConfiguration(duplicateProblem) }
         try withBridge { try $0.respond(peripheral: identifier, to: request, result: result, value: value) }
     }
 
@@ -334,6 +357,7 @@ public actor MockPeripheralManager: PeripheralManaging {
     public func simulateDisconnection(
         of central: UUID, error: CoreBluetoothError = CoreBluetoothError(.peripheralDisconnected)
     ) {
+        guard duplicateProblem == nil else { return }
         withBridge { $0.simulateDisconnection(central: central, peripheral: identifier, error: error) }
     }
 }
