@@ -333,22 +333,24 @@ public actor MockBLEBridge {
 
     // MARK: Identifiers
 
-    /// The identifier of a manager created with `restoreIdentifier`: the same for every
-    /// manager with that restore identifier on this bridge, so a relaunched app's manager
-    /// takes over what the system kept for its predecessor; else a fresh one derived from the
-    /// seed and creation order.
-    nonisolated func makeIdentifier(role: String, restoreIdentifier: String?) -> UUID {
-        guard let restoreIdentifier else { return identifiers.next(role: role) }
-        return identifiers.restored(role: role, restoreIdentifier: restoreIdentifier)
+    /// The identifier derived for a new manager, from the bridge's seed, its role and what
+    /// names it: its restore identifier (the same for every manager with it, so a relaunched
+    /// app's manager takes over what the system kept for its predecessor), else its name (a
+    /// peripheral's `name`) and how many managers of that role and name came before it, else
+    /// how many unnamed managers of its role came before it. Creating a manager never shifts
+    /// the identifier of one with another name or restore identifier, nor of another role.
+    nonisolated func makeIdentifier(role: String, name: String? = nil, restoreIdentifier: String?) -> UUID {
+        if let restoreIdentifier { return identifiers.restored(role: role, restoreIdentifier: restoreIdentifier) }
+        return identifiers.next(role: role, name: name)
     }
 
     /// The identifier a new manager takes, and what is wrong with it: `nil`, or the
     /// configuration problem of an identifier another manager on this bridge already has (a
     /// manager with a restore identifier takes over its predecessor's, so it is not checked).
     nonisolated func claimIdentifier(
-        role: String, configured: UUID?, restoreIdentifier: String?
+        role: String, name: String? = nil, configured: UUID?, restoreIdentifier: String?
     ) -> (UUID, problem: String?) {
-        let identifier = configured ?? makeIdentifier(role: role, restoreIdentifier: restoreIdentifier)
+        let identifier = configured ?? makeIdentifier(role: role, name: name, restoreIdentifier: restoreIdentifier)
         guard restoreIdentifier == nil, !identifiers.claim(identifier) else { return (identifier, nil) }
         return (
             identifier,
@@ -358,27 +360,37 @@ public actor MockBLEBridge {
     }
 }
 
-/// Hands out identifiers derived from the seed, by role and creation order, so the same test
-/// creates the same identifiers every run.
+/// Hands out identifiers derived from the seed, by role and name (see
+/// ``MockBLEBridge/makeIdentifier(role:name:restoreIdentifier:)``), so the same test creates the
+/// same identifiers every run, and an unrelated manager created earlier does not shift them.
 final class IdentifierSource: @unchecked Sendable {
-    // @unchecked Sendable: `counters`, `restorable` and `claimed` are only read and written under
-    // `lock`; `root` is immutable.
+    // @unchecked Sendable: `counters` and `claimed` are only read and written under `lock`;
+    // `root` is immutable.
     private let lock = Lock()
     private let root: SeededGenerator
     private var counters: [String: UInt64] = [:]
-    private var restorable: [String: UUID] = [:]
     private var claimed: Set<UUID> = []
 
     init(seed: UInt64) {
         root = SeededGenerator(seed: seed).derived("identifiers")
     }
 
-    func next(role: String) -> UUID {
+    /// The next identifier of a role (and name): the n-th manager of that role and name gets
+    /// the n-th child of the role's (and name's) stream.
+    func next(role: String, name: String? = nil) -> UUID {
+        let key = name.map { role + "/name:" + $0 } ?? role
         let index: UInt64 = lock.withLock {
-            counters[role, default: 0] += 1
-            return counters[role]!
+            counters[key, default: 0] += 1
+            return counters[key]!
         }
-        var generator = root.derived(role).derived(index)
+        var generator = name.map { root.derived(role).derived("name:" + $0) } ?? root.derived(role)
+        generator = generator.derived(index)
+        return generator.uuid()
+    }
+
+    /// The identifier for a role and restore identifier: always the same on one bridge.
+    func restored(role: String, restoreIdentifier: String) -> UUID {
+        var generator = root.derived(role).derived("restore:" + restoreIdentifier)
         return generator.uuid()
     }
 
@@ -386,17 +398,5 @@ final class IdentifierSource: @unchecked Sendable {
     /// manager on the bridge has it already.
     func claim(_ identifier: UUID) -> Bool {
         lock.withLock { claimed.insert(identifier).inserted }
-    }
-
-    /// The identifier for a role and restore identifier: made on first use, then the same.
-    func restored(role: String, restoreIdentifier: String) -> UUID {
-        let key = role + "/" + restoreIdentifier
-        if let known = lock.withLock({ restorable[key] }) { return known }
-        let made = next(role: role)
-        return lock.withLock {
-            if let raced = restorable[key] { return raced }
-            restorable[key] = made
-            return made
-        }
     }
 }

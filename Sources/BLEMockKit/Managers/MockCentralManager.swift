@@ -61,8 +61,9 @@ public actor MockCentralManager: CentralManaging {
         /// probabilities); `nil` derives them from the bridge's seed. When the central creates
         /// its own bridge, that bridge uses this seed too. Defaults to `nil`.
         public var seed: UInt64?
-        /// The central's identifier; `nil` derives one from the bridge's seed and the order
-        /// managers are created in. Each manager on a bridge has its own:
+        /// The central's identifier; `nil` derives one from the bridge's seed and its
+        /// ``restoreIdentifier``, or else from how many centrals without one were created on
+        /// the bridge before it (peripherals do not count). Each manager on a bridge has its own:
         /// a manager given one another manager on the bridge already has refuses every call
         /// with `APIMisuseError.invalidConfiguration(_:)` (a manager with a
         /// ``restoreIdentifier`` takes over its terminated predecessor's). Defaults to `nil`.

@@ -74,8 +74,10 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// The seed of this peripheral's own random draws; `nil` derives them from the
         /// bridge's seed. Defaults to `nil`.
         public var seed: UInt64?
-        /// The peripheral's identifier; `nil` derives one from the bridge's seed and the
-        /// order managers are created in. Each manager on a bridge has its own:
+        /// The peripheral's identifier; `nil` derives one from the bridge's seed and its
+        /// ``restoreIdentifier``, or else its ``name`` and how many peripherals of that name
+        /// (or, unnamed, how many unnamed ones) were created on the bridge before it: adding a
+        /// peripheral of another name, or a central, never shifts it. Each manager on a bridge has its own:
         /// a manager given one another manager on the bridge already has refuses every call
         /// with `APIMisuseError.invalidConfiguration(_:)` (a manager with a
         /// ``restoreIdentifier`` takes over its terminated predecessor's). Defaults to `nil`.
@@ -152,8 +154,8 @@ public actor MockPeripheralManager: PeripheralManaging {
         self.broadcaster = EventBroadcaster(clock: bridge.clock)
         self.configuration = configuration
         let (identifier, problem) = bridge.claimIdentifier(
-            role: "peripheral", configured: configuration.identifier, restoreIdentifier: configuration.restoreIdentifier
-        )
+            role: "peripheral", name: configuration.name, configured: configuration.identifier,
+            restoreIdentifier: configuration.restoreIdentifier)
         self.identifier = identifier
         self.duplicateProblem = problem
         guard let problem else {

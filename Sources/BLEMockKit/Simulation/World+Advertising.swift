@@ -110,7 +110,7 @@ extension World {
             // specification requires, when timing is realistic.
             let advDelay =
                 timing.isInstant
-                ? Duration.zero : peripherals[peripheral]!.random.duration(in: .zero ... .milliseconds(10))
+                ? Duration.zero : peripherals[peripheral]!.random.advertising.duration(in: .zero ... .milliseconds(10))
             next = now.advanced(by: record.configuration.advertisingInterval + advDelay)
         }
         schedule.schedule(.advertise(peripheral: peripheral), at: next)
@@ -181,6 +181,6 @@ extension World {
             record.proximitySimulated ? (record.proximity.rssi ?? record.configuration.rssi) : record.configuration.rssi
         let spread = record.configuration.rssiVariation
         guard spread > 0 else { return base }
-        return base + peripherals[peripheral]!.random.int(in: -spread...spread)
+        return base + peripherals[peripheral]!.random.rssi.int(in: -spread...spread)
     }
 }

@@ -73,7 +73,7 @@ extension World {
             advertisingSets[peripheral]![index].scheduled = true
             let advDelay =
                 timing.isInstant
-                ? Duration.zero : peripherals[peripheral]!.random.duration(in: .zero ... .milliseconds(10))
+                ? Duration.zero : peripherals[peripheral]!.random.advertising.duration(in: .zero ... .milliseconds(10))
             let next = delayed ? set.started : now.advanced(by: set.interval + advDelay)
             schedule.schedule(.advertiseSet(peripheral: peripheral, index: index), at: next)
         }

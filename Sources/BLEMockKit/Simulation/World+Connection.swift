@@ -37,7 +37,7 @@ extension World {
                 return complete(id, .failure(failAttempt(key, CoreBluetoothError(.connectionFailed))))
             }
             let probability = centrals[central]!.configuration.connection.failureProbability
-            let failsByChance = probability > 0 && centrals[central]!.random.bool(probability: probability)
+            let failsByChance = probability > 0 && centrals[central]!.random.connection.bool(probability: probability)
             let fired = firedInjection(.connect, central: central, peripheral: peripheral)
             attempts[key] = ConnectionAttempt(
                 injected: fired?.failure, injectedEntry: fired?.entry, failsByChance: failsByChance)
@@ -178,8 +178,8 @@ extension World {
     mutating func negotiateMTU(_ key: LinkKey) -> Int {
         let centralMode = centrals[key.central]!.configuration.mtu
         let peripheralMode = peripherals[key.peripheral]!.configuration.mtu
-        let offered = centralMode.draw(isCentral: true, using: &centrals[key.central]!.random)
-        let accepted = peripheralMode.draw(isCentral: false, using: &peripherals[key.peripheral]!.random)
+        let offered = centralMode.draw(isCentral: true, using: &centrals[key.central]!.random.mtu)
+        let accepted = peripheralMode.draw(isCentral: false, using: &peripherals[key.peripheral]!.random.mtu)
         return min(max(min(offered, accepted), 23), 517)
     }
 

@@ -91,12 +91,12 @@ extension World {
     mutating func connectionInterval(forCentral central: UUID) -> Duration {
         guard timing.connectionInterval > .zero else { return .zero }
         guard centrals[central] != nil else { return timing.connectionInterval }
-        return Self.connectionInterval(timing, using: &centrals[central]!.random)
+        return Self.connectionInterval(timing, using: &centrals[central]!.random.connection)
     }
 
     /// A connection latency in `range`, from the central's own stream.
     mutating func drawLatency(in range: ClosedRange<Duration>, forCentral central: UUID) -> Duration {
         guard range.lowerBound != range.upperBound, centrals[central] != nil else { return range.lowerBound }
-        return centrals[central]!.random.duration(in: range)
+        return centrals[central]!.random.connection.duration(in: range)
     }
 }

@@ -16,7 +16,7 @@ extension World {
         guard !injections.isEmpty, let c = centrals.position(of: central) else { return nil }
         return injections.check(
             operation, owner: central, peripheral: peripheral, characteristic: characteristic,
-            random: &centrals.entries[c]!.random)
+            random: &centrals.entries[c]!.random.injection)
     }
 
     /// Like `injection(_:central:peripheral:characteristic:)`, also returning the entry that
@@ -26,7 +26,8 @@ extension World {
     )? {
         guard !injections.isEmpty, let c = centrals.position(of: central) else { return nil }
         return injections.fire(
-            operation, owner: central, peripheral: peripheral, characteristic: nil, random: &centrals.entries[c]!.random
+            operation, owner: central, peripheral: peripheral, characteristic: nil,
+            random: &centrals.entries[c]!.random.injection
         )
     }
 
@@ -39,7 +40,7 @@ extension World {
         guard !injections.isEmpty, let p = peripherals.position(of: peripheral) else { return nil }
         return injections.check(
             operation, owner: peripheral, peripheral: peripheral, characteristic: characteristic,
-            random: &peripherals.entries[p]!.random)
+            random: &peripherals.entries[p]!.random.injection)
     }
 
     /// Installs an injection for one manager's operations, or for every manager (`owner` nil).

@@ -7,13 +7,39 @@ import BLECore
 #endif
 
 extension World {
+    /// A manager's seeded streams, one per purpose: each is a child of the manager's stream
+    /// (``SeededGenerator/derived(_:)-(String)``), so drawing more for one purpose never shifts
+    /// another's draws. A central that only scans draws RSSI values, and those never change
+    /// the MTU or the timing of another link.
+    struct Streams: Sendable {
+        /// ATT_MTU preferences drawn per link.
+        var mtu: SeededGenerator
+        /// RSSI values of advertisements and `readRSSI`.
+        var rssi: SeededGenerator
+        /// Advertising delays.
+        var advertising: SeededGenerator
+        /// Connection latency, failure chances, and the intervals before a link exists.
+        var connection: SeededGenerator
+        /// Probabilities of error injections.
+        var injection: SeededGenerator
+
+        /// The streams of a manager whose own stream is `base`.
+        init(_ base: SeededGenerator) {
+            mtu = base.derived("mtu")
+            rssi = base.derived("rssi")
+            advertising = base.derived("advertising")
+            connection = base.derived("connection")
+            injection = base.derived("injection")
+        }
+    }
+
     /// A central manager's simulated stack.
     struct Central: Sendable {
         let identifier: UUID
         var configuration: MockCentralManager.Configuration
         var state: ManagerState
-        /// This central's own random stream (MTU, connection failures, injection draws).
-        var random: SeededGenerator
+        /// This central's own random streams, one per purpose.
+        var random: Streams
         var scan: Scan?
         /// Whether the app runs in the background: scans then ignore allow-duplicates.
         var isInBackground = false
@@ -66,8 +92,8 @@ extension World {
         var configuration: MockPeripheralManager.Configuration
         var answering: Answering
         var state: ManagerState
-        /// This peripheral's own random stream.
-        var random: SeededGenerator
+        /// This peripheral's own random streams, one per purpose.
+        var random: Streams
         var database = GATTDatabase()
         /// Notifications and indications waiting in its links' pipes.
         var queuedUpdates = 0
@@ -98,7 +124,7 @@ extension World {
 
         init(
             identifier: UUID, configuration: MockPeripheralManager.Configuration, state: ManagerState,
-            random: SeededGenerator
+            random: Streams
         ) {
             self.identifier = identifier
             var stored = configuration

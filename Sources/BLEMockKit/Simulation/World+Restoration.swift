@@ -80,7 +80,8 @@ extension World {
     mutating func restore(peripheral: UUID, configuration: MockPeripheralManager.Configuration) {
         guard let restored = peripherals[peripheral]?.pendingRestoration else { return }
         let answering = Peripheral(
-            identifier: peripheral, configuration: configuration, state: .unknown, random: SeededGenerator(seed: 0))
+            identifier: peripheral, configuration: configuration, state: .unknown,
+            random: Streams(SeededGenerator(seed: 0)))
         peripherals[peripheral]!.pendingRestoration = nil
         peripherals[peripheral]!.configuration = answering.configuration
         peripherals[peripheral]!.answering = answering.answering

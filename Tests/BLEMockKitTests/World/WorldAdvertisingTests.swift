@@ -53,8 +53,8 @@ struct WorldAdvertisingTests {
         try harness.startScan(central, options: ScanOptions(allowDuplicates: true))
         #expect(harness.centralEvents(central).isEmpty)
         for _ in 0..<5 { harness.runNextEvent() }
-        // The advDelays are the first draws of the peripheral's own stream.
-        var stream = SeededGenerator(seed: 7)
+        // The advDelays are the first draws of the peripheral's advertising stream.
+        var stream = SeededGenerator(seed: 7).derived("advertising")
         var expected: [Duration] = []
         var at = Duration.zero
         for _ in 0..<5 {
@@ -98,7 +98,7 @@ struct WorldAdvertisingTests {
         let peripheral = harness.addPeripheral(.init(advertisesOnce: true, seed: 3))
         try harness.startAdvertising(peripheral, Self.advertisement)
         harness.advance(to: .zero.advanced(by: .seconds(1)))
-        var stream = SeededGenerator(seed: 3)
+        var stream = SeededGenerator(seed: 3).derived("advertising")
         let expected = realistic ? ms(100) + stream.duration(in: .zero...ms(10)) : .zero
         #expect(Self.discoveryTimes(harness, central, since: .zero) == [expected])
         #expect(!harness.world.isAdvertising(peripheral: peripheral))
@@ -137,7 +137,7 @@ struct WorldAdvertisingTests {
         harness.advance(to: .zero.advanced(by: .seconds(2)))
         // Advertisements go out every 100 ms plus advDelay; in the background only the first
         // is reported, in the foreground every one.
-        var stream = SeededGenerator(seed: 5)
+        var stream = SeededGenerator(seed: 5).derived("advertising")
         var sent: [Duration] = []
         while sent.last ?? .zero <= .seconds(2) {
             sent.append((sent.last ?? .zero) + ms(100) + stream.duration(in: .zero...ms(10)))

@@ -53,8 +53,8 @@ struct WorldMTUTests {
             let (harness, link) = try WorldLink.make(
                 timing: .instant, central: .init(mtu: .realistic(150...260), seed: seed),
                 peripheral: .init(name: "Sensor", mtu: .fixed(517)))
-            // The central's first draw of its stream is its preference for the first link.
-            var stream = SeededGenerator(seed: seed)
+            // The central's first draw of its MTU stream is its preference for the first link.
+            var stream = SeededGenerator(seed: seed).derived("mtu")
             let expected = stream.element(from: [158, 185, 247, 251])
             let mtu = harness.world.linkMTU(central: link.central, peripheral: link.peripheral)
             #expect(mtu == expected, "seed \(seed)")
