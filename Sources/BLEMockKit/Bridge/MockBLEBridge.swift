@@ -124,6 +124,7 @@ public actor MockBLEBridge {
         self.configuration = configuration
         self.clock = VirtualClock()
         self.world = World(seed: configuration.seed, timing: configuration.timing)
+        world.bridgeProblem = configuration.problem
         self.identifiers = IdentifierSource(seed: configuration.seed)
     }
 

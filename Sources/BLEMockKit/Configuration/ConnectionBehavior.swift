@@ -4,10 +4,11 @@ public struct ConnectionBehavior: Sendable, Hashable {
     /// the seeded generator. Defaults to 0.
     public var failureProbability: Double
     /// The most links the central holds at once; an attempt beyond it fails with
-    /// `connectionLimitReached`. `nil` for no limit. Defaults to `nil`.
+    /// `connectionLimitReached`. At least 1, or `nil` for no limit. Defaults to `nil`.
     public var limit: Int?
     /// How long establishing a link takes, overriding the bridge's
-    /// ``LinkTiming/connectionLatency``; `nil` uses the bridge's. Defaults to `nil`.
+    /// ``LinkTiming/connectionLatency`` (not negative); `nil` uses the bridge's. Defaults
+    /// to `nil`.
     public var latency: ClosedRange<Duration>?
 
     /// Creates connection behaviour.

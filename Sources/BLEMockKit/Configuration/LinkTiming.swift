@@ -1,21 +1,25 @@
 /// How long things take on the simulated air, in virtual time. A bridge in fast mode uses
 /// ``instant``: nothing takes time. Realistic timing derives each operation's latency from
 /// the ATT round trips it needs (see ``MockBLEBridge``) times the connection interval, with
-/// seeded jitter.
+/// seeded jitter. A bridge whose timing breaks one of the ranges below makes every manager on
+/// it refuse every call with `APIMisuseError.invalidConfiguration(_:)`, naming the field.
 public struct LinkTiming: Sendable, Hashable {
     /// The time between connection events; one ATT request and its response take one
-    /// interval. Defaults to 30 ms (what iOS uses by default); valid links use 7.5 ms…4 s.
+    /// interval. Defaults to 30 ms (what iOS uses by default); 7.5 ms…4 s, or zero (no time).
     public var connectionInterval: Duration
     /// The largest random deviation added to or taken from each latency, drawn with the seeded
-    /// generator. Defaults to 2 ms.
+    /// generator: not negative, and at most the connection interval when that is not zero.
+    /// Defaults to 2 ms.
     public var jitter: Duration
-    /// How long establishing a connection takes. Defaults to 50 ms…150 ms (drawn per attempt).
+    /// How long establishing a connection takes (not negative). Defaults to 50 ms…150 ms
+    /// (drawn per attempt).
     public var connectionLatency: ClosedRange<Duration>
     /// How many queued packets (writes without response, notifications) one connection event
-    /// carries. Defaults to 4.
+    /// carries, at least 1. Defaults to 4.
     public var packetsPerConnectionEvent: Int
     /// How long a link survives after the peripheral goes out of range before it is dropped
-    /// with `connectionTimeout`. Defaults to 720 ms (iOS's minimum supervision timeout).
+    /// with `connectionTimeout`: 100 ms…32 s, or zero. Defaults to 720 ms (iOS's minimum
+    /// supervision timeout).
     public var supervisionTimeout: Duration
 
     /// Creates link timing.

@@ -94,8 +94,11 @@ public enum FixtureDuration {
     }
 
     /// A duration in its shortest exact spelling in seconds, e.g. `"0.245s"`, `"10s"` —
-    /// the trace's `time` format, and a value ``parse(text:)`` reads back.
+    /// the trace's `time` format, and a value ``parse(text:)`` reads back. A negative duration
+    /// (never a trace time) gets a leading minus sign, e.g. `"-0.001s"`.
     public static func string(_ duration: Duration) -> String {
+        // `components` of a negative duration has negative seconds and attoseconds.
+        if duration < .zero { return "-" + string(.zero - duration) }
         let (seconds, attoseconds) = duration.components
         guard attoseconds != 0 else { return "\(seconds)s" }
         var fraction = String(attoseconds)

@@ -42,16 +42,17 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// The transmit queue of notifications and indications. Defaults to
         /// ``QueueBehavior/unlimited``.
         public var updateQueue: QueueBehavior
-        /// The time between advertisements. Defaults to 100 ms.
+        /// The time between advertisements, 20 ms…10.24 s (Bluetooth's legacy advertising
+        /// intervals). Defaults to 100 ms.
         public var advertisingInterval: Duration
-        /// The signal strength centrals see, in dBm, until a proximity is simulated.
+        /// The signal strength centrals see, in dBm (-127…20), until a proximity is simulated.
         /// Defaults to -50.
         public var rssi: Int
         /// The largest random deviation (in dB, drawn from the seeded generator) added to
-        /// each RSSI a central sees. Defaults to 0.
+        /// each RSSI a central sees, 0…147. Defaults to 0.
         public var rssiVariation: Int
-        /// How long after it starts advertising the first advertisement goes out. Defaults
-        /// to zero.
+        /// How long after it starts advertising the first advertisement goes out (not
+        /// negative). Defaults to zero.
         public var advertisingDelay: Duration
         /// Whether the peripheral advertises once per `startAdvertising` instead of at every
         /// interval (a one-time advertisement). Defaults to `false`.

@@ -58,13 +58,14 @@ extension World {
     static func problem(in configuration: MockCentralManager.Configuration) -> String? {
         problem(
             in: "MockCentralManager", isCentral: true, mtu: configuration.mtu, injections: configuration.errorInjection)
+            ?? configuration.numericProblem
     }
 
     /// What is wrong with a peripheral's configuration (named by field), or `nil`.
     static func problem(in configuration: MockPeripheralManager.Configuration) -> String? {
         problem(
             in: "MockPeripheralManager", isCentral: false, mtu: configuration.mtu,
-            injections: configuration.errorInjection)
+            injections: configuration.errorInjection) ?? configuration.numericProblem
     }
 
     private static func problem(
@@ -198,12 +199,13 @@ extension World {
     /// Checks that a central can run `operation`: its configuration is valid and it is powered on.
     mutating func requirePoweredOn(central: UUID, _ operation: String) throws {
         if let c = centrals.position(of: central), centrals.entries[c]!.state == .poweredOn,
-            centrals.entries[c]!.configurationProblem == nil
+            centrals.entries[c]!.configurationProblem == nil, bridgeProblem == nil
         {
             return
         }
         do {
             if centrals[central]?.isShutDown == true { throw APIMisuseError.managerShutDown(operation: operation) }
+            if let bridgeProblem { throw APIMisuseError.invalidConfiguration(bridgeProblem) }
             if let problem = centrals[central]?.configurationProblem {
                 throw APIMisuseError.invalidConfiguration(problem)
             }
@@ -218,7 +220,7 @@ extension World {
     /// Checks that a peripheral can run `operation`: its configuration is valid and it is powered on.
     mutating func requirePoweredOn(peripheral: UUID, _ operation: String) throws {
         if let p = peripherals.position(of: peripheral), peripherals.entries[p]!.state == .poweredOn,
-            peripherals.entries[p]!.configurationProblem == nil
+            peripherals.entries[p]!.configurationProblem == nil, bridgeProblem == nil
         {
             return
         }
@@ -226,6 +228,7 @@ extension World {
             if peripherals[peripheral]?.isShutDown == true {
                 throw APIMisuseError.managerShutDown(operation: operation)
             }
+            if let bridgeProblem { throw APIMisuseError.invalidConfiguration(bridgeProblem) }
             if let problem = peripherals[peripheral]?.configurationProblem {
                 throw APIMisuseError.invalidConfiguration(problem)
             }

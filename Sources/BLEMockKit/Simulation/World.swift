@@ -40,6 +40,9 @@ struct World: Sendable {
     var log: [BridgeLogEntry] = []
     /// What must happen outside the world, in order; the bridge takes them after each call.
     var effects: [Effect] = []
+    /// What is wrong with the bridge's configuration, if anything: every manager's calls are
+    /// refused with it.
+    var bridgeProblem: String?
     /// The misuses CoreBluetooth would let pass quietly, in order (see ``Misuse``).
     var misuses: [Misuse] = []
     /// The ATT PDUs every link carried so far.

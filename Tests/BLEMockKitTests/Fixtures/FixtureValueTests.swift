@@ -71,6 +71,10 @@ struct FixtureValueTests {
         }
         #expect(FixtureDuration.string(.milliseconds(245)) == "0.245s")
         #expect(FixtureDuration.string(.seconds(10)) == "10s")
+        // Negative durations (configuration errors name them) keep their sign in one place.
+        #expect(FixtureDuration.string(.milliseconds(-1)) == "-0.001s")
+        #expect(FixtureDuration.string(.milliseconds(-2500)) == "-2.5s")
+        #expect(FixtureDuration.string(.seconds(-3)) == "-3s")
         #expect(
             FixtureDuration.parse(text: FixtureDuration.string(.microseconds(7500))) == .success(.microseconds(7500)))
     }

@@ -1,0 +1,138 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Range checks of the numeric configuration fields. Each problem names the field, the value
+/// and the range allowed, e.g. `"MockBLEBridge.Configuration.timing.packetsPerConnectionEvent:
+/// -1 is outside 1…"`. A manager with a problem (or on a bridge with one) refuses every call
+/// with `APIMisuseError.invalidConfiguration(_:)`: a bad value is reported where it was given,
+/// rather than hanging the simulation or trapping later.
+enum ConfigurationProblems {
+    /// Bluetooth's legacy advertising intervals (Core, Vol 6, Part B, 4.4.2.2.1).
+    static let advertisingIntervals = Duration.milliseconds(20)...Duration.milliseconds(10_240)
+    /// Connection intervals (Core, Vol 6, Part B, 4.5.1).
+    static let connectionIntervals = Duration.microseconds(7_500)...Duration.seconds(4)
+    /// Supervision timeouts (Core, Vol 6, Part B, 4.5.2).
+    static let supervisionTimeouts = Duration.milliseconds(100)...Duration.seconds(32)
+    /// RSSI values a controller reports, in dBm (Core, Vol 4, Part E, 7.7.65.2).
+    static let rssiValues = -127...20
+
+    /// `value` outside `range`, named.
+    static func outside(_ field: String, _ value: String, _ range: String) -> String {
+        "\(field): \(value) is outside \(range)"
+    }
+
+    static func check(_ field: String, _ value: Int, in range: ClosedRange<Int>) -> String? {
+        range.contains(value) ? nil : outside(field, "\(value)", "\(range.lowerBound)…\(range.upperBound)")
+    }
+
+    static func check(_ field: String, atLeast minimum: Int, _ value: Int) -> String? {
+        value >= minimum ? nil : outside(field, "\(value)", "\(minimum)…")
+    }
+
+    static func check(_ field: String, _ value: Duration, in range: ClosedRange<Duration>, orZero: Bool = false)
+        -> String?
+    {
+        if range.contains(value) || (orZero && value == .zero) { return nil }
+        let allowed = "\(FixtureDuration.string(range.lowerBound))…\(FixtureDuration.string(range.upperBound))"
+        return outside(field, FixtureDuration.string(value), orZero ? "0s or \(allowed)" : allowed)
+    }
+
+    static func check(_ field: String, nonNegative value: Duration) -> String? {
+        value >= .zero ? nil : outside(field, FixtureDuration.string(value), "0s…")
+    }
+
+    static func check(_ field: String, probability value: Double) -> String? {
+        (0...1).contains(value) ? nil : outside(field, "\(value)", "0…1")
+    }
+
+    /// The first problem in `checks`, or `nil`.
+    static func first(_ checks: [String?]) -> String? {
+        checks.lazy.compactMap { $0 }.first
+    }
+
+    static func queue(_ field: String, _ queue: QueueBehavior) -> String? {
+        guard case .realistic(let capacity) = queue else { return nil }
+        return check("\(field).realistic(capacity:)", atLeast: 1, capacity)
+    }
+
+    static func stateTransition(_ field: String, _ transition: StateTransition) -> String? {
+        guard case .realistic(let duration) = transition else { return nil }
+        return check("\(field).realistic(duration:)", nonNegative: duration)
+    }
+}
+
+extension LinkTiming {
+    /// What is wrong with this timing (named by field under `owner`), or `nil`.
+    func problem(in owner: String) -> String? {
+        ConfigurationProblems.first([
+            ConfigurationProblems.check(
+                "\(owner).connectionInterval", connectionInterval, in: ConfigurationProblems.connectionIntervals,
+                orZero: true),
+            connectionInterval > .zero && jitter > connectionInterval
+                ? ConfigurationProblems.outside(
+                    "\(owner).jitter", FixtureDuration.string(jitter),
+                    "0s…\(FixtureDuration.string(connectionInterval)) (the connection interval)")
+                : ConfigurationProblems.check("\(owner).jitter", nonNegative: jitter),
+            ConfigurationProblems.check("\(owner).connectionLatency", nonNegative: connectionLatency.lowerBound),
+            ConfigurationProblems.check("\(owner).packetsPerConnectionEvent", atLeast: 1, packetsPerConnectionEvent),
+            ConfigurationProblems.check(
+                "\(owner).supervisionTimeout", supervisionTimeout, in: ConfigurationProblems.supervisionTimeouts,
+                orZero: true),
+        ])
+    }
+}
+
+extension MockBLEBridge.Configuration {
+    /// What is wrong with this configuration (named by field), or `nil`: every manager on the
+    /// bridge then refuses every call with `invalidConfiguration`.
+    var problem: String? {
+        let owner = "MockBLEBridge.Configuration"
+        if let problem = timing.problem(in: "\(owner).timing") { return problem }
+        if let pacing = realTimePacing, !(pacing >= 0 && pacing.isFinite) {
+            return ConfigurationProblems.outside("\(owner).realTimePacing", "\(pacing)", "0… (finite), or nil")
+        }
+        return nil
+    }
+}
+
+extension MockCentralManager.Configuration {
+    /// What is wrong with the numeric fields (named by field), or `nil`.
+    var numericProblem: String? {
+        let owner = "MockCentralManager.Configuration"
+        return ConfigurationProblems.first([
+            ConfigurationProblems.stateTransition("\(owner).stateTransition", stateTransition),
+            ConfigurationProblems.queue("\(owner).writeWithoutResponseQueue", writeWithoutResponseQueue),
+            ConfigurationProblems.check(
+                "\(owner).connection.failureProbability", probability: connection.failureProbability),
+            connection.limit.flatMap { ConfigurationProblems.check("\(owner).connection.limit", atLeast: 1, $0) },
+            connection.latency.flatMap {
+                ConfigurationProblems.check("\(owner).connection.latency", nonNegative: $0.lowerBound)
+            },
+            {
+                guard case .automatic(let duration, _) = pairing else { return nil }
+                return ConfigurationProblems.check("\(owner).pairing.automatic(duration:)", nonNegative: duration)
+            }(),
+        ])
+    }
+}
+
+extension MockPeripheralManager.Configuration {
+    /// What is wrong with the numeric fields (named by field), or `nil`.
+    var numericProblem: String? {
+        let owner = "MockPeripheralManager.Configuration"
+        return ConfigurationProblems.first([
+            ConfigurationProblems.stateTransition("\(owner).stateTransition", stateTransition),
+            ConfigurationProblems.queue("\(owner).updateQueue", updateQueue),
+            ConfigurationProblems.check(
+                "\(owner).advertisingInterval", advertisingInterval, in: ConfigurationProblems.advertisingIntervals),
+            ConfigurationProblems.check("\(owner).rssi", rssi, in: ConfigurationProblems.rssiValues),
+            ConfigurationProblems.check("\(owner).rssiVariation", rssiVariation, in: 0...147),
+            ConfigurationProblems.check("\(owner).advertisingDelay", nonNegative: advertisingDelay),
+        ])
+    }
+}

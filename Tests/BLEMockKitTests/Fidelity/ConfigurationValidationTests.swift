@@ -1,0 +1,172 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+/// Every numeric configuration field is checked: a value out of range makes the manager (or
+/// every manager on the bridge) refuse each call with `invalidConfiguration` naming the field,
+/// the value and the range allowed. Before, an advertising interval of zero made `advance`
+/// loop for ever at one instant, `packetsPerConnectionEvent: -1` trapped, and `0` never
+/// delivered anything.
+@Suite("Configuration: numeric fields are checked, with the field, value and range", .timeLimit(.minutes(10)))
+struct ConfigurationValidationTests {
+    typealias Central = MockCentralManager.Configuration
+    typealias Peripheral = MockPeripheralManager.Configuration
+
+    static let centralCases: [(Central, String)] = [
+        (
+            Central(stateTransition: .realistic(duration: .milliseconds(-1))),
+            "MockCentralManager.Configuration.stateTransition.realistic(duration:): -0.001s is outside 0s…"
+        ),
+        (
+            Central(writeWithoutResponseQueue: .realistic(capacity: 0)),
+            "MockCentralManager.Configuration.writeWithoutResponseQueue.realistic(capacity:): 0 is outside 1…"
+        ),
+        (
+            Central(connection: .init(failureProbability: 1.5)),
+            "MockCentralManager.Configuration.connection.failureProbability: 1.5 is outside 0…1"
+        ),
+        (
+            Central(connection: .init(failureProbability: .nan)),
+            "MockCentralManager.Configuration.connection.failureProbability: nan is outside 0…1"
+        ),
+        (Central(connection: .init(limit: 0)), "MockCentralManager.Configuration.connection.limit: 0 is outside 1…"),
+        (
+            Central(connection: .init(latency: .milliseconds(-5) ... .milliseconds(5))),
+            "MockCentralManager.Configuration.connection.latency: -0.005s is outside 0s…"
+        ),
+        (
+            Central(pairing: .automatic(duration: .seconds(-1), outcome: .succeeds)),
+            "MockCentralManager.Configuration.pairing.automatic(duration:): -1s is outside 0s…"
+        ),
+    ]
+
+    @Test("A central with an out-of-range numeric field refuses every call, naming it", arguments: centralCases)
+    func centralFields(configuration: Central, problem: String) async throws {
+        let central = MockCentralManager(configuration: configuration)
+        await #expect(throws: APIMisuseError.invalidConfiguration(problem)) {
+            try await central.scanForPeripherals(withServices: nil)
+        }
+        await #expect(throws: APIMisuseError.invalidConfiguration(problem)) {
+            try await central.connect(UUID(uuidString: "00000000-0000-0000-0000-000000000001")!)
+        }
+    }
+
+    static let peripheralCases: [(Peripheral, String)] = [
+        (
+            Peripheral(advertisingInterval: .zero),
+            "MockPeripheralManager.Configuration.advertisingInterval: 0s is outside 0.02s…10.24s"
+        ),
+        (
+            Peripheral(advertisingInterval: .milliseconds(10_241)),
+            "MockPeripheralManager.Configuration.advertisingInterval: 10.241s is outside 0.02s…10.24s"
+        ),
+        (Peripheral(rssi: -128), "MockPeripheralManager.Configuration.rssi: -128 is outside -127…20"),
+        (Peripheral(rssi: 21), "MockPeripheralManager.Configuration.rssi: 21 is outside -127…20"),
+        (Peripheral(rssiVariation: -1), "MockPeripheralManager.Configuration.rssiVariation: -1 is outside 0…147"),
+        (
+            Peripheral(advertisingDelay: .milliseconds(-1)),
+            "MockPeripheralManager.Configuration.advertisingDelay: -0.001s is outside 0s…"
+        ),
+        (
+            Peripheral(updateQueue: .realistic(capacity: -3)),
+            "MockPeripheralManager.Configuration.updateQueue.realistic(capacity:): -3 is outside 1…"
+        ),
+        (
+            Peripheral(stateTransition: .realistic(duration: .seconds(-2))),
+            "MockPeripheralManager.Configuration.stateTransition.realistic(duration:): -2s is outside 0s…"
+        ),
+    ]
+
+    @Test("A peripheral with an out-of-range numeric field refuses every call, naming it", arguments: peripheralCases)
+    func peripheralFields(configuration: Peripheral, problem: String) async throws {
+        let peripheral = MockPeripheralManager(configuration: configuration)
+        await #expect(throws: APIMisuseError.invalidConfiguration(problem)) {
+            try await peripheral.add(GATTService(uuid: "180F", characteristics: []))
+        }
+        await #expect(throws: APIMisuseError.invalidConfiguration(problem)) {
+            try await peripheral.startAdvertising(AdvertisementData(localName: "X"))
+        }
+    }
+
+    static let bridgeCases: [(MockBLEBridge.Configuration, String)] = [
+        (
+            .init(timing: LinkTiming(packetsPerConnectionEvent: -1)),
+            "MockBLEBridge.Configuration.timing.packetsPerConnectionEvent: -1 is outside 1…"
+        ),
+        (
+            .init(timing: LinkTiming(packetsPerConnectionEvent: 0)),
+            "MockBLEBridge.Configuration.timing.packetsPerConnectionEvent: 0 is outside 1…"
+        ),
+        (
+            .init(timing: LinkTiming(connectionInterval: .milliseconds(5))),
+            "MockBLEBridge.Configuration.timing.connectionInterval: 0.005s is outside 0s or 0.0075s…4s"
+        ),
+        (
+            .init(timing: LinkTiming(connectionInterval: .milliseconds(10), jitter: .milliseconds(11))),
+            "MockBLEBridge.Configuration.timing.jitter: 0.011s is outside 0s…0.01s (the connection interval)"
+        ),
+        (
+            .init(timing: LinkTiming(jitter: .milliseconds(-1))),
+            "MockBLEBridge.Configuration.timing.jitter: -0.001s is outside 0s…"
+        ),
+        (
+            .init(timing: LinkTiming(connectionLatency: .milliseconds(-1) ... .zero)),
+            "MockBLEBridge.Configuration.timing.connectionLatency: -0.001s is outside 0s…"
+        ),
+        (
+            .init(timing: LinkTiming(supervisionTimeout: .milliseconds(50))),
+            "MockBLEBridge.Configuration.timing.supervisionTimeout: 0.05s is outside 0s or 0.1s…32s"
+        ),
+        (
+            .init(realTimePacing: -1),
+            "MockBLEBridge.Configuration.realTimePacing: -1.0 is outside 0… (finite), or nil"
+        ),
+        (
+            .init(realTimePacing: .infinity),
+            "MockBLEBridge.Configuration.realTimePacing: inf is outside 0… (finite), or nil"
+        ),
+    ]
+
+    @Test(
+        "A bridge with an out-of-range timing field makes every manager on it refuse, naming it", arguments: bridgeCases
+    )
+    func bridgeFields(configuration: MockBLEBridge.Configuration, problem: String) async throws {
+        let bridge = MockBLEBridge(configuration: configuration)
+        let central = MockCentralManager(bridge: bridge)
+        let peripheral = MockPeripheralManager(bridge: bridge)
+        await #expect(throws: APIMisuseError.invalidConfiguration(problem)) {
+            try await central.scanForPeripherals(withServices: nil)
+        }
+        await #expect(throws: APIMisuseError.invalidConfiguration(problem)) {
+            try await peripheral.startAdvertising(AdvertisementData(localName: "X"))
+        }
+        // Nothing was scheduled that could loop or trap.
+        #expect(await bridge.run(maximumEvents: 10))
+    }
+
+    @Test("The limits of each range are accepted")
+    func boundariesAreAccepted() async throws {
+        let timings = [
+            LinkTiming(connectionInterval: .microseconds(7_500), jitter: .zero, packetsPerConnectionEvent: 1),
+            LinkTiming(connectionInterval: .seconds(4), supervisionTimeout: .milliseconds(100)),
+            LinkTiming(supervisionTimeout: .seconds(32)), .instant, .realistic,
+        ]
+        for timing in timings {
+            let bridge = MockBLEBridge(configuration: .init(timing: timing, realTimePacing: 0))
+            let peripheral = MockPeripheralManager(
+                configuration: .init(advertisingInterval: .milliseconds(20), rssi: -127, rssiVariation: 0),
+                bridge: bridge)
+            try await peripheral.startAdvertising(AdvertisementData(localName: "Low"))
+            let loud = MockPeripheralManager(
+                configuration: .init(advertisingInterval: .milliseconds(10_240), rssi: 20), bridge: bridge)
+            try await loud.startAdvertising(AdvertisementData(localName: "High"))
+            let central = MockCentralManager(
+                configuration: .init(
+                    writeWithoutResponseQueue: .realistic(capacity: 1),
+                    connection: .init(failureProbability: 1, limit: 1, latency: .zero ... .zero)),
+                bridge: bridge)
+            try await central.scanForPeripherals(withServices: nil)
+        }
+    }
+}
