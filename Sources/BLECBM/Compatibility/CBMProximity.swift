@@ -4,8 +4,11 @@
 import BLEMockKit
 import Foundation
 
-/// How far a simulated peripheral is from the central (CoreBluetoothMock's `CBMProximity`).
-/// Its RSSI is the kit's for that distance: -40, -60 and -80 dBm; out of range it is not heard.
+/// How far a simulated peripheral is from the central (CoreBluetoothMock's `CBMProximity`),
+/// with CoreBluetoothMock's RSSI values: `near` -40 dBm (the closest), `immediate` -70 dBm,
+/// `far` -100 dBm; out of range it is not heard (``RSSI`` is then 127). The kit's own
+/// `Proximity` has the same values under CoreLocation's names: `near` here is its
+/// `immediate`, and `immediate` here its `near`.
 public enum CBMProximity: Sendable, Hashable {
     case immediate
     case near
@@ -36,11 +39,11 @@ public enum CBMProximity: Sendable, Hashable {
         }
     }
 
-    /// The kit's proximity.
+    /// The kit's proximity with the same RSSI.
     var proximity: Proximity {
         switch self {
-        case .immediate: .immediate
-        case .near: .near
+        case .near: .immediate
+        case .immediate: .near
         case .far: .far
         case .outOfRange: .outOfRange
         }

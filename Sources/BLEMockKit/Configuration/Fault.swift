@@ -30,12 +30,16 @@ public enum Fault: Sendable, Hashable {
 }
 
 /// How far a peripheral is from the centrals, which sets the RSSI they see.
+///
+/// The values are CoreBluetoothMock's: -40, -70 and -100 dBm. Its names differ: its `near` is
+/// the closest (-40 dBm, the kit's ``immediate``) and its `immediate` is the kit's ``near``
+/// (-70 dBm); `CBMProximity` in BLECBM keeps CoreBluetoothMock's names and numbers.
 public enum Proximity: Sendable, Hashable {
     /// Right next to the central: -40 dBm.
     case immediate
-    /// In the same room: -60 dBm.
+    /// In the same room: -70 dBm.
     case near
-    /// Far away: -80 dBm.
+    /// At the edge of range: -100 dBm.
     case far
     /// Out of range: not heard at all.
     case outOfRange
@@ -44,8 +48,8 @@ public enum Proximity: Sendable, Hashable {
     public var rssi: Int? {
         switch self {
         case .immediate: -40
-        case .near: -60
-        case .far: -80
+        case .near: -70
+        case .far: -100
         case .outOfRange: nil
         }
     }

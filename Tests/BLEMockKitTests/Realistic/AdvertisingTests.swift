@@ -119,7 +119,7 @@ struct AdvertisingTests {
         #expect(try await Self.variedRSSIs(peripheralSeed: 17, bridgeSeed: 9) == first)
     }
 
-    @Test("Proximity sets the RSSI: immediate -40, far -80, near -60, with no variation")
+    @Test("Proximity sets the RSSI as CoreBluetoothMock does: immediate -40, far -100, near -70, with no variation")
     func proximityRSSI() async throws {
         let bridge = MockBLEBridge()
         let peripheral = MockPeripheralManager(configuration: .init(name: "Mover", rssi: -50), bridge: bridge)
@@ -133,9 +133,9 @@ struct AdvertisingTests {
         await peripheral.simulateProximityChange(.near)
         let rssis = await Self.discoveries(of: peripheral, on: bridge).map(\.1)
         // At start; immediate at once and at 100, 200, 300 ms; far at once and at 400, 500, 600 ms; near at once.
-        #expect(rssis == [-50, -40, -40, -40, -40, -80, -80, -80, -80, -60])
+        #expect(rssis == [-50, -40, -40, -40, -40, -100, -100, -100, -100, -70])
         try await central.connect(peripheral.identifier)
-        #expect(try await central.readRSSI(for: peripheral.identifier) == -60)
+        #expect(try await central.readRSSI(for: peripheral.identifier) == -70)
     }
 
     @Test("Out of range, a peripheral is no longer discovered; back in range it is again")
@@ -150,7 +150,7 @@ struct AdvertisingTests {
         await bridge.advance(by: .seconds(1))
         #expect(await Self.discoveries(of: peripheral, on: bridge).count == 1)
         await peripheral.simulateProximityChange(.far)
-        #expect(await Self.discoveries(of: peripheral, on: bridge).last?.1 == -80)
+        #expect(await Self.discoveries(of: peripheral, on: bridge).last?.1 == -100)
     }
 
     @Test("Out of range on a jitter-free realistic bridge, the link drops with connectionTimeout after exactly 720 ms")

@@ -70,7 +70,7 @@ struct WorldFaultTests {
         harness.advance(to: start.advanced(by: ms(2_000)))
         #expect(harness.world.links[link.key] != nil)
         let rssi = harness.perform(.readRSSI(central: link.central, peripheral: link.peripheral))
-        #expect(harness.reply(of: rssi) == .rssi(-80))
+        #expect(harness.reply(of: rssi) == .rssi(-100))
     }
 
     @Test("A reset drops every link with peripheralDisconnected; the peripheral keeps its services and advertising")
