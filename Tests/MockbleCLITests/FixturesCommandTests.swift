@@ -76,11 +76,14 @@ struct FixturesCommandTests {
 
     @Test func aFolderOfScenariosSaysItHoldsNoProfiles() async {
         let folder = FixtureDirectory.root.appendingPathComponent("scenarios").path
+        let count = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.filter { $0.hasSuffix(".json") }
+            .count
+        #expect((count ?? 0) > 1)
         let (status, captured) = await run("fixtures", "--dir", folder)
         #expect(status == .badInput)
         #expect(
             captured.error
-                == "mockble fixtures: `\(folder)` holds 6 scenarios and no peripheral profiles; `--dir` expects a "
+                == "mockble fixtures: `\(folder)` holds \(count ?? 0) scenarios and no peripheral profiles; `--dir` expects a "
                 + "folder of peripheral profiles (.json) — `run` runs scenarios\n")
         #expect(captured.output.isEmpty)
     }

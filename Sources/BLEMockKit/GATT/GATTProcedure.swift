@@ -24,7 +24,9 @@ struct GATTProcedure: Sendable {
         case write(RemoteCharacteristic, Data)
         case writeDescriptor(RemoteDescriptor, Data)
         /// A write of the Client Characteristic Configuration descriptor.
-        case setNotify(RemoteCharacteristic, enabled: Bool)
+        /// `indications` enables indications on a characteristic that has both kinds (a
+        /// scenario's choice; CoreBluetooth's API enables notifications then).
+        case setNotify(RemoteCharacteristic, enabled: Bool, indications: Bool = false)
     }
 
     let kind: Kind
@@ -44,7 +46,7 @@ struct GATTProcedure: Sendable {
         switch kind {
         case .discoverServices, .discoverIncludedServices, .discoverCharacteristics: nil
         case .discoverDescriptors(let characteristic), .read(let characteristic), .readBlob(let characteristic, _),
-            .write(let characteristic, _), .setNotify(let characteristic, _):
+            .write(let characteristic, _), .setNotify(let characteristic, _, _):
             characteristic
         case .readDescriptor(let descriptor), .writeDescriptor(let descriptor, _): descriptor.characteristic
         }
@@ -67,7 +69,7 @@ struct GATTProcedure: Sendable {
         case .write(let characteristic, let value):
             "write \(characteristic.uuid)@\(characteristic.handle) (\(value.count) bytes)"
         case .writeDescriptor(let descriptor, _): "write descriptor \(descriptor.uuid)@\(descriptor.handle)"
-        case .setNotify(let characteristic, let enabled):
+        case .setNotify(let characteristic, let enabled, _):
             "setNotifyValue(\(enabled)) \(characteristic.uuid)@\(characteristic.handle)"
         }
     }

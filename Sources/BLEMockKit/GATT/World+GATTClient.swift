@@ -134,7 +134,7 @@ extension World {
                 throw error
             }
             return GATTProcedure.writeExchanges(length: value.count, mtu: mtu)
-        case .setNotify(let characteristic, let enabled):
+        case .setNotify(let characteristic, let enabled, _):
             try requireCurrent(characteristic, on: slot)
             // A characteristic that can neither notify nor indicate has no Client
             // Characteristic Configuration descriptor to write: the client sends nothing and
@@ -285,7 +285,7 @@ extension World {
             record(
                 .writeDescriptor, central: central, peripheral: peripheral, attribute: descriptor.uuid,
                 handle: descriptor.handle, value: value, error: outcome.error)
-        case .setNotify(let characteristic, let enabled):
+        case .setNotify(let characteristic, let enabled, _):
             if let error = outcome.error {
                 record(
                     enabled ? .subscribe : .unsubscribe, central: central, peripheral: peripheral,

@@ -74,9 +74,9 @@ extension World {
             } catch {
                 answerRequest(id, .failure(error), on: key)
             }
-        case .setNotify(let characteristic, let enabled):
+        case .setNotify(let characteristic, let enabled, let indications):
             do {
-                try serveSubscription(characteristic, enabled: enabled, on: key)
+                try serveSubscription(characteristic, enabled: enabled, indications: indications, on: key)
                 answerRequest(id, .written, on: key)
             } catch {
                 answerRequest(id, .failure(error), on: key)
@@ -163,7 +163,7 @@ extension World {
 
     /// Subscribes or unsubscribes a central (a CCCD write arriving at the server).
     private mutating func serveSubscription(
-        _ characteristic: RemoteCharacteristic, enabled: Bool, on key: LinkKey
+        _ characteristic: RemoteCharacteristic, enabled: Bool, indications: Bool, on key: LinkKey
     ) throws {
         let link = links[key]!
         guard let record = peripherals[key.peripheral]!.database.characteristic(at: characteristic.handle) else {
@@ -171,8 +171,14 @@ extension World {
         }
         let remoteCentral = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.maximumValueLength)
         if enabled {
-            let kind = try peripherals[key.peripheral]!.database.planSubscribe(
+            var kind = try peripherals[key.peripheral]!.database.planSubscribe(
                 handle: characteristic.handle, security: link.security)
+            if indications, record.local.properties.contains(.indicate) {
+                kind = .indicate
+            } else if indications, record.local.properties.contains(.indicateEncryptionRequired) {
+                if let error = link.security.encryptionError { throw error }
+                kind = .indicate
+            }
             guard link.subscriptions[characteristic.handle] == nil else { return }
             links[key]!.subscriptions[characteristic.handle] = kind
             self.record(

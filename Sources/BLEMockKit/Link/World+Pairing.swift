@@ -21,7 +21,7 @@ extension World {
         guard let procedure = operation.procedure else { return true }
         switch procedure.kind {
         case .read, .readBlob, .write: return true
-        case .setNotify(_, let enabled): return enabled
+        case .setNotify(_, let enabled, _): return enabled
         default: return false
         }
     }

@@ -340,6 +340,24 @@ public actor MockCentralManager: CentralManaging {
         _ = try await gatt(.setNotify(characteristic, enabled: enabled), on: characteristic.peripheral)
     }
 
+    /// Enables indications on a characteristic that supports both notifications and
+    /// indications (a scenario's `subscribe` with `"indicate": true`); on one that supports
+    /// only one kind, as ``setNotifyValue(_:for:)``.
+    func subscribeToIndications(of characteristic: RemoteCharacteristic) async throws {
+        _ = try await gatt(.setNotify(characteristic, enabled: true, indications: true), on: characteristic.peripheral)
+    }
+
+    /// Test hook: this central's preferred ATT_MTU for links made from now on (an app on
+    /// another iOS version, say); links up already keep theirs.
+    ///
+    /// - Throws: `APIMisuseError.invalidConfiguration(_:)` for a mode with no value in 23…517.
+    public func simulateMTUPreference(_ mtu: MTUMode) throws {
+        if let problem = mtu.problem() {
+            throw APIMisuseError.invalidConfiguration("simulateMTUPreference: \(problem)")
+        }
+        world { $0.centrals[identifier]?.configuration.mtu = mtu }
+    }
+
     public func readRSSI(for peripheral: UUID) async throws -> Int {
         try await perform(.readRSSI(central: identifier, peripheral: peripheral)).rssi
     }

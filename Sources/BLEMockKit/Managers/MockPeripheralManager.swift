@@ -177,6 +177,17 @@ public actor MockPeripheralManager: PeripheralManaging {
         broadcaster.finish()
     }
 
+    /// Test hook: this peripheral's preferred ATT_MTU for links made from now on (another
+    /// firmware, say); links up already keep theirs.
+    ///
+    /// - Throws: `APIMisuseError.invalidConfiguration(_:)` for a mode with no value in 23…517.
+    public func simulateMTUPreference(_ mtu: MTUMode) throws {
+        if let problem = mtu.problem() {
+            throw APIMisuseError.invalidConfiguration("simulateMTUPreference: \(problem)")
+        }
+        world { $0.peripherals[identifier]?.configuration.mtu = mtu }
+    }
+
     /// Test hook: the peripheral's Bluetooth state changes. Leaving `poweredOn` stops
     /// advertising, drops every link (centrals see `peripheralDisconnected`) and removes the
     /// published services, as CoreBluetooth does.
@@ -303,6 +314,19 @@ public actor MockPeripheralManager: PeripheralManaging {
 
     public func subscribedCentrals(for characteristic: LocalCharacteristic) -> [RemoteCentral] {
         world { $0.subscribedCentrals(peripheral: identifier, characteristic: characteristic) }
+    }
+
+    /// The value the peripheral holds for a published characteristic: its cached value, or a
+    /// dynamic one's current value (what automatic request handling answers reads with, and
+    /// what writes and writes without response stored), or `nil` when this manager did not
+    /// publish it.
+    public func value(of characteristic: LocalCharacteristic) -> Data? {
+        world { world in
+            guard let record = world.peripherals[identifier]?.database.characteristic(at: characteristic.handle),
+                record.local == characteristic
+            else { return nil }
+            return record.value
+        }
     }
 
     /// Sets the current value of a dynamic characteristic: what automatic request handling

@@ -77,10 +77,13 @@ extension Scenario {
                 fix: "add \"seed\": 42 (or pass --seed), so every run draws the same values")
         }
         var centralMTU: Int?
+        var pairing: PairingBehavior?
         if let value = root["central"] {
-            let central = try FixtureObject(value, fields: ["preferredMTU"], example: #"{"preferredMTU": 185}"#)
+            let central = try FixtureObject(
+                value, fields: ["preferredMTU", "pairing"], example: #"{"preferredMTU": 185, "pairing": "never"}"#)
             centralMTU = try central.integer(
                 "preferredMTU", in: PeripheralProfile.preferredMTURange, hint: "ATT_MTU is 23…517")
+            pairing = try central["pairing"].map { node throws(FixtureError) in try Self.pairing(node) }
         }
         var interval: Duration?
         if let value = root["link"] {
@@ -109,7 +112,35 @@ extension Scenario {
         }
         self.init(
             name: name, description: description, seed: seed, mode: mode, centralPreferredMTU: centralMTU,
-            connectionInterval: interval, peripheral: profile, peripheralPath: path, steps: steps)
+            connectionInterval: interval, centralPairing: pairing, peripheral: profile, peripheralPath: path,
+            steps: steps)
+    }
+
+    /// `central.pairing`: `"never"`, `"onFirstAccess"`, or `{"after": "1s", "outcome":
+    /// "succeeds"}` (outcome `succeeds`, `rejected` or `timesOut`; `after` defaults to 1 s).
+    static func pairing(_ node: FixtureJSON) throws(FixtureError) -> PairingBehavior {
+        let example = #""never", "onFirstAccess" or {"after": "1s", "outcome": "rejected"}"#
+        if let text = node.string {
+            switch text {
+            case "never": return .never
+            case "onFirstAccess": return .onFirstAccess
+            default:
+                throw FixtureError(
+                    .unknownValue(text), at: node, message: "unknown pairing \"\(text)\"",
+                    fix: FixtureError.choice(for: text, among: ["never", "onFirstAccess"]))
+            }
+        }
+        guard node.members != nil else { throw FixtureError.wrongType(node, expected: "a pairing", example: example) }
+        let object = try FixtureObject(node, fields: ["after", "outcome"], example: example)
+        let after =
+            try object["after"].map { node throws(FixtureError) in try FixtureDuration.parse(node) } ?? .seconds(1)
+        let outcomes: [(String, PairingBehavior.Outcome)] = [
+            ("succeeds", .succeeds), ("rejected", .rejected), ("timesOut", .timesOut),
+        ]
+        let outcome = try object["outcome"].map { node throws(FixtureError) in
+            try choice(node, among: outcomes, named: \.0, what: "pairing outcome").1
+        }
+        return .automatic(duration: after, outcome: outcome ?? .succeeds)
     }
 
     /// The profile a `peripheral` value names: a path (relative to `baseDirectory`) or an

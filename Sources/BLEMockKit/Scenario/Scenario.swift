@@ -38,6 +38,9 @@ public struct Scenario: Sendable, Hashable {
     public var centralPreferredMTU: Int?
     /// The connection interval realistic timing uses (`link.connectionInterval`), when given.
     public var connectionInterval: Duration?
+    /// How the central pairs (`central.pairing`), when given; otherwise the mode's preset
+    /// (never in fast mode, on first access in realistic mode).
+    public var centralPairing: PairingBehavior?
     /// The simulated peripheral.
     public var peripheral: PeripheralProfile
     /// The profile's path as written in the scenario, when it named a file.
@@ -48,9 +51,10 @@ public struct Scenario: Sendable, Hashable {
     /// Creates a scenario.
     public init(
         name: String, description: String? = nil, seed: UInt64? = nil, mode: Mode = .fast,
-        centralPreferredMTU: Int? = nil, connectionInterval: Duration? = nil, peripheral: PeripheralProfile,
-        peripheralPath: String? = nil, steps: [ScenarioStep]
+        centralPreferredMTU: Int? = nil, connectionInterval: Duration? = nil, centralPairing: PairingBehavior? = nil,
+        peripheral: PeripheralProfile, peripheralPath: String? = nil, steps: [ScenarioStep]
     ) {
+        self.centralPairing = centralPairing
         self.name = name
         self.description = description
         self.seed = seed

@@ -77,12 +77,13 @@ public struct ScenarioRunner: Sendable {
     }
 
     /// The central's configuration: the mode's preset, draws derived from the bridge's seed,
-    /// and `central.preferredMTU` fixing its side of the MTU negotiation.
+    /// `central.preferredMTU` fixing its side of the MTU negotiation, and `central.pairing`.
     public var centralConfiguration: MockCentralManager.Configuration {
         var configuration: MockCentralManager.Configuration =
             scenario.mode == .realistic ? .realistic(seed: seed) : .fast
         configuration.seed = nil
         if let mtu = scenario.centralPreferredMTU { configuration.mtu = .fixed(mtu) }
+        if let pairing = scenario.centralPairing { configuration.pairing = pairing }
         return configuration
     }
 

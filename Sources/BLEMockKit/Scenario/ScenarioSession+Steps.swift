@@ -37,12 +37,30 @@ extension ScenarioSession {
             record.discovered = try await discover()
         case .read(let reference):
             record.value = try await central.readValue(for: try await remote(reference))
+        case .readOnce(let reference):
+            record.value = try await central.readBlob(of: try await remote(reference), offset: 0)
+        case .readDescriptor(let reference, let uuid):
+            record.value = try await central.readValue(for: try await descriptor(uuid, of: reference))
+        case .writeDescriptor(let reference, let uuid, let value):
+            try await central.writeValue(value, for: try await descriptor(uuid, of: reference))
+        case .setMTU(let mtu, .central):
+            try await central.simulateMTUPreference(.fixed(mtu))
+        case .setMTU(let mtu, .peripheral):
+            try await peripheral.manager.simulateMTUPreference(.fixed(mtu))
         case .write(let reference, let value, let withResponse):
-            try await central.writeValue(
-                value, for: try await remote(reference), type: withResponse ? .withResponse : .withoutResponse)
-            if !withResponse { await bridge.runUntilWritesSent(central: central.identifier, peripheral: target) }
+            do {
+                try await central.writeValue(
+                    value, for: try await remote(reference), type: withResponse ? .withResponse : .withoutResponse)
+                if !withResponse { await bridge.runUntilWritesSent(central: central.identifier, peripheral: target) }
+            } catch {
+                record.stored = await peripheral.manager.value(of: local(reference))
+                throw error
+            }
+            record.stored = await peripheral.manager.value(of: local(reference))
         case .subscribe(let reference):
             try await central.setNotifyValue(true, for: try await remote(reference))
+        case .subscribeToIndications(let reference):
+            try await central.subscribeToIndications(of: try await remote(reference))
         case .unsubscribe(let reference):
             try await central.setNotifyValue(false, for: try await remote(reference))
         case .notify(let reference, let value), .indicate(let reference, let value):
@@ -172,4 +190,21 @@ extension ScenarioSession {
 enum ScenarioStepError: Error {
     /// `updateValue` returned `false`: the transmit queue was full.
     case updateQueueFull
+    /// The characteristic has no descriptor of the UUID a `readDescriptor` or
+    /// `writeDescriptor` names.
+    case descriptorNotFound(BluetoothUUID)
+}
+
+extension ScenarioSession {
+    /// The central's view of a characteristic's descriptor: one `discover` found (the
+    /// peripheral's descriptor of that UUID), on the characteristic the step names.
+    func descriptor(_ uuid: BluetoothUUID, of reference: ScenarioStep.CharacteristicReference) async throws
+        -> RemoteDescriptor
+    {
+        let characteristic = try await remote(reference)
+        guard let found = await bridge.descriptors(of: characteristic).first(where: { $0.uuid == uuid }) else {
+            throw ScenarioStepError.descriptorNotFound(uuid)
+        }
+        return found
+    }
 }

@@ -93,9 +93,20 @@ final class ScenarioSession: Sendable {
             record.received = (record.received ?? []) + seen.received
         }
         if !seen.disconnections.isEmpty {
-            record.reason = .object([
+            // A CoreBluetooth peripheral manager learns of a lost central only through the
+            // subscriptions that ended with it.
+            var reason: [(key: String, value: TraceValue)] = [
                 ("central", seen.disconnections.last!.map { ScenarioTrace.TraceError($0).value } ?? .null)
-            ])
+            ]
+            if seen.linkLost {
+                reason.append(
+                    (
+                        "peripheral",
+                        .object([("unsubscribed", .array(seen.unsubscribed.map { .string($0.description) }))])
+                    )
+                )
+            }
+            record.reason = .object(reason)
         }
         if case .scan = step.operation { record.discovered = .array(seen.discoveries.map(Self.describe)) }
         record.mtu = await linkMTU
@@ -133,18 +144,28 @@ final class ScenarioSession: Sendable {
         var received: [Data] = []
         /// The error of each disconnection (nil when the central asked for it).
         var disconnections: [CoreBluetoothError?] = []
+        /// The characteristics the peripheral saw the central unsubscribe from.
+        var unsubscribed: [BluetoothUUID] = []
+        /// Whether a link that was up went down (not only an attempt that failed).
+        var linkLost = false
 
         mutating func append(_ other: ObservedEvents) {
             discoveries += other.discoveries
             received += other.received
             disconnections += other.disconnections
+            unsubscribed += other.unsubscribed
+            linkLost = linkLost || other.linkLost
         }
     }
 
-    /// Takes the central's events since the last call.
+    /// Takes the central's events (and the peripheral's unsubscriptions) since the last call.
     func drainEvents() -> ObservedEvents {
-        _ = peripheral.manager.broadcaster.drain(peripheralTap)
         var seen = ObservedEvents()
+        for event in peripheral.manager.broadcaster.drain(peripheralTap) {
+            if case .unsubscribed(let remote, let characteristic) = event, remote.identifier == central.identifier {
+                seen.unsubscribed.append(characteristic.uuid)
+            }
+        }
         for event in central.broadcaster.drain(centralTap) {
             switch event {
             case .discovered(let discovery) where discovery.identifier == peripheral.identifier:
@@ -153,6 +174,7 @@ final class ScenarioSession: Sendable {
                 seen.received.append(value)
             case .disconnected(let remote, let error) where remote.identifier == peripheral.identifier:
                 seen.disconnections.append(error)
+                seen.linkLost = true
             case .failedToConnect(let remote, let error) where remote.identifier == peripheral.identifier:
                 seen.disconnections.append(error)
             default:
@@ -214,7 +236,9 @@ extension ScenarioStep.Operation {
     /// Whether the op works over the link, so its record always carries `attPDUs`.
     var usesTheLink: Bool {
         switch self {
-        case .connect, .discover, .read, .write, .subscribe, .unsubscribe, .notify, .indicate, .readRequest: true
+        case .connect, .discover, .read, .readOnce, .readDescriptor, .writeDescriptor, .write, .subscribe,
+            .subscribeToIndications, .unsubscribe, .notify, .indicate, .readRequest:
+            true
         default: false
         }
     }
@@ -252,6 +276,11 @@ extension MockBLEBridge {
 
     func linkMTU(central: UUID, peripheral: UUID) -> Int? {
         world.linkMTU(central: central, peripheral: peripheral)
+    }
+
+    /// The descriptors a discovery of `characteristic` finds on its peripheral.
+    func descriptors(of characteristic: RemoteCharacteristic) -> [RemoteDescriptor] {
+        world.peripherals[characteristic.peripheral]?.database.descriptors(of: characteristic) ?? []
     }
 
     /// Runs the schedule until a peripheral's queued notifications and indications have crossed.

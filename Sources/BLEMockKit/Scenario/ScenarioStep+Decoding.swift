@@ -15,9 +15,9 @@ extension ScenarioStep {
         "stopScan": [],
         "connect": ["timeout"],
         "discover": [],
-        "read": ["char"],
+        "read": ["char", "long"],
         "write": ["char", "value", "withResponse"],
-        "subscribe": ["char"],
+        "subscribe": ["char", "indicate"],
         "unsubscribe": ["char"],
         "notify": ["char", "value"],
         "indicate": ["char", "value"],
@@ -28,6 +28,9 @@ extension ScenarioStep {
         "fault": ["kind", "error", "role"],
         "disconnect": ["by"],
         "setValue": ["char", "value"],
+        "readDescriptor": ["char", "descriptor"],
+        "writeDescriptor": ["char", "descriptor", "value"],
+        "setMTU": ["mtu", "role"],
     ]
 
     /// Reads step `index` of a scenario.
@@ -70,6 +73,9 @@ extension ScenarioStep {
         func value() throws(FixtureError) -> Data {
             try FixtureBytes.parse(try object.required("value", example: #"{"hex": "01"}"#))
         }
+        func descriptor() throws(FixtureError) -> BluetoothUUID {
+            try FixtureObject.uuid(try object.required("descriptor", example: "\"2901\""))
+        }
         func duration(_ key: String) throws(FixtureError) -> Duration? {
             try object[key].map { node throws(FixtureError) in try FixtureDuration.parse(node) }
         }
@@ -92,12 +98,23 @@ extension ScenarioStep {
         case "discover":
             return .discover
         case "read":
-            return .read(try characteristic())
+            let reference = try characteristic()
+            return try object.bool("long") == false ? .readOnce(reference) : .read(reference)
+        case "readDescriptor":
+            return .readDescriptor(try characteristic(), descriptor: try descriptor())
+        case "writeDescriptor":
+            return .writeDescriptor(try characteristic(), descriptor: try descriptor(), value: try value())
+        case "setMTU":
+            let mtu = try FixtureObject.integer(
+                try object.required("mtu", example: "185"), what: "mtu", in: PeripheralProfile.preferredMTURange,
+                hint: "ATT_MTU is 23…517")
+            return .setMTU(mtu, try role())
         case "write":
             return .write(
                 try characteristic(), value: try value(), withResponse: try object.bool("withResponse") ?? true)
         case "subscribe":
-            return .subscribe(try characteristic())
+            let reference = try characteristic()
+            return try object.bool("indicate") == true ? .subscribeToIndications(reference) : .subscribe(reference)
         case "unsubscribe":
             return .unsubscribe(try characteristic())
         case "notify":

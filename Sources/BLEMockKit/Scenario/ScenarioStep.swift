@@ -105,12 +105,26 @@ public struct ScenarioStep: Sendable, Hashable {
         case connect(timeout: Duration?)
         /// Discovers services, included services, characteristics and descriptors.
         case discover
-        /// Reads a characteristic.
+        /// Reads a characteristic, long values in parts (Read, then Read Blobs).
         case read(CharacteristicReference)
+        /// One Read Request without the long-read continuation (`read` with `"long": false`):
+        /// the first ATT_MTU − 1 bytes.
+        case readOnce(CharacteristicReference)
+        /// Reads a descriptor of a characteristic (`readDescriptor`).
+        case readDescriptor(CharacteristicReference, descriptor: BluetoothUUID)
+        /// Writes a descriptor of a characteristic (`writeDescriptor`).
+        case writeDescriptor(CharacteristicReference, descriptor: BluetoothUUID, value: Data)
+        /// Sets a manager's preferred ATT_MTU for links made from then on (`setMTU`), so the
+        /// next connection negotiates with it.
+        case setMTU(Int, Role)
         /// Writes a characteristic.
         case write(CharacteristicReference, value: Data, withResponse: Bool)
-        /// Enables notifications or indications.
+        /// Enables notifications or indications (notifications when the characteristic has
+        /// both, as CoreBluetooth does).
         case subscribe(CharacteristicReference)
+        /// Enables indications on a characteristic that has both kinds (`subscribe` with
+        /// `"indicate": true`).
+        case subscribeToIndications(CharacteristicReference)
         /// Disables them.
         case unsubscribe(CharacteristicReference)
         /// The peripheral notifies its subscribed centrals.
@@ -142,9 +156,12 @@ public struct ScenarioStep: Sendable, Hashable {
             case .stopScan: "stopScan"
             case .connect: "connect"
             case .discover: "discover"
-            case .read: "read"
+            case .read, .readOnce: "read"
+            case .readDescriptor: "readDescriptor"
+            case .writeDescriptor: "writeDescriptor"
+            case .setMTU: "setMTU"
             case .write: "write"
-            case .subscribe: "subscribe"
+            case .subscribe, .subscribeToIndications: "subscribe"
             case .unsubscribe: "unsubscribe"
             case .notify: "notify"
             case .indicate: "indicate"
@@ -162,7 +179,7 @@ public struct ScenarioStep: Sendable, Hashable {
         public static let names = [
             "powerOn", "setState", "scan", "stopScan", "connect", "discover", "read", "write", "subscribe",
             "unsubscribe", "notify", "indicate", "readRequest", "readRSSI", "advance", "inject", "fault", "disconnect",
-            "setValue",
+            "setValue", "readDescriptor", "writeDescriptor", "setMTU",
         ]
     }
 }

@@ -52,6 +52,11 @@ extension ScenarioTrace {
     static func label(_ operation: ScenarioStep.Operation) -> String {
         switch operation {
         case .read(let c), .subscribe(let c), .unsubscribe(let c): "\(operation.name) \(c)"
+        case .readOnce(let c): "read \(c) (one request)"
+        case .subscribeToIndications(let c): "subscribe \(c) (indications)"
+        case .readDescriptor(let c, let d): "readDescriptor \(c) \(d)"
+        case .writeDescriptor(let c, let d, _): "writeDescriptor \(c) \(d)"
+        case .setMTU(let mtu, let role): "setMTU \(role.rawValue) \(mtu)"
         case .write(let c, _, let withResponse): "write \(c)" + (withResponse ? "" : " (no response)")
         case .notify(let c, _), .indicate(let c, _): "\(operation.name) \(c)"
         case .readRequest(let c, let offset): "readRequest \(c) @\(offset)"
@@ -78,6 +83,9 @@ extension ScenarioTrace {
                 received.isEmpty
                     ? "received nothing"
                     : "received " + received.map { FixtureBytes.hexString($0) }.joined(separator: ", "))
+        }
+        if let stored = record.stored {
+            parts.append("stored " + (stored.isEmpty ? "<empty>" : FixtureBytes.hexString(stored)))
         }
         if let state = record.state { parts.append("state \(state)") }
         if let rssi = record.rssi { parts.append("rssi \(rssi)") }

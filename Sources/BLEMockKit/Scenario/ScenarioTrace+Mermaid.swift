@@ -38,15 +38,18 @@ extension ScenarioTrace {
             return [request, answer(record.mtu.map { "connected, ATT_MTU \($0)" } ?? "connected")]
         case .discover:
             return [request, answer(details(record))]
-        case .read, .readRequest:
+        case .read, .readOnce, .readRequest, .readDescriptor:
             return [request, answer(record.value.map { $0.isEmpty ? "empty" : FixtureBytes.hexString($0) } ?? "")]
+        case .writeDescriptor(_, _, let value):
+            let sent = "C->>P: " + escape("\(label(operation)) \(FixtureBytes.hexString(value)) at \(time)")
+            return [sent, answer("written")]
         case .write(_, let value, let withResponse):
             let sent =
                 "C" + (withResponse ? "->>" : "-)") + "P: "
                 + escape(
                     "\(label(operation)) \(FixtureBytes.hexString(value)) at \(time)")
             return withResponse || result != nil ? [sent, answer("written")] : [sent]
-        case .subscribe, .unsubscribe:
+        case .subscribe, .subscribeToIndications, .unsubscribe:
             return [request, answer("CCCD written")]
         case .notify(_, let value), .indicate(_, let value):
             let arrow = "P-)C: " + escape("\(label(operation)) \(FixtureBytes.hexString(value)) at \(time)")
@@ -66,6 +69,10 @@ extension ScenarioTrace {
         case .setValue(_, let value):
             let text = "\(label(operation)) \(value.isEmpty ? "empty" : FixtureBytes.hexString(value)) at \(time)"
             return ["Note over P: " + escape(result.map { "\(text) failed: \($0)" } ?? text)]
+        case .setMTU(_, .central):
+            return ["Note over C: " + escape("\(label(operation)) at \(time)" + (result.map { ": \($0)" } ?? ""))]
+        case .setMTU(_, .peripheral):
+            return ["Note over P: " + escape("\(label(operation)) at \(time)" + (result.map { ": \($0)" } ?? ""))]
         case .powerOn(.peripheral), .setState(_, .peripheral):
             return ["Note over P: " + escape("\(label(operation)) at \(time): \(details(record))")]
         case .advance, .inject, .fault:

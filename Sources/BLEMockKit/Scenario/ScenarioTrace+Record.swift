@@ -11,7 +11,8 @@ extension ScenarioTrace {
     public struct Record: Sendable, Hashable {
         /// Every field a record can have, in the order they are printed.
         public static let fieldNames = [
-            "step", "op", "ok", "time", "error", "attError", "value", "received", "mtu", "maxWriteWithoutResponse",
+            "step", "op", "ok", "time", "error", "attError", "value", "stored", "received", "mtu",
+            "maxWriteWithoutResponse",
             "maxWriteWithResponse", "attPDUs", "rssi", "state", "discovered", "reason",
         ]
 
@@ -27,6 +28,9 @@ extension ScenarioTrace {
         public var error: TraceError?
         /// The bytes read (`read`, `readRequest`).
         public var value: Data?
+        /// The value the peripheral holds for the characteristic after a `write` (with or
+        /// without response): what the peripheral's side saw arrive.
+        public var stored: Data?
         /// The payloads the central received during the step (notifications, indications).
         public var received: [Data]?
         /// The negotiated ATT_MTU, while connected.
@@ -43,7 +47,9 @@ extension ScenarioTrace {
         public var state: ManagerState?
         /// What `scan` or `discover` found.
         public var discovered: TraceValue?
-        /// The disconnection errors seen during the step.
+        /// The disconnection seen during the step: `central`, the error the central saw (null
+        /// when it asked for it); `peripheral`, what the peripheral manager was told, which
+        /// CoreBluetooth limits to the characteristics its central unsubscribed from.
         public var reason: TraceValue?
 
         /// Creates a record.
@@ -65,6 +71,7 @@ extension ScenarioTrace {
                 if error.domain == "att" { fields.append(("attError", .int(error.code))) }
             }
             if let value { fields.append(("value", .string(FixtureBytes.hexString(value)))) }
+            if let stored { fields.append(("stored", .string(FixtureBytes.hexString(stored)))) }
             if let received {
                 fields.append(("received", .array(received.map { .string(FixtureBytes.hexString($0)) })))
             }

@@ -85,6 +85,10 @@ public struct ScenarioTrace: Sendable, Hashable {
             case ScenarioStepError.updateQueueFull:
                 self.init(
                     domain: "kit", code: Self.kitNames.firstIndex(of: "updateQueueFull")!, name: "updateQueueFull")
+            case ScenarioStepError.descriptorNotFound:
+                self.init(
+                    domain: "kit", code: Self.kitNames.firstIndex(of: "descriptorNotFound")!,
+                    name: "descriptorNotFound")
             case let error as APIMisuseError:
                 let name = Self.kitName(error)
                 self.init(domain: "kit", code: Self.kitNames.firstIndex(of: name) ?? Self.kitNames.count, name: name)
@@ -99,7 +103,7 @@ public struct ScenarioTrace: Sendable, Hashable {
             "characteristicNotPublished", "serviceNotPublished", "characteristicCannotNotify", "invalidService",
             "valueTooLong", "staticCharacteristic", "invalidConfiguration", "updateQueueFull", "managerShutDown",
             "writeWithoutResponseNotSupported", "clientConfigurationWrite", "writeWithoutResponseQueueFull",
-            "responseToCommand",
+            "responseToCommand", "descriptorNotFound",
         ]
 
         static func kitName(_ error: APIMisuseError) -> String {

@@ -91,4 +91,47 @@ struct MTUModeTests {
         let unseeded2 = try await Self.linkMTUs(links: 20, bridgeSeed: 2, central: unseeded)
         #expect(unseeded1 != unseeded2)
     }
+
+    @Test("simulateMTUPreference changes the next link's negotiation on either side, and refuses a bad mode")
+    func mtuPreferenceHooks() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await Realistic.advertisingPeripheral(on: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        try await Realistic.discover(peripheral, by: central, on: bridge)
+        try await central.connect(peripheral.identifier)
+        try await central.simulateMTUPreference(.fixed(100))
+        // A link that is up keeps its ATT_MTU.
+        #expect(try await central.maximumWriteValueLength(for: peripheral.identifier, type: .withoutResponse) == 512)
+        try await central.cancelPeripheralConnection(peripheral.identifier)
+        try await central.connect(peripheral.identifier)
+        #expect(try await central.maximumWriteValueLength(for: peripheral.identifier, type: .withoutResponse) == 97)
+        try await peripheral.simulateMTUPreference(.fixed(40))
+        try await central.cancelPeripheralConnection(peripheral.identifier)
+        try await central.connect(peripheral.identifier)
+        #expect(try await central.maximumWriteValueLength(for: peripheral.identifier, type: .withoutResponse) == 37)
+        await #expect(
+            throws: APIMisuseError.invalidConfiguration(
+                "simulateMTUPreference: ATT_MTU 600 is outside 23…517; use a value in that range")
+        ) {
+            try await central.simulateMTUPreference(.fixed(600))
+        }
+        await #expect(
+            throws: APIMisuseError.invalidConfiguration(
+                "simulateMTUPreference: the ATT_MTU range 1...20 has no value in 23…517")
+        ) {
+            try await peripheral.simulateMTUPreference(.realistic(1...20))
+        }
+    }
+
+    @Test("value(of:) is what the peripheral holds: a cached value, a written one, nil for one it did not publish")
+    func peripheralValue() async throws {
+        let rig = try await Rig.make()
+        #expect(await rig.peripheral.value(of: rig.local(RigUUID.readOnly)) == Data([1, 2, 3]))
+        #expect(await rig.peripheral.value(of: rig.local(RigUUID.value)) == Data())
+        try await rig.central.writeValue(Data([7]), for: rig.remote(RigUUID.value), type: .withoutResponse)
+        #expect(await rig.peripheral.value(of: rig.local(RigUUID.value)) == Data([7]))
+        let foreign = LocalCharacteristic(
+            serviceUUID: "FFF0", serviceHandle: 1, uuid: "FFF9", properties: .read, permissions: .readable, handle: 99)
+        #expect(await rig.peripheral.value(of: foreign) == nil)
+    }
 }

@@ -144,7 +144,8 @@ struct ScenarioRunnerTests {
                         TraceValue.object([
                             ("domain", .string("cb")), ("code", .int(6)), ("name", .string("connectionTimeout")),
                         ])
-                    )
+                    ),
+                    ("peripheral", .object([("unsubscribed", .array([]))])),
                 ]))
         #expect(trace.records[5].error?.name == "notConnected")
     }
