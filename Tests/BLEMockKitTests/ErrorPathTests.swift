@@ -421,6 +421,10 @@ struct ErrorPathATTTests {
         #expect(await rig.central.isConnected(rig.peripheral.identifier))
     }
 
+    // bumble 0.0.236 (scripts/bumble-att-checks.py, check 4): a Write Command to a characteristic
+    // that needs encryption gets nothing back and is not stored. (bumble never checks the
+    // plain write permission, so it stores a command without it; CoreBluetooth's peripheral
+    // manager refuses it, as the kit does.)
     @Test(
         "A write command the peripheral cannot accept is dropped there without an answer; the central sees success")
     func writeCommandWithoutPermissionIsDroppedSilently() async throws {

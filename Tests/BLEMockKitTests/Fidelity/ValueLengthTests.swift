@@ -19,6 +19,10 @@ struct ValueLengthTests {
         #expect(try await rig.central.readValue(for: rig.remote(RigUUID.value)) == testBytes(expected))
     }
 
+    // bumble 0.0.236 (scripts/bumble-att-checks.py, check 5): its client sends a 514-byte Write
+    // Command at ATT_MTU 517 and its server drops it silently (an attribute holds at most 512
+    // bytes). CoreBluetooth reports 512 as the longest write without response and cuts
+    // longer values, which the kit does (recording a misuse); nothing is ever answered.
     @Test("At ATT_MTU 517 a longer write without response is cut to 512 bytes, as the log says")
     func longWriteWithoutResponseIsCutTo512() async throws {
         let rig = try await Rig.make(centralMTU: 517)
@@ -29,6 +33,9 @@ struct ValueLengthTests {
         #expect(try await rig.central.readValue(for: rig.remote(RigUUID.value)) == testBytes(512))
     }
 
+    // bumble 0.0.236 (check 5): its server cuts a notification at ATT_MTU − 3 (514 bytes at
+    // 517), past the attribute limit; the kit keeps 512, which a CoreBluetooth peripheral
+    // manager's value cannot exceed (the Fidelity article says why).
     @Test("At ATT_MTU 517 a notification carries at most 512 bytes and maximumUpdateValueLength says 512")
     func updatesAreCutTo512() async throws {
         let rig = try await Rig.make(centralMTU: 517)
