@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "BLECore", targets: ["BLECore"]),
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "BLEMockKit", targets: ["BLEMockKit"]),
+        .library(name: "BLEMockKitTesting", targets: ["BLEMockKitTesting"]),
+        .library(name: "BLEMockKitXCTest", targets: ["BLEMockKitXCTest"]),
         .library(name: "BLECoreBluetooth", targets: ["BLECoreBluetooth"]),
         .library(name: "BLECapture", targets: ["BLECapture"]),
         .library(name: "BLECBM", targets: ["BLECBM"]),
@@ -22,6 +24,9 @@ let package = Package(
         .target(name: "CTransportCRC32C"),
         .target(name: "Transport", dependencies: ["BLECore", "CTransportCRC32C"], swiftSettings: strictSettings),
         .target(name: "BLEMockKit", dependencies: ["BLECore", "Transport"], swiftSettings: strictSettings),
+        // Test-framework glue: a Swift Testing trait and an XCTest helper that run tests on mock bridges.
+        .target(name: "BLEMockKitTesting", dependencies: ["BLECore", "BLEMockKit"], swiftSettings: strictSettings),
+        .target(name: "BLEMockKitXCTest", dependencies: ["BLECore", "BLEMockKit"], swiftSettings: strictSettings),
         .target(name: "BLECoreBluetooth", dependencies: ["BLECore"], swiftSettings: strictSettings),
         .target(name: "BLECapture", dependencies: ["BLECore", "BLEMockKit"], swiftSettings: strictSettings),
         .target(name: "BLECBM", dependencies: ["BLECore", "BLEMockKit"], swiftSettings: strictSettings),
@@ -52,6 +57,12 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "MockbleCLITests", dependencies: ["MockbleCLI", "BLEMockKit", "BLECore"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "BLEMockKitTestingTests", dependencies: ["BLEMockKitTesting", "BLEMockKit", "BLECore"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "BLEMockKitXCTestTests", dependencies: ["BLEMockKitXCTest", "BLEMockKit", "BLECore"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "BLEMockKitTests",

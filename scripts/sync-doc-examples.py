@@ -4,7 +4,8 @@
 Each ```swift block of README.md, MIGRATION.md and the DocC articles (Sources/*/*.docc/*.md)
 that contains `@Test func NAME()` is replaced by that function as it stands in one of the
 example files (Tests/BLEMockKitTests/ReadmeExampleTests.swift,
-Tests/BLEMockKitTests/Documentation/*.swift and Tests/BLECBMTests/Documentation/*.swift); the block's import lines are kept. Blocks
+Tests/BLEMockKitTests/Documentation/*.swift, Tests/BLECBMTests/Documentation/*.swift and
+Tests/BLEMockKitTestingTests/Documentation/*.swift); the block's import lines are kept. Blocks
 fenced as ```swift before (old code in MIGRATION.md) are left alone. The test
 `everyDocumentedSwiftBlockIsCompiled` checks the result."""
 import pathlib
@@ -14,6 +15,7 @@ root = pathlib.Path(__file__).resolve().parent.parent
 sources = [root / "Tests/BLEMockKitTests/ReadmeExampleTests.swift"]
 sources += sorted((root / "Tests/BLEMockKitTests/Documentation").glob("*.swift"))
 sources += sorted((root / "Tests/BLECBMTests/Documentation").glob("*.swift"))
+sources += sorted((root / "Tests/BLEMockKitTestingTests/Documentation").glob("*.swift"))
 source = "\n".join(path.read_text() for path in sources)
 documents = [root / "README.md", root / "MIGRATION.md"] + sorted(root.glob("Sources/*/*.docc/*.md"))
 

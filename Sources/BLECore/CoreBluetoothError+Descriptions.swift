@@ -35,7 +35,7 @@ extension CoreBluetoothError: CustomStringConvertible {
     /// What went wrong and how to fix it, starting with the code, e.g.
     /// `"CoreBluetooth error 7 peripheralDisconnected: …"`.
     public var description: String {
-        "CoreBluetooth error \(code.rawValue) \(code): \(explanation)"
+        "CoreBluetooth error \(code.rawValue) \(code): \(explanation)" + (reason.map { " " + $0 } ?? "")
     }
 
     /// The explanation and suggested fix for this code, without the code itself.

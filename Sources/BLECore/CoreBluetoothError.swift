@@ -7,10 +7,28 @@
 public struct CoreBluetoothError: Error, Hashable, Sendable {
     /// The error code.
     public var code: Code
+    /// What the kit knows about this occurrence beyond the code (e.g. that a peripheral is on
+    /// another bridge), for the people reading the error. Errors compare and hash by
+    /// ``code`` alone: `CoreBluetoothError(.unknownDevice)` matches one with a reason.
+    public var reason: String?
 
     /// Creates an error with a code.
     public init(_ code: Code) {
         self.code = code
+    }
+
+    /// Creates an error with a code and what the kit knows about why.
+    public init(_ code: Code, reason: String?) {
+        self.code = code
+        self.reason = reason
+    }
+
+    public static func == (lhs: CoreBluetoothError, rhs: CoreBluetoothError) -> Bool {
+        lhs.code == rhs.code
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
     }
 
     /// CoreBluetooth's error codes, with `CBError.Code`'s raw values.

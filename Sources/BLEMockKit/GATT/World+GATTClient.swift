@@ -17,7 +17,9 @@ extension World {
         try requirePoweredOn(central: central, operation)
         guard let slot = links.position(of: LinkKey(central: central, peripheral: peripheral)) else {
             // A peripheral the system never saw is unknown; a known one is not connected.
-            let error = CoreBluetoothError(known.contains(peripheral) ? .notConnected : .unknownDevice)
+            let error =
+                known.contains(peripheral)
+                ? CoreBluetoothError(.notConnected) : unknownDevice(peripheral, central: central)
             record(.refused, central: central, peripheral: peripheral, error: error, detail: operation)
             throw error
         }

@@ -147,10 +147,13 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
 
-    /// Creates a mock peripheral on a bridge (a new one of its own by default).
+    /// Creates a mock peripheral on a bridge: `bridge`, or else the bridge of the current
+    /// ``MockBLEBridge/run(timeLimit:stallPatience:_:)`` scope (``MockBLEBridge/current``, which
+    /// a test's bridge trait sets too), or else a new one of its own.
     public init(configuration: Configuration = Configuration(), bridge: MockBLEBridge? = nil) {
         let bridge =
-            bridge ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
+            bridge ?? MockBLEBridge.current
+            ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
         self.bridge = bridge
         self.broadcaster = EventBroadcaster(clock: bridge.clock)
         self.configuration = configuration

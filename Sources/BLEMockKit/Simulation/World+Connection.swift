@@ -23,7 +23,9 @@ extension World {
             return complete(id, .failure(error))
         }
         guard known.contains(peripheral), peripherals[peripheral] != nil else {
-            return complete(id, .failure(CoreBluetoothError(.unknownDevice)))
+            let error = unknownDevice(peripheral, central: central)
+            record(.refused, central: central, peripheral: peripheral, error: error, detail: "connect")
+            return complete(id, .failure(error))
         }
         let key = LinkKey(central: central, peripheral: peripheral)
         if links[key] != nil { return complete(id, .success(.done)) }
@@ -316,5 +318,20 @@ extension World {
                 && peripherals[peripheral]!.database.localServices.contains { services.contains($0.uuid) }
         }
         .map { remotePeripheral($0) }
+    }
+}
+
+extension World {
+    /// The error for a peripheral the central's system never saw, saying why when no manager
+    /// on this bridge has the identifier: the commonest set-up mistake is two managers each on
+    /// a bridge of its own.
+    func unknownDevice(_ peripheral: UUID, central: UUID) -> CoreBluetoothError {
+        guard peripherals[peripheral] == nil else { return CoreBluetoothError(.unknownDevice) }
+        return CoreBluetoothError(
+            .unknownDevice,
+            reason: "No manager on this central's bridge has identifier \(peripheral.uuidString): a manager "
+                + "created without a bridge gets one of its own. Create one MockBLEBridge and pass it to both "
+                + "managers (bridge: bridge), or create them inside bridge.run { } or a test with the .mockBridge "
+                + "trait, where they share its bridge.")
     }
 }

@@ -42,9 +42,11 @@ struct DocumentationBlockTests {
         let folder = examples.appendingPathComponent("Documentation")
         sources += try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
             .map { folder.appendingPathComponent($0) }
-        let coreBluetoothExamples = root(of: "Tests/BLECBMTests/Documentation")
-        sources += try FileManager.default.contentsOfDirectory(atPath: coreBluetoothExamples.path)
-            .filter { $0.hasSuffix(".swift") }.map { coreBluetoothExamples.appendingPathComponent($0) }
+        for folder in ["Tests/BLECBMTests/Documentation", "Tests/BLEMockKitTestingTests/Documentation"] {
+            let examples = root(of: folder)
+            sources += try FileManager.default.contentsOfDirectory(atPath: examples.path)
+                .filter { $0.hasSuffix(".swift") }.map { examples.appendingPathComponent($0) }
+        }
         let compiled = try sources.map { Self.normalized(try String(contentsOf: $0, encoding: .utf8)) }
             .joined(separator: "\n")
         var counts: [String: Int] = [:]

@@ -1,0 +1,96 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// How a test runs on mock bridges: over which seeds, in which configuration, with how much
+/// virtual time — the part of the Swift Testing trait (`BLEMockKitTesting`) and the XCTest
+/// helper (`BLEMockKitXCTest`) that does not depend on the test framework.
+///
+/// Each seed gets a fresh bridge (the configuration with that seed). The body runs in the
+/// bridge's ``MockBLEBridge/run(timeLimit:stallPatience:_:)`` scope, so virtual time drives
+/// itself and managers created without a bridge join it (``MockBLEBridge/current``). After
+/// the body, ``MockBLEBridge/finish()`` checks for leftovers.
+public struct BridgeTestPlan: Sendable, Hashable {
+    /// The environment variable that narrows a plan to one seed, to rerun a failing one:
+    /// `BLEMOCKKIT_SEED=17 swift test --filter testName`.
+    public static let seedVariable = "BLEMOCKKIT_SEED"
+
+    /// The bridge configuration; its seed is replaced by each of ``seeds``.
+    public var configuration: MockBLEBridge.Configuration
+    /// The seeds to run, in order.
+    public var seeds: [UInt64]
+    /// The most virtual time one run may take.
+    public var timeLimit: Duration
+
+    /// Creates a plan. With no `seeds`, it runs once with the configuration's own seed.
+    public init(
+        configuration: MockBLEBridge.Configuration = .fast, seeds: [UInt64]? = nil,
+        timeLimit: Duration = .seconds(3_600)
+    ) {
+        self.configuration = configuration
+        self.seeds = seeds ?? [configuration.seed]
+        self.timeLimit = timeLimit
+    }
+
+    /// The seeds to run given an environment: the one `BLEMOCKKIT_SEED` names, if set (it
+    /// need not be among ``seeds``), else ``seeds``.
+    ///
+    /// - Throws: ``BadSeedVariable`` when the variable is set but is not a seed.
+    public func seedsToRun(environment: [String: String]) throws -> [UInt64] {
+        guard let text = environment[Self.seedVariable] else { return seeds }
+        guard let seed = UInt64(text.trimmingCharacters(in: .whitespaces)) else { throw BadSeedVariable(text: text) }
+        return [seed]
+    }
+
+    /// `BLEMOCKKIT_SEED` was set to something that is not a seed.
+    public struct BadSeedVariable: Error, Hashable, Sendable, CustomStringConvertible {
+        /// What it was set to.
+        public var text: String
+
+        /// Creates the error for a value of the variable.
+        public init(text: String) {
+            self.text = text
+        }
+
+        public var description: String {
+            "\(BridgeTestPlan.seedVariable)=\(text) is not a seed: give a whole number from 0 to 2^64-1"
+        }
+    }
+
+    /// What one seed's run ended with.
+    public struct Outcome: Sendable {
+        /// The seed.
+        public var seed: UInt64
+        /// What the body threw (a ``MockBLEBridge/Stall`` when it could not end), if it did.
+        public var error: (any Error)?
+        /// What ``MockBLEBridge/finish()`` reported.
+        public var finish: FinishReport
+
+        /// Whether the run threw nothing and left nothing over.
+        public var isClean: Bool { error == nil && finish.isClean }
+
+        /// How to run this seed alone, e.g. `BLEMOCKKIT_SEED=17 swift test --filter uploads`.
+        public func rerun(testName: String) -> String {
+            "\(BridgeTestPlan.seedVariable)=\(seed) swift test --filter \(testName)"
+        }
+    }
+
+    /// Runs `body` once on a fresh bridge with `seed` and reports how it ended.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    public func run(seed: UInt64, _ body: @escaping @Sendable () async throws -> Void) async -> Outcome {
+        var configuration = configuration
+        configuration.seed = seed
+        let bridge = MockBLEBridge(configuration: configuration)
+        var thrown: (any Error)?
+        do {
+            try await bridge.run(timeLimit: timeLimit) { try await body() }
+        } catch {
+            thrown = error
+        }
+        return Outcome(seed: seed, error: thrown, finish: await bridge.finish())
+    }
+}

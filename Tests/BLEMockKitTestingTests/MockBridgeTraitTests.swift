@@ -1,0 +1,200 @@
+import BLECore
+import BLEMockKit
+import BLEMockKitTesting
+import Foundation
+import Testing
+
+/// The Swift Testing trait, used as a user's test target uses it: only the public API.
+@Suite("The mock bridge trait", .timeLimit(.minutes(10)))
+struct MockBridgeTraitTests {
+    /// Seeds each run of a multi-seed test saw, per test (each test has its own recorder).
+    actor Seen {
+        var seeds: [UInt64] = []
+        func add(_ seed: UInt64) { seeds.append(seed) }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(.mockBridge)
+    func aTestWithTheTraitRunsOnAFastBridgeItsManagersShare() async throws {
+        let bridge = try #require(MockBLEBridge.current)
+        #expect(bridge.configuration.timing == .instant)
+        let sensor = MockPeripheralManager()
+        let central = MockCentralManager()
+        #expect(sensor.bridge === bridge)
+        #expect(central.bridge === bridge)
+        _ = try await sensor.add(GATTService(uuid: "180F", characteristics: []))
+        try await sensor.startAdvertising(AdvertisementData(localName: "Tag", serviceUUIDs: ["180F"]))
+        try await central.scanForPeripherals(withServices: ["180F"])
+        try await central.connect(sensor.identifier)
+        #expect(await central.isConnected(sensor.identifier))
+        await central.stopScan()
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(.mockBridge(.realistic(seed: 7)))
+    func aRealisticTraitGivesTheSeedAndTimeThatDrivesItself() async throws {
+        let bridge = try #require(MockBLEBridge.current)
+        #expect(bridge.configuration.seed == 7)
+        #expect(bridge.configuration.timing == .realistic)
+        // Code waiting on the clock finishes with no advance: time drives itself.
+        try await bridge.clock.sleep(for: .seconds(5))
+        #expect(await bridge.now == .zero + .seconds(5))
+    }
+
+    static let seen = Seen()
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(.mockBridge(seeds: [3, 1, 4]))
+    func aSeededTraitRunsTheBodyOncePerSeedOnAFreshBridge() async throws {
+        let bridge = try #require(MockBLEBridge.current)
+        #expect(await bridge.log.isEmpty)
+        #expect(bridge.configuration.timing == .realistic)
+        await Self.seen.add(bridge.configuration.seed)
+        _ = MockCentralManager()
+        // After the last seed, every seed ran once, in order.
+        if bridge.configuration.seed == 4 { #expect(await Self.seen.seeds == [3, 1, 4]) }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func leftoversAreRecordedWithTheSeed() async throws {
+        let trait = MockBridgeTrait.mockBridge(seeds: [5], timing: .instant)
+        let test = try #require(Test.current)
+        try await withKnownIssue {
+            try await trait.provideScope(for: test, testCase: Test.Case.current) {
+                let bridge = try #require(MockBLEBridge.current)
+                await bridge.inject(ErrorInjection(.read, failure: .att(.readNotPermitted)))
+            }
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.hasPrefix("finish() found leftovers on bridge seed 5:") }
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aRunThatCannotEndIsRecordedAsAStallWithTheSeed() async throws {
+        let trait = MockBridgeTrait(plan: BridgeTestPlan(configuration: .init(seed: 9), timeLimit: .seconds(5)))
+        let test = try #require(Test.current)
+        try await withKnownIssue {
+            try await trait.provideScope(for: test, testCase: Test.Case.current) {
+                // A peripheral that went out of range after it was found: a connection to it
+                // can never come up.
+                let sensor = MockPeripheralManager()
+                try await sensor.startAdvertising(AdvertisementData(localName: "Gone"))
+                let central = MockCentralManager()
+                try await central.scanForPeripherals(withServices: nil)
+                await sensor.simulateProximityChange(.outOfRange)
+                try await central.connect(sensor.identifier)
+            }
+        } matching: { issue in
+            guard let stall = issue.error as? MockBLEBridge.Stall else { return false }
+            return stall.seed == 9 && issue.comments.contains { $0.rawValue == "the test threw on bridge seed 9" }
+        }
+    }
+
+    #if compiler(>=6.2)
+        /// The comments of the issues recorded in `body`, which are then dropped.
+        final class Captured: @unchecked Sendable {
+            // @unchecked Sendable: `comments` is only touched under `lock`.
+            private let lock = NSLock()
+            private var stored: [[String]] = []
+            func add(_ comments: [String]) { lock.withLock { stored.append(comments) } }
+            var comments: [[String]] { lock.withLock { stored } }
+        }
+
+        @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+        @Test func anIssueOnOneOfSeveralSeedsNamesThatSeedAndHowToRerunIt() async throws {
+            let trait = MockBridgeTrait.mockBridge(seeds: [1, 2, 3], timing: .instant)
+            let test = try #require(Test.current)
+            let captured = Captured()
+            let capture = IssueHandlingTrait.compactMapIssues { issue in
+                captured.add(issue.comments.map(\.rawValue))
+                return nil
+            }
+            try await capture.provideScope(for: test, testCase: Test.Case.current) {
+                try await trait.provideScope(for: test, testCase: Test.Case.current) {
+                    let bridge = try #require(MockBLEBridge.current)
+                    if bridge.configuration.seed == 2 { Issue.record("the app lost a chunk") }
+                }
+            }
+            #expect(
+                captured.comments == [
+                    [
+                        "the app lost a chunk",
+                        "bridge seed 2; rerun only it: BLEMOCKKIT_SEED=2 swift test --filter "
+                            + "anIssueOnOneOfSeveralSeedsNamesThatSeedAndHowToRerunIt",
+                    ]
+                ])
+        }
+    #endif
+
+    @Test func aSeedCountRunsThatManySeedsFromTheFirst() {
+        #expect(MockBridgeTrait.mockBridge(seedCount: 3).plan.seeds == [0, 1, 2])
+        #expect(MockBridgeTrait.mockBridge(seedCount: 2, from: 40).plan.seeds == [40, 41])
+        #expect(MockBridgeTrait.mockBridge(seedCount: 0).plan.seeds == [])
+        #expect(MockBridgeTrait.mockBridge(seedCount: -1).plan.seeds == [])
+        #expect(MockBridgeTrait.mockBridge(seedCount: 1).plan.configuration.timing == .realistic)
+        #expect(MockBridgeTrait.mockBridge.plan.seeds == [0])
+        #expect(MockBridgeTrait.mockBridge.plan.configuration.timing == .instant)
+        #expect(MockBridgeTrait.mockBridge(.realistic(seed: 8)).plan.seeds == [8])
+    }
+
+    @Test func theSeedVariableNarrowsAPlanToOneSeed() throws {
+        let plan = BridgeTestPlan(configuration: .realistic(seed: 0), seeds: [1, 2, 3])
+        #expect(try plan.seedsToRun(environment: [:]) == [1, 2, 3])
+        #expect(try plan.seedsToRun(environment: ["BLEMOCKKIT_SEED": "17"]) == [17])
+        #expect(try plan.seedsToRun(environment: ["BLEMOCKKIT_SEED": " 2 "]) == [2])
+        #expect(throws: BridgeTestPlan.BadSeedVariable(text: "x7")) {
+            try plan.seedsToRun(environment: ["BLEMOCKKIT_SEED": "x7"])
+        }
+        #expect(
+            BridgeTestPlan.BadSeedVariable(text: "-1").description
+                == "BLEMOCKKIT_SEED=-1 is not a seed: give a whole number from 0 to 2^64-1")
+        #expect(BridgeTestPlan(configuration: .init(seed: 42)).seeds == [42])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aPlansRunReportsWhatTheBodyThrewAndWhatWasLeftOver() async throws {
+        let plan = BridgeTestPlan(configuration: .fast)
+        struct Boom: Error {}
+        let thrown = await plan.run(seed: 3) { throw Boom() }
+        #expect(thrown.error is Boom)
+        #expect(thrown.finish.isClean)
+        #expect(!thrown.isClean)
+        #expect(thrown.rerun(testName: "uploads") == "BLEMOCKKIT_SEED=3 swift test --filter uploads")
+        let clean = await plan.run(seed: 4) { _ = MockCentralManager() }
+        #expect(clean.isClean)
+        #expect(clean.seed == 4)
+    }
+}
+
+/// Managers made without a bridge, and what they say when they end up on different ones.
+@Suite("Managers and their bridge", .timeLimit(.minutes(10)))
+struct ManagerBridgeTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aManagerMadeWithoutABridgeInsideARunJoinsTheRunsBridge() async throws {
+        let bridge = MockBLEBridge()
+        try await bridge.run {
+            #expect(MockCentralManager().bridge === bridge)
+            #expect(MockPeripheralManager().bridge === bridge)
+        }
+        #expect(MockCentralManager().bridge !== bridge)
+    }
+
+    @Test func connectingToAPeripheralOnAnotherBridgeSaysHowToShareOne() async throws {
+        let sensor = MockPeripheralManager()
+        try await sensor.startAdvertising(AdvertisementData(localName: "Tag"))
+        let central = MockCentralManager()
+        let error = await #expect(throws: CoreBluetoothError(.unknownDevice)) {
+            try await central.connect(sensor.identifier)
+        }
+        #expect(
+            error?.reason
+                == "No manager on this central's bridge has identifier \(sensor.identifier.uuidString): a manager "
+                + "created without a bridge gets one of its own. Create one MockBLEBridge and pass it to both "
+                + "managers (bridge: bridge), or create them inside bridge.run { } or a test with the .mockBridge "
+                + "trait, where they share its bridge.")
+        #expect(error.map(String.init(describing:))?.hasPrefix("CoreBluetooth error 12 unknownDevice: ") == true)
+        // Errors still compare by code.
+        #expect(error == CoreBluetoothError(.unknownDevice, reason: "anything"))
+        #expect(error?.hashValue == CoreBluetoothError(.unknownDevice).hashValue)
+    }
+}

@@ -1,0 +1,41 @@
+import BLECore
+import BLEMockKit
+import BLEMockKitXCTest
+import XCTest
+
+/// The XCTest helper, used as a suite not yet on Swift Testing uses it.
+final class RunOnMockBridgeTests: XCTestCase {
+    actor Seen {
+        var seeds: [UInt64] = []
+        func add(_ seed: UInt64) { seeds.append(seed) }
+    }
+
+    func testTheBodyRunsOncePerSeedOnAFreshBridgeItsManagersShare() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+            throw XCTSkip("needs macOS 15")
+        }
+        let seen = Seen()
+        try await runOnMockBridge(.realistic(seed: 0), seeds: [8, 9]) {
+            guard let bridge = MockBLEBridge.current else { return XCTFail("no current bridge") }
+            XCTAssertEqual(bridge.configuration.timing, .realistic)
+            await seen.add(bridge.configuration.seed)
+            let central = MockCentralManager()
+            XCTAssertTrue(central.bridge === bridge)
+            try await bridge.clock.sleep(for: .seconds(2))
+        }
+        let seeds = await seen.seeds
+        XCTAssertEqual(seeds, [8, 9])
+    }
+
+    func testWithoutSeedsItRunsOnceWithTheConfigurationsSeed() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+            throw XCTSkip("needs macOS 15")
+        }
+        let seen = Seen()
+        try await runOnMockBridge(.init(seed: 21)) {
+            await seen.add(MockBLEBridge.current?.configuration.seed ?? 0)
+        }
+        let seeds = await seen.seeds
+        XCTAssertEqual(seeds, [21])
+    }
+}
