@@ -56,7 +56,7 @@ let package = Package(
             name: "BLECaptureTests", dependencies: ["BLECapture", "BLEMockKit", "BLECore"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "MockbleCLITests", dependencies: ["MockbleCLI", "BLEMockKit", "BLECore"],
+            name: "MockbleCLITests", dependencies: ["MockbleCLI", "BLEMockKit", "BLECore", "BLECapture"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "BLEMockKitTestingTests", dependencies: ["BLEMockKitTesting", "BLEMockKit", "BLECore"],

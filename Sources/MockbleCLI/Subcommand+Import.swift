@@ -88,11 +88,45 @@ extension Subcommand {
             let padded = String(repeating: "0", count: max(0, 4 - handle.count)) + handle
             console.print("imported the connection to \(imported.peer) (handle 0x\(padded))")
             console.print(
-                "wrote \(written.profile.path): \(profile.services.count) services, \(characteristics) characteristics")
-            console.print("wrote \(written.scenario.path): \(imported.scenario.steps.count) steps")
-            if !imported.warnings.isEmpty {
-                console.print("\(imported.warnings.count) warning(s): some of the capture was skipped (see above)")
-            }
+                "wrote \(written.profile.path): \(Plural.count(profile.services.count, "service")), "
+                    + Plural.count(characteristics, "characteristic"))
+            console.print("wrote \(written.scenario.path): \(Plural.count(imported.scenario.steps.count, "step"))")
+            if let summary = Subcommand.warningSummary(imported.warnings) { console.print(summary) }
             return .success
         })
+}
+
+extension Subcommand {
+    /// The closing line of an import with warnings: how many, and how many of each kind, e.g.
+    /// `3 warnings (see above): 2 about skipped PacketLogger records, 1 about the profile`.
+    /// `nil` without warnings.
+    static func warningSummary(_ warnings: [CaptureWarning]) -> String? {
+        guard !warnings.isEmpty else { return nil }
+        var counts: [(topic: String, count: Int)] = []
+        for warning in warnings {
+            let topic = Self.topic(of: warning.kind)
+            if let index = counts.firstIndex(where: { $0.topic == topic }) {
+                counts[index].count += 1
+            } else {
+                counts.append((topic, 1))
+            }
+        }
+        let parts = counts.map { "\($0.count) about \($0.topic)" }.joined(separator: ", ")
+        return "\(Plural.count(warnings.count, "warning")) (see above): \(parts)"
+    }
+
+    /// What a warning is about, as the summary groups them.
+    static func topic(of kind: CaptureWarning.Kind) -> String {
+        switch kind {
+        case .file, .packetLoggerFile: "a damaged file"
+        case .skippedRecords: "skipped PacketLogger records"
+        case .undecodableRecord, .undecodableEvent, .undecodableATT, .truncatedPacket, .packetsDropped,
+            .fragmentsLost:
+            "packets that could not be read"
+        case .encryptedTraffic: "encrypted traffic"
+        case .otherConnection, .laterConnection, .unknownHandle: "other connections"
+        case .unansweredRequest, .unexpectedResponse, .peripheralRequests, .notReplayed: "exchanges not replayed"
+        case .profileAdjusted: "the profile"
+        }
+    }
 }

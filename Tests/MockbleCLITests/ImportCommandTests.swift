@@ -1,3 +1,4 @@
+import BLECapture
 import BLEMockKit
 import Foundation
 import Testing
@@ -76,7 +77,7 @@ struct ImportCommandTests {
                 imported the connection to C1:C1:C1:C1:C1:C1 (handle 0x0001)
                 wrote \(profile): 2 services, 3 characteristics
                 wrote \(scenario): 22 steps
-                1 warning(s): some of the capture was skipped (see above)
+                1 warning (see above): 1 about the profile
 
                 """)
         #expect(
@@ -125,5 +126,31 @@ struct ImportCommandTests {
         #expect(
             output.error.hasSuffix(
                 "mockble import: cannot write \(file.path) (check the directory and its permissions)\n"))
+    }
+
+    @Test func theWarningSummaryCountsWarningsByWhatTheyAreAbout() {
+        let warnings = [
+            CaptureWarning(.skippedRecords(.note, count: 2)), CaptureWarning(.skippedRecords(.power, count: 1)),
+            CaptureWarning(.profileAdjusted("GAP and GATT left out")), CaptureWarning(.packetsDropped(count: 3)),
+        ]
+        #expect(
+            Subcommand.warningSummary(warnings)
+                == "4 warnings (see above): 2 about skipped PacketLogger records, 1 about the profile, "
+                + "1 about packets that could not be read")
+        #expect(Subcommand.warningSummary([]) == nil)
+        #expect(
+            Subcommand.warningSummary([CaptureWarning(.encryptedTraffic(hiddenPackets: 4))])
+                == "1 warning (see above): 1 about encrypted traffic")
+    }
+
+    @Test func aPacketLoggerImportSummarisesItsSkippedRecords() async throws {
+        let directory = outputDirectory("pklg")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let capture = Self.captures.appendingPathComponent("notifications.pklg").path
+        let (status, output) = await run("import", capture, "--out", directory.path)
+        #expect(status == .success)
+        #expect(
+            output.output.hasSuffix(
+                "3 warnings (see above): 2 about skipped PacketLogger records, 1 about the profile\n"))
     }
 }
