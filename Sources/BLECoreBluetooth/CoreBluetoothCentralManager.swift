@@ -178,8 +178,11 @@
             }
         }
 
+        /// Cancels a connection or a pending attempt. A peripheral this central never knew has
+        /// nothing to cancel: the call does nothing, as CoreBluetooth's does for a peripheral
+        /// that is not connected (clean-up code must not throw).
         public func cancelPeripheralConnection(_ peripheral: UUID) async throws {
-            let record = try record(for: peripheral)
+            guard let record = peripherals[peripheral] else { return }
             stopConnectTimer(for: peripheral)
             failAll(where: { $0.peripheral == peripheral }, with: CoreBluetoothError(.operationCancelled))
             manager.cancelPeripheralConnection(record.peripheral)

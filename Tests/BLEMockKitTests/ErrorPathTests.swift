@@ -213,7 +213,9 @@ struct ErrorPathConnectionTests {
         #expect(await rig.central.isConnected(rig.peripheral.identifier))
     }
 
-    @Test("Connecting to a peripheral advertising as non-connectable fails with connectionFailed and an event")
+    @Test(
+        "In fast mode connecting to a peripheral advertising as non-connectable fails at once with connectionFailed and an event"
+    )
     func connectNonConnectable() async throws {
         let bridge = MockBLEBridge()
         let peripheral = MockPeripheralManager(bridge: bridge)

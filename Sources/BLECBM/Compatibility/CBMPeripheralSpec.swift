@@ -194,7 +194,8 @@ extension CBMPeripheralSpec {
         }
     }
 
-    /// The peripheral resets: links drop, and the delegate's `reset()` is called.
+    /// The peripheral resets: the delegate's `reset()` is called, and centrals lose their links
+    /// with `connectionTimeout` after the supervision timeout, as in CoreBluetoothMock.
     public func simulateReset() {
         guard let simulation = current("simulateReset()") else { return }
         connectionDelegate?.reset()

@@ -12,8 +12,10 @@ public enum Fault: Sendable, Hashable {
     /// The link drops; the central sees a disconnect with `error` and its waiting operations
     /// fail with it.
     case disconnect(central: UUID, peripheral: UUID, error: CoreBluetoothError)
-    /// The peripheral resets: every link drops with `peripheralDisconnected`, and it keeps
-    /// its services and advertising (as a device rebooting into the same firmware).
+    /// The peripheral resets (a device rebooting into the same firmware): its end of every
+    /// link is gone at once, each central notices after the supervision timeout and loses the
+    /// link with `connectionTimeout` (at once with instant timing), and it keeps its services
+    /// and advertising.
     case reset(peripheral: UUID)
     /// The peripheral's signal strength changes, or it goes out of range: out of range, it is
     /// no longer discovered and its links drop with `connectionTimeout` after the

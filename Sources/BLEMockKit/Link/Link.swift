@@ -26,6 +26,9 @@ struct Link: Sendable {
     var toCentral = LinkPipe()
     /// Whether a connection event is scheduled.
     var eventScheduled = false
+    /// Whether the peripheral's end is gone (it reset) while the central has not noticed yet:
+    /// nothing crosses until the supervision timeout drops the link.
+    var peerLost = false
     /// When the last connection event happened, and how many packets the peripheral sent in
     /// it: an answer the peripheral gives in the same instant still goes in that event.
     var lastEvent: VirtualClock.Instant?

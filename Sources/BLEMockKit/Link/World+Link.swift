@@ -76,7 +76,7 @@ extension World {
         guard links.contains(slot: slot, generation: generation) else { return }
         let key = links.entries[slot]!.key
         links.entries[slot]!.eventScheduled = false
-        guard isHeard(key.peripheral) else {
+        guard isHeard(key.peripheral), !links.entries[slot]!.peerLost else {
             // The central keeps its connection events; nothing is heard, so nothing crosses.
             // (With a zero interval they would all fall at this instant: they resume when the
             // peripheral is heard again.)

@@ -198,7 +198,9 @@ public actor MockPeripheralManager: PeripheralManaging {
         world { $0.setState(.peripheral(identifier), to: state) }
     }
 
-    /// Test hook: the peripheral resets; every link drops with `peripheralDisconnected`.
+    /// Test hook: the peripheral resets (reboots): its subscriptions end at once, and each
+    /// connected central loses its link with `connectionTimeout` when the supervision timeout
+    /// passes (at once in fast mode). It keeps its services and advertising.
     public func simulateReset() {
         world { $0.apply(.reset(peripheral: identifier)) }
     }

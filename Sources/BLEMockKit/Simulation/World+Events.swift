@@ -27,6 +27,8 @@ extension World {
         case fault(Fault)
         /// A peripheral out of range for the supervision timeout loses its links.
         case supervisionTimeout(UUID)
+        /// The central of a link whose peripheral reset notices it: the supervision timeout.
+        case peerLost(LinkKey, generation: Int)
     }
 
     /// The deadline of the next scheduled event.
@@ -67,6 +69,10 @@ extension World {
         case .pairingDone(let key, let generation, let id): pairingDone(key, generation: generation, operation: id)
         case .fault(let fault): apply(fault)
         case .supervisionTimeout(let peripheral): supervisionTimedOut(peripheral)
+        case .peerLost(let key, let generation):
+            guard links[key]?.generation == generation else { return }
+            let error = CoreBluetoothError(.connectionTimeout)
+            tearDown(key, reason: error, pendingError: error)
         }
     }
 

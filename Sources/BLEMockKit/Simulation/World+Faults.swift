@@ -15,8 +15,7 @@ extension World {
             tearDown(LinkKey(central: central, peripheral: peripheral), reason: error, pendingError: error)
         case .reset(let peripheral):
             record(.stateChanged, peripheral: peripheral, detail: "reset")
-            let error = CoreBluetoothError(.peripheralDisconnected)
-            for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }
+            resetLinks(of: peripheral)
         case .proximity(let peripheral, let proximity):
             setProximity(proximity, of: peripheral)
         case .advertisementChange(let peripheral, let advertisement):
@@ -63,6 +62,39 @@ extension World {
             for key in links(ofPeripheral: peripheral) { scheduleConnectionEvent(key) }
             for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }
             connectPendingAttempts(to: peripheral)
+        }
+    }
+
+    /// A peripheral reboots: its end of every link is gone at once (its subscriptions end),
+    /// and each central notices only when the supervision timeout passes with nothing heard,
+    /// then loses the link with `connectionTimeout`, as on a device (Core, Vol 6, Part B,
+    /// 4.5.2; CoreBluetoothMock's `simulateReset` reports the same error). With instant timing
+    /// (no supervision timeout) the links drop at once, with the same error.
+    mutating func resetLinks(of peripheral: UUID) {
+        let timeout = timing.supervisionTimeout
+        guard timeout > .zero else {
+            let error = CoreBluetoothError(.connectionTimeout)
+            for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }
+            return
+        }
+        for key in links(ofPeripheral: peripheral) {
+            guard let slot = links.position(of: key), !links.entries[slot]!.peerLost else { continue }
+            links.entries[slot]!.peerLost = true
+            let central = RemoteCentral(
+                identifier: key.central, maximumUpdateValueLength: links.entries[slot]!.maximumValueLength)
+            let subscriptions = links.entries[slot]!.subscriptions.keys.sorted()
+            links.entries[slot]!.subscriptions.removeAll()
+            for handle in subscriptions {
+                guard let characteristic = peripherals[peripheral]?.database.characteristic(at: handle) else {
+                    continue
+                }
+                record(
+                    .unsubscribe, central: key.central, peripheral: peripheral, attribute: characteristic.local.uuid,
+                    handle: handle, detail: "reset")
+                deliver(.unsubscribed(central, characteristic.local), to: peripheral)
+            }
+            schedule.schedule(
+                .peerLost(key, generation: links.entries[slot]!.generation), at: now.advanced(by: timeout))
         }
     }
 

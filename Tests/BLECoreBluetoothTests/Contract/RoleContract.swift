@@ -30,6 +30,11 @@ enum RoleContract {
         #expect(await !central.canSendWriteWithoutResponse(to: unknownPeripheral))
         #expect(await !central.isANCSAuthorized(unknownPeripheral))
         await central.registerForConnectionEvents(options: ConnectionEventOptions(serviceUUIDs: ["180D"]))
+        // Clean-up code must not throw in tests only: cancelling what was never connected does
+        // nothing, powered on or not.
+        try await central.cancelPeripheralConnection(unknownPeripheral)
+        #expect(await central.retrievePeripherals(withIdentifiers: [unknownPeripheral, unknownPeripheral]).isEmpty)
+        #expect(await central.state == state)
     }
 
     /// Applies when the central settles in any state but powered on.

@@ -73,14 +73,30 @@ struct WorldFaultTests {
         #expect(harness.reply(of: rssi) == .rssi(-100))
     }
 
-    @Test("A reset drops every link with peripheralDisconnected; the peripheral keeps its services and advertising")
+    @Test(
+        "A reset ends the peripheral's end at once; centrals notice at the supervision timeout with connectionTimeout; services and advertising stay"
+    )
     func reset() throws {
         var (harness, link) = try Self.handlerLink()
+        let timeout = harness.world.timing.supervisionTimeout
+        #expect(timeout == .milliseconds(720))
         let other = harness.addCentral()
         let otherLink = try WorldLink.connect(other, to: link.peripheral, service: link.service, in: &harness)
+        harness.perform(link.subscribe(WorldUUID.notifying))
+        let start = harness.world.now
         let read = harness.start(link.read(WorldUUID.value))
         harness.apply(.reset(peripheral: link.peripheral))
-        let error = CoreBluetoothError(.peripheralDisconnected)
+        // The peripheral's side is gone: its subscriptions ended with the reboot.
+        let unsubscribed = harness.peripheralEvents(link.peripheral).filter {
+            if case .unsubscribed = $0 { true } else { false }
+        }
+        #expect(unsubscribed.count == 1)
+        // The centrals hear nothing and still think they are connected.
+        harness.advance(to: start.advanced(by: timeout - .milliseconds(1)))
+        #expect(harness.world.links[link.key] != nil)
+        #expect(harness.error(of: read) == nil)
+        harness.advance(to: start.advanced(by: timeout))
+        let error = CoreBluetoothError(.connectionTimeout)
         #expect(harness.error(of: read) as? CoreBluetoothError == error)
         #expect(harness.world.links[link.key] == nil)
         #expect(harness.world.links[otherLink.key] == nil)
