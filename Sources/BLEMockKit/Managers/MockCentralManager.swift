@@ -146,12 +146,7 @@ public actor MockCentralManager: CentralManaging {
             bridge.arrivals.add(.central(identifier, broadcaster, configuration))
             return
         }
-        // A second manager with an identifier already on the bridge never joins it: it runs on
-        // a world of its own where every call is refused with the problem.
-        var refused = World(seed: bridge.configuration.seed, timing: .instant)
-        refused.addCentral(identifier, configuration: configuration)
-        refused.centrals[identifier]!.configurationProblem = problem
-        refusedWorld = refused
+        refusedWorld = World.refusing(.central(identifier, broadcaster, configuration), problem: problem)
     }
 
     deinit {

@@ -166,12 +166,7 @@ public actor MockPeripheralManager: PeripheralManaging {
             bridge.arrivals.add(.peripheral(identifier, broadcaster, configuration))
             return
         }
-        // A second manager with an identifier already on the bridge never joins it: it runs on
-        // a world of its own where every call is refused with the problem.
-        var refused = World(seed: bridge.configuration.seed, timing: .instant)
-        refused.addPeripheral(identifier, configuration: configuration)
-        refused.peripherals[identifier]!.configurationProblem = problem
-        refusedWorld = refused
+        refusedWorld = World.refusing(.peripheral(identifier, broadcaster, configuration), problem: problem)
     }
 
     deinit {

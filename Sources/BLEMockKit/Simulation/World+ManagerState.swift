@@ -53,6 +53,21 @@ extension World {
         }
     }
 
+    /// The world of a manager that may not join its bridge (its identifier is another
+    /// manager's there): it has that manager alone, refusing every call with `problem`.
+    static func refusing(_ arrival: ArrivalQueue.Arrival, problem: String) -> World {
+        var world = World(seed: 0, timing: .instant)
+        switch arrival {
+        case .central(let identifier, _, let configuration):
+            world.addCentral(identifier, configuration: configuration)
+            world.centrals[identifier]!.configurationProblem = problem
+        case .peripheral(let identifier, _, let configuration):
+            world.addPeripheral(identifier, configuration: configuration)
+            world.peripherals[identifier]!.configurationProblem = problem
+        }
+        return world
+    }
+
     /// What is wrong with a central's configuration (named by field), or `nil`: the manager
     /// then refuses every call with `invalidConfiguration`.
     static func problem(in configuration: MockCentralManager.Configuration) -> String? {
