@@ -116,23 +116,25 @@ extension TimelinePage {
                 ])
             page.close("g")
         }
+        // Marks go on top of the bars, so they are written after them.
+        var marks = HTMLWriter()
         for (index, row) in rows.enumerated() {
             let y = layout.y[index]
             switch row.queue {
             case .queued(let lane):
                 lastQueued[lane] = y + 18
-                page.shape(
+                marks.shape(
                     "rect", ["class": "queue-tick", "x": Layout.laneX(lane) - 18, "y": y + 17, "width": 8, "height": 2])
             case .full(let lane):
                 if fullSince[lane] == nil { fullSince[lane] = y + 10 }
                 let x = Layout.laneX(lane) - 14
-                page.shape("path", ["class": "t-error", "d": "M\(x - 4),\(y + 9) l8,8 m0,-8 l-8,8"])
+                marks.shape("path", ["class": "t-error", "d": "M\(x - 4),\(y + 9) l8,8 m0,-8 l-8,8"])
             case .ready(let lane):
                 if let start = fullSince[lane] ?? lastQueued[lane] { bar(lane, from: start, to: y + 13) }
                 fullSince[lane] = nil
                 lastQueued[lane] = nil
                 let x = Layout.laneX(lane) - 14
-                page.shape("path", ["class": "queue-ready", "d": "M\(x - 5),\(y + 19) l5,-9 l5,9 z"])
+                marks.shape("path", ["class": "queue-ready", "d": "M\(x - 5),\(y + 19) l5,-9 l5,9 z"])
             case nil:
                 break
             }
@@ -140,5 +142,6 @@ extension TimelinePage {
         for lane in active.sorted() {
             if let start = fullSince[lane] { bar(lane, from: start, to: layout.height - 12) }
         }
+        page.raw(marks.text)
     }
 }

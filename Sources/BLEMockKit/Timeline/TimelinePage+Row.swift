@@ -160,6 +160,7 @@ struct EntryDescriber {
             if crossed == 0, let central {
                 row.pdus = 0
                 row.shape = .note(central)
+                if failure == nil { row.tone = .muted }
                 row.label += ": " + text + " (nothing sent)"
             } else {
                 row.answer = text + " · " + pdus(crossed)
@@ -210,7 +211,11 @@ struct EntryDescriber {
                 row.queue = central.map { .queued(lane: $0) }
             } else {
                 link({ .lost(from: $0, to: $1) }, from: central, to: peripheral)
-                row.label = "write command \(attribute) " + (entry.detail ?? failure ?? "not sent")
+                let bytes = Self.bytes(entry.value ?? Data())
+                row.label =
+                    entry.detail?.hasPrefix("dropped") == true
+                    ? "write command \(attribute) \(bytes) dropped: queue full"
+                    : "write command \(attribute) \(bytes): " + (entry.detail ?? failure ?? "not sent")
                 row.tone = .error
                 if entry.detail?.hasPrefix("dropped") == true { row.queue = central.map { .full(lane: $0) } }
             }

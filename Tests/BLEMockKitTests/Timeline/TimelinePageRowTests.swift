@@ -66,7 +66,7 @@ struct TimelinePageRowTests {
         #expect(marks == [.queued(lane: 0), .queued(lane: 0), .queued(lane: 0), .full(lane: 0), .ready(lane: 0)])
         let html = page.html
         #expect(html.contains("class=\"queue-full\""))
-        #expect(html.contains("dropped: transmit queue full"))
+        #expect(html.contains("write command FFF1 04 dropped: queue full"))
         #expect(html.contains("ready to send writes without response"))
         #expect(html.components(separatedBy: "class=\"queue-tick\"").count - 1 == 3)
     }
