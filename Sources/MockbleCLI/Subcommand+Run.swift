@@ -6,22 +6,30 @@ extension Subcommand {
     public static let run = Subcommand(
         name: "run", summary: "Run a scenario and print its trace.",
         help: """
-            Usage: mockble run FILE [--format text|json|mermaid] [--seed N] [--mode fast|realistic]
+            Usage: mockble run FILE [--format text|json|mermaid|html] [--seed N]
+                               [--mode fast|realistic] [--out PATH]
 
             Runs the scenario in FILE against its simulated peripheral and prints what each
-            step did: a timeline (text, the default), one JSON object per step (json; the same
-            scenario and seed always give the same bytes), or a Mermaid sequence diagram.
-            FILE is a scenario (a JSON object with "steps"), not a peripheral profile: a
-            scenario names its profile in "peripheral". Fixtures/README.md describes both.
+            step did: a timeline (text, the default: each step ok, xfail when it failed as its
+            "expect" said with "ok": false, or FAILED), one JSON object per step (json; the
+            same scenario and seed always give the same bytes), a Mermaid sequence diagram,
+            or one self-contained HTML page (html: a timeline with a lane for the central and
+            the peripheral, every exchange with its bytes and ATT PDUs, connections, MTU,
+            faults, errors and queue fill, the seed in its header; no external assets, so
+            it opens in any browser, offline). FILE is a scenario (a JSON object with
+            "steps"), not a peripheral profile: a scenario names its profile in
+            "peripheral". Fixtures/README.md describes both.
 
             Options:
-              --format F   text (default), json or mermaid.
+              --format F   text (default), json, mermaid or html.
               --seed N     Run with seed N instead of the file's (0 to 2^64-1).
               --mode M     Run in fast or realistic mode instead of the file's.
+              --out PATH   Write the trace to PATH (replacing it) instead of standard output.
               -h, --help   Show this help.
 
             Exit status: 0 every "expect" held, 1 one failed (the step is named on standard
-            error), 2 bad input (unknown option; a missing or invalid file, or not a scenario).
+            error; the trace is still written), 2 bad input (unknown option; a missing or
+            invalid file, or not a scenario; PATH cannot be written).
             """,
         perform: { arguments, console in
             let options: RunOptions
@@ -60,10 +68,22 @@ extension Subcommand {
                 return .badInput
             }
             let trace = await ScenarioRunner(scenario).run()
-            switch options.format {
-            case "json": console.write(trace.json)
-            case "mermaid": console.write(trace.mermaid(for: scenario))
-            default: console.write(trace.text(for: scenario))
+            let output: String =
+                switch options.format {
+                case "json": trace.json
+                case "mermaid": trace.mermaid(for: scenario)
+                case "html": trace.html(for: scenario)
+                default: trace.text(for: scenario)
+                }
+            if let path = options.out {
+                do {
+                    try Data(output.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+                } catch {
+                    console.printError("mockble run: cannot write \(path): \(error.localizedDescription)")
+                    return .badInput
+                }
+            } else {
+                console.write(output)
             }
             guard trace.passed else {
                 for failure in trace.failures {
@@ -81,9 +101,11 @@ struct RunOptions {
     var format: String
     var seed: UInt64?
     var mode: Scenario.Mode?
+    /// Where to write the trace (`--out`); standard output when `nil`.
+    var out: String?
 
     init(_ arguments: [String]) throws(ArgumentList.Problem) {
-        let list = try ArgumentList(arguments, options: ["format", "seed", "mode"], flags: [])
+        let list = try ArgumentList(arguments, options: ["format", "seed", "mode", "out"], flags: [])
         guard list.positionals.count == 1 else {
             throw ArgumentList.Problem(
                 message: list.positionals.isEmpty
@@ -91,7 +113,8 @@ struct RunOptions {
                     : "run takes one scenario file, not \(list.positionals.count)")
         }
         file = list.positionals[0]
-        format = try list.choice("format", of: ["text", "json", "mermaid"], default: "text")
+        format = try list.choice("format", of: ["text", "json", "mermaid", "html"], default: "text")
+        out = list.option("out")
         if let text = list.option("seed") {
             guard let seed = UInt64(text) else {
                 throw ArgumentList.Problem(message: "--seed must be a whole number from 0 to 2^64-1, not \"\(text)\"")

@@ -106,7 +106,7 @@ struct MockbleTests {
             (["fixtures", "--dri", "x"], "mockble fixtures: unknown option \"--dri\"; did you mean `--dir`?"),
             (
                 ["run", "x.json", "--verbose"],
-                "mockble run: unknown option \"--verbose\" (known: --format, --mode, --seed)"
+                "mockble run: unknown option \"--verbose\" (known: --format, --mode, --out, --seed)"
             ),
             (
                 ["validate", "--strict", "x.json"],

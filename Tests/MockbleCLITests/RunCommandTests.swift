@@ -38,7 +38,8 @@ struct RunCommandTests {
         let (status, text) = await run("run", file)
         #expect(status == .success)
         #expect(text.output.hasPrefix("nordic-uart (fast mode, seed 0)\n"))
-        #expect(text.output.hasSuffix("all 3 expectations held\n"))
+        #expect(text.output.contains("\nall 3 expectations held\n"))
+        #expect(text.output.contains("  xfail  "))  // its last step fails as its expect says
         let (_, mermaid) = await run("run", "--format=mermaid", file)
         #expect(mermaid.output.hasPrefix("sequenceDiagram\n"))
     }

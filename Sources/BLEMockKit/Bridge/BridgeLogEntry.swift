@@ -32,6 +32,13 @@ public struct BridgeLogEntry: Hashable, Sendable {
         /// A call the stack refused before it reached the air (not powered on, not connected,
         /// a stale attribute, an invalid configuration); `detail` names the operation.
         case refused
+        /// A central whose write-without-response queue to `peripheral` was full (a write was
+        /// dropped, or `canSendWriteWithoutResponse` went false) was told it has room again
+        /// (CoreBluetooth's `peripheralIsReady(toSendWriteWithoutResponse:)`).
+        case readyToSendWriteWithoutResponse
+        /// A peripheral manager whose `updateValue` returned `false` was told its update queue
+        /// has room again (CoreBluetooth's `peripheralManagerIsReady(toUpdateSubscribers:)`).
+        case readyToUpdateSubscribers
     }
 
     /// Where the entry stands in the log, from 0.
@@ -56,6 +63,10 @@ public struct BridgeLogEntry: Hashable, Sendable {
     public var error: LoggedError?
     /// Further detail: a state, an MTU, the UUIDs discovered, a truncation.
     public var detail: String?
+    /// The bridge's ``MockBLEBridge/attPDUCount`` when the entry was logged: the ATT PDUs its
+    /// links had carried so far. The difference between two entries counts the PDUs that
+    /// crossed between them (a response is counted before the entry that reports it).
+    public var attPDUCount: Int = 0
 
     /// Whether the operation succeeded.
     public var succeeded: Bool { error == nil }

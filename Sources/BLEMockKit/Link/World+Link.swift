@@ -107,6 +107,7 @@ extension World {
         guard links.contains(slot: slot, generation: generation) else { return }
         if links.entries[slot]!.commandQueueWasFull, canQueueCommand(on: key) {
             links.entries[slot]!.commandQueueWasFull = false
+            record(.readyToSendWriteWithoutResponse, central: key.central, peripheral: key.peripheral)
             deliver(.readyToSendWriteWithoutResponse(remotePeripheral(key.peripheral)), to: key.central)
         }
         scheduleConnectionEvent(slot: slot)
@@ -216,6 +217,7 @@ extension World {
             peripherals.entries[p]!.queuedUpdates < (peripherals.entries[p]!.configuration.updateQueue.capacity ?? .max)
         {
             peripherals.entries[p]!.updateQueueWasFull = false
+            record(.readyToUpdateSubscribers, peripheral: peripheral)
             deliver(.readyToUpdateSubscribers, to: peripheral)
         }
     }

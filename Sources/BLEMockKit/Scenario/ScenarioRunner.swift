@@ -46,7 +46,8 @@ public struct ScenarioRunner: Sendable {
             let failure = ScenarioTrace.Failure(
                 step: -1, op: "setup", line: 0, mismatches: ["the peripheral could not be set up: \(error)"])
             return ScenarioTrace(
-                name: scenario.name, mode: scenario.mode, seed: seed, records: [], failures: [failure])
+                name: scenario.name, mode: scenario.mode, seed: seed, records: [], failures: [failure],
+                log: await bridge.log)
         }
         var records: [ScenarioTrace.Record] = []
         var failures: [ScenarioTrace.Failure] = []
@@ -63,7 +64,14 @@ public struct ScenarioRunner: Sendable {
             }
         }
         await session.end()
-        return ScenarioTrace(name: scenario.name, mode: scenario.mode, seed: seed, records: records, failures: failures)
+        let participants = [
+            TimelinePage.Participant(session.central.identifier, role: .central, name: "central"),
+            TimelinePage.Participant(
+                session.peripheral.identifier, role: .peripheral, name: scenario.peripheral.name ?? "peripheral"),
+        ]
+        return ScenarioTrace(
+            name: scenario.name, mode: scenario.mode, seed: seed, records: records, failures: failures,
+            log: await bridge.log, participants: participants)
     }
 
     /// The bridge's configuration: the mode's timing, the seed, the scenario's interval.

@@ -67,6 +67,7 @@ final class ScenarioSession: Sendable {
     /// cancelled), as the stack does when ATT times out.
     func perform(_ step: ScenarioStep) async -> ScenarioTrace.Record {
         let pdusBefore = await bridge.attPDUCount
+        let logBefore = await bridge.logCount
         let started = await bridge.now
         let completion = StepCompletion()
         let task = Task { [self] in
@@ -111,6 +112,8 @@ final class ScenarioSession: Sendable {
         if case .scan = step.operation { record.discovered = .array(seen.discoveries.map(Self.describe)) }
         record.mtu = await linkMTU
         record.time = await bridge.now - .zero
+        record.started = started - .zero
+        record.logRange = logBefore..<(await bridge.logCount)
         return record
     }
 
@@ -256,6 +259,9 @@ final class StepCompletion: @unchecked Sendable {
 }
 
 extension MockBLEBridge {
+    /// How many entries ``log`` has (without copying it).
+    var logCount: Int { world.log.count }
+
     var isWaitingToConnect: Bool {
         world.pending.values.contains {
             if case .connect = $0.kind { return true }

@@ -14,6 +14,11 @@ extension ScenarioTrace {
     }
 
     /// `--format text`: a human timeline, one line per step, then the expectations' verdict.
+    ///
+    /// Each line shows the step's time, index, op and outcome: `ok`, `xfail` for a step that
+    /// failed as its `expect` said (`"ok": false`, or an `error` or `attError`), `FAILED` for
+    /// one that failed without such an expectation (see ``outcome(of:in:)``). A legend line follows the verdict when
+    /// some step is `xfail`.
     public func text(for scenario: Scenario) -> String {
         var lines = ["\(name) (\(mode.rawValue) mode, seed \(seed))"]
         let width = max(4, scenario.steps.map { Self.label($0.operation).count }.max() ?? 4)
@@ -21,21 +26,30 @@ extension ScenarioTrace {
             let label = scenario.steps.first { $0.index == record.step }.map { Self.label($0.operation) } ?? record.op
             let time = Self.milliseconds(record.time)
             let padded = label + String(repeating: " ", count: max(0, width - label.count))
-            let verdict = record.ok ? "ok    " : "FAILED"
+            let marker = outcome(of: record, in: scenario).marker
+            let verdict = marker + String(repeating: " ", count: 6 - marker.count)
             let details = Self.details(record)
             lines.append(
                 String(repeating: " ", count: max(0, 12 - time.count)) + time + "  #\(record.step)"
                     + String(repeating: " ", count: max(1, 4 - String(record.step).count)) + padded + "  " + verdict
                     + (details.isEmpty ? "" : "  " + details))
         }
-        if failures.isEmpty {
-            let count = scenario.steps.filter { $0.expectation != nil }.count
-            lines.append(count == 0 ? "no expectations" : "all \(count) expectations held")
-        } else {
-            lines.append("\(failures.count) expectation\(failures.count == 1 ? "" : "s") failed:")
-            lines += failures.map { "  " + $0.description }
+        lines += verdict(for: scenario)
+        if records.contains(where: { outcome(of: $0, in: scenario) == .expectedFailure }) {
+            lines.append(
+                #"xfail: the step failed, as its "expect" said ("ok": false, or an error); FAILED: unexpectedly"#)
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The expectations' verdict, as the text timeline ends it.
+    func verdict(for scenario: Scenario) -> [String] {
+        if failures.isEmpty {
+            let count = scenario.steps.filter { $0.expectation != nil }.count
+            return [count == 0 ? "no expectations" : "all \(count) expectations held"]
+        }
+        return ["\(failures.count) expectation\(failures.count == 1 ? "" : "s") failed:"]
+            + failures.map { "  " + $0.description }
     }
 
     /// A time rounded to the millisecond for the timeline, e.g. `1.294s`.

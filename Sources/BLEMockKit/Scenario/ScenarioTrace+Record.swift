@@ -51,6 +51,12 @@ extension ScenarioTrace {
         /// when it asked for it); `peripheral`, what the peripheral manager was told, which
         /// CoreBluetooth limits to the characteristics its central unsubscribed from.
         public var reason: TraceValue?
+        /// The virtual time when the step began, since the scenario began (not printed in
+        /// ``json``).
+        public var started: Duration?
+        /// The positions in ``ScenarioTrace/log`` of the entries the bridge logged while the
+        /// step ran (not printed in ``json``).
+        public var logRange: Range<Int>?
 
         /// Creates a record.
         public init(step: Int, op: String, ok: Bool = true, time: Duration = .zero) {

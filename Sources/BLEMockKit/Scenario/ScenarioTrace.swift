@@ -7,7 +7,7 @@ import BLECore
 #endif
 
 /// What running a ``Scenario`` produced: one ``Record`` per step, and the expectations that
-/// failed. Print it with ``json``, ``text(for:)`` or ``mermaid(for:)``.
+/// failed. Print it with ``json``, ``text(for:)``, ``mermaid(for:)`` or ``html(for:)``.
 public struct ScenarioTrace: Sendable, Hashable {
     /// The scenario's name.
     public var name: String
@@ -19,14 +19,25 @@ public struct ScenarioTrace: Sendable, Hashable {
     public var records: [Record]
     /// The steps whose expectation did not hold, in order.
     public var failures: [Failure]
+    /// Everything the run's bridge logged, set-up and shut-down included (each record's
+    /// ``Record/logRange`` says which entries are its step's). ``html(for:)`` draws it;
+    /// ``json`` leaves it out. Empty for a trace built without a run.
+    public var log: [BridgeLogEntry]
+    /// The run's central and peripheral, with their identifiers in ``log``.
+    public var participants: [TimelinePage.Participant]
 
     /// Creates a trace.
-    public init(name: String, mode: Scenario.Mode, seed: UInt64, records: [Record], failures: [Failure]) {
+    public init(
+        name: String, mode: Scenario.Mode, seed: UInt64, records: [Record], failures: [Failure],
+        log: [BridgeLogEntry] = [], participants: [TimelinePage.Participant] = []
+    ) {
         self.name = name
         self.mode = mode
         self.seed = seed
         self.records = records
         self.failures = failures
+        self.log = log
+        self.participants = participants
     }
 
     /// Whether every expectation held.

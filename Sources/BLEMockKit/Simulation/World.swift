@@ -115,7 +115,8 @@ struct World: Sendable {
         log.append(
             BridgeLogEntry(
                 index: log.count, time: now, kind: kind, central: central, peripheral: peripheral, attribute: attribute,
-                handle: handle, value: value, writeType: writeType, error: error.map(LoggedError.init), detail: detail))
+                handle: handle, value: value, writeType: writeType, error: error.map(LoggedError.init), detail: detail,
+                attPDUCount: attPDUCount))
     }
 
     /// Delivers an event to a central's streams.

@@ -3,7 +3,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("Scenario timeline: the time column", .timeLimit(.minutes(10)))
+@Suite("Scenario timeline: the time column and the outcome markers", .timeLimit(.minutes(10)))
 struct ScenarioTimelineTests {
     @Test(
         "Times are rounded to the nearest millisecond, halves up, carrying into the seconds",
@@ -37,5 +37,32 @@ struct ScenarioTimelineTests {
             #expect(column.trimmingCharacters(in: .whitespaces) == ScenarioTrace.milliseconds(record.time))
             #expect(column.hasSuffix("s") && line.dropFirst(12).hasPrefix("  #\(record.step)"))
         }
+    }
+
+    @Test("A step that failed as its expect said is marked xfail, one that failed unexpectedly FAILED, with a legend")
+    func failureMarkers() async throws {
+        let steps = #"""
+            [{"op": "scan"}, {"op": "read", "char": "loc", "expect": {"ok": false, "error": "notConnected"}},
+             {"op": "read", "char": "loc"}, {"op": "connect", "expect": {"ok": true}}]
+            """#
+        let scenario = try ScenarioTestSupport.scenario(ScenarioTestSupport.inline(steps: steps))
+        let trace = await ScenarioRunner(scenario).run()
+        let lines = trace.text(for: scenario).split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines[1].hasSuffix("#0   scan      ok      found 1"))
+        #expect(lines[2].hasSuffix("#1   read loc  xfail   cb 3 notConnected, 0 ATT PDUs"))
+        #expect(lines[3].hasSuffix("#2   read loc  FAILED  cb 3 notConnected, 0 ATT PDUs"))
+        #expect(lines[4].hasSuffix("#3   connect   ok      mtu 517, 2 ATT PDUs"))
+        #expect(lines[5] == "all 2 expectations held")
+        #expect(
+            lines[6]
+                == #"xfail: the step failed, as its "expect" said ("ok": false, or an error); FAILED: unexpectedly"#)
+        #expect(lines[7].isEmpty && lines.count == 8)
+    }
+
+    @Test("A timeline without expected failures has no legend")
+    func noLegendWithoutExpectedFailures() async throws {
+        let scenario = try ScenarioTestSupport.scenario(ScenarioTestSupport.inline(steps: #"[{"op": "readRSSI"}]"#))
+        let text = await ScenarioRunner(scenario).run().text(for: scenario)
+        #expect(text.hasSuffix("FAILED  cb 12 unknownDevice\nno expectations\n"))
     }
 }
