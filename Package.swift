@@ -64,6 +64,9 @@ let package = Package(
         .testTarget(
             name: "BLEMockKitXCTestTests", dependencies: ["BLEMockKitXCTest", "BLEMockKit", "BLECore"],
             swiftSettings: strictSettings),
+        // The bundled fixtures as a user of the package sees them: public API only.
+        .testTarget(
+            name: "BundledFixturesTests", dependencies: ["BLEMockKit", "BLECore"], swiftSettings: strictSettings),
         .testTarget(
             name: "BLEMockKitTests",
             dependencies: ["BLEMockKit", "BLECore", "Transport", "BLECoreBluetooth", "BLECapture"],

@@ -154,8 +154,8 @@ struct ReadmeExampleTests {
 
     @Test func aBundledProfileBecomesAPeripheral() async throws {
         let bridge = MockBLEBridge()
-        let profile = try PeripheralProfile.load(
-            contentsOf: fixtures.appendingPathComponent("peripherals/heart-rate.json"))
+        // One the kit bundles; load a file of your own with PeripheralProfile.load(contentsOf:).
+        let profile = PeripheralProfile.bundled(.heartRate)
         let sensor = try await profile.makePeripheral(on: bridge)
 
         let central = MockCentralManager(bridge: bridge)
@@ -166,18 +166,12 @@ struct ReadmeExampleTests {
         #expect(try await central.readValue(for: location) == Data([0x01]))  // the profile's "loc" value
     }
 
-    @Test func aScenarioRunsInATest() async throws {
-        let scenario = try Scenario.load(contentsOf: fixtures.appendingPathComponent("scenarios/heart-rate-basic.json"))
+    @Test func aScenarioRunsInATest() async {
+        let scenario = Scenario.bundled(.heartRateBasic)  // or your own: try Scenario.load(contentsOf: url)
         let trace = await ScenarioRunner(scenario).run()
         #expect(trace.passed, "\(trace.failures)")
         #expect(trace.records.first { $0.op == "connect" }?.mtu == 185)
         let timeline = trace.text(for: scenario)  // or trace.json, or trace.mermaid(for: scenario)
         #expect(timeline.hasSuffix("all 6 expectations held\n"))
-    }
-
-    /// The repository's Fixtures folder.
-    private var fixtures: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Fixtures")
     }
 }

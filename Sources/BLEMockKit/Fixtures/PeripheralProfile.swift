@@ -9,10 +9,10 @@ import BLECore
 /// A simulated device described by a fixture file: its GATT database, what it advertises,
 /// and how it appears on the air (the "Peripheral profile" of `Fixtures/README.md`).
 ///
-/// Load a bundled or inline profile, then put it on a bridge:
+/// Load a bundled profile, a file or inline JSON, then put it on a bridge:
 ///
 /// ```swift
-/// let profile = try PeripheralProfile.load(contentsOf: url)   // e.g. Fixtures/peripherals/heart-rate.json
+/// let profile = PeripheralProfile.bundled(.heartRate)   // or try PeripheralProfile.load(contentsOf: url)
 /// let loaded = try await profile.makePeripheral(on: bridge)
 /// let measurement = loaded.characteristic(id: "hrm")
 /// ```

@@ -49,13 +49,23 @@ extension Scenario {
     ) throws(FixtureError) {
         do throws(FixtureError) {
             let root = try FixtureJSON.parse(json)
-            try self.init(node: root, file: file, baseDirectory: baseDirectory, overrides: overrides)
+            try self.init(node: root, file: file, profiles: .directory(baseDirectory), overrides: overrides)
         } catch {
             throw error.file == nil ? error.inFile(file) : error
         }
     }
 
-    init(node: FixtureJSON, file: String?, baseDirectory: URL?, overrides: Overrides) throws(FixtureError) {
+    /// Where a scenario's `peripheral` path leads.
+    enum ProfileSource {
+        /// Profile files, relative to a directory (the current directory when `nil`).
+        case directory(URL?)
+        /// The bundled profiles, with the scenario in `Fixtures/scenarios`: the path
+        /// `"../peripherals/NAME.json"` names ``BundledProfile`` `NAME`. No file is read.
+        case bundled
+    }
+
+    /// Reads a scenario from a parsed document, finding a `peripheral` path in `profiles`.
+    init(node: FixtureJSON, file: String?, profiles: ProfileSource, overrides: Overrides) throws(FixtureError) {
         let root = try FixtureObject(node, fields: Self.fields, example: #"{"peripheral": "…", "steps": []}"#)
         let defaultName = file.map { $0.hasSuffix(".json") ? String($0.dropLast(5)) : $0 } ?? "scenario"
         let name = try root.string("name", example: "\"heart-rate-basic\"") ?? defaultName
@@ -100,7 +110,7 @@ extension Scenario {
             }
         }
         let peripheralNode = try root.required("peripheral", example: "\"../peripherals/heart-rate.json\"")
-        let (profile, path) = try Self.profile(peripheralNode, baseDirectory: baseDirectory)
+        let (profile, path) = try Self.profile(peripheralNode, from: profiles)
         let stepNodes = try root.required("steps", example: #"[{"op": "scan"}]"#)
         guard let elements = stepNodes.elements else {
             throw FixtureError.wrongType(stepNodes, expected: "an array", example: #"[{"op": "scan"}]"#)
@@ -143,9 +153,11 @@ extension Scenario {
         return .automatic(duration: after, outcome: outcome ?? .succeeds)
     }
 
-    /// The profile a `peripheral` value names: a path (relative to `baseDirectory`) or an
-    /// inline object.
-    static func profile(_ node: FixtureJSON, baseDirectory: URL?) throws(FixtureError) -> (PeripheralProfile, String?) {
+    /// The profile a `peripheral` value names: a path (found in `profiles`) or an inline
+    /// object.
+    static func profile(_ node: FixtureJSON, from profiles: ProfileSource)
+        throws(FixtureError) -> (PeripheralProfile, String?)
+    {
         guard let path = node.string else {
             guard node.members != nil else {
                 throw FixtureError.wrongType(
@@ -153,6 +165,18 @@ extension Scenario {
             }
             return (try PeripheralProfile(node: node), nil)
         }
+        switch profiles {
+        case .directory(let baseDirectory):
+            return (try profile(at: path, node: node, baseDirectory: baseDirectory), path)
+        case .bundled:
+            return (try bundledProfile(at: path, node: node), path)
+        }
+    }
+
+    /// The profile file at `path`, relative to `baseDirectory` (or the current directory).
+    static func profile(at path: String, node: FixtureJSON, baseDirectory: URL?) throws(FixtureError)
+        -> PeripheralProfile
+    {
         let url =
             path.hasPrefix("/")
             ? URL(fileURLWithPath: path)
@@ -163,7 +187,7 @@ extension Scenario {
                 .missingFile(url.path), at: node, message: "no such profile: \(path) (looked for \(url.path))",
                 fix: "give a path relative to the scenario's directory, e.g. \"../peripherals/heart-rate.json\"")
         }
-        return (try PeripheralProfile.load(contentsOf: url), path)
+        return try PeripheralProfile.load(contentsOf: url)
     }
 
     /// A string naming one case of `T`.

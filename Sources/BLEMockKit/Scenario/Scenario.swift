@@ -10,9 +10,10 @@ import BLECore
 /// "Scenario" of `Fixtures/README.md`): which device, which mode and seed, and the steps to
 /// run, each with an optional expectation.
 ///
-/// Load one with ``load(contentsOf:overrides:)`` or ``init(json:file:baseDirectory:overrides:)``,
-/// run it with ``ScenarioRunner``, and print its ``ScenarioTrace`` as text, JSON lines or a
-/// Mermaid diagram — which is what `mockble run` does.
+/// Load one with ``load(contentsOf:overrides:)`` or ``init(json:file:baseDirectory:overrides:)``
+/// (a bundled one with ``bundled(_:)``), run it with ``ScenarioRunner``, and print its
+/// ``ScenarioTrace`` as text, JSON lines or a Mermaid diagram — which is what `mockble run`
+/// does.
 public struct Scenario: Sendable, Hashable {
     /// The fields a scenario object may have.
     public static let fields = ["name", "description", "seed", "mode", "central", "link", "peripheral", "steps"]

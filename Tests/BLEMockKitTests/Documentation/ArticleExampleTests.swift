@@ -128,6 +128,23 @@ struct ArticleExampleTests {
             trace.json.hasPrefix(#"{"step":0,"op":"scan","ok":true,"time":"0s","discovered":[{"name":"Thermometer""#))
     }
 
+    @Test func bundledProfilesAndScenariosByName() async throws {
+        // The kit's own profiles and scenarios are compiled into the library: no path, no resources.
+        let bridge = MockBLEBridge()
+        let uart = try await PeripheralProfile.bundled(.nordicUART).makePeripheral(on: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        try await central.connect(uart.identifier)
+        #expect(try await central.discoverAll(for: uart.identifier).count == 2)  // rx and tx
+
+        // A bundled scenario's "../peripherals/heart-rate.json" is the bundled profile.
+        #expect(Scenario.bundled(.heartRateBasic).peripheral == PeripheralProfile.bundled(.heartRate))
+        for name in BundledScenario.allCases {
+            let trace = await ScenarioRunner(Scenario.bundled(name)).run()
+            #expect(trace.passed, "\(name): \(trace.failures)")
+        }
+    }
+
     // "Testing app code in realistic mode"
 
     /// App code under test: it follows a central's events, connects to the first heart-rate
