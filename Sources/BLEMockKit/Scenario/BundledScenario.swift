@@ -22,7 +22,8 @@ public enum BundledScenario: String, CaseIterable, Sendable {
     case errorInjection = "error-injection"
 
     /// `faults-realistic.json`, on the profile `nrf-blinky.json`: Realistic mode: the peripheral
-    /// wanders out of range, comes back, resets, and the link drops; Bluetooth is turned off and on.
+    /// wanders out of range, comes back, and resets (the central notices at the supervision timeout);
+    /// the link drops; Bluetooth is turned off and on.
     case faultsRealistic = "faults-realistic"
 
     /// `gatt-details.json`, on an inline profile: Realistic mode: descriptor reads and writes, a single
@@ -97,7 +98,7 @@ extension BundledScenario {
             return #"""
                 {
                   "name": "faults-realistic",
-                  "description": "Realistic mode: the peripheral wanders out of range, comes back, resets, and the link drops; Bluetooth is turned off and on.",
+                  "description": "Realistic mode: the peripheral wanders out of range, comes back, and resets (the central notices at the supervision timeout); the link drops; Bluetooth is turned off and on.",
                   "seed": 99,
                   "mode": "realistic",
                   "peripheral": "../peripherals/nrf-blinky.json",
@@ -112,8 +113,8 @@ extension BundledScenario {
                     {"op": "fault", "kind": "inRange"},
                     {"op": "scan", "for": "300ms"},
                     {"op": "connect", "timeout": "5s", "expect": {"ok": true}},
-                    {"op": "fault", "kind": "reset", "expect": {"reason": {"central": {"name": "peripheralDisconnected"}}}},
-                    {"op": "advance", "by": "1s"},
+                    {"op": "fault", "kind": "reset", "expect": {"mtu": 185}},
+                    {"op": "advance", "by": "1s", "expect": {"reason": {"central": {"name": "connectionTimeout"}}}},
                     {"op": "connect", "timeout": "5s", "expect": {"ok": true}},
                     {"op": "fault", "kind": "disconnect", "error": "connectionTimeout", "expect": {"reason": {"central": {"code": 6}}}},
                     {"op": "connect", "timeout": "5s"},
