@@ -15,11 +15,9 @@ enum FixtureTestSupport {
             .appendingPathComponent("Fixtures/peripherals")
     }
 
-    /// The bundled profile files, by name.
-    static let bundledFiles = [
-        "heart-rate.json", "battery.json", "device-information.json", "environmental-sensing.json",
-        "nordic-uart.json", "nrf-blinky.json", "fitness-watch.json", "kitchen-sink.json",
-    ]
+    /// The bundled profile files, by name: every profile the library bundles (one per file in
+    /// `Fixtures/peripherals`, which `BundledFixtureDataTests` checks).
+    static let bundledFiles = BundledProfile.allCases.map(\.fileName)
 
     /// Loads a bundled profile.
     static func bundled(_ name: String) throws -> PeripheralProfile {
