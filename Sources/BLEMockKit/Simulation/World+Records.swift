@@ -12,24 +12,45 @@ extension World {
     /// another's draws. A central that only scans draws RSSI values, and those never change
     /// the MTU or the timing of another link.
     struct Streams: Sendable {
-        /// ATT_MTU preferences drawn per link.
-        var mtu: SeededGenerator
-        /// RSSI values of advertisements and `readRSSI`.
-        var rssi: SeededGenerator
-        /// Advertising delays.
-        var advertising: SeededGenerator
-        /// Connection latency, failure chances, and the intervals before a link exists.
-        var connection: SeededGenerator
-        /// Probabilities of error injections.
-        var injection: SeededGenerator
+        /// The manager's own stream, which each purpose's child is derived from.
+        private let base: SeededGenerator
+        // Each child is derived the first time it is drawn from (fast mode draws none), and
+        // kept in its own field (an array would allocate for every manager).
+        private var mtuStream: SeededGenerator?
+        private var rssiStream: SeededGenerator?
+        private var advertisingStream: SeededGenerator?
+        private var connectionStream: SeededGenerator?
+        private var injectionStream: SeededGenerator?
 
         /// The streams of a manager whose own stream is `base`.
         init(_ base: SeededGenerator) {
-            mtu = base.derived("mtu")
-            rssi = base.derived("rssi")
-            advertising = base.derived("advertising")
-            connection = base.derived("connection")
-            injection = base.derived("injection")
+            self.base = base
+        }
+
+        /// ATT_MTU preferences drawn per link.
+        var mtu: SeededGenerator {
+            get { mtuStream ?? base.derived("mtu") }
+            set { mtuStream = newValue }
+        }
+        /// RSSI values of advertisements and `readRSSI`.
+        var rssi: SeededGenerator {
+            get { rssiStream ?? base.derived("rssi") }
+            set { rssiStream = newValue }
+        }
+        /// Advertising delays.
+        var advertising: SeededGenerator {
+            get { advertisingStream ?? base.derived("advertising") }
+            set { advertisingStream = newValue }
+        }
+        /// Connection latency, failure chances, and the intervals before a link exists.
+        var connection: SeededGenerator {
+            get { connectionStream ?? base.derived("connection") }
+            set { connectionStream = newValue }
+        }
+        /// Probabilities of error injections.
+        var injection: SeededGenerator {
+            get { injectionStream ?? base.derived("injection") }
+            set { injectionStream = newValue }
         }
     }
 
