@@ -393,11 +393,8 @@ extension World {
         if value.count > limit {
             let error = APIMisuseError.valueTooLong(
                 operation: "writeValue(_:for:type: .withoutResponse)", length: value.count, maximum: limit)
-            if centrals[central]!.configuration.strictLengths {
-                log(value, error, nil)
-                throw error
-            }
             do {
+                if centrals[central]!.configuration.strictLengths { throw error }
                 try misused(.valueTruncated, error)
             } catch {
                 log(value, error, nil)

@@ -321,12 +321,7 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// what writes and writes without response stored), or `nil` when this manager did not
     /// publish it.
     public func value(of characteristic: LocalCharacteristic) -> Data? {
-        world { world in
-            guard let record = world.peripherals[identifier]?.database.characteristic(at: characteristic.handle),
-                record.local == characteristic
-            else { return nil }
-            return record.value
-        }
+        world { try? $0.requirePublished(characteristic, of: identifier).value }
     }
 
     /// Sets the current value of a dynamic characteristic: what automatic request handling

@@ -69,10 +69,9 @@ extension ScenarioTrace {
         case .setValue(_, let value):
             let text = "\(label(operation)) \(value.isEmpty ? "empty" : FixtureBytes.hexString(value)) at \(time)"
             return ["Note over P: " + escape(result.map { "\(text) failed: \($0)" } ?? text)]
-        case .setMTU(_, .central):
-            return ["Note over C: " + escape("\(label(operation)) at \(time)" + (result.map { ": \($0)" } ?? ""))]
-        case .setMTU(_, .peripheral):
-            return ["Note over P: " + escape("\(label(operation)) at \(time)" + (result.map { ": \($0)" } ?? ""))]
+        case .setMTU(_, let role):
+            let side = role == .central ? "C" : "P"
+            return ["Note over \(side): " + escape("\(label(operation)) at \(time)" + (result.map { ": \($0)" } ?? ""))]
         case .powerOn(.peripheral), .setState(_, .peripheral):
             return ["Note over P: " + escape("\(label(operation)) at \(time): \(details(record))")]
         case .advance, .inject, .fault:

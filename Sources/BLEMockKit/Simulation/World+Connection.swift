@@ -246,15 +246,8 @@ extension World {
             }
         }
         record(.disconnected, central: key.central, peripheral: key.peripheral, error: reason)
-        if let peripheral = peripherals[key.peripheral] {
-            let central = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.maximumValueLength)
-            for handle in link.subscriptions.keys.sorted() {
-                guard let characteristic = peripheral.database.characteristic(at: handle) else { continue }
-                record(
-                    .unsubscribe, central: key.central, peripheral: key.peripheral,
-                    attribute: characteristic.local.uuid, handle: handle, detail: "disconnected")
-                deliver(.unsubscribed(central, characteristic.local), to: key.peripheral)
-            }
+        if peripherals[key.peripheral] != nil {
+            tellSubscriptionsEnded(link, detail: "disconnected")
             let lostUpdates = link.toCentral.waiting.filter {
                 if case .update = $0 { return true }
                 return false
@@ -273,6 +266,22 @@ extension World {
             deliver(.disconnected(remotePeripheral(key.peripheral), reason), to: key.central)
         }
         reportConnectionEvent(.peerDisconnected, peripheral: key.peripheral)
+    }
+
+    /// Tells a link's peripheral that each of its central's subscriptions ended (all
+    /// CoreBluetooth tells a peripheral manager of a lost central), logging why.
+    mutating func tellSubscriptionsEnded(_ link: Link, detail: String) {
+        let key = link.key
+        let central = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.maximumValueLength)
+        for handle in link.subscriptions.keys.sorted() {
+            guard let characteristic = peripherals[key.peripheral]?.database.characteristic(at: handle) else {
+                continue
+            }
+            record(
+                .unsubscribe, central: key.central, peripheral: key.peripheral, attribute: characteristic.local.uuid,
+                handle: handle, detail: detail)
+            deliver(.unsubscribed(central, characteristic.local), to: key.peripheral)
+        }
     }
 
     // MARK: Queries

@@ -80,19 +80,8 @@ extension World {
         for key in links(ofPeripheral: peripheral) {
             guard let slot = links.position(of: key), !links.entries[slot]!.peerLost else { continue }
             links.entries[slot]!.peerLost = true
-            let central = RemoteCentral(
-                identifier: key.central, maximumUpdateValueLength: links.entries[slot]!.maximumValueLength)
-            let subscriptions = links.entries[slot]!.subscriptions.keys.sorted()
+            tellSubscriptionsEnded(links.entries[slot]!, detail: "reset")
             links.entries[slot]!.subscriptions.removeAll()
-            for handle in subscriptions {
-                guard let characteristic = peripherals[peripheral]?.database.characteristic(at: handle) else {
-                    continue
-                }
-                record(
-                    .unsubscribe, central: key.central, peripheral: peripheral, attribute: characteristic.local.uuid,
-                    handle: handle, detail: "reset")
-                deliver(.unsubscribed(central, characteristic.local), to: peripheral)
-            }
             schedule.schedule(
                 .peerLost(key, generation: links.entries[slot]!.generation), at: now.advanced(by: timeout))
         }
