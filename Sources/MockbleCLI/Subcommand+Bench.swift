@@ -16,7 +16,9 @@ extension Subcommand {
             operations), realistic (60 s realistic session: speed-up and identical traces),
             transport (1 MiB fragment + reassemble at packet sizes 20, 182, 244, 514, and a
             plain memory copy for reference), scan (10,000 advertising peripherals), connections
-            (100 centrals x 10 peripherals), memory (resident bytes per idle peripheral; Linux).
+            (100 centrals x 10 peripherals), memory (resident bytes per idle peripheral; Linux),
+            explore (seeds explored per second: a 4 KiB upload over writes without response
+            and a commit, faults on, on every core).
 
             Options:
               --quick         Fewer repetitions (same workloads), for a smoke run.

@@ -101,6 +101,20 @@ struct BenchCommandTests {
         }
     }
 
+    @Test("The explore suite measures seeds per second of a passing exploration, and the runs at once")
+    func theExploreSuiteMeasuresSeedsPerSecond() async throws {
+        let tiny = Benchmark.Sizes(
+            workflows: 1, operationBatches: 1, operationsPerBatch: 20, realisticSessions: 1,
+            transportRepetitions: 1, scaleRepetitions: 1, memoryRepetitions: 1, exploreSeeds: 6,
+            exploreRepetitions: 2)
+        let figures = try await Benchmark(sizes: tiny).run(suites: [.explore])
+        #expect(figures.map(\.name) == ["explore.seeds-per-second", "explore.cores"])
+        #expect(figures[0].median > 0 && figures[0].median.isFinite)
+        #expect(figures[0].repetitions == 2)
+        #expect(figures[0].target == .atLeast(500))
+        #expect(figures[1].median == Double(ProcessInfo.processInfo.activeProcessorCount))
+    }
+
     @Test func theTextFormatHasAHeaderAndAVerdictPerFigure() async {
         let (_, captured) = await run("--quick", "--suite", "connections")
         // A debug build's note comes first (see the next test).

@@ -40,12 +40,18 @@ public actor MockBLEBridge {
         /// so a simulation can be watched unfolding. Determinism is unaffected (the order of
         /// events never depends on it). `nil` (the default) never waits on the wall clock.
         public var realTimePacing: Double?
+        /// Limits every link obeys whatever the managers prefer (ATT_MTU, queue capacities).
+        /// Defaults to ``LinkLimits/none``.
+        public var limits: LinkLimits
 
         /// Creates a configuration.
-        public init(seed: UInt64 = 0, timing: LinkTiming = .instant, realTimePacing: Double? = nil) {
+        public init(
+            seed: UInt64 = 0, timing: LinkTiming = .instant, realTimePacing: Double? = nil, limits: LinkLimits = .none
+        ) {
             self.seed = seed
             self.timing = timing
             self.realTimePacing = realTimePacing
+            self.limits = limits
         }
 
         /// Fast mode: nothing takes time.
@@ -125,6 +131,7 @@ public actor MockBLEBridge {
         self.clock = VirtualClock()
         self.world = World(seed: configuration.seed, timing: configuration.timing)
         world.bridgeProblem = configuration.problem
+        world.limits = configuration.limits
         self.identifiers = IdentifierSource(seed: configuration.seed)
     }
 

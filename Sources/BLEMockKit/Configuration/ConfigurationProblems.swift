@@ -93,6 +93,7 @@ extension MockBLEBridge.Configuration {
     var problem: String? {
         let owner = "MockBLEBridge.Configuration"
         if let problem = timing.problem(in: "\(owner).timing") { return problem }
+        if let problem = limits.problem(in: "\(owner).limits") { return problem }
         if let pacing = realTimePacing, !(pacing >= 0 && pacing.isFinite) {
             return ConfigurationProblems.outside("\(owner).realTimePacing", "\(pacing)", "0… (finite), or nil")
         }

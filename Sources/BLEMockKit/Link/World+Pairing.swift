@@ -39,9 +39,11 @@ extension World {
     /// Pairing ended: the link is encrypted and the request goes again, or the operation fails.
     mutating func pairingDone(_ key: LinkKey, generation: Int, operation id: OperationID) {
         guard links[key]?.generation == generation, let operation = pending[id],
-            case .automatic(_, let outcome) = centrals[key.central]?.configuration.pairing
+            case .automatic(_, let configured) = centrals[key.central]?.configuration.pairing
         else { return }
         let failure: (any Error)?
+        // An exploration's pairing refusal, when one is armed, decides instead.
+        let outcome = takePlannedPairingRefusal() ? .rejected : configured
         switch outcome {
         case .succeeds:
             links[key]!.security = LinkSecurity(isEncrypted: true, hasBond: true)

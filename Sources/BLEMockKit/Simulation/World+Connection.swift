@@ -178,14 +178,14 @@ extension World {
         for operation in connecting.sorted(by: { $0.id < $1.id }) { complete(operation.id, .success(.done)) }
     }
 
-    /// The ATT_MTU a new link gets: the smaller of the preferences each side draws for it,
-    /// clamped to 23…517.
+    /// The ATT_MTU a new link gets: the smaller of the preferences each side draws for it and
+    /// the bridge's ``LinkLimits/maximumMTU``, clamped to 23…517.
     mutating func negotiateMTU(_ key: LinkKey) -> Int {
         let centralMode = centrals[key.central]!.configuration.mtu
         let peripheralMode = peripherals[key.peripheral]!.configuration.mtu
         let offered = centralMode.draw(isCentral: true, using: &centrals[key.central]!.random.mtu)
         let accepted = peripheralMode.draw(isCentral: false, using: &peripherals[key.peripheral]!.random.mtu)
-        return min(max(min(offered, accepted), 23), 517)
+        return min(max(min(offered, accepted, limits.maximumMTU ?? 517), 23), 517)
     }
 
     /// Starts establishing pending attempts to a peripheral that just became connectable.

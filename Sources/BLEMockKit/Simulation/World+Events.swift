@@ -29,6 +29,10 @@ extension World {
         case supervisionTimeout(UUID)
         /// The central of a link whose peripheral reset notices it: the supervision timeout.
         case peerLost(LinkKey, generation: Int)
+        /// An exploration's fault (by its index in the plan) fires.
+        case planned(index: Int)
+        /// A lasting exploration fault on `target` ends.
+        case plannedEnd(index: Int, target: UUID)
     }
 
     /// The deadline of the next scheduled event.
@@ -68,6 +72,8 @@ extension World {
         case .connectionEvent(let slot, let generation): connectionEvent(slot: slot, generation: generation)
         case .pairingDone(let key, let generation, let id): pairingDone(key, generation: generation, operation: id)
         case .fault(let fault): apply(fault)
+        case .planned(let index): firePlanned(index)
+        case .plannedEnd(let index, let target): endPlanned(index, target: target)
         case .supervisionTimeout(let peripheral): supervisionTimedOut(peripheral)
         case .peerLost(let key, let generation):
             guard links[key]?.generation == generation else { return }

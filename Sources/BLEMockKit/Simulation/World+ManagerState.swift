@@ -18,7 +18,7 @@ extension World {
         let state = startState(
             configuration.stateTransition, initial: configuration.initialState, manager: .central(identifier))
         centrals[identifier] = Central(
-            identifier: identifier, configuration: configuration, state: state, random: Streams(stream))
+            identifier: identifier, configuration: limited(configuration), state: state, random: Streams(stream))
         let problem = Self.problem(in: configuration)
         centrals[identifier]!.configurationProblem = problem
         centralOrder.append(identifier)
@@ -40,7 +40,7 @@ extension World {
         let state = startState(
             configuration.stateTransition, initial: configuration.initialState, manager: .peripheral(identifier))
         peripherals[identifier] = Peripheral(
-            identifier: identifier, configuration: configuration, state: state, random: Streams(stream))
+            identifier: identifier, configuration: limited(configuration), state: state, random: Streams(stream))
         let problem = Self.problem(in: configuration)
         peripherals[identifier]!.configurationProblem = problem
         peripheralOrder.append(identifier)

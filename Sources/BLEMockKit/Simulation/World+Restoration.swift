@@ -66,7 +66,7 @@ extension World {
     mutating func restore(central: UUID, configuration: MockCentralManager.Configuration) {
         guard let restored = centrals[central]?.pendingRestoration else { return }
         centrals[central]!.pendingRestoration = nil
-        centrals[central]!.configuration = configuration
+        centrals[central]!.configuration = limited(configuration)
         centrals[central]!.restored = restored
         record(.stateChanged, central: central, detail: "restored")
         deliver(.willRestoreState(restored), to: central)
@@ -83,7 +83,7 @@ extension World {
             identifier: peripheral, configuration: configuration, state: .unknown,
             random: Streams(SeededGenerator(seed: 0)))
         peripherals[peripheral]!.pendingRestoration = nil
-        peripherals[peripheral]!.configuration = answering.configuration
+        peripherals[peripheral]!.configuration = limited(answering.configuration)
         peripherals[peripheral]!.answering = answering.answering
         peripherals[peripheral]!.restored = restored
         record(.stateChanged, peripheral: peripheral, detail: "restored")

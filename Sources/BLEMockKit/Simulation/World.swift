@@ -43,6 +43,10 @@ struct World: Sendable {
     /// What is wrong with the bridge's configuration, if anything: every manager's calls are
     /// refused with it.
     var bridgeProblem: String?
+    /// Limits every link obeys whatever the managers prefer.
+    var limits = LinkLimits()
+    /// The fault schedule of an exploration run, and which of its faults fired.
+    var exploration: ExplorationState?
     /// The misuses CoreBluetooth would let pass quietly, in order (see ``Misuse``).
     var misuses: [Misuse] = []
     /// The ATT PDUs every link carried so far.

@@ -19,16 +19,22 @@ public struct Benchmark: Sendable {
         public var scaleRepetitions: Int
         /// Repetitions of the memory measurement.
         public var memoryRepetitions: Int
+        /// Seeds one exploration of the explore suite runs.
+        public var exploreSeeds: Int = 200
+        /// Explorations timed for the explore suite's median.
+        public var exploreRepetitions: Int = 1
 
         /// The full run: about a minute on a 2-core machine.
         public static let full = Sizes(
             workflows: 2_000, operationBatches: 7, operationsPerBatch: 20_000, realisticSessions: 5,
-            transportRepetitions: 15, scaleRepetitions: 5, memoryRepetitions: 3)
+            transportRepetitions: 15, scaleRepetitions: 5, memoryRepetitions: 3, exploreSeeds: 1_000,
+            exploreRepetitions: 3)
 
         /// `--quick`: fewer repetitions, same workloads, for a smoke run.
         public static let quick = Sizes(
             workflows: 300, operationBatches: 3, operationsPerBatch: 5_000, realisticSessions: 3,
-            transportRepetitions: 5, scaleRepetitions: 3, memoryRepetitions: 1)
+            transportRepetitions: 5, scaleRepetitions: 3, memoryRepetitions: 1, exploreSeeds: 200,
+            exploreRepetitions: 1)
     }
 
     /// The sizes this benchmark runs with.
@@ -46,7 +52,7 @@ public struct Benchmark: Sendable {
     /// A suite of figures, named as `--suite` takes it; `allCases` is the order a full run
     /// takes.
     public enum Suite: String, CaseIterable, Sendable {
-        case workflow, operations, realistic, transport, scan, connections, memory
+        case workflow, operations, realistic, transport, scan, connections, memory, explore
     }
 
     /// Runs `suites` (all by default), handing each figure to `report` as it is measured, and
@@ -65,6 +71,7 @@ public struct Benchmark: Sendable {
                 case .scan: try await scanFigures()
                 case .connections: try await connectionFigures()
                 case .memory: try await memoryFigures()
+                case .explore: try await exploreFigures()
                 }
             measured.forEach(report)
             figures += measured

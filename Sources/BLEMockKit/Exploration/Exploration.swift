@@ -1,0 +1,361 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Runs one test body under many seeds, each with its own link conditions and fault
+/// schedule, stops at the first failure, and shrinks it to a minimal plan that replays it.
+///
+/// This is deterministic simulation testing: every run is a fresh realistic bridge whose
+/// seed, conditions and faults come from an ``ExplorationPlan`` drawn from the seed within an
+/// ``ExplorationBudget``. The body runs in the bridge's self-driving scope
+/// (``MockBLEBridge/run(timeLimit:stallPatience:_:)``), so managers it creates without a
+/// bridge join the run's bridge and no wall-clock time passes. A run fails when the body
+/// throws or the run stalls; a failure is shrunk (faults removed or moved later, roomier
+/// conditions) while it still fails the same way, and reported in words and as Swift code.
+///
+/// ```swift
+/// let report = await Exploration(seeds: 200).run { run in
+///     let app = Uploader(central: MockCentralManager())
+///     try await app.upload(file)
+///     try await Exploration.require(run.bridge, app.deviceHasFile, "the file arrived whole")
+/// }
+/// #expect(report.failures.isEmpty, "\(report)")
+/// ```
+///
+/// **Failing the body.** Throw: any error the body throws fails the run. Do not record test
+/// issues inside the body (`#expect`, `XCTAssert`): they would be recorded for every failing
+/// seed and every shrinking step. ``require(_:_:_:)`` throws an ``ExplorationFailure``.
+///
+/// **Determinism and cores.** Runs share nothing, so up to ``parallelism`` run at once; the
+/// report depends only on the seeds, the budget and the body: the first failure is always the
+/// failing seed that comes first in ``seeds``.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+public struct Exploration: Sendable {
+    /// What each seed may draw.
+    public var budget: ExplorationBudget
+    /// The seeds to explore, in order.
+    public var seeds: [UInt64]
+    /// Whether to stop at the first failing seed (the default) or run every seed.
+    public var stopsAtFirstFailure: Bool
+    /// Whether to shrink failures (the first one, or each with ``stopsAtFirstFailure`` off).
+    /// Defaults to `true`.
+    public var shrinks: Bool
+    /// The most runs at once. Defaults to the number of active processors.
+    public var parallelism: Int
+    /// The most virtual time one run may take before it counts as stalled. Defaults to
+    /// ten minutes.
+    public var timeLimit: Duration
+    /// Whether leftovers ``MockBLEBridge/finish()`` reports (operations still waiting, unread
+    /// events, misuses) fail a run. Defaults to `false`: faults leave things over.
+    public var failsOnLeftovers: Bool
+    /// The most candidate plans shrinking one failure may run. Defaults to 300.
+    public var maximumShrinkRuns: Int
+    /// How long, in wall-clock time, a run whose tasks all wait with nothing scheduled waits
+    /// for work from outside it (delegate callbacks on app queues) before it counts as
+    /// stalled (``MockBLEBridge/run(timeLimit:stallPatience:_:)``). Defaults to one second;
+    /// a body with no outside work can take much less, which makes shrinking a stall fast.
+    public var stallPatience: Duration
+
+    /// Creates an exploration of `seeds` seeds from `first` (0, 1, 2, … by default).
+    public init(
+        budget: ExplorationBudget = ExplorationBudget(), seeds count: Int = 1_000, from first: UInt64 = 0,
+        stopsAtFirstFailure: Bool = true, shrinks: Bool = true, parallelism: Int? = nil,
+        timeLimit: Duration = .seconds(600), failsOnLeftovers: Bool = false, maximumShrinkRuns: Int = 300,
+        stallPatience: Duration = .seconds(1)
+    ) {
+        self.init(
+            budget: budget, seeds: (0..<UInt64(max(0, count))).map { first &+ $0 },
+            stopsAtFirstFailure: stopsAtFirstFailure, shrinks: shrinks, parallelism: parallelism,
+            timeLimit: timeLimit, failsOnLeftovers: failsOnLeftovers, maximumShrinkRuns: maximumShrinkRuns,
+            stallPatience: stallPatience)
+    }
+
+    /// Creates an exploration of the given seeds.
+    public init(
+        budget: ExplorationBudget = ExplorationBudget(), seeds: [UInt64], stopsAtFirstFailure: Bool = true,
+        shrinks: Bool = true, parallelism: Int? = nil, timeLimit: Duration = .seconds(600),
+        failsOnLeftovers: Bool = false, maximumShrinkRuns: Int = 300, stallPatience: Duration = .seconds(1)
+    ) {
+        self.budget = budget
+        self.seeds = seeds
+        self.stopsAtFirstFailure = stopsAtFirstFailure
+        self.shrinks = shrinks
+        self.parallelism = parallelism ?? ProcessInfo.processInfo.activeProcessorCount
+        self.timeLimit = timeLimit
+        self.failsOnLeftovers = failsOnLeftovers
+        self.maximumShrinkRuns = maximumShrinkRuns
+        self.stallPatience = stallPatience
+    }
+
+    /// The body of an exploration: one run, given its bridge and plan.
+    public typealias Body = @Sendable (ExplorationRun) async throws -> Void
+
+    /// Explores: runs `body` for each seed (stopping at the first failure unless told not
+    /// to), shrinks the failures, and reports. `progress`, if given, hears after each run.
+    ///
+    /// Cancelling the calling task stops starting runs; the report then covers the runs that
+    /// ended.
+    public func run(progress: (@Sendable (ExplorationProgress) -> Void)? = nil, _ body: @escaping Body) async
+        -> ExplorationReport
+    {
+        var report = ExplorationReport(budget: budget, seedsPlanned: seeds.count)
+        if let problem = budget.problem ?? parameterProblem {
+            report.problem = problem
+            return report
+        }
+        guard let firstSeed = seeds.first else { return report }
+        var notice = ExplorationProgress(seedsPlanned: seeds.count)
+        defer {
+            notice.shrinking = nil
+            notice.isFinished = true
+            progress?(notice)
+        }
+        // The window: as given, or the length of a fault-free run of the first seed.
+        let window: ClosedRange<Duration>
+        if let given = budget.window {
+            window = given
+        } else {
+            var calibration = ExplorationPlan.draw(seed: firstSeed, budget: budget, window: .zero ... .zero)
+            calibration.faults = []
+            let outcome = await replay(calibration, body)
+            report.calibration = outcome
+            if outcome.failed {
+                report.failures.append(await failure(outcome, windowEnd: outcome.duration, body, &notice, progress))
+                report.seedsRun = 1
+                report.coverage.add(outcome)
+                if stopsAtFirstFailure {
+                    report.window = .zero...outcome.duration
+                    return report
+                }
+            }
+            window = .zero...max(outcome.duration, .milliseconds(100))
+        }
+        report.window = window
+        let outcomes = await explore(window: window, &notice, progress)
+        report.seedsRun += outcomes.count
+        for outcome in outcomes { report.coverage.add(outcome) }
+        for outcome in outcomes where outcome.failed {
+            report.failures.append(await failure(outcome, windowEnd: window.upperBound, body, &notice, progress))
+            if stopsAtFirstFailure { break }
+        }
+        return report
+
+        // (Nested so that `body` is captured once.)
+        func explore(
+            window: ClosedRange<Duration>, _ notice: inout ExplorationProgress,
+            _ progress: (@Sendable (ExplorationProgress) -> Void)?
+        ) async -> [ExplorationOutcome] {
+            let width = max(1, parallelism)
+            var results: [ExplorationOutcome?] = Array(repeating: nil, count: seeds.count)
+            var firstFailure: Int?
+            await withTaskGroup(of: (Int, ExplorationOutcome).self) { group in
+                var next = 0
+                var running = 0
+                func mayStart() -> Bool {
+                    guard next < seeds.count, !Task.isCancelled else { return false }
+                    guard stopsAtFirstFailure, let firstFailure else { return true }
+                    return next < firstFailure
+                }
+                while running < width, mayStart() {
+                    let index = next
+                    let plan = ExplorationPlan.draw(seed: seeds[index], budget: budget, window: window)
+                    group.addTask {
+                        (index, await replay(plan, body))
+                    }
+                    next += 1
+                    running += 1
+                }
+                while let (index, outcome) = await group.next() {
+                    running -= 1
+                    results[index] = outcome
+                    notice.seedsDone += 1
+                    if outcome.failed {
+                        notice.failures += 1
+                        firstFailure = min(firstFailure ?? index, index)
+                    }
+                    progress?(notice)
+                    while running < width, mayStart() {
+                        let index = next
+                        let plan = ExplorationPlan.draw(seed: seeds[index], budget: budget, window: window)
+                        group.addTask {
+                            (
+                                index,
+                                await replay(plan, body)
+                            )
+                        }
+                        next += 1
+                        running += 1
+                    }
+                }
+            }
+            // With a stop at the first failure, the runs after it (started while it ran) are
+            // dropped, so the report does not depend on how many ran at once.
+            let kept = stopsAtFirstFailure ? results.prefix(through: firstFailure ?? results.count - 1) : results[...]
+            return kept.compactMap { $0 }
+        }
+    }
+
+    /// Shrinks one failing run (when shrinking is on) into a reported failure.
+    private func failure(
+        _ outcome: ExplorationOutcome, windowEnd: Duration, _ body: @escaping Body,
+        _ notice: inout ExplorationProgress, _ progress: (@Sendable (ExplorationProgress) -> Void)?
+    ) async -> ExplorationFailureReport {
+        var minimal = outcome
+        var shrinker = ExplorationShrinker(
+            failing: outcome.plan, windowEnd: windowEnd, maximumTries: shrinks ? maximumShrinkRuns : 0)
+        while !Task.isCancelled, let candidate = shrinker.next() {
+            let tried = await replay(candidate, body)
+            let same = tried.failed && tried.signature == outcome.signature
+            shrinker.record(stillFails: same)
+            if same { minimal = tried }
+            notice.shrinking = ExplorationProgress.Shrinking(
+                seed: outcome.plan.seed, runs: shrinker.tried, faults: shrinker.current.faults.count,
+                lastStep: shrinker.steps.last)
+            progress?(notice)
+        }
+        return ExplorationFailureReport(
+            found: outcome, minimal: minimal, steps: shrinker.steps, shrinkRuns: shrinker.tried)
+    }
+
+    /// One run with this exploration's limits.
+    private func replay(_ plan: ExplorationPlan, _ body: @escaping Body) async -> ExplorationOutcome {
+        await Self.replay(
+            plan, timeLimit: timeLimit, stallPatience: stallPatience, failsOnLeftovers: failsOnLeftovers, body)
+    }
+
+    private var parameterProblem: String? {
+        if parallelism < 1 { return "Exploration.parallelism: \(parallelism) is outside 1…" }
+        if maximumShrinkRuns < 0 { return "Exploration.maximumShrinkRuns: \(maximumShrinkRuns) is outside 0…" }
+        if timeLimit <= .zero {
+            return "Exploration.timeLimit: \(FixtureDuration.string(timeLimit)) is outside 0s… (exclusive)"
+        }
+        if stallPatience < .zero {
+            return "Exploration.stallPatience: \(FixtureDuration.string(stallPatience)) is outside 0s…"
+        }
+        return nil
+    }
+
+    /// Runs `body` once under `plan`, on a fresh bridge: how a failure found by exploring is
+    /// replayed (``ExplorationPlan/swiftCode`` writes this call).
+    public static func replay(
+        _ plan: ExplorationPlan, timeLimit: Duration = .seconds(600), stallPatience: Duration = .seconds(1),
+        failsOnLeftovers: Bool = false, _ body: @escaping Body
+    ) async -> ExplorationOutcome {
+        let bridge = MockBLEBridge(configuration: plan.configuration)
+        await bridge.plan(plan.faults)
+        var thrown: (any Error)?
+        do {
+            try await bridge.run(timeLimit: timeLimit, stallPatience: stallPatience) {
+                try await body(ExplorationRun(bridge: bridge, plan: plan))
+            }
+        } catch {
+            thrown = error
+        }
+        let summary = await bridge.explorationSummary()
+        let finish = await bridge.finish()
+        if thrown == nil, failsOnLeftovers, !finish.isClean { thrown = ExplorationFailure("leftovers: \(finish)") }
+        return ExplorationOutcome(plan: plan, error: thrown, faultsFired: summary.fired, duration: summary.duration)
+    }
+
+    /// Throws an ``ExplorationFailure`` with `message` unless `condition` holds: how an
+    /// explored body says it failed.
+    public static func require(
+        _ condition: Bool, _ message: @autoclosure () -> String = "requirement failed"
+    ) throws {
+        if !condition { throw ExplorationFailure(message()) }
+    }
+}
+
+/// One run of an exploration, as its body sees it.
+public struct ExplorationRun: Sendable {
+    /// The run's bridge (also ``MockBLEBridge/current`` inside the body).
+    public let bridge: MockBLEBridge
+    /// The run's seed, conditions and faults.
+    public let plan: ExplorationPlan
+}
+
+/// The error ``Exploration/require(_:_:)`` throws.
+public struct ExplorationFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What failed.
+    public var message: String
+
+    /// Creates the error.
+    public init(_ message: String) {
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// How one run of an exploration ended.
+public struct ExplorationOutcome: Sendable {
+    /// The run's plan.
+    public var plan: ExplorationPlan
+    /// What the body threw (a ``MockBLEBridge/Stall`` when the run could not end), if it did.
+    public var error: (any Error)?
+    /// Whether each of the plan's faults took effect (in plan order): a fault with no target
+    /// when its time came, one whose time came after the body ended, or an injected error
+    /// whose operation never came did not.
+    public var faultsFired: [Bool]
+    /// The run's length in virtual time.
+    public var duration: Duration
+
+    /// Whether the run failed.
+    public var failed: Bool { error != nil }
+
+    /// How the run failed, to tell whether a simpler plan fails the same way: the error's
+    /// type and its description with numbers set aside (times and lengths vary as a plan
+    /// shrinks), or `nil` when it passed.
+    public var signature: String? {
+        guard let error else { return nil }
+        if let stall = error as? MockBLEBridge.Stall { return "stall: \(stall.reason)" }
+        let words = String(describing: error).filter { !$0.isNumber }
+        return "\(String(reflecting: type(of: error))): \(words)"
+    }
+}
+
+/// Where an exploration has got to, for a progress display.
+public struct ExplorationProgress: Sendable, Hashable {
+    /// A shrinking in progress.
+    public struct Shrinking: Sendable, Hashable {
+        /// The failing seed being shrunk.
+        public var seed: UInt64
+        /// Candidate plans run so far.
+        public var runs: Int
+        /// Faults left in the simplest failing plan.
+        public var faults: Int
+        /// The last simplification kept, in words.
+        public var lastStep: String?
+    }
+
+    /// Seeds run so far.
+    public var seedsDone = 0
+    /// Seeds to run in all.
+    public var seedsPlanned: Int
+    /// Failing seeds so far.
+    public var failures = 0
+    /// The shrinking under way, if any.
+    public var shrinking: Shrinking?
+    /// Whether the exploration has ended.
+    public var isFinished = false
+
+    init(seedsPlanned: Int) {
+        self.seedsPlanned = seedsPlanned
+    }
+}
+
+extension MockBLEBridge {
+    /// Schedules an exploration's faults, times counted from now.
+    func plan(_ faults: [PlannedFault]) {
+        world.plan(faults)
+    }
+
+    /// Which planned faults fired, and the virtual time now.
+    func explorationSummary() -> (fired: [Bool], duration: Duration) {
+        (world.plannedFaultsFired, world.now.offset)
+    }
+}

@@ -1,0 +1,135 @@
+import BLECore
+
+/// Everything one exploration run is made of: the seed of its bridge, its link conditions
+/// and its fault schedule. The same plan and the same test body give the same run, byte for
+/// byte: a plan is how a failure found by exploring is replayed
+/// (``Exploration/replay(_:timeLimit:_:)``).
+public struct ExplorationPlan: Sendable, Hashable {
+    /// The bridge's seed (every random draw of the run).
+    public var seed: UInt64
+    /// The link conditions imposed on every link.
+    public var conditions: LinkConditions
+    /// The faults, each at its virtual time from the run's start.
+    public var faults: [PlannedFault]
+
+    /// Creates a plan.
+    public init(seed: UInt64, conditions: LinkConditions = .roomy, faults: [PlannedFault] = []) {
+        self.seed = seed
+        self.conditions = conditions
+        self.faults = faults
+    }
+
+    /// The configuration of the run's bridge: realistic timing with the plan's conditions.
+    public var configuration: MockBLEBridge.Configuration {
+        MockBLEBridge.Configuration(seed: seed, timing: conditions.timing, limits: conditions.limits)
+    }
+
+    /// Draws the plan of `seed` within `budget`, faults falling in `window`. The draws come
+    /// from a stream of their own (derived from the seed by the name `"exploration"`), so
+    /// the plan takes nothing from the bridge's draws.
+    public static func draw(seed: UInt64, budget: ExplorationBudget, window: ClosedRange<Duration>)
+        -> ExplorationPlan
+    {
+        var random = SeededGenerator(seed: seed).derived("exploration")
+        let conditions = drawConditions(budget, &random)
+        var faults: [PlannedFault] = []
+        let kinds = budget.orderedKinds
+        if !kinds.isEmpty {
+            let count = random.int(in: max(0, budget.faultCount.lowerBound)...max(0, budget.faultCount.upperBound))
+            for _ in 0..<count {
+                if let fault = drawFault(kinds, budget, window: window, &random) { faults.append(fault) }
+            }
+        }
+        faults.sort { ($0.at, $0.kind) < ($1.at, $1.kind) }
+        return ExplorationPlan(seed: seed, conditions: conditions, faults: faults)
+    }
+
+    private static func drawConditions(_ budget: ExplorationBudget, _ random: inout SeededGenerator)
+        -> LinkConditions
+    {
+        let mtuRange = budget.mtu.clamped(to: MTUMode.validRange)
+        let realWorld = MTUMode.realWorldValues.filter(mtuRange.contains)
+        let mtu =
+            !realWorld.isEmpty && random.bool(probability: 0.5)
+            ? realWorld[random.int(in: 0..<realWorld.count)] : random.int(in: mtuRange)
+        // Connection intervals are whole multiples of 1.25 ms (Core, Vol 6, Part B, 4.5.1).
+        let unit = Duration.microseconds(1_250)
+        let lowest = Int((budget.connectionInterval.lowerBound / unit).rounded(.up))
+        let highest = max(lowest, Int((budget.connectionInterval.upperBound / unit).rounded(.down)))
+        let interval = unit * random.int(in: lowest...highest)
+        // Jitter in whole tenths of a millisecond, never more than the interval.
+        let tenth = Duration.microseconds(100)
+        let jitterTop = min(budget.jitter.upperBound, interval)
+        let jitterSteps = max(0, Int((jitterTop / tenth).rounded(.down)))
+        let jitterLow = min(jitterSteps, max(0, Int((budget.jitter.lowerBound / tenth).rounded(.up))))
+        let jitter = tenth * random.int(in: jitterLow...jitterSteps)
+        let packets = random.int(
+            in: max(
+                1, budget.packetsPerConnectionEvent.lowerBound)...max(
+                    1, budget.packetsPerConnectionEvent.upperBound))
+        let commands = budget.writeWithoutResponseQueueCapacity.map {
+            random.int(in: max(1, $0.lowerBound)...max(1, $0.upperBound))
+        }
+        let updates = budget.updateQueueCapacity.map { random.int(in: max(1, $0.lowerBound)...max(1, $0.upperBound)) }
+        return LinkConditions(
+            mtu: mtu, connectionInterval: interval, jitter: jitter, packetsPerConnectionEvent: packets,
+            writeWithoutResponseQueueCapacity: commands, updateQueueCapacity: updates)
+    }
+
+    private static func drawFault(
+        _ kinds: [PlannedFault.Kind], _ budget: ExplorationBudget, window: ClosedRange<Duration>,
+        _ random: inout SeededGenerator
+    ) -> PlannedFault? {
+        let kind = kinds[random.int(in: 0..<kinds.count)]
+        let at = wholeMilliseconds(random.duration(in: window))
+        let target = random.int(in: 0...3)
+        var fault = PlannedFault(kind, at: at, target: target)
+        let timeout = LinkTiming.realistic.supervisionTimeout
+        switch kind {
+        case .outOfRange:
+            // Longer than the supervision timeout, so links drop.
+            let shortest = max(budget.faultDuration.lowerBound, timeout + .milliseconds(100))
+            fault.duration = wholeMilliseconds(
+                random.duration(in: shortest...max(shortest, budget.faultDuration.upperBound)))
+        case .fade:
+            // Shorter than the supervision timeout, so links survive.
+            fault.duration = wholeMilliseconds(random.duration(in: .milliseconds(50)...(timeout - .milliseconds(120))))
+        case .powerCycle:
+            fault.duration = wholeMilliseconds(random.duration(in: budget.faultDuration))
+        case .disconnect:
+            let errors: [CoreBluetoothError.Code] = [.connectionTimeout, .peripheralDisconnected, .unknown]
+            fault.coreBluetoothError = errors[random.int(in: 0..<errors.count)]
+        case .attError:
+            let operations = budget.operations.subtracting([.connect]).sorted { $0.rawValue < $1.rawValue }
+            guard !operations.isEmpty, !budget.attErrors.isEmpty else { return nil }
+            fault.operation = operations[random.int(in: 0..<operations.count)]
+            fault.attError = budget.attErrors[random.int(in: 0..<budget.attErrors.count)]
+        case .coreBluetoothError:
+            guard budget.operations.contains(.connect) else { return nil }
+            fault.operation = .connect
+            fault.coreBluetoothError = .connectionFailed
+        case .neverAnswered:
+            let operations = budget.operations.intersection([.read, .write, .subscribe]).sorted {
+                $0.rawValue < $1.rawValue
+            }
+            guard !operations.isEmpty else { return nil }
+            fault.operation = operations[random.int(in: 0..<operations.count)]
+        case .reset, .pairingRefused:
+            break
+        }
+        return fault
+    }
+
+    private static func wholeMilliseconds(_ duration: Duration) -> Duration {
+        .milliseconds(Int64((duration / .milliseconds(1)).rounded(.down)))
+    }
+}
+
+extension ExplorationPlan: CustomStringConvertible {
+    /// The plan in words: the seed, the conditions and each fault.
+    public var description: String {
+        let faultText =
+            faults.isEmpty ? "no faults" : faults.map { "- \($0)" }.joined(separator: "\n")
+        return "seed \(seed); \(conditions)\n\(faultText)"
+    }
+}

@@ -1,0 +1,187 @@
+/// What an exploration found: how many seeds ran, the failures (each as found and as shrunk),
+/// and what the runs covered.
+public struct ExplorationReport: Sendable, CustomStringConvertible {
+    /// The budget explored.
+    public var budget: ExplorationBudget
+    /// The seeds the exploration was given.
+    public var seedsPlanned: Int
+    /// The seeds run (fewer when it stopped at a failure or was cancelled).
+    public var seedsRun = 0
+    /// The window faults were drawn in (measured by a fault-free run when the budget gave
+    /// none), or `nil` when nothing ran.
+    public var window: ClosedRange<Duration>?
+    /// The fault-free run that measured the window, if one was needed.
+    public var calibration: ExplorationOutcome?
+    /// The failures, in seed order.
+    public var failures: [ExplorationFailureReport] = []
+    /// What the runs exercised.
+    public var coverage = ExplorationCoverage()
+    /// Why nothing ran (a bad budget or parameter), if so.
+    public var problem: String?
+
+    init(budget: ExplorationBudget, seedsPlanned: Int) {
+        self.budget = budget
+        self.seedsPlanned = seedsPlanned
+    }
+
+    /// Whether every run passed (and the exploration could run).
+    public var passed: Bool { failures.isEmpty && problem == nil }
+
+    public var description: String {
+        if let problem { return "Exploration could not run: \(problem)" }
+        var lines = [
+            "Explored \(seedsRun) of \(seedsPlanned) seed\(seedsPlanned == 1 ? "" : "s"): "
+                + (failures.isEmpty ? "no failure." : "\(failures.count) failure\(failures.count == 1 ? "" : "s").")
+        ]
+        for failure in failures { lines.append(failure.description) }
+        lines.append(coverage.summary(budget: budget))
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// One failure an exploration found, as found and as shrunk.
+public struct ExplorationFailureReport: Sendable, CustomStringConvertible {
+    /// The failing run as found.
+    public var found: ExplorationOutcome
+    /// The simplest plan that still fails the same way, and how it failed.
+    public var minimal: ExplorationOutcome
+    /// The simplifications kept, in words, in order.
+    public var steps: [String]
+    /// How many candidate plans shrinking ran.
+    public var shrinkRuns: Int
+
+    /// The failing seed.
+    public var seed: UInt64 { found.plan.seed }
+
+    public var description: String {
+        var lines = [
+            "Seed \(seed) failed: \(found.error.map { String(describing: $0) } ?? "?")",
+            "  found with: " + indented(found.plan.description),
+        ]
+        if shrinkRuns > 0 {
+            lines.append(
+                "  shrunk in \(shrinkRuns) run\(shrinkRuns == 1 ? "" : "s") to: " + indented(minimal.plan.description))
+            if minimal.plan != found.plan {
+                lines.append("  minimal failure: \(minimal.error.map { String(describing: $0) } ?? "?")")
+            }
+            for step in steps { lines.append("  - \(step)") }
+        }
+        lines.append("  replay it with:")
+        lines += minimal.plan.swiftCode.split(separator: "\n").map { "    \($0)" }
+        lines.append("  or rerun the seed alone: Exploration(seeds: [\(seed)])")
+        return lines.joined(separator: "\n")
+    }
+
+    private func indented(_ text: String) -> String {
+        text.split(separator: "\n").joined(separator: "\n    ")
+    }
+}
+
+/// What the runs of an exploration exercised: each fault kind drawn and fired, and the link
+/// conditions drawn.
+public struct ExplorationCoverage: Sendable, Hashable {
+    /// How often a fault kind was drawn, and how often it took effect.
+    public struct Count: Sendable, Hashable {
+        /// Times drawn.
+        public var drawn = 0
+        /// Times it took effect.
+        public var fired = 0
+    }
+
+    /// Per fault kind.
+    public var faults: [PlannedFault.Kind: Count] = [:]
+    /// Runs per ATT_MTU band: `23…64`, `65…184`, `185…255`, `256…517`.
+    public var mtuBands: [String: Int] = [:]
+    /// The smallest and largest of each drawn condition, or `nil` before any run.
+    public var mtu: ClosedRange<Int>?
+    public var connectionInterval: ClosedRange<Duration>?
+    public var writeWithoutResponseQueueCapacity: ClosedRange<Int>?
+    public var updateQueueCapacity: ClosedRange<Int>?
+    /// Runs by how many faults they had.
+    public var runsByFaultCount: [Int: Int] = [:]
+    /// Runs counted.
+    public var runs = 0
+
+    /// The ATT_MTU bands, in order.
+    public static let bands: [(name: String, range: ClosedRange<Int>)] = [
+        ("23…64", 23...64), ("65…184", 65...184), ("185…255", 185...255), ("256…517", 256...517),
+    ]
+
+    /// The fault kinds that never took effect though the budget allowed them.
+    public func neverFired(budget: ExplorationBudget) -> [PlannedFault.Kind] {
+        budget.orderedKinds.filter { (faults[$0]?.fired ?? 0) == 0 }
+    }
+
+    mutating func add(_ outcome: ExplorationOutcome) {
+        runs += 1
+        let plan = outcome.plan
+        for (index, fault) in plan.faults.enumerated() {
+            faults[fault.kind, default: Count()].drawn += 1
+            if outcome.faultsFired.indices.contains(index), outcome.faultsFired[index] {
+                faults[fault.kind, default: Count()].fired += 1
+            }
+        }
+        runsByFaultCount[plan.faults.count, default: 0] += 1
+        let conditions = plan.conditions
+        if let band = Self.bands.first(where: { $0.range.contains(conditions.mtu) }) {
+            mtuBands[band.name, default: 0] += 1
+        }
+        mtu = Self.widen(mtu, conditions.mtu)
+        connectionInterval = Self.widen(connectionInterval, conditions.connectionInterval)
+        if let capacity = conditions.writeWithoutResponseQueueCapacity {
+            writeWithoutResponseQueueCapacity = Self.widen(writeWithoutResponseQueueCapacity, capacity)
+        }
+        if let capacity = conditions.updateQueueCapacity {
+            updateQueueCapacity = Self.widen(updateQueueCapacity, capacity)
+        }
+    }
+
+    private static func widen<T: Comparable>(_ range: ClosedRange<T>?, _ value: T) -> ClosedRange<T> {
+        guard let range else { return value...value }
+        return min(range.lowerBound, value)...max(range.upperBound, value)
+    }
+
+    /// The coverage in words, one line per fault kind and per condition.
+    public func summary(budget: ExplorationBudget) -> String {
+        var lines = ["Coverage over \(runs) run\(runs == 1 ? "" : "s"):"]
+        let kinds = Set(budget.orderedKinds).union(faults.keys).sorted()
+        if kinds.isEmpty {
+            lines.append("  faults: none in the budget")
+        } else {
+            lines.append("  fault                drawn  fired")
+            for kind in kinds {
+                let count = faults[kind] ?? Count()
+                let name = kind.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)
+                lines.append("  \(name) \(pad(count.drawn, 5))  \(pad(count.fired, 5))")
+            }
+            let never = neverFired(budget: budget)
+            lines.append(
+                never.isEmpty
+                    ? "  every fault kind took effect at least once"
+                    : "  never took effect: " + never.map(\.rawValue).joined(separator: ", "))
+        }
+        let bandText = Self.bands.map { "\($0.name): \(mtuBands[$0.name] ?? 0)" }.joined(separator: ", ")
+        lines.append("  ATT_MTU \(mtu.map { "\($0.lowerBound)…\($0.upperBound)" } ?? "-") (runs per band: \(bandText))")
+        if let connectionInterval {
+            lines.append(
+                "  interval \(FixtureDuration.string(connectionInterval.lowerBound))…"
+                    + FixtureDuration.string(connectionInterval.upperBound))
+        }
+        if let writeWithoutResponseQueueCapacity {
+            lines.append(
+                "  write-without-response queue \(writeWithoutResponseQueueCapacity.lowerBound)…"
+                    + "\(writeWithoutResponseQueueCapacity.upperBound)")
+        }
+        if let updateQueueCapacity {
+            lines.append("  update queue \(updateQueueCapacity.lowerBound)…\(updateQueueCapacity.upperBound)")
+        }
+        let counts = runsByFaultCount.keys.sorted().map { "\($0): \(runsByFaultCount[$0]!)" }.joined(separator: ", ")
+        lines.append("  runs by number of faults: \(counts.isEmpty ? "-" : counts)")
+        return lines.joined(separator: "\n")
+    }
+
+    private func pad(_ value: Int, _ width: Int) -> String {
+        let text = String(value)
+        return String(repeating: " ", count: max(0, width - text.count)) + text
+    }
+}

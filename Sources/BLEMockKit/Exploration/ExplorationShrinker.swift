@@ -1,0 +1,176 @@
+/// Makes a failing plan minimal, one candidate at a time: it proposes a simpler plan, is told
+/// whether that plan still fails (the same way), keeps it if it does, and proposes again
+/// until nothing simpler fails.
+///
+/// A pure value with no concurrency: ``Exploration`` runs each candidate and reports back,
+/// and tests drive it with any predicate. The moves, tried in this order and from the start
+/// again after each one kept:
+/// 1. remove a fault (the latest first);
+/// 2. roomier conditions, each on its own: ATT_MTU 517, the managers' own queues, no
+///    jitter, a 30 ms interval, 4 packets per event;
+/// 3. a fault aimed at the first target;
+/// 4. a fault moved later: halfway to the end of the window, else a quarter or an eighth
+///    of the way;
+/// 5. a queue twice as large (up to 64).
+/// Then, when the ATT_MTU is still below 517, a binary search finds the largest ATT_MTU that
+/// still fails.
+public struct ExplorationShrinker: Sendable {
+    /// The simplest plan known to fail.
+    public private(set) var current: ExplorationPlan
+    /// The simplifications kept, in words, in order.
+    public private(set) var steps: [String] = []
+    /// How many candidates were proposed.
+    public private(set) var tried = 0
+
+    private let windowEnd: Duration
+    private let maximumTries: Int
+    private var candidates: [(plan: ExplorationPlan, step: String)] = []
+    private var position = 0
+    private var phase = Phase.greedy
+    private var proposed: (plan: ExplorationPlan, step: String)?
+
+    private enum Phase {
+        case greedy
+        /// Binary search of the largest failing ATT_MTU: `low` fails, `high` does not.
+        case mtu(low: Int, high: Int)
+        case done
+    }
+
+    /// Starts shrinking a plan known to fail; faults move at most to `windowEnd`; at most
+    /// `maximumTries` candidates are proposed.
+    public init(failing plan: ExplorationPlan, windowEnd: Duration, maximumTries: Int = 300) {
+        current = plan
+        self.windowEnd = windowEnd
+        self.maximumTries = maximumTries
+        candidates = Self.simplifications(of: plan, windowEnd: windowEnd)
+    }
+
+    /// Whether shrinking has ended (``current`` is minimal, or the tries ran out).
+    public var isFinished: Bool {
+        if case .done = phase { return true }
+        return tried >= maximumTries
+    }
+
+    /// The next plan to try, or `nil` when shrinking has ended. Each call must be followed
+    /// by ``record(stillFails:)`` before the next.
+    public mutating func next() -> ExplorationPlan? {
+        precondition(proposed == nil, "ExplorationShrinker.next() called twice without record(stillFails:)")
+        guard tried < maximumTries else {
+            phase = .done
+            return nil
+        }
+        while true {
+            switch phase {
+            case .greedy:
+                if position < candidates.count {
+                    proposed = candidates[position]
+                    tried += 1
+                    return proposed!.plan
+                }
+                let mtu = current.conditions.mtu
+                phase = mtu < 517 ? .mtu(low: mtu, high: 517) : .done
+            case .mtu(let low, let high):
+                guard high - low > 1 else {
+                    phase = .done
+                    continue
+                }
+                var plan = current
+                plan.conditions.mtu = (low + high) / 2
+                proposed = (plan, "ATT_MTU raised to \(plan.conditions.mtu)")
+                tried += 1
+                return plan
+            case .done:
+                return nil
+            }
+        }
+    }
+
+    /// Says whether the plan ``next()`` proposed still fails in the same way.
+    public mutating func record(stillFails: Bool) {
+        guard let candidate = proposed else {
+            preconditionFailure("ExplorationShrinker.record(stillFails:) called without a proposed plan")
+        }
+        proposed = nil
+        switch phase {
+        case .greedy:
+            if stillFails {
+                current = candidate.plan
+                steps.append(candidate.step)
+                candidates = Self.simplifications(of: current, windowEnd: windowEnd)
+                position = 0
+            } else {
+                position += 1
+            }
+        case .mtu(let low, let high):
+            let middle = (low + high) / 2
+            if stillFails {
+                current = candidate.plan
+                // Consecutive raises of the search read as one step.
+                if let last = steps.last, last.hasPrefix("ATT_MTU raised to ") { steps.removeLast() }
+                steps.append(candidate.step)
+                phase = .mtu(low: middle, high: high)
+            } else {
+                phase = .mtu(low: low, high: middle)
+            }
+        case .done:
+            break
+        }
+    }
+
+    /// The simpler plans one move away from `plan`, in the order they are tried.
+    static func simplifications(of plan: ExplorationPlan, windowEnd: Duration) -> [(
+        plan: ExplorationPlan, step: String
+    )] {
+        var result: [(ExplorationPlan, String)] = []
+        for index in plan.faults.indices.reversed() {
+            var simpler = plan
+            simpler.faults.remove(at: index)
+            result.append((simpler, "removed: \(plan.faults[index])"))
+        }
+        let roomy = LinkConditions.roomy
+        func condition(_ change: (inout LinkConditions) -> Void, _ step: String) {
+            var simpler = plan
+            change(&simpler.conditions)
+            if simpler.conditions != plan.conditions { result.append((simpler, step)) }
+        }
+        condition({ $0.mtu = roomy.mtu }, "ATT_MTU raised to \(roomy.mtu)")
+        condition({ $0.writeWithoutResponseQueueCapacity = nil }, "write-without-response queue as configured")
+        condition({ $0.updateQueueCapacity = nil }, "update queue as configured")
+        condition({ $0.jitter = .zero }, "no jitter")
+        condition(
+            { $0.connectionInterval = roomy.connectionInterval },
+            "interval \(FixtureDuration.string(roomy.connectionInterval))")
+        condition(
+            { $0.packetsPerConnectionEvent = roomy.packetsPerConnectionEvent },
+            "\(roomy.packetsPerConnectionEvent) packets per event")
+        for index in plan.faults.indices where plan.faults[index].target != 0 {
+            var simpler = plan
+            simpler.faults[index].target = 0
+            result.append((simpler, "first target: \(simpler.faults[index])"))
+        }
+        for index in plan.faults.indices {
+            let fault = plan.faults[index]
+            guard fault.at < windowEnd else { continue }
+            // Halfway to the end of the window, else a quarter, else an eighth of the way.
+            for divisor in [2, 4, 8] {
+                let later = Duration.milliseconds(
+                    Int64(((fault.at + (windowEnd - fault.at) / divisor) / .milliseconds(1)).rounded(.down)))
+                guard later > fault.at else { continue }
+                var simpler = plan
+                simpler.faults[index].at = later
+                result.append((simpler, "moved later: \(simpler.faults[index])"))
+            }
+        }
+        if let capacity = plan.conditions.writeWithoutResponseQueueCapacity, capacity < 64 {
+            var simpler = plan
+            simpler.conditions.writeWithoutResponseQueueCapacity = min(64, capacity * 2)
+            result.append((simpler, "write-without-response queue \(min(64, capacity * 2))"))
+        }
+        if let capacity = plan.conditions.updateQueueCapacity, capacity < 64 {
+            var simpler = plan
+            simpler.conditions.updateQueueCapacity = min(64, capacity * 2)
+            result.append((simpler, "update queue \(min(64, capacity * 2))"))
+        }
+        return result
+    }
+}

@@ -1,0 +1,69 @@
+/// The link conditions of one exploration run: what the phone and the peripheral negotiate
+/// and how the air behaves, imposed on every link of the run's bridge whatever the managers
+/// prefer.
+public struct LinkConditions: Sendable, Hashable {
+    /// The largest ATT_MTU a link negotiates (23…517).
+    public var mtu: Int
+    /// The connection interval.
+    public var connectionInterval: Duration
+    /// How far each connection event may fall from its interval.
+    public var jitter: Duration
+    /// The most packets each side sends per connection event.
+    public var packetsPerConnectionEvent: Int
+    /// The capacity of each central's write-without-response queue, or `nil` for the
+    /// manager's own.
+    public var writeWithoutResponseQueueCapacity: Int?
+    /// The capacity of each peripheral's notification queue, or `nil` for the manager's own.
+    public var updateQueueCapacity: Int?
+
+    /// Creates conditions.
+    public init(
+        mtu: Int, connectionInterval: Duration = .milliseconds(30), jitter: Duration = .zero,
+        packetsPerConnectionEvent: Int = 4, writeWithoutResponseQueueCapacity: Int? = nil,
+        updateQueueCapacity: Int? = nil
+    ) {
+        self.mtu = mtu
+        self.connectionInterval = connectionInterval
+        self.jitter = jitter
+        self.packetsPerConnectionEvent = packetsPerConnectionEvent
+        self.writeWithoutResponseQueueCapacity = writeWithoutResponseQueueCapacity
+        self.updateQueueCapacity = updateQueueCapacity
+    }
+
+    /// The easiest conditions, which shrinking moves towards: ATT_MTU 517, realistic timing
+    /// without jitter, and the managers' own queues.
+    public static var roomy: LinkConditions { LinkConditions(mtu: 517) }
+
+    /// The timing of a bridge with these conditions: ``LinkTiming/realistic`` with this
+    /// interval, jitter and packets per event.
+    public var timing: LinkTiming {
+        var timing = LinkTiming.realistic
+        timing.connectionInterval = connectionInterval
+        timing.jitter = min(jitter, connectionInterval)
+        timing.packetsPerConnectionEvent = packetsPerConnectionEvent
+        return timing
+    }
+
+    /// The limits a bridge with these conditions imposes on its links.
+    public var limits: LinkLimits {
+        LinkLimits(
+            maximumMTU: mtu, writeWithoutResponseQueueCapacity: writeWithoutResponseQueueCapacity,
+            updateQueueCapacity: updateQueueCapacity)
+    }
+}
+
+extension LinkConditions: CustomStringConvertible {
+    /// The conditions in words, e.g. `"ATT_MTU 23, interval 30ms ± 2ms, 4 packets per event,
+    /// write-without-response queue 3, update queue as configured"`.
+    public var description: String {
+        let jitterText = jitter == .zero ? "" : " ± \(FixtureDuration.string(jitter))"
+        let commands = writeWithoutResponseQueueCapacity.map { "write-without-response queue \($0)" }
+        let updates = updateQueueCapacity.map { "update queue \($0)" }
+        return
+            ([
+                "ATT_MTU \(mtu)", "interval \(FixtureDuration.string(connectionInterval))\(jitterText)",
+                "\(packetsPerConnectionEvent) packet\(packetsPerConnectionEvent == 1 ? "" : "s") per event",
+            ]
+            + [commands, updates].compactMap { $0 }).joined(separator: ", ")
+    }
+}

@@ -1,0 +1,150 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// One fault of an exploration's schedule: what goes wrong, at which virtual time, and on
+/// which of the managers present then.
+///
+/// A planned fault names no identifiers: when it fires it picks its target among the links,
+/// peripherals or centrals on the bridge at that moment (the one at ``target``, counting
+/// modulo how many there are, in the order they joined the bridge). When there is none (no
+/// link is up for a disconnect, no central has pairing to refuse), it does nothing and
+/// counts as not fired in the exploration's coverage.
+public struct PlannedFault: Sendable, Hashable {
+    /// What goes wrong.
+    public enum Kind: String, Sendable, Hashable, CaseIterable, Comparable {
+        /// A link drops: the central sees a disconnect with ``PlannedFault/coreBluetoothError``
+        /// and its waiting operations fail with it.
+        case disconnect
+        /// A peripheral goes out of range for ``PlannedFault/duration`` (longer than the
+        /// supervision timeout, so its links drop with `connectionTimeout`), then comes back.
+        case outOfRange
+        /// A peripheral's signal fades for ``PlannedFault/duration``, shorter than the
+        /// supervision timeout: packets wait both ways (requests and answers are delayed) and
+        /// nothing drops.
+        case fade
+        /// A peripheral resets: its end of every link is gone at once, and each central notices
+        /// at the supervision timeout.
+        case reset
+        /// A central's Bluetooth goes off (the user toggles it) for ``PlannedFault/duration``,
+        /// then on again.
+        case powerCycle
+        /// The next ``PlannedFault/operation`` of any central fails with
+        /// ``PlannedFault/attError``, as if the peripheral answered so.
+        case attError
+        /// The next ``PlannedFault/operation`` of any central (a connect or a discovery) fails
+        /// with ``PlannedFault/coreBluetoothError``.
+        case coreBluetoothError
+        /// The next ``PlannedFault/operation`` of any central is never answered
+        /// (``ErrorInjection/Failure/neverAnswers``): it waits until the link drops, which
+        /// tests the app's own timeouts.
+        case neverAnswered
+        /// The next pairing a central starts is refused (the user declines it).
+        case pairingRefused
+
+        public static func < (lhs: Kind, rhs: Kind) -> Bool {
+            allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        }
+
+        /// Whether the fault lasts a while (``PlannedFault/duration`` matters).
+        public var hasDuration: Bool {
+            switch self {
+            case .outOfRange, .fade, .powerCycle: true
+            default: false
+            }
+        }
+
+        /// Whether the fault arms an error for a later operation (it fires when that operation
+        /// comes, if it does).
+        public var isInjection: Bool {
+            switch self {
+            case .attError, .coreBluetoothError, .neverAnswered: true
+            default: false
+            }
+        }
+    }
+
+    /// What goes wrong.
+    public var kind: Kind
+    /// When, in virtual time from the start of the run.
+    public var at: Duration
+    /// How long it lasts, for ``Kind/outOfRange``, ``Kind/fade`` and ``Kind/powerCycle``;
+    /// zero for the others.
+    public var duration: Duration
+    /// Which link, peripheral or central it hits, among those present when it fires (modulo
+    /// their number).
+    public var target: Int
+    /// The operation an injected error fails (``Kind/attError``,
+    /// ``Kind/coreBluetoothError``, ``Kind/neverAnswered``).
+    public var operation: ErrorInjection.Operation?
+    /// The ATT error of an ``Kind/attError``.
+    public var attError: ATTError.Code?
+    /// The CoreBluetooth error of a ``Kind/disconnect`` or ``Kind/coreBluetoothError``.
+    public var coreBluetoothError: CoreBluetoothError.Code?
+
+    /// Creates a planned fault.
+    public init(
+        _ kind: Kind, at: Duration, duration: Duration = .zero, target: Int = 0,
+        operation: ErrorInjection.Operation? = nil, attError: ATTError.Code? = nil,
+        coreBluetoothError: CoreBluetoothError.Code? = nil
+    ) {
+        self.kind = kind
+        self.at = at
+        self.duration = duration
+        self.target = target
+        self.operation = operation
+        self.attError = attError
+        self.coreBluetoothError = coreBluetoothError
+    }
+
+    /// The injection an injected-error fault installs when it fires, if it is one.
+    var injection: ErrorInjection? {
+        guard let operation else { return nil }
+        switch kind {
+        case .attError:
+            return ErrorInjection(operation, failure: .att(attError ?? .unlikelyError), frequency: .once)
+        case .coreBluetoothError:
+            return ErrorInjection(
+                operation, failure: .coreBluetooth(coreBluetoothError ?? .connectionFailed), frequency: .once)
+        case .neverAnswered:
+            return ErrorInjection(operation, failure: .neverAnswers, frequency: .once)
+        default:
+            return nil
+        }
+    }
+}
+
+extension PlannedFault: CustomStringConvertible {
+    /// The fault in words, e.g. `"at 1.2s a link drops with peripheralDisconnected"`.
+    public var description: String {
+        let when = "at \(FixtureDuration.string(at))"
+        let lasting = "for \(FixtureDuration.string(duration))"
+        let which = target == 0 ? "" : " (target \(target))"
+        switch kind {
+        case .disconnect:
+            return "\(when) a link drops with \(coreBluetoothError ?? .connectionTimeout)\(which)"
+        case .outOfRange:
+            return "\(when) a peripheral goes out of range \(lasting)\(which)"
+        case .fade:
+            return "\(when) a peripheral's signal fades \(lasting) (packets wait)\(which)"
+        case .reset:
+            return "\(when) a peripheral resets\(which)"
+        case .powerCycle:
+            return "\(when) a central's Bluetooth turns off \(lasting)\(which)"
+        case .attError:
+            let code = attError ?? .unlikelyError
+            return "\(when) the next \(operation?.rawValue ?? "operation") fails with ATT \(code)"
+        case .coreBluetoothError:
+            return
+                "\(when) the next \(operation?.rawValue ?? "operation") fails with \(coreBluetoothError ?? .connectionFailed)"
+        case .neverAnswered:
+            return "\(when) the next \(operation?.rawValue ?? "operation") is never answered"
+        case .pairingRefused:
+            return "\(when) the next pairing is refused\(which)"
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// An exploration run's fault schedule inside the world, and what became of each fault.
+struct ExplorationState: Sendable, Equatable {
+    /// What became of a planned fault.
+    enum Fate: Sendable, Equatable {
+        /// Its time has not come.
+        case waiting
+        /// It did something.
+        case fired
+        /// It found no target when its time came (no link up, no peripheral, no central).
+        case noTarget
+        /// It armed the injection at this index of the world's injection book; it fired if
+        /// that injection did.
+        case armed(injection: Int)
+        /// It armed a pairing refusal, not yet used.
+        case armedPairingRefusal
+    }
+
+    /// The faults, in plan order.
+    var faults: [PlannedFault]
+    /// What became of each.
+    var fates: [Fate]
+    /// When the run started: fault times count from it.
+    var start: VirtualClock.Instant
+
+    init(faults: [PlannedFault], start: VirtualClock.Instant) {
+        self.faults = faults
+        self.fates = Array(repeating: .waiting, count: faults.count)
+        self.start = start
+    }
+}
+
+extension World {
+    /// Schedules an exploration's faults, their times counted from now.
+    mutating func plan(_ faults: [PlannedFault]) {
+        exploration = ExplorationState(faults: faults, start: now)
+        for (index, fault) in faults.enumerated() {
+            schedule.schedule(.planned(index: index), at: now.advanced(by: max(fault.at, .zero)))
+        }
+    }
+
+    /// Whether each planned fault took effect (an armed injection counts when its operation
+    /// failed with it).
+    var plannedFaultsFired: [Bool] {
+        guard let exploration else { return [] }
+        return exploration.fates.map { fate in
+            switch fate {
+            case .fired: true
+            case .armed(let entry): injections.entries.indices.contains(entry) && injections.entries[entry].fired > 0
+            case .waiting, .noTarget, .armedPairingRefusal: false
+            }
+        }
+    }
+
+    /// A planned fault's time came: it picks its target among what is on the air now.
+    mutating func firePlanned(_ index: Int) {
+        guard let fault = exploration?.faults[index] else { return }
+        var fate = ExplorationState.Fate.noTarget
+        switch fault.kind {
+        case .disconnect:
+            if let key = plannedTarget(fault, among: liveLinkKeys) {
+                let error = CoreBluetoothError(fault.coreBluetoothError ?? .connectionTimeout)
+                record(
+                    .stateChanged, central: key.central, peripheral: key.peripheral, detail: "explored fault: \(fault)")
+                tearDown(key, reason: error, pendingError: error)
+                fate = .fired
+            }
+        case .outOfRange, .fade:
+            // A fade only matters on a link; going out of range matters to scanners too.
+            let candidates = fault.kind == .fade ? peripheralOrder.filter { !links(ofPeripheral: $0).isEmpty } : heard
+            if let peripheral = plannedTarget(fault, among: candidates) {
+                record(.stateChanged, peripheral: peripheral, detail: "explored fault: \(fault)")
+                setProximity(.outOfRange, of: peripheral)
+                scheduleEnd(of: index, fault, target: peripheral)
+                fate = .fired
+            }
+        case .reset:
+            if let peripheral = plannedTarget(fault, among: peripheralOrder.filter { !links(ofPeripheral: $0).isEmpty })
+            {
+                record(.stateChanged, peripheral: peripheral, detail: "explored fault: \(fault)")
+                resetLinks(of: peripheral)
+                fate = .fired
+            }
+        case .powerCycle:
+            let candidates = centralOrder.filter { centrals[$0]?.state == .poweredOn }
+            if let central = plannedTarget(fault, among: candidates) {
+                record(.stateChanged, central: central, detail: "explored fault: \(fault)")
+                setState(.central(central), to: .poweredOff)
+                scheduleEnd(of: index, fault, target: central)
+                fate = .fired
+            }
+        case .attError, .coreBluetoothError, .neverAnswered:
+            if let injection = fault.injection {
+                record(.stateChanged, detail: "explored fault: \(fault)")
+                inject(injection, owner: nil)
+                fate = .armed(injection: injections.entries.count - 1)
+            }
+        case .pairingRefused:
+            record(.stateChanged, detail: "explored fault: \(fault)")
+            fate = .armedPairingRefusal
+        }
+        exploration?.fates[index] = fate
+    }
+
+    /// A lasting planned fault ends: the peripheral is back in range, or the central's
+    /// Bluetooth is on again.
+    mutating func endPlanned(_ index: Int, target: UUID) {
+        guard let fault = exploration?.faults[index] else { return }
+        switch fault.kind {
+        case .outOfRange, .fade:
+            guard peripherals[target] != nil else { return }
+            record(.stateChanged, peripheral: target, detail: "explored fault: back in range")
+            setProximity(.near, of: target)
+        case .powerCycle:
+            guard centrals[target] != nil else { return }
+            record(.stateChanged, central: target, detail: "explored fault: Bluetooth on")
+            setState(.central(target), to: .poweredOn)
+        default:
+            return
+        }
+    }
+
+    /// Uses up an armed pairing refusal, if there is one: the pairing ending now is refused.
+    mutating func takePlannedPairingRefusal() -> Bool {
+        guard let index = exploration?.fates.firstIndex(of: .armedPairingRefusal) else { return false }
+        exploration!.fates[index] = .fired
+        return true
+    }
+
+    private mutating func scheduleEnd(of index: Int, _ fault: PlannedFault, target: UUID) {
+        schedule.schedule(.plannedEnd(index: index, target: target), at: now.advanced(by: max(fault.duration, .zero)))
+    }
+
+    /// The links up now, in the order their centrals and then peripherals joined.
+    private var liveLinkKeys: [LinkKey] {
+        var keys: [LinkKey] = []
+        for central in centralOrder {
+            for peripheral in peripheralOrder where links.contains(LinkKey(central: central, peripheral: peripheral)) {
+                keys.append(LinkKey(central: central, peripheral: peripheral))
+            }
+        }
+        return keys
+    }
+
+    /// The peripherals in range now, in the order they joined.
+    private var heard: [UUID] {
+        peripheralOrder.filter { peripherals[$0]?.isHeard == true }
+    }
+
+    private func plannedTarget<T>(_ fault: PlannedFault, among candidates: [T]) -> T? {
+        guard !candidates.isEmpty else { return nil }
+        return candidates[abs(fault.target % candidates.count)]
+    }
+}

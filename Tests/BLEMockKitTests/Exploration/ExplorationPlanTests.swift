@@ -1,0 +1,360 @@
+import BLECore
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+@Suite("Exploration plans: drawing, words, Swift code and shrinking", .timeLimit(.minutes(10)))
+struct ExplorationPlanTests {
+    static let window = Duration.zero ... .seconds(2)
+
+    @Test("The same seed and budget draw the same plan; other seeds draw other plans")
+    func drawingIsDeterministic() {
+        let budget = ExplorationBudget()
+        let plans = (0..<50).map { ExplorationPlan.draw(seed: $0, budget: budget, window: Self.window) }
+        let again = (0..<50).map { ExplorationPlan.draw(seed: $0, budget: budget, window: Self.window) }
+        #expect(plans == again)
+        #expect(Set(plans).count == 50)
+        #expect(Set(plans.map(\.conditions.mtu)).count > 10)
+    }
+
+    @Test("Every draw stays within the budget: conditions in their ranges, faults of the allowed kinds in the window")
+    func drawsStayWithinTheBudget() {
+        let budget = ExplorationBudget(
+            faultKinds: [.disconnect, .fade, .outOfRange], faultCount: 1...2, window: nil,
+            faultDuration: .seconds(1) ... .seconds(2), mtu: 30...100,
+            connectionInterval: .milliseconds(10) ... .milliseconds(20), jitter: .zero ... .milliseconds(1),
+            packetsPerConnectionEvent: 2...3, writeWithoutResponseQueueCapacity: 3...5, updateQueueCapacity: nil)
+        let window = Duration.milliseconds(500) ... .seconds(1)
+        for seed in UInt64(0)..<300 {
+            let plan = ExplorationPlan.draw(seed: seed, budget: budget, window: window)
+            let conditions = plan.conditions
+            #expect((30...100).contains(conditions.mtu), "seed \(seed)")
+            #expect(
+                (Duration.milliseconds(10) ... .milliseconds(20)).contains(conditions.connectionInterval),
+                "seed \(seed)")
+            let units = conditions.connectionInterval / .microseconds(1_250)
+            #expect(units == units.rounded(), "seed \(seed): a connection interval is a multiple of 1.25 ms")
+            #expect((Duration.zero ... .milliseconds(1)).contains(conditions.jitter), "seed \(seed)")
+            #expect((2...3).contains(conditions.packetsPerConnectionEvent), "seed \(seed)")
+            #expect(conditions.writeWithoutResponseQueueCapacity.map { (3...5).contains($0) } == true, "seed \(seed)")
+            #expect(conditions.updateQueueCapacity == nil, "seed \(seed)")
+            #expect((1...2).contains(plan.faults.count), "seed \(seed)")
+            #expect(plan.faults.map(\.at) == plan.faults.map(\.at).sorted(), "seed \(seed): faults in time order")
+            for fault in plan.faults {
+                #expect([.disconnect, .fade, .outOfRange].contains(fault.kind), "seed \(seed)")
+                #expect(window.contains(fault.at), "seed \(seed)")
+                #expect(fault.at == .milliseconds(Int64(fault.at / .milliseconds(1))), "seed \(seed): whole ms")
+                switch fault.kind {
+                case .fade: #expect(fault.duration > .zero && fault.duration < .milliseconds(720), "seed \(seed)")
+                case .outOfRange:
+                    #expect(fault.duration > .milliseconds(720) && fault.duration <= .seconds(2), "seed \(seed)")
+                case .disconnect: #expect(fault.coreBluetoothError != nil, "seed \(seed)")
+                default: break
+                }
+            }
+        }
+    }
+
+    @Test("Injected-error faults name an operation the budget allows and an error")
+    func injectedErrorsNameTheirOperation() {
+        let budget = ExplorationBudget(
+            faultKinds: [.attError, .coreBluetoothError, .neverAnswered], faultCount: 3...3,
+            operations: [.read, .connect], attErrors: [.writeRequestRejected])
+        for seed in UInt64(0)..<100 {
+            for fault in ExplorationPlan.draw(seed: seed, budget: budget, window: Self.window).faults {
+                switch fault.kind {
+                case .attError:
+                    #expect(fault.operation == .read && fault.attError == .writeRequestRejected)
+                    #expect(fault.injection == ErrorInjection(.read, failure: .att(.writeRequestRejected)))
+                case .coreBluetoothError:
+                    #expect(fault.operation == .connect && fault.coreBluetoothError == .connectionFailed)
+                case .neverAnswered:
+                    #expect(fault.operation == .read)
+                    #expect(fault.injection == ErrorInjection(.read, failure: .neverAnswers))
+                default:
+                    Issue.record("unexpected kind \(fault.kind)")
+                }
+            }
+        }
+    }
+
+    @Test("Half the ATT_MTU draws are values real devices negotiate, the rest any value in range")
+    func mtuDrawsMixRealWorldValues() {
+        let mtus = (UInt64(0)..<1_000).map {
+            ExplorationPlan.draw(seed: $0, budget: ExplorationBudget(), window: Self.window).conditions.mtu
+        }
+        let realWorld = mtus.filter(MTUMode.realWorldValues.contains).count
+        #expect((400...650).contains(realWorld))
+        #expect(Set(mtus).count > 200)
+        #expect(mtus.min() == 23)
+    }
+
+    @Test("A budget without fault kinds, or conditions only, draws no faults")
+    func noFaultKindsNoFaults() {
+        for budget in [ExplorationBudget.conditionsOnly, ExplorationBudget(faultKinds: [], faultCount: 2...3)] {
+            for seed in UInt64(0)..<50 {
+                #expect(ExplorationPlan.draw(seed: seed, budget: budget, window: Self.window).faults.isEmpty)
+            }
+        }
+    }
+
+    @Test(
+        "A bad budget names the field, the value and the range",
+        arguments: [
+            (ExplorationBudget(faultCount: -1...2), "ExplorationBudget.faultCount: -1...2 is outside 0…"),
+            (ExplorationBudget(mtu: 10...100), "ExplorationBudget.mtu.lowerBound: 10 is outside 23…517"),
+            (ExplorationBudget(mtu: 23...600), "ExplorationBudget.mtu.upperBound: 600 is outside 23…517"),
+            (
+                ExplorationBudget(connectionInterval: .milliseconds(1) ... .milliseconds(30)),
+                "ExplorationBudget.connectionInterval.lowerBound: 0.001s is outside 0.0075s…4s"
+            ),
+            (
+                ExplorationBudget(connectionInterval: .milliseconds(30) ... .seconds(5)),
+                "ExplorationBudget.connectionInterval.upperBound: 5s is outside 0.0075s…4s"
+            ),
+            (
+                ExplorationBudget(jitter: .milliseconds(-1) ... .zero),
+                "ExplorationBudget.jitter: -0.001s is outside 0s…"
+            ),
+            (
+                ExplorationBudget(packetsPerConnectionEvent: 0...4),
+                "ExplorationBudget.packetsPerConnectionEvent: 0 is outside 1…"
+            ),
+            (
+                ExplorationBudget(writeWithoutResponseQueueCapacity: 0...4),
+                "ExplorationBudget.writeWithoutResponseQueueCapacity: 0 is outside 1…"
+            ),
+            (ExplorationBudget(updateQueueCapacity: 0...4), "ExplorationBudget.updateQueueCapacity: 0 is outside 1…"),
+            (
+                ExplorationBudget(window: .milliseconds(-5) ... .zero),
+                "ExplorationBudget.window: -0.005s is outside 0s…"
+            ),
+            (
+                ExplorationBudget(faultDuration: .seconds(-1) ... .seconds(1)),
+                "ExplorationBudget.faultDuration: -1s is outside 0s…"
+            ),
+            (
+                ExplorationBudget(attErrors: []),
+                "ExplorationBudget.attErrors: empty, but .attError faults may be drawn; give an error or leave the kind out"
+            ),
+        ])
+    func badBudgetIsNamed(budget: ExplorationBudget, message: String) {
+        #expect(budget.problem == message)
+    }
+
+    @Test("The default budget and conditions-only have no problem")
+    func defaultBudgetsAreFine() {
+        #expect(ExplorationBudget().problem == nil)
+        #expect(ExplorationBudget.conditionsOnly.problem == nil)
+        #expect(ExplorationBudget(faultKinds: [.disconnect], attErrors: []).problem == nil)
+    }
+
+    // MARK: Words and code
+
+    @Test("Each fault kind reads as a sentence")
+    func faultsInWords() {
+        let cases: [(PlannedFault, String)] = [
+            (
+                PlannedFault(.disconnect, at: .milliseconds(1200), coreBluetoothError: .peripheralDisconnected),
+                "at 1.2s a link drops with peripheralDisconnected"
+            ),
+            (
+                PlannedFault(.outOfRange, at: .seconds(1), duration: .seconds(2), target: 1),
+                "at 1s a peripheral goes out of range for 2s (target 1)"
+            ),
+            (
+                PlannedFault(.fade, at: .zero, duration: .milliseconds(300)),
+                "at 0s a peripheral's signal fades for 0.3s (packets wait)"
+            ),
+            (PlannedFault(.reset, at: .milliseconds(5)), "at 0.005s a peripheral resets"),
+            (
+                PlannedFault(.powerCycle, at: .seconds(2), duration: .seconds(1)),
+                "at 2s a central's Bluetooth turns off for 1s"
+            ),
+            (
+                PlannedFault(.attError, at: .seconds(1), operation: .write, attError: .insufficientResources),
+                "at 1s the next write fails with ATT \(ATTError.Code.insufficientResources)"
+            ),
+            (
+                PlannedFault(
+                    .coreBluetoothError, at: .seconds(1), operation: .connect, coreBluetoothError: .connectionFailed),
+                "at 1s the next connect fails with connectionFailed"
+            ),
+            (
+                PlannedFault(.neverAnswered, at: .seconds(1), operation: .subscribe),
+                "at 1s the next subscribe is never answered"
+            ),
+            (PlannedFault(.pairingRefused, at: .seconds(3)), "at 3s the next pairing is refused"),
+        ]
+        for (fault, words) in cases { #expect(fault.description == words) }
+        #expect(Set(cases.map(\.0.kind)) == Set(PlannedFault.Kind.allCases))
+    }
+
+    @Test("Conditions and a plan read as words")
+    func planInWords() {
+        let conditions = LinkConditions(
+            mtu: 23, connectionInterval: .microseconds(7_500), jitter: .microseconds(1_300),
+            packetsPerConnectionEvent: 1, writeWithoutResponseQueueCapacity: 3)
+        #expect(
+            conditions.description
+                == "ATT_MTU 23, interval 0.0075s ± 0.0013s, 1 packet per event, write-without-response queue 3")
+        #expect(LinkConditions.roomy.description == "ATT_MTU 517, interval 0.03s, 4 packets per event")
+        let plan = ExplorationPlan(
+            seed: 9, conditions: .roomy,
+            faults: [
+                PlannedFault(.reset, at: .seconds(1)),
+                PlannedFault(.fade, at: .seconds(2), duration: .milliseconds(100)),
+            ])
+        #expect(
+            plan.description == """
+                seed 9; ATT_MTU 517, interval 0.03s, 4 packets per event
+                - at 1s a peripheral resets
+                - at 2s a peripheral's signal fades for 0.1s (packets wait)
+                """)
+        #expect(
+            ExplorationPlan(seed: 1).description
+                == "seed 1; ATT_MTU 517, interval 0.03s, 4 packets per event\nno faults")
+    }
+
+    @Test("A plan's Swift code names only what differs from the defaults")
+    func planAsSwiftCode() {
+        let plan = ExplorationPlan(
+            seed: 17,
+            conditions: LinkConditions(
+                mtu: 23, connectionInterval: .microseconds(7_500), jitter: .milliseconds(1),
+                packetsPerConnectionEvent: 2,
+                writeWithoutResponseQueueCapacity: 3, updateQueueCapacity: 4),
+            faults: [
+                PlannedFault(.disconnect, at: .milliseconds(1200), target: 2, coreBluetoothError: .connectionTimeout),
+                PlannedFault(.attError, at: .seconds(2), operation: .read, attError: ATTError.Code(rawValue: 0x80)),
+                PlannedFault(.powerCycle, at: .nanoseconds(5), duration: .seconds(3)),
+            ])
+        #expect(
+            plan.swiftCode == """
+                let plan = ExplorationPlan(
+                    seed: 17,
+                    conditions: LinkConditions(mtu: 23, connectionInterval: .microseconds(7500), jitter: .milliseconds(1), packetsPerConnectionEvent: 2, writeWithoutResponseQueueCapacity: 3, updateQueueCapacity: 4),
+                    faults: [
+                        PlannedFault(.disconnect, at: .milliseconds(1200), target: 2, coreBluetoothError: .connectionTimeout),
+                        PlannedFault(.attError, at: .seconds(2), operation: .read, attError: ATTError.Code(rawValue: 0x80)),
+                        PlannedFault(.powerCycle, at: .nanoseconds(5), duration: .seconds(3)),
+                    ])
+                let outcome = await Exploration.replay(plan) { run in
+                    // the explored test body
+                }
+                """)
+        #expect(ExplorationPlan(seed: 3).swiftCode.contains("conditions: LinkConditions(mtu: 517),\n    faults: [])"))
+        #expect(LinkConditions.swiftCode(.zero) == ".zero")
+        #expect(LinkConditions.swiftCode(.milliseconds(-3)) == ".milliseconds(-3)")
+    }
+
+    @Test("The code a plan writes compiles and replays that plan")
+    func writtenCodeCompiles() async {
+        // What `swiftCode` wrote for the plan above, pasted:
+        let plan = ExplorationPlan(
+            seed: 17,
+            conditions: LinkConditions(
+                mtu: 23, connectionInterval: .microseconds(7500), jitter: .milliseconds(1),
+                packetsPerConnectionEvent: 2,
+                writeWithoutResponseQueueCapacity: 3, updateQueueCapacity: 4),
+            faults: [
+                PlannedFault(.disconnect, at: .milliseconds(1200), target: 2, coreBluetoothError: .connectionTimeout),
+                PlannedFault(.attError, at: .seconds(2), operation: .read, attError: ATTError.Code(rawValue: 0x80)),
+                PlannedFault(.powerCycle, at: .nanoseconds(5), duration: .seconds(3)),
+            ])
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else { return }
+        let outcome = await Exploration.replay(plan) { run in
+            #expect(run.plan == plan)
+            #expect(MockBLEBridge.current === run.bridge)
+            #expect(run.bridge.configuration == plan.configuration)
+            // A central and one second: the power cycle's time comes, the others' do not.
+            let central = MockCentralManager()
+            _ = await central.waitForPoweredOn()
+            await run.bridge.advance(by: .seconds(1))
+        }
+        #expect(outcome.error == nil)
+        #expect(outcome.faultsFired == [false, false, true])
+        #expect(outcome.duration == .seconds(1))
+    }
+
+    // MARK: Shrinking
+
+    /// Runs a shrinker to its end against a predicate.
+    static func shrink(
+        _ plan: ExplorationPlan, windowEnd: Duration = .seconds(2), maximumTries: Int = 300,
+        fails: (ExplorationPlan) -> Bool
+    ) -> ExplorationShrinker {
+        var shrinker = ExplorationShrinker(failing: plan, windowEnd: windowEnd, maximumTries: maximumTries)
+        while let candidate = shrinker.next() { shrinker.record(stillFails: fails(candidate)) }
+        return shrinker
+    }
+
+    static let busyPlan = ExplorationPlan(
+        seed: 4,
+        conditions: LinkConditions(
+            mtu: 40, connectionInterval: .milliseconds(45), jitter: .milliseconds(2), packetsPerConnectionEvent: 1,
+            writeWithoutResponseQueueCapacity: 2, updateQueueCapacity: 3),
+        faults: [
+            PlannedFault(.fade, at: .milliseconds(100), duration: .milliseconds(200)),
+            PlannedFault(.disconnect, at: .milliseconds(400), target: 3, coreBluetoothError: .unknown),
+            PlannedFault(.powerCycle, at: .milliseconds(900), duration: .seconds(1)),
+        ])
+
+    @Test(
+        "A failure that needs one disconnect before 1 s shrinks to that fault alone, in roomy conditions, as late as it fails"
+    )
+    func shrinksToTheOneFaultNeeded() {
+        let shrinker = Self.shrink(Self.busyPlan) { plan in
+            plan.faults.contains { $0.kind == .disconnect && $0.at < .seconds(1) }
+        }
+        #expect(shrinker.isFinished)
+        let minimal = shrinker.current
+        #expect(minimal.conditions == .roomy)
+        #expect(minimal.faults.count == 1)
+        let fault = minimal.faults[0]
+        #expect(fault.kind == .disconnect && fault.target == 0)
+        #expect(fault.at >= .milliseconds(900) && fault.at < .seconds(1))
+        #expect(shrinker.steps.first == "removed: at 0.9s a central's Bluetooth turns off for 1s")
+        #expect(shrinker.steps.contains("ATT_MTU raised to 517"))
+        #expect(shrinker.steps.contains { $0.hasPrefix("moved later: ") })
+        #expect(shrinker.steps.contains("first target: at 0.4s a link drops with unknown"))
+    }
+
+    @Test("A failure below an ATT_MTU shrinks to no faults and the largest ATT_MTU that still fails")
+    func shrinksTheMTUByBinarySearch() {
+        let shrinker = Self.shrink(Self.busyPlan) { $0.conditions.mtu < 185 }
+        #expect(shrinker.current.faults.isEmpty)
+        #expect(shrinker.current.conditions.mtu == 184)
+        #expect(shrinker.current.conditions.writeWithoutResponseQueueCapacity == nil)
+        #expect(shrinker.steps.last == "ATT_MTU raised to 184")
+        #expect(shrinker.steps.filter { $0.hasPrefix("ATT_MTU raised to") }.count == 1)
+    }
+
+    @Test("A failure that needs a small queue keeps a queue, doubled as far as it still fails")
+    func shrinksQueuesByDoubling() {
+        let shrinker = Self.shrink(Self.busyPlan) { ($0.conditions.writeWithoutResponseQueueCapacity ?? .max) < 8 }
+        #expect(shrinker.current.conditions.writeWithoutResponseQueueCapacity == 4)
+        #expect(shrinker.current.faults.isEmpty)
+        #expect(shrinker.current.conditions.mtu == 517)
+    }
+
+    @Test("A plan nothing simpler fails stays as it is")
+    func nothingSimplerFails() {
+        let shrinker = Self.shrink(Self.busyPlan) { $0 == Self.busyPlan }
+        #expect(shrinker.current == Self.busyPlan)
+        #expect(shrinker.steps.isEmpty)
+        #expect(shrinker.isFinished)
+        #expect(shrinker.tried > 10)
+    }
+
+    @Test("Shrinking stops after its most tries, keeping the simplest failing plan so far")
+    func shrinkingIsBounded() {
+        let shrinker = Self.shrink(Self.busyPlan, maximumTries: 2) { _ in true }
+        #expect(shrinker.tried == 2)
+        #expect(shrinker.isFinished)
+        #expect(shrinker.current.faults.count == 1)
+        let none = Self.shrink(Self.busyPlan, maximumTries: 0) { _ in true }
+        #expect(none.tried == 0 && none.current == Self.busyPlan)
+    }
+}

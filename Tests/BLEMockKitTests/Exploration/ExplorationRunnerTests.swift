@@ -1,0 +1,297 @@
+import BLECore
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+/// A body that connects a central to a sensor and reads it: fails when the link's ATT_MTU is
+/// below 100 (a stand-in for an app that assumes a large MTU), and reads what the plan says
+/// only through the link.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+func readSensor(_ run: ExplorationRun) async throws {
+    let sensor = MockPeripheralManager()
+    let local = try await sensor.add(
+        GATTService(
+            uuid: "FFF0",
+            characteristics: [
+                GATTCharacteristic(uuid: "FFF1", properties: .read, permissions: .readable, value: Data([7]))
+            ]))
+    _ = local
+    try await sensor.startAdvertising(AdvertisementData(localName: "Sensor", serviceUUIDs: ["FFF0"]))
+    let central = MockCentralManager()
+    let events = central.events()
+    try await central.scanForPeripherals(withServices: ["FFF0"])
+    var found: UUID?
+    for await event in events {
+        if case .discovered(let peripheral) = event {
+            found = peripheral.identifier
+            break
+        }
+    }
+    let peripheral = try #require(found)
+    await central.stopScan()
+    try await central.connect(peripheral)
+    let length = try await central.maximumWriteValueLength(for: peripheral, type: .withoutResponse)
+    try Exploration.require(length >= 97, "the app needs 97 bytes per packet; the link carries \(length)")
+    let characteristics = try await central.discoverAll(for: peripheral)
+    _ = try await central.readValue(for: characteristics[0])
+}
+
+@Suite("Exploration: runs, reports, determinism and limits", .timeLimit(.minutes(10)))
+struct ExplorationRunnerTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "It stops at the first failing seed in seed order and shrinks it to no faults and the largest failing ATT_MTU")
+    func stopsAtTheFirstFailureAndShrinks() async throws {
+        let report = await Exploration(budget: ExplorationBudget(faultKinds: [.fade]), seeds: 200).run {
+            try await readSensor($0)
+        }
+        let failure = try #require(report.failures.first)
+        #expect(report.failures.count == 1)
+        // Every seed before it passes; it fails on its own.
+        let mtus = (0..<failure.seed).map {
+            ExplorationPlan.draw(seed: $0, budget: report.budget, window: report.window!).conditions.mtu
+        }
+        #expect(mtus.allSatisfy { $0 >= 100 })
+        #expect(failure.found.plan.conditions.mtu < 100)
+        #expect(report.seedsRun == Int(failure.seed) + 1 + (report.calibration == nil ? 0 : 0))
+        #expect(failure.minimal.plan.faults.isEmpty)
+        #expect(failure.minimal.plan.conditions.mtu == 99)
+        #expect(
+            failure.minimal.error as? ExplorationFailure
+                == ExplorationFailure("the app needs 97 bytes per packet; the link carries 96"))
+        #expect(failure.steps.last == "ATT_MTU raised to 99")
+        let text = report.description
+        #expect(text.hasPrefix("Explored \(report.seedsRun) of 200 seeds: 1 failure.\nSeed \(failure.seed) failed: "))
+        #expect(text.contains("LinkConditions(mtu: 99)"))
+        #expect(text.contains("Coverage over \(report.seedsRun) runs:"))
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("One run at a time and two at once give the same report")
+    func parallelismChangesNothing() async throws {
+        let budget = ExplorationBudget(mtu: 23...200)
+        let one = await Exploration(budget: budget, seeds: 60, parallelism: 1).run { try await readSensor($0) }
+        let two = await Exploration(budget: budget, seeds: 60, parallelism: 2).run { try await readSensor($0) }
+        #expect(one.seedsRun == two.seedsRun)
+        #expect(one.failures.map(\.seed) == two.failures.map(\.seed))
+        #expect(one.failures.map(\.minimal.plan) == two.failures.map(\.minimal.plan))
+        #expect(one.failures.map(\.steps) == two.failures.map(\.steps))
+        #expect(one.coverage == two.coverage)
+        #expect(one.description == two.description)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("Told to keep going, it runs every seed and reports every failure in seed order")
+    func keepsGoing() async throws {
+        let report = await Exploration(
+            budget: .conditionsOnly, seeds: 40, stopsAtFirstFailure: false, shrinks: false
+        ).run { try await readSensor($0) }
+        #expect(report.seedsRun == 40)
+        let expected = (UInt64(0)..<40).filter {
+            ExplorationPlan.draw(seed: $0, budget: .conditionsOnly, window: report.window!).conditions.mtu < 100
+        }
+        #expect(report.failures.map(\.seed) == expected)
+        #expect(!expected.isEmpty)
+        #expect(report.failures.allSatisfy { $0.shrinkRuns == 0 && $0.minimal.plan == $0.found.plan })
+        #expect(report.coverage.runs == 40)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A body that passes everywhere gets a clean report with coverage of what was drawn and fired")
+    func cleanReportWithCoverage() async {
+        // Fades only delay, and this body never pairs: it passes on every seed.
+        let budget = ExplorationBudget(faultKinds: [.fade, .pairingRefused], mtu: 100...517)
+        let report = await Exploration(budget: budget, seeds: 30).run { try await readSensor($0) }
+        #expect(report.passed, "\(report)")
+        #expect(report.seedsRun == 30)
+        #expect(report.coverage.runs == 30)
+        #expect(report.coverage.mtu.map { $0.lowerBound >= 100 } == true)
+        let drawn = report.coverage.faults.values.map(\.drawn).reduce(0, +)
+        #expect(drawn == report.coverage.runsByFaultCount.map { $0 * $1 }.reduce(0, +))
+        // A refused pairing can never take effect here; fades did.
+        #expect(report.coverage.neverFired(budget: report.budget) == [.pairingRefused])
+        #expect((report.coverage.faults[.fade]?.fired ?? 0) > 0)
+        #expect(report.description.contains("never took effect: pairingRefused"))
+        #expect(report.description.hasPrefix("Explored 30 of 30 seeds: no failure.\nCoverage over 30 runs:"))
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("Without a window, a fault-free run measures it; a given window is used as is")
+    func windowIsMeasuredOrGiven() async throws {
+        let measured = await Exploration(budget: ExplorationBudget(mtu: 100...517), seeds: 2).run {
+            try await readSensor($0)
+        }
+        let calibration = try #require(measured.calibration)
+        #expect(calibration.plan.faults.isEmpty && calibration.error == nil)
+        #expect(measured.window == .zero...max(calibration.duration, .milliseconds(100)))
+        let given = await Exploration(
+            budget: ExplorationBudget(window: .seconds(1) ... .seconds(2), mtu: 100...517), seeds: 2
+        ).run { try await readSensor($0) }
+        #expect(given.calibration == nil)
+        #expect(given.window == .seconds(1) ... .seconds(2))
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A body that fails without faults fails in the measuring run, and that is the failure reported")
+    func calibrationFailureIsReported() async throws {
+        let report = await Exploration(seeds: 10).run { _ in throw ExplorationFailure("always") }
+        #expect(report.seedsRun == 1)
+        let failure = try #require(report.failures.first)
+        #expect(failure.found.plan.faults.isEmpty)
+        #expect(failure.minimal.error as? ExplorationFailure == ExplorationFailure("always"))
+        #expect(failure.minimal.plan.conditions == .roomy)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A run that stalls fails with the stall, and the stall is the failure's signature")
+    func stallIsAFailure() async throws {
+        let report = await Exploration(
+            budget: .conditionsOnly, seeds: 3, timeLimit: .seconds(5), stallPatience: .milliseconds(20)
+        ).run { _ in
+            let central = MockCentralManager()
+            try await central.scanForPeripherals(withServices: nil)
+            for await _ in central.events() {}
+        }
+        let failure = try #require(report.failures.first)
+        #expect(failure.found.error is MockBLEBridge.Stall)
+        #expect(
+            failure.found.signature == "stall: timeLimitReached" || failure.found.signature == "stall: nothingScheduled"
+        )
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A bad budget or parameter runs nothing and says why",
+        arguments: [
+            (
+                Exploration(budget: ExplorationBudget(mtu: 1...2), seeds: 5),
+                "ExplorationBudget.mtu.lowerBound: 1 is outside 23…517"
+            ),
+            (Exploration(seeds: 5, parallelism: 0), "Exploration.parallelism: 0 is outside 1…"),
+            (Exploration(seeds: 5, maximumShrinkRuns: -1), "Exploration.maximumShrinkRuns: -1 is outside 0…"),
+            (Exploration(seeds: 5, timeLimit: .zero), "Exploration.timeLimit: 0s is outside 0s… (exclusive)"),
+            (
+                Exploration(seeds: 5, stallPatience: .seconds(-1)),
+                "Exploration.stallPatience: -1s is outside 0s…"
+            ),
+        ])
+    func badParametersRunNothing(exploration: Exploration, message: String) async {
+        let runs = Recorder<Int>()
+        let report = await exploration.run { _ in runs.append(1) }
+        #expect(report.problem == message)
+        #expect(runs.entries.isEmpty)
+        #expect(!report.passed)
+        #expect(report.description == "Exploration could not run: \(message)")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("Progress is told after each run and once at the end, and counts seeds and failures")
+    func progressIsReported() async {
+        let notices = Recorder<ExplorationProgress>()
+        _ = await Exploration(budget: ExplorationBudget(mtu: 23...60), seeds: 5, parallelism: 1).run(
+            progress: { notices.append($0) }
+        ) { try await readSensor($0) }
+        let all = notices.entries
+        #expect(all.last?.isFinished == true)
+        #expect(all.last?.shrinking == nil)
+        #expect(all.first?.seedsPlanned == 5)
+        // The measuring run failed (ATT_MTU ≤ 60): shrinking is reported step by step.
+        #expect(all.contains { $0.shrinking != nil })
+        let done = all.map(\.seedsDone)
+        #expect(done == done.sorted())
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("Replaying a plan twice gives the same bridge log, faults and all")
+    func replayIsDeterministic() async {
+        let plan = ExplorationPlan.draw(
+            seed: 11, budget: ExplorationBudget(faultKinds: [.fade, .attError], faultCount: 2...2, mtu: 100...517),
+            window: .zero ... .milliseconds(300))
+        let logs = Recorder<[String]>()
+        for _ in 0..<2 {
+            _ = await Exploration.replay(plan) { run in
+                try? await readSensor(run)
+                logs.append(await run.bridge.log.map { "\($0)" })
+            }
+        }
+        #expect(logs.entries.count == 2)
+        #expect(logs.entries[0] == logs.entries[1])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("Leftovers fail a run only when asked")
+    func leftoversFailWhenAsked() async {
+        let plan = ExplorationPlan(seed: 1)
+        let body: Exploration.Body = { _ in _ = MockCentralManager().events() }
+        let lenient = await Exploration.replay(plan, body)
+        #expect(lenient.error == nil)
+        // An injection that never fired is a leftover.
+        let leaving: Exploration.Body = { run in
+            await run.bridge.inject(ErrorInjection(.read, failure: .att(.unlikelyError)))
+        }
+        #expect(await Exploration.replay(plan, leaving).error == nil)
+        let strict = await Exploration.replay(plan, failsOnLeftovers: true, leaving)
+        #expect((strict.error as? ExplorationFailure)?.message.hasPrefix("leftovers: ") == true)
+    }
+
+    // MARK: Link limits
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A bridge's link limits cap the ATT_MTU and the queues whatever the managers prefer, and never raise them")
+    func linkLimitsCapTheLink() async throws {
+        var configuration = MockBLEBridge.Configuration.realistic(seed: 2)
+        configuration.limits = LinkLimits(maximumMTU: 23, writeWithoutResponseQueueCapacity: 2, updateQueueCapacity: 50)
+        let bridge = MockBLEBridge(configuration: configuration)
+        try await bridge.run {
+            let sensor = MockPeripheralManager(
+                configuration: .init(mtu: .fixed(517), updateQueue: .realistic(capacity: 1)), bridge: bridge)
+            _ = try await sensor.add(
+                GATTService(
+                    uuid: "FFF0",
+                    characteristics: [
+                        GATTCharacteristic(uuid: "FFF1", properties: .writeWithoutResponse, permissions: .writeable)
+                    ]))
+            try await sensor.startAdvertising(AdvertisementData(localName: "S", serviceUUIDs: ["FFF0"]))
+            let central = MockCentralManager(configuration: .init(mtu: .fixed(517)), bridge: bridge)
+            let events = central.events()
+            try await central.scanForPeripherals(withServices: ["FFF0"])
+            _ = await events.first { if case .discovered = $0 { true } else { false } }
+            await central.stopScan()
+            try await central.connect(sensor.identifier)
+            #expect(try await central.maximumWriteValueLength(for: sensor.identifier, type: .withoutResponse) == 20)
+            let data = try #require(try await central.discoverAll(for: sensor.identifier).first)
+            try await central.writeValue(Data([1]), for: data, type: .withoutResponse)
+            try await central.writeValue(Data([2]), for: data, type: .withoutResponse)
+            #expect(await !central.canSendWriteWithoutResponse(to: sensor.identifier))
+        }
+        // The peripheral's own capacity (1) is below the limit (50): the limit does not raise it.
+        #expect(LinkLimits.limit(.realistic(capacity: 1), to: 50) == .realistic(capacity: 1))
+        #expect(LinkLimits.limit(.unlimited, to: 3) == .realistic(capacity: 3))
+        #expect(LinkLimits.limit(.unlimited, to: nil) == .unlimited)
+    }
+
+    @Test(
+        "Bad link limits make every manager on the bridge refuse calls, naming the field",
+        arguments: [
+            (LinkLimits(maximumMTU: 22), "MockBLEBridge.Configuration.limits.maximumMTU: 22 is outside 23…517"),
+            (LinkLimits(maximumMTU: 600), "MockBLEBridge.Configuration.limits.maximumMTU: 600 is outside 23…517"),
+            (
+                LinkLimits(writeWithoutResponseQueueCapacity: 0),
+                "MockBLEBridge.Configuration.limits.writeWithoutResponseQueueCapacity: 0 is outside 1…"
+            ),
+            (
+                LinkLimits(updateQueueCapacity: -2),
+                "MockBLEBridge.Configuration.limits.updateQueueCapacity: -2 is outside 1…"
+            ),
+        ])
+    func badLinkLimitsAreRefused(limits: LinkLimits, message: String) async {
+        let bridge = MockBLEBridge(configuration: MockBLEBridge.Configuration(limits: limits))
+        let central = MockCentralManager(bridge: bridge)
+        await #expect(throws: APIMisuseError.invalidConfiguration(message)) {
+            try await central.scanForPeripherals(withServices: nil)
+        }
+        #expect(LinkLimits.none.problem(in: "x") == nil)
+        #expect(LinkLimits.none.isEmpty && !limits.isEmpty)
+    }
+}

@@ -1,0 +1,48 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+@testable import MockbleCLI
+
+/// Exploration against an app-shaped client: a watch file upload, correct and with each
+/// planted bug.
+@Suite("Exploring seeds and faults finds planted bugs in app-shaped clients", .timeLimit(.minutes(10)))
+struct ExplorationAppTests {
+    static let file = FileTransferRig.file(4_096)
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    static func explore(_ bugs: FileTransferRig.Bugs, seeds: Int, parallelism: Int? = nil) async -> ExplorationReport {
+        await Exploration(seeds: seeds, parallelism: parallelism).run { run in
+            try await FileTransferRig.transfer(file, bugs: bugs, bridge: run.bridge)
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("The correct uploader passes on every seed, faults on")
+    func correctUploaderPasses() async {
+        let report = await Self.explore([], seeds: 1_000)
+        #expect(report.passed, "\(report)")
+        #expect(report.seedsRun == 1_000)
+        print(report)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "Each planted bug is found within 1,000 seeds and shrunk to at most two faults",
+        arguments: [
+            (FileTransferRig.Bugs.chunkAssumesMTU185, 0), (.ignoresCanSend, 0), (.noReconnect, 1),
+            (.receiptInOneNotification, 0), (.subscribesAfterCommit, 0),
+        ])
+    func plantedBugIsFound(bug: FileTransferRig.Bugs, maximumFaults: Int) async throws {
+        let report = await Self.explore(bug, seeds: 1_000)
+        let failure = try #require(report.failures.first, "bug \(bug.rawValue) not found: \(report)")
+        print(report)
+        #expect(failure.minimal.plan.faults.count <= maximumFaults, "\(report)")
+        // The minimal plan replays the same failure.
+        let replayed = await Exploration.replay(failure.minimal.plan) { run in
+            try await FileTransferRig.transfer(Self.file, bugs: bug, bridge: run.bridge)
+        }
+        #expect(replayed.signature == failure.found.signature)
+    }
+}
