@@ -6,11 +6,18 @@ import Foundation
 public struct Console: Sendable {
     private let writeOutput: @Sendable (String) -> Void
     private let writeError: @Sendable (String) -> Void
+    /// Whether standard output is a terminal a person watches: commands then show live
+    /// progress (on standard error) as well as their result.
+    public let isTerminal: Bool
 
     /// Creates a console from two line sinks.
-    public init(output: @escaping @Sendable (String) -> Void, error: @escaping @Sendable (String) -> Void) {
+    public init(
+        output: @escaping @Sendable (String) -> Void, error: @escaping @Sendable (String) -> Void,
+        isTerminal: Bool = false
+    ) {
         writeOutput = output
         writeError = error
+        self.isTerminal = isTerminal
     }
 
     /// Writes `text` and a newline to the output stream.
@@ -19,6 +26,9 @@ public struct Console: Sendable {
     /// Writes `text` as it is to the output stream.
     public func write(_ text: String) { writeOutput(text) }
 
+    /// Writes `text` as it is to the error stream.
+    public func writeToError(_ text: String) { writeError(text) }
+
     /// Writes `text` and a newline to the error stream.
     public func printError(_ text: String) { writeError(text + "\n") }
 
@@ -26,13 +36,18 @@ public struct Console: Sendable {
     public static var standard: Console {
         Console(
             output: { FileHandle.standardOutput.write(Data($0.utf8)) },
-            error: { FileHandle.standardError.write(Data($0.utf8)) })
+            error: { FileHandle.standardError.write(Data($0.utf8)) }, isTerminal: isatty(STDOUT_FILENO) != 0)
     }
 
-    /// A console that keeps everything written to it, for tests.
-    public static func capturing() -> (console: Console, captured: CapturedOutput) {
+    /// A console that keeps everything written to it, for tests; `terminal` says whether it
+    /// plays a terminal.
+    public static func capturing(terminal: Bool = false) -> (console: Console, captured: CapturedOutput) {
         let captured = CapturedOutput()
-        return (Console(output: { captured.append(output: $0) }, error: { captured.append(error: $0) }), captured)
+        return (
+            Console(
+                output: { captured.append(output: $0) }, error: { captured.append(error: $0) }, isTerminal: terminal),
+            captured
+        )
     }
 }
 

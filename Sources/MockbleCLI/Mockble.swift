@@ -5,7 +5,7 @@ public enum Mockble {
 
     /// Every subcommand, in the order `mockble --help` lists them.
     public static let subcommands: [Subcommand] = [
-        .run, .validate, .fixtures, .import, .bench,
+        .run, .explore, .validate, .fixtures, .import, .bench,
     ]
 
     /// The text `mockble --help` prints.

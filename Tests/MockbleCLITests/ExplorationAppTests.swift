@@ -45,4 +45,31 @@ struct ExplorationAppTests {
         }
         #expect(replayed.signature == failure.found.signature)
     }
+
+    /// The link faults a subscriber meets (it has no timeouts of its own, so requests never
+    /// answered are left out).
+    static let subscriberBudget = ExplorationBudget(
+        faultKinds: [.disconnect, .outOfRange, .fade, .reset, .powerCycle, .attError, .coreBluetoothError])
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A subscriber that subscribes again after each reconnection passes on every seed")
+    func reconnectingSubscriberPasses() async {
+        let report = await Exploration(budget: Self.subscriberBudget, seeds: 300, timeLimit: .seconds(120)).run {
+            try await SubscriberRig.collect(30, resubscribes: true, bridge: $0.bridge)
+        }
+        #expect(report.passed, "\(report)")
+        #expect(report.seedsRun == 300)
+        #expect(report.coverage.neverFired(budget: report.budget).isEmpty, "\(report)")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A subscriber that forgets to subscribe again after a reconnection is found and shrunk to one fault")
+    func subscriberThatForgetsIsFound() async throws {
+        let report = await Exploration(budget: Self.subscriberBudget, seeds: 1_000, timeLimit: .seconds(120)).run {
+            try await SubscriberRig.collect(30, resubscribes: false, bridge: $0.bridge)
+        }
+        let failure = try #require(report.failures.first, "\(report)")
+        #expect(failure.minimal.plan.faults.count == 1, "\(report)")
+        #expect(failure.minimal.error is MockBLEBridge.Stall, "\(report)")
+    }
 }

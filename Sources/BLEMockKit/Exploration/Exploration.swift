@@ -102,6 +102,16 @@ public struct Exploration: Sendable {
     public func run(progress: (@Sendable (ExplorationProgress) -> Void)? = nil, _ body: @escaping Body) async
         -> ExplorationReport
     {
+        await explore(progress: progress) { plan in await replay(plan, body) }
+    }
+
+    /// One run under a plan, however it is made (a test body, a scenario).
+    typealias Trial = @Sendable (ExplorationPlan) async -> ExplorationOutcome
+
+    /// The exploration proper, over any kind of run.
+    func explore(progress: (@Sendable (ExplorationProgress) -> Void)?, _ trial: @escaping Trial) async
+        -> ExplorationReport
+    {
         var report = ExplorationReport(budget: budget, seedsPlanned: seeds.count)
         if let problem = budget.problem ?? parameterProblem {
             report.problem = problem
@@ -121,16 +131,16 @@ public struct Exploration: Sendable {
         } else {
             var calibration = ExplorationPlan.draw(seed: firstSeed, budget: budget, window: .zero ... .zero)
             calibration.faults = []
-            let outcome = await replay(calibration, body)
+            let outcome = await trial(calibration)
             report.calibration = outcome
-            if outcome.failed {
-                report.failures.append(await failure(outcome, windowEnd: outcome.duration, body, &notice, progress))
+            // Failing with no faults is the first seed's failure. (Told to keep going, the
+            // first seed's own run reports it.)
+            if outcome.failed, stopsAtFirstFailure {
+                report.failures.append(await failure(outcome, windowEnd: outcome.duration, trial, &notice, progress))
                 report.seedsRun = 1
                 report.coverage.add(outcome)
-                if stopsAtFirstFailure {
-                    report.window = .zero...outcome.duration
-                    return report
-                }
+                report.window = .zero...outcome.duration
+                return report
             }
             window = .zero...max(outcome.duration, .milliseconds(100))
         }
@@ -139,12 +149,12 @@ public struct Exploration: Sendable {
         report.seedsRun += outcomes.count
         for outcome in outcomes { report.coverage.add(outcome) }
         for outcome in outcomes where outcome.failed {
-            report.failures.append(await failure(outcome, windowEnd: window.upperBound, body, &notice, progress))
+            report.failures.append(await failure(outcome, windowEnd: window.upperBound, trial, &notice, progress))
             if stopsAtFirstFailure { break }
         }
         return report
 
-        // (Nested so that `body` is captured once.)
+        // (Nested so that `trial` is captured once.)
         func explore(
             window: ClosedRange<Duration>, _ notice: inout ExplorationProgress,
             _ progress: (@Sendable (ExplorationProgress) -> Void)?
@@ -164,7 +174,7 @@ public struct Exploration: Sendable {
                     let index = next
                     let plan = ExplorationPlan.draw(seed: seeds[index], budget: budget, window: window)
                     group.addTask {
-                        (index, await replay(plan, body))
+                        (index, await trial(plan))
                     }
                     next += 1
                     running += 1
@@ -184,7 +194,7 @@ public struct Exploration: Sendable {
                         group.addTask {
                             (
                                 index,
-                                await replay(plan, body)
+                                await trial(plan)
                             )
                         }
                         next += 1
@@ -201,14 +211,14 @@ public struct Exploration: Sendable {
 
     /// Shrinks one failing run (when shrinking is on) into a reported failure.
     private func failure(
-        _ outcome: ExplorationOutcome, windowEnd: Duration, _ body: @escaping Body,
+        _ outcome: ExplorationOutcome, windowEnd: Duration, _ trial: Trial,
         _ notice: inout ExplorationProgress, _ progress: (@Sendable (ExplorationProgress) -> Void)?
     ) async -> ExplorationFailureReport {
         var minimal = outcome
         var shrinker = ExplorationShrinker(
             failing: outcome.plan, windowEnd: windowEnd, maximumTries: shrinks ? maximumShrinkRuns : 0)
         while !Task.isCancelled, let candidate = shrinker.next() {
-            let tried = await replay(candidate, body)
+            let tried = await trial(candidate)
             let same = tried.failed && tried.signature == outcome.signature
             shrinker.record(stillFails: same)
             if same { minimal = tried }
@@ -313,6 +323,10 @@ public struct ExplorationOutcome: Sendable {
     public var signature: String? {
         guard let error else { return nil }
         if let stall = error as? MockBLEBridge.Stall { return "stall: \(stall.reason)" }
+        // A scenario fails at a step: the same step failing the same way.
+        if let scenario = error as? ScenarioRunFailure, let first = scenario.failures.first {
+            return "scenario step \(first.step) (\(first.op)): " + first.mismatches.joined().filter { !$0.isNumber }
+        }
         let words = String(describing: error).filter { !$0.isNumber }
         return "\(String(reflecting: type(of: error))): \(words)"
     }
@@ -330,6 +344,14 @@ public struct ExplorationProgress: Sendable, Hashable {
         public var faults: Int
         /// The last simplification kept, in words.
         public var lastStep: String?
+
+        /// Creates a shrinking's progress.
+        public init(seed: UInt64, runs: Int, faults: Int, lastStep: String?) {
+            self.seed = seed
+            self.runs = runs
+            self.faults = faults
+            self.lastStep = lastStep
+        }
     }
 
     /// Seeds run so far.
@@ -343,7 +365,8 @@ public struct ExplorationProgress: Sendable, Hashable {
     /// Whether the exploration has ended.
     public var isFinished = false
 
-    init(seedsPlanned: Int) {
+    /// Progress at the start of an exploration of `seedsPlanned` seeds.
+    public init(seedsPlanned: Int) {
         self.seedsPlanned = seedsPlanned
     }
 }

@@ -86,6 +86,12 @@ public struct ExplorationCoverage: Sendable, Hashable {
         public var drawn = 0
         /// Times it took effect.
         public var fired = 0
+
+        /// Creates a count.
+        public init(drawn: Int = 0, fired: Int = 0) {
+            self.drawn = drawn
+            self.fired = fired
+        }
     }
 
     /// Per fault kind.

@@ -24,10 +24,20 @@ public struct ExplorationShrinker: Sendable {
 
     private let windowEnd: Duration
     private let maximumTries: Int
-    private var candidates: [(plan: ExplorationPlan, step: String)] = []
+    private var candidates: [Candidate] = []
     private var position = 0
     private var phase = Phase.greedy
-    private var proposed: (plan: ExplorationPlan, step: String)?
+    private var proposed: Candidate?
+    /// The group of the last step kept (consecutive steps of one group read as one).
+    private var lastGroup: String?
+
+    /// A simpler plan, the step that makes it in words, and the group of steps it belongs
+    /// to (moving one fault later, raising the ATT_MTU), if any.
+    struct Candidate {
+        var plan: ExplorationPlan
+        var step: String
+        var group: String?
+    }
 
     private enum Phase {
         case greedy
@@ -76,7 +86,7 @@ public struct ExplorationShrinker: Sendable {
                 }
                 var plan = current
                 plan.conditions.mtu = (low + high) / 2
-                proposed = (plan, "ATT_MTU raised to \(plan.conditions.mtu)")
+                proposed = Candidate(plan: plan, step: "ATT_MTU raised to \(plan.conditions.mtu)", group: "mtu")
                 tried += 1
                 return plan
             case .done:
@@ -91,11 +101,10 @@ public struct ExplorationShrinker: Sendable {
             preconditionFailure("ExplorationShrinker.record(stillFails:) called without a proposed plan")
         }
         proposed = nil
+        if stillFails { keep(candidate) }
         switch phase {
         case .greedy:
             if stillFails {
-                current = candidate.plan
-                steps.append(candidate.step)
                 candidates = Self.simplifications(of: current, windowEnd: windowEnd)
                 position = 0
             } else {
@@ -103,37 +112,40 @@ public struct ExplorationShrinker: Sendable {
             }
         case .mtu(let low, let high):
             let middle = (low + high) / 2
-            if stillFails {
-                current = candidate.plan
-                // Consecutive raises of the search read as one step.
-                if let last = steps.last, last.hasPrefix("ATT_MTU raised to ") { steps.removeLast() }
-                steps.append(candidate.step)
-                phase = .mtu(low: middle, high: high)
-            } else {
-                phase = .mtu(low: low, high: middle)
-            }
+            phase = stillFails ? .mtu(low: middle, high: high) : .mtu(low: low, high: middle)
         case .done:
             break
         }
     }
 
+    /// Keeps a candidate that still fails; consecutive steps of one group (a fault moved
+    /// later and later, the ATT_MTU raised and raised) read as their last.
+    private mutating func keep(_ candidate: Candidate) {
+        current = candidate.plan
+        if let group = candidate.group, group == lastGroup { steps.removeLast() }
+        steps.append(candidate.step)
+        lastGroup = candidate.group
+    }
+
     /// The simpler plans one move away from `plan`, in the order they are tried.
-    static func simplifications(of plan: ExplorationPlan, windowEnd: Duration) -> [(
-        plan: ExplorationPlan, step: String
-    )] {
-        var result: [(ExplorationPlan, String)] = []
+    static func simplifications(of plan: ExplorationPlan, windowEnd: Duration) -> [Candidate] {
+        var result: [Candidate] = []
         for index in plan.faults.indices.reversed() {
             var simpler = plan
             simpler.faults.remove(at: index)
-            result.append((simpler, "removed: \(plan.faults[index])"))
+            result.append(Candidate(plan: simpler, step: "removed: \(plan.faults[index])"))
         }
         let roomy = LinkConditions.roomy
         func condition(_ change: (inout LinkConditions) -> Void, _ step: String) {
             var simpler = plan
             change(&simpler.conditions)
-            if simpler.conditions != plan.conditions { result.append((simpler, step)) }
+            if simpler.conditions != plan.conditions { result.append(Candidate(plan: simpler, step: step)) }
         }
-        condition({ $0.mtu = roomy.mtu }, "ATT_MTU raised to \(roomy.mtu)")
+        if plan.conditions.mtu != roomy.mtu {
+            var simpler = plan
+            simpler.conditions.mtu = roomy.mtu
+            result.append(Candidate(plan: simpler, step: "ATT_MTU raised to \(roomy.mtu)", group: "mtu"))
+        }
         condition({ $0.writeWithoutResponseQueueCapacity = nil }, "write-without-response queue as configured")
         condition({ $0.updateQueueCapacity = nil }, "update queue as configured")
         condition({ $0.jitter = .zero }, "no jitter")
@@ -146,7 +158,7 @@ public struct ExplorationShrinker: Sendable {
         for index in plan.faults.indices where plan.faults[index].target != 0 {
             var simpler = plan
             simpler.faults[index].target = 0
-            result.append((simpler, "first target: \(simpler.faults[index])"))
+            result.append(Candidate(plan: simpler, step: "first target: \(simpler.faults[index])"))
         }
         for index in plan.faults.indices {
             let fault = plan.faults[index]
@@ -158,18 +170,21 @@ public struct ExplorationShrinker: Sendable {
                 guard later > fault.at else { continue }
                 var simpler = plan
                 simpler.faults[index].at = later
-                result.append((simpler, "moved later: \(simpler.faults[index])"))
+                result.append(
+                    Candidate(plan: simpler, step: "moved later: \(simpler.faults[index])", group: "later \(index)"))
             }
         }
         if let capacity = plan.conditions.writeWithoutResponseQueueCapacity, capacity < 64 {
             var simpler = plan
             simpler.conditions.writeWithoutResponseQueueCapacity = min(64, capacity * 2)
-            result.append((simpler, "write-without-response queue \(min(64, capacity * 2))"))
+            result.append(
+                Candidate(
+                    plan: simpler, step: "write-without-response queue \(min(64, capacity * 2))", group: "commands"))
         }
         if let capacity = plan.conditions.updateQueueCapacity, capacity < 64 {
             var simpler = plan
             simpler.conditions.updateQueueCapacity = min(64, capacity * 2)
-            result.append((simpler, "update queue \(min(64, capacity * 2))"))
+            result.append(Candidate(plan: simpler, step: "update queue \(min(64, capacity * 2))", group: "updates"))
         }
         return result
     }

@@ -109,6 +109,15 @@ extension Scenario {
                 interval = parsed
             }
         }
+        var plan: ExplorationPlan?
+        if let value = root["plan"] {
+            guard mode == .realistic, let seed else {
+                throw FixtureError(
+                    .unknownField("plan"), at: value, message: "a plan needs realistic mode",
+                    fix: "add \"mode\": \"realistic\" and a seed, as mockble explore prints them")
+            }
+            plan = try Self.plan(value, seed: seed)
+        }
         let peripheralNode = try root.required("peripheral", example: "\"../peripherals/heart-rate.json\"")
         let (profile, path) = try Self.profile(peripheralNode, from: profiles)
         let stepNodes = try root.required("steps", example: #"[{"op": "scan"}]"#)
@@ -124,6 +133,7 @@ extension Scenario {
             name: name, description: description, seed: seed, mode: mode, centralPreferredMTU: centralMTU,
             connectionInterval: interval, centralPairing: pairing, peripheral: profile, peripheralPath: path,
             steps: steps)
+        self.plan = plan
     }
 
     /// `central.pairing`: `"never"`, `"onFirstAccess"`, or `{"after": "1s", "outcome":

@@ -16,7 +16,7 @@ import BLECore
 /// does.
 public struct Scenario: Sendable, Hashable {
     /// The fields a scenario object may have.
-    public static let fields = ["name", "description", "seed", "mode", "central", "link", "peripheral", "steps"]
+    public static let fields = ["name", "description", "seed", "mode", "central", "link", "peripheral", "plan", "steps"]
 
     /// How the bridge simulates the air.
     public enum Mode: String, Sendable, Hashable, CaseIterable {
@@ -48,6 +48,9 @@ public struct Scenario: Sendable, Hashable {
     public var peripheralPath: String?
     /// The steps, in order.
     public var steps: [ScenarioStep]
+    /// The link conditions and timed faults of an exploration run (`plan`, realistic mode
+    /// only), when given: what `mockble explore` prints to replay a failure it found.
+    public var plan: ExplorationPlan?
 
     /// Creates a scenario.
     public init(

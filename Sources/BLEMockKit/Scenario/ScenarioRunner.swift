@@ -36,7 +36,13 @@ public struct ScenarioRunner: Sendable {
     /// If the peripheral cannot be set up (an injected failure, say), the trace has no
     /// records and one failure at step -1 saying why.
     public func run() async -> ScenarioTrace {
+        await runOnBridge().trace
+    }
+
+    /// Runs every step; returns the trace and the bridge it ran on.
+    func runOnBridge() async -> (trace: ScenarioTrace, bridge: MockBLEBridge) {
         let bridge = MockBLEBridge(configuration: bridgeConfiguration)
+        if let plan = scenario.plan { await bridge.plan(plan.faults) }
         let session: ScenarioSession
         do {
             session = try await ScenarioSession.start(
@@ -45,9 +51,10 @@ public struct ScenarioRunner: Sendable {
         } catch {
             let failure = ScenarioTrace.Failure(
                 step: -1, op: "setup", line: 0, mismatches: ["the peripheral could not be set up: \(error)"])
-            return ScenarioTrace(
+            let trace = ScenarioTrace(
                 name: scenario.name, mode: scenario.mode, seed: seed, records: [], failures: [failure],
                 log: await bridge.log)
+            return (trace, bridge)
         }
         var records: [ScenarioTrace.Record] = []
         var failures: [ScenarioTrace.Failure] = []
@@ -69,17 +76,24 @@ public struct ScenarioRunner: Sendable {
             TimelinePage.Participant(
                 session.peripheral.identifier, role: .peripheral, name: scenario.peripheral.name ?? "peripheral"),
         ]
-        return ScenarioTrace(
+        let trace = ScenarioTrace(
             name: scenario.name, mode: scenario.mode, seed: seed, records: records, failures: failures,
             log: await bridge.log, participants: participants)
+        return (trace, bridge)
     }
 
-    /// The bridge's configuration: the mode's timing, the seed, the scenario's interval.
+    /// The bridge's configuration: the mode's timing, the seed, the scenario's interval, and a
+    /// plan's conditions.
     public var bridgeConfiguration: MockBLEBridge.Configuration {
         var configuration: MockBLEBridge.Configuration =
             scenario.mode == .realistic ? .realistic(seed: seed) : MockBLEBridge.Configuration(seed: seed)
         if let interval = scenario.connectionInterval, scenario.mode == .realistic {
             configuration.timing.connectionInterval = interval
+        }
+        // A plan's conditions rule the link (its interval over `link.connectionInterval`).
+        if let plan = scenario.plan, scenario.mode == .realistic {
+            configuration.timing = plan.conditions.timing
+            configuration.limits = plan.conditions.limits
         }
         return configuration
     }

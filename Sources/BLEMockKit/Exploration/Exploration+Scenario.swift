@@ -1,0 +1,41 @@
+import BLECore
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+extension Exploration {
+    /// Explores a scenario: runs it in realistic mode for each seed with the seed's plan
+    /// (conditions and timed faults, `plan` in the scenario format); a run fails when a
+    /// step's `expect` does not match. A failure's minimal plan replays with `mockble run`
+    /// once ``ExplorationPlan/scenarioFragment`` is put in the scenario.
+    ///
+    /// Scenarios have no retry logic, so most faults that fire fail a step that expects
+    /// `"ok": true`; explore conditions alone (``ExplorationBudget/conditionsOnly``) to ask
+    /// whether the scenario holds on every link.
+    public func run(scenario: Scenario, progress: (@Sendable (ExplorationProgress) -> Void)? = nil) async
+        -> ExplorationReport
+    {
+        await explore(progress: progress) { plan in await Self.replay(plan, scenario: scenario) }
+    }
+
+    /// Runs a scenario once under `plan` (realistic mode, the plan's seed).
+    public static func replay(_ plan: ExplorationPlan, scenario: Scenario) async -> ExplorationOutcome {
+        var planned = scenario
+        planned.mode = .realistic
+        planned.seed = plan.seed
+        planned.plan = plan
+        let (trace, bridge) = await ScenarioRunner(planned).runOnBridge()
+        let summary = await bridge.explorationSummary()
+        return ExplorationOutcome(
+            plan: plan, error: trace.failures.isEmpty ? nil : ScenarioRunFailure(failures: trace.failures),
+            faultsFired: summary.fired, duration: summary.duration)
+    }
+}
+
+/// The steps of an explored scenario whose expectations did not match.
+public struct ScenarioRunFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The mismatching steps, in order.
+    public var failures: [ScenarioTrace.Failure]
+
+    public var description: String {
+        failures.map(\.description).joined(separator: "\n")
+    }
+}

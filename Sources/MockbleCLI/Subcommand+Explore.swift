@@ -1,0 +1,269 @@
+import BLECore
+import BLEMockKit
+import Foundation
+
+extension Subcommand {
+    /// `mockble explore`: runs a scenario under many seeds, conditions and faults.
+    public static let explore = Subcommand(
+        name: "explore", summary: "Run a scenario under many seeds, link conditions and faults; shrink a failure.",
+        help: """
+            Usage: mockble explore FILE [--seeds N] [--from SEED] [--faults KINDS] [--max-faults N]
+                                   [--mtu LOW...HIGH] [--keep-going] [--no-shrink] [--jobs N]
+                                   [--format text|json]
+
+            Runs the scenario in FILE once per seed, in realistic mode, each seed with its own
+            link conditions (ATT_MTU, connection interval, jitter, packets per connection
+            event, queue capacities) and fault schedule (faults at virtual times within the
+            length of a fault-free run). A run fails when a step's "expect" does not match.
+            At the first failing seed it stops and shrinks the failure (removes faults, moves
+            them later, roomier conditions, the largest failing ATT_MTU) and prints it in
+            words and as the "mode", "seed" and "plan" fields that replay it with mockble run.
+            It also prints which fault kinds took effect and which never did. On a terminal
+            it shows live progress on standard error: seeds done, seeds per second, failures,
+            the shrinking step.
+
+            Options:
+              --seeds N        How many seeds (default 1000).
+              --from SEED      The first seed (default 0).
+              --faults KINDS   Comma-separated fault kinds, "all" (the default) or "none":
+                               disconnect, outOfRange, fade, reset, powerCycle, attError,
+                               coreBluetoothError, neverAnswered, pairingRefused.
+              --max-faults N   The most faults a run gets (default 3).
+              --mtu LOW...HIGH The ATT_MTU range (default 23...517).
+              --keep-going     Run every seed and report every failure.
+              --no-shrink      Report failures as found.
+              --jobs N         Runs at once (default: the number of processors).
+              --format F       text (default) or json (one object; no progress).
+              -h, --help       Show this help.
+
+            Exit status: 0 every seed passed, 1 a seed failed, 2 bad input.
+            """,
+        perform: { arguments, console in
+            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+                console.printError("mockble explore: needs macOS 15 or later")
+                return .badInput
+            }
+            let options: ExploreOptions
+            do throws(ArgumentList.Problem) {
+                options = try ExploreOptions(arguments)
+            } catch {
+                console.printError("mockble explore: \(error.message)")
+                return .badInput
+            }
+            let scenario: Scenario
+            do throws(FixtureError) {
+                scenario = try Scenario.load(contentsOf: URL(fileURLWithPath: options.file))
+            } catch {
+                console.printError("mockble explore: \(error)")
+                return .badInput
+            }
+            let display = ProgressDisplay(console: console, enabled: console.isTerminal && options.format == "text")
+            let report = await options.exploration.run(scenario: scenario) { display.show($0) }
+            if let problem = report.problem {
+                console.printError("mockble explore: \(problem)")
+                return .badInput
+            }
+            console.write(options.format == "json" ? ExploreOutput.json(report) : ExploreOutput.text(report))
+            return report.passed ? .success : .failure
+        })
+}
+
+/// The arguments of `mockble explore`.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+struct ExploreOptions {
+    var file: String
+    var format: String
+    var exploration: Exploration
+
+    init(_ arguments: [String]) throws(ArgumentList.Problem) {
+        let list = try ArgumentList(
+            arguments, options: ["seeds", "from", "faults", "max-faults", "mtu", "jobs", "format"],
+            flags: ["keep-going", "no-shrink"])
+        guard list.positionals.count == 1 else {
+            throw ArgumentList.Problem(
+                message: list.positionals.isEmpty
+                    ? "name a scenario file, e.g. mockble explore Fixtures/scenarios/heart-rate-basic.json"
+                    : "explore takes one scenario file, not \(list.positionals.count)")
+        }
+        file = list.positionals[0]
+        format = try list.choice("format", of: ["text", "json"], default: "text")
+        var budget = ExplorationBudget()
+        if let text = list.option("faults") {
+            budget.faultKinds = try Self.kinds(text)
+            if budget.faultKinds.isEmpty { budget.faultCount = 0...0 }
+        }
+        if let text = list.option("max-faults") {
+            budget.faultCount = 0...(try Self.number(text, "--max-faults", in: 0...100))
+        }
+        if let text = list.option("mtu") {
+            let parts = text.components(separatedBy: "...")
+            guard parts.count == 2, let low = Int(parts[0]), let high = Int(parts[1]), low <= high,
+                MTUMode.validRange.contains(low), MTUMode.validRange.contains(high)
+            else {
+                throw ArgumentList.Problem(
+                    message: "--mtu takes LOW...HIGH within 23...517, e.g. 23...185, not \"\(text)\"")
+            }
+            budget.mtu = low...high
+        }
+        let seeds =
+            try list.option("seeds").map { text throws(ArgumentList.Problem) in
+                try Self.number(text, "--seeds", in: 1...10_000_000)
+            } ?? 1_000
+        var first: UInt64 = 0
+        if let text = list.option("from") {
+            guard let value = UInt64(text) else {
+                throw ArgumentList.Problem(message: "--from must be a whole number from 0 to 2^64-1, not \"\(text)\"")
+            }
+            first = value
+        }
+        let jobs = try list.option("jobs").map { text throws(ArgumentList.Problem) in
+            try Self.number(text, "--jobs", in: 1...1_024)
+        }
+        exploration = Exploration(
+            budget: budget, seeds: seeds, from: first, stopsAtFirstFailure: !list.flag("keep-going"),
+            shrinks: !list.flag("no-shrink"), parallelism: jobs, stallPatience: .milliseconds(200))
+    }
+
+    static func number(_ text: String, _ option: String, in range: ClosedRange<Int>) throws(ArgumentList.Problem)
+        -> Int
+    {
+        guard let value = Int(text), range.contains(value) else {
+            throw ArgumentList.Problem(
+                message:
+                    "\(option) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+        }
+        return value
+    }
+
+    static func kinds(_ text: String) throws(ArgumentList.Problem) -> Set<PlannedFault.Kind> {
+        switch text {
+        case "all": return Set(PlannedFault.Kind.allCases)
+        case "none": return []
+        default: break
+        }
+        var kinds: Set<PlannedFault.Kind> = []
+        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            guard let kind = PlannedFault.Kind(rawValue: name) else {
+                let names = PlannedFault.Kind.allCases.map(\.rawValue)
+                let hint = Suggestion.nearest(to: name, among: names).map { " (did you mean \($0)?)" } ?? ""
+                throw ArgumentList.Problem(
+                    message:
+                        "unknown fault kind \"\(name)\"\(hint); kinds: \(names.joined(separator: ", ")), or all, none")
+            }
+            kinds.insert(kind)
+        }
+        return kinds
+    }
+}
+
+/// Live progress on standard error, a line rewritten in place, at most ten times a second.
+final class ProgressDisplay: @unchecked Sendable {
+    // @unchecked Sendable: `lastShown`, `started` and `shownAny` are only touched with `lock` held.
+    private let lock = NSLock()
+    private let console: Console
+    private let enabled: Bool
+    private let clock = ContinuousClock()
+    private var started: ContinuousClock.Instant?
+    private var lastShown: ContinuousClock.Instant?
+
+    init(console: Console, enabled: Bool) {
+        self.console = console
+        self.enabled = enabled
+    }
+
+    func show(_ progress: ExplorationProgress) {
+        guard enabled else { return }
+        lock.withLock {
+            let now = clock.now
+            let start = started ?? now
+            started = start
+            if progress.isFinished {
+                if lastShown != nil { console.writeToError("\r\u{1B}[K") }
+                return
+            }
+            if let lastShown, now - lastShown < .milliseconds(100) { return }
+            lastShown = now
+            console.writeToError("\r\u{1B}[K" + Self.line(progress, elapsed: now - start))
+        }
+    }
+
+    /// The progress line, e.g. `explore: 420/1000 seeds, 1800 seeds/s, 0 failures`.
+    static func line(_ progress: ExplorationProgress, elapsed: Duration) -> String {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let rate = seconds > 0 ? Int((Double(progress.seedsDone) / seconds).rounded()) : 0
+        var line =
+            "explore: \(progress.seedsDone)/\(progress.seedsPlanned) seeds, \(rate) seeds/s, "
+            + Plural.count(progress.failures, "failure")
+        if let shrinking = progress.shrinking {
+            line +=
+                "; shrinking seed \(shrinking.seed): \(Plural.count(shrinking.runs, "run")), "
+                + "\(Plural.count(shrinking.faults, "fault")) left"
+            if let step = shrinking.lastStep { line += " (\(step))" }
+        }
+        return line
+    }
+}
+
+/// What `mockble explore` prints.
+enum ExploreOutput {
+    /// The report in words, each failure with the fields that replay it.
+    static func text(_ report: ExplorationReport) -> String {
+        var lines = [
+            "Explored \(report.seedsRun) of \(Plural.count(report.seedsPlanned, "seed")): "
+                + (report.failures.isEmpty ? "no failure." : "\(Plural.count(report.failures.count, "failure")).")
+        ]
+        for failure in report.failures {
+            lines.append("Seed \(failure.seed) failed:")
+            lines += "\(failure.found.error.map { "\($0)" } ?? "-")".split(separator: "\n").map { "  \($0)" }
+            lines.append(
+                "  found with: " + failure.found.plan.description.replacingOccurrences(of: "\n", with: "\n    "))
+            if failure.shrinkRuns > 0 {
+                lines.append(
+                    "  shrunk in \(Plural.count(failure.shrinkRuns, "run")) to: "
+                        + failure.minimal.plan.description.replacingOccurrences(of: "\n", with: "\n    "))
+                for step in failure.steps { lines.append("  - \(step)") }
+            }
+            lines.append("  replay: put these fields in the scenario and run it with mockble run:")
+            lines += failure.minimal.plan.scenarioFragment.split(separator: "\n").map { "    \($0)" }
+        }
+        lines.append(report.coverage.summary(budget: report.budget))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The report as one JSON object.
+    static func json(_ report: ExplorationReport) -> String {
+        let failures = report.failures.map { failure in
+            "{\"seed\": \(failure.seed), \"error\": \(quoted(failure.found.error.map { "\($0)" } ?? "")), "
+                + "\"found\": \(failure.found.plan.scenarioPlanJSON), \"minimal\": \(failure.minimal.plan.scenarioPlanJSON), "
+                + "\"steps\": [\(failure.steps.map(quoted).joined(separator: ", "))], \"shrinkRuns\": \(failure.shrinkRuns)}"
+        }
+        let coverage = report.coverage
+        let kinds = PlannedFault.Kind.allCases.map { kind in
+            let count = coverage.faults[kind] ?? ExplorationCoverage.Count()
+            return "\"\(kind.rawValue)\": {\"drawn\": \(count.drawn), \"fired\": \(count.fired)}"
+        }
+        let never = coverage.neverFired(budget: report.budget).map { quoted($0.rawValue) }
+        let bands = ExplorationCoverage.bands.map { "\(quoted($0.name)): \(coverage.mtuBands[$0.name] ?? 0)" }
+        return "{\"seedsPlanned\": \(report.seedsPlanned), \"seedsRun\": \(report.seedsRun), "
+            + "\"failures\": [\(failures.joined(separator: ", "))], "
+            + "\"coverage\": {\"runs\": \(coverage.runs), \"faults\": {\(kinds.joined(separator: ", "))}, "
+            + "\"neverFired\": [\(never.joined(separator: ", "))], \"mtuBands\": {\(bands.joined(separator: ", "))}}}\n"
+    }
+
+    /// A JSON string literal.
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

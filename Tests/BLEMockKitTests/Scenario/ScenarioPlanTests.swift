@@ -1,0 +1,99 @@
+import BLECore
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+@Suite("Scenario plans: the conditions and timed faults an exploration replays", .timeLimit(.minutes(10)))
+struct ScenarioPlanTests {
+    static func scenario(_ fields: String) throws(FixtureError) -> Scenario {
+        try Scenario(json: Data("{\(fields), \"peripheral\": {}, \"steps\": []}".utf8))
+    }
+
+    static let plan = ExplorationPlan(
+        seed: 17,
+        conditions: LinkConditions(
+            mtu: 23, connectionInterval: .microseconds(7_500), jitter: .milliseconds(1), packetsPerConnectionEvent: 2,
+            writeWithoutResponseQueueCapacity: 3, updateQueueCapacity: 4),
+        faults: [
+            PlannedFault(.disconnect, at: .milliseconds(1200), target: 2, coreBluetoothError: .connectionTimeout),
+            PlannedFault(.attError, at: .seconds(2), operation: .read, attError: .unlikelyError),
+            PlannedFault(.attError, at: .seconds(2), operation: .write, attError: ATTError.Code(rawValue: 0x80)),
+            PlannedFault(.outOfRange, at: .seconds(3), duration: .milliseconds(1500)),
+            PlannedFault(.neverAnswered, at: .seconds(4), operation: .subscribe),
+        ])
+
+    @Test("A plan's scenario fragment reads back as the same plan")
+    func fragmentRoundTrips() throws {
+        let scenario = try Self.scenario(Self.plan.scenarioFragment)
+        #expect(scenario.plan == Self.plan)
+        #expect(scenario.seed == 17 && scenario.mode == .realistic)
+        #expect(
+            Self.plan.scenarioFragment == """
+                "mode": "realistic",
+                "seed": 17,
+                "plan": {
+                  "conditions": {"mtu": 23, "connectionInterval": "0.0075s", "jitter": "0.001s", "packetsPerConnectionEvent": 2, "writeWithoutResponseQueue": 3, "updateQueue": 4},
+                  "faults": [
+                    {"at": "1.2s", "kind": "disconnect", "target": 2, "error": "connectionTimeout"},
+                    {"at": "2s", "kind": "attError", "operation": "read", "attError": "unlikelyError"},
+                    {"at": "2s", "kind": "attError", "operation": "write", "attError": 128},
+                    {"at": "3s", "kind": "outOfRange", "for": "1.5s"},
+                    {"at": "4s", "kind": "neverAnswered", "operation": "subscribe"}
+                  ]
+                }
+                """)
+        let empty = try Self.scenario(ExplorationPlan(seed: 2).scenarioFragment)
+        #expect(empty.plan == ExplorationPlan(seed: 2))
+    }
+
+    @Test("The one-line plan object is the scenario's plan field")
+    func oneLinePlan() throws {
+        let scenario = try Self.scenario(#""mode": "realistic", "seed": 17, "plan": "# + Self.plan.scenarioPlanJSON)
+        #expect(scenario.plan == Self.plan)
+    }
+
+    @Test("A plan's conditions and faults drive the run: the ATT_MTU is capped and a planned disconnect drops the link")
+    func planDrivesTheRun() async throws {
+        let profile =
+            #"{"name": "S", "preferredMTU": 247, "services": [{"uuid": "180F", "characteristics": [{"uuid": "2A19", "properties": ["read"], "permissions": ["readable"], "value": {"hex": "64"}}]}]}"#
+        let json = """
+            {"mode": "realistic", "seed": 3, "peripheral": \(profile),
+             "plan": {"conditions": {"mtu": 50}, "faults": [{"at": "5s", "kind": "disconnect"}]},
+             "steps": [{"op": "scan", "for": "1s"}, {"op": "connect", "expect": {"mtu": 50}},
+                       {"op": "advance", "by": "10s"}, {"op": "read", "char": "2A19", "expect": {"ok": false}}]}
+            """
+        let trace = await ScenarioRunner(try Scenario(json: Data(json.utf8))).run()
+        #expect(trace.passed, "\(trace.failures)")
+    }
+
+    @Test(
+        "A bad plan is refused with the field and a fix",
+        arguments: [
+            (#""mode": "fast", "plan": {}"#, "a plan needs realistic mode"),
+            (#""mode": "realistic", "seed": 1, "plan": {"faults": [], "extra": 1}"#, "unknown field \"extra\""),
+            (#""mode": "realistic", "seed": 1, "plan": {"conditions": {"mtu": 600}}"#, "mtu"),
+            (#""mode": "realistic", "seed": 1, "plan": {"conditions": {"jitter": "40ms"}}"#, "jitter"),
+            (
+                #""mode": "realistic", "seed": 1, "plan": {"conditions": {"connectionInterval": "1ms"}}"#,
+                "connectionInterval"
+            ),
+            (#""mode": "realistic", "seed": 1, "plan": {"faults": [{"kind": "reset"}]}"#, "missing field \"at\""),
+            (
+                #""mode": "realistic", "seed": 1, "plan": {"faults": [{"at": "1s", "kind": "explode"}]}"#,
+                "unknown fault kind \"explode\""
+            ),
+            (
+                #""mode": "realistic", "seed": 1, "plan": {"faults": [{"at": "1s", "kind": "attError"}]}"#,
+                "a attError fault needs an operation"
+            ),
+            (#""mode": "realistic", "seed": 1, "plan": {"faults": {}}"#, "expected an array"),
+        ])
+    func badPlans(fields: String, message: String) {
+        #expect {
+            try Self.scenario(fields)
+        } throws: { error in
+            (error as? FixtureError)?.message.contains(message) == true
+        }
+    }
+}
