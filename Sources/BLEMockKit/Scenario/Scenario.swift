@@ -16,7 +16,9 @@ import BLECore
 /// does.
 public struct Scenario: Sendable, Hashable {
     /// The fields a scenario object may have.
-    public static let fields = ["name", "description", "seed", "mode", "central", "link", "peripheral", "plan", "steps"]
+    public static let fields = [
+        "name", "description", "seed", "mode", "central", "link", "peripheral", "plan", "steps",
+    ]
 
     /// How the bridge simulates the air.
     public enum Mode: String, Sendable, Hashable, CaseIterable {
