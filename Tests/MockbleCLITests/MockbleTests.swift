@@ -52,7 +52,7 @@ struct MockbleTests {
         #expect(status == .badInput)
         #expect(
             output.error
-                == "mockble: unknown command \"frobnicate\"; the commands are run, validate, fixtures, import, "
+                == "mockble: unknown command \"frobnicate\"; the commands are run, explore, validate, fixtures, import, "
                 + "bench. Run mockble --help for usage.\n")
         #expect(output.output.isEmpty)
     }

@@ -19,16 +19,17 @@ import BLECore
 ///
 /// ```swift
 /// let report = await Exploration(seeds: 200).run { run in
-///     let app = Uploader(central: MockCentralManager())
+///     let watch = try await Watch.start(bridge: run.bridge)   // the test's peripheral
+///     let app = Uploader(central: MockCentralManager())        // joins the run's bridge
 ///     try await app.upload(file)
-///     try await Exploration.require(run.bridge, app.deviceHasFile, "the file arrived whole")
+///     try Exploration.require(await watch.received == file, "the file arrived whole")
 /// }
 /// #expect(report.failures.isEmpty, "\(report)")
 /// ```
 ///
 /// **Failing the body.** Throw: any error the body throws fails the run. Do not record test
 /// issues inside the body (`#expect`, `XCTAssert`): they would be recorded for every failing
-/// seed and every shrinking step. ``require(_:_:_:)`` throws an ``ExplorationFailure``.
+/// seed and every shrinking step. ``require(_:_:)`` throws an ``ExplorationFailure``.
 ///
 /// **Determinism and cores.** Runs share nothing, so up to ``parallelism`` run at once; the
 /// report depends only on the seeds, the budget and the body: the first failure is always the

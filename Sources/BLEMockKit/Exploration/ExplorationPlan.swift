@@ -3,7 +3,7 @@ import BLECore
 /// Everything one exploration run is made of: the seed of its bridge, its link conditions
 /// and its fault schedule. The same plan and the same test body give the same run, byte for
 /// byte: a plan is how a failure found by exploring is replayed
-/// (``Exploration/replay(_:timeLimit:_:)``).
+/// (``Exploration/replay(_:timeLimit:stallPatience:failsOnLeftovers:_:)``).
 public struct ExplorationPlan: Sendable, Hashable {
     /// The bridge's seed (every random draw of the run).
     public var seed: UInt64

@@ -68,7 +68,6 @@ public struct ExplorationFailureReport: Sendable, CustomStringConvertible {
         }
         lines.append("  replay it with:")
         lines += minimal.plan.swiftCode.split(separator: "\n").map { "    \($0)" }
-        lines.append("  or rerun the seed alone: Exploration(seeds: [\(seed)])")
         return lines.joined(separator: "\n")
     }
 

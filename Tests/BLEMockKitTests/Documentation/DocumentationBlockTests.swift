@@ -65,7 +65,7 @@ struct DocumentationBlockTests {
         #expect(counts["MIGRATION.md", default: 0] >= 11)
         for article in [
             "GettingStarted.md", "RealisticMode.md", "InjectingErrors.md", "FixturesAndScenarios.md",
-            "TestingCoreBluetoothApps.md",
+            "TestingCoreBluetoothApps.md", "ExploringSeedsAndFaults.md",
         ] {
             #expect(counts[article, default: 0] >= 1, "\(article)")
         }
