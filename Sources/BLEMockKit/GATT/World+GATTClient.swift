@@ -89,7 +89,8 @@ extension World {
 
     /// The exchanges a procedure plans (checking the attributes it names are still current).
     private mutating func plannedExchanges(of kind: GATTProcedure.Kind, on slot: Int, peripheral: UUID) throws -> Int {
-        let mtu = links.entries[slot]!.mtu
+        // (Read in place: reading through the array's getter copied the whole link here.)
+        let mtu = links.inPlace(at: slot) { $0.mtu }
         let p = peripherals.position(of: peripheral)!
         switch kind {
         case .discoverServices(let uuids):
@@ -184,7 +185,8 @@ extension World {
                 })
         else { return }
         if isCancelled { return complete(id, .failure(CancellationError())) }
-        let mtu = links.entries[slot]!.mtu
+        // (Read in place: reading through the array's getter copied the whole link here.)
+        let mtu = links.inPlace(at: slot) { $0.mtu }
         switch answer {
         case .failure(let error):
             if isRead, completed > 0, (error as? ATTError)?.code == .attributeNotLong {

@@ -81,9 +81,11 @@ extension World {
     }
 
     func canConnectNow(_ peripheral: UUID) -> Bool {
-        guard let record = peripherals[peripheral] else { return false }
-        return record.state == .poweredOn && (record.isConnectable || connectedToSystem.contains(peripheral))
-            && record.isHeard
+        // (Read in place: binding the record copied all of it.)
+        guard let p = peripherals.position(of: peripheral) else { return false }
+        return peripherals.entries[p]!.state == .poweredOn
+            && (peripherals.entries[p]!.isConnectable || connectedToSystem.contains(peripheral))
+            && peripherals.entries[p]!.isHeard
     }
 
     /// The peripheral is connectable: the link comes up after the connection latency plus
@@ -157,9 +159,7 @@ extension World {
         linkCount[key, default: 0] += 1
         let generation = linkCount[key]!
         // Each link draws its jitter from its own stream, so other links never perturb it.
-        let stream = random.derived("link").derived(
-            "\(key.central.canonicalString)/\(key.peripheral.canonicalString)/\(generation)")
-        links[key] = Link(key: key, generation: generation, mtu: mtu, random: stream)
+        links[key] = Link(key: key, generation: generation, mtu: mtu, root: random)
         if centralBonds.contains(key) {
             // A bonded link is encrypted with the stored keys as it comes up.
             links[key]!.security = LinkSecurity(isEncrypted: true, hasBond: true)
@@ -183,8 +183,13 @@ extension World {
     mutating func negotiateMTU(_ key: LinkKey) -> Int {
         let centralMode = centrals[key.central]!.configuration.mtu
         let peripheralMode = peripherals[key.peripheral]!.configuration.mtu
-        let offered = centralMode.draw(isCentral: true, using: &centrals[key.central]!.random.mtu)
-        let accepted = peripheralMode.draw(isCentral: false, using: &peripherals[key.peripheral]!.random.mtu)
+        // Only a realistic mode draws: the others leave the streams alone (touching one derives it).
+        let offered =
+            centralMode.fixedPreference(isCentral: true)
+            ?? centralMode.draw(isCentral: true, using: &centrals[key.central]!.random.mtu)
+        let accepted =
+            peripheralMode.fixedPreference(isCentral: false)
+            ?? peripheralMode.draw(isCentral: false, using: &peripherals[key.peripheral]!.random.mtu)
         return min(max(min(offered, accepted), 23), 517)
     }
 

@@ -17,8 +17,13 @@ extension World {
     /// Tells every registered central whose options match that a link to `peripheral` came
     /// up or went down, whichever central it belongs to.
     mutating func reportConnectionEvent(_ event: ConnectionEvent, peripheral: UUID) {
-        guard let record = peripherals[peripheral] else { return }
-        let services = record.database.localServices.map(\.uuid) + (record.airAdvertisement?.serviceUUIDs ?? [])
+        // Most tests register no central: then nothing is looked at or copied.
+        guard let p = peripherals.position(of: peripheral),
+            centrals.entries.contains(where: { $0?.connectionEventOptions != nil })
+        else { return }
+        let services = peripherals.inPlace(at: p) { record in
+            record.database.localServices.map(\.uuid) + (record.airAdvertisement?.serviceUUIDs ?? [])
+        }
         let remote = remotePeripheral(peripheral)
         for central in centralOrder {
             guard let options = centrals[central]?.connectionEventOptions, centrals[central]!.state == .poweredOn,

@@ -12,13 +12,13 @@ extension World {
     /// Adds a central manager to the air.
     mutating func addCentral(_ identifier: UUID, configuration: MockCentralManager.Configuration) {
         guard centrals[identifier] == nil else { return }
-        let stream =
-            configuration.seed.map { SeededGenerator(seed: $0) }
-            ?? random.derived("central").derived(identifier.canonicalString)
+        let streams =
+            configuration.seed.map { Streams(SeededGenerator(seed: $0)) }
+            ?? Streams(deriving: "central", of: identifier, from: random)
         let state = startState(
             configuration.stateTransition, initial: configuration.initialState, manager: .central(identifier))
         centrals[identifier] = Central(
-            identifier: identifier, configuration: configuration, state: state, random: Streams(stream))
+            identifier: identifier, configuration: configuration, state: state, random: streams)
         let problem = Self.problem(in: configuration)
         centrals[identifier]!.configurationProblem = problem
         centralOrder.append(identifier)
@@ -34,13 +34,13 @@ extension World {
     /// Adds a peripheral manager to the air.
     mutating func addPeripheral(_ identifier: UUID, configuration: MockPeripheralManager.Configuration) {
         guard peripherals[identifier] == nil else { return }
-        let stream =
-            configuration.seed.map { SeededGenerator(seed: $0) }
-            ?? random.derived("peripheral").derived(identifier.canonicalString)
+        let streams =
+            configuration.seed.map { Streams(SeededGenerator(seed: $0)) }
+            ?? Streams(deriving: "peripheral", of: identifier, from: random)
         let state = startState(
             configuration.stateTransition, initial: configuration.initialState, manager: .peripheral(identifier))
         peripherals[identifier] = Peripheral(
-            identifier: identifier, configuration: configuration, state: state, random: Streams(stream))
+            identifier: identifier, configuration: configuration, state: state, random: streams)
         let problem = Self.problem(in: configuration)
         peripherals[identifier]!.configurationProblem = problem
         peripheralOrder.append(identifier)
