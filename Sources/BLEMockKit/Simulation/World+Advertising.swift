@@ -137,7 +137,7 @@ extension World {
     /// A scheduled advertisement: report it to every scanning central, then schedule the next
     /// (a one-time advertiser stops advertising after its advertisement).
     mutating func advertisementDue(from peripheral: UUID) {
-        guard peripherals[peripheral] != nil else { return }
+        guard peripherals.contains(peripheral) else { return }
         peripherals[peripheral]!.advertisingScheduled = false
         guard peripherals[peripheral]!.advertisement != nil else { return }
         for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }

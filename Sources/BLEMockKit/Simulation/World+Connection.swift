@@ -22,13 +22,13 @@ extension World {
         } catch {
             return complete(id, .failure(error))
         }
-        guard known.contains(peripheral), peripherals[peripheral] != nil else {
+        guard known.contains(peripheral), peripherals.contains(peripheral) else {
             let error = unknownDevice(peripheral, central: central)
             record(.refused, central: central, peripheral: peripheral, error: error, detail: "connect")
             return complete(id, .failure(error))
         }
         let key = LinkKey(central: central, peripheral: peripheral)
-        if links[key] != nil { return complete(id, .success(.done)) }
+        if links.contains(key) { return complete(id, .success(.done)) }
         let isNewAttempt = attempts[key] == nil
         if isNewAttempt {
             record(.connecting, central: central, peripheral: peripheral)
@@ -141,7 +141,7 @@ extension World {
     /// Creates the link and completes every attempt waiting for it.
     mutating func establishLink(_ key: LinkKey) {
         dropAttempt(key)
-        guard links[key] == nil, centrals[key.central] != nil, peripherals[key.peripheral] != nil else { return }
+        guard !links.contains(key), centrals.contains(key.central), peripherals.contains(key.peripheral) else { return }
         if centralBonds.contains(key), !peripheralBonds.contains(key) {
             // The central's keys no longer match: encryption fails and the link goes down.
             failConnecting(key, failAttempt(key, CoreBluetoothError(.peerRemovedPairingInformation)))
@@ -211,7 +211,7 @@ extension World {
             if case .connect(key) = $0.kind { return true }
             return false
         }
-        guard !others, links[key] == nil, attempts[key] != nil else { return }
+        guard !others, !links.contains(key), attempts[key] != nil else { return }
         dropAttempt(key)
         record(.connectionFailed, central: key.central, peripheral: key.peripheral, error: error)
         deliver(.failedToConnect(remotePeripheral(key.peripheral), error), to: key.central)
@@ -224,7 +224,7 @@ extension World {
         if centrals[central]?.isShutDown != true, state(of: .central(central)) != .poweredOn { return }
         try requirePoweredOn(central: central, "cancelPeripheralConnection")
         let key = LinkKey(central: central, peripheral: peripheral)
-        if links[key] != nil {
+        if links.contains(key) {
             tearDown(key, reason: nil, pendingError: CoreBluetoothError(.operationCancelled))
         } else if attempts[key] != nil {
             dropAttempt(key)
@@ -251,7 +251,7 @@ extension World {
             }
         }
         record(.disconnected, central: key.central, peripheral: key.peripheral, error: reason)
-        if peripherals[key.peripheral] != nil {
+        if peripherals.contains(key.peripheral) {
             tellSubscriptionsEnded(link, detail: "disconnected")
             let lostUpdates = link.toCentral.waiting.filter {
                 if case .update = $0 { return true }
@@ -261,7 +261,7 @@ extension World {
         }
         closeChannels(on: key)
         failOperations(pendingError) { $0.link == key }
-        if centrals[key.central] != nil {
+        if centrals.contains(key.central) {
             // Every attribute of the peripheral goes, included services' with the rest.
             let stale =
                 (centrals[key.central]!.services.removeValue(forKey: key.peripheral) ?? [])
@@ -292,7 +292,7 @@ extension World {
     // MARK: Queries
 
     func isConnected(central: UUID, peripheral: UUID) -> Bool {
-        links[LinkKey(central: central, peripheral: peripheral)] != nil
+        links.contains(LinkKey(central: central, peripheral: peripheral))
     }
 
     /// The known peripherals among `identifiers`, each once, in the order asked; none while
@@ -307,7 +307,7 @@ extension World {
     /// CoreBluetoothMock's `simulateCaching()`): `retrievePeripherals(withIdentifiers:)`
     /// finds it, and a central may connect to it without scanning.
     mutating func cache(peripheral: UUID) {
-        guard peripherals[peripheral] != nil else { return }
+        guard peripherals.contains(peripheral) else { return }
         known.insert(peripheral)
     }
 
@@ -315,7 +315,7 @@ extension World {
     /// stops): `retrieveConnectedPeripherals(withServices:)` finds it, and a central connects
     /// to it whether or not it advertises.
     mutating func setConnectedToSystem(peripheral: UUID, _ connected: Bool) {
-        guard peripherals[peripheral] != nil else { return }
+        guard peripherals.contains(peripheral) else { return }
         if connected {
             known.insert(peripheral)
             connectedToSystem.insert(peripheral)
@@ -343,7 +343,7 @@ extension World {
     /// on this bridge has the identifier: the commonest set-up mistake is two managers each on
     /// a bridge of its own.
     func unknownDevice(_ peripheral: UUID, central: UUID) -> CoreBluetoothError {
-        guard peripherals[peripheral] == nil else { return CoreBluetoothError(.unknownDevice) }
+        guard !peripherals.contains(peripheral) else { return CoreBluetoothError(.unknownDevice) }
         return CoreBluetoothError(
             .unknownDevice,
             reason: "No manager on this central's bridge has identifier \(peripheral.uuidString): a manager "

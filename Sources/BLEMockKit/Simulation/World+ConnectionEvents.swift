@@ -9,7 +9,7 @@ import BLECore
 /// Connection events (`registerForConnectionEvents`) and ANCS authorization.
 extension World {
     mutating func registerForConnectionEvents(central: UUID, options: ConnectionEventOptions?) {
-        guard centrals[central] != nil else { return }
+        guard centrals.contains(central) else { return }
         // `nil` asks for every connection; store it as options that match everything.
         centrals[central]!.connectionEventOptions = options ?? ConnectionEventOptions()
     }
@@ -45,7 +45,7 @@ extension World {
 
     /// Test hook of the central: the user changes a connected peripheral's ANCS access.
     mutating func setANCSAuthorization(_ authorized: Bool, key: LinkKey) {
-        guard links[key] != nil, peripherals[key.peripheral]?.configuration.requestsANCSAuthorization == true,
+        guard links.contains(key), peripherals[key.peripheral]?.configuration.requestsANCSAuthorization == true,
             centrals[key.central]?.ancsAuthorizations[key.peripheral] != authorized
         else { return }
         centrals[key.central]!.ancsAuthorizations[key.peripheral] = authorized
