@@ -421,7 +421,9 @@ extension World {
         links.entries[slot]!.queuedCommands += 1
         if !canQueueCommand(on: key) { links.entries[slot]!.commandQueueWasFull = true }
         links.entries[slot]!.toPeripheral.append(.command(WriteCommand(characteristic: characteristic, value: value)))
-        let capacity = centrals[central]!.configuration.writeWithoutResponseQueue.capacity
+        // (Read in place: the subscript's getter copies the whole central record.)
+        let capacity = centrals.entries[centrals.position(of: central)!]!.configuration.writeWithoutResponseQueue
+            .capacity
         if sendsAtOnce(capacity: capacity) {
             connectionEventNow(key)
         } else {

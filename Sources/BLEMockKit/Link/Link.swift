@@ -15,22 +15,10 @@ struct Link: Sendable {
     let generation: Int
     /// The negotiated ATT_MTU.
     var mtu: Int
-    /// This link's own random stream (the jitter of its connection events): the child of the
-    /// world's root stream named `link`, then the two identifiers and the generation. Derived
-    /// when first drawn from: instant timing draws nothing, and deriving hashes the text of
-    /// both identifiers.
-    var random: SeededGenerator {
-        get {
-            stream
-                ?? root.derived("link").derived(
-                    "\(key.central.canonicalString)/\(key.peripheral.canonicalString)/\(generation)")
-        }
-        set { stream = newValue }
-    }
-    /// The world's root stream, which ``random`` is derived from.
-    private let root: SeededGenerator
-    /// ``random`` once drawn from.
-    private var stream: SeededGenerator?
+    /// This link's own random stream (the jitter of its connection events). Only drawn from
+    /// when connection events are spaced (a nonzero connection interval): with instant timing
+    /// ``World/establishLink(_:)`` does not derive it, and it holds the world's root stream.
+    var random: SeededGenerator
     var security = LinkSecurity()
     /// This central's subscriptions on the peripheral, by characteristic value handle.
     var subscriptions: [UInt16: SubscriptionKind] = [:]
@@ -71,11 +59,10 @@ struct Link: Sendable {
     /// ``maximumValueLength`` at an ATT_MTU.
     static func maximumValueLength(mtu: Int) -> Int { min(mtu - 3, GATTDatabase.maximumValueLength) }
 
-    /// A link whose stream derives from `root`, the world's root stream.
-    init(key: LinkKey, generation: Int, mtu: Int, root: SeededGenerator) {
+    init(key: LinkKey, generation: Int, mtu: Int, random: SeededGenerator) {
         self.key = key
         self.generation = generation
         self.mtu = mtu
-        self.root = root
+        self.random = random
     }
 }

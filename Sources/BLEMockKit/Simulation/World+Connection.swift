@@ -158,8 +158,15 @@ extension World {
         let mtu = negotiateMTU(key)
         linkCount[key, default: 0] += 1
         let generation = linkCount[key]!
-        // Each link draws its jitter from its own stream, so other links never perturb it.
-        links[key] = Link(key: key, generation: generation, mtu: mtu, root: random)
+        // Each link draws its jitter from its own stream, so other links never perturb it. A
+        // world with instant timing never draws it (its connection events fall at once), and
+        // does not derive it: deriving hashes the text of both identifiers. (The stream is kept
+        // in the link rather than derived lazily there: a larger link costs every copy of it.)
+        let stream =
+            timing.connectionInterval > .zero
+            ? random.derived("link").derived(
+                "\(key.central.canonicalString)/\(key.peripheral.canonicalString)/\(generation)") : random
+        links[key] = Link(key: key, generation: generation, mtu: mtu, random: stream)
         if centralBonds.contains(key) {
             // A bonded link is encrypted with the stored keys as it comes up.
             links[key]!.security = LinkSecurity(isEncrypted: true, hasBond: true)

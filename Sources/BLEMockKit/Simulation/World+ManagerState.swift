@@ -14,7 +14,7 @@ extension World {
         guard !centrals.contains(identifier) else { return }
         let streams =
             configuration.seed.map { Streams(SeededGenerator(seed: $0)) }
-            ?? Streams(deriving: "central", of: identifier, from: random)
+            ?? Streams(deriving: .central, of: identifier, from: random)
         let state = startState(
             configuration.stateTransition, initial: configuration.initialState, manager: .central(identifier))
         centrals[identifier] = Central(
@@ -36,7 +36,7 @@ extension World {
         guard !peripherals.contains(identifier) else { return }
         let streams =
             configuration.seed.map { Streams(SeededGenerator(seed: $0)) }
-            ?? Streams(deriving: "peripheral", of: identifier, from: random)
+            ?? Streams(deriving: .peripheral, of: identifier, from: random)
         let state = startState(
             configuration.stateTransition, initial: configuration.initialState, manager: .peripheral(identifier))
         peripherals[identifier] = Peripheral(

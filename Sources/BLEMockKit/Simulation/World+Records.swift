@@ -15,10 +15,16 @@ extension World {
         /// Where the manager's own stream comes from.
         private enum Base: Sendable {
             case stream(SeededGenerator)
-            /// The child of `root` named `role`, then the identifier's canonical string: derived
-            /// when a purpose's child is first needed (hashing the identifier's text for every
-            /// new manager showed in fast mode's profile, which draws nothing).
-            case derived(root: SeededGenerator, role: String, identifier: UUID)
+            /// The child of the root stream (seeded `rootSeed`) named `role`, then the
+            /// identifier's canonical string: derived when a purpose's child is first needed
+            /// (hashing the identifier's text for every new manager showed in fast mode's
+            /// profile, which draws nothing). No larger than a stream: records are copied.
+            case derived(rootSeed: UInt64, role: Role, identifier: UUID)
+        }
+
+        /// The role a manager's stream is named after.
+        enum Role: String, Sendable {
+            case central, peripheral
         }
 
         private let source: Base
@@ -26,7 +32,8 @@ extension World {
         private var base: SeededGenerator {
             switch source {
             case .stream(let stream): stream
-            case .derived(let root, let role, let identifier): root.derived(role).derived(identifier.canonicalString)
+            case .derived(let rootSeed, let role, let identifier):
+                SeededGenerator(seed: rootSeed).derived(role.rawValue).derived(identifier.canonicalString)
             }
         }
         // Each child is derived the first time it is drawn from (fast mode draws none), and
@@ -44,8 +51,8 @@ extension World {
 
         /// The streams of a manager whose own stream is `root.derived(role).derived(identifier's
         /// canonical string)`, derived on first use.
-        init(deriving role: String, of identifier: UUID, from root: SeededGenerator) {
-            source = .derived(root: root, role: role, identifier: identifier)
+        init(deriving role: Role, of identifier: UUID, from root: SeededGenerator) {
+            source = .derived(rootSeed: root.seed, role: role, identifier: identifier)
         }
 
         /// ATT_MTU preferences drawn per link.
