@@ -11,6 +11,9 @@ import BLECore
 /// -1 is outside 1…"`. A manager with a problem (or on a bridge with one) refuses every call
 /// with `APIMisuseError.invalidConfiguration(_:)`: a bad value is reported where it was given,
 /// rather than hanging the simulation or trapping later.
+///
+/// Every check takes the field's name as an autoclosure: bridges and managers are checked as
+/// they are created, and a valid configuration (nearly always) builds none of the names.
 enum ConfigurationProblems {
     /// Bluetooth's legacy advertising intervals (Core, Vol 6, Part B, 4.4.2.2.1).
     static let advertisingIntervals = Duration.milliseconds(20)...Duration.milliseconds(10_240)
@@ -26,28 +29,28 @@ enum ConfigurationProblems {
         "\(field): \(value) is outside \(range)"
     }
 
-    static func check(_ field: String, _ value: Int, in range: ClosedRange<Int>) -> String? {
-        range.contains(value) ? nil : outside(field, "\(value)", "\(range.lowerBound)…\(range.upperBound)")
+    static func check(_ field: @autoclosure () -> String, _ value: Int, in range: ClosedRange<Int>) -> String? {
+        range.contains(value) ? nil : outside(field(), "\(value)", "\(range.lowerBound)…\(range.upperBound)")
     }
 
-    static func check(_ field: String, atLeast minimum: Int, _ value: Int) -> String? {
-        value >= minimum ? nil : outside(field, "\(value)", "\(minimum)…")
+    static func check(_ field: @autoclosure () -> String, atLeast minimum: Int, _ value: Int) -> String? {
+        value >= minimum ? nil : outside(field(), "\(value)", "\(minimum)…")
     }
 
-    static func check(_ field: String, _ value: Duration, in range: ClosedRange<Duration>, orZero: Bool = false)
-        -> String?
-    {
+    static func check(
+        _ field: @autoclosure () -> String, _ value: Duration, in range: ClosedRange<Duration>, orZero: Bool = false
+    ) -> String? {
         if range.contains(value) || (orZero && value == .zero) { return nil }
         let allowed = "\(FixtureDuration.string(range.lowerBound))…\(FixtureDuration.string(range.upperBound))"
-        return outside(field, FixtureDuration.string(value), orZero ? "0s or \(allowed)" : allowed)
+        return outside(field(), FixtureDuration.string(value), orZero ? "0s or \(allowed)" : allowed)
     }
 
-    static func check(_ field: String, nonNegative value: Duration) -> String? {
-        value >= .zero ? nil : outside(field, FixtureDuration.string(value), "0s…")
+    static func check(_ field: @autoclosure () -> String, nonNegative value: Duration) -> String? {
+        value >= .zero ? nil : outside(field(), FixtureDuration.string(value), "0s…")
     }
 
-    static func check(_ field: String, probability value: Double) -> String? {
-        (0...1).contains(value) ? nil : outside(field, "\(value)", "0…1")
+    static func check(_ field: @autoclosure () -> String, probability value: Double) -> String? {
+        (0...1).contains(value) ? nil : outside(field(), "\(value)", "0…1")
     }
 
     /// The first problem in `checks`, or `nil`.
@@ -55,33 +58,33 @@ enum ConfigurationProblems {
         checks.lazy.compactMap { $0 }.first
     }
 
-    static func queue(_ field: String, _ queue: QueueBehavior) -> String? {
+    static func queue(_ field: @autoclosure () -> String, _ queue: QueueBehavior) -> String? {
         guard case .realistic(let capacity) = queue else { return nil }
-        return check("\(field).realistic(capacity:)", atLeast: 1, capacity)
+        return check("\(field()).realistic(capacity:)", atLeast: 1, capacity)
     }
 
-    static func stateTransition(_ field: String, _ transition: StateTransition) -> String? {
+    static func stateTransition(_ field: @autoclosure () -> String, _ transition: StateTransition) -> String? {
         guard case .realistic(let duration) = transition else { return nil }
-        return check("\(field).realistic(duration:)", nonNegative: duration)
+        return check("\(field()).realistic(duration:)", nonNegative: duration)
     }
 }
 
 extension LinkTiming {
     /// What is wrong with this timing (named by field under `owner`), or `nil`.
-    func problem(in owner: String) -> String? {
+    func problem(in owner: @autoclosure () -> String) -> String? {
         ConfigurationProblems.first([
             ConfigurationProblems.check(
-                "\(owner).connectionInterval", connectionInterval, in: ConfigurationProblems.connectionIntervals,
+                "\(owner()).connectionInterval", connectionInterval, in: ConfigurationProblems.connectionIntervals,
                 orZero: true),
             connectionInterval > .zero && jitter > connectionInterval
                 ? ConfigurationProblems.outside(
-                    "\(owner).jitter", FixtureDuration.string(jitter),
+                    "\(owner()).jitter", FixtureDuration.string(jitter),
                     "0s…\(FixtureDuration.string(connectionInterval)) (the connection interval)")
-                : ConfigurationProblems.check("\(owner).jitter", nonNegative: jitter),
-            ConfigurationProblems.check("\(owner).connectionLatency", nonNegative: connectionLatency.lowerBound),
-            ConfigurationProblems.check("\(owner).packetsPerConnectionEvent", atLeast: 1, packetsPerConnectionEvent),
+                : ConfigurationProblems.check("\(owner()).jitter", nonNegative: jitter),
+            ConfigurationProblems.check("\(owner()).connectionLatency", nonNegative: connectionLatency.lowerBound),
+            ConfigurationProblems.check("\(owner()).packetsPerConnectionEvent", atLeast: 1, packetsPerConnectionEvent),
             ConfigurationProblems.check(
-                "\(owner).supervisionTimeout", supervisionTimeout, in: ConfigurationProblems.supervisionTimeouts,
+                "\(owner()).supervisionTimeout", supervisionTimeout, in: ConfigurationProblems.supervisionTimeouts,
                 orZero: true),
         ])
     }

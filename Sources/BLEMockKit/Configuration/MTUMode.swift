@@ -30,17 +30,20 @@ public enum MTUMode: Sendable, Hashable {
         }
     }
 
+    /// The preference of a mode that draws nothing (every mode but ``realistic(_:)``).
+    func fixedPreference(isCentral: Bool) -> Int? {
+        switch self {
+        case .fixed(let value): value
+        case .device: isCentral ? 185 : 247
+        case .realistic: nil
+        }
+    }
+
     /// Draws a preference for a new link.
     func draw(isCentral: Bool, using random: inout SeededGenerator) -> Int {
-        switch self {
-        case .fixed(let value):
-            return value
-        case .device:
-            return isCentral ? 185 : 247
-        case .realistic(let range):
-            let candidates = Self.realWorldValues.filter(range.contains)
-            if let choice = random.element(from: candidates) { return choice }
-            return min(max(range.lowerBound, 23), 517)
-        }
+        guard case .realistic(let range) = self else { return fixedPreference(isCentral: isCentral)! }
+        let candidates = Self.realWorldValues.filter(range.contains)
+        if let choice = random.element(from: candidates) { return choice }
+        return min(max(range.lowerBound, 23), 517)
     }
 }

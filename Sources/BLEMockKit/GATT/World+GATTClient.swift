@@ -89,7 +89,8 @@ extension World {
 
     /// The exchanges a procedure plans (checking the attributes it names are still current).
     private mutating func plannedExchanges(of kind: GATTProcedure.Kind, on slot: Int, peripheral: UUID) throws -> Int {
-        let mtu = links.entries[slot]!.mtu
+        // (Read in place: reading through the array's getter copied the whole link here.)
+        let mtu = links.inPlace(at: slot) { $0.mtu }
         let p = peripherals.position(of: peripheral)!
         switch kind {
         case .discoverServices(let uuids):
@@ -184,7 +185,8 @@ extension World {
                 })
         else { return }
         if isCancelled { return complete(id, .failure(CancellationError())) }
-        let mtu = links.entries[slot]!.mtu
+        // (Read in place: reading through the array's getter copied the whole link here.)
+        let mtu = links.inPlace(at: slot) { $0.mtu }
         switch answer {
         case .failure(let error):
             if isRead, completed > 0, (error as? ATTError)?.code == .attributeNotLong {
@@ -419,7 +421,9 @@ extension World {
         links.entries[slot]!.queuedCommands += 1
         if !canQueueCommand(on: key) { links.entries[slot]!.commandQueueWasFull = true }
         links.entries[slot]!.toPeripheral.append(.command(WriteCommand(characteristic: characteristic, value: value)))
-        let capacity = centrals[central]!.configuration.writeWithoutResponseQueue.capacity
+        // (Read in place: the subscript's getter copies the whole central record.)
+        let capacity = centrals.entries[centrals.position(of: central)!]!.configuration.writeWithoutResponseQueue
+            .capacity
         if sendsAtOnce(capacity: capacity) {
             connectionEventNow(key)
         } else {

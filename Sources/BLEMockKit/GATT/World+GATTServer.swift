@@ -37,7 +37,7 @@ extension World {
     }
 
     mutating func removeAllServices(peripheral: UUID) {
-        guard peripherals[peripheral] != nil else { return }
+        guard peripherals.contains(peripheral) else { return }
         let removed = peripherals[peripheral]!.database.removeAll()
         for service in removed {
             record(.serviceRemoved, peripheral: peripheral, attribute: service.local.uuid, handle: service.local.handle)
@@ -65,7 +65,7 @@ extension World {
         // (and never hands them out again), so a use is refused as stale.
         for key in links(ofPeripheral: peripheral) {
             for handle in handles { links[key]!.subscriptions[handle] = nil }
-            guard centrals[key.central] != nil else { continue }
+            guard centrals.contains(key.central) else { continue }
             func isRemoved(_ remote: RemoteService) -> Bool { services.contains { $0.local.handle == remote.handle } }
             let known = centrals[key.central]!.services[peripheral] ?? []
             let included = centrals[key.central]!.includedServices[peripheral] ?? []

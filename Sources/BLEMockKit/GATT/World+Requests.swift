@@ -138,18 +138,20 @@ extension World {
     private mutating func serveWrite(
         _ id: OperationID, characteristic: RemoteCharacteristic, value: Data, on key: LinkKey
     ) {
-        guard let local = peripherals[key.peripheral]!.database.characteristic(at: characteristic.handle)?.local else {
+        // (The record is read in place: the subscript's getter copies all of it.)
+        let p = peripherals.position(of: key.peripheral)!
+        guard let local = peripherals.entries[p]!.database.characteristic(at: characteristic.handle)?.local else {
             return answerRequest(id, .failure(ATTError(.invalidHandle)), on: key)
         }
-        switch peripherals[key.peripheral]!.answering {
+        switch peripherals.entries[p]!.answering {
         case .automatic:
-            peripherals[key.peripheral]!.database.setValue(value, at: local.handle)
+            peripherals.entries[p]!.database.setValue(value, at: local.handle)
             answerRequest(id, .written, on: key)
         case .handler, .manual:
             let batch = writeBatch(value, link: key, characteristic: local)
             pending[id]!.procedure!.batch = batch
             pending[id]!.stage = .awaitingAnswer(batch[0].id)
-            if peripherals[key.peripheral]!.answering == .handler {
+            if peripherals.entries[p]!.answering == .handler {
                 effects.append(.ask(key.peripheral, .write(batch, id)))
             } else {
                 record(
@@ -166,7 +168,10 @@ extension World {
         _ characteristic: RemoteCharacteristic, enabled: Bool, indications: Bool, on key: LinkKey
     ) throws {
         let link = links[key]!
-        guard let record = peripherals[key.peripheral]!.database.characteristic(at: characteristic.handle) else {
+        guard
+            let record = peripherals.entries[peripherals.position(of: key.peripheral)!]!.database.characteristic(
+                at: characteristic.handle)
+        else {
             throw CoreBluetoothError(.invalidHandle)
         }
         let remoteCentral = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.maximumValueLength)
@@ -213,9 +218,10 @@ extension World {
             return
         }
         guard let record = peripherals.entries[p]!.database.characteristic(at: handle) else { return }
-        switch peripherals[key.peripheral]!.answering {
+        // (In place: the subscript's getter copies the whole peripheral record.)
+        switch peripherals.entries[p]!.answering {
         case .automatic:
-            peripherals[key.peripheral]!.database.setValue(command.value, at: handle)
+            peripherals.entries[p]!.database.setValue(command.value, at: handle)
         case .handler:
             var request = makeRequest(link: key, characteristic: record.local, offset: 0, value: command.value)
             request.isCommand = true

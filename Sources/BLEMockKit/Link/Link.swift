@@ -15,7 +15,9 @@ struct Link: Sendable {
     let generation: Int
     /// The negotiated ATT_MTU.
     var mtu: Int
-    /// This link's own random stream (the jitter of its connection events).
+    /// This link's own random stream (the jitter of its connection events). Only drawn from
+    /// when connection events are spaced (a nonzero connection interval): with instant timing
+    /// ``World/establishLink(_:)`` does not derive it, and it holds the world's root stream.
     var random: SeededGenerator
     var security = LinkSecurity()
     /// This central's subscriptions on the peripheral, by characteristic value handle.

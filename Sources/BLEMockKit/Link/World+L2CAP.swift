@@ -98,7 +98,7 @@ extension World {
     /// of at most the MPS, which cross with the link's other packets. The send ends when its
     /// last frame has crossed; if the link drops first, it fails with the link's error.
     mutating func startSending(_ data: Data, channel: UInt64, from end: L2CAPChannelRecord.End, id: OperationID) {
-        guard let record = channels[channel], links[record.link] != nil else {
+        guard let record = channels[channel], links.contains(record.link) else {
             return complete(id, .failure(CoreBluetoothError(.notConnected)))
         }
         guard !data.isEmpty else { return complete(id, .success(.done)) }
@@ -135,7 +135,7 @@ extension World {
         if let sdu = frame.sdu, channels[frame.channel] != nil {
             effects.append(.channelData(frame.channel, to: end, sdu))
         }
-        if let id = frame.completes, pending[id] != nil { complete(id, .success(.done)) }
+        if let id = frame.completes, pending.contains(id) { complete(id, .success(.done)) }
     }
 
     // MARK: Closing

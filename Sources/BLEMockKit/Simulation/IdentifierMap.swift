@@ -20,6 +20,19 @@ struct IdentifierMap<Value: Sendable>: Sendable {
     /// Where an identifier's value is in ``entries``.
     func position(of identifier: UUID) -> Int? { positions[IdentifierKey(identifier)] }
 
+    /// Whether a value is stored for an identifier. (Comparing the subscript with `nil` would
+    /// copy the whole record first.)
+    func contains(_ identifier: UUID) -> Bool { positions[IdentifierKey(identifier)] != nil }
+
+    /// Runs `body` on the value at `position`, in place. Hot paths read several fields of a
+    /// record this way: reading them through the array's getter (or binding the record)
+    /// copies the whole record, retaining everything it holds, wherever the optimizer cannot
+    /// tell that only a field is read.
+    @inline(__always)
+    mutating func inPlace<R>(at position: Int, _ body: (inout Value) -> R) -> R {
+        body(&entries[position]!)
+    }
+
     /// The value for an identifier; assigning a new identifier adds it at the end.
     subscript(identifier: UUID) -> Value? {
         get {

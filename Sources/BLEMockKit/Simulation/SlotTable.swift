@@ -13,7 +13,8 @@ struct SlotTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// The slot of the value for `key`, if any.
     func position(of key: Key) -> Int? { positions[key] }
 
-    /// Whether a value is stored for `key`.
+    /// Whether a value is stored for `key`. (Comparing the subscript with `nil` copies the
+    /// whole value first: the array's getter hands out a copy.)
     func contains(_ key: Key) -> Bool { positions[key] != nil }
 
     /// Runs `body` on the value in slot `position`, in place. (Reading a field through

@@ -43,18 +43,27 @@ extension World {
     mutating func deliverAdvertisement(
         from peripheral: UUID, to central: UUID, advertisement setAdvertisement: AdvertisementData? = nil
     ) {
-        guard let record = peripherals[peripheral], let advertisement = setAdvertisement ?? record.airAdvertisement,
-            record.isHeard,
-            record.advertisingStarted <= now, let scan = centrals[central]?.scan,
-            centrals[central]?.state == .poweredOn, scan.matches(advertisement)
-        else { return }
+        // (The records are read in place: binding one copied all of it, for every advertisement.)
+        let now = now
+        guard let p = peripherals.position(of: peripheral), let c = centrals.position(of: central) else { return }
+        let aired = peripherals.inPlace(at: p) { (record) -> AdvertisementData? in
+            record.isHeard && record.advertisingStarted <= now ? setAdvertisement ?? record.airAdvertisement : nil
+        }
+        guard let advertisement = aired else { return }
+        let listening = centrals.inPlace(at: c) { (record) -> ScanMatch? in
+            guard record.state == .poweredOn, let scan = record.scan, scan.matches(advertisement) else { return nil }
+            return ScanMatch(
+                services: scan.services, allowDuplicates: scan.options.allowDuplicates,
+                reported: scan.reported.contains(peripheral), isInBackground: record.isInBackground)
+        }
+        guard let scan = listening else { return }
         // In the background iOS discovers only peripherals advertising the services the scan
         // names; a scan for all services discovers nothing.
-        if centrals[central]!.isInBackground, scan.services?.isEmpty ?? true { return }
+        if scan.isInBackground, scan.services?.isEmpty ?? true { return }
         // In the background iOS reports each peripheral once per scan, whatever the options say.
-        let duplicates = scan.options.allowDuplicates && centrals[central]?.isInBackground != true
-        guard duplicates || !scan.reported.contains(peripheral) else { return }
-        centrals[central]!.scan!.reported.insert(peripheral)
+        let duplicates = scan.allowDuplicates && !scan.isInBackground
+        guard duplicates || !scan.reported else { return }
+        centrals.entries[c]!.scan!.reported.insert(peripheral)
         known.insert(peripheral)
         let rssi = currentRSSI(of: peripheral)
         self.record(.discovered, central: central, peripheral: peripheral, detail: "rssi=\(rssi)")
@@ -94,24 +103,33 @@ extension World {
         if !advertisingSets.isEmpty, advertisingSets[peripheral] != nil {
             scheduleAdvertisingSets(of: peripheral, needed: needed)
         }
-        guard let record = peripherals[peripheral], record.advertisement != nil, !record.advertisingScheduled else {
-            return
-        }
-        let delayed = record.advertisingStarted > now
+        // (Read in place: binding the record copied all of it.)
+        guard let p = peripherals.position(of: peripheral),
+            let (advertisingStarted, interval, advertisesOnce) = peripherals.inPlace(
+                at: p,
+                { record in
+                    record.advertisement != nil && !record.advertisingScheduled
+                        ? (
+                            record.advertisingStarted, record.configuration.advertisingInterval,
+                            record.configuration.advertisesOnce
+                        ) : nil
+                })
+        else { return }
+        let delayed = advertisingStarted > now
         // A one-time advertisement goes out when it is due whether or not anyone listens: a
         // scan that starts later does not hear it.
-        guard needed || delayed || record.configuration.advertisesOnce else { return }
-        peripherals[peripheral]!.advertisingScheduled = true
+        guard needed || delayed || advertisesOnce else { return }
+        peripherals.entries[p]!.advertisingScheduled = true
         let next: VirtualClock.Instant
         if delayed {
-            next = record.advertisingStarted
+            next = advertisingStarted
         } else {
             // Each advertising event is delayed by a random 0–10 ms (advDelay), as the
             // specification requires, when timing is realistic.
             let advDelay =
                 timing.isInstant
                 ? Duration.zero : peripherals[peripheral]!.random.advertising.duration(in: .zero ... .milliseconds(10))
-            next = now.advanced(by: record.configuration.advertisingInterval + advDelay)
+            next = now.advanced(by: interval + advDelay)
         }
         schedule.schedule(.advertise(peripheral: peripheral), at: next)
     }
@@ -119,7 +137,7 @@ extension World {
     /// A scheduled advertisement: report it to every scanning central, then schedule the next
     /// (a one-time advertiser stops advertising after its advertisement).
     mutating func advertisementDue(from peripheral: UUID) {
-        guard peripherals[peripheral] != nil else { return }
+        guard peripherals.contains(peripheral) else { return }
         peripherals[peripheral]!.advertisingScheduled = false
         guard peripherals[peripheral]!.advertisement != nil else { return }
         for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }
@@ -183,4 +201,13 @@ extension World {
         guard spread > 0 else { return base }
         return base + peripherals[peripheral]!.random.rssi.int(in: -spread...spread)
     }
+}
+
+/// What ``World/deliverAdvertisement(from:to:advertisement:)`` needs of a scan that matches.
+private struct ScanMatch {
+    var services: [BluetoothUUID]?
+    var allowDuplicates: Bool
+    /// Whether the scan reported the peripheral already.
+    var reported: Bool
+    var isInBackground: Bool
 }

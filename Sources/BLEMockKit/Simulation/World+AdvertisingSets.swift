@@ -38,7 +38,7 @@ extension World {
     /// Replaces a peripheral's additional advertising sets. If it is advertising, each starts
     /// its delay from now.
     mutating func setAdvertisingSets(_ sets: [AdvertisingSet], of peripheral: UUID) {
-        guard peripherals[peripheral] != nil else { return }
+        guard peripherals.contains(peripheral) else { return }
         schedule.removeAll {
             if case .advertiseSet(peripheral, _) = $0 { return true }
             return false

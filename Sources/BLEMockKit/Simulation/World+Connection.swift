@@ -22,13 +22,13 @@ extension World {
         } catch {
             return complete(id, .failure(error))
         }
-        guard known.contains(peripheral), peripherals[peripheral] != nil else {
+        guard known.contains(peripheral), peripherals.contains(peripheral) else {
             let error = unknownDevice(peripheral, central: central)
             record(.refused, central: central, peripheral: peripheral, error: error, detail: "connect")
             return complete(id, .failure(error))
         }
         let key = LinkKey(central: central, peripheral: peripheral)
-        if links[key] != nil { return complete(id, .success(.done)) }
+        if links.contains(key) { return complete(id, .success(.done)) }
         let isNewAttempt = attempts[key] == nil
         if isNewAttempt {
             record(.connecting, central: central, peripheral: peripheral)
@@ -81,9 +81,11 @@ extension World {
     }
 
     func canConnectNow(_ peripheral: UUID) -> Bool {
-        guard let record = peripherals[peripheral] else { return false }
-        return record.state == .poweredOn && (record.isConnectable || connectedToSystem.contains(peripheral))
-            && record.isHeard
+        // (Read in place: binding the record copied all of it.)
+        guard let p = peripherals.position(of: peripheral) else { return false }
+        return peripherals.entries[p]!.state == .poweredOn
+            && (peripherals.entries[p]!.isConnectable || connectedToSystem.contains(peripheral))
+            && peripherals.entries[p]!.isHeard
     }
 
     /// The peripheral is connectable: the link comes up after the connection latency plus
@@ -139,7 +141,7 @@ extension World {
     /// Creates the link and completes every attempt waiting for it.
     mutating func establishLink(_ key: LinkKey) {
         dropAttempt(key)
-        guard links[key] == nil, centrals[key.central] != nil, peripherals[key.peripheral] != nil else { return }
+        guard !links.contains(key), centrals.contains(key.central), peripherals.contains(key.peripheral) else { return }
         if centralBonds.contains(key), !peripheralBonds.contains(key) {
             // The central's keys no longer match: encryption fails and the link goes down.
             failConnecting(key, failAttempt(key, CoreBluetoothError(.peerRemovedPairingInformation)))
@@ -156,9 +158,14 @@ extension World {
         let mtu = negotiateMTU(key)
         linkCount[key, default: 0] += 1
         let generation = linkCount[key]!
-        // Each link draws its jitter from its own stream, so other links never perturb it.
-        let stream = random.derived("link").derived(
-            "\(key.central.canonicalString)/\(key.peripheral.canonicalString)/\(generation)")
+        // Each link draws its jitter from its own stream, so other links never perturb it. A
+        // world with instant timing never draws it (its connection events fall at once), and
+        // does not derive it: deriving hashes the text of both identifiers. (The stream is kept
+        // in the link rather than derived lazily there: a larger link costs every copy of it.)
+        let stream =
+            timing.connectionInterval > .zero
+            ? random.derived("link").derived(
+                "\(key.central.canonicalString)/\(key.peripheral.canonicalString)/\(generation)") : random
         links[key] = Link(key: key, generation: generation, mtu: mtu, random: stream)
         if centralBonds.contains(key) {
             // A bonded link is encrypted with the stored keys as it comes up.
@@ -183,8 +190,13 @@ extension World {
     mutating func negotiateMTU(_ key: LinkKey) -> Int {
         let centralMode = centrals[key.central]!.configuration.mtu
         let peripheralMode = peripherals[key.peripheral]!.configuration.mtu
-        let offered = centralMode.draw(isCentral: true, using: &centrals[key.central]!.random.mtu)
-        let accepted = peripheralMode.draw(isCentral: false, using: &peripherals[key.peripheral]!.random.mtu)
+        // Only a realistic mode draws: the others leave the streams alone (touching one derives it).
+        let offered =
+            centralMode.fixedPreference(isCentral: true)
+            ?? centralMode.draw(isCentral: true, using: &centrals[key.central]!.random.mtu)
+        let accepted =
+            peripheralMode.fixedPreference(isCentral: false)
+            ?? peripheralMode.draw(isCentral: false, using: &peripherals[key.peripheral]!.random.mtu)
         return min(max(min(offered, accepted, limits.maximumMTU ?? 517), 23), 517)
     }
 
@@ -206,7 +218,7 @@ extension World {
             if case .connect(key) = $0.kind { return true }
             return false
         }
-        guard !others, links[key] == nil, attempts[key] != nil else { return }
+        guard !others, !links.contains(key), attempts[key] != nil else { return }
         dropAttempt(key)
         record(.connectionFailed, central: key.central, peripheral: key.peripheral, error: error)
         deliver(.failedToConnect(remotePeripheral(key.peripheral), error), to: key.central)
@@ -219,7 +231,7 @@ extension World {
         if centrals[central]?.isShutDown != true, state(of: .central(central)) != .poweredOn { return }
         try requirePoweredOn(central: central, "cancelPeripheralConnection")
         let key = LinkKey(central: central, peripheral: peripheral)
-        if links[key] != nil {
+        if links.contains(key) {
             tearDown(key, reason: nil, pendingError: CoreBluetoothError(.operationCancelled))
         } else if attempts[key] != nil {
             dropAttempt(key)
@@ -246,7 +258,7 @@ extension World {
             }
         }
         record(.disconnected, central: key.central, peripheral: key.peripheral, error: reason)
-        if peripherals[key.peripheral] != nil {
+        if peripherals.contains(key.peripheral) {
             tellSubscriptionsEnded(link, detail: "disconnected")
             let lostUpdates = link.toCentral.waiting.filter {
                 if case .update = $0 { return true }
@@ -256,7 +268,7 @@ extension World {
         }
         closeChannels(on: key)
         failOperations(pendingError) { $0.link == key }
-        if centrals[key.central] != nil {
+        if centrals.contains(key.central) {
             // Every attribute of the peripheral goes, included services' with the rest.
             let stale =
                 (centrals[key.central]!.services.removeValue(forKey: key.peripheral) ?? [])
@@ -287,7 +299,7 @@ extension World {
     // MARK: Queries
 
     func isConnected(central: UUID, peripheral: UUID) -> Bool {
-        links[LinkKey(central: central, peripheral: peripheral)] != nil
+        links.contains(LinkKey(central: central, peripheral: peripheral))
     }
 
     /// The known peripherals among `identifiers`, each once, in the order asked; none while
@@ -302,7 +314,7 @@ extension World {
     /// CoreBluetoothMock's `simulateCaching()`): `retrievePeripherals(withIdentifiers:)`
     /// finds it, and a central may connect to it without scanning.
     mutating func cache(peripheral: UUID) {
-        guard peripherals[peripheral] != nil else { return }
+        guard peripherals.contains(peripheral) else { return }
         known.insert(peripheral)
     }
 
@@ -310,7 +322,7 @@ extension World {
     /// stops): `retrieveConnectedPeripherals(withServices:)` finds it, and a central connects
     /// to it whether or not it advertises.
     mutating func setConnectedToSystem(peripheral: UUID, _ connected: Bool) {
-        guard peripherals[peripheral] != nil else { return }
+        guard peripherals.contains(peripheral) else { return }
         if connected {
             known.insert(peripheral)
             connectedToSystem.insert(peripheral)
@@ -338,7 +350,7 @@ extension World {
     /// on this bridge has the identifier: the commonest set-up mistake is two managers each on
     /// a bridge of its own.
     func unknownDevice(_ peripheral: UUID, central: UUID) -> CoreBluetoothError {
-        guard peripherals[peripheral] == nil else { return CoreBluetoothError(.unknownDevice) }
+        guard !peripherals.contains(peripheral) else { return CoreBluetoothError(.unknownDevice) }
         return CoreBluetoothError(
             .unknownDevice,
             reason: "No manager on this central's bridge has identifier \(peripheral.uuidString): a manager "

@@ -9,7 +9,7 @@ import BLECore
 /// Connection events (`registerForConnectionEvents`) and ANCS authorization.
 extension World {
     mutating func registerForConnectionEvents(central: UUID, options: ConnectionEventOptions?) {
-        guard centrals[central] != nil else { return }
+        guard centrals.contains(central) else { return }
         // `nil` asks for every connection; store it as options that match everything.
         centrals[central]!.connectionEventOptions = options ?? ConnectionEventOptions()
     }
@@ -17,8 +17,13 @@ extension World {
     /// Tells every registered central whose options match that a link to `peripheral` came
     /// up or went down, whichever central it belongs to.
     mutating func reportConnectionEvent(_ event: ConnectionEvent, peripheral: UUID) {
-        guard let record = peripherals[peripheral] else { return }
-        let services = record.database.localServices.map(\.uuid) + (record.airAdvertisement?.serviceUUIDs ?? [])
+        // Most tests register no central: then nothing is looked at or copied.
+        guard let p = peripherals.position(of: peripheral),
+            centrals.entries.contains(where: { $0?.connectionEventOptions != nil })
+        else { return }
+        let services = peripherals.inPlace(at: p) { record in
+            record.database.localServices.map(\.uuid) + (record.airAdvertisement?.serviceUUIDs ?? [])
+        }
         let remote = remotePeripheral(peripheral)
         for central in centralOrder {
             guard let options = centrals[central]?.connectionEventOptions, centrals[central]!.state == .poweredOn,
@@ -40,7 +45,7 @@ extension World {
 
     /// Test hook of the central: the user changes a connected peripheral's ANCS access.
     mutating func setANCSAuthorization(_ authorized: Bool, key: LinkKey) {
-        guard links[key] != nil, peripherals[key.peripheral]?.configuration.requestsANCSAuthorization == true,
+        guard links.contains(key), peripherals[key.peripheral]?.configuration.requestsANCSAuthorization == true,
             centrals[key.central]?.ancsAuthorizations[key.peripheral] != authorized
         else { return }
         centrals[key.central]!.ancsAuthorizations[key.peripheral] = authorized

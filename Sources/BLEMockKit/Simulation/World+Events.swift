@@ -95,20 +95,20 @@ extension World {
     /// One connection interval of a link, jittered from the link's own stream.
     mutating func connectionInterval(on key: LinkKey) -> Duration {
         guard timing.connectionInterval > .zero else { return .zero }
-        guard links[key] != nil else { return timing.connectionInterval }
+        guard links.contains(key) else { return timing.connectionInterval }
         return Self.connectionInterval(timing, using: &links[key]!.random)
     }
 
     /// One connection interval before a link exists (the MTU exchange), from the central's stream.
     mutating func connectionInterval(forCentral central: UUID) -> Duration {
         guard timing.connectionInterval > .zero else { return .zero }
-        guard centrals[central] != nil else { return timing.connectionInterval }
+        guard centrals.contains(central) else { return timing.connectionInterval }
         return Self.connectionInterval(timing, using: &centrals[central]!.random.connection)
     }
 
     /// A connection latency in `range`, from the central's own stream.
     mutating func drawLatency(in range: ClosedRange<Duration>, forCentral central: UUID) -> Duration {
-        guard range.lowerBound != range.upperBound, centrals[central] != nil else { return range.lowerBound }
+        guard range.lowerBound != range.upperBound, centrals.contains(central) else { return range.lowerBound }
         return centrals[central]!.random.connection.duration(in: range)
     }
 }

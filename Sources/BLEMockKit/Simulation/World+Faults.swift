@@ -29,7 +29,7 @@ extension World {
             // A pending attempt goes on once the advertisement says connectable.
             connectPendingAttempts(to: peripheral)
         case .nameChange(let peripheral, let name):
-            guard peripherals[peripheral] != nil else { return }
+            guard peripherals.contains(peripheral) else { return }
             peripherals[peripheral]!.configuration.name = name
             record(.stateChanged, peripheral: peripheral, detail: "name=\(name ?? "nil")")
             for key in links(ofPeripheral: peripheral) {
@@ -46,7 +46,7 @@ extension World {
     /// supervision timeout (at once with instant timing); back in range, their pipes move
     /// again at their next connection event, scanners hear it, and pending attempts go on.
     mutating func setProximity(_ proximity: Proximity, of peripheral: UUID) {
-        guard peripherals[peripheral] != nil else { return }
+        guard peripherals.contains(peripheral) else { return }
         peripherals[peripheral]!.proximity = proximity
         peripherals[peripheral]!.proximitySimulated = true
         record(.stateChanged, peripheral: peripheral, detail: "proximity=\(proximity)")

@@ -11,14 +11,14 @@ extension World {
 
     /// Adds a central manager to the air.
     mutating func addCentral(_ identifier: UUID, configuration: MockCentralManager.Configuration) {
-        guard centrals[identifier] == nil else { return }
-        let stream =
-            configuration.seed.map { SeededGenerator(seed: $0) }
-            ?? random.derived("central").derived(identifier.canonicalString)
+        guard !centrals.contains(identifier) else { return }
+        let streams =
+            configuration.seed.map { Streams(SeededGenerator(seed: $0)) }
+            ?? Streams(deriving: .central, of: identifier, from: random)
         let state = startState(
             configuration.stateTransition, initial: configuration.initialState, manager: .central(identifier))
         centrals[identifier] = Central(
-            identifier: identifier, configuration: limited(configuration), state: state, random: Streams(stream))
+            identifier: identifier, configuration: limited(configuration), state: state, random: streams)
         let problem = Self.problem(in: configuration)
         centrals[identifier]!.configurationProblem = problem
         centralOrder.append(identifier)
@@ -33,14 +33,14 @@ extension World {
 
     /// Adds a peripheral manager to the air.
     mutating func addPeripheral(_ identifier: UUID, configuration: MockPeripheralManager.Configuration) {
-        guard peripherals[identifier] == nil else { return }
-        let stream =
-            configuration.seed.map { SeededGenerator(seed: $0) }
-            ?? random.derived("peripheral").derived(identifier.canonicalString)
+        guard !peripherals.contains(identifier) else { return }
+        let streams =
+            configuration.seed.map { Streams(SeededGenerator(seed: $0)) }
+            ?? Streams(deriving: .peripheral, of: identifier, from: random)
         let state = startState(
             configuration.stateTransition, initial: configuration.initialState, manager: .peripheral(identifier))
         peripherals[identifier] = Peripheral(
-            identifier: identifier, configuration: limited(configuration), state: state, random: Streams(stream))
+            identifier: identifier, configuration: limited(configuration), state: state, random: streams)
         let problem = Self.problem(in: configuration)
         peripherals[identifier]!.configurationProblem = problem
         peripheralOrder.append(identifier)
@@ -260,11 +260,11 @@ extension World {
         let detail = isInBackground ? "background" : "foreground"
         switch manager {
         case .central(let central):
-            guard centrals[central] != nil, centrals[central]!.isInBackground != isInBackground else { return }
+            guard centrals.contains(central), centrals[central]!.isInBackground != isInBackground else { return }
             centrals[central]!.isInBackground = isInBackground
             record(.stateChanged, central: central, detail: detail)
         case .peripheral(let peripheral):
-            guard peripherals[peripheral] != nil, peripherals[peripheral]!.isInBackground != isInBackground else {
+            guard peripherals.contains(peripheral), peripherals[peripheral]!.isInBackground != isInBackground else {
                 return
             }
             peripherals[peripheral]!.isInBackground = isInBackground
@@ -277,7 +277,7 @@ extension World {
     /// Takes a central off the air: its scan stops, its links drop (peripherals see it
     /// unsubscribe), its operations fail with `operationCancelled`, and its event streams finish.
     mutating func shutDown(central: UUID) {
-        guard centrals[central] != nil, !centrals[central]!.isShutDown else { return }
+        guard centrals.contains(central), !centrals[central]!.isShutDown else { return }
         stopScan(central: central)
         // Its pending connection attempts end too: no link to a dead central comes up later.
         dropAttempts(ofCentral: central)
@@ -293,7 +293,7 @@ extension World {
     /// Takes a peripheral off the air: advertising stops, its links drop (centrals see
     /// `peripheralDisconnected`), its requests are forgotten, and its event streams finish.
     mutating func shutDown(peripheral: UUID) {
-        guard peripherals[peripheral] != nil, !peripherals[peripheral]!.isShutDown else { return }
+        guard peripherals.contains(peripheral), !peripherals[peripheral]!.isShutDown else { return }
         stopAdvertising(peripheral: peripheral)
         let error = CoreBluetoothError(.peripheralDisconnected)
         for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }

@@ -12,8 +12,30 @@ extension World {
     /// another's draws. A central that only scans draws RSSI values, and those never change
     /// the MTU or the timing of another link.
     struct Streams: Sendable {
+        /// Where the manager's own stream comes from.
+        private enum Base: Sendable {
+            case stream(SeededGenerator)
+            /// The child of the root stream (seeded `rootSeed`) named `role`, then the
+            /// identifier's canonical string: derived when a purpose's child is first needed
+            /// (hashing the identifier's text for every new manager showed in fast mode's
+            /// profile, which draws nothing). No larger than a stream: records are copied.
+            case derived(rootSeed: UInt64, role: Role, identifier: UUID)
+        }
+
+        /// The role a manager's stream is named after.
+        enum Role: String, Sendable {
+            case central, peripheral
+        }
+
+        private let source: Base
         /// The manager's own stream, which each purpose's child is derived from.
-        private let base: SeededGenerator
+        private var base: SeededGenerator {
+            switch source {
+            case .stream(let stream): stream
+            case .derived(let rootSeed, let role, let identifier):
+                SeededGenerator(seed: rootSeed).derived(role.rawValue).derived(identifier.canonicalString)
+            }
+        }
         // Each child is derived the first time it is drawn from (fast mode draws none), and
         // kept in its own field (an array would allocate for every manager).
         private var mtuStream: SeededGenerator?
@@ -24,7 +46,13 @@ extension World {
 
         /// The streams of a manager whose own stream is `base`.
         init(_ base: SeededGenerator) {
-            self.base = base
+            source = .stream(base)
+        }
+
+        /// The streams of a manager whose own stream is `root.derived(role).derived(identifier's
+        /// canonical string)`, derived on first use.
+        init(deriving role: Role, of identifier: UUID, from root: SeededGenerator) {
+            source = .derived(rootSeed: root.seed, role: role, identifier: identifier)
         }
 
         /// ATT_MTU preferences drawn per link.
@@ -178,7 +206,8 @@ extension World {
         }
 
         /// What centrals see as its name: the GAP name, else the advertised local name.
-        var name: String? { configuration.name ?? airAdvertisement?.localName }
+        /// (The same as `airAdvertisement?.localName`, without building the cut-down advertisement.)
+        var name: String? { configuration.name ?? (isInBackground ? nil : advertisement?.localName) }
 
         var isConnectable: Bool { advertisement.map { $0.isConnectable ?? true } ?? false }
     }
