@@ -236,6 +236,18 @@ struct BenchWorkloadTests {
         #expect(try Benchmark.fragmentAndReassemble(message, packetLength: packetLength) == message)
     }
 
+    @Test("The Transport check, done outside the timed part, refuses a message that did not come out whole")
+    func transportCheckRefusesDamagedMessages() throws {
+        try Benchmark.check([1, 2, 3], is: [1, 2, 3])
+        for delivered in [nil, [1, 2], [1, 2, 4]] as [[UInt8]?] {
+            #expect {
+                try Benchmark.check(delivered, is: [1, 2, 3])
+            } throws: { error in
+                (error as? BenchFailure)?.description == "a 3-byte message did not come out whole"
+            }
+        }
+    }
+
     @Test func scanningFindsEveryAdvertisingPeripheral() async throws {
         #expect(try await Benchmark.scanScale(peripherals: 40) == 40)
     }

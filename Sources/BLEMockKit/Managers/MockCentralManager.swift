@@ -122,8 +122,9 @@ public actor MockCentralManager: CentralManaging {
     /// Why this manager refuses every call: its identifier belongs to another manager on the
     /// bridge. `nil` for every other manager.
     nonisolated let duplicateProblem: String?
-    /// The world a refused manager runs on instead of its bridge's.
-    var refusedWorld: World?
+    /// The world a refused manager runs on instead of its bridge's. (Boxed: a world held
+    /// inline would make every manager hundreds of bytes larger.)
+    var refusedWorld: RefusedWorld?
 
     /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
@@ -146,7 +147,7 @@ public actor MockCentralManager: CentralManaging {
             bridge.arrivals.add(.central(identifier, broadcaster, configuration))
             return
         }
-        refusedWorld = World.refusing(.central(identifier, broadcaster, configuration), problem: problem)
+        refusedWorld = RefusedWorld(.central(identifier, broadcaster, configuration), problem: problem)
     }
 
     deinit {
@@ -216,7 +217,7 @@ public actor MockCentralManager: CentralManaging {
     /// Runs `body` on the bridge's world (joining it first), then performs what it decided; a
     /// refused manager's `body` runs on its own world, which refuses every call.
     func world<T: Sendable>(_ call: String = #function, _ body: @Sendable (inout World) throws -> T) rethrows -> T {
-        if refusedWorld != nil { return try body(&refusedWorld!) }
+        if let refusedWorld { return try body(&refusedWorld.world) }
         return try withBridge(call) { bridge in
             defer { bridge.applyEffects() }
             return try body(&bridge.world)

@@ -307,3 +307,13 @@ extension World {
         effects.append(.finishEvents(.peripheral(peripheral)))
     }
 }
+
+/// The world of a refused manager (``World/refusing(_:problem:)``), in a box of its own: the
+/// manager holds a reference, not a whole world inline.
+final class RefusedWorld {
+    var world: World
+
+    init(_ arrival: ArrivalQueue.Arrival, problem: String) {
+        world = World.refusing(arrival, problem: problem)
+    }
+}

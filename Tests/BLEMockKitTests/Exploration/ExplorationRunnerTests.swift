@@ -235,6 +235,40 @@ struct ExplorationRunnerTests {
         #expect((strict.error as? ExplorationFailure)?.message.hasPrefix("leftovers: ") == true)
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("Cancelling an exploration ends the runs under way, starts no more, and reports the runs that ended")
+    func cancellationEndsTheExploration() async throws {
+        let (started, starting) = AsyncStream<Void>.makeStream()
+        let exploration = Exploration(
+            budget: ExplorationBudget(window: .zero ... .seconds(1)), seeds: 100, parallelism: 1,
+            stallPatience: .seconds(3_600))
+        let task = Task {
+            await exploration.run { _ in
+                starting.yield()
+                // Waits for work from outside the run that never comes (until cancelled).
+                let (never, _) = AsyncStream<Int>.makeStream()
+                for await _ in never {}
+                try Task.checkCancellation()
+            }
+        }
+        _ = await started.first { _ in true }
+        task.cancel()
+        let report = await task.value
+        #expect(report.seedsRun == 1)
+        #expect(report.failures.count == 1)
+        #expect(report.failures.first?.found.error is CancellationError)
+        #expect(report.failures.first?.shrinkRuns == 0)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("An exploration of no seeds runs nothing and passes")
+    func noSeeds() async {
+        let runs = Recorder<Int>()
+        let report = await Exploration(seeds: []).run { _ in runs.append(1) }
+        #expect(report.seedsRun == 0 && report.passed && runs.entries.isEmpty)
+        #expect(report.description.hasPrefix("Explored 0 of 0 seeds: no failure."))
+    }
+
     // MARK: Link limits
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
