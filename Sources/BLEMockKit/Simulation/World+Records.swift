@@ -12,13 +12,15 @@ extension World {
     /// another's draws. A central that only scans draws RSSI values, and those never change
     /// the MTU or the timing of another link.
     struct Streams: Sendable {
-        /// Where the manager's own stream comes from.
+        /// Where the manager's own stream comes from. Only its seed matters: children are
+        /// derived from the seed, so the manager's own stream is never drawn from.
         private enum Base: Sendable {
-            case stream(SeededGenerator)
+            /// A stream seeded so (a configured seed).
+            case seed(UInt64)
             /// The child of the root stream (seeded `rootSeed`) named `role`, then the
             /// identifier's canonical string: derived when a purpose's child is first needed
             /// (hashing the identifier's text for every new manager showed in fast mode's
-            /// profile, which draws nothing). No larger than a stream: records are copied.
+            /// profile, which draws nothing).
             case derived(rootSeed: UInt64, role: Role, identifier: UUID)
         }
 
@@ -27,26 +29,21 @@ extension World {
             case central, peripheral
         }
 
-        private let source: Base
-        /// The manager's own stream, which each purpose's child is derived from.
-        private var base: SeededGenerator {
-            switch source {
-            case .stream(let stream): stream
-            case .derived(let rootSeed, let role, let identifier):
-                SeededGenerator(seed: rootSeed).derived(role.rawValue).derived(identifier.canonicalString)
-            }
+        /// What a child stream is for; its raw value is the child's name.
+        enum Purpose: String, Sendable {
+            case mtu, rssi, advertising, connection, injection
         }
-        // Each child is derived the first time it is drawn from (fast mode draws none), and
-        // kept in its own field (an array would allocate for every manager).
-        private var mtuStream: SeededGenerator?
-        private var rssiStream: SeededGenerator?
-        private var advertisingStream: SeededGenerator?
-        private var connectionStream: SeededGenerator?
-        private var injectionStream: SeededGenerator?
+
+        private let source: Base
+        /// The children drawn from so far, in the order first drawn (drawn in place through
+        /// the accessors' `_modify`). (An array, empty and
+        /// unallocated until a first draw — fast mode draws none — rather than five optional
+        /// generators of 40 bytes each inline in every manager's record.)
+        private var children: [(purpose: Purpose, stream: SeededGenerator)] = []
 
         /// The streams of a manager whose own stream is `base`.
         init(_ base: SeededGenerator) {
-            source = .stream(base)
+            source = .seed(base.seed)
         }
 
         /// The streams of a manager whose own stream is `root.derived(role).derived(identifier's
@@ -55,30 +52,67 @@ extension World {
             source = .derived(rootSeed: root.seed, role: role, identifier: identifier)
         }
 
+        /// The manager's own stream, which each purpose's child is derived from.
+        private var base: SeededGenerator {
+            switch source {
+            case .seed(let seed): SeededGenerator(seed: seed)
+            case .derived(let rootSeed, let role, let identifier):
+                SeededGenerator(seed: rootSeed).derived(role.rawValue).derived(identifier.canonicalString)
+            }
+        }
+
+        /// The child for `purpose`, where its draws have got to.
+        private func child(_ purpose: Purpose) -> SeededGenerator {
+            for child in children where child.purpose == purpose { return child.stream }
+            return base.derived(purpose.rawValue)
+        }
+
+        /// The position of the child for `purpose` in `children`, deriving it first if needed.
+        private mutating func position(_ purpose: Purpose) -> Int {
+            for index in children.indices where children[index].purpose == purpose { return index }
+            children.append((purpose, base.derived(purpose.rawValue)))
+            return children.count - 1
+        }
+
         /// ATT_MTU preferences drawn per link.
         var mtu: SeededGenerator {
-            get { mtuStream ?? base.derived("mtu") }
-            set { mtuStream = newValue }
+            get { child(.mtu) }
+            _modify {
+                let index = position(.mtu)
+                yield &children[index].stream
+            }
         }
         /// RSSI values of advertisements and `readRSSI`.
         var rssi: SeededGenerator {
-            get { rssiStream ?? base.derived("rssi") }
-            set { rssiStream = newValue }
+            get { child(.rssi) }
+            _modify {
+                let index = position(.rssi)
+                yield &children[index].stream
+            }
         }
         /// Advertising delays.
         var advertising: SeededGenerator {
-            get { advertisingStream ?? base.derived("advertising") }
-            set { advertisingStream = newValue }
+            get { child(.advertising) }
+            _modify {
+                let index = position(.advertising)
+                yield &children[index].stream
+            }
         }
         /// Connection latency, failure chances, and the intervals before a link exists.
         var connection: SeededGenerator {
-            get { connectionStream ?? base.derived("connection") }
-            set { connectionStream = newValue }
+            get { child(.connection) }
+            _modify {
+                let index = position(.connection)
+                yield &children[index].stream
+            }
         }
         /// Probabilities of error injections.
         var injection: SeededGenerator {
-            get { injectionStream ?? base.derived("injection") }
-            set { injectionStream = newValue }
+            get { child(.injection) }
+            _modify {
+                let index = position(.injection)
+                yield &children[index].stream
+            }
         }
     }
 
