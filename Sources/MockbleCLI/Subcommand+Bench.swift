@@ -65,10 +65,12 @@ extension Subcommand {
                 }
                 suites = [suite]
             }
-            // The memory suite measures in fresh processes of this tool, when it can find itself.
+            // The memory suite measures in fresh processes of this tool, when it can find itself
+            // (a copy named mockble-old or mockble-new, for a side-by-side run, counts too; a
+            // test runner does not).
             let executable = Bundle.main.executableURL
             let probe = executable.flatMap { url in
-                url.lastPathComponent == "mockble" ? Benchmark.processMemoryProbe(executable: url.path) : nil
+                url.lastPathComponent.hasPrefix("mockble") ? Benchmark.processMemoryProbe(executable: url.path) : nil
             }
             let benchmark = Benchmark(sizes: parsed.flag("quick") ? .quick : .full, memoryProbe: probe)
             if let note = Benchmark.debugBuildNote {
