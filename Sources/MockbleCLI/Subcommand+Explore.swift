@@ -33,7 +33,8 @@ extension Subcommand {
               --keep-going     Run every seed and report every failure.
               --no-shrink      Report failures as found.
               --jobs N         Runs at once (default: the number of processors).
-              --format F       text (default) or json (one object; no progress).
+              --format F       text (default) or json (one object, seeds as decimal
+                               strings; no progress).
               -h, --help       Show this help.
 
             Exit status: 0 every seed passed, 1 a seed failed, 2 bad input.
@@ -232,38 +233,32 @@ enum ExploreOutput {
 
     /// The report as one JSON object.
     static func json(_ report: ExplorationReport) -> String {
-        let failures = report.failures.map { failure in
-            "{\"seed\": \(failure.seed), \"error\": \(quoted(failure.found.error.map { "\($0)" } ?? "")), "
-                + "\"found\": \(failure.found.plan.scenarioPlanJSON), \"minimal\": \(failure.minimal.plan.scenarioPlanJSON), "
-                + "\"steps\": [\(failure.steps.map(quoted).joined(separator: ", "))], \"shrinkRuns\": \(failure.shrinkRuns)}"
+        let failures = report.failures.map { failure -> TraceValue in
+            .object([
+                ("seed", .string(String(failure.seed))),
+                ("error", .string(failure.found.error.map { "\($0)" } ?? "")),
+                ("found", failure.found.plan.scenarioPlan), ("minimal", failure.minimal.plan.scenarioPlan),
+                ("steps", .array(failure.steps.map(TraceValue.string))), ("shrinkRuns", .int(failure.shrinkRuns)),
+            ])
         }
         let coverage = report.coverage
-        let kinds = PlannedFault.Kind.allCases.map { kind in
+        let kinds = PlannedFault.Kind.allCases.map { kind -> (key: String, value: TraceValue) in
             let count = coverage.faults[kind] ?? ExplorationCoverage.Count()
-            return "\"\(kind.rawValue)\": {\"drawn\": \(count.drawn), \"fired\": \(count.fired)}"
+            return (kind.rawValue, .object([("drawn", .int(count.drawn)), ("fired", .int(count.fired))]))
         }
-        let never = coverage.neverFired(budget: report.budget).map { quoted($0.rawValue) }
-        let bands = ExplorationCoverage.bands.map { "\(quoted($0.name)): \(coverage.mtuBands[$0.name] ?? 0)" }
-        return "{\"seedsPlanned\": \(report.seedsPlanned), \"seedsRun\": \(report.seedsRun), "
-            + "\"failures\": [\(failures.joined(separator: ", "))], "
-            + "\"coverage\": {\"runs\": \(coverage.runs), \"faults\": {\(kinds.joined(separator: ", "))}, "
-            + "\"neverFired\": [\(never.joined(separator: ", "))], \"mtuBands\": {\(bands.joined(separator: ", "))}}}\n"
-    }
-
-    /// A JSON string literal.
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        let bands = ExplorationCoverage.bands.map { ($0.name, TraceValue.int(coverage.mtuBands[$0.name] ?? 0)) }
+        let object = TraceValue.object([
+            ("seedsPlanned", .int(report.seedsPlanned)), ("seedsRun", .int(report.seedsRun)),
+            ("failures", .array(failures)),
+            (
+                "coverage",
+                .object([
+                    ("runs", .int(coverage.runs)), ("faults", .object(kinds)),
+                    ("neverFired", .array(coverage.neverFired(budget: report.budget).map { .string($0.rawValue) })),
+                    ("mtuBands", .object(bands)),
+                ])
+            ),
+        ])
+        return object.json + "\n"
     }
 }

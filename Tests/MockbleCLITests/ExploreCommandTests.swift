@@ -63,7 +63,7 @@ struct ExploreCommandTests {
         #expect(fragment.hasPrefix("\"mode\": \"realistic\",\n\"seed\": "))
         #expect(
             fragment.contains(
-                #""conditions": {"mtu": 184, "connectionInterval": "0.03s", "packetsPerConnectionEvent": 4}"#))
+                #""conditions": {"mtu":184,"connectionInterval":"0.03s","packetsPerConnectionEvent":4}"#))
         let replay = try scenario(with: fragment)
         let (runStatus, runOutput) = await run(["run", replay.path])
         #expect(runStatus == .failure)
@@ -80,6 +80,7 @@ struct ExploreCommandTests {
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(output.output.utf8)) as? [String: Any])
         #expect(object["seedsPlanned"] as? Int == 30)
+        #expect(failuresSeeds(object).allSatisfy { UInt64($0) != nil })
         #expect(object["seedsRun"] as? Int == 30)
         let failures = try #require(object["failures"] as? [[String: Any]])
         #expect(!failures.isEmpty)
@@ -91,6 +92,11 @@ struct ExploreCommandTests {
         let coverage = try #require(object["coverage"] as? [String: Any])
         #expect(coverage["runs"] as? Int == 30)
         #expect((coverage["faults"] as? [String: Any])?.count == PlannedFault.Kind.allCases.count)
+    }
+
+    /// The failing seeds of a JSON report, as written (decimal strings: seeds go up to 2^64 − 1).
+    func failuresSeeds(_ object: [String: Any]) -> [String] {
+        (object["failures"] as? [[String: Any]] ?? []).compactMap { $0["seed"] as? String }
     }
 
     @Test("On a terminal, progress is shown on standard error and cleared at the end; elsewhere nothing is")

@@ -91,14 +91,15 @@ extension ExplorationPlan {
     /// in the scenario's top-level object (replacing those fields) and run with `mockble run`.
     public var scenarioFragment: String {
         var lines = [
-            "\"mode\": \"realistic\",", "\"seed\": \(seed),", "\"plan\": {", "  \"conditions\": \(conditionsJSON),",
+            #""mode": "realistic","#, "\"seed\": \(seed),", #""plan": {"#,
+            "  \"conditions\": \(conditions.scenarioValue.json),",
         ]
         if faults.isEmpty {
-            lines.append("  \"faults\": []")
+            lines.append(#"  "faults": []"#)
         } else {
-            lines.append("  \"faults\": [")
+            lines.append(#"  "faults": ["#)
             for (index, fault) in faults.enumerated() {
-                lines.append("    \(fault.scenarioJSON)\(index == faults.count - 1 ? "" : ",")")
+                lines.append("    \(fault.scenarioValue.json)\(index == faults.count - 1 ? "" : ",")")
             }
             lines.append("  ]")
         }
@@ -106,38 +107,47 @@ extension ExplorationPlan {
         return lines.joined(separator: "\n")
     }
 
-    /// The scenario format's `plan` object on one line.
-    public var scenarioPlanJSON: String {
-        "{\"conditions\": \(conditionsJSON), \"faults\": [\(faults.map(\.scenarioJSON).joined(separator: ", "))]}"
+    /// The scenario format's `plan` object.
+    public var scenarioPlan: TraceValue {
+        .object([("conditions", conditions.scenarioValue), ("faults", .array(faults.map(\.scenarioValue)))])
     }
+}
 
-    /// The `conditions` object on one line.
-    private var conditionsJSON: String {
-        var fields = ["\"mtu\": \(conditions.mtu)"]
-        fields.append("\"connectionInterval\": \"\(FixtureDuration.string(conditions.connectionInterval))\"")
-        if conditions.jitter != .zero { fields.append("\"jitter\": \"\(FixtureDuration.string(conditions.jitter))\"") }
-        fields.append("\"packetsPerConnectionEvent\": \(conditions.packetsPerConnectionEvent)")
-        if let capacity = conditions.writeWithoutResponseQueueCapacity {
-            fields.append("\"writeWithoutResponseQueue\": \(capacity)")
+extension LinkConditions {
+    /// The conditions as a scenario plan's `conditions` object.
+    var scenarioValue: TraceValue {
+        var fields: [(key: String, value: TraceValue)] = [
+            ("mtu", .int(mtu)), ("connectionInterval", .string(FixtureDuration.string(connectionInterval))),
+        ]
+        if jitter != .zero { fields.append(("jitter", .string(FixtureDuration.string(jitter)))) }
+        fields.append(("packetsPerConnectionEvent", .int(packetsPerConnectionEvent)))
+        if let writeWithoutResponseQueueCapacity {
+            fields.append(("writeWithoutResponseQueue", .int(writeWithoutResponseQueueCapacity)))
         }
-        if let capacity = conditions.updateQueueCapacity { fields.append("\"updateQueue\": \(capacity)") }
-        return "{\(fields.joined(separator: ", "))}"
+        if let updateQueueCapacity { fields.append(("updateQueue", .int(updateQueueCapacity))) }
+        return .object(fields)
     }
 }
 
 extension PlannedFault {
-    /// The fault as a scenario plan's JSON object, on one line.
-    var scenarioJSON: String {
-        var fields = ["\"at\": \"\(FixtureDuration.string(at))\"", "\"kind\": \"\(kind.rawValue)\""]
-        if duration != .zero { fields.append("\"for\": \"\(FixtureDuration.string(duration))\"") }
-        if target != 0 { fields.append("\"target\": \(target)") }
-        if let operation { fields.append("\"operation\": \"\(operation.rawValue)\"") }
+    /// The fault as a scenario plan's object.
+    var scenarioValue: TraceValue {
+        var fields: [(key: String, value: TraceValue)] = [
+            ("at", .string(FixtureDuration.string(at))), ("kind", .string(kind.rawValue)),
+        ]
+        if duration != .zero { fields.append(("for", .string(FixtureDuration.string(duration)))) }
+        if target != 0 { fields.append(("target", .int(target))) }
+        if let operation { fields.append(("operation", .string(operation.rawValue))) }
         if let attError {
+            // By name where the name reads back; an application error by its number.
             fields.append(
-                ATTError.Code(name: attError.name) == attError
-                    ? "\"attError\": \"\(attError.name)\"" : "\"attError\": \(attError.rawValue)")
+                (
+                    "attError",
+                    ATTError.Code(name: attError.name) == attError
+                        ? .string(attError.name) : .int(Int(attError.rawValue))
+                ))
         }
-        if let coreBluetoothError { fields.append("\"error\": \"\(coreBluetoothError)\"") }
-        return "{\(fields.joined(separator: ", "))}"
+        if let coreBluetoothError { fields.append(("error", .string("\(coreBluetoothError)"))) }
+        return .object(fields)
     }
 }

@@ -33,13 +33,13 @@ struct ScenarioPlanTests {
                 "mode": "realistic",
                 "seed": 17,
                 "plan": {
-                  "conditions": {"mtu": 23, "connectionInterval": "0.0075s", "jitter": "0.001s", "packetsPerConnectionEvent": 2, "writeWithoutResponseQueue": 3, "updateQueue": 4},
+                  "conditions": {"mtu":23,"connectionInterval":"0.0075s","jitter":"0.001s","packetsPerConnectionEvent":2,"writeWithoutResponseQueue":3,"updateQueue":4},
                   "faults": [
-                    {"at": "1.2s", "kind": "disconnect", "target": 2, "error": "connectionTimeout"},
-                    {"at": "2s", "kind": "attError", "operation": "read", "attError": "unlikelyError"},
-                    {"at": "2s", "kind": "attError", "operation": "write", "attError": 128},
-                    {"at": "3s", "kind": "outOfRange", "for": "1.5s"},
-                    {"at": "4s", "kind": "neverAnswered", "operation": "subscribe"}
+                    {"at":"1.2s","kind":"disconnect","target":2,"error":"connectionTimeout"},
+                    {"at":"2s","kind":"attError","operation":"read","attError":"unlikelyError"},
+                    {"at":"2s","kind":"attError","operation":"write","attError":128},
+                    {"at":"3s","kind":"outOfRange","for":"1.5s"},
+                    {"at":"4s","kind":"neverAnswered","operation":"subscribe"}
                   ]
                 }
                 """)
@@ -47,9 +47,9 @@ struct ScenarioPlanTests {
         #expect(empty.plan == ExplorationPlan(seed: 2))
     }
 
-    @Test("The one-line plan object is the scenario's plan field")
+    @Test("The plan object is the scenario's plan field")
     func oneLinePlan() throws {
-        let scenario = try Self.scenario(#""mode": "realistic", "seed": 17, "plan": "# + Self.plan.scenarioPlanJSON)
+        let scenario = try Self.scenario(#""mode": "realistic", "seed": 17, "plan": "# + Self.plan.scenarioPlan.json)
         #expect(scenario.plan == Self.plan)
     }
 
