@@ -133,6 +133,10 @@ public struct Exploration: Sendable {
             var calibration = ExplorationPlan.draw(seed: firstSeed, budget: budget, window: .zero ... .zero)
             calibration.faults = []
             let outcome = await trial(calibration)
+            if Task.isCancelled {
+                report.wasCancelled = true
+                return report
+            }
             report.calibration = outcome
             // Failing with no faults is the first seed's failure. (Told to keep going, the
             // first seed's own run reports it.)
@@ -147,6 +151,7 @@ public struct Exploration: Sendable {
         }
         report.window = window
         let outcomes = await explore(window: window, &notice, progress)
+        report.wasCancelled = Task.isCancelled
         report.seedsRun += outcomes.count
         for outcome in outcomes { report.coverage.add(outcome) }
         for outcome in outcomes where outcome.failed {
@@ -171,17 +176,19 @@ public struct Exploration: Sendable {
                     guard stopsAtFirstFailure, let firstFailure else { return true }
                     return next < firstFailure
                 }
-                while running < width, mayStart() {
-                    let index = next
-                    let plan = ExplorationPlan.draw(seed: seeds[index], budget: budget, window: window)
-                    group.addTask {
-                        (index, await trial(plan))
+                while true {
+                    while running < width, mayStart() {
+                        let (index, plan) = (
+                            next, ExplorationPlan.draw(seed: seeds[next], budget: budget, window: window)
+                        )
+                        group.addTask { (index, await trial(plan)) }
+                        next += 1
+                        running += 1
                     }
-                    next += 1
-                    running += 1
-                }
-                while let (index, outcome) = await group.next() {
+                    guard let (index, outcome) = await group.next() else { break }
                     running -= 1
+                    // A run the cancellation cut short tells nothing about its seed.
+                    if Task.isCancelled, outcome.error is CancellationError { continue }
                     results[index] = outcome
                     notice.seedsDone += 1
                     if outcome.failed {
@@ -189,18 +196,6 @@ public struct Exploration: Sendable {
                         firstFailure = min(firstFailure ?? index, index)
                     }
                     progress?(notice)
-                    while running < width, mayStart() {
-                        let index = next
-                        let plan = ExplorationPlan.draw(seed: seeds[index], budget: budget, window: window)
-                        group.addTask {
-                            (
-                                index,
-                                await trial(plan)
-                            )
-                        }
-                        next += 1
-                        running += 1
-                    }
                 }
             }
             // With a stop at the first failure, the runs after it (started while it ran) are

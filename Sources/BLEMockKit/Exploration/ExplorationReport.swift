@@ -18,6 +18,9 @@ public struct ExplorationReport: Sendable, CustomStringConvertible {
     public var coverage = ExplorationCoverage()
     /// Why nothing ran (a bad budget or parameter), if so.
     public var problem: String?
+    /// Whether the exploring task was cancelled: the report covers the runs that ended
+    /// before (a run the cancellation cut short is left out).
+    public var wasCancelled = false
 
     init(budget: ExplorationBudget, seedsPlanned: Int) {
         self.budget = budget
@@ -30,7 +33,8 @@ public struct ExplorationReport: Sendable, CustomStringConvertible {
     public var description: String {
         if let problem { return "Exploration could not run: \(problem)" }
         var lines = [
-            "Explored \(seedsRun) of \(seedsPlanned) seed\(seedsPlanned == 1 ? "" : "s"): "
+            "Explored \(seedsRun) of \(seedsPlanned) seed\(seedsPlanned == 1 ? "" : "s")"
+                + (wasCancelled ? " (cancelled)" : "") + ": "
                 + (failures.isEmpty ? "no failure." : "\(failures.count) failure\(failures.count == 1 ? "" : "s").")
         ]
         for failure in failures { lines.append(failure.description) }
