@@ -21,10 +21,10 @@ extension MockBLEBridge {
         publishSleepers()
         _ = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                clock.register(id, continuation)
+                sleepClock.register(id, continuation)
             }
         } onCancel: {
-            if clock.cancelSleeper(id) {
+            if sleepClock.cancelSleeper(id) {
                 HelperTask.start { await self.forgetCancelled() }
             }
         }
@@ -32,7 +32,10 @@ extension MockBLEBridge {
 
     /// Takes the wake-ups of cancelled sleepers off the schedule.
     func forgetCancelledSleepers() {
-        let cancelled = clock.takeCancelledSleepers()
+        // A cancelled sleeper is on the schedule until taken off here: with no sleeper there,
+        // there is nothing to take (and the clock's lock is not touched on every call).
+        guard world.sleeperCount > 0 else { return }
+        let cancelled = sleepClock.takeCancelledSleepers()
         guard !cancelled.isEmpty else { return }
         for id in cancelled { world.cancelSleep(id) }
         publishSleepers()
@@ -40,6 +43,6 @@ extension MockBLEBridge {
 
     /// Publishes the world's sleepers to the clock.
     func publishSleepers() {
-        clock.publish(sleepers: world.sleepers)
+        sleepClock.publish(sleepers: world.sleepers)
     }
 }

@@ -65,7 +65,7 @@ extension MockBLEBridge {
         case .finishEvents(.peripheral(let peripheral)):
             peripheralStreams[peripheral]?.finish()
         case .wake(let sleeper):
-            clock.wake(sleeper, remaining: world.sleepers)
+            sleepClock.wake(sleeper, remaining: world.sleepers)
         }
     }
 

@@ -70,7 +70,15 @@ public actor MockBLEBridge {
     /// bridge's one schedule, so sleepers wake in time order among link events,
     /// advertisements, faults and timeouts (after the other events due at the same instant).
     /// Advancing it advances the bridge (``advance(by:)``).
-    public nonisolated let clock: VirtualClock
+    public nonisolated var clock: VirtualClock {
+        // The clock reaches its bridge through a weak reference, made the first time the clock
+        // is handed out: a weak reference gives the bridge a side table, which makes every
+        // retain and release of the bridge slower, and most bridges never hand out their clock.
+        sleepClock.attach(to: self)
+        return sleepClock
+    }
+    /// The clock, without attaching it (for the kit's own use: publishing time and sleepers).
+    nonisolated let sleepClock: VirtualClock
 
     /// The simulation.
     var world: World
@@ -130,12 +138,11 @@ public actor MockBLEBridge {
     /// Creates a bridge.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        self.clock = VirtualClock(bridgedAt: .zero)
+        self.sleepClock = VirtualClock(bridgedAt: .zero)
         self.world = World(seed: configuration.seed, timing: configuration.timing)
         world.bridgeProblem = configuration.problem
         world.limits = configuration.limits
         self.identifiers = IdentifierSource(seed: configuration.seed)
-        clock.attach(to: self)
     }
 
     /// Creates a fast bridge with a seed.
@@ -320,7 +327,7 @@ public actor MockBLEBridge {
     func syncClock() {
         guard world.now != clockTime else { return }
         clockTime = world.now
-        clock.publish(now: world.now)
+        sleepClock.publish(now: world.now)
     }
 
     /// Moves time forward to `instant` (callers have run what is due by then, sleepers' wake-ups

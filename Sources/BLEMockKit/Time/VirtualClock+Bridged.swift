@@ -6,8 +6,10 @@ import BLECore
 extension VirtualClock {
     /// What a bridge's clock knows. Guarded by the clock's `lock`.
     struct Bridged {
-        /// The bridge that owns the clock.
+        /// The bridge that owns the clock (set when the bridge first hands the clock out).
         weak var bridge: MockBLEBridge?
+        /// Whether ``bridge`` was set.
+        var attached = false
         /// The world's time, as the bridge last published it.
         var now: Instant = .zero
         /// The world's sleepers in wake order, as the bridge last published them, less those
@@ -26,9 +28,13 @@ extension VirtualClock {
         self.init(now: now, isBridged: true)
     }
 
-    /// Ties a bridge's clock to its bridge (held weakly: the bridge owns the clock).
+    /// Ties a bridge's clock to its bridge, once (held weakly: the bridge owns the clock).
     func attach(to bridge: MockBLEBridge) {
-        lock.withLock { bridged.bridge = bridge }
+        lock.withLock {
+            guard !bridged.attached else { return }
+            bridged.attached = true
+            bridged.bridge = bridge
+        }
     }
 
     /// The bridge that owns this clock, if it still exists.
