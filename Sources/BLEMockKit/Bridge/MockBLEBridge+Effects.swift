@@ -64,6 +64,8 @@ extension MockBLEBridge {
             centralStreams[central]?.finish()
         case .finishEvents(.peripheral(let peripheral)):
             peripheralStreams[peripheral]?.finish()
+        case .wake(let sleeper):
+            sleepClock.wake(sleeper, remaining: world.sleepers)
         }
     }
 

@@ -92,7 +92,8 @@ extension MockBLEBridge {
         mutate { world in
             world.failOperations(CoreBluetoothError(.operationCancelled)) { _ in true }
             world.attempts.removeAll()
-            world.schedule.removeAll { _ in true }
+            // Sleepers on the clock stay: the code under test owns them (finishing never did).
+            world.schedule.removeAll { !$0.isWake }
         }
         for central in world.centralOrder { centralStreams[central]?.finish() }
         for peripheral in world.peripheralOrder { peripheralStreams[peripheral]?.finish() }

@@ -164,15 +164,13 @@ extension MockBLEBridge {
         advanceWaiters.removeAll()
     }
 
-    /// Runs the next scheduled event, or wakes the next sleepers on ``clock`` (events due at
-    /// the same instant first); an explicit advance whose target comes first returns there.
+    /// Runs the next event of the one schedule (a sleeper's wake-up on ``clock`` is one of
+    /// them); an explicit advance whose target comes first returns there.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     func step() -> SelfDrivingScope.Step {
         admitArrivals()
         forgetCancelled()
-        let nextEvent = world.schedule.nextDeadline
-        let nextSleeper = clock.nextDeadline
-        let next = [nextEvent, nextSleeper].compactMap({ $0 }).min()
+        let next = world.schedule.nextDeadline
         if let horizon = advanceWaiters.map(\.target).min(), next.map({ $0 > horizon }) ?? true {
             // An explicit advance reached its target: time moves there and the call returns.
             setTime(horizon)
@@ -183,13 +181,9 @@ extension MockBLEBridge {
         }
         guard let next else { return .nothingScheduled }
         if let runDeadline, next > runDeadline { return .timeLimit }
-        if nextEvent == next {
-            _ = world.runNextEvent()
-            syncClock()
-            applyEffects()
-        } else {
-            setTime(next)
-        }
+        world.runNextEvent()
+        syncClock()
+        applyEffects()
         outside.wakeWaiters()
         return .ran
     }
@@ -207,7 +201,7 @@ extension MockBLEBridge {
                 waiting.append(.eventWait(manager: peripheral, since: since))
             }
         }
-        if clock.sleeperCount > 0 { waiting.append(.sleepers(count: clock.sleeperCount)) }
+        if world.sleeperCount > 0 { waiting.append(.sleepers(count: world.sleeperCount)) }
         driving = false
         return Stall(reason: reason, at: world.now, waiting: waiting, seed: configuration.seed)
     }

@@ -66,9 +66,19 @@ public actor MockBLEBridge {
     /// The configuration the bridge was created with.
     public nonisolated let configuration: Configuration
     /// The bridge's virtual clock. Code under test that sleeps on it shares the simulation's
-    /// time: its sleepers wake as the bridge's time passes. Advance time through the bridge
-    /// (``advance(by:)``), which also runs the simulation's scheduled events.
-    public nonisolated let clock: VirtualClock
+    /// time: its ``VirtualClock/now`` is the bridge's ``now``, and each sleep is an event on the
+    /// bridge's one schedule, so sleepers wake in time order among link events,
+    /// advertisements, faults and timeouts (after the other events due at the same instant).
+    /// Advancing it advances the bridge (``advance(by:)``).
+    public nonisolated var clock: VirtualClock {
+        // The clock reaches its bridge through a weak reference, made the first time the clock
+        // is handed out: a weak reference gives the bridge a side table, which makes every
+        // retain and release of the bridge slower, and most bridges never hand out their clock.
+        sleepClock.attach(to: self)
+        return sleepClock
+    }
+    /// The clock, without attaching it (for the kit's own use: publishing time and sleepers).
+    nonisolated let sleepClock: VirtualClock
 
     /// The simulation.
     var world: World
@@ -88,7 +98,7 @@ public actor MockBLEBridge {
     var settled: Result<Reply, any Error>?
     /// Effects being performed (reused, so performing them allocates nothing).
     var spareEffects: [Effect] = []
-    /// The world's time when the clock was last brought to it.
+    /// The world's time as last published to the clock.
     var clockTime: VirtualClock.Instant = .zero
     /// Wall-clock time demo pacing still owes (always zero without ``Configuration/realTimePacing``).
     var pendingPacing: Duration = .zero
@@ -128,7 +138,7 @@ public actor MockBLEBridge {
     /// Creates a bridge.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        self.clock = VirtualClock()
+        self.sleepClock = VirtualClock(bridgedAt: .zero)
         self.world = World(seed: configuration.seed, timing: configuration.timing)
         world.bridgeProblem = configuration.problem
         world.limits = configuration.limits
@@ -216,12 +226,15 @@ public actor MockBLEBridge {
         }
     }
 
-    /// Tells the world about operations whose callers gave up.
+    /// Tells the world about operations whose callers gave up, and takes the wake-ups of
+    /// cancelled sleepers on ``clock`` off the schedule.
     func forgetCancelled() {
         let cancelled = waiters.takeCancelled()
-        guard !cancelled.isEmpty else { return }
-        for id in cancelled { world.cancel(id) }
-        applyEffects()
+        if !cancelled.isEmpty {
+            for id in cancelled { world.cancel(id) }
+            applyEffects()
+        }
+        forgetCancelledSleepers()
     }
 
     /// Runs `body` on the world, then performs what it decided, and serves the operations
@@ -243,8 +256,8 @@ public actor MockBLEBridge {
 
     // MARK: Time
 
-    /// Runs the simulation forward by `duration`: every scheduled event and every sleeper on
-    /// ``clock`` due by then, in order of time, with the time set to each one's deadline.
+    /// Runs the simulation forward by `duration`: every scheduled event due by then (sleepers
+    /// on ``clock`` among them), in order of time, with the time set to each one's deadline.
     public func advance(by duration: Duration) async {
         await advance(to: world.now.advanced(by: max(duration, .zero)))
     }
@@ -265,7 +278,7 @@ public actor MockBLEBridge {
                 advanceWaiters.append((instant, continuation))
             }
         } else {
-            while let next = nextDeadline(), next <= instant, !Task.isCancelled {
+            while let next = world.schedule.nextDeadline, next <= instant, !Task.isCancelled {
                 runEvents(through: next)
             }
             setTime(instant)
@@ -276,27 +289,28 @@ public actor MockBLEBridge {
         }
     }
 
-    /// The earliest of the schedule's next event and the clock's next sleeper.
-    private func nextDeadline() -> VirtualClock.Instant? {
-        let event = world.schedule.nextDeadline
-        guard let sleeper = clock.nextDeadline else { return event }
-        guard let event else { return sleeper }
-        return min(event, sleeper)
-    }
-
     /// Runs scheduled events until none is left, or `maximumEvents` have run (periodic
     /// advertising never ends while someone scans). Returns whether the schedule emptied.
+    ///
+    /// Sleepers on ``clock`` wake on the way when their turn comes, and do not count as
+    /// events: a sleep due after the last event (a timeout the code under test keeps) neither
+    /// keeps this call running nor is woken by it.
     @discardableResult
     public func run(maximumEvents: Int = 10_000) async -> Bool {
         admitArrivals()
         forgetCancelled()
         var count = 0
-        while count < maximumEvents, world.runNextEvent() {
+        while count < maximumEvents, world.hasEventsBesidesSleepers {
+            let sleepers = world.sleeperCount
+            world.runNextEvent()
             syncClock()
             applyEffects()
-            count += 1
+            if world.sleeperCount == sleepers { count += 1 }
         }
-        return world.schedule.isEmpty
+        let emptied = !world.hasEventsBesidesSleepers
+        // The sleepers due at the time the last event left: they wake after the events due then.
+        if emptied { runDue() }
+        return emptied
     }
 
     /// Runs every scheduled event due by `limit`, then moves the time to `limit`.
@@ -308,15 +322,16 @@ public actor MockBLEBridge {
         setTime(limit)
     }
 
-    /// Brings the clock to the world's time, waking its sleepers now due (nothing to do while
-    /// time stands still, as it does all through a fast-mode call).
+    /// Publishes the world's time to the clock (nothing to do while time stands still, as it
+    /// does all through a fast-mode call). Sleepers wake through the schedule, not here.
     func syncClock() {
         guard world.now != clockTime else { return }
         clockTime = world.now
-        clock.advanceSynchronously(to: world.now)
+        sleepClock.publish(now: world.now)
     }
 
-    /// Moves time forward to `instant`, waking the clock's sleepers.
+    /// Moves time forward to `instant` (callers have run what is due by then, sleepers' wake-ups
+    /// included).
     func setTime(_ instant: VirtualClock.Instant) {
         world.moveTime(to: instant)
         syncClock()

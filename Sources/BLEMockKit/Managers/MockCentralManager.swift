@@ -137,7 +137,7 @@ public actor MockCentralManager: CentralManaging {
             bridge ?? MockBLEBridge.current
             ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
         self.bridge = bridge
-        self.broadcaster = EventBroadcaster(clock: bridge.clock)
+        self.broadcaster = EventBroadcaster(clock: bridge.sleepClock)
         self.configuration = configuration
         let (identifier, problem) = bridge.claimIdentifier(
             role: "central", configured: configuration.identifier, restoreIdentifier: configuration.restoreIdentifier)

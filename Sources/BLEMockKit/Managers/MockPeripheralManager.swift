@@ -156,7 +156,7 @@ public actor MockPeripheralManager: PeripheralManaging {
             bridge ?? MockBLEBridge.current
             ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
         self.bridge = bridge
-        self.broadcaster = EventBroadcaster(clock: bridge.clock)
+        self.broadcaster = EventBroadcaster(clock: bridge.sleepClock)
         self.configuration = configuration
         let (identifier, problem) = bridge.claimIdentifier(
             role: "peripheral", name: configuration.name, configured: configuration.identifier,

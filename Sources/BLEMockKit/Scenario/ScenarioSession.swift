@@ -271,7 +271,7 @@ extension MockBLEBridge {
 
     func runNextEvent(notAfter limit: VirtualClock.Instant) -> Bool {
         guard world.runNextEvent(dueBy: limit) else { return false }
-        clock.advanceSynchronously(to: world.now)
+        syncClock()
         applyEffects()
         return true
     }

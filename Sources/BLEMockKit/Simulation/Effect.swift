@@ -29,6 +29,8 @@ enum Effect: Sendable {
     /// Write commands of a central's left its queue for a peripheral at a connection event:
     /// `queued` remain (only for centrals in ``World/commandQueueReporters``).
     case commandQueue(central: UUID, peripheral: UUID, queued: Int)
+    /// A task sleeping on the bridge's clock is due: resume it (`now` is its deadline).
+    case wake(SleeperID)
     /// Updates of a peripheral's left its update queue: `queued` remain (only for peripherals
     /// in ``World/updateQueueReporters``).
     case updateQueue(peripheral: UUID, queued: Int)

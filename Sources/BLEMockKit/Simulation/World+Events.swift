@@ -33,6 +33,8 @@ extension World {
         case planned(index: Int)
         /// A lasting exploration fault on `target` ends.
         case plannedEnd(index: Int, target: UUID)
+        /// A task sleeping on the bridge's clock wakes (see ``World/sleep(until:)``).
+        case wake(SleeperID)
     }
 
     /// The deadline of the next scheduled event.
@@ -75,6 +77,7 @@ extension World {
         case .planned(let index): firePlanned(index)
         case .plannedEnd(let index, let target): endPlanned(index, target: target)
         case .supervisionTimeout(let peripheral): supervisionTimedOut(peripheral)
+        case .wake(let id): wake(id)
         case .peerLost(let key, let generation):
             guard links[key]?.generation == generation else { return }
             let error = CoreBluetoothError(.connectionTimeout)

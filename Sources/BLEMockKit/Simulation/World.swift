@@ -34,8 +34,13 @@ struct World: Sendable {
     var now: VirtualClock.Instant = .zero
     /// The root of every seeded stream.
     var random: SeededGenerator
-    /// Everything scheduled, in (deadline, sequence) order.
+    /// Everything scheduled, in (deadline, sequence) order: link events, advertising, faults,
+    /// timeouts, and the wake-ups of tasks sleeping on the bridge's clock.
     var schedule = EventQueue<ScheduledEvent>()
+    /// How many of the scheduled events are sleepers' wake-ups.
+    var sleeperCount = 0
+    /// The id of the next sleep on the bridge's clock.
+    var nextSleeperID: UInt64 = 0
     /// What happened, in order.
     var log: [BridgeLogEntry] = []
     /// What must happen outside the world, in order; the bridge takes them after each call.

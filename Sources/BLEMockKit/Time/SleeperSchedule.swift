@@ -1,5 +1,6 @@
-/// The pure, lock-free bookkeeping behind ``VirtualClock``: the current instant and the
-/// pending sleepers, ordered by (deadline, sequence).
+/// The pure, lock-free bookkeeping behind a standalone ``VirtualClock``: the current instant
+/// and the pending sleepers, ordered by (deadline, sequence). (A bridge's clock has none: its
+/// sleepers are wake-up events on the world's schedule.)
 ///
 /// It has no concurrency of its own: ``VirtualClock`` keeps one behind its lock, and tests
 /// drive it synchronously with plain values as waiters. Its rules are the clock's rules:

@@ -2,8 +2,13 @@ extension VirtualClock {
     /// Moves the clock forward by `duration`, waking every sleeper that falls due.
     ///
     /// Equivalent to `advance(to: now.advanced(by: duration))`. A negative duration does
-    /// nothing to ``now`` and wakes nobody.
+    /// nothing to ``now`` and wakes nobody. On a bridge's clock this is the bridge's
+    /// ``MockBLEBridge/advance(by:)``: it runs everything on the bridge's schedule due by then.
     public func advance(by duration: Duration) async {
+        if isBridged {
+            await bridge?.advance(by: duration)
+            return
+        }
         let target = lock.withLock { schedule.now.advanced(by: duration) }
         await advance(to: target)
     }
@@ -19,7 +24,14 @@ extension VirtualClock {
     ///
     /// If `target` is before ``now``, ``now`` is left unchanged and nobody wakes: time never
     /// goes backwards.
+    ///
+    /// On a bridge's clock this is the bridge's ``MockBLEBridge/advance(to:)``: it runs
+    /// everything on the bridge's schedule due by `target` (link events, faults, sleepers).
     public func advance(to target: Instant) async {
+        if isBridged {
+            await bridge?.advance(to: target)
+            return
+        }
         let drives: Bool = lock.withLock { driving && target > schedule.now }
         if drives {
             await withCheckedContinuation { continuation in
@@ -38,11 +50,21 @@ extension VirtualClock {
     /// a loop is still pending afterwards (use ``run(timeLimit:stallPatience:_:)`` for such
     /// code).
     ///
+    /// On a bridge's clock each step is the bridge's ``MockBLEBridge/advance(to:)`` to the
+    /// latest sleeper's deadline, running everything on the bridge's schedule due by then.
+    ///
     /// - Parameter maximumSteps: The most times to move to the latest deadline. Defaults to 1000.
     /// - Returns: `true` if no sleepers remain.
     @discardableResult
     public func run(maximumSteps: Int = 1000) async -> Bool {
         var steps = 0
+        if isBridged {
+            while steps < maximumSteps, let bridge, let last = lock.withLock({ bridged.sleepers.last?.deadline }) {
+                steps += 1
+                await bridge.advance(to: last)
+            }
+            return sleeperCount == 0
+        }
         while steps < maximumSteps, let last = lock.withLock({ schedule.lastDeadline }) {
             steps += 1
             advanceSynchronously(to: last)

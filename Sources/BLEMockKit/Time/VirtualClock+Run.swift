@@ -27,18 +27,27 @@ extension VirtualClock {
     /// ``Stall``; it does the same when the next wake-up lies more than `timeLimit` past the
     /// scope's start.
     ///
+    /// On a bridge's clock (``MockBLEBridge/clock``) this is the bridge's
+    /// ``MockBLEBridge/run(timeLimit:stallPatience:_:)``: time drives itself over the bridge's
+    /// whole schedule, and a stall throws ``MockBLEBridge/Stall``.
+    ///
     /// - Parameters:
     ///   - timeLimit: The most virtual time the scope may take. Defaults to one hour.
     ///   - stallPatience: How long, in wall-clock time, to wait for outside work before
     ///     reporting a stall. Defaults to one second.
     ///   - body: The code under test.
     /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws, or ``Stall``.
+    /// - Throws: What `body` throws, or ``Stall`` (on a bridge's clock,
+    ///   ``MockBLEBridge/Stall``).
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     public func run<T: Sendable>(
         timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1),
         _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
+        if isBridged {
+            guard let bridge else { throw Self.bridgeGone("run") }
+            return try await bridge.run(timeLimit: timeLimit, stallPatience: stallPatience, body)
+        }
         try lock.withLock {
             guard !driving else {
                 throw APIMisuseError.invalidConfiguration(

@@ -33,13 +33,25 @@
 /// so each woken task finishes its step (and goes back to sleep) before time moves on. That
 /// is exact, for code that loops on sleeps as well as for a single sleep. Outside a run,
 /// ``advance(to:)`` wakes the sleepers due, in order, and lands on its target; a woken task
-/// runs after that call returns, so a sleep it starts then counts from the target. A
-/// ``MockBLEBridge`` owns a clock and moves it with its own schedule.
+/// runs after that call returns, so a sleep it starts then counts from the target.
+///
+/// ## A bridge's clock
+///
+/// The clock a ``MockBLEBridge`` owns (``MockBLEBridge/clock``) keeps no time of its own: its
+/// ``now`` is the bridge's time, and each sleep on it is an event on the bridge's one
+/// schedule, beside link events, advertisements, faults and timeouts. Sleepers wake in time
+/// order among those events; at a sleeper's deadline, every other event due then runs first,
+/// so the task wakes to a world that has done everything due at that instant (a fault
+/// scheduled for it has happened). ``nextDeadline``, ``sleeperCount`` and
+/// ``untilSleeping(count:)`` report the sleepers on that schedule. ``advance(by:)``,
+/// ``advance(to:)`` and ``run(maximumSteps:)`` run the bridge's schedule (as
+/// ``MockBLEBridge/advance(to:)`` does), and ``run(timeLimit:stallPatience:_:)`` is the bridge's
+/// ``MockBLEBridge/run(timeLimit:stallPatience:_:)``.
 public final class VirtualClock: Clock, @unchecked Sendable {
-    // Why `@unchecked Sendable` is safe: all mutable state is in `schedule`, which is read
-    // and written only inside `lock.withLock`. `lock` is immutable.
-    // Continuations are taken out of the schedule under the lock and resumed after it is
-    // released, so resumed tasks never run with the lock held.
+    // Why `@unchecked Sendable` is safe: all mutable state (`schedule`, `bridged`, the
+    // watchers and the run's state) is read and written only inside `lock.withLock`. `lock`
+    // and `isBridged` are immutable. Continuations are taken out under the lock and resumed
+    // after it is released, so resumed tasks never run with the lock held.
 
     public typealias Duration = Swift.Duration
 
@@ -55,8 +67,14 @@ public final class VirtualClock: Clock, @unchecked Sendable {
 
     let lock = Lock()
 
-    /// Guarded by `lock`.
+    /// Whether a bridge owns the clock (then `bridged` holds its state, and `schedule` is unused).
+    let isBridged: Bool
+
+    /// A standalone clock's time and sleepers. Guarded by `lock`.
     var schedule: SleeperSchedule<Waiter>
+    /// A bridge's clock's view of the bridge's time and sleepers, and its sleepers'
+    /// continuations. Guarded by `lock`.
+    var bridged = Bridged()
     /// Tasks in ``untilSleeping(count:)``, by token. Guarded by `lock`.
     var sleepWatchers: [UInt64: (count: Int, continuation: CheckedContinuation<Void, Never>)] = [:]
     /// Guarded by `lock`.
@@ -75,38 +93,50 @@ public final class VirtualClock: Clock, @unchecked Sendable {
     /// Creates a clock.
     ///
     /// - Parameter now: The starting instant. Defaults to ``Instant/zero``.
-    public init(now: Instant = .zero) {
-        schedule = SleeperSchedule(now: now)
+    public convenience init(now: Instant = .zero) {
+        self.init(now: now, isBridged: false)
     }
 
-    /// The current virtual instant.
+    /// Creates a standalone clock, or a bridge's (see `VirtualClock+Bridged`).
+    init(now: Instant, isBridged: Bool) {
+        schedule = SleeperSchedule(now: now)
+        self.isBridged = isBridged
+        bridged.now = now
+    }
+
+    /// The current virtual instant (a bridge's clock: the bridge's time).
     public var now: Instant {
-        lock.withLock { schedule.now }
+        lock.withLock { isBridged ? bridged.now : schedule.now }
     }
 
     /// The earliest deadline among pending sleepers, or `nil` if nobody is sleeping.
     public var nextDeadline: Instant? {
-        lock.withLock { schedule.nextDeadline }
+        lock.withLock { isBridged ? bridged.sleepers.first?.deadline : schedule.nextDeadline }
     }
 
     /// The number of tasks currently suspended in ``sleep(until:tolerance:)``.
     public var sleeperCount: Int {
-        lock.withLock { schedule.count }
+        lock.withLock { lockedSleeperCount }
     }
+
+    /// The number of sleepers. Call it holding `lock`.
+    var lockedSleeperCount: Int { isBridged ? bridged.sleepers.count : schedule.count }
 
     /// Suspends until the clock reaches `deadline`.
     ///
     /// Returns at once if `deadline` is not after ``now``. Otherwise the caller is suspended
     /// until ``advance(to:)``, ``advance(by:)`` or ``run(maximumSteps:)`` moves the clock to
-    /// the deadline.
+    /// the deadline (on a bridge's clock: until the bridge's schedule reaches the sleeper).
     ///
     /// - Parameters:
     ///   - deadline: The instant to wake at.
     ///   - tolerance: Ignored; virtual deadlines are exact.
     /// - Throws: `CancellationError` if the task is cancelled before or while sleeping. The
-    ///   sleeper is then removed from the clock.
+    ///   sleeper is then removed from the clock. On a bridge's clock whose bridge no longer
+    ///   exists, `APIMisuseError.invalidConfiguration`.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
+        if isBridged { return try await sleepOnBridge(until: deadline) }
         let sequence = lock.withLock { schedule.makeSequence() }
         _ = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: Waiter) in
@@ -146,7 +176,7 @@ extension VirtualClock {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = lock.withLock { () -> Bool in
-                    if schedule.count >= count || Task.isCancelled { return true }
+                    if lockedSleeperCount >= count || Task.isCancelled { return true }
                     sleepWatchers[token] = (count, continuation)
                     return false
                 }
@@ -160,7 +190,8 @@ extension VirtualClock {
     /// The watchers whose count of sleepers is reached, removed. Call it holding `lock`.
     func takeSatisfiedWatchers() -> [CheckedContinuation<Void, Never>] {
         guard !sleepWatchers.isEmpty else { return [] }
-        let satisfied = sleepWatchers.filter { $0.value.count <= schedule.count }
+        let count = lockedSleeperCount
+        let satisfied = sleepWatchers.filter { $0.value.count <= count }
         for token in satisfied.keys { sleepWatchers[token] = nil }
         return satisfied.values.map(\.continuation)
     }

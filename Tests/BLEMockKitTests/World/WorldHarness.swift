@@ -43,6 +43,8 @@ struct WorldHarness {
     private(set) var delivered: [UUID: [ATTRequest]] = [:]
     /// Every effect, in the order performed.
     private(set) var timeline: [Happening] = []
+    /// The sleepers woken, in order, with the time each woke at.
+    private(set) var woken: [(sleeper: SleeperID, time: VirtualClock.Instant)] = []
     private var createdManagers: UInt8 = 0
 
     /// Creates a world with a seed and timing.
@@ -210,6 +212,17 @@ struct WorldHarness {
         world.schedule.schedule(.fault(fault), at: instant)
     }
 
+    /// A task sleeps on the bridge's clock until `deadline`: its wake-up is scheduled (`nil`:
+    /// the deadline has come, nothing is scheduled).
+    mutating func sleep(until deadline: VirtualClock.Instant) -> SleeperID? {
+        world.sleep(until: deadline)
+    }
+
+    /// A sleeper's task is cancelled.
+    mutating func cancelSleep(_ id: SleeperID) {
+        world.cancelSleep(id)
+    }
+
     /// Runs the next scheduled event; returns whether there was one.
     @discardableResult
     mutating func runNextEvent() -> Bool {
@@ -258,6 +271,8 @@ struct WorldHarness {
             }
         case .ask(let peripheral, let question):
             ask(peripheral, question)
+        case .wake(let sleeper):
+            woken.append((sleeper, world.now))
         case .channelOpened, .channelData, .channelClosed, .finishEvents, .commandQueue, .updateQueue:
             break
         }

@@ -56,6 +56,43 @@ struct WorldScheduleTests {
         #expect(Self.drain(&queue) == ["d", "a"])
     }
 
+    @Test("An event scheduled after the events due runs after every plain event at its deadline, even a later one")
+    func lateEventsRunAfterTheEventsDue() {
+        var queue = EventQueue<String>()
+        queue.scheduleAfterEventsDue("late 1", at: Self.at(10))
+        queue.schedule("a", at: Self.at(10))
+        queue.scheduleAfterEventsDue("late 2", at: Self.at(10))
+        queue.scheduleAfterEventsDue("early late", at: Self.at(5))
+        queue.schedule("b", at: Self.at(10))
+        queue.schedule("c", at: Self.at(20))
+        #expect(queue.ordered.map(\.event) == ["early late", "a", "b", "late 1", "late 2", "c"])
+        #expect(queue.ordered(where: { $0.hasPrefix("late") }).map(\.event) == ["late 1", "late 2"])
+        #expect(Self.drain(&queue) == ["early late", "a", "b", "late 1", "late 2", "c"])
+    }
+
+    @Test("Removing one event anywhere in a large queue keeps every other event in order")
+    func removingOneEventKeepsTheHeap() {
+        var random = SeededGenerator(seed: 7)
+        for removal in stride(from: 0, to: 300, by: 13) {
+            var queue = EventQueue<Int>()
+            var expected: [(deadline: Int, index: Int)] = []
+            for index in 0..<300 {
+                let deadline = random.int(in: 0...40)
+                queue.schedule(index, at: Self.at(deadline))
+                expected.append((deadline, index))
+            }
+            #expect(queue.removeFirst { $0 == removal })
+            #expect(!queue.removeFirst { $0 == removal })
+            expected.removeAll { $0.index == removal }
+            expected.sort { $0.deadline != $1.deadline ? $0.deadline < $1.deadline : $0.index < $1.index }
+            var popped: [Int] = []
+            while let deadline = queue.nextDeadline, let entry = queue.popFirst(dueBy: deadline) {
+                popped.append(entry.event)
+            }
+            #expect(popped == expected.map(\.index))
+        }
+    }
+
     @Test("Two faults at the same instant run in the order scheduled: power off then on leaves the central on")
     func sameInstantFaults() throws {
         var (harness, link) = try WorldLink.make()
