@@ -207,28 +207,9 @@ final class ProgressDisplay: @unchecked Sendable {
 
 /// What `mockble explore` prints.
 enum ExploreOutput {
-    /// The report in words, each failure with the fields that replay it.
+    /// The report in words, each failure with the scenario fields that replay it.
     static func text(_ report: ExplorationReport) -> String {
-        var lines = [
-            "Explored \(report.seedsRun) of \(Plural.count(report.seedsPlanned, "seed")): "
-                + (report.failures.isEmpty ? "no failure." : "\(Plural.count(report.failures.count, "failure")).")
-        ]
-        for failure in report.failures {
-            lines.append("Seed \(failure.seed) failed:")
-            lines += "\(failure.found.error.map { "\($0)" } ?? "-")".split(separator: "\n").map { "  \($0)" }
-            lines.append(
-                "  found with: " + failure.found.plan.description.replacingOccurrences(of: "\n", with: "\n    "))
-            if failure.shrinkRuns > 0 {
-                lines.append(
-                    "  shrunk in \(Plural.count(failure.shrinkRuns, "run")) to: "
-                        + failure.minimal.plan.description.replacingOccurrences(of: "\n", with: "\n    "))
-                for step in failure.steps { lines.append("  - \(step)") }
-            }
-            lines.append("  replay: put these fields in the scenario and run it with mockble run:")
-            lines += failure.minimal.plan.scenarioFragment.split(separator: "\n").map { "    \($0)" }
-        }
-        lines.append(report.coverage.summary(budget: report.budget))
-        return lines.joined(separator: "\n") + "\n"
+        report.text(replay: .scenarioFields) + "\n"
     }
 
     /// The report as one JSON object.

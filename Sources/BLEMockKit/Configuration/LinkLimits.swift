@@ -29,9 +29,6 @@ public struct LinkLimits: Sendable, Hashable {
     /// No limits.
     public static var none: LinkLimits { LinkLimits() }
 
-    /// Whether nothing is limited.
-    var isEmpty: Bool { self == .none }
-
     /// `queue` with this limit's capacity imposed on it.
     static func limit(_ queue: QueueBehavior, to capacity: Int?) -> QueueBehavior {
         guard let capacity else { return queue }

@@ -318,13 +318,28 @@ public struct ExplorationOutcome: Sendable {
     /// shrinks), or `nil` when it passed.
     public var signature: String? {
         guard let error else { return nil }
-        if let stall = error as? MockBLEBridge.Stall { return "stall: \(stall.reason)" }
-        // A scenario fails at a step: the same step failing the same way.
-        if let scenario = error as? ScenarioRunFailure, let first = scenario.failures.first {
-            return "scenario step \(first.step) (\(first.op)): " + first.mismatches.joined().filter { !$0.isNumber }
-        }
+        if let signed = error as? any ExplorationSigned { return signed.explorationSignature }
         let words = String(describing: error).filter { !$0.isNumber }
         return "\(String(reflecting: type(of: error))): \(words)"
+    }
+}
+
+/// An error that says itself what makes two failures the same (``ExplorationOutcome/signature``),
+/// where its type and words would not.
+protocol ExplorationSigned: Error {
+    var explorationSignature: String { get }
+}
+
+extension MockBLEBridge.Stall: ExplorationSigned {
+    /// The same reason: what waits, and since when, changes as a plan shrinks.
+    var explorationSignature: String { "stall: \(reason)" }
+}
+
+extension ScenarioRunFailure: ExplorationSigned {
+    /// The same first step failing the same way, numbers set aside.
+    var explorationSignature: String {
+        guard let first = failures.first else { return "scenario" }
+        return "scenario step \(first.step) (\(first.op)): " + first.mismatches.joined().filter { !$0.isNumber }
     }
 }
 

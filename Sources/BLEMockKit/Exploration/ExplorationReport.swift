@@ -30,17 +30,30 @@ public struct ExplorationReport: Sendable, CustomStringConvertible {
     /// Whether every run passed (and the exploration could run).
     public var passed: Bool { failures.isEmpty && problem == nil }
 
-    public var description: String {
+    /// The report in words, each failure replayed as Swift code.
+    public var description: String { text(replay: .swiftCode) }
+
+    /// The report in words, each failure with how to replay it in `form`.
+    public func text(replay form: ExplorationReplayForm) -> String {
         if let problem { return "Exploration could not run: \(problem)" }
         var lines = [
             "Explored \(seedsRun) of \(seedsPlanned) seed\(seedsPlanned == 1 ? "" : "s")"
                 + (wasCancelled ? " (cancelled)" : "") + ": "
                 + (failures.isEmpty ? "no failure." : "\(failures.count) failure\(failures.count == 1 ? "" : "s").")
         ]
-        for failure in failures { lines.append(failure.description) }
+        for failure in failures { lines.append(failure.text(replay: form)) }
         lines.append(coverage.summary(budget: budget))
         return lines.joined(separator: "\n")
     }
+}
+
+/// How a report says to replay a failure.
+public enum ExplorationReplayForm: Sendable, Hashable {
+    /// Swift code that calls ``Exploration/replay(_:timeLimit:stallPatience:failsOnLeftovers:_:)``
+    /// (``ExplorationPlan/swiftCode``).
+    case swiftCode
+    /// The scenario fields that `mockble run` replays (``ExplorationPlan/scenarioFragment``).
+    case scenarioFields
 }
 
 /// One failure an exploration found, as found and as shrunk.
@@ -57,21 +70,32 @@ public struct ExplorationFailureReport: Sendable, CustomStringConvertible {
     /// The failing seed.
     public var seed: UInt64 { found.plan.seed }
 
-    public var description: String {
+    /// The failure in words, replayed as Swift code.
+    public var description: String { text(replay: .swiftCode) }
+
+    /// The failure in words: how it failed, the plan found and the plan shrunk, the steps
+    /// kept, and how to replay it in `form`.
+    public func text(replay form: ExplorationReplayForm) -> String {
         var lines = [
-            "Seed \(seed) failed: \(found.error.map { String(describing: $0) } ?? "?")",
+            "Seed \(seed) failed: " + indented(found.error.map { String(describing: $0) } ?? "?"),
             "  found with: " + indented(found.plan.description),
         ]
         if shrinkRuns > 0 {
             lines.append(
                 "  shrunk in \(shrinkRuns) run\(shrinkRuns == 1 ? "" : "s") to: " + indented(minimal.plan.description))
             if minimal.plan != found.plan {
-                lines.append("  minimal failure: \(minimal.error.map { String(describing: $0) } ?? "?")")
+                lines.append("  minimal failure: " + indented(minimal.error.map { String(describing: $0) } ?? "?"))
             }
             for step in steps { lines.append("  - \(step)") }
         }
-        lines.append("  replay it with:")
-        lines += minimal.plan.swiftCode.split(separator: "\n").map { "    \($0)" }
+        switch form {
+        case .swiftCode:
+            lines.append("  replay it with:")
+            lines += minimal.plan.swiftCode.split(separator: "\n").map { "    \($0)" }
+        case .scenarioFields:
+            lines.append("  replay: put these fields in the scenario and run it with mockble run:")
+            lines += minimal.plan.scenarioFragment.split(separator: "\n").map { "    \($0)" }
+        }
         return lines.joined(separator: "\n")
     }
 

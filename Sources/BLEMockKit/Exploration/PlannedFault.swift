@@ -50,14 +50,6 @@ public struct PlannedFault: Sendable, Hashable {
             allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
         }
 
-        /// Whether the fault lasts a while (``PlannedFault/duration`` matters).
-        public var hasDuration: Bool {
-            switch self {
-            case .outOfRange, .fade, .powerCycle: true
-            default: false
-            }
-        }
-
         /// Whether the fault arms an error for a later operation (it fires when that operation
         /// comes, if it does).
         public var isInjection: Bool {

@@ -27,20 +27,17 @@ struct ExplorationState: Sendable, Equatable {
     var faults: [PlannedFault]
     /// What became of each.
     var fates: [Fate]
-    /// When the run started: fault times count from it.
-    var start: VirtualClock.Instant
 
-    init(faults: [PlannedFault], start: VirtualClock.Instant) {
+    init(faults: [PlannedFault]) {
         self.faults = faults
         self.fates = Array(repeating: .waiting, count: faults.count)
-        self.start = start
     }
 }
 
 extension World {
     /// Schedules an exploration's faults, their times counted from now.
     mutating func plan(_ faults: [PlannedFault]) {
-        exploration = ExplorationState(faults: faults, start: now)
+        exploration = ExplorationState(faults: faults)
         for (index, fault) in faults.enumerated() {
             schedule.schedule(.planned(index: index), at: now.advanced(by: max(fault.at, .zero)))
         }

@@ -163,11 +163,11 @@ actor FileTransferWatch {
 
 /// The app: uploads a file to the watch, retrying after anything goes wrong, with the
 /// planted bugs it was given.
-actor FileTransferApp {
+actor FileTransferApp: CentralEventReader {
     let central: MockCentralManager
     let clock: VirtualClock
     let bugs: FileTransferRig.Bugs
-    private var events: AsyncStream<CentralEvent>.Iterator
+    var events: AsyncStream<CentralEvent>.Iterator
     private var session: UInt8 = 0
     private var peripheral: UUID?
     static let maximumAttempts = 25
@@ -240,15 +240,6 @@ actor FileTransferApp {
     }
     private struct BadReceipt: Error, CustomStringConvertible {
         var description: String { "the device refused the file" }
-    }
-
-    private func nextEvent() async throws -> CentralEvent {
-        // (An iterator in an actor's property cannot be advanced in place across a suspension;
-        // its copies share the stream.)
-        var iterator = events
-        guard let event = await iterator.next(isolation: self) else { throw CancellationError() }
-        events = iterator
-        return event
     }
 
     private func attempt(_ file: Data) async throws {
@@ -356,5 +347,22 @@ actor FileTransferApp {
                 continue
             }
         }
+    }
+}
+
+/// An app actor that reads its central's events through one iterator it keeps.
+protocol CentralEventReader: Actor {
+    var events: AsyncStream<CentralEvent>.Iterator { get set }
+}
+
+extension CentralEventReader {
+    /// The next event; throws `CancellationError` when the stream has ended (cancelled).
+    func nextEvent() async throws -> CentralEvent {
+        // (An iterator in an actor's property cannot be advanced in place across a suspension;
+        // its copies share the stream.)
+        var iterator = events
+        guard let event = await iterator.next(isolation: self) else { throw CancellationError() }
+        events = iterator
+        return event
     }
 }

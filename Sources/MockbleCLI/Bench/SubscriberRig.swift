@@ -43,23 +43,16 @@ enum SubscriberRig {
 }
 
 /// The app of ``SubscriberRig``.
-actor SubscriberApp {
+actor SubscriberApp: CentralEventReader {
     let central: MockCentralManager
     let resubscribes: Bool
-    private var events: AsyncStream<CentralEvent>.Iterator
+    var events: AsyncStream<CentralEvent>.Iterator
     private var connections = 0
 
     init(central: MockCentralManager, resubscribes: Bool) {
         self.central = central
         self.resubscribes = resubscribes
         events = central.events().makeAsyncIterator()
-    }
-
-    private func nextEvent() async throws -> CentralEvent {
-        var iterator = events
-        guard let event = await iterator.next(isolation: self) else { throw CancellationError() }
-        events = iterator
-        return event
     }
 
     /// Collects `count` readings, reconnecting as often as needed.

@@ -20,6 +20,20 @@ struct BridgedClockTests {
         return (bridge, central, peripheral)
     }
 
+    /// A realistic sensor advertising and a central scanning it with duplicates: a stream of
+    /// scheduled events for sleepers to interleave with.
+    /// Returns the scanning central.
+    @discardableResult
+    static func scanAmongAdvertisements(on bridge: MockBLEBridge, seed: UInt64) async throws -> MockCentralManager {
+        let sensor = MockPeripheralManager(configuration: .realistic(seed: seed), bridge: bridge)
+        _ = await sensor.waitForPoweredOn()
+        try await sensor.startAdvertising(AdvertisementData(localName: "Sensor"))
+        let central = MockCentralManager(configuration: .realistic(seed: seed), bridge: bridge)
+        _ = await central.waitForPoweredOn()
+        try await central.scanForPeripherals(withServices: nil, options: ScanOptions(allowDuplicates: true))
+        return central
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("Sleepers wake in (deadline, sequence) order among advertising events, each at its deadline and after them")
     func sleepersInterleaveWithLinkEvents() async throws {
@@ -28,12 +42,7 @@ struct BridgedClockTests {
             let clock = bridge.clock
             let wakes = Recorder<(name: String, now: Instant, logCount: Int)>()
             let start = try await bridge.run {
-                let sensor = MockPeripheralManager(configuration: .realistic(seed: seed), bridge: bridge)
-                _ = await sensor.waitForPoweredOn()
-                try await sensor.startAdvertising(AdvertisementData(localName: "Sensor"))
-                let central = MockCentralManager(configuration: .realistic(seed: seed), bridge: bridge)
-                _ = await central.waitForPoweredOn()
-                try await central.scanForPeripherals(withServices: nil, options: ScanOptions(allowDuplicates: true))
+                let central = try await Self.scanAmongAdvertisements(on: bridge, seed: seed)
                 let start = clock.now
                 let plan = [("c", 700), ("a", 250), ("d", 700), ("b", 480), ("e", 1_000)]
                 let sleepers = plan.map { name, offset in
@@ -245,12 +254,7 @@ struct BridgedClockTests {
             let clock = bridge.clock
             let wakes = Recorder<(task: Int, round: Int, now: Instant)>()
             let start = try await bridge.run {
-                let sensor = MockPeripheralManager(configuration: .realistic(seed: seed), bridge: bridge)
-                _ = await sensor.waitForPoweredOn()
-                try await sensor.startAdvertising(AdvertisementData(localName: "Sensor"))
-                let central = MockCentralManager(configuration: .realistic(seed: seed), bridge: bridge)
-                _ = await central.waitForPoweredOn()
-                try await central.scanForPeripherals(withServices: nil, options: ScanOptions(allowDuplicates: true))
+                let central = try await Self.scanAmongAdvertisements(on: bridge, seed: seed)
                 let start = clock.now
                 let loops = (0..<6).map { task in
                     bridge.task {
