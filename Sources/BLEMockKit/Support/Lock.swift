@@ -22,36 +22,39 @@
 ///   it afterwards, so the resumed task cannot contend with (or re-enter) the lock.
 /// - The lock is not recursive: taking it again on the same thread deadlocks.
 ///
-/// The mutex lives in memory allocated with `UnsafeMutablePointer`, so its address never
+/// The mutex lives in the tail of one heap object (a `ManagedBuffer`), so its address never
 /// changes (a `pthread_mutex_t` must not be moved after initialisation, which a stored
-/// property of a class would not guarantee).
-package final class Lock: @unchecked Sendable {
-    // Why `@unchecked Sendable` is safe: the only stored property is a pointer to a
-    // `pthread_mutex_t` that is initialised once in `init`, destroyed once in `deinit`, and
-    // otherwise only passed to `pthread_mutex_lock`/`pthread_mutex_unlock`, which are
-    // thread-safe by definition. The pointer itself is never reassigned.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+/// property would not guarantee), and a lock costs one allocation. Copies of a `Lock` share
+/// its mutex.
+package struct Lock: @unchecked Sendable {
+    // Why `@unchecked Sendable` is safe: the only stored property is a reference to the
+    // object holding a `pthread_mutex_t` that is initialised once when it is created, destroyed
+    // once when it goes, and otherwise only passed to `pthread_mutex_lock`/`pthread_mutex_unlock`,
+    // which are thread-safe by definition.
+    private let storage: LockStorage
 
     /// Creates an unlocked lock.
     package init() {
-        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        #if DEBUG
-            // Catch recursive locking and unlocking from the wrong thread in debug builds.
-            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
-        #endif
-        let status = pthread_mutex_init(mutex, &attributes)
-        pthread_mutexattr_destroy(&attributes)
-        precondition(status == 0, "pthread_mutex_init failed with \(status)")
+        storage = unsafeDowncast(LockStorage.create(minimumCapacity: 1) { _ in }, to: LockStorage.self)
+        storage.withUnsafeMutablePointerToElements { mutex in
+            mutex.initialize(to: pthread_mutex_t())
+            var attributes = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attributes)
+            #if DEBUG
+                // Catch recursive locking and unlocking from the wrong thread in debug builds.
+                pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+            #endif
+            let status = pthread_mutex_init(mutex, &attributes)
+            pthread_mutexattr_destroy(&attributes)
+            precondition(status == 0, "pthread_mutex_init failed with \(status)")
+        }
     }
 
-    deinit {
-        let status = pthread_mutex_destroy(mutex)
-        assert(status == 0, "pthread_mutex_destroy failed with \(status); was the lock held?")
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
+    /// The mutex.
+    private var mutex: UnsafeMutablePointer<pthread_mutex_t> {
+        // The pointer stays valid after the closure returns: the element is tail-allocated in
+        // `storage`, which this lock keeps alive.
+        storage.withUnsafeMutablePointerToElements { $0 }
     }
 
     /// Acquires the lock, blocking the current thread until it is available.
@@ -80,5 +83,16 @@ package final class Lock: @unchecked Sendable {
         lock()
         defer { unlock() }
         return try body()
+    }
+}
+
+/// The heap object holding a ``Lock``'s mutex.
+private final class LockStorage: ManagedBuffer<Void, pthread_mutex_t> {
+    deinit {
+        withUnsafeMutablePointerToElements { mutex in
+            let status = pthread_mutex_destroy(mutex)
+            assert(status == 0, "pthread_mutex_destroy failed with \(status); was the lock held?")
+            mutex.deinitialize(count: 1)
+        }
     }
 }
