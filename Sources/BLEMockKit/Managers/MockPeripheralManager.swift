@@ -243,10 +243,10 @@ public actor MockPeripheralManager: PeripheralManaging {
     }
 
     /// Runs `body` with the bridge, which shares this actor's executor; joins the bridge first.
-    func withBridge<T: Sendable>(
-        _ call: String = #function, _ body: (isolated MockBLEBridge) throws -> T
-    ) rethrows -> T {
-        try bridge.assumeIsolated { bridge in
+    func withBridge<T: Sendable, E: Error>(
+        _ call: String = #function, _ body: @Sendable (isolated MockBLEBridge) throws(E) -> T
+    ) throws(E) -> T {
+        try bridge.onSharedExecutor { bridge throws(E) in
             bridge.admitArrivals()
             bridge.join(peripheral: identifier, events: broadcaster, configuration: configuration)
             if bridge.driving { bridge.checkTracked("MockPeripheralManager.\(call)") }
@@ -256,9 +256,11 @@ public actor MockPeripheralManager: PeripheralManaging {
 
     /// Runs `body` on the bridge's world (joining it first), then performs what it decided; a
     /// refused manager's `body` runs on its own world, which refuses every call.
-    func world<T: Sendable>(_ call: String = #function, _ body: @Sendable (inout World) throws -> T) rethrows -> T {
+    func world<T: Sendable, E: Error>(
+        _ call: String = #function, _ body: @Sendable (inout World) throws(E) -> T
+    ) throws(E) -> T {
         if let refusedWorld { return try body(&refusedWorld.world) }
-        return try withBridge(call) { bridge in
+        return try withBridge(call) { bridge throws(E) in
             defer { bridge.applyEffects() }
             return try body(&bridge.world)
         }
