@@ -207,6 +207,43 @@ struct GATTDatabaseDiscoveryTests {
         #expect(all.allSatisfy(database.isCurrent))
     }
 
+    @Test("A discovery's entries are counted as it would list them, without building them")
+    func discoveryEntriesAreCounted() throws {
+        var database = GATTDatabase()
+        _ = try database.add(GATTService(uuid: "180F", isPrimary: false))
+        let heartRate = try database.add(GATTDatabaseLayoutTests.heartRate)
+        let custom = try database.add(
+            GATTService(
+                uuid: "6E400001-B5A3-F393-E0A9-E50E24DCCA9E",
+                characteristics: [
+                    GATTCharacteristic(uuid: "2A19", properties: .read, permissions: .readable),
+                    GATTCharacteristic(
+                        uuid: "6E400002-B5A3-F393-E0A9-E50E24DCCA9E", properties: .indicate, permissions: []),
+                ]))
+        let peripheral = GATTDatabaseLayoutTests.peripheral
+        // Each count is what the built list holds.
+        for uuids in [nil, ["180D"], ["180F"], [], ["6E400001-B5A3-F393-E0A9-E50E24DCCA9E"]] as [[BluetoothUUID]?] {
+            let listed = database.primaryServices(matching: uuids, peripheral: peripheral)
+            let counted = database.primaryServiceEntries(matching: uuids)
+            #expect(counted.count == listed.count)
+            #expect(counted.hasLongUUID == listed.contains { $0.uuid.width == .bits128 })
+        }
+        #expect(database.primaryServiceEntries(matching: ["180D"]) == (1, false))
+        #expect(database.primaryServiceEntries(matching: nil) == (2, true))
+        #expect(try #require(database.characteristicEntries(of: heartRate.handle)) == (3, false))
+        #expect(try #require(database.characteristicEntries(of: custom.handle)) == (2, true))
+        #expect(database.characteristicEntries(of: 200) == nil)
+        let characteristics = try #require(
+            database.characteristics(of: heartRate.handle, matching: nil, peripheral: peripheral))
+        #expect(characteristics.map { database.descriptorCount(of: $0) } == [1, 0, 1])
+        let indicating = try #require(
+            database.characteristics(of: custom.handle, matching: nil, peripheral: peripheral))
+        #expect(indicating.map { database.descriptorCount(of: $0) } == [0, 1])
+        var missing = characteristics[0]
+        missing.handle = 200
+        #expect(database.descriptorCount(of: missing) == nil)
+    }
+
     @Test("A reference stops being current when its service is removed or replaced")
     func staleReferences() throws {
         var database = GATTDatabase()

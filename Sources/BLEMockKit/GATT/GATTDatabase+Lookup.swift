@@ -57,6 +57,37 @@ extension GATTDatabase {
             .map { remote($0.local, peripheral: peripheral) }
     }
 
+    /// How many entries a discovery of the primary services (all, or those with the given
+    /// UUIDs) lists, and whether one has a 128-bit UUID: what its exchanges are planned from,
+    /// without building what it finds.
+    func primaryServiceEntries(matching uuids: [BluetoothUUID]?) -> (count: Int, hasLongUUID: Bool) {
+        var count = 0
+        var hasLongUUID = false
+        for service in services where service.local.isPrimary && (uuids?.contains(service.local.uuid) ?? true) {
+            count += 1
+            hasLongUUID = hasLongUUID || service.local.uuid.width == .bits128
+        }
+        return (count, hasLongUUID)
+    }
+
+    /// How many characteristic declarations the service at `handle` has, and whether one has a
+    /// 128-bit UUID (`nil` for no such service).
+    func characteristicEntries(of handle: UInt16) -> (count: Int, hasLongUUID: Bool)? {
+        guard let service = services.first(where: { $0.local.handle == handle }) else { return nil }
+        return (
+            service.characteristics.count,
+            service.characteristics.contains { $0.local.uuid.width == .bits128 }
+        )
+    }
+
+    /// How many descriptors a characteristic has, the stack-managed CCCD included (`nil` when
+    /// it is not in this database).
+    func descriptorCount(of characteristic: RemoteCharacteristic) -> Int? {
+        guard let location = location(ofValueHandle: characteristic.handle) else { return nil }
+        let record = services[location.service].characteristics[location.characteristic]
+        return (record.cccdHandle == nil ? 0 : 1) + record.descriptors.count
+    }
+
     /// The services included by the service at `handle`.
     func includedServices(of handle: UInt16, matching uuids: [BluetoothUUID]?, peripheral: UUID) -> [RemoteService]? {
         guard let service = services.first(where: { $0.local.handle == handle }) else { return nil }

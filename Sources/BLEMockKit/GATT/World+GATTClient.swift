@@ -94,23 +94,21 @@ extension World {
         let p = peripherals.position(of: peripheral)!
         switch kind {
         case .discoverServices(let uuids):
-            let preview = peripherals.entries[p]!.database.primaryServices(matching: uuids, peripheral: peripheral)
-            let entry = preview.contains { $0.uuid.width == .bits128 } ? 20 : 6
-            return GATTProcedure.discoveryExchanges(count: preview.count, entrySize: entry, mtu: mtu)
+            let listed = peripherals.entries[p]!.database.primaryServiceEntries(matching: uuids)
+            return GATTProcedure.discoveryExchanges(
+                count: listed.count, entrySize: listed.hasLongUUID ? 20 : 6, mtu: mtu)
         case .discoverIncludedServices:
             return 2
         case .discoverCharacteristics(let service, _):
             // The client reads every characteristic declaration in the service's range and
             // filters by UUID itself (Vol 3, Part G, 4.6.2): the UUIDs asked for do not
             // change what crosses the link.
-            let preview =
-                peripherals.entries[p]!.database.characteristics(
-                    of: service.handle, matching: nil, peripheral: peripheral) ?? []
-            let entry = preview.contains { $0.uuid.width == .bits128 } ? 21 : 7
-            return GATTProcedure.discoveryExchanges(count: preview.count, entrySize: entry, mtu: mtu)
+            let listed = peripherals.entries[p]!.database.characteristicEntries(of: service.handle) ?? (0, false)
+            return GATTProcedure.discoveryExchanges(
+                count: listed.count, entrySize: listed.hasLongUUID ? 21 : 7, mtu: mtu)
         case .discoverDescriptors(let characteristic):
             try requireCurrent(characteristic, on: slot)
-            let count = peripherals.entries[p]!.database.descriptors(of: characteristic)?.count ?? 0
+            let count = peripherals.entries[p]!.database.descriptorCount(of: characteristic) ?? 0
             // Descriptors sit between the value handle and the next declaration: with none,
             // the range is empty and the client sends no request at all (Vol 3, Part G, 4.7.1).
             guard count > 0 else { return 0 }
