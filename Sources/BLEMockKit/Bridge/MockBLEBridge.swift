@@ -80,11 +80,48 @@ public actor MockBLEBridge {
     /// The clock, without attaching it (for the kit's own use: publishing time and sleepers).
     nonisolated let sleepClock: VirtualClock
 
-    /// The simulation.
-    var world: World
-    /// The event streams of the managers on the bridge.
-    var centralStreams = IdentifierMap<EventBroadcaster<CentralEvent>>()
-    var peripheralStreams = IdentifierMap<EventBroadcaster<PeripheralEvent>>()
+    // The state every call reads and changes, many times. Release builds leave out the
+    // dynamic exclusivity checks on it (each access of an actor's stored property otherwise
+    // registers with the runtime, a cost every call paid dozens of times); debug builds, which
+    // the kit's tests run, keep them, so an overlapping access still traps there.
+    #if DEBUG
+        /// The simulation.
+        var world: World
+        /// The event streams of the managers on the bridge.
+        var centralStreams = IdentifierMap<EventBroadcaster<CentralEvent>>()
+        var peripheralStreams = IdentifierMap<EventBroadcaster<PeripheralEvent>>()
+        /// The operation being started, and its result if it ended before its caller suspended.
+        var starting: OperationID?
+        var settled: Result<Reply, any Error>?
+        /// Effects being performed (reused, so performing them allocates nothing).
+        var spareEffects: [Effect] = []
+        /// The world's time as last published to the clock.
+        var clockTime: VirtualClock.Instant = .zero
+        /// Whether the active run's driver moves time on.
+        var driving = false
+        /// Operations started by a callback-style front end, with what to call when they end.
+        var completions: [OperationID: @Sendable (Result<Reply, any Error>) -> Void] = [:]
+        /// The callback-style front ends of centrals (the CoreBluetooth-shaped API), by central.
+        var centralFrontEnds = IdentifierMap<CentralFrontEnd>()
+        /// The callback-style front ends of peripherals, by peripheral.
+        var peripheralFrontEnds = IdentifierMap<PeripheralFrontEnd>()
+        /// The conditions of ``waitUntil(_:)`` calls still waiting, and their continuations.
+        var pendingConditions: [(token: Int, condition: @Sendable (isolated MockBLEBridge) -> Bool)] = []
+    #else
+        @exclusivity(unchecked) var world: World
+        @exclusivity(unchecked) var centralStreams = IdentifierMap<EventBroadcaster<CentralEvent>>()
+        @exclusivity(unchecked) var peripheralStreams = IdentifierMap<EventBroadcaster<PeripheralEvent>>()
+        @exclusivity(unchecked) var starting: OperationID?
+        @exclusivity(unchecked) var settled: Result<Reply, any Error>?
+        @exclusivity(unchecked) var spareEffects: [Effect] = []
+        @exclusivity(unchecked) var clockTime: VirtualClock.Instant = .zero
+        @exclusivity(unchecked) var driving = false
+        @exclusivity(unchecked) var completions: [OperationID: @Sendable (Result<Reply, any Error>) -> Void] = [:]
+        @exclusivity(unchecked) var centralFrontEnds = IdentifierMap<CentralFrontEnd>()
+        @exclusivity(unchecked) var peripheralFrontEnds = IdentifierMap<PeripheralFrontEnd>()
+        @exclusivity(unchecked) var pendingConditions:
+            [(token: Int, condition: @Sendable (isolated MockBLEBridge) -> Bool)] = []
+    #endif
     /// The request handlers of peripherals that answer with one.
     var handlers = IdentifierMap<@Sendable (ATTRequest) -> RequestResponse>()
     /// The open L2CAP channels' ends.
@@ -93,13 +130,6 @@ public actor MockBLEBridge {
     var openedCentralEnds: [UInt64: L2CAPChannel] = [:]
     /// Callers suspended on operations.
     nonisolated let waiters = OperationWaiters()
-    /// The operation being started, and its result if it ended before its caller suspended.
-    var starting: OperationID?
-    var settled: Result<Reply, any Error>?
-    /// Effects being performed (reused, so performing them allocates nothing).
-    var spareEffects: [Effect] = []
-    /// The world's time as last published to the clock.
-    var clockTime: VirtualClock.Instant = .zero
     /// Wall-clock time demo pacing still owes (always zero without ``Configuration/realTimePacing``).
     var pendingPacing: Duration = .zero
     /// All the demo pacing waited so far (for tests: the scaled virtual time).
@@ -108,21 +138,11 @@ public actor MockBLEBridge {
     nonisolated let arrivals = ArrivalQueue()
     /// The active ``run(timeLimit:stallPatience:_:)`` scope's executor, if any.
     nonisolated let runs = RunRegistry()
-    /// Whether the active run's driver moves time on.
-    var driving = false
     /// The virtual time the active run may not pass.
     var runDeadline: VirtualClock.Instant?
-    /// The conditions of ``waitUntil(_:)`` calls still waiting, and their continuations.
-    var pendingConditions: [(token: Int, condition: @Sendable (isolated MockBLEBridge) -> Bool)] = []
     nonisolated let conditions = ConditionWaiters()
     /// Calls made during a run from tasks the run cannot see, once each.
     var untrackedCalls: [String] = []
-    /// Operations started by a callback-style front end, with what to call when they end.
-    var completions: [OperationID: @Sendable (Result<Reply, any Error>) -> Void] = [:]
-    /// The callback-style front ends of centrals (the CoreBluetooth-shaped API), by central.
-    var centralFrontEnds = IdentifierMap<CentralFrontEnd>()
-    /// The callback-style front ends of peripherals, by peripheral.
-    var peripheralFrontEnds = IdentifierMap<PeripheralFrontEnd>()
     /// Work the simulation hands to code outside it (delegate callbacks on app queues), which
     /// a run waits for before it moves time on.
     package nonisolated let outside = OutsideWork()
