@@ -23,8 +23,9 @@ extension World {
         case connectionEvent(slot: Int, generation: Int)
         /// Pairing on a link ends, for operation `id`.
         case pairingDone(LinkKey, generation: Int, OperationID)
-        /// A fault a test scheduled.
-        case fault(Fault)
+        /// A fault a test scheduled, by its place in ``World/scheduledFaults`` (the event itself
+        /// holds plain data only, so the schedule copies its entries without retaining anything).
+        case fault(index: Int)
         /// A peripheral out of range for the supervision timeout loses its links.
         case supervisionTimeout(UUID)
         /// The central of a link whose peripheral reset notices it: the supervision timeout.
@@ -35,6 +36,14 @@ extension World {
         case plannedEnd(index: Int, target: UUID)
         /// A task sleeping on the bridge's clock wakes (see ``World/sleep(until:)``).
         case wake(SleeperID)
+    }
+
+    /// Schedules a fault a test asked for at `instant`.
+    mutating func schedule(_ fault: Fault, at instant: VirtualClock.Instant) {
+        let index = nextFaultIndex
+        nextFaultIndex += 1
+        scheduledFaults[index] = fault
+        schedule.schedule(.fault(index: index), at: instant)
     }
 
     /// The deadline of the next scheduled event.
@@ -73,7 +82,8 @@ extension World {
         case .stateStep(let manager, let state): setState(manager, to: state, automatic: true)
         case .connectionEvent(let slot, let generation): connectionEvent(slot: slot, generation: generation)
         case .pairingDone(let key, let generation, let id): pairingDone(key, generation: generation, operation: id)
-        case .fault(let fault): apply(fault)
+        case .fault(let index):
+            if let fault = scheduledFaults.removeValue(forKey: index) { apply(fault) }
         case .planned(let index): firePlanned(index)
         case .plannedEnd(let index, let target): endPlanned(index, target: target)
         case .supervisionTimeout(let peripheral): supervisionTimedOut(peripheral)

@@ -37,6 +37,9 @@ struct World: Sendable {
     /// Everything scheduled, in (deadline, sequence) order: link events, advertising, faults,
     /// timeouts, and the wake-ups of tasks sleeping on the bridge's clock.
     var schedule = EventQueue<ScheduledEvent>()
+    /// The faults tests scheduled that have not fired yet, by the index their event names.
+    var scheduledFaults: [Int: Fault] = [:]
+    var nextFaultIndex = 0
     /// How many of the scheduled events are sleepers' wake-ups.
     var sleeperCount = 0
     /// The id of the next sleep on the bridge's clock.

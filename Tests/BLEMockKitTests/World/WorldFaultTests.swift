@@ -33,6 +33,21 @@ struct WorldFaultTests {
         #expect(harness.log(.stateChanged).suffix(2).map(\.detail) == ["proximity=outOfRange", "proximity=near"])
     }
 
+    @Test("Scheduled faults fire in time order, each once, and the world lets go of each as it fires")
+    func scheduledFaultsFireOnceAndAreReleased() throws {
+        var (harness, link) = try Self.handlerLink()
+        let start = harness.world.now
+        harness.schedule(.nameChange(peripheral: link.peripheral, "Second"), at: start.advanced(by: ms(20)))
+        harness.schedule(.nameChange(peripheral: link.peripheral, "First"), at: start.advanced(by: ms(10)))
+        #expect(harness.world.scheduledFaults.count == 2)
+        harness.advance(to: start.advanced(by: ms(15)))
+        #expect(harness.world.scheduledFaults.count == 1)
+        #expect(harness.world.peripherals[link.peripheral]?.name == "First")
+        harness.advance(to: start.advanced(by: ms(50)))
+        #expect(harness.world.scheduledFaults.isEmpty)
+        #expect(harness.world.peripherals[link.peripheral]?.name == "Second")
+    }
+
     @Test("The supervision timeout tears an out-of-range link down with connectionTimeout and fails its operations")
     func supervisionTimeout() throws {
         var (harness, link) = try Self.handlerLink()
