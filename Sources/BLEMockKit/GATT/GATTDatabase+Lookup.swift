@@ -29,6 +29,12 @@ extension GATTDatabase {
         location(ofValueHandle: handle).map { services[$0.service].characteristics[$0.characteristic] }
     }
 
+    /// The published form of the characteristic with this value handle (without copying its
+    /// value and descriptors).
+    func localCharacteristic(at handle: UInt16) -> LocalCharacteristic? {
+        location(ofValueHandle: handle).map { services[$0.service].characteristics[$0.characteristic].local }
+    }
+
     /// The characteristic owning a descriptor handle (CCCD or other), with the descriptor
     /// (`nil` for the CCCD).
     func descriptorOwner(handle: UInt16) -> (characteristic: Characteristic, descriptor: Descriptor?)? {

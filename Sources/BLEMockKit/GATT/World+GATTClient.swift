@@ -72,7 +72,7 @@ extension World {
                 characteristic: procedure.characteristic?.uuid)
         }
         var operation = PendingOperation(id: id, owner: .central(central), kind: .gatt(key), since: now, stage: .queued)
-        operation.procedure = procedure
+        operation.procedure = consume procedure
         pending.insert(operation)
         if exchanges == 0 {
             // Nothing to ask the server: the procedure ends at once, with nothing on the air
@@ -300,8 +300,11 @@ extension World {
     // MARK: Discovery results
 
     private mutating func finishServiceDiscovery(_ key: LinkKey, uuids: [BluetoothUUID]?) -> [RemoteService] {
-        let found = peripherals[key.peripheral]!.database.primaryServices(matching: uuids, peripheral: key.peripheral)
-        var known = centrals[key.central]!.services[key.peripheral] ?? []
+        // (The records are read in place: the subscript's getter copies all of one.)
+        let found = peripherals.inPlace(key.peripheral) {
+            $0.database.primaryServices(matching: uuids, peripheral: key.peripheral)
+        }!
+        var known = (centrals.inPlace(key.central) { $0.services[key.peripheral] } ?? nil) ?? []
         for service in found where !known.contains(service) { known.append(service) }
         centrals[key.central]!.services[key.peripheral] = known.sorted { $0.handle < $1.handle }
         record(
@@ -329,11 +332,17 @@ extension World {
     private mutating func finishCharacteristicDiscovery(
         _ key: LinkKey, service: RemoteService, uuids: [BluetoothUUID]?
     ) throws -> [RemoteCharacteristic] {
-        let database = peripherals[key.peripheral]!.database
-        guard database.localServices.contains(where: { $0.handle == service.handle && $0.uuid == service.uuid }),
-            let found = database.characteristics(of: service.handle, matching: uuids, peripheral: key.peripheral)
-        else { throw CoreBluetoothError(.invalidHandle) }
-        var known = centrals[key.central]!.characteristics[service] ?? []
+        // (The records are read in place: the subscript's getter copies all of one.)
+        let listed = peripherals.inPlace(key.peripheral) { peripheral -> [RemoteCharacteristic]? in
+            guard
+                peripheral.database.services.contains(where: {
+                    $0.local.handle == service.handle && $0.local.uuid == service.uuid
+                })
+            else { return nil }
+            return peripheral.database.characteristics(of: service.handle, matching: uuids, peripheral: key.peripheral)
+        }
+        guard let found = listed ?? nil else { throw CoreBluetoothError(.invalidHandle) }
+        var known = (centrals.inPlace(key.central) { $0.characteristics[service] } ?? nil) ?? []
         for characteristic in found where !known.contains(characteristic) { known.append(characteristic) }
         centrals[key.central]!.characteristics[service] = known.sorted { $0.handle < $1.handle }
         if let slot = links.position(of: key) {
@@ -348,7 +357,7 @@ extension World {
     private mutating func finishDescriptorDiscovery(_ key: LinkKey, characteristic: RemoteCharacteristic)
         -> [RemoteDescriptor]
     {
-        let found = peripherals[key.peripheral]!.database.descriptors(of: characteristic) ?? []
+        let found = (peripherals.inPlace(key.peripheral) { $0.database.descriptors(of: characteristic) } ?? nil) ?? []
         record(
             .descriptorsDiscovered, central: key.central, peripheral: key.peripheral, attribute: characteristic.uuid,
             handle: characteristic.handle, detail: found.map(\.uuid.uuidString).joined(separator: ","))

@@ -102,10 +102,10 @@ extension World {
             let position = pending.position(of: id),
             let handle = pending.inPlace(at: position, { $0.procedure?.characteristic?.handle })
         else { return }
-        let mtu = links.entries[slot]!.mtu
+        // (Read in place: reading through the array's getter copied the whole link here.)
+        let (mtu, security) = links.inPlace(at: slot) { ($0.mtu, $0.security) }
         do {
-            let plan = try peripherals.entries[p]!.database.planRead(
-                handle: handle, offset: offset, security: links.entries[slot]!.security)
+            let plan = try peripherals.entries[p]!.database.planRead(handle: handle, offset: offset, security: security)
             switch plan {
             case .answered(let value):
                 answerRequest(id, .value(value.prefix(mtu - 1)), on: key)
@@ -140,7 +140,7 @@ extension World {
     ) {
         // (The record is read in place: the subscript's getter copies all of it.)
         let p = peripherals.position(of: key.peripheral)!
-        guard let local = peripherals.entries[p]!.database.characteristic(at: characteristic.handle)?.local else {
+        guard let local = peripherals.entries[p]!.database.localCharacteristic(at: characteristic.handle) else {
             return answerRequest(id, .failure(ATTError(.invalidHandle)), on: key)
         }
         switch peripherals.entries[p]!.answering {
@@ -167,35 +167,37 @@ extension World {
     private mutating func serveSubscription(
         _ characteristic: RemoteCharacteristic, enabled: Bool, indications: Bool, on key: LinkKey
     ) throws {
-        let link = links[key]!
-        guard
-            let record = peripherals.entries[peripherals.position(of: key.peripheral)!]!.database.characteristic(
-                at: characteristic.handle)
-        else {
+        // The link's fields are read in place: a copy of it would retain everything it holds.
+        let slot = links.position(of: key)!
+        let (maximumValueLength, security, isSubscribed) = links.inPlace(at: slot) { link in
+            (link.maximumValueLength, link.security, link.subscriptions[characteristic.handle] != nil)
+        }
+        let p = peripherals.position(of: key.peripheral)!
+        guard let local = peripherals.entries[p]!.database.localCharacteristic(at: characteristic.handle) else {
             throw CoreBluetoothError(.invalidHandle)
         }
-        let remoteCentral = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.maximumValueLength)
+        let remoteCentral = RemoteCentral(identifier: key.central, maximumUpdateValueLength: maximumValueLength)
         if enabled {
-            var kind = try peripherals[key.peripheral]!.database.planSubscribe(
-                handle: characteristic.handle, security: link.security)
-            if indications, record.local.properties.contains(.indicate) {
+            var kind = try peripherals.entries[p]!.database.planSubscribe(
+                handle: characteristic.handle, security: security)
+            if indications, local.properties.contains(.indicate) {
                 kind = .indicate
-            } else if indications, record.local.properties.contains(.indicateEncryptionRequired) {
-                if let error = link.security.encryptionError { throw error }
+            } else if indications, local.properties.contains(.indicateEncryptionRequired) {
+                if let error = security.encryptionError { throw error }
                 kind = .indicate
             }
-            guard link.subscriptions[characteristic.handle] == nil else { return }
+            guard !isSubscribed else { return }
             links[key]!.subscriptions[characteristic.handle] = kind
             self.record(
                 .subscribe, central: key.central, peripheral: key.peripheral, attribute: characteristic.uuid,
                 handle: characteristic.handle, detail: kind == .notify ? "notify" : "indicate")
-            deliver(.subscribed(remoteCentral, record.local), to: key.peripheral)
+            deliver(.subscribed(remoteCentral, local), to: key.peripheral)
         } else {
             guard links[key]!.subscriptions.removeValue(forKey: characteristic.handle) != nil else { return }
             self.record(
                 .unsubscribe, central: key.central, peripheral: key.peripheral, attribute: characteristic.uuid,
                 handle: characteristic.handle)
-            deliver(.unsubscribed(remoteCentral, record.local), to: key.peripheral)
+            deliver(.unsubscribed(remoteCentral, local), to: key.peripheral)
         }
     }
 

@@ -33,6 +33,14 @@ struct IdentifierMap<Value: Sendable>: Sendable {
         body(&entries[position]!)
     }
 
+    /// Runs `body` on the value for an identifier, in place; `nil` when there is none. (What
+    /// a caller reading a few fields of a record uses: the subscript's getter copies all of it.)
+    @inline(__always)
+    mutating func inPlace<R>(_ identifier: UUID, _ body: (inout Value) -> R) -> R? {
+        guard let position = positions[IdentifierKey(identifier)] else { return nil }
+        return body(&entries[position]!)
+    }
+
     /// The value for an identifier; assigning a new identifier adds it at the end.
     subscript(identifier: UUID) -> Value? {
         get {

@@ -21,7 +21,8 @@ extension World {
                 + (options.allowDuplicates ? " allowDuplicates" : ""))
         if timing.isInstant {
             // Instant timing: every advertiser on the air is heard at once.
-            for peripheral in peripheralOrder where peripherals[peripheral]!.advertisement != nil {
+            for peripheral in peripheralOrder where peripherals.inPlace(peripheral, { $0.advertisement != nil }) == true
+            {
                 deliverAdvertisement(from: peripheral, to: central)
                 for set in advertisingSets[peripheral] ?? [] where set.started <= now && !set.finished {
                     deliverAdvertisement(from: peripheral, to: central, advertisement: set.advertisement)
@@ -32,7 +33,7 @@ extension World {
     }
 
     mutating func stopScan(central: UUID) {
-        guard centrals[central]?.scan != nil else { return }
+        guard centrals.inPlace(central, { $0.scan != nil }) == true else { return }
         centrals[central]!.scan = nil
         record(.scanStopped, central: central)
     }
@@ -152,7 +153,9 @@ extension World {
 
     mutating func startAdvertising(peripheral: UUID, advertisement: AdvertisementData) throws {
         try requirePoweredOn(peripheral: peripheral, "startAdvertising")
-        guard peripherals[peripheral]!.advertisement == nil else {
+        // (The record is read in place: the subscript's getter copies all of it.)
+        let p = peripherals.position(of: peripheral)!
+        guard peripherals.inPlace(at: p, { $0.advertisement == nil }) else {
             let error = CoreBluetoothError(.alreadyAdvertising)
             record(.advertisingStarted, peripheral: peripheral, error: error)
             throw error
@@ -161,9 +164,9 @@ extension World {
             record(.advertisingStarted, peripheral: peripheral, error: error)
             throw error
         }
-        peripherals[peripheral]!.advertisement = advertisement
-        peripherals[peripheral]!.advertisingStarted = now.advanced(
-            by: peripherals[peripheral]!.configuration.advertisingDelay)
+        peripherals.entries[p]!.advertisement = advertisement
+        peripherals.entries[p]!.advertisingStarted = now.advanced(
+            by: peripherals.inPlace(at: p) { $0.configuration.advertisingDelay })
         record(
             .advertisingStarted, peripheral: peripheral,
             detail: [
@@ -172,9 +175,9 @@ extension World {
             ]
             .compactMap { $0 }.joined(separator: " "))
         restartAdvertisingSets(of: peripheral)
-        if timing.isInstant, peripherals[peripheral]!.advertisingStarted == now {
+        if timing.isInstant, peripherals.inPlace(at: p, { $0.advertisingStarted }) == now {
             for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }
-            if peripherals[peripheral]!.configuration.advertisesOnce {
+            if peripherals.inPlace(peripheral, { $0.configuration.advertisesOnce }) == true {
                 stopAdvertising(peripheral: peripheral)
                 return
             }
@@ -184,7 +187,7 @@ extension World {
     }
 
     mutating func stopAdvertising(peripheral: UUID) {
-        guard peripherals[peripheral]?.advertisement != nil else { return }
+        guard peripherals.inPlace(peripheral, { $0.advertisement != nil }) == true else { return }
         peripherals[peripheral]!.advertisement = nil
         record(.advertisingStopped, peripheral: peripheral)
     }
@@ -194,10 +197,14 @@ extension World {
     /// The RSSI a central sees from a peripheral now: its proximity's (or configured)
     /// strength with seeded variation.
     mutating func currentRSSI(of peripheral: UUID) -> Int {
-        let record = peripherals[peripheral]!
-        let base =
-            record.proximitySimulated ? (record.proximity.rssi ?? record.configuration.rssi) : record.configuration.rssi
-        let spread = record.configuration.rssiVariation
+        // (Read in place: binding the record copied all of it.)
+        let (base, spread) = peripherals.inPlace(peripheral) { record in
+            (
+                record.proximitySimulated
+                    ? (record.proximity.rssi ?? record.configuration.rssi) : record.configuration.rssi,
+                record.configuration.rssiVariation
+            )
+        }!
         guard spread > 0 else { return base }
         return base + peripherals[peripheral]!.random.rssi.int(in: -spread...spread)
     }

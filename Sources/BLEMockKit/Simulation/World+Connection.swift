@@ -32,16 +32,19 @@ extension World {
         let isNewAttempt = attempts[key] == nil
         if isNewAttempt {
             record(.connecting, central: central, peripheral: peripheral)
-            if let limit = centrals[central]!.configuration.connection.limit, links(ofCentral: central).count >= limit {
+            // (The records are read in place: the subscript's getter copies all of one.)
+            if let limit = centrals.inPlace(central, { $0.configuration.connection.limit }) ?? nil,
+                links(ofCentral: central).count >= limit
+            {
                 return complete(id, .failure(failAttempt(key, CoreBluetoothError(.connectionLimitReached))))
             }
             // CoreBluetooth keeps a connection to a non-connectable advertiser pending (until it
             // advertises as connectable, or the app cancels); realistic timing does too. Fast
             // mode fails it at once, so a unit test without a timeout cannot wait for ever.
-            if timing.isInstant, peripherals[peripheral]!.advertisement?.isConnectable == false {
+            if timing.isInstant, peripherals.inPlace(peripheral, { $0.advertisement?.isConnectable == false }) == true {
                 return complete(id, .failure(failAttempt(key, CoreBluetoothError(.connectionFailed))))
             }
-            let probability = centrals[central]!.configuration.connection.failureProbability
+            let probability = centrals.inPlace(central) { $0.configuration.connection.failureProbability } ?? 0
             let failsByChance = probability > 0 && centrals[central]!.random.connection.bool(probability: probability)
             let fired = firedInjection(.connect, central: central, peripheral: peripheral)
             attempts[key] = ConnectionAttempt(
@@ -54,7 +57,7 @@ extension World {
             operation.deadline = now.advanced(by: max(timeout, .zero))
             schedule.schedule(.connectionTimeout(id), at: operation.deadline!)
         }
-        pending[id] = operation
+        pending.insert(operation)
         if isNewAttempt, canConnectNow(peripheral) { beginEstablishing(key) }
     }
 
@@ -92,7 +95,8 @@ extension World {
     /// the MTU exchange (at once in fast mode).
     mutating func beginEstablishing(_ key: LinkKey) {
         guard attempts[key] != nil, attempts[key]!.establishesAt == nil else { return }
-        let range = centrals[key.central]!.configuration.connection.latency ?? timing.connectionLatency
+        let range =
+            (centrals.inPlace(key.central) { $0.configuration.connection.latency } ?? nil) ?? timing.connectionLatency
         let latency = drawLatency(in: range, forCentral: key.central)
         let total = latency + connectionInterval(forCentral: key.central)
         attempts[key]!.establishesAt = now.advanced(by: total)
@@ -149,7 +153,7 @@ extension World {
         }
         // The limit holds when a link comes up, not only when its attempt starts: two pending
         // attempts under a limit of one cannot both connect.
-        if let limit = centrals[key.central]!.configuration.connection.limit,
+        if let limit = centrals.inPlace(key.central, { $0.configuration.connection.limit }) ?? nil,
             links(ofCentral: key.central).count >= limit
         {
             failConnecting(key, failAttempt(key, CoreBluetoothError(.connectionLimitReached)))
@@ -188,8 +192,8 @@ extension World {
     /// The ATT_MTU a new link gets: the smaller of the preferences each side draws for it and
     /// the bridge's ``LinkLimits/maximumMTU``, clamped to 23…517.
     mutating func negotiateMTU(_ key: LinkKey) -> Int {
-        let centralMode = centrals[key.central]!.configuration.mtu
-        let peripheralMode = peripherals[key.peripheral]!.configuration.mtu
+        let centralMode = centrals.inPlace(key.central) { $0.configuration.mtu }!
+        let peripheralMode = peripherals.inPlace(key.peripheral) { $0.configuration.mtu }!
         // Only a realistic mode draws: the others leave the streams alone (touching one derives it).
         let offered =
             centralMode.fixedPreference(isCentral: true)
@@ -228,7 +232,7 @@ extension World {
     mutating func cancelConnection(central: UUID, peripheral: UUID) throws {
         // Leaving poweredOn already ended every link and attempt: there is nothing to cancel,
         // and CoreBluetooth does not fail the call (clean-up code must not throw only in tests).
-        if centrals[central]?.isShutDown != true, state(of: .central(central)) != .poweredOn { return }
+        if centrals.inPlace(central, { $0.isShutDown }) != true, state(of: .central(central)) != .poweredOn { return }
         try requirePoweredOn(central: central, "cancelPeripheralConnection")
         let key = LinkKey(central: central, peripheral: peripheral)
         if links.contains(key) {
@@ -286,13 +290,13 @@ extension World {
         let key = link.key
         let central = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.maximumValueLength)
         for handle in link.subscriptions.keys.sorted() {
-            guard let characteristic = peripherals[key.peripheral]?.database.characteristic(at: handle) else {
-                continue
-            }
+            guard let p = peripherals.position(of: key.peripheral),
+                let characteristic = peripherals.inPlace(at: p, { $0.database.localCharacteristic(at: handle) })
+            else { continue }
             record(
-                .unsubscribe, central: key.central, peripheral: key.peripheral, attribute: characteristic.local.uuid,
+                .unsubscribe, central: key.central, peripheral: key.peripheral, attribute: characteristic.uuid,
                 handle: handle, detail: detail)
-            deliver(.unsubscribed(central, characteristic.local), to: key.peripheral)
+            deliver(.unsubscribed(central, characteristic), to: key.peripheral)
         }
     }
 

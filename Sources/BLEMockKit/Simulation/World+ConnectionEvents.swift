@@ -37,8 +37,8 @@ extension World {
     /// A link to an ANCS-requesting peripheral came up: the central's user decision
     /// (``MockCentralManager/Configuration/grantsANCSAuthorization``) is reported.
     mutating func reportANCSAuthorization(_ key: LinkKey) {
-        guard peripherals[key.peripheral]?.configuration.requestsANCSAuthorization == true,
-            let granted = centrals[key.central]?.configuration.grantsANCSAuthorization
+        guard peripherals.inPlace(key.peripheral, { $0.configuration.requestsANCSAuthorization }) == true,
+            let granted = centrals.inPlace(key.central, { $0.configuration.grantsANCSAuthorization })
         else { return }
         setANCSAuthorization(granted, key: key)
     }
