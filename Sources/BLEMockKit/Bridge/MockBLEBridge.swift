@@ -222,6 +222,23 @@ public actor MockBLEBridge {
         return try result.get()
     }
 
+    /// Runs a manager's operation: the manager joins the bridge first, as on every call it
+    /// makes (see ``perform(_:)``).
+    func perform(
+        _ request: World.Request, by manager: ArrivalQueue.Arrival, _ call: String = #function
+    ) async throws -> Reply {
+        admitArrivals()
+        switch manager {
+        case .central(let identifier, let events, let configuration):
+            join(central: identifier, events: events, configuration: configuration)
+            if driving { checkTracked("MockCentralManager.\(call)") }
+        case .peripheral(let identifier, let events, let configuration):
+            join(peripheral: identifier, events: events, configuration: configuration)
+            if driving { checkTracked("MockPeripheralManager.\(call)") }
+        }
+        return try await perform(request)
+    }
+
     /// Runs the schedule while operation `id` is pending and running it moves the operation
     /// on (it is not parked on something outside the simulation).
     func serve(_ id: OperationID) {

@@ -229,8 +229,7 @@ public actor MockCentralManager: CentralManaging {
     /// Runs an operation on the bridge (joining it first).
     func perform(_ request: World.Request, _ call: String = #function) async throws -> Reply {
         if let duplicateProblem { throw APIMisuseError.invalidConfiguration(duplicateProblem) }
-        withBridge(call) { _ in }
-        return try await bridge.perform(request)
+        return try await bridge.perform(request, by: .central(identifier, broadcaster, configuration), call)
     }
 
     public var state: ManagerState { world { $0.state(of: .central(identifier)) } }

@@ -270,8 +270,8 @@ public actor MockPeripheralManager: PeripheralManaging {
 
     public func waitForPoweredOn() async -> ManagerState {
         if duplicateProblem != nil { return state }
-        withBridge { _ in }
-        let reply = try? await bridge.perform(.waitForPoweredOn(.peripheral(identifier)))
+        let reply = try? await bridge.perform(
+            .waitForPoweredOn(.peripheral(identifier)), by: .peripheral(identifier, broadcaster, configuration))
         if case .state(let state) = reply { return state }
         return state
     }
