@@ -304,12 +304,11 @@ extension World {
         let found = peripherals.inPlace(key.peripheral) {
             $0.database.primaryServices(matching: uuids, peripheral: key.peripheral)
         }!
-        var known = (centrals.inPlace(key.central) { $0.services[key.peripheral] } ?? nil) ?? []
-        for service in found where !known.contains(service) { known.append(service) }
-        centrals[key.central]!.services[key.peripheral] = known.sorted { $0.handle < $1.handle }
+        let known = centrals.inPlace(key.central) { $0.services[key.peripheral] } ?? nil
+        centrals[key.central]!.services[key.peripheral] = Self.merging(found, into: known, by: \.handle)
         record(
             .servicesDiscovered, central: key.central, peripheral: key.peripheral,
-            detail: found.map(\.uuid.uuidString).joined(separator: ","))
+            detail: Self.uuidList(found.lazy.map(\.uuid)))
         return found
     }
 
@@ -342,15 +341,14 @@ extension World {
             return peripheral.database.characteristics(of: service.handle, matching: uuids, peripheral: key.peripheral)
         }
         guard let found = listed ?? nil else { throw CoreBluetoothError(.invalidHandle) }
-        var known = (centrals.inPlace(key.central) { $0.characteristics[service] } ?? nil) ?? []
-        for characteristic in found where !known.contains(characteristic) { known.append(characteristic) }
-        centrals[key.central]!.characteristics[service] = known.sorted { $0.handle < $1.handle }
+        let known = centrals.inPlace(key.central) { $0.characteristics[service] } ?? nil
+        centrals[key.central]!.characteristics[service] = Self.merging(found, into: known, by: \.handle)
         if let slot = links.position(of: key) {
             links.entries[slot]!.discoveredHandles.formUnion(found.lazy.map(\.handle))
         }
         record(
             .characteristicsDiscovered, central: key.central, peripheral: key.peripheral, attribute: service.uuid,
-            handle: service.handle, detail: found.map(\.uuid.uuidString).joined(separator: ","))
+            handle: service.handle, detail: Self.uuidList(found.lazy.map(\.uuid)))
         return found
     }
 
@@ -360,8 +358,30 @@ extension World {
         let found = (peripherals.inPlace(key.peripheral) { $0.database.descriptors(of: characteristic) } ?? nil) ?? []
         record(
             .descriptorsDiscovered, central: key.central, peripheral: key.peripheral, attribute: characteristic.uuid,
-            handle: characteristic.handle, detail: found.map(\.uuid.uuidString).joined(separator: ","))
+            handle: characteristic.handle, detail: Self.uuidList(found.lazy.map(\.uuid)))
         return found
+    }
+
+    /// What a central knows after a discovery: what it knew, with what was found added, in
+    /// handle order. (Most discoveries are a first one: what was found is the list, in order.)
+    static func merging<Attribute: Equatable>(
+        _ found: [Attribute], into known: [Attribute]?, by handle: (Attribute) -> UInt16
+    ) -> [Attribute] {
+        guard var merged = known, !merged.isEmpty else { return found }
+        merged.reserveCapacity(merged.count + found.count)
+        for attribute in found where !merged.contains(attribute) { merged.append(attribute) }
+        merged.sort { handle($0) < handle($1) }
+        return merged
+    }
+
+    /// UUIDs as a log entry lists them: comma-separated, in their shortest form.
+    static func uuidList(_ uuids: some Sequence<BluetoothUUID>) -> String {
+        var list = ""
+        for uuid in uuids {
+            if !list.isEmpty { list += "," }
+            list += uuid.uuidString
+        }
+        return list
     }
 
     // MARK: Writes without response

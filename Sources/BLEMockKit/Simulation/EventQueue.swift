@@ -82,12 +82,14 @@ struct EventQueue<Event: Sendable>: Sendable {
         return true
     }
 
-    /// Removes every event for which `shouldRemove` is true.
+    /// Removes every event for which `shouldRemove` is true. O(n), in place, and without
+    /// touching the heap when nothing matches.
     mutating func removeAll(where shouldRemove: (Event) -> Bool) {
-        let kept = heap.filter { !shouldRemove($0.event) }
-        guard kept.count != heap.count else { return }
-        heap = []
-        for entry in kept.sorted(by: { $0.precedes($1) }) { heap.append(entry) }
+        guard heap.contains(where: { shouldRemove($0.event) }) else { return }
+        heap.removeAll { shouldRemove($0.event) }
+        // Restore the heap order bottom-up (the order events run in is their (deadline,
+        // sequence) order whatever the heap's layout).
+        for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(from: index) }
     }
 
     /// The scheduled events in the order they will run.

@@ -264,10 +264,10 @@ extension World {
         record(.disconnected, central: key.central, peripheral: key.peripheral, error: reason)
         if peripherals.contains(key.peripheral) {
             tellSubscriptionsEnded(link, detail: "disconnected")
-            let lostUpdates = link.toCentral.waiting.filter {
-                if case .update = $0 { return true }
-                return false
-            }.count
+            let lostUpdates = link.toCentral.waiting.reduce(0) { count, pdu in
+                if case .update = pdu { return count + 1 }
+                return count
+            }
             if lostUpdates > 0 { updatesLeftQueue(lostUpdates, of: key.peripheral) }
         }
         closeChannels(on: key)

@@ -93,6 +93,35 @@ struct WorldScheduleTests {
         }
     }
 
+    @Test("Removing every event that matches, anywhere in a large queue, keeps the others in order")
+    func removingManyEventsKeepsTheHeap() {
+        var random = SeededGenerator(seed: 11)
+        for divisor in [2, 3, 7, 300, 1] {
+            var queue = EventQueue<Int>()
+            var expected: [(deadline: Int, index: Int)] = []
+            for index in 0..<300 {
+                let deadline = random.int(in: 0...40)
+                queue.schedule(index, at: Self.at(deadline))
+                expected.append((deadline, index))
+            }
+            // Half the late-scheduled events too, so sequence ties are exercised.
+            queue.scheduleAfterEventsDue(1_000, at: Self.at(20))
+            queue.removeAll { $0 != 1_000 && $0 % divisor == 0 }
+            queue.removeAll { $0 == -1 }  // nothing matches: nothing changes
+            expected.removeAll { $0.index % divisor == 0 }
+            expected.sort { $0.deadline != $1.deadline ? $0.deadline < $1.deadline : $0.index < $1.index }
+            let lateAt = expected.firstIndex { $0.deadline > 20 } ?? expected.count
+            var order = expected.map(\.index)
+            order.insert(1_000, at: lateAt)
+            #expect(queue.count == order.count)
+            var popped: [Int] = []
+            while let deadline = queue.nextDeadline, let entry = queue.popFirst(dueBy: deadline) {
+                popped.append(entry.event)
+            }
+            #expect(popped == order)
+        }
+    }
+
     @Test("Two faults at the same instant run in the order scheduled: power off then on leaves the central on")
     func sameInstantFaults() throws {
         var (harness, link) = try WorldLink.make()
