@@ -110,16 +110,22 @@ extension GATTDatabase {
     {
         guard let service = services.first(where: { $0.local.handle == handle }) else { return nil }
         let remoteService = remote(service.local, peripheral: peripheral)
-        return service.characteristics.filter { uuids?.contains($0.local.uuid) ?? true }.map {
-            RemoteCharacteristic(
-                service: remoteService, uuid: $0.local.uuid, properties: $0.local.properties, handle: $0.local.handle)
+        var found: [RemoteCharacteristic] = []
+        found.reserveCapacity(service.characteristics.count)
+        for characteristic in service.characteristics where uuids?.contains(characteristic.local.uuid) ?? true {
+            found.append(
+                RemoteCharacteristic(
+                    service: remoteService, uuid: characteristic.local.uuid,
+                    properties: characteristic.local.properties, handle: characteristic.local.handle))
         }
+        return found
     }
 
     /// The descriptors of a characteristic, including the stack-managed CCCD, in handle order.
     func descriptors(of characteristic: RemoteCharacteristic) -> [RemoteDescriptor]? {
         guard let record = self.characteristic(at: characteristic.handle) else { return nil }
         var result: [RemoteDescriptor] = []
+        result.reserveCapacity((record.cccdHandle == nil ? 0 : 1) + record.descriptors.count)
         if let cccd = record.cccdHandle {
             result.append(
                 RemoteDescriptor(characteristic: characteristic, uuid: .clientCharacteristicConfiguration, handle: cccd)

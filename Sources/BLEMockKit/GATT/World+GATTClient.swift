@@ -344,7 +344,10 @@ extension World {
         let known = centrals.inPlace(key.central) { $0.characteristics[service] } ?? nil
         centrals[key.central]!.characteristics[service] = Self.merging(found, into: known, by: \.handle)
         if let slot = links.position(of: key) {
-            links.entries[slot]!.discoveredHandles.formUnion(found.lazy.map(\.handle))
+            links.inPlace(at: slot) { link in
+                link.discoveredHandles.reserveCapacity(link.discoveredHandles.count + found.count)
+                link.discoveredHandles.formUnion(found.lazy.map(\.handle))
+            }
         }
         record(
             .characteristicsDiscovered, central: key.central, peripheral: key.peripheral, attribute: service.uuid,

@@ -112,17 +112,16 @@ extension SeededGenerator {
     /// (byte 8, top two bits) set to `10`. Mocks use it to derive peripheral and central
     /// identifiers from the seed instead of calling `UUID()`.
     public mutating func uuid() -> UUID {
-        let high = next().bigEndian
-        let low = next().bigEndian
-        var bytes = [UInt8](repeating: 0, count: 16)
-        withUnsafeBytes(of: high) { bytes.replaceSubrange(0..<8, with: $0) }
-        withUnsafeBytes(of: low) { bytes.replaceSubrange(8..<16, with: $0) }
-        bytes[6] = (bytes[6] & 0x0F) | 0x40
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        // The two words, most significant byte first, with the version (4) and variant bits
+        // set: byte 6 is bits 15…8 of the high word, byte 8 bits 63…56 of the low one.
+        let high = next() & ~0xF000 | 0x4000
+        let low = next() & ~(0xC0 << 56) | (0x80 << 56)
+        func byte(_ word: UInt64, _ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: word >> (56 - 8 * index)) }
         return UUID(
             uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                byte(high, 0), byte(high, 1), byte(high, 2), byte(high, 3), byte(high, 4), byte(high, 5),
+                byte(high, 6), byte(high, 7), byte(low, 0), byte(low, 1), byte(low, 2), byte(low, 3), byte(low, 4),
+                byte(low, 5), byte(low, 6), byte(low, 7)
             ))
     }
 

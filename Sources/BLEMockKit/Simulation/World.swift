@@ -157,12 +157,16 @@ struct World: Sendable {
 
     /// The links of a peripheral, in a deterministic order.
     func links(ofPeripheral peripheral: UUID) -> [LinkKey] {
-        links.keys.filter { $0.peripheral == peripheral }.sorted { $0.central.precedes($1.central) }
+        var found = links.keys.filter { $0.peripheral == peripheral }
+        if found.count > 1 { found.sort { $0.central.precedes($1.central) } }
+        return found
     }
 
     /// The links of a central, in a deterministic order.
     func links(ofCentral central: UUID) -> [LinkKey] {
-        links.keys.filter { $0.central == central }.sorted { $0.peripheral.precedes($1.peripheral) }
+        var found = links.keys.filter { $0.central == central }
+        if found.count > 1 { found.sort { $0.peripheral.precedes($1.peripheral) } }
+        return found
     }
 }
 
