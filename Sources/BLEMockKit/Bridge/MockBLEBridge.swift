@@ -196,10 +196,11 @@ public actor MockBLEBridge {
     /// and suspends only while it waits for something outside the simulation (a peripheral's
     /// answer, a peripheral becoming connectable). Cancelling the caller's task ends the wait
     /// with `CancellationError` and withdraws the operation from the air where it can be.
-    func perform(_ request: World.Request) async throws -> Reply {
+    /// (`admitted`: the caller already put the managers created since the last call on the air.)
+    func perform(_ request: World.Request, admitted: Bool = false) async throws -> Reply {
         // A cancelled caller starts nothing on the air.
         try Task.checkCancellation()
-        admitArrivals()
+        if !admitted { admitArrivals() }
         forgetCancelled()
         let began = world.now
         let id = world.makeOperationID()
@@ -236,7 +237,7 @@ public actor MockBLEBridge {
             join(peripheral: identifier, events: events, configuration: configuration)
             if driving { checkTracked("MockPeripheralManager.\(call)") }
         }
-        return try await perform(request)
+        return try await perform(request, admitted: true)
     }
 
     /// Runs the schedule while operation `id` is pending and running it moves the operation
