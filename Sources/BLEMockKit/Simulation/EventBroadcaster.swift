@@ -18,19 +18,6 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
         init(isFinished: Bool) { self.isFinished = isFinished }
     }
 
-    /// Unsubscribes its stream when the stream's last reference goes away.
-    fileprivate final class Subscription: Sendable {
-        let broadcaster: EventBroadcaster
-        let id: Int
-
-        init(broadcaster: EventBroadcaster, id: Int) {
-            self.broadcaster = broadcaster
-            self.id = id
-        }
-
-        deinit { broadcaster.cancel(id) }
-    }
-
     fileprivate let lock = Lock()
     /// The simulation's clock, to say since when a stream has been awaited.
     fileprivate let clock: VirtualClock?
@@ -51,10 +38,18 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
 
     /// A new stream of the events yielded from now on.
     func stream() -> AsyncStream<Event> {
-        let subscription = Subscription(broadcaster: self, id: openTap())
+        let id = openTap()
+        // The closures are made here, where the event type is known, so what they call runs
+        // specialized code (a deinit of a generic class would run the generic code).
+        let subscription = StreamSubscription { [self] in cancel(id) }
         return AsyncStream(
-            unfolding: { await subscription.broadcaster.next(subscription.id) },
-            onCancel: { subscription.broadcaster.cancel(subscription.id) })
+            unfolding: { [self] in
+                let event = await next(id)
+                // The stream holds the subscription: it unsubscribes when the stream goes.
+                withExtendedLifetime(subscription) {}
+                return event
+            },
+            onCancel: { subscription.cancel() })
     }
 
     /// Delivers an event to every stream.
@@ -158,4 +153,16 @@ extension EventBroadcaster {
     func closeTap(_ tap: Int) {
         lock.withLock { _ = subscribers.removeValue(forKey: tap) }
     }
+}
+
+/// Unsubscribes a stream of an ``EventBroadcaster`` when the stream's last reference (the
+/// stream or an iterator of it) goes away.
+private final class StreamSubscription: Sendable {
+    let cancel: @Sendable () -> Void
+
+    init(cancel: @escaping @Sendable () -> Void) {
+        self.cancel = cancel
+    }
+
+    deinit { cancel() }
 }
