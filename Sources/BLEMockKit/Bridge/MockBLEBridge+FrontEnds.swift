@@ -184,8 +184,10 @@ package final class SystemView: @unchecked Sendable {
 
     func update(from world: World) {
         let known = world.peripheralOrder.filter { world.known.contains($0) }.map { world.remotePeripheral($0) }
-        let linked = Set(world.links.keys.map(\.peripheral)).union(world.connectedToSystem)
-        let connected = world.peripheralOrder.filter { linked.contains($0) }.map { peripheral in
+        let linked = Set(world.links.keys.map(\.peripheral))
+        let connected = world.peripheralOrder.filter {
+            linked.contains($0) || world.connectedToSystem.contains($0)
+        }.map { peripheral in
             (
                 peripheral: world.remotePeripheral(peripheral),
                 services: world.peripherals[peripheral]!.database.localServices.map(\.uuid)

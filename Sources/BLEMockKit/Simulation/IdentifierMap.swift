@@ -69,6 +69,27 @@ struct IdentifierMap<Value: Sendable>: Sendable {
     var values: [Value] { entries.compactMap { $0 } }
 }
 
+/// A set of manager identifiers, hashed as ``IdentifierKey``s: the world asks whether it
+/// knows a peripheral, or reported it in a scan, on every advertisement and connection, and a
+/// `Set<UUID>` hashes all sixteen bytes through `Hasher` each time.
+struct IdentifierSet: Sendable {
+    private var keys: Set<IdentifierKey> = []
+
+    /// Whether the set is empty.
+    var isEmpty: Bool { keys.isEmpty }
+
+    /// Whether the set holds `identifier`.
+    func contains(_ identifier: UUID) -> Bool { keys.contains(IdentifierKey(identifier)) }
+
+    /// Adds `identifier`; returns whether it was not there yet.
+    @discardableResult
+    mutating func insert(_ identifier: UUID) -> Bool { keys.insert(IdentifierKey(identifier)).inserted }
+
+    /// Removes `identifier`; returns whether it was there.
+    @discardableResult
+    mutating func remove(_ identifier: UUID) -> Bool { keys.remove(IdentifierKey(identifier)) != nil }
+}
+
 /// A `UUID` as a dictionary key: two words compared and hashed directly. The kit's
 /// identifiers are random bytes (derived from the seed), so a multiplicative mix of the words
 /// spreads them as well as a full `Hasher` pass, in a few instructions.

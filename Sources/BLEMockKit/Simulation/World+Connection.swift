@@ -340,9 +340,9 @@ extension World {
     /// while the central is not powered on.
     func retrieveConnectedPeripherals(central: UUID, withServices services: [BluetoothUUID]) -> [RemotePeripheral] {
         guard centrals[central]?.state == .poweredOn else { return [] }
-        let connected = Set(links.keys.map(\.peripheral)).union(connectedToSystem)
+        let linked = Set(links.keys.map(\.peripheral))
         return peripheralOrder.filter { peripheral in
-            connected.contains(peripheral)
+            (linked.contains(peripheral) || connectedToSystem.contains(peripheral))
                 && peripherals[peripheral]!.database.localServices.contains { services.contains($0.uuid) }
         }
         .map { remotePeripheral($0) }

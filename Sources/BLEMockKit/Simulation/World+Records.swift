@@ -153,7 +153,7 @@ extension World {
         var services: [BluetoothUUID]?
         var options: ScanOptions
         /// Peripherals already reported in this scan (without duplicates, each is reported once).
-        var reported: Set<UUID> = []
+        var reported = IdentifierSet()
 
         func matches(_ advertisement: AdvertisementData) -> Bool {
             advertisement.matches(services: services ?? [])

@@ -67,10 +67,10 @@ struct World: Sendable {
     /// Peripherals in the order they joined, for deterministic iteration.
     var peripheralOrder: [UUID] = []
     /// Peripherals known to the system: discovered or connected by any central.
-    var known: Set<UUID> = []
+    var known = IdentifierSet()
     /// Peripherals connected to the system by something outside the simulation (another app,
     /// the system itself): retrievable as connected, and connectable without advertising.
-    var connectedToSystem: Set<UUID> = []
+    var connectedToSystem = IdentifierSet()
     /// Peripherals' advertising sets besides their main advertisement, on the air while it is.
     /// (Kept out of the peripheral records, which hot paths copy: most peripherals have none.)
     var advertisingSets: [UUID: [AdvertisingSet]] = [:]
@@ -97,10 +97,10 @@ struct World: Sendable {
     /// Centrals whose front end mirrors their write-without-response queues: each connection
     /// event that sends write commands of theirs reports the queue's new length
     /// (``Effect/commandQueue(central:peripheral:queued:)``).
-    var commandQueueReporters: Set<UUID> = []
+    var commandQueueReporters = IdentifierSet()
     /// Peripherals whose front end mirrors their update queue: each time updates leave it, its
     /// new length is reported (``Effect/updateQueue(peripheral:queued:)``).
-    var updateQueueReporters: Set<UUID> = []
+    var updateQueueReporters = IdentifierSet()
 
     /// Creates an empty world.
     init(seed: UInt64, timing: LinkTiming) {
