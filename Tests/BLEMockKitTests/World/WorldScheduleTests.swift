@@ -9,12 +9,30 @@ struct WorldScheduleTests {
     static func at(_ milliseconds: Int) -> VirtualClock.Instant { .zero.advanced(by: ms(milliseconds)) }
 
     /// Pops every event of a queue, in order.
-    static func drain(_ queue: inout EventQueue<String>) -> [String] {
-        var popped: [String] = []
+    static func drain<Event>(_ queue: inout EventQueue<Event>) -> [Event] {
+        var popped: [Event] = []
         while let deadline = queue.nextDeadline, let entry = queue.popFirst(dueBy: deadline) {
             popped.append(entry.event)
         }
         return popped
+    }
+
+    /// A queue of 300 events numbered in the order scheduled, at random deadlines 0…40 ms, and
+    /// the events with their deadlines.
+    static func randomQueue(_ random: inout SeededGenerator) -> (EventQueue<Int>, [(deadline: Int, index: Int)]) {
+        var queue = EventQueue<Int>()
+        var events: [(deadline: Int, index: Int)] = []
+        for index in 0..<300 {
+            let deadline = random.int(in: 0...40)
+            queue.schedule(index, at: Self.at(deadline))
+            events.append((deadline, index))
+        }
+        return (queue, events)
+    }
+
+    /// Event numbers in the order they run: by deadline, then in the order scheduled.
+    static func runOrder(_ events: [(deadline: Int, index: Int)]) -> [Int] {
+        events.sorted { $0.deadline != $1.deadline ? $0.deadline < $1.deadline : $0.index < $1.index }.map(\.index)
     }
 
     @Test("Events run in deadline order, and events at equal deadlines in the order they were scheduled")
@@ -74,22 +92,11 @@ struct WorldScheduleTests {
     func removingOneEventKeepsTheHeap() {
         var random = SeededGenerator(seed: 7)
         for removal in stride(from: 0, to: 300, by: 13) {
-            var queue = EventQueue<Int>()
-            var expected: [(deadline: Int, index: Int)] = []
-            for index in 0..<300 {
-                let deadline = random.int(in: 0...40)
-                queue.schedule(index, at: Self.at(deadline))
-                expected.append((deadline, index))
-            }
+            var (queue, events) = Self.randomQueue(&random)
             #expect(queue.removeFirst { $0 == removal })
             #expect(!queue.removeFirst { $0 == removal })
-            expected.removeAll { $0.index == removal }
-            expected.sort { $0.deadline != $1.deadline ? $0.deadline < $1.deadline : $0.index < $1.index }
-            var popped: [Int] = []
-            while let deadline = queue.nextDeadline, let entry = queue.popFirst(dueBy: deadline) {
-                popped.append(entry.event)
-            }
-            #expect(popped == expected.map(\.index))
+            events.removeAll { $0.index == removal }
+            #expect(Self.drain(&queue) == Self.runOrder(events))
         }
     }
 
@@ -97,28 +104,18 @@ struct WorldScheduleTests {
     func removingManyEventsKeepsTheHeap() {
         var random = SeededGenerator(seed: 11)
         for divisor in [2, 3, 7, 300, 1] {
-            var queue = EventQueue<Int>()
-            var expected: [(deadline: Int, index: Int)] = []
-            for index in 0..<300 {
-                let deadline = random.int(in: 0...40)
-                queue.schedule(index, at: Self.at(deadline))
-                expected.append((deadline, index))
-            }
-            // Half the late-scheduled events too, so sequence ties are exercised.
+            var (queue, events) = Self.randomQueue(&random)
+            // An event that runs after the others due at its deadline too, so the tie-break is
+            // kept through the removal.
             queue.scheduleAfterEventsDue(1_000, at: Self.at(20))
             queue.removeAll { $0 != 1_000 && $0 % divisor == 0 }
             queue.removeAll { $0 == -1 }  // nothing matches: nothing changes
-            expected.removeAll { $0.index % divisor == 0 }
-            expected.sort { $0.deadline != $1.deadline ? $0.deadline < $1.deadline : $0.index < $1.index }
-            let lateAt = expected.firstIndex { $0.deadline > 20 } ?? expected.count
-            var order = expected.map(\.index)
-            order.insert(1_000, at: lateAt)
+            events.removeAll { $0.index % divisor == 0 }
+            var order = Self.runOrder(events)
+            // It runs after every event due by 20 ms.
+            order.insert(1_000, at: events.filter { $0.deadline <= 20 }.count)
             #expect(queue.count == order.count)
-            var popped: [Int] = []
-            while let deadline = queue.nextDeadline, let entry = queue.popFirst(dueBy: deadline) {
-                popped.append(entry.event)
-            }
-            #expect(popped == order)
+            #expect(Self.drain(&queue) == order)
         }
     }
 
