@@ -228,16 +228,34 @@ public actor MockBLEBridge {
     func perform(
         _ request: World.Request, by manager: ArrivalQueue.Arrival, _ call: String = #function
     ) async throws -> Reply {
-        admitArrivals()
         switch manager {
         case .central(let identifier, let events, let configuration):
-            join(central: identifier, events: events, configuration: configuration)
-            if driving { checkTracked("MockCentralManager.\(call)") }
+            arrive(central: identifier, events: events, configuration: configuration, call)
         case .peripheral(let identifier, let events, let configuration):
-            join(peripheral: identifier, events: events, configuration: configuration)
-            if driving { checkTracked("MockPeripheralManager.\(call)") }
+            arrive(peripheral: identifier, events: events, configuration: configuration, call)
         }
         return try await perform(request, admitted: true)
+    }
+
+    /// A central's call reaches the bridge: the managers created since the last call join the
+    /// air, then this one (once), and a run notes a call from a task it cannot see.
+    func arrive(
+        central identifier: UUID, events: EventBroadcaster<CentralEvent>,
+        configuration: MockCentralManager.Configuration, _ call: String
+    ) {
+        admitArrivals()
+        join(central: identifier, events: events, configuration: configuration)
+        if driving { checkTracked("MockCentralManager.\(call)") }
+    }
+
+    /// A peripheral manager's call reaches the bridge (see ``arrive(central:events:configuration:_:)``).
+    func arrive(
+        peripheral identifier: UUID, events: EventBroadcaster<PeripheralEvent>,
+        configuration: MockPeripheralManager.Configuration, _ call: String
+    ) {
+        admitArrivals()
+        join(peripheral: identifier, events: events, configuration: configuration)
+        if driving { checkTracked("MockPeripheralManager.\(call)") }
     }
 
     /// Runs the schedule while operation `id` is pending and running it moves the operation

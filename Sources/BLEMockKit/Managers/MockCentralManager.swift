@@ -207,9 +207,7 @@ public actor MockCentralManager: CentralManaging {
         _ call: String = #function, _ body: @Sendable (isolated MockBLEBridge) throws(E) -> T
     ) throws(E) -> T {
         try bridge.onSharedExecutor { bridge throws(E) in
-            bridge.admitArrivals()
-            bridge.join(central: identifier, events: broadcaster, configuration: configuration)
-            if bridge.driving { bridge.checkTracked("MockCentralManager.\(call)") }
+            bridge.arrive(central: identifier, events: broadcaster, configuration: configuration, call)
             return try body(bridge)
         }
     }

@@ -247,9 +247,7 @@ public actor MockPeripheralManager: PeripheralManaging {
         _ call: String = #function, _ body: @Sendable (isolated MockBLEBridge) throws(E) -> T
     ) throws(E) -> T {
         try bridge.onSharedExecutor { bridge throws(E) in
-            bridge.admitArrivals()
-            bridge.join(peripheral: identifier, events: broadcaster, configuration: configuration)
-            if bridge.driving { bridge.checkTracked("MockPeripheralManager.\(call)") }
+            bridge.arrive(peripheral: identifier, events: broadcaster, configuration: configuration, call)
             return try body(bridge)
         }
     }
