@@ -76,6 +76,38 @@ struct ArgumentList {
     /// Whether `--name` was given.
     func flag(_ name: String) -> Bool { flags.contains(name) }
 
+    /// The one positional word a command takes (a file): `command` names the command, `what`
+    /// what it takes, and `example` an argument to show when none was given.
+    func onlyPositional(of command: String, naming what: String, example: String) throws(Problem) -> String {
+        guard positionals.count == 1 else {
+            throw Problem(
+                message: positionals.isEmpty
+                    ? "name a \(what), e.g. mockble \(command) \(example)"
+                    : "\(command) takes one \(what), not \(positionals.count)")
+        }
+        return positionals[0]
+    }
+
+    /// The value of `--name` as a whole number within `range`; `nil` when absent.
+    func number(_ name: String, in range: ClosedRange<Int>) throws(Problem) -> Int? {
+        guard let text = options[name] else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw Problem(
+                message:
+                    "--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
+        }
+        return value
+    }
+
+    /// The value of `--name` as a whole number from 0 to 2^64 − 1 (a seed); `nil` when absent.
+    func seed(_ name: String) throws(Problem) -> UInt64? {
+        guard let text = options[name] else { return nil }
+        guard let value = UInt64(text) else {
+            throw Problem(message: "--\(name) must be a whole number from 0 to 2^64-1, not \"\(text)\"")
+        }
+        return value
+    }
+
     /// The value of `--name`, which must be one of `choices`; `defaultValue` when absent.
     func choice(_ name: String, of choices: [String], default defaultValue: String) throws(Problem) -> String {
         guard let value = options[name] else { return defaultValue }

@@ -80,22 +80,15 @@ struct ExploreOptions {
         let list = try ArgumentList(
             arguments, options: ["seeds", "from", "faults", "max-faults", "mtu", "jobs", "format"],
             flags: ["keep-going", "no-shrink"])
-        guard list.positionals.count == 1 else {
-            throw ArgumentList.Problem(
-                message: list.positionals.isEmpty
-                    ? "name a scenario file, e.g. mockble explore Fixtures/scenarios/heart-rate-basic.json"
-                    : "explore takes one scenario file, not \(list.positionals.count)")
-        }
-        file = list.positionals[0]
+        file = try list.onlyPositional(
+            of: "explore", naming: "scenario file", example: "Fixtures/scenarios/heart-rate-basic.json")
         format = try list.choice("format", of: ["text", "json"], default: "text")
         var budget = ExplorationBudget()
         if let text = list.option("faults") {
             budget.faultKinds = try Self.kinds(text)
             if budget.faultKinds.isEmpty { budget.faultCount = 0...0 }
         }
-        if let text = list.option("max-faults") {
-            budget.faultCount = 0...(try Self.number(text, "--max-faults", in: 0...100))
-        }
+        if let most = try list.number("max-faults", in: 0...100) { budget.faultCount = 0...most }
         if let text = list.option("mtu") {
             let parts = text.components(separatedBy: "...")
             guard parts.count == 2, let low = Int(parts[0]), let high = Int(parts[1]), low <= high,
@@ -106,34 +99,12 @@ struct ExploreOptions {
             }
             budget.mtu = low...high
         }
-        let seeds =
-            try list.option("seeds").map { text throws(ArgumentList.Problem) in
-                try Self.number(text, "--seeds", in: 1...10_000_000)
-            } ?? 1_000
-        var first: UInt64 = 0
-        if let text = list.option("from") {
-            guard let value = UInt64(text) else {
-                throw ArgumentList.Problem(message: "--from must be a whole number from 0 to 2^64-1, not \"\(text)\"")
-            }
-            first = value
-        }
-        let jobs = try list.option("jobs").map { text throws(ArgumentList.Problem) in
-            try Self.number(text, "--jobs", in: 1...1_024)
-        }
+        let seeds = try list.number("seeds", in: 1...10_000_000) ?? 1_000
+        let first = try list.seed("from") ?? 0
+        let jobs = try list.number("jobs", in: 1...1_024)
         exploration = Exploration(
             budget: budget, seeds: seeds, from: first, stopsAtFirstFailure: !list.flag("keep-going"),
             shrinks: !list.flag("no-shrink"), parallelism: jobs, stallPatience: .milliseconds(200))
-    }
-
-    static func number(_ text: String, _ option: String, in range: ClosedRange<Int>) throws(ArgumentList.Problem)
-        -> Int
-    {
-        guard let value = Int(text), range.contains(value) else {
-            throw ArgumentList.Problem(
-                message:
-                    "\(option) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \"\(text)\"")
-        }
-        return value
     }
 
     static func kinds(_ text: String) throws(ArgumentList.Problem) -> Set<PlannedFault.Kind> {

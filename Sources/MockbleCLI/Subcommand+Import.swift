@@ -41,18 +41,13 @@ extension Subcommand {
             """,
         perform: { arguments, console in
             let list: ArgumentList
+            let file: String
             do throws(ArgumentList.Problem) {
                 list = try ArgumentList(arguments, options: ["peer", "out"], flags: [])
+                file = try list.onlyPositional(
+                    of: "import", naming: "capture", example: "Fixtures/captures/discovery-reads.btsnoop")
             } catch {
                 console.printError("mockble import: \(error.message)")
-                return .badInput
-            }
-            guard list.positionals.count == 1 else {
-                console.printError(
-                    "mockble import: "
-                        + (list.positionals.isEmpty
-                            ? "name a capture, e.g. mockble import Fixtures/captures/discovery-reads.btsnoop"
-                            : "import takes one capture, not \(list.positionals.count)"))
                 return .badInput
             }
             var importer = CaptureImporter()
@@ -63,7 +58,6 @@ extension Subcommand {
                 }
                 importer.peer = address
             }
-            let file = list.positionals[0]
             let imported: CaptureImport
             do throws(CaptureImportError) {
                 imported = try importer.importCapture(contentsOf: URL(fileURLWithPath: file))

@@ -106,21 +106,11 @@ struct RunOptions {
 
     init(_ arguments: [String]) throws(ArgumentList.Problem) {
         let list = try ArgumentList(arguments, options: ["format", "seed", "mode", "out"], flags: [])
-        guard list.positionals.count == 1 else {
-            throw ArgumentList.Problem(
-                message: list.positionals.isEmpty
-                    ? "name a scenario file, e.g. mockble run Fixtures/scenarios/heart-rate-basic.json"
-                    : "run takes one scenario file, not \(list.positionals.count)")
-        }
-        file = list.positionals[0]
+        file = try list.onlyPositional(
+            of: "run", naming: "scenario file", example: "Fixtures/scenarios/heart-rate-basic.json")
         format = try list.choice("format", of: ["text", "json", "mermaid", "html"], default: "text")
         out = list.option("out")
-        if let text = list.option("seed") {
-            guard let seed = UInt64(text) else {
-                throw ArgumentList.Problem(message: "--seed must be a whole number from 0 to 2^64-1, not \"\(text)\"")
-            }
-            self.seed = seed
-        }
+        seed = try list.seed("seed")
         if list.option("mode") != nil {
             mode = Scenario.Mode(rawValue: try list.choice("mode", of: ["fast", "realistic"], default: "fast"))
         }

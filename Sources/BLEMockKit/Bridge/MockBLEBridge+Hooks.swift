@@ -18,7 +18,7 @@ extension MockBLEBridge {
     /// Schedules a fault at a virtual time (at once if that time has passed); it fires when
     /// the simulation reaches it, in order with everything else scheduled.
     public func schedule(_ fault: Fault, at instant: VirtualClock.Instant) {
-        world.schedule(fault, at: max(instant, world.now))
+        world.scheduleFault(fault, at: max(instant, world.now))
     }
 
     /// Schedules a fault `delay` from now.

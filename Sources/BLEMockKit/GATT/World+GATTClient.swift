@@ -324,7 +324,7 @@ extension World {
         centrals[key.central]!.includedServices[key.peripheral] = included
         record(
             .includedServicesDiscovered, central: key.central, peripheral: key.peripheral, attribute: service.uuid,
-            handle: service.handle, detail: found.map(\.uuid.uuidString).joined(separator: ","))
+            handle: service.handle, detail: Self.uuidList(found.lazy.map(\.uuid)))
         return found
     }
 

@@ -17,7 +17,7 @@ extension World {
         centrals[central]!.scan = Scan(services: services, options: options)
         record(
             .scanStarted, central: central,
-            detail: "services=\(services.map { $0.map(\.uuidString).joined(separator: ",") } ?? "any")"
+            detail: "services=\(services.map(Self.uuidList) ?? "any")"
                 + (options.allowDuplicates ? " allowDuplicates" : ""))
         if timing.isInstant {
             // Instant timing: every advertiser on the air is heard at once.
@@ -171,7 +171,7 @@ extension World {
             .advertisingStarted, peripheral: peripheral,
             detail: [
                 advertisement.localName.map { "name=\($0)" },
-                "services=\(advertisement.serviceUUIDs.map(\.uuidString).joined(separator: ","))",
+                "services=\(Self.uuidList(advertisement.serviceUUIDs))",
             ]
             .compactMap { $0 }.joined(separator: " "))
         restartAdvertisingSets(of: peripheral)

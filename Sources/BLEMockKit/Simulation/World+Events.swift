@@ -39,7 +39,7 @@ extension World {
     }
 
     /// Schedules a fault a test asked for at `instant`.
-    mutating func schedule(_ fault: Fault, at instant: VirtualClock.Instant) {
+    mutating func scheduleFault(_ fault: Fault, at instant: VirtualClock.Instant) {
         let index = nextFaultIndex
         nextFaultIndex += 1
         scheduledFaults[index] = fault

@@ -209,7 +209,7 @@ struct WorldHarness {
     /// Schedules a fault at `instant` as given (the bridge clamps past instants to `now`
     /// before it schedules; the world itself never runs time backwards).
     mutating func schedule(_ fault: Fault, at instant: VirtualClock.Instant) {
-        world.schedule(fault, at: instant)
+        world.scheduleFault(fault, at: instant)
     }
 
     /// A task sleeps on the bridge's clock until `deadline`: its wake-up is scheduled (`nil`:
