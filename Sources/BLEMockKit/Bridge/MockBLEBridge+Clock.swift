@@ -1,33 +1,25 @@
 import BLECore
 
 extension MockBLEBridge {
-    /// A task sleeps on ``clock`` until `deadline`: its wake-up joins the world's one schedule
-    /// (``World/sleep(until:)``) and the task suspends until the schedule reaches it.
+    /// A task begins a sleep on ``clock`` until `deadline`: its wake-up joins the world's one
+    /// schedule (``World/sleep(until:)``), and the sleeper is published to the clock. Returns
+    /// its id, or `nil` when `deadline` is not after ``now`` (the sleep is over at once).
     ///
     /// The task hops here to register, so inside a ``run(timeLimit:stallPatience:_:)`` scope
-    /// the registration is queued on the bridge before the driver's next step (which runs
-    /// here too, once every task of the scope waits): time never moves past a sleep that is
-    /// being registered. Returns at once when `deadline` is not after ``now``.
+    /// the wake-up is on the schedule before the driver's next step (which runs here too, once
+    /// every task of the scope waits): time never moves past a sleep that is being registered.
+    /// The task then waits on the clock (``VirtualClock/sleepOnBridge(until:)``), not here: a
+    /// sleeping task does not keep the bridge alive.
     ///
-    /// - Throws: `CancellationError` if the task is cancelled before or while sleeping; the
-    ///   sleeper then leaves the clock's sleepers at once, and the schedule before the bridge
-    ///   runs anything else.
-    func sleepOnClock(until deadline: VirtualClock.Instant) async throws {
+    /// - Throws: `CancellationError` if the task is cancelled already.
+    func beginSleep(until deadline: VirtualClock.Instant) throws -> SleeperID? {
         forgetCancelled()
         try Task.checkCancellation()
-        guard let id = world.sleep(until: deadline) else { return }
-        // Published before the cancellation handler can run: until it wakes, the sleeper is in
-        // the clock's published sleepers or waiting, which is how a cancellation finds it.
+        guard let id = world.sleep(until: deadline) else { return nil }
+        // Published before the task can be cancelled in its wait: until it wakes, the sleeper
+        // is in the clock's published sleepers or waiting, which is how a cancellation finds it.
         publishSleepers()
-        _ = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                sleepClock.register(id, continuation)
-            }
-        } onCancel: {
-            if sleepClock.cancelSleeper(id) {
-                HelperTask.start { await self.forgetCancelled() }
-            }
-        }
+        return id
     }
 
     /// Takes the wake-ups of cancelled sleepers off the schedule.

@@ -165,6 +165,12 @@ public actor MockBLEBridge {
         self.identifiers = IdentifierSource(seed: configuration.seed)
     }
 
+    deinit {
+        // Tasks still sleeping on the clock can no longer be woken: they end with an error
+        // rather than wait for ever.
+        sleepClock.bridgeWentAway()
+    }
+
     /// Creates a fast bridge with a seed.
     public init(seed: UInt64) {
         self.init(configuration: Configuration(seed: seed))
@@ -276,8 +282,10 @@ public actor MockBLEBridge {
                 waiters.register(id, continuation)
             }
         } onCancel: {
+            // The clean-up holds the bridge weakly: a bridge nobody uses any more has nothing to
+            // forget, and a task waiting to run must not keep it alive.
             if waiters.cancel(id) {
-                HelperTask.start { await self.forgetCancelled() }
+                HelperTask.start { [weak self] in await self?.forgetCancelled() }
             }
         }
     }

@@ -21,6 +21,10 @@ extension VirtualClock {
         var cancelled: [SleeperID] = []
         /// Sleepers cancelled before their continuation was registered.
         var abandoned: Set<SleeperID> = []
+        /// Sleepers woken before their continuation was registered.
+        var woken: Set<SleeperID> = []
+        /// Whether the bridge has gone: a sleep can no longer be woken.
+        var isGone = false
     }
 
     /// Creates the clock of a bridge, at the bridge's time (see ``attach(to:)``).
@@ -42,13 +46,32 @@ extension VirtualClock {
         lock.withLock { bridged.bridge }
     }
 
-    /// A bridge's clock's sleep: the bridge schedules the wake-up. A deadline not after the
-    /// published time (never after the world's) is due at once, with no hop.
+    /// A bridge's clock's sleep: the bridge schedules the wake-up, and the task waits here,
+    /// holding the bridge only weakly (a sleeping task does not keep it alive). A deadline not
+    /// after the published time (never after the world's) is due at once, with no hop.
     func sleepOnBridge(until deadline: Instant) async throws {
+        guard let id = try await beginSleepOnBridge(until: deadline) else { return }
+        _ = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                register(id, continuation)
+            }
+        } onCancel: {
+            // The clean-up task reaches the bridge through the clock's weak reference: a bridge
+            // nobody uses any more has nothing to forget, and a task waiting to run must not
+            // keep it alive.
+            if cancelSleeper(id) {
+                HelperTask.start { await self.bridge?.forgetCancelled() }
+            }
+        }
+    }
+
+    /// The bridge's part of a sleep (see ``MockBLEBridge/beginSleep(until:)``); the bridge is
+    /// held only for the call.
+    private func beginSleepOnBridge(until deadline: Instant) async throws -> SleeperID? {
         let (bridge, due) = lock.withLock { (bridged.bridge, deadline <= bridged.now) }
-        if due { return }
+        if due { return nil }
         guard let bridge else { throw Self.bridgeGone("sleep") }
-        try await bridge.sleepOnClock(until: deadline)
+        return try await bridge.beginSleep(until: deadline)
     }
 
     /// The error of a call on a bridge's clock whose bridge no longer exists.
@@ -75,14 +98,23 @@ extension VirtualClock {
     }
 
     /// Registers the continuation of sleeper `id` (whose wake-up the world has scheduled);
-    /// resumes it at once with `CancellationError` if its task was cancelled already.
+    /// resumes it at once with `CancellationError` if its task was cancelled already, as
+    /// woken if its wake-up ran already, and with the bridge-gone error if the bridge went.
     func register(_ id: SleeperID, _ waiter: Waiter) {
-        let gaveUp = lock.withLock { () -> Bool in
-            if bridged.abandoned.remove(id) != nil { return true }
+        enum Registration { case waits, cancelled, woken, gone }
+        let registration = lock.withLock { () -> Registration in
+            if bridged.abandoned.remove(id) != nil { return .cancelled }
+            if bridged.woken.remove(id) != nil { return .woken }
+            if bridged.isGone { return .gone }
             bridged.waiting[id] = waiter
-            return false
+            return .waits
         }
-        if gaveUp { waiter.resume(throwing: CancellationError()) }
+        switch registration {
+        case .waits: break
+        case .cancelled: waiter.resume(throwing: CancellationError())
+        case .woken: waiter.resume(returning: .advanced)
+        case .gone: waiter.resume(throwing: Self.bridgeGone("sleep"))
+        }
     }
 
     /// Sleeper `id`'s wake-up ran (the published time is its deadline): resumes its task, with
@@ -90,9 +122,26 @@ extension VirtualClock {
     func wake(_ id: SleeperID, remaining: [World.Sleeper]) {
         let waiter = lock.withLock { () -> Waiter? in
             setSleepers(remaining)
-            return bridged.waiting.removeValue(forKey: id)
+            guard let waiter = bridged.waiting.removeValue(forKey: id) else {
+                // Its task has not registered yet: it finds the wake-up when it does (unless
+                // it gave up already, and then finds that).
+                if !bridged.abandoned.contains(id) { bridged.woken.insert(id) }
+                return nil
+            }
+            return waiter
         }
         waiter?.resume(returning: .advanced)
+    }
+
+    /// The bridge went away: its sleepers can no longer be woken, and throw the bridge-gone
+    /// error (as a sleep begun afterwards does).
+    func bridgeWentAway() {
+        let waiters = lock.withLock { () -> [Waiter] in
+            bridged.isGone = true
+            defer { bridged.waiting.removeAll() }
+            return Array(bridged.waiting.values)
+        }
+        for waiter in waiters { waiter.resume(throwing: Self.bridgeGone("sleep")) }
     }
 
     /// Sleeper `id`'s task was cancelled: it leaves the clock's sleepers at once and its sleep

@@ -291,6 +291,46 @@ struct BridgedClockTests {
         try await clock.sleep(for: .zero)  // due at once: nothing to wait for
         #expect(clock.now == .zero)
     }
+
+    @Test("A task sleeping on a bridge's clock does not keep the bridge; when the bridge goes, the sleep throws")
+    func sleepingDoesNotKeepTheBridge() async throws {
+        var bridge: MockBLEBridge? = MockBLEBridge()
+        let clock = try #require(bridge?.clock)
+        let sleeper = Task { try await clock.sleep(for: .seconds(10)) }
+        await clock.untilSleeping(count: 1)
+        weak let gone = bridge
+        bridge = nil
+        #expect(gone == nil)
+        // (Were the bridge still there, nothing would wake the sleeper: let it go.)
+        if gone != nil { sleeper.cancel() }
+        await #expect(
+            throws: APIMisuseError.invalidConfiguration(
+                "VirtualClock.sleep: this is a MockBLEBridge's clock and the bridge no longer exists; "
+                    + "keep the bridge alive while code uses its clock, or use a VirtualClock() of its own")
+        ) { try await sleeper.value }
+    }
+
+    @Test("A sleeper's continuation registered after its wake-up, its cancellation or its bridge's end finds it")
+    func registrationAfterTheEvent() async throws {
+        let clock = VirtualClock(bridgedAt: .zero)
+        let woken = SleeperID(rawValue: 1)
+        clock.wake(woken, remaining: [])
+        let wake = try await withCheckedThrowingContinuation { clock.register(woken, $0) }
+        #expect(wake == .advanced)
+
+        let cancelled = SleeperID(rawValue: 2)
+        clock.publish(sleepers: [World.Sleeper(id: cancelled, deadline: Self.at(5))])
+        #expect(clock.cancelSleeper(cancelled))
+        clock.wake(cancelled, remaining: [])  // a cancelled sleeper's wake-up finds nothing to record
+        await #expect(throws: CancellationError.self) {
+            _ = try await withCheckedThrowingContinuation { clock.register(cancelled, $0) }
+        }
+
+        clock.bridgeWentAway()
+        await #expect(throws: APIMisuseError.self) {
+            _ = try await withCheckedThrowingContinuation { clock.register(SleeperID(rawValue: 3), $0) }
+        }
+    }
 }
 
 extension MockBLEBridge {
