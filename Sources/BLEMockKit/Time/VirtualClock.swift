@@ -133,7 +133,8 @@ public final class VirtualClock: Clock, @unchecked Sendable {
     ///   - tolerance: Ignored; virtual deadlines are exact.
     /// - Throws: `CancellationError` if the task is cancelled before or while sleeping. The
     ///   sleeper is then removed from the clock. On a bridge's clock whose bridge no longer
-    ///   exists, `APIMisuseError.invalidConfiguration`.
+    ///   exists, or goes away during the sleep (a sleeping task does not keep it alive),
+    ///   `APIMisuseError.invalidConfiguration`.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
         if isBridged { return try await sleepOnBridge(until: deadline) }
