@@ -47,6 +47,48 @@ struct GATTConversationTests {
         #expect(await central.characteristics(of: all[0]) == characteristics)
     }
 
+    @Test(
+        "discoverAll makes the same exchanges, logs and timing as discovering each service, characteristic and descriptor in turn",
+        arguments: [false, true])
+    func discoverAllMatchesTheCallsOneByOne(realistic: Bool) async throws {
+        func connectedPair() async throws -> (MockBLEBridge, MockCentralManager, UUID) {
+            let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 7) : .fast)
+            let peripheral = MockPeripheralManager(bridge: bridge)
+            _ = try await peripheral.add(TestPeripherals.heartRate)
+            _ = try await peripheral.add(GATTService(uuid: "1812", includedServices: ["180D"]))
+            try await peripheral.startAdvertising(AdvertisementData(serviceUUIDs: ["180D"]))
+            let central = MockCentralManager(bridge: bridge)
+            try await central.scanForPeripherals(withServices: nil)
+            await bridge.advance(by: .seconds(1))  // a realistic scan hears the first advertisement
+            try await central.connect(peripheral.identifier)
+            await central.stopScan()
+            return (bridge, central, peripheral.identifier)
+        }
+        let (allBridge, allCentral, allPeripheral) = try await connectedPair()
+        // Through the protocol, as generic app code calls it.
+        let manager: any CentralManaging = allCentral
+        let found = try await manager.discoverAll(for: allPeripheral)
+
+        let (oneBridge, oneCentral, onePeripheral) = try await connectedPair()
+        var expected: [RemoteCharacteristic] = []
+        for service in try await oneCentral.discoverServices(nil, for: onePeripheral) {
+            for characteristic in try await oneCentral.discoverCharacteristics(nil, for: service) {
+                _ = try await oneCentral.discoverDescriptors(for: characteristic)
+                expected.append(characteristic)
+            }
+        }
+
+        #expect(found == expected)
+        #expect(
+            found.map(\.uuid) == [
+                TestPeripherals.measurement, TestPeripherals.bodyLocation, TestPeripherals.controlPoint,
+            ])
+        #expect(await allBridge.log == oneBridge.log)
+        #expect(await allBridge.now == oneBridge.now)
+        #expect(await allBridge.attPDUCount == oneBridge.attPDUCount)
+        #expect(await allBridge.log.filter { $0.kind == .descriptorsDiscovered }.count == 3)
+    }
+
     @Test("Two services with the same characteristic UUID are told apart by handle")
     func sameCharacteristicInTwoServices() async throws {
         let bridge = MockBLEBridge()

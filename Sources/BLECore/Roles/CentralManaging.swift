@@ -72,6 +72,12 @@ public protocol CentralManaging: Actor {
     /// Discovers a characteristic's descriptors.
     func discoverDescriptors(for characteristic: RemoteCharacteristic) async throws -> [RemoteDescriptor]
 
+    /// Discovers every service, characteristic and descriptor of a connected peripheral, in
+    /// that order (each service's characteristics, then each characteristic's descriptors),
+    /// and returns the characteristics. A default implementation makes those calls one by one.
+    @discardableResult
+    func discoverAll(for peripheral: UUID) async throws -> [RemoteCharacteristic]
+
     /// The services discovered so far on a peripheral (as `CBPeripheral.services`).
     func services(of peripheral: UUID) -> [RemoteService]
 
@@ -169,7 +175,9 @@ extension CentralManaging {
     }
 
     /// Discovers every service, characteristic and descriptor of a connected peripheral,
-    /// and returns the characteristics.
+    /// and returns the characteristics: ``discoverServices(_:for:)``, then
+    /// ``discoverCharacteristics(_:for:)`` for each service and ``discoverDescriptors(for:)``
+    /// for each characteristic.
     @discardableResult
     public func discoverAll(for peripheral: UUID) async throws -> [RemoteCharacteristic] {
         var all: [RemoteCharacteristic] = []

@@ -203,6 +203,7 @@ public actor MockBLEBridge {
     /// answer, a peripheral becoming connectable). Cancelling the caller's task ends the wait
     /// with `CancellationError` and withdraws the operation from the air where it can be.
     /// (`admitted`: the caller already put the managers created since the last call on the air.)
+    @inline(__always)
     func perform(_ request: World.Request, admitted: Bool = false) async throws -> Reply {
         // A cancelled caller starts nothing on the air.
         try Task.checkCancellation()
@@ -231,6 +232,7 @@ public actor MockBLEBridge {
 
     /// Runs a manager's operation: the manager joins the bridge first, as on every call it
     /// makes (see ``perform(_:)``).
+    @inline(__always)
     func perform(
         _ request: World.Request, by manager: ArrivalQueue.Arrival, _ call: String = #function
     ) async throws -> Reply {

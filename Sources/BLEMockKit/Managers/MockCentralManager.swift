@@ -225,6 +225,7 @@ public actor MockCentralManager: CentralManaging {
     }
 
     /// Runs an operation on the bridge (joining it first).
+    @inline(__always)
     func perform(_ request: World.Request, _ call: String = #function) async throws -> Reply {
         if let duplicateProblem { throw APIMisuseError.invalidConfiguration(duplicateProblem) }
         return try await bridge.perform(request, by: .central(identifier, broadcaster, configuration), call)
@@ -273,6 +274,7 @@ public actor MockCentralManager: CentralManaging {
     }
 
     /// Runs a GATT procedure on the link to `peripheral`.
+    @inline(__always)
     private func gatt(_ kind: GATTProcedure.Kind, on peripheral: UUID, _ call: String = #function) async throws
         -> Reply
     {
@@ -298,6 +300,21 @@ public actor MockCentralManager: CentralManaging {
 
     public func discoverDescriptors(for characteristic: RemoteCharacteristic) async throws -> [RemoteDescriptor] {
         try await gatt(.discoverDescriptors(characteristic), on: characteristic.peripheral).descriptors
+    }
+
+    /// Discovers everything on a peripheral with the same calls, in the same order, as the
+    /// protocol's default implementation; made here, on the manager, so that the calls reach
+    /// the bridge directly rather than each through the protocol's witness and back.
+    @discardableResult
+    public func discoverAll(for peripheral: UUID) async throws -> [RemoteCharacteristic] {
+        var all: [RemoteCharacteristic] = []
+        for service in try await discoverServices(nil, for: peripheral) {
+            for characteristic in try await discoverCharacteristics(nil, for: service) {
+                _ = try await discoverDescriptors(for: characteristic)
+                all.append(characteristic)
+            }
+        }
+        return all
     }
 
     public func services(of peripheral: UUID) -> [RemoteService] {
