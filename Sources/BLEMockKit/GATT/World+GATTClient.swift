@@ -29,16 +29,16 @@ extension World {
     /// Checks that the central discovered a characteristic on this link (not on an earlier
     /// one, nor another central) and that it is still current on its peripheral.
     mutating func requireCurrent(_ characteristic: RemoteCharacteristic, on slot: Int) throws {
-        if links.entries[slot]!.discoveredHandles.contains(characteristic.handle),
+        if links[at: slot].discoveredHandles.contains(characteristic.handle),
             let p = peripherals.position(of: characteristic.peripheral),
-            peripherals.entries[p]!.database.isCurrent(characteristic)
+            peripherals[at: p].database.isCurrent(characteristic)
         {
             return
         }
         let error = CoreBluetoothError(.invalidHandle)
-        let discovered = links.entries[slot]!.discoveredHandles.contains(characteristic.handle)
+        let discovered = links[at: slot].discoveredHandles.contains(characteristic.handle)
         record(
-            .refused, central: links.entries[slot]!.key.central, peripheral: characteristic.peripheral,
+            .refused, central: links[at: slot].key.central, peripheral: characteristic.peripheral,
             attribute: characteristic.uuid, handle: characteristic.handle, error: error,
             detail: discovered ? "stale characteristic" : "characteristic not discovered on this link")
         throw error
@@ -47,7 +47,8 @@ extension World {
     /// Checks that a discovered descriptor still exists on its (current) characteristic.
     mutating func requireCurrent(_ descriptor: RemoteDescriptor, on slot: Int) throws {
         try requireCurrent(descriptor.characteristic, on: slot)
-        let current = peripherals[descriptor.peripheral]!.database.descriptors(of: descriptor.characteristic) ?? []
+        let current =
+            peripherals[existing: descriptor.peripheral].database.descriptors(of: descriptor.characteristic) ?? []
         guard current.contains(descriptor) else { throw CoreBluetoothError(.invalidHandle) }
     }
 
@@ -79,7 +80,7 @@ extension World {
             // (and so nothing an injection could fail).
             return finishProcedure(id, .success(.done))
         }
-        if links.entries[slot]!.bearer == nil {
+        if links[at: slot].bearer == nil {
             links.entries[slot]!.bearer = id
             sendRequest(of: id, on: key)
         } else {
@@ -94,7 +95,7 @@ extension World {
         let p = peripherals.position(of: peripheral)!
         switch kind {
         case .discoverServices(let uuids):
-            let listed = peripherals.entries[p]!.database.primaryServiceEntries(matching: uuids)
+            let listed = peripherals[at: p].database.primaryServiceEntries(matching: uuids)
             return GATTProcedure.discoveryExchanges(
                 count: listed.count, entrySize: listed.hasLongUUID ? 20 : 6, mtu: mtu)
         case .discoverIncludedServices:
@@ -103,12 +104,12 @@ extension World {
             // The client reads every characteristic declaration in the service's range and
             // filters by UUID itself (Vol 3, Part G, 4.6.2): the UUIDs asked for do not
             // change what crosses the link.
-            let listed = peripherals.entries[p]!.database.characteristicEntries(of: service.handle) ?? (0, false)
+            let listed = peripherals[at: p].database.characteristicEntries(of: service.handle) ?? (0, false)
             return GATTProcedure.discoveryExchanges(
                 count: listed.count, entrySize: listed.hasLongUUID ? 21 : 7, mtu: mtu)
         case .discoverDescriptors(let characteristic):
             try requireCurrent(characteristic, on: slot)
-            let count = peripherals.entries[p]!.database.descriptorCount(of: characteristic) ?? 0
+            let count = peripherals[at: p].database.descriptorCount(of: characteristic) ?? 0
             // Descriptors sit between the value handle and the next declaration: with none,
             // the range is empty and the client sends no request at all (Vol 3, Part G, 4.7.1).
             guard count > 0 else { return 0 }
@@ -143,7 +144,7 @@ extension World {
             guard characteristic.properties.supportsSubscription else {
                 let error = ATTError(.requestNotSupported)
                 record(
-                    enabled ? .subscribe : .unsubscribe, central: links.entries[slot]!.key.central,
+                    enabled ? .subscribe : .unsubscribe, central: links[at: slot].key.central,
                     peripheral: peripheral, attribute: characteristic.uuid, handle: characteristic.handle, error: error)
                 throw error
             }
@@ -159,9 +160,9 @@ extension World {
 
     /// A procedure ended: the bearer goes to the next procedure waiting for it.
     mutating func releaseBearer(of id: OperationID, on key: LinkKey) {
-        guard let slot = links.position(of: key), links.entries[slot]!.bearer == id else { return }
+        guard let slot = links.position(of: key), links[at: slot].bearer == id else { return }
         links.entries[slot]!.bearer = nil
-        while !links.entries[slot]!.waitingForBearer.isEmpty {
+        while !links[at: slot].waitingForBearer.isEmpty {
             let next = links.entries[slot]!.waitingForBearer.removeFirst()
             guard pending.contains(next) else { continue }
             links.entries[slot]!.bearer = next
@@ -315,7 +316,7 @@ extension World {
     private mutating func finishIncludedServiceDiscovery(
         _ key: LinkKey, service: RemoteService, uuids: [BluetoothUUID]?
     ) throws -> [RemoteService] {
-        let database = peripherals[key.peripheral]!.database
+        let database = peripherals[existing: key.peripheral].database
         guard let found = database.includedServices(of: service.handle, matching: uuids, peripheral: key.peripheral),
             database.localServices.contains(where: { $0.handle == service.handle && $0.uuid == service.uuid })
         else { throw CoreBluetoothError(.invalidHandle) }
@@ -399,8 +400,8 @@ extension World {
         let slot = try requireLink(central: central, peripheral: characteristic.peripheral, "writeValue")
         try requireCurrent(characteristic, on: slot)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)
-        let mtu = links.entries[slot]!.mtu
-        let limit = links.entries[slot]!.maximumValueLength
+        let mtu = links[at: slot].mtu
+        let limit = links[at: slot].maximumValueLength
         var value = value
         func log(_ value: Data, _ error: (any Error)?, _ detail: String?) {
             record(
@@ -426,7 +427,7 @@ extension World {
             let error = APIMisuseError.valueTooLong(
                 operation: "writeValue(_:for:type: .withoutResponse)", length: value.count, maximum: limit)
             do {
-                if centrals[central]!.configuration.strictLengths { throw error }
+                if centrals[existing: central].configuration.strictLengths { throw error }
                 try misused(.valueTruncated, error)
             } catch {
                 log(value, error, nil)
@@ -452,7 +453,7 @@ extension World {
         if !canQueueCommand(on: key) { links.entries[slot]!.commandQueueWasFull = true }
         links.entries[slot]!.toPeripheral.append(.command(WriteCommand(characteristic: characteristic, value: value)))
         // (Read in place: the subscript's getter copies the whole central record.)
-        let capacity = centrals.entries[centrals.position(of: central)!]!.configuration.writeWithoutResponseQueue
+        let capacity = centrals[at: centrals.position(of: central)!].configuration.writeWithoutResponseQueue
             .capacity
         if sendsAtOnce(capacity: capacity) {
             connectionEventNow(key)
@@ -473,7 +474,7 @@ extension World {
 
     mutating func maximumWriteValueLength(central: UUID, peripheral: UUID, type: WriteType) throws -> Int {
         let slot = try requireLink(central: central, peripheral: peripheral, "maximumWriteValueLength")
-        return type == .withResponse ? GATTDatabase.maximumValueLength : links.entries[slot]!.maximumValueLength
+        return type == .withResponse ? GATTDatabase.maximumValueLength : links[at: slot].maximumValueLength
     }
 
     func canSendWriteWithoutResponse(central: UUID, peripheral: UUID) -> Bool {

@@ -132,8 +132,8 @@ extension World {
         }
         let p = peripherals.position(of: peripheral)!
         let strict =
-            peripherals.entries[p]!.configuration.strictLengths || peripherals.entries[p]!.configuration.strictMisuse
-        if strict, let shortest = targets.map({ links.entries[$0]!.maximumValueLength }).min(), value.count > shortest {
+            peripherals[at: p].configuration.strictLengths || peripherals[at: p].configuration.strictMisuse
+        if strict, let shortest = targets.map({ links[at: $0].maximumValueLength }).min(), value.count > shortest {
             throw APIMisuseError.valueTooLong(operation: "updateValue", length: value.count, maximum: shortest)
         }
         if let failure = injection(.updateValue, peripheral: peripheral, characteristic: characteristic.uuid) {
@@ -143,8 +143,8 @@ extension World {
             if let error = failure.error { throw error }
             return false
         }
-        let capacity = peripherals.entries[p]!.configuration.updateQueue.capacity
-        if let capacity, peripherals.entries[p]!.queuedUpdates + targets.count > capacity {
+        let capacity = peripherals[at: p].configuration.updateQueue.capacity
+        if let capacity, peripherals[at: p].queuedUpdates + targets.count > capacity {
             peripherals.entries[p]!.updateQueueWasFull = true
             self.record(
                 .notification, peripheral: peripheral, attribute: characteristic.uuid, handle: characteristic.handle,
@@ -154,8 +154,8 @@ extension World {
         let remote = remoteCharacteristic(record, of: peripheral)
         for slot in targets {
             guard links.contains(slot: slot) else { continue }  // an earlier target's event ended it
-            let key = links.entries[slot]!.key
-            let limit = links.entries[slot]!.maximumValueLength
+            let key = links[at: slot].key
+            let limit = links[at: slot].maximumValueLength
             let kind = links.entries[slot]!.subscriptions[characteristic.handle]!
             if value.count > limit {
                 self.record(
@@ -173,7 +173,7 @@ extension World {
             links.entries[slot]!.toCentral.append(
                 .update(Update(characteristic: remote, value: value.prefix(limit), kind: kind)))
             if sendsAtOnce(capacity: capacity) {
-                connectionEvent(slot: slot, generation: links.entries[slot]!.generation)
+                connectionEvent(slot: slot, generation: links[at: slot].generation)
             } else {
                 scheduleConnectionEvent(slot: slot)
             }
@@ -197,7 +197,7 @@ extension World {
 
     /// The central's view of a published characteristic.
     func remoteCharacteristic(_ record: GATTDatabase.Characteristic, of peripheral: UUID) -> RemoteCharacteristic {
-        let service = peripherals[peripheral]!.database.localServices.first {
+        let service = peripherals[existing: peripheral].database.localServices.first {
             $0.handle == record.local.serviceHandle
         }!
         return RemoteCharacteristic(

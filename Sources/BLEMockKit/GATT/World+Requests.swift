@@ -43,7 +43,7 @@ extension World {
                 // A Read, then Read Blobs: each answer carries the next ATT_MTU − 1 bytes, and
                 // the central collects them until a shorter part arrives, as for a characteristic.
                 let value = try descriptorValue(descriptor, on: links.entries[slot]!)
-                let part = links.entries[slot]!.mtu - 1
+                let part = links[at: slot].mtu - 1
                 let offset = min(completed * part, value.count)
                 answerRequest(id, .value(Data(value[(value.startIndex + offset)...].prefix(part))), on: key)
             } catch {
@@ -56,9 +56,9 @@ extension World {
                     // checked for permission and security. A long write's length is checked
                     // only at the Execute Write, once every part was queued (Vol 3, Part F,
                     // 3.4.6.1: "Invalid Attribute Value Length" comes from the Execute Write).
-                    _ = try peripherals.entries[p]!.database.planWrite(
+                    _ = try peripherals[at: p].database.planWrite(
                         handle: characteristic.handle, length: isLastExchange ? value.count : 0, type: .withResponse,
-                        security: links.entries[slot]!.security)
+                        security: links[at: slot].security)
                 } catch {
                     return answerRequest(id, .failure(error), on: key)
                 }
@@ -70,7 +70,7 @@ extension World {
             serveWrite(id, characteristic: characteristic, value: value, on: key)
         case .writeDescriptor(let descriptor, _):
             do {
-                try peripherals.entries[p]!.database.planDescriptorWrite(handle: descriptor.handle)
+                try peripherals[at: p].database.planDescriptorWrite(handle: descriptor.handle)
             } catch {
                 answerRequest(id, .failure(error), on: key)
             }
@@ -105,14 +105,14 @@ extension World {
         // (Read in place: reading through the array's getter copied the whole link here.)
         let (mtu, security) = links.inPlace(at: slot) { ($0.mtu, $0.security) }
         do {
-            let plan = try peripherals.entries[p]!.database.planRead(handle: handle, offset: offset, security: security)
+            let plan = try peripherals[at: p].database.planRead(handle: handle, offset: offset, security: security)
             switch plan {
             case .answered(let value):
                 answerRequest(id, .value(value.prefix(mtu - 1)), on: key)
             case .askPeripheral(let local):
-                switch peripherals.entries[p]!.answering {
+                switch peripherals[at: p].answering {
                 case .automatic:
-                    let current = peripherals.entries[p]!.database.characteristic(at: local.handle)!.value
+                    let current = peripherals[at: p].database.characteristic(at: local.handle)!.value
                     let value = try GATTDatabase.slice(current.prefix(GATTDatabase.maximumValueLength), from: offset)
                     answerRequest(id, .value(value.prefix(mtu - 1)), on: key)
                 case .handler:
@@ -140,10 +140,10 @@ extension World {
     ) {
         // (The record is read in place: the subscript's getter copies all of it.)
         let p = peripherals.position(of: key.peripheral)!
-        guard let local = peripherals.entries[p]!.database.localCharacteristic(at: characteristic.handle) else {
+        guard let local = peripherals[at: p].database.localCharacteristic(at: characteristic.handle) else {
             return answerRequest(id, .failure(ATTError(.invalidHandle)), on: key)
         }
-        switch peripherals.entries[p]!.answering {
+        switch peripherals[at: p].answering {
         case .automatic:
             peripherals.entries[p]!.database.setValue(value, at: local.handle)
             answerRequest(id, .written, on: key)
@@ -151,7 +151,7 @@ extension World {
             let batch = writeBatch(value, link: key, characteristic: local)
             pending[id]!.procedure!.batch = batch
             pending[id]!.stage = .awaitingAnswer(batch[0].id)
-            if peripherals.entries[p]!.answering == .handler {
+            if peripherals[at: p].answering == .handler {
                 effects.append(.ask(key.peripheral, .write(batch, id)))
             } else {
                 record(
@@ -173,12 +173,12 @@ extension World {
             (link.maximumValueLength, link.security, link.subscriptions[characteristic.handle] != nil)
         }
         let p = peripherals.position(of: key.peripheral)!
-        guard let local = peripherals.entries[p]!.database.localCharacteristic(at: characteristic.handle) else {
+        guard let local = peripherals[at: p].database.localCharacteristic(at: characteristic.handle) else {
             throw CoreBluetoothError(.invalidHandle)
         }
         let remoteCentral = RemoteCentral(identifier: key.central, maximumUpdateValueLength: maximumValueLength)
         if enabled {
-            var kind = try peripherals.entries[p]!.database.planSubscribe(
+            var kind = try peripherals[at: p].database.planSubscribe(
                 handle: characteristic.handle, security: security)
             if indications, local.properties.contains(.indicate) {
                 kind = .indicate
@@ -209,9 +209,9 @@ extension World {
         // A Write Command the server cannot accept (no such handle, no permission, encryption
         // needed) is dropped: ATT has no response to a command, so the central never knows.
         do {
-            _ = try peripherals.entries[p]!.database.planWrite(
+            _ = try peripherals[at: p].database.planWrite(
                 handle: handle, length: command.value.count, type: .withoutResponse,
-                security: links.entries[slot]!.security)
+                security: links[at: slot].security)
         } catch {
             self.record(
                 .refused, central: key.central, peripheral: key.peripheral, attribute: command.characteristic.uuid,
@@ -219,9 +219,9 @@ extension World {
                 detail: "write command dropped by the peripheral (a command gets no response)")
             return
         }
-        guard let record = peripherals.entries[p]!.database.characteristic(at: handle) else { return }
+        guard let record = peripherals[at: p].database.characteristic(at: handle) else { return }
         // (In place: the subscript's getter copies the whole peripheral record.)
-        switch peripherals.entries[p]!.answering {
+        switch peripherals[at: p].answering {
         case .automatic:
             peripherals.entries[p]!.database.setValue(command.value, at: handle)
         case .handler:
@@ -293,7 +293,7 @@ extension World {
     /// The requests a peripheral receives for a write with response: one, or one per
     /// Prepare Write part (all delivered at the Execute Write).
     mutating func writeBatch(_ value: Data, link key: LinkKey, characteristic: LocalCharacteristic) -> [ATTRequest] {
-        let mtu = links[key]!.mtu
+        let mtu = links[existing: key].mtu
         guard value.count > mtu - 3 else {
             return [makeRequest(link: key, characteristic: characteristic, offset: 0, value: value)]
         }
@@ -321,7 +321,8 @@ extension World {
 
     /// A descriptor's value as a read gets it (the CCCD's from the link's subscription).
     func descriptorValue(_ descriptor: RemoteDescriptor, on link: Link) throws -> Data {
-        switch try peripherals[descriptor.peripheral]!.database.planDescriptorRead(handle: descriptor.handle, offset: 0)
+        switch try peripherals[existing: descriptor.peripheral].database.planDescriptorRead(
+            handle: descriptor.handle, offset: 0)
         {
         case .answered(let data):
             return data

@@ -14,7 +14,7 @@ extension World {
 
     mutating func publishL2CAPChannel(peripheral: UUID, requiresEncryption: Bool) throws -> UInt16 {
         try requirePoweredOn(peripheral: peripheral, "publishL2CAPChannel")
-        let published = peripherals[peripheral]!.publishedPSMs
+        let published = peripherals[existing: peripheral].publishedPSMs
         guard let psm = L2CAPChannelRecord.dynamicPSMs.first(where: { published[$0] == nil }) else {
             let error = L2CAPError(.noResourcesAvailable)
             record(.l2cap, peripheral: peripheral, error: error, detail: "publish")
@@ -58,7 +58,7 @@ extension World {
         guard let requiresEncryption = peripherals[key.peripheral]?.publishedPSMs[psm] else {
             return sendToCentral(.response(id, .channelRefused(L2CAPError(.psmNotSupported), encryption: nil)), on: key)
         }
-        if requiresEncryption, let refusal = links[key]!.security.encryptionError {
+        if requiresEncryption, let refusal = links[existing: key].security.encryptionError {
             let answer = ServerAnswer.channelRefused(L2CAPChannelRecord.error(for: refusal), encryption: refusal)
             return sendToCentral(.response(id, answer), on: key)
         }

@@ -39,7 +39,7 @@ extension World {
     mutating func sendToCentral(_ pdu: PDU, on key: LinkKey) {
         guard let slot = links.position(of: key) else { return }
         links.entries[slot]!.toCentral.append(pdu)
-        if case .response = pdu, links.entries[slot]!.lastEvent == now, links.entries[slot]!.toCentral.count == 1 {
+        if case .response = pdu, links[at: slot].lastEvent == now, links[at: slot].toCentral.count == 1 {
             crossToCentral(slot: slot)
         }
         if links.contains(slot: slot) { scheduleConnectionEvent(slot: slot) }
@@ -53,30 +53,30 @@ extension World {
 
     /// Schedules the next connection event of the link in `slot`, if one is needed.
     mutating func scheduleConnectionEvent(slot: Int) {
-        guard !links.entries[slot]!.eventScheduled,
-            !links.entries[slot]!.toPeripheral.isEmpty || !links.entries[slot]!.toCentral.isEmpty
+        guard !links[at: slot].eventScheduled,
+            !links[at: slot].toPeripheral.isEmpty || !links[at: slot].toCentral.isEmpty
         else { return }
         links.entries[slot]!.eventScheduled = true
         let interval =
             timing.connectionInterval > .zero
             ? Self.connectionInterval(timing, using: &links.entries[slot]!.random) : .zero
         schedule.schedule(
-            .connectionEvent(slot: slot, generation: links.entries[slot]!.generation), at: now.advanced(by: interval))
+            .connectionEvent(slot: slot, generation: links[at: slot].generation), at: now.advanced(by: interval))
     }
 
     /// Runs a connection event at once (fast mode's unbounded queues send without waiting).
     mutating func connectionEventNow(_ key: LinkKey) {
         guard let slot = links.position(of: key) else { return }
-        connectionEvent(slot: slot, generation: links.entries[slot]!.generation)
+        connectionEvent(slot: slot, generation: links[at: slot].generation)
     }
 
     /// A connection event: packets cross both ways; the central hears that its write queue has
     /// room again, the peripheral that its update queue has.
     mutating func connectionEvent(slot: Int, generation: Int) {
         guard links.contains(slot: slot, generation: generation) else { return }
-        let key = links.entries[slot]!.key
+        let key = links[at: slot].key
         links.entries[slot]!.eventScheduled = false
-        guard isHeard(key.peripheral), !links.entries[slot]!.peerLost else {
+        guard isHeard(key.peripheral), !links[at: slot].peerLost else {
             // The central keeps its connection events; nothing is heard, so nothing crosses.
             // (With a zero interval they would all fall at this instant: they resume when the
             // peripheral is heard again.)
@@ -87,8 +87,8 @@ extension World {
         links.entries[slot]!.sentToCentralInLastEvent = 0
         // What the central sent before the event crosses; what it sends in reaction to what
         // arrives in this event waits for the next one.
-        var budget = min(packetsPerEvent, links.entries[slot]!.toPeripheral.count)
-        let commandsBefore = commandQueueReporters.isEmpty ? 0 : links.entries[slot]!.queuedCommands
+        var budget = min(packetsPerEvent, links[at: slot].toPeripheral.count)
+        let commandsBefore = commandQueueReporters.isEmpty ? 0 : links[at: slot].queuedCommands
         while budget > 0, links.contains(slot: slot, generation: generation),
             let pdu = links.entries[slot]!.toPeripheral.popFirst()
         {
@@ -97,15 +97,15 @@ extension World {
         }
         guard links.contains(slot: slot, generation: generation) else { return }
         if !commandQueueReporters.isEmpty, commandQueueReporters.contains(key.central),
-            links.entries[slot]!.queuedCommands != commandsBefore
+            links[at: slot].queuedCommands != commandsBefore
         {
             effects.append(
                 .commandQueue(
-                    central: key.central, peripheral: key.peripheral, queued: links.entries[slot]!.queuedCommands))
+                    central: key.central, peripheral: key.peripheral, queued: links[at: slot].queuedCommands))
         }
         crossToCentral(slot: slot)
         guard links.contains(slot: slot, generation: generation) else { return }
-        if links.entries[slot]!.commandQueueWasFull, canQueueCommand(on: key) {
+        if links[at: slot].commandQueueWasFull, canQueueCommand(on: key) {
             links.entries[slot]!.commandQueueWasFull = false
             record(.readyToSendWriteWithoutResponse, central: key.central, peripheral: key.peripheral)
             deliver(.readyToSendWriteWithoutResponse(remotePeripheral(key.peripheral)), to: key.central)
@@ -116,14 +116,14 @@ extension World {
     /// Lets the peripheral's packets cross while the current event has room. An indication
     /// waits until the previous one is confirmed, and what follows it waits too.
     mutating func crossToCentral(slot: Int) {
-        let generation = links.entries[slot]!.generation
-        let key = links.entries[slot]!.key
+        let generation = links[at: slot].generation
+        let key = links[at: slot].key
         var updates = 0
         while links.contains(slot: slot, generation: generation),
-            links.entries[slot]!.sentToCentralInLastEvent < packetsPerEvent,
-            let next = links.entries[slot]!.toCentral.first
+            links[at: slot].sentToCentralInLastEvent < packetsPerEvent,
+            let next = links[at: slot].toCentral.first
         {
-            if case .update(let update) = next, update.kind == .indicate, links.entries[slot]!.indicationOutstanding {
+            if case .update(let update) = next, update.kind == .indicate, links[at: slot].indicationOutstanding {
                 break
             }
             _ = links.entries[slot]!.toCentral.popFirst()
@@ -192,8 +192,8 @@ extension World {
     /// Whether the central's write-without-response queue on a link has room.
     func canQueueCommand(on key: LinkKey) -> Bool {
         guard let slot = links.position(of: key), let c = centrals.position(of: key.central) else { return false }
-        guard let capacity = centrals.entries[c]!.configuration.writeWithoutResponseQueue.capacity else { return true }
-        return links.entries[slot]!.queuedCommands < capacity
+        guard let capacity = centrals[at: c].configuration.writeWithoutResponseQueue.capacity else { return true }
+        return links[at: slot].queuedCommands < capacity
     }
 
     /// Whether packets a side queues are sent at once: with instant timing and no bounded
@@ -211,10 +211,10 @@ extension World {
         guard let p = peripherals.position(of: peripheral) else { return }
         peripherals.entries[p]!.queuedUpdates -= count
         if !updateQueueReporters.isEmpty, updateQueueReporters.contains(peripheral) {
-            effects.append(.updateQueue(peripheral: peripheral, queued: peripherals.entries[p]!.queuedUpdates))
+            effects.append(.updateQueue(peripheral: peripheral, queued: peripherals[at: p].queuedUpdates))
         }
-        if peripherals.entries[p]!.updateQueueWasFull,
-            peripherals.entries[p]!.queuedUpdates < (peripherals.entries[p]!.configuration.updateQueue.capacity ?? .max)
+        if peripherals[at: p].updateQueueWasFull,
+            peripherals[at: p].queuedUpdates < (peripherals.entries[p]!.configuration.updateQueue.capacity ?? .max)
         {
             peripherals.entries[p]!.updateQueueWasFull = false
             record(.readyToUpdateSubscribers, peripheral: peripheral)

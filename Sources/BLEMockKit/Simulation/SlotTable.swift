@@ -24,6 +24,19 @@ struct SlotTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         body(&entries[position]!)
     }
 
+    /// The value at `position`, for reading; `position` must hold one (a position from
+    /// ``position(of:)``; checked in debug builds). Read through `entries[position]!`, each
+    /// field costs an out-of-line test of the optional, and calling a method of a field
+    /// copies the whole record first; read through this, neither happens.
+    @inline(__always)
+    subscript(at position: Int) -> Value { entries[position].unsafelyUnwrapped }
+
+    /// The value for `key`, for reading; `key` must have one (checked in debug builds). Read
+    /// through it, a field of the value, or a method of a field, is reached without copying
+    /// the whole value, as the subscript's getter does (see ``subscript(at:)``).
+    @inline(__always)
+    subscript(existing key: Key) -> Value { entries[positions[key].unsafelyUnwrapped].unsafelyUnwrapped }
+
     /// The value for `key`; assigning `nil` removes it, assigning to a new key adds it.
     subscript(key: Key) -> Value? {
         @inline(__always) _read {

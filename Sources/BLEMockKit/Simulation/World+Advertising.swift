@@ -83,7 +83,7 @@ extension World {
     /// (each advertiser is heard at its next advertising event), or wants duplicates.
     var advertisingEventsNeeded: Bool {
         centralOrder.contains { central in
-            guard let scan = centrals[central]!.scan else { return false }
+            guard let scan = centrals[existing: central].scan else { return false }
             return !timing.isInstant || scan.options.allowDuplicates
         }
     }
@@ -140,9 +140,9 @@ extension World {
     mutating func advertisementDue(from peripheral: UUID) {
         guard peripherals.contains(peripheral) else { return }
         peripherals[peripheral]!.advertisingScheduled = false
-        guard peripherals[peripheral]!.advertisement != nil else { return }
+        guard peripherals[existing: peripheral].advertisement != nil else { return }
         for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }
-        if peripherals[peripheral]!.configuration.advertisesOnce {
+        if peripherals[existing: peripheral].configuration.advertisesOnce {
             stopAdvertising(peripheral: peripheral)
             return
         }

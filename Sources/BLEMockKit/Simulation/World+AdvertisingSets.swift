@@ -63,7 +63,7 @@ extension World {
     /// scheduled, when someone listens or its first advertisement is still to come.
     mutating func scheduleAdvertisingSets(of peripheral: UUID, needed: Bool) {
         guard let count = advertisingSets[peripheral]?.count, count > 0,
-            peripherals[peripheral]!.advertisement != nil
+            peripherals[existing: peripheral].advertisement != nil
         else { return }
         for index in 0..<count {
             let set = advertisingSets[peripheral]![index]
@@ -83,7 +83,7 @@ extension World {
     mutating func advertisingSetDue(from peripheral: UUID, index: Int) {
         guard let count = advertisingSets[peripheral]?.count, index < count else { return }
         advertisingSets[peripheral]![index].scheduled = false
-        guard peripherals[peripheral]!.advertisement != nil else { return }
+        guard peripherals[existing: peripheral].advertisement != nil else { return }
         let set = advertisingSets[peripheral]![index]
         for central in centralOrder {
             deliverAdvertisement(from: peripheral, to: central, advertisement: set.advertisement)

@@ -86,9 +86,9 @@ extension World {
     func canConnectNow(_ peripheral: UUID) -> Bool {
         // (Read in place: binding the record copied all of it.)
         guard let p = peripherals.position(of: peripheral) else { return false }
-        return peripherals.entries[p]!.state == .poweredOn
-            && (peripherals.entries[p]!.isConnectable || connectedToSystem.contains(peripheral))
-            && peripherals.entries[p]!.isHeard
+        return peripherals[at: p].state == .poweredOn
+            && (peripherals[at: p].isConnectable || connectedToSystem.contains(peripheral))
+            && peripherals[at: p].isHeard
     }
 
     /// The peripheral is connectable: the link comes up after the connection latency plus
@@ -343,7 +343,7 @@ extension World {
         let linked = Set(links.keys.map(\.peripheral))
         return peripheralOrder.filter { peripheral in
             (linked.contains(peripheral) || connectedToSystem.contains(peripheral))
-                && peripherals[peripheral]!.database.localServices.contains { services.contains($0.uuid) }
+                && peripherals[existing: peripheral].database.localServices.contains { services.contains($0.uuid) }
         }
         .map { remotePeripheral($0) }
     }

@@ -26,7 +26,8 @@ extension World {
         }
         let remote = remotePeripheral(peripheral)
         for central in centralOrder {
-            guard let options = centrals[central]?.connectionEventOptions, centrals[central]!.state == .poweredOn,
+            guard let options = centrals[central]?.connectionEventOptions,
+                centrals[existing: central].state == .poweredOn,
                 options.matches(identifier: peripheral, services: services)
             else { continue }
             self.record(.connectionEvent, central: central, peripheral: peripheral, detail: event.description)

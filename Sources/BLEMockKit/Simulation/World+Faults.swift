@@ -78,12 +78,12 @@ extension World {
             return
         }
         for key in links(ofPeripheral: peripheral) {
-            guard let slot = links.position(of: key), !links.entries[slot]!.peerLost else { continue }
+            guard let slot = links.position(of: key), !links[at: slot].peerLost else { continue }
             links.entries[slot]!.peerLost = true
             tellSubscriptionsEnded(links.entries[slot]!, detail: "reset")
             links.entries[slot]!.subscriptions.removeAll()
             schedule.schedule(
-                .peerLost(key, generation: links.entries[slot]!.generation), at: now.advanced(by: timeout))
+                .peerLost(key, generation: links[at: slot].generation), at: now.advanced(by: timeout))
         }
     }
 

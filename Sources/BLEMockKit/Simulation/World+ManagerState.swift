@@ -111,9 +111,9 @@ extension World {
     /// A manager's state (`unknown` for one not on the air).
     func state(of manager: Manager) -> ManagerState {
         switch manager {
-        case .central(let central): centrals.position(of: central).map { centrals.entries[$0]!.state } ?? .unknown
+        case .central(let central): centrals.position(of: central).map { centrals[at: $0].state } ?? .unknown
         case .peripheral(let peripheral):
-            peripherals.position(of: peripheral).map { peripherals.entries[$0]!.state } ?? .unknown
+            peripherals.position(of: peripheral).map { peripherals[at: $0].state } ?? .unknown
         }
     }
 
@@ -162,7 +162,9 @@ extension World {
         }
         switch manager {
         case .central(let central):
-            guard let old = centrals[central]?.state, old != state, !centrals[central]!.isShutDown else { return }
+            guard let old = centrals[central]?.state, old != state, !centrals[existing: central].isShutDown else {
+                return
+            }
             centrals[central]!.state = state
             record(.stateChanged, central: central, detail: state.description)
             deliver(CentralEvent.stateChanged(state), to: central)
@@ -179,7 +181,8 @@ extension World {
             for key in links(ofCentral: central) { tearDown(key, reason: error, pendingError: error) }
             failOperations(error) { $0.owner == .central(central) && $0.link != nil }
         case .peripheral(let peripheral):
-            guard let old = peripherals[peripheral]?.state, old != state, !peripherals[peripheral]!.isShutDown else {
+            guard let old = peripherals[peripheral]?.state, old != state, !peripherals[existing: peripheral].isShutDown
+            else {
                 return
             }
             peripherals[peripheral]!.state = state
@@ -213,8 +216,8 @@ extension World {
 
     /// Checks that a central can run `operation`: its configuration is valid and it is powered on.
     mutating func requirePoweredOn(central: UUID, _ operation: String) throws {
-        if let c = centrals.position(of: central), centrals.entries[c]!.state == .poweredOn,
-            centrals.entries[c]!.configurationProblem == nil, bridgeProblem == nil
+        if let c = centrals.position(of: central), centrals[at: c].state == .poweredOn,
+            centrals[at: c].configurationProblem == nil, bridgeProblem == nil
         {
             return
         }
@@ -234,8 +237,8 @@ extension World {
 
     /// Checks that a peripheral can run `operation`: its configuration is valid and it is powered on.
     mutating func requirePoweredOn(peripheral: UUID, _ operation: String) throws {
-        if let p = peripherals.position(of: peripheral), peripherals.entries[p]!.state == .poweredOn,
-            peripherals.entries[p]!.configurationProblem == nil, bridgeProblem == nil
+        if let p = peripherals.position(of: peripheral), peripherals[at: p].state == .poweredOn,
+            peripherals[at: p].configurationProblem == nil, bridgeProblem == nil
         {
             return
         }
@@ -260,11 +263,14 @@ extension World {
         let detail = isInBackground ? "background" : "foreground"
         switch manager {
         case .central(let central):
-            guard centrals.contains(central), centrals[central]!.isInBackground != isInBackground else { return }
+            guard centrals.contains(central), centrals[existing: central].isInBackground != isInBackground else {
+                return
+            }
             centrals[central]!.isInBackground = isInBackground
             record(.stateChanged, central: central, detail: detail)
         case .peripheral(let peripheral):
-            guard peripherals.contains(peripheral), peripherals[peripheral]!.isInBackground != isInBackground else {
+            guard peripherals.contains(peripheral), peripherals[existing: peripheral].isInBackground != isInBackground
+            else {
                 return
             }
             peripherals[peripheral]!.isInBackground = isInBackground
@@ -277,7 +283,7 @@ extension World {
     /// Takes a central off the air: its scan stops, its links drop (peripherals see it
     /// unsubscribe), its operations fail with `operationCancelled`, and its event streams finish.
     mutating func shutDown(central: UUID) {
-        guard centrals.contains(central), !centrals[central]!.isShutDown else { return }
+        guard centrals.contains(central), !centrals[existing: central].isShutDown else { return }
         stopScan(central: central)
         // Its pending connection attempts end too: no link to a dead central comes up later.
         dropAttempts(ofCentral: central)
@@ -293,7 +299,7 @@ extension World {
     /// Takes a peripheral off the air: advertising stops, its links drop (centrals see
     /// `peripheralDisconnected`), its requests are forgotten, and its event streams finish.
     mutating func shutDown(peripheral: UUID) {
-        guard peripherals.contains(peripheral), !peripherals[peripheral]!.isShutDown else { return }
+        guard peripherals.contains(peripheral), !peripherals[existing: peripheral].isShutDown else { return }
         stopAdvertising(peripheral: peripheral)
         let error = CoreBluetoothError(.peripheralDisconnected)
         for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }

@@ -78,20 +78,20 @@ extension World {
     /// Running the schedule cannot end such an operation.
     func isParked(_ id: OperationID) -> Bool {
         guard let position = pending.position(of: id) else { return false }
-        switch pending.entries[position]!.stage {
+        switch pending[at: position].stage {
         case .awaitingAnswer, .neverAnswered: return true
         case .sent, .pairing: return false
         case .queued:
-            guard case .gatt(let key) = pending.entries[position]!.kind, let slot = links.position(of: key),
-                let holder = links.entries[slot]!.bearer, holder != id
+            guard case .gatt(let key) = pending[at: position].kind, let slot = links.position(of: key),
+                let holder = links[at: slot].bearer, holder != id
             else { return false }
             return isParked(holder)
         case .waiting:
-            guard case .connect(let key) = pending.entries[position]!.kind, let attempt = attempts[key] else {
+            guard case .connect(let key) = pending[at: position].kind, let attempt = attempts[key] else {
                 return false
             }
             return (attempt.establishesAt == nil || attempt.neverCompletes)
-                && pending.entries[position]!.deadline == nil
+                && pending[at: position].deadline == nil
         }
     }
 

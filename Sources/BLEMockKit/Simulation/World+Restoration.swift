@@ -28,7 +28,7 @@ extension World {
         // (Pending connection attempts stay: the system completes them for the successor.)
         let waiting = pending.values.filter { $0.owner == .central(central) }.map(\.id).sorted()
         for id in waiting {
-            if case .connect = pending[id]!.kind {
+            if case .connect = pending[existing: id].kind {
                 pending[id] = nil
                 effects.append(.complete(id, .failure(CoreBluetoothError(.operationCancelled))))
             } else {

@@ -146,13 +146,13 @@ struct World: Sendable {
         guard let position = peripherals.position(of: identifier) else {
             return RemotePeripheral(identifier: identifier, name: nil)
         }
-        return RemotePeripheral(identifier: identifier, name: peripherals.entries[position]!.name)
+        return RemotePeripheral(identifier: identifier, name: peripherals[at: position].name)
     }
 
     /// Whether centrals can hear a peripheral.
     func isHeard(_ peripheral: UUID) -> Bool {
         guard let position = peripherals.position(of: peripheral) else { return false }
-        return peripherals.entries[position]!.proximity != .outOfRange
+        return peripherals[at: position].proximity != .outOfRange
     }
 
     /// The links of a peripheral, in a deterministic order.

@@ -47,4 +47,36 @@ struct IdentifierTableTests {
         #expect(missing == nil)
         #expect(map.values == [[1], [2, 3]])
     }
+
+    @Test("A map of records reads a record by position and by identifier without an optional, as its getter does")
+    func identifierMapReads() {
+        var map = IdentifierMap<[Int]>()
+        for (index, identifier) in Self.identifiers.prefix(8).enumerated() { map[identifier] = [index, index * 2] }
+        for (index, identifier) in Self.identifiers.prefix(8).enumerated() {
+            let position = map.position(of: identifier)!
+            #expect(map[at: position] == [index, index * 2])
+            #expect(map[existing: identifier] == map[identifier])
+            #expect(map[existing: identifier].count == 2)
+        }
+        map[Self.identifiers[2]]!.append(9)
+        #expect(map[existing: Self.identifiers[2]] == [2, 4, 9])
+    }
+
+    @Test("A slot table reads a value by slot and by key, also in a freed slot taken again")
+    func slotTableReads() {
+        var table = SlotTable<Int, String>()
+        table.insert("a", for: 10)
+        table.insert("b", for: 20)
+        #expect(table[at: table.position(of: 10)!] == "a")
+        #expect(table[existing: 20] == "b")
+        let freed = table.position(of: 10)!
+        table.remove(10)
+        table.insert("c", for: 30)
+        // The freed slot is reused: the new value is read there, under its own key.
+        #expect(table.position(of: 30) == freed)
+        #expect(table[at: freed] == "c")
+        #expect(table[existing: 30] == "c")
+        #expect(table[existing: 20] == "b")
+        #expect(table[30] == table[existing: 30])
+    }
 }
