@@ -302,15 +302,18 @@ public actor MockCentralManager: CentralManaging {
         try await gatt(.discoverDescriptors(characteristic), on: characteristic.peripheral).descriptors
     }
 
-    /// Discovers everything on a peripheral with the same calls, in the same order, as the
-    /// protocol's default implementation; made here, on the manager, so that the calls reach
-    /// the bridge directly rather than each through the protocol's witness and back.
+    /// Discovers everything on a peripheral with the same procedures, in the same order, as
+    /// the protocol's default implementation (services, then each service's characteristics,
+    /// then each characteristic's descriptors); made here, on the manager, so that each
+    /// procedure reaches the bridge directly rather than through a call of its own.
     @discardableResult
     public func discoverAll(for peripheral: UUID) async throws -> [RemoteCharacteristic] {
         var all: [RemoteCharacteristic] = []
-        for service in try await discoverServices(nil, for: peripheral) {
-            for characteristic in try await discoverCharacteristics(nil, for: service) {
-                _ = try await discoverDescriptors(for: characteristic)
+        for service in try await gatt(.discoverServices(nil), on: peripheral).services {
+            for characteristic in try await gatt(.discoverCharacteristics(service, nil), on: service.peripheral)
+                .characteristics
+            {
+                _ = try await gatt(.discoverDescriptors(characteristic), on: characteristic.peripheral)
                 all.append(characteristic)
             }
         }
