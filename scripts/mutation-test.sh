@@ -200,6 +200,11 @@ run_tests() {
     local command=(swift test --skip-build --parallel --scratch-path "$scratch")
     if [ -n "$filter" ]; then command+=(--filter "$filter"); fi
     timeout "$test_timeout" "${command[@]}" >"$log" 2>&1 || status=$?
+    if [ "$status" = 124 ]; then
+        # `timeout` stops `swift test`, not the test runner it started, which would go on
+        # using the processors (and the mutated build) through every later mutant.
+        pkill -KILL -f -- "$scratch/.*PackageTests" 2>/dev/null || true
+    fi
     return "$status"
 }
 
