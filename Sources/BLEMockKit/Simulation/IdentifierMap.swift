@@ -42,19 +42,22 @@ struct IdentifierMap<Value: Sendable>: Sendable {
     }
 
     /// The value at `position`, for reading; `position` must hold one (a position from
-    /// ``position(of:)``; checked in debug builds). Read through `entries[position]!`, each
-    /// field costs an out-of-line test of the optional, and calling a method of a field
-    /// copies the whole record first; read through this, neither happens.
+    /// ``position(of:)`` in a map whose values are never set to `nil`; checked in debug
+    /// builds). Read through `entries[position]!`, each field costs an out-of-line test of the
+    /// optional, and calling a method of a field copies the whole record first; read through
+    /// this, neither happens.
     @inline(__always)
     subscript(at position: Int) -> Value { entries[position].unsafelyUnwrapped }
 
-    /// The value for an identifier, for reading; the identifier must have one (checked in
-    /// debug builds). Read through it, a field of the record, or a method of a field, is
-    /// reached without copying the whole record, as the subscript's getter does (see
-    /// ``subscript(at:)``).
+    /// The value for an identifier, for reading; the identifier must have one (an unknown
+    /// identifier traps, as `map[identifier]!` does). Read through it, a field of the record,
+    /// or a method of a field, is reached without copying the whole record, as the
+    /// subscript's getter does (see ``subscript(at:)``). Only for maps whose values are never
+    /// set to `nil` (the world's centrals and peripherals): a value set to `nil` keeps its
+    /// position, and this would read it unchecked in release builds.
     @inline(__always)
     subscript(existing identifier: UUID) -> Value {
-        entries[positions[IdentifierKey(identifier)].unsafelyUnwrapped].unsafelyUnwrapped
+        entries[positions[IdentifierKey(identifier)]!].unsafelyUnwrapped
     }
 
     /// The value for an identifier; assigning a new identifier adds it at the end.

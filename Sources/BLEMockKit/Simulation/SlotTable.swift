@@ -31,11 +31,12 @@ struct SlotTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     @inline(__always)
     subscript(at position: Int) -> Value { entries[position].unsafelyUnwrapped }
 
-    /// The value for `key`, for reading; `key` must have one (checked in debug builds). Read
-    /// through it, a field of the value, or a method of a field, is reached without copying
-    /// the whole value, as the subscript's getter does (see ``subscript(at:)``).
+    /// The value for `key`, for reading; `key` must have one (a missing key traps, as
+    /// `table[key]!` does). Read through it, a field of the value, or a method of a field, is
+    /// reached without copying the whole value, as the subscript's getter does (see
+    /// ``subscript(at:)``). A key's slot always holds a value: removing a value frees its slot.
     @inline(__always)
-    subscript(existing key: Key) -> Value { entries[positions[key].unsafelyUnwrapped].unsafelyUnwrapped }
+    subscript(existing key: Key) -> Value { entries[positions[key]!].unsafelyUnwrapped }
 
     /// The value for `key`; assigning `nil` removes it, assigning to a new key adds it.
     subscript(key: Key) -> Value? {
