@@ -112,7 +112,10 @@ struct CancellationTests {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 2))
         let started = AsyncStream<Void>.makeStream()
         let run = Task {
-            try await bridge.run {
+            // Once the body waits on its stream, nothing is scheduled: the run would report a
+            // stall after its patience (wall-clock), so the patience is long enough that the
+            // cancellation, however late a loaded machine delivers it, always comes first.
+            try await bridge.run(stallPatience: .seconds(600)) {
                 let central = MockCentralManager(configuration: .realistic(seed: 2), bridge: bridge)
                 var events = central.events().makeAsyncIterator()
                 started.continuation.yield()
