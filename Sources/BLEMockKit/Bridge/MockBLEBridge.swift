@@ -247,6 +247,10 @@ public actor MockBLEBridge {
 
     /// A central's call reaches the bridge: the managers created since the last call join the
     /// air, then this one (once), and a run notes a call from a task it cannot see.
+    ///
+    /// One per role, taking the manager's fields rather than an ``ArrivalQueue/Arrival``:
+    /// building an arrival copies the manager's configuration, which every synchronous call
+    /// would pay (measured: writes without response 12% slower with a single `arrive(_:)`).
     func arrive(
         central identifier: UUID, events: EventBroadcaster<CentralEvent>,
         configuration: MockCentralManager.Configuration, _ call: String

@@ -90,8 +90,7 @@ extension World {
 
     /// The exchanges a procedure plans (checking the attributes it names are still current).
     private mutating func plannedExchanges(of kind: GATTProcedure.Kind, on slot: Int, peripheral: UUID) throws -> Int {
-        // (Read in place: reading through the array's getter copied the whole link here.)
-        let mtu = links.inPlace(at: slot) { $0.mtu }
+        let mtu = links[at: slot].mtu
         let p = peripherals.position(of: peripheral)!
         switch kind {
         case .discoverServices(let uuids):
@@ -184,8 +183,7 @@ extension World {
                 })
         else { return }
         if isCancelled { return complete(id, .failure(CancellationError())) }
-        // (Read in place: reading through the array's getter copied the whole link here.)
-        let mtu = links.inPlace(at: slot) { $0.mtu }
+        let mtu = links[at: slot].mtu
         switch answer {
         case .failure(let error):
             if isRead, completed > 0, (error as? ATTError)?.code == .attributeNotLong {
@@ -301,11 +299,9 @@ extension World {
     // MARK: Discovery results
 
     private mutating func finishServiceDiscovery(_ key: LinkKey, uuids: [BluetoothUUID]?) -> [RemoteService] {
-        // (The records are read in place: the subscript's getter copies all of one.)
-        let found = peripherals.inPlace(key.peripheral) {
-            $0.database.primaryServices(matching: uuids, peripheral: key.peripheral)
-        }!
-        let known = centrals.inPlace(key.central) { $0.services[key.peripheral] } ?? nil
+        let found = peripherals[existing: key.peripheral].database.primaryServices(
+            matching: uuids, peripheral: key.peripheral)
+        let known = centrals[existing: key.central].services[key.peripheral]
         centrals[key.central]!.services[key.peripheral] = Self.merging(found, into: known, by: \.handle)
         record(
             .servicesDiscovered, central: key.central, peripheral: key.peripheral,
@@ -342,7 +338,7 @@ extension World {
             return peripheral.database.characteristics(of: service.handle, matching: uuids, peripheral: key.peripheral)
         }
         guard let found = listed ?? nil else { throw CoreBluetoothError(.invalidHandle) }
-        let known = centrals.inPlace(key.central) { $0.characteristics[service] } ?? nil
+        let known = centrals[existing: key.central].characteristics[service]
         centrals[key.central]!.characteristics[service] = Self.merging(found, into: known, by: \.handle)
         if let slot = links.position(of: key) {
             links.inPlace(at: slot) { link in

@@ -100,10 +100,10 @@ extension World {
     private mutating func serveRead(_ id: OperationID, offset: Int, on key: LinkKey) {
         guard let slot = links.position(of: key), let p = peripherals.position(of: key.peripheral),
             let position = pending.position(of: id),
-            let handle = pending.inPlace(at: position, { $0.procedure?.characteristic?.handle })
+            let handle = pending[at: position].procedure?.characteristic?.handle
         else { return }
-        // (Read in place: reading through the array's getter copied the whole link here.)
-        let (mtu, security) = links.inPlace(at: slot) { ($0.mtu, $0.security) }
+        let mtu = links[at: slot].mtu
+        let security = links[at: slot].security
         do {
             let plan = try peripherals[at: p].database.planRead(handle: handle, offset: offset, security: security)
             switch plan {

@@ -153,9 +153,8 @@ extension World {
 
     mutating func startAdvertising(peripheral: UUID, advertisement: AdvertisementData) throws {
         try requirePoweredOn(peripheral: peripheral, "startAdvertising")
-        // (The record is read in place: the subscript's getter copies all of it.)
         let p = peripherals.position(of: peripheral)!
-        guard peripherals.inPlace(at: p, { $0.advertisement == nil }) else {
+        guard peripherals[at: p].advertisement == nil else {
             let error = CoreBluetoothError(.alreadyAdvertising)
             record(.advertisingStarted, peripheral: peripheral, error: error)
             throw error
@@ -166,7 +165,7 @@ extension World {
         }
         peripherals.entries[p]!.advertisement = advertisement
         peripherals.entries[p]!.advertisingStarted = now.advanced(
-            by: peripherals.inPlace(at: p) { $0.configuration.advertisingDelay })
+            by: peripherals[at: p].configuration.advertisingDelay)
         record(
             .advertisingStarted, peripheral: peripheral,
             detail: [
@@ -175,7 +174,7 @@ extension World {
             ]
             .compactMap { $0 }.joined(separator: " "))
         restartAdvertisingSets(of: peripheral)
-        if timing.isInstant, peripherals.inPlace(at: p, { $0.advertisingStarted }) == now {
+        if timing.isInstant, peripherals[at: p].advertisingStarted == now {
             for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }
             if peripherals.inPlace(peripheral, { $0.configuration.advertisesOnce }) == true {
                 stopAdvertising(peripheral: peripheral)
@@ -197,16 +196,14 @@ extension World {
     /// The RSSI a central sees from a peripheral now: its proximity's (or configured)
     /// strength with seeded variation.
     mutating func currentRSSI(of peripheral: UUID) -> Int {
-        // (Read in place: binding the record copied all of it.)
-        let (base, spread) = peripherals.inPlace(peripheral) { record in
-            (
-                record.proximitySimulated
-                    ? (record.proximity.rssi ?? record.configuration.rssi) : record.configuration.rssi,
-                record.configuration.rssiVariation
-            )
-        }!
+        // (Each field is read through the table: binding the record would copy all of it.)
+        let p = peripherals.position(of: peripheral)!
+        let configured = peripherals[at: p].configuration.rssi
+        let base =
+            peripherals[at: p].proximitySimulated ? (peripherals[at: p].proximity.rssi ?? configured) : configured
+        let spread = peripherals[at: p].configuration.rssiVariation
         guard spread > 0 else { return base }
-        return base + peripherals[peripheral]!.random.rssi.int(in: -spread...spread)
+        return base + peripherals.entries[p]!.random.rssi.int(in: -spread...spread)
     }
 }
 

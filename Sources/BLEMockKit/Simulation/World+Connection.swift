@@ -192,8 +192,8 @@ extension World {
     /// The ATT_MTU a new link gets: the smaller of the preferences each side draws for it and
     /// the bridge's ``LinkLimits/maximumMTU``, clamped to 23…517.
     mutating func negotiateMTU(_ key: LinkKey) -> Int {
-        let centralMode = centrals.inPlace(key.central) { $0.configuration.mtu }!
-        let peripheralMode = peripherals.inPlace(key.peripheral) { $0.configuration.mtu }!
+        let centralMode = centrals[existing: key.central].configuration.mtu
+        let peripheralMode = peripherals[existing: key.peripheral].configuration.mtu
         // Only a realistic mode draws: the others leave the streams alone (touching one derives it).
         let offered =
             centralMode.fixedPreference(isCentral: true)
@@ -291,7 +291,7 @@ extension World {
         let central = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.maximumValueLength)
         for handle in link.subscriptions.keys.sorted() {
             guard let p = peripherals.position(of: key.peripheral),
-                let characteristic = peripherals.inPlace(at: p, { $0.database.localCharacteristic(at: handle) })
+                let characteristic = peripherals[at: p].database.localCharacteristic(at: handle)
             else { continue }
             record(
                 .unsubscribe, central: key.central, peripheral: key.peripheral, attribute: characteristic.uuid,

@@ -111,7 +111,7 @@ extension World {
     /// Whether operation `id` is pending and running the schedule would move it on.
     mutating func isServable(_ id: OperationID) -> Bool {
         guard let position = pending.position(of: id) else { return false }
-        switch pending.inPlace(at: position, { $0.stage }) {
+        switch pending[at: position].stage {
         case .sent, .pairing: return true
         case .awaitingAnswer, .neverAnswered: return false
         case .queued, .waiting: return !isParked(id)
