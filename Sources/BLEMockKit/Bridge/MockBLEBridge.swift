@@ -230,18 +230,25 @@ public actor MockBLEBridge {
         return try result.get()
     }
 
-    /// Runs a manager's operation: the manager joins the bridge first, as on every call it
-    /// makes (see ``perform(_:)``).
+    /// Runs a central manager's operation: the manager joins the bridge first, as on every
+    /// call it makes (see ``perform(_:admitted:)``). One per role, taking the manager's fields
+    /// rather than an ``ArrivalQueue/Arrival``, so that no call copies the configuration.
     @inline(__always)
     func perform(
-        _ request: World.Request, by manager: ArrivalQueue.Arrival, _ call: String = #function
+        _ request: World.Request, central identifier: UUID, events: EventBroadcaster<CentralEvent>,
+        configuration: MockCentralManager.Configuration, _ call: String = #function
     ) async throws -> Reply {
-        switch manager {
-        case .central(let identifier, let events, let configuration):
-            arrive(central: identifier, events: events, configuration: configuration, call)
-        case .peripheral(let identifier, let events, let configuration):
-            arrive(peripheral: identifier, events: events, configuration: configuration, call)
-        }
+        arrive(central: identifier, events: events, configuration: configuration, call)
+        return try await perform(request, admitted: true)
+    }
+
+    /// Runs a peripheral manager's operation (see ``perform(_:central:events:configuration:_:)``).
+    @inline(__always)
+    func perform(
+        _ request: World.Request, peripheral identifier: UUID, events: EventBroadcaster<PeripheralEvent>,
+        configuration: MockPeripheralManager.Configuration, _ call: String = #function
+    ) async throws -> Reply {
+        arrive(peripheral: identifier, events: events, configuration: configuration, call)
         return try await perform(request, admitted: true)
     }
 

@@ -228,7 +228,8 @@ public actor MockCentralManager: CentralManaging {
     @inline(__always)
     func perform(_ request: World.Request, _ call: String = #function) async throws -> Reply {
         if let duplicateProblem { throw APIMisuseError.invalidConfiguration(duplicateProblem) }
-        return try await bridge.perform(request, by: .central(identifier, broadcaster, configuration), call)
+        return try await bridge.perform(
+            request, central: identifier, events: broadcaster, configuration: configuration, call)
     }
 
     public var state: ManagerState { world { $0.state(of: .central(identifier)) } }

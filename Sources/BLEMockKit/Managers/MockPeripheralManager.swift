@@ -269,7 +269,8 @@ public actor MockPeripheralManager: PeripheralManaging {
     public func waitForPoweredOn() async -> ManagerState {
         if duplicateProblem != nil { return state }
         let reply = try? await bridge.perform(
-            .waitForPoweredOn(.peripheral(identifier)), by: .peripheral(identifier, broadcaster, configuration))
+            .waitForPoweredOn(.peripheral(identifier)), peripheral: identifier, events: broadcaster,
+            configuration: configuration)
         if case .state(let state) = reply { return state }
         return state
     }
