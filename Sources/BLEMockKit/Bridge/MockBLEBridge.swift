@@ -439,7 +439,7 @@ public actor MockBLEBridge {
     /// peripheral's `name`) and how many managers of that role and name came before it, else
     /// how many unnamed managers of its role came before it. Creating a manager never shifts
     /// the identifier of one with another name or restore identifier, nor of another role.
-    nonisolated func makeIdentifier(role: String, name: String? = nil, restoreIdentifier: String?) -> UUID {
+    nonisolated func makeIdentifier(role: IdentifierSource.Role, name: String? = nil, restoreIdentifier: String?) -> UUID {
         if let restoreIdentifier { return identifiers.restored(role: role, restoreIdentifier: restoreIdentifier) }
         return identifiers.next(role: role, name: name)
     }
@@ -448,7 +448,7 @@ public actor MockBLEBridge {
     /// configuration problem of an identifier another manager on this bridge already has (a
     /// manager with a restore identifier takes over its predecessor's, so it is not checked).
     nonisolated func claimIdentifier(
-        role: String, name: String? = nil, configured: UUID?, restoreIdentifier: String?
+        role: IdentifierSource.Role, name: String? = nil, configured: UUID?, restoreIdentifier: String?
     ) -> (UUID, problem: String?) {
         let identifier = configured ?? makeIdentifier(role: role, name: name, restoreIdentifier: restoreIdentifier)
         guard restoreIdentifier == nil, !identifiers.claim(identifier) else { return (identifier, nil) }
@@ -464,11 +464,21 @@ public actor MockBLEBridge {
 /// ``MockBLEBridge/makeIdentifier(role:name:restoreIdentifier:)``), so the same test creates the
 /// same identifiers every run, and an unrelated manager created earlier does not shift them.
 final class IdentifierSource: @unchecked Sendable {
-    // @unchecked Sendable: `counters` and `claimed` are only read and written under `lock`;
+    // @unchecked Sendable: the counters and `claimed` are only read and written under `lock`;
     // `root` is immutable.
+
+    /// The roles of managers that take identifiers; the raw value names the role's stream.
+    enum Role: String, Sendable {
+        case central, peripheral
+    }
+
     private let lock = Lock()
     private let root: SeededGenerator
-    private var counters: [String: UInt64] = [:]
+    /// How many unnamed centrals and peripherals have taken an identifier.
+    private var unnamedCentrals: UInt64 = 0
+    private var unnamedPeripherals: UInt64 = 0
+    /// How many managers of each role and name have taken one.
+    private var named: [String: UInt64] = [:]
     private var claimed: Set<UUID> = []
 
     init(seed: UInt64) {
@@ -477,20 +487,30 @@ final class IdentifierSource: @unchecked Sendable {
 
     /// The next identifier of a role (and name): the n-th manager of that role and name gets
     /// the n-th child of the role's (and name's) stream.
-    func next(role: String, name: String? = nil) -> UUID {
-        let key = name.map { role + "/name:" + $0 } ?? role
+    func next(role: Role, name: String? = nil) -> UUID {
         let index: UInt64 = lock.withLock {
-            counters[key, default: 0] += 1
-            return counters[key]!
+            if let name {
+                let key = role.rawValue + "/name:" + name
+                named[key, default: 0] += 1
+                return named[key]!
+            }
+            switch role {
+            case .central:
+                unnamedCentrals += 1
+                return unnamedCentrals
+            case .peripheral:
+                unnamedPeripherals += 1
+                return unnamedPeripherals
+            }
         }
-        var generator = name.map { root.derived(role).derived("name:" + $0) } ?? root.derived(role)
+        var generator = name.map { root.derived(role.rawValue).derived("name:" + $0) } ?? root.derived(role.rawValue)
         generator = generator.derived(index)
         return generator.uuid()
     }
 
     /// The identifier for a role and restore identifier: always the same on one bridge.
-    func restored(role: String, restoreIdentifier: String) -> UUID {
-        var generator = root.derived(role).derived("restore:" + restoreIdentifier)
+    func restored(role: Role, restoreIdentifier: String) -> UUID {
+        var generator = root.derived(role.rawValue).derived("restore:" + restoreIdentifier)
         return generator.uuid()
     }
 

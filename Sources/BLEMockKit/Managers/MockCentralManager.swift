@@ -140,7 +140,7 @@ public actor MockCentralManager: CentralManaging {
         self.broadcaster = EventBroadcaster(clock: bridge.sleepClock)
         self.configuration = configuration
         let (identifier, problem) = bridge.claimIdentifier(
-            role: "central", configured: configuration.identifier, restoreIdentifier: configuration.restoreIdentifier)
+            role: .central, configured: configuration.identifier, restoreIdentifier: configuration.restoreIdentifier)
         self.identifier = identifier
         self.duplicateProblem = problem
         guard let problem else {

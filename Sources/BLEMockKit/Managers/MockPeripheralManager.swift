@@ -159,7 +159,7 @@ public actor MockPeripheralManager: PeripheralManaging {
         self.broadcaster = EventBroadcaster(clock: bridge.sleepClock)
         self.configuration = configuration
         let (identifier, problem) = bridge.claimIdentifier(
-            role: "peripheral", name: configuration.name, configured: configuration.identifier,
+            role: .peripheral, name: configuration.name, configured: configuration.identifier,
             restoreIdentifier: configuration.restoreIdentifier)
         self.identifier = identifier
         self.duplicateProblem = problem

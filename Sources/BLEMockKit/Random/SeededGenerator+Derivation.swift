@@ -34,7 +34,7 @@ extension SeededGenerator {
     /// - Parameter index: The child's number.
     /// - Returns: A new generator at the start of the child stream.
     public func derived(_ index: UInt64) -> SeededGenerator {
-        derived(String(index))
+        SeededGenerator(seed: Self.derivedSeed(parent: seed, nameHash: Self.fnv1a64(decimalDigitsOf: index)))
     }
 
     /// The derived seed for a parent seed and the FNV-1a hash of a child's name.
@@ -52,5 +52,23 @@ extension SeededGenerator {
             hash &*= 0x0000_0100_0000_01B3
         }
         return hash
+    }
+
+    /// ``fnv1a64(_:)`` of the ASCII decimal digits of `value` (`String(value).utf8`), without
+    /// making the string.
+    static func fnv1a64(decimalDigitsOf value: UInt64) -> UInt64 {
+        // The divisor of the leading digit, then each digit from the most significant.
+        var divisor: UInt64 = 1
+        while value / divisor >= 10 { divisor &*= 10 }
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        var rest = value
+        while true {
+            let digit = rest / divisor
+            rest -= digit &* divisor
+            hash ^= 0x30 &+ digit
+            hash &*= 0x0000_0100_0000_01B3
+            if divisor == 1 { return hash }
+            divisor /= 10
+        }
     }
 }

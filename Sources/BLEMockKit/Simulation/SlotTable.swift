@@ -48,13 +48,28 @@ struct SlotTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             }
         }
         @inline(__always) _modify {
-            if let position = positions[key] {
-                yield &entries[position]
-                if entries[position] == nil { release(position, key) }
+            // One `yield`, with a provisional slot for a new key (given back if the access
+            // leaves it empty), so that the accessor is inlined into its caller rather than
+            // called with its frame on the heap (see `IdentifierMap`'s subscript).
+            let existing = positions[key]
+            let position: Int
+            if let existing {
+                position = existing
+            } else if let reused = freePositions.popLast() {
+                position = reused
             } else {
-                var added: Value? = nil
-                yield &added
-                if let added { insert(added, for: key) }
+                position = entries.count
+                entries.append(nil)
+            }
+            yield &entries[position]
+            if entries[position] == nil {
+                if existing == nil {
+                    freePositions.append(position)
+                } else {
+                    release(position, key)
+                }
+            } else if existing == nil {
+                positions[key] = position
             }
         }
     }

@@ -105,6 +105,16 @@ struct SeededGeneratorTests {
         #expect(root.derived(3).seed == 0x400E_3C61_E82F_E183)
     }
 
+    @Test(
+        "A numbered stream hashes the number's decimal digits, as its string would",
+        arguments: [0, 1, 9, 10, 11, 99, 100, 12_345, 1_000_000_000, UInt64.max / 10, UInt64.max - 1, UInt64.max]
+            as [UInt64])
+    func numberedStreamsHashDecimalDigits(index: UInt64) {
+        #expect(SeededGenerator.fnv1a64(decimalDigitsOf: index) == SeededGenerator.fnv1a64(String(index).utf8))
+        let root = SeededGenerator(seed: 42)
+        #expect(root.derived(index) == root.derived(String(index)))
+    }
+
     @Test("Deriving neither reads nor advances the parent's state")
     func derivingDoesNotTouchParent() {
         var parent = SeededGenerator(seed: 7)

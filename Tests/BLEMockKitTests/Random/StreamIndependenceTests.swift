@@ -108,7 +108,7 @@ struct StreamIndependenceTests {
         let restored = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: one)
         #expect(
             restored.identifier
-                == one.makeIdentifier(role: "central", restoreIdentifier: "app"))
+                == one.makeIdentifier(role: .central, restoreIdentifier: "app"))
         #expect(restored.identifier != first.identifier)
     }
 
