@@ -439,7 +439,9 @@ public actor MockBLEBridge {
     /// peripheral's `name`) and how many managers of that role and name came before it, else
     /// how many unnamed managers of its role came before it. Creating a manager never shifts
     /// the identifier of one with another name or restore identifier, nor of another role.
-    nonisolated func makeIdentifier(role: IdentifierSource.Role, name: String? = nil, restoreIdentifier: String?) -> UUID {
+    nonisolated func makeIdentifier(role: IdentifierSource.Role, name: String? = nil, restoreIdentifier: String?)
+        -> UUID
+    {
         if let restoreIdentifier { return identifiers.restored(role: role, restoreIdentifier: restoreIdentifier) }
         return identifiers.next(role: role, name: name)
     }

@@ -79,4 +79,50 @@ struct IdentifierTableTests {
         #expect(table[existing: 20] == "b")
         #expect(table[30] == table[existing: 30])
     }
+
+    @Test("A map of records changed through an identifier it lacks stays as it was, and one assigned a record adds it")
+    func identifierMapWritesThroughMissingIdentifiers() {
+        var map = IdentifierMap<[Int]>()
+        map[Self.identifiers[0]] = [1]
+        // Optional chaining on a missing identifier changes nothing, and leaves no slot behind.
+        map[Self.identifiers[1]]?.append(2)
+        #expect(map[Self.identifiers[1]] == nil)
+        #expect(!map.contains(Self.identifiers[1]))
+        #expect(map.entries.count == 1)
+        // Assigning nil to a missing identifier adds nothing either.
+        map[Self.identifiers[2]] = nil
+        #expect(map.entries.count == 1 && !map.contains(Self.identifiers[2]))
+        // Then a record assigned to it takes the next position.
+        map[Self.identifiers[1]] = [5]
+        #expect(map.position(of: Self.identifiers[1]) == 1)
+        #expect(map.values == [[1], [5]])
+        map[Self.identifiers[1]]?.append(6)
+        #expect(map[existing: Self.identifiers[1]] == [5, 6])
+    }
+
+    @Test("A slot table changed through a key it lacks stays as it was; assigning nil to a key removes its value")
+    func slotTableWritesThroughMissingKeys() {
+        var table = SlotTable<Int, [Int]>()
+        table[1] = [1]
+        table[2] = [2]
+        table[3]?.append(3)
+        #expect(table[3] == nil && !table.contains(3))
+        #expect(table.values == [[1], [2]])
+        // Removing through the subscript frees the slot; a later key takes it.
+        let freed = table.position(of: 1)!
+        table[1] = nil
+        #expect(!table.contains(1) && table[1] == nil)
+        table[4]?.append(4)
+        #expect(table[4] == nil && !table.contains(4))
+        table[5] = [5]
+        #expect(table.position(of: 5) == freed)
+        table[5]!.append(6)
+        #expect(table[existing: 5] == [5, 6])
+        #expect(table.values.sorted { $0[0] < $1[0] } == [[2], [5, 6]])
+        // A key assigned nil that it never had adds nothing.
+        table[9] = nil
+        #expect(!table.contains(9))
+        table[6] = [6]
+        #expect(table.contains(6) && table[existing: 6] == [6])
+    }
 }
