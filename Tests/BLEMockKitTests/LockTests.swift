@@ -39,4 +39,42 @@ struct LockTests {
         lock.lock()
         lock.unlock()
     }
+
+    @Test("Locks of a group are separate mutexes: holding one does not hold another, and each guards its own count")
+    func groupLocksAreSeparate() async {
+        let group = LockGroup(count: 3)
+        #expect(group.count == 3)
+        // Nested on one thread: a second lock of the group is free while the first is held
+        // (the same lock taken twice would trap in debug builds, which check recursion).
+        let nested = group[0].withLock { group[1].withLock { group[2].withLock { "all three" } } }
+        #expect(nested == "all three")
+        let counts = [Count(), Count(), Count()]
+        await withTaskGroup(of: Void.self) { tasks in
+            for task in 0..<9 {
+                let index = task % 3
+                // Each task takes its lock through its own copy of the group's lock.
+                let lock = group[index]
+                tasks.addTask {
+                    for _ in 0..<2_000 { lock.withLock { counts[index].value += 1 } }
+                }
+            }
+        }
+        for index in 0..<3 {
+            #expect(group[index].withLock { counts[index].value } == 6_000)
+        }
+    }
+
+    @Test("A group's lock taken through two subscripts is one mutex")
+    func groupSubscriptsShareMutex() async {
+        let group = LockGroup(count: 2)
+        let count = Count()
+        await withTaskGroup(of: Void.self) { tasks in
+            for _ in 0..<6 {
+                tasks.addTask {
+                    for _ in 0..<3_000 { group[1].withLock { count.value += 1 } }
+                }
+            }
+        }
+        #expect(group[1].withLock { count.value } == 18_000)
+    }
 }

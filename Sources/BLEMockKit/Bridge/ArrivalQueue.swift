@@ -19,9 +19,13 @@ final class ArrivalQueue: @unchecked Sendable {
         case peripheral(UUID, EventBroadcaster<PeripheralEvent>, MockPeripheralManager.Configuration)
     }
 
-    private let lock = Lock()
+    private let lock: Lock
     private var waiting: [Arrival] = []
     private var isEmpty = true
+
+    init(lock: Lock = Lock()) {
+        self.lock = lock
+    }
 
     func add(_ arrival: Arrival) {
         lock.withLock {

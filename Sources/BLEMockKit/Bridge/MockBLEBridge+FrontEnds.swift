@@ -123,11 +123,13 @@ extension MockBLEBridge {
 /// no front end needs state of its own beyond the bridge.
 package final class FrontEndSettings: @unchecked Sendable {
     // @unchecked Sendable: `values` is only read and written with `lock` held.
-    private let lock = Lock()
+    private let lock: Lock
     private var values: [String: Int] = [:]
     private var objects: [ObjectIdentifier: any Sendable] = [:]
 
-    init() {}
+    init(lock: Lock = Lock()) {
+        self.lock = lock
+    }
 
     /// The setting stored under `key`, if any.
     package subscript(key: String) -> Int? {
@@ -157,11 +159,13 @@ package final class FrontEndSettings: @unchecked Sendable {
 /// the bridge brings it up to date after every change while a front end is attached.
 package final class SystemView: @unchecked Sendable {
     // @unchecked Sendable: `known` and `connected` are only read and written with `lock` held.
-    private let lock = Lock()
+    private let lock: Lock
     private var known: [RemotePeripheral] = []
     private var connected: [(peripheral: RemotePeripheral, services: [BluetoothUUID])] = []
 
-    init() {}
+    init(lock: Lock = Lock()) {
+        self.lock = lock
+    }
 
     /// The peripherals known to the system (discovered or connected by any central) among
     /// `identifiers`, each once, in the order asked.
@@ -211,14 +215,16 @@ package final class SystemView: @unchecked Sendable {
 package final class OutsideWork: @unchecked Sendable {
     // @unchecked Sendable: every stored property is only read and written with `lock` held;
     // continuations are resumed after it is released.
-    private let lock = Lock()
+    private let lock: Lock
     private var probes: [Int: @Sendable () async -> Void] = [:]
     private var nextToken = 0
     private var count: UInt64 = 0
     private var tickers: [Int: CheckedContinuation<Void, Never>] = [:]
     private var waker: (@Sendable () -> Void)?
 
-    init() {}
+    init(lock: Lock = Lock()) {
+        self.lock = lock
+    }
 
     /// Sets what wakes an active run's driver on outside activity (it may be waiting for
     /// outside work after finding nothing scheduled).

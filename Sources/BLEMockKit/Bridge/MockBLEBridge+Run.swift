@@ -245,8 +245,12 @@ extension MockBLEBridge {
 /// `AnyObject` so the bridge itself needs no OS version that has task executors.
 final class RunRegistry: @unchecked Sendable {
     // @unchecked Sendable: `executor` is only read and written with `lock` held.
-    private let lock = Lock()
+    private let lock: Lock
     private var executor: AnyObject?
+
+    init(lock: Lock = Lock()) {
+        self.lock = lock
+    }
 
     /// Whether a run is active.
     var isActive: Bool { lock.withLock { executor != nil } }

@@ -53,12 +53,16 @@ extension MockBLEBridge {
 final class ConditionWaiters: @unchecked Sendable {
     // @unchecked Sendable: every stored property is only read and written with `lock` held;
     // continuations are resumed after it is released.
-    private let lock = Lock()
+    private let lock: Lock
     private var next = 0
     private var waiting: [Int: CheckedContinuation<Void, Never>] = [:]
     /// Waits ended (satisfied or cancelled), until the bridge forgets their conditions; a
     /// continuation registered after its wait ended resumes at once.
     private var ended: Set<Int> = []
+
+    init(lock: Lock = Lock()) {
+        self.lock = lock
+    }
 
     func makeToken() -> Int {
         lock.withLock {

@@ -129,27 +129,27 @@ public actor MockBLEBridge {
     /// Central ends of channels just opened, until the opening call returns them.
     var openedCentralEnds: [UInt64: L2CAPChannel] = [:]
     /// Callers suspended on operations.
-    nonisolated let waiters = OperationWaiters()
+    nonisolated let waiters: OperationWaiters
     /// Wall-clock time demo pacing still owes (always zero without ``Configuration/realTimePacing``).
     var pendingPacing: Duration = .zero
     /// All the demo pacing waited so far (for tests: the scaled virtual time).
     var pacedInAll: Duration = .zero
     /// Managers created and not yet on the air.
-    nonisolated let arrivals = ArrivalQueue()
+    nonisolated let arrivals: ArrivalQueue
     /// The active ``run(timeLimit:stallPatience:_:)`` scope's executor, if any.
-    nonisolated let runs = RunRegistry()
+    nonisolated let runs: RunRegistry
     /// The virtual time the active run may not pass.
     var runDeadline: VirtualClock.Instant?
-    nonisolated let conditions = ConditionWaiters()
+    nonisolated let conditions: ConditionWaiters
     /// Calls made during a run from tasks the run cannot see, once each.
     var untrackedCalls: [String] = []
     /// Work the simulation hands to code outside it (delegate callbacks on app queues), which
     /// a run waits for before it moves time on.
-    package nonisolated let outside = OutsideWork()
+    package nonisolated let outside: OutsideWork
     /// What the system knows, for front ends that answer synchronously.
-    package nonisolated let systemView = SystemView()
+    package nonisolated let systemView: SystemView
     /// Settings front ends keep on this bridge.
-    package nonisolated let frontEndSettings = FrontEndSettings()
+    package nonisolated let frontEndSettings: FrontEndSettings
     /// Explicit advances inside a run, waiting for the driver to reach their targets.
     var advanceWaiters: [(target: VirtualClock.Instant, continuation: CheckedContinuation<Void, Never>)] = []
 
@@ -158,11 +158,20 @@ public actor MockBLEBridge {
     /// Creates a bridge.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        self.sleepClock = VirtualClock(bridgedAt: .zero)
+        // The side objects' locks share one allocation (a lock each would cost nine).
+        let locks = LockGroup(count: 9)
+        self.sleepClock = VirtualClock(bridgedAt: .zero, lock: locks[0])
+        self.waiters = OperationWaiters(lock: locks[1])
+        self.arrivals = ArrivalQueue(lock: locks[2])
+        self.runs = RunRegistry(lock: locks[3])
+        self.conditions = ConditionWaiters(lock: locks[4])
+        self.outside = OutsideWork(lock: locks[5])
+        self.systemView = SystemView(lock: locks[6])
+        self.frontEndSettings = FrontEndSettings(lock: locks[7])
         self.world = World(seed: configuration.seed, timing: configuration.timing)
         world.bridgeProblem = configuration.problem
         world.limits = configuration.limits
-        self.identifiers = IdentifierSource(seed: configuration.seed)
+        self.identifiers = IdentifierSource(seed: configuration.seed, lock: locks[8])
     }
 
     deinit {
@@ -474,7 +483,7 @@ final class IdentifierSource: @unchecked Sendable {
         case central, peripheral
     }
 
-    private let lock = Lock()
+    private let lock: Lock
     private let root: SeededGenerator
     /// How many unnamed centrals and peripherals have taken an identifier.
     private var unnamedCentrals: UInt64 = 0
@@ -483,8 +492,9 @@ final class IdentifierSource: @unchecked Sendable {
     private var named: [String: UInt64] = [:]
     private var claimed: Set<UUID> = []
 
-    init(seed: UInt64) {
+    init(seed: UInt64, lock: Lock = Lock()) {
         root = SeededGenerator(seed: seed).derived("identifiers")
+        self.lock = lock
     }
 
     /// The next identifier of a role (and name): the n-th manager of that role and name gets

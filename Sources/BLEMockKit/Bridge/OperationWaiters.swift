@@ -11,7 +11,7 @@ final class OperationWaiters: @unchecked Sendable {
     // with `lock` held; continuations are resumed after the lock is released.
     typealias Waiter = CheckedContinuation<Result<Reply, any Error>, Never>
 
-    private let lock = Lock()
+    private let lock: Lock
     private var waiting: [OperationID: Waiter] = [:]
     /// Operations whose callers gave up, for the bridge to withdraw.
     private var cancelled: [OperationID] = []
@@ -20,6 +20,10 @@ final class OperationWaiters: @unchecked Sendable {
     /// Tasks waiting until some caller is suspended, by token.
     private var watchers: [Int: CheckedContinuation<Void, Never>] = [:]
     private var nextWatcher = 0
+
+    init(lock: Lock = Lock()) {
+        self.lock = lock
+    }
 
     /// Registers the continuation of operation `id`'s caller (resumed at once if the caller
     /// already gave up).

@@ -3,7 +3,8 @@ typealias OperationTable = SlotTable<OperationID, PendingOperation>
 
 extension SlotTable where Key == OperationID, Value == PendingOperation {
     /// Adds an operation (its id must not be in progress).
-    mutating func insert(_ operation: PendingOperation) {
-        insert(operation, for: operation.id)
+    mutating func insert(_ operation: consuming PendingOperation) {
+        let id = operation.id
+        insert(consume operation, for: id)
     }
 }

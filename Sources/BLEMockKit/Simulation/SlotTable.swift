@@ -75,14 +75,14 @@ struct SlotTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// Adds a value for a key that has none.
-    mutating func insert(_ value: Value, for key: Key) {
+    mutating func insert(_ value: consuming Value, for key: Key) {
         let position: Int
         if let reused = freePositions.popLast() {
             position = reused
-            entries[position] = value
+            entries[position] = consume value
         } else {
             position = entries.count
-            entries.append(value)
+            entries.append(consume value)
         }
         positions[key] = position
     }
@@ -90,8 +90,8 @@ struct SlotTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Removes and returns the value for `key`.
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
-        guard let position = positions[key], let value = entries[position] else { return nil }
-        entries[position] = nil
+        guard let position = positions[key] else { return nil }
+        let value = entries[position].take()
         release(position, key)
         return value
     }
@@ -99,7 +99,7 @@ struct SlotTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Removes the value for `key` without handing it back.
     mutating func remove(_ key: Key) {
         guard let position = positions[key] else { return }
-        entries[position] = nil
+        _ = entries[position].take()
         release(position, key)
     }
 

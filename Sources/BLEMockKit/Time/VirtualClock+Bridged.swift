@@ -28,8 +28,8 @@ extension VirtualClock {
     }
 
     /// Creates the clock of a bridge, at the bridge's time (see ``attach(to:)``).
-    convenience init(bridgedAt now: Instant) {
-        self.init(now: now, isBridged: true)
+    convenience init(bridgedAt now: Instant, lock: Lock = Lock()) {
+        self.init(now: now, isBridged: true, lock: lock)
     }
 
     /// Ties a bridge's clock to its bridge, once (held weakly: the bridge owns the clock).

@@ -65,7 +65,7 @@ public final class VirtualClock: Clock, @unchecked Sendable {
 
     typealias Waiter = CheckedContinuation<Wake, any Error>
 
-    let lock = Lock()
+    let lock: Lock
 
     /// Whether a bridge owns the clock (then `bridged` holds its state, and `schedule` is unused).
     let isBridged: Bool
@@ -98,7 +98,8 @@ public final class VirtualClock: Clock, @unchecked Sendable {
     }
 
     /// Creates a standalone clock, or a bridge's (see `VirtualClock+Bridged`).
-    init(now: Instant, isBridged: Bool) {
+    init(now: Instant, isBridged: Bool, lock: Lock = Lock()) {
+        self.lock = lock
         schedule = SleeperSchedule(now: now)
         self.isBridged = isBridged
         bridged.now = now
