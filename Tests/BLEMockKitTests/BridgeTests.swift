@@ -1,7 +1,8 @@
 import BLECore
-import BLEMockKit
 import Foundation
 import Testing
+
+@testable import BLEMockKit
 
 @Suite("Bridge", .timeLimit(.minutes(10)))
 struct BridgeTests {
@@ -183,6 +184,49 @@ struct BridgeTests {
         #expect(await bridge.now == VirtualClock.Instant(offset: .seconds(1)))
         await central.stopScan()
         #expect(await bridge.run())  // the last scheduled advertisement finds no scanner and stops
+    }
+}
+
+@Suite("Bridge side objects", .timeLimit(.minutes(10)))
+struct BridgeSideObjectTests {
+    /// The identities of one bridge's side objects, as one task sees them.
+    struct Seen: Sendable, Equatable {
+        let runs, conditions, outside, systemView, settings: ObjectIdentifier
+
+        init(_ bridge: MockBLEBridge) {
+            runs = ObjectIdentifier(bridge.runs)
+            conditions = ObjectIdentifier(bridge.conditions)
+            outside = ObjectIdentifier(bridge.outside)
+            systemView = ObjectIdentifier(bridge.systemView)
+            settings = ObjectIdentifier(bridge.frontEndSettings)
+        }
+    }
+
+    @Test("A side object made when first reached is the same object for every task that reaches it, at once or later")
+    func sideObjectsAreMadeOnce() async {
+        let bridge = MockBLEBridge()
+        let seen = await withTaskGroup(of: Seen.self) { group in
+            for _ in 0..<16 { group.addTask { Seen(bridge) } }
+            return await group.reduce(into: [Seen]()) { $0.append($1) }
+        }
+        #expect(seen.count == 16)
+        #expect(Set(seen.map(\.runs)).count == 1)
+        #expect(seen.allSatisfy { $0 == Seen(bridge) })
+        // Each bridge has its own.
+        let other = Seen(MockBLEBridge())
+        #expect(other.runs != seen[0].runs && other.outside != seen[0].outside)
+    }
+
+    @Test("A setting kept on a bridge's side object stays there, and another bridge's is apart")
+    func sideObjectsKeepState() {
+        let bridge = MockBLEBridge()
+        bridge.frontEndSettings["authorization"] = 3
+        #expect(bridge.frontEndSettings["authorization"] == 3)
+        #expect(MockBLEBridge().frontEndSettings["authorization"] == nil)
+        bridge.outside.noteActivity()
+        bridge.outside.noteActivity()
+        #expect(bridge.outside.activity == 2)
+        #expect(!bridge.runs.isActive)
     }
 }
 

@@ -137,41 +137,79 @@ public actor MockBLEBridge {
     /// Managers created and not yet on the air.
     nonisolated let arrivals: ArrivalQueue
     /// The active ``run(timeLimit:stallPatience:_:)`` scope's executor, if any.
-    nonisolated let runs: RunRegistry
+    nonisolated var runs: RunRegistry {
+        sideObject(&madeRuns) { RunRegistry(lock: locks[Self.runsLock]) }
+    }
     /// The virtual time the active run may not pass.
     var runDeadline: VirtualClock.Instant?
-    nonisolated let conditions: ConditionWaiters
+    /// The continuations of ``waitUntil(_:)`` calls.
+    nonisolated var conditions: ConditionWaiters {
+        sideObject(&madeConditions) { ConditionWaiters(lock: locks[Self.conditionsLock]) }
+    }
     /// Calls made during a run from tasks the run cannot see, once each.
     var untrackedCalls: [String] = []
     /// Work the simulation hands to code outside it (delegate callbacks on app queues), which
     /// a run waits for before it moves time on.
-    package nonisolated let outside: OutsideWork
+    package nonisolated var outside: OutsideWork {
+        sideObject(&madeOutside) { OutsideWork(lock: locks[Self.outsideLock]) }
+    }
     /// What the system knows, for front ends that answer synchronously.
-    package nonisolated let systemView: SystemView
+    package nonisolated var systemView: SystemView {
+        sideObject(&madeSystemView) { SystemView(lock: locks[Self.systemViewLock]) }
+    }
     /// Settings front ends keep on this bridge.
-    package nonisolated let frontEndSettings: FrontEndSettings
+    package nonisolated var frontEndSettings: FrontEndSettings {
+        sideObject(&madeFrontEndSettings) { FrontEndSettings(lock: locks[Self.frontEndSettingsLock]) }
+    }
     /// Explicit advances inside a run, waiting for the driver to reach their targets.
     var advanceWaiters: [(target: VirtualClock.Instant, continuation: CheckedContinuation<Void, Never>)] = []
 
     private nonisolated let identifiers: IdentifierSource
 
+    // The side objects, and their locks. The locks share one allocation; the objects a plain
+    // test never reaches (runs, `waitUntil`, front ends) are made the first time they are
+    // reached, under `sideObjectsLock`: each made with the bridge cost an allocation.
+    private nonisolated let locks: LockGroup
+    private static var clockLock: Int { 0 }
+    private static var waitersLock: Int { 1 }
+    private static var arrivalsLock: Int { 2 }
+    private static var identifiersLock: Int { 3 }
+    private static var sideObjectsLock: Int { 4 }
+    private static var runsLock: Int { 5 }
+    private static var conditionsLock: Int { 6 }
+    private static var outsideLock: Int { 7 }
+    private static var systemViewLock: Int { 8 }
+    private static var frontEndSettingsLock: Int { 9 }
+    // nonisolated(unsafe): only read and written through `sideObject(_:_:)`, under
+    // `sideObjectsLock`.
+    private nonisolated(unsafe) var madeRuns: RunRegistry?
+    private nonisolated(unsafe) var madeConditions: ConditionWaiters?
+    private nonisolated(unsafe) var madeOutside: OutsideWork?
+    private nonisolated(unsafe) var madeSystemView: SystemView?
+    private nonisolated(unsafe) var madeFrontEndSettings: FrontEndSettings?
+
+    /// The side object in `slot`, made by `make` the first time.
+    private nonisolated func sideObject<Object: AnyObject>(_ slot: inout Object?, _ make: () -> Object) -> Object {
+        locks[Self.sideObjectsLock].withLock {
+            if let made = slot { return made }
+            let made = make()
+            slot = made
+            return made
+        }
+    }
+
     /// Creates a bridge.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        // The side objects' locks share one allocation (a lock each would cost nine).
-        let locks = LockGroup(count: 9)
-        self.sleepClock = VirtualClock(bridgedAt: .zero, lock: locks[0])
-        self.waiters = OperationWaiters(lock: locks[1])
-        self.arrivals = ArrivalQueue(lock: locks[2])
-        self.runs = RunRegistry(lock: locks[3])
-        self.conditions = ConditionWaiters(lock: locks[4])
-        self.outside = OutsideWork(lock: locks[5])
-        self.systemView = SystemView(lock: locks[6])
-        self.frontEndSettings = FrontEndSettings(lock: locks[7])
+        let locks = LockGroup(count: 10)
+        self.locks = locks
+        self.sleepClock = VirtualClock(bridgedAt: .zero, lock: locks[Self.clockLock])
+        self.waiters = OperationWaiters(lock: locks[Self.waitersLock])
+        self.arrivals = ArrivalQueue(lock: locks[Self.arrivalsLock])
         self.world = World(seed: configuration.seed, timing: configuration.timing)
         world.bridgeProblem = configuration.problem
         world.limits = configuration.limits
-        self.identifiers = IdentifierSource(seed: configuration.seed, lock: locks[8])
+        self.identifiers = IdentifierSource(seed: configuration.seed, lock: locks[Self.identifiersLock])
     }
 
     deinit {

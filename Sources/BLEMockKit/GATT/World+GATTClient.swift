@@ -178,8 +178,13 @@ extension World {
         guard let position = pending.position(of: id), let slot = links.position(of: key),
             let (isCancelled, completed, exchanges, isRead) = pending.inPlace(
                 at: position,
-                { operation in
-                    operation.procedure.map { (operation.isCancelled, $0.completed, $0.exchanges, $0.kind.isRead) }
+                { operation -> (Bool, Int, Int, Bool)? in
+                    // Field by field: binding the procedure (or mapping it) would copy it whole.
+                    guard operation.procedure != nil else { return nil }
+                    return (
+                        operation.isCancelled, operation.procedure!.completed, operation.procedure!.exchanges,
+                        operation.procedure!.kind.isRead
+                    )
                 })
         else { return }
         if isCancelled { return complete(id, .failure(CancellationError())) }
@@ -225,8 +230,8 @@ extension World {
             let (key, kind) = pending.inPlace(
                 at: position,
                 { operation -> (LinkKey, GATTProcedure.Kind)? in
-                    guard case .gatt(let key) = operation.kind, let procedure = operation.procedure else { return nil }
-                    return (key, procedure.kind)
+                    guard case .gatt(let key) = operation.kind, operation.procedure != nil else { return nil }
+                    return (key, operation.procedure!.kind)
                 })
         else { return }
         let central = key.central

@@ -19,8 +19,13 @@ extension World {
             let slot = links.position(of: key),
             let (kind, completed, isLastExchange, injected) = pending.inPlace(
                 at: position,
-                { operation in
-                    operation.procedure.map { ($0.kind, $0.completed, $0.isLastExchange, $0.injected) }
+                { operation -> (GATTProcedure.Kind, Int, Bool, ErrorInjection.Failure?)? in
+                    // Field by field: binding the procedure (or mapping it) would copy it whole.
+                    guard operation.procedure != nil else { return nil }
+                    return (
+                        operation.procedure!.kind, operation.procedure!.completed, operation.procedure!.isLastExchange,
+                        operation.procedure!.injected
+                    )
                 })
         else { return }
         if completed == 0, let injected {
