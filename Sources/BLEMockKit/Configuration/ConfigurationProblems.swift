@@ -53,7 +53,8 @@ enum ConfigurationProblems {
         (0...1).contains(value) ? nil : outside(field(), "\(value)", "0…1")
     }
 
-    /// The first problem in `checks`, or `nil`.
+    /// The first problem in `checks`, or `nil` (for checks that are not made on every bridge
+    /// or manager: the array costs an allocation, and every check is made).
     static func first(_ checks: [String?]) -> String? {
         checks.lazy.compactMap { $0 }.first
     }
@@ -72,21 +73,25 @@ enum ConfigurationProblems {
 extension LinkTiming {
     /// What is wrong with this timing (named by field under `owner`), or `nil`.
     func problem(in owner: @autoclosure () -> String) -> String? {
-        ConfigurationProblems.first([
-            ConfigurationProblems.check(
-                "\(owner()).connectionInterval", connectionInterval, in: ConfigurationProblems.connectionIntervals,
-                orZero: true),
-            connectionInterval > .zero && jitter > connectionInterval
-                ? ConfigurationProblems.outside(
-                    "\(owner()).jitter", FixtureDuration.string(jitter),
-                    "0s…\(FixtureDuration.string(connectionInterval)) (the connection interval)")
-                : ConfigurationProblems.check("\(owner()).jitter", nonNegative: jitter),
-            ConfigurationProblems.check("\(owner()).connectionLatency", nonNegative: connectionLatency.lowerBound),
-            ConfigurationProblems.check("\(owner()).packetsPerConnectionEvent", atLeast: 1, packetsPerConnectionEvent),
-            ConfigurationProblems.check(
+        // One check after another (a list of them would be an allocation on every bridge).
+        if let problem = ConfigurationProblems.check(
+            "\(owner()).connectionInterval", connectionInterval, in: ConfigurationProblems.connectionIntervals,
+            orZero: true)
+        {
+            return problem
+        }
+        if connectionInterval > .zero && jitter > connectionInterval {
+            return ConfigurationProblems.outside(
+                "\(owner()).jitter", FixtureDuration.string(jitter),
+                "0s…\(FixtureDuration.string(connectionInterval)) (the connection interval)")
+        }
+        return ConfigurationProblems.check("\(owner()).jitter", nonNegative: jitter)
+            ?? ConfigurationProblems.check("\(owner()).connectionLatency", nonNegative: connectionLatency.lowerBound)
+            ?? ConfigurationProblems.check(
+                "\(owner()).packetsPerConnectionEvent", atLeast: 1, packetsPerConnectionEvent)
+            ?? ConfigurationProblems.check(
                 "\(owner()).supervisionTimeout", supervisionTimeout, in: ConfigurationProblems.supervisionTimeouts,
-                orZero: true),
-        ])
+                orZero: true)
     }
 }
 
@@ -108,20 +113,19 @@ extension MockCentralManager.Configuration {
     /// What is wrong with the numeric fields (named by field), or `nil`.
     var numericProblem: String? {
         let owner = "MockCentralManager.Configuration"
-        return ConfigurationProblems.first([
-            ConfigurationProblems.stateTransition("\(owner).stateTransition", stateTransition),
-            ConfigurationProblems.queue("\(owner).writeWithoutResponseQueue", writeWithoutResponseQueue),
-            ConfigurationProblems.check(
-                "\(owner).connection.failureProbability", probability: connection.failureProbability),
-            connection.limit.flatMap { ConfigurationProblems.check("\(owner).connection.limit", atLeast: 1, $0) },
-            connection.latency.flatMap {
+        return
+            (ConfigurationProblems.stateTransition("\(owner).stateTransition", stateTransition)
+            ?? ConfigurationProblems.queue("\(owner).writeWithoutResponseQueue", writeWithoutResponseQueue)
+            ?? ConfigurationProblems.check(
+                "\(owner).connection.failureProbability", probability: connection.failureProbability)
+            ?? connection.limit.flatMap { ConfigurationProblems.check("\(owner).connection.limit", atLeast: 1, $0) }
+            ?? connection.latency.flatMap {
                 ConfigurationProblems.check("\(owner).connection.latency", nonNegative: $0.lowerBound)
-            },
-            {
+            }
+            ?? {
                 guard case .automatic(let duration, _) = pairing else { return nil }
                 return ConfigurationProblems.check("\(owner).pairing.automatic(duration:)", nonNegative: duration)
-            }(),
-        ])
+            }())
     }
 }
 
@@ -129,14 +133,13 @@ extension MockPeripheralManager.Configuration {
     /// What is wrong with the numeric fields (named by field), or `nil`.
     var numericProblem: String? {
         let owner = "MockPeripheralManager.Configuration"
-        return ConfigurationProblems.first([
-            ConfigurationProblems.stateTransition("\(owner).stateTransition", stateTransition),
-            ConfigurationProblems.queue("\(owner).updateQueue", updateQueue),
-            ConfigurationProblems.check(
-                "\(owner).advertisingInterval", advertisingInterval, in: ConfigurationProblems.advertisingIntervals),
-            ConfigurationProblems.check("\(owner).rssi", rssi, in: ConfigurationProblems.rssiValues),
-            ConfigurationProblems.check("\(owner).rssiVariation", rssiVariation, in: 0...147),
-            ConfigurationProblems.check("\(owner).advertisingDelay", nonNegative: advertisingDelay),
-        ])
+        return
+            (ConfigurationProblems.stateTransition("\(owner).stateTransition", stateTransition)
+            ?? ConfigurationProblems.queue("\(owner).updateQueue", updateQueue)
+            ?? ConfigurationProblems.check(
+                "\(owner).advertisingInterval", advertisingInterval, in: ConfigurationProblems.advertisingIntervals)
+            ?? ConfigurationProblems.check("\(owner).rssi", rssi, in: ConfigurationProblems.rssiValues)
+            ?? ConfigurationProblems.check("\(owner).rssiVariation", rssiVariation, in: 0...147)
+            ?? ConfigurationProblems.check("\(owner).advertisingDelay", nonNegative: advertisingDelay))
     }
 }

@@ -36,18 +36,16 @@ public struct LinkLimits: Sendable, Hashable {
     }
 
     /// What is wrong with these limits (named by field under `owner`), or `nil`.
-    func problem(in owner: String) -> String? {
-        ConfigurationProblems.first([
-            maximumMTU.flatMap {
-                ConfigurationProblems.check("\(owner).maximumMTU", $0, in: MTUMode.validRange)
-            },
-            writeWithoutResponseQueueCapacity.flatMap {
-                ConfigurationProblems.check("\(owner).writeWithoutResponseQueueCapacity", atLeast: 1, $0)
-            },
-            updateQueueCapacity.flatMap {
-                ConfigurationProblems.check("\(owner).updateQueueCapacity", atLeast: 1, $0)
-            },
-        ])
+    func problem(in owner: @autoclosure () -> String) -> String? {
+        (maximumMTU.flatMap {
+            ConfigurationProblems.check("\(owner()).maximumMTU", $0, in: MTUMode.validRange)
+        }
+            ?? writeWithoutResponseQueueCapacity.flatMap {
+                ConfigurationProblems.check("\(owner()).writeWithoutResponseQueueCapacity", atLeast: 1, $0)
+            }
+            ?? updateQueueCapacity.flatMap {
+                ConfigurationProblems.check("\(owner()).updateQueueCapacity", atLeast: 1, $0)
+            })
     }
 }
 

@@ -125,4 +125,16 @@ struct IdentifierTableTests {
         table[6] = [6]
         #expect(table.contains(6) && table[existing: 6] == [6])
     }
+
+    @Test("An identifier's words are its bytes, first byte most significant")
+    func identifierWords() {
+        let identifier = UUID(
+            uuid: (0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F, 0xF0))
+        #expect(identifier.words == (0x0102_0304_0506_0708, 0x090A_0B0C_0D0E_0FF0))
+        let zero = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        #expect(zero.words == (0, 0))
+        // The words order identifiers as their strings do.
+        let sorted = Self.identifiers.sorted { $0.words < $1.words }
+        #expect(sorted.map(\.uuidString) == Self.identifiers.map(\.uuidString).sorted())
+    }
 }
