@@ -130,6 +130,10 @@ public actor MockBLEBridge {
     var openedCentralEnds: [UInt64: L2CAPChannel] = [:]
     /// Callers suspended on operations.
     nonisolated let waiters: OperationWaiters
+    /// How many callers are suspended in `suspend(_:)` now, and whether any was since
+    /// cancellations were last taken (only those can have been cancelled).
+    var suspendedCallers = 0
+    var cancellationsPossible = false
     /// Wall-clock time demo pacing still owes (always zero without ``Configuration/realTimePacing``).
     var pendingPacing: Duration = .zero
     /// All the demo pacing waited so far (for tests: the scaled virtual time).
@@ -337,7 +341,12 @@ public actor MockBLEBridge {
 
     /// Suspends the caller until operation `id` completes or the caller's task is cancelled.
     private func suspend(_ id: OperationID) async -> Result<Reply, any Error> {
-        await withTaskCancellationHandler {
+        // Only a caller in here can be cancelled (its handler is removed before this returns):
+        // see `forgetCancelled()`.
+        suspendedCallers += 1
+        cancellationsPossible = true
+        defer { suspendedCallers -= 1 }
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 waiters.register(id, continuation)
             }
@@ -353,10 +362,16 @@ public actor MockBLEBridge {
     /// Tells the world about operations whose callers gave up, and takes the wake-ups of
     /// cancelled sleepers on ``clock`` off the schedule.
     func forgetCancelled() {
-        let cancelled = waiters.takeCancelled()
-        if !cancelled.isEmpty {
-            for id in cancelled { world.cancel(id) }
-            applyEffects()
+        // With no caller suspended since the cancellations were last taken, there is none to
+        // take (and the waiters' lock is not touched on every call). Callers that left
+        // `suspend(_:)` did so after their cancellation handlers, so theirs are there now.
+        if cancellationsPossible {
+            cancellationsPossible = suspendedCallers > 0
+            let cancelled = waiters.takeCancelled()
+            if !cancelled.isEmpty {
+                for id in cancelled { world.cancel(id) }
+                applyEffects()
+            }
         }
         forgetCancelledSleepers()
     }
