@@ -32,6 +32,14 @@ enum PDU: Sendable {
     case frame(Frame)
 }
 
+extension PDU {
+    /// Whether this is an indication (read without copying the packet's payload out).
+    var isIndication: Bool {
+        guard case .update(let update) = self else { return false }
+        return update.kind == .indicate
+    }
+}
+
 /// A write without response in the central's queue.
 struct WriteCommand: Sendable {
     var characteristic: RemoteCharacteristic

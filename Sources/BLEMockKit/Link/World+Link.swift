@@ -120,13 +120,11 @@ extension World {
         let key = links[at: slot].key
         var updates = 0
         while links.contains(slot: slot, generation: generation),
-            links[at: slot].sentToCentralInLastEvent < packetsPerEvent,
-            let next = links[at: slot].toCentral.first
+            links[at: slot].sentToCentralInLastEvent < packetsPerEvent, !links[at: slot].toCentral.isEmpty
         {
-            if case .update(let update) = next, update.kind == .indicate, links[at: slot].indicationOutstanding {
-                break
-            }
-            _ = links.entries[slot]!.toCentral.popFirst()
+            if links[at: slot].indicationOutstanding, links[at: slot].toCentral.first?.isIndication == true { break }
+            // Taken out of the pipe, not copied: the packet crosses once.
+            guard let next = links.entries[slot]!.toCentral.popFirst() else { break }
             links.entries[slot]!.sentToCentralInLastEvent += 1
             if case .update = next { updates += 1 }
             centralReceives(next, on: key)

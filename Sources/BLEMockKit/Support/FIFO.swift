@@ -22,6 +22,13 @@ struct FIFO<Element> {
     /// Takes the oldest element.
     mutating func popFirst() -> Element? {
         guard head < items.count else { return nil }
+        if head == items.count - 1 {
+            // The last one waiting (nearly always the only one): moved out rather than copied
+            // and then destroyed with the storage's other spent elements.
+            let element = items.removeLast()
+            removeAll()
+            return element
+        }
         let element = items[head]
         head += 1
         if head == items.count {
