@@ -11,19 +11,32 @@ import BLECore
 /// characteristic is answered by the peripheral's ``RequestHandling``: at once with its
 /// current value (automatic), by its handler (which the bridge calls), or by the app
 /// (manual), whose answer crosses the link like any other.
+/// How the server answers a request: with a discovery page, a part of a characteristic's
+/// value, or as its procedure's kind says in full.
+private enum RequestShape {
+    case page, read, other
+}
+
 extension World {
     /// A procedure's request arrived at the peripheral.
     mutating func serveRequest(_ id: OperationID, on key: LinkKey) {
-        // The procedure's fields are read in place: a copy of it would retain everything it holds.
-        guard let position = pending.position(of: id), let p = peripherals.position(of: key.peripheral),
-            let slot = links.position(of: key),
-            let (kind, completed, isLastExchange, injected) = pending.inPlace(
+        // The procedure's fields are read in place, field by field: a copy of it (or of its
+        // kind, for the discovery pages and reads most requests are) would retain everything it
+        // holds.
+        guard let position = pending.position(of: id),
+            let (shape, completed, isLastExchange, injected) = pending.inPlace(
                 at: position,
-                { operation -> (GATTProcedure.Kind, Int, Bool, ErrorInjection.Failure?)? in
-                    // Field by field: binding the procedure (or mapping it) would copy it whole.
+                { operation -> (RequestShape, Int, Bool, ErrorInjection.Failure?)? in
                     guard operation.procedure != nil else { return nil }
+                    let shape: RequestShape
+                    switch operation.procedure!.kind {
+                    case .discoverServices, .discoverIncludedServices, .discoverCharacteristics, .discoverDescriptors:
+                        shape = .page
+                    case .read: shape = .read
+                    default: shape = .other
+                    }
                     return (
-                        operation.procedure!.kind, operation.procedure!.completed, operation.procedure!.isLastExchange,
+                        shape, operation.procedure!.completed, operation.procedure!.isLastExchange,
                         operation.procedure!.injected
                     )
                 })
@@ -36,13 +49,20 @@ extension World {
             }
             return answerRequest(id, .failure(error), on: key)
         }
-        switch kind {
-        case .discoverServices, .discoverIncludedServices, .discoverCharacteristics, .discoverDescriptors:
-            answerRequest(id, .page, on: key)
+        switch shape {
+        case .page: return answerRequest(id, .page, on: key)
         case .read:
-            serveRead(id, offset: pending.inPlace(at: position) { $0.procedure!.received.count }, on: key)
+            return serveRead(
+                id, at: position, offset: pending.inPlace(at: position) { $0.procedure!.received.count }, on: key)
+        case .other: break
+        }
+        guard let p = peripherals.position(of: key.peripheral), let slot = links.position(of: key) else { return }
+        switch pending.inPlace(at: position, { $0.procedure!.kind }) {
+        case .discoverServices, .discoverIncludedServices, .discoverCharacteristics, .discoverDescriptors, .read:
+            // Answered above.
+            break
         case .readBlob(_, let offset):
-            serveRead(id, offset: offset, on: key)
+            serveRead(id, at: position, offset: offset, on: key)
         case .readDescriptor(let descriptor):
             do {
                 // A Read, then Read Blobs: each answer carries the next ATT_MTU − 1 bytes, and
@@ -95,16 +115,16 @@ extension World {
         sendToCentral(.response(id, answer), on: key)
     }
 
-    /// A Read (offset 0) or Read Blob at `offset`: an offset past the end is 0x07 Invalid
-    /// Offset (Vol 3, Part F, 3.4.4.5). For a value no longer than ATT_MTU − 1 bytes the
-    /// specification lets a server answer a Read Blob with 0x0B Attribute Not Long instead
+    /// A Read (offset 0) or Read Blob at `offset`, of the operation at `position` in
+    /// `pending`: an offset past the end is 0x07 Invalid Offset (Vol 3, Part F, 3.4.4.5).
+    /// For a value no longer than ATT_MTU − 1 bytes the specification lets a server answer a
+    /// Read Blob with 0x0B Attribute Not Long instead
     /// ("may"), and bumble's server does (scripts/bumble-att-checks.py, check 2); the kit
     /// answers with the bytes (empty at an offset equal to the length), as the scenario
     /// format's `readRequest` specifies. A client reading a long value accepts either answer
     /// as the end of the value (see `procedureAnswered`), so a manual peripheral may answer 0x0B.
-    private mutating func serveRead(_ id: OperationID, offset: Int, on key: LinkKey) {
+    private mutating func serveRead(_ id: OperationID, at position: Int, offset: Int, on key: LinkKey) {
         guard let slot = links.position(of: key), let p = peripherals.position(of: key.peripheral),
-            let position = pending.position(of: id),
             let handle = pending[at: position].procedure?.characteristic?.handle
         else { return }
         let mtu = links[at: slot].mtu
