@@ -20,8 +20,10 @@ final class ArrivalQueue: @unchecked Sendable {
     }
 
     private let lock: Lock
-    private var waiting: [Arrival] = []
-    private var isEmpty = true
+    // `@exclusivity(unchecked)`: the lock keeps accesses apart; the runtime's checks would
+    // cost a call on every manager call, which takes the arrivals.
+    @exclusivity(unchecked) private var waiting: [Arrival] = []
+    @exclusivity(unchecked) private var isEmpty = true
 
     init(lock: Lock = Lock()) {
         self.lock = lock

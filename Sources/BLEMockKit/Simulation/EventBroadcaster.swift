@@ -8,22 +8,50 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
 
     /// One stream's buffer. A class, so appending to a buffer inside the dictionary never
     /// copies it.
+    //
+    // (`@exclusivity(unchecked)` on the guarded properties: the lock already keeps accesses
+    // apart, and the runtime's dynamic checks would cost a call on every access.)
     fileprivate final class Subscriber {
-        var buffer = FIFO<Event>()
-        var waiter: CheckedContinuation<Event?, Never>?
+        @exclusivity(unchecked) var buffer = FIFO<Event>()
+        @exclusivity(unchecked) var waiter: CheckedContinuation<Event?, Never>?
         /// When the waiter started waiting, in the simulation's time.
-        var waitingSince: VirtualClock.Instant?
-        var isFinished: Bool
+        @exclusivity(unchecked) var waitingSince: VirtualClock.Instant?
+        @exclusivity(unchecked) var isFinished: Bool
 
         init(isFinished: Bool) { self.isFinished = isFinished }
+    }
+
+    /// The subscribers by id, in the order they subscribed (ids only grow). A list: a manager
+    /// has a stream or two, and a dictionary hashed the id on every event read.
+    fileprivate struct Subscribers {
+        private var entries: [(id: Int, subscriber: Subscriber)] = []
+
+        var count: Int { entries.count }
+        var inOrder: LazyMapSequence<[(id: Int, subscriber: Subscriber)], Subscriber> {
+            entries.lazy.map(\.subscriber)
+        }
+
+        subscript(id: Int) -> Subscriber? {
+            entries.first { $0.id == id }?.subscriber
+        }
+
+        mutating func add(_ subscriber: Subscriber, id: Int) {
+            entries.append((id, subscriber))
+        }
+
+        @discardableResult
+        mutating func removeValue(forKey id: Int) -> Subscriber? {
+            guard let index = entries.firstIndex(where: { $0.id == id }) else { return nil }
+            return entries.remove(at: index).subscriber
+        }
     }
 
     fileprivate let lock = Lock()
     /// The simulation's clock, to say since when a stream has been awaited.
     fileprivate let clock: VirtualClock?
-    fileprivate var subscribers: [Int: Subscriber] = [:]
-    fileprivate var nextID = 0
-    fileprivate var isFinished = false
+    @exclusivity(unchecked) fileprivate var subscribers = Subscribers()
+    @exclusivity(unchecked) fileprivate var nextID = 0
+    @exclusivity(unchecked) fileprivate var isFinished = false
 
     /// Creates a broadcaster; `clock` stamps when a stream starts being awaited.
     init(clock: VirtualClock? = nil) {
@@ -33,7 +61,7 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
     /// The earliest virtual time a stream of this broadcaster has been awaited since, if one
     /// is being awaited now.
     var awaitedSince: VirtualClock.Instant? {
-        lock.withLock { subscribers.values.compactMap(\.waitingSince).min() }
+        lock.withLock { subscribers.inOrder.compactMap(\.waitingSince).min() }
     }
 
     /// A new stream of the events yielded from now on.
@@ -57,7 +85,7 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
         var waiters: [CheckedContinuation<Event?, Never>] = []
         lock.withLock {
             guard !isFinished else { return }
-            for subscriber in subscribers.values {
+            for subscriber in subscribers.inOrder {
                 if let waiter = subscriber.waiter {
                     subscriber.waiter = nil
                     subscriber.waitingSince = nil
@@ -75,7 +103,7 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
         var waiters: [CheckedContinuation<Event?, Never>] = []
         lock.withLock {
             isFinished = true
-            for subscriber in subscribers.values {
+            for subscriber in subscribers.inOrder {
                 subscriber.isFinished = true
                 if let waiter = subscriber.waiter {
                     subscriber.waiter = nil
@@ -90,7 +118,7 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
     /// The events yielded but not yet read, per open stream, in order.
     var unreadEvents: [Event] {
         lock.withLock {
-            subscribers.keys.sorted().flatMap { id in subscribers[id]!.buffer.waiting }
+            subscribers.inOrder.flatMap { $0.buffer.waiting }
         }
     }
 
@@ -104,8 +132,9 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
         return await withCheckedContinuation { (continuation: CheckedContinuation<Event?, Never>) in
             let immediate: Event?? = lock.withLock {
                 if let ready = takeReady(id) { return ready }
-                subscribers[id]!.waiter = continuation
-                subscribers[id]!.waitingSince = clock?.now
+                let subscriber = subscribers[id]!
+                subscriber.waiter = continuation
+                subscriber.waitingSince = clock?.now
                 return .none
             }
             if case .some(let event) = immediate { continuation.resume(returning: event) }
@@ -118,7 +147,7 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
         guard let subscriber = subscribers[id] else { return .some(nil) }
         if let event = subscriber.buffer.popFirst() { return .some(event) }
         if subscriber.isFinished {
-            subscribers[id] = nil
+            subscribers.removeValue(forKey: id)
             return .some(nil)
         }
         return .none
@@ -136,7 +165,7 @@ extension EventBroadcaster {
     func openTap() -> Int {
         lock.withLock {
             defer { nextID += 1 }
-            subscribers[nextID] = Subscriber(isFinished: isFinished)
+            subscribers.add(Subscriber(isFinished: isFinished), id: nextID)
             return nextID
         }
     }
