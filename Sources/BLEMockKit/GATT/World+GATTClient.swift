@@ -205,20 +205,20 @@ extension World {
         case .page:
             pending.entries[position]!.procedure!.completed += 1
             if completed + 1 >= exchanges {
-                finishProcedure(id, .success(.done))
+                finishProcedure(id, .success(.done), at: position)
             } else {
                 sendRequest(of: id, on: key)
             }
         case .value(let part):
-            guard isRead else { return finishProcedure(id, .success(.value(part.prefix(mtu - 1)))) }
+            guard isRead else { return finishProcedure(id, .success(.value(part.prefix(mtu - 1))), at: position) }
             let (total, done) = GATTProcedure.appendReadPart(
                 part, to: pending.inPlace(at: position) { $0.procedure!.received }, mtu: mtu)
-            if done { return finishProcedure(id, .success(.value(total))) }
+            if done { return finishProcedure(id, .success(.value(total)), at: position) }
             pending.entries[position]!.procedure!.received = total
             pending.entries[position]!.procedure!.completed += 1
             sendRequest(of: id, on: key)
         case .written:
-            finishProcedure(id, .success(.done))
+            finishProcedure(id, .success(.done), at: position)
         case .channel, .channelRefused:
             break
         }
@@ -226,7 +226,14 @@ extension World {
 
     /// Ends a procedure: what the central learned is recorded, and the outcome logged.
     mutating func finishProcedure(_ id: OperationID, _ outcome: Result<Reply, any Error>) {
-        guard let position = pending.position(of: id),
+        guard let position = pending.position(of: id) else { return }
+        finishProcedure(id, outcome, at: position)
+    }
+
+    /// Ends the procedure of the operation at `position` in `pending` (a caller that has just
+    /// looked it up).
+    mutating func finishProcedure(_ id: OperationID, _ outcome: Result<Reply, any Error>, at position: Int) {
+        guard
             let (key, kind) = pending.inPlace(
                 at: position,
                 { operation -> (LinkKey, GATTProcedure.Kind)? in
@@ -298,7 +305,7 @@ extension World {
                     attribute: characteristic.uuid, handle: characteristic.handle, error: error)
             }
         }
-        complete(id, result)
+        complete(id, result, at: position)
     }
 
     // MARK: Discovery results

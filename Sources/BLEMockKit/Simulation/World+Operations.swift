@@ -50,6 +50,12 @@ extension World {
             effects.append(.complete(id, result))
             return
         }
+        complete(id, result, at: position)
+    }
+
+    /// Ends the operation at `position` in `pending` (a caller that has just looked it up).
+    mutating func complete(_ id: OperationID, _ result: Result<Reply, any Error>, at position: Int) {
+        assert(pending[at: position].id == id, "operation \(id) is not at \(position)")
         // Read the fields needed in place: a copy of the whole operation retains all it holds.
         let (gattLink, hasDeadline, isCancelled) = pending.inPlace(at: position) { operation in
             let gattLink: LinkKey?
