@@ -142,28 +142,30 @@ public actor MockBLEBridge {
     nonisolated let arrivals: ArrivalQueue
     /// The active ``run(timeLimit:stallPatience:_:)`` scope's executor, if any.
     nonisolated var runs: RunRegistry {
-        sideObject(&madeRuns) { RunRegistry(lock: locks[Self.runsLock]) }
+        sideObject({ madeRuns }, { madeRuns = $0 }) { RunRegistry(lock: locks[Self.runsLock]) }
     }
     /// The virtual time the active run may not pass.
     var runDeadline: VirtualClock.Instant?
     /// The continuations of ``waitUntil(_:)`` calls.
     nonisolated var conditions: ConditionWaiters {
-        sideObject(&madeConditions) { ConditionWaiters(lock: locks[Self.conditionsLock]) }
+        sideObject({ madeConditions }, { madeConditions = $0 }) { ConditionWaiters(lock: locks[Self.conditionsLock]) }
     }
     /// Calls made during a run from tasks the run cannot see, once each.
     var untrackedCalls: [String] = []
     /// Work the simulation hands to code outside it (delegate callbacks on app queues), which
     /// a run waits for before it moves time on.
     package nonisolated var outside: OutsideWork {
-        sideObject(&madeOutside) { OutsideWork(lock: locks[Self.outsideLock]) }
+        sideObject({ madeOutside }, { madeOutside = $0 }) { OutsideWork(lock: locks[Self.outsideLock]) }
     }
     /// What the system knows, for front ends that answer synchronously.
     package nonisolated var systemView: SystemView {
-        sideObject(&madeSystemView) { SystemView(lock: locks[Self.systemViewLock]) }
+        sideObject({ madeSystemView }, { madeSystemView = $0 }) { SystemView(lock: locks[Self.systemViewLock]) }
     }
     /// Settings front ends keep on this bridge.
     package nonisolated var frontEndSettings: FrontEndSettings {
-        sideObject(&madeFrontEndSettings) { FrontEndSettings(lock: locks[Self.frontEndSettingsLock]) }
+        sideObject({ madeFrontEndSettings }, { madeFrontEndSettings = $0 }) {
+            FrontEndSettings(lock: locks[Self.frontEndSettingsLock])
+        }
     }
     /// Explicit advances inside a run, waiting for the driver to reach their targets.
     var advanceWaiters: [(target: VirtualClock.Instant, continuation: CheckedContinuation<Void, Never>)] = []
@@ -184,21 +186,25 @@ public actor MockBLEBridge {
     private static var outsideLock: Int { 7 }
     private static var systemViewLock: Int { 8 }
     private static var frontEndSettingsLock: Int { 9 }
-    // nonisolated(unsafe): only read and written through `sideObject(_:_:)`, under
-    // `sideObjectsLock`.
+    // nonisolated(unsafe): only read and written in `sideObject(_:_:_:)`'s closures, which it
+    // calls with `sideObjectsLock` held.
     private nonisolated(unsafe) var madeRuns: RunRegistry?
     private nonisolated(unsafe) var madeConditions: ConditionWaiters?
     private nonisolated(unsafe) var madeOutside: OutsideWork?
     private nonisolated(unsafe) var madeSystemView: SystemView?
     private nonisolated(unsafe) var madeFrontEndSettings: FrontEndSettings?
 
-    /// The side object in `slot`, made by `make` the first time.
-    private nonisolated func sideObject<Object: AnyObject>(_ slot: inout Object?, _ make: () -> Object) -> Object {
+    /// The side object `made` reads, made by `make` and handed to `keep` the first time. (Read
+    /// and written through closures, so that every access of the stored property is made with
+    /// the lock held: an `inout` argument's access would begin before the lock is taken.)
+    private nonisolated func sideObject<Object: AnyObject>(
+        _ made: () -> Object?, _ keep: (Object) -> Void, _ make: () -> Object
+    ) -> Object {
         locks[Self.sideObjectsLock].withLock {
-            if let made = slot { return made }
-            let made = make()
-            slot = made
-            return made
+            if let object = made() { return object }
+            let object = make()
+            keep(object)
+            return object
         }
     }
 
