@@ -142,29 +142,33 @@ public actor MockBLEBridge {
     nonisolated let arrivals: ArrivalQueue
     /// The active ``run(timeLimit:stallPatience:_:)`` scope's executor, if any.
     nonisolated var runs: RunRegistry {
-        sideObject({ madeRuns }, { madeRuns = $0 }) { RunRegistry(lock: locks[Self.runsLock]) }
+        sideObject({ madeRuns }, { madeRuns = $0 }) { RunRegistry(lock: locks[.runs]) }
     }
     /// The virtual time the active run may not pass.
     var runDeadline: VirtualClock.Instant?
     /// The continuations of ``waitUntil(_:)`` calls.
     nonisolated var conditions: ConditionWaiters {
-        sideObject({ madeConditions }, { madeConditions = $0 }) { ConditionWaiters(lock: locks[Self.conditionsLock]) }
+        sideObject({ madeConditions }, { madeConditions = $0 }) {
+            ConditionWaiters(lock: locks[.conditions])
+        }
     }
     /// Calls made during a run from tasks the run cannot see, once each.
     var untrackedCalls: [String] = []
     /// Work the simulation hands to code outside it (delegate callbacks on app queues), which
     /// a run waits for before it moves time on.
     package nonisolated var outside: OutsideWork {
-        sideObject({ madeOutside }, { madeOutside = $0 }) { OutsideWork(lock: locks[Self.outsideLock]) }
+        sideObject({ madeOutside }, { madeOutside = $0 }) { OutsideWork(lock: locks[.outside]) }
     }
     /// What the system knows, for front ends that answer synchronously.
     package nonisolated var systemView: SystemView {
-        sideObject({ madeSystemView }, { madeSystemView = $0 }) { SystemView(lock: locks[Self.systemViewLock]) }
+        sideObject({ madeSystemView }, { madeSystemView = $0 }) {
+            SystemView(lock: locks[.systemView])
+        }
     }
     /// Settings front ends keep on this bridge.
     package nonisolated var frontEndSettings: FrontEndSettings {
         sideObject({ madeFrontEndSettings }, { madeFrontEndSettings = $0 }) {
-            FrontEndSettings(lock: locks[Self.frontEndSettingsLock])
+            FrontEndSettings(lock: locks[.settings])
         }
     }
     /// Explicit advances inside a run, waiting for the driver to reach their targets.
@@ -174,20 +178,15 @@ public actor MockBLEBridge {
 
     // The side objects, and their locks. The locks share one allocation; the objects a plain
     // test never reaches (runs, `waitUntil`, front ends) are made the first time they are
-    // reached, under `sideObjectsLock`: each made with the bridge cost an allocation.
+    // reached, under `SideLock.sideObjects`: each made with the bridge cost an allocation.
     private nonisolated let locks: LockGroup
-    private static var clockLock: Int { 0 }
-    private static var waitersLock: Int { 1 }
-    private static var arrivalsLock: Int { 2 }
-    private static var identifiersLock: Int { 3 }
-    private static var sideObjectsLock: Int { 4 }
-    private static var runsLock: Int { 5 }
-    private static var conditionsLock: Int { 6 }
-    private static var outsideLock: Int { 7 }
-    private static var systemViewLock: Int { 8 }
-    private static var frontEndSettingsLock: Int { 9 }
+    /// The locks of the group, one per side object, and the one under which the lazily made
+    /// ones are made.
+    fileprivate enum SideLock: Int, CaseIterable {
+        case clock, waiters, arrivals, identifiers, sideObjects, runs, conditions, outside, systemView, settings
+    }
     // nonisolated(unsafe): only read and written in `sideObject(_:_:_:)`'s closures, which it
-    // calls with `sideObjectsLock` held.
+    // calls with `SideLock.sideObjects` held.
     private nonisolated(unsafe) var madeRuns: RunRegistry?
     private nonisolated(unsafe) var madeConditions: ConditionWaiters?
     private nonisolated(unsafe) var madeOutside: OutsideWork?
@@ -200,7 +199,7 @@ public actor MockBLEBridge {
     private nonisolated func sideObject<Object: AnyObject>(
         _ made: () -> Object?, _ keep: (Object) -> Void, _ make: () -> Object
     ) -> Object {
-        locks[Self.sideObjectsLock].withLock {
+        locks[.sideObjects].withLock {
             if let object = made() { return object }
             let object = make()
             keep(object)
@@ -211,15 +210,15 @@ public actor MockBLEBridge {
     /// Creates a bridge.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        let locks = LockGroup(count: 10)
+        let locks = LockGroup(count: SideLock.allCases.count)
         self.locks = locks
-        self.sleepClock = VirtualClock(bridgedAt: .zero, lock: locks[Self.clockLock])
-        self.waiters = OperationWaiters(lock: locks[Self.waitersLock])
-        self.arrivals = ArrivalQueue(lock: locks[Self.arrivalsLock])
+        self.sleepClock = VirtualClock(bridgedAt: .zero, lock: locks[.clock])
+        self.waiters = OperationWaiters(lock: locks[.waiters])
+        self.arrivals = ArrivalQueue(lock: locks[.arrivals])
         self.world = World(seed: configuration.seed, timing: configuration.timing)
         world.bridgeProblem = configuration.problem
         world.limits = configuration.limits
-        self.identifiers = IdentifierSource(seed: configuration.seed, lock: locks[Self.identifiersLock])
+        self.identifiers = IdentifierSource(seed: configuration.seed, lock: locks[.identifiers])
     }
 
     deinit {
@@ -590,4 +589,9 @@ final class IdentifierSource: @unchecked Sendable {
     func claim(_ identifier: UUID) -> Bool {
         lock.withLock { claimed.insert(identifier).inserted }
     }
+}
+
+extension LockGroup {
+    /// The lock of a bridge's side object.
+    fileprivate subscript(_ which: MockBLEBridge.SideLock) -> Lock { self[which.rawValue] }
 }

@@ -461,7 +461,7 @@ extension World {
         if !canQueueCommand(on: key) { links.entries[slot]!.commandQueueWasFull = true }
         links.entries[slot]!.toPeripheral.append(.command(WriteCommand(characteristic: characteristic, value: value)))
         // (Read in place: the subscript's getter copies the whole central record.)
-        let capacity = centrals[at: centrals.position(of: central)!].configuration.writeWithoutResponseQueue
+        let capacity = centrals[existing: central].configuration.writeWithoutResponseQueue
             .capacity
         if sendsAtOnce(capacity: capacity) {
             connectionEventNow(key)

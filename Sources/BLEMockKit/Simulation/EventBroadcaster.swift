@@ -6,8 +6,8 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: every stored property, and every field of every subscriber, is
     // guarded by `lock`; continuations are resumed after the lock is released.
 
-    /// One stream's buffer. A class, so appending to a buffer inside the dictionary never
-    /// copies it.
+    /// One stream's buffer. A class, so appending to a buffer inside the list of subscribers
+    /// never copies it.
     //
     // (`@exclusivity(unchecked)` on the guarded properties: the lock already keeps accesses
     // apart, and the runtime's dynamic checks would cost a call on every access.)
