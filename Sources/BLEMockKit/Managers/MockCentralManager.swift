@@ -235,6 +235,9 @@ public actor MockCentralManager: CentralManaging {
     public var state: ManagerState { world { $0.state(of: .central(identifier)) } }
 
     public func waitForPoweredOn() async -> ManagerState {
+        // Settled already (at once in fast mode): the state, without starting an operation.
+        let settled = world { $0.settledState(of: .central(identifier)) }
+        if let settled { return settled }
         let reply = try? await perform(.waitForPoweredOn(.central(identifier)))
         if case .state(let state) = reply { return state }
         return state

@@ -268,6 +268,9 @@ public actor MockPeripheralManager: PeripheralManaging {
 
     public func waitForPoweredOn() async -> ManagerState {
         if duplicateProblem != nil { return state }
+        // Settled already (at once in fast mode): the state, without starting an operation.
+        let settled = world { $0.settledState(of: .peripheral(identifier)) }
+        if let settled { return settled }
         let reply = try? await bridge.perform(
             .waitForPoweredOn(.peripheral(identifier)), peripheral: identifier, events: broadcaster,
             configuration: configuration)

@@ -109,6 +109,22 @@ struct SlotTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// The stored values, in no particular order.
     var values: [Value] { entries.compactMap { $0 } }
 
+    /// The keys of the values `matching`, in ascending order. Each value is read in its slot,
+    /// where ``values`` copies every value (retaining all it holds) into a new array.
+    func keys(where matching: (Value) -> Bool) -> [Key] where Key: Comparable {
+        var found: [Key] = []
+        for (key, position) in positions where matching(entries[position].unsafelyUnwrapped) {
+            found.append(key)
+        }
+        found.sort()
+        return found
+    }
+
+    /// Whether a stored value is `matching`, read in its slot (see ``keys(where:)``).
+    func containsValue(where matching: (Value) -> Bool) -> Bool {
+        positions.values.contains { matching(entries[$0].unsafelyUnwrapped) }
+    }
+
     /// The keys of the stored values, in no particular order.
     var keys: Dictionary<Key, Int>.Keys { positions.keys }
 

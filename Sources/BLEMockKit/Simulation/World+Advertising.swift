@@ -166,13 +166,10 @@ extension World {
         peripherals.entries[p]!.advertisement = advertisement
         peripherals.entries[p]!.advertisingStarted = now.advanced(
             by: peripherals[at: p].configuration.advertisingDelay)
+        let services = "services=" + Self.uuidList(advertisement.serviceUUIDs)
         record(
             .advertisingStarted, peripheral: peripheral,
-            detail: [
-                advertisement.localName.map { "name=\($0)" },
-                "services=\(Self.uuidList(advertisement.serviceUUIDs))",
-            ]
-            .compactMap { $0 }.joined(separator: " "))
+            detail: advertisement.localName.map { "name=\($0) " + services } ?? services)
         restartAdvertisingSets(of: peripheral)
         if timing.isInstant, peripherals[at: p].advertisingStarted == now {
             for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }

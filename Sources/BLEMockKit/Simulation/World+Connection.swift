@@ -182,11 +182,11 @@ extension World {
         deliver(.connected(remotePeripheral(key.peripheral)), to: key.central)
         reportANCSAuthorization(key)
         reportConnectionEvent(.peerConnected, peripheral: key.peripheral)
-        let connecting = pending.values.filter {
+        let connecting = pending.keys(where: {
             if case .connect(key) = $0.kind { return true }
             return false
-        }
-        for operation in connecting.sorted(by: { $0.id < $1.id }) { complete(operation.id, .success(.done)) }
+        })
+        for id in connecting { complete(id, .success(.done)) }
     }
 
     /// The ATT_MTU a new link gets: the smaller of the preferences each side draws for it and
@@ -218,7 +218,7 @@ extension World {
         guard case .connect(let key) = pending[id]?.kind else { return }
         let error = CoreBluetoothError(.connectionTimeout)
         complete(id, .failure(error))
-        let others = pending.values.contains {
+        let others = pending.containsValue {
             if case .connect(key) = $0.kind { return true }
             return false
         }

@@ -130,6 +130,12 @@ extension World {
         return record.state != .unknown && record.state != .resetting
     }
 
+    /// The manager's state if it has settled (see ``hasSettled(_:)``): what `waitForPoweredOn`
+    /// returns at once, without starting an operation.
+    func settledState(of manager: Manager) -> ManagerState? {
+        hasSettled(manager) ? state(of: manager) : nil
+    }
+
     /// Starts `waitForPoweredOn`: it ends with the manager's state once the state has settled
     /// (at once when it has), as CoreBluetooth's first `…DidUpdateState` with a settled state:
     /// a manager that is `resetting` or stuck in `unknown` keeps it waiting.
@@ -205,13 +211,11 @@ extension World {
     /// Ends every `waitForPoweredOn` of a manager whose state steps are done.
     private mutating func finishSettling(_ manager: Manager) {
         guard hasSettled(manager) else { return }
-        let settling = pending.values.filter {
+        let settling = pending.keys(where: {
             if case .settle(manager) = $0.kind { return true }
             return false
-        }
-        for operation in settling.sorted(by: { $0.id < $1.id }) {
-            complete(operation.id, .success(.state(state(of: manager))))
-        }
+        })
+        for id in settling { complete(id, .success(.state(state(of: manager)))) }
     }
 
     /// Checks that a central can run `operation`: its configuration is valid and it is powered on.

@@ -69,8 +69,11 @@ extension World {
     }
 
     /// Fails every pending operation `matching`, in the order they started.
-    mutating func failOperations(_ error: any Error, matching: (PendingOperation) -> Bool) {
-        let failing = pending.values.filter(matching).map(\.id).sorted()
+    mutating func failOperations(_ error: some Error, matching: (PendingOperation) -> Bool) {
+        let failing = pending.keys(where: matching)
+        guard !failing.isEmpty else { return }
+        // Boxed once, and only when something fails (a link's tear-down usually fails nothing).
+        let error: any Error = error
         for id in failing {
             guard let operation = pending[id] else { continue }
             if case .connect(let key) = operation.kind { dropAttempt(key) }
@@ -143,7 +146,7 @@ extension World {
         case .connect(let key):
             pending[id] = nil
             schedule.removeAll { $0 == .connectionTimeout(id) }
-            let others = pending.values.contains {
+            let others = pending.containsValue {
                 if case .connect(key) = $0.kind { return true }
                 return false
             }

@@ -26,7 +26,7 @@ extension World {
             scanServices: terminated.scan.map { $0.services ?? [] }, scanOptions: terminated.scan?.options)
         // The app is gone: nothing it awaited will resume in it, and it hears nothing more.
         // (Pending connection attempts stay: the system completes them for the successor.)
-        let waiting = pending.values.filter { $0.owner == .central(central) }.map(\.id).sorted()
+        let waiting = pending.keys(where: { $0.owner == .central(central) })
         for id in waiting {
             if case .connect = pending[existing: id].kind {
                 pending[id] = nil

@@ -126,6 +126,25 @@ struct IdentifierTableTests {
         #expect(table.contains(6) && table[existing: 6] == [6])
     }
 
+    @Test("A slot table lists the keys of the values a condition matches, in ascending order, and says if any does")
+    func slotTableKeysWhere() {
+        var table = SlotTable<Int, String>()
+        for (key, value) in [(30, "c"), (10, "a"), (20, "b"), (40, "a")] { table.insert(value, for: key) }
+        #expect(table.keys(where: { $0 == "a" }) == [10, 40])
+        #expect(table.keys(where: { _ in true }) == [10, 20, 30, 40])
+        #expect(table.keys(where: { $0 == "z" }).isEmpty)
+        #expect(table.containsValue(where: { $0 == "b" }))
+        #expect(!table.containsValue(where: { $0 == "z" }))
+        // A removed value is no longer seen, and a freed slot taken again is read under its new key.
+        table.remove(10)
+        table.insert("a", for: 5)
+        #expect(table.keys(where: { $0 == "a" }) == [5, 40])
+        table.remove(20)
+        #expect(!table.containsValue(where: { $0 == "b" }))
+        #expect(SlotTable<Int, String>().keys(where: { _ in true }).isEmpty)
+        #expect(!SlotTable<Int, String>().containsValue(where: { _ in true }))
+    }
+
     @Test("An identifier's words are its bytes, first byte most significant")
     func identifierWords() {
         let identifier = UUID(

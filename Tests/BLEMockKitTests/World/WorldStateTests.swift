@@ -39,4 +39,21 @@ struct WorldStateTests {
         #expect(steps.map(\.1) == [.resetting, .poweredOn])
         #expect(steps.map(\.0) == [550, 600].map { VirtualClock.Instant(offset: .milliseconds($0)) })
     }
+
+    @Test("A manager's settled state is there at once in instant timing, and only after its steps in realistic timing")
+    func settledStateFollowsTheSteps() {
+        var world = World(seed: 1, timing: .instant)
+        let central = UUID(uuid: (0xCE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))
+        let peripheral = UUID(uuid: (0x9E, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2))
+        world.addCentral(central, configuration: .init())
+        world.addPeripheral(peripheral, configuration: .init(stateTransition: .stuck(.unauthorized)))
+        #expect(world.settledState(of: .central(central)) == .poweredOn)
+        #expect(world.settledState(of: .peripheral(peripheral)) == .unauthorized)
+
+        var realistic = World(seed: 1, timing: .realistic)
+        realistic.addCentral(central, configuration: .realistic(seed: 1))
+        #expect(realistic.settledState(of: .central(central)) == nil)
+        while realistic.runNextEvent() {}
+        #expect(realistic.settledState(of: .central(central)) == .poweredOn)
+    }
 }
