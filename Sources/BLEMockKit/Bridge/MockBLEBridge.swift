@@ -548,7 +548,9 @@ final class IdentifierSource: @unchecked Sendable {
     private var unnamedPeripherals: UInt64 = 0
     /// How many managers of each role and name have taken one.
     private var named: [String: UInt64] = [:]
-    private var claimed: Set<UUID> = []
+    /// The identifiers managers took (room for a few made at once: growing from one to two
+    /// allocated twice in a test of a central and a peripheral).
+    private var claimed = IdentifierSet(minimumCapacity: 4)
 
     init(seed: UInt64, lock: Lock = Lock()) {
         root = SeededGenerator(seed: seed).derived("identifiers")
@@ -587,7 +589,7 @@ final class IdentifierSource: @unchecked Sendable {
     /// Claims an identifier for a manager without a restore identifier: `false` when another
     /// manager on the bridge has it already.
     func claim(_ identifier: UUID) -> Bool {
-        lock.withLock { claimed.insert(identifier).inserted }
+        lock.withLock { claimed.insert(identifier) }
     }
 }
 

@@ -91,7 +91,9 @@ extension World {
     func requirePublished(_ characteristic: LocalCharacteristic, of peripheral: UUID) throws
         -> GATTDatabase.Characteristic
     {
-        guard let record = peripherals[peripheral]?.database.characteristic(at: characteristic.handle),
+        // (Read at the peripheral's position: the subscript's getter copies the whole record.)
+        guard let p = peripherals.position(of: peripheral),
+            let record = peripherals[at: p].database.characteristic(at: characteristic.handle),
             record.local == characteristic
         else { throw APIMisuseError.characteristicNotPublished(characteristic.uuid, handle: characteristic.handle) }
         return record
@@ -124,12 +126,16 @@ extension World {
             throw APIMisuseError.characteristicCannotNotify(characteristic.uuid, handle: characteristic.handle)
         }
         // Links are reached by slot and the peripheral by position: this runs for every update.
-        let targets = links(ofPeripheral: peripheral).compactMap { key -> Int? in
-            guard let slot = links.position(of: key), links.entries[slot]!.subscriptions[characteristic.handle] != nil,
+        var targets: [Int] = []
+        for slot in links.entries.indices where links.contains(slot: slot) {
+            let key = links[at: slot].key
+            guard key.peripheral == peripheral, links[at: slot].subscriptions[characteristic.handle] != nil,
                 centrals?.contains(key.central) ?? true
-            else { return nil }
-            return slot
+            else { continue }
+            targets.append(slot)
         }
+        // In the links' deterministic order (see `links(ofPeripheral:)`).
+        if targets.count > 1 { targets.sort { links[at: $0].key.central.precedes(links[at: $1].key.central) } }
         let p = peripherals.position(of: peripheral)!
         let strict =
             peripherals[at: p].configuration.strictLengths || peripherals[at: p].configuration.strictMisuse
@@ -197,9 +203,10 @@ extension World {
 
     /// The central's view of a published characteristic.
     func remoteCharacteristic(_ record: GATTDatabase.Characteristic, of peripheral: UUID) -> RemoteCharacteristic {
-        let service = peripherals[existing: peripheral].database.localServices.first {
-            $0.handle == record.local.serviceHandle
-        }!
+        // (The service is found in place: `localServices` builds an array of every service.)
+        let service = peripherals[existing: peripheral].database.services.first {
+            $0.local.handle == record.local.serviceHandle
+        }!.local
         return RemoteCharacteristic(
             service: RemoteService(
                 peripheral: peripheral, uuid: service.uuid, isPrimary: service.isPrimary, handle: service.handle,

@@ -314,9 +314,10 @@ public actor MockCentralManager: CentralManaging {
     public func discoverAll(for peripheral: UUID) async throws -> [RemoteCharacteristic] {
         var all: [RemoteCharacteristic] = []
         for service in try await gatt(.discoverServices(nil), on: peripheral).services {
-            for characteristic in try await gatt(.discoverCharacteristics(service, nil), on: service.peripheral)
+            let characteristics = try await gatt(.discoverCharacteristics(service, nil), on: service.peripheral)
                 .characteristics
-            {
+            if all.isEmpty { all.reserveCapacity(characteristics.count) }
+            for characteristic in characteristics {
                 _ = try await gatt(.discoverDescriptors(characteristic), on: characteristic.peripheral)
                 all.append(characteristic)
             }

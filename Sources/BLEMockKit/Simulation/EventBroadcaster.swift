@@ -18,7 +18,12 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
         @exclusivity(unchecked) var waitingSince: VirtualClock.Instant?
         @exclusivity(unchecked) var isFinished: Bool
 
-        init(isFinished: Bool) { self.isFinished = isFinished }
+        init(isFinished: Bool) {
+            self.isFinished = isFinished
+            // Room for a few unread events: a test's events come in small bursts (growing the
+            // buffer from one event to two, then four, allocated each time).
+            buffer.reserveCapacity(4)
+        }
     }
 
     /// The subscribers by id, in the order they subscribed (ids only grow). A list: a manager

@@ -98,7 +98,12 @@ struct IdentifierMap<Value: Sendable>: Sendable {
 /// knows a peripheral, or reported it in a scan, on every advertisement and connection, and a
 /// `Set<UUID>` hashes all sixteen bytes through `Hasher` each time.
 struct IdentifierSet: Sendable {
-    private var keys: Set<IdentifierKey> = []
+    private var keys: Set<IdentifierKey>
+
+    /// An empty set, with room for `minimumCapacity` identifiers before it grows.
+    init(minimumCapacity: Int = 0) {
+        keys = Set(minimumCapacity: minimumCapacity)
+    }
 
     /// Whether the set is empty.
     var isEmpty: Bool { keys.isEmpty }

@@ -14,6 +14,11 @@ struct FIFO<Element> {
     /// The elements waiting, oldest first.
     var waiting: ArraySlice<Element> { items[head...] }
 
+    /// Makes room for `minimumCapacity` elements before the storage grows.
+    mutating func reserveCapacity(_ minimumCapacity: Int) {
+        items.reserveCapacity(minimumCapacity)
+    }
+
     /// Adds an element after everything already waiting.
     mutating func append(_ element: Element) {
         items.append(element)

@@ -93,4 +93,44 @@ struct WorldSubscriptionTests {
         #expect(harness.centralEvents(other).updatedValues == [Data([9])])
         #expect(harness.centralEvents(link.central).updatedValues.isEmpty)
     }
+
+    @Test("An update reaches every subscribed central in the centrals' order, or only the centrals it names")
+    func updateReachesSubscribersInOrder() throws {
+        var (harness, link) = try WorldLink.make()
+        // The second central connects, drops its link, and connects again after the third: the
+        // links' slots are in an order other than the centrals' own.
+        let second = harness.addCentral()
+        let third = harness.addCentral()
+        _ = try WorldLink.connect(second, to: link.peripheral, service: link.service, in: &harness)
+        harness.apply(
+            .disconnect(
+                central: second, peripheral: link.peripheral, error: CoreBluetoothError(.peripheralDisconnected)))
+        let thirdLink = try WorldLink.connect(third, to: link.peripheral, service: link.service, in: &harness)
+        let secondLink = try WorldLink.connect(second, to: link.peripheral, service: link.service, in: &harness)
+        #expect(
+            try #require(harness.world.links.position(of: thirdLink.key))
+                < #require(harness.world.links.position(of: secondLink.key)))
+        // The first link does not subscribe: the update skips it.
+        for subscriber in [thirdLink, secondLink] { try harness.subscribe(WorldUUID.notifying, on: subscriber) }
+        let subscribers = [second, third]
+        let ordered = subscribers.sorted { $0.precedes($1) }
+
+        #expect(try harness.updateValue(Data([7]), of: WorldUUID.notifying, on: link))
+        harness.runUntilIdle()
+        #expect(harness.log(.notification).compactMap(\.central) == ordered)
+        #expect(harness.centralEvents(link.central).updatedValues.isEmpty)
+        for central in subscribers { #expect(harness.centralEvents(central).updatedValues == [Data([7])]) }
+
+        let named = try #require(ordered.last)
+        let sent = try harness.mutate {
+            try $0.updateValue(
+                peripheral: link.peripheral, value: Data([8]), characteristic: link.local(WorldUUID.notifying),
+                centrals: [named, link.central])
+        }
+        #expect(sent)
+        harness.runUntilIdle()
+        #expect(harness.log(.notification).compactMap(\.central) == ordered + [named])
+        #expect(harness.centralEvents(named).updatedValues == [Data([7]), Data([8])])
+        #expect(harness.centralEvents(link.central).updatedValues.isEmpty)
+    }
 }
