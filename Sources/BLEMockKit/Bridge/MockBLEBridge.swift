@@ -218,6 +218,8 @@ public actor MockBLEBridge {
         self.world = World(seed: configuration.seed, timing: configuration.timing)
         world.bridgeProblem = configuration.problem
         world.limits = configuration.limits
+        // The world's effects and these are swapped on every call: both get room at once.
+        spareEffects.reserveCapacity(world.effects.capacity)
         self.identifiers = IdentifierSource(seed: configuration.seed, lock: locks[.identifiers])
     }
 
