@@ -81,6 +81,7 @@ struct GATTDatabase: Sendable {
         let serviceHandle = take()
         for _ in includedHandles { _ = take() }
         var characteristics: [Characteristic] = []
+        characteristics.reserveCapacity(description.characteristics.count)
         for item in description.characteristics {
             let declaration = take()
             let valueHandle = take()

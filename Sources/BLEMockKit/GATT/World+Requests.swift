@@ -124,8 +124,9 @@ extension World {
     /// format's `readRequest` specifies. A client reading a long value accepts either answer
     /// as the end of the value (see `procedureAnswered`), so a manual peripheral may answer 0x0B.
     private mutating func serveRead(_ id: OperationID, at position: Int, offset: Int, on key: LinkKey) {
+        // (The handle is read in place: reading it through the record copied all of it.)
         guard let slot = links.position(of: key), let p = peripherals.position(of: key.peripheral),
-            let handle = pending[at: position].procedure?.characteristic?.handle
+            let handle = pending.inPlace(at: position, { $0.procedure?.characteristicHandle })
         else { return }
         let mtu = links[at: slot].mtu
         let security = links[at: slot].security

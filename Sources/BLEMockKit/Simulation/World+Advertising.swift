@@ -82,9 +82,11 @@ extension World {
     /// Whether advertising events must be scheduled: someone scans with realistic timing
     /// (each advertiser is heard at its next advertising event), or wants duplicates.
     var advertisingEventsNeeded: Bool {
-        centralOrder.contains { central in
-            guard let scan = centrals[existing: central].scan else { return false }
-            return !timing.isInstant || scan.options.allowDuplicates
+        @inline(__always) get {
+            centralOrder.contains { central in
+                guard let scan = centrals[existing: central].scan else { return false }
+                return !timing.isInstant || scan.options.allowDuplicates
+            }
         }
     }
 

@@ -83,6 +83,7 @@ extension World {
         schedule.removeAll { $0 == .linkEstablished(key) }
     }
 
+    @inline(__always)
     func canConnectNow(_ peripheral: UUID) -> Bool {
         // (Read in place: binding the record copied all of it.)
         guard let p = peripherals.position(of: peripheral) else { return false }

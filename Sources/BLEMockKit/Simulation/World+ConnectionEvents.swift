@@ -19,7 +19,8 @@ extension World {
     mutating func reportConnectionEvent(_ event: ConnectionEvent, peripheral: UUID) {
         // Most tests register no central: then nothing is looked at or copied.
         guard let p = peripherals.position(of: peripheral),
-            centrals.entries.contains(where: { $0?.connectionEventOptions != nil })
+            // (Each record read at its position: the array's elements were copied one by one.)
+            centrals.entries.indices.contains(where: { centrals[at: $0].connectionEventOptions != nil })
         else { return }
         let services = peripherals.inPlace(at: p) { record in
             record.database.localServices.map(\.uuid) + (record.airAdvertisement?.serviceUUIDs ?? [])

@@ -121,10 +121,13 @@ extension World {
     /// `unknown` nor `resetting` (or it was shut down, or is not on the air).
     func hasSettled(_ manager: Manager) -> Bool {
         guard stateSettles[manager] == nil else { return false }
+        // (Read at the record's position: mapping the subscript's optional copied the record.)
         let record: (state: ManagerState, isShutDown: Bool)? =
             switch manager {
-            case .central(let central): centrals[central].map { ($0.state, $0.isShutDown) }
-            case .peripheral(let peripheral): peripherals[peripheral].map { ($0.state, $0.isShutDown) }
+            case .central(let central):
+                centrals.position(of: central).map { (centrals[at: $0].state, centrals[at: $0].isShutDown) }
+            case .peripheral(let peripheral):
+                peripherals.position(of: peripheral).map { (peripherals[at: $0].state, peripherals[at: $0].isShutDown) }
             }
         guard let record, !record.isShutDown else { return true }
         return record.state != .unknown && record.state != .resetting
@@ -132,6 +135,7 @@ extension World {
 
     /// The manager's state if it has settled (see ``hasSettled(_:)``): what `waitForPoweredOn`
     /// returns at once, without starting an operation.
+    @inline(__always)
     func settledState(of manager: Manager) -> ManagerState? {
         hasSettled(manager) ? state(of: manager) : nil
     }

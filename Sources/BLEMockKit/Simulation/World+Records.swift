@@ -224,7 +224,9 @@ extension World {
         }
 
         /// Whether centrals can hear the peripheral at all.
-        var isHeard: Bool { proximity != .outOfRange }
+        var isHeard: Bool {
+            @inline(__always) get { proximity != .outOfRange }
+        }
 
         /// What centrals receive: the advertisement, or in the background what iOS sends for
         /// a backgrounded app — no local name, manufacturer or service data, and the service
@@ -243,7 +245,10 @@ extension World {
         /// (The same as `airAdvertisement?.localName`, without building the cut-down advertisement.)
         var name: String? { configuration.name ?? (isInBackground ? nil : advertisement?.localName) }
 
-        var isConnectable: Bool { advertisement.map { $0.isConnectable ?? true } ?? false }
+        var isConnectable: Bool {
+            // (The advertisement's flag is read in place: mapping the optional copied it.)
+            @inline(__always) get { advertisement == nil ? false : advertisement?.isConnectable ?? true }
+        }
     }
 
     /// A connection attempt waiting to be established.

@@ -152,12 +152,14 @@ struct World: Sendable {
     }
 
     /// Whether centrals can hear a peripheral.
+    @inline(__always)
     func isHeard(_ peripheral: UUID) -> Bool {
         guard let position = peripherals.position(of: peripheral) else { return false }
         return peripherals[at: position].proximity != .outOfRange
     }
 
     /// The links of a peripheral, in a deterministic order.
+    @inline(__always)
     func links(ofPeripheral peripheral: UUID) -> [LinkKey] {
         var found = links.keys.filter { $0.peripheral == peripheral }
         if found.count > 1 { found.sort { $0.central.precedes($1.central) } }
@@ -165,6 +167,7 @@ struct World: Sendable {
     }
 
     /// The links of a central, in a deterministic order.
+    @inline(__always)
     func links(ofCentral central: UUID) -> [LinkKey] {
         var found = links.keys.filter { $0.central == central }
         if found.count > 1 { found.sort { $0.peripheral.precedes($1.peripheral) } }
