@@ -6,13 +6,21 @@ import Testing
 
 @Suite("World: manager state", .timeLimit(.minutes(10)))
 struct WorldStateTests {
-    @Test("A manager that starts settled reports its state once, as it joins")
-    func settledManagerReportsItsStateOnce() {
+    static let central = UUID(uuid: (0xCE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))
+    static let peripheral = UUID(uuid: (0x9E, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2))
+
+    /// An instant world with a powered-on central and a peripheral stuck `unauthorized`.
+    static func instantWorld() -> World {
         var world = World(seed: 1, timing: .instant)
-        let central = UUID(uuid: (0xCE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))
-        let peripheral = UUID(uuid: (0x9E, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2))
         world.addCentral(central, configuration: .init())
         world.addPeripheral(peripheral, configuration: .init(stateTransition: .stuck(.unauthorized)))
+        return world
+    }
+
+    @Test("A manager that starts settled reports its state once, as it joins")
+    func settledManagerReportsItsStateOnce() {
+        var world = Self.instantWorld()
+        let (central, peripheral) = (Self.central, Self.peripheral)
         let effects = world.takeEffects()
         #expect(effects.count == 2)
         guard case .central(central, .stateChanged(.poweredOn)) = effects.first,
@@ -26,7 +34,7 @@ struct WorldStateTests {
     @Test("A realistic manager reports each step of its power-on, starting when it joins")
     func realisticManagerReportsItsSteps() {
         var world = World(seed: 1, timing: .realistic)
-        let central = UUID(uuid: (0xCE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))
+        let central = Self.central
         world.moveTime(to: VirtualClock.Instant(offset: .milliseconds(500)))
         world.addCentral(central, configuration: .realistic(seed: 1))
         #expect(world.takeEffects().isEmpty)
@@ -42,11 +50,8 @@ struct WorldStateTests {
 
     @Test("A manager's settled state is there at once in instant timing, and only after its steps in realistic timing")
     func settledStateFollowsTheSteps() {
-        var world = World(seed: 1, timing: .instant)
-        let central = UUID(uuid: (0xCE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))
-        let peripheral = UUID(uuid: (0x9E, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2))
-        world.addCentral(central, configuration: .init())
-        world.addPeripheral(peripheral, configuration: .init(stateTransition: .stuck(.unauthorized)))
+        let world = Self.instantWorld()
+        let (central, peripheral) = (Self.central, Self.peripheral)
         #expect(world.settledState(of: .central(central)) == .poweredOn)
         #expect(world.settledState(of: .peripheral(peripheral)) == .unauthorized)
 
