@@ -52,17 +52,6 @@ struct GATTProcedure: Sendable {
         }
     }
 
-    /// The value handle of ``characteristic`` (read without copying the characteristic out).
-    var characteristicHandle: UInt16? {
-        switch kind {
-        case .discoverServices, .discoverIncludedServices, .discoverCharacteristics: nil
-        case .discoverDescriptors(let characteristic), .read(let characteristic), .readBlob(let characteristic, _),
-            .write(let characteristic, _), .setNotify(let characteristic, _, _):
-            characteristic.handle
-        case .readDescriptor(let descriptor), .writeDescriptor(let descriptor, _): descriptor.characteristic.handle
-        }
-    }
-
     /// Whether the exchange about to be answered is the last one.
     var isLastExchange: Bool { completed + 1 >= exchanges }
 

@@ -11,12 +11,6 @@ import BLECore
 /// characteristic is answered by the peripheral's ``RequestHandling``: at once with its
 /// current value (automatic), by its handler (which the bridge calls), or by the app
 /// (manual), whose answer crosses the link like any other.
-/// How the server answers a request: with a discovery page, a part of a characteristic's
-/// value, or as its procedure's kind says in full.
-private enum RequestShape {
-    case page, read, other
-}
-
 extension World {
     /// A procedure's request arrived at the peripheral.
     mutating func serveRequest(_ id: OperationID, on key: LinkKey) {
@@ -126,7 +120,7 @@ extension World {
     private mutating func serveRead(_ id: OperationID, at position: Int, offset: Int, on key: LinkKey) {
         // (The handle is read in place: reading it through the record copied all of it.)
         guard let slot = links.position(of: key), let p = peripherals.position(of: key.peripheral),
-            let handle = pending.inPlace(at: position, { $0.procedure?.characteristicHandle })
+            let handle = pending.inPlace(at: position, { $0.procedure?.characteristic?.handle })
         else { return }
         let mtu = links[at: slot].mtu
         let security = links[at: slot].security
@@ -357,4 +351,10 @@ extension World {
             return Data([UInt8(raw & 0xFF), UInt8(raw >> 8)])
         }
     }
+}
+
+/// How the server answers a request: with a discovery page, a part of a characteristic's
+/// value, or as its procedure's kind says in full.
+private enum RequestShape {
+    case page, read, other
 }

@@ -144,8 +144,8 @@ extension World {
     /// (at once when it has), as CoreBluetooth's first `…DidUpdateState` with a settled state:
     /// a manager that is `resetting` or stuck in `unknown` keeps it waiting.
     mutating func startSettling(_ manager: Manager, id: OperationID) {
-        guard !hasSettled(manager) else {
-            effects.append(.complete(id, .success(.state(state(of: manager)))))
+        if let settled = settledState(of: manager) {
+            effects.append(.complete(id, .success(.state(settled))))
             return
         }
         pending[id] = PendingOperation(id: id, owner: manager, kind: .settle(manager), since: now, stage: .waiting)

@@ -224,9 +224,7 @@ extension World {
         }
 
         /// Whether centrals can hear the peripheral at all.
-        var isHeard: Bool {
-            @inline(__always) get { proximity != .outOfRange }
-        }
+        var isHeard: Bool { proximity != .outOfRange }
 
         /// What centrals receive: the advertisement, or in the background what iOS sends for
         /// a backgrounded app — no local name, manufacturer or service data, and the service
@@ -245,10 +243,7 @@ extension World {
         /// (The same as `airAdvertisement?.localName`, without building the cut-down advertisement.)
         var name: String? { configuration.name ?? (isInBackground ? nil : advertisement?.localName) }
 
-        var isConnectable: Bool {
-            // (The advertisement's flag is read in place: mapping the optional copied it.)
-            @inline(__always) get { advertisement == nil ? false : advertisement?.isConnectable ?? true }
-        }
+        var isConnectable: Bool { advertisement.map { $0.isConnectable ?? true } ?? false }
     }
 
     /// A connection attempt waiting to be established.
