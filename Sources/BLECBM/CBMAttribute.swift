@@ -102,6 +102,10 @@ open class CBMCharacteristic: CBMAttribute, @unchecked Sendable {
 
     /// The service the characteristic belongs to.
     open var service: CBMService? { lock.withLock { owner } }
+
+    /// The service the characteristic belongs to (CoreBluetoothMock's name for it, from the time
+    /// its `service` was not optional).
+    public var optionalService: CBMService? { service }
     /// What the characteristic supports.
     open var properties: CBMCharacteristicProperties {
         CBMCharacteristicProperties(rawValue: remote.properties.rawValue)
@@ -147,8 +151,16 @@ open class CBMDescriptor: CBMAttribute, @unchecked Sendable {
         super.init(uuid: uuid)
     }
 
+    /// With the lock held: the characteristic the descriptor belongs to (for a local one, set
+    /// when its characteristic is built).
+    func setCharacteristic(_ characteristic: CBMCharacteristic) { owner = characteristic }
+
     /// The characteristic the descriptor belongs to.
     open var characteristic: CBMCharacteristic? { lock.withLock { owner } }
+
+    /// The characteristic the descriptor belongs to (CoreBluetoothMock's name for it, from the
+    /// time its `characteristic` was not optional).
+    public var optionalCharacteristic: CBMCharacteristic? { characteristic }
 
     /// The latest value read, typed as CoreBluetooth types it: an `NSNumber` for the extended
     /// properties and client or server configuration descriptors, a `String` for the user

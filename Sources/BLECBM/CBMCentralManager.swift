@@ -6,11 +6,13 @@ import Foundation
 /// with results at a ``CBMCentralManagerDelegate`` on the queue given (the main queue when
 /// `nil`).
 ///
-/// Created inside a test's bridge scope (`MockBLEBridge.run(timeLimit:stallPatience:_:)`, or
-/// `MockBLEBridge.$current.withValue(bridge) { … }`), a manager created the CoreBluetooth way —
-/// `CBMCentralManager(delegate: self, queue: nil)` in unchanged app code — runs on that bridge.
+/// A manager created the CoreBluetooth way — `CBMCentralManager(delegate: self, queue: nil)` in
+/// unchanged app code — runs on the current test's bridge when there is one (inside
+/// `MockBLEBridge.run(timeLimit:stallPatience:_:)`, a test trait's scope,
+/// `MockBLEBridge.$current.withValue(bridge) { … }`, or a delegate callback of a manager on a
+/// bridge), else on the installed ``SimulatedSystem`` (from any thread or queue), else on
+/// CoreBluetooth (Apple platforms) or reporting `unsupported` (Linux).
 /// ``init(bridge:delegate:queue:options:configuration:)`` puts one on a bridge explicitly.
-/// Elsewhere it runs on CoreBluetooth (Apple platforms) or reports `unsupported` (Linux).
 open class CBMCentralManager: CBMManager, @unchecked Sendable {
     // @unchecked Sendable: `storedDelegate` is only read and written with `lock` held; the
     // backend is Sendable.
@@ -30,9 +32,9 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
 
     /// Creates a manager with options (``CBMCentralManagerOptionRestoreIdentifierKey``,
     /// ``CBMCentralManagerOptionShowPowerAlertKey``). It runs on the current test's bridge
-    /// when there is one (`MockBLEBridge.current`).
+    /// when there is one (`MockBLEBridge.current`), else on the installed ``SimulatedSystem``.
     public init(delegate: (any CBMCentralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil) {
-        if let bridge = MockBLEBridge.current {
+        if let bridge = BridgeScope.current {
             backend = MockCentralEngine(bridge: bridge, queue: queue, options: options, configuration: nil)
         } else {
             backend = NativeSupport.centralBackend(queue: queue, options: options)
@@ -80,7 +82,7 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
     /// Whether the system supports these features.
     /// On a bridge where a test set `CBMCentralManagerMock.simulateFeaturesSupport`, its answer.
     open class func supports(_ features: CBMCentralManagerFeature) -> Bool {
-        if let bridge = MockBLEBridge.current, let answer = FeatureBook.value(for: bridge) { return answer(features) }
+        if let bridge = BridgeScope.current, let answer = FeatureBook.value(for: bridge) { return answer(features) }
         return features.isSubset(of: .extendedScanAndConnect)
     }
 

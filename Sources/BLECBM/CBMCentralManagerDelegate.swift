@@ -4,9 +4,24 @@
 import Foundation
 
 #if !canImport(Darwin)
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Musl)
+        import Musl
+    #endif
+
     /// Seconds since 1 January 2001 (CoreFoundation's `CFAbsoluteTime`, which Foundation on
     /// Linux does not export), for delegate methods with CoreBluetooth's signatures.
     public typealias CFAbsoluteTime = Double
+
+    /// The current time as CoreFoundation's `CFAbsoluteTimeGetCurrent()` reports it (seconds
+    /// since 1 January 2001, from the system's real-time clock), for code written for Apple
+    /// platforms (CoreBluetoothMock's delegate proxies call it).
+    public func CFAbsoluteTimeGetCurrent() -> CFAbsoluteTime {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) - 978_307_200 + Double(now.tv_nsec) / 1e9
+    }
 #endif
 
 /// What a central manager tells its delegate (`CBCentralManagerDelegate`), on the manager's

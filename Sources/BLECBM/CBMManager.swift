@@ -72,7 +72,7 @@ open class CBMManager: NSObject, @unchecked Sendable {
     /// with ``CBMCentralManager/simulateAuthorization(_:)`` on a manager of that bridge.
     /// Without a bridge on Apple platforms, CoreBluetooth's own value.
     public class var authorization: CBMManagerAuthorization {
-        if let bridge = MockBLEBridge.current { return AuthorizationBook.value(for: bridge) }
+        if let bridge = BridgeScope.current { return AuthorizationBook.value(for: bridge) }
         return NativeSupport.authorization
     }
 }

@@ -28,6 +28,9 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
     var storedServices: [CBMService]?
     var storedANCSAuthorized = false
     var storedRSSI: NSNumber?
+    /// Whether the system reconnects the peripheral when its link drops
+    /// (``CBMConnectPeripheralOptionEnableAutoReconnect``), until the app cancels.
+    var reconnectsAutomatically = false
     /// Attribute objects of the current connection, by handle.
     var serviceObjects: [UInt16: CBMService] = [:]
     var characteristicObjects: [UInt16: CBMCharacteristic] = [:]

@@ -6,7 +6,8 @@ import Foundation
 /// advertise, answer requests, notify subscribers, with results at a
 /// ``CBMPeripheralManagerDelegate`` on the queue given (the main queue when `nil`).
 ///
-/// Created inside a test's bridge scope it runs on that bridge, as ``CBMCentralManager`` does;
+/// Created while a test's bridge is current it runs on that bridge, else on the installed
+/// ``SimulatedSystem``, as ``CBMCentralManager`` does;
 /// ``init(bridge:delegate:queue:options:configuration:)`` puts one on a bridge explicitly.
 open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     // @unchecked Sendable: `storedDelegate` is only read and written with `lock` held.
@@ -25,9 +26,9 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     }
 
     /// Creates a manager with options. It runs on the current test's bridge when there is one
-    /// (`MockBLEBridge.current`).
+    /// (`MockBLEBridge.current`), else on the installed ``SimulatedSystem``.
     public init(delegate: (any CBMPeripheralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil) {
-        if let bridge = MockBLEBridge.current {
+        if let bridge = BridgeScope.current {
             backend = MockPeripheralEngine(bridge: bridge, queue: queue, configuration: nil)
         } else {
             backend = NativeSupport.peripheralBackend(queue: queue, options: options)

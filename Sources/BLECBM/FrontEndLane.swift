@@ -2,29 +2,31 @@ import BLEMockKit
 import Foundation
 
 /// The two-way lane between app code on a dispatch queue and a simulated manager on a bridge:
-/// the app's calls become commands applied on the bridge in the order they were made, and what
-/// the simulation decides comes back as blocks on the app's queue, in the simulation's order.
+/// the app's calls become commands applied on the bridge, and what the simulation decides comes
+/// back as blocks on the app's queue, in the simulation's order.
 ///
 /// Every lane of a bridge feeds one ``CommandQueue``, so commands from different managers and
-/// from test hooks (a spec's `simulateReset()`) reach the simulation in the order they were
-/// issued, not in the order their lanes happen to drain.
+/// from test hooks (a spec's `simulateReset()`) reach the simulation in one order.
 ///
-/// A run (`MockBLEBridge.run`) sees the lane: its commands are applied by a task the run tracks,
-/// its queue is registered as a probe, and every command and callback counts as outside
-/// activity, so the run moves virtual time only once the app has reacted to what it was told.
+/// A run (`MockBLEBridge.run`) sees the lane: its queue is registered as a probe, every command
+/// and callback counts as outside activity, and the run moves virtual time only once the app has
+/// reacted to what it was told and its calls have been applied.
 final class FrontEndLane<Target: Actor>: Sendable {
     let bridge: MockBLEBridge
     let target: Target
     let queue: DispatchQueue
+    /// Orders the commands of this lane's manager among those made at the same instant.
+    let key: UUID
     private let commands: CommandQueue
     private let probe: Int?
 
     /// Creates a lane to `queue` (the main queue when `nil`) for commands on `target` (a
-    /// manager on `bridge`'s executor). A lane that never delivers (`delivers: false`: test
-    /// hooks called from the test) registers no probe.
-    init(bridge: MockBLEBridge, target: Target, queue: DispatchQueue?, delivers: Bool = true) {
+    /// manager on `bridge`'s executor, identified by `key`). A lane that never delivers
+    /// (`delivers: false`: test hooks called from the test) registers no probe.
+    init(bridge: MockBLEBridge, target: Target, key: UUID, queue: DispatchQueue?, delivers: Bool = true) {
         self.bridge = bridge
         self.target = target
+        self.key = key
         let queue = queue ?? .main
         self.queue = queue
         commands = CommandQueue.of(bridge)
@@ -41,44 +43,113 @@ final class FrontEndLane<Target: Actor>: Sendable {
         if let probe { bridge.outside.removeProbe(probe) }
     }
 
-    /// Queues a command for the target, after every command issued before it on this bridge.
+    /// Queues a command for the target (see ``CommandQueue`` for the order commands run in).
     func command(_ body: @escaping @Sendable (isolated Target) -> Void) {
         let target = target
-        commands.enqueue { target.assumeIsolated { body($0) } }
+        commands.enqueue(key: key) { target.assumeIsolated { body($0) } }
     }
 
-    /// Runs `body` on the app's queue, after every block handed over before it.
+    /// Runs `body` on the app's queue, after every block handed over before it (call it on the
+    /// bridge's executor, where the simulation decides what happens, so callbacks are numbered
+    /// in the simulation's order).
     func deliver(_ body: @escaping @Sendable () -> Void) {
-        let outside = bridge.outside
-        outside.noteActivity()
-        queue.async {
-            body()
-            outside.noteActivity()
-        }
+        commands.deliver(on: queue, body)
     }
 }
 
-/// The front ends' commands on one bridge, applied in the order they were issued by one task
-/// at a time (one the active run tracks).
+/// The front ends' commands on one bridge.
+///
+/// **Order.** Outside a run they are applied as they arrive, by one task at a time. While a run
+/// (`MockBLEBridge.run`) is active they are held back, and the run's driver has them applied
+/// each time the app's queues have caught up, before virtual time moves on: so calls that app
+/// code makes from several queues at one virtual instant are applied in an order that does not
+/// depend on which thread got there first. That order is by origin, then in the order each
+/// origin made them:
+/// 1. calls made inside a delegate callback, by the callback's place in the simulation's order
+///    (callbacks are numbered as the simulation hands them out);
+/// 2. calls made by the run's own body (the test);
+/// 3. any other calls (app code on its own queues, outside callbacks), by the identifier of the
+///    manager called (seed-derived, so the same in every run).
+///
+/// **Time.** On a simulated system whose time follows the wall clock, each batch first brings
+/// the bridge's time up to the wall clock's, so a call happens at the instant it was made.
 final class CommandQueue: @unchecked Sendable {
-    // @unchecked Sendable: `inbox` and `draining` are only read and written with `lock` held.
-    private let bridge: MockBLEBridge
-    private let lock = Lock()
-    private var inbox: [@Sendable () -> Void] = []
-    private var draining = false
+    // @unchecked Sendable: `inbox`, `sequences`, `deliveries`, `draining` and `wallClock` are
+    // only read and written with `lock` held.
 
-    private init(bridge: MockBLEBridge) { self.bridge = bridge }
+    /// Where a command came from (the first key of the order above).
+    enum Origin: Hashable, Comparable {
+        case delivery(UInt64)
+        case body
+        case manager(UUID)
 
-    /// The bridge's queue.
-    static func of(_ bridge: MockBLEBridge) -> CommandQueue {
-        bridge.frontEndSettings.object(for: ObjectIdentifier(CommandQueue.self)) { CommandQueue(bridge: bridge) }
+        static func < (lhs: Origin, rhs: Origin) -> Bool {
+            switch (lhs, rhs) {
+            case (.delivery(let left), .delivery(let right)): left < right
+            case (.manager(let left), .manager(let right)): left.uuidString < right.uuidString
+            default: lhs.rank < rhs.rank
+            }
+        }
+
+        private var rank: Int {
+            switch self {
+            case .delivery: 0
+            case .body: 1
+            case .manager: 2
+            }
+        }
     }
 
-    /// Queues a command (to run on the bridge's executor).
-    func enqueue(_ command: @escaping @Sendable () -> Void) {
+    /// The number of the delegate callback whose code is running, if any (bound while the
+    /// callback runs on the app's queue).
+    @TaskLocal static var currentDelivery: UInt64?
+
+    private struct Entry {
+        let origin: Origin
+        let sequence: UInt64
+        let command: @Sendable () -> Void
+    }
+
+    private let bridge: MockBLEBridge
+    private let lock = Lock()
+    private var inbox: [Entry] = []
+    private var sequences: [Origin: UInt64] = [:]
+    private var deliveries: UInt64 = 0
+    private var draining = false
+    private var wallClock: (@Sendable () -> VirtualClock.Instant)?
+
+    private init(bridge: MockBLEBridge) {
+        self.bridge = bridge
+    }
+
+    /// The bridge's queue (made, and its settler registered, the first time).
+    static func of(_ bridge: MockBLEBridge) -> CommandQueue {
+        bridge.frontEndSettings.object(for: ObjectIdentifier(CommandQueue.self)) {
+            let queue = CommandQueue(bridge: bridge)
+            _ = bridge.outside.addSettler { [weak queue] bridge in queue?.applyHeld(on: bridge) ?? false }
+            return queue
+        }
+    }
+
+    /// Makes each batch start by bringing the bridge's time up to `now()` (a system whose time
+    /// follows the wall clock); `nil` stops.
+    func followTime(_ now: (@Sendable () -> VirtualClock.Instant)?) {
+        lock.withLock { wallClock = now }
+    }
+
+    /// Queues a command (to run on the bridge's executor) for the manager identified by `key`.
+    func enqueue(key: UUID, _ command: @escaping @Sendable () -> Void) {
+        let origin: Origin =
+            if let delivery = Self.currentDelivery { .delivery(delivery) } else if bridge.isOnRunExecutor {
+                .body
+            } else { .manager(key) }
         let start = lock.withLock { () -> Bool in
-            inbox.append(command)
-            if draining { return false }
+            let sequence = sequences[origin, default: 0]
+            sequences[origin] = sequence + 1
+            inbox.append(Entry(origin: origin, sequence: sequence, command: command))
+            // While a run is active, its driver applies what is held (checked under the lock:
+            // the run applies what is held once more after it ends).
+            if draining || bridge.hasActiveRun { return false }
             draining = true
             return true
         }
@@ -86,22 +157,64 @@ final class CommandQueue: @unchecked Sendable {
         if start { bridge.startTracked { await self.drain() } }
     }
 
-    /// Applies queued commands on the bridge until none are left.
+    /// Hands `body` to `queue`, numbered in the simulation's order; while it runs, calls it makes
+    /// are ordered by that number and reach this bridge.
+    func deliver(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
+        let number = lock.withLock { () -> UInt64 in
+            deliveries += 1
+            return deliveries
+        }
+        let bridge = bridge
+        let outside = bridge.outside
+        outside.noteActivity()
+        queue.async {
+            Self.$currentDelivery.withValue(number) {
+                MockBLEBridge.$current.withValue(bridge) { body() }
+            }
+            outside.noteActivity()
+        }
+    }
+
+    /// Takes the queued commands, in the order to apply them: sorted by origin and sequence
+    /// when `sorted`, else as they arrived.
+    private func take(sorted: Bool) -> ([@Sendable () -> Void], VirtualClock.Instant?) {
+        lock.withLock {
+            var entries = inbox
+            inbox.removeAll(keepingCapacity: true)
+            sequences.removeAll(keepingCapacity: true)
+            if sorted {
+                entries.sort { ($0.origin, $0.sequence) < ($1.origin, $1.sequence) }
+            }
+            return (entries.map(\.command), wallClock?())
+        }
+    }
+
+    /// Applies queued commands on the bridge until none are left (outside runs).
     private func drain() async {
         while true {
-            let batch = lock.withLock { () -> [@Sendable () -> Void]? in
-                guard !inbox.isEmpty else {
+            let (batch, now) = take(sorted: false)
+            guard !batch.isEmpty else {
+                let done = lock.withLock { () -> Bool in
+                    guard inbox.isEmpty else { return false }
                     draining = false
-                    return nil
+                    return true
                 }
-                defer { inbox.removeAll() }
-                return inbox
+                if done { return }
+                continue
             }
-            guard let batch else { return }
-            await bridge.applyFrontEndCommands(batch)
+            await bridge.applyFrontEndCommands(batch, catchingUpTo: now)
             // What the batch changed (a peripheral now retrievable, say) may be what an app's
             // `waitForApp` waits for: it checks again.
             bridge.outside.noteActivity()
         }
+    }
+
+    /// The run's driver: applies the held commands in their order. Returns whether there were any.
+    private func applyHeld(on bridge: isolated MockBLEBridge) -> Bool {
+        let (batch, now) = take(sorted: true)
+        guard !batch.isEmpty else { return false }
+        bridge.applyFrontEndCommands(batch, catchingUpTo: now)
+        bridge.outside.noteActivity()
+        return true
     }
 }

@@ -9,13 +9,23 @@ extension MockCentralEngine {
     func handle(_ event: CentralEvent) {
         switch event {
         case .stateChanged(let state):
+            lock.withLock {
+                if simulatedState == .poweredOn && state != .poweredOn { powerCycles += 1 }
+                simulatedState = CBMManagerState(state)
+            }
             deliver { [self] in
-                lock.withLock { setState(CBMManagerState(state)) }
+                lock.withLock {
+                    setState(CBMManagerState(state))
+                    // Below powered on, the peripheral objects are invalid (CoreBluetooth): the
+                    // app discovers or retrieves them again.
+                    if state != .poweredOn { forgetPeripherals() }
+                }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.centralManagerDidUpdateState(manager)
             }
         case .discovered(let discovery):
-            deliver { [self] in
+            spec(discovery.peripheral.identifier)?.noteDiscovered()
+            deliverAbout { [self] in
                 let peripheral = peripheralObject(discovery.peripheral)
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.centralManager(
@@ -23,35 +33,61 @@ extension MockCentralEngine {
                     rssi: NSNumber(value: discovery.rssi))
             }
         case .connected(let remote):
-            deliver { [self] in
+            spec(remote.identifier)?.noteConnected()
+            deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
                 lock.withLock { peripheral.storedState = .connected }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.centralManager(manager, didConnect: peripheral)
             }
         case .failedToConnect(let remote, let error):
-            deliver { [self] in
+            deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
                 lock.withLock { peripheral.storedState = .disconnected }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.centralManager(manager, didFailToConnect: peripheral, error: CBMError.bridging(error))
             }
-        case .disconnected(let remote, let error):
-            lock.withLock { dropLink(remote.identifier) }
-            if let simulation = spec(remote.identifier) {
-                simulation.delegate.peripheral(simulation.spec, didDisconnect: error.map(CBMError.bridging))
+        case .disconnected(let remote, let reason):
+            let poweredOn = lock.withLock { () -> Bool in
+                dropLink(remote.identifier)
+                return simulatedState == .poweredOn
             }
-            let timestamp = Self.seconds(bridge.clock.now)
-            deliver { [self] in
+            // Links Bluetooth's turning off ended are not reported: the state change says it
+            // (the peripheral objects are invalid), as CoreBluetooth does.
+            guard poweredOn else { return }
+            var error = reason.map(CBMError.bridging)
+            if let simulation = spec(remote.identifier) {
+                // A test's `simulateDisconnection(withError:)` error reaches the app as given.
+                error = simulation.disconnectionError(replacing: error)
+                simulation.delegate.peripheral(simulation.spec, didDisconnect: error)
+            }
+            let reported = UncheckedError(error)
+            let timestamp =
+                Self.seconds(bridge.clock.now) + LockedValue.on(bridge, key: TimestampOrigin.self, initial: 0).value
+            // A link that dropped (not one the app cancelled) of a peripheral connected with
+            // auto-reconnect: the system connects again at once, and says so.
+            let existing = knownPeripheral(remote.identifier)
+            let reconnecting =
+                reason != nil && lock.withLock({ simulatedState }) == .poweredOn
+                && existing.map { object in
+                    lock.withLock { object.reconnectsAutomatically }
+                } == true
+            if reconnecting, let existing {
+                command { [self] _ in attempt(existing) }
+            }
+            deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
-                lock.withLock { invalidate(peripheral) }
+                lock.withLock {
+                    invalidate(peripheral)
+                    if reconnecting { peripheral.storedState = .connecting }
+                }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.centralManager(
-                    manager, didDisconnectPeripheral: peripheral, timestamp: timestamp, isReconnecting: false,
-                    error: error.map(CBMError.bridging))
+                    manager, didDisconnectPeripheral: peripheral, timestamp: timestamp, isReconnecting: reconnecting,
+                    error: reported.error)
             }
         case .valueUpdated(let remote, let value):
-            deliver { [self] in
+            deliverAbout { [self] in
                 let peripheral = peripheralObject(RemotePeripheral(identifier: remote.peripheral, name: nil))
                 guard
                     let characteristic = lock.withLock({ () -> CBMCharacteristic? in
@@ -63,12 +99,12 @@ extension MockCentralEngine {
                 peripheral.delegate?.peripheral(peripheral, didUpdateValueFor: characteristic, error: nil)
             }
         case .readyToSendWriteWithoutResponse(let remote):
-            deliver { [self] in
+            deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
                 peripheral.delegate?.peripheralIsReady(toSendWriteWithoutResponse: peripheral)
             }
         case .servicesModified(let remote, let invalidated):
-            deliver { [self] in
+            deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
                 let objects = lock.withLock { () -> [CBMService] in
                     let handles = Set(invalidated.map(\.handle))
@@ -80,12 +116,12 @@ extension MockCentralEngine {
                 peripheral.delegate?.peripheral(peripheral, didModifyServices: objects)
             }
         case .nameUpdated(let remote):
-            deliver { [self] in
+            deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
                 peripheral.delegate?.peripheralDidUpdateName(peripheral)
             }
         case .connectionEvent(let connectionEvent, let remote):
-            deliver { [self] in
+            deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.centralManager(
@@ -94,7 +130,7 @@ extension MockCentralEngine {
                     for: peripheral)
             }
         case .ancsAuthorizationUpdated(let remote, let isAuthorized):
-            deliver { [self] in
+            deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
                 lock.withLock { peripheral.storedANCSAuthorized = isAuthorized }
                 guard let (manager, delegate) = managerAndDelegate else { return }
@@ -131,6 +167,15 @@ extension MockCentralEngine {
         peripheral.descriptorObjects.removeAll()
     }
 
+    /// With the lock held: forgets every peripheral object (they are invalid).
+    private func forgetPeripherals() {
+        for peripheral in peripheralObjects {
+            invalidate(peripheral)
+            peripheral.reconnectsAutomatically = false
+        }
+        removeAllPeripherals()
+    }
+
     /// With the lock held: forgets the objects of an invalidated service.
     private func forget(_ service: CBMService, of peripheral: CBMPeripheral) {
         let range = service.remote.handle...service.remote.endHandle
@@ -144,6 +189,13 @@ extension MockCentralEngine {
         let duration = instant.offset
         return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
+}
+
+/// An error handed to the app's queue (the app's own error value, given to a test hook; never
+/// mutated).
+struct UncheckedError: @unchecked Sendable {
+    let error: (any Error)?
+    init(_ error: (any Error)?) { self.error = error }
 }
 
 extension AdvertisementData {

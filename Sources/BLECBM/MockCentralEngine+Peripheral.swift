@@ -58,7 +58,7 @@ extension MockCentralEngine {
         if let error = refusal(
             peripheral.identifier, { $0.delegate.peripheral($0.spec, didReceiveServiceDiscoveryRequest: uuids) })
         {
-            return deliver { peripheral.delegate?.peripheral(peripheral, didDiscoverServices: error) }
+            return reply { peripheral.delegate?.peripheral(peripheral, didDiscoverServices: error) }
         }
         operation(.discoverServices(uuids?.map(\.bluetoothUUID), peripheral.identifier)) { [self] result in
             var failure: (any Error)?
@@ -84,13 +84,13 @@ extension MockCentralEngine {
         if let error = refusal(
             peripheral.identifier,
             { simulation in
-                simulation.serviceMock(at: service.remote.handle).map {
+                simulation.serviceMock(at: service.remote.handle, of: peripheral.identifier).map {
                     simulation.delegate.peripheral(
                         simulation.spec, didReceiveIncludedServiceDiscoveryRequest: uuids, for: $0)
                 } ?? .success(())
             })
         {
-            return deliver {
+            return reply {
                 peripheral.delegate?.peripheral(peripheral, didDiscoverIncludedServicesFor: service, error: error)
             }
         }
@@ -118,13 +118,13 @@ extension MockCentralEngine {
         if let error = refusal(
             peripheral.identifier,
             { simulation in
-                simulation.serviceMock(at: service.remote.handle).map {
+                simulation.serviceMock(at: service.remote.handle, of: peripheral.identifier).map {
                     simulation.delegate.peripheral(
                         simulation.spec, didReceiveCharacteristicsDiscoveryRequest: uuids, for: $0)
                 } ?? .success(())
             })
         {
-            return deliver {
+            return reply {
                 peripheral.delegate?.peripheral(peripheral, didDiscoverCharacteristicsFor: service, error: error)
             }
         }
@@ -154,25 +154,38 @@ extension MockCentralEngine {
         if let error = refusal(
             peripheral.identifier,
             { simulation in
-                simulation.characteristicMock(at: characteristic.remote.handle).map {
+                simulation.characteristicMock(at: characteristic.remote.handle, of: peripheral.identifier).map {
                     simulation.delegate.peripheral(simulation.spec, didReceiveDescriptorsDiscoveryRequestFor: $0)
                 } ?? .success(())
             })
         {
-            return deliver {
+            return reply {
                 peripheral.delegate?.peripheral(peripheral, didDiscoverDescriptorsFor: characteristic, error: error)
             }
         }
+        let declared = spec(peripheral.identifier)?.characteristicMock(
+            at: characteristic.remote.handle, of: peripheral.identifier)?.declaredDescriptorMocks
         operation(.discoverDescriptors(characteristic.remote)) { [self] result in
             var failure: (any Error)?
             switch result {
-            case .success(.descriptors(let found)):
+            case .success(.descriptors(var found)):
+                // A spec's characteristic lists the descriptors its spec declares, in that order
+                // (as CoreBluetoothMock does), not the CCCD the simulated stack adds.
+                if let declared {
+                    found = declared.compactMap { mock in
+                        guard let index = found.firstIndex(where: { $0.uuid == mock.uuid.bluetoothUUID }) else {
+                            return nil
+                        }
+                        return found.remove(at: index)
+                    }
+                }
                 lock.withLock {
                     let objects = objects(
                         for: found, in: \.descriptorObjects, of: peripheral, handle: \.handle,
                         make: { CBMDescriptor($0, characteristic: characteristic) })
-                    characteristic.storedDescriptors = merged(
-                        characteristic.storedDescriptors, objects, by: \.remote.handle)
+                    characteristic.storedDescriptors =
+                        declared == nil
+                        ? merged(characteristic.storedDescriptors, objects, by: \.remote.handle) : objects
                 }
             case .success: break
             case .failure(let error): failure = CBMError.bridging(error)
@@ -212,7 +225,9 @@ extension MockCentralEngine {
             }
             switch result {
             case .success(.value(let data)):
-                let typed = CBMDescriptor.typedValue(data, uuid: descriptor.remote.uuid)
+                // A spec's descriptor value is the delegate's `Data`, as CoreBluetoothMock hands
+                // it over; CoreBluetooth types the others (a user description as a `String`).
+                let typed = simulation == nil ? CBMDescriptor.typedValue(data, uuid: descriptor.remote.uuid) : data
                 lock.withLock { descriptor.storedValue = typed }
             case .success: break
             case .failure(let error): failure = CBMError.bridging(error)
@@ -276,12 +291,12 @@ extension MockCentralEngine {
                 "setNotifyValue")
         else { return }
         let simulation = spec(peripheral.identifier)
-        let mock = simulation?.characteristicMock(at: characteristic.remote.handle)
+        let mock = simulation?.characteristicMock(at: characteristic.remote.handle, of: peripheral.identifier)
         if let simulation, let mock,
             case .failure(let error) = simulation.delegate.peripheral(
                 simulation.spec, didReceiveSetNotifyRequest: enabled, for: mock)
         {
-            return deliver {
+            return reply {
                 peripheral.delegate?.peripheral(peripheral, didUpdateNotificationStateFor: characteristic, error: error)
             }
         }

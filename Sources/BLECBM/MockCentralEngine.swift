@@ -34,6 +34,12 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     private var peripherals: [UUID: CBMPeripheral] = [:]
     private var linkMirrors: [UUID: LinkMirror] = [:]
     private var misuses: [String] = []
+    private var invalidated = false
+    /// The central's state as the simulation last reported it (the app's mirror follows on its
+    /// queue).
+    var simulatedState: CBMManagerState = .unknown
+    /// How many times the central left `poweredOn`, as the simulation reported it.
+    var powerCycles = 0
 
     var bridge: MockBLEBridge { lane.bridge }
 
@@ -48,9 +54,14 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             configuration.restoreIdentifier = restoreIdentifier
         }
         if let state = Self.initialState(on: bridge) { configuration.initialState = state }
+        // A new CBCentralManager's first state callback carries its real state (it does not
+        // pass through `resetting`).
+        if case .realistic(let duration) = configuration.stateTransition {
+            configuration.stateTransition = .delayed(duration)
+        }
         let central = MockCentralManager(configuration: configuration, bridge: bridge)
         self.central = central
-        lane = FrontEndLane(bridge: bridge, target: central, queue: queue)
+        lane = FrontEndLane(bridge: bridge, target: central, key: central.identifier, queue: queue)
         Self.registry(on: bridge).add(self)
     }
 
@@ -94,14 +105,38 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
 
     /// The central's Bluetooth state changes (the user turned Bluetooth off, say).
     func simulateStateChange(_ state: CBMManagerState) {
+        guard !isInvalidated else { return }
         let target = state.managerState
         command { $0.simulateStateChange(target) }
     }
 
     deinit {
-        let central = central
-        lane.bridge.startTracked { await central.detachFrontEnd() }
+        // A manager the app lets go of leaves the air, as CoreBluetooth's does: its scan stops
+        // and its connections and attempts end.
+        lane.command { central in
+            central.detachFrontEnd()
+            central.shutDown()
+        }
     }
+
+    /// The system this manager was on was uninstalled: the manager is invalid from now on, as
+    /// CoreBluetoothMock's `tearDownSimulation()` leaves its managers. Its delegate hears the
+    /// state `unknown`; later calls are ignored (and noted as misuses).
+    func invalidate() {
+        lock.withLock { invalidated = true }
+        command { [self] central in
+            central.detachFrontEnd()
+            central.shutDown()
+            deliver { [self] in
+                lock.withLock { setState(.unknown) }
+                guard let (manager, delegate) = managerAndDelegate else { return }
+                delegate.centralManagerDidUpdateState(manager)
+            }
+        }
+    }
+
+    /// Whether the manager's system was uninstalled.
+    var isInvalidated: Bool { lock.withLock { invalidated } }
 
     func attach(_ manager: CBMCentralManager) {
         lock.withLock { self.manager = manager }
@@ -116,16 +151,18 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                 lock.withLock { linkMirrors[peripheral] = LinkMirror(maximumWriteLength: maximumWriteLength) }
             })
         // A restore identifier with a restoration the test simulated: the delegate hears it first.
-        if let identifier = restoreIdentifier, let restore = RestorationBook.value(for: bridge),
-            let dictionary = restore(identifier)
-        {
-            let restored = UncheckedDictionary(dictionary)
-            deliver { [self] in
-                guard let (manager, delegate) = managerAndDelegate else { return }
-                delegate.centralManager(manager, willRestoreState: restored.value)
-            }
+        let restored = restoreIdentifier.flatMap { identifier in
+            RestorationBook.value(for: bridge)?(identifier).map(UncheckedDictionary.init)
         }
-        command { $0.attachFrontEnd(frontEnd) }
+        command { [self] central in
+            if let restored {
+                deliver { [self] in
+                    guard let (manager, delegate) = managerAndDelegate else { return }
+                    delegate.centralManager(manager, willRestoreState: restored.value)
+                }
+            }
+            central.attachFrontEnd(frontEnd)
+        }
     }
 
     /// The restore identifier this manager was created with, if any.
@@ -136,18 +173,37 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// Queues a command for the bridge, in the order the app called.
     func command(_ body: @escaping Command) { lane.command(body) }
 
+    /// Runs `body` on the app's queue after the commands queued before it have been applied
+    /// (a callback the app's own call decides, such as a refusal, keeps its place among the
+    /// simulation's callbacks).
+    func reply(_ body: @escaping @Sendable () -> Void) {
+        command { [self] _ in deliverAbout(body) }
+    }
+
     /// Starts an operation on the bridge; `then` runs on the app's queue with its result.
     func operation(
         _ operation: MockCentralManager.FrontEndOperation,
         then: @escaping @Sendable (Result<MockCentralManager.FrontEndResult, any Error>) -> Void
     ) {
         command { central in
-            central.begin(operation) { [self] result in deliver { then(result) } }
+            central.begin(operation) { [self] result in deliverAbout { then(result) } }
         }
     }
 
     /// Runs `body` on the app's queue, after every callback handed over before it.
     func deliver(_ body: @escaping @Sendable () -> Void) { lane.deliver(body) }
+
+    /// Runs a callback about peripherals on the app's queue (as ``deliver(_:)``), unless
+    /// Bluetooth left `poweredOn` between now and then: the peripheral objects it would name are
+    /// invalid by then (CoreBluetooth), so it is dropped, as an advertisement or a response in
+    /// flight when the radio turns off is lost. Call it on the bridge's executor.
+    func deliverAbout(_ body: @escaping @Sendable () -> Void) {
+        let cycle = lock.withLock { powerCycles }
+        lane.deliver { [self] in
+            guard lock.withLock({ powerCycles }) == cycle else { return }
+            body()
+        }
+    }
 
     /// The CoreBluetoothMock-style spec simulated for a peripheral on this bridge, if any: its
     /// delegate is asked about connections, discoveries, subscriptions and descriptors as
@@ -181,6 +237,18 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         }
     }
 
+    /// The object for a peripheral, if this manager has one now.
+    func knownPeripheral(_ identifier: UUID) -> CBMPeripheral? { lock.withLock { peripherals[identifier] } }
+
+    /// With the lock held: the peripheral objects.
+    var peripheralObjects: [CBMPeripheral] { Array(peripherals.values) }
+
+    /// With the lock held: forgets the peripheral objects and their links.
+    func removeAllPeripherals() {
+        peripherals.removeAll()
+        linkMirrors.removeAll()
+    }
+
     /// With the lock held: the mirror of the link to a peripheral, if connected.
     func link(_ peripheral: UUID) -> LinkMirror? { linkMirrors[peripheral] }
 
@@ -207,7 +275,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
 
     // MARK: Manager
 
-    var state: CBMManagerState { lock.withLock { mirroredState } }
+    var state: CBMManagerState { lock.withLock { invalidated ? .unknown : mirroredState } }
 
     var authorization: CBMManagerAuthorization { AuthorizationBook.value(for: bridge) }
 
@@ -231,19 +299,38 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
 
     func connect(_ peripheral: CBMPeripheral, options: [String: Any]?) {
         guard state == .poweredOn else { return misuse("connect: the manager is not powered on") }
-        lock.withLock { if peripheral.storedState == .disconnected { peripheral.storedState = .connecting } }
+        let reconnects = Self.bool(options?[CBMConnectPeripheralOptionEnableAutoReconnect])
+        let mine = lock.withLock { () -> Bool in
+            guard peripherals[peripheral.identifier] === peripheral else { return false }
+            if peripheral.storedState == .disconnected { peripheral.storedState = .connecting }
+            peripheral.reconnectsAutomatically = reconnects
+            return true
+        }
+        guard mine else {
+            return misuse(
+                "connect: \(peripheral.identifier) is not one of this manager's current peripherals (retrieve or "
+                    + "discover it again)")
+        }
         if let error = refusal(peripheral.identifier, { $0.delegate.peripheralDidReceiveConnectionRequest($0.spec) }) {
-            deliver { [self] in
+            reply { [self] in
                 lock.withLock { peripheral.storedState = .disconnected }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.centralManager(manager, didFailToConnect: peripheral, error: error)
             }
             return
         }
+        attempt(peripheral)
+    }
+
+    /// Starts a connection attempt (the app's, or the system's automatic reconnection).
+    func attempt(_ peripheral: CBMPeripheral) {
         operation(.connect(peripheral.identifier, timeout: nil)) { [self] result in
             // The central's events report the outcome; an attempt the simulation refused at
-            // once (it never became an attempt) is reported here.
-            guard case .failure(let error) = result else { return }
+            // once (it never became an attempt) is reported here. An attempt the app cancelled
+            // is reported as a disconnection, with no error (the central's event).
+            guard case .failure(let error) = result,
+                (error as? CoreBluetoothError)?.code != .operationCancelled
+            else { return }
             let report = lock.withLock { () -> Bool in
                 guard peripheral.storedState == .connecting else { return false }
                 peripheral.storedState = .disconnected
@@ -255,7 +342,10 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     }
 
     func cancelPeripheralConnection(_ peripheral: CBMPeripheral) {
-        lock.withLock { if peripheral.storedState == .connected { peripheral.storedState = .disconnecting } }
+        lock.withLock {
+            peripheral.reconnectsAutomatically = false
+            if peripheral.storedState == .connected { peripheral.storedState = .disconnecting }
+        }
         let identifier = peripheral.identifier
         command { try? $0.cancelPeripheralConnection(identifier) }
     }
@@ -264,13 +354,37 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
 
     func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [CBMPeripheral] {
         guard state == .poweredOn else { return [] }
-        return bridge.systemView.knownPeripherals(withIdentifiers: identifiers).map(peripheralObject)
+        let known = bridge.systemView.knownPeripherals(withIdentifiers: identifiers)
+        var seen = Set<UUID>()
+        let found = identifiers.compactMap { identifier -> RemotePeripheral? in
+            guard seen.insert(identifier).inserted else { return nil }
+            // A spec's peripheral is known as its spec says now (a `simulateCaching()` or
+            // `simulateMacChange()` just made counts at once); other peripherals as the
+            // simulation knows them.
+            if let simulation = spec(identifier) {
+                let state = simulation.snapshot
+                guard simulation.isActive, state.identifier == identifier, state.isKnown else { return nil }
+                return known.first { $0.identifier == identifier }
+                    ?? RemotePeripheral(identifier: identifier, name: state.name)
+            }
+            return known.first { $0.identifier == identifier }
+        }
+        return found.map(peripheralObject)
     }
 
     func retrieveConnectedPeripherals(withServices serviceUUIDs: [CBMUUID]) -> [CBMPeripheral] {
         guard state == .poweredOn else { return [] }
-        return bridge.systemView.connectedPeripherals(withServices: serviceUUIDs.map(\.bluetoothUUID)).map(
-            peripheralObject)
+        let services = serviceUUIDs.map(\.bluetoothUUID)
+        var found = bridge.systemView.connectedPeripherals(withServices: services)
+        // A spec another app connects to (`simulateConnection()`) counts at once, with its services.
+        for simulation in SpecSimulation.registry(on: bridge).all where simulation.isActive {
+            let state = simulation.snapshot
+            guard state.isConnectedBySystem, !found.contains(where: { $0.identifier == state.identifier }),
+                state.services?.contains(where: { services.contains($0.uuid.bluetoothUUID) }) == true
+            else { continue }
+            found.append(RemotePeripheral(identifier: state.identifier, name: state.name))
+        }
+        return found.map(peripheralObject)
     }
 
     func registerForConnectionEvents(options: [CBMConnectionEventMatchingOption: Any]?) {

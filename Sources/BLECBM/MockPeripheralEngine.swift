@@ -28,20 +28,72 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private var centrals: [UUID: CBMCentral] = [:]
     private var queuedUpdates = 0
     private var updatesInFlight = 0
+    private var invalidated = false
 
     init(bridge: MockBLEBridge, queue: DispatchQueue?, configuration: MockPeripheralManager.Configuration?) {
         var configuration =
             configuration
             ?? (bridge.configuration.timing.isInstant ? .fast : .realistic(seed: bridge.configuration.seed))
         configuration.requestHandling = .manual
+        if let state = MockCentralEngine.initialState(on: bridge) { configuration.initialState = state }
+        // A new CBPeripheralManager's first state callback carries its real state.
+        if case .realistic(let duration) = configuration.stateTransition {
+            configuration.stateTransition = .delayed(duration)
+        }
         let peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge)
         self.peripheral = peripheral
-        lane = FrontEndLane(bridge: bridge, target: peripheral, queue: queue)
+        lane = FrontEndLane(bridge: bridge, target: peripheral, key: peripheral.identifier, queue: queue)
+        Self.registry(on: bridge).add(self)
     }
 
     deinit {
-        let peripheral = peripheral
-        lane.bridge.startTracked { await peripheral.detachFrontEnd() }
+        // A manager the app lets go of leaves the air, as CoreBluetooth's does.
+        lane.command { peripheral in
+            peripheral.detachFrontEnd()
+            peripheral.shutDown()
+        }
+    }
+
+    /// The peripheral engines on one bridge, held weakly.
+    final class Registry: @unchecked Sendable {
+        // @unchecked Sendable: `engines` is only read and written with `lock` held.
+        private struct Weak { weak var engine: MockPeripheralEngine? }
+        private let lock = Lock()
+        private var engines: [Weak] = []
+
+        func add(_ engine: MockPeripheralEngine) {
+            lock.withLock {
+                engines.removeAll { $0.engine == nil }
+                engines.append(Weak(engine: engine))
+            }
+        }
+
+        var all: [MockPeripheralEngine] { lock.withLock { engines.compactMap(\.engine) } }
+    }
+
+    static func registry(on bridge: MockBLEBridge) -> Registry {
+        bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) { Registry() }
+    }
+
+    /// The peripheral engines on a bridge, oldest first.
+    static func engines(on bridge: MockBLEBridge) -> [MockPeripheralEngine] { registry(on: bridge).all }
+
+    /// The system this manager was on was uninstalled: it leaves the air, its delegate hears the
+    /// state `unknown`, and later calls are ignored.
+    func invalidate() {
+        lock.withLock { invalidated = true }
+        lane.command { [self] peripheral in
+            peripheral.detachFrontEnd()
+            peripheral.shutDown()
+            lane.deliver { [self] in
+                lock.withLock {
+                    mirroredState = .unknown
+                    advertising = false
+                }
+                guard let (manager, delegate) = managerAndDelegate else { return }
+                delegate.peripheralManagerDidUpdateState(manager)
+            }
+        }
     }
 
     func attach(_ manager: CBMPeripheralManager) {
@@ -69,7 +121,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         }
     }
 
-    var state: CBMManagerState { lock.withLock { mirroredState } }
+    var state: CBMManagerState { lock.withLock { invalidated ? .unknown : mirroredState } }
 
     var isAdvertising: Bool { lock.withLock { advertising } }
 

@@ -10,6 +10,16 @@ import Foundation
 /// itself (``NativeCentralBackend``); elsewhere, a system without Bluetooth LE (the manager
 /// reports `unsupported` and ignores every call).
 enum NativeSupport {
+    /// Whether the platform has CoreBluetooth with a radio: not on Linux, nor in the iOS
+    /// simulator (where CoreBluetoothMock's factory, too, hands out mocks).
+    static var hasBluetooth: Bool {
+        #if canImport(CoreBluetooth) && !targetEnvironment(simulator)
+            true
+        #else
+            false
+        #endif
+    }
+
     /// The app's authorization outside any bridge.
     static var authorization: CBMManagerAuthorization {
         #if canImport(CoreBluetooth)

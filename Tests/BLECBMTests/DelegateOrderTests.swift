@@ -108,7 +108,7 @@ struct DelegateOrderTests {
             return recorder.calls
         }
         #expect(
-            calls == (realistic ? ["state resetting"] : []) + [
+            calls == [
                 "state poweredOn", "discover nRF Blinky", "connect state=connected", "services 1", "characteristics 2",
                 "value [1]", "wrote", "notifying true", "disconnect services=nil error=CBErrorDomain/6",
             ])

@@ -16,12 +16,14 @@ final class Observer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
     var restored: [String] = []
     var invalidated: [CBMUUID] = []
     var disconnectTimes: [CFAbsoluteTime] = []
+    var disconnectErrors: [NSError] = []
 
     func centralManager(
         _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, timestamp: CFAbsoluteTime,
         isReconnecting: Bool, error: Error?
     ) {
         disconnectTimes.append(timestamp)
+        if let error { disconnectErrors.append(error as NSError) }
     }
 
     func peripheral(_ peripheral: CBMPeripheral, didModifyServices invalidatedServices: [CBMService]) {
@@ -228,31 +230,67 @@ struct CoreBluetoothMockStyleTests {
         }
     }
 
+    // CoreBluetoothMock's simulateMacChange (CBMPeripheralSpec.swift) gives the spec a new
+    // identifier and makes it unknown (`isKnown = false`), and leaves its connections alone.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test func aMacChangeDropsTheLinkAndTheDeviceComesBackUnderANewIdentifier() async throws {
+    @Test func aMacChangeGivesANewIdentifierUnknownToTheSystemAndKeepsTheLink() async throws {
         let bridge = MockBLEBridge(seed: 56)
         let newIdentifier = UUID(uuidString: "A0A0A0A0-0000-4000-8000-000000000056")!
-        let (found, disconnected) = try await bridge.run { @MainActor () -> ([UUID], Bool) in
+        let (found, errorCode) = try await bridge.run { @MainActor () -> ([UUID], Int?) in
             CBMCentralManagerMock.simulatePeripherals([heartRateMonitor])
             let observer = Observer()
             let manager = CBMCentralManagerFactory.instance(forceMock: true)
             manager.delegate = observer
             try await bridge.waitForApp { manager.state == .poweredOn }
-            let peripheral = try #require(
-                manager.retrievePeripherals(withIdentifiers: [heartRateMonitor.identifier]).first)
+            let old = heartRateMonitor.identifier
+            let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [old]).first)
             manager.connect(peripheral)
             try await bridge.waitForApp { peripheral.state == .connected }
+
             heartRateMonitor.simulateMacChange(newIdentifier)
-            try await bridge.waitForApp { peripheral.state == .disconnected }
-            // The newer disconnection callback, with CoreBluetooth's signature, got the virtual time.
-            #expect(observer.disconnectTimes.count == 1)
-            #expect(observer.disconnectTimes.allSatisfy { $0 >= 0 })
+            // At once: the new identifier, unknown to the system (not retrievable), the link kept.
+            #expect(heartRateMonitor.identifier == newIdentifier)
+            #expect(!heartRateMonitor.isKnown)
+            #expect(manager.retrievePeripherals(withIdentifiers: [newIdentifier]).isEmpty)
+            #expect(peripheral.state == .connected)
+
+            // A scan finds it under the new address, and then the system knows it.
             manager.scanForPeripherals(withServices: nil)
             try await bridge.waitForApp { !observer.discoveries.isEmpty }
-            return (observer.discoveries.map(\.peripheral.identifier), peripheral.state == .disconnected)
+            manager.stopScan()
+            #expect(heartRateMonitor.isKnown)
+            #expect(manager.retrievePeripherals(withIdentifiers: [newIdentifier]).count == 1)
+
+            // The old link still drops as the test says, with the error it gives.
+            heartRateMonitor.simulateDisconnection(withError: CBMATTError(.insufficientResources))
+            try await bridge.waitForApp { peripheral.state == .disconnected }
+            #expect(observer.disconnectTimes.count == 1)
+            #expect(observer.disconnectTimes.allSatisfy { $0 >= 0 })
+            #expect(peripheral.state == .disconnected)
+            return (observer.discoveries.map(\.peripheral.identifier), observer.disconnectErrors.first?.code)
         }
-        #expect(disconnected)
         #expect(found.allSatisfy { $0 == newIdentifier })
+        #expect(errorCode == CBMATTError.Code.insufficientResources.rawValue)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aMacChangeWithoutAnIdentifierDerivesOneFromTheSeed() async throws {
+        func change(seed: UInt64) async throws -> (old: UUID, new: UUID) {
+            try await MockBLEBridge(seed: seed).run { @MainActor in
+                CBMCentralManagerMock.simulatePeripherals([heartRateMonitor])
+                let old = heartRateMonitor.identifier
+                heartRateMonitor.simulateMacChange()
+                return (old, heartRateMonitor.identifier)
+            }
+        }
+        let first = try await change(seed: 5)
+        let again = try await change(seed: 5)
+        let other = try await change(seed: 6)
+        #expect(first.new != first.old)
+        #expect(first == again)
+        #expect(other.new != first.new)
+        // Outside any simulation the spec shows the identifier it was built with.
+        #expect(heartRateMonitor.identifier == first.old)
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)

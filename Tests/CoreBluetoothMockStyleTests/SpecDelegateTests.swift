@@ -115,7 +115,8 @@ final class Explorer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
     }
 
     func peripheral(_ peripheral: CBMPeripheral, didUpdateValueFor descriptor: CBMDescriptor, error: Error?) {
-        add("descriptor \(descriptor.value as? String ?? "?")", error)
+        // A spec's descriptor value is the delegate's Data, as CoreBluetoothMock hands it over.
+        add("descriptor \((descriptor.value as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "?")", error)
     }
 
     func peripheral(

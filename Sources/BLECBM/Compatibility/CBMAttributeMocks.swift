@@ -54,9 +54,15 @@ open class CBMCharacteristicMock: CBMCharacteristic, @unchecked Sendable {
     public init(type uuid: CBMUUID, properties: CBMCharacteristicProperties, descriptors: CBMDescriptorMock...) {
         declaredDescriptors = descriptors
         super.init(local: uuid, properties: properties, value: nil)
+        for descriptor in descriptors {
+            descriptor.lock.withLock { descriptor.setCharacteristic(self) }
+        }
     }
 
     open override var descriptors: [CBMDescriptor]? { declaredDescriptors }
+
+    /// The descriptor mocks, as declared.
+    var declaredDescriptorMocks: [CBMDescriptorMock] { declaredDescriptors }
 
     /// The last value set with `simulateValueUpdate(_:for:)`.
     open override var value: Data? {

@@ -2,96 +2,116 @@ import BLECore
 import BLEMockKit
 import Foundation
 
-/// CoreBluetoothMock's central manager class and its static simulation calls, acting on the
-/// current test's bridge (`MockBLEBridge.current`) rather than on process-wide statics: tests
-/// running in parallel each simulate their own peripherals and states.
+/// CoreBluetoothMock's central manager class and its static simulation calls.
 ///
-/// Every static call needs a current bridge: inside `bridge.run { }` or
-/// `MockBLEBridge.$current.withValue(bridge) { }`. Without one it stops the program with a
-/// message saying so.
+/// The statics act on the current test's bridge (`MockBLEBridge.current`) when there is one, so
+/// tests with bridges of their own run in parallel, each simulating its own peripherals and
+/// states. Otherwise they act on the process-wide ``SimulatedSystem``, installing one (fast,
+/// time following the wall clock, Bluetooth off until a test turns it on) when none is, as
+/// CoreBluetoothMock's simulation is always there: so they work in `setUpWithError`, in
+/// synchronous XCTest methods, and from any thread. ``tearDownSimulation()`` uninstalls it.
 open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
-    /// The current test's bridge, or a stop with a message saying how to set one.
-    static func currentBridge(_ call: String) -> MockBLEBridge {
-        guard let bridge = MockBLEBridge.current else {
-            preconditionFailure(
-                "CBMCentralManagerMock.\(call): no current MockBLEBridge. Call it inside `bridge.run { }` or "
-                    + "`MockBLEBridge.$current.withValue(bridge) { }`: the simulation belongs to the test's bridge.")
-        }
-        return bridge
+    /// Creates a mock manager with no delegate, on the main queue.
+    public convenience init() {
+        self.init(delegate: nil, queue: nil, options: nil)
     }
 
-    /// Creates a mock manager on the current test's bridge.
+    /// Creates a mock manager whose delegate is called on `queue` (the main queue when `nil`).
+    public convenience init(delegate: (any CBMCentralManagerDelegate)?, queue: DispatchQueue?) {
+        self.init(delegate: delegate, queue: queue, options: nil)
+    }
+
+    /// Creates a mock manager with options, on the current test's bridge or the simulated system.
     public override init(
         delegate: (any CBMCentralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil
     ) {
-        super.init(bridge: Self.currentBridge("init"), delegate: delegate, queue: queue, options: options)
+        super.init(bridge: BridgeScope.forCoreBluetoothMock("init"), delegate: delegate, queue: queue, options: options)
     }
 
-    /// Puts peripherals on the current test's bridge (each spec once per bridge).
+    /// Puts peripherals on the air (CoreBluetoothMock replaces its list: specs simulated before
+    /// and not listed go off the air, and each listed one starts advertising again, its delays
+    /// counted from now). As in CoreBluetoothMock, it is refused (with a warning) while managers
+    /// exist and Bluetooth is on: turn it off first (``simulatePowerOff()``).
     public static func simulatePeripherals(_ peripherals: [CBMPeripheralSpec]) {
-        let bridge = currentBridge("simulatePeripherals(_:)")
-        for spec in peripherals { SpecSimulation.simulate(spec, on: bridge) }
+        let bridge = BridgeScope.forCoreBluetoothMock("simulatePeripherals(_:)")
+        let state = MockCentralEngine.initialState(on: bridge) ?? .poweredOn
+        guard MockCentralEngine.engines(on: bridge).allSatisfy(\.isInvalidated) || state == .poweredOff else {
+            return Warning.emit(
+                "CBMCentralManagerMock.simulatePeripherals(_:): peripherals cannot change while managers exist and "
+                    + "Bluetooth is on; call simulatePowerOff() first, or simulate them before creating managers. "
+                    + "The call does nothing.")
+        }
+        SpecSimulation.simulate(peripherals, on: bridge)
     }
 
-    /// The state managers created from now on start in (`poweredOn` unless set).
+    /// Sets Bluetooth's state: managers created from now on start in it, and existing managers
+    /// change to it, as in CoreBluetoothMock (`poweredOn` unless set, on a test's bridge; a
+    /// simulated system CoreBluetoothMock's statics installed starts `poweredOff`).
     public static func simulateInitialState(_ state: CBMManagerState) {
-        MockCentralEngine.setInitialState(state, on: currentBridge("simulateInitialState(_:)"))
+        simulateStateChange(state, "simulateInitialState(_:)")
     }
 
-    /// Bluetooth is turned on: every manager on the bridge, and those created later.
+    /// Bluetooth is turned on: every manager, and those created later.
     public static func simulatePowerOn() { simulateStateChange(.poweredOn, "simulatePowerOn()") }
 
-    /// Bluetooth is turned off: every manager on the bridge, and those created later.
+    /// Bluetooth is turned off: every manager, and those created later. Managers forget their
+    /// peripherals (the objects are invalid, as in CoreBluetooth).
     public static func simulatePowerOff() { simulateStateChange(.poweredOff, "simulatePowerOff()") }
 
     private static func simulateStateChange(_ state: CBMManagerState, _ call: String) {
-        let bridge = currentBridge(call)
+        let bridge = BridgeScope.forCoreBluetoothMock(call)
         MockCentralEngine.setInitialState(state, on: bridge)
         for engine in MockCentralEngine.engines(on: bridge) { engine.simulateStateChange(state) }
     }
 
-    /// The app's Bluetooth authorization on the bridge.
+    /// The app's Bluetooth authorization.
     public static func simulateAuthorization(_ authorization: CBMManagerAuthorization) {
-        AuthorizationBook.set(authorization, for: currentBridge("simulateAuthorization(_:)"))
+        AuthorizationBook.set(authorization, for: BridgeScope.forCoreBluetoothMock("simulateAuthorization(_:)"))
     }
 
-    /// Which features ``CBMCentralManager/supports(_:)`` reports on the bridge (`nil`: the
-    /// kit's answer, connection events supported).
+    /// Which features ``CBMCentralManager/supports(_:)`` reports (`nil`: the kit's answer,
+    /// connection events supported).
     public static var simulateFeaturesSupport: (@Sendable (CBMCentralManagerFeature) -> Bool)? {
-        get { FeatureBook.value(for: currentBridge("simulateFeaturesSupport")) }
-        set { FeatureBook.set(newValue, for: currentBridge("simulateFeaturesSupport")) }
+        get { FeatureBook.value(for: BridgeScope.forCoreBluetoothMock("simulateFeaturesSupport")) }
+        set { FeatureBook.set(newValue, for: BridgeScope.forCoreBluetoothMock("simulateFeaturesSupport")) }
     }
 
-    /// How much simulated peripherals' RSSI varies, for specs simulated on the bridge from now
-    /// on (none unless set: the kit's RSSI is the proximity's).
+    /// How much simulated peripherals' RSSI varies, for specs simulated from now on
+    /// (CoreBluetoothMock's default is ±15 dBm, drawn here from the bridge's seed).
     public static func simulateRSSIDeviation(_ deviation: CBMProximity.Deviation) {
-        currentBridge("simulateRSSIDeviation(_:)").frontEndSettings[SpecSimulation.deviationKey] = deviation.spread
+        BridgeScope.forCoreBluetoothMock("simulateRSSIDeviation(_:)").frontEndSettings[SpecSimulation.deviationKey] =
+            deviation.spread
     }
 
-    /// What the system restores to a manager created on the bridge with a restore identifier
+    /// What the system restores to a manager created with a restore identifier
     /// (`CBMCentralManagerOptionRestoreIdentifierKey`): the dictionary its delegate's
     /// `centralManager(_:willRestoreState:)` receives before its first state, or `nil` for none.
     public static var simulateStateRestoration: (@Sendable (_ identifierKey: String) -> [String: Any]?)? {
-        get { RestorationBook.value(for: currentBridge("simulateStateRestoration")) }
-        set { RestorationBook.set(newValue, for: currentBridge("simulateStateRestoration")) }
+        get { RestorationBook.value(for: BridgeScope.forCoreBluetoothMock("simulateStateRestoration")) }
+        set { RestorationBook.set(newValue, for: BridgeScope.forCoreBluetoothMock("simulateStateRestoration")) }
     }
 
-    /// Nothing to tear down: each test's simulation ends with its bridge. Kept so tests written
-    /// for CoreBluetoothMock compile; `await bridge.finish()` reports what was left over.
-    public static func tearDownSimulation() {}
+    /// Ends the simulation, as CoreBluetoothMock's does: outside a test's bridge, the installed
+    /// ``SimulatedSystem`` is uninstalled (its managers hear `unknown` and become invalid; the
+    /// next static call installs a fresh one). On a test's bridge nothing happens: the
+    /// simulation ends with the bridge (`await bridge.finish()` reports what was left over).
+    public static func tearDownSimulation() {
+        guard MockBLEBridge.current == nil else { return }
+        SimulatedSystem.current?.uninstall()
+    }
 }
 
-/// CoreBluetoothMock's factory: a mock manager inside a test's bridge scope, CoreBluetooth
+/// CoreBluetoothMock's factory: a mock manager where there is a simulation, CoreBluetooth
 /// elsewhere.
 public enum CBMCentralManagerFactory {
-    /// A central manager: on the current test's bridge when there is one; otherwise on
-    /// CoreBluetooth (Apple platforms), or, with `forceMock`, a stop with a message saying how
-    /// to set a bridge.
+    /// A central manager: a mock (on the current test's bridge, or the simulated system) when
+    /// `forceMock` is set, when a bridge or a system is there, or where CoreBluetooth is not
+    /// (Linux; the iOS simulator, as in CoreBluetoothMock); otherwise CoreBluetooth's.
     public static func instance(
         delegate: (any CBMCentralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil,
         forceMock: Bool = false
     ) -> CBMCentralManager {
-        if forceMock || MockBLEBridge.current != nil {
+        if forceMock || BridgeScope.current != nil || !NativeSupport.hasBluetooth {
             return CBMCentralManagerMock(delegate: delegate, queue: queue, options: options)
         }
         return CBMCentralManager(delegate: delegate, queue: queue, options: options)

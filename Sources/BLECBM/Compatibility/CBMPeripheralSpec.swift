@@ -5,28 +5,28 @@ import Foundation
 /// A simulated peripheral, declared once (CoreBluetoothMock's `CBMPeripheralSpec`): what it
 /// advertises, its services, and the delegate answering its requests.
 ///
-/// Unlike CoreBluetoothMock, which keeps one simulation in statics, a spec is only a
-/// description: ``CBMCentralManagerMock/simulatePeripherals(_:)`` puts it on the current
-/// test's bridge (`MockBLEBridge.current`), and every `simulate…` call acts on that bridge's
-/// copy. So a spec declared as a global `let` serves many tests at once, each with its own state.
+/// Unlike CoreBluetoothMock, which keeps one simulation in statics, a spec is a description
+/// plus one simulation per bridge: ``CBMCentralManagerMock/simulatePeripherals(_:)`` puts it on
+/// the current test's bridge (`MockBLEBridge.current`) or, when none is current, on the installed
+/// ``SimulatedSystem``; every `simulate…` call and every property below acts on that
+/// simulation. So a spec declared as a global `let` serves many tests at once, each with its own
+/// state, and the calls work from any thread (a delegate callback, a notification handler).
 public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
-    // @unchecked Sendable: every property is set by the builder before `build()` returns and
-    // never changed afterwards; per-test state lives on each bridge.
+    // @unchecked Sendable: the `built…` properties are set by the builder before `build()`
+    // returns and never changed; the state the `simulate…` calls change lives in each
+    // simulation of the spec (one per bridge), and `simulations` is a lock-guarded list.
 
-    /// The peripheral's identifier.
-    public let identifier: UUID
-    /// Its GAP name (connectable peripherals).
-    public let name: String?
-    /// Where it starts, relative to the central.
-    public let proximity: CBMProximity
-    /// Whether the system knows it from the start (``Builder/allowForRetrieval()``).
-    public let isKnown: Bool
+    let builtIdentifier: UUID
+    let builtName: String?
+    let builtProximity: CBMProximity
+    let builtIsKnown: Bool
+    let builtAdvertisement: [CBMAdvertisementConfig]?
+    let builtServices: [CBMServiceMock]?
+    /// Where the spec is simulated (held weakly: a bridge's simulation goes with the bridge).
+    private let simulations = SimulationList()
+
     /// Whether another app is connected to it from the start (``Builder/connected(name:services:delegate:connectionInterval:supervisionTimeout:mtu:)``).
     public let isInitiallyConnected: Bool
-    /// Its advertising sets. The simulation advertises the first one.
-    public let advertisement: [CBMAdvertisementConfig]?
-    /// Its services, for connectable peripherals.
-    public let services: [CBMServiceMock]?
     /// The connection interval asked for. The bridge's `LinkTiming` sets the interval of every
     /// link; this value is kept for reference.
     public let connectionInterval: TimeInterval?
@@ -38,18 +38,39 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
     public let connectionDelegate: (any CBMPeripheralSpecDelegate)?
 
     init(builder: Builder) {
-        identifier = builder.identifier
-        name = builder.name
-        proximity = builder.proximity
-        isKnown = builder.isKnown
+        builtIdentifier = builder.identifier
+        builtName = builder.name
+        builtProximity = builder.proximity
+        builtIsKnown = builder.isKnown
         isInitiallyConnected = builder.isInitiallyConnected
-        advertisement = builder.advertisement
-        services = builder.services
+        builtAdvertisement = builder.advertisement
+        builtServices = builder.services
         connectionInterval = builder.connectionInterval
         supervisionTimeout = builder.supervisionTimeout
         mtu = builder.mtu
         connectionDelegate = builder.delegate
     }
+
+    // The spec's state, as CoreBluetoothMock keeps it in the spec: in the simulation the calls
+    // below act on (see ``simulation(for:)``), or as built when it is simulated nowhere.
+
+    /// The peripheral's identifier (a new one after ``simulateMacChange(_:)``).
+    public var identifier: UUID { simulation(for: nil)?.snapshot.identifier ?? builtIdentifier }
+    /// Its GAP name (connectable peripherals; changed by ``simulateServiceChange(newName:newServices:)``).
+    public var name: String? { simulation(for: nil).map { $0.snapshot.name } ?? builtName }
+    /// Where it is, relative to the central (changed by ``simulateProximityChange(_:)``).
+    public var proximity: CBMProximity { simulation(for: nil)?.snapshot.proximity ?? builtProximity }
+    /// Whether the system knows it: retrievable by identifier without a scan (``Builder/allowForRetrieval()``,
+    /// ``simulateCaching()``, or a scan that found it; not after ``simulateMacChange(_:)``).
+    public var isKnown: Bool { simulation(for: nil)?.snapshot.isKnown ?? builtIsKnown }
+    /// Whether another app holds a connection to it (``simulateConnection()``).
+    public var isConnected: Bool { simulation(for: nil)?.snapshot.isConnectedBySystem ?? isInitiallyConnected }
+    /// Its advertising sets (changed by ``simulateAdvertisementChange(_:)``).
+    public var advertisement: [CBMAdvertisementConfig]? {
+        simulation(for: nil).map { $0.snapshot.advertisement } ?? builtAdvertisement
+    }
+    /// Its services, for connectable peripherals (changed by ``simulateServiceChange(newName:newServices:)``).
+    public var services: [CBMServiceMock]? { simulation(for: nil).map { $0.snapshot.services } ?? builtServices }
 
     /// Starts describing a simulated peripheral. Without an identifier, ``Builder/build()``
     /// derives one from what the spec describes (its names, advertised data and service UUIDs),
@@ -168,82 +189,118 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
 }
 
 extension CBMPeripheralSpec {
-    /// This spec's simulation on the current test's bridge: stops the program, saying how to
-    /// set a bridge, when there is none; `nil` when the spec is not simulated there.
-    func current(_ call: String) -> SpecSimulation? {
-        guard let bridge = MockBLEBridge.current else {
-            preconditionFailure(
-                "CBMPeripheralSpec.\(call): no current MockBLEBridge. Call it inside `bridge.run { }` or "
-                    + "`MockBLEBridge.$current.withValue(bridge) { }`, after CBMCentralManagerMock.simulatePeripherals(_:)."
-            )
+    /// The simulation a `simulate…` call acts on: the spec's on the current test's bridge when
+    /// one is current (none if it is not simulated there: the call does nothing, as
+    /// CoreBluetoothMock ignores peripherals it does not simulate); else its simulation on the
+    /// installed ``SimulatedSystem``; else the one bridge it is simulated on, wherever the call
+    /// comes from (a spec remembers where it is simulated). With `call`, a call that finds none
+    /// says so on standard error.
+    func simulation(for call: String?) -> SpecSimulation? {
+        if let bridge = MockBLEBridge.current { return SpecSimulation.existing(for: self, on: bridge) }
+        if let system = SimulatedSystem.current, let simulation = SpecSimulation.existing(for: self, on: system.bridge)
+        {
+            return simulation
         }
-        return SpecSimulation.existing(for: self, on: bridge)
+        let live = simulations.all
+        if live.count == 1 { return live[0] }
+        if let call {
+            Warning.emit(
+                live.isEmpty
+                    ? "CBMPeripheralSpec.\(call): the spec is not simulated on any bridge; call "
+                        + "CBMCentralManagerMock.simulatePeripherals(_:) first. The call does nothing."
+                    : "CBMPeripheralSpec.\(call): the spec is simulated on \(live.count) bridges and none is current; "
+                        + "call it inside the test's bridge scope (a delegate callback of its managers is one). "
+                        + "The call does nothing.")
+        }
+        return nil
     }
 
-    /// Another app connects to the peripheral (it becomes retrievable as connected).
+    /// Notes a simulation of the spec (so calls from anywhere find it).
+    func remember(_ simulation: SpecSimulation) { simulations.add(simulation) }
+
+    /// Another app connects to the peripheral (it becomes retrievable as connected); nothing
+    /// happens out of range, as in CoreBluetoothMock.
     public func simulateConnection() {
-        current("simulateConnection()")?.command { $0.simulateConnectionBySystem(true) }
+        simulation(for: "simulateConnection()")?.connectBySystem()
     }
 
-    /// The peripheral drops every link with `error` (`peripheralDisconnected` by default).
+    /// The peripheral drops every link; the app's delegate hears `error`
+    /// (`peripheralDisconnected` by default), whatever error it is.
     public func simulateDisconnection(withError error: any Error = CBMError(.peripheralDisconnected)) {
-        let code = (error as? CBMError).flatMap { CoreBluetoothError.Code(rawValue: $0.code.rawValue) }
-        let reason = CoreBluetoothError(code ?? .peripheralDisconnected)
-        current("simulateDisconnection(withError:)")?.command { peripheral in
-            for central in peripheral.connectedCentrals { peripheral.simulateDisconnection(of: central, error: reason) }
-        }
+        simulation(for: "simulateDisconnection(withError:)")?.disconnect(withError: error)
     }
 
     /// The peripheral resets: the delegate's `reset()` is called, and centrals lose their links
     /// with `connectionTimeout` after the supervision timeout, as in CoreBluetoothMock.
     public func simulateReset() {
-        guard let simulation = current("simulateReset()") else { return }
+        guard let simulation = simulation(for: "simulateReset()") else { return }
         connectionDelegate?.reset()
-        simulation.command { $0.simulateReset() }
+        simulation.reset()
     }
 
-    /// The peripheral changes its name and services (centrals see `didModifyServices`).
+    /// The peripheral changes its name and services (centrals see `didModifyServices`). Does
+    /// nothing for a spec without a delegate (not connectable), as in CoreBluetoothMock.
     public func simulateServiceChange(newName: String?, newServices: [CBMServiceMock]) {
-        guard let simulation = current("simulateServiceChange(newName:newServices:)") else { return }
+        guard connectionDelegate != nil,
+            let simulation = simulation(for: "simulateServiceChange(newName:newServices:)")
+        else { return }
         simulation.replaceServices(newServices, name: newName)
     }
 
-    /// The peripheral moves.
+    /// The peripheral moves. Out of range, its links time out (`connectionTimeout`) and scans no
+    /// longer hear it; back in range, pending connections complete at its next advertisement.
     public func simulateProximityChange(_ proximity: CBMProximity) {
-        current("simulateProximityChange(_:)")?.command { $0.simulateProximityChange(proximity.proximity) }
+        simulation(for: "simulateProximityChange(_:)")?.move(to: proximity)
     }
 
-    /// The peripheral notifies (or indicates) a new value to its subscribed centrals.
+    /// The peripheral notifies (or indicates) a new value to its subscribed centrals. Does
+    /// nothing for a characteristic that is not one of the spec's, as in CoreBluetoothMock.
     public func simulateValueUpdate(_ data: Data, for characteristic: CBMCharacteristicMock) {
-        guard let simulation = current("simulateValueUpdate(_:for:)") else { return }
+        guard let simulation = simulation(for: "simulateValueUpdate(_:for:)"),
+            simulation.snapshot.services?.contains(where: { $0.characteristicMocks.contains { $0 === characteristic } })
+                == true
+        else { return }
         characteristic.value = data
         simulation.update(data, for: characteristic)
     }
 
-    /// The peripheral advertises something else (`nil`: it stops advertising).
+    /// The peripheral advertises something else (`nil`: it stops advertising). Each set starts
+    /// after its delay, counted from now. (The first set keeps the interval the spec was built
+    /// with.)
     public func simulateAdvertisementChange(_ advertisement: [CBMAdvertisementConfig]?) {
-        guard let simulation = current("simulateAdvertisementChange(_:)") else { return }
-        guard let first = advertisement?.first else { return simulation.command { $0.stopAdvertising() } }
-        let data = SpecSimulation.advertisementData(first.data, connectable: services != nil)
-        simulation.command { $0.simulateAdvertisementChange(data) }
+        simulation(for: "simulateAdvertisementChange(_:)")?.changeAdvertisement(advertisement)
     }
 
-    /// The peripheral changes its address (CoreBluetoothMock's `simulateMacChange(_:)`): on the
-    /// current test's bridge it goes off the air, dropping its links, and comes back with
-    /// `newIdentifier` (by default one derived from its current one), with the same services
-    /// and advertising. Centrals see a new peripheral. ``identifier`` stays the spec's first
-    /// identifier; the new one is what centrals discover.
+    /// The peripheral changes its address (CoreBluetoothMock's `simulateMacChange(_:)`): from now
+    /// on ``identifier`` is `newIdentifier` (by default one derived from the bridge's seed, so
+    /// the same in every run) and the system no longer knows it: centrals that scan see a new
+    /// peripheral, and retrieving it needs ``simulateCaching()`` or a scan again. Links it has
+    /// stay up, as in CoreBluetoothMock.
     public func simulateMacChange(_ newIdentifier: UUID? = nil) {
-        guard let simulation = current("simulateMacChange(_:)") else { return }
-        let old = simulation.identifier
-        var bytes = old.uuid
-        bytes.15 = bytes.15 &+ 1
-        bytes.14 = bytes.14 ^ 0x5A
-        simulation.changeIdentifier(to: newIdentifier ?? UUID(uuid: bytes))
+        simulation(for: "simulateMacChange(_:)")?.changeIdentifier(to: newIdentifier)
     }
 
-    /// The system caches the peripheral: retrievable by identifier without a scan.
+    /// The system caches the peripheral: retrievable by identifier without a scan, at once.
     public func simulateCaching() {
-        current("simulateCaching()")?.command { $0.simulateCaching() }
+        simulation(for: "simulateCaching()")?.cache()
     }
+}
+
+/// The simulations of one spec, held weakly.
+final class SimulationList: @unchecked Sendable {
+    // @unchecked Sendable: `entries` is only read and written with `lock` held.
+    private struct Weak { weak var simulation: SpecSimulation? }
+    private let lock = Lock()
+    private var entries: [Weak] = []
+
+    func add(_ simulation: SpecSimulation) {
+        lock.withLock {
+            entries.removeAll { $0.simulation == nil }
+            if !entries.contains(where: { $0.simulation === simulation }) {
+                entries.append(Weak(simulation: simulation))
+            }
+        }
+    }
+
+    var all: [SpecSimulation] { lock.withLock { entries.compactMap(\.simulation) } }
 }

@@ -5,10 +5,9 @@ import BLEMockKit
 import Foundation
 
 /// How far a simulated peripheral is from the central (CoreBluetoothMock's `CBMProximity`),
-/// with CoreBluetoothMock's RSSI values: `near` -40 dBm (the closest), `immediate` -70 dBm,
-/// `far` -100 dBm; out of range it is not heard (``RSSI`` is then 127). The kit's own
-/// `Proximity` has the same values under CoreLocation's names: `near` here is its
-/// `immediate`, and `immediate` here its `near`.
+/// with CoreBluetoothMock's RSSI values (its `CBMPeripheralSpec.swift`): `immediate` -40 dBm
+/// (the closest), `near` -70 dBm, `far` -100 dBm; out of range it is not heard (``RSSI`` is
+/// then 127). The kit's own `Proximity` has the same cases with the same values.
 public enum CBMProximity: Sendable, Hashable {
     case immediate
     case near
@@ -42,8 +41,8 @@ public enum CBMProximity: Sendable, Hashable {
     /// The kit's proximity with the same RSSI.
     var proximity: Proximity {
         switch self {
-        case .near: .immediate
-        case .immediate: .near
+        case .immediate: .immediate
+        case .near: .near
         case .far: .far
         case .outOfRange: .outOfRange
         }

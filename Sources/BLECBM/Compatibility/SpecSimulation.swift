@@ -3,40 +3,87 @@ import BLEMockKit
 import Foundation
 
 /// A ``CBMPeripheralSpec`` simulated on one bridge: a ``MockPeripheralManager`` whose requests
-/// the spec's delegate answers, and the map between the spec's mocks and the handles the
-/// simulated stack gave them.
+/// the spec's delegate answers, the map between the spec's mocks and the handles the simulated
+/// stack gave them, and the spec's own state on this bridge (CoreBluetoothMock keeps it in the
+/// spec object: identifier, proximity, whether the system knows it), which the `simulate…`
+/// calls change at once, so a query right after one sees it.
 final class SpecSimulation: @unchecked Sendable {
-    // @unchecked Sendable: the maps are only read and written with `lock` held.
+    // @unchecked Sendable: `state`, `current`, `retired`, `active` and `disconnectionError` are
+    // only read and written with `lock` held.
     typealias Command = @Sendable (isolated MockPeripheralManager) -> Void
 
+    /// What CoreBluetoothMock keeps in the spec object, per simulation here.
+    struct State {
+        var identifier: UUID
+        var name: String?
+        var proximity: CBMProximity
+        var isKnown: Bool
+        var isConnectedBySystem: Bool
+        var services: [CBMServiceMock]?
+        var advertisement: [CBMAdvertisementConfig]?
+        var macChanges: UInt64 = 0
+    }
+
     let spec: CBMPeripheralSpec
-    private let bridge: MockBLEBridge
-    private let router = Router()
+    let bridge: MockBLEBridge
     private let lock = Lock()
-    /// The simulated peripheral now (a new one after `simulateMacChange`), and its lane.
-    private var incarnation: (peripheral: MockPeripheralManager, lane: FrontEndLane<MockPeripheralManager>)!
-    private var mocks: [UInt16: CBMCharacteristicMock] = [:]
-    private var serviceMocks: [UInt16: CBMServiceMock] = [:]
-    private var locals: [ObjectIdentifier: LocalCharacteristic] = [:]
+    private var state: State
+    /// The simulated peripheral now, and those it was before a MAC address change that still
+    /// have links (they keep them, as CoreBluetoothMock keeps its connections).
+    private var current: Incarnation!
+    private var retired: [Incarnation] = []
+    /// Whether the spec is among those `simulatePeripherals(_:)` last put on the air.
+    private var active = true
+    /// The error the app hears for the next disconnection (`simulateDisconnection(withError:)`).
+    private var disconnectionError: (any Error)?
+
+    private init(_ spec: CBMPeripheralSpec, on bridge: MockBLEBridge) {
+        self.spec = spec
+        self.bridge = bridge
+        state = State(
+            identifier: spec.builtIdentifier, name: spec.builtName, proximity: spec.builtProximity,
+            isKnown: spec.builtIsKnown, isConnectedBySystem: spec.isInitiallyConnected,
+            services: spec.builtServices, advertisement: spec.builtAdvertisement)
+        current = Incarnation(simulation: self, identifier: state.identifier)
+        current.setUp(state: state, startOutOfRange: state.proximity == .outOfRange)
+        if state.isKnown { current.command { $0.simulateCaching() } }
+        if state.isConnectedBySystem { current.command { $0.simulateConnectionBySystem(true) } }
+    }
+
+    // MARK: The simulations of a bridge
 
     /// The simulations of specs on one bridge.
     final class Registry: @unchecked Sendable {
         // @unchecked Sendable: `simulations` is only read and written with `lock` held.
         private let lock = Lock()
         private var simulations: [ObjectIdentifier: SpecSimulation] = [:]
+        private var order: [ObjectIdentifier] = []
 
         func existing(_ spec: CBMPeripheralSpec) -> SpecSimulation? {
             lock.withLock { simulations[ObjectIdentifier(spec)] }
         }
 
-        func add(_ simulation: SpecSimulation) {
-            lock.withLock { simulations[ObjectIdentifier(simulation.spec)] = simulation }
+        fileprivate func simulation(for spec: CBMPeripheralSpec, make: () -> SpecSimulation) -> (SpecSimulation, Bool) {
+            lock.withLock {
+                if let existing = simulations[ObjectIdentifier(spec)] { return (existing, false) }
+                let made = make()
+                simulations[ObjectIdentifier(spec)] = made
+                order.append(ObjectIdentifier(spec))
+                return (made, true)
+            }
         }
 
-        /// The simulation of the spec with this peripheral identifier.
+        /// Every simulation, in the order the specs were first simulated.
+        var all: [SpecSimulation] { lock.withLock { order.compactMap { simulations[$0] } } }
+
+        /// The simulation one of whose peripherals (now or before a MAC change) has this identifier.
         func simulation(of peripheral: UUID) -> SpecSimulation? {
-            lock.withLock { Array(simulations.values) }.first { $0.identifier == peripheral }
+            all.first { $0.owns(peripheral) }
         }
+    }
+
+    static func registry(on bridge: MockBLEBridge) -> Registry {
+        bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) { Registry() }
     }
 
     /// The simulation of the spec with this peripheral identifier on `bridge`, if any.
@@ -44,157 +91,220 @@ final class SpecSimulation: @unchecked Sendable {
         registry(on: bridge).simulation(of: peripheral)
     }
 
-    /// The spec's delegate, or CoreBluetoothMock's default answers.
-    var delegate: any CBMPeripheralSpecDelegate { spec.connectionDelegate ?? DefaultAnswers() }
-
-    /// The service mock published at a handle.
-    func serviceMock(at handle: UInt16) -> CBMServiceMock? { lock.withLock { serviceMocks[handle] } }
-
-    /// The characteristic mock published at a handle.
-    func characteristicMock(at handle: UInt16) -> CBMCharacteristicMock? { lock.withLock { mocks[handle] } }
-
-    /// The descriptor mock of a remote descriptor (by its characteristic and UUID).
-    func descriptorMock(of descriptor: RemoteDescriptor) -> CBMDescriptorMock? {
-        characteristicMock(at: descriptor.characteristic.handle)?.descriptors?
-            .first { $0.uuid.bluetoothUUID == descriptor.uuid } as? CBMDescriptorMock
-    }
-
-    static func registry(on bridge: MockBLEBridge) -> Registry {
-        bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) { Registry() }
-    }
-
     /// The spec's simulation on `bridge`, if it was simulated there.
     static func existing(for spec: CBMPeripheralSpec, on bridge: MockBLEBridge) -> SpecSimulation? {
         registry(on: bridge).existing(spec)
     }
 
-    /// Puts the spec on `bridge` (once).
-    @discardableResult
-    static func simulate(_ spec: CBMPeripheralSpec, on bridge: MockBLEBridge) -> SpecSimulation {
+    /// Makes `specs` the peripherals on the air on `bridge`, as CoreBluetoothMock's
+    /// `simulatePeripherals(_:)` replaces its list: each starts (or starts again) advertising as its
+    /// spec says, with its delays counted from now; specs simulated before and not listed go off
+    /// the air (their state is kept for when they come back).
+    static func simulate(_ specs: [CBMPeripheralSpec], on bridge: MockBLEBridge) {
         let registry = registry(on: bridge)
-        if let existing = registry.existing(spec) { return existing }
-        let simulation = SpecSimulation(spec, on: bridge)
-        registry.add(simulation)
-        return simulation
+        let listed = Set(specs.map(ObjectIdentifier.init))
+        for simulation in registry.all where !listed.contains(ObjectIdentifier(simulation.spec)) {
+            simulation.setActive(false)
+        }
+        var seen = Set<ObjectIdentifier>()
+        for spec in specs where seen.insert(ObjectIdentifier(spec)).inserted {
+            let (simulation, made) = registry.simulation(for: spec) { SpecSimulation(spec, on: bridge) }
+            spec.remember(simulation)
+            if !made { simulation.setActive(true) }
+        }
     }
 
-    private init(_ spec: CBMPeripheralSpec, on bridge: MockBLEBridge) {
-        self.spec = spec
-        self.bridge = bridge
-        router.simulation = self
-        incarnation = makeIncarnation(identifier: spec.identifier)
-        setUp(startingOutOfRange: spec.proximity == .outOfRange)
-        if spec.isKnown { command { $0.simulateCaching() } }
-        if spec.isInitiallyConnected { command { $0.simulateConnectionBySystem(true) } }
-    }
+    // MARK: State
 
-    /// The simulated peripheral now.
-    var peripheral: MockPeripheralManager { lock.withLock { incarnation.peripheral } }
+    /// The spec's state on this bridge now.
+    var snapshot: State { lock.withLock { state } }
+
+    /// Whether the spec is on the air (listed in the last `simulatePeripherals(_:)`).
+    var isActive: Bool { lock.withLock { active } }
+
+    /// The spec's delegate, or CoreBluetoothMock's default answers.
+    var delegate: any CBMPeripheralSpecDelegate { spec.connectionDelegate ?? DefaultAnswers() }
 
     /// The peripheral's identifier now.
-    var identifier: UUID { peripheral.identifier }
+    var identifier: UUID { lock.withLock { state.identifier } }
 
-    /// A simulated peripheral for the spec with an identifier.
-    private func makeIncarnation(identifier: UUID) -> (MockPeripheralManager, FrontEndLane<MockPeripheralManager>) {
-        var configuration =
-            bridge.configuration.timing.isInstant ? MockPeripheralManager.Configuration.fast : .realistic(seed: 0)
-        configuration.seed = nil
-        // A spec's peripheral is on from the start, as in CoreBluetoothMock.
-        configuration.initialState = .poweredOn
-        configuration.stateTransition = .instant
-        configuration.identifier = identifier
-        configuration.name = spec.name
-        if let mtu = spec.mtu { configuration.mtu = .fixed(min(max(mtu, 23), 517)) }
-        configuration.rssi = spec.proximity == .outOfRange ? -100 : spec.proximity.RSSI
-        configuration.rssiVariation = bridge.frontEndSettings[Self.deviationKey] ?? 0
-        if let first = spec.advertisement?.first {
-            if first.interval > 0 { configuration.advertisingInterval = Self.duration(first.interval) }
-            configuration.advertisingDelay = Self.duration(first.delay)
-            configuration.advertisesOnce = first.interval == 0
-        }
-        let router = router
-        configuration.requestHandling = .handler { request in router.answer(request) }
-        let peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge)
-        return (peripheral, FrontEndLane(bridge: bridge, target: peripheral, queue: nil, delivers: false))
+    /// The simulated peripheral now.
+    var peripheral: MockPeripheralManager { lock.withLock { current.peripheral } }
+
+    /// Whether one of the simulation's peripherals (now or before a MAC change) has this identifier.
+    func owns(_ peripheral: UUID) -> Bool {
+        lock.withLock { current.identifier == peripheral || retired.contains { $0.identifier == peripheral } }
     }
 
-    /// Publishes the spec's services and starts its advertising sets.
-    private func setUp(startingOutOfRange: Bool) {
-        for service in spec.services ?? [] { add(service) }
-        let connectable = spec.services != nil
-        let extra = (spec.advertisement ?? []).dropFirst().map { set in
-            (
-                advertisement: Self.advertisementData(set.data, connectable: connectable),
-                interval: Self.duration(set.interval), delay: Self.duration(set.delay), once: set.interval == 0
-            )
-        }
-        if !extra.isEmpty { command { $0.setAdditionalAdvertisingSets(extra) } }
-        if let first = spec.advertisement?.first {
-            let data = Self.advertisementData(first.data, connectable: connectable)
-            command { try? $0.startAdvertising(data) }
-        }
-        if startingOutOfRange { command { $0.simulateProximityChange(.outOfRange) } }
+    /// The incarnation with this identifier.
+    private func incarnation(_ peripheral: UUID) -> Incarnation? {
+        lock.withLock { current.identifier == peripheral ? current : retired.first { $0.identifier == peripheral } }
     }
 
-    /// The peripheral changes its address: the old one goes off the air (its links drop) and
-    /// the same device appears with a new identifier, as after a MAC address change.
-    func changeIdentifier(to identifier: UUID) {
-        command { $0.shutDown() }
-        let fresh = makeIncarnation(identifier: identifier)
+    /// Every incarnation (the current one first).
+    private var incarnations: [Incarnation] { lock.withLock { [current] + retired } }
+
+    /// The service mock published at a handle of a peripheral.
+    func serviceMock(at handle: UInt16, of peripheral: UUID) -> CBMServiceMock? {
+        incarnation(peripheral)?.serviceMock(at: handle)
+    }
+
+    /// The characteristic mock published at a handle of a peripheral.
+    func characteristicMock(at handle: UInt16, of peripheral: UUID) -> CBMCharacteristicMock? {
+        incarnation(peripheral)?.characteristicMock(at: handle)
+    }
+
+    /// The descriptor mock of a remote descriptor (by its characteristic and UUID).
+    func descriptorMock(of descriptor: RemoteDescriptor) -> CBMDescriptorMock? {
+        characteristicMock(at: descriptor.characteristic.handle, of: descriptor.peripheral)?.declaredDescriptorMocks
+            .first { $0.uuid.bluetoothUUID == descriptor.uuid }
+    }
+
+    /// A scanning central heard the peripheral: the system knows it now (CoreBluetoothMock
+    /// marks a spec known when a scan receives it).
+    func noteDiscovered() {
+        lock.withLock { state.isKnown = true }
+    }
+
+    /// A link to the peripheral came up: a disconnection error set for an earlier link is spent.
+    func noteConnected() {
+        lock.withLock { disconnectionError = nil }
+    }
+
+    /// The error to report for a disconnection the simulation decided with `error`: the one a
+    /// test gave `simulateDisconnection(withError:)`, if it set one, else `error`.
+    func disconnectionError(replacing error: (any Error)?) -> (any Error)? {
+        lock.withLock { disconnectionError } ?? error
+    }
+
+    // MARK: The hooks
+
+    /// Another app connects to the peripheral (when in range).
+    func connectBySystem() {
+        let go = lock.withLock { () -> Bool in
+            guard state.proximity != .outOfRange else { return false }
+            state.isConnectedBySystem = true
+            return active
+        }
+        if go { current.command { $0.simulateConnectionBySystem(true) } }
+    }
+
+    /// The peripheral drops every link; the app hears `error`.
+    func disconnect(withError error: any Error) {
+        let reason = (error as? CBMError).flatMap { CoreBluetoothError.Code(rawValue: $0.code.rawValue) }
         lock.withLock {
-            incarnation = fresh
-            mocks.removeAll()
-            serviceMocks.removeAll()
-            locals.removeAll()
+            state.isConnectedBySystem = false
+            disconnectionError = error
         }
-        setUp(startingOutOfRange: false)
-    }
-
-    /// Applies a command to the simulated peripheral, after those sent before it.
-    func command(_ command: @escaping Command) { lock.withLock { incarnation.lane }.command(command) }
-
-    /// Publishes a service and maps its characteristics.
-    private func add(_ service: CBMServiceMock) {
-        let gatt = service.gattService
-        let mocks = service.characteristicMocks
-        command { [self] peripheral in
-            guard let local = try? peripheral.add(gatt) else { return }
-            lock.withLock {
-                serviceMocks[local.handle] = service
-                for (mock, published) in zip(mocks, local.characteristics) {
-                    self.mocks[published.handle] = mock
-                    locals[ObjectIdentifier(mock)] = published
+        let worldError = CoreBluetoothError(reason ?? .peripheralDisconnected)
+        for incarnation in incarnations {
+            incarnation.command { peripheral in
+                for central in peripheral.connectedCentrals {
+                    peripheral.simulateDisconnection(of: central, error: worldError)
                 }
+                peripheral.simulateConnectionBySystem(false)
             }
         }
     }
 
-    /// Replaces the services and the name.
-    func replaceServices(_ services: [CBMServiceMock], name: String?) {
-        command { [self] peripheral in
-            peripheral.removeAllServices()
-            peripheral.simulateNameChange(name)
-            lock.withLock {
-                mocks.removeAll()
-                serviceMocks.removeAll()
-                locals.removeAll()
-            }
+    /// The peripheral resets: centrals lose their links with `connectionTimeout`.
+    func reset() {
+        lock.withLock { state.isConnectedBySystem = false }
+        for incarnation in incarnations { incarnation.command { $0.simulateReset() } }
+    }
+
+    /// The peripheral moves.
+    func move(to proximity: CBMProximity) {
+        let go = lock.withLock { () -> Bool in
+            state.proximity = proximity
+            if proximity == .outOfRange { state.isConnectedBySystem = false }
+            return active
         }
-        for service in services { add(service) }
+        guard go else { return }
+        for incarnation in incarnations {
+            incarnation.command { $0.simulateProximityChange(proximity.proximity) }
+        }
+    }
+
+    /// The system caches the peripheral.
+    func cache() {
+        let go = lock.withLock { () -> Bool in
+            state.isKnown = true
+            return active
+        }
+        if go { current.command { $0.simulateCaching() } }
     }
 
     /// Sends a value to the subscribed centrals.
     func update(_ data: Data, for mock: CBMCharacteristicMock) {
-        command { [self] peripheral in
-            guard let local = lock.withLock({ locals[ObjectIdentifier(mock)] }) else { return }
-            _ = try? peripheral.updateValue(data, for: local, onSubscribedCentrals: nil)
+        guard isActive else { return }
+        for incarnation in incarnations { incarnation.update(data, for: mock) }
+    }
+
+    /// Replaces the services and the name (centrals see their services invalidated).
+    func replaceServices(_ services: [CBMServiceMock], name: String?) {
+        let go = lock.withLock { () -> Bool in
+            state.services = services
+            state.name = name
+            return active
+        }
+        if go { current.replaceServices(services, name: name) }
+    }
+
+    /// The peripheral advertises something else (`nil`: it stops).
+    func changeAdvertisement(_ advertisement: [CBMAdvertisementConfig]?) {
+        let go = lock.withLock { () -> Bool in
+            state.advertisement = advertisement
+            return active
+        }
+        if go { current.advertise(advertisement, connectable: snapshot.services != nil) }
+    }
+
+    /// The peripheral changes its address: it gets `identifier` (or one derived from the
+    /// bridge's seed) and the system no longer knows it. Links it has stay up, as in
+    /// CoreBluetoothMock; the peripheral under the new address advertises from now on.
+    func changeIdentifier(to identifier: UUID?) {
+        let (fresh, old, now) = lock.withLock { () -> (Incarnation, Incarnation, State) in
+            state.macChanges += 1
+            let new =
+                identifier
+                ?? Self.derivedIdentifier(spec: spec, seed: bridge.configuration.seed, change: state.macChanges)
+            state.identifier = new
+            state.isKnown = false
+            let old = current!
+            let fresh = Incarnation(simulation: self, identifier: new)
+            retired.append(old)
+            current = fresh
+            return (fresh, old, state)
+        }
+        old.retire()
+        guard isActive else { return fresh.setUp(state: now, startOutOfRange: true) }
+        fresh.setUp(state: now, startOutOfRange: now.proximity == .outOfRange)
+        if now.isConnectedBySystem { fresh.command { $0.simulateConnectionBySystem(true) } }
+    }
+
+    /// An identifier for a MAC address change, from the bridge's seed and the spec's first one.
+    static func derivedIdentifier(spec: CBMPeripheralSpec, seed: UInt64, change: UInt64) -> UUID {
+        var generator = SeededGenerator(seed: seed).derived("BLECBM.macChange").derived(spec.builtIdentifier.uuidString)
+            .derived(change)
+        return generator.uuid()
+    }
+
+    /// Puts the spec on the air again (or takes it off), as `simulatePeripherals(_:)` lists it.
+    private func setActive(_ isActive: Bool) {
+        let (changed, state) = lock.withLock { () -> (Bool, State) in
+            defer { active = isActive }
+            return (active != isActive, self.state)
+        }
+        if isActive {
+            // Listed again: advertising starts over, its delays counted from now.
+            current.restart(state: state)
+        } else if changed {
+            current.takeOffAir()
         }
     }
 
-    /// The setting key of `CBMCentralManagerMock.simulateRSSIDeviation(_:)`.
-    static let deviationKey = "BLECBM.rssiDeviation"
-
-    /// Seconds as a duration (to the microsecond).
+    /// The seconds of a CoreBluetoothMock interval as a duration (to the microsecond).
     static func duration(_ seconds: TimeInterval) -> Duration {
         .microseconds(Int64((max(seconds, 0) * 1e6).rounded()))
     }
@@ -207,40 +317,8 @@ final class SpecSimulation: @unchecked Sendable {
         return advertisement
     }
 
-    // MARK: Requests
-
-    /// Routes the simulated peripheral's requests to the spec's delegate (set once the
-    /// simulation exists; requests only come after).
-    final class Router: @unchecked Sendable {
-        // @unchecked Sendable: `simulation` is set once, before the first request.
-        weak var simulation: SpecSimulation?
-
-        func answer(_ request: ATTRequest) -> RequestResponse {
-            simulation?.answer(request) ?? .error(.unlikelyError)
-        }
-    }
-
-    /// The delegate's answer to a request, as the simulated stack's.
-    private func answer(_ request: ATTRequest) -> RequestResponse {
-        guard let mock = lock.withLock({ mocks[request.characteristic.handle] }) else { return .error(.invalidHandle) }
-        if request.isCommand {
-            delegate.peripheral(spec, didReceiveWriteCommandFor: mock, data: request.value ?? Data())
-            return .success()
-        }
-        guard let value = request.value else {
-            switch delegate.peripheral(spec, didReceiveReadRequestFor: mock) {
-            case .success(let data):
-                guard request.offset <= data.count else { return .error(.invalidOffset) }
-                return .success(data.dropFirst(request.offset))
-            case .failure(let error):
-                return .error(Self.code(of: error))
-            }
-        }
-        switch delegate.peripheral(spec, didReceiveWriteRequestFor: mock, data: value) {
-        case .success: return .success()
-        case .failure(let error): return .error(Self.code(of: error))
-        }
-    }
+    /// The setting key of `CBMCentralManagerMock.simulateRSSIDeviation(_:)`.
+    static let deviationKey = "BLECBM.rssiDeviation"
 
     /// The ATT code an error answers with.
     static func code(of error: any Error) -> ATTError.Code {

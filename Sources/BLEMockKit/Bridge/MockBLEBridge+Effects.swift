@@ -70,17 +70,18 @@ extension MockBLEBridge {
     }
 
     /// Calls a peripheral's request handler and hands its answer to the world.
-    private func ask(_ handler: (@Sendable (ATTRequest) -> RequestResponse)?, _ question: HandlerQuestion) {
+    private func ask(_ handler: RequestHandler?, _ question: HandlerQuestion) {
         guard let handler else { return }
         switch question {
         case .read(let request, let id):
-            world.answer(id, with: handler(request))
+            world.answer(id, with: handler.answer(request))
         case .write(let requests, let id):
             // Each request in order until one fails, as CoreBluetooth's single answer to a batch.
-            let failure = requests.lazy.map(handler).first { $0.result != .success }
+            let batch = handler.getsWholeLongWrites ? RequestHandler.joiningParts(requests) : requests
+            let failure = batch.lazy.map(handler.answer).first { $0.result != .success }
             world.answer(id, with: failure ?? .success())
         case .command(let request):
-            _ = handler(request)
+            _ = handler.answer(request)
         }
     }
 
@@ -124,12 +125,12 @@ extension MockBLEBridge {
         if let current = peripheralStreams[identifier] {
             guard current !== events, world.awaitsRestoration(.peripheral(identifier)) else { return }
             peripheralStreams[identifier] = events
-            handlers[identifier] = configuration.requestHandling.handler
+            handlers[identifier] = RequestHandler(configuration)
             mutate { $0.restore(peripheral: identifier, configuration: configuration) }
             return
         }
         peripheralStreams[identifier] = events
-        handlers[identifier] = configuration.requestHandling.handler
+        handlers[identifier] = RequestHandler(configuration)
         mutate { $0.addPeripheral(identifier, configuration: configuration) }
     }
 
@@ -192,11 +193,36 @@ extension MockBLEBridge {
     }
 }
 
-extension RequestHandling {
-    /// The handler closure, for `.handler`.
-    var handler: (@Sendable (ATTRequest) -> RequestResponse)? {
-        if case .handler(let handler) = self { return handler }
-        return nil
+/// A peripheral's request handler, as the bridge calls it.
+struct RequestHandler: Sendable {
+    let answer: @Sendable (ATTRequest) -> RequestResponse
+    /// Whether a long write's parts reach it as one request (see
+    /// `MockPeripheralManager.Configuration.handlerGetsWholeLongWrites`).
+    let getsWholeLongWrites: Bool
+
+    /// The handler of a configuration, if it answers with one.
+    init?(_ configuration: MockPeripheralManager.Configuration) {
+        guard case .handler(let answer) = configuration.requestHandling else { return nil }
+        self.answer = answer
+        getsWholeLongWrites = configuration.handlerGetsWholeLongWrites
+    }
+
+    /// A write batch with each run of parts of one characteristic's value (consecutive, each
+    /// starting where the one before ended) joined into one request.
+    static func joiningParts(_ requests: [ATTRequest]) -> [ATTRequest] {
+        var joined: [ATTRequest] = []
+        for request in requests {
+            if var last = joined.last, last.characteristic == request.characteristic,
+                last.central.identifier == request.central.identifier, let value = last.value,
+                let part = request.value, last.offset + value.count == request.offset
+            {
+                last.value = value + part
+                joined[joined.count - 1] = last
+            } else {
+                joined.append(request)
+            }
+        }
+        return joined
     }
 }
 

@@ -69,8 +69,16 @@ extension MockBLEBridge {
 
     /// Applies front-end commands in order, on the bridge's executor (each command runs its
     /// manager's synchronous API through `assumeIsolated`: managers share this executor), then
-    /// runs the events due now.
-    package func applyFrontEndCommands(_ batch: [@Sendable () -> Void]) {
+    /// runs the events due now. With `instant`, the schedule first runs up to it.
+    package func applyFrontEndCommands(
+        _ batch: [@Sendable () -> Void], catchingUpTo instant: VirtualClock.Instant? = nil
+    ) {
+        if let instant {
+            // A front end whose time follows the wall clock: the calls happen now.
+            admitArrivals()
+            forgetCancelled()
+            runSchedule(to: instant)
+        }
         for command in batch { command() }
         runDue()
     }
@@ -179,7 +187,8 @@ package final class SystemView: @unchecked Sendable {
         }
     }
 
-    /// The peripherals connected to the system that have one of `services`.
+    /// The peripherals connected to the system that have one of `services` (as far as the
+    /// system knows them: see `update(from:)`).
     package func connectedPeripherals(withServices services: [BluetoothUUID]) -> [RemotePeripheral] {
         lock.withLock {
             connected.filter { entry in entry.services.contains { services.contains($0) } }.map(\.peripheral)
@@ -188,14 +197,24 @@ package final class SystemView: @unchecked Sendable {
 
     func update(from world: World) {
         let known = world.peripheralOrder.filter { world.known.contains($0) }.map { world.remotePeripheral($0) }
-        let linked = Set(world.links.keys.map(\.peripheral))
-        let connected = world.peripheralOrder.filter {
-            linked.contains($0) || world.connectedToSystem.contains($0)
-        }.map { peripheral in
-            (
-                peripheral: world.remotePeripheral(peripheral),
-                services: world.peripherals[peripheral]!.database.localServices.map(\.uuid)
-            )
+        // What the system knows of a connected peripheral's services: all of them when another
+        // app holds it, else those the centrals linked to it discovered (as CoreBluetoothMock
+        // answers: a peripheral just connected is not found by its services until discovered).
+        var linked: [UUID: [BluetoothUUID]] = [:]
+        for key in world.links.keys {
+            let discovered = world.centrals[key.central]?.services[key.peripheral]?.map(\.uuid) ?? []
+            linked[key.peripheral, default: []] += discovered
+        }
+        let connected = world.peripheralOrder.compactMap {
+            peripheral -> (peripheral: RemotePeripheral, services: [BluetoothUUID])? in
+            if world.connectedToSystem.contains(peripheral) {
+                return (
+                    world.remotePeripheral(peripheral),
+                    world.peripherals[peripheral]!.database.localServices.map(\.uuid)
+                )
+            }
+            guard let services = linked[peripheral] else { return nil }
+            return (world.remotePeripheral(peripheral), services)
         }
         lock.withLock {
             self.known = known
@@ -221,6 +240,7 @@ package final class OutsideWork: @unchecked Sendable {
     private var count: UInt64 = 0
     private var tickers: [Int: CheckedContinuation<Void, Never>] = [:]
     private var waker: (@Sendable () -> Void)?
+    private var settlers: [Int: @Sendable (isolated MockBLEBridge) -> Bool] = [:]
 
     init(lock: Lock = Lock()) {
         self.lock = lock
@@ -246,6 +266,31 @@ package final class OutsideWork: @unchecked Sendable {
     package func removeProbe(_ token: Int) {
         lock.withLock { _ = probes.removeValue(forKey: token) }
     }
+
+    /// Registers a settler: work a front end holds back while a run is active (the app's calls
+    /// made at one virtual instant), which the run's driver has it apply, on the bridge's
+    /// executor, each time the app has caught up and before virtual time moves on (and once
+    /// more when the run ends). It returns whether it applied anything. Returns its token.
+    package func addSettler(_ settler: @escaping @Sendable (isolated MockBLEBridge) -> Bool) -> Int {
+        lock.withLock {
+            defer { nextToken += 1 }
+            settlers[nextToken] = settler
+            return nextToken
+        }
+    }
+
+    /// Removes a settler.
+    package func removeSettler(_ token: Int) {
+        lock.withLock { _ = settlers.removeValue(forKey: token) }
+    }
+
+    /// The settlers, in the order they were registered.
+    var registeredSettlers: [@Sendable (isolated MockBLEBridge) -> Bool] {
+        lock.withLock { settlers.sorted { $0.key < $1.key }.map(\.value) }
+    }
+
+    /// Whether a probe or a settler is registered.
+    var hasOutsideWork: Bool { lock.withLock { !probes.isEmpty || !settlers.isEmpty } }
 
     /// Whether a probe is registered.
     var hasProbes: Bool { lock.withLock { !probes.isEmpty } }

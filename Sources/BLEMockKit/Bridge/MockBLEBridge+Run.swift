@@ -104,18 +104,47 @@ extension MockBLEBridge {
     /// first every bridge job already queued (which may hand out more), then a probe through
     /// every app queue. Returns whether there was outside activity meanwhile.
     nonisolated func settleOutside() async -> Bool {
-        guard outside.hasProbes else { return false }
+        guard outside.hasOutsideWork else { return false }
         let before = outside.activity
-        // App queues first (code there may be about to call the bridge), then the bridge's
-        // queued jobs (which may hand the app more), then the app queues again.
+        // App queues first (code there may be about to call the bridge), then what front ends
+        // held back of the app's calls (applied in their own deterministic order), then the
+        // bridge's queued jobs (which may hand the app more), then the app queues again.
         await outside.passProbes()
-        await flush()
+        let settled = await runSettlers()
         await outside.passProbes()
-        return outside.activity != before
+        return settled || outside.activity != before
     }
 
-    /// Returns once the bridge jobs queued before it have run.
-    private func flush() {}
+    /// Has the front ends apply what they held back of the app's calls (see
+    /// ``OutsideWork/addSettler(_:)``); returns whether any applied something. Runs after the
+    /// bridge jobs queued before it.
+    func runSettlers() -> Bool {
+        var applied = false
+        for settler in outside.registeredSettlers where settler(self) { applied = true }
+        return applied
+    }
+
+    /// Whether a ``run(timeLimit:stallPatience:_:)`` scope is active on this bridge (front ends
+    /// then hold the app's calls back for the run's driver to apply in order).
+    package nonisolated var hasActiveRun: Bool { runs.isActive }
+
+    /// Whether the caller runs on the active run's own executor (the test body and the tasks
+    /// the run tracks), rather than on an app's queue or another thread.
+    package nonisolated var isOnRunExecutor: Bool {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *), let executor = runs.current
+        else { return false }
+        return executor.isCurrentThread
+    }
+
+    /// Gives the bridge's time to something outside it (a front end whose time follows the
+    /// wall clock): from now on ``run(timeLimit:stallPatience:_:)`` refuses to start, naming
+    /// `owner`. `nil` gives the time back.
+    package nonisolated func setTimeOwner(_ owner: String?) {
+        runs.setTimeOwner(owner)
+    }
+
+    /// The virtual time of the next scheduled event, if any (for a front end that moves time).
+    package var nextScheduledDeadline: VirtualClock.Instant? { world.schedule.nextDeadline }
 
     /// Starts a task the active run tracks (a plain task outside runs, or where task executors
     /// do not exist): how front ends apply the app's calls.
@@ -146,6 +175,11 @@ extension MockBLEBridge {
             throw APIMisuseError.invalidConfiguration(
                 "MockBLEBridge.run: a run is already active on this bridge; runs do not nest")
         }
+        if let owner = runs.timeOwner {
+            throw APIMisuseError.invalidConfiguration(
+                "MockBLEBridge.run: this bridge's time follows \(owner), so a run cannot drive it; "
+                    + "install the simulated system with virtual time to use runs")
+        }
         runs.begin(executor)
         outside.setWaker { executor.poke() }
         driving = true
@@ -155,7 +189,11 @@ extension MockBLEBridge {
     /// Marks a run as ended.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     private func end(_ executor: SimulationExecutor) {
+        // What front ends still hold back of the app's calls is applied as the run ends (again
+        // once it has: a call may have been held just before).
+        _ = runSettlers()
         runs.end(executor)
+        _ = runSettlers()
         outside.setWaker(nil)
         driving = false
         runDeadline = nil
@@ -252,8 +290,15 @@ final class RunRegistry: @unchecked Sendable {
         self.lock = lock
     }
 
+    private var owner: String?
+
     /// Whether a run is active.
     var isActive: Bool { lock.withLock { executor != nil } }
+
+    /// What the bridge's time follows instead of runs, if anything.
+    var timeOwner: String? { lock.withLock { owner } }
+
+    func setTimeOwner(_ owner: String?) { lock.withLock { self.owner = owner } }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     var current: SimulationExecutor? { lock.withLock { executor as? SimulationExecutor } }

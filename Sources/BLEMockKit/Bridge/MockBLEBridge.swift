@@ -123,7 +123,7 @@ public actor MockBLEBridge {
             [(token: Int, condition: @Sendable (isolated MockBLEBridge) -> Bool)] = []
     #endif
     /// The request handlers of peripherals that answer with one.
-    var handlers = IdentifierMap<@Sendable (ATTRequest) -> RequestResponse>()
+    var handlers = IdentifierMap<RequestHandler>()
     /// The open L2CAP channels' ends.
     var channelEnds: [UInt64: ChannelEnds] = [:]
     /// Central ends of channels just opened, until the opening call returns them.
@@ -424,15 +424,31 @@ public actor MockBLEBridge {
                 advanceWaiters.append((instant, continuation))
             }
         } else {
-            while let next = world.schedule.nextDeadline, next <= instant, !Task.isCancelled {
-                runEvents(through: next)
-            }
-            setTime(instant)
+            runSchedule(to: instant)
         }
         if configuration.realTimePacing != nil {
             pace(from: started)
             await waitForPacing()
         }
+    }
+
+    /// Runs every event due by `instant`, in order, then moves the time there (nothing
+    /// happens if it is in the past). Stops early if the calling task is cancelled.
+    func runSchedule(to instant: VirtualClock.Instant) {
+        guard instant > world.now else { return }
+        while let next = world.schedule.nextDeadline, next <= instant, !Task.isCancelled {
+            runEvents(through: next)
+        }
+        setTime(instant)
+    }
+
+    /// For a front end whose time follows the wall clock: runs the schedule to `instant`
+    /// (nothing moves if it is in the past) and returns the time of the next scheduled event.
+    package func followTime(to instant: VirtualClock.Instant) -> VirtualClock.Instant? {
+        admitArrivals()
+        forgetCancelled()
+        runSchedule(to: instant)
+        return world.schedule.nextDeadline
     }
 
     /// Runs scheduled events until none is left, or `maximumEvents` have run (periodic

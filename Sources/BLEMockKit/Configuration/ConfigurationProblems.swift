@@ -65,8 +65,11 @@ enum ConfigurationProblems {
     }
 
     static func stateTransition(_ field: @autoclosure () -> String, _ transition: StateTransition) -> String? {
-        guard case .realistic(let duration) = transition else { return nil }
-        return check("\(field()).realistic(duration:)", nonNegative: duration)
+        switch transition {
+        case .realistic(let duration): check("\(field()).realistic(duration:)", nonNegative: duration)
+        case .delayed(let duration): check("\(field()).delayed(_:)", nonNegative: duration)
+        case .instant, .stuck: nil
+        }
     }
 }
 

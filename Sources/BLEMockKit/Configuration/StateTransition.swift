@@ -9,6 +9,11 @@ public enum StateTransition: Sendable, Hashable {
     /// state-changed event at each step. ``MockCentralManager/waitForPoweredOn()`` runs the
     /// simulation until the state settles.
     case realistic(duration: Duration)
+    /// The manager starts `ManagerState.unknown` and settles in its initial state after
+    /// `duration` of virtual time, with one state-changed event then: what a new
+    /// `CBCentralManager` reports (its first `…DidUpdateState` carries its real state). The
+    /// CoreBluetooth-shaped API's managers use it in realistic mode.
+    case delayed(Duration)
     /// The manager is in this state from the start, whatever the initial state, and never
     /// leaves it by itself (test hooks still change it). `.stuck(.unauthorized)` models an
     /// app the user denied Bluetooth access.

@@ -60,6 +60,11 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// How reads and writes of dynamic characteristics are answered. Defaults to
         /// ``RequestHandling/automatic``.
         public var requestHandling: RequestHandling
+        /// For a ``RequestHandling/handler(_:)``: whether a long write (prepared writes, then
+        /// executed) reaches the handler once, with the whole value from its first offset, rather
+        /// than once per prepared part. For the CoreBluetoothMock-shaped front end, whose spec
+        /// delegates see a write as one value.
+        package var handlerGetsWholeLongWrites = false
         /// Failures to inject into this peripheral's operations (service add, advertising
         /// start, update value). Defaults to none.
         public var errorInjection: [ErrorInjection]

@@ -97,10 +97,17 @@ extension World {
 
     /// The state a new manager starts in, and the steps its state takes by itself.
     mutating func startState(_ transition: StateTransition, initial: ManagerState, manager: Manager) -> ManagerState {
-        guard case .realistic(let duration) = transition else { return transition.settledState(initial: initial) }
-        let halfway = now.advanced(by: duration / 2)
+        let duration: Duration
+        switch transition {
+        case .realistic(let total):
+            duration = total
+            schedule.schedule(.stateStep(manager, .resetting), at: now.advanced(by: total / 2))
+        case .delayed(let total):
+            duration = total
+        case .instant, .stuck:
+            return transition.settledState(initial: initial)
+        }
         let settled = now.advanced(by: duration)
-        schedule.schedule(.stateStep(manager, .resetting), at: halfway)
         schedule.schedule(.stateStep(manager, initial), at: settled)
         stateSettles[manager] = settled
         return .unknown

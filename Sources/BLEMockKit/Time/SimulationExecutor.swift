@@ -98,6 +98,12 @@ final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
+    /// Whether the caller runs on this executor's thread.
+    var isCurrentThread: Bool {
+        guard let thread else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
+    }
+
     /// Whether jobs wait to run (read from a job of this executor: others queued behind it).
     var hasQueuedJobs: Bool { condition.withLock { queueHead < queue.count } }
 

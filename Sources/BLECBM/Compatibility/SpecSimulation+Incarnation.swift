@@ -1,0 +1,205 @@
+import BLECore
+import BLEMockKit
+import Foundation
+
+extension SpecSimulation {
+    /// One simulated peripheral of a spec: the spec's peripheral under one identifier (a MAC
+    /// address change makes a new one), with the map between the spec's mocks and the handles
+    /// its services got, and the lane its commands go through.
+    final class Incarnation: @unchecked Sendable {
+        // @unchecked Sendable: the maps are only read and written with `lock` held; the rest is
+        // immutable.
+        let identifier: UUID
+        let peripheral: MockPeripheralManager
+        let lane: FrontEndLane<MockPeripheralManager>
+        private let spec: CBMPeripheralSpec
+        private let router: Router
+        private let lock = Lock()
+        private var mocks: [UInt16: CBMCharacteristicMock] = [:]
+        private var serviceMocks: [UInt16: CBMServiceMock] = [:]
+        private var locals: [ObjectIdentifier: LocalCharacteristic] = [:]
+        /// The value each central's current read got from the delegate, by characteristic
+        /// handle: the parts of a long read after the first come from it.
+        private var reads: [ReadKey: Data] = [:]
+
+        private struct ReadKey: Hashable {
+            let central: UUID
+            let handle: UInt16
+        }
+
+        init(simulation: SpecSimulation, identifier: UUID) {
+            let bridge = simulation.bridge
+            let spec = simulation.spec
+            self.identifier = identifier
+            self.spec = spec
+            router = Router()
+            var configuration =
+                bridge.configuration.timing.isInstant ? MockPeripheralManager.Configuration.fast : .realistic(seed: 0)
+            configuration.seed = nil
+            // A spec's peripheral is on from the start, as in CoreBluetoothMock.
+            configuration.initialState = .poweredOn
+            configuration.stateTransition = .instant
+            configuration.identifier = identifier
+            configuration.name = spec.builtName
+            if let mtu = spec.mtu { configuration.mtu = .fixed(min(max(mtu, 23), 517)) }
+            let proximity = spec.builtProximity
+            configuration.rssi = proximity == .outOfRange ? -100 : proximity.RSSI
+            configuration.rssiVariation =
+                bridge.frontEndSettings[SpecSimulation.deviationKey] ?? CBMProximity.Deviation.default.spread
+            if let first = spec.builtAdvertisement?.first {
+                if first.interval > 0 { configuration.advertisingInterval = SpecSimulation.duration(first.interval) }
+                configuration.advertisingDelay = SpecSimulation.duration(first.delay)
+                configuration.advertisesOnce = first.interval == 0
+            }
+            let router = router
+            configuration.requestHandling = .handler { request in router.answer(request) }
+            configuration.handlerGetsWholeLongWrites = true
+            peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge)
+            lane = FrontEndLane(bridge: bridge, target: peripheral, key: identifier, queue: nil, delivers: false)
+            router.incarnation = self
+        }
+
+        /// Applies a command to the peripheral, after those sent before it.
+        func command(_ command: @escaping Command) { lane.command(command) }
+
+        /// Publishes the spec's services and starts its advertising sets (or not, out of range).
+        func setUp(state: State, startOutOfRange: Bool) {
+            for service in state.services ?? [] { add(service) }
+            // Its signal strength follows its proximity from the start.
+            let proximity = startOutOfRange ? Proximity.outOfRange : state.proximity.proximity
+            command { $0.simulateProximityChange(proximity) }
+            advertise(state.advertisement, connectable: state.services != nil)
+        }
+
+        /// Advertises the spec's sets from now on, each after its delay; `nil` stops advertising.
+        func advertise(_ sets: [CBMAdvertisementConfig]?, connectable: Bool) {
+            command { $0.stopAdvertising() }
+            guard let first = sets?.first else { return command { $0.setAdditionalAdvertisingSets([]) } }
+            let extra = (sets ?? []).dropFirst().map { set in
+                (
+                    advertisement: SpecSimulation.advertisementData(set.data, connectable: connectable),
+                    interval: SpecSimulation.duration(set.interval), delay: SpecSimulation.duration(set.delay),
+                    once: set.interval == 0
+                )
+            }
+            let data = SpecSimulation.advertisementData(first.data, connectable: connectable)
+            command { peripheral in
+                peripheral.setAdditionalAdvertisingSets(extra)
+                try? peripheral.startAdvertising(data)
+            }
+        }
+
+        /// Listed again by `simulatePeripherals(_:)`: back where its spec says, advertising
+        /// from the start.
+        func restart(state: State) {
+            let proximity = state.proximity.proximity
+            command { $0.simulateProximityChange(proximity) }
+            advertise(state.advertisement, connectable: state.services != nil)
+        }
+
+        /// Not listed by `simulatePeripherals(_:)`: off the air (its links time out).
+        func takeOffAir() {
+            command { peripheral in
+                peripheral.stopAdvertising()
+                peripheral.simulateProximityChange(.outOfRange)
+            }
+        }
+
+        /// Replaced by a peripheral with a new address: it stops advertising (its links stay).
+        func retire() {
+            command { $0.stopAdvertising() }
+        }
+
+        /// Publishes a service and maps its characteristics.
+        private func add(_ service: CBMServiceMock) {
+            let gatt = service.gattService
+            let characteristicMocks = service.characteristicMocks
+            command { [self] peripheral in
+                guard let local = try? peripheral.add(gatt) else { return }
+                lock.withLock {
+                    serviceMocks[local.handle] = service
+                    for (mock, published) in zip(characteristicMocks, local.characteristics) {
+                        mocks[published.handle] = mock
+                        locals[ObjectIdentifier(mock)] = published
+                    }
+                }
+            }
+        }
+
+        /// Replaces the services and the name.
+        func replaceServices(_ services: [CBMServiceMock], name: String?) {
+            command { [self] peripheral in
+                peripheral.removeAllServices()
+                peripheral.simulateNameChange(name)
+                lock.withLock {
+                    mocks.removeAll()
+                    serviceMocks.removeAll()
+                    locals.removeAll()
+                }
+            }
+            for service in services { add(service) }
+        }
+
+        /// Sends a value to the subscribed centrals.
+        func update(_ data: Data, for mock: CBMCharacteristicMock) {
+            command { [self] peripheral in
+                guard let local = lock.withLock({ locals[ObjectIdentifier(mock)] }) else { return }
+                _ = try? peripheral.updateValue(data, for: local, onSubscribedCentrals: nil)
+            }
+        }
+
+        /// The service mock published at a handle.
+        func serviceMock(at handle: UInt16) -> CBMServiceMock? { lock.withLock { serviceMocks[handle] } }
+
+        /// The characteristic mock published at a handle.
+        func characteristicMock(at handle: UInt16) -> CBMCharacteristicMock? { lock.withLock { mocks[handle] } }
+
+        /// The spec delegate's answer to a request, as the simulated stack's.
+        ///
+        /// A long read asks the delegate once, for its first part; the Read Blob requests that
+        /// follow are served from that value, so one `readValue` is one delegate call and the app
+        /// never sees parts of two values (CoreBluetoothMock answers a read with one call). A
+        /// long write reaches the delegate once, with the whole value, when it is executed.
+        fileprivate func answer(_ request: ATTRequest) -> RequestResponse {
+            guard let mock = lock.withLock({ mocks[request.characteristic.handle] }) else {
+                return .error(.invalidHandle)
+            }
+            let delegate = spec.connectionDelegate ?? DefaultAnswers()
+            if request.isCommand {
+                delegate.peripheral(spec, didReceiveWriteCommandFor: mock, data: request.value ?? Data())
+                return .success()
+            }
+            guard let value = request.value else {
+                let key = ReadKey(central: request.central.identifier, handle: request.characteristic.handle)
+                var data: Data
+                if request.offset > 0, let read = lock.withLock({ reads[key] }) {
+                    data = read
+                } else {
+                    switch delegate.peripheral(spec, didReceiveReadRequestFor: mock) {
+                    case .success(let answer): data = answer
+                    case .failure(let error): return .error(SpecSimulation.code(of: error))
+                    }
+                    lock.withLock { reads[key] = data }
+                }
+                guard request.offset <= data.count else { return .error(.invalidOffset) }
+                data.removeFirst(request.offset)
+                return .success(data)
+            }
+            switch delegate.peripheral(spec, didReceiveWriteRequestFor: mock, data: value) {
+            case .success: return .success()
+            case .failure(let error): return .error(SpecSimulation.code(of: error))
+            }
+        }
+    }
+
+    /// Routes a simulated peripheral's requests to its incarnation (set once the incarnation
+    /// exists; requests only come after).
+    final class Router: @unchecked Sendable {
+        // @unchecked Sendable: `incarnation` is set once, before the first request.
+        weak var incarnation: Incarnation?
+
+        func answer(_ request: ATTRequest) -> RequestResponse {
+            incarnation?.answer(request) ?? .error(.unlikelyError)
+        }
+    }
+}

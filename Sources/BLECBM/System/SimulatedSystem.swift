@@ -1,0 +1,183 @@
+import BLEMockKit
+import Foundation
+
+/// The process-wide simulated Bluetooth system: one bridge that every CoreBluetooth-shaped
+/// manager joins when no test's bridge is current, wherever it is created (on the app's own
+/// dispatch queue, in a delegate callback, in a `Task {}`).
+///
+/// CoreBluetooth is one system per process, and code written for it (or for Nordic's
+/// CoreBluetoothMock, whose simulation lives in statics) creates its managers wherever it likes.
+/// A test of such code installs the system, runs, and uninstalls it:
+///
+/// ```swift
+/// override func setUpWithError() throws {
+///     system = try SimulatedSystem.install(.realistic(seed: 7))
+/// }
+/// override func tearDownWithError() throws {
+///     system.uninstall()
+/// }
+/// ```
+///
+/// (`BLEMockKitXCTest`'s `installSimulatedSystem()` and `BLEMockKitTesting`'s
+/// `.simulatedSystem` trait do both; CoreBluetoothMock's statics, such as
+/// ``CBMCentralManagerMock/simulatePeripherals(_:)``, install one themselves when none is: realistic
+/// timing with seed 0, time following the wall clock, Bluetooth off until a test turns it on.)
+///
+/// **One at a time.** Like real Bluetooth, the system is shared by everything in the process:
+/// tests that use it must not run in parallel. Installing a second one while one is installed
+/// throws ``InstallError``. Run such tests one at a time: XCTest runs a class's tests in turn (do
+/// not turn on parallel testing for them); in Swift Testing put them in a `.serialized` suite.
+/// Tests that can each have a bridge of their own (`.mockBridge` trait, `runOnMockBridge`,
+/// `bridge.run { }`) stay parallel: a bridge that is current (`MockBLEBridge.current`) always
+/// wins over the system, and nothing but the CoreBluetooth-shaped API reads the system.
+///
+/// **Time.** With ``Time/wallClock`` (the default) virtual time follows the wall clock, as
+/// CoreBluetoothMock's timers do: a test that waits two seconds on the wall clock (XCTest's
+/// `wait(for:timeout:)`) sees two seconds of simulation, so "connected within 3 s" and "nothing
+/// found within 2 s" mean what they say. With ``Time/virtual`` time moves only as the bridge's
+/// runs and advances move it: run the test in `system.bridge.run { }` and it is deterministic and
+/// takes no wall time (MIGRATION.md shows the path from one to the other).
+public final class SimulatedSystem: @unchecked Sendable {
+    // @unchecked Sendable: `installed` is only read and written with `lock` held; the other
+    // stored properties are immutable.
+
+    /// How the system's virtual time moves.
+    public enum Time: Sendable, Hashable {
+        /// Virtual time follows the wall clock, one second per second: events scheduled in the
+        /// simulation happen when the wall clock reaches them. Not deterministic across runs
+        /// (when a call is made depends on threads), and a test takes as long as it waits.
+        case wallClock
+        /// Virtual time moves only when the bridge moves it: inside `bridge.run { }` it drives
+        /// itself, deterministically, in no wall time; elsewhere with `advance(by:)`.
+        case virtual
+    }
+
+    /// Installing a system while another is installed.
+    public struct InstallError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// Who installed the system that is installed.
+        public var installedBy: String
+        /// Who tried to install another.
+        public var requestedBy: String
+
+        public var description: String {
+            "SimulatedSystem.install (\(requestedBy)): a simulated system is already installed, by \(installedBy). "
+                + "The system is process-wide, like CoreBluetooth: tests that use it must run one at a time "
+                + "(a `.serialized` suite in Swift Testing; no parallel testing for those XCTest classes), and each "
+                + "must uninstall it when it ends (tearDown, or the `.simulatedSystem` trait). Tests that can have "
+                + "a bridge of their own (`.mockBridge`, `runOnMockBridge`) run in parallel without it."
+        }
+    }
+
+    /// The system's bridge: the simulation itself (its log, its `finish()`, its runs).
+    public let bridge: MockBLEBridge
+    /// How the system's time moves.
+    public let time: Time
+    /// Who installed it (for messages).
+    public let installedBy: String
+
+    private let driver: WallClockDriver?
+    private let lock = Lock()
+    private var installed = true
+
+    /// The installed system, if any.
+    public static var current: SimulatedSystem? { slot.system }
+
+    /// Installs the process-wide system.
+    ///
+    /// - Parameters:
+    ///   - configuration: The bridge's configuration (fast by default; `.realistic(seed:)` for
+    ///     realistic timing).
+    ///   - time: How virtual time moves; the wall clock by default.
+    ///   - initialState: The state managers created on it start in (`poweredOn` by default;
+    ///     CoreBluetoothMock's statics install one starting `poweredOff`, as CoreBluetoothMock
+    ///     does).
+    ///   - installedBy: Who installs it, named in messages (the calling function by default).
+    /// - Returns: The system.
+    /// - Throws: ``InstallError`` when a system is installed already.
+    @discardableResult
+    public static func install(
+        _ configuration: MockBLEBridge.Configuration = .fast, time: Time = .wallClock,
+        initialState: CBMManagerState = .poweredOn, installedBy: String = #function
+    ) throws -> SimulatedSystem {
+        try slot.install(by: installedBy) {
+            SimulatedSystem(configuration, time: time, initialState: initialState, by: installedBy)
+        }
+    }
+
+    private init(_ configuration: MockBLEBridge.Configuration, time: Time, initialState: CBMManagerState, by: String) {
+        bridge = MockBLEBridge(configuration: configuration)
+        self.time = time
+        installedBy = by
+        MockCentralEngine.setInitialState(initialState, on: bridge)
+        driver = time == .wallClock ? WallClockDriver(bridge: bridge) : nil
+    }
+
+    /// Whether the system is still installed.
+    public var isInstalled: Bool { lock.withLock { installed } }
+
+    /// Uninstalls the system (nothing happens if it is not installed). Managers on it become
+    /// invalid, as CoreBluetoothMock's `tearDownSimulation()` leaves them: their delegates hear the
+    /// state `unknown`, and later calls on them are ignored. Its time stops. Its ``bridge`` stays
+    /// readable (log, `finish()`).
+    public func uninstall() {
+        let wasInstalled = lock.withLock { () -> Bool in
+            defer { installed = false }
+            return installed
+        }
+        guard wasInstalled else { return }
+        Self.slot.remove(self)
+        driver?.stop()
+        for engine in MockCentralEngine.engines(on: bridge) { engine.invalidate() }
+        for engine in MockPeripheralEngine.engines(on: bridge) { engine.invalidate() }
+    }
+
+    // MARK: The one process-wide variable
+
+    /// The installed system: the one piece of process-wide state in the kit (CoreBluetooth is one
+    /// system per process). Nothing but the CoreBluetooth-shaped API reads it, and only when no
+    /// test's bridge is current.
+    private static let slot = Slot()
+
+    /// The slot holding the installed system.
+    private final class Slot: @unchecked Sendable {
+        // @unchecked Sendable: `installed` is only read and written with `lock` held.
+        private let lock = Lock()
+        private var installed: SimulatedSystem?
+
+        var system: SimulatedSystem? { lock.withLock { installed } }
+
+        func install(by requester: String, _ make: () -> SimulatedSystem) throws -> SimulatedSystem {
+            try lock.withLock {
+                if let installed { throw InstallError(installedBy: installed.installedBy, requestedBy: requester) }
+                let system = make()
+                installed = system
+                return system
+            }
+        }
+
+        /// The installed system, installing one with `make` if none is.
+        func installedOrInstall(_ make: () -> SimulatedSystem) -> SimulatedSystem {
+            lock.withLock {
+                if let installed { return installed }
+                let system = make()
+                installed = system
+                return system
+            }
+        }
+
+        func remove(_ system: SimulatedSystem) {
+            lock.withLock { if installed === system { installed = nil } }
+        }
+    }
+
+    /// The installed system, or one installed now the way CoreBluetoothMock's statics find their
+    /// simulation: time following the wall clock, Bluetooth off until a test turns it on, and
+    /// realistic timing (seed 0), since CoreBluetoothMock's simulation takes time too (its
+    /// peripherals advertise at their intervals, and each request takes a connection interval).
+    static func currentOrInstalledForCoreBluetoothMock(_ call: String) -> SimulatedSystem {
+        slot.installedOrInstall {
+            SimulatedSystem(
+                .realistic(seed: 0), time: .wallClock, initialState: .poweredOff, by: "CBMCentralManagerMock.\(call)")
+        }
+    }
+}
