@@ -25,8 +25,10 @@ let package = Package(
         .target(name: "Transport", dependencies: ["BLECore", "CTransportCRC32C"], swiftSettings: strictSettings),
         .target(name: "BLEMockKit", dependencies: ["BLECore", "Transport"], swiftSettings: strictSettings),
         // Test-framework glue: a Swift Testing trait and an XCTest helper that run tests on mock bridges.
-        .target(name: "BLEMockKitTesting", dependencies: ["BLECore", "BLEMockKit"], swiftSettings: strictSettings),
-        .target(name: "BLEMockKitXCTest", dependencies: ["BLECore", "BLEMockKit"], swiftSettings: strictSettings),
+        .target(
+            name: "BLEMockKitTesting", dependencies: ["BLECore", "BLEMockKit", "BLECBM"], swiftSettings: strictSettings),
+        .target(
+            name: "BLEMockKitXCTest", dependencies: ["BLECore", "BLEMockKit", "BLECBM"], swiftSettings: strictSettings),
         .target(name: "BLECoreBluetooth", dependencies: ["BLECore"], swiftSettings: strictSettings),
         .target(name: "BLECapture", dependencies: ["BLECore", "BLEMockKit"], swiftSettings: strictSettings),
         .target(name: "BLECBM", dependencies: ["BLECore", "BLEMockKit"], swiftSettings: strictSettings),
@@ -40,8 +42,14 @@ let package = Package(
         .target(
             name: "BlinkyExample", dependencies: ["BLECBM"], path: "Tests/BlinkyExample",
             swiftSettings: [.swiftLanguageMode(.v5)]),
+        // The typealias file BLECBM ships (in its documentation catalog), compiled in Swift 6
+        // mode; BlinkyExample compiles it in Swift 5 mode.
+        .target(
+            name: "CoreBluetoothTypeAliasesSwift6", dependencies: ["BLECBM"],
+            path: "Tests/CoreBluetoothTypeAliasesSwift6", swiftSettings: [.swiftLanguageMode(.v6)]),
         .testTarget(
-            name: "BLECBMTests", dependencies: ["BLECBM", "BLEMockKit", "BLECore", "BlinkyExample"],
+            name: "BLECBMTests",
+            dependencies: ["BLECBM", "BLEMockKit", "BLECore", "BlinkyExample", "CoreBluetoothTypeAliasesSwift6"],
             swiftSettings: strictSettings),
         // Mock definitions in CoreBluetoothMock's style, in Swift 5 mode as such test targets are.
         .testTarget(
@@ -62,7 +70,8 @@ let package = Package(
             name: "BLEMockKitTestingTests", dependencies: ["BLEMockKitTesting", "BLEMockKit", "BLECore"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "BLEMockKitXCTestTests", dependencies: ["BLEMockKitXCTest", "BLEMockKit", "BLECore"],
+            name: "BLEMockKitXCTestTests",
+            dependencies: ["BLEMockKitXCTest", "BLEMockKit", "BLECore", "BLECBM", "BlinkyExample"],
             swiftSettings: strictSettings),
         // The bundled fixtures as a user of the package sees them: public API only.
         .testTarget(

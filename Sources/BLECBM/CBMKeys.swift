@@ -46,6 +46,23 @@ import Foundation
     public let CBMCentralManagerRestoredStateScanServicesKey = CBCentralManagerRestoredStateScanServicesKey
     /// The options of a restored scan (`[String: Any]`).
     public let CBMCentralManagerRestoredStateScanOptionsKey = CBCentralManagerRestoredStateScanOptionsKey
+    /// Show an alert when the peripheral manager is created while Bluetooth is off (an `NSNumber`
+    /// holding a Bool). The simulation shows nothing.
+    public let CBMPeripheralManagerOptionShowPowerAlertKey = CBPeripheralManagerOptionShowPowerAlertKey
+    /// The peripheral manager's restore identifier (a `String`): on a bridge, the simulated
+    /// peripheral keeps its identity across a simulated app termination with it.
+    public let CBMPeripheralManagerOptionRestoreIdentifierKey = CBPeripheralManagerOptionRestoreIdentifierKey
+    /// In a peripheral manager's restored state: the services it had published.
+    public let CBMPeripheralManagerRestoredStateServicesKey = CBPeripheralManagerRestoredStateServicesKey
+    /// In a peripheral manager's restored state: the advertisement it was sending.
+    public let CBMPeripheralManagerRestoredStateAdvertisementDataKey =
+        CBPeripheralManagerRestoredStateAdvertisementDataKey
+    /// Bridge a Bluetooth Classic connection of the peripheral (an `NSNumber` holding a Bool).
+    /// The simulation ignores it.
+    public let CBMConnectPeripheralOptionEnableTransportBridgingKey =
+        CBConnectPeripheralOptionEnableTransportBridgingKey
+    /// Ask for access to a media device (an `NSNumber` holding a Bool). The simulation ignores it.
+    public let CBMCentralManagerOptionDeviceAccessForMedia = CBCentralManagerOptionDeviceAccessForMedia
 #else
     /// The local name of a peripheral (a `String`).
     public let CBMAdvertisementDataLocalNameKey = "kCBAdvDataLocalName"
@@ -84,6 +101,21 @@ import Foundation
     public let CBMCentralManagerRestoredStateScanServicesKey = "kCBRestoredScanServices"
     /// The options of a restored scan (`[String: Any]`).
     public let CBMCentralManagerRestoredStateScanOptionsKey = "kCBRestoredScanOptions"
+    /// Show an alert when the peripheral manager is created while Bluetooth is off (an `NSNumber`
+    /// holding a Bool). The simulation shows nothing.
+    public let CBMPeripheralManagerOptionShowPowerAlertKey = "kCBInitOptionShowPowerAlert"
+    /// The peripheral manager's restore identifier (a `String`): on a bridge, the simulated
+    /// peripheral keeps its identity across a simulated app termination with it.
+    public let CBMPeripheralManagerOptionRestoreIdentifierKey = "kCBInitOptionRestoreIdentifier"
+    /// In a peripheral manager's restored state: the services it had published.
+    public let CBMPeripheralManagerRestoredStateServicesKey = "kCBRestoredServices"
+    /// In a peripheral manager's restored state: the advertisement it was sending.
+    public let CBMPeripheralManagerRestoredStateAdvertisementDataKey = "kCBRestoredAdvertisement"
+    /// Bridge a Bluetooth Classic connection of the peripheral (an `NSNumber` holding a Bool).
+    /// The simulation ignores it.
+    public let CBMConnectPeripheralOptionEnableTransportBridgingKey = "kCBConnectOptionEnableTransportBridging"
+    /// Ask for access to a media device (an `NSNumber` holding a Bool). The simulation ignores it.
+    public let CBMCentralManagerOptionDeviceAccessForMedia = "kCBManagerOptionDeviceAccessForMedia"
 #endif
 
 /// A delay before connecting (an `NSNumber` of seconds). The simulation connects without it.

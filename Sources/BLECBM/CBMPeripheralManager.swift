@@ -29,7 +29,7 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     /// (`MockBLEBridge.current`), else on the installed ``SimulatedSystem``.
     public init(delegate: (any CBMPeripheralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil) {
         if let bridge = BridgeScope.current {
-            backend = MockPeripheralEngine(bridge: bridge, queue: queue, configuration: nil)
+            backend = MockPeripheralEngine(bridge: bridge, queue: queue, options: options, configuration: nil)
         } else {
             backend = NativeSupport.peripheralBackend(queue: queue, options: options)
         }
@@ -43,7 +43,7 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
         bridge: MockBLEBridge, delegate: (any CBMPeripheralManagerDelegate)?, queue: DispatchQueue?,
         options: [String: Any]? = nil, configuration: MockPeripheralManager.Configuration? = nil
     ) {
-        backend = MockPeripheralEngine(bridge: bridge, queue: queue, configuration: configuration)
+        backend = MockPeripheralEngine(bridge: bridge, queue: queue, options: options, configuration: configuration)
         storedDelegate = delegate
         super.init()
         backend.attach(self)

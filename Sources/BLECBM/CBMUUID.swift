@@ -89,6 +89,10 @@ extension CBMUUID {
     public static let characteristicFormatString = "2904"
     /// The Characteristic Aggregate Format descriptor (0x2905).
     public static let characteristicAggregateFormatString = "2905"
+    /// The Valid Range descriptor (0x2906).
+    public static let characteristicValidRangeString = "2906"
+    /// The Observation Schedule descriptor (0x2910).
+    public static let characteristicObservationScheduleString = "2910"
     /// The L2CAP PSM characteristic (ABDD3056-28FA-441D-A470-55A75A52553A).
     public static let l2capPSMCharacteristicString = "ABDD3056-28FA-441D-A470-55A75A52553A"
 }
@@ -107,3 +111,7 @@ public let CBMUUIDCharacteristicFormatString = CBMUUID.characteristicFormatStrin
 public let CBMUUIDCharacteristicAggregateFormatString = CBMUUID.characteristicAggregateFormatString
 /// CoreBluetooth's name for the L2CAP PSM characteristic's UUID string.
 public let CBMUUIDL2CAPPSMCharacteristicString = CBMUUID.l2capPSMCharacteristicString
+/// CoreBluetooth's name for the Valid Range descriptor's UUID string.
+public let CBMUUIDCharacteristicValidRangeString = CBMUUID.characteristicValidRangeString
+/// CoreBluetooth's name for the Observation Schedule descriptor's UUID string.
+public let CBMUUIDCharacteristicObservationScheduleString = CBMUUID.characteristicObservationScheduleString

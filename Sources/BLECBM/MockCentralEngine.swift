@@ -59,7 +59,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         if case .realistic(let duration) = configuration.stateTransition {
             configuration.stateTransition = .delayed(duration)
         }
-        let central = MockCentralManager(configuration: configuration, bridge: bridge)
+        let central = MockCentralManager(configuration: configuration, bridge: bridge, joinsAtFirstCall: true)
         self.central = central
         lane = FrontEndLane(bridge: bridge, target: central, key: central.identifier, queue: queue)
         Self.registry(on: bridge).add(self)

@@ -30,17 +30,23 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private var updatesInFlight = 0
     private var invalidated = false
 
-    init(bridge: MockBLEBridge, queue: DispatchQueue?, configuration: MockPeripheralManager.Configuration?) {
+    init(
+        bridge: MockBLEBridge, queue: DispatchQueue?, options: [String: Any]? = nil,
+        configuration: MockPeripheralManager.Configuration?
+    ) {
         var configuration =
             configuration
             ?? (bridge.configuration.timing.isInstant ? .fast : .realistic(seed: bridge.configuration.seed))
+        if let restoreIdentifier = options?[CBMPeripheralManagerOptionRestoreIdentifierKey] as? String {
+            configuration.restoreIdentifier = restoreIdentifier
+        }
         configuration.requestHandling = .manual
         if let state = MockCentralEngine.initialState(on: bridge) { configuration.initialState = state }
         // A new CBPeripheralManager's first state callback carries its real state.
         if case .realistic(let duration) = configuration.stateTransition {
             configuration.stateTransition = .delayed(duration)
         }
-        let peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge)
+        let peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge, joinsAtFirstCall: true)
         self.peripheral = peripheral
         lane = FrontEndLane(bridge: bridge, target: peripheral, key: peripheral.identifier, queue: queue)
         Self.registry(on: bridge).add(self)

@@ -54,7 +54,7 @@ extension SpecSimulation {
             let router = router
             configuration.requestHandling = .handler { request in router.answer(request) }
             configuration.handlerGetsWholeLongWrites = true
-            peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge)
+            peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge, joinsAtFirstCall: true)
             lane = FrontEndLane(bridge: bridge, target: peripheral, key: identifier, queue: nil, delivers: false)
             router.incarnation = self
         }

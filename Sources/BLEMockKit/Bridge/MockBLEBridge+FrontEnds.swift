@@ -113,11 +113,31 @@ extension MockBLEBridge {
     /// Inside a run, a condition that never holds ends as the run does: with ``Stall`` once
     /// nothing more can happen, or at the run's time limit.
     ///
+    /// With `pausingSimulation`, nothing happens in the simulation while the condition does not
+    /// hold: virtual time stands still, and the app's calls through the CoreBluetooth-shaped API
+    /// are held, not applied, until it does (then they are applied in their deterministic order).
+    /// For what the app does on its own, outside the simulation — an app that creates its
+    /// managers in `queue.async` — so that every run of a seed starts from the same point:
+    ///
+    /// ```swift
+    /// let app = WatchApp()                       // creates its managers on its own queues
+    /// try await bridge.waitForApp(pausingSimulation: true) { app.managersCreated }
+    /// ```
+    ///
+    /// The condition must come to hold without the simulation's help: a paused wait whose
+    /// condition never holds ends with ``Stall`` (``Stall/Reason/paused``) once nothing has
+    /// happened for the run's stall patience.
+    ///
+    /// - Parameters:
+    ///   - pausingSimulation: Whether the simulation waits until the condition holds.
+    ///   - condition: The app's state to wait for; read on the caller's isolation.
     /// - Throws: `CancellationError` when the calling task is cancelled (as a stalled run
     ///   cancels its body).
     public func waitForApp(
-        isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool
+        pausingSimulation: Bool = false, isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool
     ) async throws {
+        if pausingSimulation { outside.holdTime() }
+        defer { if pausingSimulation { outside.releaseTime() } }
         while true {
             let seen = outside.activity
             if condition() { return }
@@ -241,6 +261,7 @@ package final class OutsideWork: @unchecked Sendable {
     private var tickers: [Int: CheckedContinuation<Void, Never>] = [:]
     private var waker: (@Sendable () -> Void)?
     private var settlers: [Int: @Sendable (isolated MockBLEBridge) -> Bool] = [:]
+    private var holds = 0
 
     init(lock: Lock = Lock()) {
         self.lock = lock
@@ -288,6 +309,23 @@ package final class OutsideWork: @unchecked Sendable {
     var registeredSettlers: [@Sendable (isolated MockBLEBridge) -> Bool] {
         lock.withLock { settlers.sorted { $0.key < $1.key }.map(\.value) }
     }
+
+    /// Pauses the simulation (see ``MockBLEBridge/waitForApp(pausingSimulation:isolation:_:)``).
+    func holdTime() {
+        lock.withLock { holds += 1 }
+    }
+
+    /// Ends a pause; the run's driver goes on once none is left.
+    func releaseTime() {
+        let wake = lock.withLock { () -> (@Sendable () -> Void)? in
+            holds -= 1
+            return holds == 0 ? waker : nil
+        }
+        wake?()
+    }
+
+    /// Whether the simulation is paused.
+    var isHoldingTime: Bool { lock.withLock { holds > 0 } }
 
     /// Whether a probe or a settler is registered.
     var hasOutsideWork: Bool { lock.withLock { !probes.isEmpty || !settlers.isEmpty } }

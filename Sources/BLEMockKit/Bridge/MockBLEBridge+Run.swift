@@ -80,7 +80,15 @@ extension MockBLEBridge {
         try await Self.$current.withValue(self) {
             try await SelfDrivingScope.run(
                 on: executor, patience: patience, settle: { await self.settleOutside() }, step: { await self.step() },
-                stall: { await self.stall($0 == .timeLimit ? .timeLimitReached : .nothingScheduled) }, body: body)
+                stall: { step in
+                    let reason: Stall.Reason =
+                        switch step {
+                        case .timeLimit: .timeLimitReached
+                        case .held: .paused
+                        case .ran, .nothingScheduled: .nothingScheduled
+                        }
+                    return await self.stall(reason)
+                }, body: body)
         }
     }
 
@@ -119,6 +127,8 @@ extension MockBLEBridge {
     /// ``OutsideWork/addSettler(_:)``); returns whether any applied something. Runs after the
     /// bridge jobs queued before it.
     func runSettlers() -> Bool {
+        // A paused simulation applies nothing of the app's calls yet.
+        if outside.isHoldingTime { return false }
         var applied = false
         for settler in outside.registeredSettlers where settler(self) { applied = true }
         return applied
@@ -206,6 +216,8 @@ extension MockBLEBridge {
     /// them); an explicit advance whose target comes first returns there.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     func step() -> SelfDrivingScope.Step {
+        // A paused simulation does nothing, not even put new managers on the air.
+        if outside.isHoldingTime { return .held }
         admitArrivals()
         forgetCancelled()
         let next = world.schedule.nextDeadline
@@ -252,6 +264,10 @@ extension MockBLEBridge {
             case nothingScheduled
             /// The scope's virtual time passed its time limit.
             case timeLimitReached
+            /// A ``MockBLEBridge/waitForApp(pausingSimulation:isolation:_:)`` paused the
+            /// simulation and its condition never came to hold: the app never did on its own
+            /// what the test waited for.
+            case paused
         }
 
         /// Why the run stopped.
@@ -269,6 +285,9 @@ extension MockBLEBridge {
                 switch reason {
                 case .nothingScheduled: "every task waits and nothing is scheduled: what they wait for cannot happen"
                 case .timeLimitReached: "the run's virtual time limit passed before the test ended"
+                case .paused:
+                    "a waitForApp(pausingSimulation: true) paused the simulation and the app never did on its own "
+                        + "what it waited for"
                 }
             let list =
                 waiting.isEmpty ? "- nothing the bridge knows of" : waiting.map { "- \($0)" }.joined(separator: "\n")

@@ -133,6 +133,13 @@ public actor MockCentralManager: CentralManaging {
     /// ``MockBLEBridge/run(timeLimit:stallPatience:_:)`` scope (``MockBLEBridge/current``, which
     /// a test's bridge trait sets too), or else a new one of its own.
     public init(configuration: Configuration = Configuration(), bridge: MockBLEBridge? = nil) {
+        self.init(configuration: configuration, bridge: bridge, joinsAtFirstCall: false)
+    }
+
+    /// Creates a mock central that joins the air at its first call rather than at the bridge's next
+    /// turn (`joinsAtFirstCall`): for a front end whose calls are ordered by the bridge's
+    /// command queue, so that managers created on several threads at once join in that order.
+    package init(configuration: Configuration, bridge: MockBLEBridge?, joinsAtFirstCall: Bool) {
         let bridge =
             bridge ?? MockBLEBridge.current
             ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
@@ -144,7 +151,7 @@ public actor MockCentralManager: CentralManaging {
         self.identifier = identifier
         self.duplicateProblem = problem
         guard let problem else {
-            bridge.arrivals.add(.central(identifier, broadcaster, configuration))
+            if !joinsAtFirstCall { bridge.arrivals.add(.central(identifier, broadcaster, configuration)) }
             return
         }
         refusedWorld = RefusedWorld(.central(identifier, broadcaster, configuration), problem: problem)

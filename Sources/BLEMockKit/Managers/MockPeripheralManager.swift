@@ -157,6 +157,13 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// ``MockBLEBridge/run(timeLimit:stallPatience:_:)`` scope (``MockBLEBridge/current``, which
     /// a test's bridge trait sets too), or else a new one of its own.
     public init(configuration: Configuration = Configuration(), bridge: MockBLEBridge? = nil) {
+        self.init(configuration: configuration, bridge: bridge, joinsAtFirstCall: false)
+    }
+
+    /// Creates a mock peripheral that joins the air at its first call rather than at the bridge's next
+    /// turn (`joinsAtFirstCall`): for a front end whose calls are ordered by the bridge's
+    /// command queue, so that managers created on several threads at once join in that order.
+    package init(configuration: Configuration, bridge: MockBLEBridge?, joinsAtFirstCall: Bool) {
         let bridge =
             bridge ?? MockBLEBridge.current
             ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
@@ -169,7 +176,7 @@ public actor MockPeripheralManager: PeripheralManaging {
         self.identifier = identifier
         self.duplicateProblem = problem
         guard let problem else {
-            bridge.arrivals.add(.peripheral(identifier, broadcaster, configuration))
+            if !joinsAtFirstCall { bridge.arrivals.add(.peripheral(identifier, broadcaster, configuration)) }
             return
         }
         refusedWorld = RefusedWorld(.peripheral(identifier, broadcaster, configuration), problem: problem)

@@ -15,6 +15,9 @@ enum SelfDrivingScope {
         case nothingScheduled
         /// The next thing scheduled lies past the scope's time limit.
         case timeLimit
+        /// The simulation is paused (a wait for the app that must end first) and nothing outside
+        /// the scope has happened yet to end it.
+        case held
     }
 
     /// Runs `body` on `executor`, with a driver calling `step` whenever every task of the scope
@@ -47,7 +50,7 @@ enum SelfDrivingScope {
                             switch outcome {
                             case .ran:
                                 continue
-                            case .nothingScheduled:
+                            case .nothingScheduled, .held:
                                 if executor.waitForOutsideWork(timeout: patience) { continue }
                                 throw await stall(outcome)
                             case .timeLimit:

@@ -1,0 +1,48 @@
+import BLECBM
+import BLECore
+import BLEMockKit
+import XCTest
+
+extension XCTestCase {
+    /// Installs the process-wide ``SimulatedSystem`` for this test and uninstalls it when the
+    /// test ends: CoreBluetooth-shaped managers the code under test creates anywhere (its own
+    /// dispatch queues, delegate callbacks, `Task {}`) run on it.
+    ///
+    /// ```swift
+    /// override func setUpWithError() throws {
+    ///     try installSimulatedSystem()
+    /// }
+    ///
+    /// func testTheAppFindsTheWatch() {
+    ///     let found = expectation(description: "found")
+    ///     let app = CompanionApp(onWatchFound: { found.fulfill() })   // creates its manager itself
+    ///     wait(for: [found], timeout: 2)
+    /// }
+    /// ```
+    ///
+    /// With the default ``SimulatedSystem/Time/wallClock`` time, `wait(for:timeout:)` on the
+    /// main thread works as with real Bluetooth or CoreBluetoothMock: callbacks keep arriving on
+    /// the main queue (or the app's queue) while the test waits, and a timeout means wall-clock
+    /// seconds of simulation.
+    ///
+    /// XCTest runs one test of a class at a time, which the system needs (it is process-wide, as
+    /// CoreBluetooth is): do not turn on parallel execution of such classes in one process
+    /// (`swift test --parallel` runs each test in a process of its own, which is fine).
+    ///
+    /// - Parameters:
+    ///   - configuration: The bridge's configuration (fast by default).
+    ///   - time: How virtual time moves (the wall clock by default).
+    ///   - initialState: The state managers start in.
+    /// - Returns: The system (its `bridge` has the log and `finish()`).
+    /// - Throws: ``SimulatedSystem/InstallError`` when a system is installed already.
+    @discardableResult
+    public func installSimulatedSystem(
+        _ configuration: MockBLEBridge.Configuration = .fast, time: SimulatedSystem.Time = .wallClock,
+        initialState: CBMManagerState = .poweredOn
+    ) throws -> SimulatedSystem {
+        let system = try SimulatedSystem.install(
+            configuration, time: time, initialState: initialState, installedBy: "the XCTest \(name)")
+        addTeardownBlock { system.uninstall() }
+        return system
+    }
+}

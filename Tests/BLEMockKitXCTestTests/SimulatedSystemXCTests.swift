@@ -1,0 +1,93 @@
+import BLECBM
+import BLEMockKit
+import BLEMockKitXCTest
+import XCTest
+
+@testable import BlinkyExample
+
+/// The process-wide simulated system with apps that create their managers on their own queues,
+/// inside `queue.async`, where no test's bridge is visible: they join the installed system.
+final class SimulatedSystemXCTests: XCTestCase {
+    func testAppsThatCreateTheirManagersInQueueAsyncJoinTheInstalledSystem() throws {
+        let system = try installSimulatedSystem(.realistic(seed: 3))
+        let finished = XCTestExpectation(description: "the companion read the version")
+        let watch = WatchPeripheralApp()
+        let companion = WatchCompanionApp(commandCount: 3) { finished.fulfill() }
+        wait(for: [finished], timeout: 10)
+        XCTAssertEqual(companion.notifiedStatuses, [1, 2, 3])
+        XCTAssertEqual(companion.firmwareVersion, Data([2, 7]))
+        XCTAssertEqual(watch.receivedCommands, [1, 2, 3])
+        XCTAssertTrue(system.isInstalled)
+    }
+
+    func testASecondInstallIsRefusedWithTheErrorNamingWhoInstalledTheFirst() throws {
+        try installSimulatedSystem()
+        XCTAssertThrowsError(try SimulatedSystem.install(installedBy: "the second test")) { error in
+            let installError = error as? SimulatedSystem.InstallError
+            XCTAssertEqual(installError?.requestedBy, "the second test")
+            XCTAssertTrue(installError?.installedBy.contains(self.name) == true)
+            XCTAssertTrue("\(error)".contains(".serialized"))
+        }
+    }
+
+    func testUninstallingInvalidatesTheManagersOnTheSystem() throws {
+        let system = try SimulatedSystem.install(installedBy: name)
+        let poweredOn = XCTestExpectation(description: "powered on")
+        let unknown = XCTestExpectation(description: "unknown")
+        let delegate = CBMCentralManagerDelegateProxy()
+        delegate.didUpdateState = { manager in
+            switch manager.state {
+            case .poweredOn: poweredOn.fulfill()
+            case .unknown: unknown.fulfill()
+            default: break
+            }
+        }
+        let manager = CBMCentralManager(delegate: delegate, queue: nil)
+        wait(for: [poweredOn], timeout: 2)
+        system.uninstall()
+        XCTAssertNil(SimulatedSystem.current)
+        XCTAssertFalse(system.isInstalled)
+        wait(for: [unknown], timeout: 2)
+        XCTAssertEqual(manager.state, .unknown)
+        manager.scanForPeripherals(withServices: nil)
+        XCTAssertFalse(manager.isScanning)
+        XCTAssertEqual(manager.apiMisuses.last?.hasPrefix("scanForPeripherals"), true)
+        system.uninstall()  // a second uninstall changes nothing
+    }
+
+    /// The same app, the same seed: the same bridge log, byte for byte, on every run, though the
+    /// two apps call in from their own queues at the same virtual instants.
+    func testAnAppOfBothRolesOnItsOwnQueuesGivesTheSameLogOnEveryRunOfASeed() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+            throw XCTSkip("runs need task executors (macOS 15)")
+        }
+        for configuration in [MockBLEBridge.Configuration(seed: 9), .realistic(seed: 9)] {
+            var logs = Set<String>()
+            for _ in 0..<100 {
+                logs.insert(try await Self.runBothRoles(configuration))
+            }
+            let mode = configuration.timing.isInstant ? "fast" : "realistic"
+            if logs.count > 1 {
+                let all = logs.sorted().map { $0.split(separator: "\n") }
+                let line = Array(zip(all[0], all[1])).firstIndex { $0 != $1 } ?? min(all[0].count, all[1].count)
+                XCTFail("\(mode) mode: \(logs.count) different logs; the first two differ at line \(line + 1)")
+            }
+            XCTAssertTrue(logs.first?.contains("write") == true)
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    static func runBothRoles(_ configuration: MockBLEBridge.Configuration) async throws -> String {
+        let system = try SimulatedSystem.install(configuration, time: .virtual, installedBy: "runBothRoles")
+        defer { system.uninstall() }
+        let bridge = system.bridge
+        try await bridge.run {
+            let watch = WatchPeripheralApp()
+            let companion = WatchCompanionApp(commandCount: 4)
+            // The apps create their managers on their own queues: time starts once they have.
+            try await bridge.waitForApp(pausingSimulation: true) { watch.hasManager && companion.hasManager }
+            try await bridge.waitForApp { companion.firmwareVersion != nil }
+        }
+        return await bridge.log.map { "\($0)" }.joined(separator: "\n")
+    }
+}

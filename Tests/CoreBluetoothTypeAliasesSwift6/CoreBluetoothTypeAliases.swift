@@ -1,0 +1,1 @@
+../../Sources/BLECBM/BLECBM.docc/Resources/CoreBluetoothTypeAliases.swift
