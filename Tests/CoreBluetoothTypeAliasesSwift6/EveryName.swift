@@ -165,7 +165,7 @@ final class ThermometerPeripheral: NSObject, CBPeripheralManagerDelegate, @unche
 
     init(queue: DispatchQueue) {
         super.init()
-        queue.async { self.manager = CBPeripheralManager(delegate: self, queue: queue) }
+        manager = CBPeripheralManager(delegate: self, queue: queue)
     }
 
     func peripheralManagerDidUpdateState(_ peripheral: CBPeripheralManager) {
