@@ -30,6 +30,7 @@ final class FrontEndLane<Target: Actor>: Sendable {
         let queue = queue ?? .main
         self.queue = queue
         commands = CommandQueue.of(bridge)
+        commands.register(queue, for: key)
         probe =
             delivers
             ? bridge.outside.addProbe {
@@ -50,8 +51,8 @@ final class FrontEndLane<Target: Actor>: Sendable {
     }
 
     /// Runs `body` on the app's queue, after every block handed over before it (call it on the
-    /// bridge's executor, where the simulation decides what happens, so callbacks are numbered
-    /// in the simulation's order).
+    /// bridge's executor, where the simulation decides what happens, so callbacks keep the
+    /// simulation's order).
     func deliver(_ body: @escaping @Sendable () -> Void) {
         commands.deliver(on: queue, body)
     }
@@ -63,46 +64,52 @@ final class FrontEndLane<Target: Actor>: Sendable {
 /// (`MockBLEBridge.run`) is active they are held back, and the run's driver has them applied
 /// each time the app's queues have caught up, before virtual time moves on: so calls that app
 /// code makes from several queues at one virtual instant are applied in an order that does not
-/// depend on which thread got there first. That order is by origin, then in the order each
-/// origin made them:
-/// 1. calls made inside a delegate callback, by the callback's place in the simulation's order
-///    (callbacks are numbered as the simulation hands them out);
-/// 2. calls made by the run's own body (the test);
-/// 3. any other calls (app code on its own queues, outside callbacks), by the identifier of the
-///    manager called (seed-derived, so the same in every run).
+/// depend on which thread got there first. Calls made on one queue keep the order they were made
+/// in (a serial queue, the main thread and the run's own executor each run one thing at a time);
+/// the queues take turns in a fixed order:
+/// 1. the run's body, on the run's executor;
+/// 2. the main thread (a body on the main actor, and apps whose queue is the main queue);
+/// 3. each app queue a manager on this bridge uses, by the smallest identifier of those
+///    managers (seed-derived, so the same in every run);
+/// 4. any other thread, by the identifier of the manager called.
 ///
 /// **Time.** On a simulated system whose time follows the wall clock, each batch first brings
 /// the bridge's time up to the wall clock's, so a call happens at the instant it was made.
 final class CommandQueue: @unchecked Sendable {
-    // @unchecked Sendable: `inbox`, `sequences`, `deliveries`, `draining` and `wallClock` are
+    // @unchecked Sendable: `inbox`, `sequences`, `queueRanks`, `draining` and `wallClock` are
     // only read and written with `lock` held.
 
-    /// Where a command came from (the first key of the order above).
+    /// Where a command was made (the first key of the order above).
     enum Origin: Hashable, Comparable {
-        case delivery(UInt64)
         case body
+        case main
+        case queue(UUID)
         case manager(UUID)
 
         static func < (lhs: Origin, rhs: Origin) -> Bool {
             switch (lhs, rhs) {
-            case (.delivery(let left), .delivery(let right)): left < right
-            case (.manager(let left), .manager(let right)): left.uuidString < right.uuidString
+            case (.queue(let left), .queue(let right)), (.manager(let left), .manager(let right)):
+                left.uuidString < right.uuidString
             default: lhs.rank < rhs.rank
             }
         }
 
         private var rank: Int {
             switch self {
-            case .delivery: 0
-            case .body: 1
-            case .manager: 2
+            case .body: 0
+            case .main: 1
+            case .queue: 2
+            case .manager: 3
             }
         }
     }
 
-    /// The number of the delegate callback whose code is running, if any (bound while the
-    /// callback runs on the app's queue).
-    @TaskLocal static var currentDelivery: UInt64?
+    /// Marks an app queue (as a dispatch-queue specific), so a command knows the queue it was
+    /// made on.
+    final class QueueTag: Sendable {}
+
+    /// The key under which app queues carry their ``QueueTag`` (a constant: the key's identity).
+    private static let queueTagKey = DispatchSpecificKey<QueueTag>()
 
     private struct Entry {
         let origin: Origin
@@ -114,7 +121,8 @@ final class CommandQueue: @unchecked Sendable {
     private let lock = Lock()
     private var inbox: [Entry] = []
     private var sequences: [Origin: UInt64] = [:]
-    private var deliveries: UInt64 = 0
+    /// For each tagged app queue, the smallest identifier of this bridge's managers on it.
+    private var queueRanks: [ObjectIdentifier: UUID] = [:]
     private var draining = false
     private var wallClock: (@Sendable () -> VirtualClock.Instant)?
 
@@ -131,18 +139,44 @@ final class CommandQueue: @unchecked Sendable {
         }
     }
 
+    /// Notes that the manager identified by `key` calls back on `queue`: commands made on that
+    /// queue take its place in the order.
+    func register(_ queue: DispatchQueue, for key: UUID) {
+        guard queue !== DispatchQueue.main else { return }
+        let tag: QueueTag
+        if let existing = queue.getSpecific(key: Self.queueTagKey) {
+            tag = existing
+        } else {
+            tag = QueueTag()
+            queue.setSpecific(key: Self.queueTagKey, value: tag)
+        }
+        lock.withLock {
+            let current = queueRanks[ObjectIdentifier(tag)]
+            if current == nil || key.uuidString < current!.uuidString { queueRanks[ObjectIdentifier(tag)] = key }
+        }
+    }
+
     /// Makes each batch start by bringing the bridge's time up to `now()` (a system whose time
     /// follows the wall clock); `nil` stops.
     func followTime(_ now: (@Sendable () -> VirtualClock.Instant)?) {
         lock.withLock { wallClock = now }
     }
 
+    /// Where a command made now, for the manager identified by `key`, comes from.
+    private func origin(for key: UUID) -> Origin {
+        if bridge.isOnRunExecutor { return .body }
+        if Thread.isMainThread { return .main }
+        if let tag = DispatchQueue.getSpecific(key: Self.queueTagKey),
+            let rank = lock.withLock({ queueRanks[ObjectIdentifier(tag)] })
+        {
+            return .queue(rank)
+        }
+        return .manager(key)
+    }
+
     /// Queues a command (to run on the bridge's executor) for the manager identified by `key`.
     func enqueue(key: UUID, _ command: @escaping @Sendable () -> Void) {
-        let origin: Origin =
-            if let delivery = Self.currentDelivery { .delivery(delivery) } else if bridge.isOnRunExecutor {
-                .body
-            } else { .manager(key) }
+        let origin = origin(for: key)
         let start = lock.withLock { () -> Bool in
             let sequence = sequences[origin, default: 0]
             sequences[origin] = sequence + 1
@@ -157,20 +191,14 @@ final class CommandQueue: @unchecked Sendable {
         if start { bridge.startTracked { await self.drain() } }
     }
 
-    /// Hands `body` to `queue`, numbered in the simulation's order; while it runs, calls it makes
-    /// are ordered by that number and reach this bridge.
+    /// Hands `body` to `queue`; while it runs, `MockBLEBridge.current` is this bridge, so a
+    /// manager created or a spec's `simulate…` called in a callback reaches it.
     func deliver(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
-        let number = lock.withLock { () -> UInt64 in
-            deliveries += 1
-            return deliveries
-        }
         let bridge = bridge
         let outside = bridge.outside
         outside.noteActivity()
         queue.async {
-            Self.$currentDelivery.withValue(number) {
-                MockBLEBridge.$current.withValue(bridge) { body() }
-            }
+            MockBLEBridge.$current.withValue(bridge) { body() }
             outside.noteActivity()
         }
     }

@@ -1,4 +1,5 @@
 import BLECore
+import Dispatch
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -57,11 +58,21 @@ extension MockBLEBridge {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     public nonisolated func run<T: Sendable>(
         timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1),
-        _ body: @escaping @Sendable () async throws -> T
+        _ body: @escaping @Sendable @isolated(any) () async throws -> T
     ) async throws -> T {
         let executor = SimulationExecutor()
         defer { executor.stop() }
         try await begin(executor, timeLimit: timeLimit)
+        // A body on the main actor runs on the main queue, which the scope's executor does not
+        // see: the run waits for the main queue's work as for an app queue's before moving on.
+        let mainProbe =
+            body.isolation.map { ObjectIdentifier($0) == ObjectIdentifier(MainActor.shared) } == true
+            ? outside.addProbe {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.main.async { continuation.resume() }
+                }
+            } : nil
+        defer { if let mainProbe { outside.removeProbe(mainProbe) } }
         do {
             let value = try await scope(executor, patience: stallPatience, body)
             await end(executor)
@@ -75,7 +86,8 @@ extension MockBLEBridge {
     /// The scope proper: the body and the driver, on the scope's executor.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     private nonisolated func scope<T: Sendable>(
-        _ executor: SimulationExecutor, patience: Duration, _ body: @escaping @Sendable () async throws -> T
+        _ executor: SimulationExecutor, patience: Duration,
+        _ body: @escaping @Sendable @isolated(any) () async throws -> T
     ) async throws -> T {
         try await Self.$current.withValue(self) {
             try await SelfDrivingScope.run(

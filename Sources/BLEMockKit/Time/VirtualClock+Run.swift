@@ -42,7 +42,7 @@ extension VirtualClock {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     public func run<T: Sendable>(
         timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1),
-        _ body: @escaping @Sendable () async throws -> T
+        _ body: @escaping @Sendable @isolated(any) () async throws -> T
     ) async throws -> T {
         if isBridged {
             guard let bridge else { throw Self.bridgeGone("run") }
