@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "BLECapture", dependencies: ["BLECore", "BLEMockKit"], swiftSettings: strictSettings),
         .target(name: "BLECBM", dependencies: ["BLECore", "BLEMockKit"], swiftSettings: strictSettings),
         .target(
-            name: "MockbleCLI", dependencies: ["BLECore", "Transport", "BLEMockKit", "BLECapture"],
+            name: "MockbleCLI", dependencies: ["BLECore", "Transport", "BLEMockKit", "BLECapture", "BLECBM"],
             swiftSettings: strictSettings),
         .executableTarget(name: "mockble", dependencies: ["MockbleCLI"], swiftSettings: strictSettings),
         .testTarget(name: "BLECoreTests", dependencies: ["BLECore"], swiftSettings: strictSettings),

@@ -19,6 +19,9 @@ final class FrontEndLane<Target: Actor>: Sendable {
     let key: UUID
     private let commands: CommandQueue
     private let probe: Int?
+    /// The queue commands are applied from outside runs (see ``CommandQueue``): the app's, for a
+    /// lane that delivers callbacks there; none for a test hook's lane.
+    private let applyQueue: DispatchQueue?
 
     /// Creates a lane to `queue` (the main queue when `nil`) for commands on `target` (a
     /// manager on `bridge`'s executor, identified by `key`). A lane that never delivers
@@ -31,6 +34,7 @@ final class FrontEndLane<Target: Actor>: Sendable {
         self.queue = queue
         commands = CommandQueue.of(bridge)
         commands.register(queue, for: key)
+        applyQueue = delivers ? queue : nil
         probe =
             delivers
             ? bridge.outside.addProbe {
@@ -47,7 +51,7 @@ final class FrontEndLane<Target: Actor>: Sendable {
     /// Queues a command for the target (see ``CommandQueue`` for the order commands run in).
     func command(_ body: @escaping @Sendable (isolated Target) -> Void) {
         let target = target
-        commands.enqueue(key: key) { target.assumeIsolated { body($0) } }
+        commands.enqueue(key: key, applyingOn: applyQueue) { target.assumeIsolated { body($0) } }
     }
 
     /// Runs `body` on the app's queue, after every block handed over before it (call it on the
@@ -174,8 +178,9 @@ final class CommandQueue: @unchecked Sendable {
         return .manager(key)
     }
 
-    /// Queues a command (to run on the bridge's executor) for the manager identified by `key`.
-    func enqueue(key: UUID, _ command: @escaping @Sendable () -> Void) {
+    /// Queues a command (to run on the bridge's executor) for the manager identified by `key`;
+    /// outside runs it is applied from `queue` when one is given (the manager's app queue).
+    func enqueue(key: UUID, applyingOn queue: DispatchQueue? = nil, _ command: @escaping @Sendable () -> Void) {
         let origin = origin(for: key)
         let start = lock.withLock { () -> Bool in
             let sequence = sequences[origin, default: 0]
@@ -188,7 +193,18 @@ final class CommandQueue: @unchecked Sendable {
             return true
         }
         bridge.outside.noteActivity()
-        if start { bridge.startTracked { await self.drain() } }
+        guard start else { return }
+        // Outside a run, the commands of a manager are applied from its app queue, after the
+        // block that made them: the bridge's work then runs on the thread the app's callbacks
+        // run on (the task prefers an executor of that queue), with no hand-over to another
+        // thread and back for each call and callback.
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *), let queue,
+            !bridge.hasActiveRun
+        {
+            Task(executorPreference: QueueExecutor(queue)) { await self.drain() }
+        } else {
+            bridge.startTracked { await self.drain() }
+        }
     }
 
     /// Hands `body` to `queue`; while it runs, `MockBLEBridge.current` is this bridge, so a
@@ -244,5 +260,19 @@ final class CommandQueue: @unchecked Sendable {
         bridge.applyFrontEndCommands(batch, catchingUpTo: now)
         bridge.outside.noteActivity()
         return true
+    }
+}
+
+/// Runs a task's jobs on a dispatch queue (see ``CommandQueue/enqueue(key:applyingOn:_:)``).
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+package final class QueueExecutor: TaskExecutor {
+    private let queue: DispatchQueue
+
+    /// An executor running jobs on `queue`, one after another, after what is queued there.
+    package init(_ queue: DispatchQueue) { self.queue = queue }
+
+    package func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

@@ -27,6 +27,8 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
 
     let central: MockCentralManager
     let lane: FrontEndLane<MockCentralManager>
+    /// The spec simulations on the bridge (CoreBluetoothMock-style peripherals).
+    let specs: SpecSimulation.Registry
     let lock = Lock()
     private weak var manager: CBMCentralManager?
     private var mirroredState: CBMManagerState = .unknown
@@ -62,6 +64,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         let central = MockCentralManager(configuration: configuration, bridge: bridge, joinsAtFirstCall: true)
         self.central = central
         lane = FrontEndLane(bridge: bridge, target: central, key: central.identifier, queue: queue)
+        specs = SpecSimulation.registry(on: bridge)
         Self.registry(on: bridge).add(self)
     }
 
@@ -208,7 +211,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// The CoreBluetoothMock-style spec simulated for a peripheral on this bridge, if any: its
     /// delegate is asked about connections, discoveries, subscriptions and descriptors as
     /// CoreBluetoothMock asks it.
-    func spec(_ peripheral: UUID) -> SpecSimulation? { SpecSimulation.simulation(of: peripheral, on: bridge) }
+    func spec(_ peripheral: UUID) -> SpecSimulation? { specs.simulation(of: peripheral) }
 
     /// The error a spec's delegate refuses a request with, if it does.
     func refusal(_ peripheral: UUID, _ ask: (SpecSimulation) -> Result<Void, any Error>) -> (any Error)? {
@@ -377,7 +380,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         let services = serviceUUIDs.map(\.bluetoothUUID)
         var found = bridge.systemView.connectedPeripherals(withServices: services)
         // A spec another app connects to (`simulateConnection()`) counts at once, with its services.
-        for simulation in SpecSimulation.registry(on: bridge).all where simulation.isActive {
+        for simulation in specs.all where simulation.isActive {
             let state = simulation.snapshot
             guard state.isConnectedBySystem, !found.contains(where: { $0.identifier == state.identifier }),
                 state.services?.contains(where: { services.contains($0.uuid.bluetoothUUID) }) == true

@@ -12,7 +12,8 @@ extension Subcommand {
             mode for meaningful figures: swift run -c release mockble bench (a debug build says
             so at the top of its output, on standard error with --format json).
 
-            Suites: workflow (fast-mode test workflow), operations (single fast-mode
+            Suites: workflow (fast-mode test workflow, and the same steps through the
+            CoreBluetooth-shaped API with its ratio), operations (single fast-mode
             operations), realistic (60 s realistic session: speed-up and identical traces),
             transport (1 MiB fragment + reassemble at packet sizes 20, 182, 244, 514, and a
             plain memory copy for reference), scan (10,000 advertising peripherals), connections

@@ -51,8 +51,8 @@ struct BenchCommandTests {
         }
         #expect(
             objects.map { $0["name"] as? String } == [
-                "fast.workflow", "reference.actor-call", "reference.stream-element",
-                "fast.workflow-in-actor-calls",
+                "fast.workflow", "corebluetooth.workflow", "corebluetooth.workflow-to-fast.workflow",
+                "reference.actor-call", "reference.stream-element", "fast.workflow-in-actor-calls",
             ])
         let object = objects[0]
         #expect(object["name"] as? String == "fast.workflow")
@@ -60,18 +60,26 @@ struct BenchCommandTests {
         #expect(object["target"] as? String == "<= 50")
         #expect((object["median"] as? Double ?? 0) > 0)
         #expect(object["repetitions"] as? Int == Benchmark.Sizes.quick.workflows)
-        for reference in objects[1...2] {
+        // The same steps through the CoreBluetooth-shaped API, and their ratio to fast.workflow
+        // (timed in pairs, in the same run), held against 2×.
+        #expect(objects[1]["unit"] as? String == "µs")
+        #expect((objects[1]["median"] as? Double ?? 0) > 0)
+        #expect(objects[1]["target"] is NSNull)
+        #expect(objects[2]["unit"] as? String == "×")
+        #expect(objects[2]["target"] as? String == "<= 2")
+        #expect((objects[2]["median"] as? Double ?? 0) > 0)
+        for reference in objects[3...4] {
             #expect(reference["unit"] as? String == "ns")
             #expect(reference["target"] is NSNull)
             #expect(reference["meets"] as? Bool == true)
             #expect((reference["median"] as? Double ?? 0) > 0)
         }
         // The workflow in actor calls is the workflow's median over the actor call's.
-        let hops = try #require(objects[3]["median"] as? Double)
+        let hops = try #require(objects[5]["median"] as? Double)
         let workflowNanoseconds = try #require(object["median"] as? Double) * 1_000
-        let actorCall = try #require(objects[1]["median"] as? Double)
+        let actorCall = try #require(objects[3]["median"] as? Double)
         #expect(abs(hops - (workflowNanoseconds / actorCall).rounded()) < 0.5)
-        #expect(objects[3]["target"] as? String == "<= 300")
+        #expect(objects[5]["target"] as? String == "<= 300")
         let allMeet = objects.allSatisfy { $0["meets"] as? Bool == true }
         // Debug builds may miss the targets; the status follows what was printed.
         #expect(status == (allMeet ? .success : .failure))
@@ -217,6 +225,11 @@ struct BenchFigureTests {
 struct BenchWorkloadTests {
     @Test func theFastWorkflowReadsTheValueAndReceivesTheNotification() async throws {
         let outcome = try await Benchmark.fastWorkflow()
+        #expect(outcome == .init(characteristics: 4, read: Data([0x01]), notified: Data([0x00, 72])))
+    }
+
+    @Test func theCoreBluetoothShapedWorkflowTakesTheSameStepsWithTheSameOutcome() async throws {
+        let outcome = try await CoreBluetoothWorkflowApp.run(on: DispatchQueue(label: "test"))
         #expect(outcome == .init(characteristics: 4, read: Data([0x01]), notified: Data([0x00, 72])))
     }
 

@@ -78,7 +78,13 @@ final class SpecSimulation: @unchecked Sendable {
 
         /// The simulation one of whose peripherals (now or before a MAC change) has this identifier.
         func simulation(of peripheral: UUID) -> SpecSimulation? {
-            all.first { $0.owns(peripheral) }
+            // (Asked on every event of a CoreBluetooth-shaped central: no array is made.)
+            lock.withLock {
+                for key in order {
+                    if let simulation = simulations[key], simulation.owns(peripheral) { return simulation }
+                }
+                return nil
+            }
         }
     }
 

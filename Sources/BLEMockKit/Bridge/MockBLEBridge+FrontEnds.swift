@@ -63,7 +63,7 @@ extension MockBLEBridge {
     /// Brings the system view up to date for the front ends (after every change while one is
     /// attached).
     func updateSystemView() {
-        guard !centralFrontEnds.isEmpty else { return }
+        guard !centralFrontEnds.isEmpty, systemView.seenChanges != world.systemChanges else { return }
         systemView.update(from: world)
     }
 
@@ -190,6 +190,9 @@ package final class SystemView: @unchecked Sendable {
     private let lock: Lock
     private var known: [RemotePeripheral] = []
     private var connected: [(peripheral: RemotePeripheral, services: [BluetoothUUID])] = []
+    /// The world's `systemChanges` when the view was last brought up to date (read and
+    /// written on the bridge's executor only).
+    nonisolated(unsafe) var seenChanges: UInt64 = .max
 
     init(lock: Lock = Lock()) {
         self.lock = lock
@@ -216,6 +219,7 @@ package final class SystemView: @unchecked Sendable {
     }
 
     func update(from world: World) {
+        seenChanges = world.systemChanges
         let known = world.peripheralOrder.filter { world.known.contains($0) }.map { world.remotePeripheral($0) }
         // What the system knows of a connected peripheral's services: all of them when another
         // app holds it, else those the centrals linked to it discovered (as CoreBluetoothMock

@@ -315,6 +315,7 @@ extension World {
             matching: uuids, peripheral: key.peripheral)
         let known = centrals[existing: key.central].services[key.peripheral]
         centrals[key.central]!.services[key.peripheral] = Self.merging(found, into: known, by: \.handle)
+        systemChanges &+= 1
         record(
             .servicesDiscovered, central: key.central, peripheral: key.peripheral,
             detail: Self.uuidList(found.lazy.map(\.uuid)))

@@ -15,6 +15,7 @@ extension World {
         do {
             if let error = injection(.serviceAdd, peripheral: peripheral)?.error { throw error }
             let local = try peripherals[peripheral]!.database.add(service)
+            systemChanges &+= 1
             record(
                 .serviceAdded, peripheral: peripheral, attribute: local.uuid, handle: local.handle,
                 detail: "handles \(local.handle)-\(local.endHandle)")
@@ -32,6 +33,7 @@ extension World {
 
     mutating func removeService(peripheral: UUID, service: LocalService) throws {
         let removed = try peripherals[peripheral]!.database.remove(service)
+        systemChanges &+= 1
         record(.serviceRemoved, peripheral: peripheral, attribute: service.uuid, handle: service.handle)
         invalidate([removed], of: peripheral)
     }
@@ -39,6 +41,7 @@ extension World {
     mutating func removeAllServices(peripheral: UUID) {
         guard peripherals.contains(peripheral) else { return }
         let removed = peripherals[peripheral]!.database.removeAll()
+        systemChanges &+= 1
         for service in removed {
             record(.serviceRemoved, peripheral: peripheral, attribute: service.local.uuid, handle: service.local.handle)
         }
@@ -75,6 +78,7 @@ extension World {
                 invalidated.append(service)
             }
             centrals[key.central]!.services[peripheral] = known.filter { !invalidated.contains($0) }
+            systemChanges &+= 1
             centrals[key.central]!.includedServices[peripheral] = included.filter { !invalidated.contains($0) }
             for service in invalidated { centrals[key.central]!.characteristics[service] = nil }
             deliver(.servicesModified(remotePeripheral(peripheral), invalidated: invalidated), to: key.central)

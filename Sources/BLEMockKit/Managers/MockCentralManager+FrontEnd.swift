@@ -24,6 +24,25 @@ extension MockCentralManager {
         case setNotify(Bool, RemoteCharacteristic)
         case readRSSI(UUID)
         case openL2CAP(UInt16, UUID)
+
+        /// The role API call it corresponds to (a constant: describing the whole operation, as
+        /// string interpolation would, costs a reflection walk on every call).
+        var name: String {
+            switch self {
+            case .connect: "connect"
+            case .discoverServices: "discoverServices"
+            case .discoverIncludedServices: "discoverIncludedServices"
+            case .discoverCharacteristics: "discoverCharacteristics"
+            case .discoverDescriptors: "discoverDescriptors"
+            case .read: "readValue"
+            case .readDescriptor: "readDescriptorValue"
+            case .write: "writeValue"
+            case .writeDescriptor: "writeDescriptorValue"
+            case .setNotify: "setNotifyValue"
+            case .readRSSI: "readRSSI"
+            case .openL2CAP: "openL2CAPChannel"
+            }
+        }
     }
 
     /// What an operation of a front end ended with.
@@ -70,7 +89,7 @@ extension MockCentralManager {
         _ operation: FrontEndOperation, _ completion: @escaping @Sendable (Result<FrontEndResult, any Error>) -> Void
     ) {
         if let duplicateProblem { return completion(.failure(APIMisuseError.invalidConfiguration(duplicateProblem))) }
-        withBridge("\(operation)") { bridge in
+        withBridge(operation.name) { bridge in
             let central = identifier
             let request: World.Request
             switch operation {

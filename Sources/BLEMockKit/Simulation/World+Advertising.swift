@@ -65,7 +65,7 @@ extension World {
         let duplicates = scan.allowDuplicates && !scan.isInBackground
         guard duplicates || !scan.reported else { return }
         centrals.entries[c]!.scan!.reported.insert(peripheral)
-        known.insert(peripheral)
+        if known.insert(peripheral) { systemChanges &+= 1 }
         let rssi = currentRSSI(of: peripheral)
         self.record(.discovered, central: central, peripheral: peripheral, detail: "rssi=\(rssi)")
         var heard = advertisement

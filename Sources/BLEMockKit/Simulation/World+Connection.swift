@@ -172,6 +172,7 @@ extension World {
             ? random.derived("link").derived(
                 "\(key.central.canonicalString)/\(key.peripheral.canonicalString)/\(generation)") : random
         links[key] = Link(key: key, generation: generation, mtu: mtu, random: stream)
+        systemChanges &+= 1
         if centralBonds.contains(key) {
             // A bonded link is encrypted with the stored keys as it comes up.
             links[key]!.security = LinkSecurity(isEncrypted: true, hasBond: true)
@@ -254,6 +255,7 @@ extension World {
     /// a disconnect event with `reason`.
     mutating func tearDown(_ key: LinkKey, reason: CoreBluetoothError?, pendingError: CoreBluetoothError) {
         guard let slot = links.position(of: key), let link = links.removeValue(forKey: key) else { return }
+        systemChanges &+= 1
         // Its connection events and pairing end with it (time does not run on to them).
         schedule.removeAll {
             switch $0 {
@@ -321,6 +323,7 @@ extension World {
     mutating func cache(peripheral: UUID) {
         guard peripherals.contains(peripheral) else { return }
         known.insert(peripheral)
+        systemChanges &+= 1
     }
 
     /// Test hook: something outside the simulation holds a connection to a peripheral (or
@@ -328,6 +331,7 @@ extension World {
     /// to it whether or not it advertises.
     mutating func setConnectedToSystem(peripheral: UUID, _ connected: Bool) {
         guard peripherals.contains(peripheral) else { return }
+        systemChanges &+= 1
         if connected {
             known.insert(peripheral)
             connectedToSystem.insert(peripheral)

@@ -31,6 +31,7 @@ extension World {
         case .nameChange(let peripheral, let name):
             guard peripherals.contains(peripheral) else { return }
             peripherals[peripheral]!.configuration.name = name
+            systemChanges &+= 1
             record(.stateChanged, peripheral: peripheral, detail: "name=\(name ?? "nil")")
             for key in links(ofPeripheral: peripheral) {
                 deliver(.nameUpdated(remotePeripheral(peripheral)), to: key.central)

@@ -71,6 +71,10 @@ struct World: Sendable {
     /// Peripherals connected to the system by something outside the simulation (another app,
     /// the system itself): retrievable as connected, and connectable without advertising.
     var connectedToSystem = IdentifierSet()
+    /// Counts changes to what a front end's system view shows (known peripherals, links,
+    /// peripherals held by the system, discovered and published services, names), so the view
+    /// is rebuilt only when one happened.
+    var systemChanges: UInt64 = 0
     /// Peripherals' advertising sets besides their main advertisement, on the air while it is.
     /// (Kept out of the peripheral records, which hot paths copy: most peripherals have none.)
     var advertisingSets: [UUID: [AdvertisingSet]] = [:]

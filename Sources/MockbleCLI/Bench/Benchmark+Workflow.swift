@@ -1,3 +1,4 @@
+import BLECBM
 import BLECore
 import BLEMockKit
 import Foundation
@@ -12,16 +13,55 @@ extension Benchmark {
             samples.append(try await BenchClock.seconds { try await Self.fastWorkflow() })
         }
         let workflow = BenchClock.median(samples) * 1e6
+        // The same steps through the CoreBluetooth-shaped API (delegates on the app's queue),
+        // each timed right after a fast workflow, so their ratio is this machine's at that
+        // moment (this machine's speed drifts by more than the ratio's margin).
+        let (delegateSamples, pairedSamples) = try await coreBluetoothWorkflowSamples()
+        let delegateWorkflow = BenchClock.median(delegateSamples) * 1e6
+        let pairedWorkflow = BenchClock.median(pairedSamples) * 1e6
         let (actorCall, streamElement) = await referenceFigures()
         return [
             BenchFigure(
                 name: "fast.workflow", median: workflow, unit: "µs", target: .atMost(50), repetitions: samples.count),
+            BenchFigure(
+                name: "corebluetooth.workflow", median: delegateWorkflow, unit: "µs", target: .reference,
+                repetitions: delegateSamples.count),
+            BenchFigure(
+                name: "corebluetooth.workflow-to-fast.workflow", median: delegateWorkflow / pairedWorkflow, unit: "×",
+                target: .atMost(2), repetitions: delegateSamples.count),
             actorCall, streamElement,
             // The workflow in units of this machine's actor call: comparable across machines.
             BenchFigure(
                 name: "fast.workflow-in-actor-calls", median: (workflow * 1_000 / actorCall.median).rounded(),
                 unit: "actor calls", target: .atMost(300), repetitions: samples.count),
         ]
+    }
+
+    /// The CoreBluetooth-shaped workflow's times, in seconds, each paired with a fast workflow's
+    /// timed just before it, as ``fastWorkflow()`` is timed for `fast.workflow`. The
+    /// CoreBluetooth-shaped one is timed from the app's queue (as an XCTest on the main thread
+    /// shares the main queue with an app on it); the hop onto that queue is not timed.
+    func coreBluetoothWorkflowSamples() async throws -> (delegate: [Double], fast: [Double]) {
+        let queue = DispatchQueue(label: "bench.corebluetooth-workflow")
+        let timeOne: @Sendable () async throws -> Double = {
+            try await BenchClock.seconds { try await CoreBluetoothWorkflowApp.run(on: queue) }
+        }
+        let onQueue: @Sendable () async throws -> Double = {
+            if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+                return try await Task(executorPreference: QueueExecutor(queue), operation: timeOne).value
+            }
+            return try await timeOne()
+        }
+        for _ in 0..<min(100, sizes.workflows) { _ = try await onQueue() }
+        var delegate: [Double] = []
+        var fast: [Double] = []
+        delegate.reserveCapacity(sizes.workflows)
+        fast.reserveCapacity(sizes.workflows)
+        for _ in 0..<sizes.workflows {
+            fast.append(try await BenchClock.seconds { try await Self.fastWorkflow() })
+            delegate.append(try await onQueue())
+        }
+        return (delegate, fast)
     }
 
     /// Power on, scan one peripheral, connect, discover all, read, write with response,
