@@ -67,7 +67,7 @@ let package = Package(
             name: "MockbleCLITests", dependencies: ["MockbleCLI", "BLEMockKit", "BLECore", "BLECapture"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "BLEMockKitTestingTests", dependencies: ["BLEMockKitTesting", "BLEMockKit", "BLECore"],
+            name: "BLEMockKitTestingTests", dependencies: ["BLEMockKitTesting", "BLEMockKit", "BLECore", "BLECBM"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "BLEMockKitXCTestTests",

@@ -302,7 +302,11 @@ extension MockBLEBridge {
                         + "what it waited for"
                 }
             let list =
-                waiting.isEmpty ? "- nothing the bridge knows of" : waiting.map { "- \($0)" }.joined(separator: "\n")
+                waiting.isEmpty
+                ? "- nothing the bridge knows of: the code waits for something outside the simulation (a "
+                    + "continuation or a task of its own), or for a callback no manager will deliver (was the "
+                    + "manager released?)"
+                : waiting.map { "- \($0)" }.joined(separator: "\n")
             return "MockBLEBridge.run stalled at \(at): \(why). Waiting:\n\(list)\n"
                 + "Seed \(seed): rerun with the same seed and steps to reproduce."
         }

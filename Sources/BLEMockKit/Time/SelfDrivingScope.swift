@@ -22,48 +22,74 @@ enum SelfDrivingScope {
 
     /// Runs `body` on `executor`, with a driver calling `step` whenever every task of the scope
     /// waits and `settle` (which waits for work outside the scope, such as delegate callbacks
-    /// on app queues) reports that nothing more happened. When a step finds nothing scheduled, the driver waits up to `patience` of
-    /// wall-clock time for work from outside the scope, then throws what `stall` makes of it
-    /// (cancelling the body); a step past the time limit throws at once.
+    /// on app queues) reports that nothing more happened. When a step finds nothing scheduled,
+    /// the driver waits up to `patience` of wall-clock time for work from outside the scope, then
+    /// throws what `stall` makes of it; a step past the time limit throws at once.
+    ///
+    /// A stall cancels `body` and is thrown at once, without waiting for `body` to end: a body
+    /// that waits on something cancellation does not end (a continuation of its own) would
+    /// otherwise keep the scope, and the test, waiting for ever. Such a body is left suspended.
     static func run<T: Sendable>(
         on executor: SimulationExecutor, patience: Duration, settle: @escaping @Sendable () async -> Bool = { false },
         step: @escaping @Sendable () async -> Step,
         stall: @escaping @Sendable (Step) async -> any Error, body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let finished = Flag()
-        return try await HelperTask.$preferredExecutor.withValue(executor) {
-            try await withTaskExecutorPreference(executor) {
-                try await withThrowingTaskGroup(of: T?.self) { group in
-                    group.addTask {
-                        defer { finished.set() }
-                        return try await body()
-                    }
-                    group.addTask {
-                        while true {
-                            await executor.untilIdle()
-                            if Task.isCancelled || finished.isSet { return nil }
-                            // Work outside the scope (callbacks on app queues) made more: wait
-                            // for the scope's tasks again before moving time.
-                            if await settle() || executor.hasQueuedJobs { continue }
-                            if Task.isCancelled || finished.isSet { return nil }
-                            let outcome = await step()
-                            switch outcome {
-                            case .ran:
-                                continue
-                            case .nothingScheduled, .held:
-                                if executor.waitForOutsideWork(timeout: patience) { continue }
-                                throw await stall(outcome)
-                            case .timeLimit:
-                                throw await stall(outcome)
-                            }
-                        }
-                    }
-                    var result: T?
-                    while let outcome = try await group.next() {
-                        if let outcome { result = outcome }
-                    }
-                    return result!
+        let outcome = Outcome<T>()
+        // (Unstructured tasks, so that a stall is reported whatever the body does; they inherit
+        // the caller's task-locals, and prefer the scope's executor.)
+        let bodyTask = Task(executorPreference: executor) {
+            let result = await HelperTask.$preferredExecutor.withValue(executor) { () async -> Result<T, any Error> in
+                do { return .success(try await body()) } catch { return .failure(error) }
+            }
+            finished.set()
+            outcome.finish(result)
+        }
+        let driverTask = Task(executorPreference: executor) {
+            do {
+                try await HelperTask.$preferredExecutor.withValue(executor) {
+                    try await drive(executor, patience, finished, settle, step, stall)
                 }
+            } catch {
+                outcome.finish(.failure(error))
+                bodyTask.cancel()
+            }
+        }
+        let result = await withTaskCancellationHandler {
+            await outcome.value
+        } onCancel: {
+            bodyTask.cancel()
+            driverTask.cancel()
+        }
+        // The driver ends once the body has (it finds the flag at its next idle moment), or has
+        // ended already by throwing.
+        driverTask.cancel()
+        await driverTask.value
+        return try result.get()
+    }
+
+    /// The driver: one step of time each time the scope's tasks all wait, until the body ends.
+    private static func drive(
+        _ executor: SimulationExecutor, _ patience: Duration, _ finished: Flag,
+        _ settle: @Sendable () async -> Bool, _ step: @Sendable () async -> Step,
+        _ stall: @Sendable (Step) async -> any Error
+    ) async throws {
+        while true {
+            await executor.untilIdle()
+            if finished.isSet || Task.isCancelled { return }
+            // Work outside the scope (callbacks on app queues) made more: wait for the scope's
+            // tasks again before moving time.
+            if await settle() || executor.hasQueuedJobs { continue }
+            if finished.isSet || Task.isCancelled { return }
+            let outcome = await step()
+            switch outcome {
+            case .ran:
+                continue
+            case .nothingScheduled, .held:
+                if executor.waitForOutsideWork(timeout: patience) { continue }
+                throw await stall(outcome)
+            case .timeLimit:
+                throw await stall(outcome)
             }
         }
     }
@@ -77,5 +103,39 @@ enum SelfDrivingScope {
         var isSet: Bool { lock.withLock { value } }
 
         func set() { lock.withLock { value = true } }
+    }
+
+    /// The scope's outcome: the first of the body's result and the driver's stall.
+    final class Outcome<T: Sendable>: @unchecked Sendable {
+        // @unchecked Sendable: `result` and `waiter` are only read and written with `lock` held;
+        // the continuation is resumed after it is released.
+        private let lock = Lock()
+        private var result: Result<T, any Error>?
+        private var waiter: CheckedContinuation<Result<T, any Error>, Never>?
+
+        /// Sets the outcome, unless one is set already.
+        func finish(_ outcome: Result<T, any Error>) {
+            let waiting = lock.withLock { () -> CheckedContinuation<Result<T, any Error>, Never>? in
+                guard result == nil else { return nil }
+                result = outcome
+                defer { waiter = nil }
+                return waiter
+            }
+            waiting?.resume(returning: outcome)
+        }
+
+        /// The outcome, once there is one.
+        var value: Result<T, any Error> {
+            get async {
+                await withCheckedContinuation { continuation in
+                    let ready = lock.withLock { () -> Result<T, any Error>? in
+                        if let result { return result }
+                        waiter = continuation
+                        return nil
+                    }
+                    if let ready { continuation.resume(returning: ready) }
+                }
+            }
+        }
     }
 }

@@ -120,6 +120,39 @@ struct SelfDrivingTimeTests {
         // From the hopeless wait to its cancellation by the stall report, on the run's thread.
         #expect(try #require(wall.elapsed) < .seconds(2))
     }
+
+    /// Holds a continuation nobody resumes during the run (resumed after it, to let the task go).
+    final class Parked: @unchecked Sendable {
+        // @unchecked Sendable: `continuation` is only read and written with `lock` held.
+        private let lock = NSLock()
+        private var continuation: CheckedContinuation<Void, Never>?
+
+        func park(_ continuation: CheckedContinuation<Void, Never>) {
+            lock.withLock { self.continuation = continuation }
+        }
+
+        func release() { lock.withLock { continuation.take() }?.resume() }
+    }
+
+    /// (Its suite's time limit is what catches the old failure: the run waited for ever.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A body waiting on something cancellation cannot end still gets its stall report", .timeLimit(.minutes(1)))
+    func stallOfABodyThatIgnoresCancellation() async throws {
+        let bridge = MockBLEBridge(seed: 8)
+        let parked = Parked()
+        do {
+            try await bridge.run(stallPatience: .milliseconds(200)) {
+                // A continuation of the code's own, which the stall's cancellation does not end.
+                await withCheckedContinuation { parked.park($0) }
+            }
+            Issue.record("the run should have stalled")
+        } catch let stall as MockBLEBridge.Stall {
+            #expect(stall.reason == .nothingScheduled)
+            #expect(stall.waiting.isEmpty)
+            #expect(stall.description.contains("outside the simulation"))
+        }
+        parked.release()
+    }
 }
 
 @Suite("Connections and state that need no driving", .timeLimit(.minutes(10)))

@@ -1,0 +1,82 @@
+import BLECBM
+import BLECore
+import BLEMockKit
+import Testing
+
+/// A Swift Testing trait that installs the process-wide ``SimulatedSystem`` for a test and
+/// uninstalls it when the test ends: CoreBluetooth-shaped managers that the code under test
+/// creates anywhere (its own dispatch queues, delegate callbacks, `Task {}`) run on it.
+///
+/// ```swift
+/// @Suite(.serialized, .simulatedSystem(.realistic(seed: 3), time: .virtual))
+/// struct CompanionAppTests {
+///     @Test func theAppFindsTheWatch() async throws {
+///         let bridge = try #require(SimulatedSystem.current).bridge
+///         try await bridge.run {
+///             let app = CompanionApp()          // creates its manager in queue.async
+///             try await bridge.waitForApp { app.watchFound }
+///         }
+///     }
+/// }
+/// ```
+///
+/// The system is process-wide, as CoreBluetooth is: tests using it must not run in parallel
+/// with each other (put them in a `.serialized` suite), and tests in the same process that
+/// create CoreBluetooth-shaped managers outside any bridge would join it. A test that can have a
+/// bridge of its own (`.mockBridge`) does not need it and stays parallel. If a system is already
+/// installed when the test starts, the trait records an issue naming who installed it, and the
+/// test does not run.
+///
+/// As a suite trait it applies to each test of the suite.
+public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
+    /// The bridge's configuration.
+    public var configuration: MockBLEBridge.Configuration
+    /// How virtual time moves.
+    public var time: SimulatedSystem.Time
+    /// The state managers start in.
+    public var initialState: CBMManagerState
+
+    /// Creates the trait.
+    public init(
+        configuration: MockBLEBridge.Configuration = .fast, time: SimulatedSystem.Time = .wallClock,
+        initialState: CBMManagerState = .poweredOn
+    ) {
+        self.configuration = configuration
+        self.time = time
+        self.initialState = initialState
+    }
+
+    /// A suite's trait applies to each of its tests.
+    public var isRecursive: Bool { true }
+
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        // A suite trait is also asked to scope the suite itself: its tests get their own systems.
+        guard testCase != nil || !test.isSuite else { return try await function() }
+        let system: SimulatedSystem
+        do {
+            system = try SimulatedSystem.install(
+                configuration, time: time, initialState: initialState, installedBy: "the test \(test.name)")
+        } catch {
+            Issue.record(error, Comment(rawValue: "the simulated system could not be installed"))
+            return
+        }
+        defer { system.uninstall() }
+        try await function()
+    }
+}
+
+extension Trait where Self == SimulatedSystemTrait {
+    /// The process-wide simulated system, fast, with time following the wall clock.
+    public static var simulatedSystem: Self { SimulatedSystemTrait() }
+
+    /// The process-wide simulated system with this configuration and time:
+    /// `.simulatedSystem(.realistic(seed: 3), time: .virtual)`.
+    public static func simulatedSystem(
+        _ configuration: MockBLEBridge.Configuration, time: SimulatedSystem.Time = .wallClock,
+        initialState: CBMManagerState = .poweredOn
+    ) -> Self {
+        SimulatedSystemTrait(configuration: configuration, time: time, initialState: initialState)
+    }
+}

@@ -1,0 +1,116 @@
+import BLECBM
+import BLEMockKit
+import BLEMockKitTesting
+import Foundation
+import Testing
+
+/// The environment variable that enables the tests which install the process-wide system.
+let systemTestsVariable = "BLEMOCKKIT_SYSTEM_TESTS"
+
+/// The trait's own tests. They install the process-wide system, which every CoreBluetooth-shaped
+/// manager created outside a bridge in the process would join: so they do not run in the
+/// parallel suite's process, but in a process of their own that `theTraitsTestsPassInAProcessOfTheirOwn`
+/// starts (set BLEMOCKKIT_SYSTEM_TESTS=1 to run them directly).
+@Suite(
+    "The .simulatedSystem trait", .serialized, .timeLimit(.minutes(10)),
+    .enabled(if: ProcessInfo.processInfo.environment[systemTestsVariable] == "1"))
+struct SimulatedSystemTraitTests {
+    final class StateWaiter: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
+        // @unchecked Sendable: `continuation` is set before the manager exists and used on its queue.
+        var continuation: CheckedContinuation<CBMManagerState, Never>?
+        var manager: CBMCentralManager?
+
+        func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+            continuation?.resume(returning: central.state)
+            continuation = nil
+        }
+    }
+
+    @Test("A manager an app creates on a queue of its own joins the system the trait installed", .simulatedSystem)
+    func aManagerOnTheAppsQueueJoinsTheSystem() async throws {
+        let system = try #require(SimulatedSystem.current)
+        #expect(system.installedBy.contains("aManagerOnTheAppsQueueJoinsTheSystem"))
+        #expect(system.time == .wallClock)
+        let queue = DispatchQueue(label: "app")
+        let bridge = await withCheckedContinuation { continuation in
+            queue.async {
+                // No bridge is current here: the installed system is.
+                let manager = CBMCentralManager(delegate: nil, queue: queue)
+                continuation.resume(returning: manager.bridge)
+            }
+        }
+        #expect(bridge === system.bridge)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "With virtual time, the system's bridge runs and time drives itself",
+        .simulatedSystem(.realistic(seed: 5), time: .virtual))
+    func virtualTime() async throws {
+        let system = try #require(SimulatedSystem.current)
+        #expect(system.time == .virtual)
+        let waiter = StateWaiter()
+        let state = try await system.bridge.run { () -> CBMManagerState in
+            await withCheckedContinuation { continuation in
+                waiter.continuation = continuation
+                DispatchQueue(label: "app").async {
+                    waiter.manager = CBMCentralManager(delegate: waiter, queue: DispatchQueue(label: "callbacks"))
+                }
+            }
+        }
+        #expect(state == .poweredOn)
+        // A realistic manager takes virtual time to power on; no wall-clock second passed.
+        #expect(await system.bridge.now > .zero)
+    }
+
+    @Test("A second installation records an issue naming the first and does not run the test", .simulatedSystem)
+    func aSecondInstallationIsRefused() async throws {
+        let test = try #require(Test.current)
+        let ran = SimulatedSystemTraitTests.Flag()
+        try await withKnownIssue {
+            try await SimulatedSystemTrait().provideScope(for: test, testCase: Test.Case.current) { ran.set() }
+        } matching: { issue in
+            guard let error = issue.error as? SimulatedSystem.InstallError else { return false }
+            return error.installedBy.contains("aSecondInstallationIsRefused")
+        }
+        #expect(!ran.isSet)
+        // The trait's own system is still the one installed.
+        #expect(SimulatedSystem.current?.installedBy.contains("aSecondInstallationIsRefused") == true)
+    }
+
+    final class Flag: @unchecked Sendable {
+        // @unchecked Sendable: `value` is only read and written with `lock` held.
+        private let lock = NSLock()
+        private var value = false
+        var isSet: Bool { lock.withLock { value } }
+        func set() { lock.withLock { value = true } }
+    }
+}
+
+@Suite(
+    "The .simulatedSystem trait's tests, in a process of their own", .timeLimit(.minutes(10)),
+    // (Not in the process it starts.)
+    .disabled(if: ProcessInfo.processInfo.environment[systemTestsVariable] != nil))
+struct SimulatedSystemTraitProcessTests {
+    @Test("The trait's tests pass in a process of their own, and no system is left installed here")
+    func theTraitsTestsPassInAProcessOfTheirOwn() throws {
+        #if os(Linux)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            process.arguments = ["--testing-library", "swift-testing", "--filter", "SimulatedSystemTraitTests/"]
+            var environment = ProcessInfo.processInfo.environment
+            environment[systemTestsVariable] = "1"
+            process.environment = environment
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(text)")
+            #expect(text.contains("Test run with 3 tests"), "\(text)")
+            #expect(!text.contains("✘"), "\(text)")
+        #endif
+        #expect(SimulatedSystem.current == nil)
+    }
+}
