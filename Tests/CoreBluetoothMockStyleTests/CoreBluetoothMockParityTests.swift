@@ -1,0 +1,498 @@
+import BLECBM
+import BLEMockKit
+import Foundation
+import Testing
+
+// One test per behaviour that CoreBluetoothMock's users' tests rely on, each written against
+// CoreBluetoothMock's behaviour and naming the file of its source it follows
+// (github.com/NordicSemiconductor/IOS-CoreBluetooth-Mock, folder CoreBluetoothMock/).
+
+extension CBMUUID {
+    fileprivate static let transferService = CBMUUID(string: "6E400001-B5A3-F393-E0A9-E50E24DCCA9E")
+    fileprivate static let transferData = CBMUUID(string: "6E400002-B5A3-F393-E0A9-E50E24DCCA9E")
+}
+
+/// A watch's file-transfer spec delegate: each read answers a 300-byte value of one byte that
+/// changes from read to read (1, 2, 3 …); writes are kept.
+final class TransferSpecDelegate: CBMPeripheralSpecDelegate, @unchecked Sendable {
+    // @unchecked Sendable: its state is guarded by `lock`.
+    private let lock = NSLock()
+    private var reads = 0
+    private var written: [Data] = []
+    private var commandsWritten: [Data] = []
+
+    /// How many times a characteristic read reached the delegate.
+    var readCalls: Int { lock.withLock { reads } }
+    /// The values written with response, one entry per delegate call.
+    var writes: [Data] { lock.withLock { written } }
+    /// The values written without response.
+    var commands: [Data] { lock.withLock { commandsWritten } }
+
+    func peripheral(_ peripheral: CBMPeripheralSpec, didReceiveReadRequestFor characteristic: CBMCharacteristicMock)
+        -> Result<Data, Error>
+    {
+        let n = lock.withLock {
+            reads += 1
+            return reads
+        }
+        return .success(Data(repeating: UInt8(n), count: 300))
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheralSpec, didReceiveWriteRequestFor characteristic: CBMCharacteristicMock, data: Data
+    ) -> Result<Void, Error> {
+        lock.withLock { written.append(data) }
+        return .success(())
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheralSpec, didReceiveWriteCommandFor characteristic: CBMCharacteristicMock, data: Data
+    ) {
+        lock.withLock { commandsWritten.append(data) }
+    }
+
+    func peripheral(_ peripheral: CBMPeripheralSpec, didReceiveReadRequestFor descriptor: CBMDescriptorMock)
+        -> Result<Data, Error>
+    { .success(Data("Transfer data".utf8)) }
+}
+
+/// A watch known to the system (retrievable without a scan), out of range or in range, with
+/// one notifying characteristic that declares one descriptor: its user description.
+func makeWatch(delegate: TransferSpecDelegate, proximity: CBMProximity = .near, mtu: Int = 23) -> CBMPeripheralSpec {
+    let data = CBMCharacteristicMock(
+        type: .transferData, properties: [.read, .write, .writeWithoutResponse, .notify],
+        descriptors: CBMDescriptorMock(type: .userDescription))
+    return
+        CBMPeripheralSpec
+        .simulatePeripheral(proximity: proximity)
+        .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Watch"], withInterval: 0.100)
+        .connectable(
+            name: "Watch", services: [CBMServiceMock(type: .transferService, primary: true, characteristics: data)],
+            delegate: delegate, connectionInterval: 0.030, mtu: mtu
+        )
+        .allowForRetrieval()
+        .build()
+}
+
+/// Notes a delegate app's callbacks as lines, in order.
+final class ParityApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate {
+    var lines: [String] = []
+    var values: [Data] = []
+    var characteristic: CBMCharacteristic?
+    /// The manager the app made (an app keeps its manager: a released one leaves the air).
+    var manager: CBMCentralManager?
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {}
+
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        lines.append("connected")
+        peripheral.delegate = self
+    }
+
+    func centralManager(_ central: CBMCentralManager, didFailToConnect peripheral: CBMPeripheral, error: Error?) {
+        lines.append("failed \(Self.describe(error))")
+    }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: Error?
+    ) {
+        lines.append("disconnected \(Self.describe(error))")
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: Error?) {
+        for service in peripheral.services ?? [] { peripheral.discoverCharacteristics(nil, for: service) }
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: Error?) {
+        characteristic = service.characteristics?.first
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: Error?) {
+        if let value = characteristic.value, error == nil { values.append(value) }
+        lines.append("read \(Self.describe(error))")
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: Error?) {
+        lines.append("written \(Self.describe(error))")
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didDiscoverDescriptorsFor characteristic: CBMCharacteristic, error: Error?
+    ) {
+        lines.append("descriptors \(Self.describe(error))")
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didUpdateValueFor descriptor: CBMDescriptor, error: Error?) {
+        lines.append("descriptor read \(Self.describe(error))")
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateNotificationStateFor characteristic: CBMCharacteristic, error: Error?
+    ) {
+        lines.append("notifying \(characteristic.isNotifying) \(Self.describe(error))")
+    }
+
+    static func describe(_ error: Error?) -> String {
+        guard let error = error as NSError? else { return "nil" }
+        return "\(error.domain) \(error.code)"
+    }
+}
+
+@Suite("CoreBluetoothMock parity", .timeLimit(.minutes(10)))
+struct CoreBluetoothMockParityTests {
+    static func bridge(realistic: Bool, seed: UInt64) -> MockBLEBridge {
+        MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+    }
+
+    /// Connects the app to the watch and discovers its characteristic.
+    @MainActor
+    static func connect(
+        _ watch: CBMPeripheralSpec, app: ParityApp, on bridge: MockBLEBridge
+    ) async throws -> (CBMCentralManager, CBMPeripheral, CBMCharacteristic) {
+        let manager = CBMCentralManagerMock(delegate: app, queue: nil)
+        app.manager = manager
+        try await bridge.waitForApp { manager.state == .poweredOn }
+        let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
+        manager.connect(peripheral)
+        try await bridge.waitForApp { peripheral.state == .connected }
+        peripheral.discoverServices(nil)
+        try await bridge.waitForApp { app.characteristic != nil }
+        return (manager, peripheral, try #require(app.characteristic))
+    }
+
+    // CBMCentralManagerMock.swift, discoverDescriptors: the descriptors listed are the spec's
+    // own, in the order declared; none is added for a notifying characteristic.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aCharacteristicListsOnlyTheDescriptorsItsSpecDeclares(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 70)
+        let delegate = TransferSpecDelegate()
+        let watch = makeWatch(delegate: delegate)
+        try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, characteristic) = try await Self.connect(watch, app: app, on: bridge)
+            peripheral.discoverDescriptors(for: characteristic)
+            try await bridge.waitForApp { app.lines.contains("descriptors nil") }
+            let descriptors = try #require(characteristic.descriptors)
+            #expect(descriptors.count == 1)
+            #expect(descriptors.first?.uuid == .userDescription)
+            // (The kit still answers notifications through the CCCD the link needs.)
+            peripheral.setNotifyValue(true, for: characteristic)
+            try await bridge.waitForApp { app.lines.contains("notifying true nil") }
+            let first = try #require(descriptors.first)
+            peripheral.readValue(for: first)
+            try await bridge.waitForApp { app.lines.contains("descriptor read nil") }
+            #expect(first.value as? Data == Data("Transfer data".utf8))
+        }
+    }
+
+    // CBMPeripheralSpec.swift, simulateCaching and simulateProximityChange: each sets the spec's
+    // state at once, so a query made right after sees it.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aSynchronousQueryRightAfterASimulationCallSeesItsEffect() async throws {
+        let bridge = MockBLEBridge(seed: 71)
+        let watch =
+            CBMPeripheralSpec
+            .simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Watch"])
+            .connectable(name: "Watch", services: [], delegate: TransferSpecDelegate())
+            .build()
+        try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let manager = CBMCentralManagerMock()
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            #expect(!watch.isKnown)
+            #expect(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).isEmpty)
+            watch.simulateCaching()
+            #expect(watch.isKnown)
+            #expect(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).count == 1)
+            watch.simulateProximityChange(.outOfRange)
+            #expect(watch.proximity == .outOfRange)
+            watch.simulateProximityChange(.immediate)
+            #expect(watch.proximity == .immediate)
+        }
+    }
+
+    // CBMCentralManagerMock.swift, writeValue(_:for:type:): a write with response reaches the
+    // spec delegate's peripheral(_:didReceiveWriteRequestFor:data:) once, with the whole value,
+    // however many Prepare Writes the link needs for it.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aLongWriteReachesTheSpecDelegateOnceWithTheWholeValue(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 72)
+        let delegate = TransferSpecDelegate()
+        let watch = makeWatch(delegate: delegate)
+        let value = Data((0..<200).map { UInt8($0) })
+        try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, characteristic) = try await Self.connect(watch, app: app, on: bridge)
+            peripheral.writeValue(value, for: characteristic, type: .withResponse)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("written") } }
+            #expect(app.lines.last == "written nil")
+        }
+        #expect(delegate.writes == [value])
+    }
+
+    // CBMCentralManagerMock.swift, readValue(for:): one readValue asks the spec delegate once,
+    // and the app gets that one answer whole, however many Read Blobs the link needs; a value
+    // that changes between reads never reaches the app spliced.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aLongReadAsksTheSpecDelegateOnceAndTheAppGetsThatValueWhole(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 73)
+        let delegate = TransferSpecDelegate()
+        let watch = makeWatch(delegate: delegate)
+        let values = try await bridge.run { @MainActor () -> [Data] in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, characteristic) = try await Self.connect(watch, app: app, on: bridge)
+            for count in 1...3 {
+                peripheral.readValue(for: characteristic)
+                try await bridge.waitForApp { app.values.count == count }
+            }
+            return app.values
+        }
+        #expect(delegate.readCalls == 3)
+        #expect(values == [1, 2, 3].map { Data(repeating: $0, count: 300) })
+    }
+
+    // CBMPeripheralSpec.swift, simulateDisconnection(withError:): the app's
+    // centralManager(_:didDisconnectPeripheral:error:) gets the error given, domain and code.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aDisconnectionSimulatedWithAnATTErrorReachesTheAppWithThatError(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 74)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        let lines = try await bridge.run { @MainActor () -> [String] in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, _) = try await Self.connect(watch, app: app, on: bridge)
+            watch.simulateDisconnection(withError: CBMATTError(.insufficientEncryption))
+            try await bridge.waitForApp { app.lines.count == 2 }
+            #expect(peripheral.state == .disconnected)
+            return app.lines
+        }
+        #expect(
+            lines == [
+                "connected", "disconnected \(CBMATTErrorDomain) \(CBMATTError.Code.insufficientEncryption.rawValue)",
+            ])
+    }
+
+    // CBMCentralManagerMock.swift, cancelPeripheralConnection(_:) and CBMPeripheralMock's
+    // disconnect(completion:): cancelling a connection still pending reports only
+    // centralManager(_:didDisconnectPeripheral:error:), with no error.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func cancellingAPendingConnectionReportsOnlyADisconnectionWithNoError(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 75)
+        let watch = makeWatch(delegate: TransferSpecDelegate(), proximity: .outOfRange)
+        let lines = try await bridge.run { @MainActor () -> [String] in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let manager = CBMCentralManagerMock(delegate: app, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
+            manager.connect(peripheral)
+            try await bridge.clock.sleep(for: .seconds(1))
+            #expect(peripheral.state == .connecting)
+            manager.cancelPeripheralConnection(peripheral)
+            try await bridge.waitForApp { !app.lines.isEmpty }
+            // Nothing else follows.
+            try await bridge.clock.sleep(for: .seconds(5))
+            #expect(peripheral.state == .disconnected)
+            return app.lines
+        }
+        #expect(lines == ["disconnected nil"])
+    }
+
+    // CBMCentralManagerDelegateProxy.swift and CBMPeripheralDelegateProxy.swift: closure
+    // delegates, each closure called for its callback.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func theDelegateProxiesCallTheirClosures() async throws {
+        let bridge = MockBLEBridge(seed: 76)
+        let delegate = TransferSpecDelegate()
+        let watch = makeWatch(delegate: delegate)
+        let lines = try await bridge.run { @MainActor () -> [String] in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            var lines: [String] = []
+            let centralProxy = CBMCentralManagerDelegateProxy()
+            centralProxy.didUpdateState = { lines.append("state \($0.state.rawValue)") }
+            centralProxy.didConnect = { _, peripheral in lines.append("connected \(peripheral.name ?? "")") }
+            centralProxy.didDisconnect = { _, _, _, isReconnecting, error in
+                lines.append("disconnected \(isReconnecting) \(ParityApp.describe(error))")
+            }
+            let peripheralProxy = CBMPeripheralDelegateProxy()
+            peripheralProxy.didDiscoverServices = { peripheral, error in
+                lines.append("services \(peripheral.services?.count ?? 0) \(ParityApp.describe(error))")
+            }
+            let manager = CBMCentralManagerMock(delegate: centralProxy, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
+            peripheral.delegate = peripheralProxy
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { peripheral.services != nil }
+            manager.cancelPeripheralConnection(peripheral)
+            try await bridge.waitForApp { peripheral.state == .disconnected }
+            return lines
+        }
+        #expect(
+            lines == [
+                "state \(CBMManagerState.poweredOn.rawValue)", "connected Watch", "services 1 nil",
+                "disconnected false nil",
+            ])
+    }
+
+    // CBMCentralManagerMock.swift: init(), init(delegate:queue:) and
+    // init(delegate:queue:options:) make managers of the simulation, as CoreBluetoothMock's do.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func everyInitialiserOfTheMockManagerJoinsTheSimulation() async throws {
+        let bridge = MockBLEBridge(seed: 77)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let managers = [
+                CBMCentralManagerMock(),
+                CBMCentralManagerMock(delegate: nil, queue: nil),
+                CBMCentralManagerMock(
+                    delegate: nil, queue: .main, options: [CBMCentralManagerOptionShowPowerAlertKey: true]),
+            ]
+            for manager in managers {
+                try await bridge.waitForApp { manager.state == .poweredOn }
+                #expect(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).count == 1)
+            }
+        }
+    }
+
+    // CBMAttributes.swift: a descriptor's optionalCharacteristic and a characteristic's
+    // optionalService (internal there, reached with @testable import) are the objects that own
+    // them; here they are public.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aDescriptorKnowsItsCharacteristicAndACharacteristicItsService() async throws {
+        let bridge = MockBLEBridge(seed: 78)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, characteristic) = try await Self.connect(watch, app: app, on: bridge)
+            peripheral.discoverDescriptors(for: characteristic)
+            try await bridge.waitForApp { characteristic.descriptors != nil }
+            let descriptor = try #require(characteristic.descriptors?.first)
+            #expect(descriptor.optionalCharacteristic === characteristic)
+            #expect(characteristic.optionalService === peripheral.services?.first)
+            #expect(characteristic.optionalService?.uuid == .transferService)
+        }
+    }
+
+    // CBMCentralManagerMock.swift passes CFAbsoluteTimeGetCurrent() as the timestamp of
+    // didDisconnectPeripheral; here the function exists on Linux too, seconds since 2001.
+    @Test func cfAbsoluteTimeGetCurrentCountsSecondsSince2001() {
+        let now = CFAbsoluteTimeGetCurrent()
+        let reference = Date().timeIntervalSinceReferenceDate
+        #expect(abs(now - reference) < 60)
+        #expect(now > 788_918_400)  // after 2026-01-01
+    }
+
+    // CBMCentralManagerMock.swift, connect(_:options:) with
+    // CBMConnectPeripheralOptionEnableAutoReconnect, and CBMPeripheralMock's disconnected(withError:):
+    // a link lost with auto-reconnect on reports isReconnecting true and connects again by itself;
+    // one the app cancels reports false and stays down.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func autoReconnectReportsIsReconnectingAndConnectsAgain(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 79)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        let lines = try await bridge.run { @MainActor () -> [String] in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            var lines: [String] = []
+            let proxy = CBMCentralManagerDelegateProxy()
+            proxy.didConnect = { _, _ in lines.append("connected") }
+            proxy.didDisconnect = { _, _, _, isReconnecting, error in
+                lines.append("disconnected \(isReconnecting) \(ParityApp.describe(error))")
+            }
+            let manager = CBMCentralManagerMock(delegate: proxy, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
+            manager.connect(peripheral, options: [CBMConnectPeripheralOptionEnableAutoReconnect: true])
+            try await bridge.waitForApp { lines.count == 1 }
+            watch.simulateDisconnection()
+            try await bridge.waitForApp { lines.count == 3 }
+            #expect(peripheral.state == .connected)
+            manager.cancelPeripheralConnection(peripheral)
+            try await bridge.waitForApp { lines.count == 4 }
+            try await bridge.clock.sleep(for: .seconds(5))
+            #expect(peripheral.state == .disconnected)
+            return lines
+        }
+        let dropped = "\(CBMErrorDomain) \(CBMError.Code.peripheralDisconnected.rawValue)"
+        #expect(lines == ["connected", "disconnected true \(dropped)", "connected", "disconnected false nil"])
+    }
+
+    // CBMCentralManagerMock.swift, maximumWriteValueLength(for:): CoreBluetoothMock answers
+    // 512 with response and ATT_MTU − 3 without. The kit answers min(ATT_MTU − 3, 512) without
+    // response: the Core Specification caps every attribute value at 512 octets (Vol 3, Part F,
+    // 3.2.9), so at ATT_MTU 516 and 517 a Write Command of ATT_MTU − 3 octets would carry a value
+    // no attribute can hold. Below ATT_MTU 516 the two agree.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [(23, 20), (186, 183), (515, 512), (517, 512)])
+    func theLongestWriteWithoutResponseIsTheLinksMTUMinus3CappedAt512(mtu: Int, longest: Int) async throws {
+        let bridge = MockBLEBridge(seed: 80)
+        let delegate = TransferSpecDelegate()
+        let watch = makeWatch(delegate: delegate, mtu: mtu)
+        try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, characteristic) = try await Self.connect(watch, app: app, on: bridge)
+            #expect(peripheral.maximumWriteValueLength(for: .withoutResponse) == longest)
+            #expect(peripheral.maximumWriteValueLength(for: .withResponse) == 512)
+            // The longest reaches the spec whole.
+            peripheral.writeValue(Data(count: longest), for: characteristic, type: .withoutResponse)
+            try await bridge.waitForApp { !delegate.commands.isEmpty }
+        }
+        #expect(delegate.commands == [Data(count: longest)])
+    }
+
+    // (The kit's own behaviour; CoreBluetoothMock has no pairing.) An injected ATT 0x05 is "the
+    // peripheral answered insufficient authentication". What follows depends on the central's
+    // pairing behaviour, not on the mode: a central that pairs on first access (as iOS does, and
+    // the realistic preset's default) pairs and tries again, so the app sees the read succeed;
+    // one that never pairs (the fast preset's default) reports the error. Each mode with the
+    // other's pairing behaves as the other.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func anInjectedInsufficientAuthenticationPairsWhenTheCentralPairsInEitherMode(
+        realistic: Bool, pairs: Bool
+    ) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 81)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        var preset = realistic ? MockCentralManager.Configuration.realistic(seed: 81) : .fast
+        #expect(preset.pairing == (realistic ? .onFirstAccess : .never))
+        preset.pairing = pairs ? .onFirstAccess : .never
+        preset.errorInjection = [ErrorInjection(.read, failure: .att(.insufficientAuthentication), frequency: .once)]
+        let configuration = preset
+        let (lines, elapsed) = try await bridge.run { @MainActor () -> ([String], Duration) in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let manager = CBMCentralManager(bridge: bridge, delegate: app, queue: nil, configuration: configuration)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { app.characteristic != nil }
+            let start = bridge.clock.now
+            peripheral.readValue(for: try #require(app.characteristic))
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("read") } }
+            return (app.lines, start.duration(to: bridge.clock.now))
+        }
+        if pairs {
+            #expect(lines.last == "read nil")
+            #expect(elapsed >= .seconds(1))  // the pairing's time
+        } else {
+            #expect(lines.last == "read \(CBMATTErrorDomain) \(CBMATTError.Code.insufficientAuthentication.rawValue)")
+        }
+    }
+}

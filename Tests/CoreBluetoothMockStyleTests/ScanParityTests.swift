@@ -1,0 +1,150 @@
+import BLECBM
+import BLEMockKit
+import Foundation
+import Testing
+
+/// Records discoveries.
+final class DiscoveryCounter: NSObject, CBMCentralManagerDelegate {
+    var found: [UUID] = []
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {}
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi: NSNumber
+    ) {
+        found.append(peripheral.identifier)
+    }
+}
+
+/// A report had realistic mode miss Nordic's 250 ms power pack in 300 ms scans through the spec
+/// API. These set-ups (each scan option, moved into range before or during the scan, scans in a
+/// row, one spec shared by simulations in turn; 20 seeds, fast and realistic) all hear it, on
+/// this build and on the one the report was made with: the first advertisement after a scan
+/// starts is due within the interval plus advDelay (at most 260 ms). They stay as regression
+/// tests.
+@Suite("Scanning for a spec that comes into range", .timeLimit(.minutes(10)))
+struct ScanParityTests {
+    /// Nordic's power pack (250 ms) moved into range, then a 300 ms scan: every scan set-up hears
+    /// it, in fast and realistic mode (CoreBluetoothMock's CBMCentralManagerMock.swift reports an
+    /// advertisement to every scanning manager whose filter matches, at each interval).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func aScanOf300msHearsA250msAdvertiserMovedIntoRange(filtered: Bool, duplicates: Bool) async throws {
+        for realistic in [false, true] {
+            for seed in UInt64(0)..<20 {
+                let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+                let powerPack = makePowerPack()
+                let found = try await bridge.run { @MainActor () -> [UUID] in
+                    CBMCentralManagerMock.simulatePeripherals([powerPack])
+                    powerPack.simulateProximityChange(.immediate)
+                    let counter = DiscoveryCounter()
+                    let manager = CBMCentralManagerMock(delegate: counter, queue: nil)
+                    try await bridge.waitForApp { manager.state == .poweredOn }
+                    manager.scanForPeripherals(
+                        withServices: filtered ? [.batteryService] : nil,
+                        options: [CBMCentralManagerScanOptionAllowDuplicatesKey: duplicates])
+                    try await bridge.clock.sleep(for: .milliseconds(300))
+                    manager.stopScan()
+                    return counter.found
+                }
+                #expect(
+                    found.contains(powerPack.identifier),
+                    "realistic \(realistic), seed \(seed), filtered \(filtered), duplicates \(duplicates): \(found)")
+            }
+        }
+    }
+
+    /// The same with the power pack moved into range while the scan runs.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func aRunningScanHearsA250msAdvertiserMovedIntoRangeWithin300ms(filtered: Bool, duplicates: Bool) async throws {
+        for realistic in [false, true] {
+            for seed in UInt64(0)..<20 {
+                let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+                let powerPack = makePowerPack()
+                let found = try await bridge.run { @MainActor () -> [UUID] in
+                    CBMCentralManagerMock.simulatePeripherals([powerPack])
+                    let counter = DiscoveryCounter()
+                    let manager = CBMCentralManagerMock(delegate: counter, queue: nil)
+                    try await bridge.waitForApp { manager.state == .poweredOn }
+                    manager.scanForPeripherals(
+                        withServices: filtered ? [.batteryService] : nil,
+                        options: [CBMCentralManagerScanOptionAllowDuplicatesKey: duplicates])
+                    try await bridge.clock.sleep(for: .milliseconds(50))
+                    powerPack.simulateProximityChange(.immediate)
+                    try await bridge.clock.sleep(for: .milliseconds(300))
+                    manager.stopScan()
+                    return counter.found
+                }
+                #expect(
+                    found.contains(powerPack.identifier),
+                    "realistic \(realistic), seed \(seed), filtered \(filtered), duplicates \(duplicates): \(found)")
+            }
+        }
+    }
+}
+
+extension ScanParityTests {
+    /// Four 300 ms scans one after another on one manager, each set-up in turn: each hears the power pack.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func fourScansInARowEachHearThePowerPack() async throws {
+        for realistic in [false, true] {
+            for seed in UInt64(0)..<20 {
+                let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+                let powerPack = makePowerPack()
+                let counts = try await bridge.run { @MainActor () -> [Int] in
+                    CBMCentralManagerMock.simulatePeripherals([powerPack])
+                    powerPack.simulateProximityChange(.immediate)
+                    let counter = DiscoveryCounter()
+                    let manager = CBMCentralManagerMock(delegate: counter, queue: nil)
+                    try await bridge.waitForApp { manager.state == .poweredOn }
+                    var counts: [Int] = []
+                    for (filtered, duplicates) in [(false, true), (true, false), (false, false), (true, true)] {
+                        counter.found = []
+                        manager.scanForPeripherals(
+                            withServices: filtered ? [.batteryService] : nil,
+                            options: [CBMCentralManagerScanOptionAllowDuplicatesKey: duplicates])
+                        try await bridge.clock.sleep(for: .milliseconds(300))
+                        manager.stopScan()
+                        counts.append(counter.found.count)
+                    }
+                    return counts
+                }
+                #expect(!counts.contains(0), "realistic \(realistic), seed \(seed): \(counts)")
+            }
+        }
+    }
+}
+
+extension ScanParityTests {
+    /// One power pack spec, made once as Nordic's example makes it (a global `let`), used by
+    /// four bridges in turn, each with a different scan set-up: every scan hears it.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func oneSpecSharedBySimulationsInTurnIsHeardByEach() async throws {
+        for realistic in [false, true] {
+            let powerPack = makePowerPack()
+            for seed in UInt64(0)..<5 {
+                for (filtered, duplicates) in [(false, true), (true, false), (false, false), (true, true)] {
+                    let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+                    let found = try await bridge.run { @MainActor () -> [UUID] in
+                        CBMCentralManagerMock.simulatePeripherals([powerPack])
+                        powerPack.simulateProximityChange(.immediate)
+                        let counter = DiscoveryCounter()
+                        let manager = CBMCentralManagerMock(delegate: counter, queue: nil)
+                        try await bridge.waitForApp { manager.state == .poweredOn }
+                        manager.scanForPeripherals(
+                            withServices: filtered ? [.batteryService] : nil,
+                            options: [CBMCentralManagerScanOptionAllowDuplicatesKey: duplicates])
+                        try await bridge.clock.sleep(for: .milliseconds(300))
+                        manager.stopScan()
+                        powerPack.simulateProximityChange(.outOfRange)
+                        return counter.found
+                    }
+                    #expect(
+                        found.contains(powerPack.identifier),
+                        "realistic \(realistic), seed \(seed), filtered \(filtered), duplicates \(duplicates): \(found)"
+                    )
+                }
+            }
+        }
+    }
+}
