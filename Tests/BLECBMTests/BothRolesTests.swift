@@ -123,4 +123,18 @@ struct BothRolesTests {
         }
         #expect(state == .poweredOff)
     }
+
+    /// Managers an app lets go of as the run ends leave the air through their front end, on the
+    /// run's behalf: the bridge notes no call from a task the run cannot see.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func managersReleasedAsTheRunEndsLeaveAFinishReportClean(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 90) : .init(seed: 90))
+        try await bridge.run { @MainActor in
+            let central = CBMCentralManager(delegate: nil, queue: nil)
+            let peripheral = CBMPeripheralManager(delegate: nil, queue: nil)
+            try await bridge.waitForApp { central.state == .poweredOn && peripheral.state == .poweredOn }
+        }
+        #expect(await bridge.finish() == .clean)
+    }
 }

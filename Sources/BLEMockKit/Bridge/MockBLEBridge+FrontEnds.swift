@@ -79,7 +79,9 @@ extension MockBLEBridge {
             forgetCancelled()
             runSchedule(to: instant)
         }
+        applyingFrontEndCommands = true
         for command in batch { command() }
+        applyingFrontEndCommands = false
         runDue()
     }
 
@@ -130,6 +132,7 @@ extension MockBLEBridge {
     ///
     /// - Parameters:
     ///   - pausingSimulation: Whether the simulation waits until the condition holds.
+    ///   - isolation: The caller's isolation (inferred), on which `condition` is read.
     ///   - condition: The app's state to wait for; read on the caller's isolation.
     /// - Throws: `CancellationError` when the calling task is cancelled (as a stalled run
     ///   cancels its body).
