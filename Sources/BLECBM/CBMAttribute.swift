@@ -73,6 +73,8 @@ open class CBMCharacteristic: CBMAttribute, @unchecked Sendable {
     var storedValue: Data?
     var storedDescriptors: [CBMDescriptor]?
     var notifying = false
+    /// How many `setNotifyValue` calls on it are still on their way.
+    var notifyRequests = 0
 
     init(_ remote: RemoteCharacteristic, service: CBMService) {
         self.remote = remote

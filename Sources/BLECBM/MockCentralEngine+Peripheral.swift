@@ -290,6 +290,14 @@ extension MockCentralEngine {
                 characteristic.remote.handle, in: \.characteristicObjects, characteristic, of: peripheral,
                 "setNotifyValue")
         else { return }
+        // Already in that state, with no change on its way: iOS answers at once without writing
+        // the CCCD again (as CoreBluetoothMock does, after testing it on iOS 17 and 26).
+        let settled = lock.withLock { characteristic.notifyRequests == 0 && characteristic.notifying == enabled }
+        if settled {
+            return reply {
+                peripheral.delegate?.peripheral(peripheral, didUpdateNotificationStateFor: characteristic, error: nil)
+            }
+        }
         let simulation = spec(peripheral.identifier)
         let mock = simulation?.characteristicMock(at: characteristic.remote.handle, of: peripheral.identifier)
         if let simulation, let mock,
@@ -300,8 +308,10 @@ extension MockCentralEngine {
                 peripheral.delegate?.peripheral(peripheral, didUpdateNotificationStateFor: characteristic, error: error)
             }
         }
+        lock.withLock { characteristic.notifyRequests += 1 }
         operation(.setNotify(enabled, characteristic.remote)) { [self] result in
             var failure: (any Error)?
+            lock.withLock { characteristic.notifyRequests -= 1 }
             switch result {
             case .success: lock.withLock { characteristic.notifying = enabled }
             case .failure(let error): failure = CBMError.bridging(error)

@@ -495,4 +495,50 @@ struct CoreBluetoothMockParityTests {
             #expect(lines.last == "read \(CBMATTErrorDomain) \(CBMATTError.Code.insufficientAuthentication.rawValue)")
         }
     }
+
+    // CBMCentralManagerMock.swift, setNotifyValue(_:for:): asking for the state a
+    // characteristic is already in calls back at once with no error, without asking the spec
+    // delegate ("tested on iOS 17 and 26", its comment says); readRSSI() answers the
+    // proximity's RSSI with the deviation.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func subscribingAgainCallsBackAtOnceAndReadRSSIAnswersTheProximity(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 82)
+        let gatekeeper = Gatekeeper()
+        let data = CBMCharacteristicMock(type: .transferData, properties: [.read, .notify])
+        let watch =
+            CBMPeripheralSpec
+            .simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Watch"])
+            .connectable(
+                name: "Watch",
+                services: [CBMServiceMock(type: .transferService, primary: true, characteristics: data)],
+                delegate: gatekeeper
+            )
+            .allowForRetrieval()
+            .build()
+        let (lines, rssi) = try await bridge.run { @MainActor () -> ([String], [Int]) in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            CBMCentralManagerMock.simulateRSSIDeviation(.custom(5))
+            let app = ParityApp()
+            let (_, peripheral, characteristic) = try await Self.connect(watch, app: app, on: bridge)
+            peripheral.setNotifyValue(true, for: characteristic)
+            try await bridge.waitForApp { app.lines.count == 2 }
+            let asked = gatekeeper.asked.filter { $0.hasPrefix("notify") }.count
+            peripheral.setNotifyValue(true, for: characteristic)
+            try await bridge.waitForApp { app.lines.count == 3 }
+            #expect(gatekeeper.asked.filter { $0.hasPrefix("notify") }.count == asked)
+            var rssi: [Int] = []
+            let proxy = CBMPeripheralDelegateProxy()
+            proxy.didReadRSSI = { _, value, _ in rssi.append(value.intValue) }
+            peripheral.delegate = proxy
+            for count in 1...10 {
+                peripheral.readRSSI()
+                try await bridge.waitForApp { rssi.count == count }
+            }
+            return (app.lines, rssi)
+        }
+        #expect(lines == ["connected", "notifying true nil", "notifying true nil"])
+        #expect(rssi.allSatisfy { (-75 ... -65).contains($0) }, "\(rssi)")
+    }
 }

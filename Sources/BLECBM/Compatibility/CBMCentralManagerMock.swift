@@ -76,11 +76,13 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
         set { FeatureBook.set(newValue, for: BridgeScope.forCoreBluetoothMock("simulateFeaturesSupport")) }
     }
 
-    /// How much simulated peripherals' RSSI varies, for specs simulated from now on
-    /// (CoreBluetoothMock's default is ±15 dBm, drawn here from the bridge's seed).
+    /// How much simulated peripherals' RSSI varies from now on, for the specs simulated already
+    /// and those simulated later (CoreBluetoothMock's default is ±15 dBm, drawn here from the
+    /// bridge's seed).
     public static func simulateRSSIDeviation(_ deviation: CBMProximity.Deviation) {
-        BridgeScope.forCoreBluetoothMock("simulateRSSIDeviation(_:)").frontEndSettings[SpecSimulation.deviationKey] =
-            deviation.spread
+        let bridge = BridgeScope.forCoreBluetoothMock("simulateRSSIDeviation(_:)")
+        bridge.frontEndSettings[SpecSimulation.deviationKey] = deviation.spread
+        for simulation in SpecSimulation.registry(on: bridge).all { simulation.setRSSIVariation(deviation.spread) }
     }
 
     /// What the system restores to a manager created with a restore identifier

@@ -232,6 +232,11 @@ final class SpecSimulation: @unchecked Sendable {
         }
     }
 
+    /// The peripheral's RSSI varies by ±`spread` dBm from now on.
+    func setRSSIVariation(_ spread: Int) {
+        for incarnation in incarnations { incarnation.command { $0.setRSSIVariation(spread) } }
+    }
+
     /// The system caches the peripheral.
     func cache() {
         let go = lock.withLock { () -> Bool in

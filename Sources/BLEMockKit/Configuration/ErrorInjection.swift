@@ -49,7 +49,12 @@ public struct ErrorInjection: Sendable, Hashable {
 
     /// How the operation fails.
     public enum Failure: Sendable, Hashable {
-        /// With this ATT error, as if the peripheral answered so.
+        /// With this ATT error, as if the peripheral answered so. The central reacts as iOS
+        /// does: an insufficient authentication or encryption (0x05, 0x0F) on a read, a write
+        /// or a subscription makes a central that pairs (``PairingBehavior/automatic(duration:outcome:)``,
+        /// the realistic preset's default) pair and send the request again, so the caller sees
+        /// the pairing's outcome; a central that never pairs (the fast preset's default)
+        /// reports the error.
         case att(ATTError.Code)
         /// With this CoreBluetooth error.
         case coreBluetooth(CoreBluetoothError.Code)

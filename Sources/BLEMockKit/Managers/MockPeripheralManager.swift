@@ -219,6 +219,13 @@ public actor MockPeripheralManager: PeripheralManaging {
         world { $0.apply(.proximity(peripheral: identifier, proximity)) }
     }
 
+    /// How much the peripheral's RSSI varies from now on, each reading drawn within ±`spread`
+    /// dBm (its configuration's ``Configuration/rssiVariation``, changed while it runs; for
+    /// CoreBluetoothMock's `simulateRSSIDeviation(_:)`, which applies at once).
+    package func setRSSIVariation(_ spread: Int) {
+        world { $0.setRSSIVariation(of: identifier, spread) }
+    }
+
     /// Test hook: the peripheral advertises different data from now on (if advertising).
     public func simulateAdvertisementChange(_ advertisement: AdvertisementData) {
         world { $0.apply(.advertisementChange(peripheral: identifier, advertisement)) }

@@ -311,6 +311,13 @@ extension World {
         effects.append(.finishEvents(.central(central)))
     }
 
+    /// Sets how much a peripheral's RSSI readings vary from now on (±`spread` dBm, kept within
+    /// the configuration's 0…147).
+    mutating func setRSSIVariation(of peripheral: UUID, _ spread: Int) {
+        guard peripherals.contains(peripheral) else { return }
+        peripherals[peripheral]!.configuration.rssiVariation = min(max(spread, 0), 147)
+    }
+
     /// Takes a peripheral off the air: advertising stops, its links drop (centrals see
     /// `peripheralDisconnected`), its requests are forgotten, and its event streams finish.
     mutating func shutDown(peripheral: UUID) {
