@@ -93,7 +93,7 @@ struct SimulatedSystemTraitTests {
     .disabled(if: ProcessInfo.processInfo.environment[systemTestsVariable] != nil))
 struct SimulatedSystemTraitProcessTests {
     @Test("The trait's tests pass in a process of their own, and no system is left installed here")
-    func theTraitsTestsPassInAProcessOfTheirOwn() throws {
+    func theTraitsTestsPassInAProcessOfTheirOwn() async throws {
         #if os(Linux)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
@@ -104,9 +104,22 @@ struct SimulatedSystemTraitProcessTests {
             let output = Pipe()
             process.standardOutput = output
             process.standardError = output
-            try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
+            // The child's output is read, and its exit awaited, off the concurrency pool: a
+            // thread of the pool blocked for the child's whole run would hold up other tests.
+            let text = try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<String, any Error>) in
+                let reader = Thread {
+                    let data = output.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    continuation.resume(returning: String(decoding: data, as: UTF8.self))
+                }
+                do {
+                    try process.run()
+                    reader.start()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
             #expect(process.terminationStatus == 0, "\(text)")
             #expect(text.contains("Test run with 3 tests"), "\(text)")
             #expect(!text.contains("✘"), "\(text)")
