@@ -42,7 +42,10 @@ struct DocumentationBlockTests {
         let folder = examples.appendingPathComponent("Documentation")
         sources += try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
             .map { folder.appendingPathComponent($0) }
-        for folder in ["Tests/BLECBMTests/Documentation", "Tests/BLEMockKitTestingTests/Documentation"] {
+        for folder in [
+            "Tests/BLECBMTests/Documentation", "Tests/BLEMockKitTestingTests/Documentation",
+            "Tests/BLEMockKitXCTestTests/Documentation",
+        ] {
             let examples = root(of: folder)
             sources += try FileManager.default.contentsOfDirectory(atPath: examples.path)
                 .filter { $0.hasSuffix(".swift") }.map { examples.appendingPathComponent($0) }
