@@ -71,21 +71,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     // MARK: The engines of a bridge
 
     /// The engines on one bridge, held weakly.
-    final class Registry: @unchecked Sendable {
-        // @unchecked Sendable: `engines` is only read and written with `lock` held.
-        private struct Weak { weak var engine: MockCentralEngine? }
-        private let lock = Lock()
-        private var engines: [Weak] = []
-
-        func add(_ engine: MockCentralEngine) {
-            lock.withLock {
-                engines.removeAll { $0.engine == nil }
-                engines.append(Weak(engine: engine))
-            }
-        }
-
-        var all: [MockCentralEngine] { lock.withLock { engines.compactMap(\.engine) } }
-    }
+    typealias Registry = WeakList<MockCentralEngine>
 
     static func registry(on bridge: MockBLEBridge) -> Registry {
         bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) { Registry() }

@@ -61,21 +61,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     }
 
     /// The peripheral engines on one bridge, held weakly.
-    final class Registry: @unchecked Sendable {
-        // @unchecked Sendable: `engines` is only read and written with `lock` held.
-        private struct Weak { weak var engine: MockPeripheralEngine? }
-        private let lock = Lock()
-        private var engines: [Weak] = []
-
-        func add(_ engine: MockPeripheralEngine) {
-            lock.withLock {
-                engines.removeAll { $0.engine == nil }
-                engines.append(Weak(engine: engine))
-            }
-        }
-
-        var all: [MockPeripheralEngine] { lock.withLock { engines.compactMap(\.engine) } }
-    }
+    typealias Registry = WeakList<MockPeripheralEngine>
 
     static func registry(on bridge: MockBLEBridge) -> Registry {
         bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) { Registry() }

@@ -23,89 +23,98 @@ final class DiscoveryCounter: NSObject, CBMCentralManagerDelegate {
 /// tests.
 @Suite("Scanning for a spec that comes into range", .timeLimit(.minutes(10)))
 struct ScanParityTests {
+    /// The four scan set-ups: with and without a service filter, with and without duplicates.
+    static let setUps = [(false, false), (false, true), (true, false), (true, true)]
+
+    static func bridge(realistic: Bool, seed: UInt64) -> MockBLEBridge {
+        MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+    }
+
+    /// A powered-on manager whose delegate counts discoveries.
+    @MainActor
+    static func manager(on bridge: MockBLEBridge) async throws -> (CBMCentralManager, DiscoveryCounter) {
+        let counter = DiscoveryCounter()
+        let manager = CBMCentralManagerMock(delegate: counter, queue: nil)
+        try await bridge.waitForApp { manager.state == .poweredOn }
+        return (manager, counter)
+    }
+
+    /// Scans with one set-up; `during` runs once the scan has started. Returns what was found.
+    @MainActor
+    static func scan(
+        _ manager: CBMCentralManager, _ counter: DiscoveryCounter, filtered: Bool, duplicates: Bool,
+        on bridge: MockBLEBridge, during: @MainActor () async throws -> Void = {}
+    ) async throws -> [UUID] {
+        counter.found = []
+        manager.scanForPeripherals(
+            withServices: filtered ? [.batteryService] : nil,
+            options: [CBMCentralManagerScanOptionAllowDuplicatesKey: duplicates])
+        try await during()
+        try await bridge.clock.sleep(for: .milliseconds(300))
+        manager.stopScan()
+        return counter.found
+    }
+
     /// Nordic's power pack (250 ms) moved into range, then a 300 ms scan: every scan set-up hears
     /// it, in fast and realistic mode (CoreBluetoothMock's CBMCentralManagerMock.swift reports an
     /// advertisement to every scanning manager whose filter matches, at each interval).
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    @Test(arguments: setUps)
     func aScanOf300msHearsA250msAdvertiserMovedIntoRange(filtered: Bool, duplicates: Bool) async throws {
         for realistic in [false, true] {
             for seed in UInt64(0)..<20 {
-                let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+                let bridge = Self.bridge(realistic: realistic, seed: seed)
                 let powerPack = makePowerPack()
                 let found = try await bridge.run { @MainActor () -> [UUID] in
                     CBMCentralManagerMock.simulatePeripherals([powerPack])
                     powerPack.simulateProximityChange(.immediate)
-                    let counter = DiscoveryCounter()
-                    let manager = CBMCentralManagerMock(delegate: counter, queue: nil)
-                    try await bridge.waitForApp { manager.state == .poweredOn }
-                    manager.scanForPeripherals(
-                        withServices: filtered ? [.batteryService] : nil,
-                        options: [CBMCentralManagerScanOptionAllowDuplicatesKey: duplicates])
-                    try await bridge.clock.sleep(for: .milliseconds(300))
-                    manager.stopScan()
-                    return counter.found
+                    let (manager, counter) = try await Self.manager(on: bridge)
+                    return try await Self.scan(manager, counter, filtered: filtered, duplicates: duplicates, on: bridge)
                 }
-                #expect(
-                    found.contains(powerPack.identifier),
-                    "realistic \(realistic), seed \(seed), filtered \(filtered), duplicates \(duplicates): \(found)")
+                #expect(found.contains(powerPack.identifier), "realistic \(realistic), seed \(seed): \(found)")
             }
         }
     }
 
-    /// The same with the power pack moved into range while the scan runs.
+    /// The same with the power pack moved into range 50 ms into the scan.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    @Test(arguments: setUps)
     func aRunningScanHearsA250msAdvertiserMovedIntoRangeWithin300ms(filtered: Bool, duplicates: Bool) async throws {
         for realistic in [false, true] {
             for seed in UInt64(0)..<20 {
-                let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+                let bridge = Self.bridge(realistic: realistic, seed: seed)
                 let powerPack = makePowerPack()
                 let found = try await bridge.run { @MainActor () -> [UUID] in
                     CBMCentralManagerMock.simulatePeripherals([powerPack])
-                    let counter = DiscoveryCounter()
-                    let manager = CBMCentralManagerMock(delegate: counter, queue: nil)
-                    try await bridge.waitForApp { manager.state == .poweredOn }
-                    manager.scanForPeripherals(
-                        withServices: filtered ? [.batteryService] : nil,
-                        options: [CBMCentralManagerScanOptionAllowDuplicatesKey: duplicates])
-                    try await bridge.clock.sleep(for: .milliseconds(50))
-                    powerPack.simulateProximityChange(.immediate)
-                    try await bridge.clock.sleep(for: .milliseconds(300))
-                    manager.stopScan()
-                    return counter.found
+                    let (manager, counter) = try await Self.manager(on: bridge)
+                    return try await Self.scan(manager, counter, filtered: filtered, duplicates: duplicates, on: bridge)
+                    {
+                        try await bridge.clock.sleep(for: .milliseconds(50))
+                        powerPack.simulateProximityChange(.immediate)
+                    }
                 }
-                #expect(
-                    found.contains(powerPack.identifier),
-                    "realistic \(realistic), seed \(seed), filtered \(filtered), duplicates \(duplicates): \(found)")
+                #expect(found.contains(powerPack.identifier), "realistic \(realistic), seed \(seed): \(found)")
             }
         }
     }
-}
 
-extension ScanParityTests {
-    /// Four 300 ms scans one after another on one manager, each set-up in turn: each hears the power pack.
+    /// Four 300 ms scans one after another on one manager, each set-up in turn: each hears the
+    /// power pack.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func fourScansInARowEachHearThePowerPack() async throws {
         for realistic in [false, true] {
             for seed in UInt64(0)..<20 {
-                let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+                let bridge = Self.bridge(realistic: realistic, seed: seed)
                 let powerPack = makePowerPack()
                 let counts = try await bridge.run { @MainActor () -> [Int] in
                     CBMCentralManagerMock.simulatePeripherals([powerPack])
                     powerPack.simulateProximityChange(.immediate)
-                    let counter = DiscoveryCounter()
-                    let manager = CBMCentralManagerMock(delegate: counter, queue: nil)
-                    try await bridge.waitForApp { manager.state == .poweredOn }
+                    let (manager, counter) = try await Self.manager(on: bridge)
                     var counts: [Int] = []
-                    for (filtered, duplicates) in [(false, true), (true, false), (false, false), (true, true)] {
-                        counter.found = []
-                        manager.scanForPeripherals(
-                            withServices: filtered ? [.batteryService] : nil,
-                            options: [CBMCentralManagerScanOptionAllowDuplicatesKey: duplicates])
-                        try await bridge.clock.sleep(for: .milliseconds(300))
-                        manager.stopScan()
-                        counts.append(counter.found.count)
+                    for (filtered, duplicates) in Self.setUps {
+                        let found = try await Self.scan(
+                            manager, counter, filtered: filtered, duplicates: duplicates, on: bridge)
+                        counts.append(found.count)
                     }
                     return counts
                 }
@@ -113,36 +122,26 @@ extension ScanParityTests {
             }
         }
     }
-}
 
-extension ScanParityTests {
     /// One power pack spec, made once as Nordic's example makes it (a global `let`), used by
-    /// four bridges in turn, each with a different scan set-up: every scan hears it.
+    /// bridges in turn, each with a scan set-up: every scan hears it.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func oneSpecSharedBySimulationsInTurnIsHeardByEach() async throws {
         for realistic in [false, true] {
             let powerPack = makePowerPack()
             for seed in UInt64(0)..<5 {
-                for (filtered, duplicates) in [(false, true), (true, false), (false, false), (true, true)] {
-                    let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+                for (filtered, duplicates) in Self.setUps {
+                    let bridge = Self.bridge(realistic: realistic, seed: seed)
                     let found = try await bridge.run { @MainActor () -> [UUID] in
                         CBMCentralManagerMock.simulatePeripherals([powerPack])
                         powerPack.simulateProximityChange(.immediate)
-                        let counter = DiscoveryCounter()
-                        let manager = CBMCentralManagerMock(delegate: counter, queue: nil)
-                        try await bridge.waitForApp { manager.state == .poweredOn }
-                        manager.scanForPeripherals(
-                            withServices: filtered ? [.batteryService] : nil,
-                            options: [CBMCentralManagerScanOptionAllowDuplicatesKey: duplicates])
-                        try await bridge.clock.sleep(for: .milliseconds(300))
-                        manager.stopScan()
+                        let (manager, counter) = try await Self.manager(on: bridge)
+                        let found = try await Self.scan(
+                            manager, counter, filtered: filtered, duplicates: duplicates, on: bridge)
                         powerPack.simulateProximityChange(.outOfRange)
-                        return counter.found
+                        return found
                     }
-                    #expect(
-                        found.contains(powerPack.identifier),
-                        "realistic \(realistic), seed \(seed), filtered \(filtered), duplicates \(duplicates): \(found)"
-                    )
+                    #expect(found.contains(powerPack.identifier), "realistic \(realistic), seed \(seed): \(found)")
                 }
             }
         }

@@ -23,7 +23,7 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
     let builtAdvertisement: [CBMAdvertisementConfig]?
     let builtServices: [CBMServiceMock]?
     /// Where the spec is simulated (held weakly: a bridge's simulation goes with the bridge).
-    private let simulations = SimulationList()
+    private let simulations = WeakList<SpecSimulation>()
 
     /// Whether another app is connected to it from the start (``Builder/connected(name:services:delegate:connectionInterval:supervisionTimeout:mtu:)``).
     public let isInitiallyConnected: Bool
@@ -284,23 +284,4 @@ extension CBMPeripheralSpec {
     public func simulateCaching() {
         simulation(for: "simulateCaching()")?.cache()
     }
-}
-
-/// The simulations of one spec, held weakly.
-final class SimulationList: @unchecked Sendable {
-    // @unchecked Sendable: `entries` is only read and written with `lock` held.
-    private struct Weak { weak var simulation: SpecSimulation? }
-    private let lock = Lock()
-    private var entries: [Weak] = []
-
-    func add(_ simulation: SpecSimulation) {
-        lock.withLock {
-            entries.removeAll { $0.simulation == nil }
-            if !entries.contains(where: { $0.simulation === simulation }) {
-                entries.append(Weak(simulation: simulation))
-            }
-        }
-    }
-
-    var all: [SpecSimulation] { lock.withLock { entries.compactMap(\.simulation) } }
 }
