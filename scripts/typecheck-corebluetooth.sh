@@ -4,6 +4,8 @@
 # named CoreBluetooth, then type-checks each module that has CoreBluetooth code against it
 # with warnings as errors. This proves the code compiles against CoreBluetooth's API shape;
 # it cannot run it (see scripts/corebluetooth-stub/README.md for the stub's known gaps).
+# Swift files inside a DocC catalog (BLECBM's typealias file for apps) are not part of their
+# module, as in a package build, and are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +17,7 @@ modules="$(swift build --package-path scripts/corebluetooth-stub --scratch-path 
 typecheck() { # module-name, source dir, extra flags...
     local name=$1 dir=$2
     shift 2
-    mapfile -t files < <(find "$dir" -name '*.swift' | sort)
+    mapfile -t files < <(find "$dir" -name '*.swift' -not -path '*.docc/*' | sort)
     swiftc -typecheck -swift-version 6 -module-name "$name" -parse-as-library \
         -enable-upcoming-feature ExistentialAny -warnings-as-errors \
         -I "$modules" "$@" "${files[@]}"
@@ -30,7 +32,7 @@ typecheck BLECore Sources/BLECore -package-name blemockkit
 # Only `public` BLECore API is visible, exactly as in a package build.
 interfaces="$(mktemp -d)"
 trap 'rm -rf "$interfaces"' EXIT
-mapfile -t core_files < <(find Sources/BLECore -name '*.swift' | sort)
+mapfile -t core_files < <(find Sources/BLECore -name '*.swift' -not -path '*.docc/*' | sort)
 swiftc -emit-module -swift-version 6 -module-name BLECore -parse-as-library \
     -enable-upcoming-feature ExistentialAny -warnings-as-errors -package-name blemockkit \
     -I "$modules" -emit-module-path "$interfaces/BLECore.swiftmodule" "${core_files[@]}"
@@ -40,7 +42,7 @@ typecheck BLECoreBluetooth Sources/BLECoreBluetooth -I "$interfaces"
 # The shared role-contract tests' CoreBluetooth side: emit BLECoreBluetooth's module (emitting
 # runs the SIL diagnostics, such as region-based isolation, that -typecheck alone skips), then
 # type-check the contract with its CoreBluetooth suite (it runs only on Apple platforms).
-mapfile -t adapter_files < <(find Sources/BLECoreBluetooth -name '*.swift' | sort)
+mapfile -t adapter_files < <(find Sources/BLECoreBluetooth -name '*.swift' -not -path '*.docc/*' | sort)
 swiftc -emit-module -swift-version 6 -module-name BLECoreBluetooth -parse-as-library \
     -enable-upcoming-feature ExistentialAny -warnings-as-errors \
     -I "$modules" -I "$interfaces" -emit-module-path "$interfaces/BLECoreBluetooth.swiftmodule" "${adapter_files[@]}"
@@ -62,7 +64,7 @@ module CTransportCRC32C {
 MAP
 emit() { # module-name, source dir
     local name=$1 dir=$2
-    mapfile -t files < <(find "$dir" -name '*.swift' | sort)
+    mapfile -t files < <(find "$dir" -name '*.swift' -not -path '*.docc/*' | sort)
     swiftc -emit-module -swift-version 6 -module-name "$name" -parse-as-library \
         -enable-upcoming-feature ExistentialAny -warnings-as-errors -package-name blemockkit \
         -I "$modules" -I "$interfaces" -emit-module-path "$interfaces/$name.swiftmodule" "${files[@]}"
