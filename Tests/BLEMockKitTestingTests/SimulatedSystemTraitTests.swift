@@ -116,6 +116,11 @@ struct SimulatedSystemTraitProcessTests {
                 do {
                     try process.run()
                     reader.start()
+                    // A child that hangs is stopped, so that this test fails with its output
+                    // rather than waiting for it for ever (its own tests have a 10-minute limit).
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(8 * 60)) {
+                        if process.isRunning { process.terminate() }
+                    }
                 } catch {
                     continuation.resume(throwing: error)
                 }

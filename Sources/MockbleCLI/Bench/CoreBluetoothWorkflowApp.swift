@@ -11,7 +11,7 @@ final class CoreBluetoothWorkflowApp: NSObject, CBMCentralManagerDelegate, CBMPe
     @unchecked Sendable
 {
     // @unchecked Sendable: every mutable property is only read and written on `queue` (the
-    // manager's delegate queue), except `continuation`, set before the manager exists.
+    // manager's delegate queue, where the manager is also created).
     private let queue: DispatchQueue
     private let sensor: MockPeripheralManager
     private let local: LocalService
@@ -38,8 +38,12 @@ final class CoreBluetoothWorkflowApp: NSObject, CBMCentralManagerDelegate, CBMPe
         try await sensor.startAdvertising(BenchPeripheral.advertisement)
         let app = CoreBluetoothWorkflowApp(queue: queue, sensor: sensor, local: local)
         return try await withCheckedThrowingContinuation { continuation in
-            app.continuation = continuation
-            app.manager = CBMCentralManager(bridge: bridge, delegate: app, queue: app.queue)
+            // Created on the app's queue, as its callbacks read `manager` there: the first
+            // callback may come before an assignment made on another thread is seen.
+            app.queue.async {
+                app.continuation = continuation
+                app.manager = CBMCentralManager(bridge: bridge, delegate: app, queue: app.queue)
+            }
         }
     }
 
