@@ -46,8 +46,8 @@ struct ExplorationAppTests {
         #expect(replayed.signature == failure.found.signature)
     }
 
-    /// The link faults a subscriber meets (it has no timeouts of its own, so requests never
-    /// answered are left out).
+    /// The link faults a subscriber meets (requests never answered are explored on their own,
+    /// below).
     static let subscriberBudget = ExplorationBudget(
         faultKinds: [.disconnect, .outOfRange, .fade, .reset, .powerCycle, .attError, .coreBluetoothError])
 
@@ -55,6 +55,34 @@ struct ExplorationAppTests {
     @Test("A subscriber that subscribes again after each reconnection passes on every seed")
     func reconnectingSubscriberPasses() async {
         let report = await Exploration(budget: Self.subscriberBudget, seeds: 300, timeLimit: .seconds(120)).run {
+            try await SubscriberRig.collect(30, resubscribes: true, bridge: $0.bridge)
+        }
+        #expect(report.passed, "\(report)")
+        #expect(report.seedsRun == 300)
+        #expect(report.coverage.neverFired(budget: report.budget).isEmpty, "\(report)")
+    }
+
+    /// Requests never answered, alone: each ends at the ATT transaction timeout, which drops the
+    /// link (LinkTiming.attTransactionTimeout), so an app recovers as from any drop.
+    static let neverAnsweredBudget = ExplorationBudget(faultKinds: [.neverAnswered], faultCount: 1...2)
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "Requests never answered end at the ATT transaction timeout: an uploader that reconnects and retries passes on 300 seeds"
+    )
+    func neverAnsweredRequestsTimeOutAndTheUploaderRecovers() async {
+        let report = await Exploration(budget: Self.neverAnsweredBudget, seeds: 300, timeLimit: .seconds(300)).run {
+            try await FileTransferRig.transfer(Self.file, bugs: [], bridge: $0.bridge)
+        }
+        #expect(report.passed, "\(report)")
+        #expect(report.seedsRun == 300)
+        #expect(report.coverage.neverFired(budget: report.budget).isEmpty, "\(report)")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A subscriber with no timeouts of its own recovers from requests never answered, on 300 seeds")
+    func neverAnsweredRequestsTimeOutAndTheSubscriberRecovers() async {
+        let report = await Exploration(budget: Self.neverAnsweredBudget, seeds: 300, timeLimit: .seconds(300)).run {
             try await SubscriberRig.collect(30, resubscribes: true, bridge: $0.bridge)
         }
         #expect(report.passed, "\(report)")

@@ -62,16 +62,13 @@ extension MockBLEBridge {
             guard case .awaitingAnswer(let request) = operation.stage, let key = operation.link,
                 let characteristic = operation.procedure?.characteristic
             else { continue }
-            let offset: Int
-            switch operation.procedure?.kind {
-            case .read: offset = operation.procedure?.received.count ?? 0
-            case .readBlob(_, let start): offset = start
-            default: offset = 0
-            }
             leftovers.append(
                 .unansweredRequest(
-                    id: request, peripheral: key.peripheral, characteristic: characteristic.uuid, offset: offset))
+                    id: request, peripheral: key.peripheral, characteristic: characteristic.uuid,
+                    offset: operation.procedure?.requestOffset ?? 0))
         }
+        // Requests the app never answered whose transactions timed out (the link went with them).
+        leftovers += world.timedOutRequests
         for central in world.centralOrder {
             let unread = centralStreams[central]?.unreadEvents ?? []
             if let first = unread.first {

@@ -21,6 +21,9 @@ enum ConfigurationProblems {
     static let connectionIntervals = Duration.microseconds(7_500)...Duration.seconds(4)
     /// Supervision timeouts (Core, Vol 6, Part B, 4.5.2).
     static let supervisionTimeouts = Duration.milliseconds(100)...Duration.seconds(32)
+    /// ATT transaction timeouts: the specification's is 30 s (Vol 3, Part F, 3.3.3); shorter
+    /// or longer ones, for tests, within bounds that keep a run finite.
+    static let attTransactionTimeouts = Duration.milliseconds(1)...Duration.seconds(3_600)
     /// RSSI values a controller reports, in dBm (Core, Vol 4, Part E, 7.7.65.2).
     static let rssiValues = -127...20
 
@@ -95,6 +98,9 @@ extension LinkTiming {
             ?? ConfigurationProblems.check(
                 "\(owner()).supervisionTimeout", supervisionTimeout, in: ConfigurationProblems.supervisionTimeouts,
                 orZero: true)
+            ?? ConfigurationProblems.check(
+                "\(owner()).attTransactionTimeout", attTransactionTimeout,
+                in: ConfigurationProblems.attTransactionTimeouts)
     }
 }
 

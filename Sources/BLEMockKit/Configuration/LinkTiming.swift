@@ -21,21 +21,32 @@ public struct LinkTiming: Sendable, Hashable {
     /// with `connectionTimeout`: 100 ms…32 s, or zero. Defaults to 720 ms (iOS's minimum
     /// supervision timeout).
     public var supervisionTimeout: Duration
+    /// How long a request on a link's ATT bearer may wait for its response before the
+    /// transaction times out: 30 s by default, as the Core specification fixes it (Vol 3,
+    /// Part F, 3.3.3), in fast mode as in realistic mode (virtual time: it costs no wall time).
+    /// A timed-out transaction ends the bearer: the central's stack drops the link, the
+    /// operation and every other one on the link fail with
+    /// `CoreBluetoothError.Code.connectionTimeout`, and the central's disconnect event carries
+    /// no error, as iOS reports it (see the Fidelity article). 1 ms…1 hour.
+    public var attTransactionTimeout: Duration
 
     /// Creates link timing.
     public init(
         connectionInterval: Duration = .milliseconds(30), jitter: Duration = .milliseconds(2),
         connectionLatency: ClosedRange<Duration> = .milliseconds(50) ... .milliseconds(150),
-        packetsPerConnectionEvent: Int = 4, supervisionTimeout: Duration = .milliseconds(720)
+        packetsPerConnectionEvent: Int = 4, supervisionTimeout: Duration = .milliseconds(720),
+        attTransactionTimeout: Duration = .seconds(30)
     ) {
         self.connectionInterval = connectionInterval
         self.jitter = jitter
         self.connectionLatency = connectionLatency
         self.packetsPerConnectionEvent = packetsPerConnectionEvent
         self.supervisionTimeout = supervisionTimeout
+        self.attTransactionTimeout = attTransactionTimeout
     }
 
-    /// Nothing takes time: fast mode.
+    /// Nothing takes time: fast mode. (A request nobody answers still times out after
+    /// ``attTransactionTimeout`` of virtual time.)
     public static let instant = LinkTiming(
         connectionInterval: .zero, jitter: .zero, connectionLatency: .zero ... .zero, packetsPerConnectionEvent: .max,
         supervisionTimeout: .zero)

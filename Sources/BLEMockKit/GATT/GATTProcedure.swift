@@ -52,6 +52,16 @@ struct GATTProcedure: Sendable {
         }
     }
 
+    /// The offset of the read request outstanding (zero for anything else): what the
+    /// peripheral's app is asked for.
+    var requestOffset: Int {
+        switch kind {
+        case .read: received.count
+        case .readBlob(_, let offset): offset
+        default: 0
+        }
+    }
+
     /// Whether the exchange about to be answered is the last one.
     var isLastExchange: Bool { completed + 1 >= exchanges }
 

@@ -154,6 +154,7 @@ extension World {
     /// Sends the procedure's next request.
     mutating func sendRequest(of id: OperationID, on key: LinkKey) {
         if let position = pending.position(of: id) { pending.entries[position]!.stage = .sent }
+        startTransaction(on: key)
         sendToPeripheral(.request(id), on: key)
     }
 
@@ -168,6 +169,7 @@ extension World {
             sendRequest(of: next, on: key)
             return
         }
+        stopTransactionTimer(at: slot)
     }
 
     // MARK: Answers
@@ -187,6 +189,7 @@ extension World {
                     )
                 })
         else { return }
+        links.entries[slot]!.requestSentAt = nil
         if isCancelled { return complete(id, .failure(CancellationError())) }
         let mtu = links[at: slot].mtu
         switch answer {

@@ -39,6 +39,12 @@ struct Link: Sendable {
     var bearer: OperationID?
     /// GATT procedures waiting for the bearer, in the order they started.
     var waitingForBearer: [OperationID] = []
+    /// When the request outstanding on the bearer was sent (`nil` when none is): its ATT
+    /// transaction times out ``LinkTiming/attTransactionTimeout`` later.
+    var requestSentAt: VirtualClock.Instant?
+    /// Whether the link's one transaction timer is on the schedule (it is re-armed for the
+    /// request outstanding when it fires, rather than scheduled per request).
+    var transactionTimerArmed = false
     /// Whether an indication waits for its confirmation (the server sends no other until then).
     var indicationOutstanding = false
     /// Write commands waiting in ``toPeripheral``: the central's write-without-response queue.

@@ -62,9 +62,10 @@ final class ScenarioSession: Sendable {
     /// The op runs in a task of its own. Operations drive virtual time themselves while they
     /// wait for something scheduled; one that waits for something nothing schedules (a
     /// peripheral out of range, a connection to a device that is gone, an injected silence)
-    /// is driven here, event by event, for up to ``transactionTimeout`` of virtual time;
-    /// then its link is dropped with `connectionTimeout` (or its connection attempt
-    /// cancelled), as the stack does when ATT times out.
+    /// is driven here, event by event, for up to ``transactionTimeout`` of virtual time (or
+    /// until a request outstanding on the ATT bearer times out in the simulation, which drops
+    /// its link); then its link is dropped with `connectionTimeout` (or its connection
+    /// attempt cancelled).
     func perform(_ step: ScenarioStep) async -> ScenarioTrace.Record {
         let pdusBefore = await bridge.attPDUCount
         let logBefore = await bridge.logCount
@@ -124,7 +125,11 @@ final class ScenarioSession: Sendable {
         while true {
             await bridge.waiters.untilSuspended(orUntil: { completion.isDone })
             if completion.isDone { return }
-            if await bridge.runNextEvent(notAfter: deadline) { continue }
+            // A request outstanding on the ATT bearer times out in the simulation itself
+            // (`LinkTiming.attTransactionTimeout`), which may be after this step's deadline: a
+            // request sent late in the step, or a longer timeout; the session lets it.
+            let limit = max(deadline, await bridge.transactionTimerDeadline ?? deadline)
+            if await bridge.runNextEvent(notAfter: limit) { continue }
             await bridge.advance(to: deadline)
             if !gaveUp {
                 gaveUp = true
@@ -267,6 +272,15 @@ extension MockBLEBridge {
             if case .connect = $0.kind { return true }
             return false
         }
+    }
+
+    /// When the last transaction timer on the schedule fires (a request outstanding on some
+    /// link times out then, unless it is answered first).
+    var transactionTimerDeadline: VirtualClock.Instant? {
+        world.schedule.ordered {
+            if case .transactionTimer = $0 { return true }
+            return false
+        }.last?.deadline
     }
 
     func runNextEvent(notAfter limit: VirtualClock.Instant) -> Bool {

@@ -261,6 +261,7 @@ extension World {
             switch $0 {
             case .connectionEvent(slot, link.generation): true
             case .pairingDone(key, link.generation, _): true
+            case .transactionTimer(key, link.generation): true
             default: false
             }
         }

@@ -36,6 +36,8 @@ extension World {
         case plannedEnd(index: Int, target: UUID)
         /// A task sleeping on the bridge's clock wakes (see ``World/sleep(until:)``).
         case wake(SleeperID)
+        /// A link's ATT transaction timer: the request outstanding may have waited too long.
+        case transactionTimer(LinkKey, generation: Int)
     }
 
     /// Schedules a fault a test asked for at `instant`.
@@ -88,6 +90,7 @@ extension World {
         case .plannedEnd(let index, let target): endPlanned(index, target: target)
         case .supervisionTimeout(let peripheral): supervisionTimedOut(peripheral)
         case .wake(let id): wake(id)
+        case .transactionTimer(let key, let generation): transactionTimerFired(key, generation: generation)
         case .peerLost(let key, let generation):
             guard links[key]?.generation == generation else { return }
             let error = CoreBluetoothError(.connectionTimeout)
