@@ -52,6 +52,15 @@ struct GATTProcedure: Sendable {
         }
     }
 
+    /// The service a service-level procedure (characteristic or included-service discovery)
+    /// works on.
+    var serviceHandle: UInt16? {
+        switch kind {
+        case .discoverCharacteristics(let service, _), .discoverIncludedServices(let service, _): service.handle
+        default: nil
+        }
+    }
+
     /// The offset of the read request outstanding (zero for anything else): what the
     /// peripheral's app is asked for.
     var requestOffset: Int {

@@ -64,6 +64,7 @@ extension World {
         for operation in orphaned.sorted(by: { $0.id < $1.id }) {
             answerRequest(operation.id, .failure(ATTError(.invalidHandle)), on: operation.link!)
         }
+        failQueuedProcedures(on: services, of: peripheral)
         // The links keep the removed handles as discovered: the database no longer has them
         // (and never hands them out again), so a use is refused as stale.
         for key in links(ofPeripheral: peripheral) {
@@ -82,6 +83,31 @@ extension World {
             centrals[key.central]!.includedServices[peripheral] = included.filter { !invalidated.contains($0) }
             for service in invalidated { centrals[key.central]!.characteristics[service] = nil }
             deliver(.servicesModified(remotePeripheral(peripheral), invalidated: invalidated), to: key.central)
+        }
+    }
+
+    /// Procedures still waiting for the ATT bearer on an attribute of a removed service fail at
+    /// once with `invalidHandle`, as CoreBluetooth fails operations on invalidated attributes:
+    /// nothing of theirs was sent, and what they name no longer exists.
+    private mutating func failQueuedProcedures(on services: [GATTDatabase.Service], of peripheral: UUID) {
+        let serviceHandles = Set(services.map(\.local.handle))
+        let characteristicHandles = Set(services.flatMap { $0.characteristics.map(\.local.handle) })
+        let invalidated = pending.keys(where: { operation in
+            guard operation.stage == .queued, case .gatt(let key) = operation.kind, key.peripheral == peripheral,
+                let procedure = operation.procedure
+            else { return false }
+            if let handle = procedure.characteristic?.handle { return characteristicHandles.contains(handle) }
+            if let handle = procedure.serviceHandle { return serviceHandles.contains(handle) }
+            return false
+        })
+        guard !invalidated.isEmpty else { return }
+        let error = CoreBluetoothError(
+            .invalidHandle, reason: "the peripheral removed the service of this attribute before its request was sent")
+        for id in invalidated {
+            guard let key = pending[id]?.link else { continue }
+            links[key]?.waitingForBearer.removeAll { $0 == id }
+            record(.refused, central: key.central, peripheral: key.peripheral, error: error, detail: "invalidated")
+            complete(id, .failure(error))
         }
     }
 

@@ -20,10 +20,16 @@ struct TransactionTimeoutTests {
         let peripheral: MockPeripheralManager
         let central: MockCentralManager
         let characteristic: RemoteCharacteristic
+        /// A characteristic of a second service.
+        let other: RemoteCharacteristic
+        /// The second service, as the peripheral published it.
+        let otherService: LocalService
         let centralEvents: AsyncStream<CentralEvent>
 
         static let service: BluetoothUUID = "FE10"
         static let value: BluetoothUUID = "FE11"
+        static let secondService: BluetoothUUID = "FE20"
+        static let secondValue: BluetoothUUID = "FE21"
 
         static func make(realistic: Bool, seed: UInt64 = 3, timeout: Duration = .seconds(30)) async throws -> Setup {
             var configuration: MockBLEBridge.Configuration = realistic ? .realistic(seed: seed) : .init(seed: seed)
@@ -32,24 +38,30 @@ struct TransactionTimeoutTests {
             let peripheral = MockPeripheralManager(configuration: .init(requestHandling: .manual), bridge: bridge)
             let central = MockCentralManager(configuration: .init(mtu: .fixed(23)), bridge: bridge)
             let centralEvents = central.events()
-            let characteristic = try await bridge.run {
-                _ = try await peripheral.add(
-                    GATTService(
-                        uuid: service,
-                        characteristics: [
-                            GATTCharacteristic(
-                                uuid: value, properties: [.read, .write], permissions: [.readable, .writeable])
-                        ]))
+            let (characteristic, other, otherService) = try await bridge.run {
+                for (uuid, characteristic) in [(service, value), (secondService, secondValue)] {
+                    _ = try await peripheral.add(
+                        GATTService(
+                            uuid: uuid,
+                            characteristics: [
+                                GATTCharacteristic(
+                                    uuid: characteristic, properties: [.read, .write],
+                                    permissions: [.readable, .writeable])
+                            ]))
+                }
                 try await peripheral.startAdvertising(AdvertisementData(localName: "Quiet", serviceUUIDs: [service]))
                 try await central.scanForPeripherals(withServices: [service])
                 try await bridge.clock.sleep(for: .milliseconds(300))
                 try await central.connect(peripheral.identifier)
-                let services = try await central.discoverServices([service], for: peripheral.identifier)
-                return try await central.discoverCharacteristics([value], for: services[0])[0]
+                let services = try await central.discoverServices(nil, for: peripheral.identifier)
+                let first = try await central.discoverCharacteristics(nil, for: services[0])[0]
+                let second = try await central.discoverCharacteristics(nil, for: services[1])[0]
+                let published = await peripheral.services.first { $0.uuid == secondService }!
+                return (first, second, published)
             }
             return Setup(
                 bridge: bridge, peripheral: peripheral, central: central, characteristic: characteristic,
-                centralEvents: centralEvents)
+                other: other, otherService: otherService, centralEvents: centralEvents)
         }
 
         /// Calls `operation` on the characteristic, answering (for a long read) the first part

@@ -1,0 +1,115 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+/// Waits that nothing in the simulation would end: each is ended by the ATT transaction timeout,
+/// fails as CoreBluetooth fails it, or is reported as a stall; none hangs in silence.
+@Suite("Waits nothing would end", .timeLimit(.minutes(10)))
+struct UnendingWaitTests {
+    typealias Setup = TransactionTimeoutTests.Setup
+
+    /// Starts a read of `characteristic` in a task of the run and waits until the bridge has it.
+    static func startRead(
+        of characteristic: RemoteCharacteristic, in setup: Setup, pending count: Int
+    ) async -> Task<Data, any Error> {
+        let central = setup.central
+        let task = setup.bridge.task { try await central.readValue(for: characteristic) }
+        await setup.bridge.waitUntil { $0.pendingOperations.count == count }
+        return task
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A read queued behind a cancelled one nobody answers fails at the first's transaction timeout, not never",
+        arguments: [false, true])
+    func aRequestBehindACancelledUnansweredOneEnds(realistic: Bool) async throws {
+        let setup = try await Setup.make(realistic: realistic)
+        let bridge = setup.bridge
+        // Nobody reads the manual peripheral's events: the first read is handed to nobody.
+        let (error, waited) = try await bridge.run(stallPatience: .seconds(1)) {
+            let first = await Self.startRead(of: setup.characteristic, in: setup, pending: 1)
+            let second = await Self.startRead(of: setup.other, in: setup, pending: 2)
+            let start = await bridge.now
+            first.cancel()
+            do {
+                _ = try await second.value
+                throw CancellationError()
+            } catch let error as CoreBluetoothError {
+                return (error, await bridge.now.offset - start.offset)
+            }
+        }
+        #expect(error == CoreBluetoothError(.connectionTimeout))
+        // The first request holds the bearer until its own timeout: at most 30 s from here.
+        #expect(waited <= .seconds(30) && waited > .zero)
+        #expect(await !setup.central.isConnected(setup.peripheral.identifier))
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A request handed to a peripheral whose events nobody reads ends at the timeout, and finish() names it",
+        arguments: [false, true])
+    func aRequestNobodyReadsEnds(realistic: Bool) async throws {
+        let setup = try await Setup.make(realistic: realistic)
+        let (error, _) = try await setup.leaveUnanswered(.read)
+        #expect(error as? CoreBluetoothError == CoreBluetoothError(.connectionTimeout))
+        let report = await setup.bridge.finish()
+        #expect("\(report)".contains("was never answered"))
+        #expect("\(report)".contains("unread events"))
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A request queued behind an unanswered one fails as invalidated as soon as its service is removed",
+        arguments: [false, true])
+    func aQueuedRequestOfARemovedServiceFailsAtOnce(realistic: Bool) async throws {
+        let setup = try await Setup.make(realistic: realistic)
+        let bridge = setup.bridge
+        let peripheral = setup.peripheral
+        let (error, waited, firstStillWaits) = try await bridge.run {
+            _ = await Self.startRead(of: setup.characteristic, in: setup, pending: 1)
+            let second = await Self.startRead(of: setup.other, in: setup, pending: 2)
+            let start = await bridge.now
+            try await peripheral.remove(setup.otherService)
+            do {
+                _ = try await second.value
+                throw CancellationError()
+            } catch let error as CoreBluetoothError {
+                let waited = await bridge.now.offset - start.offset
+                return (error, waited, await bridge.pendingOperations.count == 1)
+            }
+        }
+        #expect(error == CoreBluetoothError(.invalidHandle))
+        #expect(error.reason?.contains("removed the service") == true)
+        #expect(waited < .seconds(1))
+        // The unanswered first read still holds the link.
+        #expect(firstStillWaits)
+        let refused = await bridge.log.last { $0.kind == .refused }
+        #expect(refused?.detail == "invalidated")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A wait with nothing scheduled and nobody outside to end it is reported as a stall, with the seed")
+    func aWaitNothingCanEndIsAStall() async throws {
+        // A connection to a peripheral that does not advertise, with no timeout: nothing is
+        // scheduled and nothing outside the run will act.
+        let bridge = MockBLEBridge(configuration: .init(seed: 21))
+        let peripheral = MockPeripheralManager(bridge: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        let wall = ContinuousClock.now
+        do {
+            try await bridge.run(stallPatience: .milliseconds(300)) {
+                try await peripheral.startAdvertising(AdvertisementData(localName: "Gone"))
+                try await central.scanForPeripherals(withServices: nil)
+                await peripheral.stopAdvertising()
+                try await central.connect(peripheral.identifier)
+            }
+            Issue.record("the run should have stalled")
+        } catch let stall as MockBLEBridge.Stall {
+            #expect(stall.reason == .nothingScheduled)
+            #expect(stall.seed == 21)
+            #expect(stall.description.contains("connect"))
+        }
+        #expect(ContinuousClock.now - wall < .seconds(60))
+    }
+}
