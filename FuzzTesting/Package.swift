@@ -29,6 +29,12 @@ let package = Package(
             ],
             swiftSettings: fuzzSettings),
         .executableTarget(
+            name: "FuzzScenarioRun",
+            dependencies: [
+                "FuzzEntryPoints", .product(name: "BLEMockKit", package: "BLEMockKit"),
+            ],
+            swiftSettings: fuzzSettings),
+        .executableTarget(
             name: "FuzzCapture",
             dependencies: [
                 "FuzzEntryPoints", .product(name: "BLECapture", package: "BLEMockKit"),

@@ -5,9 +5,11 @@
 #   scripts/fuzz.sh [TARGET] [SECONDS]
 #
 # TARGET is reassembly (Transport's Reassembler fed arbitrary packet sequences), fixtures
-# (arbitrary bytes as a peripheral profile and as a scenario), uuid (BluetoothUUID parsing),
-# capture (arbitrary bytes imported as a btsnoop and as a PacketLogger capture) or all (the
-# default, one after the other). SECONDS defaults to 60 per target.
+# (arbitrary bytes as a peripheral profile and as a scenario), scenarios (arbitrary bytes
+# loaded as a scenario and, when accepted, run twice, each run within a wall-time budget),
+# uuid (BluetoothUUID parsing), capture (arbitrary bytes imported as a btsnoop and as a
+# PacketLogger capture) or all (the default, one after the other). SECONDS defaults to 60 per
+# target.
 #
 # Every run is bounded: -max_total_time=SECONDS, -timeout=10 (an input taking longer is a
 # hang), -rss_limit_mb=2048 and -malloc_limit_mb=512 (memory growth), -detect_leaks=1. New
@@ -22,10 +24,10 @@ cd "$(dirname "$0")/.."
 target="${1:-all}"
 seconds="${2:-60}"
 case "$target" in
-    all) targets=(reassembly fixtures uuid capture) ;;
-    reassembly | fixtures | uuid | capture) targets=("$target") ;;
+    all) targets=(reassembly fixtures scenarios uuid capture) ;;
+    reassembly | fixtures | scenarios | uuid | capture) targets=("$target") ;;
     *)
-        echo "usage: scripts/fuzz.sh [reassembly|fixtures|uuid|capture|all] [SECONDS]" >&2
+        echo "usage: scripts/fuzz.sh [reassembly|fixtures|scenarios|uuid|capture|all] [SECONDS]" >&2
         exit 2
         ;;
 esac
@@ -38,6 +40,7 @@ product() {
     case "$1" in
         reassembly) echo FuzzReassembly ;;
         fixtures) echo FuzzFixtures ;;
+        scenarios) echo FuzzScenarioRun ;;
         uuid) echo FuzzUUID ;;
         capture) echo FuzzCapture ;;
     esac

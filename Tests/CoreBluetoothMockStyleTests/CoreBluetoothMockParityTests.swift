@@ -20,6 +20,13 @@ final class TransferSpecDelegate: CBMPeripheralSpecDelegate, @unchecked Sendable
     private var reads = 0
     private var written: [Data] = []
     private var commandsWritten: [Data] = []
+    private var length = 300
+
+    /// How long each read's value is (300 bytes unless set).
+    var readLength: Int {
+        get { lock.withLock { length } }
+        set { lock.withLock { length = newValue } }
+    }
 
     /// How many times a characteristic read reached the delegate.
     var readCalls: Int { lock.withLock { reads } }
@@ -31,11 +38,11 @@ final class TransferSpecDelegate: CBMPeripheralSpecDelegate, @unchecked Sendable
     func peripheral(_ peripheral: CBMPeripheralSpec, didReceiveReadRequestFor characteristic: CBMCharacteristicMock)
         -> Result<Data, Error>
     {
-        let n = lock.withLock {
+        let (n, count) = lock.withLock {
             reads += 1
-            return reads
+            return (reads, length)
         }
-        return .success(Data(repeating: UInt8(n), count: 300))
+        return .success(Data(repeating: UInt8(n), count: count))
     }
 
     func peripheral(
@@ -256,6 +263,31 @@ struct CoreBluetoothMockParityTests {
         }
         #expect(delegate.readCalls == 3)
         #expect(values == [1, 2, 3].map { Data(repeating: $0, count: 300) })
+    }
+
+    // CBMCentralManagerMock.swift, readValue(for:): the app gets the spec delegate's value
+    // whatever its length. On the link, a value of exactly ATT_MTU − 1 bytes (or a multiple of
+    // it) fills every Read response, so the central asks with a Read Blob at offset == length,
+    // which is answered with no bytes (Core Vol 3, Part F, 3.4.4.5: an offset past the end,
+    // not at it, is Invalid Offset); an empty value is one empty Read response.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [0, 1, 21, 22, 23, 44, 66, 512], [false, true])
+    func aSpecValueOfAnyLengthReadsWhole(length: Int, realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 91)
+        let delegate = TransferSpecDelegate()
+        delegate.readLength = length
+        let watch = makeWatch(delegate: delegate)
+        let (values, lines) = try await bridge.run { @MainActor () -> ([Data], [String]) in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, characteristic) = try await Self.connect(watch, app: app, on: bridge)
+            peripheral.readValue(for: characteristic)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("read") } }
+            return (app.values, app.lines)
+        }
+        #expect(lines.filter { $0.hasPrefix("read") } == ["read nil"])
+        #expect(values == [Data(repeating: 1, count: length)])
+        #expect(delegate.readCalls == 1)
     }
 
     // CBMPeripheralSpec.swift, simulateDisconnection(withError:): the app's

@@ -80,6 +80,27 @@ public enum FixtureDuration {
         }
     }
 
+    /// The longest wait a scenario field may ask for: an hour of virtual time (a step's `for`,
+    /// `timeout` and `by`, a pairing's `after`, a planned fault's `at` and `for`). Simulated
+    /// time costs wall time while anything repeats (a scan hears every advertisement), so the
+    /// bound keeps every accepted file's run short; a longer wait is several steps.
+    public static let maximumScenarioWait = Duration.seconds(3_600)
+
+    /// Reads a duration node for the scenario field `field`, refusing one longer than
+    /// ``maximumScenarioWait``.
+    ///
+    /// - Throws: what ``parse(_:)`` throws, or ``FixtureError/Kind/valueOutOfRange`` naming
+    ///   `field`.
+    public static func parseWait(_ node: FixtureJSON, field: String) throws(FixtureError) -> Duration {
+        let duration = try parse(node)
+        guard duration <= maximumScenarioWait else {
+            throw FixtureError.outOfRange(
+                node, what: field, value: string(duration), range: "0s…\(string(maximumScenarioWait))",
+                hint: "at most an hour of virtual time: split a longer wait into several steps")
+        }
+        return duration
+    }
+
     static func explain(_ problem: Problem) -> (what: String, fix: String) {
         let example = "write a number and a unit (ns, us, ms or s), e.g. \"100ms\" or \"1.5s\""
         switch problem {

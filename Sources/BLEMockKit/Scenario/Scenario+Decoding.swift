@@ -153,7 +153,9 @@ extension Scenario {
         guard node.members != nil else { throw FixtureError.wrongType(node, expected: "a pairing", example: example) }
         let object = try FixtureObject(node, fields: ["after", "outcome"], example: example)
         let after =
-            try object["after"].map { node throws(FixtureError) in try FixtureDuration.parse(node) } ?? .seconds(1)
+            try object["after"].map { node throws(FixtureError) in
+                try FixtureDuration.parseWait(node, field: "after")
+            } ?? .seconds(1)
         let outcomes: [(String, PairingBehavior.Outcome)] = [
             ("succeeds", .succeeds), ("rejected", .rejected), ("timesOut", .timesOut),
         ]

@@ -66,11 +66,11 @@ extension Scenario {
     /// One fault of a plan.
     static func fault(_ node: FixtureJSON) throws(FixtureError) -> PlannedFault {
         let object = try FixtureObject(node, fields: faultFields, example: #"{"at": "1s", "kind": "reset"}"#)
-        let at = try FixtureDuration.parse(try object.required("at", example: "\"1.2s\""))
+        let at = try FixtureDuration.parseWait(try object.required("at", example: "\"1.2s\""), field: "at")
         let kind = try choice(
             try object.required("kind", example: "\"disconnect\""), among: PlannedFault.Kind.self, what: "fault kind")
         var fault = PlannedFault(kind, at: max(at, .zero))
-        if let node = object["for"] { fault.duration = max(try FixtureDuration.parse(node), .zero) }
+        if let node = object["for"] { fault.duration = max(try FixtureDuration.parseWait(node, field: "for"), .zero) }
         fault.target = try object.integer("target", in: 0...1_000) ?? 0
         if let node = object["operation"] {
             fault.operation = try choice(node, among: ErrorInjection.Operation.self, what: "operation")

@@ -77,7 +77,7 @@ extension ScenarioStep {
             try FixtureObject.uuid(try object.required("descriptor", example: "\"2901\""))
         }
         func duration(_ key: String) throws(FixtureError) -> Duration? {
-            try object[key].map { node throws(FixtureError) in try FixtureDuration.parse(node) }
+            try object[key].map { node throws(FixtureError) in try FixtureDuration.parseWait(node, field: key) }
         }
         switch op {
         case "powerOn":
@@ -128,7 +128,7 @@ extension ScenarioStep {
         case "readRSSI":
             return .readRSSI
         case "advance":
-            return .advance(try FixtureDuration.parse(try object.required("by", example: "\"1s\"")))
+            return .advance(try FixtureDuration.parseWait(try object.required("by", example: "\"1s\""), field: "by"))
         case "inject":
             return .inject(try injection(object, resolver: resolver))
         case "fault":

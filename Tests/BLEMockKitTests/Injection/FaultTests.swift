@@ -82,6 +82,44 @@ struct FaultTests {
         #expect(await first.isConnected(peripheral.identifier))
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "In realistic mode a reset ends the peripheral's subscriptions once: the drop at the supervision timeout does not end them again"
+    )
+    func aResetEndsSubscriptionsOnce() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 12))
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let peripheralEvents = peripheral.events()
+        let central = MockCentralManager(bridge: bridge)
+        let (droppedAt, resetAt) = try await bridge.run {
+            try await central.scanForPeripherals(withServices: [TestPeripherals.heartRateService])
+            try await bridge.clock.sleep(for: .milliseconds(300))
+            try await central.connect(peripheral.identifier)
+            let characteristics = try await central.discoverAll(for: peripheral.identifier)
+            let measurement = try #require(characteristics.first { $0.properties.contains(.notify) })
+            try await central.setNotifyValue(true, for: measurement)
+            let resetAt = await bridge.now
+            await peripheral.simulateReset()
+            // The central notices at the supervision timeout (720 ms) and drops the link.
+            try await bridge.clock.sleep(for: .seconds(2))
+            return (await bridge.log.last { $0.kind == .disconnected }?.time, resetAt)
+        }
+        let dropped = try #require(droppedAt)
+        #expect(dropped.offset - resetAt.offset == .milliseconds(720))
+        #expect(await !central.isConnected(peripheral.identifier))
+        _ = await bridge.finish()
+        var subscribed = 0
+        var unsubscribed = 0
+        for await event in peripheralEvents {
+            if case .subscribed = event { subscribed += 1 }
+            if case .unsubscribed = event { unsubscribed += 1 }
+        }
+        #expect(subscribed == 1)
+        #expect(unsubscribed == 1)
+        let logged = await bridge.log.filter { $0.kind == .unsubscribe }
+        #expect(logged.map(\.detail) == ["reset"])
+    }
+
     @Test("An advertisement change mid-scan is reported with the new data")
     func advertisementChange() async throws {
         let bridge = MockBLEBridge()

@@ -45,7 +45,8 @@ struct WorldLink {
                 GATTCharacteristic(
                     uuid: WorldUUID.long, properties: .read, permissions: .readable, value: testBytes(300)),
                 GATTCharacteristic(
-                    uuid: WorldUUID.encrypted, properties: .read, permissions: .readEncryptionRequired),
+                    uuid: WorldUUID.encrypted, properties: [.read, .write],
+                    permissions: [.readEncryptionRequired, .writeEncryptionRequired]),
             ])
     }
 

@@ -34,6 +34,30 @@ struct WorldPairingTests {
         #expect(harness.log(.paired).count == 1)
     }
 
+    @Test(
+        "A read or write cancelled while its link pairs is not sent again once the pairing succeeds; the bearer is free",
+        arguments: ["read", "write"])
+    func anAccessCancelledWhilePairingIsNotSent(_ access: String) throws {
+        var (harness, link) = try Self.link(pairing: .automatic(duration: ms(500), outcome: .succeeds))
+        let pdus = harness.world.attPDUCount
+        let id = harness.start(
+            access == "read" ? link.read(WorldUUID.encrypted) : link.write(WorldUUID.encrypted, Data([7])))
+        while harness.world.pending[id]?.stage != .pairing, harness.runNextEvent() {}
+        #expect(harness.world.pending[id]?.stage == .pairing)
+        harness.cancel(id)
+        harness.runUntilIdle()
+        // The pairing went on and bonded; the refused request and its error response are all
+        // the access cost on the air, and its caller, gone, gets no completion.
+        #expect(harness.log(.paired).map(\.error) == [nil])
+        #expect(harness.world.isBonded(link.key))
+        #expect(harness.world.attPDUCount - pdus == 2)
+        #expect(harness.world.pending[id] == nil)
+        #expect(harness.completionTimes[id] == nil)
+        // The bearer is free: the next read is one exchange, on the encrypted link.
+        let next = harness.perform(link.read(WorldUUID.encrypted))
+        #expect(harness.reply(of: next) == .value(Data([0x42])))
+    }
+
     @Test("A rejected pairing fails the read with the peripheral's refusal, and leaves no bond")
     func pairingRejected() throws {
         var (harness, link) = try Self.link(pairing: .automatic(duration: ms(500), outcome: .rejected))
