@@ -167,6 +167,30 @@ struct PacketLoggerFileTests {
         #expect(try PacketLoggerFile(bytes: little.bytes).byteOrder == .littleEndian)
     }
 
+    @Test func aFileThatReadsEquallyFarInBothByteOrdersIsReadBigEndian() throws {
+        // The first length is 256 big-endian and 65,536 little-endian: each order reads that one
+        // record and stops at the next (FF FF FF FF is too long either way), so the walks tie
+        // record for record, and big-endian, PacketLogger's own order, wins.
+        var bytes: [UInt8] = [0x00, 0x00, 0x01, 0x00] + Array(repeating: 0x00, count: 256)
+        bytes += [0xFF, 0xFF, 0xFF, 0xFF]
+        bytes += Array(repeating: 0x00, count: 4 + 65_536 - bytes.count)
+        bytes += [0xFF]
+        let big = PacketLoggerFile.walk(bytes, order: .bigEndian)
+        let little = PacketLoggerFile.walk(bytes, order: .littleEndian)
+        #expect(big.records == 1 && little.records == 1)
+        #expect(big.rank == little.rank)
+        let file = try PacketLoggerFile(bytes: bytes)
+        #expect(file.byteOrder == .bigEndian)
+        #expect(file.records.count == 1)
+        #expect(file.records.first?.data.count == 256 - 9)
+        #expect(file.unreadableTail == .recordTooLong(index: 1, offset: 260, length: 0xFFFF_FFFF))
+        // A tie at the first record: both orders fail to read it, and the big-endian reading's
+        // error is the one reported.
+        #expect(throws: PacketLoggerError.truncatedRecord(index: 0, offset: 0, length: 256, available: 9)) {
+            try PacketLoggerFile(bytes: [0x00, 0x00, 0x01, 0x00] + Array(repeating: 0, count: 9))
+        }
+    }
+
     @Test func aDamagedFileIsReadInTheOrderThatReadsMoreRecords() throws {
         var writer = Self.resetExchange(littleEndian: true)
         writer.records.append([0x01, 0x02])

@@ -301,6 +301,26 @@ struct ExplorationPlanTests {
             PlannedFault(.powerCycle, at: .milliseconds(900), duration: .seconds(1)),
         ])
 
+    @Test("After a step is kept the pass starts again: a fault removable only once a later move was kept goes too")
+    func aKeptStepRestartsThePass() {
+        // Faults are removed latest first: the reset (tried first) cannot go while the power
+        // cycle is there, the power cycle can; once it has gone, the reset can too. A pass that
+        // went on after a kept step, rather than starting again, would end with the reset kept.
+        let plan = ExplorationPlan(
+            seed: 9, conditions: .roomy,
+            faults: [
+                PlannedFault(.disconnect, at: .milliseconds(100)),
+                PlannedFault(.powerCycle, at: .milliseconds(300), duration: .seconds(1)),
+                PlannedFault(.reset, at: .milliseconds(500)),
+            ])
+        let shrinker = Self.shrink(plan) { candidate in
+            let kinds = Set(candidate.faults.map(\.kind))
+            return kinds.contains(.disconnect) && (kinds.contains(.reset) || !kinds.contains(.powerCycle))
+        }
+        #expect(shrinker.current.faults.map(\.kind) == [.disconnect])
+        #expect(shrinker.steps.prefix(2).map { $0.hasPrefix("removed:") } == [true, true])
+    }
+
     @Test(
         "A failure that needs one disconnect before 1 s shrinks to that fault alone, in roomy conditions, as late as it fails"
     )

@@ -47,6 +47,38 @@ struct WorldL2CAPTests {
         }
     }
 
+    @Test("An open cancelled after its request crossed closes the channel the answer brings: none is left open")
+    func anOpenCancelledAfterItsRequestCrossedLeavesNoChannel() throws {
+        // One packet per connection event each way, and a notification queued first: the
+        // request crosses at the first event, and the answer waits behind the notification for
+        // the second, so the caller gives up while its request is answered but not back.
+        var timing = WorldHarness.steadyTiming
+        timing.packetsPerConnectionEvent = 1
+        var (harness, link) = try WorldLink.make(
+            timing: timing, peripheral: .init(name: "Sensor", requestHandling: .handler { _ in .success() }))
+        let psm = try harness.mutate {
+            try $0.publishL2CAPChannel(peripheral: link.peripheral, requiresEncryption: false)
+        }
+        let subscribe = harness.perform(link.subscribe(WorldUUID.notifying))
+        #expect(harness.error(of: subscribe) == nil)
+        let queued = try harness.updateValue(Data([1]), of: WorldUUID.notifying, on: link)
+        #expect(queued)
+        let open = harness.start(.openL2CAP(central: link.central, peripheral: link.peripheral, psm: psm))
+        let ran = harness.runNextEvent()
+        #expect(ran)
+        #expect(harness.world.channels.count == 1)
+        #expect(harness.world.pending[open] != nil)
+        harness.cancel(open)
+        #expect(harness.world.pending[open]?.isCancelled == true)
+        harness.runUntilIdle()
+        #expect(harness.world.pending[open] == nil)
+        #expect(harness.world.channels.isEmpty)
+        #expect(harness.completions[open] == nil)
+        let l2cap = harness.log(.l2cap).compactMap(\.detail)
+        #expect(l2cap.contains { $0.hasPrefix("opened ") })
+        #expect(l2cap.contains { $0.hasPrefix("closed #") })
+    }
+
     @Test("K-frames cross in order with the other packets, and the send completes when its last frame crosses")
     func framesShareThePipe() throws {
         var (harness, link, channel) = try Self.channel()
