@@ -16,3 +16,4 @@ int FuzzReassembly_main(int argc, char **argv) { return runFuzzer(argc, argv); }
 int FuzzFixtures_main(int argc, char **argv) { return runFuzzer(argc, argv); }
 int FuzzUUID_main(int argc, char **argv) { return runFuzzer(argc, argv); }
 int FuzzCapture_main(int argc, char **argv) { return runFuzzer(argc, argv); }
+int FuzzScenarioRun_main(int argc, char **argv) { return runFuzzer(argc, argv); }

@@ -1,4 +1,5 @@
 import BLEMockKit
+import Dispatch
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
