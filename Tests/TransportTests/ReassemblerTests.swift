@@ -69,6 +69,38 @@ struct ReassemblerTests {
         #expect(reassembler.partialMessageCount == 0)
     }
 
+    @Test("A finished message's id is remembered until exactly the timeout after it finished, not a moment longer")
+    func aRememberedIdIsForgottenAtItsDeadline() throws {
+        let packets = try Fragmenter.packets(for: [UInt8](repeating: 5, count: 8), maxPacketLength: 20, id: 5)
+        for (late, ignored) in [(Duration.seconds(30) - .nanoseconds(1), true), (.seconds(30), false)] {
+            var reassembler = TestReassembler(configuration: .init(partialMessageTimeout: .seconds(30)))
+            #expect(try reassembler.receive(packets[0], from: "a", at: .zero) == [UInt8](repeating: 5, count: 8))
+            // The same packet again: a duplicate while the id is remembered, a new message after.
+            let again = try reassembler.receive(packets[0], from: "a", at: TestInstant.zero.advanced(by: late))
+            #expect((again == nil) == ignored, "at \(late)")
+        }
+    }
+
+    @Test("A partial message's deadline is exact whichever way expiry runs: by expire(now:) or by a packet")
+    func expiryAtExactlyTheDeadline() throws {
+        let stale = try Fragmenter.packets(for: [UInt8](repeating: 1, count: 100), maxPacketLength: 20, id: 1)
+        let fresh = try Fragmenter.packets(for: [UInt8](repeating: 2, count: 8), maxPacketLength: 20, id: 2)
+        for (now, expires) in [(Duration.seconds(30) - .nanoseconds(1), false), (.seconds(30), true)] {
+            var byTimer = TestReassembler(configuration: .init(partialMessageTimeout: .seconds(30)))
+            #expect(try byTimer.receive(stale[0], from: "a", at: .zero) == nil)
+            #expect(byTimer.expire(now: TestInstant.zero.advanced(by: now)).count == (expires ? 1 : 0))
+            var byPacket = TestReassembler(
+                configuration: .init(maximumPartialMessages: 1, partialMessageTimeout: .seconds(30)))
+            #expect(try byPacket.receive(stale[0], from: "a", at: .zero) == nil)
+            let received = Result { try byPacket.receive(fresh[0], from: "b", at: TestInstant.zero.advanced(by: now)) }
+            if expires {
+                #expect(try received.get() == [UInt8](repeating: 2, count: 8))
+            } else {
+                #expect(throws: TransportError.tooManyPartialMessages(limit: 1)) { try received.get() }
+            }
+        }
+    }
+
     @Test("Receiving a packet drops stale partial messages of other links")
     func expiryDuringReceive() throws {
         var reassembler = TestReassembler(configuration: .init(maximumPartialMessages: 1))

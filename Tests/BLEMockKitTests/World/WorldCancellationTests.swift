@@ -18,6 +18,30 @@ struct WorldCancellationTests {
         }
     }
 
+    @Test("Procedures waiting for the ATT bearer are served in the order they started, one request at a time")
+    func theBearerServesWaitingProceduresInOrder() throws {
+        var (harness, link) = try Self.link(.manual)
+        let first = harness.perform(link.read(WorldUUID.value))
+        let second = harness.perform(link.write(WorldUUID.value, Data([2])))
+        let third = harness.perform(link.read(WorldUUID.notifying))
+        let fourth = harness.perform(link.write(WorldUUID.value, Data([4])))
+        #expect([second, third, fourth].map { harness.world.pending[$0]?.stage } == [.queued, .queued, .queued])
+        var served: [String] = []
+        while let request = harness.outstandingRequests(of: link.peripheral).first {
+            // One request is handed to the peripheral at a time.
+            #expect(harness.outstandingRequests(of: link.peripheral).count == 1)
+            served.append("\(request.characteristic.uuid) \(request.value.map { Array($0) } ?? [])")
+            try harness.respond(link.peripheral, to: request, result: .success, value: Data([0]))
+            // Until the next request reaches the peripheral (running until idle would run on
+            // to that request's ATT transaction timeout).
+            while harness.outstandingRequests(of: link.peripheral).isEmpty, !harness.world.pending.isEmpty,
+                harness.runNextEvent()
+            {}
+        }
+        #expect(served == ["FFF1 []", "FFF1 [2]", "FFF2 []", "FFF1 [4]"])
+        #expect(Self.completed(harness, from: first) == [first, second, third, fourth])
+    }
+
     @Test("Cancelling a procedure queued for the ATT bearer removes it: it is never sent")
     func queuedProcedure() throws {
         var (harness, link) = try Self.link(.manual)

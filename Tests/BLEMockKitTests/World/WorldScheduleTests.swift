@@ -100,6 +100,24 @@ struct WorldScheduleTests {
         }
     }
 
+    @Test("An event removed where the last one must move up, not down, leaves the others in order")
+    func removalThatMustSiftUp() {
+        // Scheduled in this order, the heap is [9, 14, 10, 19, 16, 28, 12]: removing 19 moves
+        // the last event, 12, into its place under 14, where only moving it up restores the
+        // order (moved down only, it would run after 14).
+        for remove in [true, false] {
+            var queue = EventQueue<Int>()
+            for deadline in [14, 12, 9, 19, 16, 28, 10] { queue.schedule(deadline, at: Self.at(deadline)) }
+            if remove {
+                #expect(queue.removeFirst { $0 == 19 })
+            } else {
+                queue.removeAll { $0 == 19 }
+            }
+            #expect(queue.nextDeadline == Self.at(9))
+            #expect(Self.drain(&queue) == [9, 10, 12, 14, 16, 28])
+        }
+    }
+
     @Test("Removing every event that matches, anywhere in a large queue, keeps the others in order")
     func removingManyEventsKeepsTheHeap() {
         var random = SeededGenerator(seed: 11)
