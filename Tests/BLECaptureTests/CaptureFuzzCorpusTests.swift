@@ -1,3 +1,4 @@
+import BLEMockKit
 import Foundation
 import Testing
 
@@ -81,7 +82,13 @@ struct CaptureFuzzCorpusTests {
         writer.att([0x0B, 0x48], sent: false)
         let imported = try CaptureImporter().importCapture(bytes: writer.bytes, name: "jump")
         let advance = try #require(imported.scenario.steps.first { $0.operation.name == "advance" })
-        #expect(advance.operation == .advance(.microseconds(Int64.max)))
+        // The saturated gap, Int64.max microseconds, is replayed as the longest wait a scenario
+        // takes, with a warning that says so.
+        #expect(advance.operation == .advance(FixtureDuration.maximumScenarioWait))
+        #expect(
+            imported.warnings.contains {
+                "\($0)".contains("a gap of 9223372036854.775807s in the capture is replayed as 3600s")
+            })
     }
 
     /// crash-e8ed531b…: a PacketLogger capture whose advertisement carries a TX power level of

@@ -57,8 +57,19 @@ struct ScenarioBuilder {
         let (difference, overflow) = time.subtractingReportingOverflow(connection.start)
         let offset = overflow ? (time < connection.start ? Int64.min : Int64.max) : difference
         guard offset > now else { return }
-        steps.append(
-            .object(["op": .string("advance"), "by": .string(FixtureDuration.string(.microseconds(offset - now)))]))
+        var gap = Duration.microseconds(offset - now)
+        if gap > FixtureDuration.maximumScenarioWait {
+            // A scenario waits at most an hour per step; a longer quiet stretch (or a damaged
+            // clock's jump) changes nothing a replay checks, so it is replayed as an hour.
+            warnings.append(
+                CaptureWarning(
+                    .notReplayed(
+                        "a gap of \(FixtureDuration.string(gap)) in the capture is replayed as "
+                            + "\(FixtureDuration.string(FixtureDuration.maximumScenarioWait)) (a scenario waits at "
+                            + "most an hour per step)")))
+            gap = FixtureDuration.maximumScenarioWait
+        }
+        steps.append(.object(["op": .string("advance"), "by": .string(FixtureDuration.string(gap))]))
         now = offset
     }
 
