@@ -55,6 +55,11 @@ final class Journal: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate,
         add("descriptor value", error)
     }
     func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {
+        add("value" + (error == nil ? "" : " error"), error)
+    }
+    func peripheral(
         _ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: (any Error)?
     ) {
         add("wrote" + (error == nil ? "" : " error"), error)
@@ -177,6 +182,37 @@ struct CentralManagerAPITests {
             #expect(userDescription?.value as? String == "Battery level")
             #expect((configuration?.value as? NSNumber)?.intValue == 0)
         }
+    }
+
+    /// A delegate app with no timeout of its own, reading from a peripheral that never answers:
+    /// ATT's transaction timeout ends the wait 30 s after the request, the link drops, and the
+    /// app hears of the disconnection with no error, as on iOS (LinkTiming.attTransactionTimeout).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aReadNobodyAnswersEndsWithADisconnectionAfter30Seconds(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 6) : .init(seed: 6))
+        let sensor = MockPeripheralManager(
+            configuration: .init(name: "Sensor", requestHandling: .manual), bridge: bridge)
+        _ = try await sensor.add(
+            GATTService(
+                uuid: "180F",
+                characteristics: [GATTCharacteristic(uuid: "2A19", properties: .read, permissions: .readable)]))
+        try await sensor.startAdvertising(AdvertisementData(localName: "Sensor", serviceUUIDs: ["180F"]))
+        let (entries, waited, error) = try await withCentral(on: bridge) { manager, journal in
+            let peripheral = try await connectAndDiscover(manager, journal, bridge: bridge)
+            let start = await bridge.now
+            let count = journal.entries.count
+            peripheral.readValue(for: peripheral.services![0].characteristics![0])
+            try await bridge.waitForApp { peripheral.state == .disconnected }
+            return (Array(journal.entries[count...]), await bridge.now.offset - start.offset, journal.lastError)
+        }
+        // The read fails with connectionTimeout, as every operation pending on a dropped link
+        // does in the kit (iOS may leave it without a callback), then the disconnection comes
+        // without an error, as on iOS.
+        #expect(entries == ["value error", "disconnect"], "\(entries)")
+        #expect(error?.domain == CBMErrorDomain)
+        #expect(error?.code == CBMError.Code.connectionTimeout.rawValue)
+        #expect(waited >= .seconds(30) && waited < .seconds(31), "\(waited)")
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
