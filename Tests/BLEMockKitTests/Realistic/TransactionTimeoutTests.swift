@@ -139,6 +139,47 @@ struct TransactionTimeoutTests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A handler or automatic peripheral whose answer an injection swallows times out the same way",
+        arguments: ["handler", "automatic"], [false, true])
+    func aSwallowedAnswerTimesOut(handling: String, realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 8) : .init(seed: 8))
+        let peripheral = MockPeripheralManager(
+            configuration: .init(
+                requestHandling: handling == "handler" ? .handler { _ in .success(Data([1])) } : .automatic),
+            bridge: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        let (error, waited, again) = try await bridge.run { () -> (any Error, Duration, Data) in
+            _ = try await peripheral.add(
+                GATTService(
+                    uuid: Setup.service,
+                    characteristics: [
+                        GATTCharacteristic(uuid: Setup.value, properties: .read, permissions: .readable)
+                    ]))
+            try await peripheral.startAdvertising(AdvertisementData(localName: "Quiet"))
+            try await central.scanForPeripherals(withServices: nil)
+            try await bridge.clock.sleep(for: .milliseconds(300))
+            try await central.connect(peripheral.identifier)
+            let characteristic = try await central.discoverAll(for: peripheral.identifier)[0]
+            await bridge.inject(ErrorInjection(.read, failure: .neverAnswers, frequency: .once))
+            let start = await bridge.now
+            do {
+                _ = try await central.readValue(for: characteristic)
+                throw CancellationError()
+            } catch let error as CoreBluetoothError {
+                let waited = await bridge.now.offset - start.offset
+                // The app recovers: it connects again and reads.
+                try await central.connect(peripheral.identifier)
+                let fresh = try await central.discoverAll(for: peripheral.identifier)[0]
+                return (error, waited, try await central.readValue(for: fresh))
+            }
+        }
+        #expect(error as? CoreBluetoothError == CoreBluetoothError(.connectionTimeout))
+        #expect(waited >= .seconds(30) && waited < .seconds(31))
+        #expect(again == (handling == "handler" ? Data([1]) : Data()))
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("finish() still reports the request the peripheral's app never answered, after its timeout")
     func finishReportsTheTimedOutRequest() async throws {
         let setup = try await Setup.make(realistic: false)
