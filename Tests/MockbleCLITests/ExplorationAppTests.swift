@@ -66,24 +66,20 @@ struct ExplorationAppTests {
     /// link (LinkTiming.attTransactionTimeout), so an app recovers as from any drop.
     static let neverAnsweredBudget = ExplorationBudget(faultKinds: [.neverAnswered], faultCount: 1...2)
 
+    /// Requests never answered end at the ATT transaction timeout: an uploader that reconnects
+    /// and retries, and a subscriber with no timeouts of its own that subscribes again after
+    /// each reconnection, both recover.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(
-        "Requests never answered end at the ATT transaction timeout: an uploader that reconnects and retries passes on 300 seeds"
-    )
-    func neverAnsweredRequestsTimeOutAndTheUploaderRecovers() async {
+        "An app that recovers from a dropped link passes 300 seeds of requests never answered",
+        arguments: ["uploader", "subscriber"])
+    func neverAnsweredRequestsTimeOutAndTheAppRecovers(app: String) async {
         let report = await Exploration(budget: Self.neverAnsweredBudget, seeds: 300, timeLimit: .seconds(300)).run {
-            try await FileTransferRig.transfer(Self.file, bugs: [], bridge: $0.bridge)
-        }
-        #expect(report.passed, "\(report)")
-        #expect(report.seedsRun == 300)
-        #expect(report.coverage.neverFired(budget: report.budget).isEmpty, "\(report)")
-    }
-
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test("A subscriber with no timeouts of its own recovers from requests never answered, on 300 seeds")
-    func neverAnsweredRequestsTimeOutAndTheSubscriberRecovers() async {
-        let report = await Exploration(budget: Self.neverAnsweredBudget, seeds: 300, timeLimit: .seconds(300)).run {
-            try await SubscriberRig.collect(30, resubscribes: true, bridge: $0.bridge)
+            if app == "uploader" {
+                try await FileTransferRig.transfer(Self.file, bugs: [], bridge: $0.bridge)
+            } else {
+                try await SubscriberRig.collect(30, resubscribes: true, bridge: $0.bridge)
+            }
         }
         #expect(report.passed, "\(report)")
         #expect(report.seedsRun == 300)
