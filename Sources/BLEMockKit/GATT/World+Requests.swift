@@ -39,7 +39,7 @@ extension World {
             pending.entries[position]!.procedure!.injected = nil
             guard let error = injected.error else {
                 pending.entries[position]!.stage = .neverAnswered
-                return
+                return armTransactionTimer(on: key)
             }
             return answerRequest(id, .failure(error), on: key)
         }
@@ -138,10 +138,12 @@ extension World {
                 case .handler:
                     let request = makeRequest(link: key, characteristic: local, offset: offset, value: nil)
                     pending[id]!.stage = .awaitingAnswer(request.id)
+                    armTransactionTimer(on: key)
                     effects.append(.ask(key.peripheral, .read(request, id)))
                 case .manual:
                     let request = makeRequest(link: key, characteristic: local, offset: offset, value: nil)
                     pending[id]!.stage = .awaitingAnswer(request.id)
+                    armTransactionTimer(on: key)
                     record(
                         .readRequest, central: key.central, peripheral: key.peripheral, attribute: local.uuid,
                         handle: local.handle, detail: "offset=\(offset) id=\(request.id)")
@@ -171,6 +173,7 @@ extension World {
             let batch = writeBatch(value, link: key, characteristic: local)
             pending[id]!.procedure!.batch = batch
             pending[id]!.stage = .awaitingAnswer(batch[0].id)
+            armTransactionTimer(on: key)
             if peripherals[at: p].answering == .handler {
                 effects.append(.ask(key.peripheral, .write(batch, id)))
             } else {

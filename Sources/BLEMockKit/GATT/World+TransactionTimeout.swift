@@ -25,14 +25,32 @@ import BLECore
 /// jump 30 s ahead for it).
 extension World {
     /// A request is sent on the link's ATT bearer: its transaction starts now.
+    ///
+    /// With packets crossing at once (a zero connection interval: fast mode), a request is
+    /// answered within the call that sent it unless it parks (a peripheral's app or handler
+    /// is asked, or an injection swallows it): the timer is armed there, by
+    /// ``armTransactionTimer(on:)``, so a request answered at once costs no schedule entry.
     mutating func startTransaction(on key: LinkKey) {
         guard let slot = links.position(of: key) else { return }
         links.entries[slot]!.requestSentAt = now
-        guard !links[at: slot].transactionTimerArmed else { return }
+        guard timing.connectionInterval > .zero else { return }
+        armTransactionTimer(at: slot)
+    }
+
+    /// The request outstanding on the link waits for something outside the stack (a
+    /// peripheral's app or handler, or nothing at all): its transaction's timer must run.
+    mutating func armTransactionTimer(on key: LinkKey) {
+        guard let slot = links.position(of: key) else { return }
+        armTransactionTimer(at: slot)
+    }
+
+    /// Puts the link's timer on the schedule, for the request outstanding, unless it is there.
+    private mutating func armTransactionTimer(at slot: Int) {
+        guard !links[at: slot].transactionTimerArmed, let sentAt = links[at: slot].requestSentAt else { return }
         links.entries[slot]!.transactionTimerArmed = true
         schedule.schedule(
-            .transactionTimer(key, generation: links[at: slot].generation),
-            at: now.advanced(by: timing.attTransactionTimeout))
+            .transactionTimer(links[at: slot].key, generation: links[at: slot].generation),
+            at: sentAt.advanced(by: timing.attTransactionTimeout))
     }
 
     /// No request is outstanding on the link in `slot` any more, nor waiting: its timer goes.
