@@ -264,6 +264,14 @@ extension MockBLEBridge {
             }
         }
         if world.sleeperCount > 0 { waiting.append(.sleepers(count: world.sleeperCount)) }
+        // A `waitUntil` whose condition never held is a wait too: name it, rather than leave
+        // the report saying it knows of nothing.
+        for entry in pendingConditions where !conditions.hasEnded(entry.token) {
+            waiting.append(
+                .operation(
+                    "bridge.waitUntil { … } (its condition never held)", central: nil, peripheral: nil,
+                    characteristic: nil, since: entry.since))
+        }
         driving = false
         return Stall(reason: reason, at: world.now, waiting: waiting, seed: configuration.seed)
     }

@@ -25,7 +25,7 @@ extension MockBLEBridge {
         admitArrivals()
         guard !condition(self) else { return }
         let token = conditions.makeToken()
-        pendingConditions.append((token, condition))
+        pendingConditions.append((token, world.now, condition))
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 conditions.register(token, continuation)

@@ -106,7 +106,8 @@ public actor MockBLEBridge {
         /// The callback-style front ends of peripherals, by peripheral.
         var peripheralFrontEnds = IdentifierMap<PeripheralFrontEnd>()
         /// The conditions of ``waitUntil(_:)`` calls still waiting, and their continuations.
-        var pendingConditions: [(token: Int, condition: @Sendable (isolated MockBLEBridge) -> Bool)] = []
+        var pendingConditions:
+            [(token: Int, since: VirtualClock.Instant, condition: @Sendable (isolated MockBLEBridge) -> Bool)] = []
     #else
         @exclusivity(unchecked) var world: World
         @exclusivity(unchecked) var centralStreams = IdentifierMap<EventBroadcaster<CentralEvent>>()
@@ -120,7 +121,7 @@ public actor MockBLEBridge {
         @exclusivity(unchecked) var centralFrontEnds = IdentifierMap<CentralFrontEnd>()
         @exclusivity(unchecked) var peripheralFrontEnds = IdentifierMap<PeripheralFrontEnd>()
         @exclusivity(unchecked) var pendingConditions:
-            [(token: Int, condition: @Sendable (isolated MockBLEBridge) -> Bool)] = []
+            [(token: Int, since: VirtualClock.Instant, condition: @Sendable (isolated MockBLEBridge) -> Bool)] = []
     #endif
     /// The request handlers of peripherals that answer with one.
     var handlers = IdentifierMap<RequestHandler>()

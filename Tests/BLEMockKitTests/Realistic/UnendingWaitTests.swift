@@ -89,6 +89,29 @@ struct UnendingWaitTests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A waitUntil whose condition never holds is named in the stall report, with when it began")
+    func aConditionThatNeverHoldsIsNamedInTheStall() async throws {
+        let bridge = MockBLEBridge(configuration: .init(seed: 22))
+        do {
+            try await bridge.run(stallPatience: .milliseconds(300)) {
+                try await bridge.clock.sleep(for: .seconds(2))
+                await bridge.waitUntil { $0.log.contains { $0.kind == .connected } }
+            }
+            Issue.record("the run should have stalled")
+        } catch let stall as MockBLEBridge.Stall {
+            #expect(stall.reason == .nothingScheduled)
+            #expect(
+                stall.waiting == [
+                    .operation(
+                        "bridge.waitUntil { … } (its condition never held)", central: nil, peripheral: nil,
+                        characteristic: nil, since: VirtualClock.Instant(offset: .seconds(2)))
+                ])
+            #expect(stall.description.contains("bridge.waitUntil { … } (its condition never held) was still waiting"))
+            #expect(!stall.description.contains("nothing the bridge knows of"))
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A wait with nothing scheduled and nobody outside to end it is reported as a stall, with the seed")
     func aWaitNothingCanEndIsAStall() async throws {
         // A connection to a peripheral that does not advertise, with no timeout: nothing is
