@@ -9,15 +9,19 @@ public struct Console: Sendable {
     /// Whether standard output is a terminal a person watches: commands then show live
     /// progress (on standard error) as well as their result.
     public let isTerminal: Bool
+    /// How many columns the terminal the error stream writes to has, if it is one whose width
+    /// is known: a line rewritten in place must fit in it, or each rewrite starts a new line.
+    public let width: Int?
 
     /// Creates a console from two line sinks.
     public init(
         output: @escaping @Sendable (String) -> Void, error: @escaping @Sendable (String) -> Void,
-        isTerminal: Bool = false
+        isTerminal: Bool = false, width: Int? = nil
     ) {
         writeOutput = output
         writeError = error
         self.isTerminal = isTerminal
+        self.width = width
     }
 
     /// Writes `text` and a newline to the output stream.
@@ -36,16 +40,36 @@ public struct Console: Sendable {
     public static var standard: Console {
         Console(
             output: { FileHandle.standardOutput.write(Data($0.utf8)) },
-            error: { FileHandle.standardError.write(Data($0.utf8)) }, isTerminal: isatty(STDOUT_FILENO) != 0)
+            error: { FileHandle.standardError.write(Data($0.utf8)) }, isTerminal: isatty(STDOUT_FILENO) != 0,
+            width: errorTerminalWidth())
+    }
+
+    /// The width of the terminal standard error writes to: `COLUMNS` when it is set (it
+    /// overrides the terminal's own, as environ(7) says), else what the terminal reports.
+    static func errorTerminalWidth() -> Int? {
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"], let width = Int(columns), width > 0 {
+            return width
+        }
+        #if canImport(Glibc) || canImport(Darwin)
+            var size = winsize()
+            guard isatty(STDERR_FILENO) != 0, ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0
+            else { return nil }
+            return Int(size.ws_col)
+        #else
+            return nil
+        #endif
     }
 
     /// A console that keeps everything written to it, for tests; `terminal` says whether it
-    /// plays a terminal.
-    public static func capturing(terminal: Bool = false) -> (console: Console, captured: CapturedOutput) {
+    /// plays a terminal, `width` how many columns that terminal has.
+    public static func capturing(terminal: Bool = false, width: Int? = nil) -> (
+        console: Console, captured: CapturedOutput
+    ) {
         let captured = CapturedOutput()
         return (
             Console(
-                output: { captured.append(output: $0) }, error: { captured.append(error: $0) }, isTerminal: terminal),
+                output: { captured.append(output: $0) }, error: { captured.append(error: $0) }, isTerminal: terminal,
+                width: width),
             captured
         )
     }

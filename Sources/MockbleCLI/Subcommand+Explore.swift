@@ -155,8 +155,17 @@ final class ProgressDisplay: @unchecked Sendable {
             }
             if let lastShown, now - lastShown < .milliseconds(100) { return }
             lastShown = now
-            console.writeToError("\r\u{1B}[K" + Self.line(progress, elapsed: now - start))
+            console.writeToError(
+                "\r\u{1B}[K" + Self.fitted(Self.line(progress, elapsed: now - start), to: console.width))
         }
+    }
+
+    /// `line` cut to fit a terminal `width` columns wide, ending in "…" when cut. It stays
+    /// short of the last column: a line that fills it makes the terminal wrap, and the next
+    /// rewrite in place then lands on a new line.
+    static func fitted(_ line: String, to width: Int?) -> String {
+        guard let width, line.count > width - 1 else { return line }
+        return String(line.prefix(max(0, width - 2))) + "…"
     }
 
     /// The progress line, e.g. `explore: 420/1000 seeds, 1800 seeds/s, 0 failures`.

@@ -10,8 +10,9 @@ struct ExploreCommandTests {
         FixtureDirectory.root.appendingPathComponent("scenarios/heart-rate-basic.json").path
     }
 
-    func run(_ arguments: [String], terminal: Bool = false) async -> (CommandStatus, CapturedOutput) {
-        let (console, captured) = Console.capturing(terminal: terminal)
+    func run(_ arguments: [String], terminal: Bool = false, width: Int? = nil) async -> (CommandStatus, CapturedOutput)
+    {
+        let (console, captured) = Console.capturing(terminal: terminal, width: width)
         return (await Mockble.main(arguments: arguments, console: console), captured)
     }
 
@@ -108,6 +109,31 @@ struct ExploreCommandTests {
         #expect(watched.error.contains(" seeds/s, "))
         let (_, piped) = await run(["explore", Self.basic, "--seeds", "10", "--faults", "none", "--mtu", "185...517"])
         #expect(piped.error.isEmpty)
+    }
+
+    @Test("On a narrow terminal each progress line fits in it, so it is rewritten in place rather than wrapped")
+    func progressFitsANarrowTerminal() async {
+        let (_, watched) = await run(
+            ["explore", Self.basic, "--seeds", "10", "--faults", "none", "--mtu", "185...517"], terminal: true,
+            width: 24)
+        let lines = watched.error.components(separatedBy: "\r\u{1B}[K").filter { !$0.isEmpty }
+        #expect(!lines.isEmpty)
+        for line in lines {
+            #expect(line.count <= 23, "\(line)")
+            #expect(!line.contains("\n"))
+        }
+        #expect(lines.contains { $0.hasSuffix("…") })
+    }
+
+    @Test("A progress line is cut to one column less than the terminal, ending in an ellipsis; a short one is kept")
+    func fittingALine() {
+        let line = "explore: 420/1000 seeds, 1680 seeds/s, 1 failure"
+        #expect(ProgressDisplay.fitted(line, to: nil) == line)
+        #expect(ProgressDisplay.fitted(line, to: line.count + 1) == line)
+        #expect(ProgressDisplay.fitted(line, to: line.count) == String(line.prefix(line.count - 2)) + "…")
+        #expect(ProgressDisplay.fitted(line, to: 20) == "explore: 420/1000 …")
+        #expect(ProgressDisplay.fitted(line, to: 20).count == 19)
+        #expect(ProgressDisplay.fitted(line, to: 1) == "…")
     }
 
     @Test("The progress line counts seeds, rate, failures and the shrinking step")
