@@ -46,6 +46,62 @@ struct ExplorationAppTests {
         #expect(replayed.signature == failure.found.signature)
     }
 
+    /// Whether the commit write failed, its error ignored, when `plan` is replayed on the
+    /// uploader that ignores that error.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    static func commitFails(replaying plan: ExplorationPlan) async -> Bool {
+        let failed = CommitOutcome()
+        _ = await Exploration.replay(plan) { run in
+            _ = try await FileTransferWatch.start(bridge: run.bridge)
+            let app = FileTransferApp(
+                central: MockCentralManager(bridge: run.bridge), clock: run.bridge.clock, bugs: .ignoresCommitError)
+            _ = try await app.upload(Self.file)
+            failed.record(await app.ignoredCommitError != nil)
+        }
+        return failed.outcomes == [true]
+    }
+
+    /// Whether each replay's commit failed (written by the replay's body, read after it).
+    final class CommitOutcome: @unchecked Sendable {
+        // @unchecked Sendable: `values` is only touched with `lock` held.
+        private let lock = NSLock()
+        private var values: [Bool] = []
+        var outcomes: [Bool] { lock.withLock { values } }
+        func record(_ failed: Bool) { lock.withLock { values.append(failed) } }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "An uploader that ignores the error of its one commit write, made after many writes without response, is found within 200 seeds and shrunk to one fault that fails that write"
+    )
+    func anIgnoredErrorOfTheRareCommitIsFound() async throws {
+        let report = await Self.explore(.ignoresCommitError, seeds: 200)
+        // The calibration run's operations are what injected errors aim at: the commit among them.
+        let commit = PlannedFault.Target(.write, on: FileTransferRig.control)
+        #expect(report.targets.contains(commit), "\(report.targets)")
+        #expect(report.coverage.injections.keys.contains { $0.target == commit })
+        let failure = try #require(report.failures.first, "\(report)")
+        #expect(failure.minimal.plan.faults.count == 1, "\(report)")
+        #expect(await Self.commitFails(replaying: failure.minimal.plan), "\(report)")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "With injected errors alone, the ignored commit error is found within 200 seeds by an error aimed at the commit's characteristic"
+    )
+    func anErrorAimedAtTheRareCommitFindsIt() async throws {
+        let budget = ExplorationBudget(faultKinds: [.attError, .neverAnswered])
+        let report = await Exploration(budget: budget, seeds: 200).run { run in
+            try await FileTransferRig.transfer(Self.file, bugs: .ignoresCommitError, bridge: run.bridge)
+        }
+        let failure = try #require(report.failures.first, "\(report)")
+        let minimal = failure.minimal.plan.faults
+        #expect(minimal.count == 1, "\(report)")
+        #expect(minimal.first?.operation == .write, "\(report)")
+        #expect(minimal.first?.characteristic == FileTransferRig.control, "\(report)")
+        #expect(await Self.commitFails(replaying: failure.minimal.plan), "\(report)")
+    }
+
     /// The link faults a subscriber meets (requests never answered are explored on their own,
     /// below).
     static let subscriberBudget = ExplorationBudget(

@@ -26,7 +26,7 @@ extension Exploration {
         let summary = await bridge.explorationSummary()
         return ExplorationOutcome(
             plan: plan, error: trace.failures.isEmpty ? nil : ScenarioRunFailure(failures: trace.failures),
-            faultsFired: summary.fired, duration: summary.duration)
+            faultsFired: summary.fired, duration: summary.duration, targets: summary.targets)
     }
 }
 

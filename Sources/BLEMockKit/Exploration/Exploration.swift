@@ -127,6 +127,8 @@ public struct Exploration: Sendable {
         }
         // The window: as given, or the length of a fault-free run of the first seed.
         let window: ClosedRange<Duration>
+        // The operations injected errors may aim at: those of the calibration run.
+        var targets: [PlannedFault.Target] = []
         if let given = budget.window {
             window = given
         } else {
@@ -148,8 +150,10 @@ public struct Exploration: Sendable {
                 return report
             }
             window = .zero...max(outcome.duration, .milliseconds(100))
+            targets = outcome.targets
         }
         report.window = window
+        report.targets = targets
         let outcomes = await explore(window: window, &notice, progress)
         report.wasCancelled = Task.isCancelled
         report.seedsRun += outcomes.count
@@ -179,7 +183,8 @@ public struct Exploration: Sendable {
                 while true {
                     while running < width, mayStart() {
                         let (index, plan) = (
-                            next, ExplorationPlan.draw(seed: seeds[next], budget: budget, window: window)
+                            next,
+                            ExplorationPlan.draw(seed: seeds[next], budget: budget, window: window, targets: targets)
                         )
                         group.addTask { (index, await trial(plan)) }
                         next += 1
@@ -264,7 +269,8 @@ public struct Exploration: Sendable {
         let summary = await bridge.explorationSummary()
         let finish = await bridge.finish()
         if thrown == nil, failsOnLeftovers, !finish.isClean { thrown = ExplorationFailure("leftovers: \(finish)") }
-        return ExplorationOutcome(plan: plan, error: thrown, faultsFired: summary.fired, duration: summary.duration)
+        return ExplorationOutcome(
+            plan: plan, error: thrown, faultsFired: summary.fired, duration: summary.duration, targets: summary.targets)
     }
 
     /// Throws an ``ExplorationFailure`` with `message` unless `condition` holds: how an
@@ -309,6 +315,9 @@ public struct ExplorationOutcome: Sendable {
     public var faultsFired: [Bool]
     /// The run's length in virtual time.
     public var duration: Duration
+    /// The operations the run's centrals made, each kind on each characteristic once, in
+    /// order: what the calibration run's give injected-error faults to aim at.
+    public var targets: [PlannedFault.Target] = []
 
     /// Whether the run failed.
     public var failed: Bool { error != nil }
@@ -388,8 +397,8 @@ extension MockBLEBridge {
         world.plan(faults)
     }
 
-    /// Which planned faults fired, and the virtual time now.
-    func explorationSummary() -> (fired: [Bool], duration: Duration) {
-        (world.plannedFaultsFired, world.now.offset)
+    /// Which planned faults fired, the virtual time now, and the operations the centrals made.
+    func explorationSummary() -> (fired: [Bool], duration: Duration, targets: [PlannedFault.Target]) {
+        (world.plannedFaultsFired, world.now.offset, world.explorationTargets)
     }
 }

@@ -71,6 +71,7 @@ extension PlannedFault {
         if duration != .zero { arguments.append("duration: \(LinkConditions.swiftCode(duration))") }
         if target != 0 { arguments.append("target: \(target)") }
         if let operation { arguments.append("operation: .\(operation.rawValue)") }
+        if let characteristic { arguments.append("characteristic: \"\(characteristic)\"") }
         if let attError {
             arguments.append(
                 "attError: ATTError.Code(rawValue: 0x\(String(attError.rawValue, radix: 16, uppercase: true)))")

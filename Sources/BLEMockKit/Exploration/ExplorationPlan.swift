@@ -27,17 +27,26 @@ public struct ExplorationPlan: Sendable, Hashable {
     /// Draws the plan of `seed` within `budget`, faults falling in `window`. The draws come
     /// from a stream of their own (derived from the seed by the name `"exploration"`), so
     /// the plan takes nothing from the bridge's draws.
-    public static func draw(seed: UInt64, budget: ExplorationBudget, window: ClosedRange<Duration>)
-        -> ExplorationPlan
-    {
+    ///
+    /// Each seed draws from a random subset of the budget's fault kinds (swarm testing). An
+    /// injected-error fault aims, three times in four, at one of `targets` its kind can fail
+    /// (the operations a calibration run made, ``ExplorationOutcome/targets``), drawn evenly:
+    /// "the next write on the control characteristic", rather than "the next write". A rare
+    /// operation is then hit as often as a frequent one.
+    public static func draw(
+        seed: UInt64, budget: ExplorationBudget, window: ClosedRange<Duration>, targets: [PlannedFault.Target] = []
+    ) -> ExplorationPlan {
         var random = SeededGenerator(seed: seed).derived("exploration")
         let conditions = drawConditions(budget, &random)
         var faults: [PlannedFault] = []
-        let kinds = budget.orderedKinds
+        let kinds = swarm(budget.orderedKinds, &random)
         if !kinds.isEmpty {
             let count = random.int(in: max(0, budget.faultCount.lowerBound)...max(0, budget.faultCount.upperBound))
             for _ in 0..<count {
-                if let fault = drawFault(kinds, budget, window: window, &random) { faults.append(fault) }
+                if var fault = drawFault(kinds, budget, window: window, &random) {
+                    if fault.kind.isInjection { aim(&fault, among: targets, budget, &random) }
+                    faults.append(fault)
+                }
             }
         }
         faults.sort { ($0.at, $0.kind) < ($1.at, $1.kind) }
@@ -118,6 +127,35 @@ public struct ExplorationPlan: Sendable, Hashable {
             break
         }
         return fault
+    }
+
+    /// The fault kinds one seed draws from: each of the budget's, one time in two, and at least
+    /// one ("swarm testing": a seed with few kinds gets more of each, so faults that a busier
+    /// mix would mask, or that are rarely drawn, get seeds of their own).
+    private static func swarm(_ kinds: [PlannedFault.Kind], _ random: inout SeededGenerator) -> [PlannedFault.Kind] {
+        guard kinds.count > 1 else { return kinds }
+        let chosen = kinds.filter { _ in random.bool(probability: 0.5) }
+        return chosen.isEmpty ? [kinds[random.int(in: 0..<kinds.count)]] : chosen
+    }
+
+    /// Aims an injected-error fault, three times in four, at one of the targets its kind can fail.
+    /// (Nothing is drawn when there is no target, so plans drawn without targets are as before.)
+    private static func aim(
+        _ fault: inout PlannedFault, among targets: [PlannedFault.Target], _ budget: ExplorationBudget,
+        _ random: inout SeededGenerator
+    ) {
+        let allowed: Set<ErrorInjection.Operation> =
+            switch fault.kind {
+            case .attError: budget.operations.subtracting([.connect])
+            case .coreBluetoothError: budget.operations.intersection([.connect])
+            case .neverAnswered: budget.operations.intersection([.read, .write, .subscribe])
+            default: []
+            }
+        let candidates = targets.filter { allowed.contains($0.operation) }
+        guard !candidates.isEmpty, random.bool(probability: 0.75) else { return }
+        let target = candidates[random.int(in: 0..<candidates.count)]
+        fault.operation = target.operation
+        fault.characteristic = target.characteristic
     }
 
     private static func wholeMilliseconds(_ duration: Duration) -> Duration {

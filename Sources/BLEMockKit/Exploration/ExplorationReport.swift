@@ -12,6 +12,9 @@ public struct ExplorationReport: Sendable, CustomStringConvertible {
     public var window: ClosedRange<Duration>?
     /// The fault-free run that measured the window, if one was needed.
     public var calibration: ExplorationOutcome?
+    /// The operations injected-error faults aimed at: those the calibration run made (none
+    /// when the budget gave the window, so no calibration ran).
+    public var targets: [PlannedFault.Target] = []
     /// The failures, in seed order.
     public var failures: [ExplorationFailureReport] = []
     /// What the runs exercised.
@@ -123,6 +126,30 @@ public struct ExplorationCoverage: Sendable, Hashable {
 
     /// Per fault kind.
     public var faults: [PlannedFault.Kind: Count] = [:]
+    /// Per injected-error fault kind and what it aimed at: an operation on a characteristic,
+    /// or (characteristic `nil`) the next operation of that kind on any.
+    public var injections: [Injection: Count] = [:]
+
+    /// An injected-error fault kind and what it aimed at.
+    public struct Injection: Sendable, Hashable, Comparable, CustomStringConvertible {
+        /// The fault's kind.
+        public var kind: PlannedFault.Kind
+        /// The operation it fails, and on which characteristic.
+        public var target: PlannedFault.Target
+
+        /// Creates a key.
+        public init(_ kind: PlannedFault.Kind, _ target: PlannedFault.Target) {
+            self.kind = kind
+            self.target = target
+        }
+
+        public static func < (lhs: Injection, rhs: Injection) -> Bool {
+            lhs.target != rhs.target ? lhs.target < rhs.target : lhs.kind < rhs.kind
+        }
+
+        /// E.g. `"attError on write on FE03"`.
+        public var description: String { "\(kind.rawValue) on \(target)" }
+    }
     /// Runs per ATT_MTU band: `23…64`, `65…184`, `185…255`, `256…517`.
     public var mtuBands: [String: Int] = [:]
     /// The smallest and largest of each drawn condition, or `nil` before any run.
@@ -149,9 +176,13 @@ public struct ExplorationCoverage: Sendable, Hashable {
         runs += 1
         let plan = outcome.plan
         for (index, fault) in plan.faults.enumerated() {
+            let fired = outcome.faultsFired.indices.contains(index) && outcome.faultsFired[index]
             faults[fault.kind, default: Count()].drawn += 1
-            if outcome.faultsFired.indices.contains(index), outcome.faultsFired[index] {
-                faults[fault.kind, default: Count()].fired += 1
+            if fired { faults[fault.kind, default: Count()].fired += 1 }
+            if let operation = fault.operation {
+                let key = Injection(fault.kind, PlannedFault.Target(operation, on: fault.characteristic))
+                injections[key, default: Count()].drawn += 1
+                if fired { injections[key, default: Count()].fired += 1 }
             }
         }
         runsByFaultCount[plan.faults.count, default: 0] += 1
@@ -192,6 +223,18 @@ public struct ExplorationCoverage: Sendable, Hashable {
                 never.isEmpty
                     ? "  every fault kind took effect at least once"
                     : "  never took effect: " + never.map(\.rawValue).joined(separator: ", "))
+        }
+        if !injections.isEmpty {
+            // By operation and characteristic: what an injected error was aimed at, and hit.
+            lines.append("  injected error, aimed at                   drawn  fired")
+            for key in injections.keys.sorted() {
+                let count = injections[key]!
+                let aim = key.target.characteristic == nil ? "the next \(key.target)" : "\(key.target)"
+                // (Padded, never cut: a 128-bit UUID is longer than the column.)
+                let text = "\(key.kind.rawValue) on \(aim)"
+                let name = text + String(repeating: " ", count: max(0, 42 - text.count))
+                lines.append("  \(name) \(pad(count.drawn, 5))  \(pad(count.fired, 5))")
+            }
         }
         let bandText = Self.bands.map { "\($0.name): \(mtuBands[$0.name] ?? 0)" }.joined(separator: ", ")
         lines.append("  ATT_MTU \(mtu.map { "\($0.lowerBound)…\($0.upperBound)" } ?? "-") (runs per band: \(bandText))")

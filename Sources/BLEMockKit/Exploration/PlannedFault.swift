@@ -73,6 +73,9 @@ public struct PlannedFault: Sendable, Hashable {
     /// The operation an injected error fails (``Kind/attError``,
     /// ``Kind/coreBluetoothError``, ``Kind/neverAnswered``).
     public var operation: ErrorInjection.Operation?
+    /// The characteristic an injected error aims at: the next ``operation`` on it fails,
+    /// however many operations on others come first; `nil` for the next on any.
+    public var characteristic: BluetoothUUID?
     /// The ATT error of an ``Kind/attError``.
     public var attError: ATTError.Code?
     /// The CoreBluetooth error of a ``Kind/disconnect`` or ``Kind/coreBluetoothError``.
@@ -81,14 +84,15 @@ public struct PlannedFault: Sendable, Hashable {
     /// Creates a planned fault.
     public init(
         _ kind: Kind, at: Duration, duration: Duration = .zero, target: Int = 0,
-        operation: ErrorInjection.Operation? = nil, attError: ATTError.Code? = nil,
-        coreBluetoothError: CoreBluetoothError.Code? = nil
+        operation: ErrorInjection.Operation? = nil, characteristic: BluetoothUUID? = nil,
+        attError: ATTError.Code? = nil, coreBluetoothError: CoreBluetoothError.Code? = nil
     ) {
         self.kind = kind
         self.at = at
         self.duration = duration
         self.target = target
         self.operation = operation
+        self.characteristic = characteristic
         self.attError = attError
         self.coreBluetoothError = coreBluetoothError
     }
@@ -98,12 +102,14 @@ public struct PlannedFault: Sendable, Hashable {
         guard let operation else { return nil }
         switch kind {
         case .attError:
-            return ErrorInjection(operation, failure: .att(attError ?? .unlikelyError), frequency: .once)
+            return ErrorInjection(
+                operation, failure: .att(attError ?? .unlikelyError), frequency: .once, characteristic: characteristic)
         case .coreBluetoothError:
             return ErrorInjection(
-                operation, failure: .coreBluetooth(coreBluetoothError ?? .connectionFailed), frequency: .once)
+                operation, failure: .coreBluetooth(coreBluetoothError ?? .connectionFailed), frequency: .once,
+                characteristic: characteristic)
         case .neverAnswered:
-            return ErrorInjection(operation, failure: .neverAnswers, frequency: .once)
+            return ErrorInjection(operation, failure: .neverAnswers, frequency: .once, characteristic: characteristic)
         default:
             return nil
         }
@@ -129,14 +135,49 @@ extension PlannedFault: CustomStringConvertible {
             return "\(when) a central's Bluetooth turns off \(lasting)\(which)"
         case .attError:
             let code = attError ?? .unlikelyError
-            return "\(when) the next \(operation?.rawValue ?? "operation") fails with ATT \(code)"
+            return "\(when) the next \(aimed) fails with ATT \(code)"
         case .coreBluetoothError:
-            return
-                "\(when) the next \(operation?.rawValue ?? "operation") fails with \(coreBluetoothError ?? .connectionFailed)"
+            return "\(when) the next \(aimed) fails with \(coreBluetoothError ?? .connectionFailed)"
         case .neverAnswered:
-            return "\(when) the next \(operation?.rawValue ?? "operation") is never answered"
+            return "\(when) the next \(aimed) is never answered"
         case .pairingRefused:
             return "\(when) the next pairing is refused\(which)"
+        }
+    }
+}
+
+extension PlannedFault {
+    /// What an injected-error fault aims at, in words: `write`, or `write on FE03`.
+    var aimed: String {
+        let name = operation?.rawValue ?? "operation"
+        return characteristic.map { "\(name) on \($0)" } ?? name
+    }
+
+    /// An operation an injected-error fault can aim at: an operation of a kind, on one
+    /// characteristic (or on none: a connect, a service discovery). An exploration collects
+    /// those its calibration run made, and aims half its injected errors at one of them, drawn
+    /// evenly: an operation made once (a commit, an authentication) is hit as often as one made
+    /// a hundred times, which aiming at "the next operation" of a kind would almost never do.
+    public struct Target: Sendable, Hashable, Comparable, CustomStringConvertible {
+        /// The operation.
+        public var operation: ErrorInjection.Operation
+        /// The characteristic it is made on, if any.
+        public var characteristic: BluetoothUUID?
+
+        /// Creates a target.
+        public init(_ operation: ErrorInjection.Operation, on characteristic: BluetoothUUID? = nil) {
+            self.operation = operation
+            self.characteristic = characteristic
+        }
+
+        public static func < (lhs: Target, rhs: Target) -> Bool {
+            (lhs.operation.rawValue, lhs.characteristic?.description ?? "")
+                < (rhs.operation.rawValue, rhs.characteristic?.description ?? "")
+        }
+
+        /// E.g. `"write on FE03"`, or `"connect"`.
+        public var description: String {
+            characteristic.map { "\(operation.rawValue) on \($0)" } ?? operation.rawValue
         }
     }
 }

@@ -156,3 +156,25 @@ extension World {
         return candidates[abs(fault.target % candidates.count)]
     }
 }
+
+extension World {
+    /// The operations the centrals made so far, as injected-error faults can aim at them: each
+    /// kind on each characteristic once, sorted (a failed operation was made too).
+    var explorationTargets: [PlannedFault.Target] {
+        var seen = Set<PlannedFault.Target>()
+        for entry in log where entry.central != nil {
+            switch entry.kind {
+            case .connected: seen.insert(PlannedFault.Target(.connect))
+            case .servicesDiscovered: seen.insert(PlannedFault.Target(.serviceDiscovery))
+            case .characteristicsDiscovered: seen.insert(PlannedFault.Target(.characteristicDiscovery))
+            case .descriptorsDiscovered: seen.insert(PlannedFault.Target(.descriptorDiscovery, on: entry.attribute))
+            case .read: seen.insert(PlannedFault.Target(.read, on: entry.attribute))
+            case .write where entry.writeType == .withResponse:
+                seen.insert(PlannedFault.Target(.write, on: entry.attribute))
+            case .subscribe, .unsubscribe: seen.insert(PlannedFault.Target(.subscribe, on: entry.attribute))
+            default: continue
+            }
+        }
+        return seen.sorted()
+    }
+}

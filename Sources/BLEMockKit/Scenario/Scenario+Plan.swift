@@ -9,15 +9,19 @@ import BLECore
 ///   "conditions": {"mtu": 23, "connectionInterval": "30ms", "jitter": "0.001s",
 ///                  "packetsPerConnectionEvent": 2, "writeWithoutResponseQueue": 3, "updateQueue": 4},
 ///   "faults": [{"at": "1.2s", "kind": "disconnect", "error": "connectionTimeout"},
-///              {"at": "2s", "kind": "attError", "operation": "read", "attError": "unlikelyError"}]
+///              {"at": "2s", "kind": "attError", "operation": "write", "characteristic": "2A39",
+///               "attError": "unlikelyError"}]
 /// }
 /// ```
+///
+/// An injected-error fault's `characteristic` (a UUID) aims it at that characteristic's next
+/// `operation`; without one it fails the next `operation` on any.
 extension Scenario {
     static let planFields = ["conditions", "faults"]
     static let conditionFields = [
         "mtu", "connectionInterval", "jitter", "packetsPerConnectionEvent", "writeWithoutResponseQueue", "updateQueue",
     ]
-    static let faultFields = ["at", "kind", "for", "target", "operation", "attError", "error"]
+    static let faultFields = ["at", "kind", "for", "target", "operation", "characteristic", "attError", "error"]
 
     /// Reads a `plan` object for a run with `seed`.
     static func plan(_ node: FixtureJSON, seed: UInt64) throws(FixtureError) -> ExplorationPlan {
@@ -72,6 +76,7 @@ extension Scenario {
         var fault = PlannedFault(kind, at: max(at, .zero))
         if let node = object["for"] { fault.duration = max(try FixtureDuration.parseWait(node, field: "for"), .zero) }
         fault.target = try object.integer("target", in: 0...1_000) ?? 0
+        if let node = object["characteristic"] { fault.characteristic = try FixtureObject.uuid(node) }
         if let node = object["operation"] {
             fault.operation = try choice(node, among: ErrorInjection.Operation.self, what: "operation")
         }
@@ -138,6 +143,7 @@ extension PlannedFault {
         if duration != .zero { fields.append(("for", .string(FixtureDuration.string(duration)))) }
         if target != 0 { fields.append(("target", .int(target))) }
         if let operation { fields.append(("operation", .string(operation.rawValue))) }
+        if let characteristic { fields.append(("characteristic", .string(characteristic.description))) }
         if let attError {
             // By name where the name reads back; an application error by its number.
             fields.append(

@@ -40,6 +40,9 @@ enum FileTransferRig {
         static let receiptInOneNotification = Bugs(rawValue: 1 << 3)
         /// Subscribes to `status` after the commit that makes the device send the receipt.
         static let subscribesAfterCommit = Bugs(rawValue: 1 << 4)
+        /// Ignores the error of its one commit write, and takes the file as delivered once the
+        /// commit is sent, without the receipt.
+        static let ignoresCommitError = Bugs(rawValue: 1 << 5)
     }
 
     /// A file of `count` bytes.
@@ -170,6 +173,8 @@ actor FileTransferApp: CentralEventReader {
     var events: AsyncStream<CentralEvent>.Iterator
     private var session: UInt8 = 0
     private var peripheral: UUID?
+    /// The error of the commit write that ``FileTransferRig/Bugs/ignoresCommitError`` ignored.
+    private(set) var ignoredCommitError: (any Error)?
     static let maximumAttempts = 25
     /// How long one attempt may take before the app gives it up (a request the device never
     /// answers leaves the link up: only the app's own timeout ends the wait).
@@ -297,6 +302,14 @@ actor FileTransferApp: CentralEventReader {
         let commit =
             [0x01, session] + FileTransferRig.littleEndian(UInt32(file.count))
             + FileTransferRig.littleEndian(FileTransferRig.sum(file))
+        if bugs.contains(.ignoresCommitError) {
+            do {
+                try await central.writeValue(Data(commit), for: control, type: .withResponse)
+            } catch {
+                ignoredCommitError = error
+            }
+            return
+        }
         try await central.writeValue(Data(commit), for: control, type: .withResponse)
         if bugs.contains(.subscribesAfterCommit) { try await central.setNotifyValue(true, for: status) }
         let receipt = try await receipt(from: status, peripheral: peripheral)
