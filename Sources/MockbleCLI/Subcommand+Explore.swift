@@ -208,6 +208,19 @@ enum ExploreOutput {
             return (kind.rawValue, .object([("drawn", .int(count.drawn)), ("fired", .int(count.fired))]))
         }
         let bands = ExplorationCoverage.bands.map { ($0.name, TraceValue.int(coverage.mtuBands[$0.name] ?? 0)) }
+        // What each injected error aimed at: its kind, operation and characteristic (absent for
+        // the next operation of that kind on any).
+        let injections = coverage.injections.keys.sorted().map { key -> TraceValue in
+            let count = coverage.injections[key]!
+            var fields: [(key: String, value: TraceValue)] = [
+                ("kind", .string(key.kind.rawValue)), ("operation", .string(key.target.operation.rawValue)),
+            ]
+            if let characteristic = key.target.characteristic {
+                fields.append(("characteristic", .string(characteristic.description)))
+            }
+            fields += [("drawn", .int(count.drawn)), ("fired", .int(count.fired))]
+            return .object(fields)
+        }
         let object = TraceValue.object([
             ("seedsPlanned", .int(report.seedsPlanned)), ("seedsRun", .int(report.seedsRun)),
             ("failures", .array(failures)),
@@ -216,7 +229,7 @@ enum ExploreOutput {
                 .object([
                     ("runs", .int(coverage.runs)), ("faults", .object(kinds)),
                     ("neverFired", .array(coverage.neverFired(budget: report.budget).map { .string($0.rawValue) })),
-                    ("mtuBands", .object(bands)),
+                    ("mtuBands", .object(bands)), ("injections", .array(injections)),
                 ])
             ),
         ])

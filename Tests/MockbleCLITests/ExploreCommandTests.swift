@@ -93,6 +93,15 @@ struct ExploreCommandTests {
         let coverage = try #require(object["coverage"] as? [String: Any])
         #expect(coverage["runs"] as? Int == 30)
         #expect((coverage["faults"] as? [String: Any])?.count == PlannedFault.Kind.allCases.count)
+        // What the injected errors aimed at, drawn and fired, each with its kind and operation.
+        let injections = try #require(coverage["injections"] as? [[String: Any]])
+        #expect(!injections.isEmpty)
+        for injection in injections {
+            #expect(["attError", "coreBluetoothError", "neverAnswered"].contains(injection["kind"] as? String ?? ""))
+            #expect(injection["operation"] is String)
+            #expect((injection["drawn"] as? Int ?? 0) >= (injection["fired"] as? Int ?? -1))
+        }
+        #expect(injections.contains { $0["characteristic"] is String })
     }
 
     /// The failing seeds of a JSON report, as written (decimal strings: seeds go up to 2^64 − 1).

@@ -226,13 +226,13 @@ public struct ExplorationCoverage: Sendable, Hashable {
         }
         if !injections.isEmpty {
             // By operation and characteristic: what an injected error was aimed at, and hit.
-            lines.append("  injected error, aimed at                   drawn  fired")
+            lines.append("  injected error, aimed at                         drawn  fired")
             for key in injections.keys.sorted() {
                 let count = injections[key]!
                 let aim = key.target.characteristic == nil ? "the next \(key.target)" : "\(key.target)"
                 // (Padded, never cut: a 128-bit UUID is longer than the column.)
                 let text = "\(key.kind.rawValue) on \(aim)"
-                let name = text + String(repeating: " ", count: max(0, 42 - text.count))
+                let name = text + String(repeating: " ", count: max(0, 48 - text.count))
                 lines.append("  \(name) \(pad(count.drawn, 5))  \(pad(count.fired, 5))")
             }
         }

@@ -301,6 +301,55 @@ struct ExplorationPlanTests {
             PlannedFault(.powerCycle, at: .milliseconds(900), duration: .seconds(1)),
         ])
 
+    @Test("A fault aimed at an operation on a characteristic shrinks keeping its aim, the other faults removed")
+    func anAimedFaultKeepsItsAim() {
+        let aimed = PlannedFault(
+            .attError, at: .milliseconds(400), target: 2, operation: .write, characteristic: "FA02",
+            attError: .unlikelyError)
+        let plan = ExplorationPlan(
+            seed: 3, conditions: Self.busyPlan.conditions,
+            faults: [PlannedFault(.fade, at: .milliseconds(100), duration: .milliseconds(200)), aimed])
+        let shrinker = Self.shrink(plan) { candidate in
+            candidate.faults.contains { $0.operation == .write && $0.characteristic == "FA02" }
+        }
+        #expect(shrinker.current.faults.count == 1)
+        #expect(shrinker.current.faults.first?.characteristic == "FA02")
+        #expect(shrinker.current.faults.first?.operation == .write)
+        #expect(shrinker.current.faults.first?.target == 0)
+        // Its description and replay code say what it aims at.
+        #expect("\(aimed)" == "at 0.4s the next write on FA02 fails with ATT \(ATTError.Code.unlikelyError)")
+        #expect(aimed.swiftCode.contains("characteristic: \"FA02\""))
+    }
+
+    @Test("Drawn with the operations a calibration run made, injected errors aim at them; drawn without, at none")
+    func injectedErrorsAimAtTheCalibrationsOperations() {
+        let targets = [
+            PlannedFault.Target(.connect), PlannedFault.Target(.write, on: "FA02"),
+            PlannedFault.Target(.subscribe, on: "FA03"),
+        ]
+        let budget = ExplorationBudget(faultKinds: [.attError, .coreBluetoothError, .neverAnswered], faultCount: 3...3)
+        var aimed = 0
+        var injected = 0
+        for seed in UInt64(0)..<200 {
+            let plan = ExplorationPlan.draw(seed: seed, budget: budget, window: .zero ... .seconds(5), targets: targets)
+            #expect(
+                plan
+                    == ExplorationPlan.draw(seed: seed, budget: budget, window: .zero ... .seconds(5), targets: targets)
+            )
+            for fault in plan.faults {
+                injected += 1
+                if let characteristic = fault.characteristic {
+                    aimed += 1
+                    #expect(targets.contains(PlannedFault.Target(fault.operation!, on: characteristic)))
+                }
+            }
+            let unaimed = ExplorationPlan.draw(seed: seed, budget: budget, window: .zero ... .seconds(5))
+            #expect(unaimed.faults.allSatisfy { $0.characteristic == nil })
+        }
+        // About three in four of the faults that can aim do (connect faults aim at no characteristic).
+        #expect(aimed > injected / 3, "\(aimed) of \(injected)")
+    }
+
     @Test("After a step is kept the pass starts again: a fault removable only once a later move was kept goes too")
     func aKeptStepRestartsThePass() {
         // Faults are removed latest first: the reset (tried first) cannot go while the power

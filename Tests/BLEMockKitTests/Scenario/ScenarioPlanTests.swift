@@ -18,7 +18,9 @@ struct ScenarioPlanTests {
         faults: [
             PlannedFault(.disconnect, at: .milliseconds(1200), target: 2, coreBluetoothError: .connectionTimeout),
             PlannedFault(.attError, at: .seconds(2), operation: .read, attError: .unlikelyError),
-            PlannedFault(.attError, at: .seconds(2), operation: .write, attError: ATTError.Code(rawValue: 0x80)),
+            PlannedFault(
+                .attError, at: .seconds(2), operation: .write, characteristic: "2A39",
+                attError: ATTError.Code(rawValue: 0x80)),
             PlannedFault(.outOfRange, at: .seconds(3), duration: .milliseconds(1500)),
             PlannedFault(.neverAnswered, at: .seconds(4), operation: .subscribe),
         ])
@@ -37,7 +39,7 @@ struct ScenarioPlanTests {
                   "faults": [
                     {"at":"1.2s","kind":"disconnect","target":2,"error":"connectionTimeout"},
                     {"at":"2s","kind":"attError","operation":"read","attError":"unlikelyError"},
-                    {"at":"2s","kind":"attError","operation":"write","attError":128},
+                    {"at":"2s","kind":"attError","operation":"write","characteristic":"2A39","attError":128},
                     {"at":"3s","kind":"outOfRange","for":"1.5s"},
                     {"at":"4s","kind":"neverAnswered","operation":"subscribe"}
                   ]
