@@ -119,7 +119,8 @@ struct UnendingWaitTests {
         let bridge = MockBLEBridge(configuration: .init(seed: 21))
         let peripheral = MockPeripheralManager(bridge: bridge)
         let central = MockCentralManager(bridge: bridge)
-        let wall = ContinuousClock.now
+        // (No wall-clock bound: under the thread sanitizer the run's task may wait minutes for a
+        // thread of the pool; the suite's time limit is what catches a wait that never ends.)
         do {
             try await bridge.run(stallPatience: .milliseconds(300)) {
                 try await peripheral.startAdvertising(AdvertisementData(localName: "Gone"))
@@ -133,6 +134,5 @@ struct UnendingWaitTests {
             #expect(stall.seed == 21)
             #expect(stall.description.contains("connect"))
         }
-        #expect(ContinuousClock.now - wall < .seconds(60))
     }
 }
