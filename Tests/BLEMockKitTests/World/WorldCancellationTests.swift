@@ -42,6 +42,27 @@ struct WorldCancellationTests {
         #expect(Self.completed(harness, from: first) == [first, second, third, fourth])
     }
 
+    @Test(
+        "Once the bearer is idle its transaction timer is off the schedule: time run until nothing is left stays put",
+        arguments: [true, false])
+    func anIdleBearerLeavesNoTransactionTimer(realistic: Bool) throws {
+        var (harness, link) = try WorldLink.make(
+            timing: realistic ? WorldHarness.steadyTiming : .instant,
+            peripheral: .init(name: "Sensor", requestHandling: .manual))
+        let read = harness.start(link.read(WorldUUID.value))
+        // The request parks with the peripheral's app: its timer is on the schedule.
+        while harness.outstandingRequests(of: link.peripheral).isEmpty, harness.runNextEvent() {}
+        let request = try #require(harness.outstandingRequests(of: link.peripheral).first)
+        #expect(harness.world.nextDeadline != nil)
+        try harness.respond(link.peripheral, to: request, result: .success, value: Data([1]))
+        while harness.completionTimes[read] == nil, harness.runNextEvent() {}
+        #expect(harness.reply(of: read) == .value(Data([1])))
+        let done = harness.world.now
+        harness.runUntilIdle()
+        #expect(harness.world.now == done)
+        #expect(harness.world.nextDeadline == nil)
+    }
+
     @Test("Cancelling a procedure queued for the ATT bearer removes it: it is never sent")
     func queuedProcedure() throws {
         var (harness, link) = try Self.link(.manual)
