@@ -13,17 +13,26 @@ extension Exploration {
     public func run(scenario: Scenario, progress: (@Sendable (ExplorationProgress) -> Void)? = nil) async
         -> ExplorationReport
     {
-        await explore(progress: progress) { plan in await Self.replay(plan, scenario: scenario) }
+        await explore(progress: progress) { plan, collectingTargets in
+            await Self.replay(plan, scenario: scenario, collectingTargets: collectingTargets)
+        }
     }
 
     /// Runs a scenario once under `plan` (realistic mode, the plan's seed).
     public static func replay(_ plan: ExplorationPlan, scenario: Scenario) async -> ExplorationOutcome {
+        await replay(plan, scenario: scenario, collectingTargets: true)
+    }
+
+    /// ``replay(_:scenario:)``, collecting the run's ``ExplorationOutcome/targets`` only when asked.
+    static func replay(_ plan: ExplorationPlan, scenario: Scenario, collectingTargets: Bool) async
+        -> ExplorationOutcome
+    {
         var planned = scenario
         planned.mode = .realistic
         planned.seed = plan.seed
         planned.plan = plan
         let (trace, bridge) = await ScenarioRunner(planned).runOnBridge()
-        let summary = await bridge.explorationSummary()
+        let summary = await bridge.explorationSummary(collectingTargets: collectingTargets)
         return ExplorationOutcome(
             plan: plan, error: trace.failures.isEmpty ? nil : ScenarioRunFailure(failures: trace.failures),
             faultsFired: summary.fired, duration: summary.duration, targets: summary.targets)

@@ -103,11 +103,17 @@ public struct Exploration: Sendable {
     public func run(progress: (@Sendable (ExplorationProgress) -> Void)? = nil, _ body: @escaping Body) async
         -> ExplorationReport
     {
-        await explore(progress: progress) { plan in await replay(plan, body) }
+        await explore(progress: progress) { plan, collectingTargets in
+            await Self.replay(
+                plan, timeLimit: timeLimit, stallPatience: stallPatience, failsOnLeftovers: failsOnLeftovers,
+                collectingTargets: collectingTargets, body)
+        }
     }
 
-    /// One run under a plan, however it is made (a test body, a scenario).
-    typealias Trial = @Sendable (ExplorationPlan) async -> ExplorationOutcome
+    /// One run under a plan, however it is made (a test body, a scenario); only the
+    /// calibration run collects the operations injected errors may aim at (reading the log
+    /// of every run for them would cost each run for nothing).
+    typealias Trial = @Sendable (_ plan: ExplorationPlan, _ collectingTargets: Bool) async -> ExplorationOutcome
 
     /// The exploration proper, over any kind of run.
     func explore(progress: (@Sendable (ExplorationProgress) -> Void)?, _ trial: @escaping Trial) async
@@ -134,7 +140,7 @@ public struct Exploration: Sendable {
         } else {
             var calibration = ExplorationPlan.draw(seed: firstSeed, budget: budget, window: .zero ... .zero)
             calibration.faults = []
-            let outcome = await trial(calibration)
+            let outcome = await trial(calibration, true)
             if Task.isCancelled {
                 report.wasCancelled = true
                 return report
@@ -186,7 +192,7 @@ public struct Exploration: Sendable {
                             next,
                             ExplorationPlan.draw(seed: seeds[next], budget: budget, window: window, targets: targets)
                         )
-                        group.addTask { (index, await trial(plan)) }
+                        group.addTask { (index, await trial(plan, false)) }
                         next += 1
                         running += 1
                     }
@@ -219,7 +225,7 @@ public struct Exploration: Sendable {
         var shrinker = ExplorationShrinker(
             failing: outcome.plan, windowEnd: windowEnd, maximumTries: shrinks ? maximumShrinkRuns : 0)
         while !Task.isCancelled, let candidate = shrinker.next() {
-            let tried = await trial(candidate)
+            let tried = await trial(candidate, false)
             let same = tried.failed && tried.signature == outcome.signature
             shrinker.record(stillFails: same)
             if same { minimal = tried }
@@ -230,12 +236,6 @@ public struct Exploration: Sendable {
         }
         return ExplorationFailureReport(
             found: outcome, minimal: minimal, steps: shrinker.steps, shrinkRuns: shrinker.tried)
-    }
-
-    /// One run with this exploration's limits.
-    private func replay(_ plan: ExplorationPlan, _ body: @escaping Body) async -> ExplorationOutcome {
-        await Self.replay(
-            plan, timeLimit: timeLimit, stallPatience: stallPatience, failsOnLeftovers: failsOnLeftovers, body)
     }
 
     private var parameterProblem: String? {
@@ -256,6 +256,17 @@ public struct Exploration: Sendable {
         _ plan: ExplorationPlan, timeLimit: Duration = .seconds(600), stallPatience: Duration = .seconds(1),
         failsOnLeftovers: Bool = false, _ body: @escaping Body
     ) async -> ExplorationOutcome {
+        await replay(
+            plan, timeLimit: timeLimit, stallPatience: stallPatience, failsOnLeftovers: failsOnLeftovers,
+            collectingTargets: true, body)
+    }
+
+    /// ``replay(_:timeLimit:stallPatience:failsOnLeftovers:_:)``, collecting the run's
+    /// ``ExplorationOutcome/targets`` only when asked.
+    static func replay(
+        _ plan: ExplorationPlan, timeLimit: Duration, stallPatience: Duration, failsOnLeftovers: Bool,
+        collectingTargets: Bool, _ body: @escaping Body
+    ) async -> ExplorationOutcome {
         let bridge = MockBLEBridge(configuration: plan.configuration)
         await bridge.plan(plan.faults)
         var thrown: (any Error)?
@@ -266,7 +277,7 @@ public struct Exploration: Sendable {
         } catch {
             thrown = error
         }
-        let summary = await bridge.explorationSummary()
+        let summary = await bridge.explorationSummary(collectingTargets: collectingTargets)
         let finish = await bridge.finish()
         if thrown == nil, failsOnLeftovers, !finish.isClean { thrown = ExplorationFailure("leftovers: \(finish)") }
         return ExplorationOutcome(
@@ -316,7 +327,9 @@ public struct ExplorationOutcome: Sendable {
     /// The run's length in virtual time.
     public var duration: Duration
     /// The operations the run's centrals made, each kind on each characteristic once, in
-    /// order: what the calibration run's give injected-error faults to aim at.
+    /// order: a calibration run's are what injected-error faults aim at. Collected by
+    /// ``Exploration/replay(_:timeLimit:stallPatience:failsOnLeftovers:_:)`` and a calibration
+    /// run; empty for the other runs of an exploration.
     public var targets: [PlannedFault.Target] = []
 
     /// Whether the run failed.
@@ -397,8 +410,11 @@ extension MockBLEBridge {
         world.plan(faults)
     }
 
-    /// Which planned faults fired, the virtual time now, and the operations the centrals made.
-    func explorationSummary() -> (fired: [Bool], duration: Duration, targets: [PlannedFault.Target]) {
-        (world.plannedFaultsFired, world.now.offset, world.explorationTargets)
+    /// Which planned faults fired, the virtual time now, and (when asked) the operations the
+    /// centrals made.
+    func explorationSummary(collectingTargets: Bool) -> (
+        fired: [Bool], duration: Duration, targets: [PlannedFault.Target]
+    ) {
+        (world.plannedFaultsFired, world.now.offset, collectingTargets ? world.explorationTargets : [])
     }
 }

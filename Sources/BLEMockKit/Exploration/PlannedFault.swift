@@ -149,13 +149,12 @@ extension PlannedFault: CustomStringConvertible {
 extension PlannedFault {
     /// What an injected-error fault aims at, in words: `write`, or `write on FE03`.
     var aimed: String {
-        let name = operation?.rawValue ?? "operation"
-        return characteristic.map { "\(name) on \($0)" } ?? name
+        operation.map { Target($0, on: characteristic).description } ?? "operation"
     }
 
     /// An operation an injected-error fault can aim at: an operation of a kind, on one
     /// characteristic (or on none: a connect, a service discovery). An exploration collects
-    /// those its calibration run made, and aims half its injected errors at one of them, drawn
+    /// those its calibration run made, and aims three in four of its injected errors at one of them, drawn
     /// evenly: an operation made once (a commit, an authentication) is hit as often as one made
     /// a hundred times, which aiming at "the next operation" of a kind would almost never do.
     public struct Target: Sendable, Hashable, Comparable, CustomStringConvertible {
