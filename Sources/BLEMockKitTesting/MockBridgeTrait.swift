@@ -62,6 +62,7 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
         let name = test.name.hasSuffix("()") ? String(test.name.dropLast(2)) : test.name
         let several = seeds.count > 1
         let plan = plan
+        let folder = failureFolder ?? ProcessInfo.processInfo.environment[RunArtifacts.folderVariable]
         // The body runs once per seed inside each bridge's scope, whose task group has
         // finished with it before the scope returns.
         try await withoutActuallyEscaping(function) { function in
@@ -69,8 +70,10 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                 let note = Comment(
                     rawValue: "bridge seed \(seed); rerun only it: \(BridgeTestPlan.seedVariable)=\(seed) "
                         + "swift test --filter \(name)")
-                try await Self.annotating(several ? note : nil, test: test, testCase: testCase) {
+                let run = SeedRun(artifacts: RunArtifacts(title: name, seed: seed, timelineHTML: "", logText: ""))
+                try await Self.watching(run, note: several ? note : nil, test: test, testCase: testCase) {
                     let outcome = await plan.run(seed: seed, function)
+                    run.keep(outcome.bridge)
                     if let error = outcome.error {
                         Issue.record(error, Comment(rawValue: "the test threw on bridge seed \(seed)"))
                     }
@@ -78,26 +81,109 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                         Issue.record(
                             Comment(rawValue: "finish() found leftovers on bridge seed \(seed):\n\(outcome.finish)"))
                     }
+                    if !outcome.isClean { _ = run.fail(because: nil) }
                 }
+                guard run.failed, let bridge = run.bridge else { continue }
+                Self.record(await bridge.runArtifacts(title: name, failures: run.failures), folder: folder)
             }
         }
     }
 
-    /// Runs `body`, adding `note` to every issue recorded in it.
-    private static func annotating(
-        _ note: Comment?, test: Test, testCase: Test.Case?, _ body: @escaping @Sendable () async throws -> Void
+    /// Where the files of a failed run are written, in addition to being attached to the test;
+    /// `nil` (the default) writes them only where attachments are not available, or to the
+    /// folder `BLEMOCKKIT_ARTIFACTS` names.
+    public var failureFolder: String?
+
+    /// This trait, also writing each failed run's timeline and log into `folder`:
+    /// `.mockBridge(seedCount: 50).writingFailures(to: "/tmp/ble-failures")`.
+    public func writingFailures(to folder: String) -> Self {
+        var trait = self
+        trait.failureFolder = folder
+        return trait
+    }
+
+    /// Attaches a failed run's timeline and log to the test, and writes them into `folder`
+    /// when one is given or attachments are not available, recording an issue that names
+    /// the files.
+    static func record(_ artifacts: RunArtifacts, folder: String?) {
+        #if compiler(>=6.2)
+            for file in artifacts.files { Attachment.record(file.text, named: file.name) }
+            guard let folder else { return }
+        #else
+            let folder = folder ?? RunArtifacts.folder(environment: ProcessInfo.processInfo.environment)
+        #endif
+        do {
+            try artifacts.write(into: folder)
+            Issue.record(
+                Comment(
+                    rawValue: "the timeline and bridge log of bridge seed \(artifacts.seed) are in \(folder): "
+                        + artifacts.files.map(\.name).joined(separator: ", ")))
+        } catch {
+            Issue.record(
+                error, Comment(rawValue: "could not write the timeline and log of bridge seed \(artifacts.seed)"))
+        }
+    }
+
+    /// Runs `body`, adding `note` to every issue recorded in it and telling `run` of every
+    /// issue that fails the test; the first one also says what the failed run leaves.
+    private static func watching(
+        _ run: SeedRun, note: Comment?, test: Test, testCase: Test.Case?,
+        _ body: @escaping @Sendable () async throws -> Void
     ) async throws {
         #if compiler(>=6.2)
-            if let note {
-                let annotate = IssueHandlingTrait.compactMapIssues { issue in
-                    var issue = issue
-                    issue.comments.append(note)
-                    return issue
+            let watch = IssueHandlingTrait.compactMapIssues { issue in
+                var issue = issue
+                if let note { issue.comments.append(note) }
+                if issue.isFailure, run.fail(because: issue.description) {
+                    let names = run.artifacts.files.map(\.name).joined(separator: " and ")
+                    issue.comments.append(
+                        Comment(
+                            rawValue: "the run's timeline and bridge log are attached to the test as \(names) "
+                                + "(swift test --attachments-path DIR saves them)"))
                 }
-                return try await annotate.provideScope(for: test, testCase: testCase, performing: body)
+                return issue
             }
+            return try await watch.provideScope(for: test, testCase: testCase, performing: body)
+        #else
+            try await body()
         #endif
-        try await body()
+    }
+}
+
+/// What the trait knows of one seed's run while it goes: whether an issue failed it, and its
+/// bridge once it has ended. Issues may be recorded on any thread, so a lock guards both.
+private final class SeedRun: @unchecked Sendable {
+    // Why `@unchecked Sendable` is safe: `state` is read and written only under `lock`;
+    // `artifacts` is a constant.
+    private let lock = Lock()
+    private var state: (failed: Bool, failures: [String], bridge: MockBLEBridge?) = (false, [], nil)
+    /// The names the files will have (their contents are made only when the run fails).
+    let artifacts: RunArtifacts
+
+    init(artifacts: RunArtifacts) {
+        self.artifacts = artifacts
+    }
+
+    /// Whether a failing issue was recorded during the run, or the run was not clean.
+    var failed: Bool { lock.withLock { state.failed } }
+    /// The run's bridge, once it has ended.
+    var bridge: MockBLEBridge? { lock.withLock { state.bridge } }
+
+    /// The failing issues, in words, in the order they were recorded.
+    var failures: [String] { lock.withLock { state.failures } }
+
+    /// Notes a failing issue, or that the run was not clean (`nil`); `true` for the first.
+    func fail(because issue: String?) -> Bool {
+        lock.withLock {
+            defer { state.failed = true }
+            if let issue { state.failures.append(issue) }
+            return !state.failed
+        }
+    }
+
+    /// Keeps the ended run's bridge.
+    func keep(_ bridge: MockBLEBridge) {
+        lock.withLock { state.bridge = bridge }
     }
 }
 

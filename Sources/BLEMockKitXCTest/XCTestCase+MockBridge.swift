@@ -21,7 +21,11 @@ extension XCTestCase {
     /// that throws, cannot end (``MockBLEBridge/Stall``), leaves something over
     /// (``MockBLEBridge/finish()``) or records a failure fails the test with a message naming
     /// the seed and how to rerun only it (`BLEMOCKKIT_SEED=17 swift test --filter name`; the
-    /// variable narrows any such run to that seed).
+    /// variable narrows any such run to that seed). A failed run's timeline page and bridge log
+    /// are attached to the test where XCTest has attachments (Apple platforms); elsewhere, or
+    /// when `BLEMOCKKIT_ARTIFACTS` names a folder, they are written as files
+    /// (`Class-testName-seed-17-timeline.html`, `…-log.txt`) to that folder (else
+    /// `BLEMockKit-failures` in the temporary folder), and a failure names them.
     ///
     /// - Parameters:
     ///   - configuration: The bridge configuration; each seed replaces its seed. Defaults to fast.
@@ -56,11 +60,42 @@ extension XCTestCase {
             } else if outcome.error == nil, (testRun?.failureCount ?? 0) > failuresBefore, toRun.count > 1 {
                 XCTFail("the failures above happened on bridge seed \(seed); \(rerun)", file: file, line: line)
             }
+            if !outcome.isClean || (testRun?.failureCount ?? 0) > failuresBefore {
+                keep(await outcome.bridge.runArtifacts(title: name), file: file, line: line)
+            }
+        }
+    }
+
+    /// Keeps a failed run's timeline and bridge log: attached to the test where XCTest has
+    /// attachments (Apple platforms), and written to a folder — the one
+    /// `BLEMOCKKIT_ARTIFACTS` names, else `BLEMockKit-failures` in the temporary folder —
+    /// where it does not or when the variable asks for it, with a failure naming the files.
+    func keep(_ artifacts: RunArtifacts, file: StaticString = #filePath, line: UInt = #line) {
+        let environment = ProcessInfo.processInfo.environment
+        #if canImport(Darwin)
+            for item in artifacts.files {
+                let attachment = XCTAttachment(string: item.text)
+                attachment.name = item.name
+                attachment.lifetime = .keepAlways
+                add(attachment)
+            }
+            guard environment[RunArtifacts.folderVariable] != nil else { return }
+        #endif
+        let folder = RunArtifacts.folder(environment: environment)
+        do {
+            let paths = try artifacts.write(into: folder)
+            XCTFail(
+                "the timeline and bridge log of bridge seed \(artifacts.seed) are in \(folder): "
+                    + paths.joined(separator: ", "), file: file, line: line)
+        } catch {
+            XCTFail(
+                "could not write the timeline and log of bridge seed \(artifacts.seed) to \(folder): \(error)",
+                file: file, line: line)
         }
     }
 
     /// The test's name as `swift test --filter` takes it: `Class/testMethod`.
-    private var testNameForFilter: String {
+    var testNameForFilter: String {
         // `name` is "-[Class testMethod]" on Apple platforms and "Class.testMethod" elsewhere.
         var text = name
         if text.hasPrefix("-["), text.hasSuffix("]") { text = String(text.dropFirst(2).dropLast()) }

@@ -19,6 +19,21 @@ enum FixtureDirectory {
     /// The bundled peripheral profiles' directory.
     static var peripherals: URL { root.appendingPathComponent("peripherals", isDirectory: true) }
 
+    /// The checkout's `Fixtures/peripherals` (found from `source`, this file's path when the
+    /// tool was built), else `Fixtures/peripherals` in `currentDirectory`, if either exists;
+    /// `nil` outside a checkout (an installed `mockble`), where the profiles built into the
+    /// kit stand in.
+    static func existingPeripherals(
+        source: String = #filePath, currentDirectory: String = FileManager.default.currentDirectoryPath
+    ) -> URL? {
+        let checkout = URL(fileURLWithPath: source)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let candidates = [checkout, URL(fileURLWithPath: currentDirectory)].map {
+            $0.appendingPathComponent("Fixtures/peripherals", isDirectory: true)
+        }
+        return candidates.first { FileKind(path: $0.path) == .folder }
+    }
+
     /// The `.json` files directly in `directory`, sorted by name.
     static func jsonFiles(in directory: URL) throws -> [URL] {
         try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)

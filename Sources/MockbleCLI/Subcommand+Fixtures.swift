@@ -12,7 +12,9 @@ extension Subcommand {
             Lists every peripheral profile (*.json) in the bundled Fixtures/peripherals
             folder, or in DIR, with its name, what it advertises, and its services and
             characteristics (id, UUID, properties). Scenarios in the folder (JSON objects
-            with "steps") are skipped and counted on standard error.
+            with "steps") are skipped and counted on standard error. Outside a checkout of
+            the kit (no Fixtures/peripherals here), it lists the profiles built into the kit,
+            which a scenario names as {"bundled": "NAME"}.
 
             Options:
               --dir DIR   List the profiles in DIR instead of the bundled ones.
@@ -40,7 +42,10 @@ extension Subcommand {
                 console.printError("mockble fixtures: \(problem)")
                 return .badInput
             }
-            let directory = given.map { URL(fileURLWithPath: $0) } ?? FixtureDirectory.peripherals
+            guard let directory = given.map({ URL(fileURLWithPath: $0) }) ?? FixtureDirectory.existingPeripherals()
+            else {
+                return FixtureListing.listBuiltIn(console: console)
+            }
             let shown = given ?? directory.path
             let files: [URL]
             do {
@@ -108,6 +113,19 @@ enum FixtureListing {
         case .capture, .other:
             return "`\(path)` is a file; \(expected)"
         }
+    }
+
+    /// Lists the profiles built into the kit (``BundledProfile``), as the bundled folder's
+    /// files would be listed, saying on standard error where they come from.
+    static func listBuiltIn(console: Console) -> CommandStatus {
+        for bundled in BundledProfile.allCases {
+            console.print(describe(PeripheralProfile.bundled(bundled), file: bundled.fileName))
+        }
+        console.printError(
+            "mockble fixtures: no Fixtures/peripherals folder here, so these are the "
+                + "\(BundledProfile.allCases.count) profiles built into the kit; a scenario names one as "
+                + "{\"peripheral\": {\"bundled\": \"NAME\"}} (NAME: the file name without .json)")
+        return .success
     }
 
     /// The lines for one profile: its file and name, what it advertises, its services and

@@ -129,6 +129,10 @@ struct MockBridgeTraitTests {
                         "the app lost a chunk",
                         "bridge seed 2; rerun only it: BLEMOCKKIT_SEED=2 swift test --filter "
                             + "anIssueOnOneOfSeveralSeedsNamesThatSeedAndHowToRerunIt",
+                        "the run's timeline and bridge log are attached to the test as "
+                            + "anIssueOnOneOfSeveralSeedsNamesThatSeedAndHowToRerunIt-seed-2-timeline.html and "
+                            + "anIssueOnOneOfSeveralSeedsNamesThatSeedAndHowToRerunIt-seed-2-log.txt "
+                            + "(swift test --attachments-path DIR saves them)",
                     ]
                 ])
         }

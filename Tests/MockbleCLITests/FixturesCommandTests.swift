@@ -6,6 +6,28 @@ import Testing
 
 @Suite("mockble fixtures", .timeLimit(.minutes(10)))
 struct FixturesCommandTests {
+    @Test func outsideACheckoutTheProfilesBuiltIntoTheKitAreListedAsTheFolderWouldBe() async throws {
+        #expect(
+            FixtureDirectory.existingPeripherals(
+                source: "/nowhere/Sources/MockbleCLI/F.swift", currentDirectory: "/nowhere") == nil)
+        #expect(
+            FixtureDirectory.existingPeripherals(
+                source: "/nowhere/Sources/MockbleCLI/F.swift",
+                currentDirectory: FixtureDirectory.root.deletingLastPathComponent().path)
+                == FixtureDirectory.peripherals)
+        #expect(FixtureDirectory.existingPeripherals(currentDirectory: "/nowhere") == FixtureDirectory.peripherals)
+        let (builtIn, fromBuiltIn) = Console.capturing()
+        #expect(FixtureListing.listBuiltIn(console: builtIn) == .success)
+        let (folder, fromFolder) = Console.capturing()
+        #expect(await Mockble.main(arguments: ["fixtures"], console: folder) == .success)
+        #expect(fromBuiltIn.output == fromFolder.output)
+        #expect(
+            fromBuiltIn.error
+                == "mockble fixtures: no Fixtures/peripherals folder here, so these are the "
+                + "\(BundledProfile.allCases.count) profiles built into the kit; a scenario names one as "
+                + "{\"peripheral\": {\"bundled\": \"NAME\"}} (NAME: the file name without .json)\n")
+    }
+
     @Test func itListsEveryBundledProfileWithItsServices() async throws {
         let (console, captured) = Console.capturing()
         let status = await Mockble.main(arguments: ["fixtures"], console: console)

@@ -69,6 +69,9 @@ public struct BridgeTestPlan: Sendable, Hashable {
         public var error: (any Error)?
         /// What ``MockBLEBridge/finish()`` reported.
         public var finish: FinishReport
+        /// The run's bridge, finished: its log and timeline are what the run did
+        /// (``MockBLEBridge/runArtifacts(title:)`` makes the files a failed test carries).
+        public var bridge: MockBLEBridge
 
         /// Whether the run threw nothing and left nothing over.
         public var isClean: Bool { error == nil && finish.isClean }
@@ -91,6 +94,6 @@ public struct BridgeTestPlan: Sendable, Hashable {
         } catch {
             thrown = error
         }
-        return Outcome(seed: seed, error: thrown, finish: await bridge.finish())
+        return Outcome(seed: seed, error: thrown, finish: await bridge.finish(), bridge: bridge)
     }
 }

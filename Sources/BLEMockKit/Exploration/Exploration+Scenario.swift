@@ -13,29 +13,35 @@ extension Exploration {
     public func run(scenario: Scenario, progress: (@Sendable (ExplorationProgress) -> Void)? = nil) async
         -> ExplorationReport
     {
-        await explore(progress: progress) { plan, collectingTargets in
-            await Self.replay(plan, scenario: scenario, collectingTargets: collectingTargets)
+        await explore(progress: progress) { plan, keeping in
+            await Self.replay(plan, scenario: scenario, keeping: keeping)
         }
     }
 
     /// Runs a scenario once under `plan` (realistic mode, the plan's seed).
     public static func replay(_ plan: ExplorationPlan, scenario: Scenario) async -> ExplorationOutcome {
-        await replay(plan, scenario: scenario, collectingTargets: true)
+        await replay(plan, scenario: scenario, keeping: Keeping(targets: true, artifacts: true))
     }
 
-    /// ``replay(_:scenario:)``, collecting the run's ``ExplorationOutcome/targets`` only when asked.
-    static func replay(_ plan: ExplorationPlan, scenario: Scenario, collectingTargets: Bool) async
-        -> ExplorationOutcome
-    {
+    /// ``replay(_:scenario:)``, collecting the run's ``ExplorationOutcome/targets`` and
+    /// ``ExplorationOutcome/artifacts`` only when asked.
+    static func replay(_ plan: ExplorationPlan, scenario: Scenario, keeping: Keeping) async -> ExplorationOutcome {
         var planned = scenario
         planned.mode = .realistic
         planned.seed = plan.seed
         planned.plan = plan
         let (trace, bridge) = await ScenarioRunner(planned).runOnBridge()
-        let summary = await bridge.explorationSummary(collectingTargets: collectingTargets)
+        let summary = await bridge.explorationSummary(collectingTargets: keeping.targets)
+        let failed = !trace.failures.isEmpty
+        var artifacts: RunArtifacts?
+        if keeping.artifacts, failed {
+            artifacts = RunArtifacts(
+                title: "\(scenario.name) (exploration)", seed: plan.seed, timelineHTML: trace.html(for: planned),
+                logText: RunArtifacts.text(of: await bridge.log))
+        }
         return ExplorationOutcome(
-            plan: plan, error: trace.failures.isEmpty ? nil : ScenarioRunFailure(failures: trace.failures),
-            faultsFired: summary.fired, duration: summary.duration, targets: summary.targets)
+            plan: plan, error: failed ? ScenarioRunFailure(failures: trace.failures) : nil,
+            faultsFired: summary.fired, duration: summary.duration, targets: summary.targets, artifacts: artifacts)
     }
 }
 

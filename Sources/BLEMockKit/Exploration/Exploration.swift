@@ -103,17 +103,26 @@ public struct Exploration: Sendable {
     public func run(progress: (@Sendable (ExplorationProgress) -> Void)? = nil, _ body: @escaping Body) async
         -> ExplorationReport
     {
-        await explore(progress: progress) { plan, collectingTargets in
+        await explore(progress: progress) { plan, keeping in
             await Self.replay(
                 plan, timeLimit: timeLimit, stallPatience: stallPatience, failsOnLeftovers: failsOnLeftovers,
-                collectingTargets: collectingTargets, body)
+                keeping: keeping, body)
         }
     }
 
     /// One run under a plan, however it is made (a test body, a scenario); only the
     /// calibration run collects the operations injected errors may aim at (reading the log
-    /// of every run for them would cost each run for nothing).
-    typealias Trial = @Sendable (_ plan: ExplorationPlan, _ collectingTargets: Bool) async -> ExplorationOutcome
+    /// of every run for them would cost each run for nothing), and only a reported failure's
+    /// last run keeps its timeline and log.
+    typealias Trial = @Sendable (_ plan: ExplorationPlan, _ keeping: Keeping) async -> ExplorationOutcome
+
+    /// What a run keeps besides how it ended.
+    struct Keeping: Sendable {
+        /// The operations injected errors may aim at (``ExplorationOutcome/targets``).
+        var targets = false
+        /// The failed run's timeline and log (``ExplorationOutcome/artifacts``).
+        var artifacts = false
+    }
 
     /// The exploration proper, over any kind of run.
     func explore(progress: (@Sendable (ExplorationProgress) -> Void)?, _ trial: @escaping Trial) async
@@ -140,7 +149,7 @@ public struct Exploration: Sendable {
         } else {
             var calibration = ExplorationPlan.draw(seed: firstSeed, budget: budget, window: .zero ... .zero)
             calibration.faults = []
-            let outcome = await trial(calibration, true)
+            let outcome = await trial(calibration, Keeping(targets: true))
             if Task.isCancelled {
                 report.wasCancelled = true
                 return report
@@ -192,7 +201,7 @@ public struct Exploration: Sendable {
                             next,
                             ExplorationPlan.draw(seed: seeds[next], budget: budget, window: window, targets: targets)
                         )
-                        group.addTask { (index, await trial(plan, false)) }
+                        group.addTask { (index, await trial(plan, Keeping())) }
                         next += 1
                         running += 1
                     }
@@ -225,7 +234,7 @@ public struct Exploration: Sendable {
         var shrinker = ExplorationShrinker(
             failing: outcome.plan, windowEnd: windowEnd, maximumTries: shrinks ? maximumShrinkRuns : 0)
         while !Task.isCancelled, let candidate = shrinker.next() {
-            let tried = await trial(candidate, false)
+            let tried = await trial(candidate, Keeping())
             let same = tried.failed && tried.signature == outcome.signature
             shrinker.record(stillFails: same)
             if same { minimal = tried }
@@ -234,8 +243,14 @@ public struct Exploration: Sendable {
                 lastStep: shrinker.steps.last)
             progress?(notice)
         }
+        // The minimal plan once more, keeping what the run leaves for a person to look at.
+        var artifacts: RunArtifacts?
+        if !Task.isCancelled {
+            let kept = await trial(minimal.plan, Keeping(artifacts: true))
+            if kept.failed { artifacts = kept.artifacts }
+        }
         return ExplorationFailureReport(
-            found: outcome, minimal: minimal, steps: shrinker.steps, shrinkRuns: shrinker.tried)
+            found: outcome, minimal: minimal, steps: shrinker.steps, shrinkRuns: shrinker.tried, artifacts: artifacts)
     }
 
     private var parameterProblem: String? {
@@ -258,14 +273,14 @@ public struct Exploration: Sendable {
     ) async -> ExplorationOutcome {
         await replay(
             plan, timeLimit: timeLimit, stallPatience: stallPatience, failsOnLeftovers: failsOnLeftovers,
-            collectingTargets: true, body)
+            keeping: Keeping(targets: true, artifacts: true), body)
     }
 
     /// ``replay(_:timeLimit:stallPatience:failsOnLeftovers:_:)``, collecting the run's
-    /// ``ExplorationOutcome/targets`` only when asked.
+    /// ``ExplorationOutcome/targets`` and ``ExplorationOutcome/artifacts`` only when asked.
     static func replay(
         _ plan: ExplorationPlan, timeLimit: Duration, stallPatience: Duration, failsOnLeftovers: Bool,
-        collectingTargets: Bool, _ body: @escaping Body
+        keeping: Keeping, _ body: @escaping Body
     ) async -> ExplorationOutcome {
         let bridge = MockBLEBridge(configuration: plan.configuration)
         await bridge.plan(plan.faults)
@@ -277,11 +292,15 @@ public struct Exploration: Sendable {
         } catch {
             thrown = error
         }
-        let summary = await bridge.explorationSummary(collectingTargets: collectingTargets)
+        let summary = await bridge.explorationSummary(collectingTargets: keeping.targets)
         let finish = await bridge.finish()
         if thrown == nil, failsOnLeftovers, !finish.isClean { thrown = ExplorationFailure("leftovers: \(finish)") }
+        let artifacts =
+            keeping.artifacts && thrown != nil
+            ? await bridge.runArtifacts(title: "exploration seed \(plan.seed)") : nil
         return ExplorationOutcome(
-            plan: plan, error: thrown, faultsFired: summary.fired, duration: summary.duration, targets: summary.targets)
+            plan: plan, error: thrown, faultsFired: summary.fired, duration: summary.duration, targets: summary.targets,
+            artifacts: artifacts)
     }
 
     /// Throws an ``ExplorationFailure`` with `message` unless `condition` holds: how an
@@ -331,6 +350,11 @@ public struct ExplorationOutcome: Sendable {
     /// ``Exploration/replay(_:timeLimit:stallPatience:failsOnLeftovers:_:)`` and a calibration
     /// run; empty for the other runs of an exploration.
     public var targets: [PlannedFault.Target] = []
+    /// A failed run's timeline page and bridge log, kept by
+    /// ``Exploration/replay(_:timeLimit:stallPatience:failsOnLeftovers:_:)`` and for each
+    /// reported failure's minimal plan (``ExplorationFailureReport/artifacts``); `nil` for a
+    /// run that passed and for the other runs of an exploration.
+    public var artifacts: RunArtifacts?
 
     /// Whether the run failed.
     public var failed: Bool { error != nil }

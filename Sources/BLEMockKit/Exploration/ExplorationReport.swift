@@ -69,6 +69,10 @@ public struct ExplorationFailureReport: Sendable, CustomStringConvertible {
     public var steps: [String]
     /// How many candidate plans shrinking ran.
     public var shrinkRuns: Int
+    /// The timeline page and bridge log of the minimal plan's run (run once more after
+    /// shrinking to keep them); `nil` when the exploration was cancelled first, or when that
+    /// run passed (a body that does not fail the same way twice).
+    public var artifacts: RunArtifacts?
 
     /// The failing seed.
     public var seed: UInt64 { found.plan.seed }

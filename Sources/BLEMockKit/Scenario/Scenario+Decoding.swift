@@ -165,8 +165,8 @@ extension Scenario {
         return .automatic(duration: after, outcome: outcome ?? .succeeds)
     }
 
-    /// The profile a `peripheral` value names: a path (found in `profiles`) or an inline
-    /// object.
+    /// The profile a `peripheral` value names: a path (found in `profiles`), a bundled
+    /// profile (`{"bundled": "heart-rate"}`), or an inline object.
     static func profile(_ node: FixtureJSON, from profiles: ProfileSource)
         throws(FixtureError) -> (PeripheralProfile, String?)
     {
@@ -175,6 +175,7 @@ extension Scenario {
                 throw FixtureError.wrongType(
                     node, expected: "a profile path or object", example: "\"../peripherals/heart-rate.json\"")
             }
+            if node.member("bundled") != nil { return (try bundledProfile(node), nil) }
             return (try PeripheralProfile(node: node), nil)
         }
         switch profiles {
@@ -183,6 +184,18 @@ extension Scenario {
         case .bundled:
             return (try bundledProfile(at: path, node: node), path)
         }
+    }
+
+    /// The bundled profile `{"bundled": "NAME"}` names, `NAME` being a ``BundledProfile`` raw
+    /// value (a file name of the kit's `Fixtures/peripherals` without `.json`): a scenario
+    /// that needs no profile file of its own, wherever it is.
+    static func bundledProfile(_ node: FixtureJSON) throws(FixtureError) -> PeripheralProfile {
+        let object = try FixtureObject(node, fields: ["bundled"], example: #"{"bundled": "heart-rate"}"#)
+        guard let name = object["bundled"] else {
+            throw FixtureError.wrongType(node, expected: "a bundled profile", example: #"{"bundled": "heart-rate"}"#)
+        }
+        let profile = try choice(name, among: BundledProfile.self, what: "bundled profile")
+        return try PeripheralProfile(json: profile.json, file: profile.fileName)
     }
 
     /// The profile file at `path`, relative to `baseDirectory` (or the current directory).

@@ -12,7 +12,9 @@ extension TimelinePage {
         }
         page.close("ul")
         if !verdict.isEmpty {
-            let failed = steps.contains { $0.outcome == .unexpectedFailure || !$0.mismatches.isEmpty }
+            // Without steps, a verdict is a failed test's issues.
+            let failed =
+                steps.isEmpty || steps.contains { $0.outcome == .unexpectedFailure || !$0.mismatches.isEmpty }
             page.open("div", ["class": failed ? "verdict bad" : "verdict good"])
             for line in verdict { page.element("p", text: line) }
             page.close("div")

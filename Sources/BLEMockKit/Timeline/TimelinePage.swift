@@ -55,7 +55,8 @@ public struct TimelinePage: Sendable, Hashable {
     /// UUID stays in the tooltip.
     public var attributeNames: [BluetoothUUID: String]
     /// Lines summing the run up under the header, e.g. `all 5 expectations held` or one
-    /// line per failed expectation.
+    /// line per failed expectation. On a page without ``steps`` (a test's bridge log), the
+    /// lines are why the test failed, and are drawn as failures.
     public var verdict: [String]
 
     /// Creates a page.

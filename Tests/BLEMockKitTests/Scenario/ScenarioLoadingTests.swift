@@ -49,6 +49,17 @@ struct ScenarioLoadingTests {
             label: "characteristic UUID unknown", json: S.inline(steps: #"[{"op": "read", "char": "2A99"}]"#),
             kind: .unknownCharacteristic("2A99"), path: "steps[0].char", message: "no characteristic"),
         Case(
+            label: "unknown bundled profile", json: #"{"peripheral": {"bundled": "heartrate"}, "steps": []}"#,
+            kind: .unknownValue("heartrate"), path: "peripheral.bundled",
+            message: "unknown bundled profile \"heartrate\""),
+        Case(
+            label: "bundled profile with other fields",
+            json: #"{"peripheral": {"bundled": "battery", "name": "X"}, "steps": []}"#,
+            kind: .unknownField("name"), path: "peripheral.name", message: "unknown field \"name\""),
+        Case(
+            label: "bundled profile not a name", json: #"{"peripheral": {"bundled": 3}, "steps": []}"#,
+            kind: .wrongType(expected: "a string"), path: "peripheral.bundled", message: "expected a string"),
+        Case(
             label: "realistic without a seed", json: #"{"mode": "realistic", "peripheral": {}, "steps": []}"#,
             kind: .missingField("seed"), path: "", message: "realistic mode needs a seed"),
         Case(
@@ -223,6 +234,32 @@ struct ScenarioLoadingTests {
             #expect(error.kind == .valueOutOfRange)
             #expect(error.path == "rssi")
         }
+    }
+
+    @Test func anUnknownBundledProfileNamesTheNearestOne() throws {
+        let error = try #require(S.loadError(#"{"peripheral": {"bundled": "heartrate"}, "steps": []}"#))
+        let names = BundledProfile.allCases.map(\.rawValue).joined(separator: ", ")
+        #expect(error.fix == "did you mean \"heart-rate\"? use one of \(names)")
+    }
+
+    @Test func aScenarioMayNameABundledProfileAndRunsAsWithItsFile() async throws {
+        let steps =
+            #"[{"op": "scan", "for": "1s"}, {"op": "connect"}, {"op": "discover"}, {"op": "read", "char": "2A19"}]"#
+        let named = try Scenario(
+            json: Data(#"{"name": "b", "peripheral": {"bundled": "battery"}, "steps": \#(steps)}"#.utf8))
+        #expect(named.peripheral == PeripheralProfile.bundled(.battery))
+        #expect(named.peripheralPath == nil)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "scenario-bundled-\(ProcessInfo.processInfo.processIdentifier)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try BundledProfile.battery.json.write(to: directory.appendingPathComponent("battery.json"))
+        let byFile = try Scenario(
+            json: Data(#"{"name": "b", "peripheral": "battery.json", "steps": \#(steps)}"#.utf8),
+            baseDirectory: directory)
+        let namedTrace = await ScenarioRunner(named).run()
+        #expect(namedTrace.failures.isEmpty)
+        #expect(namedTrace == (await ScenarioRunner(byFile).run()))
     }
 
     @Test func aMissingScenarioFileIsAMissingFileError() {
