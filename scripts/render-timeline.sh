@@ -7,7 +7,8 @@
 # SCENARIO defaults to Fixtures/scenarios/faults-realistic.json (realistic mode: faults, a
 # lost link, failures that were expected); PNG defaults to .build/timeline/NAME.png, next to
 # the page (.build/timeline/NAME.html). The screenshot is as tall as the header and the
-# timeline (the step table below them is left out), at most 16000 pixels.
+# timeline (the step table below them is left out), at most 16000 pixels; HEIGHT=N makes it
+# N pixels tall instead (the top of the page: how README's picture, docs/images/, is made).
 #
 # Needs Chromium. On Debian or Ubuntu: `sudo apt-get install chromium` (Ubuntu's package may
 # be `chromium-browser`); elsewhere set CHROMIUM to a Chrome or Chromium binary. The browser
@@ -56,6 +57,7 @@ svg_height="$(grep -o '<svg [^>]*' "$page" | head -n 1 | sed -n 's/.* height="\(
 width=1340
 height=$(( ${svg_height:-2000} + 340 ))
 if [ "$height" -gt 16000 ]; then height=16000; fi
+if [ -n "${HEIGHT:-}" ]; then height="$HEIGHT"; fi
 
 log=".build/timeline/$name.chromium.log"
 # --no-sandbox: Chromium refuses to run as root with its sandbox (containers, CI machines).

@@ -70,7 +70,7 @@ public struct BridgeTestPlan: Sendable, Hashable {
         /// What ``MockBLEBridge/finish()`` reported.
         public var finish: FinishReport
         /// The run's bridge, finished: its log and timeline are what the run did
-        /// (``MockBLEBridge/runArtifacts(title:)`` makes the files a failed test carries).
+        /// (``MockBLEBridge/runArtifacts(title:failures:)`` makes the files a failed test carries).
         public var bridge: MockBLEBridge
 
         /// Whether the run threw nothing and left nothing over.

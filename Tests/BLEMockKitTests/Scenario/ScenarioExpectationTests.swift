@@ -143,8 +143,8 @@ struct ScenarioDocumentationTests {
         }
     }
 
-    @Test func theReadmeNamesEveryOp() throws {
-        let readme = try Self.document("README.md")
+    @Test func theScenarioArticleNamesEveryOp() throws {
+        let readme = try Self.document("Sources/BLEMockKit/BLEMockKit.docc/FixturesAndScenarios.md")
         for op in ScenarioStep.Operation.names {
             #expect(readme.contains("`\(op)`"), "\(op)")
         }
