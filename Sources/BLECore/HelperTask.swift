@@ -22,4 +22,39 @@ public enum HelperTask {
         }
         return Task(operation: operation)
     }
+
+    /// Starts a helper task (as ``start(_:)``) that owns `payload` and lets go of it before it
+    /// ends: once the task's `value` returns, the task holds nothing of it any more.
+    ///
+    /// A task keeps what its closure captured until the task object itself goes, which can be
+    /// after those awaiting its `value` have moved on; a helper that reads a manager's event
+    /// stream or sleeps on a clock would keep the manager or the clock alive a moment after it
+    /// was said to be done. Passed here instead, the payload is handed to `operation` and
+    /// released when `operation` returns.
+    @discardableResult
+    public static func start<Payload: Sendable>(
+        holding payload: Payload, _ operation: @escaping @Sendable (Payload) async -> Void
+    ) -> Task<Void, Never> {
+        let box = PayloadBox(payload)
+        return start {
+            guard let payload = box.take() else { return }
+            await operation(payload)
+        }
+    }
+}
+
+/// A helper task's payload, taken once by the task (see ``HelperTask/start(holding:_:)``).
+private final class PayloadBox<Payload: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: `payload` is written when the box is made, before the task that
+    // takes it starts (task creation orders the two), and then only by that task, once.
+    private var payload: Payload?
+
+    init(_ payload: Payload) {
+        self.payload = payload
+    }
+
+    func take() -> Payload? {
+        defer { payload = nil }
+        return payload
+    }
 }

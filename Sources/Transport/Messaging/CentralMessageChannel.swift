@@ -98,7 +98,8 @@ public actor CentralMessageChannel<C: Clock> where C.Duration == Swift.Duration 
         inbox = MessageInbox(configuration: configuration)
         (messageStream, messageSink) = AsyncStream.makeStream()
         (failureStream, failureSink) = AsyncStream.makeStream()
-        eventTask = HelperTask.start { [weak self] in
+        // The task owns the stream and lets go of it (and so of the manager) before it ends.
+        eventTask = HelperTask.start(holding: events) { [weak self] events in
             for await event in events {
                 guard let self else { return }
                 await self.handle(event)

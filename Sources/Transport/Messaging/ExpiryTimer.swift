@@ -32,7 +32,8 @@ struct ExpiryTimer<C: Clock>: Sendable where C.Duration == Swift.Duration {
         cancel()
         let token = self.token
         deadline = next
-        task = HelperTask.start {
+        // The task lets go of the clock (and whatever it keeps alive) before it ends.
+        task = HelperTask.start(holding: clock) { clock in
             do {
                 try await clock.sleep(until: next, tolerance: nil)
             } catch {
