@@ -94,6 +94,13 @@ extension LinkProfile {
     /// side of a link whose profile is not set.
     public static let unconstrained = LinkProfile(name: "unconstrained")
 
+    /// Every named profile with the name of its static property (for replay code).
+    static let named: [(name: String, profile: LinkProfile)] = [
+        ("iPhoneiOS9", .iPhoneiOS9), ("iPhoneiOS10", .iPhoneiOS10), ("iPhoneiOS18", .iPhoneiOS18),
+        ("nRF52840", .nRF52840), ("watch", .watch), ("bluetooth4Accessory", .bluetooth4Accessory),
+        ("unconstrained", .unconstrained),
+    ]
+
     /// The named phones and development kits, as centrals (what an exploration draws from when
     /// told to draw profiles).
     public static let phones: [LinkProfile] = [.iPhoneiOS9, .iPhoneiOS10, .iPhoneiOS18, .nRF52840]

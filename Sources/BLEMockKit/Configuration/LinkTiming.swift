@@ -6,6 +6,8 @@
 public struct LinkTiming: Sendable, Hashable {
     /// The time between connection events; one ATT request and its response take one
     /// interval. Defaults to 30 ms (what iOS uses by default); 7.5 ms…4 s, or zero (no time).
+    /// With a link profile, a link's events fall at the negotiated interval instead; this one
+    /// still times the connection's establishment.
     public var connectionInterval: Duration
     /// The largest random deviation added to or taken from each latency, drawn with the seeded
     /// generator: not negative, and at most the connection interval when that is not zero.
@@ -15,7 +17,8 @@ public struct LinkTiming: Sendable, Hashable {
     /// (drawn per attempt).
     public var connectionLatency: ClosedRange<Duration>
     /// How many queued packets (writes without response, notifications) one connection event
-    /// carries, at least 1. Defaults to 4.
+    /// carries, at least 1. Defaults to 4. With a link profile (``centralProfile``,
+    /// ``peripheralProfile``) the negotiated link's packet budget replaces it.
     public var packetsPerConnectionEvent: Int
     /// How long a link survives after the peripheral goes out of range before it is dropped
     /// with `connectionTimeout`: 100 ms…32 s, or zero. Defaults to 720 ms (iOS's minimum

@@ -29,6 +29,8 @@ struct LinkProfileTests {
         (.leCodedS8, 251, true, .microseconds(17_040)),
         (.leCodedS2, 0, false, .microseconds(462)),
         (.leCodedS2, 27, false, .microseconds(894)),
+        (.leCodedS2, 251, true, .microseconds(4_542)),
+        (.leCodedS8, 27, false, .microseconds(2_448)),
     ]
 
     @Test("A packet's air time is its bytes at the PHY's bit time, as computed by hand", arguments: airTimes)
