@@ -91,7 +91,9 @@ struct Link: Sendable {
     /// 4-byte L2CAP header cut at the data length. Writes without response, notifications,
     /// indications and read responses are costed by their values; requests, other responses,
     /// confirmations, signalling and L2CAP frames as one packet each.
-    func packets(of pdu: PDU) -> Int {
+    /// (Static, taking the one field it needs: read through ``SlotTable/subscript(at:)``, a
+    /// field is reached without copying the whole link.)
+    static func packets(of pdu: PDU, on negotiated: NegotiatedLink?) -> Int {
         guard let negotiated else { return 1 }
         switch pdu {
         case .command(let command): return negotiated.packets(l2capBytes: 3 + command.value.count + 4)

@@ -90,19 +90,24 @@ extension World {
         // arrives in this event waits for the next one.
         var budget = links[at: slot].packetsPerEvent
         var queuedBefore = links[at: slot].toPeripheral.count
+        let negotiated = links[at: slot].negotiated
         let commandsBefore = commandQueueReporters.isEmpty ? 0 : links[at: slot].queuedCommands
         while budget > 0, queuedBefore > 0, links.contains(slot: slot, generation: generation),
-            let head = links[at: slot].toPeripheral.first
+            !links[at: slot].toPeripheral.isEmpty
         {
-            // A PDU longer than the event's room sends what fits and finishes in a later event.
-            let left = links[at: slot].packets(of: head) - links[at: slot].toPeripheralPacketsSent
-            guard left <= budget else {
-                links.entries[slot]!.toPeripheralPacketsSent += budget
-                break
+            // Without profiles every PDU is one packet; with them, a PDU longer than the event's
+            // room sends what fits and finishes in a later event.
+            var left = 1
+            if let negotiated, let head = links[at: slot].toPeripheral.first {
+                left = Link.packets(of: head, on: negotiated) - links[at: slot].toPeripheralPacketsSent
+                guard left <= budget else {
+                    links.entries[slot]!.toPeripheralPacketsSent += budget
+                    break
+                }
+                links.entries[slot]!.toPeripheralPacketsSent = 0
             }
             budget -= left
             queuedBefore -= 1
-            links.entries[slot]!.toPeripheralPacketsSent = 0
             guard let pdu = links.entries[slot]!.toPeripheral.popFirst() else { break }
             peripheralReceives(pdu, on: key)
         }
@@ -130,20 +135,25 @@ extension World {
         let generation = links[at: slot].generation
         let key = links[at: slot].key
         var updates = 0
+        let negotiated = links[at: slot].negotiated
         while links.contains(slot: slot, generation: generation),
             links[at: slot].sentToCentralInLastEvent < links[at: slot].packetsPerEvent,
-            let head = links[at: slot].toCentral.first
+            !links[at: slot].toCentral.isEmpty
         {
-            if links[at: slot].indicationOutstanding, head.isIndication { break }
-            // A PDU longer than the event's room sends what fits and finishes in a later event.
-            let room = links[at: slot].packetsPerEvent - links[at: slot].sentToCentralInLastEvent
-            let left = links[at: slot].packets(of: head) - links[at: slot].toCentralPacketsSent
-            guard left <= room else {
-                links.entries[slot]!.toCentralPacketsSent += room
-                links.entries[slot]!.sentToCentralInLastEvent += room
-                break
+            if links[at: slot].indicationOutstanding, links[at: slot].toCentral.first?.isIndication == true { break }
+            // Without profiles every PDU is one packet; with them, a PDU longer than the event's
+            // room sends what fits and finishes in a later event.
+            var left = 1
+            if let negotiated, let head = links[at: slot].toCentral.first {
+                let room = links[at: slot].packetsPerEvent - links[at: slot].sentToCentralInLastEvent
+                left = Link.packets(of: head, on: negotiated) - links[at: slot].toCentralPacketsSent
+                guard left <= room else {
+                    links.entries[slot]!.toCentralPacketsSent += room
+                    links.entries[slot]!.sentToCentralInLastEvent += room
+                    break
+                }
+                links.entries[slot]!.toCentralPacketsSent = 0
             }
-            links.entries[slot]!.toCentralPacketsSent = 0
             // Taken out of the pipe, not copied: the packet crosses once.
             guard let next = links.entries[slot]!.toCentral.popFirst() else { break }
             links.entries[slot]!.sentToCentralInLastEvent += left

@@ -134,6 +134,10 @@ struct LinkProfileTests {
         // 16–40 ms on iOS: 30 ms, the first multiple of 15 ms in range.
         eager.preferredConnectionIntervals = .milliseconds(16) ... .milliseconds(40)
         #expect(NegotiatedLink(central: .iPhoneiOS18, peripheral: eager).connectionInterval == .milliseconds(30))
+        // Asked for 3–4 s, beyond the 2 s iOS grants: its default.
+        eager.preferredConnectionIntervals = .seconds(3) ... .seconds(4)
+        #expect(NegotiatedLink(central: .iPhoneiOS18, peripheral: eager).connectionInterval == .milliseconds(30))
+        #expect(NegotiatedLink(central: .nRF52840, peripheral: eager).connectionInterval == .seconds(3))
         // The accessory's 30–50 ms with the nRF52840: 30 ms.
         #expect(
             NegotiatedLink(central: .nRF52840, peripheral: .bluetooth4Accessory).connectionInterval
