@@ -92,7 +92,7 @@ struct BenchCommandTests {
         let figures = try await Benchmark(sizes: sizes).run(suites: [.throughput])
         #expect(
             figures.map(\.name)
-                == ["iphone-ios9", "iphone-ios10", "iphone-ios18", "nrf52840"].flatMap {
+                == ["iphone-ios9", "iphone-ios10", "iphone-ios18", "nrf52840", "nrf52832"].flatMap {
                     ["throughput.\($0).notify", "throughput.\($0).write"]
                 })
         for figure in figures {

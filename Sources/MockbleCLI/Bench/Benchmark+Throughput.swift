@@ -51,6 +51,7 @@ enum ThroughputRig {
         Row(key: "iphone-ios10", central: .iPhoneiOS10, peripheral: .watch, valueLength: nil, cited: 97_067),
         Row(key: "iphone-ios18", central: .iPhoneiOS18, peripheral: .watch, valueLength: nil, cited: 350_000),
         Row(key: "nrf52840", central: .nRF52840, peripheral: .nRF52840, valueLength: nil, cited: 1_327_500),
+        Row(key: "nrf52832", central: .nRF52832, peripheral: .nRF52832, valueLength: nil, cited: 800_000),
     ]
 
     static let service: BluetoothUUID = "FD00"

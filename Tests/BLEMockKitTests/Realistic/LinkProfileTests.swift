@@ -72,6 +72,11 @@ struct LinkProfileTests {
 
     @Test("An event carries as many exchanges as fit in the interval, up to the packet limit")
     func packetsPerEvent() {
+        // LE 1M, 251-byte packets: 2,088 + 150 + 80 + 150 µs; 50 ms fits 20.
+        let oneMegabit = NegotiatedLink(central: .nRF52832, peripheral: .nRF52832)
+        #expect(oneMegabit.phy == .le1M)
+        #expect(oneMegabit.exchangeTime(mtu: 247) == .microseconds(2_468))
+        #expect(oneMegabit.packetsPerEvent(mtu: 247) == 20)
         // 50 ms / 1,392 µs: 35 exchanges, no limit.
         #expect(NegotiatedLink(central: .nRF52840, peripheral: .nRF52840).packetsPerEvent(mtu: 247) == 35)
         // 15 ms fits 10 exchanges of LE 2M; iOS 18's limit is 3.
@@ -155,6 +160,6 @@ struct LinkProfileTests {
         peripheralOnly.peripheralProfile = .watch
         #expect(peripheralOnly.negotiated == NegotiatedLink(central: .unconstrained, peripheral: .watch))
         #expect(LinkTiming.realistic(central: .iPhoneiOS9, peripheral: .watch).centralProfile == .iPhoneiOS9)
-        #expect(LinkProfile.phones == [.iPhoneiOS9, .iPhoneiOS10, .iPhoneiOS18, .nRF52840])
+        #expect(LinkProfile.phones == [.iPhoneiOS9, .iPhoneiOS10, .iPhoneiOS18, .nRF52840, .nRF52832])
     }
 }
