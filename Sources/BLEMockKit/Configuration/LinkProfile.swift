@@ -5,9 +5,9 @@
 ///
 /// A bridge whose ``LinkTiming/centralProfile`` or ``LinkTiming/peripheralProfile`` is set
 /// times every link from first principles: the two profiles are negotiated as the link
-/// layer does (``LinkTiming/negotiated(central:peripheral:)``: the smaller data length,
-/// ATT_MTU and packet limit, the fastest PHY both support, the interval the central grants
-/// for what the peripheral asks), each packet costs its air time on that PHY
+/// layer does (``NegotiatedLink``: the smaller data length, ATT_MTU and packet limit, the
+/// fastest PHY both support, the interval the central grants for what the peripheral asks),
+/// each packet costs its air time on that PHY
 /// (``LinkPHY/airTime(payload:encrypted:)``), an ATT PDU is cut into link-layer packets of at
 /// most the data length, and a connection event carries as many packets as fit in the
 /// interval and as the profiles allow.
