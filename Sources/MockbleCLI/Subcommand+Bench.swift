@@ -19,7 +19,9 @@ extension Subcommand {
             plain memory copy for reference), scan (10,000 advertising peripherals), connections
             (100 centrals x 10 peripherals), memory (resident bytes per idle peripheral; Linux),
             explore (seeds explored per second: a 4 KiB upload over writes without response
-            and a commit, faults on, on every core).
+            and a commit, faults on, on every core), throughput (each named phone link
+            profile's simulated notification and write-without-response throughput, in kb/s
+            of virtual time, within 20% of the figure its source publishes).
 
             Options:
               --quick         Fewer repetitions (same workloads), for a smoke run.

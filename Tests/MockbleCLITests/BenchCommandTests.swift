@@ -85,6 +85,27 @@ struct BenchCommandTests {
         #expect(status == (allMeet ? .success : .failure))
     }
 
+    @Test("The throughput suite holds each phone profile's notification and write streams to its cited figure")
+    func theThroughputSuiteMeetsItsCitedFigures() async throws {
+        var sizes = Benchmark.Sizes.quick
+        sizes.throughputValues = 120
+        let figures = try await Benchmark(sizes: sizes).run(suites: [.throughput])
+        #expect(
+            figures.map(\.name)
+                == ["iphone-ios9", "iphone-ios10", "iphone-ios18", "nrf52840", "nrf52832"].flatMap {
+                    ["throughput.\($0).notify", "throughput.\($0).write"]
+                })
+        for figure in figures {
+            #expect(figure.unit == "kb/s")
+            #expect(figure.meets, "\(figure.textLine)")
+            guard case .within(_, let fraction) = figure.target else {
+                Issue.record("\(figure.name): \(figure.target)")
+                continue
+            }
+            #expect(fraction == 0.2)
+        }
+    }
+
     @Test("The operations, realistic, transport and scan suites each measure their named figures")
     func theOtherSuitesMeasureTheirFigures() async throws {
         let tiny = Benchmark.Sizes(
@@ -169,6 +190,18 @@ struct BenchFigureTests {
         #expect(figure(1, .exactly(1)).meets)
         #expect(!figure(2, .exactly(1)).meets)
         #expect(figure(-1, .reference).meets)
+        #expect(figure(120, .within(100, fraction: 0.2)).meets)
+        #expect(figure(80, .within(100, fraction: 0.2)).meets)
+        #expect(!figure(120.1, .within(100, fraction: 0.2)).meets)
+        #expect(!figure(79.9, .within(100, fraction: 0.2)).meets)
+    }
+
+    @Test func aWithinTargetPrintsItsToleranceAndValue() {
+        let held = figure(388, .within(350, fraction: 0.2))
+        #expect(held.targetDescription == "±20% 350 u")
+        #expect(held.textLine.hasSuffix("meets"))
+        #expect(held.jsonLine.contains(#""target":"±20% 350","meets":true"#))
+        #expect(figure(500, .within(350, fraction: 0.2)).textLine.hasSuffix("MISSES"))
     }
 
     @Test func jsonLinesCarryTheRequiredFields() throws {

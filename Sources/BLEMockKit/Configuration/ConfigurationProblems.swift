@@ -86,6 +86,10 @@ extension LinkTiming {
         {
             return problem
         }
+        if connectionInterval == .zero, centralProfile != nil || peripheralProfile != nil {
+            return "\(owner()).\(centralProfile != nil ? "centralProfile" : "peripheralProfile"): a link profile "
+                + "needs realistic timing (a connectionInterval above zero); use LinkTiming.realistic(central:peripheral:)"
+        }
         if connectionInterval > .zero && jitter > connectionInterval {
             return ConfigurationProblems.outside(
                 "\(owner()).jitter", FixtureDuration.string(jitter),
@@ -101,6 +105,8 @@ extension LinkTiming {
             ?? ConfigurationProblems.check(
                 "\(owner()).attTransactionTimeout", attTransactionTimeout,
                 in: ConfigurationProblems.attTransactionTimeouts)
+            ?? centralProfile.flatMap { $0.problem(in: "\(owner()).centralProfile") }
+            ?? peripheralProfile.flatMap { $0.problem(in: "\(owner()).peripheralProfile") }
     }
 }
 

@@ -6,6 +6,8 @@
 public struct LinkTiming: Sendable, Hashable {
     /// The time between connection events; one ATT request and its response take one
     /// interval. Defaults to 30 ms (what iOS uses by default); 7.5 ms…4 s, or zero (no time).
+    /// With a link profile, a link's events fall at the negotiated interval instead; this one
+    /// still times the connection's establishment.
     public var connectionInterval: Duration
     /// The largest random deviation added to or taken from each latency, drawn with the seeded
     /// generator: not negative, and at most the connection interval when that is not zero.
@@ -15,7 +17,8 @@ public struct LinkTiming: Sendable, Hashable {
     /// (drawn per attempt).
     public var connectionLatency: ClosedRange<Duration>
     /// How many queued packets (writes without response, notifications) one connection event
-    /// carries, at least 1. Defaults to 4.
+    /// carries, at least 1. Defaults to 4. With a link profile (``centralProfile``,
+    /// ``peripheralProfile``) the negotiated link's packet budget replaces it.
     public var packetsPerConnectionEvent: Int
     /// How long a link survives after the peripheral goes out of range before it is dropped
     /// with `connectionTimeout`: 100 ms…32 s, or zero. Defaults to 720 ms (iOS's minimum
@@ -29,14 +32,31 @@ public struct LinkTiming: Sendable, Hashable {
     /// `CoreBluetoothError.Code.connectionTimeout`, and the central's disconnect event carries
     /// no error, as iOS reports it (see the Fidelity article). 1 ms…1 hour.
     public var attTransactionTimeout: Duration
+    /// The phone (or other central) whose link-layer limits every link obeys, or `nil`. When
+    /// this or ``peripheralProfile`` is set (with a nonzero ``connectionInterval``), each link
+    /// is timed from first principles: the two profiles are negotiated when it comes up
+    /// (``NegotiatedLink``; an unset side is ``LinkProfile/unconstrained``), its connection
+    /// events fall at the negotiated interval (jittered by ``jitter``), its ATT_MTU is at most
+    /// the smaller ATT_MTU offer, an ATT PDU costs as many link-layer packets as the data length
+    /// cuts it into, and an event carries as many packets as fit in the interval at the
+    /// negotiated PHY and as the profiles allow, in place of ``connectionInterval`` and
+    /// ``packetsPerConnectionEvent`` (which still time the connection's establishment). Defaults
+    /// to `nil`: links behave exactly as without profiles.
+    public var centralProfile: LinkProfile?
+    /// The peripheral whose link-layer limits and interval preference every link obeys, or
+    /// `nil` (see ``centralProfile``). Defaults to `nil`.
+    public var peripheralProfile: LinkProfile?
 
     /// Creates link timing.
     public init(
         connectionInterval: Duration = .milliseconds(30), jitter: Duration = .milliseconds(2),
         connectionLatency: ClosedRange<Duration> = .milliseconds(50) ... .milliseconds(150),
         packetsPerConnectionEvent: Int = 4, supervisionTimeout: Duration = .milliseconds(720),
-        attTransactionTimeout: Duration = .seconds(30)
+        attTransactionTimeout: Duration = .seconds(30), centralProfile: LinkProfile? = nil,
+        peripheralProfile: LinkProfile? = nil
     ) {
+        self.centralProfile = centralProfile
+        self.peripheralProfile = peripheralProfile
         self.connectionInterval = connectionInterval
         self.jitter = jitter
         self.connectionLatency = connectionLatency
@@ -53,6 +73,22 @@ public struct LinkTiming: Sendable, Hashable {
 
     /// Typical timing of a phone talking to a peripheral.
     public static let realistic = LinkTiming()
+
+    /// ``realistic`` timing with the link-layer limits of `central` and `peripheral`, e.g.
+    /// `.realistic(central: .iPhoneiOS18, peripheral: .watch)`.
+    public static func realistic(central: LinkProfile, peripheral: LinkProfile = .unconstrained) -> LinkTiming {
+        var timing = LinkTiming.realistic
+        timing.centralProfile = central
+        timing.peripheralProfile = peripheral
+        return timing
+    }
+
+    /// What the profiles negotiate, or `nil` when neither is set or the timing is instant.
+    public var negotiated: NegotiatedLink? {
+        guard centralProfile != nil || peripheralProfile != nil, connectionInterval > .zero else { return nil }
+        return NegotiatedLink(
+            central: centralProfile ?? .unconstrained, peripheral: peripheralProfile ?? .unconstrained)
+    }
 
     /// Whether operations take no time at all.
     public var isInstant: Bool { connectionInterval == .zero && connectionLatency.upperBound == .zero }

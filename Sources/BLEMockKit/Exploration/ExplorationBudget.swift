@@ -45,6 +45,10 @@ public struct ExplorationBudget: Sendable, Hashable {
     /// The ATT errors an ``PlannedFault/Kind/attError`` may answer with. Defaults to
     /// unlikely error (0x0E), insufficient resources (0x11) and an application error (0x80).
     public var attErrors: [ATTError.Code]
+    /// The phones a run may be on: each plan draws one evenly as its
+    /// ``LinkConditions/centralProfile`` (e.g. ``LinkProfile/phones``). Defaults to none: no
+    /// profile, and plans are drawn as before profiles existed.
+    public var profiles: [LinkProfile] = []
 
     /// Creates a budget; every argument has the default described on its property.
     public init(
@@ -104,6 +108,7 @@ public struct ExplorationBudget: Sendable, Hashable {
                 ConfigurationProblems.check("\(owner).updateQueueCapacity", atLeast: 1, $0.lowerBound)
             },
             window.flatMap { ConfigurationProblems.check("\(owner).window", nonNegative: $0.lowerBound) },
+            profiles.indices.lazy.compactMap { profiles[$0].problem(in: "\(owner).profiles[\($0)]") }.first,
             ConfigurationProblems.check("\(owner).faultDuration", nonNegative: faultDuration.lowerBound),
             faultKinds.contains(.attError) && attErrors.isEmpty
                 ? "\(owner).attErrors: empty, but .attError faults may be drawn; give an error or leave the kind out"

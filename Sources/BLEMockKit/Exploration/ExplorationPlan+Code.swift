@@ -46,6 +46,7 @@ extension LinkConditions {
             arguments.append("writeWithoutResponseQueueCapacity: \(writeWithoutResponseQueueCapacity)")
         }
         if let updateQueueCapacity { arguments.append("updateQueueCapacity: \(updateQueueCapacity)") }
+        if let centralProfile { arguments.append("centralProfile: \(centralProfile.swiftCode)") }
         return "LinkConditions(\(arguments.joined(separator: ", ")))"
     }
 
@@ -61,6 +62,31 @@ extension LinkConditions {
             return ".\(name)(\(sign)\(magnitude / unit))"
         }
         return ".nanoseconds(\(sign)\(magnitude))"
+    }
+}
+
+extension LinkProfile {
+    /// The Swift expression that makes this profile: a named one's name (`.iPhoneiOS18`),
+    /// else the initializer with every field.
+    var swiftCode: String {
+        if let named = Self.named.first(where: { $0.profile == self }) { return ".\(named.name)" }
+        let code = LinkConditions.swiftCode
+        let phyList = LinkPHY.allCases.filter(phys.contains).map { ".\($0.rawValue)" }.joined(separator: ", ")
+        var arguments = [
+            "name: \"\(name)\"",
+            "connectionIntervals: \(code(connectionIntervals.lowerBound)) ... \(code(connectionIntervals.upperBound))",
+            "connectionIntervalStep: \(code(connectionIntervalStep))",
+            "defaultConnectionInterval: \(code(defaultConnectionInterval))",
+        ]
+        if let preferred = preferredConnectionIntervals {
+            arguments.append(
+                "preferredConnectionIntervals: \(code(preferred.lowerBound)) ... \(code(preferred.upperBound))")
+        }
+        arguments.append("maximumDataLength: \(maximumDataLength)")
+        arguments.append("phys: [\(phyList)]")
+        if let packetsPerConnectionEvent { arguments.append("packetsPerConnectionEvent: \(packetsPerConnectionEvent)") }
+        arguments.append("attMTU: \(attMTU)")
+        return "LinkProfile(\(arguments.joined(separator: ", ")))"
     }
 }
 

@@ -80,9 +80,11 @@ public struct ExplorationPlan: Sendable, Hashable {
             random.int(in: max(1, $0.lowerBound)...max(1, $0.upperBound))
         }
         let updates = budget.updateQueueCapacity.map { random.int(in: max(1, $0.lowerBound)...max(1, $0.upperBound)) }
+        // Drawn last, and only from a budget with profiles: other budgets draw as before.
+        let profile = budget.profiles.isEmpty ? nil : budget.profiles[random.int(in: 0..<budget.profiles.count)]
         return LinkConditions(
             mtu: mtu, connectionInterval: interval, jitter: jitter, packetsPerConnectionEvent: packets,
-            writeWithoutResponseQueueCapacity: commands, updateQueueCapacity: updates)
+            writeWithoutResponseQueueCapacity: commands, updateQueueCapacity: updates, centralProfile: profile)
     }
 
     private static func drawFault(

@@ -161,6 +161,8 @@ public struct ExplorationCoverage: Sendable, Hashable {
     public var connectionInterval: ClosedRange<Duration>?
     public var writeWithoutResponseQueueCapacity: ClosedRange<Int>?
     public var updateQueueCapacity: ClosedRange<Int>?
+    /// Runs per phone profile, by its name (runs without one are not counted).
+    public var phones: [String: Int] = [:]
     /// Runs by how many faults they had.
     public var runsByFaultCount: [Int: Int] = [:]
     /// Runs counted.
@@ -194,6 +196,7 @@ public struct ExplorationCoverage: Sendable, Hashable {
         if let band = Self.bands.first(where: { $0.range.contains(conditions.mtu) }) {
             mtuBands[band.name, default: 0] += 1
         }
+        if let phone = conditions.centralProfile { phones[phone.name, default: 0] += 1 }
         mtu = Self.widen(mtu, conditions.mtu)
         connectionInterval = Self.widen(connectionInterval, conditions.connectionInterval)
         if let capacity = conditions.writeWithoutResponseQueueCapacity {
@@ -254,6 +257,9 @@ public struct ExplorationCoverage: Sendable, Hashable {
         }
         if let updateQueueCapacity {
             lines.append("  update queue \(updateQueueCapacity.lowerBound)…\(updateQueueCapacity.upperBound)")
+        }
+        if !phones.isEmpty {
+            lines.append("  phones: " + phones.keys.sorted().map { "\($0): \(phones[$0]!)" }.joined(separator: ", "))
         }
         let counts = runsByFaultCount.keys.sorted().map { "\($0): \(runsByFaultCount[$0]!)" }.joined(separator: ", ")
         lines.append("  runs by number of faults: \(counts.isEmpty ? "-" : counts)")

@@ -148,6 +148,7 @@ public struct ExplorationShrinker: Sendable {
         }
         condition({ $0.writeWithoutResponseQueueCapacity = nil }, "write-without-response queue as configured")
         condition({ $0.updateQueueCapacity = nil }, "update queue as configured")
+        condition({ $0.centralProfile = nil }, "no phone profile")
         condition({ $0.jitter = .zero }, "no jitter")
         condition(
             { $0.connectionInterval = roomy.connectionInterval },

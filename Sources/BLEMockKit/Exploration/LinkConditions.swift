@@ -15,13 +15,19 @@ public struct LinkConditions: Sendable, Hashable {
     public var writeWithoutResponseQueueCapacity: Int?
     /// The capacity of each peripheral's notification queue, or `nil` for the manager's own.
     public var updateQueueCapacity: Int?
+    /// The phone whose link-layer limits every link obeys (``LinkTiming/centralProfile``), or
+    /// `nil`. With one, a link's interval and packets per event come from negotiating it with
+    /// an unconstrained peripheral, not from ``connectionInterval`` and
+    /// ``packetsPerConnectionEvent``.
+    public var centralProfile: LinkProfile?
 
     /// Creates conditions.
     public init(
         mtu: Int, connectionInterval: Duration = .milliseconds(30), jitter: Duration = .zero,
         packetsPerConnectionEvent: Int = 4, writeWithoutResponseQueueCapacity: Int? = nil,
-        updateQueueCapacity: Int? = nil
+        updateQueueCapacity: Int? = nil, centralProfile: LinkProfile? = nil
     ) {
+        self.centralProfile = centralProfile
         self.mtu = mtu
         self.connectionInterval = connectionInterval
         self.jitter = jitter
@@ -35,12 +41,13 @@ public struct LinkConditions: Sendable, Hashable {
     public static var roomy: LinkConditions { LinkConditions(mtu: 517) }
 
     /// The timing of a bridge with these conditions: ``LinkTiming/realistic`` with this
-    /// interval, jitter and packets per event.
+    /// interval, jitter, packets per event and phone profile.
     public var timing: LinkTiming {
         var timing = LinkTiming.realistic
         timing.connectionInterval = connectionInterval
         timing.jitter = min(jitter, connectionInterval)
         timing.packetsPerConnectionEvent = packetsPerConnectionEvent
+        timing.centralProfile = centralProfile
         return timing
     }
 
@@ -54,16 +61,18 @@ public struct LinkConditions: Sendable, Hashable {
 
 extension LinkConditions: CustomStringConvertible {
     /// The conditions in words, e.g. `"ATT_MTU 23, interval 30ms ± 2ms, 4 packets per event,
-    /// write-without-response queue 3, update queue as configured"`.
+    /// write-without-response queue 3, update queue as configured"`, and the phone's name
+    /// when there is a profile (`"…, phone iPhone 6s, iOS 10"`).
     public var description: String {
         let jitterText = jitter == .zero ? "" : " ± \(FixtureDuration.string(jitter))"
         let commands = writeWithoutResponseQueueCapacity.map { "write-without-response queue \($0)" }
         let updates = updateQueueCapacity.map { "update queue \($0)" }
+        let phone = centralProfile.map { "phone \($0.name)" }
         return
             ([
                 "ATT_MTU \(mtu)", "interval \(FixtureDuration.string(connectionInterval))\(jitterText)",
                 "\(packetsPerConnectionEvent) packet\(packetsPerConnectionEvent == 1 ? "" : "s") per event",
             ]
-            + [commands, updates].compactMap { $0 }).joined(separator: ", ")
+            + [commands, updates, phone].compactMap { $0 }).joined(separator: ", ")
     }
 }

@@ -35,6 +35,16 @@ struct Link: Sendable {
     /// it: an answer the peripheral gives in the same instant still goes in that event.
     var lastEvent: VirtualClock.Instant?
     var sentToCentralInLastEvent = 0
+    /// What the bridge's link profiles negotiated for this link, or `nil` without profiles:
+    /// then every packet is one link-layer packet and the interval is the timing's.
+    var negotiated: NegotiatedLink?
+    /// Link-layer packets crossing each way in one connection event (worked out once, when the
+    /// link comes up).
+    var packetsPerEvent: Int
+    /// Link-layer packets of the packet at the head of each pipe already sent in earlier
+    /// connection events (a long ATT PDU cut at the data length can span events).
+    var toPeripheralPacketsSent = 0
+    var toCentralPacketsSent = 0
     /// The GATT procedure holding the ATT bearer (one request outstanding at a time).
     var bearer: OperationID?
     /// GATT procedures waiting for the bearer, in the order they started.
@@ -65,10 +75,31 @@ struct Link: Sendable {
     /// ``maximumValueLength`` at an ATT_MTU.
     static func maximumValueLength(mtu: Int) -> Int { min(mtu - 3, GATTDatabase.maximumValueLength) }
 
-    init(key: LinkKey, generation: Int, mtu: Int, random: SeededGenerator) {
+    init(
+        key: LinkKey, generation: Int, mtu: Int, random: SeededGenerator, negotiated: NegotiatedLink? = nil,
+        packetsPerEvent: Int
+    ) {
         self.key = key
         self.generation = generation
         self.mtu = mtu
         self.random = random
+        self.negotiated = negotiated
+        self.packetsPerEvent = packetsPerEvent
+    }
+
+    /// The link-layer packets `pdu` costs: one without profiles; with them, its ATT bytes and
+    /// 4-byte L2CAP header cut at the data length. Writes without response, notifications,
+    /// indications and read responses are costed by their values; requests, other responses,
+    /// confirmations, signalling and L2CAP frames as one packet each.
+    /// (Static, taking the one field it needs: read through ``SlotTable/subscript(at:)``, a
+    /// field is reached without copying the whole link.)
+    static func packets(of pdu: PDU, on negotiated: NegotiatedLink?) -> Int {
+        guard let negotiated else { return 1 }
+        switch pdu {
+        case .command(let command): return negotiated.packets(l2capBytes: 3 + command.value.count + 4)
+        case .update(let update): return negotiated.packets(l2capBytes: 3 + update.value.count + 4)
+        case .response(_, .value(let value)): return negotiated.packets(l2capBytes: 1 + value.count + 4)
+        default: return 1
+        }
     }
 }

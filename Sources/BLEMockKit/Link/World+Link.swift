@@ -12,7 +12,9 @@ import BLECore
 /// Everything a side sends goes through it: ATT requests and responses, write commands,
 /// notifications and indications with their confirmations, L2CAP signalling and K-frames.
 /// At each connection event up to ``LinkTiming/packetsPerConnectionEvent`` packets cross
-/// each way, central to peripheral first; the peripheral's answer to a request that crossed
+/// each way, central to peripheral first (with link profiles, as many link-layer packets as
+/// the negotiated link fits in an event, an ATT PDU costing as many as the data length cuts it
+/// into, and a long one finishing in a later event); the peripheral's answer to a request that crossed
 /// in an event goes back in the same event when the peripheral gives it in that instant
 /// (the stack answers at once; a handler or an app that answers without letting virtual
 /// time pass does too), else at the next one. So nothing overtakes what the same side sent
@@ -24,9 +26,6 @@ import BLECore
 /// fall at `now`. While the peripheral is out of range the events go on but nothing crosses,
 /// until it is heard again or the supervision timeout ends the link.
 extension World {
-    /// Packets crossing each way in one connection event.
-    var packetsPerEvent: Int { max(1, timing.packetsPerConnectionEvent) }
-
     /// Sends a packet from the central.
     mutating func sendToPeripheral(_ pdu: PDU, on key: LinkKey) {
         guard let slot = links.position(of: key) else { return }
@@ -59,7 +58,9 @@ extension World {
         links.entries[slot]!.eventScheduled = true
         let interval =
             timing.connectionInterval > .zero
-            ? Self.connectionInterval(timing, using: &links.entries[slot]!.random) : .zero
+            ? Self.connectionInterval(
+                timing, negotiated: links[at: slot].negotiated?.connectionInterval,
+                using: &links.entries[slot]!.random) : .zero
         schedule.schedule(
             .connectionEvent(slot: slot, generation: links[at: slot].generation), at: now.advanced(by: interval))
     }
@@ -87,12 +88,27 @@ extension World {
         links.entries[slot]!.sentToCentralInLastEvent = 0
         // What the central sent before the event crosses; what it sends in reaction to what
         // arrives in this event waits for the next one.
-        var budget = min(packetsPerEvent, links[at: slot].toPeripheral.count)
+        var budget = links[at: slot].packetsPerEvent
+        var queuedBefore = links[at: slot].toPeripheral.count
+        let negotiated = links[at: slot].negotiated
         let commandsBefore = commandQueueReporters.isEmpty ? 0 : links[at: slot].queuedCommands
-        while budget > 0, links.contains(slot: slot, generation: generation),
-            let pdu = links.entries[slot]!.toPeripheral.popFirst()
+        while budget > 0, queuedBefore > 0, links.contains(slot: slot, generation: generation),
+            !links[at: slot].toPeripheral.isEmpty
         {
-            budget -= 1
+            // Without profiles every PDU is one packet; with them, a PDU longer than the event's
+            // room sends what fits and finishes in a later event.
+            var left = 1
+            if let negotiated, let head = links[at: slot].toPeripheral.first {
+                left = Link.packets(of: head, on: negotiated) - links[at: slot].toPeripheralPacketsSent
+                guard left <= budget else {
+                    links.entries[slot]!.toPeripheralPacketsSent += budget
+                    break
+                }
+                links.entries[slot]!.toPeripheralPacketsSent = 0
+            }
+            budget -= left
+            queuedBefore -= 1
+            guard let pdu = links.entries[slot]!.toPeripheral.popFirst() else { break }
             peripheralReceives(pdu, on: key)
         }
         guard links.contains(slot: slot, generation: generation) else { return }
@@ -119,13 +135,28 @@ extension World {
         let generation = links[at: slot].generation
         let key = links[at: slot].key
         var updates = 0
+        let negotiated = links[at: slot].negotiated
         while links.contains(slot: slot, generation: generation),
-            links[at: slot].sentToCentralInLastEvent < packetsPerEvent, !links[at: slot].toCentral.isEmpty
+            links[at: slot].sentToCentralInLastEvent < links[at: slot].packetsPerEvent,
+            !links[at: slot].toCentral.isEmpty
         {
             if links[at: slot].indicationOutstanding, links[at: slot].toCentral.first?.isIndication == true { break }
+            // Without profiles every PDU is one packet; with them, a PDU longer than the event's
+            // room sends what fits and finishes in a later event.
+            var left = 1
+            if let negotiated, let head = links[at: slot].toCentral.first {
+                let room = links[at: slot].packetsPerEvent - links[at: slot].sentToCentralInLastEvent
+                left = Link.packets(of: head, on: negotiated) - links[at: slot].toCentralPacketsSent
+                guard left <= room else {
+                    links.entries[slot]!.toCentralPacketsSent += room
+                    links.entries[slot]!.sentToCentralInLastEvent += room
+                    break
+                }
+                links.entries[slot]!.toCentralPacketsSent = 0
+            }
             // Taken out of the pipe, not copied: the packet crosses once.
             guard let next = links.entries[slot]!.toCentral.popFirst() else { break }
-            links.entries[slot]!.sentToCentralInLastEvent += 1
+            links.entries[slot]!.sentToCentralInLastEvent += left
             if case .update = next { updates += 1 }
             centralReceives(next, on: key)
         }

@@ -171,7 +171,10 @@ extension World {
             timing.connectionInterval > .zero
             ? random.derived("link").derived(
                 "\(key.central.canonicalString)/\(key.peripheral.canonicalString)/\(generation)") : random
-        links[key] = Link(key: key, generation: generation, mtu: mtu, random: stream)
+        let negotiated = timing.negotiated
+        links[key] = Link(
+            key: key, generation: generation, mtu: mtu, random: stream, negotiated: negotiated,
+            packetsPerEvent: negotiated?.packetsPerEvent(mtu: mtu) ?? max(1, timing.packetsPerConnectionEvent))
         systemChanges &+= 1
         if centralBonds.contains(key) {
             // A bonded link is encrypted with the stored keys as it comes up.
@@ -191,8 +194,8 @@ extension World {
         for id in connecting { complete(id, .success(.done)) }
     }
 
-    /// The ATT_MTU a new link gets: the smaller of the preferences each side draws for it and
-    /// the bridge's ``LinkLimits/maximumMTU``, clamped to 23…517.
+    /// The ATT_MTU a new link gets: the smaller of the preferences each side draws for it, the
+    /// bridge's ``LinkLimits/maximumMTU`` and the link profiles' ATT_MTU offers, clamped to 23…517.
     mutating func negotiateMTU(_ key: LinkKey) -> Int {
         let centralMode = centrals[existing: key.central].configuration.mtu
         let peripheralMode = peripherals[existing: key.peripheral].configuration.mtu
@@ -203,7 +206,8 @@ extension World {
         let accepted =
             peripheralMode.fixedPreference(isCentral: false)
             ?? peripheralMode.draw(isCentral: false, using: &peripherals[key.peripheral]!.random.mtu)
-        return min(max(min(offered, accepted, limits.maximumMTU ?? 517), 23), 517)
+        let profiled = min(timing.centralProfile?.attMTU ?? 517, timing.peripheralProfile?.attMTU ?? 517)
+        return min(max(min(offered, accepted, limits.maximumMTU ?? 517, profiled), 23), 517)
     }
 
     /// Starts establishing pending attempts to a peripheral that just became connectable.

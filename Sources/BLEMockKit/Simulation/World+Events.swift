@@ -100,19 +100,22 @@ extension World {
 
     // MARK: Seeded draws of time
 
-    /// One connection interval of `timing` with jitter drawn from `random` (zero with instant
-    /// timing).
-    static func connectionInterval(_ timing: LinkTiming, using random: inout SeededGenerator) -> Duration {
+    /// One connection interval of `timing` (or the `negotiated` one of a link with profiles)
+    /// with jitter drawn from `random` (zero with instant timing).
+    static func connectionInterval(
+        _ timing: LinkTiming, negotiated: Duration? = nil, using random: inout SeededGenerator
+    ) -> Duration {
         guard timing.connectionInterval > .zero else { return .zero }
         let jitter = timing.jitter > .zero ? random.duration(in: (.zero - timing.jitter)...timing.jitter) : .zero
-        return max(timing.connectionInterval + jitter, .milliseconds(1))
+        return max((negotiated ?? timing.connectionInterval) + jitter, .milliseconds(1))
     }
 
     /// One connection interval of a link, jittered from the link's own stream.
     mutating func connectionInterval(on key: LinkKey) -> Duration {
         guard timing.connectionInterval > .zero else { return .zero }
         guard links.contains(key) else { return timing.connectionInterval }
-        return Self.connectionInterval(timing, using: &links[key]!.random)
+        return Self.connectionInterval(
+            timing, negotiated: links[key]!.negotiated?.connectionInterval, using: &links[key]!.random)
     }
 
     /// One connection interval before a link exists (the MTU exchange), from the central's stream.

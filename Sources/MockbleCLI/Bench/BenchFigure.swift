@@ -9,6 +9,9 @@ public struct BenchFigure: Sendable, Equatable {
         case atLeast(Double)
         /// The median must equal this value exactly (a count, e.g. of distinct traces).
         case exactly(Double)
+        /// The median must lie within `fraction` of this value either way (a simulated figure
+        /// held to a published one).
+        case within(Double, fraction: Double)
         /// Reported for reference only; nothing is required of it.
         case reference
     }
@@ -39,6 +42,7 @@ public struct BenchFigure: Sendable, Equatable {
         case .atMost(let limit): median <= limit
         case .atLeast(let floor): median >= floor
         case .exactly(let value): median == value
+        case .within(let value, let fraction): abs(median - value) <= abs(value) * fraction
         case .reference: true
         }
     }
@@ -50,6 +54,7 @@ public struct BenchFigure: Sendable, Equatable {
         case .atMost(let limit): ("<=", limit)
         case .atLeast(let floor): (">=", floor)
         case .exactly(let value): ("=", value)
+        case .within(let value, let fraction): ("±\(BenchFigure.format(fraction * 100))%", value)
         case .reference: nil
         }
     }

@@ -23,6 +23,8 @@ public struct Benchmark: Sendable {
         public var exploreSeeds: Int = 200
         /// Explorations timed for the explore suite's median.
         public var exploreRepetitions: Int = 1
+        /// Values each stream of the throughput suite sends.
+        public var throughputValues: Int = 600
 
         /// The full run: about a minute on a 2-core machine.
         public static let full = Sizes(
@@ -34,7 +36,7 @@ public struct Benchmark: Sendable {
         public static let quick = Sizes(
             workflows: 300, operationBatches: 3, operationsPerBatch: 5_000, realisticSessions: 3,
             transportRepetitions: 5, scaleRepetitions: 3, memoryRepetitions: 1, exploreSeeds: 200,
-            exploreRepetitions: 1)
+            exploreRepetitions: 1, throughputValues: 300)
     }
 
     /// The sizes this benchmark runs with.
@@ -52,7 +54,7 @@ public struct Benchmark: Sendable {
     /// A suite of figures, named as `--suite` takes it; `allCases` is the order a full run
     /// takes.
     public enum Suite: String, CaseIterable, Sendable {
-        case workflow, operations, realistic, transport, scan, connections, memory, explore
+        case workflow, operations, realistic, transport, scan, connections, memory, explore, throughput
     }
 
     /// Runs `suites` (all by default), handing each figure to `report` as it is measured, and
@@ -72,6 +74,7 @@ public struct Benchmark: Sendable {
                 case .connections: try await connectionFigures()
                 case .memory: try await memoryFigures()
                 case .explore: try await exploreFigures()
+                case .throughput: try await throughputFigures()
                 }
             measured.forEach(report)
             figures += measured

@@ -1,0 +1,106 @@
+/// What one device brings to a link's timing: the connection intervals it grants (as a
+/// central) or asks for (as a peripheral), the largest link-layer payload it sends (data
+/// length), the PHYs it supports, how many packets it sends or accepts per connection event,
+/// and the ATT_MTU it offers.
+///
+/// A bridge whose ``LinkTiming/centralProfile`` or ``LinkTiming/peripheralProfile`` is set
+/// times every link from first principles: the two profiles are negotiated as the link
+/// layer does (``NegotiatedLink``: the smaller data length, ATT_MTU and packet limit, the
+/// fastest PHY both support, the interval the central grants for what the peripheral asks),
+/// each packet costs its air time on that PHY
+/// (``LinkPHY/airTime(payload:encrypted:)``), an ATT PDU is cut into link-layer packets of at
+/// most the data length, and a connection event carries as many packets as fit in the
+/// interval and as the profiles allow.
+///
+/// ```swift
+/// var configuration = MockBLEBridge.Configuration.realistic(seed: 7)
+/// configuration.timing.centralProfile = .iPhoneiOS18
+/// configuration.timing.peripheralProfile = .watch
+/// ```
+///
+/// The named profiles cite their sources; where a figure is this kit's derivation or fit
+/// rather than a published value, the comment says so. The Link profiles article lists the
+/// throughput each gives.
+public struct LinkProfile: Sendable, Hashable {
+    /// A name for reports, e.g. `"iPhone 16 Pro, iOS 18"`.
+    public var name: String
+    /// As a central: the connection intervals it grants (within 7.5 ms…4 s).
+    public var connectionIntervals: ClosedRange<Duration>
+    /// As a central: the intervals it grants are whole multiples of this (1.25 ms in the Core
+    /// specification; 15 ms on iOS).
+    public var connectionIntervalStep: Duration
+    /// As a central: the interval it uses when the peripheral asks for none, or for none it
+    /// grants (7.5 ms…4 s).
+    public var defaultConnectionInterval: Duration
+    /// As a peripheral: the connection intervals it asks for (its connection parameter update
+    /// request), or `nil` to take the central's default.
+    public var preferredConnectionIntervals: ClosedRange<Duration>?
+    /// The largest link-layer payload it sends and accepts: 27 bytes without LE data length
+    /// extension, up to 251 with it (Core, Vol 6, Part B, 4.5.10).
+    public var maximumDataLength: Int
+    /// The PHYs it uses for connections, at least one. A link uses the fastest both sides list
+    /// (LE 2M, LE 1M, coded S=2, coded S=8): a long-range device lists only the coded PHY;
+    /// sides with nothing in common stay on LE 1M, which every controller supports.
+    public var phys: Set<LinkPHY>
+    /// The most packets it sends or accepts in one connection event, or `nil` for as many as
+    /// fit in the connection interval.
+    public var packetsPerConnectionEvent: Int?
+    /// The ATT_MTU it offers in the MTU exchange (23…517); a link's ATT_MTU is never more.
+    public var attMTU: Int
+
+    /// Creates a profile.
+    public init(
+        name: String, connectionIntervals: ClosedRange<Duration> = .microseconds(7_500) ... .seconds(4),
+        connectionIntervalStep: Duration = .microseconds(1_250),
+        defaultConnectionInterval: Duration = .milliseconds(30),
+        preferredConnectionIntervals: ClosedRange<Duration>? = nil, maximumDataLength: Int = 251,
+        phys: Set<LinkPHY> = Set(LinkPHY.allCases), packetsPerConnectionEvent: Int? = nil, attMTU: Int = 517
+    ) {
+        self.name = name
+        self.connectionIntervals = connectionIntervals
+        self.connectionIntervalStep = connectionIntervalStep
+        self.defaultConnectionInterval = defaultConnectionInterval
+        self.preferredConnectionIntervals = preferredConnectionIntervals
+        self.maximumDataLength = maximumDataLength
+        self.phys = phys
+        self.packetsPerConnectionEvent = packetsPerConnectionEvent
+        self.attMTU = attMTU
+    }
+
+    /// The largest link-layer payload of the Core specification.
+    public static let dataLengths = 27...251
+
+    /// What is wrong with this profile (named by field under `owner`), or `nil`.
+    func problem(in owner: @autoclosure () -> String) -> String? {
+        let intervals = ConfigurationProblems.connectionIntervals
+        if let problem =
+            ConfigurationProblems.check(
+                "\(owner()).connectionIntervals.lowerBound", connectionIntervals.lowerBound, in: intervals)
+            ?? ConfigurationProblems.check(
+                "\(owner()).connectionIntervals.upperBound", connectionIntervals.upperBound, in: intervals)
+            ?? ConfigurationProblems.check(
+                "\(owner()).connectionIntervalStep", connectionIntervalStep,
+                in: .microseconds(1_250) ... .seconds(4))
+            ?? ConfigurationProblems.check(
+                "\(owner()).defaultConnectionInterval", defaultConnectionInterval, in: intervals)
+        {
+            return problem
+        }
+        if let preferred = preferredConnectionIntervals,
+            let problem = ConfigurationProblems.check(
+                "\(owner()).preferredConnectionIntervals.lowerBound", preferred.lowerBound, in: intervals)
+                ?? ConfigurationProblems.check(
+                    "\(owner()).preferredConnectionIntervals.upperBound", preferred.upperBound, in: intervals)
+        {
+            return problem
+        }
+        if phys.isEmpty {
+            return ConfigurationProblems.outside("\(owner()).phys", "[]", "sets of at least one PHY")
+        }
+        return ConfigurationProblems.check("\(owner()).maximumDataLength", maximumDataLength, in: Self.dataLengths)
+            ?? packetsPerConnectionEvent.flatMap {
+                ConfigurationProblems.check("\(owner()).packetsPerConnectionEvent", atLeast: 1, $0)
+            }
+            ?? ConfigurationProblems.check("\(owner()).attMTU", attMTU, in: MTUMode.validRange)
+    }
+}

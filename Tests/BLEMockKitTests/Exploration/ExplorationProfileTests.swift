@@ -1,0 +1,110 @@
+import BLECore
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+/// An exploration that draws phones: the budget's profiles, drawn after every other condition
+/// so budgets without profiles draw as before; their words, replay code, shrinking and coverage.
+@Suite("Exploration: drawing phone profiles", .timeLimit(.minutes(10)))
+struct ExplorationProfileTests {
+    static let window = Duration.zero ... .seconds(2)
+
+    @Test("A budget with profiles draws the same plan as without, plus a phone from the list")
+    func profilesAreDrawnLast() {
+        var withPhones = ExplorationBudget()
+        withPhones.profiles = LinkProfile.phones
+        var phones: Set<String> = []
+        for seed in UInt64(0)..<60 {
+            let plain = ExplorationPlan.draw(seed: seed, budget: ExplorationBudget(), window: Self.window)
+            let drawn = ExplorationPlan.draw(seed: seed, budget: withPhones, window: Self.window)
+            #expect(plain.conditions.centralProfile == nil)
+            let phone = drawn.conditions.centralProfile
+            #expect(phone.map(LinkProfile.phones.contains) == true)
+            phones.insert(phone?.name ?? "")
+            var sameConditions = drawn.conditions
+            sameConditions.centralProfile = nil
+            #expect(sameConditions == plain.conditions)
+        }
+        #expect(phones == Set(LinkProfile.phones.map(\.name)))
+    }
+
+    @Test("A drawn phone sets the run's timing, shows in the conditions' words, and is named in replay code")
+    func aPhoneIsAppliedAndNamed() {
+        let conditions = LinkConditions(mtu: 185, centralProfile: .iPhoneiOS10)
+        #expect(conditions.timing.centralProfile == .iPhoneiOS10)
+        #expect(ExplorationPlan(seed: 1, conditions: conditions).configuration.timing.centralProfile == .iPhoneiOS10)
+        #expect(LinkConditions(mtu: 185).timing.centralProfile == nil)
+        #expect(conditions.description.hasSuffix(", phone iPhone 6s, iOS 10"))
+        #expect(conditions.swiftCode == "LinkConditions(mtu: 185, centralProfile: .iPhoneiOS10)")
+        for (name, profile) in LinkProfile.named {
+            #expect(LinkConditions(mtu: 23, centralProfile: profile).swiftCode.hasSuffix("centralProfile: .\(name))"))
+        }
+    }
+
+    @Test("A profile of one's own is written out in full in replay code")
+    func aCustomProfileIsWrittenOut() {
+        let custom = LinkProfile(
+            name: "Pixel 8", connectionIntervals: .microseconds(7_500) ... .seconds(4),
+            connectionIntervalStep: .microseconds(1_250), defaultConnectionInterval: .microseconds(48_750),
+            preferredConnectionIntervals: .milliseconds(15) ... .milliseconds(30), maximumDataLength: 251,
+            phys: [.le1M, .le2M], packetsPerConnectionEvent: 6, attMTU: 517)
+        #expect(
+            LinkConditions(mtu: 23, centralProfile: custom).swiftCode
+                == "LinkConditions(mtu: 23, centralProfile: LinkProfile(name: \"Pixel 8\", "
+                + "connectionIntervals: .microseconds(7500) ... .seconds(4), "
+                + "connectionIntervalStep: .microseconds(1250), defaultConnectionInterval: .microseconds(48750), "
+                + "preferredConnectionIntervals: .milliseconds(15) ... .milliseconds(30), maximumDataLength: 251, "
+                + "phys: [.le1M, .le2M], packetsPerConnectionEvent: 6, attMTU: 517))")
+        // What it wrote, pasted, is the same profile.
+        let pasted = LinkProfile(
+            name: "Pixel 8", connectionIntervals: .microseconds(7500) ... .seconds(4),
+            connectionIntervalStep: .microseconds(1250), defaultConnectionInterval: .microseconds(48750),
+            preferredConnectionIntervals: .milliseconds(15) ... .milliseconds(30), maximumDataLength: 251,
+            phys: [.le1M, .le2M], packetsPerConnectionEvent: 6, attMTU: 517)
+        #expect(pasted == custom)
+        var bare = custom
+        bare.preferredConnectionIntervals = nil
+        bare.packetsPerConnectionEvent = nil
+        #expect(!bare.swiftCode.contains("preferredConnectionIntervals"))
+        #expect(!bare.swiftCode.contains("packetsPerConnectionEvent"))
+    }
+
+    @Test("Shrinking offers to drop the phone profile")
+    func shrinkingDropsThePhone() {
+        let plan = ExplorationPlan(seed: 2, conditions: LinkConditions(mtu: 517, centralProfile: .iPhoneiOS9))
+        let steps = ExplorationShrinker.simplifications(of: plan, windowEnd: .seconds(1))
+        let dropped = steps.first { $0.step == "no phone profile" }
+        #expect(dropped?.plan.conditions == LinkConditions(mtu: 517))
+        #expect(
+            !ExplorationShrinker.simplifications(of: ExplorationPlan(seed: 2), windowEnd: .seconds(1))
+                .contains { $0.step == "no phone profile" })
+    }
+
+    @Test("A budget with a bad profile is refused, naming it")
+    func aBadProfileInTheBudgetIsNamed() {
+        var budget = ExplorationBudget()
+        var broken = LinkProfile.iPhoneiOS18
+        broken.attMTU = 600
+        budget.profiles = [.iPhoneiOS9, broken]
+        #expect(budget.problem == "ExplorationBudget.profiles[1].attMTU: 600 is outside 23…517")
+        budget.profiles = LinkProfile.phones
+        #expect(budget.problem == nil)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("The coverage counts runs per phone and lists them")
+    func coverageCountsPhones() async {
+        var budget = ExplorationBudget.conditionsOnly
+        budget.profiles = [.iPhoneiOS9, .iPhoneiOS18]
+        let report = await Exploration(budget: budget, seeds: 12).run { run in
+            let central = MockCentralManager()
+            _ = await central.waitForPoweredOn()
+            await run.bridge.advance(by: .milliseconds(10))
+        }
+        #expect(report.passed, "\(report)")
+        #expect(report.coverage.phones.values.reduce(0, +) == report.coverage.runs)
+        #expect(Set(report.coverage.phones.keys) == ["iPhone 6, iOS 9", "iPhone 16 Pro, iOS 18"])
+        #expect(report.description.contains("  phones: iPhone 16 Pro, iOS 18: "))
+    }
+}
