@@ -30,7 +30,8 @@ public struct LinkFigures: Hashable, Sendable {
     public var connectionInterval: Duration?
     /// The largest random deviation of a gap in a burst from ``connectionInterval``.
     public var jitter: Duration
-    /// The most packets (notifications or writes without response) one instant carried.
+    /// The most notifications and indications that arrived at one instant: how many packets
+    /// a connection event carried, if any arrived.
     public var packetsPerConnectionEvent: Int?
     /// Notification payload bytes per second over the bursts, if any arrived.
     public var notificationThroughput: Int?
@@ -102,7 +103,9 @@ extension SessionRecording {
             }
         }
         figures.jitter = jitter
-        figures.packetsPerConnectionEvent = (updateInstants + writeInstants).map(\.count).max()
+        // Writes without response count when the app queued them, not when a connection event
+        // carried them: only arrivals say how many packets one event carries.
+        figures.packetsPerConnectionEvent = updateInstants.map(\.count).max()
         figures.notificationThroughput = Self.throughput(updateInstants, interval: interval)
         figures.writeWithoutResponseThroughput = Self.throughput(writeInstants, interval: interval)
         return figures

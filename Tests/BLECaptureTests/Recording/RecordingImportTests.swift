@@ -53,3 +53,85 @@ struct RecordingImportTests {
         #expect(trace.passed, "\(trace.failures)")
     }
 }
+
+extension RecordingImportTests {
+    /// The long session on a realistic bridge with `timing`, against `profile`: returns the
+    /// recording and the file the app received.
+    static func recordTransfer(
+        profile: PeripheralProfile, timing: LinkTiming, file: Data, upload: Data
+    ) async throws -> (SessionRecording, Data) {
+        let bridge = MockBLEBridge(configuration: MockBLEBridge.Configuration(seed: 37, timing: timing))
+        return try await bridge.run {
+            let watch = try await profile.makePeripheral(on: bridge, configuration: .realistic(seed: 37))
+            let firmware = bridge.task { try await WatchFirmware(watch: watch, file: file, dropAfter: 32_768).serve() }
+            let recorder = SessionRecorder(clock: bridge.clock)
+            let central = await RecordingCentralManager(
+                MockCentralManager(configuration: .realistic(seed: 37), bridge: bridge), recorder: recorder)
+            var app = await WatchCompanionApp(central: central)
+            let received = try await app.transferSession(fileLength: file.count, upload: upload)
+            try await firmware.value
+            return (recorder.recording, received)
+        }
+    }
+
+    /// An entry's event, with an advertisement's signal strength (drawn at random) left out.
+    static func withoutRSSI(_ entry: SessionRecording.Entry) -> RecordedEvent {
+        guard case .discovered(let peripheral, let name, let advertisement, _) = entry.event else { return entry.event }
+        return .discovered(peripheral: peripheral, name: name, advertisement: advertisement, rssi: 0)
+    }
+
+    @Test func aLongTransferWithAReconnectReplaysIdenticallyWithLinkFiguresWithinTenPercent() async throws {
+        let file = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        let upload = Data((0..<8_192).map { UInt8(truncatingIfNeeded: $0) })
+        let (recording, received) = try await Self.recordTransfer(
+            profile: .bundled(.fitnessWatch), timing: .realistic, file: file, upload: upload)
+        #expect(received == file)
+        let watch = try #require(recording.connectedPeripherals.first)
+        let figures = recording.linkFigures(of: watch)
+        #expect(figures.connections == 2 && figures.notifications > 65_536 / 182)
+
+        // The scenario replays the session at its recorded times, every expectation held, and
+        // the same way every time.
+        let imported = try RecordingImporter().importRecording(recording, name: "transfer")
+        #expect(imported.warnings.isEmpty)
+        let first = await ScenarioRunner(imported.scenario).run()
+        #expect(first.passed, "\(first.failures.prefix(3))")
+        let second = await ScenarioRunner(imported.scenario).run()
+        #expect(first.json == second.json)
+        let start = try #require(
+            recording.entries.first { if case .connected = $0.event { true } else { false } }?.time)
+        // (A scenario keeps times to the microsecond.)
+        let recordedUpdates = recording.entries.compactMap { entry -> Duration? in
+            guard case .valueUpdated = entry.event else { return nil }
+            return .microseconds(
+                RecordedConversation.microseconds(entry.time) - RecordedConversation.microseconds(start))
+        }
+        #expect(first.records.filter { $0.op == "notify" }.map(\.time) == recordedUpdates)
+        #expect(first.records.filter { $0.op == "connect" }.count == 2)
+
+        // The same session on a link seeded with the recorded figures shows the same figures,
+        // within 10%, and the app sees the same events.
+        let (replayed, again) = try await Self.recordTransfer(
+            profile: imported.profile, timing: figures.linkTiming, file: file, upload: upload)
+        #expect(again == file)
+        #expect(replayed.entries.map(Self.withoutRSSI) == recording.entries.map(Self.withoutRSSI))
+        let replayedFigures = replayed.linkFigures(of: watch)
+        #expect(replayedFigures.mtu == figures.mtu && replayedFigures.notifications == figures.notifications)
+        #expect(replayedFigures.packetsPerConnectionEvent == figures.packetsPerConnectionEvent)
+        func withinTenPercent(_ replayed: Double?, _ recorded: Double?) -> Bool {
+            guard let replayed, let recorded, recorded > 0 else { return false }
+            return abs(replayed - recorded) <= recorded / 10
+        }
+        let seconds = { (duration: Duration?) in duration.map { Double($0.components.attoseconds) / 1e18 } }
+        #expect(withinTenPercent(seconds(replayedFigures.connectionInterval), seconds(figures.connectionInterval)))
+        #expect(withinTenPercent(Double(replayedFigures.notificationEvents), Double(figures.notificationEvents)))
+        #expect(
+            withinTenPercent(
+                replayedFigures.notificationThroughput.map(Double.init), figures.notificationThroughput.map(Double.init)
+            ))
+        #expect(
+            withinTenPercent(
+                replayedFigures.writeWithoutResponseThroughput.map(Double.init),
+                figures.writeWithoutResponseThroughput.map(Double.init)))
+    }
+}
