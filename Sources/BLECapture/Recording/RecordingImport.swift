@@ -33,7 +33,7 @@ public struct RecordingImport: Sendable {
     /// What was skipped or adjusted, in recording order.
     public var warnings: [Warning]
     /// What the link did in the session: its ATT_MTU, connection events and throughput,
-    /// which can seed a realistic `LinkTiming` (``LinkFigures/linkTiming``).
+    /// which can seed a realistic `LinkTiming` (`LinkFigures.linkTiming`).
     public var linkFigures: LinkFigures
 
     private var files: ImportedFiles

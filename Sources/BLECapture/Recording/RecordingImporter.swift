@@ -7,7 +7,7 @@ import BLEMockKit
     import Foundation
 #endif
 
-/// Turns a ``SessionRecording`` — a session an app recorded through a
+/// Turns a `SessionRecording` — a session an app recorded through a
 /// `RecordingCentralManager` or a recording `CBMCentralManager` — into a peripheral profile
 /// and a scenario that replays it, as ``CaptureImporter`` does for a Bluetooth capture (the
 /// same builders write both).
@@ -64,7 +64,9 @@ public struct RecordingImporter: Sendable {
 
     /// Imports a recording.
     ///
-    /// - Parameter name: the scenario's name, and the stem of the output files' names.
+    /// - Parameters:
+    ///   - recording: the session, as a `SessionRecorder` kept it or a file held it.
+    ///   - name: the scenario's name, and the stem of the output files' names.
     /// - Throws: ``RecordingImportError/noConnection(advertisers:)`` when the recording shows
     ///   no connection, ``RecordingImportError/peripheralNotFound(_:connected:)`` when none
     ///   goes to ``peripheral``, ``RecordingImportError/missingPlaceholder(_:supplied:)`` when

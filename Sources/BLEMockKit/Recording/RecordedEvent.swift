@@ -8,8 +8,8 @@ import BLECore
 
 /// One thing an app did or saw through a central, as a ``SessionRecorder`` keeps it.
 ///
-/// Attributes are named by their handle on the peripheral (as ``RemoteCharacteristic/handle``
-/// and ``RemoteDescriptor/handle``), so a read or write of a descriptor is a read or write of
+/// Attributes are named by their handle on the peripheral (as `RemoteCharacteristic.handle`
+/// and `RemoteDescriptor.handle`), so a read or write of a descriptor is a read or write of
 /// its handle, as on the air.
 public enum RecordedEvent: Hashable, Sendable {
     /// The app started scanning, for these services (`nil`: all).
@@ -67,9 +67,9 @@ public enum RecordedValue: Hashable, Sendable {
 public struct RecordedError: Error, Hashable, Sendable {
     /// Where the code comes from.
     public enum Domain: String, Hashable, Sendable, CaseIterable {
-        /// An ATT error code (``ATTError``), 0x01…0xFF.
+        /// An ATT error code (`ATTError`), 0x01…0xFF.
         case att
-        /// A CoreBluetooth error code (``CoreBluetoothError``).
+        /// A CoreBluetooth error code (`CoreBluetoothError`).
         case coreBluetooth = "cb"
         /// Anything else: the app's call was refused or cancelled.
         case kit

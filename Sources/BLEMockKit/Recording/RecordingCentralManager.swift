@@ -35,6 +35,8 @@ public actor RecordingCentralManager<Base: CentralManaging>: CentralManaging {
     public nonisolated let recorder: SessionRecorder
     private nonisolated let broadcaster = EventBroadcaster<CentralEvent>()
     private var pump: Task<Void, Never>?
+    /// Over the kit's mock, a tap on its events, read synchronously (see ``catchUp()``).
+    private nonisolated let tap: (broadcaster: EventBroadcaster<CentralEvent>, id: Int)?
     /// What each discovered characteristic supports, by peripheral and value handle (to tell
     /// an indication from a notification).
     private var properties: [UUID: [UInt16: CharacteristicProperties]] = [:]
@@ -49,17 +51,44 @@ public actor RecordingCentralManager<Base: CentralManaging>: CentralManaging {
     public init(_ base: Base, recorder: SessionRecorder) async {
         self.base = base
         self.recorder = recorder
+        if let mock = base as? MockCentralManager {
+            tap = (mock.broadcaster, mock.broadcaster.openTap())
+        } else {
+            tap = nil
+        }
         let stream = await base.events()
         pump = HelperTask.start { [weak self] in
             for await event in stream {
                 guard let self else { return }
-                await self.deliver(event)
+                await self.received(event)
             }
+            await self?.catchUp()
             self?.broadcaster.finish()
         }
     }
 
-    deinit { pump?.cancel() }
+    deinit {
+        pump?.cancel()
+        if let tap { tap.broadcaster.closeTap(tap.id) }
+    }
+
+    /// An event of the wrapped central's stream: recorded and passed on — or, over a mock,
+    /// a signal to catch up with the mock's events in their order.
+    private func received(_ event: CentralEvent) {
+        if tap == nil {
+            deliver(event)
+        } else {
+            catchUp()
+        }
+    }
+
+    /// Over a mock: records and passes on every event the mock has delivered so far, in its
+    /// order. Every call does so before it starts and before it records its own outcome, so
+    /// the recording keeps the simulation's order whenever the pump task runs.
+    private func catchUp() {
+        guard let tap else { return }
+        for event in tap.broadcaster.drain(tap.id) { deliver(event) }
+    }
 
     /// Records an event of the wrapped central, then passes it on to the app's streams.
     private func deliver(_ event: CentralEvent) {
@@ -91,13 +120,16 @@ public actor RecordingCentralManager<Base: CentralManaging>: CentralManaging {
     private func recording<T>(
         _ operation: () async throws -> T, success: (T) -> RecordedEvent?, failure: (RecordedError) -> RecordedEvent?
     ) async throws -> T {
+        catchUp()
         let result: T
         do {
             result = try await operation()
         } catch {
+            catchUp()
             if let event = failure(RecordedError(error)) { recorder.record(event) }
             throw error
         }
+        catchUp()
         if let event = success(result) { recorder.record(event) }
         return result
     }
@@ -111,12 +143,16 @@ public actor RecordingCentralManager<Base: CentralManaging>: CentralManaging {
     public var isScanning: Bool { base.assumeIsolated { $0.isScanning } }
 
     public func scanForPeripherals(withServices serviceUUIDs: [BluetoothUUID]?, options: ScanOptions) async throws {
+        catchUp()
         try await base.scanForPeripherals(withServices: serviceUUIDs, options: options)
+        catchUp()
         recorder.record(.scanStarted(services: serviceUUIDs, allowDuplicates: options.allowDuplicates))
     }
 
     public func stopScan() async {
+        catchUp()
         await base.stopScan()
+        catchUp()
         recorder.record(.scanStopped)
     }
 
@@ -133,15 +169,20 @@ public actor RecordingCentralManager<Base: CentralManaging>: CentralManaging {
         }
     }
 
-    /// Cancels the connection; when it was up, records the disconnection at once (the
-    /// wrapped central's disconnection event for it, which follows, is passed on unrecorded).
+    /// Cancels the connection; when it was up, records the disconnection when the call returns.
     public func cancelPeripheralConnection(_ peripheral: UUID) async throws {
+        catchUp()
         let wasConnected = await base.isConnected(peripheral)
-        try await base.cancelPeripheralConnection(peripheral)
-        if wasConnected {
-            recorder.record(.disconnected(peripheral: peripheral, error: nil))
-            cancelled.insert(peripheral)
+        // The wrapped central's own disconnection event for it is passed on unrecorded.
+        if wasConnected { cancelled.insert(peripheral) }
+        do {
+            try await base.cancelPeripheralConnection(peripheral)
+        } catch {
+            cancelled.remove(peripheral)
+            throw error
         }
+        catchUp()
+        if wasConnected { recorder.record(.disconnected(peripheral: peripheral, error: nil)) }
     }
 
     public func isConnected(_ peripheral: UUID) -> Bool { base.assumeIsolated { $0.isConnected(peripheral) } }

@@ -12,7 +12,7 @@ import BLECore
 /// A recording is written and read as a small versioned JSON file (``jsonText`` and
 /// ``init(json:file:)``; the *Recording a device session* article documents it); `mockble
 /// import` and BLECapture's `RecordingImporter` turn it into a peripheral profile and a
-/// scenario that replays the session, and ``linkFigures`` says what the link did.
+/// scenario that replays the session, and ``linkFigures(of:)`` says what the link did.
 public struct SessionRecording: Hashable, Sendable {
     /// The `format` member every recording file starts with.
     public static let formatName = "mockble-recording"
