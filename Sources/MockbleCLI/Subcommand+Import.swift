@@ -91,15 +91,10 @@ extension Subcommand {
                 console.printError("mockble import: \(error)")
                 return .badInput
             }
-            let profile = imported.profile
-            let characteristics = profile.services.reduce(0) { $0 + $1.characteristics.count }
             let handle = String(imported.connectionHandle, radix: 16, uppercase: true)
             let padded = String(repeating: "0", count: max(0, 4 - handle.count)) + handle
             console.print("imported the connection to \(imported.peer) (handle 0x\(padded))")
-            console.print(
-                "wrote \(written.profile.path): \(Plural.count(profile.services.count, "service")), "
-                    + Plural.count(characteristics, "characteristic"))
-            console.print("wrote \(written.scenario.path): \(Plural.count(imported.scenario.steps.count, "step"))")
+            Subcommand.printWritten(written, profile: imported.profile, scenario: imported.scenario, console)
             if let summary = Subcommand.warningSummary(imported.warnings) { console.print(summary) }
             return .success
         })
@@ -148,18 +143,25 @@ extension Subcommand {
             console.printError("mockble import: \(file): \(error)")
             return .badInput
         }
-        let profile = imported.profile
-        let characteristics = profile.services.reduce(0) { $0 + $1.characteristics.count }
         console.print("imported the session with peripheral \(imported.peripheral.uuidString)")
-        console.print(
-            "wrote \(written.profile.path): \(Plural.count(profile.services.count, "service")), "
-                + Plural.count(characteristics, "characteristic"))
-        console.print("wrote \(written.scenario.path): \(Plural.count(imported.scenario.steps.count, "step"))")
+        printWritten(written, profile: imported.profile, scenario: imported.scenario, console)
         console.print("link: " + Self.describe(imported.linkFigures))
         if !imported.warnings.isEmpty {
             console.print("\(Plural.count(imported.warnings.count, "warning")) (see above)")
         }
         return .success
+    }
+
+    /// What an import wrote: the profile with its services and characteristics, the scenario
+    /// with its steps.
+    static func printWritten(
+        _ written: (profile: URL, scenario: URL), profile: PeripheralProfile, scenario: Scenario, _ console: Console
+    ) {
+        let characteristics = profile.services.reduce(0) { $0 + $1.characteristics.count }
+        console.print(
+            "wrote \(written.profile.path): \(Plural.count(profile.services.count, "service")), "
+                + Plural.count(characteristics, "characteristic"))
+        console.print("wrote \(written.scenario.path): \(Plural.count(scenario.steps.count, "step"))")
     }
 
     /// Bytes from an even number of hex digits.

@@ -4,7 +4,7 @@ import Testing
 
 @testable import BLEMockKit
 
-@Suite("The session recorder")
+@Suite("The session recorder", .timeLimit(.minutes(10)))
 struct SessionRecorderTests {
     static let watch = UUID(uuidString: "E4546FDA-DA9E-4A73-96DA-AEC92CD44D42")!
     static let other = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!

@@ -6,7 +6,7 @@ import Testing
 
 /// The recording file: every event survives writing and reading, and every bad input is a
 /// `FixtureError` naming its kind, line, column and field.
-@Suite("The recording file")
+@Suite("The recording file", .timeLimit(.minutes(10)))
 struct SessionRecordingJSONTests {
     static let watch = UUID(uuidString: "E4546FDA-DA9E-4A73-96DA-AEC92CD44D42")!
 
