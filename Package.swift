@@ -49,7 +49,9 @@ let package = Package(
             path: "Tests/CoreBluetoothTypeAliasesSwift6", swiftSettings: [.swiftLanguageMode(.v6)]),
         .testTarget(
             name: "BLECBMTests",
-            dependencies: ["BLECBM", "BLEMockKit", "BLECore", "BlinkyExample", "CoreBluetoothTypeAliasesSwift6"],
+            dependencies: [
+                "BLECBM", "BLEMockKit", "BLECore", "BlinkyExample", "CoreBluetoothTypeAliasesSwift6", "BLECapture",
+            ],
             swiftSettings: strictSettings),
         // Mock definitions in CoreBluetoothMock's style, in Swift 5 mode as such test targets are.
         .testTarget(

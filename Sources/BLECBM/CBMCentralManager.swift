@@ -19,6 +19,8 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
     let backend: any CentralBackend
     let lock = Lock()
     private weak var storedDelegate: (any CBMCentralManagerDelegate)?
+    /// What the manager records, while a ``sessionRecorder`` is set.
+    private var storedRecording: CentralRecording?
 
     /// Creates a manager with no delegate on the main queue.
     public convenience override init() {
@@ -69,6 +71,29 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
         set { lock.withLock { storedDelegate = newValue } }
     }
 
+    /// Records the session — what the app does through this manager and its peripherals and
+    /// what their delegates are told — while set (e.g. in a debug build); `nil`, the default,
+    /// records nothing. The app's delegates are called as without it, with the same arguments.
+    ///
+    /// A read's value and a notification reach `peripheral(_:didUpdateValueFor:error:)`
+    /// alike: a value is recorded as a read's while a read of that characteristic is waiting.
+    /// Writes without response are recorded when the app makes them, writes with response
+    /// when the peripheral confirms them.
+    public var sessionRecorder: SessionRecorder? {
+        get { lock.withLock { storedRecording?.recorder } }
+        set { lock.withLock { storedRecording = newValue.map { CentralRecording(recorder: $0) } } }
+    }
+
+    /// The recording state, while recording.
+    var recording: CentralRecording? { lock.withLock { storedRecording } }
+
+    /// The delegate the backends call: the app's, or a recording stand-in for it.
+    var deliveryDelegate: (any CBMCentralManagerDelegate)? {
+        let (delegate, recording) = lock.withLock { (storedDelegate, storedRecording) }
+        guard let recording else { return delegate }
+        return RecordingCentralManagerDelegate(wrapping: delegate, recording: recording)
+    }
+
     open override var state: CBMManagerState { backend.state }
 
     open override var authorization: CBMManagerAuthorization { backend.authorization }
@@ -92,10 +117,16 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
     /// ``CBMCentralManagerScanOptionSolicitedServiceUUIDsKey``. Ignored unless powered on.
     open func scanForPeripherals(withServices serviceUUIDs: [CBMUUID]?, options: [String: Any]? = nil) {
         backend.scanForPeripherals(withServices: serviceUUIDs, options: options)
+        let duplicates = AdvertisementData.number(options?[CBMCentralManagerScanOptionAllowDuplicatesKey])?.boolValue
+        recording?.recorder.record(
+            .scanStarted(services: serviceUUIDs?.map(\.bluetoothUUID), allowDuplicates: duplicates ?? false))
     }
 
     /// Stops scanning.
-    open func stopScan() { backend.stopScan() }
+    open func stopScan() {
+        backend.stopScan()
+        recording?.recorder.record(.scanStopped)
+    }
 
     /// Connects to a peripheral; the delegate gets `centralManager(_:didConnect:)` or
     /// `centralManager(_:didFailToConnect:error:)`. The attempt does not time out, as in

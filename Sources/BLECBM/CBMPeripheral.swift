@@ -49,6 +49,14 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
         set { lock.withLock { storedDelegate = newValue } }
     }
 
+    /// The delegate the backends call: the app's, or a recording stand-in for it while the
+    /// manager records.
+    var deliveryDelegate: (any CBMPeripheralDelegate)? {
+        let delegate = self.delegate
+        guard let recording = backend.recording else { return delegate }
+        return RecordingPeripheralDelegate(wrapping: delegate, recording: recording)
+    }
+
     /// The peripheral's name (its GAP device name, or the advertised local name).
     open var name: String? { lock.withLock { storedName } }
     /// The state of the connection to the app.
@@ -99,11 +107,13 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
 
     /// Reads a characteristic; the delegate gets `peripheral(_:didUpdateValueFor:error:)`.
     open func readValue(for characteristic: CBMCharacteristic) {
+        backend.recording?.readRequested(identifier, characteristic.remote.handle)
         backend.readValue(for: characteristic, of: self)
     }
 
     /// Reads a descriptor; the delegate gets `peripheral(_:didUpdateValueFor:error:)` for it.
     open func readValue(for descriptor: CBMDescriptor) {
+        backend.recording?.readRequested(identifier, descriptor.remote.handle)
         backend.readValue(for: descriptor, of: self)
     }
 
@@ -111,11 +121,22 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
     /// `peripheral(_:didWriteValueFor:error:)`; without, nothing (check
     /// ``canSendWriteWithoutResponse`` first: a write sent while the queue is full is dropped).
     open func writeValue(_ data: Data, for characteristic: CBMCharacteristic, type: CBMCharacteristicWriteType) {
+        if let recording = backend.recording {
+            let handle = characteristic.remote.handle
+            if type == .withResponse {
+                recording.writeRequested(identifier, handle, data)
+            } else {
+                recording.recorder.record(
+                    .write(peripheral: identifier, handle: handle, value: .bytes(data), withResponse: false, error: nil)
+                )
+            }
+        }
         backend.writeValue(data, for: characteristic, type: type, of: self)
     }
 
     /// Writes a descriptor; the delegate gets `peripheral(_:didWriteValueFor:error:)` for it.
     open func writeValue(_ data: Data, for descriptor: CBMDescriptor) {
+        backend.recording?.writeRequested(identifier, descriptor.remote.handle, data)
         backend.writeValue(data, for: descriptor, of: self)
     }
 

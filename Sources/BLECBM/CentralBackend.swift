@@ -8,6 +8,8 @@ protocol CentralBackend: AnyObject, Sendable {
     var authorization: CBMManagerAuthorization { get }
     var isScanning: Bool { get }
     func attach(_ manager: CBMCentralManager)
+    /// The manager's recording state, while it records.
+    var recording: CentralRecording? { get }
     func scanForPeripherals(withServices serviceUUIDs: [CBMUUID]?, options: [String: Any]?)
     func stopScan()
     func connect(_ peripheral: CBMPeripheral, options: [String: Any]?)

@@ -96,12 +96,12 @@ extension MockCentralEngine {
                         return object
                     })
                 else { return }
-                peripheral.delegate?.peripheral(peripheral, didUpdateValueFor: characteristic, error: nil)
+                peripheral.deliveryDelegate?.peripheral(peripheral, didUpdateValueFor: characteristic, error: nil)
             }
         case .readyToSendWriteWithoutResponse(let remote):
             deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
-                peripheral.delegate?.peripheralIsReady(toSendWriteWithoutResponse: peripheral)
+                peripheral.deliveryDelegate?.peripheralIsReady(toSendWriteWithoutResponse: peripheral)
             }
         case .servicesModified(let remote, let invalidated):
             deliverAbout { [self] in
@@ -113,12 +113,12 @@ extension MockCentralEngine {
                     for service in gone { forget(service, of: peripheral) }
                     return gone
                 }
-                peripheral.delegate?.peripheral(peripheral, didModifyServices: objects)
+                peripheral.deliveryDelegate?.peripheral(peripheral, didModifyServices: objects)
             }
         case .nameUpdated(let remote):
             deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
-                peripheral.delegate?.peripheralDidUpdateName(peripheral)
+                peripheral.deliveryDelegate?.peripheralDidUpdateName(peripheral)
             }
         case .connectionEvent(let connectionEvent, let remote):
             deliverAbout { [self] in

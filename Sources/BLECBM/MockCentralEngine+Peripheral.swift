@@ -58,7 +58,7 @@ extension MockCentralEngine {
         if let error = refusal(
             peripheral.identifier, { $0.delegate.peripheral($0.spec, didReceiveServiceDiscoveryRequest: uuids) })
         {
-            return reply { peripheral.delegate?.peripheral(peripheral, didDiscoverServices: error) }
+            return reply { peripheral.deliveryDelegate?.peripheral(peripheral, didDiscoverServices: error) }
         }
         operation(.discoverServices(uuids?.map(\.bluetoothUUID), peripheral.identifier)) { [self] result in
             var failure: (any Error)?
@@ -73,7 +73,7 @@ extension MockCentralEngine {
             case .success: break
             case .failure(let error): failure = CBMError.bridging(error)
             }
-            peripheral.delegate?.peripheral(peripheral, didDiscoverServices: failure)
+            peripheral.deliveryDelegate?.peripheral(peripheral, didDiscoverServices: failure)
         }
     }
 
@@ -91,7 +91,8 @@ extension MockCentralEngine {
             })
         {
             return reply {
-                peripheral.delegate?.peripheral(peripheral, didDiscoverIncludedServicesFor: service, error: error)
+                peripheral.deliveryDelegate?.peripheral(
+                    peripheral, didDiscoverIncludedServicesFor: service, error: error)
             }
         }
         operation(.discoverIncludedServices(uuids?.map(\.bluetoothUUID), service.remote)) { [self] result in
@@ -107,7 +108,7 @@ extension MockCentralEngine {
             case .success: break
             case .failure(let error): failure = CBMError.bridging(error)
             }
-            peripheral.delegate?.peripheral(peripheral, didDiscoverIncludedServicesFor: service, error: failure)
+            peripheral.deliveryDelegate?.peripheral(peripheral, didDiscoverIncludedServicesFor: service, error: failure)
         }
     }
 
@@ -125,7 +126,8 @@ extension MockCentralEngine {
             })
         {
             return reply {
-                peripheral.delegate?.peripheral(peripheral, didDiscoverCharacteristicsFor: service, error: error)
+                peripheral.deliveryDelegate?.peripheral(
+                    peripheral, didDiscoverCharacteristicsFor: service, error: error)
             }
         }
         operation(.discoverCharacteristics(uuids?.map(\.bluetoothUUID), service.remote)) { [self] result in
@@ -141,7 +143,7 @@ extension MockCentralEngine {
             case .success: break
             case .failure(let error): failure = CBMError.bridging(error)
             }
-            peripheral.delegate?.peripheral(peripheral, didDiscoverCharacteristicsFor: service, error: failure)
+            peripheral.deliveryDelegate?.peripheral(peripheral, didDiscoverCharacteristicsFor: service, error: failure)
         }
     }
 
@@ -160,7 +162,8 @@ extension MockCentralEngine {
             })
         {
             return reply {
-                peripheral.delegate?.peripheral(peripheral, didDiscoverDescriptorsFor: characteristic, error: error)
+                peripheral.deliveryDelegate?.peripheral(
+                    peripheral, didDiscoverDescriptorsFor: characteristic, error: error)
             }
         }
         let declared = spec(peripheral.identifier)?.characteristicMock(
@@ -190,7 +193,8 @@ extension MockCentralEngine {
             case .success: break
             case .failure(let error): failure = CBMError.bridging(error)
             }
-            peripheral.delegate?.peripheral(peripheral, didDiscoverDescriptorsFor: characteristic, error: failure)
+            peripheral.deliveryDelegate?.peripheral(
+                peripheral, didDiscoverDescriptorsFor: characteristic, error: failure)
         }
     }
 
@@ -206,7 +210,7 @@ extension MockCentralEngine {
             case .success: break
             case .failure(let error): failure = CBMError.bridging(error)
             }
-            peripheral.delegate?.peripheral(peripheral, didUpdateValueFor: characteristic, error: failure)
+            peripheral.deliveryDelegate?.peripheral(peripheral, didUpdateValueFor: characteristic, error: failure)
         }
     }
 
@@ -232,7 +236,7 @@ extension MockCentralEngine {
             case .success: break
             case .failure(let error): failure = CBMError.bridging(error)
             }
-            peripheral.delegate?.peripheral(peripheral, didUpdateValueFor: descriptor, error: failure)
+            peripheral.deliveryDelegate?.peripheral(peripheral, didUpdateValueFor: descriptor, error: failure)
         }
     }
 
@@ -262,7 +266,7 @@ extension MockCentralEngine {
         operation(.write(data, remote)) { result in
             var failure: (any Error)?
             if case .failure(let error) = result { failure = CBMError.bridging(error) }
-            peripheral.delegate?.peripheral(peripheral, didWriteValueFor: characteristic, error: failure)
+            peripheral.deliveryDelegate?.peripheral(peripheral, didWriteValueFor: characteristic, error: failure)
         }
     }
 
@@ -280,7 +284,7 @@ extension MockCentralEngine {
             {
                 failure = error
             }
-            peripheral.delegate?.peripheral(peripheral, didWriteValueFor: descriptor, error: failure)
+            peripheral.deliveryDelegate?.peripheral(peripheral, didWriteValueFor: descriptor, error: failure)
         }
     }
 
@@ -295,7 +299,8 @@ extension MockCentralEngine {
         let settled = lock.withLock { characteristic.notifyRequests == 0 && characteristic.notifying == enabled }
         if settled {
             return reply {
-                peripheral.delegate?.peripheral(peripheral, didUpdateNotificationStateFor: characteristic, error: nil)
+                peripheral.deliveryDelegate?.peripheral(
+                    peripheral, didUpdateNotificationStateFor: characteristic, error: nil)
             }
         }
         let simulation = spec(peripheral.identifier)
@@ -305,7 +310,8 @@ extension MockCentralEngine {
                 simulation.spec, didReceiveSetNotifyRequest: enabled, for: mock)
         {
             return reply {
-                peripheral.delegate?.peripheral(peripheral, didUpdateNotificationStateFor: characteristic, error: error)
+                peripheral.deliveryDelegate?.peripheral(
+                    peripheral, didUpdateNotificationStateFor: characteristic, error: error)
             }
         }
         lock.withLock { characteristic.notifyRequests += 1 }
@@ -319,7 +325,8 @@ extension MockCentralEngine {
             if let simulation, let mock {
                 simulation.delegate.peripheral(simulation.spec, didUpdateNotificationStateFor: mock, error: failure)
             }
-            peripheral.delegate?.peripheral(peripheral, didUpdateNotificationStateFor: characteristic, error: failure)
+            peripheral.deliveryDelegate?.peripheral(
+                peripheral, didUpdateNotificationStateFor: characteristic, error: failure)
         }
     }
 
@@ -330,11 +337,11 @@ extension MockCentralEngine {
             case .success(.rssi(let rssi)):
                 let number = NSNumber(value: rssi)
                 lock.withLock { peripheral.storedRSSI = number }
-                peripheral.delegate?.peripheral(peripheral, didReadRSSI: number, error: nil)
+                peripheral.deliveryDelegate?.peripheral(peripheral, didReadRSSI: number, error: nil)
             case .success:
-                peripheral.delegate?.peripheral(peripheral, didReadRSSI: NSNumber(value: 127), error: nil)
+                peripheral.deliveryDelegate?.peripheral(peripheral, didReadRSSI: NSNumber(value: 127), error: nil)
             case .failure(let error):
-                peripheral.delegate?.peripheral(
+                peripheral.deliveryDelegate?.peripheral(
                     peripheral, didReadRSSI: NSNumber(value: 127), error: CBMError.bridging(error))
             }
         }
@@ -345,12 +352,12 @@ extension MockCentralEngine {
         operation(.openL2CAP(psm, peripheral.identifier)) { result in
             switch result {
             case .success(.channel(let channel)):
-                peripheral.delegate?.peripheral(
+                peripheral.deliveryDelegate?.peripheral(
                     peripheral, didOpen: CBML2CAPChannel(psm: psm, peer: peripheral, channel: channel), error: nil)
             case .success:
-                peripheral.delegate?.peripheral(peripheral, didOpen: nil, error: CBMError(.unknown))
+                peripheral.deliveryDelegate?.peripheral(peripheral, didOpen: nil, error: CBMError(.unknown))
             case .failure(let error):
-                peripheral.delegate?.peripheral(peripheral, didOpen: nil, error: CBMError.bridging(error))
+                peripheral.deliveryDelegate?.peripheral(peripheral, didOpen: nil, error: CBMError.bridging(error))
             }
         }
     }

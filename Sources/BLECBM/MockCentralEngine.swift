@@ -256,9 +256,12 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         if state != .poweredOn { scanning = false }
     }
 
+    /// The manager's recording state, while it records.
+    var recording: CentralRecording? { lock.withLock { manager }?.recording }
+
     /// The manager and its delegate, if both are still there.
     var managerAndDelegate: (CBMCentralManager, any CBMCentralManagerDelegate)? {
-        guard let manager = lock.withLock({ manager }), let delegate = manager.delegate else { return nil }
+        guard let manager = lock.withLock({ manager }), let delegate = manager.deliveryDelegate else { return nil }
         return (manager, delegate)
     }
 

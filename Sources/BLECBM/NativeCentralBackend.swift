@@ -116,8 +116,11 @@
             lock.withLock { peripherals[peripheral.identifier]?.native }
         }
 
+        /// The manager's recording state, while it records.
+        var recording: CentralRecording? { lock.withLock { manager }?.recording }
+
         private var managerAndDelegate: (CBMCentralManager, any CBMCentralManagerDelegate)? {
-            guard let manager = lock.withLock({ manager }), let delegate = manager.delegate else { return nil }
+            guard let manager = lock.withLock({ manager }), let delegate = manager.deliveryDelegate else { return nil }
             return (manager, delegate)
         }
 
@@ -317,27 +320,27 @@
 
         func peripheralDidUpdateName(_ peripheral: CBPeripheral) {
             let object = object(for: peripheral)
-            object.delegate?.peripheralDidUpdateName(object)
+            object.deliveryDelegate?.peripheralDidUpdateName(object)
         }
 
         func peripheral(_ peripheral: CBPeripheral, didModifyServices invalidatedServices: [CBService]) {
             let object = object(for: peripheral)
             let gone = invalidatedServices.map { self.object(for: $0, of: object) }
             lock.withLock { object.storedServices?.removeAll { service in gone.contains { $0 === service } } }
-            object.delegate?.peripheral(object, didModifyServices: gone)
+            object.deliveryDelegate?.peripheral(object, didModifyServices: gone)
         }
 
         func peripheral(_ peripheral: CBPeripheral, didReadRSSI rssi: NSNumber, error: (any Error)?) {
             let object = object(for: peripheral)
             if error == nil { lock.withLock { object.storedRSSI = rssi } }
-            object.delegate?.peripheral(object, didReadRSSI: rssi, error: NativeSupport.bridging(error))
+            object.deliveryDelegate?.peripheral(object, didReadRSSI: rssi, error: NativeSupport.bridging(error))
         }
 
         func peripheral(_ peripheral: CBPeripheral, didDiscoverServices error: (any Error)?) {
             let object = object(for: peripheral)
             let services = (peripheral.services ?? []).map { self.object(for: $0, of: object) }
             lock.withLock { object.storedServices = services }
-            object.delegate?.peripheral(object, didDiscoverServices: NativeSupport.bridging(error))
+            object.deliveryDelegate?.peripheral(object, didDiscoverServices: NativeSupport.bridging(error))
         }
 
         func peripheral(
@@ -347,7 +350,7 @@
             let parent = self.object(for: service, of: object)
             let included = (service.includedServices ?? []).map { self.object(for: $0, of: object) }
             lock.withLock { parent.mergeIncludedServices(included) }
-            object.delegate?.peripheral(
+            object.deliveryDelegate?.peripheral(
                 object, didDiscoverIncludedServicesFor: parent, error: NativeSupport.bridging(error))
         }
 
@@ -358,7 +361,7 @@
             let parent = self.object(for: service, of: object)
             let found = (service.characteristics ?? []).map { self.object(for: $0, in: parent, of: object) }
             lock.withLock { parent.mergeCharacteristics(found) }
-            object.delegate?.peripheral(
+            object.deliveryDelegate?.peripheral(
                 object, didDiscoverCharacteristicsFor: parent, error: NativeSupport.bridging(error))
         }
 
@@ -380,7 +383,8 @@
         ) {
             let object = object(for: peripheral)
             guard let mirrored = updated(characteristic, of: object) else { return }
-            object.delegate?.peripheral(object, didUpdateValueFor: mirrored, error: NativeSupport.bridging(error))
+            object.deliveryDelegate?.peripheral(
+                object, didUpdateValueFor: mirrored, error: NativeSupport.bridging(error))
         }
 
         func peripheral(
@@ -388,7 +392,8 @@
         ) {
             let object = object(for: peripheral)
             guard let mirrored = updated(characteristic, of: object) else { return }
-            object.delegate?.peripheral(object, didWriteValueFor: mirrored, error: NativeSupport.bridging(error))
+            object.deliveryDelegate?.peripheral(
+                object, didWriteValueFor: mirrored, error: NativeSupport.bridging(error))
         }
 
         func peripheral(
@@ -397,7 +402,7 @@
         ) {
             let object = object(for: peripheral)
             guard let mirrored = updated(characteristic, of: object) else { return }
-            object.delegate?.peripheral(
+            object.deliveryDelegate?.peripheral(
                 object, didUpdateNotificationStateFor: mirrored, error: NativeSupport.bridging(error))
         }
 
@@ -410,7 +415,7 @@
             lock.withLock {
                 mirrored.storedDescriptors = merged(mirrored.storedDescriptors, found, by: \.remote.handle)
             }
-            object.delegate?.peripheral(
+            object.deliveryDelegate?.peripheral(
                 object, didDiscoverDescriptorsFor: mirrored, error: NativeSupport.bridging(error))
         }
 
@@ -421,7 +426,8 @@
             }
             let value = descriptor.value
             lock.withLock { mirrored.storedValue = value }
-            object.delegate?.peripheral(object, didUpdateValueFor: mirrored, error: NativeSupport.bridging(error))
+            object.deliveryDelegate?.peripheral(
+                object, didUpdateValueFor: mirrored, error: NativeSupport.bridging(error))
         }
 
         func peripheral(_ peripheral: CBPeripheral, didWriteValueFor descriptor: CBDescriptor, error: (any Error)?) {
@@ -429,12 +435,13 @@
             guard let mirrored = lock.withLock({ objects[ObjectIdentifier(descriptor)] as? CBMDescriptor }) else {
                 return
             }
-            object.delegate?.peripheral(object, didWriteValueFor: mirrored, error: NativeSupport.bridging(error))
+            object.deliveryDelegate?.peripheral(
+                object, didWriteValueFor: mirrored, error: NativeSupport.bridging(error))
         }
 
         func peripheralIsReady(toSendWriteWithoutResponse peripheral: CBPeripheral) {
             let object = object(for: peripheral)
-            object.delegate?.peripheralIsReady(toSendWriteWithoutResponse: object)
+            object.deliveryDelegate?.peripheralIsReady(toSendWriteWithoutResponse: object)
         }
 
         func peripheral(_ peripheral: CBPeripheral, didOpen channel: CBL2CAPChannel?, error: (any Error)?) {
@@ -443,7 +450,7 @@
                 CBML2CAPChannel(
                     psm: $0.psm, peer: object, channel: nil, inputStream: $0.inputStream, outputStream: $0.outputStream)
             }
-            object.delegate?.peripheral(object, didOpen: opened, error: NativeSupport.bridging(error))
+            object.deliveryDelegate?.peripheral(object, didOpen: opened, error: NativeSupport.bridging(error))
         }
     }
 

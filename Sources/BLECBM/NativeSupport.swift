@@ -89,6 +89,8 @@ final class UnsupportedCentralBackend: CentralBackend, @unchecked Sendable {
     var state: CBMManagerState { .unsupported }
     var authorization: CBMManagerAuthorization { .allowedAlways }
     var isScanning: Bool { false }
+    /// Nothing happens here to record.
+    var recording: CentralRecording? { nil }
 
     func attach(_ manager: CBMCentralManager) {
         queue.async { [weak manager] in

@@ -21,16 +21,15 @@ public struct CaptureImport: Sendable {
     /// Whether the capturing device was the central of the connection.
     public var isLocalCentral: Bool
     /// The peripheral, as a profile.
-    public var profile: PeripheralProfile
+    public var profile: PeripheralProfile { files.profile }
     /// The scenario, with the profile inline, ready for `ScenarioRunner`.
-    public var scenario: Scenario
+    public var scenario: Scenario { files.scenario }
     /// What was skipped or adjusted, in capture order.
     public var warnings: [CaptureWarning]
     /// The profile as the JSON ``profileFileName`` holds.
-    public var profileJSON: String
+    public var profileJSON: String { files.profileJSON }
 
-    private var scenarioHeader: [JSONValue.Member]
-    private var steps: [JSONValue]
+    private var files: ImportedFiles
 
     init(
         name: String, format: CaptureFormat, peer: BluetoothAddress, connectionHandle: UInt16, isLocalCentral: Bool,
@@ -42,35 +41,25 @@ public struct CaptureImport: Sendable {
         self.peer = peer
         self.connectionHandle = connectionHandle
         self.isLocalCentral = isLocalCentral
-        self.scenarioHeader = scenarioHeader
-        self.steps = steps
         self.warnings = warnings
-        profileJSON = profileValue.text
-        let inline = JSONValue.object(
-            scenarioHeader + [(key: "peripheral", value: profileValue), (key: "steps", value: .array(steps))])
         do throws(FixtureError) {
-            profile = try PeripheralProfile(json: Data(profileJSON.utf8), file: "\(name).peripheral.json")
-            scenario = try Scenario(json: Data(inline.text.utf8), file: "\(name).scenario.json")
+            files = try ImportedFiles(
+                name: name, profileValue: profileValue, scenarioHeader: scenarioHeader, steps: steps)
         } catch {
             throw .invalidOutput(error)
         }
     }
 
     /// The profile's file name: `NAME.peripheral.json`.
-    public var profileFileName: String { "\(name).peripheral.json" }
+    public var profileFileName: String { files.profileFileName }
 
     /// The scenario's file name: `NAME.scenario.json`.
-    public var scenarioFileName: String { "\(name).scenario.json" }
+    public var scenarioFileName: String { files.scenarioFileName }
 
     /// The scenario as JSON whose `peripheral` is `peripheralPath` (relative to the
     /// scenario's directory; ``profileFileName`` by default).
     public func scenarioJSON(peripheralPath: String? = nil) -> String {
-        JSONValue.object(
-            scenarioHeader + [
-                (key: "peripheral", value: .string(peripheralPath ?? profileFileName)),
-                (key: "steps", value: .array(steps)),
-            ]
-        ).text
+        files.scenarioJSON(peripheralPath: peripheralPath)
     }
 
     /// Writes ``profileFileName`` and ``scenarioFileName`` into `directory` (creating it),
@@ -80,20 +69,10 @@ public struct CaptureImport: Sendable {
     /// - Throws: ``CaptureImportError/unwritableOutput(_:)`` naming the path that could not be written.
     @discardableResult
     public func write(to directory: URL) throws(CaptureImportError) -> (profile: URL, scenario: URL) {
-        let profileURL = directory.appendingPathComponent(profileFileName)
-        let scenarioURL = directory.appendingPathComponent(scenarioFileName)
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do throws(ImportedFiles.UnwritablePath) {
+            return try files.write(to: directory)
         } catch {
-            throw .unwritableOutput(directory.path)
+            throw .unwritableOutput(error.path)
         }
-        for (url, text) in [(profileURL, profileJSON), (scenarioURL, scenarioJSON())] {
-            do {
-                try Data(text.utf8).write(to: url)
-            } catch {
-                throw .unwritableOutput(url.path)
-            }
-        }
-        return (profileURL, scenarioURL)
     }
 }

@@ -1,3 +1,4 @@
+import BLEMockKit
 import Foundation
 
 /// What a path on `mockble`'s command line names, so a command given the wrong kind of thing
@@ -17,6 +18,9 @@ enum FileKind: Equatable {
     /// A Bluetooth capture for `mockble import`: a btsnoop file (it starts with the format's
     /// `btsnoop` magic) or an Apple PacketLogger file (`.pklg`, which has no magic).
     case capture
+    /// A session an app recorded, for `mockble import`: a JSON object whose `"format"` is
+    /// `"mockble-recording"`.
+    case recording
     /// Any other file: not JSON, not an object, or unreadable.
     case other
 
@@ -47,7 +51,11 @@ enum FileKind: Equatable {
         if data.starts(with: Array("btsnoop\0".utf8)) {
             self = .capture
         } else if let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] {
-            self = object["steps"] == nil ? .profile : .scenario
+            if object["format"] as? String == SessionRecording.formatName {
+                self = .recording
+            } else {
+                self = object["steps"] == nil ? .profile : .scenario
+            }
         } else {
             self = .other
         }

@@ -110,6 +110,8 @@ enum FixtureListing {
             return "`\(path)` is a peripheral profile; \(expected) — `validate` checks one profile"
         case .scenario:
             return "`\(path)` is a scenario; \(expected) — `run` runs scenarios"
+        case .recording:
+            return "`\(path)` is a recording; \(expected) — `import` turns a recording into one"
         case .capture, .other:
             return "`\(path)` is a file; \(expected)"
         }

@@ -1,4 +1,5 @@
 import BLECapture
+import BLEMockKit
 import Foundation
 
 extension Subcommand {
@@ -25,13 +26,26 @@ extension Subcommand {
             NAME is the capture's file name without its extension. Check the outputs with
             mockble validate and replay them with mockble run NAME.scenario.json.
 
+            A RECORDING is a session an app recorded through the kit's recorder
+            (RecordingCentralManager, or CBMCentralManager.sessionRecorder): a JSON file
+            starting {"format": "mockble-recording", ...}. It imports the same way, following
+            the first peripheral the app connected to (or UUID), with every connection and
+            reconnection; values the app marked private are written as the HEX given for
+            their placeholder NAME. The link figures the session showed (ATT_MTU, connection
+            interval, packets per connection event, throughput) are printed, to seed a
+            realistic LinkTiming. NAME is the file's name without .json (and .recording).
+
             What the capture does not show for certain (lost or truncated packets, an
             encrypted link, other connections, operations a scenario cannot express) is left
             out and listed as warnings on standard error, as are the PacketLogger records
             that hold no HCI packet (Apple's notes and log lines), counted by kind.
 
             Options:
-              --peer ADDRESS  Follow the connection to ADDRESS (e.g. F1:E2:D3:C4:B5:A6).
+              --peer ADDRESS  Follow the connection to ADDRESS (e.g. F1:E2:D3:C4:B5:A6); for a
+                              recording, the peripheral with identifier UUID.
+              --placeholder NAME=HEX,...
+                              For a recording: the bytes each private value's placeholder
+                              stands for (e.g. token=0011aabb).
               --out DIR       Write the files into DIR (created if needed; default: the
                               current directory).
               -h, --help      Show this help.
@@ -43,13 +57,14 @@ extension Subcommand {
             let list: ArgumentList
             let file: String
             do throws(ArgumentList.Problem) {
-                list = try ArgumentList(arguments, options: ["peer", "out"], flags: [])
+                list = try ArgumentList(arguments, options: ["peer", "out", "placeholder"], flags: [])
                 file = try list.onlyPositional(
                     of: "import", naming: "capture", example: "Fixtures/captures/discovery-reads.btsnoop")
             } catch {
                 console.printError("mockble import: \(error.message)")
                 return .badInput
             }
+            if Subcommand.isRecording(file) { return importRecording(file, list, console) }
             var importer = CaptureImporter()
             if let text = list.option("peer") {
                 guard let address = BluetoothAddress(string: text) else {
@@ -76,21 +91,114 @@ extension Subcommand {
                 console.printError("mockble import: \(error)")
                 return .badInput
             }
-            let profile = imported.profile
-            let characteristics = profile.services.reduce(0) { $0 + $1.characteristics.count }
             let handle = String(imported.connectionHandle, radix: 16, uppercase: true)
             let padded = String(repeating: "0", count: max(0, 4 - handle.count)) + handle
             console.print("imported the connection to \(imported.peer) (handle 0x\(padded))")
-            console.print(
-                "wrote \(written.profile.path): \(Plural.count(profile.services.count, "service")), "
-                    + Plural.count(characteristics, "characteristic"))
-            console.print("wrote \(written.scenario.path): \(Plural.count(imported.scenario.steps.count, "step"))")
+            Subcommand.printWritten(written, profile: imported.profile, scenario: imported.scenario, console)
             if let summary = Subcommand.warningSummary(imported.warnings) { console.print(summary) }
             return .success
         })
 }
 
 extension Subcommand {
+    /// Whether a file holds a recording (JSON) rather than a capture: its first byte other
+    /// than white space is `{`, which starts neither a btsnoop file nor a PacketLogger record.
+    static func isRecording(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 64)) ?? Data()
+        return head.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) } == UInt8(ascii: "{")
+    }
+
+    /// `mockble import RECORDING`.
+    static func importRecording(_ file: String, _ list: ArgumentList, _ console: Console) -> CommandStatus {
+        var importer = RecordingImporter()
+        if let text = list.option("peer") {
+            guard let identifier = UUID(uuidString: text) else {
+                console.printError(
+                    "mockble import: \"\(text)\" is not a peripheral identifier; a recording names peripherals by "
+                        + "UUID, e.g. E621E1F8-C36C-495A-93FC-0C247A3E6E5F")
+                return .badInput
+            }
+            importer.peripheral = identifier
+        }
+        for pair in (list.option("placeholder") ?? "").split(separator: ",") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, !parts[0].isEmpty, let bytes = Self.bytes(hex: parts[1]) else {
+                console.printError(
+                    "mockble import: --placeholder takes NAME=HEX pairs separated by commas, e.g. token=0011aabb; "
+                        + "not \"\(pair)\"")
+                return .badInput
+            }
+            importer.placeholders[String(parts[0])] = bytes
+        }
+        let imported: RecordingImport
+        let written: (profile: URL, scenario: URL)
+        do throws(RecordingImportError) {
+            imported = try importer.importRecording(contentsOf: URL(fileURLWithPath: file))
+            for warning in imported.warnings { console.printError("warning: \(file): \(warning)") }
+            let directory = URL(fileURLWithPath: list.option("out") ?? FileManager.default.currentDirectoryPath)
+            written = try imported.write(to: directory)
+        } catch {
+            console.printError("mockble import: \(file): \(error)")
+            return .badInput
+        }
+        console.print("imported the session with peripheral \(imported.peripheral.uuidString)")
+        printWritten(written, profile: imported.profile, scenario: imported.scenario, console)
+        console.print("link: " + Self.describe(imported.linkFigures))
+        if !imported.warnings.isEmpty {
+            console.print("\(Plural.count(imported.warnings.count, "warning")) (see above)")
+        }
+        return .success
+    }
+
+    /// What an import wrote: the profile with its services and characteristics, the scenario
+    /// with its steps.
+    static func printWritten(
+        _ written: (profile: URL, scenario: URL), profile: PeripheralProfile, scenario: Scenario, _ console: Console
+    ) {
+        let characteristics = profile.services.reduce(0) { $0 + $1.characteristics.count }
+        console.print(
+            "wrote \(written.profile.path): \(Plural.count(profile.services.count, "service")), "
+                + Plural.count(characteristics, "characteristic"))
+        console.print("wrote \(written.scenario.path): \(Plural.count(scenario.steps.count, "step"))")
+    }
+
+    /// Bytes from an even number of hex digits.
+    static func bytes(hex: Substring) -> Data? {
+        guard hex.count % 2 == 0 else { return nil }
+        var bytes = Data()
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes
+    }
+
+    /// The link figures on one line, e.g. `ATT_MTU 185, 2 connections, 361 notifications in
+    /// 91 connection events, interval 29.7ms, 4 packets per event, notifications 24159 B/s,
+    /// writes without response 34345 B/s`.
+    static func describe(_ figures: LinkFigures) -> String {
+        var parts: [String] = []
+        if let mtu = figures.mtu { parts.append("ATT_MTU \(mtu)") }
+        parts.append(Plural.count(figures.connections, "connection"))
+        parts.append(
+            Plural.count(figures.notifications, "notification") + " in "
+                + Plural.count(figures.notificationEvents, "connection event"))
+        if let interval = figures.connectionInterval {
+            let milliseconds =
+                Double(interval.components.attoseconds) / 1e15 + Double(interval.components.seconds) * 1e3
+            parts.append("interval \((milliseconds * 10).rounded() / 10)ms")
+        }
+        if let packets = figures.packetsPerConnectionEvent { parts.append("\(packets) packets per event") }
+        if let rate = figures.notificationThroughput { parts.append("notifications \(rate) B/s") }
+        if let rate = figures.writeWithoutResponseThroughput { parts.append("writes without response \(rate) B/s") }
+        return parts.joined(separator: ", ")
+    }
+
     /// The closing line of an import with warnings: how many, and how many of each kind, e.g.
     /// `3 warnings (see above): 2 about skipped PacketLogger records, 1 about the profile`.
     /// `nil` without warnings.

@@ -50,6 +50,11 @@ extension Subcommand {
                     "mockble run: `\(file)` is a Bluetooth capture; `run` expects a scenario — "
                         + "`mockble import \(file)` makes one from it")
                 return .badInput
+            case .recording:
+                console.printError(
+                    "mockble run: `\(file)` is a recording; `run` expects a scenario — "
+                        + "`mockble import \(file)` makes one from it")
+                return .badInput
             default:
                 break
             }

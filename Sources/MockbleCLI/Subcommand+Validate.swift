@@ -47,6 +47,12 @@ extension Subcommand {
                             + "scenarios (.json) — `mockble import \(file)` makes them from it")
                     status = .badInput
                     continue
+                case .recording:
+                    console.printError(
+                        "mockble validate: `\(file)` is a recording; `validate` expects profiles and scenarios "
+                            + "(.json) — `mockble import \(file)` makes them from it")
+                    status = .badInput
+                    continue
                 default:
                     break
                 }

@@ -36,7 +36,10 @@ struct ImportCommandTests {
     @Test(arguments: [
         ([], "mockble import: name a capture, e.g. mockble import Fixtures/captures/discovery-reads.btsnoop\n"),
         (["a.btsnoop", "b.btsnoop"], "mockble import: import takes one capture, not 2\n"),
-        (["a.btsnoop", "--speed", "2"], "mockble import: unknown option \"--speed\" (known: --out, --peer)\n"),
+        (
+            ["a.btsnoop", "--speed", "2"],
+            "mockble import: unknown option \"--speed\" (known: --out, --peer, --placeholder)\n"
+        ),
         (["a.btsnoop", "--peer"], "mockble import: --peer needs a value\n"),
         (
             ["a.btsnoop", "--peer", "F1:E2"],

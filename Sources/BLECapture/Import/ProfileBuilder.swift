@@ -100,22 +100,7 @@ struct ProfileBuilder {
     }
 
     static func advertisement(_ advertisement: AdvertisementData) -> JSONValue {
-        var members: [JSONValue.Member] = []
-        func add(_ key: String, _ value: JSONValue) { members.append((key: key, value: value)) }
-        let uuids: ([BluetoothUUID]) -> JSONValue = { .array($0.map { .string($0.description) }) }
-        if let name = advertisement.localName { add("localName", .string(name)) }
-        if !advertisement.serviceUUIDs.isEmpty { add("serviceUUIDs", uuids(advertisement.serviceUUIDs)) }
-        if let data = advertisement.manufacturerData { add("manufacturerData", .bytes(data)) }
-        if !advertisement.serviceData.isEmpty {
-            let sorted = advertisement.serviceData.sorted { $0.key < $1.key }
-            add("serviceData", .object(sorted.map { (key: $0.key.description, value: .bytes($0.value)) }))
-        }
-        if let power = advertisement.txPowerLevel { add("txPowerLevel", .int(power)) }
-        if let connectable = advertisement.isConnectable { add("isConnectable", .bool(connectable)) }
-        if !advertisement.solicitedServiceUUIDs.isEmpty {
-            add("solicitedServiceUUIDs", uuids(advertisement.solicitedServiceUUIDs))
-        }
-        return .object(members)
+        PeripheralProfile.advertisementValue(advertisement)
     }
 
     /// The services to write, each with the UUIDs of the services it includes, ordered so an

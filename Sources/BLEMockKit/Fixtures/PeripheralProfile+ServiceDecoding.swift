@@ -65,16 +65,7 @@ extension PeripheralProfile {
             id = text
         }
         let uuid = try FixtureObject.uuid(object.required("uuid", example: "\"2A37\""))
-        var properties: CharacteristicProperties = []
-        for element in try names(object.required("properties", example: "[\"read\"]")) {
-            let name = element.string!
-            guard let property = CharacteristicProperties(names: [name]) else {
-                throw FixtureError(
-                    .unknownProperty(name), at: element, message: "unknown property \"\(name)\"",
-                    fix: FixtureError.choice(for: name, among: CharacteristicProperties.named.map(\.name)))
-            }
-            properties.insert(property)
-        }
+        let properties = try Self.properties(object.required("properties", example: "[\"read\"]"))
         var permissions: AttributePermissions = []
         for element in try names(object.required("permissions", example: "[\"readable\"]")) {
             let name = element.string!
@@ -142,6 +133,23 @@ extension PeripheralProfile {
     /// An optional attribute handle field (1…65535).
     static func handle(_ object: FixtureObject, _ key: String) throws(FixtureError) -> UInt16? {
         try object.integer(key, in: handleRange, hint: "an attribute handle").map { UInt16($0) }
+    }
+
+    /// An array of characteristic property names, as a set.
+    ///
+    /// - Throws: ``FixtureError/Kind/unknownProperty(_:)`` at the first unknown name.
+    static func properties(_ node: FixtureJSON) throws(FixtureError) -> CharacteristicProperties {
+        var properties: CharacteristicProperties = []
+        for element in try names(node) {
+            let name = element.string!
+            guard let property = CharacteristicProperties(names: [name]) else {
+                throw FixtureError(
+                    .unknownProperty(name), at: element, message: "unknown property \"\(name)\"",
+                    fix: FixtureError.choice(for: name, among: CharacteristicProperties.named.map(\.name)))
+            }
+            properties.insert(property)
+        }
+        return properties
     }
 
     /// An array of name strings (properties or permissions).

@@ -1,0 +1,169 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What the link to one peripheral did in a recorded session, as far as an app can see it:
+/// its ATT_MTU, the connection events that carried notifications (and queued writes without
+/// response), the connection interval and packets per event those suggest, and the
+/// throughput of notifications and of writes without response. ``linkTiming`` turns them into
+/// a realistic ``LinkTiming`` for a bridge that replays the session.
+///
+/// The figures are estimates from when events reached the app: arrivals at one instant
+/// share a connection event; the connection interval is the median gap between consecutive
+/// such instants; a burst is a run of instants less than one and a half intervals apart,
+/// and a burst's throughput counts its bytes over its span plus one interval (its last
+/// event's share). Writes without response count when the app queued them.
+public struct LinkFigures: Hashable, Sendable {
+    /// The ATT_MTU of the first connection, if there was one.
+    public var mtu: Int?
+    /// How many connections the session made.
+    public var connections: Int
+    /// How many notifications and indications arrived.
+    public var notifications: Int
+    /// How many distinct instants they arrived at: the connection events that carried them.
+    public var notificationEvents: Int
+    /// The connection interval the arrivals suggest, if at least two instants were seen.
+    public var connectionInterval: Duration?
+    /// The largest random deviation of a gap in a burst from ``connectionInterval``.
+    public var jitter: Duration
+    /// The most notifications and indications that arrived at one instant: how many packets
+    /// a connection event carried, if any arrived.
+    public var packetsPerConnectionEvent: Int?
+    /// Notification payload bytes per second over the bursts, if any arrived.
+    public var notificationThroughput: Int?
+    /// Bytes of writes without response per second over their bursts, if any were made.
+    public var writeWithoutResponseThroughput: Int?
+
+    /// Creates figures.
+    public init(
+        mtu: Int? = nil, connections: Int = 0, notifications: Int = 0, notificationEvents: Int = 0,
+        connectionInterval: Duration? = nil, jitter: Duration = .zero, packetsPerConnectionEvent: Int? = nil,
+        notificationThroughput: Int? = nil, writeWithoutResponseThroughput: Int? = nil
+    ) {
+        self.mtu = mtu
+        self.connections = connections
+        self.notifications = notifications
+        self.notificationEvents = notificationEvents
+        self.connectionInterval = connectionInterval
+        self.jitter = jitter
+        self.packetsPerConnectionEvent = packetsPerConnectionEvent
+        self.notificationThroughput = notificationThroughput
+        self.writeWithoutResponseThroughput = writeWithoutResponseThroughput
+    }
+
+    /// Realistic timing seeded with these figures: ``LinkTiming/realistic`` with the observed
+    /// connection interval (clamped to 7.5 ms…4 s), jitter (at most the interval) and packets
+    /// per connection event, where the session showed them.
+    public var linkTiming: LinkTiming {
+        var timing = LinkTiming.realistic
+        if let interval = connectionInterval {
+            timing.connectionInterval = min(max(interval, .microseconds(7_500)), .seconds(4))
+            timing.jitter = min(jitter, timing.connectionInterval)
+        }
+        if let packets = packetsPerConnectionEvent { timing.packetsPerConnectionEvent = max(1, packets) }
+        return timing
+    }
+}
+
+extension SessionRecording {
+    /// The link figures of the session with `peripheral`.
+    public func linkFigures(of peripheral: UUID) -> LinkFigures {
+        var figures = LinkFigures()
+        var updates: [(time: Duration, bytes: Int)] = []
+        var writes: [(time: Duration, bytes: Int)] = []
+        for entry in entries where entry.event.peripheral == peripheral {
+            switch entry.event {
+            case .connected(_, let mtu):
+                figures.connections += 1
+                if figures.mtu == nil { figures.mtu = mtu }
+            case .valueUpdated(_, _, let value, _):
+                updates.append((entry.time, value.count))
+            case .write(_, _, let value, false, nil):
+                writes.append((entry.time, value.count))
+            default:
+                break
+            }
+        }
+        let updateInstants = Self.instants(updates)
+        let writeInstants = Self.instants(writes)
+        figures.notifications = updates.count
+        figures.notificationEvents = updateInstants.count
+        guard let interval = Self.medianGap(updateInstants) ?? Self.medianGap(writeInstants) else { return figures }
+        figures.connectionInterval = interval
+        let limit = interval * 3 / 2
+        var jitter = Duration.zero
+        for instants in [updateInstants, writeInstants] {
+            for (earlier, later) in zip(instants, instants.dropFirst()) where later.time - earlier.time <= limit {
+                let gap = later.time - earlier.time
+                jitter = max(jitter, gap > interval ? gap - interval : interval - gap)
+            }
+        }
+        figures.jitter = jitter
+        // Writes without response count when the app queued them, not when a connection event
+        // carried them: only arrivals say how many packets one event carries.
+        figures.packetsPerConnectionEvent = updateInstants.map(\.count).max()
+        figures.notificationThroughput = Self.throughput(updateInstants, interval: interval)
+        figures.writeWithoutResponseThroughput = Self.throughput(writeInstants, interval: interval)
+        return figures
+    }
+
+    /// Arrivals grouped by instant: each instant's time, count and bytes, in order.
+    private static func instants(_ arrivals: [(time: Duration, bytes: Int)]) -> [(
+        time: Duration, count: Int, bytes: Int
+    )] {
+        var result: [(time: Duration, count: Int, bytes: Int)] = []
+        for arrival in arrivals {
+            if let last = result.last, last.time == arrival.time {
+                result[result.count - 1].count += 1
+                result[result.count - 1].bytes += arrival.bytes
+            } else {
+                result.append((arrival.time, 1, arrival.bytes))
+            }
+        }
+        return result
+    }
+
+    /// The median gap between consecutive instants, if there are two.
+    private static func medianGap(_ instants: [(time: Duration, count: Int, bytes: Int)]) -> Duration? {
+        let gaps = zip(instants, instants.dropFirst()).map { $1.time - $0.time }.sorted()
+        return gaps.isEmpty ? nil : gaps[gaps.count / 2]
+    }
+
+    /// Bytes per second over the bursts (runs of instants less than 1.5 intervals apart),
+    /// each burst spanning its first to its last instant plus one interval.
+    private static func throughput(
+        _ instants: [(time: Duration, count: Int, bytes: Int)], interval: Duration
+    ) -> Int? {
+        guard let first = instants.first, interval > .zero else { return nil }
+        let limit = interval * 3 / 2
+        var bytes = 0
+        var active = Duration.zero
+        var burstStart = first.time
+        var previous = first.time
+        for instant in instants {
+            if instant.time - previous > limit {
+                active += previous - burstStart + interval
+                burstStart = instant.time
+            }
+            bytes += instant.bytes
+            previous = instant.time
+        }
+        active += previous - burstStart + interval
+        let seconds = Double(active.components.seconds) + Double(active.components.attoseconds) / 1e18
+        return Int((Double(bytes) / seconds).rounded())
+    }
+}
+
+extension RecordedValue {
+    /// The number of bytes the value holds (a placeholder's value is not known: 0).
+    var count: Int {
+        switch self {
+        case .bytes(let bytes): bytes.count
+        case .placeholder: 0
+        }
+    }
+}

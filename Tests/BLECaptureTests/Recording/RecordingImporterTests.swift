@@ -1,0 +1,160 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+@testable import BLECapture
+
+/// How the importer turns each kind of recorded event into steps or warnings, and each of
+/// its errors.
+@Suite("The recording importer", .timeLimit(.minutes(10)))
+struct RecordingImporterTests {
+    static let p = UUID(uuidString: "E4546FDA-DA9E-4A73-96DA-AEC92CD44D42")!
+    static let other = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
+
+    /// A session with every case the importer distinguishes; events are numbered from 1.
+    static var session: SessionRecording {
+        let att = { (code: Int) in RecordedError(domain: .att, code: code) }
+        let cb = { (code: Int) in RecordedError(domain: .coreBluetooth, code: code) }
+        let events: [RecordedEvent] = [
+            .discovered(
+                peripheral: p, name: "Thermo", advertisement: AdvertisementData(localName: "Thermo"), rssi: -50),
+            .connectionFailed(peripheral: p, error: cb(10)),  // 2
+            .connected(peripheral: p, mtu: 185),
+            .servicesDiscovered(
+                peripheral: p, services: [RecordedService(uuid: "1809", isPrimary: true, handle: 1, endHandle: 6)]),
+            .characteristicsDiscovered(
+                peripheral: p, service: 1,
+                characteristics: [
+                    RecordedCharacteristic(uuid: "2A21", properties: [.read, .write], handle: 3),
+                    RecordedCharacteristic(uuid: "2A1C", properties: [.indicate], handle: 5),
+                ]),
+            .notificationState(peripheral: p, handle: 5, enabled: true, error: nil),  // 6: descriptors unknown
+            .descriptorsDiscovered(
+                peripheral: p, characteristic: 5, descriptors: [RecordedDescriptor(uuid: "2902", handle: 6)]),
+            .read(peripheral: p, handle: 3, result: .success(.bytes(Data([0x0A])))),
+            .read(peripheral: p, handle: 3, result: .failure(att(5))),
+            .read(peripheral: p, handle: 3, result: .failure(cb(3))),  // 10
+            .write(
+                peripheral: p, handle: 3, value: .bytes(Data([1])), withResponse: true,
+                error: RecordedError(domain: .kit, code: 0)),  // 11
+            .write(peripheral: p, handle: 3, value: .bytes(Data([2])), withResponse: true, error: att(3)),
+            .notificationState(peripheral: p, handle: 5, enabled: true, error: nil),
+            .valueUpdated(peripheral: p, handle: 5, value: .bytes(Data([0x25])), isIndication: true),
+            .disconnected(peripheral: p, error: cb(6)),
+            .read(peripheral: p, handle: 3, result: .success(.bytes(Data([0x0A])))),  // 16: no connection
+            .connected(peripheral: p, mtu: 185),
+            .read(peripheral: other, handle: 3, result: .success(.bytes(Data([0x0B])))),
+            .disconnected(peripheral: p, error: cb(7)),
+        ]
+        return SessionRecording(
+            entries: events.enumerated().map {
+                SessionRecording.Entry(time: .milliseconds(10 * $0.offset), event: $0.element)
+            })
+    }
+
+    @Test func eachKindOfEventBecomesItsStepOrAWarningNamingTheEvent() async throws {
+        let imported = try RecordingImporter().importRecording(Self.session, name: "thermo")
+        let ops = imported.scenario.steps.compactMap { step -> String? in
+            switch step.operation {
+            case .advance: nil
+            case .inject(let injection): "inject \(injection.target.rawValue)"
+            case .disconnect(let side): "disconnect by \(side.rawValue)"
+            case .fault(let kind, _, _): "fault \(kind.rawValue)"
+            default: step.operation.name
+            }
+        }
+        #expect(
+            ops == [
+                "scan", "connect", "discover", "read", "inject read", "read", "inject write", "write", "subscribe",
+                "indicate", "fault disconnect", "scan", "connect", "disconnect by peripheral",
+            ])
+        #expect(
+            imported.warnings.map(\.event) == [2, 6, 10, 11, 16])
+        #expect(
+            imported.warnings[0].description == "event 2: a failed connection attempt (cb error 10) is not replayed")
+        #expect(imported.warnings[4].message == "a read outside a connection is not replayed")
+        #expect(imported.peripheral == Self.p)
+        #expect(imported.linkFigures.connections == 2)
+        let trace = await ScenarioRunner(imported.scenario).run()
+        #expect(trace.passed, "\(trace.failures)")
+        #expect(trace.records.first { $0.op == "read" && !$0.ok }?.error?.code == 5)
+    }
+
+    @Test func aRecordingWithoutAConnectionNamesTheAdvertisersHeard() {
+        let recording = SessionRecording(entries: [Self.session.entries[0]])
+        #expect(throws: RecordingImportError.noConnection(advertisers: [Self.p])) {
+            try RecordingImporter().importRecording(recording, name: "x")
+        }
+        #expect(
+            RecordingImportError.noConnection(advertisers: []).description
+                == "the recording shows no connection (it heard no advertisements); record a session that connects")
+    }
+
+    @Test func aPeripheralTheRecordingDidNotConnectToIsRefusedNamingTheOnesItDid() throws {
+        #expect(throws: RecordingImportError.peripheralNotFound(Self.other, connected: [Self.p])) {
+            try RecordingImporter(peripheral: Self.other).importRecording(Self.session, name: "x")
+        }
+        #expect(try RecordingImporter(peripheral: Self.p).importRecording(Self.session, name: "x").peripheral == Self.p)
+    }
+
+    @Test func filesThatAreMissingUnreadableOrNoRecordingAreRefusedSayingWhich() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "recording-importer-\(ProcessInfo.processInfo.processIdentifier)")
+        try? FileManager.default.removeItem(at: folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = folder.appendingPathComponent("none.recording.json")
+        #expect(throws: RecordingImportError.missingFile(missing.path)) {
+            try RecordingImporter().importRecording(contentsOf: missing)
+        }
+        #expect(throws: RecordingImportError.unreadableFile(folder.path)) {
+            try RecordingImporter().importRecording(contentsOf: folder)
+        }
+        let bad = folder.appendingPathComponent("bad.recording.json")
+        try Data("{}".utf8).write(to: bad)
+        #expect {
+            try RecordingImporter().importRecording(contentsOf: bad)
+        } throws: { error in
+            guard case .invalidRecording(let problem) = error as? RecordingImportError else { return false }
+            return problem.kind == .missingField("format") && problem.file == "bad.recording.json"
+        }
+        let good = folder.appendingPathComponent("thermo.recording.json")
+        try Data(Self.session.jsonText.utf8).write(to: good)
+        let imported = try RecordingImporter().importRecording(contentsOf: good)
+        #expect(imported.name == "thermo" && imported.scenarioFileName == "thermo.scenario.json")
+        let blocker = folder.appendingPathComponent("a-file")
+        try Data().write(to: blocker)
+        #expect(throws: RecordingImportError.unwritableOutput(blocker.path)) { try imported.write(to: blocker) }
+        let written = try imported.write(to: folder.appendingPathComponent("out"))
+        #expect(try String(contentsOf: written.scenario, encoding: .utf8) == imported.scenarioJSON())
+        #expect(try String(contentsOf: written.profile, encoding: .utf8) == imported.profileJSON)
+    }
+
+    @Test(arguments: [
+        (RecordingImportError.missingFile("/x"), "no such file: /x"),
+        (.unreadableFile("/x"), "cannot read /x (check its permissions)"),
+        (
+            .peripheralNotFound(other, connected: [p]),
+            "the recording has no connection to E621E1F8-C36C-495A-93FC-0C247A3E6E5F; it connected to "
+                + "E4546FDA-DA9E-4A73-96DA-AEC92CD44D42"
+        ),
+        (
+            .missingPlaceholder("token", supplied: []),
+            "the recording keeps the private value \"token\" out; supply a value for it (e.g. mockble import "
+                + "--placeholder token=HEX)"
+        ),
+        (.unwritableOutput("/x"), "cannot write /x (check the directory and its permissions)"),
+        (
+            .invalidOutput(FixtureError(.missingField("name"), line: 0, column: 0, path: "", message: "m", fix: "f")),
+            "the importer wrote an invalid document (please report this): m; f"
+        ),
+        (
+            .invalidRecording(FixtureError(.invalidJSON, line: 1, column: 2, path: "", message: "m", fix: "f")),
+            "not a valid recording: 1:2: m; f"
+        ),
+    ])
+    func eachErrorSaysWhatWentWrongAndHowToFixIt(error: RecordingImportError, description: String) {
+        #expect(error.description == description)
+    }
+}
