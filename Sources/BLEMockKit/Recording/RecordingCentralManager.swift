@@ -248,20 +248,6 @@ public actor RecordingCentralManager<Base: CentralManaging>: CentralManaging {
         }
     }
 
-    /// Discovers everything with the same calls, in the same order, as the protocol's default
-    /// implementation (and the kit's mock), each recorded.
-    @discardableResult
-    public func discoverAll(for peripheral: UUID) async throws -> [RemoteCharacteristic] {
-        var all: [RemoteCharacteristic] = []
-        for service in try await discoverServices(nil, for: peripheral) {
-            for characteristic in try await discoverCharacteristics(nil, for: service) {
-                _ = try await discoverDescriptors(for: characteristic)
-                all.append(characteristic)
-            }
-        }
-        return all
-    }
-
     public func services(of peripheral: UUID) -> [RemoteService] {
         base.assumeIsolated { $0.services(of: peripheral) }
     }
