@@ -96,9 +96,21 @@ extension Scenario {
             pairing = try central["pairing"].map { node throws(FixtureError) in try Self.pairing(node) }
         }
         var interval: Duration?
+        var linkProfiles: (central: LinkProfile?, peripheral: LinkProfile?) = (nil, nil)
         if let value = root["link"] {
             let link = try FixtureObject(
-                value, fields: ["connectionInterval"], example: #"{"connectionInterval": "30ms"}"#)
+                value, fields: ["connectionInterval", "centralProfile", "peripheralProfile"],
+                example: #"{"connectionInterval": "30ms"}"#)
+            for (field, central) in [("centralProfile", true), ("peripheralProfile", false)] {
+                guard let node = link[field] else { continue }
+                let profile = try Self.linkProfile(node)
+                guard mode == .realistic else {
+                    throw FixtureError(
+                        .valueOutOfRange, at: node, message: "a link profile needs realistic mode",
+                        fix: "set \"mode\": \"realistic\" and a seed, or leave out link.\(field)")
+                }
+                if central { linkProfiles.central = profile } else { linkProfiles.peripheral = profile }
+            }
             if let node = link["connectionInterval"] {
                 let parsed = try FixtureDuration.parse(node)
                 guard Self.connectionIntervalRange.contains(parsed) else {
@@ -134,6 +146,13 @@ extension Scenario {
             connectionInterval: interval, centralPairing: pairing, peripheral: profile, peripheralPath: path,
             steps: steps)
         self.plan = plan
+        centralProfile = linkProfiles.central
+        peripheralProfile = linkProfiles.peripheral
+    }
+
+    /// A named link profile (``LinkProfile``'s static properties, e.g. `"iPhoneiOS10"`).
+    static func linkProfile(_ node: FixtureJSON) throws(FixtureError) -> LinkProfile {
+        try choice(node, among: LinkProfile.named, named: \.name, what: "link profile").profile
     }
 
     /// `central.pairing`: `"never"`, `"onFirstAccess"`, or `{"after": "1s", "outcome":

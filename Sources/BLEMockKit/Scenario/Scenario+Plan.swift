@@ -7,7 +7,8 @@ import BLECore
 /// "mode": "realistic", "seed": 17,
 /// "plan": {
 ///   "conditions": {"mtu": 23, "connectionInterval": "30ms", "jitter": "0.001s",
-///                  "packetsPerConnectionEvent": 2, "writeWithoutResponseQueue": 3, "updateQueue": 4},
+///                  "packetsPerConnectionEvent": 2, "writeWithoutResponseQueue": 3, "updateQueue": 4,
+///                  "centralProfile": "iPhoneiOS10"},
 ///   "faults": [{"at": "1.2s", "kind": "disconnect", "error": "connectionTimeout"},
 ///              {"at": "2s", "kind": "attError", "operation": "write", "characteristic": "2A39",
 ///               "attError": "unlikelyError"}]
@@ -20,6 +21,7 @@ extension Scenario {
     static let planFields = ["conditions", "faults"]
     static let conditionFields = [
         "mtu", "connectionInterval", "jitter", "packetsPerConnectionEvent", "writeWithoutResponseQueue", "updateQueue",
+        "centralProfile",
     ]
     static let faultFields = ["at", "kind", "for", "target", "operation", "characteristic", "attError", "error"]
 
@@ -56,6 +58,7 @@ extension Scenario {
                 "writeWithoutResponseQueue", in: 1...100_000, hint: "the queue's capacity in packets")
             conditions.updateQueueCapacity = try fields.integer(
                 "updateQueue", in: 1...100_000, hint: "the queue's capacity in packets")
+            if let node = fields["centralProfile"] { conditions.centralProfile = try linkProfile(node) }
         }
         var faults: [PlannedFault] = []
         if let value = object["faults"] {
@@ -130,6 +133,10 @@ extension LinkConditions {
             fields.append(("writeWithoutResponseQueue", .int(writeWithoutResponseQueueCapacity)))
         }
         if let updateQueueCapacity { fields.append(("updateQueue", .int(updateQueueCapacity))) }
+        // A named phone by its name (a profile of the caller's own has none the format knows).
+        if let name = LinkProfile.named.first(where: { $0.profile == centralProfile })?.name {
+            fields.append(("centralProfile", .string(name)))
+        }
         return .object(fields)
     }
 }

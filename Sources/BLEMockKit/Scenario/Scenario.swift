@@ -41,6 +41,12 @@ public struct Scenario: Sendable, Hashable {
     public var centralPreferredMTU: Int?
     /// The connection interval realistic timing uses (`link.connectionInterval`), when given.
     public var connectionInterval: Duration?
+    /// The central's link profile (`link.centralProfile`, a named profile such as
+    /// `"iPhoneiOS10"`; realistic mode only), when given: ``LinkTiming/centralProfile``.
+    public var centralProfile: LinkProfile?
+    /// The peripheral's link profile (`link.peripheralProfile`, e.g. `"watch"`; realistic mode
+    /// only), when given: ``LinkTiming/peripheralProfile``.
+    public var peripheralProfile: LinkProfile?
     /// How the central pairs (`central.pairing`), when given; otherwise the mode's preset
     /// (never in fast mode, on first access in realistic mode).
     public var centralPairing: PairingBehavior?

@@ -87,14 +87,16 @@ public struct ScenarioRunner: Sendable {
     public var bridgeConfiguration: MockBLEBridge.Configuration {
         var configuration: MockBLEBridge.Configuration =
             scenario.mode == .realistic ? .realistic(seed: seed) : MockBLEBridge.Configuration(seed: seed)
-        if let interval = scenario.connectionInterval, scenario.mode == .realistic {
-            configuration.timing.connectionInterval = interval
-        }
-        // A plan's conditions rule the link (its interval over `link.connectionInterval`).
-        if let plan = scenario.plan, scenario.mode == .realistic {
+        guard scenario.mode == .realistic else { return configuration }
+        if let interval = scenario.connectionInterval { configuration.timing.connectionInterval = interval }
+        // A plan's conditions rule the link (its interval over `link.connectionInterval`, its
+        // phone over `link.centralProfile`).
+        if let plan = scenario.plan {
             configuration.timing = plan.conditions.timing
             configuration.limits = plan.conditions.limits
         }
+        if configuration.timing.centralProfile == nil { configuration.timing.centralProfile = scenario.centralProfile }
+        configuration.timing.peripheralProfile = scenario.peripheralProfile
         return configuration
     }
 

@@ -49,6 +49,42 @@ struct ScenarioPlanTests {
         #expect(empty.plan == ExplorationPlan(seed: 2))
     }
 
+    @Test("A plan's phone is written by its name and reads back; a phone of the caller's own is left out")
+    func planPhoneRoundTrips() throws {
+        var plan = Self.plan
+        plan.conditions.centralProfile = .iPhoneiOS10
+        #expect(plan.scenarioFragment.contains(#""updateQueue":4,"centralProfile":"iPhoneiOS10"}"#))
+        #expect(try Self.scenario(plan.scenarioFragment).plan == plan)
+        var own = LinkProfile.iPhoneiOS10
+        own.name = "my phone"
+        plan.conditions.centralProfile = own
+        #expect(!plan.scenarioFragment.contains("centralProfile"))
+    }
+
+    @Test("A scenario's link profiles time its link: named phone and device, negotiated, with a plan's phone first")
+    func linkProfilesDriveTheRun() async throws {
+        let json = """
+            {"mode": "realistic", "seed": 5, "peripheral": {"bundled": "battery"},
+             "link": {"centralProfile": "iPhoneiOS10", "peripheralProfile": "watch"},
+             "steps": [{"op": "scan", "for": "1s"}, {"op": "connect"}, {"op": "discover"}, {"op": "read", "char": "2A19"}]}
+            """
+        var scenario = try Scenario(json: Data(json.utf8))
+        #expect(scenario.centralProfile == .iPhoneiOS10)
+        #expect(scenario.peripheralProfile == .watch)
+        let timing = ScenarioRunner(scenario).bridgeConfiguration.timing
+        #expect(timing.centralProfile == .iPhoneiOS10)
+        #expect(timing.peripheralProfile == .watch)
+        let trace = await ScenarioRunner(scenario).run()
+        #expect(trace.passed, "\(trace.failures)")
+        let negotiated = NegotiatedLink(central: .iPhoneiOS10, peripheral: .watch)
+        #expect(trace.records.first { $0.op == "connect" }?.mtu == negotiated.attMTU)
+        // A plan's phone rules over the scenario's; its device stays.
+        scenario.plan = ExplorationPlan(seed: 5, conditions: LinkConditions(mtu: 185, centralProfile: .iPhoneiOS18))
+        let planned = ScenarioRunner(scenario).bridgeConfiguration.timing
+        #expect(planned.centralProfile == .iPhoneiOS18)
+        #expect(planned.peripheralProfile == .watch)
+    }
+
     @Test("The plan object is the scenario's plan field")
     func oneLinePlan() throws {
         let scenario = try Self.scenario(#""mode": "realistic", "seed": 17, "plan": "# + Self.plan.scenarioPlan.json)
@@ -90,6 +126,16 @@ struct ScenarioPlanTests {
                 "a attError fault needs an operation"
             ),
             (#""mode": "realistic", "seed": 1, "plan": {"faults": {}}"#, "expected an array"),
+            (
+                #""mode": "realistic", "seed": 1, "plan": {"conditions": {"centralProfile": "iPhone"}}"#,
+                "unknown link profile \"iPhone\""
+            ),
+            (#""mode": "fast", "link": {"centralProfile": "iPhoneiOS10"}"#, "a link profile needs realistic mode"),
+            (
+                #""mode": "realistic", "seed": 1, "link": {"peripheralProfile": "watchOS"}"#,
+                "unknown link profile \"watchOS\""
+            ),
+            (#""mode": "realistic", "seed": 1, "link": {"peripheralProfile": 3}"#, "expected a string"),
         ])
     func badPlans(fields: String, message: String) {
         #expect {
