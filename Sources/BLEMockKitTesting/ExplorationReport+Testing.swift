@@ -31,7 +31,7 @@ extension ExplorationReport {
         if let problem {
             Issue.record(Comment(rawValue: "the exploration did not run: \(problem)"), sourceLocation: sourceLocation)
         }
-        let title = name ?? Test.current.map { $0.name.hasSuffix("()") ? String($0.name.dropLast(2)) : $0.name }
+        let title = name ?? Test.current.map(MockBridgeTrait.name(of:))
         let folder = folder ?? ProcessInfo.processInfo.environment[RunArtifacts.folderVariable]
         for failure in failures {
             Issue.record(Comment(rawValue: failure.description), sourceLocation: sourceLocation)

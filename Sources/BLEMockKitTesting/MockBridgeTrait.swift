@@ -59,7 +59,7 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
             Issue.record("the mock bridge trait needs macOS 15, iOS 18, tvOS 18, watchOS 11 or visionOS 2")
             return
         }
-        let name = test.name.hasSuffix("()") ? String(test.name.dropLast(2)) : test.name
+        let name = Self.name(of: test)
         let several = seeds.count > 1
         let plan = plan
         let folder = failureFolder ?? ProcessInfo.processInfo.environment[RunArtifacts.folderVariable]
@@ -70,7 +70,7 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                 let note = Comment(
                     rawValue: "bridge seed \(seed); rerun only it: \(BridgeTestPlan.seedVariable)=\(seed) "
                         + "swift test --filter \(name)")
-                let run = SeedRun(artifacts: RunArtifacts(title: name, seed: seed, timelineHTML: "", logText: ""))
+                let run = SeedRun(fileNames: RunArtifacts.fileNames(title: name, seed: seed))
                 try await Self.watching(run, note: several ? note : nil, test: test, testCase: testCase) {
                     let outcome = await plan.run(seed: seed, function)
                     run.keep(outcome.bridge)
@@ -87,6 +87,11 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                 Self.record(await bridge.runArtifacts(title: name, failures: run.failures), folder: folder)
             }
         }
+    }
+
+    /// A test's name as `swift test --filter` and the files' names take it: without `()`.
+    static func name(of test: Test) -> String {
+        test.name.hasSuffix("()") ? String(test.name.dropLast(2)) : test.name
     }
 
     /// Where the files of a failed run are written, in addition to being attached to the test;
@@ -135,10 +140,11 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                 var issue = issue
                 if let note { issue.comments.append(note) }
                 if issue.isFailure, run.fail(because: issue.description) {
-                    let names = run.artifacts.files.map(\.name).joined(separator: " and ")
+                    let names = run.fileNames
                     issue.comments.append(
                         Comment(
-                            rawValue: "the run's timeline and bridge log are attached to the test as \(names) "
+                            rawValue: "the run's timeline and bridge log are attached to the test as "
+                                + "\(names.timeline) and \(names.log) "
                                 + "(swift test --attachments-path DIR saves them)"))
                 }
                 return issue
@@ -154,14 +160,14 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
 /// bridge once it has ended. Issues may be recorded on any thread, so a lock guards both.
 private final class SeedRun: @unchecked Sendable {
     // Why `@unchecked Sendable` is safe: `state` is read and written only under `lock`;
-    // `artifacts` is a constant.
+    // `fileNames` is a constant.
     private let lock = Lock()
     private var state: (failed: Bool, failures: [String], bridge: MockBLEBridge?) = (false, [], nil)
-    /// The names the files will have (their contents are made only when the run fails).
-    let artifacts: RunArtifacts
+    /// The names the run's files will have (they are made only when the run fails).
+    let fileNames: (timeline: String, log: String)
 
-    init(artifacts: RunArtifacts) {
-        self.artifacts = artifacts
+    init(fileNames: (timeline: String, log: String)) {
+        self.fileNames = fileNames
     }
 
     /// Whether a failing issue was recorded during the run, or the run was not clean.

@@ -210,8 +210,7 @@ enum ExploreOutput {
         let bands = ExplorationCoverage.bands.map { ($0.name, TraceValue.int(coverage.mtuBands[$0.name] ?? 0)) }
         // What each injected error aimed at: its kind, operation and characteristic (absent for
         // the next operation of that kind on any).
-        let injections = coverage.injections.keys.sorted().map { key -> TraceValue in
-            let count = coverage.injections[key]!
+        let injections = coverage.injections.sorted(by: { $0.key < $1.key }).map { key, count -> TraceValue in
             var fields: [(key: String, value: TraceValue)] = [
                 ("kind", .string(key.kind.rawValue)), ("operation", .string(key.target.operation.rawValue)),
             ]

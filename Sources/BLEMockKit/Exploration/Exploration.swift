@@ -168,7 +168,6 @@ public struct Exploration: Sendable {
             targets = outcome.targets
         }
         report.window = window
-        report.targets = targets
         let outcomes = await explore(window: window, &notice, progress)
         report.wasCancelled = Task.isCancelled
         report.seedsRun += outcomes.count

@@ -14,7 +14,7 @@ public struct ExplorationReport: Sendable, CustomStringConvertible {
     public var calibration: ExplorationOutcome?
     /// The operations injected-error faults aimed at: those the calibration run made (none
     /// when the budget gave the window, so no calibration ran).
-    public var targets: [PlannedFault.Target] = []
+    public var targets: [PlannedFault.Target] { calibration?.targets ?? [] }
     /// The failures, in seed order.
     public var failures: [ExplorationFailureReport] = []
     /// What the runs exercised.
@@ -151,8 +151,11 @@ public struct ExplorationCoverage: Sendable, Hashable {
             lhs.target != rhs.target ? lhs.target < rhs.target : lhs.kind < rhs.kind
         }
 
-        /// E.g. `"attError on write on FE03"`.
-        public var description: String { "\(kind.rawValue) on \(target)" }
+        /// E.g. `"attError on write on FE03"`, or `"attError on the next read"` for an error
+        /// aimed at an operation on any characteristic.
+        public var description: String {
+            "\(kind.rawValue) on \(target.characteristic == nil ? "the next " : "")\(target)"
+        }
     }
     /// Runs per ATT_MTU band: `23…64`, `65…184`, `185…255`, `256…517`.
     public var mtuBands: [String: Int] = [:]
@@ -185,8 +188,8 @@ public struct ExplorationCoverage: Sendable, Hashable {
             let fired = outcome.faultsFired.indices.contains(index) && outcome.faultsFired[index]
             faults[fault.kind, default: Count()].drawn += 1
             if fired { faults[fault.kind, default: Count()].fired += 1 }
-            if let operation = fault.operation {
-                let key = Injection(fault.kind, PlannedFault.Target(operation, on: fault.characteristic))
+            if let aim = fault.aim {
+                let key = Injection(fault.kind, aim)
                 injections[key, default: Count()].drawn += 1
                 if fired { injections[key, default: Count()].fired += 1 }
             }
@@ -234,11 +237,9 @@ public struct ExplorationCoverage: Sendable, Hashable {
         if !injections.isEmpty {
             // By operation and characteristic: what an injected error was aimed at, and hit.
             lines.append("  injected error, aimed at                         drawn  fired")
-            for key in injections.keys.sorted() {
-                let count = injections[key]!
-                let aim = key.target.characteristic == nil ? "the next \(key.target)" : "\(key.target)"
+            for (key, count) in injections.sorted(by: { $0.key < $1.key }) {
                 // (Padded, never cut: a 128-bit UUID is longer than the column.)
-                let text = "\(key.kind.rawValue) on \(aim)"
+                let text = key.description
                 let name = text + String(repeating: " ", count: max(0, 48 - text.count))
                 lines.append("  \(name) \(pad(count.drawn, 5))  \(pad(count.fired, 5))")
             }

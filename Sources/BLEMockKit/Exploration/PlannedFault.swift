@@ -147,10 +147,12 @@ extension PlannedFault: CustomStringConvertible {
 }
 
 extension PlannedFault {
+    /// What an injected-error fault aims at: its operation, on its characteristic if it names
+    /// one; `nil` for a fault that injects no error.
+    var aim: Target? { operation.map { Target($0, on: characteristic) } }
+
     /// What an injected-error fault aims at, in words: `write`, or `write on FE03`.
-    var aimed: String {
-        operation.map { Target($0, on: characteristic).description } ?? "operation"
-    }
+    var aimed: String { aim?.description ?? "operation" }
 
     /// An operation an injected-error fault can aim at: an operation of a kind, on one
     /// characteristic (or on none: a connect, a service discovery). An exploration collects

@@ -51,8 +51,14 @@ public struct RunArtifacts: Sendable, Hashable {
     /// The files: `NAME-seed-SEED-timeline.html` and `NAME-seed-SEED-log.txt`, where `NAME`
     /// is the title with every character other than a letter, digit, `.`, `_` or `-` made `-`.
     public var files: [File] {
-        let base = "\(Self.fileNamePart(title))-seed-\(seed)"
-        return [File(name: base + "-timeline.html", text: timelineHTML), File(name: base + "-log.txt", text: logText)]
+        let names = Self.fileNames(title: title, seed: seed)
+        return [File(name: names.timeline, text: timelineHTML), File(name: names.log, text: logText)]
+    }
+
+    /// The names ``files`` gives a run's two files.
+    package static func fileNames(title: String, seed: UInt64) -> (timeline: String, log: String) {
+        let base = "\(fileNamePart(title))-seed-\(seed)"
+        return (base + "-timeline.html", base + "-log.txt")
     }
 
     /// Writes ``files`` into `folder` (creating it, and any folder above it, if needed) and
@@ -106,6 +112,7 @@ extension MockBLEBridge {
     public func runArtifacts(title: String, failures: [String] = []) -> RunArtifacts {
         var page = timelinePage(title: title)
         page.verdict = failures
+        page.verdictIsFailure = true
         return RunArtifacts(
             title: title, seed: configuration.seed, timelineHTML: page.html, logText: RunArtifacts.text(of: world.log))
     }

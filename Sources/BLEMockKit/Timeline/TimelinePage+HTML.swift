@@ -12,9 +12,8 @@ extension TimelinePage {
         }
         page.close("ul")
         if !verdict.isEmpty {
-            // Without steps, a verdict is a failed test's issues.
             let failed =
-                steps.isEmpty || steps.contains { $0.outcome == .unexpectedFailure || !$0.mismatches.isEmpty }
+                verdictIsFailure ?? steps.contains { $0.outcome == .unexpectedFailure || !$0.mismatches.isEmpty }
             page.open("div", ["class": failed ? "verdict bad" : "verdict good"])
             for line in verdict { page.element("p", text: line) }
             page.close("div")

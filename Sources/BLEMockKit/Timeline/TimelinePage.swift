@@ -55,9 +55,11 @@ public struct TimelinePage: Sendable, Hashable {
     /// UUID stays in the tooltip.
     public var attributeNames: [BluetoothUUID: String]
     /// Lines summing the run up under the header, e.g. `all 5 expectations held` or one
-    /// line per failed expectation. On a page without ``steps`` (a test's bridge log), the
-    /// lines are why the test failed, and are drawn as failures.
+    /// line per failed expectation, or why a test failed.
     public var verdict: [String]
+    /// Whether the ``verdict`` reports a failure (drawn as such); `nil` decides from the
+    /// ``steps``: a failure when one failed unexpectedly or missed its expectation.
+    public var verdictIsFailure: Bool?
 
     /// Creates a page.
     public init(

@@ -96,6 +96,18 @@ struct TimelinePageTests {
         #expect(html.contains("<div class=\"verdict bad\">"))
     }
 
+    @Test("A verdict is drawn as a failure when a step failed, or when the page says so; a run of no steps passes")
+    func theVerdictIsAFailureOnlyWhenItIsOne() async throws {
+        let scenario = try S.scenario(S.inline(steps: "[]"))
+        let page = await ScenarioRunner(scenario).run().timelinePage(for: scenario)
+        #expect(page.verdict == ["no expectations"])
+        #expect(page.html.contains("<div class=\"verdict good\">"))
+        var failed = TimelinePage(title: "t", log: [], verdict: ["the watch got 0 of 600 bytes"])
+        #expect(failed.html.contains("<div class=\"verdict good\">"))
+        failed.verdictIsFailure = true
+        #expect(failed.html.contains("<div class=\"verdict bad\">"))
+    }
+
     @Test("An expectation that names an error expects a failure")
     func anExpectedErrorIsAnExpectedFailure() async throws {
         let steps = #"""
