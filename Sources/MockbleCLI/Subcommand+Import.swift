@@ -124,7 +124,7 @@ extension Subcommand {
         }
         for pair in (list.option("placeholder") ?? "").split(separator: ",") {
             let parts = pair.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, !parts[0].isEmpty, let bytes = Self.bytes(hex: parts[1]) else {
+            guard parts.count == 2, !parts[0].isEmpty, let bytes = try? FixtureBytes.bytes(hex: parts[1]) else {
                 console.printError(
                     "mockble import: --placeholder takes NAME=HEX pairs separated by commas, e.g. token=0011aabb; "
                         + "not \"\(pair)\"")
@@ -164,20 +164,6 @@ extension Subcommand {
         console.print("wrote \(written.scenario.path): \(Plural.count(scenario.steps.count, "step"))")
     }
 
-    /// Bytes from an even number of hex digits.
-    static func bytes(hex: Substring) -> Data? {
-        guard hex.count % 2 == 0 else { return nil }
-        var bytes = Data()
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        return bytes
-    }
-
     /// The link figures on one line, e.g. `ATT_MTU 185, 2 connections, 361 notifications in
     /// 91 connection events, interval 29.7ms, 4 packets per event, notifications 24159 B/s,
     /// writes without response 34345 B/s`.
@@ -189,8 +175,7 @@ extension Subcommand {
             Plural.count(figures.notifications, "notification") + " in "
                 + Plural.count(figures.notificationEvents, "connection event"))
         if let interval = figures.connectionInterval {
-            let milliseconds =
-                Double(interval.components.attoseconds) / 1e15 + Double(interval.components.seconds) * 1e3
+            let milliseconds = interval.seconds * 1e3
             parts.append("interval \((milliseconds * 10).rounded() / 10)ms")
         }
         if let packets = figures.packetsPerConnectionEvent { parts.append("\(packets) packets per event") }

@@ -56,6 +56,11 @@ struct ImportRecordingCommandTests {
                 + "not \"settings=zz\"\n"
         ),
         (
+            ["--placeholder", "settings=+f+f"],
+            "mockble import: --placeholder takes NAME=HEX pairs separated by commas, e.g. token=0011aabb; "
+                + "not \"settings=+f+f\"\n"
+        ),
+        (
             ["--peer", "F1:E2:D3:C4:B5:A6"],
             "mockble import: \"F1:E2:D3:C4:B5:A6\" is not a peripheral identifier; a recording names peripherals "
                 + "by UUID, e.g. E621E1F8-C36C-495A-93FC-0C247A3E6E5F\n"

@@ -22,7 +22,10 @@ public enum LinkPHY: String, Sendable, Hashable, CaseIterable {
 
     /// The inter-frame space between two packets of a connection event, T_IFS (Vol 6, Part B,
     /// 4.1.1): 150 µs.
-    public static let interFrameSpace = Duration.microseconds(150)
+    public static let interFrameSpace = Duration.microseconds(interFrameSpaceMicroseconds)
+
+    /// ``interFrameSpace`` in microseconds, as the air-time arithmetic counts.
+    static let interFrameSpaceMicroseconds = 150
 
     /// How long a data-channel packet with `payload` bytes (0…251) takes on the air, with a MIC
     /// when `encrypted` and the payload is not empty. An empty packet takes 80 µs on LE 1M and

@@ -116,6 +116,10 @@ extension LinkProfile {
         ("unconstrained", .unconstrained),
     ]
 
+    /// The name of the static property this profile is (`"iPhoneiOS10"`), or `nil` for a
+    /// profile of the caller's own: how replay code and scenario plans name it.
+    var staticName: String? { Self.named.first { $0.profile == self }?.name }
+
     /// The named phones and development kits, as centrals (what an exploration draws from when
     /// told to draw profiles).
     public static let phones: [LinkProfile] = [.iPhoneiOS9, .iPhoneiOS10, .iPhoneiOS18, .nRF52840, .nRF52832]

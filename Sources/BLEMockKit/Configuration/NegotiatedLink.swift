@@ -60,7 +60,7 @@ public struct NegotiatedLink: Sendable, Hashable {
 
     private func exchangeMicroseconds(mtu: Int) -> Int {
         let full = min(dataLength, mtu + 4)
-        let space = 150
+        let space = LinkPHY.interFrameSpaceMicroseconds
         return phy.airMicroseconds(payload: full, encrypted: false) + space
             + phy.airMicroseconds(payload: 0, encrypted: false) + space
     }

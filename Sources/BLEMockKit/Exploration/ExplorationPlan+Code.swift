@@ -69,7 +69,7 @@ extension LinkProfile {
     /// The Swift expression that makes this profile: a named one's name (`.iPhoneiOS18`),
     /// else the initializer with every field.
     var swiftCode: String {
-        if let named = Self.named.first(where: { $0.profile == self }) { return ".\(named.name)" }
+        if let staticName { return ".\(staticName)" }
         let code = LinkConditions.swiftCode
         let phyList = LinkPHY.allCases.filter(phys.contains).map { ".\($0.rawValue)" }.joined(separator: ", ")
         var arguments = [

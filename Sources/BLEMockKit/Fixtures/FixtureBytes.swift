@@ -66,15 +66,43 @@ public enum FixtureBytes {
     /// - Throws: ``FixtureError/Kind/badByteValue`` at `node`, naming the first bad
     ///   character's offset.
     static func hex(_ text: String, node: FixtureJSON) throws(FixtureError) -> Data {
+        let bytes: Data
+        do throws(HexProblem) {
+            bytes = try self.bytes(hex: text)
+        } catch {
+            switch error {
+            case .notADigit(let character, let offset):
+                let shown = character == " " ? "a space" : "\"\(character)\""
+                throw FixtureError(
+                    .badByteValue, at: node, message: "\(shown) at offset \(offset) is not a hex digit",
+                    fix: "write only the digits 0-9 and a-f, two per byte, without spaces or 0x")
+            case .oddCount(let count):
+                throw FixtureError(
+                    .badByteValue, at: node, message: "odd number of hex digits (\(count))",
+                    fix: "write two digits per byte, e.g. \"0f\" rather than \"f\"")
+            }
+        }
+        try checkCount(bytes.count, node: node)
+        return bytes
+    }
+
+    /// Why text is not hex bytes.
+    package enum HexProblem: Error {
+        /// `character`, at `offset`, is not a hex digit.
+        case notADigit(Character, offset: Int)
+        /// There is an odd number of digits (`count` characters).
+        case oddCount(Int)
+    }
+
+    /// Decodes hex digits (any case, even count, nothing else: no sign, space or `0x`) into
+    /// bytes.
+    package static func bytes(hex text: some StringProtocol) throws(HexProblem) -> Data {
         var bytes = Data()
         bytes.reserveCapacity(text.utf8.count / 2)
         var high: UInt8?
         for (offset, character) in text.enumerated() {
             guard character.isASCII, let digit = character.hexDigitValue else {
-                let shown = character == " " ? "a space" : "\"\(character)\""
-                throw FixtureError(
-                    .badByteValue, at: node, message: "\(shown) at offset \(offset) is not a hex digit",
-                    fix: "write only the digits 0-9 and a-f, two per byte, without spaces or 0x")
+                throw .notADigit(character, offset: offset)
             }
             if let first = high {
                 bytes.append(first << 4 | UInt8(digit))
@@ -83,12 +111,7 @@ public enum FixtureBytes {
                 high = UInt8(digit)
             }
         }
-        guard high == nil else {
-            throw FixtureError(
-                .badByteValue, at: node, message: "odd number of hex digits (\(text.count))",
-                fix: "write two digits per byte, e.g. \"0f\" rather than \"f\"")
-        }
-        try checkCount(bytes.count, node: node)
+        guard high == nil else { throw .oddCount(text.count) }
         return bytes
     }
 

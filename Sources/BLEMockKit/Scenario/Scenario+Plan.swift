@@ -134,7 +134,7 @@ extension LinkConditions {
         }
         if let updateQueueCapacity { fields.append(("updateQueue", .int(updateQueueCapacity))) }
         // A named phone by its name (a profile of the caller's own has none the format knows).
-        if let name = LinkProfile.named.first(where: { $0.profile == centralProfile })?.name {
+        if let name = centralProfile?.staticName {
             fields.append(("centralProfile", .string(name)))
         }
         return .object(fields)

@@ -206,7 +206,7 @@ extension World {
         let accepted =
             peripheralMode.fixedPreference(isCentral: false)
             ?? peripheralMode.draw(isCentral: false, using: &peripherals[key.peripheral]!.random.mtu)
-        let profiled = min(timing.centralProfile?.attMTU ?? 517, timing.peripheralProfile?.attMTU ?? 517)
+        let profiled = timing.negotiated?.attMTU ?? 517
         return min(max(min(offered, accepted, limits.maximumMTU ?? 517, profiled), 23), 517)
     }
 

@@ -110,14 +110,6 @@ extension World {
         return max((negotiated ?? timing.connectionInterval) + jitter, .milliseconds(1))
     }
 
-    /// One connection interval of a link, jittered from the link's own stream.
-    mutating func connectionInterval(on key: LinkKey) -> Duration {
-        guard timing.connectionInterval > .zero else { return .zero }
-        guard links.contains(key) else { return timing.connectionInterval }
-        return Self.connectionInterval(
-            timing, negotiated: links[key]!.negotiated?.connectionInterval, using: &links[key]!.random)
-    }
-
     /// One connection interval before a link exists (the MTU exchange), from the central's stream.
     mutating func connectionInterval(forCentral central: UUID) -> Duration {
         guard timing.connectionInterval > .zero else { return .zero }

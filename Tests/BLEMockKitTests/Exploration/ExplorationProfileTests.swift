@@ -56,13 +56,6 @@ struct ExplorationProfileTests {
                 + "connectionIntervalStep: .microseconds(1250), defaultConnectionInterval: .microseconds(48750), "
                 + "preferredConnectionIntervals: .milliseconds(15) ... .milliseconds(30), maximumDataLength: 251, "
                 + "phys: [.le1M, .le2M], packetsPerConnectionEvent: 6, attMTU: 517))")
-        // What it wrote, pasted, is the same profile.
-        let pasted = LinkProfile(
-            name: "Pixel 8", connectionIntervals: .microseconds(7500) ... .seconds(4),
-            connectionIntervalStep: .microseconds(1250), defaultConnectionInterval: .microseconds(48750),
-            preferredConnectionIntervals: .milliseconds(15) ... .milliseconds(30), maximumDataLength: 251,
-            phys: [.le1M, .le2M], packetsPerConnectionEvent: 6, attMTU: 517)
-        #expect(pasted == custom)
         var bare = custom
         bare.preferredConnectionIntervals = nil
         bare.packetsPerConnectionEvent = nil
