@@ -21,7 +21,11 @@ open class CBMPeer: NSObject, @unchecked Sendable {
 open class CBMPeripheral: CBMPeer, @unchecked Sendable {
     // @unchecked Sendable: every mutable property is only read and written with `lock` held.
     let lock: Lock
-    let backend: any CentralBackend
+    /// The manager's backend. Weak: the backend keeps its peripheral objects, and a peripheral
+    /// must not keep its manager alive (an app that lets go of its manager ends its scans and
+    /// connections, as with CoreBluetooth); calls on a peripheral whose manager is gone do
+    /// nothing.
+    private(set) weak var backend: (any CentralBackend)?
     private weak var storedDelegate: (any CBMPeripheralDelegate)?
     var storedName: String?
     var storedState: CBMPeripheralState = .disconnected
@@ -53,7 +57,7 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
     /// manager records.
     var deliveryDelegate: (any CBMPeripheralDelegate)? {
         let delegate = self.delegate
-        guard let recording = backend.recording else { return delegate }
+        guard let recording = backend?.recording else { return delegate }
         return RecordingPeripheralDelegate(wrapping: delegate, recording: recording)
     }
 
@@ -73,55 +77,55 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
     /// writes without response is full (the delegate is told with
     /// `peripheralIsReady(toSendWriteWithoutResponse:)` when there is room again) and while not
     /// connected.
-    open var canSendWriteWithoutResponse: Bool { backend.canSendWriteWithoutResponse(self) }
+    open var canSendWriteWithoutResponse: Bool { backend?.canSendWriteWithoutResponse(self) ?? false }
 
     /// The longest value a write of this type may carry: ATT_MTU − 3 without response, 512
     /// with response (the stack writes longer values in parts itself).
     open func maximumWriteValueLength(for type: CBMCharacteristicWriteType) -> Int {
-        backend.maximumWriteValueLength(self, type: type)
+        backend?.maximumWriteValueLength(self, type: type) ?? (type == .withResponse ? 512 : 20)
     }
 
     /// Discovers services (all when `serviceUUIDs` is `nil`); the delegate gets
     /// `peripheral(_:didDiscoverServices:)`.
     open func discoverServices(_ serviceUUIDs: [CBMUUID]?) {
-        backend.discoverServices(serviceUUIDs, for: self)
+        backend?.discoverServices(serviceUUIDs, for: self)
     }
 
     /// Discovers a service's included services; the delegate gets
     /// `peripheral(_:didDiscoverIncludedServicesFor:error:)`.
     open func discoverIncludedServices(_ includedServiceUUIDs: [CBMUUID]?, for service: CBMService) {
-        backend.discoverIncludedServices(includedServiceUUIDs, for: service, of: self)
+        backend?.discoverIncludedServices(includedServiceUUIDs, for: service, of: self)
     }
 
     /// Discovers a service's characteristics; the delegate gets
     /// `peripheral(_:didDiscoverCharacteristicsFor:error:)`.
     open func discoverCharacteristics(_ characteristicUUIDs: [CBMUUID]?, for service: CBMService) {
-        backend.discoverCharacteristics(characteristicUUIDs, for: service, of: self)
+        backend?.discoverCharacteristics(characteristicUUIDs, for: service, of: self)
     }
 
     /// Discovers a characteristic's descriptors; the delegate gets
     /// `peripheral(_:didDiscoverDescriptorsFor:error:)`.
     open func discoverDescriptors(for characteristic: CBMCharacteristic) {
-        backend.discoverDescriptors(for: characteristic, of: self)
+        backend?.discoverDescriptors(for: characteristic, of: self)
     }
 
     /// Reads a characteristic; the delegate gets `peripheral(_:didUpdateValueFor:error:)`.
     open func readValue(for characteristic: CBMCharacteristic) {
-        backend.recording?.readRequested(identifier, characteristic.remote.handle)
-        backend.readValue(for: characteristic, of: self)
+        backend?.recording?.readRequested(identifier, characteristic.remote.handle)
+        backend?.readValue(for: characteristic, of: self)
     }
 
     /// Reads a descriptor; the delegate gets `peripheral(_:didUpdateValueFor:error:)` for it.
     open func readValue(for descriptor: CBMDescriptor) {
-        backend.recording?.readRequested(identifier, descriptor.remote.handle)
-        backend.readValue(for: descriptor, of: self)
+        backend?.recording?.readRequested(identifier, descriptor.remote.handle)
+        backend?.readValue(for: descriptor, of: self)
     }
 
     /// Writes a characteristic. With response, the delegate gets
     /// `peripheral(_:didWriteValueFor:error:)`; without, nothing (check
     /// ``canSendWriteWithoutResponse`` first: a write sent while the queue is full is dropped).
     open func writeValue(_ data: Data, for characteristic: CBMCharacteristic, type: CBMCharacteristicWriteType) {
-        if let recording = backend.recording {
+        if let recording = backend?.recording {
             let handle = characteristic.remote.handle
             if type == .withResponse {
                 recording.writeRequested(identifier, handle, data)
@@ -131,29 +135,29 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
                 )
             }
         }
-        backend.writeValue(data, for: characteristic, type: type, of: self)
+        backend?.writeValue(data, for: characteristic, type: type, of: self)
     }
 
     /// Writes a descriptor; the delegate gets `peripheral(_:didWriteValueFor:error:)` for it.
     open func writeValue(_ data: Data, for descriptor: CBMDescriptor) {
-        backend.recording?.writeRequested(identifier, descriptor.remote.handle, data)
-        backend.writeValue(data, for: descriptor, of: self)
+        backend?.recording?.writeRequested(identifier, descriptor.remote.handle, data)
+        backend?.writeValue(data, for: descriptor, of: self)
     }
 
     /// Turns notifications (or indications) on or off; the delegate gets
     /// `peripheral(_:didUpdateNotificationStateFor:error:)`.
     open func setNotifyValue(_ enabled: Bool, for characteristic: CBMCharacteristic) {
-        backend.setNotifyValue(enabled, for: characteristic, of: self)
+        backend?.setNotifyValue(enabled, for: characteristic, of: self)
     }
 
     /// Reads the link's RSSI; the delegate gets `peripheral(_:didReadRSSI:error:)`.
     open func readRSSI() {
-        backend.readRSSI(of: self)
+        backend?.readRSSI(of: self)
     }
 
     /// Opens an L2CAP channel; the delegate gets `peripheral(_:didOpen:error:)`.
     open func openL2CAPChannel(_ psm: UInt16) {
-        backend.openL2CAPChannel(psm, on: self)
+        backend?.openL2CAPChannel(psm, on: self)
     }
 
     public override var description: String {

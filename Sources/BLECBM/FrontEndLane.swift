@@ -121,7 +121,9 @@ final class CommandQueue: @unchecked Sendable {
         let command: @Sendable () -> Void
     }
 
-    private let bridge: MockBLEBridge
+    /// Unowned: the bridge keeps this queue (in its front-end settings), and everything that
+    /// hands it commands (a lane, a spec's hooks) holds the bridge; a drain holds it strongly.
+    private unowned let bridge: MockBLEBridge
     private let lock = Lock()
     private var inbox: [Entry] = []
     private var sequences: [Origin: UInt64] = [:]
@@ -181,6 +183,7 @@ final class CommandQueue: @unchecked Sendable {
     /// Queues a command (to run on the bridge's executor) for the manager identified by `key`;
     /// outside runs it is applied from `queue` when one is given (the manager's app queue).
     func enqueue(key: UUID, applyingOn queue: DispatchQueue? = nil, _ command: @escaping @Sendable () -> Void) {
+        let bridge = bridge
         let origin = origin(for: key)
         let start = lock.withLock { () -> Bool in
             let sequence = sequences[origin, default: 0]
@@ -201,9 +204,9 @@ final class CommandQueue: @unchecked Sendable {
         if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *), let queue,
             !bridge.hasActiveRun
         {
-            Task(executorPreference: QueueExecutor(queue)) { await self.drain() }
+            Task(executorPreference: QueueExecutor(queue)) { await self.drain(on: bridge) }
         } else {
-            bridge.startTracked { await self.drain() }
+            bridge.startTracked { await self.drain(on: bridge) }
         }
     }
 
@@ -229,12 +232,12 @@ final class CommandQueue: @unchecked Sendable {
             if sorted {
                 entries.sort { ($0.origin, $0.sequence) < ($1.origin, $1.sequence) }
             }
-            return (entries.map(\.command), wallClock?())
+            return (entries.map { $0.command }, wallClock?())
         }
     }
 
     /// Applies queued commands on the bridge until none are left (outside runs).
-    private func drain() async {
+    private func drain(on bridge: MockBLEBridge) async {
         while true {
             let (batch, now) = take(sorted: false)
             guard !batch.isEmpty else {
