@@ -6,11 +6,11 @@ import Foundation
 extension Benchmark {
     /// `fast.workflow`: one whole fast-mode test workflow, timed workflow by workflow.
     func workflowFigures() async throws -> [BenchFigure] {
-        for _ in 0..<min(100, sizes.workflows) { try await Self.fastWorkflow() }
+        for _ in 0..<min(100, sizes.workflows) { _ = try await Self.timedFastWorkflow() }
         var samples: [Double] = []
         samples.reserveCapacity(sizes.workflows)
         for _ in 0..<sizes.workflows {
-            samples.append(try await BenchClock.seconds { try await Self.fastWorkflow() })
+            samples.append(try await Self.timedFastWorkflow())
         }
         let workflow = BenchClock.median(samples) * 1e6
         // The same steps through the CoreBluetooth-shaped API (delegates on the app's queue),
@@ -37,14 +37,23 @@ extension Benchmark {
         ]
     }
 
+    /// Seconds from the start of a fast workflow until its bridge is released.
+    static func timedFastWorkflow() async throws -> Double {
+        try await BridgeRelease.seconds { release in try await fastWorkflow(release: release) }
+    }
+
     /// The CoreBluetooth-shaped workflow's times, in seconds, each paired with a fast workflow's
-    /// timed just before it, as ``fastWorkflow()`` is timed for `fast.workflow`. The
+    /// timed just before it, as ``fastWorkflow(release:)`` is timed for `fast.workflow`. The
     /// CoreBluetooth-shaped one is timed from the app's queue (as an XCTest on the main thread
-    /// shares the main queue with an app on it); the hop onto that queue is not timed.
+    /// shares the main queue with an app on it); the hop onto that queue is not timed. Both are
+    /// timed until their bridge is released: a CoreBluetooth-shaped manager the app let go of is
+    /// torn down after the app's last callback, and that work is the workflow's.
     func coreBluetoothWorkflowSamples() async throws -> (delegate: [Double], fast: [Double]) {
         let queue = DispatchQueue(label: "bench.corebluetooth-workflow")
         let timeOne: @Sendable () async throws -> Double = {
-            try await BenchClock.seconds { try await CoreBluetoothWorkflowApp.run(on: queue) }
+            try await BridgeRelease.seconds { release in
+                try await CoreBluetoothWorkflowApp.run(on: queue, release: release)
+            }
         }
         let onQueue: @Sendable () async throws -> Double = {
             if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
@@ -58,7 +67,7 @@ extension Benchmark {
         delegate.reserveCapacity(sizes.workflows)
         fast.reserveCapacity(sizes.workflows)
         for _ in 0..<sizes.workflows {
-            fast.append(try await BenchClock.seconds { try await Self.fastWorkflow() })
+            fast.append(try await Self.timedFastWorkflow())
             delegate.append(try await onQueue())
         }
         return (delegate, fast)
@@ -66,10 +75,11 @@ extension Benchmark {
 
     /// Power on, scan one peripheral, connect, discover all, read, write with response,
     /// subscribe, receive one notification, disconnect: what a typical unit test does, on a new
-    /// bridge with a new sensor and central.
+    /// bridge with a new sensor and central (whose release `release` watches, when given).
     @discardableResult
-    static func fastWorkflow() async throws -> WorkflowOutcome {
+    static func fastWorkflow(release: BridgeRelease? = nil) async throws -> WorkflowOutcome {
         let bridge = MockBLEBridge()
+        release?.watch(bridge)
         let sensor = MockPeripheralManager(bridge: bridge)
         let local = try await sensor.add(BenchPeripheral.heartRate)
         try await sensor.startAdvertising(BenchPeripheral.advertisement)

@@ -29,10 +29,12 @@ final class CoreBluetoothWorkflowApp: NSObject, CBMCentralManagerDelegate, CBMPe
     }
 
     /// Runs one workflow on a new bridge with a new sensor and app, whose callbacks arrive on
-    /// `queue` (the test's own queue, as an XCTest's is the main queue).
+    /// `queue` (the test's own queue, as an XCTest's is the main queue); `release`, when given,
+    /// watches the bridge's release.
     @discardableResult
-    static func run(on queue: DispatchQueue) async throws -> Benchmark.WorkflowOutcome {
+    static func run(on queue: DispatchQueue, release: BridgeRelease? = nil) async throws -> Benchmark.WorkflowOutcome {
         let bridge = MockBLEBridge()
+        release?.watch(bridge)
         let sensor = MockPeripheralManager(bridge: bridge)
         let local = try await sensor.add(BenchPeripheral.heartRate)
         try await sensor.startAdvertising(BenchPeripheral.advertisement)
