@@ -6,17 +6,21 @@ import Foundation
 extension Benchmark {
     /// `fast.workflow`: one whole fast-mode test workflow, timed workflow by workflow.
     func workflowFigures() async throws -> [BenchFigure] {
-        for _ in 0..<min(100, sizes.workflows) { _ = try await Self.timedFastWorkflow() }
+        return try await ReleaseWatchdog.watching { watchdog in try await workflowFigures(watchdog: watchdog) }
+    }
+
+    private func workflowFigures(watchdog: ReleaseWatchdog) async throws -> [BenchFigure] {
+        for _ in 0..<min(100, sizes.workflows) { _ = try await Self.timedFastWorkflow(watchdog: watchdog) }
         var samples: [Double] = []
         samples.reserveCapacity(sizes.workflows)
         for _ in 0..<sizes.workflows {
-            samples.append(try await Self.timedFastWorkflow())
+            samples.append(try await Self.timedFastWorkflow(watchdog: watchdog))
         }
         let workflow = BenchClock.median(samples) * 1e6
         // The same steps through the CoreBluetooth-shaped API (delegates on the app's queue),
         // each timed right after a fast workflow, so their ratio is this machine's at that
         // moment (this machine's speed drifts by more than the ratio's margin).
-        let (delegateSamples, pairedSamples) = try await coreBluetoothWorkflowSamples()
+        let (delegateSamples, pairedSamples) = try await coreBluetoothWorkflowSamples(watchdog: watchdog)
         let delegateWorkflow = BenchClock.median(delegateSamples) * 1e6
         let pairedWorkflow = BenchClock.median(pairedSamples) * 1e6
         let (actorCall, streamElement) = await referenceFigures()
@@ -38,8 +42,8 @@ extension Benchmark {
     }
 
     /// Seconds from the start of a fast workflow until its bridge is released.
-    static func timedFastWorkflow() async throws -> Double {
-        try await BridgeRelease.seconds { release in try await fastWorkflow(release: release) }
+    static func timedFastWorkflow(watchdog: ReleaseWatchdog) async throws -> Double {
+        try await BridgeRelease.seconds(watchdog: watchdog) { release in try await fastWorkflow(release: release) }
     }
 
     /// The CoreBluetooth-shaped workflow's times, in seconds, each paired with a fast workflow's
@@ -48,10 +52,10 @@ extension Benchmark {
     /// shares the main queue with an app on it); the hop onto that queue is not timed. Both are
     /// timed until their bridge is released: a CoreBluetooth-shaped manager the app let go of is
     /// torn down after the app's last callback, and that work is the workflow's.
-    func coreBluetoothWorkflowSamples() async throws -> (delegate: [Double], fast: [Double]) {
+    func coreBluetoothWorkflowSamples(watchdog: ReleaseWatchdog) async throws -> (delegate: [Double], fast: [Double]) {
         let queue = DispatchQueue(label: "bench.corebluetooth-workflow")
         let timeOne: @Sendable () async throws -> Double = {
-            try await BridgeRelease.seconds { release in
+            try await BridgeRelease.seconds(watchdog: watchdog) { release in
                 try await CoreBluetoothWorkflowApp.run(on: queue, release: release)
             }
         }
@@ -67,7 +71,7 @@ extension Benchmark {
         delegate.reserveCapacity(sizes.workflows)
         fast.reserveCapacity(sizes.workflows)
         for _ in 0..<sizes.workflows {
-            fast.append(try await Self.timedFastWorkflow())
+            fast.append(try await Self.timedFastWorkflow(watchdog: watchdog))
             delegate.append(try await onQueue())
         }
         return (delegate, fast)
