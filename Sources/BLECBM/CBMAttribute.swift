@@ -52,12 +52,12 @@ open class CBMService: CBMAttribute, @unchecked Sendable {
 
     /// With the lock held: merges newly discovered characteristics, keeping existing objects.
     func mergeCharacteristics(_ found: [CBMCharacteristic]) {
-        discoveredCharacteristics = merged(discoveredCharacteristics, found, by: \.remote.handle)
+        discoveredCharacteristics = merged(discoveredCharacteristics, found, by: { $0.remote.handle })
     }
 
     /// With the lock held: merges newly discovered included services.
     func mergeIncludedServices(_ found: [CBMService]) {
-        discoveredIncludedServices = merged(discoveredIncludedServices, found, by: \.remote.handle)
+        discoveredIncludedServices = merged(discoveredIncludedServices, found, by: { $0.remote.handle })
     }
 
     public override var description: String {
@@ -189,11 +189,10 @@ open class CBMDescriptor: CBMAttribute, @unchecked Sendable {
 let localPlaceholder = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
 /// `existing` with the objects of `found` whose key it lacks added, in key order.
-func merged<Object, Key: Comparable>(_ existing: [Object]?, _ found: [Object], by key: KeyPath<Object, Key>) -> [Object]
-{
+func merged<Object, Key: Comparable>(_ existing: [Object]?, _ found: [Object], by key: (Object) -> Key) -> [Object] {
     var result = existing ?? []
-    for object in found where !result.contains(where: { $0[keyPath: key] == object[keyPath: key] }) {
+    for object in found where !result.contains(where: { key($0) == key(object) }) {
         result.append(object)
     }
-    return result.sorted { $0[keyPath: key] < $1[keyPath: key] }
+    return result.sorted { key($0) < key($1) }
 }

@@ -80,7 +80,7 @@ final class FrontEndLane<Target: Actor>: Sendable {
 /// **Time.** On a simulated system whose time follows the wall clock, each batch first brings
 /// the bridge's time up to the wall clock's, so a call happens at the instant it was made.
 final class CommandQueue: @unchecked Sendable {
-    // @unchecked Sendable: `inbox`, `sequences`, `queueRanks`, `draining` and `wallClock` are
+    // @unchecked Sendable: `inbox`, `nextSequence`, `queueRanks`, `draining` and `wallClock` are
     // only read and written with `lock` held.
 
     /// Where a command was made (the first key of the order above).
@@ -116,17 +116,33 @@ final class CommandQueue: @unchecked Sendable {
     private static let queueTagKey = DispatchSpecificKey<QueueTag>()
 
     private struct Entry {
-        let origin: Origin
+        /// `nil` for a command made while no run was active: applied as it arrived, it needs no
+        /// place in the order (and one a run takes over sorts before those made in the run).
+        let origin: Origin?
         let sequence: UInt64
         let command: @Sendable () -> Void
+
+        /// Whether `self` goes before `other`: by origin, then in the order they were made.
+        func precedes(_ other: Entry) -> Bool {
+            switch (origin, other.origin) {
+            case (nil, nil): sequence < other.sequence
+            case (nil, _?): true
+            case (_?, nil): false
+            case (let mine?, let theirs?): (mine, sequence) < (theirs, other.sequence)
+            }
+        }
     }
 
     /// Unowned: the bridge keeps this queue (in its front-end settings), and everything that
     /// hands it commands (a lane, a spec's hooks) holds the bridge; a drain holds it strongly.
     private unowned let bridge: MockBLEBridge
+    /// The bridge's outside work (kept: reached on every command and callback).
+    private let outside: OutsideWork
     private let lock = Lock()
     private var inbox: [Entry] = []
-    private var sequences: [Origin: UInt64] = [:]
+    /// The sequence number of the next command (one count for all origins: within an origin it
+    /// still follows the order commands were made in).
+    private var nextSequence: UInt64 = 0
     /// For each tagged app queue, the smallest identifier of this bridge's managers on it.
     private var queueRanks: [ObjectIdentifier: UUID] = [:]
     private var draining = false
@@ -134,6 +150,7 @@ final class CommandQueue: @unchecked Sendable {
 
     private init(bridge: MockBLEBridge) {
         self.bridge = bridge
+        outside = bridge.outside
     }
 
     /// The bridge's queue (made, and its settler registered, the first time).
@@ -184,18 +201,18 @@ final class CommandQueue: @unchecked Sendable {
     /// outside runs it is applied from `queue` when one is given (the manager's app queue).
     func enqueue(key: UUID, applyingOn queue: DispatchQueue? = nil, _ command: @escaping @Sendable () -> Void) {
         let bridge = bridge
-        let origin = origin(for: key)
+        // Only a run sorts what it holds: outside one, commands are applied as they arrive.
+        let origin = bridge.hasActiveRun ? origin(for: key) : nil
         let start = lock.withLock { () -> Bool in
-            let sequence = sequences[origin, default: 0]
-            sequences[origin] = sequence + 1
-            inbox.append(Entry(origin: origin, sequence: sequence, command: command))
+            inbox.append(Entry(origin: origin, sequence: nextSequence, command: command))
+            nextSequence += 1
             // While a run is active, its driver applies what is held (checked under the lock:
             // the run applies what is held once more after it ends).
             if draining || bridge.hasActiveRun { return false }
             draining = true
             return true
         }
-        bridge.outside.noteActivity()
+        outside.noteActivity()
         guard start else { return }
         // Outside a run, the commands of a manager are applied from its app queue, after the
         // block that made them: the bridge's work then runs on the thread the app's callbacks
@@ -214,7 +231,7 @@ final class CommandQueue: @unchecked Sendable {
     /// manager created or a spec's `simulate…` called in a callback reaches it.
     func deliver(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
         let bridge = bridge
-        let outside = bridge.outside
+        let outside = outside
         outside.noteActivity()
         queue.async {
             MockBLEBridge.$current.withValue(bridge) { body() }
@@ -228,9 +245,8 @@ final class CommandQueue: @unchecked Sendable {
         lock.withLock {
             var entries = inbox
             inbox.removeAll(keepingCapacity: true)
-            sequences.removeAll(keepingCapacity: true)
             if sorted {
-                entries.sort { ($0.origin, $0.sequence) < ($1.origin, $1.sequence) }
+                entries.sort { $0.precedes($1) }
             }
             return (entries.map { $0.command }, wallClock?())
         }
@@ -252,7 +268,7 @@ final class CommandQueue: @unchecked Sendable {
             await bridge.applyFrontEndCommands(batch, catchingUpTo: now)
             // What the batch changed (a peripheral now retrievable, say) may be what an app's
             // `waitForApp` waits for: it checks again.
-            bridge.outside.noteActivity()
+            outside.noteActivity()
         }
     }
 
@@ -261,7 +277,7 @@ final class CommandQueue: @unchecked Sendable {
         let (batch, now) = take(sorted: true)
         guard !batch.isEmpty else { return false }
         bridge.applyFrontEndCommands(batch, catchingUpTo: now)
-        bridge.outside.noteActivity()
+        outside.noteActivity()
         return true
     }
 }

@@ -16,10 +16,10 @@ extension MockCentralEngine {
 
     /// Whether an attribute object belongs to the peripheral's current connection.
     private func current(
-        _ handle: UInt16, in objects: KeyPath<CBMPeripheral, [UInt16: some AnyObject]>,
+        _ handle: UInt16, in objects: (CBMPeripheral) -> [UInt16: some AnyObject],
         _ object: AnyObject, of peripheral: CBMPeripheral, _ call: String
     ) -> Bool {
-        guard lock.withLock({ peripheral[keyPath: objects][handle] === object }) else {
+        guard lock.withLock({ objects(peripheral)[handle] === object }) else {
             misuse("\(call): the attribute is not one of \(peripheral.identifier)'s current attributes")
             return false
         }
@@ -29,13 +29,13 @@ extension MockCentralEngine {
     /// With the lock held: the objects for remote attributes, the same object for the same
     /// handle while the connection lasts (made by `make` the first time).
     private func objects<Remote, Object: AnyObject>(
-        for found: [Remote], in cache: ReferenceWritableKeyPath<CBMPeripheral, [UInt16: Object]>,
-        of peripheral: CBMPeripheral, handle: (Remote) -> UInt16, make: (Remote) -> Object
+        for found: [Remote], in cache: inout [UInt16: Object], handle: (Remote) -> UInt16,
+        make: (Remote) -> Object
     ) -> [Object] {
         found.map { remote in
-            if let existing = peripheral[keyPath: cache][handle(remote)] { return existing }
+            if let existing = cache[handle(remote)] { return existing }
             let created = make(remote)
-            peripheral[keyPath: cache][handle(remote)] = created
+            cache[handle(remote)] = created
             return created
         }
     }
@@ -66,9 +66,9 @@ extension MockCentralEngine {
             case .success(.services(let found)):
                 lock.withLock {
                     let objects = objects(
-                        for: found, in: \.serviceObjects, of: peripheral, handle: \.handle,
+                        for: found, in: &peripheral.serviceObjects, handle: { $0.handle },
                         make: { CBMService($0, peripheral: peripheral) })
-                    peripheral.storedServices = merged(peripheral.storedServices, objects, by: \.remote.handle)
+                    peripheral.storedServices = merged(peripheral.storedServices, objects, by: { $0.remote.handle })
                 }
             case .success: break
             case .failure(let error): failure = CBMError.bridging(error)
@@ -79,7 +79,8 @@ extension MockCentralEngine {
 
     func discoverIncludedServices(_ uuids: [CBMUUID]?, for service: CBMService, of peripheral: CBMPeripheral) {
         guard connected(peripheral, "discoverIncludedServices"),
-            current(service.remote.handle, in: \.serviceObjects, service, of: peripheral, "discoverIncludedServices")
+            current(
+                service.remote.handle, in: { $0.serviceObjects }, service, of: peripheral, "discoverIncludedServices")
         else { return }
         if let error = refusal(
             peripheral.identifier,
@@ -101,7 +102,7 @@ extension MockCentralEngine {
             case .success(.services(let found)):
                 lock.withLock {
                     let objects = objects(
-                        for: found, in: \.serviceObjects, of: peripheral, handle: \.handle,
+                        for: found, in: &peripheral.serviceObjects, handle: { $0.handle },
                         make: { CBMService($0, peripheral: peripheral) })
                     service.mergeIncludedServices(objects)
                 }
@@ -114,7 +115,8 @@ extension MockCentralEngine {
 
     func discoverCharacteristics(_ uuids: [CBMUUID]?, for service: CBMService, of peripheral: CBMPeripheral) {
         guard connected(peripheral, "discoverCharacteristics"),
-            current(service.remote.handle, in: \.serviceObjects, service, of: peripheral, "discoverCharacteristics")
+            current(
+                service.remote.handle, in: { $0.serviceObjects }, service, of: peripheral, "discoverCharacteristics")
         else { return }
         if let error = refusal(
             peripheral.identifier,
@@ -136,7 +138,7 @@ extension MockCentralEngine {
             case .success(.characteristics(let found)):
                 lock.withLock {
                     let objects = objects(
-                        for: found, in: \.characteristicObjects, of: peripheral, handle: \.handle,
+                        for: found, in: &peripheral.characteristicObjects, handle: { $0.handle },
                         make: { CBMCharacteristic($0, service: service) })
                     service.mergeCharacteristics(objects)
                 }
@@ -150,7 +152,7 @@ extension MockCentralEngine {
     func discoverDescriptors(for characteristic: CBMCharacteristic, of peripheral: CBMPeripheral) {
         guard connected(peripheral, "discoverDescriptors"),
             current(
-                characteristic.remote.handle, in: \.characteristicObjects, characteristic, of: peripheral,
+                characteristic.remote.handle, in: { $0.characteristicObjects }, characteristic, of: peripheral,
                 "discoverDescriptors")
         else { return }
         if let error = refusal(
@@ -184,11 +186,11 @@ extension MockCentralEngine {
                 }
                 lock.withLock {
                     let objects = objects(
-                        for: found, in: \.descriptorObjects, of: peripheral, handle: \.handle,
+                        for: found, in: &peripheral.descriptorObjects, handle: { $0.handle },
                         make: { CBMDescriptor($0, characteristic: characteristic) })
                     characteristic.storedDescriptors =
                         declared == nil
-                        ? merged(characteristic.storedDescriptors, objects, by: \.remote.handle) : objects
+                        ? merged(characteristic.storedDescriptors, objects, by: { $0.remote.handle }) : objects
                 }
             case .success: break
             case .failure(let error): failure = CBMError.bridging(error)
@@ -201,7 +203,8 @@ extension MockCentralEngine {
     func readValue(for characteristic: CBMCharacteristic, of peripheral: CBMPeripheral) {
         guard connected(peripheral, "readValue"),
             current(
-                characteristic.remote.handle, in: \.characteristicObjects, characteristic, of: peripheral, "readValue")
+                characteristic.remote.handle, in: { $0.characteristicObjects }, characteristic, of: peripheral,
+                "readValue")
         else { return }
         operation(.read(characteristic.remote)) { [self] result in
             var failure: (any Error)?
@@ -216,7 +219,7 @@ extension MockCentralEngine {
 
     func readValue(for descriptor: CBMDescriptor, of peripheral: CBMPeripheral) {
         guard connected(peripheral, "readValue"),
-            current(descriptor.remote.handle, in: \.descriptorObjects, descriptor, of: peripheral, "readValue")
+            current(descriptor.remote.handle, in: { $0.descriptorObjects }, descriptor, of: peripheral, "readValue")
         else { return }
         let simulation = spec(peripheral.identifier)
         operation(.readDescriptor(descriptor.remote)) { [self] result in
@@ -246,7 +249,8 @@ extension MockCentralEngine {
     ) {
         guard connected(peripheral, "writeValue"),
             current(
-                characteristic.remote.handle, in: \.characteristicObjects, characteristic, of: peripheral, "writeValue")
+                characteristic.remote.handle, in: { $0.characteristicObjects }, characteristic, of: peripheral,
+                "writeValue")
         else { return }
         let remote = characteristic.remote
         guard type == .withResponse else {
@@ -272,7 +276,7 @@ extension MockCentralEngine {
 
     func writeValue(_ data: Data, for descriptor: CBMDescriptor, of peripheral: CBMPeripheral) {
         guard connected(peripheral, "writeValue"),
-            current(descriptor.remote.handle, in: \.descriptorObjects, descriptor, of: peripheral, "writeValue")
+            current(descriptor.remote.handle, in: { $0.descriptorObjects }, descriptor, of: peripheral, "writeValue")
         else { return }
         let simulation = spec(peripheral.identifier)
         operation(.writeDescriptor(data, descriptor.remote)) { result in
@@ -291,7 +295,7 @@ extension MockCentralEngine {
     func setNotifyValue(_ enabled: Bool, for characteristic: CBMCharacteristic, of peripheral: CBMPeripheral) {
         guard connected(peripheral, "setNotifyValue"),
             current(
-                characteristic.remote.handle, in: \.characteristicObjects, characteristic, of: peripheral,
+                characteristic.remote.handle, in: { $0.characteristicObjects }, characteristic, of: peripheral,
                 "setNotifyValue")
         else { return }
         // Already in that state, with no change on its way: iOS answers at once without writing

@@ -413,7 +413,7 @@
             guard let mirrored = updated(characteristic, of: object) else { return }
             let found = (characteristic.descriptors ?? []).map { self.object(for: $0, in: mirrored, of: object) }
             lock.withLock {
-                mirrored.storedDescriptors = merged(mirrored.storedDescriptors, found, by: \.remote.handle)
+                mirrored.storedDescriptors = merged(mirrored.storedDescriptors, found, by: { $0.remote.handle })
             }
             object.deliveryDelegate?.peripheral(
                 object, didDiscoverDescriptorsFor: mirrored, error: NativeSupport.bridging(error))

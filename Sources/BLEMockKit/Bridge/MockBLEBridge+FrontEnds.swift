@@ -64,7 +64,7 @@ extension MockBLEBridge {
     /// attached).
     func updateSystemView() {
         guard !centralFrontEnds.isEmpty, systemView.seenChanges != world.systemChanges else { return }
-        systemView.update(from: world)
+        systemView.update(world.systemKnowledge(), changes: world.systemChanges)
     }
 
     /// Applies front-end commands in order, on the bridge's executor (each command runs its
@@ -214,39 +214,53 @@ package final class SystemView: @unchecked Sendable {
     }
 
     /// The peripherals connected to the system that have one of `services` (as far as the
-    /// system knows them: see `update(from:)`).
+    /// system knows them: see ``World/systemKnowledge()``).
     package func connectedPeripherals(withServices services: [BluetoothUUID]) -> [RemotePeripheral] {
         lock.withLock {
             connected.filter { entry in entry.services.contains { services.contains($0) } }.map(\.peripheral)
         }
     }
 
-    func update(from world: World) {
-        seenChanges = world.systemChanges
-        let known = world.peripheralOrder.filter { world.known.contains($0) }.map { world.remotePeripheral($0) }
+    /// Takes what the system knows now (see ``World/systemKnowledge()``).
+    func update(_ knowledge: World.SystemKnowledge, changes: UInt64) {
+        lock.withLock {
+            seenChanges = changes
+            known = knowledge.known
+            connected = knowledge.connected
+        }
+    }
+}
+
+extension World {
+    /// What the system knows, as a ``SystemView`` answers it.
+    struct SystemKnowledge {
+        var known: [RemotePeripheral]
+        var connected: [(peripheral: RemotePeripheral, services: [BluetoothUUID])]
+    }
+
+    /// The peripherals the system knows and those connected to it with their services.
+    /// (`mutating` though it changes nothing: so the bridge calls it on its world in place; a
+    /// non-mutating call, like passing the world to another object, copied all of it on every
+    /// change.)
+    mutating func systemKnowledge() -> SystemKnowledge {
+        let known = peripheralOrder.filter { self.known.contains($0) }.map { remotePeripheral($0) }
         // What the system knows of a connected peripheral's services: all of them when another
         // app holds it, else those the centrals linked to it discovered (as CoreBluetoothMock
         // answers: a peripheral just connected is not found by its services until discovered).
         var linked: [UUID: [BluetoothUUID]] = [:]
-        for key in world.links.keys {
-            let discovered = world.centrals[key.central]?.services[key.peripheral]?.map(\.uuid) ?? []
+        for key in links.keys {
+            let discovered = centrals[key.central]?.services[key.peripheral]?.map(\.uuid) ?? []
             linked[key.peripheral, default: []] += discovered
         }
-        let connected = world.peripheralOrder.compactMap {
+        let connected = peripheralOrder.compactMap {
             peripheral -> (peripheral: RemotePeripheral, services: [BluetoothUUID])? in
-            if world.connectedToSystem.contains(peripheral) {
-                return (
-                    world.remotePeripheral(peripheral),
-                    world.peripherals[peripheral]!.database.localServices.map(\.uuid)
-                )
+            if connectedToSystem.contains(peripheral) {
+                return (remotePeripheral(peripheral), peripherals[peripheral]!.database.localServices.map(\.uuid))
             }
             guard let services = linked[peripheral] else { return nil }
-            return (world.remotePeripheral(peripheral), services)
+            return (remotePeripheral(peripheral), services)
         }
-        lock.withLock {
-            self.known = known
-            self.connected = connected
-        }
+        return SystemKnowledge(known: known, connected: connected)
     }
 }
 
