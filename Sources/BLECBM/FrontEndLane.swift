@@ -12,13 +12,18 @@ import Foundation
 /// and callback counts as outside activity, and the run moves virtual time only once the app has
 /// reacted to what it was told and its calls have been applied.
 final class FrontEndLane<Target: Actor>: Sendable {
-    let bridge: MockBLEBridge
+    /// Unowned: the target (a manager on the bridge) keeps the bridge alive, or, for a spec's
+    /// peripheral, the bridge keeps the lane.
+    unowned let bridge: MockBLEBridge
     let target: Target
     let queue: DispatchQueue
     /// Orders the commands of this lane's manager among those made at the same instant.
     let key: UUID
     private let commands: CommandQueue
     private let probe: Int?
+    /// Where the probe is registered (kept: the lane may outlive the last reference to the
+    /// bridge by a moment as its owner is torn down).
+    private let outside: OutsideWork
     /// The queue commands are applied from outside runs (see ``CommandQueue``): the app's, for a
     /// lane that delivers callbacks there; none for a test hook's lane.
     private let applyQueue: DispatchQueue?
@@ -35,9 +40,10 @@ final class FrontEndLane<Target: Actor>: Sendable {
         commands = CommandQueue.of(bridge)
         commands.register(queue, for: key)
         applyQueue = delivers ? queue : nil
+        outside = bridge.outside
         probe =
             delivers
-            ? bridge.outside.addProbe {
+            ? outside.addProbe {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     queue.async { continuation.resume() }
                 }
@@ -45,7 +51,7 @@ final class FrontEndLane<Target: Actor>: Sendable {
     }
 
     deinit {
-        if let probe { bridge.outside.removeProbe(probe) }
+        if let probe { outside.removeProbe(probe) }
     }
 
     /// Queues a command for the target (see ``CommandQueue`` for the order commands run in).

@@ -85,6 +85,36 @@ struct ReleaseTests {
         }
         #expect(await watched.aliveAfterCleanUps() == [])
     }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aBridgeIsReleasedOnceTheSpecsSimulatedOnItAreLetGo() async throws {
+        let watched = Watched()
+        do {
+            let bridge = MockBLEBridge(seed: 64)
+            let watch =
+                CBMPeripheralSpec
+                .simulatePeripheral(proximity: .near)
+                .advertising(
+                    advertisementData: [CBMAdvertisementDataLocalNameKey: "Watch"], withInterval: 0.1
+                )
+                .connectable(name: "Watch", services: [], delegate: nil)
+                .build()
+            try await bridge.run { @MainActor in
+                CBMCentralManagerMock.simulatePeripherals([watch])
+                let app = ConnectingApp(manager: CBMCentralManagerMock())
+                try await bridge.waitForApp { app.peripheral?.state == .connected }
+                // A drop and a MAC address change: the spec's retired peripheral goes too.
+                watch.simulateDisconnection()
+                try await bridge.waitForApp { app.peripheral?.state == .disconnected }
+                watch.simulateMacChange()
+                watched.add(app.manager, "the central manager")
+                watched.add(try #require(app.peripheral), "the peripheral object")
+            }
+            watched.add(bridge, "the bridge")
+            watched.add(watch, "the spec")
+        }
+        #expect(await watched.aliveAfterCleanUps() == [])
+    }
 }
 
 /// A central app that connects to the first peripheral it finds.
@@ -96,6 +126,13 @@ final class ConnectingApp: NSObject, CBMCentralManagerDelegate, @unchecked Senda
     init(bridge: MockBLEBridge) {
         super.init()
         manager = CBMCentralManager(bridge: bridge, delegate: self, queue: nil)
+    }
+
+    /// An app on a manager already made (a CoreBluetoothMock-style one, say).
+    init(manager: CBMCentralManager) {
+        super.init()
+        self.manager = manager
+        manager.delegate = self
     }
 
     func centralManagerDidUpdateState(_ central: CBMCentralManager) {

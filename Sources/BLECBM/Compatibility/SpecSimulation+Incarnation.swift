@@ -54,7 +54,10 @@ extension SpecSimulation {
             let router = router
             configuration.requestHandling = .handler { request in router.answer(request) }
             configuration.handlerGetsWholeLongWrites = true
-            peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge, joinsAtFirstCall: true)
+            // A resident of the bridge: the bridge keeps the simulation (its front-end settings
+            // hold the registry), so the peripheral must not keep the bridge.
+            peripheral = MockPeripheralManager(
+                configuration: configuration, bridge: bridge, joinsAtFirstCall: true, resident: true)
             lane = FrontEndLane(bridge: bridge, target: peripheral, key: identifier, queue: nil, delivers: false)
             router.incarnation = self
         }

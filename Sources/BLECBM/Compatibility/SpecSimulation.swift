@@ -25,7 +25,8 @@ final class SpecSimulation: @unchecked Sendable {
     }
 
     let spec: CBMPeripheralSpec
-    let bridge: MockBLEBridge
+    /// Unowned: the bridge keeps its simulations (in the registry of its front-end settings).
+    unowned let bridge: MockBLEBridge
     private let lock = Lock()
     private var state: State
     /// The simulated peripheral now, and those it was before a MAC address change that still

@@ -137,7 +137,13 @@ public actor MockPeripheralManager: PeripheralManaging {
     }
 
     /// The bridge this peripheral is on.
-    public nonisolated let bridge: MockBLEBridge
+    public nonisolated var bridge: MockBLEBridge { heldBridge ?? residentBridge }
+    /// The bridge, held: for every manager but a bridge's resident (see
+    /// ``init(configuration:bridge:joinsAtFirstCall:resident:)``).
+    private nonisolated let heldBridge: MockBLEBridge?
+    /// The bridge, unowned: a resident is kept by its bridge, and holding it would keep the
+    /// bridge alive for ever.
+    private nonisolated unowned let residentBridge: MockBLEBridge
     /// The configuration it was created with.
     public nonisolated let configuration: Configuration
     /// The peripheral's identifier (as `CBPeripheral.identifier` on the central side).
@@ -151,7 +157,9 @@ public actor MockPeripheralManager: PeripheralManaging {
     var refusedWorld: RefusedWorld?
 
     /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        heldBridge?.unownedExecutor ?? residentBridge.unownedExecutor
+    }
 
     /// Creates a mock peripheral on a bridge: `bridge`, or else the bridge of the current
     /// ``MockBLEBridge/run(timeLimit:stallPatience:_:)`` scope (``MockBLEBridge/current``, which
@@ -163,11 +171,16 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// Creates a mock peripheral that joins the air at its first call rather than at the bridge's next
     /// turn (`joinsAtFirstCall`): for a front end whose calls are ordered by the bridge's
     /// command queue, so that managers created on several threads at once join in that order.
-    package init(configuration: Configuration, bridge: MockBLEBridge?, joinsAtFirstCall: Bool) {
+    ///
+    /// A `resident` is a peripheral its bridge keeps (a CoreBluetoothMock-style spec's, kept in
+    /// the bridge's front-end settings for as long as the bridge lives): it does not keep the
+    /// bridge alive, and must not be used once the bridge is gone.
+    package init(configuration: Configuration, bridge: MockBLEBridge?, joinsAtFirstCall: Bool, resident: Bool = false) {
         let bridge =
             bridge ?? MockBLEBridge.current
             ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
-        self.bridge = bridge
+        heldBridge = resident ? nil : bridge
+        residentBridge = bridge
         self.broadcaster = EventBroadcaster(clock: bridge.sleepClock)
         self.configuration = configuration
         let (identifier, problem) = bridge.claimIdentifier(
