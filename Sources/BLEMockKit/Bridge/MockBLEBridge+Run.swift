@@ -92,6 +92,7 @@ extension MockBLEBridge {
         try await Self.$current.withValue(self) {
             try await SelfDrivingScope.run(
                 on: executor, patience: patience, settle: { await self.settleOutside() }, step: { await self.step() },
+                ending: { self.runs.cancelTracked() },
                 stall: { step in
                     let reason: Stall.Reason =
                         switch step {
@@ -107,17 +108,25 @@ extension MockBLEBridge {
     /// Starts a task the bridge tracks: inside a ``run(timeLimit:stallPatience:_:)`` scope it
     /// runs on the scope's executor, so time waits for it as for the scope's own tasks (a
     /// plain `Task {}` would run elsewhere); outside a scope it is a plain task.
+    ///
+    /// A task started in a scope belongs to it: when the scope ends (its body returned or
+    /// threw, or it stalled), the task is cancelled and given the chance to end, as the scope's
+    /// executor runs no more after that. (A simulated device serving its events for ever, say,
+    /// ends there, and lets go of what it holds, the bridge included.)
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @discardableResult
     public nonisolated func task<T: Sendable>(
         _ operation: @escaping @Sendable () async throws -> T
     ) -> Task<T, any Error> {
         guard let executor = runs.current else { return Task { try await operation() } }
-        return Task(executorPreference: executor) {
+        let task = Task(executorPreference: executor) {
             try await Self.$current.withValue(self) {
                 try await HelperTask.$preferredExecutor.withValue(executor) { try await operation() }
             }
         }
+        // A scope that ended meanwhile will not run it: cancelled at once.
+        if !runs.track(on: executor, cancel: { task.cancel() }) { task.cancel() }
+        return task
     }
 
     /// Waits for the work handed outside the scope (delegate callbacks on app queues) to run:
@@ -325,9 +334,12 @@ extension MockBLEBridge {
 /// task can be started, and a call checked, without hopping onto the bridge). Held as
 /// `AnyObject` so the bridge itself needs no OS version that has task executors.
 final class RunRegistry: @unchecked Sendable {
-    // @unchecked Sendable: `executor` is only read and written with `lock` held.
+    // @unchecked Sendable: `executor`, `owner` and `tracked` are only read and written with
+    // `lock` held.
     private let lock: Lock
     private var executor: AnyObject?
+    /// How to cancel the tasks ``MockBLEBridge/task(_:)`` started in the active run.
+    private var tracked: [@Sendable () -> Void] = []
 
     init(lock: Lock = Lock()) {
         self.lock = lock
@@ -350,5 +362,24 @@ final class RunRegistry: @unchecked Sendable {
 
     func end(_ executor: AnyObject) {
         lock.withLock { if self.executor === executor { self.executor = nil } }
+    }
+
+    /// Notes a task started in the run on `executor` (`cancel` cancels it); `false` when that
+    /// run has ended already.
+    func track(on executor: AnyObject, cancel: @escaping @Sendable () -> Void) -> Bool {
+        lock.withLock {
+            guard self.executor === executor else { return false }
+            tracked.append(cancel)
+            return true
+        }
+    }
+
+    /// Cancels the tasks started in the run (and forgets them).
+    func cancelTracked() {
+        let cancels = lock.withLock { () -> [@Sendable () -> Void] in
+            defer { tracked.removeAll() }
+            return tracked
+        }
+        for cancel in cancels { cancel() }
     }
 }

@@ -29,9 +29,12 @@ enum SelfDrivingScope {
     /// A stall cancels `body` and is thrown at once, without waiting for `body` to end: a body
     /// that waits on something cancellation does not end (a continuation of its own) would
     /// otherwise keep the scope, and the test, waiting for ever. Such a body is left suspended.
+    ///
+    /// When the body has ended (or the scope stalled), `ending` runs on the executor (it cancels
+    /// the scope's other tasks), and the scope returns once nothing on the executor can run.
     static func run<T: Sendable>(
         on executor: SimulationExecutor, patience: Duration, settle: @escaping @Sendable () async -> Bool = { false },
-        step: @escaping @Sendable () async -> Step,
+        step: @escaping @Sendable () async -> Step, ending: @escaping @Sendable () -> Void = {},
         stall: @escaping @Sendable (Step) async -> any Error, body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let finished = Flag()
@@ -65,6 +68,12 @@ enum SelfDrivingScope {
         // ended already by throwing.
         driverTask.cancel()
         await driverTask.value
+        // The scope's other tasks (`ending` cancels them) get to run what their cancellation
+        // wakes, until nothing on the executor can run: after the scope, nothing would.
+        await Task(executorPreference: executor) {
+            ending()
+            await executor.untilIdle()
+        }.value
         return try result.get()
     }
 

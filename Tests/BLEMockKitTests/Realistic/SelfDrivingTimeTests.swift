@@ -155,6 +155,57 @@ struct SelfDrivingTimeTests {
         }
         parked.release()
     }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A task the run started ends with the run: a device serving its events for ever is cancelled, and the bridge goes",
+        arguments: [false, true])
+    func aTrackedTaskEndsWithTheRun(stalls: Bool) async throws {
+        weak var weakBridge: MockBLEBridge?
+        weak var weakPeripheral: MockPeripheralManager?
+        let served: Task<Int, any Error>
+        do {
+            let bridge = MockBLEBridge(seed: 9)
+            let peripheral = MockPeripheralManager(bridge: bridge)
+            weakBridge = bridge
+            weakPeripheral = peripheral
+            served = try await bridge.run(stallPatience: .milliseconds(100)) { () -> Task<Int, any Error> in
+                let events = peripheral.events()
+                _ = await peripheral.waitForPoweredOn()
+                // A simulated device's loop: it holds its manager (and so the bridge), and its
+                // event stream ends only when the manager goes.
+                let served = bridge.task { () -> Int in
+                    var count = 0
+                    for await _ in events { count += 1 }
+                    _ = peripheral
+                    return count
+                }
+                if stalls {
+                    // Waits for an event no one will cause: the run stalls.
+                    let central = MockCentralManager(bridge: bridge)
+                    _ = await central.waitForPoweredOn()
+                    for await _ in central.events() {}
+                }
+                return served
+            }
+            if stalls { Issue.record("the run should have stalled") }
+        } catch let stall as MockBLEBridge.Stall {
+            #expect(stalls)
+            #expect(stall.reason == .nothingScheduled)
+            // (A stalled run returns no handle of the tracked task; the bridge must go all the same.)
+            served = Task { 0 }
+        }
+        // Up to two seconds of wall time for clean-up already started; a leak stays.
+        for _ in 0..<2_000 where weakBridge != nil || weakPeripheral != nil {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        #expect(weakBridge == nil)
+        #expect(weakPeripheral == nil)
+        #expect(served.isCancelled || stalls)
+        // The task let go of the peripheral: it has ended, and its value is there (awaited
+        // only then: a task still running would keep this test waiting).
+        if weakPeripheral == nil { _ = try? await served.value }
+    }
 }
 
 @Suite("Connections and state that need no driving", .timeLimit(.minutes(10)))
