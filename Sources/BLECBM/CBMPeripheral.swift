@@ -82,7 +82,14 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
     /// The longest value a write of this type may carry: ATT_MTU − 3 without response, 512
     /// with response (the stack writes longer values in parts itself).
     open func maximumWriteValueLength(for type: CBMCharacteristicWriteType) -> Int {
-        backend?.maximumWriteValueLength(self, type: type) ?? (type == .withResponse ? 512 : 20)
+        backend?.maximumWriteValueLength(self, type: type) ?? Self.maximumWriteValueLengthWithoutLink(for: type)
+    }
+
+    /// ``maximumWriteValueLength(for:)`` of a peripheral with no link to go by: 512 with
+    /// response (the stack writes longer values in parts), 20 without (the default ATT_MTU, 23,
+    /// less 3).
+    static func maximumWriteValueLengthWithoutLink(for type: CBMCharacteristicWriteType) -> Int {
+        type == .withResponse ? 512 : 20
     }
 
     /// Discovers services (all when `serviceUUIDs` is `nil`); the delegate gets

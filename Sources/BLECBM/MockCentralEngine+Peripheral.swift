@@ -49,8 +49,9 @@ extension MockCentralEngine {
     }
 
     func maximumWriteValueLength(_ peripheral: CBMPeripheral, type: CBMCharacteristicWriteType) -> Int {
-        guard type == .withoutResponse else { return 512 }
-        return lock.withLock { link(peripheral.identifier)?.maximumWriteLength ?? 20 }
+        guard type == .withoutResponse, let length = lock.withLock({ link(peripheral.identifier)?.maximumWriteLength })
+        else { return CBMPeripheral.maximumWriteValueLengthWithoutLink(for: type) }
+        return length
     }
 
     func discoverServices(_ uuids: [CBMUUID]?, for peripheral: CBMPeripheral) {

@@ -186,7 +186,7 @@
         func maximumWriteValueLength(_ peripheral: CBMPeripheral, type: CBMCharacteristicWriteType) -> Int {
             nativePeripheral(peripheral)?.maximumWriteValueLength(
                 for: type == .withResponse ? .withResponse : .withoutResponse)
-                ?? (type == .withResponse ? 512 : 20)
+                ?? CBMPeripheral.maximumWriteValueLengthWithoutLink(for: type)
         }
 
         func discoverServices(_ uuids: [CBMUUID]?, for peripheral: CBMPeripheral) {

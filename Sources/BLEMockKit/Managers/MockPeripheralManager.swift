@@ -157,9 +157,7 @@ public actor MockPeripheralManager: PeripheralManaging {
     var refusedWorld: RefusedWorld?
 
     /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
-    public nonisolated var unownedExecutor: UnownedSerialExecutor {
-        heldBridge?.unownedExecutor ?? residentBridge.unownedExecutor
-    }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
 
     /// Creates a mock peripheral on a bridge: `bridge`, or else the bridge of the current
     /// ``MockBLEBridge/run(timeLimit:stallPatience:_:)`` scope (``MockBLEBridge/current``, which

@@ -161,14 +161,14 @@ struct SelfDrivingTimeTests {
         "A task the run started ends with the run: a device serving its events for ever is cancelled, and the bridge goes",
         arguments: [false, true])
     func aTrackedTaskEndsWithTheRun(stalls: Bool) async throws {
-        weak var weakBridge: MockBLEBridge?
-        weak var weakPeripheral: MockPeripheralManager?
-        let served: Task<Int, any Error>
+        let retained = WeakReferences()
+        // (A stalled run returns no handle of the tracked task; the bridge must go all the same.)
+        var served: Task<Int, any Error>?
         do {
             let bridge = MockBLEBridge(seed: 9)
             let peripheral = MockPeripheralManager(bridge: bridge)
-            weakBridge = bridge
-            weakPeripheral = peripheral
+            retained.watch(bridge, "the bridge")
+            retained.watch(peripheral, "the device's manager")
             served = try await bridge.run(stallPatience: .milliseconds(100)) { () -> Task<Int, any Error> in
                 let events = peripheral.events()
                 _ = await peripheral.waitForPoweredOn()
@@ -192,19 +192,15 @@ struct SelfDrivingTimeTests {
         } catch let stall as MockBLEBridge.Stall {
             #expect(stalls)
             #expect(stall.reason == .nothingScheduled)
-            // (A stalled run returns no handle of the tracked task; the bridge must go all the same.)
-            served = Task { 0 }
         }
-        // Up to two seconds of wall time for clean-up already started; a leak stays.
-        for _ in 0..<2_000 where weakBridge != nil || weakPeripheral != nil {
-            try await Task.sleep(for: .milliseconds(1))
+        let alive = await retained.aliveAfterCleanUps()
+        #expect(alive == [])
+        if let served {
+            #expect(served.isCancelled)
+            // The task let go of the device's manager: it has ended, and its value is there
+            // (awaited only then: a task still running would keep this test waiting).
+            if alive.isEmpty { _ = try? await served.value }
         }
-        #expect(weakBridge == nil)
-        #expect(weakPeripheral == nil)
-        #expect(served.isCancelled || stalls)
-        // The task let go of the peripheral: it has ended, and its value is there (awaited
-        // only then: a task still running would keep this test waiting).
-        if weakPeripheral == nil { _ = try? await served.value }
     }
 }
 
