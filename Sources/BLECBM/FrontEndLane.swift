@@ -86,8 +86,8 @@ final class FrontEndLane<Target: Actor>: Sendable {
 /// **Time.** On a simulated system whose time follows the wall clock, each batch first brings
 /// the bridge's time up to the wall clock's, so a call happens at the instant it was made.
 final class CommandQueue: @unchecked Sendable {
-    // @unchecked Sendable: `inbox`, `nextSequence`, `queueRanks`, `draining` and `wallClock` are
-    // only read and written with `lock` held.
+    // @unchecked Sendable: `arrived`, `spare`, `held`, `nextSequence`, `queueRanks`, `draining`
+    // and `wallClock` are only read and written with `lock` held.
 
     /// Where a command was made (the first key of the order above).
     enum Origin: Hashable, Comparable {
@@ -121,22 +121,14 @@ final class CommandQueue: @unchecked Sendable {
     /// The key under which app queues carry their ``QueueTag`` (a constant: the key's identity).
     private static let queueTagKey = DispatchSpecificKey<QueueTag>()
 
-    private struct Entry {
-        /// `nil` for a command made while no run was active: applied as it arrived, it needs no
-        /// place in the order (and one a run takes over sorts before those made in the run).
-        let origin: Origin?
+    /// A command made while a run was active: the run applies it in its place in the order.
+    private struct Held {
+        let origin: Origin
         let sequence: UInt64
         let command: @Sendable () -> Void
 
         /// Whether `self` goes before `other`: by origin, then in the order they were made.
-        func precedes(_ other: Entry) -> Bool {
-            switch (origin, other.origin) {
-            case (nil, nil): sequence < other.sequence
-            case (nil, _?): true
-            case (_?, nil): false
-            case (let mine?, let theirs?): (mine, sequence) < (theirs, other.sequence)
-            }
-        }
+        func precedes(_ other: Held) -> Bool { (origin, sequence) < (other.origin, other.sequence) }
     }
 
     /// Unowned: the bridge keeps this queue (in its front-end settings), and everything that
@@ -145,12 +137,20 @@ final class CommandQueue: @unchecked Sendable {
     /// The bridge's outside work (kept: reached on every command and callback).
     private let outside: OutsideWork
     private let lock = Lock()
-    private var inbox: [Entry] = []
-    /// The sequence number of the next command (one count for all origins: within an origin it
-    /// still follows the order commands were made in).
+    /// The commands made while no run was active, as they arrived: applied in that order (and,
+    /// should a run take them over, before those made in the run).
+    private var arrived: [@Sendable () -> Void] = []
+    /// An applied batch's storage, emptied, for the next batch (a batch per call and callback:
+    /// not allocating one each time matters on this path).
+    private var spare: [@Sendable () -> Void] = []
+    /// The commands made while a run was active.
+    private var held: [Held] = []
+    /// The sequence number of the next held command (one count for all origins: within an
+    /// origin it still follows the order commands were made in).
     private var nextSequence: UInt64 = 0
     /// For each tagged app queue, the smallest identifier of this bridge's managers on it.
     private var queueRanks: [ObjectIdentifier: UUID] = [:]
+    /// Whether a drain task is applying commands (outside runs).
     private var draining = false
     private var wallClock: (@Sendable () -> VirtualClock.Instant)?
 
@@ -210,8 +210,12 @@ final class CommandQueue: @unchecked Sendable {
         // Only a run sorts what it holds: outside one, commands are applied as they arrive.
         let origin = bridge.hasActiveRun ? origin(for: key) : nil
         let start = lock.withLock { () -> Bool in
-            inbox.append(Entry(origin: origin, sequence: nextSequence, command: command))
-            nextSequence += 1
+            if let origin {
+                held.append(Held(origin: origin, sequence: nextSequence, command: command))
+                nextSequence += 1
+            } else {
+                arrived.append(command)
+            }
             // While a run is active, its driver applies what is held (checked under the lock:
             // the run applies what is held once more after it ends).
             if draining || bridge.hasActiveRun { return false }
@@ -245,26 +249,38 @@ final class CommandQueue: @unchecked Sendable {
         }
     }
 
-    /// Takes the queued commands, in the order to apply them: sorted by origin and sequence
-    /// when `sorted`, else as they arrived.
-    private func take(sorted: Bool) -> ([@Sendable () -> Void], VirtualClock.Instant?) {
+    /// Takes the queued commands, in the order to apply them: those made outside a run as they
+    /// arrived, then, for a run's driver (`forRun`), those made in the run, sorted by origin and
+    /// sequence. Hand the batch back with ``recycle(_:)`` once applied.
+    private func take(forRun: Bool) -> ([@Sendable () -> Void], VirtualClock.Instant?) {
         lock.withLock {
-            var entries = inbox
-            inbox.removeAll(keepingCapacity: true)
-            if sorted {
-                entries.sort { $0.precedes($1) }
+            var batch = spare
+            spare = []
+            swap(&batch, &arrived)
+            if forRun && !held.isEmpty {
+                held.sort { $0.precedes($1) }
+                batch.append(contentsOf: held.lazy.map(\.command))
+                held.removeAll(keepingCapacity: true)
             }
-            return (entries.map { $0.command }, wallClock?())
+            return (batch, wallClock?())
         }
+    }
+
+    /// Keeps an applied batch's storage for the next batch.
+    private func recycle(_ batch: inout [@Sendable () -> Void]) {
+        batch.removeAll(keepingCapacity: true)
+        let storage = batch
+        lock.withLock { if spare.capacity < storage.capacity { spare = storage } }
     }
 
     /// Applies queued commands on the bridge until none are left (outside runs).
     private func drain(on bridge: MockBLEBridge) async {
         while true {
-            let (batch, now) = take(sorted: false)
+            var (batch, now) = take(forRun: false)
             guard !batch.isEmpty else {
+                recycle(&batch)
                 let done = lock.withLock { () -> Bool in
-                    guard inbox.isEmpty else { return false }
+                    guard arrived.isEmpty else { return false }
                     draining = false
                     return true
                 }
@@ -272,6 +288,7 @@ final class CommandQueue: @unchecked Sendable {
                 continue
             }
             await bridge.applyFrontEndCommands(batch, catchingUpTo: now)
+            recycle(&batch)
             // What the batch changed (a peripheral now retrievable, say) may be what an app's
             // `waitForApp` waits for: it checks again.
             outside.noteActivity()
@@ -280,9 +297,10 @@ final class CommandQueue: @unchecked Sendable {
 
     /// The run's driver: applies the held commands in their order. Returns whether there were any.
     private func applyHeld(on bridge: isolated MockBLEBridge) -> Bool {
-        let (batch, now) = take(sorted: true)
+        var (batch, now) = take(forRun: true)
         guard !batch.isEmpty else { return false }
         bridge.applyFrontEndCommands(batch, catchingUpTo: now)
+        recycle(&batch)
         outside.noteActivity()
         return true
     }

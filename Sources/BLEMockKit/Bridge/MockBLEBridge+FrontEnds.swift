@@ -153,10 +153,12 @@ extension MockBLEBridge {
 /// Settings front ends keep per bridge (a test's simulated app authorization, say), so that
 /// no front end needs state of its own beyond the bridge.
 package final class FrontEndSettings: @unchecked Sendable {
-    // @unchecked Sendable: `values` is only read and written with `lock` held.
+    // @unchecked Sendable: `values` and `objects` are only read and written with `lock` held.
     private let lock: Lock
     private var values: [String: Int] = [:]
-    private var objects: [ObjectIdentifier: any Sendable] = [:]
+    /// Class instances, so a lookup is a class cast (a cast out of `any Sendable` costs a
+    /// conformance check on every call, and front ends look objects up per event).
+    private var objects: [ObjectIdentifier: AnyObject] = [:]
 
     init(lock: Lock = Lock()) {
         self.lock = lock
@@ -170,18 +172,13 @@ package final class FrontEndSettings: @unchecked Sendable {
 
     /// The object a front end keeps on this bridge for `owner` (a peripheral spec declared
     /// once and used by many tests, say), made by `make` the first time.
-    package func object<T: Sendable>(for owner: ObjectIdentifier, make: () -> T) -> T {
+    package func object<T: AnyObject & Sendable>(for owner: ObjectIdentifier, make: () -> T) -> T {
         lock.withLock {
             if let existing = objects[owner] as? T { return existing }
             let made = make()
             objects[owner] = made
             return made
         }
-    }
-
-    /// The objects of type `T` kept on this bridge.
-    package func objects<T: Sendable>(of type: T.Type) -> [T] {
-        lock.withLock { objects.values.compactMap { $0 as? T } }
     }
 }
 
