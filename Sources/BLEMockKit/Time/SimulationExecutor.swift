@@ -15,10 +15,15 @@
 /// Because every job of the scope passes through it, it knows when they are all waiting:
 /// its queue is empty and nothing runs. ``untilIdle()`` returns at that moment, which is when
 /// the bridge moves virtual time on by itself.
+///
+/// Once stopped, its thread gone, it hands a job that still arrives (a task of the scope
+/// resumed after the scope ended: a continuation of the code's own that the stall's
+/// cancellation could not end, say) to the global concurrent executor: the task then ends and
+/// lets go of what it holds, instead of waiting for a thread that will never run it.
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
 final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked Sendable: `queue`, `running`, `idleWaiters`, `busyWaiter` and `stopped` are
-    // only read and written with `condition` held; continuations are resumed, and jobs run,
+    // @unchecked Sendable: `queue`, `idleWaiters`, `stopped`, `ended` and `poked` are only
+    // read and written with `condition` held; continuations are resumed, and jobs run,
     // after it is released. `thread` is written once before the thread starts and read after
     // it stops.
 
@@ -27,6 +32,8 @@ final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
     private var queueHead = 0
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     private var stopped = false
+    /// The thread has returned: nothing will run what is queued here any more.
+    private var ended = false
     /// Outside activity arrived since ``waitForOutsideWork(timeout:)`` last looked.
     private var poked = false
     private var thread: pthread_t?
@@ -62,9 +69,14 @@ final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
 
     func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        condition.withLock {
+        let late = condition.withLock { () -> Bool in
+            if ended { return true }
             queue.append(unowned)
             condition.signal()
+            return false
+        }
+        if late {
+            globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
         }
     }
 
@@ -129,7 +141,10 @@ final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
                         defer { idleWaiters.removeAll() }
                         return .idle(idleWaiters)
                     }
-                    if stopped { return .stop }
+                    if stopped {
+                        ended = true
+                        return .stop
+                    }
                     condition.wait()
                 }
             }

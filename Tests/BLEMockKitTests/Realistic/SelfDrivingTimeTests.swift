@@ -138,14 +138,21 @@ struct SelfDrivingTimeTests {
     /// tighter limit would fail it on a loaded machine, under the thread sanitizer, where the
     /// test's task may wait minutes for a thread of the concurrency pool.)
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test("A body waiting on something cancellation cannot end still gets its stall report")
+    @Test(
+        "A body waiting on something cancellation cannot end still gets its stall report, and ends once resumed after the run"
+    )
     func stallOfABodyThatIgnoresCancellation() async throws {
         let bridge = MockBLEBridge(seed: 8)
         let parked = Parked()
+        let retained = WeakReferences()
         do {
+            // Held by the body alone: it goes when the body's task ends.
+            let held = Parked()
+            retained.watch(held, "what the body holds")
             try await bridge.run(stallPatience: .milliseconds(200)) {
                 // A continuation of the code's own, which the stall's cancellation does not end.
                 await withCheckedContinuation { parked.park($0) }
+                withExtendedLifetime(held) {}
             }
             Issue.record("the run should have stalled")
         } catch let stall as MockBLEBridge.Stall {
@@ -153,7 +160,10 @@ struct SelfDrivingTimeTests {
             #expect(stall.waiting.isEmpty)
             #expect(stall.description.contains("outside the simulation"))
         }
+        // Resumed after its run's executor stopped, the body still runs to its end (before, it
+        // waited for ever for a thread that was gone, holding all it captured).
         parked.release()
+        #expect(await retained.aliveAfterCleanUps() == [])
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
