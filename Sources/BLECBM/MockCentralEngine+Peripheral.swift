@@ -61,12 +61,12 @@ extension MockCentralEngine {
         {
             return reply { peripheral.deliveryDelegate?.peripheral(peripheral, didDiscoverServices: error) }
         }
-        operation(.discoverServices(uuids?.map(\.bluetoothUUID), peripheral.identifier)) { [self] result in
+        operation(.discoverServices(uuids?.map(\.bluetoothUUID), peripheral.identifier)) { engine, result in
             var failure: (any Error)?
             switch result {
             case .success(.services(let found)):
-                lock.withLock {
-                    let objects = objects(
+                engine.lock.withLock {
+                    let objects = engine.objects(
                         for: found, in: &peripheral.serviceObjects, handle: { $0.handle },
                         make: { CBMService($0, peripheral: peripheral) })
                     peripheral.storedServices = merged(peripheral.storedServices, objects, by: { $0.remote.handle })
@@ -97,12 +97,12 @@ extension MockCentralEngine {
                     peripheral, didDiscoverIncludedServicesFor: service, error: error)
             }
         }
-        operation(.discoverIncludedServices(uuids?.map(\.bluetoothUUID), service.remote)) { [self] result in
+        operation(.discoverIncludedServices(uuids?.map(\.bluetoothUUID), service.remote)) { engine, result in
             var failure: (any Error)?
             switch result {
             case .success(.services(let found)):
-                lock.withLock {
-                    let objects = objects(
+                engine.lock.withLock {
+                    let objects = engine.objects(
                         for: found, in: &peripheral.serviceObjects, handle: { $0.handle },
                         make: { CBMService($0, peripheral: peripheral) })
                     service.mergeIncludedServices(objects)
@@ -133,12 +133,12 @@ extension MockCentralEngine {
                     peripheral, didDiscoverCharacteristicsFor: service, error: error)
             }
         }
-        operation(.discoverCharacteristics(uuids?.map(\.bluetoothUUID), service.remote)) { [self] result in
+        operation(.discoverCharacteristics(uuids?.map(\.bluetoothUUID), service.remote)) { engine, result in
             var failure: (any Error)?
             switch result {
             case .success(.characteristics(let found)):
-                lock.withLock {
-                    let objects = objects(
+                engine.lock.withLock {
+                    let objects = engine.objects(
                         for: found, in: &peripheral.characteristicObjects, handle: { $0.handle },
                         make: { CBMCharacteristic($0, service: service) })
                     service.mergeCharacteristics(objects)
@@ -171,7 +171,7 @@ extension MockCentralEngine {
         }
         let declared = spec(peripheral.identifier)?.characteristicMock(
             at: characteristic.remote.handle, of: peripheral.identifier)?.declaredDescriptorMocks
-        operation(.discoverDescriptors(characteristic.remote)) { [self] result in
+        operation(.discoverDescriptors(characteristic.remote)) { engine, result in
             var failure: (any Error)?
             switch result {
             case .success(.descriptors(var found)):
@@ -185,8 +185,8 @@ extension MockCentralEngine {
                         return found.remove(at: index)
                     }
                 }
-                lock.withLock {
-                    let objects = objects(
+                engine.lock.withLock {
+                    let objects = engine.objects(
                         for: found, in: &peripheral.descriptorObjects, handle: { $0.handle },
                         make: { CBMDescriptor($0, characteristic: characteristic) })
                     characteristic.storedDescriptors =
@@ -207,10 +207,10 @@ extension MockCentralEngine {
                 characteristic.remote.handle, in: { $0.characteristicObjects }, characteristic, of: peripheral,
                 "readValue")
         else { return }
-        operation(.read(characteristic.remote)) { [self] result in
+        operation(.read(characteristic.remote)) { engine, result in
             var failure: (any Error)?
             switch result {
-            case .success(.value(let data)): lock.withLock { characteristic.storedValue = data }
+            case .success(.value(let data)): engine.lock.withLock { characteristic.storedValue = data }
             case .success: break
             case .failure(let error): failure = CBMError.bridging(error)
             }
@@ -223,7 +223,7 @@ extension MockCentralEngine {
             current(descriptor.remote.handle, in: { $0.descriptorObjects }, descriptor, of: peripheral, "readValue")
         else { return }
         let simulation = spec(peripheral.identifier)
-        operation(.readDescriptor(descriptor.remote)) { [self] result in
+        operation(.readDescriptor(descriptor.remote)) { engine, result in
             var failure: (any Error)?
             var result = result
             // A spec's descriptor answers through its delegate, as in CoreBluetoothMock.
@@ -236,7 +236,7 @@ extension MockCentralEngine {
                 // A spec's descriptor value is the delegate's `Data`, as CoreBluetoothMock hands
                 // it over; CoreBluetooth types the others (a user description as a `String`).
                 let typed = simulation == nil ? CBMDescriptor.typedValue(data, uuid: descriptor.remote.uuid) : data
-                lock.withLock { descriptor.storedValue = typed }
+                engine.lock.withLock { descriptor.storedValue = typed }
             case .success: break
             case .failure(let error): failure = CBMError.bridging(error)
             }
@@ -268,7 +268,7 @@ extension MockCentralEngine {
             }
             return
         }
-        operation(.write(data, remote)) { result in
+        operation(.write(data, remote)) { _, result in
             var failure: (any Error)?
             if case .failure(let error) = result { failure = CBMError.bridging(error) }
             peripheral.deliveryDelegate?.peripheral(peripheral, didWriteValueFor: characteristic, error: failure)
@@ -280,7 +280,7 @@ extension MockCentralEngine {
             current(descriptor.remote.handle, in: { $0.descriptorObjects }, descriptor, of: peripheral, "writeValue")
         else { return }
         let simulation = spec(peripheral.identifier)
-        operation(.writeDescriptor(data, descriptor.remote)) { result in
+        operation(.writeDescriptor(data, descriptor.remote)) { _, result in
             var failure: (any Error)?
             if case .failure(let error) = result { failure = CBMError.bridging(error) }
             if failure == nil, let simulation, let mock = simulation.descriptorMock(of: descriptor.remote),
@@ -320,11 +320,11 @@ extension MockCentralEngine {
             }
         }
         lock.withLock { characteristic.notifyRequests += 1 }
-        operation(.setNotify(enabled, characteristic.remote)) { [self] result in
+        operation(.setNotify(enabled, characteristic.remote)) { engine, result in
             var failure: (any Error)?
-            lock.withLock { characteristic.notifyRequests -= 1 }
+            engine.lock.withLock { characteristic.notifyRequests -= 1 }
             switch result {
-            case .success: lock.withLock { characteristic.notifying = enabled }
+            case .success: engine.lock.withLock { characteristic.notifying = enabled }
             case .failure(let error): failure = CBMError.bridging(error)
             }
             if let simulation, let mock {
@@ -337,11 +337,11 @@ extension MockCentralEngine {
 
     func readRSSI(of peripheral: CBMPeripheral) {
         guard connected(peripheral, "readRSSI") else { return }
-        operation(.readRSSI(peripheral.identifier)) { [self] result in
+        operation(.readRSSI(peripheral.identifier)) { engine, result in
             switch result {
             case .success(.rssi(let rssi)):
                 let number = NSNumber(value: rssi)
-                lock.withLock { peripheral.storedRSSI = number }
+                engine.lock.withLock { peripheral.storedRSSI = number }
                 peripheral.deliveryDelegate?.peripheral(peripheral, didReadRSSI: number, error: nil)
             case .success:
                 peripheral.deliveryDelegate?.peripheral(peripheral, didReadRSSI: NSNumber(value: 127), error: nil)
@@ -354,7 +354,7 @@ extension MockCentralEngine {
 
     func openL2CAPChannel(_ psm: UInt16, on peripheral: CBMPeripheral) {
         guard connected(peripheral, "openL2CAPChannel") else { return }
-        operation(.openL2CAP(psm, peripheral.identifier)) { result in
+        operation(.openL2CAP(psm, peripheral.identifier)) { _, result in
             switch result {
             case .success(.channel(let channel)):
                 peripheral.deliveryDelegate?.peripheral(

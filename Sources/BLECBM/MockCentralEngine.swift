@@ -169,13 +169,22 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         command { [self] _ in deliverAbout(body) }
     }
 
-    /// Starts an operation on the bridge; `then` runs on the app's queue with its result.
+    /// Starts an operation on the bridge; `then` runs on the app's queue with this engine and
+    /// the operation's result, unless the engine is gone by then.
+    ///
+    /// The bridge keeps the completion until the operation ends, which may be never (a test that
+    /// ends with a realistic read in flight): it holds the engine weakly, and `then` gets the
+    /// engine as an argument rather than capturing it, so a pending operation does not keep the
+    /// engine, its manager and so the bridge alive once the app lets go of its manager.
     func operation(
         _ operation: MockCentralManager.FrontEndOperation,
-        then: @escaping @Sendable (Result<MockCentralManager.FrontEndResult, any Error>) -> Void
+        then: @escaping @Sendable (MockCentralEngine, Result<MockCentralManager.FrontEndResult, any Error>) -> Void
     ) {
-        command { central in
-            central.begin(operation) { [self] result in deliverAbout { then(result) } }
+        command { [weak self] central in
+            central.begin(operation) { [weak self] result in
+                guard let self else { return }
+                deliverAbout { then(self, result) }
+            }
         }
     }
 
@@ -316,19 +325,19 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
 
     /// Starts a connection attempt (the app's, or the system's automatic reconnection).
     func attempt(_ peripheral: CBMPeripheral) {
-        operation(.connect(peripheral.identifier, timeout: nil)) { [self] result in
+        operation(.connect(peripheral.identifier, timeout: nil)) { engine, result in
             // The central's events report the outcome; an attempt the simulation refused at
             // once (it never became an attempt) is reported here. An attempt the app cancelled
             // is reported as a disconnection, with no error (the central's event).
             guard case .failure(let error) = result,
                 (error as? CoreBluetoothError)?.code != .operationCancelled
             else { return }
-            let report = lock.withLock { () -> Bool in
+            let report = engine.lock.withLock { () -> Bool in
                 guard peripheral.storedState == .connecting else { return false }
                 peripheral.storedState = .disconnected
                 return true
             }
-            guard report, let (manager, delegate) = managerAndDelegate else { return }
+            guard report, let (manager, delegate) = engine.managerAndDelegate else { return }
             delegate.centralManager(manager, didFailToConnect: peripheral, error: CBMError.bridging(error))
         }
     }

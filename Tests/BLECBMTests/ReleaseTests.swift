@@ -36,6 +36,65 @@ struct ReleaseTests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aBridgeIsReleasedAfterALinkDropsDuringAWriteAndTheAppReconnects(realistic: Bool) async throws {
+        let watched = Watched()
+        do {
+            let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 64) : .init(seed: 64))
+            let device = try await BlinkyDevice.make(on: bridge, buttonPressed: true)
+            try await bridge.run { @MainActor in
+                let app = BlinkyManager()
+                try await bridge.waitForApp { !app.discovered.isEmpty }
+                let blinky = app.discovered[0]
+                blinky.connect()
+                try await bridge.waitForApp { blinky.isReady && blinky.isLEDOn != nil }
+                let central = try #require(await bridge.log.first { $0.kind == .connected }?.central)
+                blinky.turnOnLED()
+                if realistic {
+                    await bridge.waitUntil { $0.pendingOperations.count == 1 }
+                } else {
+                    try await bridge.waitForApp { blinky.ledWrites == 1 }
+                }
+                await device.peripheral.simulateDisconnection(
+                    of: central, error: CoreBluetoothError(.connectionTimeout))
+                try await bridge.waitForApp { blinky.disconnections == 1 }
+                // Realistic: the app's rediscovery still has operations in flight as the run ends.
+                try await bridge.waitForApp { blinky.isReady && blinky.isLEDOn != nil }
+                watched.add(app, "the app")
+                watched.add(blinky, "the app's peripheral wrapper")
+            }
+            watched.add(bridge, "the bridge")
+            watched.add(device.peripheral, "the simulated device")
+        }
+        let alive = await watched.aliveAfterCleanUps()
+        #expect(alive == [])
+    }
+
+    /// An operation still in flight when the test ends never completes (time stops with the
+    /// run): the completion the bridge keeps for it must not keep the bridge, or the app's
+    /// manager, alive.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aBridgeIsReleasedWhenTheTestEndsWithAnOperationInFlight() async throws {
+        let watched = Watched()
+        do {
+            let bridge = MockBLEBridge(configuration: .realistic(seed: 65))
+            _ = try await BlinkyDevice.make(on: bridge, buttonPressed: true)
+            try await bridge.run { @MainActor in
+                let app = ConnectingApp(bridge: bridge)
+                try await bridge.waitForApp { app.peripheral?.state == .connected }
+                let peripheral = try #require(app.peripheral)
+                peripheral.discoverServices(nil)
+                await bridge.waitUntil { $0.pendingOperations.count == 1 }
+                watched.add(app, "the app")
+                watched.add(app.manager, "the central manager")
+            }
+            watched.add(bridge, "the bridge")
+        }
+        let alive = await watched.aliveAfterCleanUps()
+        #expect(alive == [])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func aPeripheralObjectKeptByTheAppDoesNotKeepItsManagerAlive() async throws {
         let watched = Watched()
         let kept = try await { () async throws -> (CBMPeripheral, Int) in

@@ -122,18 +122,21 @@ struct StallAgreementTests {
     @Test("The stall report and finish() list the same waiting connection")
     func stallAndFinishAgree() async throws {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 12))
+        // The app keeps its manager until finish() has looked: a manager the app lets go of
+        // leaves the air, and its connection attempt with it.
+        let kept = await KeptObjects()
         var stall: MockBLEBridge.Stall?
         do {
             try await bridge.run(timeLimit: .seconds(20)) { @MainActor in
                 CBMCentralManagerMock.simulatePeripherals([blinky])
                 let app = Reconnector()
                 let manager = CBMCentralManagerMock(delegate: app, queue: nil)
+                kept.objects = [app, manager]
                 try await bridge.waitForApp { app.ready }
                 blinky.simulateProximityChange(.outOfRange)
                 try await bridge.waitForApp { app.disconnections.count == 1 }
                 // The app reconnects at once; the peripheral never comes back.
                 try await bridge.waitForApp { app.connections == 2 }
-                _ = manager
             }
         } catch let error as MockBLEBridge.Stall {
             stall = error
@@ -157,5 +160,11 @@ struct StallAgreementTests {
         }
         #expect(leftOperations == waitingOperations)
         #expect(stalled.seed == 12)
+        await MainActor.run { kept.objects = [] }
     }
+}
+
+/// Objects a test keeps past the run that made them.
+@MainActor final class KeptObjects {
+    var objects: [AnyObject] = []
 }

@@ -124,7 +124,10 @@ extension MockCentralManager {
             case .openL2CAP(let psm, let peripheral):
                 request = .openL2CAP(central: central, peripheral: peripheral, psm: psm)
             }
-            let owner = bridge
+            // Unowned: the bridge keeps this completion until the operation ends, and calls it
+            // on its own executor (held strongly, the bridge kept itself while an operation
+            // was pending, and a test that ended with one in flight leaked its bridge).
+            unowned let owner = bridge
             bridge.begin(request) { result in
                 completion(
                     result.flatMap { reply in
