@@ -14,6 +14,13 @@
 # in SCRATCH/sanitizer-tests.log. Leaks LeakSanitizer reports from outside the kit (false
 # positives of the runtime and Foundation) are suppressed, each with its reason, in
 # scripts/lsan-suppressions.txt; matched suppressions are listed after the run.
+#
+# The address pass runs the Swift Testing tests with LeakSanitizer, then the XCTest tests
+# without it (AddressSanitizer's other checks stay on): swift-corelibs-xctest leaks the test
+# case of every async test and of every test that waits for expectations (its side table is
+# all that points to it), and with it whatever the test case holds, a bridge included. What
+# the XCTest helpers make is released as they document, tested in the Swift Testing suites
+# (an uninstalled simulated system goes, with its bridge).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,12 +52,17 @@ for pass in "${passes[@]}"; do
     built=$(date +%s)
     echo "== $pass sanitizer: running every test"
     log="$scratch/sanitizer-tests.log"
-    if swift test --skip-build --sanitize="$pass" --scratch-path "$scratch" --parallel > "$log" 2>&1; then
-        result=passed
+    result=passed
+    if [ "$pass" = address ]; then
+        swift test --skip-build --sanitize="$pass" --scratch-path "$scratch" --parallel --disable-xctest \
+            > "$log" 2>&1 || result=FAILED
+        ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" swift test --skip-build --sanitize="$pass" \
+            --scratch-path "$scratch" --parallel --disable-swift-testing >> "$log" 2>&1 || result=FAILED
     else
-        result=FAILED
-        status=1
+        swift test --skip-build --sanitize="$pass" --scratch-path "$scratch" --parallel > "$log" 2>&1 \
+            || result=FAILED
     fi
+    [ "$result" = passed ] || status=1
     tail -n 25 "$log"
     finished=$(date +%s)
     echo "$pass sanitizer: $result (build $((built - started))s, tests $((finished - built))s)"
