@@ -14,33 +14,43 @@ struct ReleaseTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func aBridgeIsReleasedOnceACentralAppAndItsPeripheralObjectsAreLetGo(realistic: Bool) async throws {
-        let watched = Watched()
-        do {
-            let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 61) : .init(seed: 61))
-            let device = try await BlinkyDevice.make(on: bridge, buttonPressed: true)
-            try await bridge.run { @MainActor in
-                let app = BlinkyManager()
-                try await bridge.waitForApp { !app.discovered.isEmpty }
-                let blinky = app.discovered[0]
-                blinky.connect()
-                try await bridge.waitForApp { blinky.isReady && blinky.isLEDOn != nil }
-                blinky.turnOnLED()
-                try await bridge.waitForApp { blinky.ledWrites == 1 }
-                watched.add(app, "the app")
-                watched.add(blinky, "the app's peripheral wrapper")
-            }
-            watched.add(bridge, "the bridge")
-            watched.add(device.peripheral, "the simulated device")
+        let alive = try await Self.aliveAfterABlinkyApp(seed: 61, realistic: realistic) { bridge, _, blinky in
+            blinky.turnOnLED()
+            try await bridge.waitForApp { blinky.ledWrites == 1 }
         }
-        #expect(await watched.aliveAfterCleanUps() == [])
+        #expect(alive == [])
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func aBridgeIsReleasedAfterALinkDropsDuringAWriteAndTheAppReconnects(realistic: Bool) async throws {
+        let alive = try await Self.aliveAfterABlinkyApp(seed: 64, realistic: realistic) { bridge, device, blinky in
+            let central = try #require(await bridge.log.first { $0.kind == .connected }?.central)
+            blinky.turnOnLED()
+            if realistic {
+                await bridge.waitUntil { $0.pendingOperations.count == 1 }
+            } else {
+                try await bridge.waitForApp { blinky.ledWrites == 1 }
+            }
+            await device.peripheral.simulateDisconnection(of: central, error: CoreBluetoothError(.connectionTimeout))
+            try await bridge.waitForApp { blinky.disconnections == 1 }
+            // Realistic: the app's rediscovery still has operations in flight as the run ends.
+            try await bridge.waitForApp { blinky.isReady && blinky.isLEDOn != nil }
+        }
+        #expect(alive == [])
+    }
+
+    /// Runs the Blinky app on a new bridge until its peripheral is ready, then `steps`; returns
+    /// what is still alive of the app, its peripheral wrapper, the bridge and the simulated
+    /// device once the test has let go of them.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    private static func aliveAfterABlinkyApp(
+        seed: UInt64, realistic: Bool,
+        _ steps: @escaping @MainActor @Sendable (MockBLEBridge, BlinkyDevice, BlinkyPeripheral) async throws -> Void
+    ) async throws -> [String] {
         let watched = Watched()
         do {
-            let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 64) : .init(seed: 64))
+            let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
             let device = try await BlinkyDevice.make(on: bridge, buttonPressed: true)
             try await bridge.run { @MainActor in
                 let app = BlinkyManager()
@@ -48,26 +58,14 @@ struct ReleaseTests {
                 let blinky = app.discovered[0]
                 blinky.connect()
                 try await bridge.waitForApp { blinky.isReady && blinky.isLEDOn != nil }
-                let central = try #require(await bridge.log.first { $0.kind == .connected }?.central)
-                blinky.turnOnLED()
-                if realistic {
-                    await bridge.waitUntil { $0.pendingOperations.count == 1 }
-                } else {
-                    try await bridge.waitForApp { blinky.ledWrites == 1 }
-                }
-                await device.peripheral.simulateDisconnection(
-                    of: central, error: CoreBluetoothError(.connectionTimeout))
-                try await bridge.waitForApp { blinky.disconnections == 1 }
-                // Realistic: the app's rediscovery still has operations in flight as the run ends.
-                try await bridge.waitForApp { blinky.isReady && blinky.isLEDOn != nil }
+                try await steps(bridge, device, blinky)
                 watched.add(app, "the app")
                 watched.add(blinky, "the app's peripheral wrapper")
             }
             watched.add(bridge, "the bridge")
             watched.add(device.peripheral, "the simulated device")
         }
-        let alive = await watched.aliveAfterCleanUps()
-        #expect(alive == [])
+        return await watched.aliveAfterCleanUps()
     }
 
     /// An operation still in flight when the test ends never completes (time stops with the
