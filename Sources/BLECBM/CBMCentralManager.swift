@@ -13,6 +13,11 @@ import Foundation
 /// bridge), else on the installed ``SimulatedSystem`` (from any thread or queue), else on
 /// CoreBluetooth (Apple platforms) or reporting `unsupported` (Linux).
 /// ``init(bridge:delegate:queue:options:configuration:)`` puts one on a bridge explicitly.
+///
+/// A manager the app lets go of leaves the air, as CoreBluetooth's does: its scan stops, its
+/// connections and connection attempts end, and the callbacks of operations still in flight
+/// are dropped. A test that looks at what the app waits for after its run (`finish()`, say)
+/// keeps the manager until then.
 open class CBMCentralManager: CBMManager, @unchecked Sendable {
     // @unchecked Sendable: `storedDelegate` is only read and written with `lock` held; the
     // backend is Sendable.
