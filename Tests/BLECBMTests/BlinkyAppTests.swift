@@ -37,6 +37,25 @@ struct BlinkyDevice {
         try await peripheral.startAdvertising(AdvertisementData(localName: "nRF Blinky", serviceUUIDs: [Self.service]))
         return BlinkyDevice(peripheral: peripheral, button: service.characteristics[0], led: service.characteristics[1])
     }
+
+    /// With the app connected to this device, turns its LED on and drops the link (a
+    /// connection timeout) while the write is on its way in realistic mode (it takes virtual
+    /// time), or right after it in fast mode (it completes at once); returns once the app heard
+    /// of the disconnection. Call it in a run, on the main actor, where the app lives.
+    @MainActor func dropTheLinkDuringALEDWrite(
+        of blinky: BlinkyPeripheral, on bridge: MockBLEBridge, realistic: Bool
+    ) async throws {
+        let central = try #require(await bridge.log.first { $0.kind == .connected }?.central)
+        let disconnections = blinky.disconnections
+        blinky.turnOnLED()
+        if realistic {
+            await bridge.waitUntil { $0.pendingOperations.count == 1 }
+        } else {
+            try await bridge.waitForApp { blinky.ledWrites == 1 }
+        }
+        await peripheral.simulateDisconnection(of: central, error: CoreBluetoothError(.connectionTimeout))
+        try await bridge.waitForApp { blinky.disconnections == disconnections + 1 }
+    }
 }
 
 @Suite(.timeLimit(.minutes(10)))
@@ -104,18 +123,7 @@ struct BlinkyAppTests {
             let blinky = app.discovered[0]
             blinky.connect()
             try await bridge.waitForApp { blinky.isReady && blinky.isLEDOn != nil }
-            let central = try #require(await bridge.log.first { $0.kind == .connected }?.central)
-            // The link drops while a write is on its way.
-            blinky.turnOnLED()
-            if realistic {
-                // The write takes virtual time: the link drops while it waits for its response.
-                await bridge.waitUntil { $0.pendingOperations.count == 1 }
-            } else {
-                // Fast mode completes the write at once: the link drops after it.
-                try await bridge.waitForApp { blinky.ledWrites == 1 }
-            }
-            await device.peripheral.simulateDisconnection(of: central, error: CoreBluetoothError(.connectionTimeout))
-            try await bridge.waitForApp { blinky.disconnections == 1 }
+            try await device.dropTheLinkDuringALEDWrite(of: blinky, on: bridge, realistic: realistic)
             #expect(!blinky.isReady)
             // The app reconnects by itself and rediscovers.
             try await bridge.waitForApp { blinky.isReady && blinky.isLEDOn != nil }

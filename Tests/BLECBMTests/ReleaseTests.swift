@@ -25,15 +25,7 @@ struct ReleaseTests {
     @Test(arguments: [false, true])
     func aBridgeIsReleasedAfterALinkDropsDuringAWriteAndTheAppReconnects(realistic: Bool) async throws {
         let alive = try await Self.aliveAfterABlinkyApp(seed: 64, realistic: realistic) { bridge, device, blinky in
-            let central = try #require(await bridge.log.first { $0.kind == .connected }?.central)
-            blinky.turnOnLED()
-            if realistic {
-                await bridge.waitUntil { $0.pendingOperations.count == 1 }
-            } else {
-                try await bridge.waitForApp { blinky.ledWrites == 1 }
-            }
-            await device.peripheral.simulateDisconnection(of: central, error: CoreBluetoothError(.connectionTimeout))
-            try await bridge.waitForApp { blinky.disconnections == 1 }
+            try await device.dropTheLinkDuringALEDWrite(of: blinky, on: bridge, realistic: realistic)
             // Realistic: the app's rediscovery still has operations in flight as the run ends.
             try await bridge.waitForApp { blinky.isReady && blinky.isLEDOn != nil }
         }

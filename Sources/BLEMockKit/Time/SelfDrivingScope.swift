@@ -28,7 +28,9 @@ enum SelfDrivingScope {
     ///
     /// A stall cancels `body` and is thrown at once, without waiting for `body` to end: a body
     /// that waits on something cancellation does not end (a continuation of its own) would
-    /// otherwise keep the scope, and the test, waiting for ever. Such a body is left suspended.
+    /// otherwise keep the scope, and the test, waiting for ever. Such a body is left suspended
+    /// until what it waits on resumes it; it then runs to its end off the scope (the stopped
+    /// executor hands it to the global concurrent executor).
     ///
     /// When the body has ended (or the scope stalled), `ending` runs on the executor (it cancels
     /// the scope's other tasks), and the scope returns once nothing on the executor can run.
