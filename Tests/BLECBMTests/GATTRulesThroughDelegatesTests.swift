@@ -1,0 +1,240 @@
+import BLECBM
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+/// What a delegate app hears of each GATT call on one peripheral, as text, with the last error of
+/// each kind of callback.
+private final class GATTJournal: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
+    // @unchecked Sendable: only touched on the main queue.
+    var entries: [String] = []
+    var discovered: [CBMPeripheral] = []
+    var errors: [String: NSError] = [:]
+
+    private func note(_ entry: String, _ error: (any Error)?) {
+        entries.append(entry + (error == nil ? "" : " error"))
+        if let error { errors[entry] = error as NSError }
+    }
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {}
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi: NSNumber
+    ) {
+        discovered.append(peripheral)
+        peripheral.delegate = self
+    }
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) { note("connect", nil) }
+    func centralManager(
+        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: (any Error)?
+    ) {
+        note("disconnect", error)
+    }
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: (any Error)?) { note("services", error) }
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?)
+    {
+        note("characteristics", error)
+    }
+    func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {
+        note("value", error)
+    }
+    func peripheral(
+        _ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {
+        note("wrote", error)
+    }
+    func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateNotificationStateFor characteristic: CBMCharacteristic,
+        error: (any Error)?
+    ) {
+        note("notifying \(characteristic.isNotifying)", error)
+    }
+
+    /// The ATT error code of the last callback `entry` failed with, if it was an ATT error.
+    func attCode(_ entry: String) -> Int? {
+        guard let error = errors[entry], error.domain == CBMATTErrorDomain else { return nil }
+        return error.code
+    }
+}
+
+/// A peripheral with a write-only characteristic (2A19) and a readable, writable one that also
+/// takes writes without response (2A1A), neither of which notifies.
+private func makeGATTRulesPeripheral(on bridge: MockBLEBridge) async throws -> MockPeripheralManager {
+    let peripheral = MockPeripheralManager(configuration: .init(name: "Rules"), bridge: bridge)
+    _ = try await peripheral.add(
+        GATTService(
+            uuid: "180F",
+            characteristics: [
+                GATTCharacteristic(uuid: "2A19", properties: .write, permissions: .writeable),
+                GATTCharacteristic(
+                    uuid: "2A1A", properties: [.read, .write, .writeWithoutResponse],
+                    permissions: [.readable, .writeable]),
+            ]))
+    try await peripheral.startAdvertising(AdvertisementData(localName: "Rules", serviceUUIDs: ["180F"]))
+    return peripheral
+}
+
+/// The rules of ATT and of CoreBluetooth's client, as a delegate app meets them: each refusal
+/// arrives as the callback of the call with CoreBluetooth's error domain and code, and writes
+/// without response follow CoreBluetooth's (never answered; cut to the link's length; not sent
+/// to a characteristic without the property).
+@Suite(.timeLimit(.minutes(10)))
+struct GATTRulesThroughDelegatesTests {
+    /// A connected app and what it discovered.
+    @MainActor
+    fileprivate struct Rig {
+        let bridge: MockBLEBridge
+        let manager: CBMCentralManager
+        let peripheral: CBMPeripheral
+        let journal: GATTJournal
+        /// 2A19: write only.
+        let writeOnly: CBMCharacteristic
+        /// 2A1A: read, write, write without response.
+        let readWrite: CBMCharacteristic
+
+        /// Waits until the app has heard `count` more callbacks than `start`.
+        func waitForCallbacks(_ count: Int, after start: Int) async throws {
+            try await bridge.waitForApp { journal.entries.count >= start + count }
+        }
+    }
+
+    /// Connects the app, discovers the one service's characteristics, runs `body`, and returns
+    /// what it returns.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    private func withConnectedApp<T: Sendable>(
+        realistic: Bool,
+        _ body: @escaping @MainActor @Sendable (Rig) async throws -> T
+    ) async throws -> T {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 12) : .init(seed: 12))
+        _ = try await makeGATTRulesPeripheral(on: bridge)
+        return try await bridge.run { @MainActor () -> T in
+            let journal = GATTJournal()
+            let manager = CBMCentralManager(delegate: journal, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            manager.scanForPeripherals(withServices: [CBMUUID(string: "180F")])
+            try await bridge.waitForApp { !journal.discovered.isEmpty }
+            manager.stopScan()
+            let peripheral = journal.discovered[0]
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { peripheral.services != nil }
+            peripheral.discoverCharacteristics(nil, for: peripheral.services![0])
+            try await bridge.waitForApp { peripheral.services![0].characteristics?.count == 2 }
+            let characteristics = peripheral.services![0].characteristics!
+            return try await body(
+                Rig(
+                    bridge: bridge, manager: manager, peripheral: peripheral, journal: journal,
+                    writeOnly: characteristics[0], readWrite: characteristics[1]))
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func readingACharacteristicWithoutTheReadPropertyFailsWithReadNotPermitted(realistic: Bool) async throws {
+        let (entries, code, value) = try await withConnectedApp(realistic: realistic) { rig in
+            let start = rig.journal.entries.count
+            rig.peripheral.readValue(for: rig.writeOnly)
+            try await rig.waitForCallbacks(1, after: start)
+            return (Array(rig.journal.entries[start...]), rig.journal.attCode("value"), rig.writeOnly.value)
+        }
+        #expect(entries == ["value error"])
+        #expect(code == CBMATTError.Code.readNotPermitted.rawValue)
+        #expect(value == nil)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func subscribingToACharacteristicThatCannotNotifyFailsWithRequestNotSupported(realistic: Bool) async throws {
+        let (entries, code, notifying) = try await withConnectedApp(realistic: realistic) { rig in
+            let start = rig.journal.entries.count
+            rig.peripheral.setNotifyValue(true, for: rig.readWrite)
+            try await rig.waitForCallbacks(1, after: start)
+            return (
+                Array(rig.journal.entries[start...]), rig.journal.attCode("notifying false"), rig.readWrite.isNotifying
+            )
+        }
+        #expect(entries == ["notifying false error"])
+        #expect(code == CBMATTError.Code.requestNotSupported.rawValue)
+        #expect(!notifying)
+    }
+
+    /// ATT values are at most 512 bytes: a longer write fails with invalidAttributeValueLength and
+    /// changes nothing; a write longer than one packet but within 512 is written whole (a long
+    /// write, as CoreBluetooth makes it).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aWriteLongerThan512BytesFailsAndALongWriteWithinItIsWrittenWhole(realistic: Bool) async throws {
+        let (entries, code, readBack) = try await withConnectedApp(realistic: realistic) { rig in
+            let start = rig.journal.entries.count
+            rig.peripheral.writeValue(Data(repeating: 1, count: 513), for: rig.readWrite, type: .withResponse)
+            try await rig.waitForCallbacks(1, after: start)
+            let code = rig.journal.attCode("wrote")
+            rig.peripheral.writeValue(Data(repeating: 2, count: 300), for: rig.readWrite, type: .withResponse)
+            try await rig.waitForCallbacks(2, after: start)
+            rig.peripheral.readValue(for: rig.readWrite)
+            try await rig.waitForCallbacks(3, after: start)
+            return (Array(rig.journal.entries[start...]), code, rig.readWrite.value)
+        }
+        #expect(entries == ["wrote error", "wrote", "value"])
+        #expect(code == CBMATTError.Code.invalidAttributeValueLength.rawValue)
+        #expect(readBack == Data(repeating: 2, count: 300))
+    }
+
+    /// A write without response longer than the link carries is cut to
+    /// `maximumWriteValueLength(for: .withoutResponse)`; one to a characteristic without the
+    /// property is not sent. Neither is answered; both are noted as misuses.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func writesWithoutResponseAreCutToTheLinkOrNotSentWithoutTheProperty(realistic: Bool) async throws {
+        let (entries, readBack, maximum, misuses) = try await withConnectedApp(realistic: realistic) { rig in
+            let maximum = rig.peripheral.maximumWriteValueLength(for: .withoutResponse)
+            let start = rig.journal.entries.count
+            rig.peripheral.writeValue(Data(repeating: 3, count: 600), for: rig.readWrite, type: .withoutResponse)
+            rig.peripheral.writeValue(Data([4]), for: rig.writeOnly, type: .withoutResponse)
+            // The read is answered after the writes without response have crossed the link.
+            rig.peripheral.readValue(for: rig.readWrite)
+            try await rig.waitForCallbacks(1, after: start)
+            return (
+                Array(rig.journal.entries[start...]), rig.readWrite.value, maximum,
+                await rig.bridge.misuses.map(\.kind)
+            )
+        }
+        #expect(entries == ["value"])
+        #expect(maximum == (realistic ? 182 : 512))
+        #expect(readBack == Data(repeating: 3, count: maximum))
+        #expect(misuses == [.valueTruncated, .writeWithoutResponseNotSupported])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func discoveringServicesWithAnEmptyListFindsThemAll() async throws {
+        let (entries, services) = try await withConnectedApp(realistic: false) { rig in
+            let start = rig.journal.entries.count
+            rig.peripheral.discoverServices([])
+            try await rig.waitForCallbacks(1, after: start)
+            return (Array(rig.journal.entries[start...]), rig.peripheral.services?.map(\.uuid.uuidString))
+        }
+        #expect(entries == ["services"])
+        #expect(services == ["180F"])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func cancellingAConnectionTwiceReportsOneDisconnectionWithNoError(realistic: Bool) async throws {
+        let (entries, state, misuses) = try await withConnectedApp(realistic: realistic) { rig in
+            let start = rig.journal.entries.count
+            rig.manager.cancelPeripheralConnection(rig.peripheral)
+            rig.manager.cancelPeripheralConnection(rig.peripheral)
+            try await rig.waitForCallbacks(1, after: start)
+            // Anything more would come at once (fast) or within a connection interval.
+            try await rig.bridge.clock.sleep(for: .seconds(1))
+            return (Array(rig.journal.entries[start...]), rig.peripheral.state, rig.manager.apiMisuses)
+        }
+        #expect(entries == ["disconnect"])
+        #expect(state == .disconnected)
+        #expect(misuses.isEmpty)
+    }
+}
