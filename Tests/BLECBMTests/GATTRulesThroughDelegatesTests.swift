@@ -4,62 +4,6 @@ import BLEMockKit
 import Foundation
 import Testing
 
-/// What a delegate app hears of each GATT call on one peripheral, as text, with the last error of
-/// each kind of callback.
-private final class GATTJournal: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
-    // @unchecked Sendable: only touched on the main queue.
-    var entries: [String] = []
-    var discovered: [CBMPeripheral] = []
-    var errors: [String: NSError] = [:]
-
-    private func note(_ entry: String, _ error: (any Error)?) {
-        entries.append(entry + (error == nil ? "" : " error"))
-        if let error { errors[entry] = error as NSError }
-    }
-
-    func centralManagerDidUpdateState(_ central: CBMCentralManager) {}
-    func centralManager(
-        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
-        rssi: NSNumber
-    ) {
-        discovered.append(peripheral)
-        peripheral.delegate = self
-    }
-    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) { note("connect", nil) }
-    func centralManager(
-        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: (any Error)?
-    ) {
-        note("disconnect", error)
-    }
-    func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: (any Error)?) { note("services", error) }
-    func peripheral(_ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?)
-    {
-        note("characteristics", error)
-    }
-    func peripheral(
-        _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: (any Error)?
-    ) {
-        note("value", error)
-    }
-    func peripheral(
-        _ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: (any Error)?
-    ) {
-        note("wrote", error)
-    }
-    func peripheral(
-        _ peripheral: CBMPeripheral, didUpdateNotificationStateFor characteristic: CBMCharacteristic,
-        error: (any Error)?
-    ) {
-        note("notifying \(characteristic.isNotifying)", error)
-    }
-
-    /// The ATT error code of the last callback `entry` failed with, if it was an ATT error.
-    func attCode(_ entry: String) -> Int? {
-        guard let error = errors[entry], error.domain == CBMATTErrorDomain else { return nil }
-        return error.code
-    }
-}
-
 /// A peripheral with a write-only characteristic (2A19) and a readable, writable one that also
 /// takes writes without response (2A1A), neither of which notifies.
 private func makeGATTRulesPeripheral(on bridge: MockBLEBridge) async throws -> MockPeripheralManager {
@@ -89,7 +33,7 @@ struct GATTRulesThroughDelegatesTests {
         let bridge: MockBLEBridge
         let manager: CBMCentralManager
         let peripheral: CBMPeripheral
-        let journal: GATTJournal
+        let recorder: Recorder
         /// 2A19: write only.
         let writeOnly: CBMCharacteristic
         /// 2A1A: read, write, write without response.
@@ -97,7 +41,7 @@ struct GATTRulesThroughDelegatesTests {
 
         /// Waits until the app has heard `count` more callbacks than `start`.
         func waitForCallbacks(_ count: Int, after start: Int) async throws {
-            try await bridge.waitForApp { journal.entries.count >= start + count }
+            try await bridge.waitForApp { recorder.calls.count >= start + count }
         }
     }
 
@@ -111,13 +55,13 @@ struct GATTRulesThroughDelegatesTests {
         let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 12) : .init(seed: 12))
         _ = try await makeGATTRulesPeripheral(on: bridge)
         return try await bridge.run { @MainActor () -> T in
-            let journal = GATTJournal()
-            let manager = CBMCentralManager(delegate: journal, queue: nil)
+            let recorder = Recorder()
+            let manager = CBMCentralManager(delegate: recorder, queue: nil)
             try await bridge.waitForApp { manager.state == .poweredOn }
             manager.scanForPeripherals(withServices: [CBMUUID(string: "180F")])
-            try await bridge.waitForApp { !journal.discovered.isEmpty }
+            try await bridge.waitForApp { recorder.peripheral != nil }
             manager.stopScan()
-            let peripheral = journal.discovered[0]
+            let peripheral = recorder.peripheral!
             manager.connect(peripheral)
             try await bridge.waitForApp { peripheral.state == .connected }
             peripheral.discoverServices(nil)
@@ -127,7 +71,7 @@ struct GATTRulesThroughDelegatesTests {
             let characteristics = peripheral.services![0].characteristics!
             return try await body(
                 Rig(
-                    bridge: bridge, manager: manager, peripheral: peripheral, journal: journal,
+                    bridge: bridge, manager: manager, peripheral: peripheral, recorder: recorder,
                     writeOnly: characteristics[0], readWrite: characteristics[1]))
         }
     }
@@ -135,31 +79,27 @@ struct GATTRulesThroughDelegatesTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func readingACharacteristicWithoutTheReadPropertyFailsWithReadNotPermitted(realistic: Bool) async throws {
-        let (entries, code, value) = try await withConnectedApp(realistic: realistic) { rig in
-            let start = rig.journal.entries.count
+        let (calls, value) = try await withConnectedApp(realistic: realistic) { rig in
+            let start = rig.recorder.calls.count
             rig.peripheral.readValue(for: rig.writeOnly)
             try await rig.waitForCallbacks(1, after: start)
-            return (Array(rig.journal.entries[start...]), rig.journal.attCode("value"), rig.writeOnly.value)
+            return (Array(rig.recorder.calls[start...]), rig.writeOnly.value)
         }
-        #expect(entries == ["value error"])
-        #expect(code == CBMATTError.Code.readNotPermitted.rawValue)
+        #expect(calls == ["value [] error=\(CBMATTErrorDomain)/\(CBMATTError.Code.readNotPermitted.rawValue)"])
         #expect(value == nil)
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func subscribingToACharacteristicThatCannotNotifyFailsWithRequestNotSupported(realistic: Bool) async throws {
-        let (entries, code, notifying) = try await withConnectedApp(realistic: realistic) { rig in
-            let start = rig.journal.entries.count
+        let calls = try await withConnectedApp(realistic: realistic) { rig in
+            let start = rig.recorder.calls.count
             rig.peripheral.setNotifyValue(true, for: rig.readWrite)
             try await rig.waitForCallbacks(1, after: start)
-            return (
-                Array(rig.journal.entries[start...]), rig.journal.attCode("notifying false"), rig.readWrite.isNotifying
-            )
+            return Array(rig.recorder.calls[start...])
         }
-        #expect(entries == ["notifying false error"])
-        #expect(code == CBMATTError.Code.requestNotSupported.rawValue)
-        #expect(!notifying)
+        #expect(
+            calls == ["notifying false error=\(CBMATTErrorDomain)/\(CBMATTError.Code.requestNotSupported.rawValue)"])
     }
 
     /// ATT values are at most 512 bytes: a longer write fails with invalidAttributeValueLength and
@@ -168,19 +108,20 @@ struct GATTRulesThroughDelegatesTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func aWriteLongerThan512BytesFailsAndALongWriteWithinItIsWrittenWhole(realistic: Bool) async throws {
-        let (entries, code, readBack) = try await withConnectedApp(realistic: realistic) { rig in
-            let start = rig.journal.entries.count
+        let (calls, readBack) = try await withConnectedApp(realistic: realistic) { rig in
+            let start = rig.recorder.calls.count
             rig.peripheral.writeValue(Data(repeating: 1, count: 513), for: rig.readWrite, type: .withResponse)
             try await rig.waitForCallbacks(1, after: start)
-            let code = rig.journal.attCode("wrote")
             rig.peripheral.writeValue(Data(repeating: 2, count: 300), for: rig.readWrite, type: .withResponse)
             try await rig.waitForCallbacks(2, after: start)
             rig.peripheral.readValue(for: rig.readWrite)
             try await rig.waitForCallbacks(3, after: start)
-            return (Array(rig.journal.entries[start...]), code, rig.readWrite.value)
+            return (Array(rig.recorder.calls[start...].prefix(2)), rig.readWrite.value)
         }
-        #expect(entries == ["wrote error", "wrote", "value"])
-        #expect(code == CBMATTError.Code.invalidAttributeValueLength.rawValue)
+        #expect(
+            calls == [
+                "wrote error=\(CBMATTErrorDomain)/\(CBMATTError.Code.invalidAttributeValueLength.rawValue)", "wrote",
+            ])
         #expect(readBack == Data(repeating: 2, count: 300))
     }
 
@@ -190,20 +131,20 @@ struct GATTRulesThroughDelegatesTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func writesWithoutResponseAreCutToTheLinkOrNotSentWithoutTheProperty(realistic: Bool) async throws {
-        let (entries, readBack, maximum, misuses) = try await withConnectedApp(realistic: realistic) { rig in
+        let (calls, readBack, maximum, misuses) = try await withConnectedApp(realistic: realistic) { rig in
             let maximum = rig.peripheral.maximumWriteValueLength(for: .withoutResponse)
-            let start = rig.journal.entries.count
+            let start = rig.recorder.calls.count
             rig.peripheral.writeValue(Data(repeating: 3, count: 600), for: rig.readWrite, type: .withoutResponse)
             rig.peripheral.writeValue(Data([4]), for: rig.writeOnly, type: .withoutResponse)
             // The read is answered after the writes without response have crossed the link.
             rig.peripheral.readValue(for: rig.readWrite)
             try await rig.waitForCallbacks(1, after: start)
             return (
-                Array(rig.journal.entries[start...]), rig.readWrite.value, maximum,
+                Array(rig.recorder.calls[start...]), rig.readWrite.value, maximum,
                 await rig.bridge.misuses.map(\.kind)
             )
         }
-        #expect(entries == ["value"])
+        #expect(calls.count == 1 && calls[0].hasPrefix("value ") && !calls[0].contains("error"), "\(calls)")
         #expect(maximum == (realistic ? 182 : 512))
         #expect(readBack == Data(repeating: 3, count: maximum))
         #expect(misuses == [.valueTruncated, .writeWithoutResponseNotSupported])
@@ -211,29 +152,29 @@ struct GATTRulesThroughDelegatesTests {
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func discoveringServicesWithAnEmptyListFindsThemAll() async throws {
-        let (entries, services) = try await withConnectedApp(realistic: false) { rig in
-            let start = rig.journal.entries.count
+        let (calls, services) = try await withConnectedApp(realistic: false) { rig in
+            let start = rig.recorder.calls.count
             rig.peripheral.discoverServices([])
             try await rig.waitForCallbacks(1, after: start)
-            return (Array(rig.journal.entries[start...]), rig.peripheral.services?.map(\.uuid.uuidString))
+            return (Array(rig.recorder.calls[start...]), rig.peripheral.services?.map(\.uuid.uuidString))
         }
-        #expect(entries == ["services"])
+        #expect(calls == ["services 1"])
         #expect(services == ["180F"])
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func cancellingAConnectionTwiceReportsOneDisconnectionWithNoError(realistic: Bool) async throws {
-        let (entries, state, misuses) = try await withConnectedApp(realistic: realistic) { rig in
-            let start = rig.journal.entries.count
+        let (calls, state, misuses) = try await withConnectedApp(realistic: realistic) { rig in
+            let start = rig.recorder.calls.count
             rig.manager.cancelPeripheralConnection(rig.peripheral)
             rig.manager.cancelPeripheralConnection(rig.peripheral)
             try await rig.waitForCallbacks(1, after: start)
             // Anything more would come at once (fast) or within a connection interval.
             try await rig.bridge.clock.sleep(for: .seconds(1))
-            return (Array(rig.journal.entries[start...]), rig.peripheral.state, rig.manager.apiMisuses)
+            return (Array(rig.recorder.calls[start...]), rig.peripheral.state, rig.manager.apiMisuses)
         }
-        #expect(entries == ["disconnect"])
+        #expect(calls == ["disconnect services=nil"])
         #expect(state == .disconnected)
         #expect(misuses.isEmpty)
     }
