@@ -101,10 +101,19 @@ func withCentral<T: Sendable>(
 func connectAndDiscover(_ manager: CBMCentralManager, _ journal: Journal, bridge: MockBLEBridge) async throws
     -> CBMPeripheral
 {
+    try await connectAndDiscover(manager, bridge: bridge) { journal.discovered.first }
+}
+
+/// Scans until `found` (which reads the app's delegate) names a peripheral, then connects to it
+/// and discovers its first service's characteristics.
+@MainActor
+func connectAndDiscover(
+    _ manager: CBMCentralManager, bridge: MockBLEBridge, found: () -> CBMPeripheral?
+) async throws -> CBMPeripheral {
     manager.scanForPeripherals(withServices: nil)
-    try await bridge.waitForApp { !journal.discovered.isEmpty }
+    try await bridge.waitForApp { found() != nil }
     manager.stopScan()
-    let peripheral = journal.discovered[0]
+    let peripheral = found()!
     manager.connect(peripheral)
     try await bridge.waitForApp { peripheral.state == .connected }
     peripheral.discoverServices(nil)

@@ -58,16 +58,7 @@ struct GATTRulesThroughDelegatesTests {
             let recorder = Recorder()
             let manager = CBMCentralManager(delegate: recorder, queue: nil)
             try await bridge.waitForApp { manager.state == .poweredOn }
-            manager.scanForPeripherals(withServices: [CBMUUID(string: "180F")])
-            try await bridge.waitForApp { recorder.peripheral != nil }
-            manager.stopScan()
-            let peripheral = recorder.peripheral!
-            manager.connect(peripheral)
-            try await bridge.waitForApp { peripheral.state == .connected }
-            peripheral.discoverServices(nil)
-            try await bridge.waitForApp { peripheral.services != nil }
-            peripheral.discoverCharacteristics(nil, for: peripheral.services![0])
-            try await bridge.waitForApp { peripheral.services![0].characteristics?.count == 2 }
+            let peripheral = try await connectAndDiscover(manager, bridge: bridge) { recorder.peripheral }
             let characteristics = peripheral.services![0].characteristics!
             return try await body(
                 Rig(
