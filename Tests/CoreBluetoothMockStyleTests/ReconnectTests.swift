@@ -144,12 +144,17 @@ struct StallAgreementTests {
         let stalled = try #require(stall)
         // Out of range, nothing of the peripheral is on the air: nothing is scheduled.
         #expect(stalled.reason == .nothingScheduled)
+        // The simulation's operations (the test's own waits, which have ended by the time
+        // finish() looks, are named apart: they have no manager).
         let waitingOperations = stalled.waiting.filter {
-            if case .operation = $0 { return true }
+            if case .operation(_, let central, let peripheral, _, _) = $0 { return central != nil || peripheral != nil }
             return false
         }
         #expect(waitingOperations.count == 1)
         #expect("\(waitingOperations)".contains("connect"))
+        let appWaits = stalled.waiting.filter { "\($0)".hasPrefix("bridge.waitForApp { … } at ") }
+        #expect(appWaits.count == 1)
+        #expect("\(appWaits)".contains("ReconnectTests.swift:"))
         guard case .leftovers(let leftovers) = await bridge.finish() else {
             Issue.record("finish() found nothing waiting")
             return

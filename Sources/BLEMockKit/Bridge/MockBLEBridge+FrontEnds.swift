@@ -130,21 +130,34 @@ extension MockBLEBridge {
     /// condition never holds ends with ``Stall`` (``Stall/Reason/paused``) once nothing has
     /// happened for the run's stall patience.
     ///
+    /// A stalled run's report names each wait that had not ended, with where it was called
+    /// and since when: the app's condition never held.
+    ///
     /// - Parameters:
     ///   - pausingSimulation: Whether the simulation waits until the condition holds.
     ///   - isolation: The caller's isolation (inferred), on which `condition` is read.
+    ///   - fileID: Where the wait is called (for a stall report; the caller's, by default).
+    ///   - line: The line it is called on (the caller's, by default).
     ///   - condition: The app's state to wait for; read on the caller's isolation.
     /// - Throws: `CancellationError` when the calling task is cancelled (as a stalled run
     ///   cancels its body).
     public func waitForApp(
-        pausingSimulation: Bool = false, isolation: isolated (any Actor)? = #isolation, _ condition: () -> Bool
+        pausingSimulation: Bool = false, isolation: isolated (any Actor)? = #isolation, fileID: String = #fileID,
+        line: Int = #line, _ condition: () -> Bool
     ) async throws {
         if pausingSimulation { outside.holdTime() }
         defer { if pausingSimulation { outside.releaseTime() } }
+        // Noted (for a stall report) once it has to wait.
+        var wait: Int?
+        defer { if let wait { outside.endAppWait(wait) } }
         while true {
             let seen = outside.activity
             if condition() { return }
             try Task.checkCancellation()
+            if wait == nil {
+                wait = outside.beginAppWait(
+                    AppWait(site: "\(fileID):\(line)", paused: pausingSimulation, since: clock.now))
+            }
             await outside.untilActivity(after: seen)
         }
     }
@@ -179,6 +192,21 @@ package final class FrontEndSettings: @unchecked Sendable {
             objects[owner] = made
             return made
         }
+    }
+}
+
+/// A ``MockBLEBridge/waitForApp(pausingSimulation:isolation:fileID:line:_:)`` under way.
+struct AppWait: Sendable {
+    /// Where it was called (`file:line`).
+    var site: String
+    /// Whether it pauses the simulation.
+    var paused: Bool
+    /// The virtual instant it started waiting at.
+    var since: VirtualClock.Instant
+
+    /// How a stall report names it.
+    var name: String {
+        "bridge.waitForApp\(paused ? "(pausingSimulation: true)" : "") { … } at \(site) (the app's condition never held)"
     }
 }
 
@@ -280,6 +308,7 @@ package final class OutsideWork: @unchecked Sendable {
     private var waker: (@Sendable () -> Void)?
     private var settlers: [Int: @Sendable (isolated MockBLEBridge) -> Bool] = [:]
     private var holds = 0
+    private var appWaits: [Int: AppWait] = [:]
 
     init(lock: Lock = Lock()) {
         self.lock = lock
@@ -328,7 +357,7 @@ package final class OutsideWork: @unchecked Sendable {
         lock.withLock { settlers.sorted { $0.key < $1.key }.map(\.value) }
     }
 
-    /// Pauses the simulation (see ``MockBLEBridge/waitForApp(pausingSimulation:isolation:_:)``).
+    /// Pauses the simulation (see ``MockBLEBridge/waitForApp(pausingSimulation:isolation:fileID:line:_:)``).
     func holdTime() {
         lock.withLock { holds += 1 }
     }
@@ -395,6 +424,26 @@ package final class OutsideWork: @unchecked Sendable {
         } onCancel: {
             lock.withLock { tickers.removeValue(forKey: token) }?.resume()
         }
+    }
+
+    /// Notes a ``MockBLEBridge/waitForApp(pausingSimulation:isolation:fileID:line:_:)`` that
+    /// waits (for a stall report); returns its token.
+    func beginAppWait(_ wait: AppWait) -> Int {
+        lock.withLock {
+            defer { nextToken += 1 }
+            appWaits[nextToken] = wait
+            return nextToken
+        }
+    }
+
+    /// Notes that a wait ended.
+    func endAppWait(_ token: Int) {
+        lock.withLock { _ = appWaits.removeValue(forKey: token) }
+    }
+
+    /// The app waits under way, oldest first.
+    var pendingAppWaits: [AppWait] {
+        lock.withLock { appWaits.sorted { $0.key < $1.key }.map(\.value) }
     }
 
     /// Passes every probe once: the work queued on each app queue before now has run.

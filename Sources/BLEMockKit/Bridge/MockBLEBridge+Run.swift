@@ -281,6 +281,10 @@ extension MockBLEBridge {
                     "bridge.waitUntil { … } (its condition never held)", central: nil, peripheral: nil,
                     characteristic: nil, since: entry.since))
         }
+        // So is a `waitForApp` whose condition on the app's state never held.
+        for wait in outside.pendingAppWaits {
+            waiting.append(.operation(wait.name, central: nil, peripheral: nil, characteristic: nil, since: wait.since))
+        }
         driving = false
         return Stall(reason: reason, at: world.now, waiting: waiting, seed: configuration.seed)
     }
@@ -293,7 +297,7 @@ extension MockBLEBridge {
             case nothingScheduled
             /// The scope's virtual time passed its time limit.
             case timeLimitReached
-            /// A ``MockBLEBridge/waitForApp(pausingSimulation:isolation:_:)`` paused the
+            /// A ``MockBLEBridge/waitForApp(pausingSimulation:isolation:fileID:line:_:)`` paused the
             /// simulation and its condition never came to hold: the app never did on its own
             /// what the test waited for.
             case paused

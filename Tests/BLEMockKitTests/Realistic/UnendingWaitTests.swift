@@ -112,6 +112,57 @@ struct UnendingWaitTests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A waitForApp whose condition never holds is named in the stall report, with where it was called and when")
+    func anAppWaitThatNeverEndsIsNamedInTheStall() async throws {
+        let bridge = MockBLEBridge(configuration: .init(seed: 23))
+        let line = #line + 4
+        do {
+            try await bridge.run(stallPatience: .milliseconds(300)) {
+                try await bridge.clock.sleep(for: .seconds(2))
+                try await bridge.waitForApp { false }
+            }
+            Issue.record("the run should have stalled")
+        } catch let stall as MockBLEBridge.Stall {
+            #expect(stall.reason == .nothingScheduled)
+            let name =
+                "bridge.waitForApp { … } at BLEMockKitTests/UnendingWaitTests.swift:\(line) "
+                + "(the app's condition never held)"
+            #expect(
+                stall.waiting == [
+                    .operation(
+                        name, central: nil, peripheral: nil, characteristic: nil,
+                        since: VirtualClock.Instant(offset: .seconds(2)))
+                ])
+            #expect(stall.description.contains("\(name) was still waiting (since 2s)"))
+            #expect(stall.description.contains("Seed 23"))
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A paused waitForApp that never ends is named as paused; one that ended is not named")
+    func aPausedAppWaitIsNamedAsPaused() async throws {
+        let bridge = MockBLEBridge(configuration: .init(seed: 24))
+        let line = #line + 5
+        do {
+            try await bridge.run(stallPatience: .milliseconds(300)) {
+                try await bridge.waitForApp { true }
+                try await bridge.clock.sleep(for: .seconds(1))
+                try await bridge.waitForApp(pausingSimulation: true) { false }
+            }
+            Issue.record("the run should have stalled")
+        } catch let stall as MockBLEBridge.Stall {
+            #expect(stall.reason == .paused)
+            #expect(
+                stall.waiting == [
+                    .operation(
+                        "bridge.waitForApp(pausingSimulation: true) { … } at BLEMockKitTests/UnendingWaitTests.swift:"
+                            + "\(line) (the app's condition never held)", central: nil, peripheral: nil,
+                        characteristic: nil, since: VirtualClock.Instant(offset: .seconds(1)))
+                ])
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A wait with nothing scheduled and nobody outside to end it is reported as a stall, with the seed")
     func aWaitNothingCanEndIsAStall() async throws {
         // A connection to a peripheral that does not advertise, with no timeout: nothing is
