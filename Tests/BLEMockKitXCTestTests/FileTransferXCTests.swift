@@ -23,6 +23,7 @@ final class FileTransferXCTests: XCTestCase {
         var echoed: [UInt8]
         var drops: Int
         var resumedOffsets: [Int]
+        var unsubscriptions: [CBMUUID]
         var problems: [String]
         var log: String
     }
@@ -54,6 +55,7 @@ final class FileTransferXCTests: XCTestCase {
                 reports: phone.progressReports, readyCount: phone.readyCount,
                 refusedUpdates: watch.refusedUpdates, echoed: phone.echoedBytes,
                 drops: phone.dropCount, resumedOffsets: phone.resumedOffsets,
+                unsubscriptions: watch.unsubscriptions,
                 problems: phone.problems + watch.problems,
                 log: await bridge.log.map { "\($0)" }.joined(separator: "\n"))
         }
@@ -125,6 +127,9 @@ final class FileTransferXCTests: XCTestCase {
                 .realistic(seed: seed), walkAwayAfter: .milliseconds(300 + 40 * Int(seed)))
             XCTAssertEqual(outcome.problems, [], context)
             XCTAssertEqual(outcome.drops, 1, context)
+            // The watch heard the phone's subscription end with the link (as CoreBluetooth's
+            // peripheral manager does), and none otherwise.
+            XCTAssertEqual(outcome.unsubscriptions, [TransferService.progress], context)
             // It dropped mid-transfer, and went on from what the watch had, not from what the
             // phone had sent (writes in flight when the link dropped are lost).
             XCTAssertEqual(outcome.resumedOffsets.count, 1, context)

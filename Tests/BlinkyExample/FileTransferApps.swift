@@ -64,6 +64,7 @@ final class FileReceiverApp: NSObject, CBPeripheralManagerDelegate {
     private var chunkSizes: [Int] = []
     private var unexpected: [String] = []
     private var refused = 0
+    private var unsubscribed: [CBUUID] = []
 
     init(progressEvery: Int, echoes: Bool = false) {
         self.progressEvery = progressEvery
@@ -85,6 +86,9 @@ final class FileReceiverApp: NSObject, CBPeripheralManagerDelegate {
 
     /// What the watch saw that a transfer should never show.
     var problems: [String] { queue.sync { unexpected } }
+
+    /// The characteristics a central unsubscribed from (or whose link dropped), in order.
+    var unsubscriptions: [CBUUID] { queue.sync { unsubscribed } }
 
     /// How many times `updateValue` said the notification queue was full.
     var refusedUpdates: Int { queue.sync { refused } }
@@ -160,6 +164,7 @@ final class FileReceiverApp: NSObject, CBPeripheralManagerDelegate {
     func peripheralManager(
         _ peripheral: CBPeripheralManager, central: CBCentral, didUnsubscribeFrom characteristic: CBCharacteristic
     ) {
+        unsubscribed.append(characteristic.uuid)
         // What waited for room was for the link that is gone.
         unsent.removeAll { $0.1.uuid == characteristic.uuid }
     }
