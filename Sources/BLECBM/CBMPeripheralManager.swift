@@ -61,7 +61,9 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     open var isAdvertising: Bool { backend.isAdvertising }
 
     /// Publishes a service (and its characteristics and descriptors); the delegate gets
-    /// `peripheralManager(_:didAdd:error:)`.
+    /// `peripheralManager(_:didAdd:error:)`. Only while powered on: otherwise the call is
+    /// ignored, with no callback, and noted in ``apiMisuses`` (as CoreBluetooth logs "API
+    /// MISUSE").
     open func add(_ service: CBMMutableService) { backend.add(service) }
 
     /// Removes a published service.
@@ -72,7 +74,8 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
 
     /// Starts advertising ``CBMAdvertisementDataLocalNameKey`` and
     /// ``CBMAdvertisementDataServiceUUIDsKey`` (the keys CoreBluetooth honours); the delegate
-    /// gets `peripheralManagerDidStartAdvertising(_:error:)`.
+    /// gets `peripheralManagerDidStartAdvertising(_:error:)`. Only while powered on (otherwise
+    /// ignored and noted in ``apiMisuses``).
     open func startAdvertising(_ advertisementData: [String: Any]?) { backend.startAdvertising(advertisementData) }
 
     /// Stops advertising.
@@ -80,7 +83,8 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
 
     /// Sends a value to the subscribed centrals (all of them when `centrals` is `nil`).
     /// Returns `false`, sending nothing, when the update queue is full; the delegate then gets
-    /// `peripheralManagerIsReady(toUpdateSubscribers:)` when there is room.
+    /// `peripheralManagerIsReady(toUpdateSubscribers:)` when there is room. Returns `false`
+    /// too while not powered on (noted in ``apiMisuses``).
     open func updateValue(
         _ value: Data, for characteristic: CBMMutableCharacteristic, onSubscribedCentrals centrals: [CBMCentral]?
     ) -> Bool {
@@ -97,6 +101,7 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     open func setDesiredConnectionLatency(_ latency: CBMPeripheralManagerConnectionLatency, for central: CBMCentral) {}
 
     /// Publishes an L2CAP channel; the delegate gets `peripheralManager(_:didPublishL2CAPChannel:error:)`.
+    /// Only while powered on (otherwise ignored and noted in ``apiMisuses``).
     open func publishL2CAPChannel(withEncryption encryptionRequired: Bool) {
         backend.publishL2CAPChannel(withEncryption: encryptionRequired)
     }
@@ -107,6 +112,11 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     /// The simulated peripheral manager behind this manager, for the kit's test hooks, or
     /// `nil` when it is not on a bridge.
     public var simulatedPeripheral: MockPeripheralManager? { (backend as? MockPeripheralEngine)?.peripheral }
+
+    /// The calls CoreBluetooth would have refused with an "API MISUSE" log and ignored, with no
+    /// callback (adding a service, advertising, updating a value or publishing a channel while
+    /// not powered on), oldest first. A test can assert it is empty.
+    public var apiMisuses: [String] { (backend as? MockPeripheralEngine)?.apiMisuses ?? [] }
 }
 
 /// Connection latencies a peripheral manager may ask for (`CBPeripheralManagerConnectionLatency`).

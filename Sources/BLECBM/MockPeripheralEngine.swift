@@ -29,6 +29,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private var queuedUpdates = 0
     private var updatesInFlight = 0
     private var invalidated = false
+    private var misuses: [String] = []
 
     init(
         bridge: MockBLEBridge, queue: DispatchQueue?, options: [String: Any]? = nil,
@@ -115,9 +116,28 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
 
     var state: CBMManagerState { lock.withLock { invalidated ? .unknown : mirroredState } }
 
+    /// The calls CoreBluetooth would have refused with an "API MISUSE" log and ignored, oldest
+    /// first.
+    var apiMisuses: [String] { lock.withLock { misuses } }
+
+    /// Whether a call may go ahead: CoreBluetooth's peripheral manager accepts commands only
+    /// while powered on (otherwise it logs "API MISUSE" and ignores them, with no callback),
+    /// which is noted as a misuse.
+    private func poweredOn(_ call: String) -> Bool {
+        lock.withLock {
+            let current = invalidated ? .unknown : mirroredState
+            guard current == .poweredOn else {
+                misuses.append("\(call): the peripheral manager is not powered on (\(current))")
+                return false
+            }
+            return true
+        }
+    }
+
     var isAdvertising: Bool { lock.withLock { advertising } }
 
     func add(_ service: CBMMutableService) {
+        guard poweredOn("add") else { return }
         let characteristicObjects = (service.characteristics ?? []).compactMap { $0 as? CBMMutableCharacteristic }
         let gatt = GATTService(
             uuid: service.uuid.bluetoothUUID, isPrimary: service.isPrimary,
@@ -158,6 +178,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     }
 
     func startAdvertising(_ advertisementData: [String: Any]?) {
+        guard poweredOn("startAdvertising") else { return }
         let advertisement = AdvertisementData(
             localName: advertisementData?[CBMAdvertisementDataLocalNameKey] as? String,
             serviceUUIDs: (advertisementData?[CBMAdvertisementDataServiceUUIDsKey] as? [CBMUUID])?.map(\.bluetoothUUID)
@@ -182,9 +203,9 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     func updateValue(
         _ value: Data, for characteristic: CBMMutableCharacteristic, onSubscribedCentrals centrals: [CBMCentral]?
     ) -> Bool {
+        guard poweredOn("updateValue") else { return false }
         let decision = lock.withLock { () -> (local: LocalCharacteristic, targets: Int)? in
-            guard mirroredState == .poweredOn,
-                let handle = characteristics.first(where: { $0.value === characteristic })?.key,
+            guard let handle = characteristics.first(where: { $0.value === characteristic })?.key,
                 let local = published.values.lazy.flatMap(\.characteristics).first(where: { $0.handle == handle })
             else { return nil }
             let targets = (subscribers[handle] ?? []).filter { subscriber in
@@ -224,6 +245,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     }
 
     func publishL2CAPChannel(withEncryption encryptionRequired: Bool) {
+        guard poweredOn("publishL2CAPChannel") else { return }
         lane.command { [self] peripheral in
             do {
                 let psm = try peripheral.publishL2CAPChannel(requiresEncryption: encryptionRequired)

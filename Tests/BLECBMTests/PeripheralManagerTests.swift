@@ -186,10 +186,47 @@ struct PeripheralManagerTests {
         #expect(sent == (0..<capacity).map { Data([UInt8($0)]) } + [Data([0xFF])])
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "Commands while not powered on are ignored, with no callback, and noted as misuses (CoreBluetooth's API MISUSE)",
+        arguments: [false, true])
+    func commandsWhileNotPoweredOnAreIgnoredAndNoted(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 34) : .init(seed: 34))
+        let (calls, misuses, advertising) = try await bridge.run { @MainActor () -> ([String], [String], Bool) in
+            let app = CounterPeripheral()
+            // Before its first state callback the manager's state is unknown.
+            app.manager.add(CBMMutableService(type: CBMUUID(string: "AAA1"), primary: true))
+            try await bridge.waitForApp { app.manager.isAdvertising }
+            await bridge.simulate(.peripheralState(app.manager.simulatedPeripheral!.identifier, .poweredOff))
+            try await bridge.waitForApp { app.manager.state == .poweredOff }
+            app.manager.add(CBMMutableService(type: CBMUUID(string: "AAA2"), primary: true))
+            app.manager.startAdvertising([CBMAdvertisementDataLocalNameKey: "Off"])
+            #expect(!app.manager.updateValue(Data([1]), for: app.stream, onSubscribedCentrals: nil))
+            app.manager.publishL2CAPChannel(withEncryption: false)
+            // Nothing answers them, however long the test waits.
+            try await bridge.clock.sleep(for: .seconds(5))
+            return (app.calls, app.manager.apiMisuses, app.manager.isAdvertising)
+        }
+        #expect(
+            calls == [
+                "state poweredOn", "added 6E400001-B5A3-F393-E0A9-E50E24DCCA9E", "advertising", "state poweredOff",
+            ])
+        #expect(
+            misuses == [
+                "add: the peripheral manager is not powered on (unknown)",
+                "add: the peripheral manager is not powered on (poweredOff)",
+                "startAdvertising: the peripheral manager is not powered on (poweredOff)",
+                "updateValue: the peripheral manager is not powered on (poweredOff)",
+                "publishL2CAPChannel: the peripheral manager is not powered on (poweredOff)",
+            ])
+        #expect(!advertising)
+    }
+
     @Test func aPeripheralManagerOutsideAnyBridgeReportsUnsupported() {
         let manager = CBMPeripheralManager(delegate: nil, queue: DispatchQueue(label: "test"))
         #expect(manager.state == .unsupported)
         #expect(manager.simulatedPeripheral == nil)
+        #expect(manager.apiMisuses == [])
         #expect(!manager.updateValue(Data(), for: CounterPeripheral().stream, onSubscribedCentrals: nil))
     }
 
