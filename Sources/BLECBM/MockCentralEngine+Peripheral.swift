@@ -4,6 +4,9 @@ import Foundation
 
 /// A peripheral's GATT calls on the bridge.
 extension MockCentralEngine {
+    /// The Client Characteristic Configuration descriptor's UUID (0x2902).
+    static let clientCharacteristicConfiguration = CBMUUID(string: CBMUUIDClientCharacteristicConfigurationString)
+
     /// Whether a call on `peripheral` may go ahead: it must be connected, as CoreBluetooth
     /// requires (it ignores the call otherwise, which is noted as a misuse).
     private func connected(_ peripheral: CBMPeripheral, _ call: String) -> Bool {
@@ -279,6 +282,14 @@ extension MockCentralEngine {
         guard connected(peripheral, "writeValue"),
             current(descriptor.remote.handle, in: { $0.descriptorObjects }, descriptor, of: peripheral, "writeValue")
         else { return }
+        // CoreBluetooth raises NSInternalInconsistencyException for this write (the app crashes):
+        // notifications are switched with setNotifyValue(_:for:). Here it is not sent, and noted.
+        guard descriptor.uuid != Self.clientCharacteristicConfiguration else {
+            return misuse(
+                "writeValue: the Client Characteristic Configuration descriptor is written with "
+                    + "setNotifyValue(_:for:), not writeValue(_:for:) (CoreBluetooth raises "
+                    + "NSInternalInconsistencyException, and the app crashes)")
+        }
         let simulation = spec(peripheral.identifier)
         operation(.writeDescriptor(data, descriptor.remote)) { _, result in
             var failure: (any Error)?

@@ -62,6 +62,14 @@ final class Recorder: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
         note("notifying \(characteristic.isNotifying)", error)
     }
     func peripheralIsReady(toSendWriteWithoutResponse peripheral: CBMPeripheral) { note("ready") }
+    func peripheral(
+        _ peripheral: CBMPeripheral, didDiscoverDescriptorsFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {
+        note("descriptors \(characteristic.descriptors?.map(\.uuid.uuidString) ?? [])", error)
+    }
+    func peripheral(_ peripheral: CBMPeripheral, didWriteValueFor descriptor: CBMDescriptor, error: (any Error)?) {
+        note("wrote descriptor \(descriptor.uuid.uuidString)", error)
+    }
 }
 
 @Suite(.timeLimit(.minutes(10)))

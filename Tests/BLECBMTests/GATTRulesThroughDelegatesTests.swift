@@ -4,8 +4,8 @@ import BLEMockKit
 import Foundation
 import Testing
 
-/// A peripheral with a write-only characteristic (2A19) and a readable, writable one that also
-/// takes writes without response (2A1A), neither of which notifies.
+/// A peripheral with a write-only characteristic (2A19), a readable, writable one that also takes
+/// writes without response (2A1A), neither of which notifies, and one that notifies (2A1B).
 private func makeGATTRulesPeripheral(on bridge: MockBLEBridge) async throws -> MockPeripheralManager {
     let peripheral = MockPeripheralManager(configuration: .init(name: "Rules"), bridge: bridge)
     _ = try await peripheral.add(
@@ -16,6 +16,7 @@ private func makeGATTRulesPeripheral(on bridge: MockBLEBridge) async throws -> M
                 GATTCharacteristic(
                     uuid: "2A1A", properties: [.read, .write, .writeWithoutResponse],
                     permissions: [.readable, .writeable]),
+                GATTCharacteristic(uuid: "2A1B", properties: .notify, permissions: .readable),
             ]))
     try await peripheral.startAdvertising(AdvertisementData(localName: "Rules", serviceUUIDs: ["180F"]))
     return peripheral
@@ -38,6 +39,8 @@ struct GATTRulesThroughDelegatesTests {
         let writeOnly: CBMCharacteristic
         /// 2A1A: read, write, write without response.
         let readWrite: CBMCharacteristic
+        /// 2A1B: notify.
+        let notifying: CBMCharacteristic
 
         /// Waits until the app has heard `count` more callbacks than `start`.
         func waitForCallbacks(_ count: Int, after start: Int) async throws {
@@ -63,7 +66,7 @@ struct GATTRulesThroughDelegatesTests {
             return try await body(
                 Rig(
                     bridge: bridge, manager: manager, peripheral: peripheral, recorder: recorder,
-                    writeOnly: characteristics[0], readWrite: characteristics[1]))
+                    writeOnly: characteristics[0], readWrite: characteristics[1], notifying: characteristics[2]))
         }
     }
 
@@ -139,6 +142,39 @@ struct GATTRulesThroughDelegatesTests {
         #expect(maximum == (realistic ? 182 : 512))
         #expect(readBack == Data(repeating: 3, count: maximum))
         #expect(misuses == [.valueTruncated, .writeWithoutResponseNotSupported])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func writingTheCCCDWithWriteValueIsNotSentAndIsNotedAsAMisuse(realistic: Bool) async throws {
+        let (calls, misuses, subscriptionWrites) = try await withConnectedApp(realistic: realistic) { rig in
+            let start = rig.recorder.calls.count
+            rig.peripheral.discoverDescriptors(for: rig.notifying)
+            try await rig.waitForCallbacks(1, after: start)
+            let cccd = try #require(
+                rig.notifying.descriptors?.first {
+                    $0.uuid == CBMUUID(string: CBMUUIDClientCharacteristicConfigurationString)
+                })
+            rig.peripheral.writeValue(Data([1, 0]), for: cccd)
+            // Nothing answers it, however long the app waits; setNotifyValue is the way.
+            try await rig.bridge.clock.sleep(for: .seconds(1))
+            rig.peripheral.setNotifyValue(true, for: rig.notifying)
+            try await rig.waitForCallbacks(2, after: start)
+            let kinds = await rig.bridge.log.map(\.kind)
+            return (
+                Array(rig.recorder.calls[start...]), rig.manager.apiMisuses,
+                [kinds.filter { $0 == .writeDescriptor }.count, kinds.filter { $0 == .subscribe }.count]
+            )
+        }
+        #expect(calls == ["descriptors [\"2902\"]", "notifying true"])
+        #expect(
+            misuses == [
+                "writeValue: the Client Characteristic Configuration descriptor is written with "
+                    + "setNotifyValue(_:for:), not writeValue(_:for:) (CoreBluetooth raises "
+                    + "NSInternalInconsistencyException, and the app crashes)"
+            ])
+        // No descriptor write crossed the link; the subscription did, once.
+        #expect(subscriptionWrites == [0, 1])
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
