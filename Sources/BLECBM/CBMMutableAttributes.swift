@@ -12,6 +12,16 @@ public struct CBMAttributePermissions: OptionSet, Sendable, Hashable {
     public static let readEncryptionRequired = CBMAttributePermissions(rawValue: 0x04)
     public static let writeEncryptionRequired = CBMAttributePermissions(rawValue: 0x08)
 
+    /// The permissions of the kit's value type.
+    init(_ permissions: AttributePermissions) {
+        var converted: CBMAttributePermissions = []
+        if permissions.contains(.readable) { converted.insert(.readable) }
+        if permissions.contains(.writeable) { converted.insert(.writeable) }
+        if permissions.contains(.readEncryptionRequired) { converted.insert(.readEncryptionRequired) }
+        if permissions.contains(.writeEncryptionRequired) { converted.insert(.writeEncryptionRequired) }
+        self = converted
+    }
+
     var attributePermissions: AttributePermissions {
         var permissions: AttributePermissions = []
         if contains(.readable) { permissions.insert(.readable) }

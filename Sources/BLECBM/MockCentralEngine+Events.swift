@@ -137,10 +137,20 @@ extension MockCentralEngine {
                 delegate.centralManager(manager, didUpdateANCSAuthorizationFor: peripheral)
             }
         case .willRestoreState(let restored):
+            // What the system kept of each link, read now (in the simulation's order): the
+            // restored objects carry their state, discovered attributes and notification states.
+            let links = restored.peripherals.map { remote in
+                (remote, central.assumeIsolated { $0.restoredLink(to: remote.identifier) })
+            }
+            lock.withLock {
+                for (remote, link) in links {
+                    guard let length = link.maximumWriteLength else { continue }
+                    openLink(remote.identifier, maximumWriteLength: length)
+                }
+            }
             deliver { [self] in
-                var dictionary: [String: Any] = [
-                    CBMCentralManagerRestoredStatePeripheralsKey: restored.peripherals.map(peripheralObject)
-                ]
+                let peripherals = links.map { remote, link in restoredObject(remote, link) }
+                var dictionary: [String: Any] = [CBMCentralManagerRestoredStatePeripheralsKey: peripherals]
                 if let services = restored.scanServices {
                     dictionary[CBMCentralManagerRestoredStateScanServicesKey] = services.map(
                         CBMUUID.init(bluetoothUUID:))
@@ -154,6 +164,32 @@ extension MockCentralEngine {
                 delegate.centralManager(manager, willRestoreState: dictionary)
             }
         }
+    }
+
+    /// The object for a restored peripheral, with the state, services, characteristics and
+    /// notification states the system kept (see ``MockCentralManager/RestoredLink``).
+    private func restoredObject(_ remote: RemotePeripheral, _ link: MockCentralManager.RestoredLink) -> CBMPeripheral {
+        let peripheral = peripheralObject(remote)
+        lock.withLock {
+            peripheral.storedState = link.isConnected ? .connected : .connecting
+            guard !link.services.isEmpty else { return }
+            let services = objects(
+                for: link.services, in: &peripheral.serviceObjects, handle: { $0.handle },
+                make: { CBMService($0, peripheral: peripheral) })
+            peripheral.storedServices = services
+            for service in services {
+                let found = link.characteristics[service.remote] ?? []
+                guard !found.isEmpty else { continue }
+                let characteristics = objects(
+                    for: found, in: &peripheral.characteristicObjects, handle: { $0.handle },
+                    make: { CBMCharacteristic($0, service: service) })
+                service.mergeCharacteristics(characteristics)
+                for characteristic in characteristics {
+                    characteristic.notifying = link.subscribed.contains(characteristic.remote.handle)
+                }
+            }
+        }
+        return peripheral
     }
 
     /// With the lock held: a disconnected peripheral's services and their objects are gone

@@ -31,7 +31,7 @@ extension MockCentralEngine {
 
     /// With the lock held: the objects for remote attributes, the same object for the same
     /// handle while the connection lasts (made by `make` the first time).
-    private func objects<Remote, Object: AnyObject>(
+    func objects<Remote, Object: AnyObject>(
         for found: [Remote], in cache: inout [UInt16: Object], handle: (Remote) -> UInt16,
         make: (Remote) -> Object
     ) -> [Object] {

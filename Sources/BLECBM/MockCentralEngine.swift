@@ -137,7 +137,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             },
             linkOpened: { [weak self] peripheral, maximumWriteLength in
                 guard let self else { return }
-                lock.withLock { linkMirrors[peripheral] = LinkMirror(maximumWriteLength: maximumWriteLength) }
+                lock.withLock { openLink(peripheral, maximumWriteLength: maximumWriteLength) }
             })
         // A restore identifier with a restoration the test simulated: the delegate hears it first.
         let restored = restoreIdentifier.flatMap { identifier in
@@ -254,6 +254,12 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     func updateLink(_ peripheral: UUID, _ body: (inout LinkMirror) -> Void) {
         guard linkMirrors[peripheral] != nil else { return }
         body(&linkMirrors[peripheral]!)
+    }
+
+    /// With the lock held: a link to a peripheral is up (a new one, or one the system kept for
+    /// a restored manager).
+    func openLink(_ peripheral: UUID, maximumWriteLength: Int) {
+        linkMirrors[peripheral] = LinkMirror(maximumWriteLength: maximumWriteLength)
     }
 
     /// With the lock held: forgets the link to a peripheral (it dropped).

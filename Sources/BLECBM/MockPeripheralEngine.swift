@@ -271,6 +271,20 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         }
     }
 
+    /// The object for a service the system kept published for a restored manager.
+    private static func restoredService(_ local: LocalService) -> CBMMutableService {
+        let service = CBMMutableService(type: CBMUUID(bluetoothUUID: local.uuid), primary: local.isPrimary)
+        let characteristics = local.characteristics.map { characteristic in
+            CBMMutableCharacteristic(
+                type: CBMUUID(bluetoothUUID: characteristic.uuid),
+                properties: CBMCharacteristicProperties(rawValue: characteristic.properties.rawValue), value: nil,
+                permissions: CBMAttributePermissions(characteristic.permissions))
+        }
+        service.characteristics = characteristics
+        for characteristic in characteristics { characteristic.lock.withLock { characteristic.setService(service) } }
+        return service
+    }
+
     // MARK: Events
 
     /// The object for a central (the same one each time).
@@ -337,9 +351,43 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             }
         case .readyToUpdateSubscribers:
             tell { manager, delegate in delegate.peripheralManagerIsReady(toUpdateSubscribers: manager) }
-        case .willRestoreState:
-            // Restored services are the app's to publish again here; the dictionary carries none.
-            tell { manager, delegate in delegate.peripheralManager(manager, willRestoreState: [:]) }
+        case .willRestoreState(let restored):
+            // The services the system kept stay published: the app gets them back as objects
+            // (with the centrals subscribed), and requests for them reach its delegate with those
+            // objects, as CoreBluetooth restores them.
+            let services = restored.services.map(Self.restoredService)
+            let subscribed = peripheral.assumeIsolated { $0.restoredSubscribers() }
+            var subscribedObjects: [(CBMMutableCharacteristic, [CBMCentral])] = []
+            lock.withLock {
+                for (service, local) in zip(services, restored.services) {
+                    published[ObjectIdentifier(service)] = local
+                    let objects = (service.characteristics ?? []).compactMap { $0 as? CBMMutableCharacteristic }
+                    for (object, characteristic) in zip(objects, local.characteristics) {
+                        characteristics[characteristic.handle] = object
+                        guard let centrals = subscribed[characteristic.handle] else { continue }
+                        let centralObjects = centrals.map { remote in
+                            if let existing = self.centrals[remote.identifier] { return existing }
+                            let created = CBMCentral(remote)
+                            self.centrals[remote.identifier] = created
+                            return created
+                        }
+                        subscribers[characteristic.handle] = centralObjects
+                        subscribedObjects.append((object, centralObjects))
+                    }
+                }
+                advertising = restored.advertisement != nil
+            }
+            for (object, centrals) in subscribedObjects {
+                object.lock.withLock { object.subscribers = centrals }
+            }
+            var dictionary: [String: Any] = [CBMPeripheralManagerRestoredStateServicesKey: services]
+            if let advertisement = restored.advertisement {
+                // What the app advertised (its local name and service UUIDs).
+                dictionary[CBMPeripheralManagerRestoredStateAdvertisementDataKey] = advertisement.dictionary(
+                    keys: .platform, uuid: { CBMUUID(bluetoothUUID: $0) })
+            }
+            let restoredState = UncheckedDictionary(dictionary)
+            tell { manager, delegate in delegate.peripheralManager(manager, willRestoreState: restoredState.value) }
         case .l2capChannelOpened(let channel):
             let peer = CBMCentral(RemoteCentral(identifier: channel.peer, maximumUpdateValueLength: 20))
             let opened = CBML2CAPChannel(psm: channel.psm, peer: peer, channel: channel)

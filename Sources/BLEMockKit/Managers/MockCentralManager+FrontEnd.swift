@@ -76,8 +76,49 @@ extension MockCentralManager {
         }
     }
 
-    /// Detaches this central's front end (it went away).
+    /// What the system kept of a link for a restored manager: a front end rebuilds its
+    /// peripheral objects from it, as CoreBluetooth restores "any discovered services,
+    /// characteristics, characteristic descriptors, and characteristic notification states".
+    package struct RestoredLink: Sendable {
+        /// Whether the link is up (otherwise the system is still connecting).
+        package var isConnected: Bool
+        /// The longest write without response it carries (ATT_MTU − 3), when it is up.
+        package var maximumWriteLength: Int?
+        /// The services discovered on the peripheral, in order.
+        package var services: [RemoteService]
+        /// The characteristics discovered in each service.
+        package var characteristics: [RemoteService: [RemoteCharacteristic]]
+        /// The value handles of the characteristics subscribed to.
+        package var subscribed: Set<UInt16>
+    }
+
+    /// What the system kept of this central's link to `peripheral` (call it on the bridge's
+    /// executor, as a restored manager's first event reaches its front end).
+    package func restoredLink(to peripheral: UUID) -> RestoredLink {
+        bridge.assumeIsolated { bridge in
+            let key = LinkKey(central: identifier, peripheral: peripheral)
+            let link = bridge.world.links[key]
+            let services = bridge.world.discoveredServices(central: identifier, peripheral: peripheral)
+            var characteristics: [RemoteService: [RemoteCharacteristic]] = [:]
+            for service in services {
+                characteristics[service] = bridge.world.discoveredCharacteristics(central: identifier, service: service)
+            }
+            return RestoredLink(
+                isConnected: link != nil, maximumWriteLength: link?.maximumValueLength, services: services,
+                characteristics: characteristics, subscribed: link.map { Set($0.subscriptions.keys) } ?? [])
+        }
+    }
+
+    /// Detaches this central's front end (it went away). Once the app was terminated with a
+    /// restore identifier, the front end attached is the next manager's: it stays.
     package func detachFrontEnd() {
+        detachFrontEnd(handingOver: false)
+    }
+
+    /// Detaches the front end; `handingOver` as the app is terminated (later calls then leave
+    /// the successor's front end alone).
+    func detachFrontEnd(handingOver: Bool) {
+        guard handingOver || !handedOver else { return }
         bridge.assumeIsolated { bridge in
             bridge.centralFrontEnds[identifier] = nil
             bridge.world.commandQueueReporters.remove(identifier)

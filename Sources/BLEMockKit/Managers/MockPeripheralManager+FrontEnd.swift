@@ -26,8 +26,31 @@ extension MockPeripheralManager {
         }
     }
 
-    /// Detaches this manager's front end (it went away).
+    /// The centrals subscribed to each characteristic (by value handle), in the order of their
+    /// links: what the system kept for a restored manager (call it on the bridge's executor, as
+    /// the restored manager's first event reaches its front end).
+    package func restoredSubscribers() -> [UInt16: [RemoteCentral]] {
+        bridge.assumeIsolated { bridge in
+            var subscribers: [UInt16: [RemoteCentral]] = [:]
+            for key in bridge.world.links(ofPeripheral: identifier) {
+                guard let link = bridge.world.links[key] else { continue }
+                let central = RemoteCentral(identifier: key.central, maximumUpdateValueLength: link.maximumValueLength)
+                for handle in link.subscriptions.keys.sorted() { subscribers[handle, default: []].append(central) }
+            }
+            return subscribers
+        }
+    }
+
+    /// Detaches this manager's front end (it went away). Once the app was terminated with a
+    /// restore identifier, the front end attached is the next manager's: it stays.
     package func detachFrontEnd() {
+        detachFrontEnd(handingOver: false)
+    }
+
+    /// Detaches the front end; `handingOver` as the app is terminated (later calls then leave
+    /// the successor's front end alone).
+    func detachFrontEnd(handingOver: Bool) {
+        guard handingOver || !handedOver else { return }
         bridge.assumeIsolated { bridge in
             bridge.peripheralFrontEnds[identifier] = nil
             bridge.world.updateQueueReporters.remove(identifier)

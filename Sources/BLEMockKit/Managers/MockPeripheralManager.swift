@@ -155,6 +155,10 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// The world a refused manager runs on instead of its bridge's. (Boxed: a world held
     /// inline would make every manager hundreds of bytes larger.)
     var refusedWorld: RefusedWorld?
+    /// Whether the app was terminated while the system keeps this peripheral for its next
+    /// manager (a restore identifier): this object is the dead app's, and letting it go
+    /// (``shutDown()``, a front end detaching) must not touch what the successor takes over.
+    var handedOver = false
 
     /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
@@ -269,6 +273,9 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// Takes this manager off the air and ends its event streams; see the bridge's log for
     /// what was dropped. The manager is unusable afterwards (its state is `unknown`).
     public func shutDown() {
+        // (After a termination with a restore identifier the system keeps the peripheral for
+        // the app's next manager: the terminated one shutting down leaves it alone.)
+        guard !handedOver else { return }
         world { $0.shutDown(peripheral: identifier) }
     }
 
@@ -391,9 +398,18 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// system keeps the manager's services, advertising and links, and a manager created later
     /// with the same restore identifier receives them (see ``restoredState``); without one this
     /// is ``shutDown()``. Either way this manager's event streams end and it must not be used
-    /// again.
+    /// again; with a restore identifier its own ``shutDown()`` then does nothing (what the
+    /// system keeps is the next manager's), and a front end attached to it hears nothing more.
     public func simulateAppTermination() {
-        world { $0.terminate(peripheral: identifier) }
+        let kept = world { world -> Bool in
+            world.terminate(peripheral: identifier)
+            return world.awaitsRestoration(.peripheral(identifier))
+        }
+        guard kept else { return }
+        // The app is gone: its front end hears nothing more, and what this object does from now
+        // on leaves the peripheral the system keeps alone.
+        handedOver = true
+        detachFrontEnd(handingOver: true)
     }
 
     /// What the system restored to this manager when it was created with the restore

@@ -140,4 +140,40 @@ struct RestorationTests {
         #expect(await relaunched.waitForPoweredOn() == .poweredOn)
         #expect(await relaunched.isConnected(sensor.identifier))
     }
+
+    @Test(arguments: [false, true])
+    func theTerminatedManagerShuttingDownLeavesWhatTheSystemKeptAlone(relaunchFirst: Bool) async throws {
+        let bridge = MockBLEBridge()
+        let sensor = try await Self.sensor(on: bridge, restoreIdentifier: "watch")
+        let first = MockCentralManager(configuration: .init(restoreIdentifier: "phone"), bridge: bridge)
+        try await first.scanForPeripherals(withServices: nil)
+        try await first.connect(sensor.identifier)
+        await first.simulateAppTermination()
+        await sensor.simulateAppTermination()
+        // The dead app's objects go, before or after the relaunched app's managers arrive (the
+        // kit's CoreBluetooth-shaped managers shut theirs down as they are released).
+        var relaunched: (MockCentralManager, MockPeripheralManager)?
+        if relaunchFirst {
+            relaunched = (
+                MockCentralManager(configuration: .init(restoreIdentifier: "phone"), bridge: bridge),
+                MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+            )
+            _ = await relaunched!.0.state
+            _ = await relaunched!.1.state
+        }
+        await first.shutDown()
+        await sensor.shutDown()
+        if !relaunchFirst {
+            relaunched = (
+                MockCentralManager(configuration: .init(restoreIdentifier: "phone"), bridge: bridge),
+                MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+            )
+        }
+        let (central, peripheral) = try #require(relaunched)
+        #expect(await central.waitForPoweredOn() == .poweredOn)
+        #expect(await central.isConnected(sensor.identifier))
+        #expect(await peripheral.isAdvertising)
+        #expect(await peripheral.services.map(\.uuid) == ["180D"])
+        #expect(await !bridge.log.contains { $0.detail == "shut down" || $0.kind == .disconnected })
+    }
 }
