@@ -124,14 +124,17 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// while powered on (otherwise it logs "API MISUSE" and ignores them, with no callback),
     /// which is noted as a misuse.
     private func poweredOn(_ call: String) -> Bool {
-        lock.withLock {
-            let current = invalidated ? .unknown : mirroredState
-            guard current == .poweredOn else {
-                misuses.append("\(call): the peripheral manager is not powered on (\(current))")
-                return false
-            }
-            return true
+        lock.withLock { lockedPoweredOn(call) }
+    }
+
+    /// With the lock held: ``poweredOn(_:)``.
+    private func lockedPoweredOn(_ call: String) -> Bool {
+        let current = invalidated ? .unknown : mirroredState
+        guard current == .poweredOn else {
+            misuses.append("\(call): the peripheral manager is not powered on (\(current))")
+            return false
         }
+        return true
     }
 
     var isAdvertising: Bool { lock.withLock { advertising } }
@@ -203,9 +206,9 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     func updateValue(
         _ value: Data, for characteristic: CBMMutableCharacteristic, onSubscribedCentrals centrals: [CBMCentral]?
     ) -> Bool {
-        guard poweredOn("updateValue") else { return false }
         let decision = lock.withLock { () -> (local: LocalCharacteristic, targets: Int)? in
-            guard let handle = characteristics.first(where: { $0.value === characteristic })?.key,
+            guard lockedPoweredOn("updateValue"),
+                let handle = characteristics.first(where: { $0.value === characteristic })?.key,
                 let local = published.values.lazy.flatMap(\.characteristics).first(where: { $0.handle == handle })
             else { return nil }
             let targets = (subscribers[handle] ?? []).filter { subscriber in
