@@ -171,7 +171,7 @@ extension MockCentralEngine {
     private func restoredObject(_ remote: RemotePeripheral, _ link: MockCentralManager.RestoredLink) -> CBMPeripheral {
         let peripheral = peripheralObject(remote)
         lock.withLock {
-            peripheral.storedState = link.isConnected ? .connected : .connecting
+            peripheral.storedState = link.isConnected ? .connected : link.isConnecting ? .connecting : .disconnected
             guard !link.services.isEmpty else { return }
             let services = objects(
                 for: link.services, in: &peripheral.serviceObjects, handle: { $0.handle },

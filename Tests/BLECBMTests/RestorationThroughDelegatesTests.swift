@@ -192,6 +192,80 @@ struct RestorationThroughDelegatesTests {
         #expect(lengths == [realistic ? 182 : 512, 1, 0])
     }
 
+    /// Runs the companion until it is subscribed, terminates it, runs `whileTerminated`,
+    /// relaunches it and waits until `done`; returns what the terminated and the relaunched app
+    /// heard.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    static func terminateAndRelaunch(
+        realistic: Bool, seed: UInt64,
+        whileTerminated:
+            @escaping @Sendable (MockBLEBridge, MockPeripheralManager, LocalCharacteristic) async throws
+            -> Void,
+        until done: @escaping @MainActor @Sendable ([String]) -> Bool
+    ) async throws -> (before: [String], after: [String]) {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+        let watch = MockPeripheralManager(bridge: bridge)
+        let local = try await watch.add(
+            GATTService(
+                uuid: "180D",
+                characteristics: [GATTCharacteristic(uuid: Self.status, properties: .notify, permissions: .readable)]))
+        try await watch.startAdvertising(AdvertisementData(localName: "Watch", serviceUUIDs: ["180D"]))
+        return try await bridge.run { @MainActor () -> ([String], [String]) in
+            var first: RestoringCompanion? = RestoringCompanion(restoreIdentifier: "companion")
+            try await bridge.waitForApp { first!.manager.state == .poweredOn }
+            first!.manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { first!.calls.contains("notifying true") }
+            await first!.manager.simulatedCentral!.simulateAppTermination()
+            let dead = first!
+            first = nil
+            try await whileTerminated(bridge, watch, local.characteristics[0])
+            let relaunched = RestoringCompanion(restoreIdentifier: "companion")
+            try await bridge.waitForApp { done(relaunched.calls) }
+            return (dead.calls, relaunched.calls)
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func notificationsSentWhileTheAppIsTerminatedReachTheRelaunchedAppAfterItsState(realistic: Bool) async throws {
+        let (before, after) = try await Self.terminateAndRelaunch(
+            realistic: realistic, seed: 7,
+            whileTerminated: { bridge, watch, status in
+                _ = try await watch.updateValue(Data([1]), for: status)
+                _ = try await watch.updateValue(Data([2]), for: status)
+                try await bridge.clock.sleep(for: .seconds(1))
+            },
+            until: { $0.count >= 4 })
+        #expect(before == ["state poweredOn", "connected", "notifying true"])
+        #expect(
+            after == [
+                "restored connected services=[\"180D\"] characteristics=[\"2A37\"] notifying=[true]",
+                "state poweredOn", "value 2A37 [1]", "value 2A37 [2]",
+            ])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aLinkThatDroppedWhileTheAppWasTerminatedIsReportedAfterTheRelaunchedAppsState(realistic: Bool)
+        async throws
+    {
+        let (before, after) = try await Self.terminateAndRelaunch(
+            realistic: realistic, seed: 8,
+            whileTerminated: { bridge, watch, _ in
+                await bridge.simulate(.proximity(peripheral: watch.identifier, .outOfRange))
+                try await bridge.clock.sleep(for: .seconds(2))
+            },
+            until: { $0.contains("disconnected") })
+        #expect(before == ["state poweredOn", "connected", "notifying true"])
+        // The link is gone by the relaunch: the peripheral comes back disconnected with nothing
+        // discovered, and its disconnection follows the state.
+        #expect(
+            after == [
+                "restored disconnected services=[] characteristics=[] notifying=[]", "state poweredOn",
+                "disconnected",
+            ])
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func aRelaunchedPeripheralAppGetsItsServicesBackAndAnswersAndNotifiesThroughThem(realistic: Bool) async throws {

@@ -80,8 +80,10 @@ extension MockCentralManager {
     /// peripheral objects from it, as CoreBluetooth restores "any discovered services,
     /// characteristics, characteristic descriptors, and characteristic notification states".
     package struct RestoredLink: Sendable {
-        /// Whether the link is up (otherwise the system is still connecting).
+        /// Whether the link is up.
         package var isConnected: Bool
+        /// Whether the system is still connecting (an attempt the app made stands).
+        package var isConnecting: Bool
         /// The longest write without response it carries (ATT_MTU − 3), when it is up.
         package var maximumWriteLength: Int?
         /// The services discovered on the peripheral, in order.
@@ -104,7 +106,8 @@ extension MockCentralManager {
                 characteristics[service] = bridge.world.discoveredCharacteristics(central: identifier, service: service)
             }
             return RestoredLink(
-                isConnected: link != nil, maximumWriteLength: link?.maximumValueLength, services: services,
+                isConnected: link != nil, isConnecting: bridge.world.attempts[key] != nil,
+                maximumWriteLength: link?.maximumValueLength, services: services,
                 characteristics: characteristics, subscribed: link.map { Set($0.subscriptions.keys) } ?? [])
         }
     }

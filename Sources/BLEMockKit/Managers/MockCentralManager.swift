@@ -188,7 +188,9 @@ public actor MockCentralManager: CentralManaging {
     /// Test hook: the system terminates the app (to reclaim memory, say). With a
     /// ``Configuration/restoreIdentifier`` the system keeps the manager's links, pending
     /// connections and scan for the app, and a manager created later with the same restore
-    /// identifier receives them (see ``restoredState``); without one this is
+    /// identifier receives them (see ``restoredState``), followed, once it is powered on, by
+    /// the events that happened for the app meanwhile (notifications, disconnections,
+    /// connections, discoveries), in order; without one this is
     /// ``shutDown()``. Either way this manager's event streams end, its waiting operations
     /// fail with `operationCancelled`, and it must not be used again; with a restore identifier
     /// its own ``shutDown()`` then does nothing (what the system keeps is the next manager's),

@@ -38,6 +38,8 @@ extension World {
         centrals[central]!.state = .unknown
         record(.stateChanged, central: central, detail: "app terminated")
         effects.append(.finishEvents(.central(central)))
+        // What happens for the app from now on waits for its relaunch.
+        heldForRestoration[central] = []
     }
 
     /// The app of a peripheral is terminated: without a restore identifier, the peripheral
@@ -74,6 +76,18 @@ extension World {
             configuration.stateTransition, initial: configuration.initialState, manager: .central(central))
         centrals[central]!.state = state
         record(.stateChanged, central: central, detail: state.description)
+        // The events held while the app was gone follow its first state (a manager powered on at
+        // once reports that state as it attaches, so they come just after, in this instant).
+        if state == .poweredOn { schedule.schedule(.releaseHeld(central), at: now) }
+    }
+
+    /// Hands a relaunched app's manager the events held for it while its app was terminated,
+    /// in their order (once it is powered on: see ``restore(central:configuration:)``).
+    mutating func releaseHeld(central: UUID) {
+        guard centrals[central]?.pendingRestoration == nil, centrals[central]?.state == .poweredOn,
+            let held = heldForRestoration.removeValue(forKey: central)
+        else { return }
+        for event in held { effects.append(.central(central, event)) }
     }
 
     /// A relaunched app's peripheral manager takes over its services, advertising and links.
@@ -93,4 +107,15 @@ extension World {
     func restoredState(central: UUID) -> RestoredCentralState? { centrals[central]?.restored }
 
     func restoredState(peripheral: UUID) -> RestoredPeripheralState? { peripherals[peripheral]?.restored }
+}
+
+extension CentralEvent {
+    /// Whether the event, for a central whose app is terminated, waits for the relaunched
+    /// app's manager (its state and restoration are the manager's own).
+    var waitsForRelaunch: Bool {
+        switch self {
+        case .stateChanged, .willRestoreState: false
+        default: true
+        }
+    }
 }

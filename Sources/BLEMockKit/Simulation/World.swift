@@ -108,6 +108,10 @@ struct World: Sendable {
     /// Peripherals whose front end mirrors their update queue: each time updates leave it, its
     /// new length is reported (``Effect/updateQueue(peripheral:queued:)``).
     var updateQueueReporters = IdentifierSet()
+    /// The events of centrals whose app was terminated with a restore identifier, held for the
+    /// relaunched app's manager until it is powered on (the system relaunches the app for them:
+    /// a notification, a connection or disconnection, a discovery of the scan it kept).
+    var heldForRestoration: [UUID: [CentralEvent]] = [:]
 
     /// Creates an empty world.
     init(seed: UInt64, timing: LinkTiming) {
@@ -142,6 +146,10 @@ struct World: Sendable {
 
     /// Delivers an event to a central's streams.
     mutating func deliver(_ event: CentralEvent, to central: UUID) {
+        if !heldForRestoration.isEmpty, heldForRestoration[central] != nil, event.waitsForRelaunch {
+            heldForRestoration[central]!.append(event)
+            return
+        }
         effects.append(.central(central, event))
     }
 

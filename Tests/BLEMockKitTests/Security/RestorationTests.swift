@@ -176,4 +176,58 @@ struct RestorationTests {
         #expect(await peripheral.services.map(\.uuid) == ["180D"])
         #expect(await !bridge.log.contains { $0.detail == "shut down" || $0.kind == .disconnected })
     }
+
+    @Test(arguments: [false, true])
+    func eventsWhileTheAppIsTerminatedWaitForTheRelaunchedManagerInOrder(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 4) : .init(seed: 4))
+        let sensor = MockPeripheralManager(bridge: bridge)
+        let local = try await sensor.add(
+            GATTService(
+                uuid: "180D",
+                characteristics: [GATTCharacteristic(uuid: "2A37", properties: .notify, permissions: .readable)]))
+        try await sensor.startAdvertising(AdvertisementData(localName: "HRM", serviceUUIDs: ["180D"]))
+        var setUp: MockCentralManager.Configuration = realistic ? .realistic(seed: 4) : .fast
+        setUp.restoreIdentifier = "app"
+        let configuration = setUp
+        let first = MockCentralManager(configuration: configuration, bridge: bridge)
+        let events = try await bridge.run { () -> [CentralEvent] in
+            _ = await first.waitForPoweredOn()
+            try await first.scanForPeripherals(withServices: ["180D"])
+            await bridge.waitUntil { $0.log.contains { $0.kind == .discovered } }
+            await first.stopScan()
+            try await first.connect(sensor.identifier)
+            let measurement = try await first.discoverAll(for: sensor.identifier)[0]
+            try await first.setNotifyValue(true, for: measurement)
+            await first.simulateAppTermination()
+            _ = try await sensor.updateValue(Data([1]), for: local.characteristics[0])
+            _ = try await sensor.updateValue(Data([2]), for: local.characteristics[0])
+            try await bridge.clock.sleep(for: .seconds(1))
+            let relaunched = MockCentralManager(configuration: configuration, bridge: bridge)
+            var iterator = relaunched.events().makeAsyncIterator()
+            var events: [CentralEvent] = []
+            while events.filter({ if case .valueUpdated = $0 { true } else { false } }).count < 2,
+                let event = await iterator.next()
+            {
+                events.append(event)
+            }
+            return events
+        }
+        let restored = RestoredCentralState(
+            peripherals: [RemotePeripheral(identifier: sensor.identifier, name: "HRM")], scanServices: nil)
+        let measurement = try #require(
+            events.lazy.compactMap { event -> RemoteCharacteristic? in
+                if case .valueUpdated(let characteristic, _) = event { characteristic } else { nil }
+            }.first)
+        // The restored state first, then (once powered on) what happened while the app was gone.
+        #expect(
+            events.filter { if case .stateChanged = $0 { false } else { true } } == [
+                .willRestoreState(restored), .valueUpdated(measurement, Data([1])),
+                .valueUpdated(measurement, Data([2])),
+            ])
+        if realistic {
+            // (A realistic manager reports its state settling; the held events come after.)
+            let poweredOn = try #require(events.firstIndex(of: .stateChanged(.poweredOn)))
+            #expect(poweredOn < events.firstIndex(of: .valueUpdated(measurement, Data([1])))!)
+        }
+    }
 }
