@@ -312,4 +312,33 @@ struct RestorationThroughDelegatesTests {
         #expect(readObject)
         #expect(notified == Data([9]))
     }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aReadMadeWhileThePeripheralAppIsTerminatedIsAnsweredByTheRelaunchedApp(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 9) : .init(seed: 9))
+        let central = MockCentralManager(configuration: realistic ? .realistic(seed: 9) : .fast, bridge: bridge)
+        let (read, reads) = try await bridge.run { @MainActor () -> (Data, Int) in
+            var first: RestoringWatch? = RestoringWatch(restoreIdentifier: "watch", publishes: true)
+            try await bridge.waitForApp { first!.manager.isAdvertising }
+            let identifier = first!.manager.simulatedPeripheral!.identifier
+            try await central.scanForPeripherals(withServices: ["180F"])
+            await bridge.waitUntil { $0.log.contains { $0.kind == .discovered } }
+            await central.stopScan()
+            try await central.connect(identifier)
+            let setting = try await central.discoverAll(for: identifier)[1]
+            await first!.manager.simulatedPeripheral!.simulateAppTermination()
+            let dead = first!
+            first = nil
+            // The central reads while the app is gone: the request waits for the relaunch.
+            let reading = bridge.task { try await central.readValue(for: setting) }
+            try await bridge.clock.sleep(for: .milliseconds(500))
+            #expect(dead.reads.isEmpty)
+            let relaunched = RestoringWatch(restoreIdentifier: "watch", publishes: false)
+            let read = try await reading.value
+            return (read, relaunched.reads.count)
+        }
+        #expect(read == Data([42]))
+        #expect(reads == 1)
+    }
 }

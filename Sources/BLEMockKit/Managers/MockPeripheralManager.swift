@@ -396,8 +396,9 @@ public actor MockPeripheralManager: PeripheralManaging {
 
     /// Test hook: the system terminates the app. With a ``Configuration/restoreIdentifier`` the
     /// system keeps the manager's services, advertising and links, and a manager created later
-    /// with the same restore identifier receives them (see ``restoredState``); without one this
-    /// is ``shutDown()``. Either way this manager's event streams end and it must not be used
+    /// with the same restore identifier receives them (see ``restoredState``), followed by the
+    /// events that happened for the app meanwhile (requests, subscriptions), in order; without
+    /// one this is ``shutDown()``. Either way this manager's event streams end and it must not be used
     /// again; with a restore identifier its own ``shutDown()`` then does nothing (what the
     /// system keeps is the next manager's), and a front end attached to it hears nothing more.
     public func simulateAppTermination() {

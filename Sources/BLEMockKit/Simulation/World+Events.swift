@@ -38,8 +38,9 @@ extension World {
         case wake(SleeperID)
         /// A link's ATT transaction timer: the request outstanding may have waited too long.
         case transactionTimer(LinkKey, generation: Int)
-        /// A relaunched app's central, powered on, gets the events held while its app was gone.
-        case releaseHeld(UUID)
+        /// A relaunched app's manager (a central once powered on) gets the events held while its
+        /// app was gone.
+        case releaseHeld(Manager)
     }
 
     /// Schedules a fault a test asked for at `instant`.
@@ -93,7 +94,7 @@ extension World {
         case .supervisionTimeout(let peripheral): supervisionTimedOut(peripheral)
         case .wake(let id): wake(id)
         case .transactionTimer(let key, let generation): transactionTimerFired(key, generation: generation)
-        case .releaseHeld(let central): releaseHeld(central: central)
+        case .releaseHeld(let manager): releaseHeld(manager)
         case .peerLost(let key, let generation):
             guard links[key]?.generation == generation else { return }
             let error = CoreBluetoothError(.connectionTimeout)

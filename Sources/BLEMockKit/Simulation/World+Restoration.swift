@@ -51,6 +51,8 @@ extension World {
             services: record.database.localServices, advertisement: record.advertisement)
         self.record(.stateChanged, peripheral: peripheral, detail: "app terminated")
         effects.append(.finishEvents(.peripheral(peripheral)))
+        // What happens for the app from now on waits for its relaunch.
+        heldForPeripheralRestoration[peripheral] = []
     }
 
     /// Whether a manager joining with this identifier takes over what a terminated app left.
@@ -78,11 +80,23 @@ extension World {
         record(.stateChanged, central: central, detail: state.description)
         // The events held while the app was gone follow its first state (a manager powered on at
         // once reports that state as it attaches, so they come just after, in this instant).
-        if state == .poweredOn { schedule.schedule(.releaseHeld(central), at: now) }
+        if state == .poweredOn { schedule.schedule(.releaseHeld(.central(central)), at: now) }
     }
 
     /// Hands a relaunched app's manager the events held for it while its app was terminated,
-    /// in their order (once it is powered on: see ``restore(central:configuration:)``).
+    /// in their order (a central's once it is powered on: see ``restore(central:configuration:)``).
+    mutating func releaseHeld(_ manager: Manager) {
+        switch manager {
+        case .central(let central): releaseHeld(central: central)
+        case .peripheral(let peripheral):
+            guard peripherals[peripheral]?.pendingRestoration == nil,
+                let held = heldForPeripheralRestoration.removeValue(forKey: peripheral)
+            else { return }
+            for event in held { effects.append(.peripheral(peripheral, event)) }
+        }
+    }
+
+    /// ``releaseHeld(_:)`` for a central.
     mutating func releaseHeld(central: UUID) {
         guard centrals[central]?.pendingRestoration == nil, centrals[central]?.state == .poweredOn,
             let held = heldForRestoration.removeValue(forKey: central)
@@ -102,11 +116,24 @@ extension World {
         peripherals[peripheral]!.restored = restored
         record(.stateChanged, peripheral: peripheral, detail: "restored")
         deliver(.willRestoreState(restored), to: peripheral)
+        // The events held while the app was gone follow its first state, in this instant.
+        schedule.schedule(.releaseHeld(.peripheral(peripheral)), at: now)
     }
 
     func restoredState(central: UUID) -> RestoredCentralState? { centrals[central]?.restored }
 
     func restoredState(peripheral: UUID) -> RestoredPeripheralState? { peripherals[peripheral]?.restored }
+}
+
+extension PeripheralEvent {
+    /// Whether the event, for a peripheral whose app is terminated, waits for the relaunched
+    /// app's manager (its state and restoration are the manager's own).
+    var waitsForRelaunch: Bool {
+        switch self {
+        case .stateChanged, .willRestoreState: false
+        default: true
+        }
+    }
 }
 
 extension CentralEvent {

@@ -112,6 +112,8 @@ struct World: Sendable {
     /// relaunched app's manager until it is powered on (the system relaunches the app for them:
     /// a notification, a connection or disconnection, a discovery of the scan it kept).
     var heldForRestoration: [UUID: [CentralEvent]] = [:]
+    /// The same for peripherals whose app was terminated (requests, subscriptions).
+    var heldForPeripheralRestoration: [UUID: [PeripheralEvent]] = [:]
 
     /// Creates an empty world.
     init(seed: UInt64, timing: LinkTiming) {
@@ -155,6 +157,12 @@ struct World: Sendable {
 
     /// Delivers an event to a peripheral's streams.
     mutating func deliver(_ event: PeripheralEvent, to peripheral: UUID) {
+        if !heldForPeripheralRestoration.isEmpty, heldForPeripheralRestoration[peripheral] != nil,
+            event.waitsForRelaunch
+        {
+            heldForPeripheralRestoration[peripheral]!.append(event)
+            return
+        }
         effects.append(.peripheral(peripheral, event))
     }
 
