@@ -145,43 +145,71 @@ final class RestoringWatch: NSObject, CBMPeripheralManagerDelegate, @unchecked S
 struct RestorationThroughDelegatesTests {
     static let status = BluetoothUUID("2A37")
 
+    /// A relaunched companion, with the bridge and the watch it runs against.
+    @MainActor
+    struct Relaunch {
+        let bridge: MockBLEBridge
+        let watch: MockPeripheralManager
+        /// The watch's status characteristic, which the companion subscribed to.
+        let status: LocalCharacteristic
+        let app: RestoringCompanion
+    }
+
+    /// Runs the companion until it is subscribed, terminates it and lets its objects go (as its
+    /// process ending does), runs `whileTerminated`, relaunches it and runs `afterRelaunch`;
+    /// returns what the terminated and the relaunched app heard, and what `afterRelaunch`
+    /// returned.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test(arguments: [false, true])
-    func aRelaunchedCentralAppGetsItsPeripheralBackConnectedWithItsAttributesAndNotifications(realistic: Bool)
-        async throws
-    {
-        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 5) : .init(seed: 5))
+    static func terminateAndRelaunch<T: Sendable>(
+        realistic: Bool, seed: UInt64,
+        whileTerminated:
+            @escaping @Sendable (MockBLEBridge, MockPeripheralManager, LocalCharacteristic) async throws
+            -> Void,
+        afterRelaunch: @escaping @MainActor @Sendable (Relaunch) async throws -> T
+    ) async throws -> (before: [String], after: [String], result: T) {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
         let watch = MockPeripheralManager(bridge: bridge)
         let local = try await watch.add(
             GATTService(
                 uuid: "180D",
                 characteristics: [GATTCharacteristic(uuid: Self.status, properties: .notify, permissions: .readable)]))
         try await watch.startAdvertising(AdvertisementData(localName: "Watch", serviceUUIDs: ["180D"]))
-        let (before, after, lengths) = try await bridge.run { @MainActor () -> ([String], [String], [Int]) in
+        return try await bridge.run { @MainActor () -> ([String], [String], T) in
             var first: RestoringCompanion? = RestoringCompanion(restoreIdentifier: "companion")
             try await bridge.waitForApp { first!.manager.state == .poweredOn }
             first!.manager.scanForPeripherals(withServices: nil)
             try await bridge.waitForApp { first!.calls.contains("notifying true") }
             await first!.manager.simulatedCentral!.simulateAppTermination()
             let dead = first!
-            // The process ends: the app's objects go (the system keeps its link).
             first = nil
-            try await bridge.clock.sleep(for: .seconds(1))
+            try await whileTerminated(bridge, watch, local.characteristics[0])
             let relaunched = RestoringCompanion(restoreIdentifier: "companion")
-            try await bridge.waitForApp { relaunched.manager.state == .poweredOn }
-            _ = try await watch.updateValue(Data([7]), for: local.characteristics[0])
-            try await bridge.waitForApp { relaunched.calls.contains { $0.hasPrefix("value") } }
-            let peripheral = try #require(relaunched.watch)
-            // The link was never dropped.
-            #expect(await !bridge.log.contains { $0.kind == .disconnected })
-            return (
-                dead.calls, relaunched.calls,
-                [
-                    peripheral.maximumWriteValueLength(for: .withoutResponse),
-                    peripheral.canSendWriteWithoutResponse ? 1 : 0, relaunched.manager.apiMisuses.count,
-                ]
-            )
+            let result = try await afterRelaunch(
+                Relaunch(bridge: bridge, watch: watch, status: local.characteristics[0], app: relaunched))
+            return (dead.calls, relaunched.calls, result)
         }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aRelaunchedCentralAppGetsItsPeripheralBackConnectedWithItsAttributesAndNotifications(realistic: Bool)
+        async throws
+    {
+        let (before, after, lengths) = try await Self.terminateAndRelaunch(
+            realistic: realistic, seed: 5,
+            whileTerminated: { bridge, _, _ in try await bridge.clock.sleep(for: .seconds(1)) },
+            afterRelaunch: { relaunch in
+                try await relaunch.bridge.waitForApp { relaunch.app.manager.state == .poweredOn }
+                _ = try await relaunch.watch.updateValue(Data([7]), for: relaunch.status)
+                try await relaunch.bridge.waitForApp { relaunch.app.calls.contains { $0.hasPrefix("value") } }
+                let peripheral = try #require(relaunch.app.watch)
+                // The link was never dropped.
+                #expect(await !relaunch.bridge.log.contains { $0.kind == .disconnected })
+                return [
+                    peripheral.maximumWriteValueLength(for: .withoutResponse),
+                    peripheral.canSendWriteWithoutResponse ? 1 : 0, relaunch.app.manager.apiMisuses.count,
+                ]
+            })
         // The terminated app heard nothing after it was terminated (no disconnection).
         #expect(before == ["state poweredOn", "connected", "notifying true"])
         #expect(
@@ -192,50 +220,17 @@ struct RestorationThroughDelegatesTests {
         #expect(lengths == [realistic ? 182 : 512, 1, 0])
     }
 
-    /// Runs the companion until it is subscribed, terminates it, runs `whileTerminated`,
-    /// relaunches it and waits until `done`; returns what the terminated and the relaunched app
-    /// heard.
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    static func terminateAndRelaunch(
-        realistic: Bool, seed: UInt64,
-        whileTerminated:
-            @escaping @Sendable (MockBLEBridge, MockPeripheralManager, LocalCharacteristic) async throws
-            -> Void,
-        until done: @escaping @MainActor @Sendable ([String]) -> Bool
-    ) async throws -> (before: [String], after: [String]) {
-        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
-        let watch = MockPeripheralManager(bridge: bridge)
-        let local = try await watch.add(
-            GATTService(
-                uuid: "180D",
-                characteristics: [GATTCharacteristic(uuid: Self.status, properties: .notify, permissions: .readable)]))
-        try await watch.startAdvertising(AdvertisementData(localName: "Watch", serviceUUIDs: ["180D"]))
-        return try await bridge.run { @MainActor () -> ([String], [String]) in
-            var first: RestoringCompanion? = RestoringCompanion(restoreIdentifier: "companion")
-            try await bridge.waitForApp { first!.manager.state == .poweredOn }
-            first!.manager.scanForPeripherals(withServices: nil)
-            try await bridge.waitForApp { first!.calls.contains("notifying true") }
-            await first!.manager.simulatedCentral!.simulateAppTermination()
-            let dead = first!
-            first = nil
-            try await whileTerminated(bridge, watch, local.characteristics[0])
-            let relaunched = RestoringCompanion(restoreIdentifier: "companion")
-            try await bridge.waitForApp { done(relaunched.calls) }
-            return (dead.calls, relaunched.calls)
-        }
-    }
-
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func notificationsSentWhileTheAppIsTerminatedReachTheRelaunchedAppAfterItsState(realistic: Bool) async throws {
-        let (before, after) = try await Self.terminateAndRelaunch(
+        let (before, after, _) = try await Self.terminateAndRelaunch(
             realistic: realistic, seed: 7,
             whileTerminated: { bridge, watch, status in
                 _ = try await watch.updateValue(Data([1]), for: status)
                 _ = try await watch.updateValue(Data([2]), for: status)
                 try await bridge.clock.sleep(for: .seconds(1))
             },
-            until: { $0.count >= 4 })
+            afterRelaunch: { relaunch in try await relaunch.bridge.waitForApp { relaunch.app.calls.count >= 4 } })
         #expect(before == ["state poweredOn", "connected", "notifying true"])
         #expect(
             after == [
@@ -249,13 +244,15 @@ struct RestorationThroughDelegatesTests {
     func aLinkThatDroppedWhileTheAppWasTerminatedIsReportedAfterTheRelaunchedAppsState(realistic: Bool)
         async throws
     {
-        let (before, after) = try await Self.terminateAndRelaunch(
+        let (before, after, _) = try await Self.terminateAndRelaunch(
             realistic: realistic, seed: 8,
             whileTerminated: { bridge, watch, _ in
                 await bridge.simulate(.proximity(peripheral: watch.identifier, .outOfRange))
                 try await bridge.clock.sleep(for: .seconds(2))
             },
-            until: { $0.contains("disconnected") })
+            afterRelaunch: { relaunch in
+                try await relaunch.bridge.waitForApp { relaunch.app.calls.contains("disconnected") }
+            })
         #expect(before == ["state poweredOn", "connected", "notifying true"])
         // The link is gone by the relaunch: the peripheral comes back disconnected with nothing
         // discovered, and its disconnection follows the state.
