@@ -182,7 +182,8 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     ) {
         command { [weak self] central in
             central.begin(operation) { [weak self] result in
-                guard let self else { return }
+                // (An app terminated meanwhile hears nothing more: its operations end unheard.)
+                guard let self, !self.central.assumeIsolated({ $0.isHandedOver }) else { return }
                 deliverAbout { then(self, result) }
             }
         }

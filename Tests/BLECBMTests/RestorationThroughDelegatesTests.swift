@@ -221,6 +221,34 @@ struct RestorationThroughDelegatesTests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aTerminatedAppHearsNothingOfTheOperationsItHadInFlight() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 10))
+        let watch = MockPeripheralManager(bridge: bridge)
+        _ = try await watch.add(
+            GATTService(
+                uuid: "180D",
+                characteristics: [
+                    GATTCharacteristic(uuid: Self.status, properties: [.notify, .read], permissions: .readable)
+                ]))
+        try await watch.startAdvertising(AdvertisementData(localName: "Watch", serviceUUIDs: ["180D"]))
+        let calls = try await bridge.run { @MainActor () -> [String] in
+            let app = RestoringCompanion(restoreIdentifier: "companion")
+            try await bridge.waitForApp { app.manager.state == .poweredOn }
+            app.manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { app.calls.contains("notifying true") }
+            let peripheral = try #require(app.watch)
+            // A read on its way (a connection event away) as the system terminates the app.
+            peripheral.readValue(for: peripheral.services![0].characteristics![0])
+            await bridge.waitUntil { !$0.pendingOperations.isEmpty }
+            await app.manager.simulatedCentral!.simulateAppTermination()
+            try await bridge.clock.sleep(for: .seconds(2))
+            return app.calls
+        }
+        // (Without the termination the read's value would have reached the app here.)
+        #expect(calls == ["state poweredOn", "connected", "notifying true"])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func notificationsSentWhileTheAppIsTerminatedReachTheRelaunchedAppAfterItsState(realistic: Bool) async throws {
         let (before, after, _) = try await Self.terminateAndRelaunch(

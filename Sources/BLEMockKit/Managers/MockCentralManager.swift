@@ -130,6 +130,10 @@ public actor MockCentralManager: CentralManaging {
     /// (``shutDown()``, a front end detaching) must not touch what the successor takes over.
     var handedOver = false
 
+    /// Whether the app was terminated with a restore identifier (see ``handedOver``): a front
+    /// end drops what its operations still report, as the app is gone.
+    package var isHandedOver: Bool { handedOver }
+
     /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
 
@@ -196,15 +200,14 @@ public actor MockCentralManager: CentralManaging {
     /// its own ``shutDown()`` then does nothing (what the system keeps is the next manager's),
     /// and a front end attached to it hears nothing more.
     public func simulateAppTermination() {
-        let kept = world { world -> Bool in
-            world.terminate(central: identifier)
-            return world.awaitsRestoration(.central(identifier))
+        // The app is gone: its front end hears nothing more (not even how its operations end),
+        // and what this object does from now on leaves the central the system keeps alone.
+        let keeps = world { $0.keepsForRestoration(.central(identifier)) }
+        if keeps {
+            handedOver = true
+            detachFrontEnd(handingOver: true)
         }
-        guard kept else { return }
-        // The app is gone: its front end hears nothing more, and what this object does from now
-        // on leaves the central the system keeps alone.
-        handedOver = true
-        detachFrontEnd(handingOver: true)
+        world { $0.terminate(central: identifier) }
     }
 
     /// What the system restored to this manager when it was created with the restore

@@ -402,15 +402,14 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// again; with a restore identifier its own ``shutDown()`` then does nothing (what the
     /// system keeps is the next manager's), and a front end attached to it hears nothing more.
     public func simulateAppTermination() {
-        let kept = world { world -> Bool in
-            world.terminate(peripheral: identifier)
-            return world.awaitsRestoration(.peripheral(identifier))
+        // The app is gone: its front end hears nothing more (not even how its operations end),
+        // and what this object does from now on leaves the peripheral the system keeps alone.
+        let keeps = world { $0.keepsForRestoration(.peripheral(identifier)) }
+        if keeps {
+            handedOver = true
+            detachFrontEnd(handingOver: true)
         }
-        guard kept else { return }
-        // The app is gone: its front end hears nothing more, and what this object does from now
-        // on leaves the peripheral the system keeps alone.
-        handedOver = true
-        detachFrontEnd(handingOver: true)
+        world { $0.terminate(peripheral: identifier) }
     }
 
     /// What the system restored to this manager when it was created with the restore

@@ -55,6 +55,21 @@ extension World {
         heldForPeripheralRestoration[peripheral] = []
     }
 
+    /// Whether terminating a manager's app now would keep what it holds for a successor (it has
+    /// a restore identifier, is on the air and not terminated already).
+    func keepsForRestoration(_ manager: Manager) -> Bool {
+        switch manager {
+        case .central(let central):
+            guard let record = centrals[central] else { return false }
+            return record.pendingRestoration == nil && record.configuration.restoreIdentifier != nil
+                && !record.isShutDown
+        case .peripheral(let peripheral):
+            guard let record = peripherals[peripheral] else { return false }
+            return record.pendingRestoration == nil && record.configuration.restoreIdentifier != nil
+                && !record.isShutDown
+        }
+    }
+
     /// Whether a manager joining with this identifier takes over what a terminated app left.
     func awaitsRestoration(_ manager: Manager) -> Bool {
         switch manager {
