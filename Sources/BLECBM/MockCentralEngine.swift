@@ -183,7 +183,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         command { [weak self] central in
             central.begin(operation) { [weak self] result in
                 // (An app terminated meanwhile hears nothing more: its operations end unheard.)
-                guard let self, !self.central.assumeIsolated({ $0.isHandedOver }) else { return }
+                guard let self, !self.central.assumeIsolated({ $0.handedOver }) else { return }
                 deliverAbout { then(self, result) }
             }
         }

@@ -274,8 +274,9 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         }
     }
 
-    /// The object for a service the system kept published for a restored manager.
-    private static func restoredService(_ local: LocalService) -> CBMMutableService {
+    /// The objects for a service the system kept published for a restored manager: the
+    /// service and its characteristics, in the order of `local`'s.
+    private static func restoredService(_ local: LocalService) -> (CBMMutableService, [CBMMutableCharacteristic]) {
         let service = CBMMutableService(type: CBMUUID(bluetoothUUID: local.uuid), primary: local.isPrimary)
         let characteristics = local.characteristics.map { characteristic in
             CBMMutableCharacteristic(
@@ -285,7 +286,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         }
         service.characteristics = characteristics
         for characteristic in characteristics { characteristic.lock.withLock { characteristic.setService(service) } }
-        return service
+        return (service, characteristics)
     }
 
     // MARK: Events
@@ -359,31 +360,25 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             // (with the centrals subscribed), and requests for them reach its delegate with those
             // objects, as CoreBluetooth restores them.
             let services = restored.services.map(Self.restoredService)
-            let subscribed = peripheral.assumeIsolated { $0.restoredSubscribers() }
-            var subscribedObjects: [(CBMMutableCharacteristic, [CBMCentral])] = []
+            let subscribed = peripheral.assumeIsolated { $0.restoredSubscribers() }.mapValues { $0.map(centralObject) }
+            // Each characteristic object with what it stands for (fresh objects: nobody else sees
+            // them until the lock below publishes them).
+            let pairs = Array(zip(services.flatMap(\.1), restored.services.flatMap(\.characteristics)))
+            for (object, local) in pairs {
+                guard let centrals = subscribed[local.handle] else { continue }
+                object.lock.withLock { object.subscribers = centrals }
+            }
             lock.withLock {
-                for (service, local) in zip(services, restored.services) {
+                for ((service, _), local) in zip(services, restored.services) {
                     published[ObjectIdentifier(service)] = local
-                    let objects = (service.characteristics ?? []).compactMap { $0 as? CBMMutableCharacteristic }
-                    for (object, characteristic) in zip(objects, local.characteristics) {
-                        characteristics[characteristic.handle] = object
-                        guard let centrals = subscribed[characteristic.handle] else { continue }
-                        let centralObjects = centrals.map { remote in
-                            if let existing = self.centrals[remote.identifier] { return existing }
-                            let created = CBMCentral(remote)
-                            self.centrals[remote.identifier] = created
-                            return created
-                        }
-                        subscribers[characteristic.handle] = centralObjects
-                        subscribedObjects.append((object, centralObjects))
-                    }
+                }
+                for (object, local) in pairs {
+                    characteristics[local.handle] = object
+                    subscribers[local.handle] = subscribed[local.handle]
                 }
                 advertising = restored.advertisement != nil
             }
-            for (object, centrals) in subscribedObjects {
-                object.lock.withLock { object.subscribers = centrals }
-            }
-            var dictionary: [String: Any] = [CBMPeripheralManagerRestoredStateServicesKey: services]
+            var dictionary: [String: Any] = [CBMPeripheralManagerRestoredStateServicesKey: services.map(\.0)]
             if let advertisement = restored.advertisement {
                 // What the app advertised (its local name and service UUIDs).
                 dictionary[CBMPeripheralManagerRestoredStateAdvertisementDataKey] = advertisement.dictionary(

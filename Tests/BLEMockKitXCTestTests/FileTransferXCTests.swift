@@ -151,5 +151,7 @@ final class FileTransferXCTests: XCTestCase {
             logs.insert(try await Self.transfer(.realistic(seed: 5)).log)
         }
         XCTAssertEqual(logs.count, 1)
+        // (A log of the whole transfer: the start, and the file's writes.)
+        XCTAssertGreaterThan(logs.first?.components(separatedBy: "\n").count ?? 0, 110)
     }
 }

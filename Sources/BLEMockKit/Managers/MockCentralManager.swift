@@ -128,11 +128,8 @@ public actor MockCentralManager: CentralManaging {
     /// Whether the app was terminated while the system keeps this central for its next
     /// manager (a restore identifier): this object is the dead app's, and letting it go
     /// (``shutDown()``, a front end detaching) must not touch what the successor takes over.
-    var handedOver = false
-
-    /// Whether the app was terminated with a restore identifier (see ``handedOver``): a front
-    /// end drops what its operations still report, as the app is gone.
-    package var isHandedOver: Bool { handedOver }
+    /// (A front end reads it too: it drops what the dead app's operations still report.)
+    package private(set) var handedOver = false
 
     /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }

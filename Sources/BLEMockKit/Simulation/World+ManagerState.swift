@@ -185,7 +185,7 @@ extension World {
             centrals[central]!.state = state
             record(.stateChanged, central: central, detail: state.description)
             deliver(CentralEvent.stateChanged(state), to: central)
-            if state == .poweredOn, !heldForRestoration.isEmpty { releaseHeld(central: central) }
+            if state == .poweredOn, !heldForRestoration.isEmpty { releaseHeld(.central(central)) }
             guard old == .poweredOn else { return }
             stopScan(central: central)
             dropAttempts(ofCentral: central)

@@ -17,7 +17,7 @@ extension World {
     /// discovered) for a successor, while the manager itself goes away.
     mutating func terminate(central: UUID) {
         guard let terminated = centrals[central], terminated.pendingRestoration == nil else { return }
-        guard terminated.configuration.restoreIdentifier != nil else { return shutDown(central: central) }
+        guard keepsForRestoration(.central(central)) else { return shutDown(central: central) }
         let connected = links(ofCentral: central).map(\.peripheral)
         let connecting = attempts.keys.filter { $0.central == central }.map(\.peripheral)
             .sorted { $0.precedes($1) }
@@ -39,20 +39,20 @@ extension World {
         record(.stateChanged, central: central, detail: "app terminated")
         effects.append(.finishEvents(.central(central)))
         // What happens for the app from now on waits for its relaunch.
-        heldForRestoration[central] = []
+        heldForRestoration[.central(central)] = []
     }
 
     /// The app of a peripheral is terminated: without a restore identifier, the peripheral
     /// shuts down; with one, the system keeps its services, advertising and links.
     mutating func terminate(peripheral: UUID) {
         guard let record = peripherals[peripheral], record.pendingRestoration == nil else { return }
-        guard record.configuration.restoreIdentifier != nil else { return shutDown(peripheral: peripheral) }
+        guard keepsForRestoration(.peripheral(peripheral)) else { return shutDown(peripheral: peripheral) }
         peripherals[peripheral]!.pendingRestoration = RestoredPeripheralState(
             services: record.database.localServices, advertisement: record.advertisement)
         self.record(.stateChanged, peripheral: peripheral, detail: "app terminated")
         effects.append(.finishEvents(.peripheral(peripheral)))
         // What happens for the app from now on waits for its relaunch.
-        heldForPeripheralRestoration[peripheral] = []
+        heldForRestoration[.peripheral(peripheral)] = []
     }
 
     /// Whether terminating a manager's app now would keep what it holds for a successor (it has
@@ -102,21 +102,13 @@ extension World {
     /// in their order (a central's once it is powered on: see ``restore(central:configuration:)``).
     mutating func releaseHeld(_ manager: Manager) {
         switch manager {
-        case .central(let central): releaseHeld(central: central)
+        case .central(let central):
+            guard centrals[central]?.pendingRestoration == nil, centrals[central]?.state == .poweredOn else { return }
         case .peripheral(let peripheral):
-            guard peripherals[peripheral]?.pendingRestoration == nil,
-                let held = heldForPeripheralRestoration.removeValue(forKey: peripheral)
-            else { return }
-            for event in held { effects.append(.peripheral(peripheral, event)) }
+            guard peripherals[peripheral]?.pendingRestoration == nil else { return }
         }
-    }
-
-    /// ``releaseHeld(_:)`` for a central.
-    mutating func releaseHeld(central: UUID) {
-        guard centrals[central]?.pendingRestoration == nil, centrals[central]?.state == .poweredOn,
-            let held = heldForRestoration.removeValue(forKey: central)
-        else { return }
-        for event in held { effects.append(.central(central, event)) }
+        guard let held = heldForRestoration.removeValue(forKey: manager) else { return }
+        effects.append(contentsOf: held)
     }
 
     /// A relaunched app's peripheral manager takes over its services, advertising and links.

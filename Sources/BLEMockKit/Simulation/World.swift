@@ -108,12 +108,10 @@ struct World: Sendable {
     /// Peripherals whose front end mirrors their update queue: each time updates leave it, its
     /// new length is reported (``Effect/updateQueue(peripheral:queued:)``).
     var updateQueueReporters = IdentifierSet()
-    /// The events of centrals whose app was terminated with a restore identifier, held for the
-    /// relaunched app's manager until it is powered on (the system relaunches the app for them:
-    /// a notification, a connection or disconnection, a discovery of the scan it kept).
-    var heldForRestoration: [UUID: [CentralEvent]] = [:]
-    /// The same for peripherals whose app was terminated (requests, subscriptions).
-    var heldForPeripheralRestoration: [UUID: [PeripheralEvent]] = [:]
+    /// What happened for managers whose app was terminated with a restore identifier, held
+    /// (as the effects that deliver it) for the relaunched app's manager until it can take it
+    /// (the system relaunches the app for it: a notification, a disconnection, a request).
+    var heldForRestoration: [Manager: [Effect]] = [:]
 
     /// Creates an empty world.
     init(seed: UInt64, timing: LinkTiming) {
@@ -148,8 +146,8 @@ struct World: Sendable {
 
     /// Delivers an event to a central's streams.
     mutating func deliver(_ event: CentralEvent, to central: UUID) {
-        if !heldForRestoration.isEmpty, heldForRestoration[central] != nil, event.waitsForRelaunch {
-            heldForRestoration[central]!.append(event)
+        if !heldForRestoration.isEmpty, heldForRestoration[.central(central)] != nil, event.waitsForRelaunch {
+            heldForRestoration[.central(central)]!.append(.central(central, event))
             return
         }
         effects.append(.central(central, event))
@@ -157,10 +155,8 @@ struct World: Sendable {
 
     /// Delivers an event to a peripheral's streams.
     mutating func deliver(_ event: PeripheralEvent, to peripheral: UUID) {
-        if !heldForPeripheralRestoration.isEmpty, heldForPeripheralRestoration[peripheral] != nil,
-            event.waitsForRelaunch
-        {
-            heldForPeripheralRestoration[peripheral]!.append(event)
+        if !heldForRestoration.isEmpty, heldForRestoration[.peripheral(peripheral)] != nil, event.waitsForRelaunch {
+            heldForRestoration[.peripheral(peripheral)]!.append(.peripheral(peripheral, event))
             return
         }
         effects.append(.peripheral(peripheral, event))
