@@ -28,6 +28,10 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private var centrals: [UUID: CBMCentral] = [:]
     private var queuedUpdates = 0
     private var updatesInFlight = 0
+    /// The manager left `poweredOn`: CoreBluetooth cleared its local database, so what is
+    /// mirrored above goes once it is powered on again (not at once: the simulation still
+    /// reports the unsubscriptions the power loss caused).
+    private var databaseCleared = false
     private var invalidated = false
     private var misuses: [String] = []
 
@@ -305,7 +309,26 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private func handle(_ event: PeripheralEvent) {
         switch event {
         case .stateChanged(let state):
+            // Once powered on again, the services published before are gone (the app adds them
+            // again, often with the same characteristic objects), and so are their subscribers.
+            let cleared = lock.withLock { () -> [CBMMutableCharacteristic] in
+                guard state == .poweredOn else {
+                    databaseCleared = true
+                    return []
+                }
+                guard databaseCleared else { return [] }
+                databaseCleared = false
+                defer {
+                    published.removeAll()
+                    characteristics.removeAll()
+                    subscribers.removeAll()
+                }
+                return Array(characteristics.values)
+            }
             lane.deliver { [self] in
+                for characteristic in cleared {
+                    characteristic.lock.withLock { characteristic.subscribers.removeAll() }
+                }
                 lock.withLock {
                     mirroredState = CBMManagerState(state)
                     if state != .poweredOn { advertising = false }

@@ -279,3 +279,54 @@ final class ChannelRecorder: NSObject, CBMPeripheralManagerDelegate, @unchecked 
         unpublished.append(error.map { "\($0)" } ?? "ok")
     }
 }
+
+extension PeripheralManagerTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "After Bluetooth is turned off and on, the services the app adds again serve requests and notify",
+        arguments: [false, true])
+    func servicesAddedAgainAfterAPowerCycleServeAndNotify(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 35) : .init(seed: 35))
+        let central = MockCentralManager(configuration: realistic ? .realistic(seed: 35) : .fast, bridge: bridge)
+        let (calls, received) = try await bridge.run { @MainActor () -> ([String], Data?) in
+            let app = CounterPeripheral()
+            try await bridge.waitForApp { app.manager.isAdvertising }
+            let identifier = app.manager.simulatedPeripheral!.identifier
+            var found = try await Self.connect(central, to: identifier)
+            var stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
+            try await central.setNotifyValue(true, for: stream)
+            try await bridge.waitForApp { app.subscribers.count == 1 }
+            await bridge.simulate(.peripheralState(identifier, .poweredOff))
+            try await bridge.waitForApp { app.manager.state == .poweredOff && app.stream.subscribedCentrals == [] }
+            #expect(!app.manager.updateValue(Data([1]), for: app.stream, onSubscribedCentrals: nil))
+            await bridge.simulate(.peripheralState(identifier, .poweredOn))
+            // The app adds its service again (a new service object with the same characteristic
+            // objects) and advertises.
+            try await bridge.waitForApp { app.manager.isAdvertising }
+            await central.stopScan()
+            found = try await Self.connect(central, to: identifier)
+            stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
+            let counter = try #require(found.first { $0.uuid == CounterPeripheral.counterUUID.bluetoothUUID })
+            #expect(try await central.readValue(for: counter) == Data([1]))
+            let events = central.events()
+            try await central.setNotifyValue(true, for: stream)
+            try await bridge.waitForApp { app.subscribers.count == 2 }
+            #expect(app.stream.subscribedCentrals?.map(\.identifier) == [central.identifier])
+            #expect(app.manager.updateValue(Data([9]), for: app.stream, onSubscribedCentrals: nil))
+            await bridge.waitUntil { $0.log.contains { $0.kind == .notification } }
+            for await event in events {
+                if case .valueUpdated(_, let value) = event { return (app.calls, value) }
+            }
+            return (app.calls, nil)
+        }
+        #expect(received == Data([9]))
+        let service = CounterPeripheral.service.uuidString
+        let stream = CounterPeripheral.streamUUID.uuidString
+        #expect(
+            calls == [
+                "state poweredOn", "added \(service)", "advertising", "subscribed \(stream)", "state poweredOff",
+                "unsubscribed \(stream)", "state poweredOn", "added \(service)", "advertising",
+                "read \(CounterPeripheral.counterUUID.uuidString) offset 0", "subscribed \(stream)",
+            ])
+    }
+}

@@ -66,6 +66,7 @@ struct ExploreCommandTests {
             fragment.contains(
                 #""conditions": {"mtu":184,"connectionInterval":"0.03s","packetsPerConnectionEvent":4}"#))
         let replay = try scenario(with: fragment)
+        defer { try? FileManager.default.removeItem(at: replay.deletingLastPathComponent()) }
         let (runStatus, runOutput) = await run(["run", replay.path])
         #expect(runStatus == .failure)
         #expect(runOutput.error.contains("step 1 (connect, line "))
