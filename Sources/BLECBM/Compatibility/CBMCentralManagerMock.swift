@@ -51,11 +51,15 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
         simulateStateChange(state, "simulateInitialState(_:)")
     }
 
-    /// Bluetooth is turned on: every manager, and those created later.
+    /// Bluetooth is turned on: every central manager; managers of either role created later start
+    /// powered on.
     public static func simulatePowerOn() { simulateStateChange(.poweredOn, "simulatePowerOn()") }
 
-    /// Bluetooth is turned off: every manager, and those created later. Managers forget their
-    /// peripherals (the objects are invalid, as in CoreBluetooth).
+    /// Bluetooth is turned off: every central manager; managers of either role created later start
+    /// powered off. Central managers forget their peripherals (the objects are invalid, as in
+    /// CoreBluetooth). Existing peripheral managers are left alone, as a `CBMPeripheralManager`
+    /// on the bridge often plays another device; turn one off with
+    /// `simulatedPeripheral?.simulateStateChange(.poweredOff)`.
     public static func simulatePowerOff() { simulateStateChange(.poweredOff, "simulatePowerOff()") }
 
     private static func simulateStateChange(_ state: CBMManagerState, _ call: String) {
