@@ -132,14 +132,22 @@ open class CBMMutableDescriptor: CBMDescriptor, @unchecked Sendable {
 
 /// A remote central as the app's peripheral manager sees it (`CBCentral`).
 open class CBMCentral: CBMPeer, @unchecked Sendable {
-    // @unchecked Sendable: immutable after init.
+    // @unchecked Sendable: `updateLength` is only read and written with `lock` held.
+    private let lock = Lock()
+    private var updateLength: Int
 
-    /// The longest value one notification or indication can carry to it (ATT_MTU − 3).
-    public let maximumUpdateValueLength: Int
+    /// The longest value one notification or indication can carry to it (ATT_MTU − 3) on its
+    /// current link: the same object follows the central when it reconnects with another ATT_MTU.
+    public var maximumUpdateValueLength: Int { lock.withLock { updateLength } }
 
     init(_ central: RemoteCentral) {
-        maximumUpdateValueLength = central.maximumUpdateValueLength
+        updateLength = central.maximumUpdateValueLength
         super.init(identifier: central.identifier)
+    }
+
+    /// Takes the current link's figure (the peripheral manager's engine, as its events arrive).
+    func update(_ central: RemoteCentral) {
+        lock.withLock { updateLength = central.maximumUpdateValueLength }
     }
 }
 

@@ -298,7 +298,10 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// The object for a central (the same one each time).
     private func centralObject(_ remote: RemoteCentral) -> CBMCentral {
         lock.withLock {
-            if let existing = centrals[remote.identifier] { return existing }
+            if let existing = centrals[remote.identifier] {
+                existing.update(remote)
+                return existing
+            }
             let created = CBMCentral(remote)
             centrals[remote.identifier] = created
             return created
@@ -410,7 +413,9 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             let restoredState = UncheckedDictionary(dictionary)
             tell { manager, delegate in delegate.peripheralManager(manager, willRestoreState: restoredState.value) }
         case .l2capChannelOpened(let channel):
-            let peer = CBMCentral(RemoteCentral(identifier: channel.peer, maximumUpdateValueLength: 20))
+            // The central the app knows from its requests and subscriptions, with its link's figure.
+            let length = peripheral.assumeIsolated { $0.maximumUpdateValueLength(for: channel.peer) } ?? 20
+            let peer = centralObject(RemoteCentral(identifier: channel.peer, maximumUpdateValueLength: length))
             let opened = CBML2CAPChannel(psm: channel.psm, peer: peer, channel: channel)
             tell { manager, delegate in delegate.peripheralManager(manager, didOpen: opened, error: nil) }
         }

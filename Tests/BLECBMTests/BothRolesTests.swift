@@ -87,6 +87,11 @@ struct BothRolesTests {
             #expect(client.opened?.psm == server.psm)
             #expect(client.opened?.peer === client.peripheral)
             #expect(server.opened?.peer.identifier == client.manager.simulatedCentral?.identifier)
+            // The peer is a central with its link's figure (512 fast; ATT_MTU − 3 realistic).
+            let length = await server.manager.simulatedPeripheral!.maximumUpdateValueLength(
+                for: client.manager.simulatedCentral!.identifier)
+            #expect((server.opened?.peer as? CBMCentral)?.maximumUpdateValueLength == length)
+            #expect(length == (realistic ? 182 : 512))
             let incoming = try #require(server.opened?.channel).incoming
             try await #require(client.opened?.channel).send(Data("hello".utf8))
             for await data in incoming { return data }

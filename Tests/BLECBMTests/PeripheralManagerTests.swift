@@ -330,3 +330,38 @@ extension PeripheralManagerTests {
             ])
     }
 }
+
+extension PeripheralManagerTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A central's maximumUpdateValueLength is its current link's, after it reconnects with another ATT_MTU")
+    func aCentralsUpdateLengthFollowsItsCurrentLink() async throws {
+        var differed = 0
+        for seed in UInt64(40)..<48 {
+            let bridge = MockBLEBridge(configuration: .realistic(seed: seed))
+            var configuration = MockCentralManager.Configuration.realistic(seed: seed)
+            configuration.mtu = .realistic(23...517)
+            let central = MockCentralManager(configuration: configuration, bridge: bridge)
+            let lengths = try await bridge.run { @MainActor () -> [(seen: Int, link: Int)] in
+                let app = CounterPeripheral()
+                try await bridge.waitForApp { app.manager.isAdvertising }
+                let identifier = app.manager.simulatedPeripheral!.identifier
+                var lengths: [(seen: Int, link: Int)] = []
+                for connection in 1...2 {
+                    let found = try await Self.connect(central, to: identifier)
+                    await central.stopScan()
+                    let stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
+                    try await central.setNotifyValue(true, for: stream)
+                    try await bridge.waitForApp { app.subscribers.count == connection }
+                    let link = await app.manager.simulatedPeripheral!.maximumUpdateValueLength(for: central.identifier)
+                    lengths.append((app.subscribers[connection - 1].maximumUpdateValueLength, try #require(link)))
+                    try await central.cancelPeripheralConnection(identifier)
+                }
+                return lengths
+            }
+            #expect(lengths.map(\.seen) == lengths.map(\.link), "seed \(seed)")
+            if lengths[0].link != lengths[1].link { differed += 1 }
+        }
+        // The draws gave some central a different ATT_MTU on its second link.
+        #expect(differed > 0)
+    }
+}
