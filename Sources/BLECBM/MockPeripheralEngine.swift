@@ -22,7 +22,10 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private var advertising = false
     /// Published characteristics by handle, and the services the app added, by object.
     private var characteristics: [UInt16: CBMMutableCharacteristic] = [:]
-    private var published: [ObjectIdentifier: LocalService] = [:]
+    /// The services the app added, by object, each kept with what it stands for (kept alive, as
+    /// CoreBluetooth keeps the services in its database: the app may let go of its reference,
+    /// and the characteristics still name their service).
+    private var published: [ObjectIdentifier: (object: CBMMutableService, local: LocalService)] = [:]
     /// Subscribed centrals per characteristic handle, in the order they subscribed.
     private var subscribers: [UInt16: [CBMCentral]] = [:]
     private var centrals: [UUID: CBMCentral] = [:]
@@ -157,7 +160,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             do {
                 let local = try peripheral.add(gatt)
                 lock.withLock {
-                    published[ObjectIdentifier(service)] = local
+                    published[ObjectIdentifier(service)] = (service, local)
                     for (object, published) in zip(characteristicObjects, local.characteristics) {
                         characteristics[published.handle] = object
                     }
@@ -171,17 +174,38 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     }
 
     func remove(_ service: CBMMutableService) {
-        guard let local = lock.withLock({ published.removeValue(forKey: ObjectIdentifier(service)) }) else { return }
-        lock.withLock { for characteristic in local.characteristics { characteristics[characteristic.handle] = nil } }
+        let removed = lock.withLock { () -> (LocalService, [CBMMutableCharacteristic])? in
+            guard let local = published.removeValue(forKey: ObjectIdentifier(service))?.local else { return nil }
+            return (local, local.characteristics.compactMap { forget($0.handle) })
+        }
+        guard let (local, objects) = removed else { return }
+        Self.unsubscribeAll(objects)
         lane.command { try? $0.remove(local) }
     }
 
     func removeAllServices() {
-        lock.withLock {
-            published.removeAll()
-            characteristics.removeAll()
+        let objects = lock.withLock { () -> [CBMMutableCharacteristic] in
+            defer {
+                published.removeAll()
+                characteristics.removeAll()
+                subscribers.removeAll()
+            }
+            return Array(characteristics.values)
         }
+        Self.unsubscribeAll(objects)
         lane.command { $0.removeAllServices() }
+    }
+
+    /// With the lock held: drops a published characteristic and its subscribers (the simulation
+    /// ends subscriptions to a removed service without telling the app), returning its object.
+    private func forget(_ handle: UInt16) -> CBMMutableCharacteristic? {
+        subscribers[handle] = nil
+        return characteristics.removeValue(forKey: handle)
+    }
+
+    /// Empties the subscribed centrals of characteristics no longer published.
+    private static func unsubscribeAll(_ objects: [CBMMutableCharacteristic]) {
+        for characteristic in objects { characteristic.lock.withLock { characteristic.subscribers.removeAll() } }
     }
 
     func startAdvertising(_ advertisementData: [String: Any]?) {
@@ -213,7 +237,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         let decision = lock.withLock { () -> (local: LocalCharacteristic, targets: Int)? in
             guard lockedPoweredOn("updateValue"),
                 let handle = characteristics.first(where: { $0.value === characteristic })?.key,
-                let local = published.values.lazy.flatMap(\.characteristics).first(where: { $0.handle == handle })
+                let local = published.values.lazy.flatMap(\.local.characteristics).first(where: { $0.handle == handle })
             else { return nil }
             let targets = (subscribers[handle] ?? []).filter { subscriber in
                 centrals?.contains { $0.identifier == subscriber.identifier } ?? true
@@ -329,9 +353,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 return Array(characteristics.values)
             }
             lane.deliver { [self] in
-                for characteristic in cleared {
-                    characteristic.lock.withLock { characteristic.subscribers.removeAll() }
-                }
+                Self.unsubscribeAll(cleared)
                 lock.withLock {
                     mirroredState = CBMManagerState(state)
                     if state != .poweredOn { advertising = false }
@@ -396,7 +418,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             }
             lock.withLock {
                 for ((service, _), local) in zip(services, restored.services) {
-                    published[ObjectIdentifier(service)] = local
+                    published[ObjectIdentifier(service)] = (service, local)
                 }
                 for (object, local) in pairs {
                     characteristics[local.handle] = object

@@ -365,3 +365,53 @@ extension PeripheralManagerTests {
         #expect(differed > 0)
     }
 }
+
+extension PeripheralManagerTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A service removed while a central is subscribed and added again starts with no subscribers, and notifies",
+        arguments: [(false, true), (true, false)])
+    func aServiceRemovedAndAddedAgainStartsWithNoSubscribers(realistic: Bool, removingAll: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 37) : .init(seed: 37))
+        let central = MockCentralManager(configuration: realistic ? .realistic(seed: 37) : .fast, bridge: bridge)
+        let (calls, received) = try await bridge.run { @MainActor () -> ([String], Data?) in
+            let app = CounterPeripheral()
+            try await bridge.waitForApp { app.manager.isAdvertising }
+            let identifier = app.manager.simulatedPeripheral!.identifier
+            var found = try await Self.connect(central, to: identifier)
+            var stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
+            try await central.setNotifyValue(true, for: stream)
+            try await bridge.waitForApp { app.subscribers.count == 1 }
+            if removingAll {
+                app.manager.removeAllServices()
+            } else {
+                app.manager.remove(try #require(app.stream.service as? CBMMutableService))
+            }
+            let service = CBMMutableService(type: CounterPeripheral.service, primary: true)
+            service.characteristics = [app.counter, app.command, app.stream, app.version]
+            app.manager.add(service)
+            try await bridge.waitForApp { app.calls.filter { $0.hasPrefix("added") }.count == 2 }
+            #expect(app.stream.subscribedCentrals ?? [] == [])
+            let events = central.events()
+            found = try await central.discoverAll(for: identifier)
+            stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
+            try await central.setNotifyValue(true, for: stream)
+            try await bridge.waitForApp { app.subscribers.count == 2 }
+            #expect(app.stream.subscribedCentrals?.map(\.identifier) == [central.identifier])
+            #expect(app.manager.updateValue(Data([5]), for: app.stream, onSubscribedCentrals: nil))
+            for await event in events {
+                if case .valueUpdated(_, let value) = event { return (app.calls, value) }
+            }
+            return (app.calls, nil)
+        }
+        #expect(received == Data([5]))
+        // The simulation ends the subscription with the service, telling the app nothing.
+        let service = CounterPeripheral.service.uuidString
+        let stream = CounterPeripheral.streamUUID.uuidString
+        #expect(
+            calls == [
+                "state poweredOn", "added \(service)", "advertising", "subscribed \(stream)", "added \(service)",
+                "subscribed \(stream)", "advertising",
+            ])
+    }
+}
