@@ -415,3 +415,47 @@ extension PeripheralManagerTests {
             ])
     }
 }
+
+extension PeripheralManagerTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A full update queue empties when its only central leaves, and updates flow again once it is back")
+    func aFullUpdateQueueEmptiesWhenItsCentralLeaves() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 13))
+        let central = MockCentralManager(configuration: .realistic(seed: 13), bridge: bridge)
+        let (accepted, calls) = try await bridge.run { @MainActor () -> (Int, [String]) in
+            let app = CounterPeripheral()
+            try await bridge.waitForApp { app.manager.isAdvertising }
+            let identifier = app.manager.simulatedPeripheral!.identifier
+            var found = try await Self.connect(central, to: identifier)
+            var stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
+            try await central.setNotifyValue(true, for: stream)
+            try await bridge.waitForApp { app.subscribers.count == 1 }
+            var accepted = 0
+            while app.manager.updateValue(Data([UInt8(accepted)]), for: app.stream, onSubscribedCentrals: nil) {
+                accepted += 1
+                if accepted == 1_000 { break }
+            }
+            // The central walks away with the queue full.
+            try await central.cancelPeripheralConnection(identifier)
+            try await bridge.waitForApp { app.calls.last == "unsubscribed \(CounterPeripheral.streamUUID)" }
+            await central.stopScan()
+            found = try await Self.connect(central, to: identifier)
+            stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
+            try await central.setNotifyValue(true, for: stream)
+            try await bridge.waitForApp { app.subscribers.count == 2 }
+            #expect(app.manager.updateValue(Data([0xEE]), for: app.stream, onSubscribedCentrals: nil))
+            await bridge.advance(by: .seconds(2))
+            return (accepted, app.calls)
+        }
+        #expect(accepted == 20)
+        let stream = CounterPeripheral.streamUUID.uuidString
+        #expect(
+            calls.filter { $0.hasSuffix(stream) } == [
+                "subscribed \(stream)", "unsubscribed \(stream)", "subscribed \(stream)",
+            ])
+        // The updates queued for the central that left are dropped with its link; the one sent
+        // after it came back reaches it.
+        let sent = await bridge.log.filter { $0.kind == .notification && $0.error == nil }.compactMap(\.value)
+        #expect(sent == [Data([0xEE])])
+    }
+}
