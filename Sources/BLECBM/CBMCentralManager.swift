@@ -59,7 +59,8 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
     ///   - queue: The queue callbacks arrive on (the main queue when `nil`).
     ///   - options: CoreBluetooth's options (restore identifier, power alert).
     ///   - configuration: The simulated central's behaviour; `nil` picks fast or realistic
-    ///     from the bridge's timing.
+    ///     from the bridge's timing, pairing as CoreBluetooth does when an access needs
+    ///     encryption (at once in fast mode). A configuration given here is used as it is.
     public init(
         bridge: MockBLEBridge, delegate: (any CBMCentralManagerDelegate)?, queue: DispatchQueue?,
         options: [String: Any]? = nil, configuration: MockCentralManager.Configuration? = nil

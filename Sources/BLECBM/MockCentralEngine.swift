@@ -49,9 +49,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         bridge: MockBLEBridge, queue: DispatchQueue?, options: [String: Any]?,
         configuration: MockCentralManager.Configuration?
     ) {
-        var configuration =
-            configuration
-            ?? (bridge.configuration.timing.isInstant ? .fast : .realistic(seed: bridge.configuration.seed))
+        var configuration = configuration ?? Self.defaultConfiguration(on: bridge)
         if let restoreIdentifier = options?[CBMCentralManagerOptionRestoreIdentifierKey] as? String {
             configuration.restoreIdentifier = restoreIdentifier
         }
@@ -66,6 +64,16 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         lane = FrontEndLane(bridge: bridge, target: central, key: central.identifier, queue: queue)
         specs = SpecSimulation.registry(on: bridge)
         Self.registry(on: bridge).add(self)
+    }
+
+    /// A CoreBluetooth-shaped central's configuration when the test gives none: the bridge's
+    /// mode, and pairing as CoreBluetooth does it, on its own when an access needs encryption
+    /// (at once in fast mode, where the async API's central never pairs unless told to).
+    static func defaultConfiguration(on bridge: MockBLEBridge) -> MockCentralManager.Configuration {
+        guard bridge.configuration.timing.isInstant else { return .realistic(seed: bridge.configuration.seed) }
+        var fast = MockCentralManager.Configuration.fast
+        fast.pairing = .automatic(duration: .zero, outcome: .succeeds)
+        return fast
     }
 
     // MARK: The engines of a bridge

@@ -45,7 +45,9 @@ public actor MockCentralManager: CentralManaging {
         /// Failures to inject into this central's operations. Defaults to none.
         public var errorInjection: [ErrorInjection]
         /// Whether the central pairs when an access needs encryption. Defaults to
-        /// ``PairingBehavior/never``; the realistic preset pairs on first access, as iOS does.
+        /// ``PairingBehavior/never``; the realistic preset pairs on first access, as iOS does
+        /// (and so does a CoreBluetooth-shaped central made without a configuration, at once in
+        /// fast mode).
         public var pairing: PairingBehavior
         /// Whether the user allows peripherals that request it (see
         /// ``MockPeripheralManager/Configuration/requestsANCSAuthorization``) to receive ANCS
