@@ -115,8 +115,12 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
 
     /// The calls CoreBluetooth would have refused with an "API MISUSE" log and ignored, with no
     /// callback (adding a service, advertising, updating a value or publishing a channel while
-    /// not powered on), oldest first. A test can assert it is empty.
-    public var apiMisuses: [String] { (backend as? MockPeripheralEngine)?.apiMisuses ?? [] }
+    /// not powered on), oldest first. A test can assert it is empty. A manager made with no bridge
+    /// current and no ``SimulatedSystem`` installed, on a platform without CoreBluetooth, is
+    /// `unsupported`: the commands it ignored are listed here too.
+    public var apiMisuses: [String] {
+        (backend as? MockPeripheralEngine)?.apiMisuses ?? (backend as? UnsupportedPeripheralBackend)?.notes.all ?? []
+    }
 }
 
 /// Connection latencies a peripheral manager may ask for (`CBPeripheralManagerConnectionLatency`).
@@ -145,8 +149,9 @@ protocol PeripheralBackend: AnyObject, Sendable {
 
 /// A peripheral manager on a system without Bluetooth LE: `unsupported`, every call ignored.
 final class UnsupportedPeripheralBackend: PeripheralBackend, @unchecked Sendable {
-    // @unchecked Sendable: immutable after init.
+    // @unchecked Sendable: immutable after init (`notes` keeps its own lock).
     let queue: DispatchQueue
+    let notes = UnsupportedSystemNotes(manager: "peripheral manager", type: "CBMPeripheralManager")
 
     init(queue: DispatchQueue) { self.queue = queue }
 
@@ -160,15 +165,18 @@ final class UnsupportedPeripheralBackend: PeripheralBackend, @unchecked Sendable
         }
     }
 
-    func add(_ service: CBMMutableService) {}
+    func add(_ service: CBMMutableService) { notes.ignored("add") }
     func remove(_ service: CBMMutableService) {}
     func removeAllServices() {}
-    func startAdvertising(_ advertisementData: [String: Any]?) {}
+    func startAdvertising(_ advertisementData: [String: Any]?) { notes.ignored("startAdvertising") }
     func stopAdvertising() {}
     func updateValue(_ value: Data, for characteristic: CBMMutableCharacteristic, onSubscribedCentrals: [CBMCentral]?)
         -> Bool
-    { false }
+    {
+        notes.ignored("updateValue")
+        return false
+    }
     func respond(to request: CBMATTRequest, withResult result: CBMATTError.Code) {}
-    func publishL2CAPChannel(withEncryption encryptionRequired: Bool) {}
+    func publishL2CAPChannel(withEncryption encryptionRequired: Bool) { notes.ignored("publishL2CAPChannel") }
     func unpublishL2CAPChannel(_ psm: UInt16) {}
 }

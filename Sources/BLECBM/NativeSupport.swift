@@ -79,10 +79,43 @@ enum NativeSupport {
     #endif
 }
 
+/// The commands a manager on a system without Bluetooth LE ignored, noted as CoreBluetooth logs
+/// "API MISUSE" for commands while not powered on; and, once, a warning that says why the
+/// manager is unsupported (no test bridge was current and no ``SimulatedSystem`` installed when
+/// it was made), so a test that forgot to install one hears of it.
+final class UnsupportedSystemNotes: @unchecked Sendable {
+    // @unchecked Sendable: `misuses` is only read and written with `lock` held.
+    private let lock = Lock()
+    private var misuses: [String] = []
+    private let manager: String
+
+    /// Notes for a manager described as `manager` ("manager", "peripheral manager").
+    init(manager: String, type: String) {
+        self.manager = manager
+        Warning.emit(
+            "a \(type) was created with no test bridge current and no SimulatedSystem installed: this platform "
+                + "has no Bluetooth LE, so it reports unsupported and ignores every call. Create it inside "
+                + "bridge.run { } or on a bridge (init(bridge:delegate:queue:)), or install a SimulatedSystem first "
+                + "(installSimulatedSystem() in XCTest, the .simulatedSystem trait in Swift Testing).")
+    }
+
+    /// Notes a command the manager ignored.
+    func ignored(_ call: String) {
+        lock.withLock {
+            misuses.append(
+                "\(call): the \(manager) is not powered on (unsupported: no test bridge or SimulatedSystem)")
+        }
+    }
+
+    /// The ignored commands, oldest first.
+    var all: [String] { lock.withLock { misuses } }
+}
+
 /// A central on a system without Bluetooth LE: `unsupported`, and every call ignored.
 final class UnsupportedCentralBackend: CentralBackend, @unchecked Sendable {
-    // @unchecked Sendable: immutable after init.
+    // @unchecked Sendable: immutable after init (`notes` keeps its own lock).
     let queue: DispatchQueue
+    let notes = UnsupportedSystemNotes(manager: "manager", type: "CBMCentralManager")
 
     init(queue: DispatchQueue) { self.queue = queue }
 
@@ -99,9 +132,11 @@ final class UnsupportedCentralBackend: CentralBackend, @unchecked Sendable {
         }
     }
 
-    func scanForPeripherals(withServices serviceUUIDs: [CBMUUID]?, options: [String: Any]?) {}
+    func scanForPeripherals(withServices serviceUUIDs: [CBMUUID]?, options: [String: Any]?) {
+        notes.ignored("scanForPeripherals")
+    }
     func stopScan() {}
-    func connect(_ peripheral: CBMPeripheral, options: [String: Any]?) {}
+    func connect(_ peripheral: CBMPeripheral, options: [String: Any]?) { notes.ignored("connect") }
     func cancelPeripheralConnection(_ peripheral: CBMPeripheral) {}
     func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [CBMPeripheral] { [] }
     func retrieveConnectedPeripherals(withServices serviceUUIDs: [CBMUUID]) -> [CBMPeripheral] { [] }

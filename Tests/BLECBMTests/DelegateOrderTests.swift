@@ -217,12 +217,21 @@ struct DelegateOrderTests {
         #expect(written.map { $0.value?.first } == (0..<20).map { UInt8($0) })
     }
 
-    @Test func aManagerCreatedOutsideAnyBridgeScopeReportsUnsupported() async {
-        let manager = CBMCentralManager(delegate: nil, queue: DispatchQueue(label: "test"))
-        #expect(manager.state == .unsupported)
-        #expect(manager.simulatedCentral == nil)
-        #expect(manager.retrievePeripherals(withIdentifiers: [UUID()]).isEmpty)
-    }
+    #if !canImport(CoreBluetooth)
+        // (Where CoreBluetooth exists, such a manager is CoreBluetooth's own.)
+        @Test func aManagerCreatedOutsideAnyBridgeScopeReportsUnsupportedAndListsWhatItIgnored() async {
+            let manager = CBMCentralManager(delegate: nil, queue: DispatchQueue(label: "test"))
+            #expect(manager.state == .unsupported)
+            #expect(manager.simulatedCentral == nil)
+            #expect(manager.retrievePeripherals(withIdentifiers: [UUID()]).isEmpty)
+            #expect(manager.apiMisuses == [])
+            manager.scanForPeripherals(withServices: nil)
+            #expect(
+                manager.apiMisuses == [
+                    "scanForPeripherals: the manager is not powered on (unsupported: no test bridge or SimulatedSystem)"
+                ])
+        }
+    #endif
 
     @Test func uuidsBehaveAsCoreBluetoothsDo() throws {
         #expect(CBMUUID(string: "180d").uuidString == "180D")

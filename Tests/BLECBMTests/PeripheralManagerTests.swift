@@ -222,13 +222,25 @@ struct PeripheralManagerTests {
         #expect(!advertising)
     }
 
-    @Test func aPeripheralManagerOutsideAnyBridgeReportsUnsupported() {
-        let manager = CBMPeripheralManager(delegate: nil, queue: DispatchQueue(label: "test"))
-        #expect(manager.state == .unsupported)
-        #expect(manager.simulatedPeripheral == nil)
-        #expect(manager.apiMisuses == [])
-        #expect(!manager.updateValue(Data(), for: CounterPeripheral().stream, onSubscribedCentrals: nil))
-    }
+    #if !canImport(CoreBluetooth)
+        // (Where CoreBluetooth exists, such a manager is CoreBluetooth's own.)
+        @Test func aPeripheralManagerOutsideAnyBridgeReportsUnsupportedAndListsWhatItIgnored() {
+            let manager = CBMPeripheralManager(delegate: nil, queue: DispatchQueue(label: "test"))
+            #expect(manager.state == .unsupported)
+            #expect(manager.simulatedPeripheral == nil)
+            #expect(manager.apiMisuses == [])
+            #expect(!manager.updateValue(Data(), for: CounterPeripheral().stream, onSubscribedCentrals: nil))
+            manager.add(CBMMutableService(type: CounterPeripheral.service, primary: true))
+            manager.startAdvertising(nil)
+            manager.publishL2CAPChannel(withEncryption: false)
+            let reason = "the peripheral manager is not powered on (unsupported: no test bridge or SimulatedSystem)"
+            #expect(
+                manager.apiMisuses == [
+                    "updateValue: \(reason)", "add: \(reason)", "startAdvertising: \(reason)",
+                    "publishL2CAPChannel: \(reason)",
+                ])
+        }
+    #endif
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func servicesAdvertisingAndChannelsCanBeWithdrawn() async throws {
