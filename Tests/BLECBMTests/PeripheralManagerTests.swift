@@ -102,6 +102,35 @@ struct PeripheralManagerTests {
         return try await central.discoverAll(for: peripheral)
     }
 
+    /// Subscribes `central` to the counter app's stream characteristic (among `found`) and waits
+    /// until the app has heard of its `subscriptions`th subscription.
+    @MainActor
+    static func subscribe(
+        _ central: MockCentralManager, among found: [RemoteCharacteristic], app: CounterPeripheral,
+        subscriptions: Int
+    ) async throws {
+        let stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
+        try await central.setNotifyValue(true, for: stream)
+        try await central.bridge.waitForApp { app.subscribers.count == subscriptions }
+    }
+
+    /// Subscribes `central` to the app's stream once more (the app's second subscription), checks
+    /// that the stream lists that central alone, sends `value` from the app, and returns the
+    /// value of the first notification `events` brings.
+    @MainActor
+    static func subscribeAgainAndNotify(
+        _ value: Data, central: MockCentralManager, among found: [RemoteCharacteristic], app: CounterPeripheral,
+        events: AsyncStream<CentralEvent>
+    ) async throws -> Data? {
+        try await subscribe(central, among: found, app: app, subscriptions: 2)
+        #expect(app.stream.subscribedCentrals?.map(\.identifier) == [central.identifier])
+        #expect(app.manager.updateValue(value, for: app.stream, onSubscribedCentrals: nil))
+        for await event in events {
+            if case .valueUpdated(_, let value) = event { return value }
+        }
+        return nil
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func aCoreBluetoothStylePeripheralAppAnswersReadsWritesAndNotifies(realistic: Bool) async throws {
@@ -162,9 +191,7 @@ struct PeripheralManagerTests {
             let app = CounterPeripheral()
             try await bridge.waitForApp { app.manager.isAdvertising }
             let found = try await Self.connect(central, to: app.manager.simulatedPeripheral!.identifier)
-            let stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
-            try await central.setNotifyValue(true, for: stream)
-            try await bridge.waitForApp { app.subscribers.count == 1 }
+            try await Self.subscribe(central, among: found, app: app, subscriptions: 1)
             var accepted = 0
             while app.manager.updateValue(Data([UInt8(accepted)]), for: app.stream, onSubscribedCentrals: nil) {
                 accepted += 1
@@ -305,9 +332,7 @@ extension PeripheralManagerTests {
             try await bridge.waitForApp { app.manager.isAdvertising }
             let identifier = app.manager.simulatedPeripheral!.identifier
             var found = try await Self.connect(central, to: identifier)
-            var stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
-            try await central.setNotifyValue(true, for: stream)
-            try await bridge.waitForApp { app.subscribers.count == 1 }
+            try await Self.subscribe(central, among: found, app: app, subscriptions: 1)
             await bridge.simulate(.peripheralState(identifier, .poweredOff))
             try await bridge.waitForApp { app.manager.state == .poweredOff && app.stream.subscribedCentrals == [] }
             #expect(!app.manager.updateValue(Data([1]), for: app.stream, onSubscribedCentrals: nil))
@@ -317,19 +342,12 @@ extension PeripheralManagerTests {
             try await bridge.waitForApp { app.manager.isAdvertising }
             await central.stopScan()
             found = try await Self.connect(central, to: identifier)
-            stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
             let counter = try #require(found.first { $0.uuid == CounterPeripheral.counterUUID.bluetoothUUID })
             #expect(try await central.readValue(for: counter) == Data([1]))
             let events = central.events()
-            try await central.setNotifyValue(true, for: stream)
-            try await bridge.waitForApp { app.subscribers.count == 2 }
-            #expect(app.stream.subscribedCentrals?.map(\.identifier) == [central.identifier])
-            #expect(app.manager.updateValue(Data([9]), for: app.stream, onSubscribedCentrals: nil))
-            await bridge.waitUntil { $0.log.contains { $0.kind == .notification } }
-            for await event in events {
-                if case .valueUpdated(_, let value) = event { return (app.calls, value) }
-            }
-            return (app.calls, nil)
+            let value = try await Self.subscribeAgainAndNotify(
+                Data([9]), central: central, among: found, app: app, events: events)
+            return (app.calls, value)
         }
         #expect(received == Data([9]))
         let service = CounterPeripheral.service.uuidString
@@ -361,9 +379,7 @@ extension PeripheralManagerTests {
                 for connection in 1...2 {
                     let found = try await Self.connect(central, to: identifier)
                     await central.stopScan()
-                    let stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
-                    try await central.setNotifyValue(true, for: stream)
-                    try await bridge.waitForApp { app.subscribers.count == connection }
+                    try await Self.subscribe(central, among: found, app: app, subscriptions: connection)
                     let link = await app.manager.simulatedPeripheral!.maximumUpdateValueLength(for: central.identifier)
                     lengths.append((app.subscribers[connection - 1].maximumUpdateValueLength, try #require(link)))
                     try await central.cancelPeripheralConnection(identifier)
@@ -391,9 +407,7 @@ extension PeripheralManagerTests {
             try await bridge.waitForApp { app.manager.isAdvertising }
             let identifier = app.manager.simulatedPeripheral!.identifier
             var found = try await Self.connect(central, to: identifier)
-            var stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
-            try await central.setNotifyValue(true, for: stream)
-            try await bridge.waitForApp { app.subscribers.count == 1 }
+            try await Self.subscribe(central, among: found, app: app, subscriptions: 1)
             if removingAll {
                 app.manager.removeAllServices()
             } else {
@@ -406,15 +420,9 @@ extension PeripheralManagerTests {
             #expect(app.stream.subscribedCentrals ?? [] == [])
             let events = central.events()
             found = try await central.discoverAll(for: identifier)
-            stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
-            try await central.setNotifyValue(true, for: stream)
-            try await bridge.waitForApp { app.subscribers.count == 2 }
-            #expect(app.stream.subscribedCentrals?.map(\.identifier) == [central.identifier])
-            #expect(app.manager.updateValue(Data([5]), for: app.stream, onSubscribedCentrals: nil))
-            for await event in events {
-                if case .valueUpdated(_, let value) = event { return (app.calls, value) }
-            }
-            return (app.calls, nil)
+            let value = try await Self.subscribeAgainAndNotify(
+                Data([5]), central: central, among: found, app: app, events: events)
+            return (app.calls, value)
         }
         #expect(received == Data([5]))
         // The simulation ends the subscription with the service, telling the app nothing.
@@ -439,9 +447,7 @@ extension PeripheralManagerTests {
             try await bridge.waitForApp { app.manager.isAdvertising }
             let identifier = app.manager.simulatedPeripheral!.identifier
             var found = try await Self.connect(central, to: identifier)
-            var stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
-            try await central.setNotifyValue(true, for: stream)
-            try await bridge.waitForApp { app.subscribers.count == 1 }
+            try await Self.subscribe(central, among: found, app: app, subscriptions: 1)
             var accepted = 0
             while app.manager.updateValue(Data([UInt8(accepted)]), for: app.stream, onSubscribedCentrals: nil) {
                 accepted += 1
@@ -452,9 +458,7 @@ extension PeripheralManagerTests {
             try await bridge.waitForApp { app.calls.last == "unsubscribed \(CounterPeripheral.streamUUID)" }
             await central.stopScan()
             found = try await Self.connect(central, to: identifier)
-            stream = try #require(found.first { $0.uuid == CounterPeripheral.streamUUID.bluetoothUUID })
-            try await central.setNotifyValue(true, for: stream)
-            try await bridge.waitForApp { app.subscribers.count == 2 }
+            try await Self.subscribe(central, among: found, app: app, subscriptions: 2)
             #expect(app.manager.updateValue(Data([0xEE]), for: app.stream, onSubscribedCentrals: nil))
             await bridge.advance(by: .seconds(2))
             return (accepted, app.calls)
