@@ -115,9 +115,11 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
 
     /// The calls CoreBluetooth would have refused with an "API MISUSE" log and ignored, with no
     /// callback (adding a service, advertising, updating a value or publishing a channel while
-    /// not powered on), oldest first. A test can assert it is empty. A manager made with no bridge
-    /// current and no ``SimulatedSystem`` installed, on a platform without CoreBluetooth, is
-    /// `unsupported`: the commands it ignored are listed here too.
+    /// not powered on), oldest first. A test can assert it is empty.
+    ///
+    /// A manager made with no bridge current and no ``SimulatedSystem`` installed, on a
+    /// platform without CoreBluetooth, is `unsupported`: the commands it ignored are listed here
+    /// too.
     public var apiMisuses: [String] {
         (backend as? MockPeripheralEngine)?.apiMisuses ?? (backend as? UnsupportedPeripheralBackend)?.notes.all ?? []
     }
