@@ -71,8 +71,10 @@ final class FrontEndLane<Target: Actor>: Sendable {
 /// The front ends' commands on one bridge.
 ///
 /// **Order.** Outside a run they are applied as they arrive, by one task at a time. While a run
-/// (`MockBLEBridge.run`) is active they are held back, and the run's driver has them applied
-/// each time the app's queues have caught up, before virtual time moves on: so calls that app
+/// (`MockBLEBridge.run`) is active they are held back, and applied each time the run's driver
+/// finds the app's queues caught up, before virtual time moves on, and before a direct call (a
+/// manager's of the async API, a fault) reaches the bridge, so that one made after them on the
+/// same thread comes after them in the simulation too: so calls that app
 /// code makes from several queues at one virtual instant are applied in an order that does not
 /// depend on which thread got there first. Calls made on one queue keep the order they were made
 /// in (a serial queue, the main thread and the run's own executor each run one thing at a time);

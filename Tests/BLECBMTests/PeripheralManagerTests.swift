@@ -431,7 +431,7 @@ extension PeripheralManagerTests {
         #expect(
             calls == [
                 "state poweredOn", "added \(service)", "advertising", "subscribed \(stream)", "added \(service)",
-                "subscribed \(stream)", "advertising",
+                "advertising", "subscribed \(stream)",
             ])
     }
 }
@@ -455,7 +455,7 @@ extension PeripheralManagerTests {
             }
             // The central walks away with the queue full.
             try await central.cancelPeripheralConnection(identifier)
-            try await bridge.waitForApp { app.calls.last == "unsubscribed \(CounterPeripheral.streamUUID)" }
+            try await bridge.waitForApp { app.calls.contains("unsubscribed \(CounterPeripheral.streamUUID)") }
             await central.stopScan()
             found = try await Self.connect(central, to: identifier)
             try await Self.subscribe(central, among: found, app: app, subscriptions: 2)
@@ -464,14 +464,42 @@ extension PeripheralManagerTests {
             return (accepted, app.calls)
         }
         #expect(accepted == 20)
+        // The queue the central left empties with its link, and the app hears it is ready again.
+        let service = CounterPeripheral.service.uuidString
         let stream = CounterPeripheral.streamUUID.uuidString
         #expect(
-            calls.filter { $0.hasSuffix(stream) } == [
-                "subscribed \(stream)", "unsubscribed \(stream)", "subscribed \(stream)",
+            calls == [
+                "state poweredOn", "added \(service)", "advertising", "subscribed \(stream)", "unsubscribed \(stream)",
+                "ready", "subscribed \(stream)",
             ])
         // The updates queued for the central that left are dropped with its link; the one sent
         // after it came back reaches it.
         let sent = await bridge.log.filter { $0.kind == .notification && $0.error == nil }.compactMap(\.value)
         #expect(sent == [Data([0xEE])])
+    }
+}
+
+extension PeripheralManagerTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "In a run, an app's call made before a manager's call on the same thread reaches the simulation first",
+        arguments: [false, true])
+    func anAppsCallMadeBeforeAManagersCallReachesTheSimulationFirst(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 38) : .init(seed: 38))
+        let central = MockCentralManager(configuration: realistic ? .realistic(seed: 38) : .fast, bridge: bridge)
+        let found = try await bridge.run { @MainActor () -> [RemoteCharacteristic] in
+            let app = CounterPeripheral()
+            try await bridge.waitForApp { app.manager.isAdvertising }
+            let identifier = app.manager.simulatedPeripheral!.identifier
+            #expect(try await Self.connect(central, to: identifier).count == 4)
+            // The app withdraws its service; the test then discovers again, at once.
+            app.manager.removeAllServices()
+            return try await central.discoverAll(for: identifier)
+        }
+        #expect(found.isEmpty)
+        let kinds = await bridge.log.map(\.kind)
+        let removed = try #require(kinds.lastIndex(of: .serviceRemoved))
+        let discovered = try #require(kinds.lastIndex(of: .servicesDiscovered))
+        #expect(removed < discovered)
     }
 }

@@ -352,6 +352,9 @@ package final class OutsideWork: @unchecked Sendable {
         lock.withLock { _ = settlers.removeValue(forKey: token) }
     }
 
+    /// Whether a settler is registered (a front end holds the app's calls in runs).
+    var hasSettlers: Bool { lock.withLock { !settlers.isEmpty } }
+
     /// The settlers, in the order they were registered.
     var registeredSettlers: [@Sendable (isolated MockBLEBridge) -> Bool] {
         lock.withLock { settlers.sorted { $0.key < $1.key }.map(\.value) }

@@ -12,6 +12,7 @@ extension MockBLEBridge {
     /// Applies a fault now.
     public func simulate(_ fault: Fault) {
         admitArrivals()
+        if driving, !applyingFrontEndCommands { applyHeldCalls() }
         mutate { $0.apply(fault) }
     }
 

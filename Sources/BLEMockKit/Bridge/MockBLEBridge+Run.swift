@@ -144,6 +144,17 @@ extension MockBLEBridge {
         return settled || outside.activity != before
     }
 
+    /// A direct call (a manager's, a fault) reaches the bridge in a run: the app's calls the
+    /// front ends hold are applied first, in their order. Those made before it on the caller's
+    /// own thread (a CoreBluetooth-shaped call in the body, then a manager's) are among them, so
+    /// the two keep the order they were made in, whenever the run's driver last settled; left
+    /// for the driver, they would wait until the body next waits, after the direct call and
+    /// whatever time it moved.
+    func applyHeldCalls() {
+        guard outside.hasSettlers else { return }
+        _ = runSettlers()
+    }
+
     /// Has the front ends apply what they held back of the app's calls (see
     /// ``OutsideWork/addSettler(_:)``); returns whether any applied something. Runs after the
     /// bridge jobs queued before it.
