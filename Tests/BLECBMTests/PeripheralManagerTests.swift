@@ -102,6 +102,25 @@ struct PeripheralManagerTests {
         return try await central.discoverAll(for: peripheral)
     }
 
+    /// Runs `body` in a run on the main actor, on a new bridge (realistic or fast, from `seed`)
+    /// with a central of the async API (the mode's preset unless `configuration` is given) and
+    /// the counter app started and advertising; `body` gets the central, the app and the app's
+    /// peripheral identifier. Returns what `body` returns, and the bridge.
+    static func withCounterApp<T: Sendable>(
+        realistic: Bool, seed: UInt64, configuration: MockCentralManager.Configuration? = nil,
+        _ body: @escaping @MainActor @Sendable (MockCentralManager, CounterPeripheral, UUID) async throws -> T
+    ) async throws -> (T, MockBLEBridge) {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+        let central = MockCentralManager(
+            configuration: configuration ?? (realistic ? .realistic(seed: seed) : .fast), bridge: bridge)
+        let value = try await bridge.run { @MainActor () -> T in
+            let app = CounterPeripheral()
+            try await bridge.waitForApp { app.manager.isAdvertising }
+            return try await body(central, app, app.manager.simulatedPeripheral!.identifier)
+        }
+        return (value, bridge)
+    }
+
     /// Subscribes `central` to the counter app's stream characteristic (among `found`) and waits
     /// until the app has heard of its `subscriptions`th subscription.
     @MainActor
@@ -325,12 +344,9 @@ extension PeripheralManagerTests {
         "After Bluetooth is turned off and on, the services the app adds again serve requests and notify",
         arguments: [false, true])
     func servicesAddedAgainAfterAPowerCycleServeAndNotify(realistic: Bool) async throws {
-        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 35) : .init(seed: 35))
-        let central = MockCentralManager(configuration: realistic ? .realistic(seed: 35) : .fast, bridge: bridge)
-        let (calls, received) = try await bridge.run { @MainActor () -> ([String], Data?) in
-            let app = CounterPeripheral()
-            try await bridge.waitForApp { app.manager.isAdvertising }
-            let identifier = app.manager.simulatedPeripheral!.identifier
+        let ((calls, received), _) = try await Self.withCounterApp(realistic: realistic, seed: 35) {
+            central, app, identifier -> ([String], Data?) in
+            let bridge = central.bridge
             var found = try await Self.connect(central, to: identifier)
             try await Self.subscribe(central, among: found, app: app, subscriptions: 1)
             await bridge.simulate(.peripheralState(identifier, .poweredOff))
@@ -400,12 +416,9 @@ extension PeripheralManagerTests {
         "A service removed while a central is subscribed and added again starts with no subscribers, and notifies",
         arguments: [(false, true), (true, false)])
     func aServiceRemovedAndAddedAgainStartsWithNoSubscribers(realistic: Bool, removingAll: Bool) async throws {
-        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 37) : .init(seed: 37))
-        let central = MockCentralManager(configuration: realistic ? .realistic(seed: 37) : .fast, bridge: bridge)
-        let (calls, received) = try await bridge.run { @MainActor () -> ([String], Data?) in
-            let app = CounterPeripheral()
-            try await bridge.waitForApp { app.manager.isAdvertising }
-            let identifier = app.manager.simulatedPeripheral!.identifier
+        let ((calls, received), _) = try await Self.withCounterApp(realistic: realistic, seed: 37) {
+            central, app, identifier -> ([String], Data?) in
+            let bridge = central.bridge
             var found = try await Self.connect(central, to: identifier)
             try await Self.subscribe(central, among: found, app: app, subscriptions: 1)
             if removingAll {
@@ -440,12 +453,9 @@ extension PeripheralManagerTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A full update queue empties when its only central leaves, and updates flow again once it is back")
     func aFullUpdateQueueEmptiesWhenItsCentralLeaves() async throws {
-        let bridge = MockBLEBridge(configuration: .realistic(seed: 13))
-        let central = MockCentralManager(configuration: .realistic(seed: 13), bridge: bridge)
-        let (accepted, calls) = try await bridge.run { @MainActor () -> (Int, [String]) in
-            let app = CounterPeripheral()
-            try await bridge.waitForApp { app.manager.isAdvertising }
-            let identifier = app.manager.simulatedPeripheral!.identifier
+        let ((accepted, calls), bridge) = try await Self.withCounterApp(realistic: true, seed: 13) {
+            central, app, identifier -> (Int, [String]) in
+            let bridge = central.bridge
             var found = try await Self.connect(central, to: identifier)
             try await Self.subscribe(central, among: found, app: app, subscriptions: 1)
             var accepted = 0
@@ -485,12 +495,8 @@ extension PeripheralManagerTests {
         "In a run, an app's call made before a manager's call on the same thread reaches the simulation first",
         arguments: [false, true])
     func anAppsCallMadeBeforeAManagersCallReachesTheSimulationFirst(realistic: Bool) async throws {
-        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 38) : .init(seed: 38))
-        let central = MockCentralManager(configuration: realistic ? .realistic(seed: 38) : .fast, bridge: bridge)
-        let found = try await bridge.run { @MainActor () -> [RemoteCharacteristic] in
-            let app = CounterPeripheral()
-            try await bridge.waitForApp { app.manager.isAdvertising }
-            let identifier = app.manager.simulatedPeripheral!.identifier
+        let (found, bridge) = try await Self.withCounterApp(realistic: realistic, seed: 38) {
+            central, app, identifier -> [RemoteCharacteristic] in
             #expect(try await Self.connect(central, to: identifier).count == 4)
             // The app withdraws its service; the test then discovers again, at once.
             app.manager.removeAllServices()
