@@ -73,7 +73,7 @@ final class FrontEndLane<Target: Actor>: Sendable {
 /// **Order.** Outside a run they are applied as they arrive, by one task at a time. While a run
 /// (`MockBLEBridge.run`) is active they are held back, and applied each time the run's driver
 /// finds the app's queues caught up, before virtual time moves on, and before a direct call (a
-/// manager's of the async API, a fault) reaches the bridge, so that one made after them on the
+/// manager's of the async API, a test hook) reaches the bridge, so that one made after them on the
 /// same thread comes after them in the simulation too: so calls that app
 /// code makes from several queues at one virtual instant are applied in an order that does not
 /// depend on which thread got there first. Calls made on one queue keep the order they were made

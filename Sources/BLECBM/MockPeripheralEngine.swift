@@ -184,16 +184,20 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     }
 
     func removeAllServices() {
-        let objects = lock.withLock { () -> [CBMMutableCharacteristic] in
-            defer {
-                published.removeAll()
-                characteristics.removeAll()
-                subscribers.removeAll()
-            }
-            return Array(characteristics.values)
-        }
+        let objects = lock.withLock { forgetAll() }
         Self.unsubscribeAll(objects)
         lane.command { $0.removeAllServices() }
+    }
+
+    /// With the lock held: drops every published service, characteristic and subscriber,
+    /// returning the characteristic objects.
+    private func forgetAll() -> [CBMMutableCharacteristic] {
+        defer {
+            published.removeAll()
+            characteristics.removeAll()
+            subscribers.removeAll()
+        }
+        return Array(characteristics.values)
     }
 
     /// With the lock held: drops a published characteristic and its subscribers (the simulation
@@ -345,12 +349,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 }
                 guard databaseCleared else { return [] }
                 databaseCleared = false
-                defer {
-                    published.removeAll()
-                    characteristics.removeAll()
-                    subscribers.removeAll()
-                }
-                return Array(characteristics.values)
+                return forgetAll()
             }
             lane.deliver { [self] in
                 Self.unsubscribeAll(cleared)

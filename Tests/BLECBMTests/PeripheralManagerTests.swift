@@ -383,14 +383,11 @@ extension PeripheralManagerTests {
     func aCentralsUpdateLengthFollowsItsCurrentLink() async throws {
         var differed = 0
         for seed in UInt64(40)..<48 {
-            let bridge = MockBLEBridge(configuration: .realistic(seed: seed))
             var configuration = MockCentralManager.Configuration.realistic(seed: seed)
             configuration.mtu = .realistic(23...517)
-            let central = MockCentralManager(configuration: configuration, bridge: bridge)
-            let lengths = try await bridge.run { @MainActor () -> [(seen: Int, link: Int)] in
-                let app = CounterPeripheral()
-                try await bridge.waitForApp { app.manager.isAdvertising }
-                let identifier = app.manager.simulatedPeripheral!.identifier
+            let (lengths, _) = try await Self.withCounterApp(realistic: true, seed: seed, configuration: configuration)
+            {
+                central, app, identifier -> [(seen: Int, link: Int)] in
                 var lengths: [(seen: Int, link: Int)] = []
                 for connection in 1...2 {
                     let found = try await Self.connect(central, to: identifier)
@@ -492,7 +489,7 @@ extension PeripheralManagerTests {
 extension PeripheralManagerTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(
-        "In a run, an app's call made before a manager's call on the same thread reaches the simulation first",
+        "In a run, an app's call made before a manager's call or a test hook on the same thread reaches the simulation first",
         arguments: [false, true])
     func anAppsCallMadeBeforeAManagersCallReachesTheSimulationFirst(realistic: Bool) async throws {
         let (found, bridge) = try await Self.withCounterApp(realistic: realistic, seed: 38) {
@@ -500,12 +497,19 @@ extension PeripheralManagerTests {
             #expect(try await Self.connect(central, to: identifier).count == 4)
             // The app withdraws its service; the test then discovers again, at once.
             app.manager.removeAllServices()
-            return try await central.discoverAll(for: identifier)
+            let found = try await central.discoverAll(for: identifier)
+            // The same before a test hook: the app stops advertising, the test drops the link.
+            app.manager.stopAdvertising()
+            await central.bridge.simulateDisconnection(central: central.identifier, peripheral: identifier)
+            return found
         }
         #expect(found.isEmpty)
         let kinds = await bridge.log.map(\.kind)
         let removed = try #require(kinds.lastIndex(of: .serviceRemoved))
         let discovered = try #require(kinds.lastIndex(of: .servicesDiscovered))
         #expect(removed < discovered)
+        let stopped = try #require(kinds.lastIndex(of: .advertisingStopped))
+        let disconnected = try #require(kinds.firstIndex(of: .disconnected))
+        #expect(stopped < disconnected)
     }
 }

@@ -12,7 +12,7 @@ extension MockBLEBridge {
     /// Applies a fault now.
     public func simulate(_ fault: Fault) {
         admitArrivals()
-        if driving, !applyingFrontEndCommands { applyHeldCalls() }
+        applyHeldCalls()
         mutate { $0.apply(fault) }
     }
 
@@ -33,6 +33,7 @@ extension MockBLEBridge {
     public func simulateDisconnection(
         central: UUID, peripheral: UUID, error: CoreBluetoothError = CoreBluetoothError(.peripheralDisconnected)
     ) {
+        applyHeldCalls()
         mutate { $0.tearDown(LinkKey(central: central, peripheral: peripheral), reason: error, pendingError: error) }
     }
 

@@ -144,14 +144,15 @@ extension MockBLEBridge {
         return settled || outside.activity != before
     }
 
-    /// A direct call (a manager's, a fault) reaches the bridge in a run: the app's calls the
-    /// front ends hold are applied first, in their order. Those made before it on the caller's
+    /// A direct call (a manager's, a test hook's) reaches the bridge: in a run, the app's calls
+    /// the front ends hold are applied first, in their order (outside runs, and for the front
+    /// ends' own commands, nothing is held). Those made before it on the caller's
     /// own thread (a CoreBluetooth-shaped call in the body, then a manager's) are among them, so
     /// the two keep the order they were made in, whenever the run's driver last settled; left
     /// for the driver, they would wait until the body next waits, after the direct call and
     /// whatever time it moved.
     func applyHeldCalls() {
-        guard outside.hasSettlers else { return }
+        guard driving, !applyingFrontEndCommands, outside.hasSettlers else { return }
         _ = runSettlers()
     }
 

@@ -326,10 +326,8 @@ public actor MockBLEBridge {
     ) {
         admitArrivals()
         join(central: identifier, events: events, configuration: configuration)
-        if driving, !applyingFrontEndCommands {
-            checkTracked("MockCentralManager.\(call)")
-            applyHeldCalls()
-        }
+        if driving, !applyingFrontEndCommands { checkTracked("MockCentralManager.\(call)") }
+        applyHeldCalls()
     }
 
     /// A peripheral manager's call reaches the bridge (see ``arrive(central:events:configuration:_:)``).
@@ -339,10 +337,8 @@ public actor MockBLEBridge {
     ) {
         admitArrivals()
         join(peripheral: identifier, events: events, configuration: configuration)
-        if driving, !applyingFrontEndCommands {
-            checkTracked("MockPeripheralManager.\(call)")
-            applyHeldCalls()
-        }
+        if driving, !applyingFrontEndCommands { checkTracked("MockPeripheralManager.\(call)") }
+        applyHeldCalls()
     }
 
     /// Runs the schedule while operation `id` is pending and running it moves the operation

@@ -158,7 +158,7 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// Whether the app was terminated while the system keeps this peripheral for its next
     /// manager (a restore identifier): this object is the dead app's, and letting it go
     /// (``shutDown()``, a front end detaching) must not touch what the successor takes over.
-    var handedOver = false
+    private(set) var handedOver = false
 
     /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
