@@ -184,6 +184,12 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// ends with a realistic read in flight): it holds the engine weakly, and `then` gets the
     /// engine as an argument rather than capturing it, so a pending operation does not keep the
     /// engine, its manager and so the bridge alive once the app lets go of its manager.
+    ///
+    /// A GATT operation that fails because its link went away (the peripheral dropped it,
+    /// ATT's transaction timeout ended it, the app cancelled the connection, Bluetooth turned
+    /// off), or that reaches the bridge once the link is gone, gets no callback: iOS reports
+    /// only the disconnection, and a request still pending then never completes (so an app
+    /// waiting for its callback waits for ever on a device too, and a run reports the stall).
     func operation(
         _ operation: MockCentralManager.FrontEndOperation,
         then: @escaping @Sendable (MockCentralEngine, Result<MockCentralManager.FrontEndResult, any Error>) -> Void
@@ -192,6 +198,11 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             central.begin(operation) { [weak self] result in
                 // (An app terminated meanwhile hears nothing more: its operations end unheard.)
                 guard let self, !self.central.assumeIsolated({ $0.handedOver }) else { return }
+                if case .failure = result, let peripheral = operation.linkPeripheral,
+                    !self.central.assumeIsolated({ $0.isConnected(peripheral) })
+                {
+                    return
+                }
                 deliverAbout { then(self, result) }
             }
         }

@@ -129,8 +129,8 @@ struct BlinkyAppTests {
             try await bridge.waitForApp { blinky.isReady && blinky.isLEDOn != nil }
             return blinky.lastError.map { $0 as NSError }
         }
-        // The last error the app saw is the disconnection's (the pending write, if any, failed
-        // before it with peripheralDisconnected).
+        // The last error the app saw is the disconnection's (a write pending then gets no
+        // callback, as on iOS).
         #expect(error?.domain == CBMErrorDomain)
         #expect(error?.code == CBMError.Code.connectionTimeout.rawValue, "\(String(describing: error))")
         #expect(await bridge.log.filter { $0.kind == .connected }.count == 2)

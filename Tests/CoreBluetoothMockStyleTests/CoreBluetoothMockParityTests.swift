@@ -339,6 +339,35 @@ struct CoreBluetoothMockParityTests {
         #expect(lines == ["disconnected nil"])
     }
 
+    // CBMCentralManagerMock.swift, readValue(for:), writeValue(_:for:type:) and
+    // discoverDescriptors(for:): each callback is delivered only if the peripheral is still
+    // connected then, so requests pending when the link drops get no callback, and the app hears
+    // only the disconnection (as on iOS). In fast mode they were answered at once, before the drop.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func requestsPendingWhenTheLinkDropsGetNoCallback(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 76)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        let lines = try await bridge.run { @MainActor () -> [String] in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, characteristic) = try await Self.connect(watch, app: app, on: bridge)
+            peripheral.readValue(for: characteristic)
+            peripheral.writeValue(Data([1]), for: characteristic, type: .withResponse)
+            peripheral.discoverDescriptors(for: characteristic)
+            watch.simulateDisconnection()
+            try await bridge.waitForApp { app.lines.last?.hasPrefix("disconnected") == true }
+            // Nothing else follows.
+            try await bridge.clock.sleep(for: .seconds(40))
+            return app.lines
+        }
+        let dropped = "disconnected \(CBMErrorDomain) \(CBMError.Code.peripheralDisconnected.rawValue)"
+        #expect(
+            lines
+                == (realistic
+                    ? ["connected", dropped] : ["connected", "read nil", "written nil", "descriptors nil", dropped]))
+    }
+
     // CBMCentralManagerDelegateProxy.swift and CBMPeripheralDelegateProxy.swift: closure
     // delegates, each closure called for its callback.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)

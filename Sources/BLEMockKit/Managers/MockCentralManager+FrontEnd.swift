@@ -25,6 +25,22 @@ extension MockCentralManager {
         case readRSSI(UUID)
         case openL2CAP(UInt16, UUID)
 
+        /// The peripheral whose link a GATT operation runs on (`nil` for `connect`, which makes
+        /// the link).
+        package var linkPeripheral: UUID? {
+            switch self {
+            case .connect: nil
+            case .discoverServices(_, let peripheral), .readRSSI(let peripheral), .openL2CAP(_, let peripheral):
+                peripheral
+            case .discoverIncludedServices(_, let service), .discoverCharacteristics(_, let service):
+                service.peripheral
+            case .discoverDescriptors(let characteristic), .read(let characteristic), .write(_, let characteristic),
+                .setNotify(_, let characteristic):
+                characteristic.peripheral
+            case .readDescriptor(let descriptor), .writeDescriptor(_, let descriptor): descriptor.peripheral
+            }
+        }
+
         /// The role API call it corresponds to (a constant: describing the whole operation, as
         /// string interpolation would, costs a reflection walk on every call).
         var name: String {
