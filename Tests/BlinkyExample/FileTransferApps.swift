@@ -317,7 +317,8 @@ final class FileSenderApp: NSObject, CBCentralManagerDelegate, CBPeripheralDeleg
             resuming = true
             return peripheral.writeValue(Data([3]), for: control, type: .withResponse)
         }
-        started = true
+        // (Started once the watch answers: a start still pending when the link drops gets no
+        // answer, and is sent again after reconnecting.)
         let start = Data([1] + TransferService.littleEndian(UInt32(file.count)))
         peripheral.writeValue(start, for: control, type: .withResponse)
     }
@@ -325,7 +326,10 @@ final class FileSenderApp: NSObject, CBCentralManagerDelegate, CBPeripheralDeleg
     func peripheral(_ peripheral: CBPeripheral, didWriteValueFor characteristic: CBCharacteristic, error: Error?) {
         guard error == nil else { return unexpected.append("control refused: \(String(describing: error))") }
         writeLength = peripheral.maximumWriteValueLength(for: .withoutResponse)
-        if !resuming { stream(peripheral) }
+        if !resuming {
+            started = true
+            stream(peripheral)
+        }
     }
 
     func peripheralIsReady(toSendWriteWithoutResponse peripheral: CBPeripheral) {
