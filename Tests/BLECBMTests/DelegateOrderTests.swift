@@ -179,9 +179,16 @@ struct DelegateOrderTests {
         #expect(try await once() == first)
     }
 
+    /// The queue holds the realistic central's 20 write commands, or fewer when the bridge's
+    /// limits say so (as an exploration's conditions do); a larger limit changes nothing.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test func writesWithoutResponseStopWhenTheQueueIsFullAndTheDelegateHearsWhenItDrains() async throws {
-        let bridge = MockBLEBridge(configuration: .realistic(seed: 4))
+    @Test(arguments: [(nil, 20), (3, 3), (40, 20)] as [(Int?, Int)])
+    func writesWithoutResponseStopWhenTheQueueIsFullAndTheDelegateHearsWhenItDrains(limit: Int?, capacity: Int)
+        async throws
+    {
+        var configuration = MockBLEBridge.Configuration.realistic(seed: 4)
+        configuration.limits.writeWithoutResponseQueueCapacity = limit
+        let bridge = MockBLEBridge(configuration: configuration)
         _ = try await BlinkyDevice.make(on: bridge, ledWithoutResponse: true)
         let (sent, calls) = try await bridge.run { @MainActor () -> (Int, [String]) in
             let recorder = Recorder()
@@ -208,13 +215,14 @@ struct DelegateOrderTests {
             #expect(peripheral.canSendWriteWithoutResponse)
             return (sent, recorder.calls)
         }
-        // The realistic central's queue holds 20 write commands.
-        #expect(sent == 20)
+        #expect(sent == capacity)
         // No callback for writes without response; the ready callback once the queue drained.
         #expect(!calls.contains("wrote"))
         #expect(calls.last == "ready")
+        // Every write was sent (none dropped for a full queue).
         let written = await bridge.log.filter { $0.kind == .write && $0.writeType == .withoutResponse }
-        #expect(written.map { $0.value?.first } == (0..<20).map { UInt8($0) })
+        #expect(written.map { $0.value?.first } == (0..<capacity).map { UInt8($0) })
+        #expect(written.allSatisfy { $0.error == nil })
     }
 
     #if !canImport(CoreBluetooth)

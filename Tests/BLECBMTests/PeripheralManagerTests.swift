@@ -203,8 +203,15 @@ struct PeripheralManagerTests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test func updateValueReturnsFalseWhenTheQueueIsFullAndTheDelegateHearsWhenItDrains() async throws {
-        let bridge = MockBLEBridge(configuration: .realistic(seed: 12))
+    /// The queue holds the realistic peripheral's 20 updates, or fewer when the bridge's limits
+    /// say so (as an exploration's conditions do); a larger limit changes nothing.
+    @Test(arguments: [(nil, 20), (2, 2), (40, 20)] as [(Int?, Int)])
+    func updateValueReturnsFalseWhenTheQueueIsFullAndTheDelegateHearsWhenItDrains(limit: Int?, capacity: Int)
+        async throws
+    {
+        var configuration = MockBLEBridge.Configuration.realistic(seed: 12)
+        configuration.limits.updateQueueCapacity = limit
+        let bridge = MockBLEBridge(configuration: configuration)
         let central = MockCentralManager(configuration: .realistic(seed: 12), bridge: bridge)
         let (accepted, calls) = try await bridge.run { @MainActor () -> (Int, [String]) in
             let app = CounterPeripheral()
@@ -223,8 +230,7 @@ struct PeripheralManagerTests {
             return (accepted, app.calls)
         }
         // The realistic peripheral's update queue holds 20 updates.
-        let capacity = 20
-        #expect(MockPeripheralManager.Configuration.realistic(seed: 12).updateQueue == .realistic(capacity: capacity))
+        #expect(MockPeripheralManager.Configuration.realistic(seed: 12).updateQueue == .realistic(capacity: 20))
         #expect(accepted == capacity)
         #expect(calls.filter { $0 == "ready" }.count == 1)
         // Every accepted update reaches the central, in order; the refused one never does.

@@ -219,6 +219,11 @@ extension MockCentralManager {
         }
     }
 
-    /// The capacity of this central's write-without-response queue, or `nil` when unlimited.
-    package nonisolated var writeWithoutResponseCapacity: Int? { configuration.writeWithoutResponseQueue.capacity }
+    /// The capacity of this central's write-without-response queue as its links have it (its
+    /// own, or the bridge's ``LinkLimits`` when smaller), or `nil` when unlimited.
+    package nonisolated var writeWithoutResponseCapacity: Int? {
+        LinkLimits.limit(
+            configuration.writeWithoutResponseQueue, to: bridge.configuration.limits.writeWithoutResponseQueueCapacity
+        ).capacity
+    }
 }

@@ -68,8 +68,11 @@ extension MockPeripheralManager {
         world { $0.peripherals[identifier]?.updateQueueWasFull = true }
     }
 
-    /// The capacity of the update queue, or `nil` when unlimited.
-    package nonisolated var updateQueueCapacity: Int? { configuration.updateQueue.capacity }
+    /// The capacity of the update queue as the peripheral has it (its own, or the bridge's
+    /// ``LinkLimits`` when smaller), or `nil` when unlimited.
+    package nonisolated var updateQueueCapacity: Int? {
+        LinkLimits.limit(configuration.updateQueue, to: bridge.configuration.limits.updateQueueCapacity).capacity
+    }
 
     /// The centrals connected to this peripheral, in a deterministic order.
     package var connectedCentrals: [UUID] {
