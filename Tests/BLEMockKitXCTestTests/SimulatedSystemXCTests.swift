@@ -55,6 +55,40 @@ final class SimulatedSystemXCTests: XCTestCase {
         system.uninstall()  // a second uninstall changes nothing
     }
 
+    /// Installed on a bridge of the test's, the system's managers join that bridge (apps that
+    /// make theirs in `queue.async` too), its time is the bridge's, a second install is refused,
+    /// and uninstalling leaves the managers invalid and the bridge the test's.
+    func testASystemInstalledOnTheTestsBridgeBringsTheAppsToThatBridge() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+            throw XCTSkip("runs need task executors (macOS 15)")
+        }
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 11))
+        let system = try SimulatedSystem.install(on: bridge, installedBy: name)
+        addTeardownBlock { system.uninstall() }
+        XCTAssertTrue(system.bridge === bridge)
+        XCTAssertEqual(system.time, .virtual)
+        XCTAssertTrue(SimulatedSystem.current === system)
+        XCTAssertThrowsError(try SimulatedSystem.install(on: MockBLEBridge(), installedBy: "a second")) { error in
+            XCTAssertEqual((error as? SimulatedSystem.InstallError)?.requestedBy, "a second")
+        }
+        let (statuses, stateAfter) = try await bridge.run { () -> ([UInt8], CBMManagerState?) in
+            let watch = WatchPeripheralApp()
+            let companion = WatchCompanionApp(commandCount: 2)
+            try await bridge.waitForApp(pausingSimulation: true) { watch.hasManager && companion.hasManager }
+            try await bridge.waitForApp { companion.firmwareVersion != nil }
+            system.uninstall()
+            return (companion.notifiedStatuses, companion.managerState)
+        }
+        XCTAssertEqual(statuses, [1, 2])
+        XCTAssertNil(SimulatedSystem.current)
+        XCTAssertEqual(stateAfter, .unknown)
+        // It all happened on the test's bridge, in its virtual time.
+        let now = await bridge.now
+        XCTAssertGreaterThan(now.offset, .zero)
+        let log = await bridge.log
+        XCTAssertTrue(log.contains { $0.kind == .connected })
+    }
+
     /// The same app, the same seed: the same bridge log, byte for byte, on every run, though the
     /// two apps call in from their own queues at the same virtual instants.
     func testAnAppOfBothRolesOnItsOwnQueuesGivesTheSameLogOnEveryRunOfASeed() async throws {

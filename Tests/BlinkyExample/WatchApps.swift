@@ -119,6 +119,9 @@ final class WatchCompanionApp: NSObject, CBCentralManagerDelegate, CBPeripheralD
     /// The firmware version, once read.
     var firmwareVersion: Data? { queue.sync { version } }
 
+    /// Its manager's state, once it has one.
+    var managerState: CBManagerState? { queue.sync { central?.state } }
+
     func centralManagerDidUpdateState(_ central: CBCentralManager) {
         guard central.state == .poweredOn else { return }
         central.scanForPeripherals(withServices: [WatchService.service], options: nil)

@@ -104,8 +104,43 @@ public final class SimulatedSystem: @unchecked Sendable {
         }
     }
 
-    private init(_ configuration: MockBLEBridge.Configuration, time: Time, initialState: CBMManagerState, by: String) {
-        bridge = MockBLEBridge(configuration: configuration)
+    /// Installs the process-wide system on a bridge of the test's: the bridge of an
+    /// `Exploration` run (`run.bridge`), or one the test made. A CoreBluetooth-shaped app
+    /// that creates its managers wherever it likes (on its own queue in `queue.async`, say)
+    /// then joins that bridge, so an exploration can try such an app, unchanged, under its
+    /// faults and conditions (<doc:TestingCoreBluetoothApps>, "Exploring such apps", has an
+    /// example).
+    ///
+    /// The system is process-wide: explore with `parallelism: 1`, and uninstall it as each run
+    /// ends. Its time is the bridge's own (``Time/virtual``): it moves in the bridge's runs.
+    /// Uninstalling leaves the managers on it invalid, as ``uninstall()`` says, and the bridge
+    /// the test's.
+    ///
+    /// - Parameters:
+    ///   - bridge: The bridge the system's managers join.
+    ///   - initialState: The state CoreBluetooth-shaped managers created on it start in
+    ///     (`poweredOn` by default).
+    ///   - installedBy: Who installs it, named in messages (the calling function by default).
+    /// - Returns: The system.
+    /// - Throws: ``InstallError`` when a system is installed already.
+    @discardableResult
+    public static func install(
+        on bridge: MockBLEBridge, initialState: CBMManagerState = .poweredOn, installedBy: String = #function
+    ) throws -> SimulatedSystem {
+        try slot.install(by: installedBy) {
+            SimulatedSystem(bridge: bridge, time: .virtual, initialState: initialState, by: installedBy)
+        }
+    }
+
+    private convenience init(
+        _ configuration: MockBLEBridge.Configuration, time: Time, initialState: CBMManagerState, by: String
+    ) {
+        self.init(
+            bridge: MockBLEBridge(configuration: configuration), time: time, initialState: initialState, by: by)
+    }
+
+    private init(bridge: MockBLEBridge, time: Time, initialState: CBMManagerState, by: String) {
+        self.bridge = bridge
         self.time = time
         installedBy = by
         MockCentralEngine.setInitialState(initialState, on: bridge)

@@ -1,0 +1,42 @@
+import BLECBM
+import BLEMockKit
+import XCTest
+
+@testable import BlinkyExample
+
+/// Exploring unchanged CoreBluetooth delegate apps, which create their managers on their own
+/// queues: the simulated system is installed on each run's bridge, so they join it, and the
+/// exploration's faults and link conditions reach them (the passing exploration is the example
+/// in Documentation/ExploringDelegateAppsExample.swift).
+final class DelegateAppExplorationXCTests: XCTestCase {
+    /// One run of the file transfer on `run`'s bridge: the watch and the phone apps join it
+    /// through the system installed there; the run fails unless the file arrives whole.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    static func transfer(_ run: ExplorationRun) async throws {
+        let system = try SimulatedSystem.install(on: run.bridge, installedBy: "DelegateAppExplorationXCTests")
+        defer { system.uninstall() }
+        let watch = FileReceiverApp(progressEvery: 4_000)
+        let phone = FileSenderApp(file: FileTransferXCTests.file)
+        try await run.bridge.waitForApp(pausingSimulation: true) { watch.hasManager && phone.hasManager }
+        try await run.bridge.waitForApp { phone.isFinished || !phone.problems.isEmpty || !watch.problems.isEmpty }
+        let problems = phone.problems + watch.problems
+        try Exploration.require(problems.isEmpty, "problems: \(problems)")
+        try Exploration.require(watch.receivedBytes == FileTransferXCTests.file, "the watch's bytes differ")
+    }
+
+    func testAnExplorationFindsThatThePhoneNeverReconnectsAfterBluetoothIsTurnedOffAndOn() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+            throw XCTSkip("explorations need task executors (macOS 15)")
+        }
+        // The phone app keeps the peripheral it found, and scans again once Bluetooth is back on
+        // (its objects are invalid then, as on iOS), but ignores the watch when it finds it
+        // again: a bug of the app, which only a power cycle during the transfer shows.
+        // Every kind of fault may be drawn (the default budget). The phone scans on for ever, so
+        // the run ends at its time limit (two minutes of virtual time here).
+        let report = await Exploration(seeds: 40, parallelism: 1, timeLimit: .seconds(120)).run(Self.transfer)
+        let failure = try XCTUnwrap(report.failures.first, "\(report)")
+        XCTAssertEqual(failure.minimal.plan.faults.map(\.kind), [.powerCycle], "\(failure)")
+        let stall = try XCTUnwrap(failure.minimal.error as? MockBLEBridge.Stall, "\(failure)")
+        XCTAssertEqual(stall.reason, .timeLimitReached)
+    }
+}
