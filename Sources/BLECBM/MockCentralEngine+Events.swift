@@ -48,10 +48,9 @@ extension MockCentralEngine {
                 delegate.centralManager(manager, didFailToConnect: peripheral, error: CBMError.bridging(error))
             }
         case .disconnected(let remote, let reason):
-            let poweredOn = lock.withLock { () -> Bool in
-                dropLink(remote.identifier)
-                return simulatedState == .poweredOn
-            }
+            // (The link's mirror goes in the order of the app's callbacks: see LinkMirror.)
+            deliver { [self] in lock.withLock { dropLink(remote.identifier) } }
+            let poweredOn = lock.withLock { simulatedState == .poweredOn }
             // Links Bluetooth's turning off ended are not reported: the state change says it
             // (the peripheral objects are invalid), as CoreBluetooth does.
             guard poweredOn else { return }
@@ -142,13 +141,13 @@ extension MockCentralEngine {
             let links = restored.peripherals.map { remote in
                 (remote, central.assumeIsolated { $0.restoredLink(to: remote.identifier) })
             }
-            lock.withLock {
-                for (remote, link) in links {
-                    guard let length = link.maximumWriteLength else { continue }
-                    openLink(remote.identifier, maximumWriteLength: length)
-                }
-            }
             deliver { [self] in
+                lock.withLock {
+                    for (remote, link) in links {
+                        guard let length = link.maximumWriteLength else { continue }
+                        openLink(remote.identifier, maximumWriteLength: length)
+                    }
+                }
                 let peripherals = links.map { remote, link in restoredObject(remote, link) }
                 var dictionary: [String: Any] = [CBMCentralManagerRestoredStatePeripheralsKey: peripherals]
                 if let services = restored.scanServices {

@@ -259,13 +259,19 @@ extension MockCentralEngine {
         let remote = characteristic.remote
         guard type == .withResponse else {
             let identifier = peripheral.identifier
-            lock.withLock { updateLink(identifier) { $0.inFlight += 1 } }
+            let generation = lock.withLock { () -> UInt64? in
+                updateLink(identifier) { $0.inFlight += 1 }
+                return link(identifier)?.generation
+            }
             command { [self] central in
                 let queued = central.queueWriteWithoutResponse(data, for: remote)
-                lock.withLock {
-                    updateLink(identifier) {
-                        $0.inFlight -= 1
-                        $0.queued = queued
+                // (In the order of the app's callbacks: see LinkMirror.)
+                deliver { [self] in
+                    lock.withLock {
+                        updateLink(identifier, generation: generation ?? 0) {
+                            $0.inFlight -= 1
+                            $0.queued = queued
+                        }
                     }
                 }
             }

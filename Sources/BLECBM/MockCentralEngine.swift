@@ -14,12 +14,19 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     // @unchecked Sendable: every mutable property is only read and written with `lock` held.
 
     /// What the engine mirrors of one link.
+    ///
+    /// The mirror changes in the order of the app's callbacks (each change is delivered on the
+    /// app's queue as the bridge makes it), so what a callback reads of it is the link as of that
+    /// callback, whatever the bridge does meanwhile: the same seed gives the same decisions (and
+    /// the same log) on every run.
     struct LinkMirror {
+        /// Which link it mirrors (a link to the same peripheral made later has another).
+        var generation: UInt64
         /// The longest write without response (ATT_MTU − 3).
         var maximumWriteLength: Int
         /// Write commands the bridge holds in its queue.
         var queued = 0
-        /// Write commands the app made that have not reached the bridge yet.
+        /// Write commands the app made that the app's queue has not heard reach the bridge.
         var inFlight = 0
     }
 
@@ -35,6 +42,8 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     private var scanning = false
     private var peripherals: [UUID: CBMPeripheral] = [:]
     private var linkMirrors: [UUID: LinkMirror] = [:]
+    /// The generation of the last link mirror made.
+    private var linkGeneration: UInt64 = 0
     private var misuses: [String] = []
     private var invalidated = false
     /// The central's state as the simulation last reported it (the app's mirror follows on its
@@ -141,11 +150,11 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             event: { [weak self] event in self?.handle(event) },
             commandQueue: { [weak self] peripheral, queued in
                 guard let self else { return }
-                lock.withLock { linkMirrors[peripheral]?.queued = queued }
+                deliver { [self] in lock.withLock { linkMirrors[peripheral]?.queued = queued } }
             },
             linkOpened: { [weak self] peripheral, maximumWriteLength in
                 guard let self else { return }
-                lock.withLock { openLink(peripheral, maximumWriteLength: maximumWriteLength) }
+                deliver { [self] in lock.withLock { openLink(peripheral, maximumWriteLength: maximumWriteLength) } }
             })
         // A restore identifier with a restoration the test simulated: the delegate hears it first.
         let restored = restoreIdentifier.flatMap { identifier in
@@ -270,16 +279,20 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// With the lock held: the mirror of the link to a peripheral, if connected.
     func link(_ peripheral: UUID) -> LinkMirror? { linkMirrors[peripheral] }
 
-    /// With the lock held: changes the mirror of the link to a peripheral, if connected.
-    func updateLink(_ peripheral: UUID, _ body: (inout LinkMirror) -> Void) {
-        guard linkMirrors[peripheral] != nil else { return }
+    /// With the lock held: changes the mirror of the link to a peripheral, if connected (and,
+    /// when `generation` is given, if it is still that link).
+    func updateLink(_ peripheral: UUID, generation: UInt64? = nil, _ body: (inout LinkMirror) -> Void) {
+        guard let mirror = linkMirrors[peripheral], generation == nil || mirror.generation == generation else {
+            return
+        }
         body(&linkMirrors[peripheral]!)
     }
 
     /// With the lock held: a link to a peripheral is up (a new one, or one the system kept for
     /// a restored manager).
     func openLink(_ peripheral: UUID, maximumWriteLength: Int) {
-        linkMirrors[peripheral] = LinkMirror(maximumWriteLength: maximumWriteLength)
+        linkGeneration += 1
+        linkMirrors[peripheral] = LinkMirror(generation: linkGeneration, maximumWriteLength: maximumWriteLength)
     }
 
     /// With the lock held: forgets the link to a peripheral (it dropped).

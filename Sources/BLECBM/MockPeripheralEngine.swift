@@ -29,6 +29,10 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// Subscribed centrals per characteristic handle, in the order they subscribed.
     private var subscribers: [UInt16: [CBMCentral]] = [:]
     private var centrals: [UUID: CBMCentral] = [:]
+    /// The updates the bridge holds, and those the app sent that the app's queue has not heard
+    /// reach it: changed in the order of the app's callbacks (each change delivered on its queue
+    /// as the bridge makes it), so a callback's `updateValue` decides from the queue as of that
+    /// callback, and the same seed gives the same decisions on every run.
     private var queuedUpdates = 0
     private var updatesInFlight = 0
     /// The manager left `poweredOn`: CoreBluetooth cleared its local database, so what is
@@ -102,7 +106,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             event: { [weak self] event in self?.handle(event) },
             updateQueue: { [weak self] queued in
                 guard let self else { return }
-                lock.withLock { queuedUpdates = queued }
+                lane.deliver { [self] in lock.withLock { queuedUpdates = queued } }
             })
         lane.command { $0.attachFrontEnd(frontEnd) }
     }
@@ -263,9 +267,11 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         lane.command { [self] peripheral in
             _ = try? peripheral.updateValue(value, for: local, onSubscribedCentrals: identifiers)
             let queued = peripheral.queuedUpdates
-            lock.withLock {
-                updatesInFlight -= decision.targets
-                queuedUpdates = queued
+            lane.deliver { [self] in
+                lock.withLock {
+                    updatesInFlight -= decision.targets
+                    queuedUpdates = queued
+                }
             }
         }
         return true

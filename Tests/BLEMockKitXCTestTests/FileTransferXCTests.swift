@@ -184,6 +184,34 @@ final class FileTransferXCTests: XCTestCase {
         XCTAssertGreaterThan(resumedFromTheStart, 0)
     }
 
+    /// Found by exploring the apps (seed 7082 of `.conditionsOnly`): the watch notifies a report
+    /// and an echo for every chunk through an update queue of 6, the phone writes through a queue
+    /// of 2. Each side's queue mirror changes in the order of its callbacks, so the apps decide the
+    /// same way on every run of the seed (they did not: their mirrors changed while callbacks ran,
+    /// 2 logs in 12 runs); and an update the watch's mirror refused just as the queue drained gets
+    /// its ready callback (it waited for a drain that had already happened: the run stalled).
+    func testANotificationHeavyTransferOnTightQueuesFinishesWithTheSameLogOnEveryRun() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+            throw XCTSkip("runs need task executors (macOS 15)")
+        }
+        let plan = ExplorationPlan(
+            seed: 7082,
+            conditions: LinkConditions(
+                mtu: 186, connectionInterval: .microseconds(17500), jitter: .microseconds(1900),
+                packetsPerConnectionEvent: 6, writeWithoutResponseQueueCapacity: 2, updateQueueCapacity: 6),
+            faults: [])
+        var logs = Set<String>()
+        for _ in 0..<20 {
+            let outcome = try await Self.transfer(plan.configuration, progressEvery: 1, echoes: true)
+            XCTAssertEqual(outcome.problems, [])
+            XCTAssertTrue(outcome.received == Self.file, "the watch's bytes differ from the file")
+            XCTAssertTrue(outcome.echoed == Self.file, "the echoed bytes differ from the file")
+            XCTAssertGreaterThan(outcome.refusedUpdates, 0, "the watch's queue never filled")
+            logs.insert(outcome.log)
+        }
+        XCTAssertEqual(logs.count, 1)
+    }
+
     func testATransferGivesTheSameLogOnEveryRunOfASeed() async throws {
         guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
             throw XCTSkip("runs need task executors (macOS 15)")

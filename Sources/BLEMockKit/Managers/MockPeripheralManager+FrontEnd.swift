@@ -63,9 +63,15 @@ extension MockPeripheralManager {
     }
 
     /// The front end refused an update because its mirror of the update queue was full: the
-    /// manager is owed a ready event once the queue drains, as when the stack refuses one.
+    /// manager is owed a ready event once the queue drains, as when the stack refuses one, or at
+    /// once if it drained while the refusal was on its way (the mirror lags the queue by the
+    /// commands in flight: waiting for the next drain would wait for ever).
     package func noteUpdateRefused() {
-        world { $0.peripherals[identifier]?.updateQueueWasFull = true }
+        world { world in
+            guard world.peripherals.contains(identifier) else { return }
+            world.peripherals[identifier]!.updateQueueWasFull = true
+            world.updatesLeftQueue(0, of: identifier)
+        }
     }
 
     /// The capacity of the update queue as the peripheral has it (its own, or the bridge's
