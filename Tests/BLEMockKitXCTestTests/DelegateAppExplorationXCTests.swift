@@ -12,11 +12,11 @@ final class DelegateAppExplorationXCTests: XCTestCase {
     /// One run of the file transfer on `run`'s bridge: the watch and the phone apps join it
     /// through the system installed there; the run fails unless the file arrives whole.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    static func transfer(_ run: ExplorationRun) async throws {
+    static func transfer(_ run: ExplorationRun, handlingPowerCycles: Bool = false) async throws {
         let system = try SimulatedSystem.install(on: run.bridge, installedBy: "DelegateAppExplorationXCTests")
         defer { system.uninstall() }
         let watch = FileReceiverApp(progressEvery: 4_000)
-        let phone = FileSenderApp(file: FileTransferXCTests.file)
+        let phone = FileSenderApp(file: FileTransferXCTests.file, handlesPowerCycles: handlingPowerCycles)
         try await run.bridge.waitForApp(pausingSimulation: true) { watch.hasManager && phone.hasManager }
         try await run.bridge.waitForApp { phone.isFinished || !phone.problems.isEmpty || !watch.problems.isEmpty }
         let problems = phone.problems + watch.problems
@@ -33,10 +33,28 @@ final class DelegateAppExplorationXCTests: XCTestCase {
         // again: a bug of the app, which only a power cycle during the transfer shows.
         // Every kind of fault may be drawn (the default budget). The phone scans on for ever, so
         // the run ends at its time limit (two minutes of virtual time here).
-        let report = await Exploration(seeds: 40, parallelism: 1, timeLimit: .seconds(120)).run(Self.transfer)
+        let report = await Exploration(seeds: 40, parallelism: 1, timeLimit: .seconds(120)).run {
+            try await Self.transfer($0)
+        }
         let failure = try XCTUnwrap(report.failures.first, "\(report)")
         XCTAssertEqual(failure.minimal.plan.faults.map(\.kind), [.powerCycle], "\(failure)")
         let stall = try XCTUnwrap(failure.minimal.error as? MockBLEBridge.Stall, "\(failure)")
         XCTAssertEqual(stall.reason, .timeLimitReached)
+    }
+
+    /// The same app fixed (it starts over from the scan when Bluetooth is back, and resumes the
+    /// transfer where the watch got to) passes power cycles mixed with the other faults.
+    func testTheAppFixedToStartOverAfterAPowerCyclePassesAnExplorationWithPowerCyclesAmongTheFaults() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+            throw XCTSkip("explorations need task executors (macOS 15)")
+        }
+        var budget = ExplorationBudget()
+        budget.faultKinds = [.powerCycle, .disconnect, .outOfRange, .fade, .reset]
+        budget.faultCount = 1...4
+        let report = await Exploration(budget: budget, seeds: 60, parallelism: 1, timeLimit: .seconds(120)).run {
+            try await Self.transfer($0, handlingPowerCycles: true)
+        }
+        XCTAssertTrue(report.passed, "\(report)")
+        XCTAssertGreaterThan(report.coverage.faults[.powerCycle]?.fired ?? 0, 2, "\(report.coverage)")
     }
 }

@@ -211,9 +211,14 @@ final class FileSenderApp: NSObject, CBCentralManagerDelegate, CBPeripheralDeleg
     private var resuming = false
     private var drops = 0
     private var resumedAt: [Int] = []
+    private let handlesPowerCycles: Bool
 
-    init(file: [UInt8]) {
+    /// An app that sends `file`; with `handlesPowerCycles`, one that also starts over from the
+    /// scan when Bluetooth comes back on (its peripheral objects are invalid then), which the
+    /// plain app does not: it keeps the watch it had and ignores it when it finds it again.
+    init(file: [UInt8], handlesPowerCycles: Bool = false) {
         self.file = file
+        self.handlesPowerCycles = handlesPowerCycles
         super.init()
         queue.async {
             self.central = CBCentralManager(delegate: self, queue: self.queue)
@@ -252,6 +257,17 @@ final class FileSenderApp: NSObject, CBCentralManagerDelegate, CBPeripheralDeleg
 
     func centralManagerDidUpdateState(_ central: CBCentralManager) {
         guard central.state == .poweredOn else { return }
+        if handlesPowerCycles, watch != nil {
+            // Bluetooth was off: no link survived, and the objects are invalid. The transfer
+            // resumes from where the watch got to once the app has found it again.
+            drops += 1
+            watch = nil
+            control = nil
+            data = nil
+            writeLength = 0
+            subscribing = 0
+            resuming = false
+        }
         central.scanForPeripherals(withServices: [TransferService.service], options: nil)
     }
 
