@@ -265,10 +265,11 @@ extension MockCentralEngine {
             }
             command { [self] central in
                 let queued = central.queueWriteWithoutResponse(data, for: remote)
+                guard let generation else { return }
                 // (In the order of the app's callbacks: see LinkMirror.)
                 deliver { [self] in
                     lock.withLock {
-                        updateLink(identifier, generation: generation ?? 0) {
+                        updateLink(identifier, generation: generation) {
                             $0.inFlight -= 1
                             $0.queued = queued
                         }
