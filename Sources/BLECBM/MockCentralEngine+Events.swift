@@ -9,10 +9,7 @@ extension MockCentralEngine {
     func handle(_ event: CentralEvent) {
         switch event {
         case .stateChanged(let state):
-            lock.withLock {
-                if simulatedState == .poweredOn && state != .poweredOn { powerCycles += 1 }
-                simulatedState = CBMManagerState(state)
-            }
+            lock.withLock { simulatedState = CBMManagerState(state) }
             deliver { [self] in
                 lock.withLock {
                     setState(CBMManagerState(state))

@@ -49,8 +49,6 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// The central's state as the simulation last reported it (the app's mirror follows on its
     /// queue).
     var simulatedState: CBMManagerState = .unknown
-    /// How many times the central left `poweredOn`, as the simulation reported it.
-    var powerCycles = 0
 
     var bridge: MockBLEBridge { lane.bridge }
 
@@ -221,15 +219,15 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     func deliver(_ body: @escaping @Sendable () -> Void) { lane.deliver(body) }
 
     /// Runs a callback about peripherals on the app's queue (as ``deliver(_:)``), unless
-    /// Bluetooth left `poweredOn` between now and then: the peripheral objects it would name are
-    /// invalid by then (CoreBluetooth), so it is dropped, as an advertisement or a response in
-    /// flight when the radio turns off is lost. Call it on the bridge's executor.
+    /// Bluetooth is not `poweredOn` in the simulation now: then the peripheral objects it would
+    /// name are invalid (CoreBluetooth), so it is dropped, as a response in flight when the radio
+    /// turns off is lost. One that came before the radio turned off reaches the app before the
+    /// state change does, as the simulation's order has it. (Decided here, in that order, not
+    /// when the app's queue gets to it, which would depend on threads.) Call it on the bridge's
+    /// executor.
     func deliverAbout(_ body: @escaping @Sendable () -> Void) {
-        let cycle = lock.withLock { powerCycles }
-        lane.deliver { [self] in
-            guard lock.withLock({ powerCycles }) == cycle else { return }
-            body()
-        }
+        guard lock.withLock({ simulatedState == .poweredOn }) else { return }
+        lane.deliver(body)
     }
 
     /// The CoreBluetoothMock-style spec simulated for a peripheral on this bridge, if any: its

@@ -284,6 +284,28 @@ struct CentralManagerAPITests {
         #expect(requests == (realistic ? 1 : 2))
     }
 
+    /// A read answered at the instant Bluetooth turns off came before it in the simulation: the
+    /// app hears the value, then the state change, on every run (whether it did depended on
+    /// whether the app's queue reached the callback before the bridge handled the power-off).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aReadAnsweredAsBluetoothTurnsOffReachesTheAppBeforeTheStateChangeOnEveryRun() async throws {
+        var outcomes = Set<[String]>()
+        for _ in 0..<20 {
+            let bridge = MockBLEBridge(configuration: .init(seed: 5))
+            _ = try await makeSensor(on: bridge)
+            outcomes.insert(
+                try await withCentral(on: bridge) { manager, journal in
+                    let peripheral = try await connectAndDiscover(manager, journal, bridge: bridge)
+                    let count = journal.entries.count
+                    peripheral.readValue(for: peripheral.services![0].characteristics![0])
+                    await bridge.simulate(.centralState(manager.simulatedCentral!.identifier, .poweredOff))
+                    try await bridge.waitForApp { manager.state == .poweredOff }
+                    return Array(journal.entries[count...])
+                })
+        }
+        #expect(outcomes == [["value", "state poweredOff"]])
+    }
+
     /// An app that waits for the callback of a read pending when the link dropped waits for a
     /// callback no device sends: the run ends with a stall that says so, with the seed.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
