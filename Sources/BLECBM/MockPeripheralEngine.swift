@@ -29,6 +29,8 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// Subscribed centrals per characteristic handle, in the order they subscribed.
     private var subscribers: [UInt16: [CBMCentral]] = [:]
     private var centrals: [UUID: CBMCentral] = [:]
+    /// The update length last reported for each central (its object takes it in order).
+    private var updateLengths: [UUID: Int] = [:]
     /// The updates the bridge holds, and those the app sent that the app's queue has not heard
     /// reach it: changed in the order of the app's callbacks (each change delivered on its queue
     /// as the bridge makes it), so a callback's `updateValue` decides from the queue as of that
@@ -329,17 +331,23 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
 
     // MARK: Events
 
-    /// The object for a central (the same one each time).
+    /// The object for a central (the same one each time). Its update length changes in the order
+    /// of the app's callbacks (delivered on its queue when the bridge reports another), so a
+    /// callback still about the central's previous link reads that link's figure.
     private func centralObject(_ remote: RemoteCentral) -> CBMCentral {
-        lock.withLock {
+        let (object, changed) = lock.withLock { () -> (CBMCentral, Bool) in
             if let existing = centrals[remote.identifier] {
-                existing.update(remote)
-                return existing
+                let changed = updateLengths[remote.identifier] != remote.maximumUpdateValueLength
+                updateLengths[remote.identifier] = remote.maximumUpdateValueLength
+                return (existing, changed)
             }
             let created = CBMCentral(remote)
             centrals[remote.identifier] = created
-            return created
+            updateLengths[remote.identifier] = remote.maximumUpdateValueLength
+            return (created, false)
         }
+        if changed { lane.deliver { object.update(remote) } }
+        return object
     }
 
     /// Handles an event of the manager (on the bridge's executor, in the simulation's order).
