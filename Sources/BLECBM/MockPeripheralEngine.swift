@@ -390,26 +390,25 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             tell { manager, delegate in delegate.peripheralManager(manager, didReceiveWrite: objects) }
         case .subscribed(let remote, let local):
             let central = centralObject(remote)
-            guard
-                let characteristic = lock.withLock({ () -> CBMMutableCharacteristic? in
-                    subscribers[local.handle, default: []].append(central)
-                    return characteristics[local.handle]
-                })
-            else { return }
+            guard let characteristic = lock.withLock({ characteristics[local.handle] }) else { return }
+            // The subscriber tables change in the order of the app's callbacks, so the answer of
+            // an `updateValue` in a callback does not depend on how far the bridge has gone.
             lane.deliver { [self] in
+                lock.withLock {
+                    // (Unless the app removed the service meanwhile.)
+                    if characteristics[local.handle] === characteristic {
+                        subscribers[local.handle, default: []].append(central)
+                    }
+                }
                 characteristic.lock.withLock { characteristic.subscribers.append(central) }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.peripheralManager(manager, central: central, didSubscribeTo: characteristic)
             }
         case .unsubscribed(let remote, let local):
             let central = centralObject(remote)
-            guard
-                let characteristic = lock.withLock({ () -> CBMMutableCharacteristic? in
-                    subscribers[local.handle]?.removeAll { $0 === central }
-                    return characteristics[local.handle]
-                })
-            else { return }
+            guard let characteristic = lock.withLock({ characteristics[local.handle] }) else { return }
             lane.deliver { [self] in
+                lock.withLock { subscribers[local.handle]?.removeAll { $0 === central } }
                 characteristic.lock.withLock { characteristic.subscribers.removeAll { $0 === central } }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.peripheralManager(manager, central: central, didUnsubscribeFrom: characteristic)
