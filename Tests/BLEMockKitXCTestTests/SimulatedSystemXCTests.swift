@@ -70,6 +70,7 @@ final class SimulatedSystemXCTests: XCTestCase {
         XCTAssertTrue(SimulatedSystem.current === system)
         XCTAssertThrowsError(try SimulatedSystem.install(on: MockBLEBridge(), installedBy: "a second")) { error in
             XCTAssertEqual((error as? SimulatedSystem.InstallError)?.requestedBy, "a second")
+            XCTAssertTrue("\(error)".contains("parallelism: 1"), "\(error)")
         }
         let (statuses, stateAfter) = try await bridge.run { () -> ([UInt8], CBMManagerState?) in
             let watch = WatchPeripheralApp()

@@ -62,7 +62,8 @@ public final class SimulatedSystem: @unchecked Sendable {
         public var description: String {
             "SimulatedSystem.install (\(requestedBy)): a simulated system is already installed, by \(installedBy). "
                 + "The system is process-wide, like CoreBluetooth: tests that use it must run one at a time "
-                + "(a `.serialized` suite in Swift Testing; no parallel testing for those XCTest classes), and each "
+                + "(a `.serialized` suite in Swift Testing; no parallel testing for those XCTest classes; an "
+                + "Exploration that installs it on its runs' bridges needs `parallelism: 1`), and each "
                 + "must uninstall it when it ends (tearDown, or the `.simulatedSystem` trait). Tests that can have "
                 + "a bridge of their own (`.mockBridge`, `runOnMockBridge`) run in parallel without it."
         }
