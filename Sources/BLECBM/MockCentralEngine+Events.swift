@@ -64,10 +64,7 @@ extension MockCentralEngine {
             // auto-reconnect: the system connects again at once, and says so.
             let existing = knownPeripheral(remote.identifier)
             let reconnecting =
-                reason != nil && lock.withLock({ simulatedState }) == .poweredOn
-                && existing.map { object in
-                    lock.withLock { object.reconnectsAutomatically }
-                } == true
+                reason != nil && existing.map { object in lock.withLock { object.reconnectsAutomatically } } == true
             if reconnecting, let existing {
                 command { [self] _ in attempt(existing) }
             }

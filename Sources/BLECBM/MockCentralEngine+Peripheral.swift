@@ -259,16 +259,13 @@ extension MockCentralEngine {
         let remote = characteristic.remote
         guard type == .withResponse else {
             let identifier = peripheral.identifier
-            let generation = lock.withLock { () -> UInt64? in
-                updateLink(identifier) { $0.inFlight += 1 }
-                return link(identifier)?.generation
-            }
+            let generation = lock.withLock { updateLink(identifier) { $0.inFlight += 1 } }
             command { [self] central in
                 let queued = central.queueWriteWithoutResponse(data, for: remote)
                 guard let generation else { return }
                 // (In the order of the app's callbacks: see LinkMirror.)
                 deliver { [self] in
-                    lock.withLock {
+                    _ = lock.withLock {
                         updateLink(identifier, generation: generation) {
                             $0.inFlight -= 1
                             $0.queued = queued

@@ -278,12 +278,14 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     func link(_ peripheral: UUID) -> LinkMirror? { linkMirrors[peripheral] }
 
     /// With the lock held: changes the mirror of the link to a peripheral, if connected (and,
-    /// when `generation` is given, if it is still that link).
-    func updateLink(_ peripheral: UUID, generation: UInt64? = nil, _ body: (inout LinkMirror) -> Void) {
+    /// when `generation` is given, if it is still that link); returns the mirror's generation.
+    @discardableResult
+    func updateLink(_ peripheral: UUID, generation: UInt64? = nil, _ body: (inout LinkMirror) -> Void) -> UInt64? {
         guard let mirror = linkMirrors[peripheral], generation == nil || mirror.generation == generation else {
-            return
+            return nil
         }
         body(&linkMirrors[peripheral]!)
+        return mirror.generation
     }
 
     /// With the lock held: a link to a peripheral is up (a new one, or one the system kept for

@@ -28,9 +28,9 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private var published: [ObjectIdentifier: (object: CBMMutableService, local: LocalService)] = [:]
     /// Subscribed centrals per characteristic handle, in the order they subscribed.
     private var subscribers: [UInt16: [CBMCentral]] = [:]
-    private var centrals: [UUID: CBMCentral] = [:]
-    /// The update length last reported for each central (its object takes it in order).
-    private var updateLengths: [UUID: Int] = [:]
+    /// The object for each central, with the update length last reported for it (the object
+    /// takes it in the order of the app's callbacks).
+    private var centrals: [UUID: (object: CBMCentral, reportedLength: Int)] = [:]
     /// The updates the bridge holds, and those the app sent that the app's queue has not heard
     /// reach it: changed in the order of the app's callbacks (each change delivered on its queue
     /// as the bridge makes it), so a callback's `updateValue` decides from the queue as of that
@@ -335,15 +335,14 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// of the app's callbacks (delivered on its queue when the bridge reports another), so a
     /// callback still about the central's previous link reads that link's figure.
     private func centralObject(_ remote: RemoteCentral) -> CBMCentral {
+        let length = remote.maximumUpdateValueLength
         let (object, changed) = lock.withLock { () -> (CBMCentral, Bool) in
-            if let existing = centrals[remote.identifier] {
-                let changed = updateLengths[remote.identifier] != remote.maximumUpdateValueLength
-                updateLengths[remote.identifier] = remote.maximumUpdateValueLength
-                return (existing, changed)
+            if let (existing, reported) = centrals[remote.identifier] {
+                centrals[remote.identifier]!.reportedLength = length
+                return (existing, reported != length)
             }
             let created = CBMCentral(remote)
-            centrals[remote.identifier] = created
-            updateLengths[remote.identifier] = remote.maximumUpdateValueLength
+            centrals[remote.identifier] = (created, length)
             return (created, false)
         }
         if changed { lane.deliver { object.update(remote) } }
