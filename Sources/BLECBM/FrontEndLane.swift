@@ -88,9 +88,8 @@ final class FrontEndLane<Target: Actor>: Sendable {
 /// **Time.** On a simulated system whose time follows the wall clock, each batch first brings
 /// the bridge's time up to the wall clock's, so a call happens at the instant it was made.
 final class CommandQueue: @unchecked Sendable {
-    // @unchecked Sendable: `arrived`, `spare`, `held`, `nextSequence`, `queueRanks`, `draining`,
-    // `queuedCallbacks` and `wallClock` are only read and written with `lock` held;
-    // `inlineQueue` and `inlined` only on the bridge's executor.
+    // @unchecked Sendable: `arrived`, `spare`, `held`, `nextSequence`, `queueRanks`, `draining`
+    // and `wallClock` are only read and written with `lock` held.
 
     /// Where a command was made (the first key of the order above).
     enum Origin: Hashable, Comparable {
@@ -155,14 +154,6 @@ final class CommandQueue: @unchecked Sendable {
     private var queueRanks: [ObjectIdentifier: UUID] = [:]
     /// Whether a drain task is applying commands (outside runs).
     private var draining = false
-    /// The callback blocks handed to app queues that have not run yet.
-    private var queuedCallbacks = 0
-    /// The app queue a drain is running on, while it runs there: callbacks for that queue are
-    /// kept in ``inlined`` and run by the drain after its batch (see ``drain(on:queue:)``).
-    /// Only read and written on the bridge's executor.
-    private var inlineQueue: DispatchQueue?
-    /// The callbacks a drain runs itself, in the order they were handed over.
-    private var inlined: [@Sendable () -> Void] = []
     private var wallClock: (@Sendable () -> VirtualClock.Instant)?
 
     private init(bridge: MockBLEBridge) {
@@ -182,6 +173,7 @@ final class CommandQueue: @unchecked Sendable {
     /// Notes that the manager identified by `key` calls back on `queue`: commands made on that
     /// queue take its place in the order.
     func register(_ queue: DispatchQueue, for key: UUID) {
+        guard queue !== DispatchQueue.main else { return }
         let tag: QueueTag
         if let existing = queue.getSpecific(key: Self.queueTagKey) {
             tag = existing
@@ -189,9 +181,6 @@ final class CommandQueue: @unchecked Sendable {
             tag = QueueTag()
             queue.setSpecific(key: Self.queueTagKey, value: tag)
         }
-        // The main queue is tagged too (a drain knows it runs there by the tag) but has its own
-        // place in the order.
-        guard queue !== DispatchQueue.main else { return }
         lock.withLock {
             let current = queueRanks[ObjectIdentifier(tag)]
             if current == nil || key.uuidString < current!.uuidString { queueRanks[ObjectIdentifier(tag)] = key }
@@ -244,11 +233,9 @@ final class CommandQueue: @unchecked Sendable {
         if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *), let queue,
             !bridge.hasActiveRun
         {
-            // Detached: the app's callbacks that the drain runs see no task-local of the code
-            // that happened to make the first command.
-            Task.detached(executorPreference: QueueExecutor(queue)) { await self.drain(on: bridge, queue: queue) }
+            Task(executorPreference: QueueExecutor(queue)) { await self.drain(on: bridge) }
         } else {
-            bridge.startTracked { await self.drain(on: bridge, queue: nil) }
+            bridge.startTracked { await self.drain(on: bridge) }
         }
     }
 
@@ -258,16 +245,8 @@ final class CommandQueue: @unchecked Sendable {
         let bridge = bridge
         let outside = outside
         outside.noteActivity()
-        // A drain running on `queue` runs the callback itself once its batch is applied, unless
-        // a callback block handed over before is still waiting (it would run after this one).
-        if let inlineQueue, inlineQueue === queue, lock.withLock({ queuedCallbacks == 0 }) {
-            inlined.append(body)
-            return
-        }
-        lock.withLock { queuedCallbacks += 1 }
-        queue.async { [self] in
+        queue.async {
             MockBLEBridge.$current.withValue(bridge) { body() }
-            lock.withLock { queuedCallbacks -= 1 }
             outside.noteActivity()
         }
     }
@@ -297,17 +276,7 @@ final class CommandQueue: @unchecked Sendable {
     }
 
     /// Applies queued commands on the bridge until none are left (outside runs).
-    ///
-    /// A drain started for an app queue (`queue`) runs there, isolated to the bridge throughout:
-    /// the callbacks each batch hands to that queue are run by the drain itself once the batch is
-    /// applied, and the calls they make are the next batch. A chain of callbacks and calls (the
-    /// app's reaction to each step) then costs no hand-over to the queue and back per step. After
-    /// ``inlineRounds`` batches the drain hands callbacks over as blocks again and ends once what
-    /// has arrived is applied, so an app that keeps calling from its callbacks does not keep the
-    /// bridge from the test's own calls.
-    private func drain(on bridge: isolated MockBLEBridge, queue: DispatchQueue?) {
-        inlineQueue = queue.flatMap { isCurrent($0) ? $0 : nil }
-        var rounds = 0
+    private func drain(on bridge: MockBLEBridge) async {
         while true {
             var (batch, now) = take(forRun: false)
             guard !batch.isEmpty else {
@@ -317,43 +286,15 @@ final class CommandQueue: @unchecked Sendable {
                     draining = false
                     return true
                 }
-                if done {
-                    inlineQueue = nil
-                    return
-                }
+                if done { return }
                 continue
             }
-            bridge.applyFrontEndCommands(batch, catchingUpTo: now)
+            await bridge.applyFrontEndCommands(batch, catchingUpTo: now)
             recycle(&batch)
             // What the batch changed (a peripheral now retrievable, say) may be what an app's
             // `waitForApp` waits for: it checks again.
             outside.noteActivity()
-            rounds += 1
-            if rounds == Self.inlineRounds { inlineQueue = nil }
-            runInlined(on: bridge)
         }
-    }
-
-    /// How many batches a drain applies before it hands callbacks over as blocks again.
-    private static let inlineRounds = 64
-
-    /// Runs the callbacks a drain kept for its own queue, as a block on that queue would.
-    private func runInlined(on bridge: isolated MockBLEBridge) {
-        guard !inlined.isEmpty else { return }
-        var callbacks: [@Sendable () -> Void] = []
-        swap(&callbacks, &inlined)
-        for body in callbacks {
-            MockBLEBridge.$current.withValue(bridge) { body() }
-            outside.noteActivity()
-        }
-        callbacks.removeAll(keepingCapacity: true)
-        if inlined.isEmpty { swap(&callbacks, &inlined) }
-    }
-
-    /// Whether the code running now runs on `queue` (a block of it, or of a queue targeting it).
-    private func isCurrent(_ queue: DispatchQueue) -> Bool {
-        guard let tag = queue.getSpecific(key: Self.queueTagKey) else { return false }
-        return DispatchQueue.getSpecific(key: Self.queueTagKey) === tag
     }
 
     /// The run's driver: applies the held commands in their order. Returns whether there were any.

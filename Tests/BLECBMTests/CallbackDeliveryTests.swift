@@ -7,9 +7,8 @@ import BLEMockKit
 import Foundation
 import Testing
 
-/// How callbacks reach an app on its own queue outside a run: the bridge applies the app's
-/// calls on that queue and runs the callbacks they lead to there itself, one step after
-/// another, as blocks handed to the queue would run.
+/// How callbacks reach an app on its own queue outside a run: as blocks on that queue, which
+/// neither hold the bridge up while they run nor keep it from the test's own calls.
 @Suite(.timeLimit(.minutes(10)))
 struct CallbackDeliveryTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
@@ -28,28 +27,27 @@ struct CallbackDeliveryTests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test func aCallbackHandedToTheQueueBeforeAnotherRunsFirst() async throws {
-        let (bridge, sensor, local) = try await Self.sensor(seed: 2)
+    @Test func aCallbackThatWaitsForTheTestsOwnCallOnTheBridgeDoesNotHoldItUp() async throws {
+        let (bridge, sensor, _) = try await Self.sensor(seed: 2)
+        let gate = DispatchSemaphore(value: 0)
         let app = ChainApp(bridge: bridge, reads: 1)
+        // The read's callback blocks the app's queue until the test's own call on the bridge
+        // has returned (on a device, the peripheral goes on while the app's queue waits; a
+        // callback run while the bridge is held would wait for ever). Bounded, so a regression
+        // fails instead of hanging.
+        let (entered, inCallback) = AsyncStream<Void>.makeStream()
+        app.onRead = {
+            inCallback.yield()
+            return gate.wait(timeout: .now() + 10) == .success
+        }
         var events = app.events.makeAsyncIterator()
         #expect(await events.next() == "reading")
-        #expect(await events.next() == "done 1")
-        app.subscribe()
-        #expect(await events.next() == "notifying")
-        await app.queueIsIdle()
-        // The app's queue is busy while the test reads (the bridge will apply the read from
-        // that queue) and the sensor notifies: the notification's callback, handed to the queue
-        // before the read is applied, comes before the read's, which the drain applying the
-        // read would otherwise run itself. (On this toolchain the drain's hop onto the bridge
-        // waits on the queue behind the notification anyway; where a runtime hops in line,
-        // the drain sees the callback still waiting and hands the read's over behind it.)
-        let gate = DispatchSemaphore(value: 0)
-        app.queue.async { gate.wait() }
-        app.read()
-        #expect(try await sensor.updateValue(Data([7]), for: local.characteristics[1]))
+        var callbacks = entered.makeAsyncIterator()
+        await callbacks.next()
+        #expect(await sensor.isAdvertising)
         gate.signal()
-        #expect(await events.next() == "notified [7]")
-        #expect(await events.next() == "done 2")
+        #expect(await events.next() == "done 1")
+        #expect(app.waitsEnded == [true])
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
@@ -65,7 +63,7 @@ struct CallbackDeliveryTests {
         #expect(app.callbacksOffTheQueue == 0)
     }
 
-    /// A bridge with a sensor advertising a readable characteristic and a notifying one.
+    /// A bridge with a sensor advertising a readable characteristic.
     private static func sensor(seed: UInt64) async throws -> (MockBLEBridge, MockPeripheralManager, LocalService) {
         let bridge = MockBLEBridge(configuration: .init(seed: seed))
         let sensor = MockPeripheralManager(bridge: bridge)
@@ -73,8 +71,7 @@ struct CallbackDeliveryTests {
             GATTService(
                 uuid: ChainApp.service,
                 characteristics: [
-                    GATTCharacteristic(uuid: "2A38", properties: .read, permissions: .readable, value: Data([0x01])),
-                    GATTCharacteristic(uuid: "2A37", properties: .notify, permissions: []),
+                    GATTCharacteristic(uuid: "2A38", properties: .read, permissions: .readable, value: Data([0x01]))
                 ]))
         try await sensor.startAdvertising(AdvertisementData(localName: "Sensor", serviceUUIDs: [ChainApp.service]))
         return (bridge, sensor, local)
@@ -100,11 +97,17 @@ private final class ChainApp: NSObject, CBMCentralManagerDelegate, CBMPeripheral
     private var manager: CBMCentralManager?
     private var peripheral: CBMPeripheral?
     private var readable: CBMCharacteristic?
-    private var notifying: CBMCharacteristic?
     private var target: Int
     private var reads = 0
     private var markers: [String?] = []
     private var offQueue = 0
+    private var waits: [Bool] = []
+    /// Called on the app's queue in each read's callback: whether a wait it makes ended.
+    var onRead: (@Sendable () -> Bool)? {
+        get { lock.withLock { readHook } }
+        set { lock.withLock { readHook = newValue } }
+    }
+    private var readHook: (@Sendable () -> Bool)?
 
     init(bridge: MockBLEBridge, reads: Int) {
         target = reads
@@ -117,6 +120,7 @@ private final class ChainApp: NSObject, CBMCentralManagerDelegate, CBMPeripheral
     var readCount: Int { lock.withLock { reads } }
     var markersSeen: [String?] { lock.withLock { markers } }
     var callbacksOffTheQueue: Int { lock.withLock { offQueue } }
+    var waitsEnded: [Bool] { lock.withLock { waits } }
 
     /// One more read, made from the test's thread.
     func read() {
@@ -125,16 +129,6 @@ private final class ChainApp: NSObject, CBMCentralManagerDelegate, CBMPeripheral
             return (self.peripheral, self.readable)
         }
         peripheral!.readValue(for: readable!)
-    }
-
-    /// Returns once what the app's queue was running when called has ended.
-    func queueIsIdle() async {
-        await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
-    }
-
-    func subscribe() {
-        let (peripheral, notifying) = lock.withLock { (self.peripheral!, self.notifying!) }
-        peripheral.setNotifyValue(true, for: notifying)
     }
 
     private func noteCallback() {
@@ -174,10 +168,7 @@ private final class ChainApp: NSObject, CBMCentralManagerDelegate, CBMPeripheral
         _ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?
     ) {
         noteCallback()
-        lock.withLock {
-            readable = service.characteristics![0]
-            notifying = service.characteristics![1]
-        }
+        lock.withLock { readable = service.characteristics![0] }
         continuation.yield("reading")
         peripheral.readValue(for: service.characteristics![0])
     }
@@ -186,9 +177,9 @@ private final class ChainApp: NSObject, CBMCentralManagerDelegate, CBMPeripheral
         _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: (any Error)?
     ) {
         noteCallback()
-        if characteristic === lock.withLock({ notifying }) {
-            continuation.yield("notified \(Array(characteristic.value ?? Data()))")
-            return
+        if let onRead {
+            let ended = onRead()
+            lock.withLock { waits.append(ended) }
         }
         let done = lock.withLock { () -> Int? in
             reads += 1
@@ -201,13 +192,5 @@ private final class ChainApp: NSObject, CBMCentralManagerDelegate, CBMPeripheral
         } else {
             peripheral.readValue(for: characteristic)
         }
-    }
-
-    func peripheral(
-        _ peripheral: CBMPeripheral, didUpdateNotificationStateFor characteristic: CBMCharacteristic,
-        error: (any Error)?
-    ) {
-        noteCallback()
-        continuation.yield("notifying")
     }
 }
