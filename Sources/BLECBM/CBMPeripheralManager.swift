@@ -92,7 +92,9 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     }
 
     /// Answers a read or write request (for writes, the first of the batch). For a read, set
-    /// the request's `value` first.
+    /// the request's `value` first. CoreBluetooth asks for exactly one answer per request: a
+    /// second one, or one after the request's central went away, is ignored (the central has
+    /// its answer, or is gone) and noted in ``apiMisuses``.
     open func respond(to request: CBMATTRequest, withResult result: CBMATTError.Code) {
         backend.respond(to: request, withResult: result)
     }
@@ -115,7 +117,9 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
 
     /// The calls CoreBluetooth would have refused with an "API MISUSE" log and ignored, with no
     /// callback (adding a service, advertising, updating a value or publishing a channel while
-    /// not powered on), oldest first. A test can assert it is empty.
+    /// not powered on), and the answers it ignores (``respond(to:withResult:)`` to a request
+    /// already answered, or whose central went away), oldest first. A test can assert it is
+    /// empty.
     ///
     /// A manager made with no bridge current and no ``SimulatedSystem`` installed, on a
     /// platform without CoreBluetooth, is `unsupported`: the commands it ignored are listed here

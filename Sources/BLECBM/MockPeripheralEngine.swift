@@ -282,8 +282,16 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     func respond(to request: CBMATTRequest, withResult result: CBMATTError.Code) {
         let answer = request.request
         let value = request.value
-        lane.command {
-            try? $0.respond(to: answer, withResult: ATTError.Code(rawValue: UInt8(result.rawValue)), value: value)
+        let code = ATTError.Code(rawValue: UInt8(result.rawValue))
+        lane.command { [self] peripheral in
+            do {
+                try peripheral.respond(to: answer, withResult: code, value: value)
+            } catch {
+                // An answer to a request no longer pending (answered already, or its central
+                // went away) has nowhere to go: ignored, and noted, as the app has a bug there
+                // (CoreBluetooth asks for exactly one answer per request).
+                lock.withLock { misuses.append("respond(to:withResult:): \(error)") }
+            }
         }
     }
 

@@ -30,6 +30,10 @@ final class CounterPeripheral: NSObject, CBMPeripheralManagerDelegate, @unchecke
     var commands: [Data] = []
     var subscribers: [CBMCentral] = []
     var refuseReads = false
+    /// Reads answered twice (an app bug the manager notes).
+    var answerReadsTwice = false
+    /// Read requests the app keeps without answering, to answer later.
+    var heldReads: [CBMATTRequest]?
 
     override init() {
         super.init()
@@ -62,8 +66,13 @@ final class CounterPeripheral: NSObject, CBMPeripheralManagerDelegate, @unchecke
             peripheral.respond(to: request, withResult: .readNotPermitted)
             return
         }
+        if heldReads != nil {
+            heldReads!.append(request)
+            return
+        }
         request.value = Data([UInt8(reads)])
         peripheral.respond(to: request, withResult: .success)
+        if answerReadsTwice { peripheral.respond(to: request, withResult: .success) }
     }
 
     func peripheralManager(_ peripheral: CBMPeripheralManager, didReceiveWrite requests: [CBMATTRequest]) {
@@ -200,6 +209,49 @@ struct PeripheralManagerTests {
                 "write 1", "subscribed 6E400004-B5A3-F393-E0A9-E50E24DCCA9E",
                 "read 6E400002-B5A3-F393-E0A9-E50E24DCCA9E offset 0",
             ])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aSecondAnswerToAReadIsIgnoredAndNotedAsAMisuse(realistic: Bool) async throws {
+        let (misuses, _) = try await Self.withCounterApp(realistic: realistic, seed: 91) { central, app, peripheral in
+            let found = try await Self.connect(central, to: peripheral)
+            let counter = try #require(found.first { $0.uuid == CounterPeripheral.counterUUID.bluetoothUUID })
+            app.answerReadsTwice = true
+            #expect(try await central.readValue(for: counter) == Data([1]))
+            try await central.bridge.waitForApp { app.manager.apiMisuses.count == 1 }
+            // The central got the first answer only, and the next read its own.
+            app.answerReadsTwice = false
+            #expect(try await central.readValue(for: counter) == Data([2]))
+            return app.manager.apiMisuses
+        }
+        #expect(misuses.count == 1)
+        #expect(misuses[0].hasPrefix("respond(to:withResult:): No pending request has id "))
+        #expect(misuses[0].contains("already answered, or its central disconnected"))
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func anAnswerAfterTheCentralDisconnectedIsIgnoredAndNotedAsAMisuse(realistic: Bool) async throws {
+        let (outcome, _) = try await Self.withCounterApp(realistic: realistic, seed: 92) { central, app, peripheral in
+            let bridge = central.bridge
+            let found = try await Self.connect(central, to: peripheral)
+            let counter = try #require(found.first { $0.uuid == CounterPeripheral.counterUUID.bluetoothUUID })
+            app.heldReads = []
+            let read = bridge.task { try await central.readValue(for: counter) }
+            try await bridge.waitForApp { app.heldReads?.count == 1 }
+            try await central.cancelPeripheralConnection(peripheral)
+            let readError = await #expect(throws: CoreBluetoothError.self) { try await read.value }
+            #expect(app.manager.apiMisuses.isEmpty)
+            let request = try #require(app.heldReads?.first)
+            request.value = Data([9])
+            app.manager.respond(to: request, withResult: .success)
+            try await bridge.waitForApp { app.manager.apiMisuses.count == 1 }
+            return (readError, app.manager.apiMisuses)
+        }
+        #expect(outcome.0?.code == .operationCancelled)
+        #expect(outcome.1.count == 1)
+        #expect(outcome.1[0].hasPrefix("respond(to:withResult:): No pending request has id "))
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
