@@ -61,13 +61,16 @@ struct BenchCommandTests {
         #expect((object["median"] as? Double ?? 0) > 0)
         #expect(object["repetitions"] as? Int == Benchmark.Sizes.quick.workflows)
         // The same steps through the CoreBluetooth-shaped API, and their ratio to fast.workflow
-        // (timed in pairs, in the same run), held against 2×.
+        // (timed in blocks of 100 taking turns with blocks of fast ones, in the same run; the
+        // ratio's repetitions are the blocks), held against 2×.
         #expect(objects[1]["unit"] as? String == "µs")
         #expect((objects[1]["median"] as? Double ?? 0) > 0)
         #expect(objects[1]["target"] is NSNull)
+        #expect(objects[1]["repetitions"] as? Int == Benchmark.Sizes.quick.workflows)
         #expect(objects[2]["unit"] as? String == "×")
         #expect(objects[2]["target"] as? String == "<= 2")
         #expect((objects[2]["median"] as? Double ?? 0) > 0)
+        #expect(objects[2]["repetitions"] as? Int == Benchmark.Sizes.quick.workflows / 100)
         for reference in objects[3...4] {
             #expect(reference["unit"] as? String == "ns")
             #expect(reference["target"] is NSNull)

@@ -17,24 +17,24 @@ extension Benchmark {
             samples.append(try await Self.timedFastWorkflow(watchdog: watchdog))
         }
         let workflow = BenchClock.median(samples) * 1e6
-        // The same steps through the CoreBluetooth-shaped API (delegates on the app's queue),
-        // each timed right after a fast workflow, so their ratio is this machine's at that
-        // moment (this machine's speed drifts by more than the ratio's margin).
-        let (delegateSamples, pairedSamples) = try await coreBluetoothWorkflowSamples(watchdog: watchdog)
-        let delegateWorkflow = BenchClock.median(delegateSamples) * 1e6
-        // The median of the pairs' ratios: a pair's two workflows ran moments apart, at one
-        // speed of this machine.
-        let ratio = BenchClock.median(zip(delegateSamples, pairedSamples).map { $0 / $1 })
+        // The same steps through the CoreBluetooth-shaped API (delegates on the app's queue), in
+        // blocks taking turns with blocks of fast workflows, so their ratio is this machine's at
+        // that moment (its speed drifts by more than the ratio's margin).
+        let blocks = try await coreBluetoothWorkflowBlocks(watchdog: watchdog)
+        let delegateWorkflow = BenchClock.median(blocks.flatMap(\.delegate)) * 1e6
+        // The median of the blocks' ratios: a block's two halves ran moments apart, at one speed
+        // of this machine.
+        let ratio = BenchClock.median(blocks.map { BenchClock.median($0.delegate) / BenchClock.median($0.fast) })
         let (actorCall, streamElement) = await referenceFigures()
         return [
             BenchFigure(
                 name: "fast.workflow", median: workflow, unit: "µs", target: .atMost(50), repetitions: samples.count),
             BenchFigure(
                 name: "corebluetooth.workflow", median: delegateWorkflow, unit: "µs", target: .reference,
-                repetitions: delegateSamples.count),
+                repetitions: blocks.reduce(0) { $0 + $1.delegate.count }),
             BenchFigure(
                 name: "corebluetooth.workflow-to-fast.workflow", median: ratio, unit: "×",
-                target: .atMost(2), repetitions: delegateSamples.count),
+                target: .atMost(2), repetitions: blocks.count),
             actorCall, streamElement,
             // The workflow in units of this machine's actor call: comparable across machines.
             BenchFigure(
@@ -48,35 +48,47 @@ extension Benchmark {
         try await BridgeRelease.seconds(watchdog: watchdog) { release in try await fastWorkflow(release: release) }
     }
 
-    /// The CoreBluetooth-shaped workflow's times, in seconds, each paired with a fast workflow's
-    /// timed just before it, as ``fastWorkflow(release:)`` is timed for `fast.workflow`. The
-    /// CoreBluetooth-shaped one is timed from the app's queue (as an XCTest on the main thread
-    /// shares the main queue with an app on it); the hop onto that queue is not timed. Both are
-    /// timed until their bridge is released: a CoreBluetooth-shaped manager the app let go of is
-    /// torn down after the app's last callback, and that work is the workflow's.
-    func coreBluetoothWorkflowSamples(watchdog: ReleaseWatchdog) async throws -> (delegate: [Double], fast: [Double]) {
+    /// Blocks of workflow times, in seconds: in each, `blockSize` CoreBluetooth-shaped workflows
+    /// timed one after another right after as many fast ones (timed as ``fastWorkflow(release:)``
+    /// is for `fast.workflow`). Blocks, not pairs: a fast workflow timed right after a
+    /// CoreBluetooth-shaped one ran about twice as slow as one after another fast one (and the
+    /// CoreBluetooth-shaped one a fifth slower after a fast one), so pairs measured two cold
+    /// paths and understated the ratio of the figures above them. The CoreBluetooth-shaped ones
+    /// are timed from the app's queue (as an XCTest on the main thread shares the main queue
+    /// with an app on it); the hop onto that queue, once a block, is not timed. Both are timed
+    /// until their bridge is released: a CoreBluetooth-shaped manager the app let go of is torn
+    /// down after the app's last callback, and that work is the workflow's.
+    func coreBluetoothWorkflowBlocks(
+        watchdog: ReleaseWatchdog, blockSize: Int = 100
+    ) async throws -> [(delegate: [Double], fast: [Double])] {
         let queue = DispatchQueue(label: "bench.corebluetooth-workflow")
-        let timeOne: @Sendable () async throws -> Double = {
-            try await BridgeRelease.seconds(watchdog: watchdog) { release in
-                try await CoreBluetoothWorkflowApp.run(on: queue, release: release)
+        let size = min(blockSize, sizes.workflows)
+        let timeBlock: @Sendable () async throws -> [Double] = {
+            var times: [Double] = []
+            times.reserveCapacity(size)
+            for _ in 0..<size {
+                times.append(
+                    try await BridgeRelease.seconds(watchdog: watchdog) { release in
+                        try await CoreBluetoothWorkflowApp.run(on: queue, release: release)
+                    })
             }
+            return times
         }
-        let onQueue: @Sendable () async throws -> Double = {
+        let onQueue: @Sendable () async throws -> [Double] = {
             if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
-                return try await Task(executorPreference: QueueExecutor(queue), operation: timeOne).value
+                return try await Task(executorPreference: QueueExecutor(queue), operation: timeBlock).value
             }
-            return try await timeOne()
+            return try await timeBlock()
         }
-        for _ in 0..<min(100, sizes.workflows) { _ = try await onQueue() }
-        var delegate: [Double] = []
-        var fast: [Double] = []
-        delegate.reserveCapacity(sizes.workflows)
-        fast.reserveCapacity(sizes.workflows)
-        for _ in 0..<sizes.workflows {
-            fast.append(try await Self.timedFastWorkflow(watchdog: watchdog))
-            delegate.append(try await onQueue())
+        _ = try await onQueue()
+        var blocks: [(delegate: [Double], fast: [Double])] = []
+        for _ in 0..<max(1, sizes.workflows / size) {
+            var fast: [Double] = []
+            fast.reserveCapacity(size)
+            for _ in 0..<size { fast.append(try await Self.timedFastWorkflow(watchdog: watchdog)) }
+            blocks.append((try await onQueue(), fast))
         }
-        return (delegate, fast)
+        return blocks
     }
 
     /// Power on, scan one peripheral, connect, discover all, read, write with response,
