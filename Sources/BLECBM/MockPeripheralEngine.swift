@@ -20,6 +20,9 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private weak var manager: CBMPeripheralManager?
     private var mirroredState: CBMManagerState = .unknown
     private var advertising = false
+    /// How many times the app stopped advertising: a start made before a stop does not mark the
+    /// manager advertising when the bridge gets to it after the stop.
+    private var advertisingStops: UInt64 = 0
     /// Published characteristics by handle, and the services the app added, by object.
     private var characteristics: [UInt16: CBMMutableCharacteristic] = [:]
     /// The services the app added, by object, each kept with what it stands for (kept alive, as
@@ -224,11 +227,16 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             localName: advertisementData?[CBMAdvertisementDataLocalNameKey] as? String,
             serviceUUIDs: (advertisementData?[CBMAdvertisementDataServiceUUIDsKey] as? [CBMUUID])?.map(\.bluetoothUUID)
                 ?? [])
+        let stops = lock.withLock { advertisingStops }
         lane.command { [self] peripheral in
             do {
                 try peripheral.startAdvertising(advertisement)
-                lock.withLock { advertising = true }
-                tell { manager, delegate in delegate.peripheralManagerDidStartAdvertising(manager, error: nil) }
+                lane.deliver { [self] in
+                    // In the order of the app's callbacks, unless the app stopped since.
+                    lock.withLock { if advertisingStops == stops { advertising = true } }
+                    guard let (manager, delegate) = managerAndDelegate else { return }
+                    delegate.peripheralManagerDidStartAdvertising(manager, error: nil)
+                }
             } catch {
                 let failure = CBMError.bridging(error)
                 tell { manager, delegate in delegate.peripheralManagerDidStartAdvertising(manager, error: failure) }
@@ -237,7 +245,10 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     }
 
     func stopAdvertising() {
-        lock.withLock { advertising = false }
+        lock.withLock {
+            advertising = false
+            advertisingStops &+= 1
+        }
         lane.command { $0.stopAdvertising() }
     }
 

@@ -571,3 +571,59 @@ extension PeripheralManagerTests {
         #expect(stopped < disconnected)
     }
 }
+
+/// A peripheral app that only notes what its delegate hears about advertising.
+@MainActor
+private final class AdvertisingNotes: NSObject, CBMPeripheralManagerDelegate, @unchecked Sendable {
+    // @unchecked Sendable: only touched on the main queue.
+    var calls: [String] = []
+
+    nonisolated func peripheralManagerDidUpdateState(_ peripheral: CBMPeripheralManager) {}
+
+    nonisolated func peripheralManagerDidStartAdvertising(_ peripheral: CBMPeripheralManager, error: (any Error)?) {
+        MainActor.assumeIsolated { calls.append(error.map { "started error \($0)" } ?? "started") }
+    }
+}
+
+extension PeripheralManagerTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func advertisingStoppedRightAfterItStartedStaysStopped(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 93) : .init(seed: 93))
+        let (mirrored, simulated, heard) = try await bridge.run { @MainActor () -> (Bool, Bool, [String]) in
+            let app = AdvertisingNotes()
+            let manager = CBMPeripheralManager(delegate: app, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            manager.startAdvertising([CBMAdvertisementDataLocalNameKey: "Toggle"])
+            #expect(!manager.isAdvertising)
+            manager.stopAdvertising()
+            // The start still completes; the stop after it wins.
+            try await bridge.waitForApp { app.calls.count == 1 }
+            let simulated = try #require(manager.simulatedPeripheral)
+            return (manager.isAdvertising, await simulated.isAdvertising, app.calls)
+        }
+        #expect(heard == ["started"])
+        #expect(!simulated)
+        #expect(!mirrored)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func advertisingStartedAgainAfterAStopIsAdvertising(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 94) : .init(seed: 94))
+        let (mirrored, simulated, heard) = try await bridge.run { @MainActor () -> (Bool, Bool, [String]) in
+            let app = AdvertisingNotes()
+            let manager = CBMPeripheralManager(delegate: app, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            manager.startAdvertising([CBMAdvertisementDataLocalNameKey: "Toggle"])
+            manager.stopAdvertising()
+            manager.startAdvertising([CBMAdvertisementDataLocalNameKey: "Toggle"])
+            try await bridge.waitForApp { app.calls.count == 2 }
+            let simulated = try #require(manager.simulatedPeripheral)
+            return (manager.isAdvertising, await simulated.isAdvertising, app.calls)
+        }
+        #expect(heard == ["started", "started"])
+        #expect(simulated)
+        #expect(mirrored)
+    }
+}
