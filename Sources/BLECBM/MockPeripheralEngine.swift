@@ -183,13 +183,26 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     }
 
     func remove(_ service: CBMMutableService) {
-        let removed = lock.withLock { () -> (LocalService, [CBMMutableCharacteristic])? in
-            guard let local = published.removeValue(forKey: ObjectIdentifier(service))?.local else { return nil }
-            return (local, local.characteristics.compactMap { forget($0.handle) })
+        let key = ObjectIdentifier(service)
+        if let (local, objects) = lock.withLock({ unpublish(key) }) {
+            Self.unsubscribeAll(objects)
+            lane.command { try? $0.remove(local) }
+            return
         }
-        guard let (local, objects) = removed else { return }
-        Self.unsubscribeAll(objects)
-        lane.command { try? $0.remove(local) }
+        // Not published yet: an add the bridge has not got to (or none). The service goes once
+        // the add has been applied, in the order of the app's calls.
+        lane.command { [self] peripheral in
+            guard let (local, objects) = lock.withLock({ unpublish(key) }) else { return }
+            Self.unsubscribeAll(objects)
+            try? peripheral.remove(local)
+        }
+    }
+
+    /// With the lock held: forgets a published service, its characteristics and their
+    /// subscribers, returning what it stood for and its characteristic objects.
+    private func unpublish(_ key: ObjectIdentifier) -> (LocalService, [CBMMutableCharacteristic])? {
+        guard let local = published.removeValue(forKey: key)?.local else { return nil }
+        return (local, local.characteristics.compactMap { forget($0.handle) })
     }
 
     func removeAllServices() {

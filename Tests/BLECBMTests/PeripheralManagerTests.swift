@@ -572,7 +572,7 @@ extension PeripheralManagerTests {
     }
 }
 
-/// A peripheral app that only notes what its delegate hears about advertising.
+/// A peripheral app that only notes what its delegate hears about advertising and services.
 @MainActor
 private final class AdvertisingNotes: NSObject, CBMPeripheralManagerDelegate, @unchecked Sendable {
     // @unchecked Sendable: only touched on the main queue.
@@ -582,6 +582,12 @@ private final class AdvertisingNotes: NSObject, CBMPeripheralManagerDelegate, @u
 
     nonisolated func peripheralManagerDidStartAdvertising(_ peripheral: CBMPeripheralManager, error: (any Error)?) {
         MainActor.assumeIsolated { calls.append(error.map { "started error \($0)" } ?? "started") }
+    }
+
+    nonisolated func peripheralManager(
+        _ peripheral: CBMPeripheralManager, didAdd service: CBMService, error: (any Error)?
+    ) {
+        MainActor.assumeIsolated { calls.append(error.map { "added error \($0)" } ?? "added \(service.uuid)") }
     }
 }
 
@@ -625,5 +631,34 @@ extension PeripheralManagerTests {
         #expect(heard == ["started", "started"])
         #expect(simulated)
         #expect(mirrored)
+    }
+}
+
+extension PeripheralManagerTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aServiceRemovedRightAfterItWasAddedIsNotPublished(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 95) : .init(seed: 95))
+        let (published, heard) = try await bridge.run { @MainActor () -> ([BluetoothUUID], [String]) in
+            let app = AdvertisingNotes()
+            let manager = CBMPeripheralManager(delegate: app, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let removed = CBMMutableService(type: CBMUUID(string: "180F"), primary: true)
+            removed.characteristics = [
+                CBMMutableCharacteristic(
+                    type: CBMUUID(string: "2A19"), properties: [.read], value: Data([90]), permissions: [.readable])
+            ]
+            let kept = CBMMutableService(type: CBMUUID(string: "180A"), primary: true)
+            // Removed before the bridge has got to the add: the add still completes, then the
+            // removal takes the service away again.
+            manager.add(removed)
+            manager.remove(removed)
+            manager.add(kept)
+            try await bridge.waitForApp { app.calls.count == 2 }
+            let simulated = try #require(manager.simulatedPeripheral)
+            return (await simulated.services.map(\.uuid), app.calls)
+        }
+        #expect(heard == ["added 180F", "added 180A"])
+        #expect(published == ["180A"])
     }
 }
