@@ -143,6 +143,11 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         lock.withLock { lockedPoweredOn(call) }
     }
 
+    /// Notes a call CoreBluetooth would refuse.
+    private func misuse(_ message: String) {
+        lock.withLock { misuses.append(message) }
+    }
+
     /// With the lock held: ``poweredOn(_:)``.
     private func lockedPoweredOn(_ call: String) -> Bool {
         let current = invalidated ? .unknown : mirroredState
@@ -236,10 +241,20 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
 
     func startAdvertising(_ advertisementData: [String: Any]?) {
         guard poweredOn("startAdvertising") else { return }
+        let name = advertisementData?[CBMAdvertisementDataLocalNameKey]
+        let services = advertisementData?[CBMAdvertisementDataServiceUUIDsKey]
+        // A value of another type makes CoreBluetooth raise an exception (the app crashes on a
+        // device): noted, and the key left out.
+        if let name, !(name is String) {
+            misuse("startAdvertising: CBMAdvertisementDataLocalNameKey takes a String, not \(type(of: name)); left out")
+        }
+        if let services, !(services is [CBMUUID]) {
+            misuse(
+                "startAdvertising: CBMAdvertisementDataServiceUUIDsKey takes an array of CBMUUID, not \(type(of: services)); "
+                    + "left out")
+        }
         let advertisement = AdvertisementData(
-            localName: advertisementData?[CBMAdvertisementDataLocalNameKey] as? String,
-            serviceUUIDs: (advertisementData?[CBMAdvertisementDataServiceUUIDsKey] as? [CBMUUID])?.map(\.bluetoothUUID)
-                ?? [])
+            localName: name as? String, serviceUUIDs: (services as? [CBMUUID])?.map(\.bluetoothUUID) ?? [])
         let stops = lock.withLock { advertisingStops }
         lane.command { [self] peripheral in
             do {
@@ -314,7 +329,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 // An answer to a request no longer pending (answered already, or its central
                 // went away) has nowhere to go: ignored, and noted, as the app has a bug there
                 // (CoreBluetooth asks for exactly one answer per request).
-                lock.withLock { misuses.append("respond(to:withResult:): \(error)") }
+                misuse("respond(to:withResult:): \(error)")
             }
         }
     }

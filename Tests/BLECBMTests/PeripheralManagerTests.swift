@@ -662,3 +662,61 @@ extension PeripheralManagerTests {
         #expect(published == ["180A"])
     }
 }
+
+extension PeripheralManagerTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func advertisingDataOfTheWrongTypeIsLeftOutAndNoted(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 96) : .init(seed: 96))
+        let (misuses, advertised) = try await bridge.run { @MainActor () -> ([String], AdvertisementData) in
+            let app = AdvertisingNotes()
+            let manager = CBMPeripheralManager(delegate: app, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            // Strings where CoreBluetooth takes CBUUIDs, a number for the name: on a device,
+            // an exception; here both are left out and noted.
+            manager.startAdvertising([
+                CBMAdvertisementDataLocalNameKey: 5, CBMAdvertisementDataServiceUUIDsKey: ["180D"],
+            ])
+            try await bridge.waitForApp { app.calls == ["started"] }
+            return (manager.apiMisuses, try await Self.firstAdvertisement(heardOn: bridge))
+        }
+        #expect(
+            misuses == [
+                "startAdvertising: CBMAdvertisementDataLocalNameKey takes a String, not Int; left out",
+                "startAdvertising: CBMAdvertisementDataServiceUUIDsKey takes an array of CBMUUID, not Array<String>; "
+                    + "left out",
+            ])
+        #expect(advertised.localName == nil)
+        #expect(advertised.serviceUUIDs == [])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func advertisingDataOfTheRightTypesIsAdvertisedWithNothingNoted() async throws {
+        let bridge = MockBLEBridge(configuration: .init(seed: 97))
+        let (misuses, advertised) = try await bridge.run { @MainActor () -> ([String], AdvertisementData) in
+            let app = AdvertisingNotes()
+            let manager = CBMPeripheralManager(delegate: app, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            manager.startAdvertising([
+                CBMAdvertisementDataLocalNameKey: "Watch",
+                CBMAdvertisementDataServiceUUIDsKey: [CBMUUID(string: "180D")],
+            ])
+            try await bridge.waitForApp { app.calls == ["started"] }
+            return (manager.apiMisuses, try await Self.firstAdvertisement(heardOn: bridge))
+        }
+        #expect(misuses.isEmpty)
+        #expect(advertised.localName == "Watch")
+        #expect(advertised.serviceUUIDs == ["180D"])
+    }
+
+    /// What a central of the async API, new on `bridge`, hears first when it scans.
+    static func firstAdvertisement(heardOn bridge: MockBLEBridge) async throws -> AdvertisementData {
+        let central = MockCentralManager(bridge: bridge)
+        let events = central.events()
+        try await central.scanForPeripherals(withServices: nil)
+        for await event in events {
+            if case .discovered(let found) = event { return found.advertisementData }
+        }
+        throw CoreBluetoothError(.unknown)
+    }
+}
