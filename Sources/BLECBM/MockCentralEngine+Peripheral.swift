@@ -258,6 +258,12 @@ extension MockCentralEngine {
         else { return }
         let remote = characteristic.remote
         guard type == .withResponse else {
+            if !remote.properties.contains(.writeWithoutResponse) {
+                // CoreBluetooth drops it with a warning in the log: the peripheral never gets it.
+                misuse(
+                    "writeValue(_:for:type: .withoutResponse): characteristic \(characteristic.uuid) does not allow "
+                        + "writes without response; not sent")
+            }
             let identifier = peripheral.identifier
             let generation = lock.withLock { updateLink(identifier) { $0.inFlight += 1 } }
             command { [self] central in

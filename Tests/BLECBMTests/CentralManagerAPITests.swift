@@ -346,6 +346,28 @@ struct CentralManagerAPITests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aWriteWithoutResponseToACharacteristicThatDoesNotAllowItIsNotSentAndIsNoted(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 9) : .init(seed: 9))
+        _ = try await makeSilentSensor(on: bridge, properties: [.read, .write])
+        let (misuses, requests) = try await withCentral(on: bridge) { manager, journal -> ([String], Int) in
+            let peripheral = try await connectAndDiscover(manager, journal, bridge: bridge)
+            let characteristic = peripheral.services![0].characteristics![0]
+            peripheral.writeValue(Data([1]), for: characteristic, type: .withoutResponse)
+            // A write with response after it is the peripheral's first request.
+            peripheral.writeValue(Data([2]), for: characteristic, type: .withResponse)
+            await bridge.waitUntil { $0.log.contains { $0.kind == .writeRequest } }
+            return (manager.apiMisuses, await bridge.log.filter { $0.kind == .writeRequest }.count)
+        }
+        #expect(
+            misuses == [
+                "writeValue(_:for:type: .withoutResponse): characteristic 2A19 does not allow writes without "
+                    + "response; not sent"
+            ])
+        #expect(requests == 1)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func poweringOffReportsTheStateAndDropsTheLinkAndLaterCallsAreMisuses() async throws {
         let bridge = MockBLEBridge(configuration: .init(seed: 7))
         _ = try await makeSensor(on: bridge)
