@@ -19,11 +19,18 @@ struct CallbackDeliveryTests {
         // stops it long before (a bridge held by the app's chain would answer the test only
         // once the reads ran out).
         let most = 200_000
-        let app = ChainApp(bridge: bridge, reads: most)
+        let app = ChainApp(bridge: bridge, reads: most, waitsToRead: true)
         var events = app.events.makeAsyncIterator()
-        #expect(await events.next() == "reading")
-        #expect(await sensor.isAdvertising)
-        app.stopReading()
+        #expect(await events.next() == "ready")
+        // The reads start, and the test calls, from a queue of the test's own (the cooperative
+        // pool, which the parallel suite keeps busy, could make the test's call late).
+        let advertising = try await Self.fromOwnQueue {
+            app.startReading()
+            let advertising = await sensor.isAdvertising
+            app.stopReading()
+            return advertising
+        }
+        #expect(advertising)
         let done = try #require(await events.next())
         let reads = try #require(Int(done.dropFirst("done ".count)))
         #expect(done.hasPrefix("done ") && reads < most)
@@ -33,22 +40,26 @@ struct CallbackDeliveryTests {
     @Test func aCallbackThatWaitsForTheTestsOwnCallOnTheBridgeDoesNotHoldItUp() async throws {
         let (bridge, sensor, _) = try await Self.sensor(seed: 2)
         let gate = DispatchSemaphore(value: 0)
-        let app = ChainApp(bridge: bridge, reads: 1)
         // The read's callback blocks the app's queue until the test's own call on the bridge
         // has returned (on a device, the peripheral goes on while the app's queue waits; a
         // callback run while the bridge is held would wait for ever). Bounded, so a regression
         // fails instead of hanging.
         let (entered, inCallback) = AsyncStream<Void>.makeStream()
-        app.onRead = {
+        let app = ChainApp(bridge: bridge, reads: 1) {
             inCallback.yield()
-            return gate.wait(timeout: .now() + 10) == .success
+            return gate.wait(timeout: .now() + 30) == .success
         }
         var events = app.events.makeAsyncIterator()
+        // The test waits for the callback, calls and signals from a queue of its own.
+        let advertising = try await Self.fromOwnQueue {
+            var callbacks = entered.makeAsyncIterator()
+            await callbacks.next()
+            let advertising = await sensor.isAdvertising
+            gate.signal()
+            return advertising
+        }
+        #expect(advertising)
         #expect(await events.next() == "reading")
-        var callbacks = entered.makeAsyncIterator()
-        await callbacks.next()
-        #expect(await sensor.isAdvertising)
-        gate.signal()
         #expect(await events.next() == "done 1")
         #expect(app.waitsEnded == [true])
     }
@@ -64,6 +75,12 @@ struct CallbackDeliveryTests {
         #expect(await events.next() == "done 3")
         #expect(app.markersSeen == [nil, nil, nil])
         #expect(app.callbacksOffTheQueue == 0)
+    }
+
+    /// Runs `body` in a task whose jobs run on a dispatch queue of its own.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    private static func fromOwnQueue<T: Sendable>(_ body: @escaping @Sendable () async -> T) async throws -> T {
+        await Task(executorPreference: QueueExecutor(DispatchQueue(label: "test-calls")), operation: body).value
     }
 
     /// A bridge with a sensor advertising a readable characteristic.
@@ -106,14 +123,19 @@ private final class ChainApp: NSObject, CBMCentralManagerDelegate, CBMPeripheral
     private var offQueue = 0
     private var waits: [Bool] = []
     /// Called on the app's queue in each read's callback: whether a wait it makes ended.
-    var onRead: (@Sendable () -> Bool)? {
-        get { lock.withLock { readHook } }
-        set { lock.withLock { readHook = newValue } }
-    }
-    private var readHook: (@Sendable () -> Bool)?
+    private let onRead: (@Sendable () -> Bool)?
 
-    init(bridge: MockBLEBridge, reads: Int) {
+    private let waitsToRead: Bool
+
+    /// An app that reads `reads` times, starting once it has discovered the characteristic, or,
+    /// when it `waitsToRead`, once ``startReading()`` is called; `onRead` is called in each
+    /// read's callback.
+    init(
+        bridge: MockBLEBridge, reads: Int, waitsToRead: Bool = false, onRead: (@Sendable () -> Bool)? = nil
+    ) {
         target = reads
+        self.waitsToRead = waitsToRead
+        self.onRead = onRead
         (events, continuation) = AsyncStream.makeStream()
         super.init()
         queue.setSpecific(key: key, value: 1)
@@ -127,6 +149,12 @@ private final class ChainApp: NSObject, CBMCentralManagerDelegate, CBMPeripheral
     /// Ends the reads at the next read's callback.
     func stopReading() {
         lock.withLock { target = 0 }
+    }
+
+    /// The first read, made from the test's thread, of an app that waits to read.
+    func startReading() {
+        let (peripheral, readable) = lock.withLock { (self.peripheral, self.readable) }
+        peripheral!.readValue(for: readable!)
     }
 
     /// One more read, made from the test's thread.
@@ -176,6 +204,10 @@ private final class ChainApp: NSObject, CBMCentralManagerDelegate, CBMPeripheral
     ) {
         noteCallback()
         lock.withLock { readable = service.characteristics![0] }
+        guard !waitsToRead else {
+            continuation.yield("ready")
+            return
+        }
         continuation.yield("reading")
         peripheral.readValue(for: service.characteristics![0])
     }
