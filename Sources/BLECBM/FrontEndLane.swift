@@ -55,9 +55,21 @@ final class FrontEndLane<Target: Actor>: Sendable {
     }
 
     /// Queues a command for the target (see ``CommandQueue`` for the order commands run in).
+    ///
+    /// The command runs on the bridge's executor, which the target shares. It calls `body`
+    /// through a reference to it without the isolation in its type (the two have one calling
+    /// convention), reinterpreted inside a struct as ``MockBLEBridge`` does for its managers:
+    /// `assumeIsolated` would allocate its closure on every command. Debug builds still check
+    /// that the command runs on the target's executor.
     func command(_ body: @escaping @Sendable (isolated Target) -> Void) {
         let target = target
-        commands.enqueue(key: key, applyingOn: applyQueue) { target.assumeIsolated { body($0) } }
+        let plain = unsafeBitCast(IsolatedCommand(run: body), to: PlainCommand<Target>.self)
+        commands.enqueue(key: key, applyingOn: applyQueue) {
+            #if DEBUG
+                target.preconditionIsolated("a front end's command runs on its manager's executor")
+            #endif
+            plain.run(target)
+        }
     }
 
     /// Runs `body` on the app's queue, after every block handed over before it (call it on the
@@ -66,6 +78,16 @@ final class FrontEndLane<Target: Actor>: Sendable {
     func deliver(_ body: @escaping @Sendable () -> Void) {
         commands.deliver(on: queue, body)
     }
+}
+
+/// A command isolated to its target, and the same command without the isolation in its type
+/// (see ``FrontEndLane/command(_:)``).
+private struct IsolatedCommand<Target: Actor> {
+    let run: @Sendable (isolated Target) -> Void
+}
+
+private struct PlainCommand<Target: Actor> {
+    let run: @Sendable (Target) -> Void
 }
 
 /// The front ends' commands on one bridge.
