@@ -84,7 +84,9 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     /// Sends a value to the subscribed centrals (all of them when `centrals` is `nil`).
     /// Returns `false`, sending nothing, when the update queue is full; the delegate then gets
     /// `peripheralManagerIsReady(toUpdateSubscribers:)` when there is room. Returns `false`
-    /// too while not powered on (noted in ``apiMisuses``).
+    /// too while not powered on, and for a characteristic that is not in a service this manager
+    /// published (never added, removed, or its add not yet done): both noted in ``apiMisuses``,
+    /// as no ready callback follows them.
     open func updateValue(
         _ value: Data, for characteristic: CBMMutableCharacteristic, onSubscribedCentrals centrals: [CBMCentral]?
     ) -> Bool {
@@ -117,7 +119,7 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
 
     /// The calls CoreBluetooth would have refused with an "API MISUSE" log and ignored, with no
     /// callback (adding a service, advertising, updating a value or publishing a channel while
-    /// not powered on), the answers it ignores (``respond(to:withResult:)`` to a request
+    /// not powered on; updating a characteristic that is not published), the answers it ignores (``respond(to:withResult:)`` to a request
     /// already answered, or whose central went away), and advertising data of the wrong type
     /// (a local name that is not a `String`, service UUIDs that are not `CBMUUID`s: an exception
     /// on a device; here the key is left out), oldest first. A test can assert it is empty.

@@ -284,10 +284,16 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         _ value: Data, for characteristic: CBMMutableCharacteristic, onSubscribedCentrals centrals: [CBMCentral]?
     ) -> Bool {
         let decision = lock.withLock { () -> (local: LocalCharacteristic, targets: Int)? in
-            guard lockedPoweredOn("updateValue"),
-                let handle = characteristics.first(where: { $0.value === characteristic })?.key,
+            guard lockedPoweredOn("updateValue") else { return nil }
+            guard let handle = characteristics.first(where: { $0.value === characteristic })?.key,
                 let local = published.values.lazy.flatMap(\.local.characteristics).first(where: { $0.handle == handle })
-            else { return nil }
+            else {
+                // Nothing to send it from (never added, removed, or its add not applied yet).
+                misuses.append(
+                    "updateValue: characteristic \(characteristic.uuid) is not in a service this manager published; "
+                        + "not sent")
+                return nil
+            }
             let targets = (subscribers[handle] ?? []).filter { subscriber in
                 centrals?.contains { $0.identifier == subscriber.identifier } ?? true
             }

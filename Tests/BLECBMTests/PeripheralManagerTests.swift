@@ -720,3 +720,38 @@ extension PeripheralManagerTests {
         throw CoreBluetoothError(.unknown)
     }
 }
+
+extension PeripheralManagerTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func anUpdateOfACharacteristicThatIsNotPublishedIsNotSentAndIsNoted(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 98) : .init(seed: 98))
+        let (sent, misuses) = try await bridge.run { @MainActor () -> ([Bool], [String]) in
+            let app = AdvertisingNotes()
+            let manager = CBMPeripheralManager(delegate: app, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let level = CBMMutableCharacteristic(
+                type: CBMUUID(string: "2A19"), properties: [.notify], value: nil, permissions: [])
+            let service = CBMMutableService(type: CBMUUID(string: "180F"), primary: true)
+            service.characteristics = [level]
+            let stray = CBMMutableCharacteristic(
+                type: CBMUUID(string: "2A1A"), properties: [.notify], value: nil, permissions: [])
+            manager.add(service)
+            try await bridge.waitForApp { app.calls == ["added 180F"] }
+            var sent = [
+                manager.updateValue(Data([1]), for: level, onSubscribedCentrals: nil),
+                manager.updateValue(Data([1]), for: stray, onSubscribedCentrals: nil),
+            ]
+            manager.remove(service)
+            sent.append(manager.updateValue(Data([1]), for: level, onSubscribedCentrals: nil))
+            return (sent, manager.apiMisuses)
+        }
+        // Published with no subscriber: sent to nobody, true; the others: false, and noted.
+        #expect(sent == [true, false, false])
+        #expect(
+            misuses == [
+                "updateValue: characteristic 2A1A is not in a service this manager published; not sent",
+                "updateValue: characteristic 2A19 is not in a service this manager published; not sent",
+            ])
+    }
+}
