@@ -574,8 +574,7 @@ extension PeripheralManagerTests {
 
 /// A peripheral app that only notes what its delegate hears about advertising and services.
 @MainActor
-private final class AdvertisingNotes: NSObject, CBMPeripheralManagerDelegate, @unchecked Sendable {
-    // @unchecked Sendable: only touched on the main queue.
+private final class PeripheralNotes: NSObject, CBMPeripheralManagerDelegate {
     var calls: [String] = []
 
     nonisolated func peripheralManagerDidUpdateState(_ peripheral: CBMPeripheralManager) {}
@@ -591,15 +590,30 @@ private final class AdvertisingNotes: NSObject, CBMPeripheralManagerDelegate, @u
     }
 }
 
+/// Calls a peripheral manager makes back to back, before the bridge has applied them, and
+/// calls with inputs CoreBluetooth refuses.
 extension PeripheralManagerTests {
+    /// Runs `body` in a run on the main actor, on a new bridge (realistic or fast, from `seed`),
+    /// with a powered-on peripheral manager whose delegate notes what it hears.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    private static func withNotedManager<T: Sendable>(
+        realistic: Bool = false, seed: UInt64,
+        _ body: @escaping @MainActor @Sendable (MockBLEBridge, CBMPeripheralManager, PeripheralNotes) async throws -> T
+    ) async throws -> T {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+        return try await bridge.run { @MainActor () -> T in
+            let app = PeripheralNotes()
+            let manager = CBMPeripheralManager(delegate: app, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            return try await body(bridge, manager, app)
+        }
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func advertisingStoppedRightAfterItStartedStaysStopped(realistic: Bool) async throws {
-        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 93) : .init(seed: 93))
-        let (mirrored, simulated, heard) = try await bridge.run { @MainActor () -> (Bool, Bool, [String]) in
-            let app = AdvertisingNotes()
-            let manager = CBMPeripheralManager(delegate: app, queue: nil)
-            try await bridge.waitForApp { manager.state == .poweredOn }
+        let (mirrored, simulated, heard) = try await Self.withNotedManager(realistic: realistic, seed: 93) {
+            bridge, manager, app in
             manager.startAdvertising([CBMAdvertisementDataLocalNameKey: "Toggle"])
             #expect(!manager.isAdvertising)
             manager.stopAdvertising()
@@ -616,11 +630,8 @@ extension PeripheralManagerTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func advertisingStartedAgainAfterAStopIsAdvertising(realistic: Bool) async throws {
-        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 94) : .init(seed: 94))
-        let (mirrored, simulated, heard) = try await bridge.run { @MainActor () -> (Bool, Bool, [String]) in
-            let app = AdvertisingNotes()
-            let manager = CBMPeripheralManager(delegate: app, queue: nil)
-            try await bridge.waitForApp { manager.state == .poweredOn }
+        let (mirrored, simulated, heard) = try await Self.withNotedManager(realistic: realistic, seed: 94) {
+            bridge, manager, app in
             manager.startAdvertising([CBMAdvertisementDataLocalNameKey: "Toggle"])
             manager.stopAdvertising()
             manager.startAdvertising([CBMAdvertisementDataLocalNameKey: "Toggle"])
@@ -632,17 +643,12 @@ extension PeripheralManagerTests {
         #expect(simulated)
         #expect(mirrored)
     }
-}
 
-extension PeripheralManagerTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func aServiceRemovedRightAfterItWasAddedIsNotPublished(realistic: Bool) async throws {
-        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 95) : .init(seed: 95))
-        let (published, heard) = try await bridge.run { @MainActor () -> ([BluetoothUUID], [String]) in
-            let app = AdvertisingNotes()
-            let manager = CBMPeripheralManager(delegate: app, queue: nil)
-            try await bridge.waitForApp { manager.state == .poweredOn }
+        let (published, heard) = try await Self.withNotedManager(realistic: realistic, seed: 95) {
+            bridge, manager, app in
             let removed = CBMMutableService(type: CBMUUID(string: "180F"), primary: true)
             removed.characteristics = [
                 CBMMutableCharacteristic(
@@ -661,17 +667,12 @@ extension PeripheralManagerTests {
         #expect(heard == ["added 180F", "added 180A"])
         #expect(published == ["180A"])
     }
-}
 
-extension PeripheralManagerTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func advertisingDataOfTheWrongTypeIsLeftOutAndNoted(realistic: Bool) async throws {
-        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 96) : .init(seed: 96))
-        let (misuses, advertised) = try await bridge.run { @MainActor () -> ([String], AdvertisementData) in
-            let app = AdvertisingNotes()
-            let manager = CBMPeripheralManager(delegate: app, queue: nil)
-            try await bridge.waitForApp { manager.state == .poweredOn }
+        let (misuses, advertised) = try await Self.withNotedManager(realistic: realistic, seed: 96) {
+            bridge, manager, app in
             // Strings where CoreBluetooth takes CBUUIDs, a number for the name: on a device,
             // an exception; here both are left out and noted.
             manager.startAdvertising([
@@ -692,11 +693,7 @@ extension PeripheralManagerTests {
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func advertisingDataOfTheRightTypesIsAdvertisedWithNothingNoted() async throws {
-        let bridge = MockBLEBridge(configuration: .init(seed: 97))
-        let (misuses, advertised) = try await bridge.run { @MainActor () -> ([String], AdvertisementData) in
-            let app = AdvertisingNotes()
-            let manager = CBMPeripheralManager(delegate: app, queue: nil)
-            try await bridge.waitForApp { manager.state == .poweredOn }
+        let (misuses, advertised) = try await Self.withNotedManager(seed: 97) { bridge, manager, app in
             manager.startAdvertising([
                 CBMAdvertisementDataLocalNameKey: "Watch",
                 CBMAdvertisementDataServiceUUIDsKey: [CBMUUID(string: "180D")],
@@ -719,17 +716,12 @@ extension PeripheralManagerTests {
         }
         throw CoreBluetoothError(.unknown)
     }
-}
 
-extension PeripheralManagerTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func anUpdateOfACharacteristicThatIsNotPublishedIsNotSentAndIsNoted(realistic: Bool) async throws {
-        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 98) : .init(seed: 98))
-        let (sent, misuses) = try await bridge.run { @MainActor () -> ([Bool], [String]) in
-            let app = AdvertisingNotes()
-            let manager = CBMPeripheralManager(delegate: app, queue: nil)
-            try await bridge.waitForApp { manager.state == .poweredOn }
+        let (sent, misuses) = try await Self.withNotedManager(realistic: realistic, seed: 98) {
+            bridge, manager, app in
             let level = CBMMutableCharacteristic(
                 type: CBMUUID(string: "2A19"), properties: [.notify], value: nil, permissions: [])
             let service = CBMMutableService(type: CBMUUID(string: "180F"), primary: true)
