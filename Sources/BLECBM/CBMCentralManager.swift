@@ -136,7 +136,10 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
 
     /// Connects to a peripheral; the delegate gets `centralManager(_:didConnect:)` or
     /// `centralManager(_:didFailToConnect:error:)`. The attempt does not time out, as in
-    /// CoreBluetooth: it completes when the peripheral is in range and connectable.
+    /// CoreBluetooth: it completes when the peripheral is in range and connectable. A peripheral
+    /// already connected to this manager (the app has had its `didConnect`, and the link is
+    /// still up) gets no second `didConnect`; the call is noted in
+    /// ``CBMCentralManager/apiMisuses``.
     open func connect(_ peripheral: CBMPeripheral, options: [String: Any]? = nil) {
         backend.connect(peripheral, options: options)
     }

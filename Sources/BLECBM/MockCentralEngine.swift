@@ -340,18 +340,33 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     func connect(_ peripheral: CBMPeripheral, options: [String: Any]?) {
         guard state == .poweredOn else { return misuse("connect: the manager is not powered on") }
         let reconnects = Self.bool(options?[CBMConnectPeripheralOptionEnableAutoReconnect])
-        let mine = lock.withLock { () -> Bool in
-            guard peripherals[peripheral.identifier] === peripheral else { return false }
+        let mine = lock.withLock { () -> Bool? in  // whether the app has had didConnect
+            guard peripherals[peripheral.identifier] === peripheral else { return nil }
+            let wasConnected = peripheral.storedState == .connected
             if peripheral.storedState == .disconnected { peripheral.storedState = .connecting }
             peripheral.reconnectsAutomatically = reconnects
-            return true
+            return wasConnected
         }
-        guard mine else {
+        guard let wasConnected = mine else {
             return misuse(
                 "connect: \(peripheral.identifier) is not one of this manager's current peripherals (retrieve or "
                     + "discover it again)")
         }
-        if let error = refusal(peripheral.identifier, { $0.delegate.peripheralDidReceiveConnectionRequest($0.spec) }) {
+        if wasConnected {
+            // The app has had didConnect, and (decided where the simulation does, in call order)
+            // the link is still up: CoreBluetooth calls nothing back for this connect, so an app
+            // that waits for a second didConnect waits for ever. Noted, so a test can tell why.
+            let identifier = peripheral.identifier
+            command { [weak self] central in
+                guard central.isConnected(identifier) else { return }
+                self?.misuse(
+                    "connect: \(identifier) is already connected to this manager; no second didConnect follows")
+            }
+        }
+        // (A spec's delegate is asked about a new connection, not about one that is up.)
+        if !wasConnected,
+            let error = refusal(peripheral.identifier, { $0.delegate.peripheralDidReceiveConnectionRequest($0.spec) })
+        {
             reply { [self] in
                 lock.withLock { peripheral.storedState = .disconnected }
                 guard let (manager, delegate) = managerAndDelegate else { return }

@@ -368,6 +368,32 @@ struct CentralManagerAPITests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func connectingAPeripheralAlreadyConnectedGivesNoSecondDidConnectAndIsNoted(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 12) : .init(seed: 12))
+        let sensor = try await makeSensor(on: bridge)
+        let (entries, misuses) = try await withCentral(on: bridge) { manager, journal in
+            let peripheral = try await connectAndDiscover(manager, journal, bridge: bridge)
+            manager.connect(peripheral)
+            // An RSSI read after it: its callback comes once the connect has been applied.
+            peripheral.readRSSI()
+            try await bridge.waitForApp { journal.rssi != nil }
+            #expect(peripheral.state == .connected)
+            // Connecting again after the disconnection the app has heard is a new connection.
+            manager.cancelPeripheralConnection(peripheral)
+            try await bridge.waitForApp { peripheral.state == .disconnected }
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            return (journal.entries.filter { ["connect", "disconnect"].contains($0) }, manager.apiMisuses)
+        }
+        #expect(entries == ["connect", "disconnect", "connect"])
+        #expect(
+            misuses == [
+                "connect: \(sensor.identifier) is already connected to this manager; no second didConnect follows"
+            ])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func poweringOffReportsTheStateAndDropsTheLinkAndLaterCallsAreMisuses() async throws {
         let bridge = MockBLEBridge(configuration: .init(seed: 7))
         _ = try await makeSensor(on: bridge)

@@ -189,6 +189,32 @@ struct SpecDelegateTests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func connectingAgainWhileConnectedDoesNotAskTheDelegateAndIsNoted() async throws {
+        // (Asked about the second connect, a delegate that refused it would fail a connection
+        // that is up.)
+        let gatekeeper = Gatekeeper()
+        let bridge = MockBLEBridge(seed: 72)
+        let spec = Self.spec(gatekeeper)
+        let (events, misuses) = try await bridge.run { @MainActor () -> ([String], [String]) in
+            CBMCentralManagerMock.simulatePeripherals([spec])
+            let explorer = Explorer()
+            let manager = CBMCentralManagerMock(delegate: explorer, queue: nil)
+            try await bridge.waitForApp { explorer.events.contains("services") }
+            let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [spec.identifier]).first)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { !manager.apiMisuses.isEmpty }
+            #expect(peripheral.state == .connected)
+            return (explorer.events, manager.apiMisuses)
+        }
+        #expect(gatekeeper.asked.filter { $0 == "connect" }.count == 1)
+        #expect(events.filter { $0.hasPrefix("connect") } == ["connect"])
+        #expect(
+            misuses == [
+                "connect: \(spec.identifier) is already connected to this manager; no second didConnect follows"
+            ])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func theDelegateHearsOfADisconnection() async throws {
         let gatekeeper = Gatekeeper()
         let bridge = MockBLEBridge(seed: 71)
