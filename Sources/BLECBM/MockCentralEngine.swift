@@ -89,7 +89,18 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     typealias Registry = WeakList<MockCentralEngine>
 
     static func registry(on bridge: MockBLEBridge) -> Registry {
-        bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) { Registry() }
+        bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) {
+            let registry = Registry()
+            // A stalled run names the calls the app made that were ignored.
+            bridge.outside.addIgnoredCalls { [weak registry] in
+                (registry?.all ?? []).flatMap { engine in
+                    engine.apiMisuses.map {
+                        "CBMCentralManager \(engine.central.identifier.uuidString.prefix(8)): \($0)"
+                    }
+                }
+            }
+            return registry
+        }
     }
 
     /// The engines on a bridge, oldest first.

@@ -81,7 +81,18 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     typealias Registry = WeakList<MockPeripheralEngine>
 
     static func registry(on bridge: MockBLEBridge) -> Registry {
-        bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) { Registry() }
+        bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) {
+            let registry = Registry()
+            // A stalled run names the calls the app made that were ignored.
+            bridge.outside.addIgnoredCalls { [weak registry] in
+                (registry?.all ?? []).flatMap { engine in
+                    engine.apiMisuses.map {
+                        "CBMPeripheralManager \(engine.peripheral.identifier.uuidString.prefix(8)): \($0)"
+                    }
+                }
+            }
+            return registry
+        }
     }
 
     /// The peripheral engines on a bridge, oldest first.

@@ -331,6 +331,57 @@ struct CentralManagerAPITests {
         #expect(stalled.description.contains("waitForApp"), "\(stalled)")
     }
 
+    /// The most common CoreBluetooth mistake: scanning as soon as the manager is made, before it
+    /// is powered on. CoreBluetooth ignores the scan and nothing is ever discovered; the stall
+    /// says which call was ignored, not only what the test waited for.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func anAppThatScansBeforePoweredOnStallsAndTheStallNamesTheIgnoredScan(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 13) : .init(seed: 13))
+        _ = try await makeSensor(on: bridge)
+        // (Written in the run's body, read once the run has ended.)
+        nonisolated(unsafe) var central = ""
+        var stall: MockBLEBridge.Stall?
+        do {
+            try await bridge.run { @MainActor in
+                let journal = Journal()
+                let manager = CBMCentralManager(delegate: journal, queue: nil)
+                central = String(manager.simulatedCentral!.identifier.uuidString.prefix(8))
+                manager.scanForPeripherals(withServices: nil)
+                try await bridge.waitForApp { !journal.discovered.isEmpty }
+            }
+        } catch let error as MockBLEBridge.Stall {
+            stall = error
+        }
+        let stalled = try #require(stall)
+        #expect(stalled.reason == .nothingScheduled)
+        #expect(
+            stalled.ignoredCalls == ["CBMCentralManager \(central): scanForPeripherals: the manager is not powered on"])
+        #expect(
+            stalled.description.contains(
+                "Calls the app made that were ignored, as CoreBluetooth ignores them (no callback follows):\n"
+                    + "- CBMCentralManager \(central): scanForPeripherals: the manager is not powered on\n"
+                    + "Seed 13"),
+            "\(stalled)")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aStallWithNoIgnoredCallsSaysNothingOfThem() async throws {
+        let bridge = MockBLEBridge(configuration: .init(seed: 14))
+        _ = try await makeSensor(on: bridge)
+        var stall: MockBLEBridge.Stall?
+        do {
+            try await withCentral(on: bridge) { manager, journal in
+                try await bridge.waitForApp { journal.discovered.count == 1 }
+            }
+        } catch let error as MockBLEBridge.Stall {
+            stall = error
+        }
+        let stalled = try #require(stall)
+        #expect(stalled.ignoredCalls.isEmpty)
+        #expect(!stalled.description.contains("ignored"), "\(stalled)")
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func writingAReadOnlyCharacteristicFailsWithATTWriteNotPermitted() async throws {
         let bridge = MockBLEBridge(configuration: .init(seed: 6))

@@ -747,3 +747,35 @@ extension PeripheralManagerTests {
             ])
     }
 }
+
+/// What a stalled run says of the calls a peripheral manager ignored.
+extension PeripheralManagerTests {
+    /// A service added as soon as the manager is made, before it is powered on, is ignored, as
+    /// CoreBluetooth ignores it: an app waiting for its didAdd stalls, and the stall names the
+    /// ignored call and its manager.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aServiceAddedBeforePoweredOnIsNamedInTheStall(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 97) : .init(seed: 97))
+        // (Written in the run's body, read once the run has ended.)
+        nonisolated(unsafe) var name = ""
+        var stall: MockBLEBridge.Stall?
+        do {
+            try await bridge.run { @MainActor in
+                let app = PeripheralNotes()
+                let manager = CBMPeripheralManager(delegate: app, queue: nil)
+                name = String(manager.simulatedPeripheral!.identifier.uuidString.prefix(8))
+                manager.add(CBMMutableService(type: CBMUUID(string: "180F"), primary: true))
+                try await bridge.waitForApp { !app.calls.isEmpty }
+            }
+        } catch let error as MockBLEBridge.Stall {
+            stall = error
+        }
+        let stalled = try #require(stall)
+        #expect(
+            stalled.ignoredCalls == [
+                "CBMPeripheralManager \(name): add: the peripheral manager is not powered on (unknown)"
+            ])
+        #expect(stalled.description.contains("- CBMPeripheralManager \(name): add: "), "\(stalled)")
+    }
+}

@@ -309,6 +309,7 @@ package final class OutsideWork: @unchecked Sendable {
     private var settlers: [Int: @Sendable (isolated MockBLEBridge) -> Bool] = [:]
     private var holds = 0
     private var appWaits: [Int: AppWait] = [:]
+    private var ignoredCallSources: [Int: @Sendable () -> [String]] = [:]
 
     init(lock: Lock = Lock()) {
         self.lock = lock
@@ -447,6 +448,23 @@ package final class OutsideWork: @unchecked Sendable {
     /// The app waits under way, oldest first.
     var pendingAppWaits: [AppWait] {
         lock.withLock { appWaits.sorted { $0.key < $1.key }.map(\.value) }
+    }
+
+    /// Registers what a front end has to tell a stall report: the app's calls it ignored, as
+    /// CoreBluetooth ignores them, each naming its manager (a callback the app waits for may be
+    /// one such a call would have brought). A source stays for the bridge's life: register one
+    /// per bridge, reaching the managers weakly.
+    package func addIgnoredCalls(_ source: @escaping @Sendable () -> [String]) {
+        lock.withLock {
+            defer { nextToken += 1 }
+            ignoredCallSources[nextToken] = source
+        }
+    }
+
+    /// The app's calls the front ends ignored, source by source in the order they were
+    /// registered (asked with the lock released: a source takes its own).
+    var ignoredCalls: [String] {
+        lock.withLock { ignoredCallSources.sorted { $0.key < $1.key }.map(\.value) }.flatMap { $0() }
     }
 
     /// Passes every probe once: the work queued on each app queue before now has run.

@@ -298,7 +298,9 @@ extension MockBLEBridge {
             waiting.append(.operation(wait.name, central: nil, peripheral: nil, characteristic: nil, since: wait.since))
         }
         driving = false
-        return Stall(reason: reason, at: world.now, waiting: waiting, seed: configuration.seed)
+        return Stall(
+            reason: reason, at: world.now, waiting: waiting, seed: configuration.seed,
+            ignoredCalls: outside.ignoredCalls)
     }
 
     /// A ``run(timeLimit:stallPatience:_:)`` scope that could not go on.
@@ -324,6 +326,11 @@ extension MockBLEBridge {
         public var waiting: [Leftover]
         /// The bridge's seed, to reproduce the run.
         public var seed: UInt64
+        /// The calls the app made through the CoreBluetooth-shaped API (BLECBM) that were
+        /// ignored, as CoreBluetooth ignores them, with no callback (each manager's
+        /// `apiMisuses`, the manager named): a callback the app waits for may be one such a
+        /// call would have brought.
+        public var ignoredCalls: [String] = []
 
         public var description: String {
             let why =
@@ -340,7 +347,12 @@ extension MockBLEBridge {
                     + "continuation or a task of its own), or for a callback no manager will deliver (was the "
                     + "manager released?)"
                 : waiting.map { "- \($0)" }.joined(separator: "\n")
-            return "MockBLEBridge.run stalled at \(at): \(why). Waiting:\n\(list)\n"
+            let ignored =
+                ignoredCalls.isEmpty
+                ? ""
+                : "Calls the app made that were ignored, as CoreBluetooth ignores them (no callback follows):\n"
+                    + ignoredCalls.map { "- \($0)\n" }.joined()
+            return "MockBLEBridge.run stalled at \(at): \(why). Waiting:\n\(list)\n\(ignored)"
                 + "Seed \(seed): rerun with the same seed and steps to reproduce."
         }
     }
