@@ -45,6 +45,8 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// The generation of the last link mirror made.
     private var linkGeneration: UInt64 = 0
     private var misuses: [String] = []
+    /// Where the bridge keeps the calls its managers ignored (for stall reports).
+    private let ignoredCalls: IgnoredCallLog
     private var invalidated = false
     /// The central's state as the simulation last reported it (the app's mirror follows on its
     /// queue).
@@ -70,6 +72,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         self.central = central
         lane = FrontEndLane(bridge: bridge, target: central, key: central.identifier, queue: queue)
         specs = SpecSimulation.registry(on: bridge)
+        ignoredCalls = IgnoredCallLog.of(bridge)
         Self.registry(on: bridge).add(self)
     }
 
@@ -89,18 +92,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     typealias Registry = WeakList<MockCentralEngine>
 
     static func registry(on bridge: MockBLEBridge) -> Registry {
-        bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) {
-            let registry = Registry()
-            // A stalled run names the calls the app made that were ignored.
-            bridge.outside.addIgnoredCalls { [weak registry] in
-                (registry?.all ?? []).flatMap { engine in
-                    engine.apiMisuses.map {
-                        "CBMCentralManager \(engine.central.identifier.uuidString.prefix(8)): \($0)"
-                    }
-                }
-            }
-            return registry
-        }
+        bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) { Registry() }
     }
 
     /// The engines on a bridge, oldest first.
@@ -255,6 +247,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// Notes a call CoreBluetooth would refuse (it logs "API MISUSE" and ignores it).
     func misuse(_ message: String) {
         lock.withLock { misuses.append(message) }
+        ignoredCalls.note("CBMCentralManager \(central.identifier.uuidString.prefix(8)): \(message)")
     }
 
     /// The calls refused so far, oldest first.

@@ -46,6 +46,8 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private var databaseCleared = false
     private var invalidated = false
     private var misuses: [String] = []
+    /// Where the bridge keeps the calls its managers ignored (for stall reports).
+    private let ignoredCalls: IgnoredCallLog
 
     init(
         bridge: MockBLEBridge, queue: DispatchQueue?, options: [String: Any]? = nil,
@@ -66,6 +68,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         let peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge, joinsAtFirstCall: true)
         self.peripheral = peripheral
         lane = FrontEndLane(bridge: bridge, target: peripheral, key: peripheral.identifier, queue: queue)
+        ignoredCalls = IgnoredCallLog.of(bridge)
         Self.registry(on: bridge).add(self)
     }
 
@@ -81,18 +84,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     typealias Registry = WeakList<MockPeripheralEngine>
 
     static func registry(on bridge: MockBLEBridge) -> Registry {
-        bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) {
-            let registry = Registry()
-            // A stalled run names the calls the app made that were ignored.
-            bridge.outside.addIgnoredCalls { [weak registry] in
-                (registry?.all ?? []).flatMap { engine in
-                    engine.apiMisuses.map {
-                        "CBMPeripheralManager \(engine.peripheral.identifier.uuidString.prefix(8)): \($0)"
-                    }
-                }
-            }
-            return registry
-        }
+        bridge.frontEndSettings.object(for: ObjectIdentifier(Registry.self)) { Registry() }
     }
 
     /// The peripheral engines on a bridge, oldest first.
@@ -156,14 +148,20 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
 
     /// Notes a call CoreBluetooth would refuse.
     private func misuse(_ message: String) {
-        lock.withLock { misuses.append(message) }
+        lock.withLock { lockedMisuse(message) }
+    }
+
+    /// With the lock held: ``misuse(_:)``.
+    private func lockedMisuse(_ message: String) {
+        misuses.append(message)
+        ignoredCalls.note("CBMPeripheralManager \(peripheral.identifier.uuidString.prefix(8)): \(message)")
     }
 
     /// With the lock held: ``poweredOn(_:)``.
     private func lockedPoweredOn(_ call: String) -> Bool {
         let current = invalidated ? .unknown : mirroredState
         guard current == .poweredOn else {
-            misuses.append("\(call): the peripheral manager is not powered on (\(current))")
+            lockedMisuse("\(call): the peripheral manager is not powered on (\(current))")
             return false
         }
         return true
@@ -300,7 +298,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 let local = published.values.lazy.flatMap(\.local.characteristics).first(where: { $0.handle == handle })
             else {
                 // Nothing to send it from (never added, removed, or its add not applied yet).
-                misuses.append(
+                lockedMisuse(
                     "updateValue: characteristic \(characteristic.uuid) is not in a service this manager published; "
                         + "not sent")
                 return nil

@@ -23,7 +23,10 @@ extension XCTestCase {
     /// With the default ``SimulatedSystem/Time/wallClock`` time, `wait(for:timeout:)` on the
     /// main thread works as with real Bluetooth or CoreBluetoothMock: callbacks keep arriving on
     /// the main queue (or the app's queue) while the test waits, and a timeout means wall-clock
-    /// seconds of simulation.
+    /// seconds of simulation. When the test fails (an expectation that timed out, say), the
+    /// calls its app made that were ignored, as CoreBluetooth ignores them, are printed with
+    /// their managers (``SimulatedSystem/ignoredCalls``): a scan started before the manager was
+    /// powered on is the usual reason a discovery never came.
     ///
     /// XCTest runs one test of a class at a time, which the system needs (it is process-wide, as
     /// CoreBluetooth is): do not turn on parallel execution of such classes in one process
@@ -42,7 +45,16 @@ extension XCTestCase {
     ) throws -> SimulatedSystem {
         let system = try SimulatedSystem.install(
             configuration, time: time, initialState: initialState, installedBy: "the XCTest \(name)")
-        addTeardownBlock { system.uninstall() }
+        let test = name
+        addTeardownBlock { [weak self] in
+            // A test that failed (an expectation that timed out, say) hears of the calls its app
+            // made that were ignored: the callback it waited for may be one of theirs.
+            if (self?.testRun?.totalFailureCount ?? 0) > 0, let report = system.ignoredCallsReport(afterFailureOf: test)
+            {
+                print(report)
+            }
+            system.uninstall()
+        }
         return system
     }
 }

@@ -30,6 +30,36 @@ final class SimulatedSystemXCTests: XCTestCase {
         }
     }
 
+    /// The classic mistake (a scan as soon as the manager is made, before it is powered on),
+    /// on the system: the ignored calls are listed in order with their managers (one the app
+    /// let go of too), and a failed test's report says so; with nothing ignored there is no
+    /// report.
+    func testTheCallsAnAppMadeThatWereIgnoredAreListedWithTheirManager() throws {
+        let system = try installSimulatedSystem()
+        let delegate = CBMCentralManagerDelegateProxy()
+        let manager = CBMCentralManager(delegate: delegate, queue: nil)
+        XCTAssertNil(system.ignoredCallsReport(afterFailureOf: "testX"))
+        manager.scanForPeripherals(withServices: nil)
+        let central = try XCTUnwrap(manager.simulatedCentral).identifier.uuidString.prefix(8)
+        weak var releasedManager: CBMPeripheralManager?
+        let released = try { () throws -> String in
+            let peripheralManager = CBMPeripheralManager(delegate: nil, queue: nil)
+            releasedManager = peripheralManager
+            peripheralManager.add(CBMMutableService(type: CBMUUID(string: "180F"), primary: true))
+            return try String(XCTUnwrap(peripheralManager.simulatedPeripheral).identifier.uuidString.prefix(8))
+        }()
+        XCTAssertNil(releasedManager)
+        let lines = [
+            "CBMCentralManager \(central): scanForPeripherals: the manager is not powered on",
+            "CBMPeripheralManager \(released): add: the peripheral manager is not powered on (unknown)",
+        ]
+        XCTAssertEqual(system.ignoredCalls, lines)
+        XCTAssertEqual(
+            system.ignoredCallsReport(afterFailureOf: "testX"),
+            "BLEMockKit: testX failed. Calls its app made on the simulated system were ignored, as CoreBluetooth "
+                + "ignores them (no callback follows):\n- \(lines[0])\n- \(lines[1])")
+    }
+
     func testUninstallingInvalidatesTheManagersOnTheSystem() throws {
         let system = try SimulatedSystem.install(installedBy: name)
         let poweredOn = XCTestExpectation(description: "powered on")

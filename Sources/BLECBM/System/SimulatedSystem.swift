@@ -151,6 +151,21 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// Whether the system is still installed.
     public var isInstalled: Bool { lock.withLock { installed } }
 
+    /// The calls app code made on this system that were ignored, as CoreBluetooth ignores them,
+    /// with no callback: the lines of its managers' `apiMisuses` (one the app has let go of
+    /// too), in the order they were noted, each naming its manager. When a test waited for a
+    /// callback that never came, the call that would have brought it is often here.
+    public var ignoredCalls: [String] { bridge.outside.ignoredCalls }
+
+    /// What to tell the log when `test`, run on this system, failed: the calls its app made
+    /// that were ignored, or `nil` when none were.
+    package func ignoredCallsReport(afterFailureOf test: String) -> String? {
+        let ignored = ignoredCalls
+        guard !ignored.isEmpty else { return nil }
+        return "BLEMockKit: \(test) failed. Calls its app made on the simulated system were ignored, as "
+            + "CoreBluetooth ignores them (no callback follows):\n" + ignored.map { "- \($0)" }.joined(separator: "\n")
+    }
+
     /// Uninstalls the system (nothing happens if it is not installed). Managers on it become
     /// invalid, as CoreBluetoothMock's `tearDownSimulation()` leaves them: their delegates hear the
     /// state `unknown`, and later calls on them are ignored. Its time stops. Its ``bridge`` stays

@@ -453,7 +453,7 @@ package final class OutsideWork: @unchecked Sendable {
     /// Registers what a front end has to tell a stall report: the app's calls it ignored, as
     /// CoreBluetooth ignores them, each naming its manager (a callback the app waits for may be
     /// one such a call would have brought). A source stays for the bridge's life: register one
-    /// per bridge, reaching the managers weakly.
+    /// per bridge.
     package func addIgnoredCalls(_ source: @escaping @Sendable () -> [String]) {
         lock.withLock {
             defer { nextToken += 1 }
@@ -463,7 +463,7 @@ package final class OutsideWork: @unchecked Sendable {
 
     /// The app's calls the front ends ignored, source by source in the order they were
     /// registered (asked with the lock released: a source takes its own).
-    var ignoredCalls: [String] {
+    package var ignoredCalls: [String] {
         lock.withLock { ignoredCallSources.sorted { $0.key < $1.key }.map(\.value) }.flatMap { $0() }
     }
 

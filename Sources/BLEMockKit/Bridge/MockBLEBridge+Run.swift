@@ -327,9 +327,10 @@ extension MockBLEBridge {
         /// The bridge's seed, to reproduce the run.
         public var seed: UInt64
         /// The calls the app made through the CoreBluetooth-shaped API (BLECBM) that were
-        /// ignored, as CoreBluetooth ignores them, with no callback (each manager's
-        /// `apiMisuses`, the manager named): a callback the app waits for may be one such a
-        /// call would have brought.
+        /// ignored, as CoreBluetooth ignores them, with no callback: the lines of the managers'
+        /// `apiMisuses`, in the order they were noted, each naming its manager (one the app has
+        /// let go of too). A callback the app waits for may be one such a call would have
+        /// brought.
         public var ignoredCalls: [String] = []
 
         public var description: String {
