@@ -28,7 +28,10 @@ import Testing
 /// something was left over; a run that cannot end (``MockBLEBridge/Stall``) is recorded the
 /// same way. With several seeds, every issue recorded during a seed's run names that seed
 /// and how to rerun only it (`BLEMOCKKIT_SEED=17 swift test --filter name`; the variable
-/// narrows any test with this trait to that seed).
+/// narrows any test with this trait to that seed). When a seed's run fails, an issue also
+/// lists the calls the app made through the CoreBluetooth-shaped API that were ignored, as
+/// CoreBluetooth ignores them (a scan before the manager was powered on, say), if there were
+/// any: the callback the test waited for may be one such a call would have brought.
 ///
 /// As a suite trait it applies to every test of the suite.
 public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
@@ -73,7 +76,7 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                 let run = SeedRun(fileNames: RunArtifacts.fileNames(title: name, seed: seed))
                 try await Self.watching(run, note: several ? note : nil, test: test, testCase: testCase) {
                     let outcome = await plan.run(seed: seed, function)
-                    run.keep(outcome.bridge)
+                    run.keep(outcome.bridge, ignoredCalls: outcome.ignoredCallsNote)
                     if let error = outcome.error {
                         Issue.record(error, Comment(rawValue: "the test threw on bridge seed \(seed)"))
                     }
@@ -84,6 +87,8 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                     if !outcome.isClean { _ = run.fail(because: nil) }
                 }
                 guard run.failed, let bridge = run.bridge else { continue }
+                // The callback a failed test waited for may be one an ignored call would have brought.
+                if let ignoredCalls = run.ignoredCalls { Issue.record(Comment(rawValue: ignoredCalls)) }
                 Self.record(await bridge.runArtifacts(title: name, failures: run.failures), folder: folder)
             }
         }
@@ -162,7 +167,9 @@ private final class SeedRun: @unchecked Sendable {
     // Why `@unchecked Sendable` is safe: `state` is read and written only under `lock`;
     // `fileNames` is a constant.
     private let lock = Lock()
-    private var state: (failed: Bool, failures: [String], bridge: MockBLEBridge?) = (false, [], nil)
+    private var state: (failed: Bool, failures: [String], bridge: MockBLEBridge?, ignoredCalls: String?) = (
+        false, [], nil, nil
+    )
     /// The names the run's files will have (they are made only when the run fails).
     let fileNames: (timeline: String, log: String)
 
@@ -187,9 +194,15 @@ private final class SeedRun: @unchecked Sendable {
         }
     }
 
-    /// Keeps the ended run's bridge.
-    func keep(_ bridge: MockBLEBridge) {
-        lock.withLock { state.bridge = bridge }
+    /// The calls the run's app made that were ignored, in words, if any (and no stall named them).
+    var ignoredCalls: String? { lock.withLock { state.ignoredCalls } }
+
+    /// Keeps the ended run's bridge, and what it says of the calls its app made that were ignored.
+    func keep(_ bridge: MockBLEBridge, ignoredCalls: String?) {
+        lock.withLock {
+            state.bridge = bridge
+            state.ignoredCalls = ignoredCalls
+        }
     }
 }
 

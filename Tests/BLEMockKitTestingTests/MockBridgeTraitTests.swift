@@ -1,3 +1,4 @@
+import BLECBM
 import BLECore
 import BLEMockKit
 import BLEMockKitTesting
@@ -208,5 +209,90 @@ struct ManagerBridgeTests {
         // Errors still compare by code.
         #expect(error == CoreBluetoothError(.unknownDevice, reason: "anything"))
         #expect(error?.hashValue == CoreBluetoothError(.unknownDevice).hashValue)
+    }
+}
+
+/// What a failed run says of the calls its app made that the CoreBluetooth-shaped API ignored.
+@Suite("Ignored calls in a failed run", .timeLimit(.minutes(10)))
+struct IgnoredCallsInAFailedRunTests {
+    /// Text noted from anywhere (issues' comments, a manager's name), in order.
+    final class Notes: @unchecked Sendable {
+        // @unchecked Sendable: `texts` is only read and written with `lock` held.
+        private let lock = NSLock()
+        private var texts: [String] = []
+        func add(_ text: String) { lock.withLock { texts.append(text) } }
+        var all: [String] { lock.withLock { texts } }
+    }
+
+    /// The classic mistake: a scan as soon as the manager is made (CoreBluetooth ignores it).
+    /// Notes the manager's name in `names`.
+    @MainActor
+    static func scanTooEarly(noting names: Notes) {
+        let manager = CBMCentralManager(delegate: nil, queue: nil)
+        names.add(String(manager.simulatedCentral!.identifier.uuidString.prefix(8)))
+        manager.scanForPeripherals(withServices: nil)
+    }
+
+    #if compiler(>=6.2)
+        @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+        @Test func aFailedTestsIgnoredCallsAreRecordedWithTheSeed() async throws {
+            let trait = MockBridgeTrait.mockBridge(seeds: [21], timing: .instant)
+            let test = try #require(Test.current)
+            let comments = Notes()
+            let names = Notes()
+            // Every issue the scope records is captured instead of failing this test.
+            let capture = IssueHandlingTrait.compactMapIssues { issue in
+                for comment in issue.comments { comments.add(comment.rawValue) }
+                return nil
+            }
+            try await capture.provideScope(for: test, testCase: Test.Case.current) {
+                try await trait.provideScope(for: test, testCase: Test.Case.current) {
+                    await Self.scanTooEarly(noting: names)
+                    Issue.record("nothing was found")
+                }
+            }
+            let name = try #require(names.all.first)
+            #expect(comments.all.first == "nothing was found")
+            #expect(
+                comments.all.contains(
+                    "calls the app made on bridge seed 21 were ignored, as CoreBluetooth ignores them (no callback "
+                        + "follows):\n- CBMCentralManager \(name): scanForPeripherals: the manager is not powered on"),
+                "\(comments.all)")
+        }
+    #endif
+
+    /// A test that passes says nothing of them (its app may mean to make such calls).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aPassingTestsIgnoredCallsAreNotRecorded() async throws {
+        let trait = MockBridgeTrait.mockBridge(seeds: [22], timing: .instant)
+        let test = try #require(Test.current)
+        let names = Notes()
+        try await trait.provideScope(for: test, testCase: Test.Case.current) {
+            await Self.scanTooEarly(noting: names)
+        }
+        #expect(names.all.count == 1)
+    }
+
+    /// The note of a run's outcome: the ignored calls, unless a stall named them already or
+    /// there were none.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func anOutcomesNoteListsTheIgnoredCallsUnlessAStallDid() async throws {
+        let names = Notes()
+        let plan = BridgeTestPlan(configuration: .init(seed: 23))
+        let ignored = await plan.run(seed: 23) { await Self.scanTooEarly(noting: names) }
+        let name = try #require(names.all.first)
+        #expect(
+            ignored.ignoredCallsNote
+                == "calls the app made on bridge seed 23 were ignored, as CoreBluetooth ignores them (no callback "
+                + "follows):\n- CBMCentralManager \(name): scanForPeripherals: the manager is not powered on")
+        let none = await plan.run(seed: 24) {}
+        #expect(none.ignoredCallsNote == nil)
+        let stalled = await plan.run(seed: 25) {
+            await Self.scanTooEarly(noting: names)
+            try await MockBLEBridge.current!.waitForApp { false }
+        }
+        #expect(stalled.error is MockBLEBridge.Stall)
+        #expect(stalled.ignoredCallsNote == nil)
+        #expect((stalled.error as? MockBLEBridge.Stall)?.ignoredCalls.count == 1)
     }
 }
