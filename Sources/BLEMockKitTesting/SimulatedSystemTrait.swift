@@ -25,7 +25,9 @@ import Testing
 /// create CoreBluetooth-shaped managers outside any bridge would join it. A test that can have a
 /// bridge of its own (`.mockBridge`) does not need it and stays parallel. If a system is already
 /// installed when the test starts, the trait records an issue naming who installed it, and the
-/// test does not run.
+/// test does not run. When the test fails, an issue also lists the calls its app made that were
+/// ignored, as CoreBluetooth ignores them (``SimulatedSystem/ignoredCalls``), if there were any:
+/// the callback the test waited for may be one such a call would have brought.
 ///
 /// As a suite trait it applies to each test of the suite.
 public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
@@ -63,7 +65,38 @@ public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
             return
         }
         defer { system.uninstall() }
-        try await function()
+        let failed = FailureFlag()
+        do {
+            try await Self.watching(failed, test: test, testCase: testCase, function)
+        } catch {
+            // The error fails the test.
+            Self.recordIgnoredCalls(of: system)
+            throw error
+        }
+        if failed.isSet { Self.recordIgnoredCalls(of: system) }
+    }
+
+    /// Runs `function`, setting `failed` when an issue recorded in it fails the test.
+    private static func watching(
+        _ failed: FailureFlag, test: Test, testCase: Test.Case?, _ function: @Sendable () async throws -> Void
+    ) async throws {
+        #if compiler(>=6.2)
+            let watch = IssueHandlingTrait.compactMapIssues { issue in
+                if issue.isFailure { failed.set() }
+                return issue
+            }
+            try await withoutActuallyEscaping(function) { function in
+                try await watch.provideScope(for: test, testCase: testCase, performing: function)
+            }
+        #else
+            try await function()
+        #endif
+    }
+
+    /// For a test that failed: records the calls its app made that were ignored, if any (the
+    /// callback the test waited for may be one such a call would have brought).
+    private static func recordIgnoredCalls(of system: SimulatedSystem) {
+        if let note = system.ignoredCallsNote { Issue.record(Comment(rawValue: note)) }
     }
 }
 
@@ -79,4 +112,14 @@ extension Trait where Self == SimulatedSystemTrait {
     ) -> Self {
         SimulatedSystemTrait(configuration: configuration, time: time, initialState: initialState)
     }
+}
+
+/// Whether a test failed, set from wherever its issues are recorded.
+private final class FailureFlag: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only read and written with `lock` held.
+    private let lock = Lock()
+    private var value = false
+
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
 }

@@ -49,9 +49,8 @@ extension XCTestCase {
         addTeardownBlock { [weak self] in
             // A test that failed (an expectation that timed out, say) hears of the calls its app
             // made that were ignored: the callback it waited for may be one of theirs.
-            if (self?.testRun?.totalFailureCount ?? 0) > 0, let report = system.ignoredCallsReport(afterFailureOf: test)
-            {
-                print(report)
+            if (self?.testRun?.totalFailureCount ?? 0) > 0, let note = system.ignoredCallsNote {
+                print("BLEMockKit: \(test) failed; \(note)")
             }
             system.uninstall()
         }

@@ -105,6 +105,58 @@ struct SimulatedSystemTraitTests {
         #expect(weakBridge == nil)
     }
 
+    #if compiler(>=6.2)
+        /// Runs `body` in the trait's scope, capturing the comments of every issue recorded in it
+        /// instead of failing this test; returns them.
+        static func capturingIssues(_ body: @escaping @Sendable () async -> Void) async throws -> [String] {
+            let test = try #require(Test.current)
+            let comments = Notes()
+            let capture = IssueHandlingTrait.compactMapIssues { issue in
+                for comment in issue.comments { comments.add(comment.rawValue) }
+                return nil
+            }
+            try await capture.provideScope(for: test, testCase: Test.Case.current) {
+                try await SimulatedSystemTrait().provideScope(for: test, testCase: Test.Case.current) {
+                    await body()
+                }
+            }
+            return comments.all
+        }
+
+        @Test("A failed test's ignored calls are recorded; a passing test's are not")
+        func aFailedTestsIgnoredCallsAreRecorded() async throws {
+            let names = Notes()
+            let scanTooEarly: @Sendable () async -> Void = {
+                let manager = CBMCentralManager(delegate: nil, queue: nil)
+                names.add(String(manager.simulatedCentral!.identifier.uuidString.prefix(8)))
+                manager.scanForPeripherals(withServices: nil)
+            }
+            let passed = try await Self.capturingIssues(scanTooEarly)
+            #expect(passed.isEmpty)
+            let failed = try await Self.capturingIssues {
+                await scanTooEarly()
+                Issue.record("nothing was found")
+            }
+            let name = try #require(names.all.last)
+            #expect(
+                failed == [
+                    "nothing was found",
+                    "calls the app made on the simulated system were ignored, as CoreBluetooth ignores them (no "
+                        + "callback follows):\n- CBMCentralManager \(name): scanForPeripherals: the manager is not "
+                        + "powered on",
+                ])
+        }
+    #endif
+
+    /// Text noted from anywhere, in order.
+    final class Notes: @unchecked Sendable {
+        // @unchecked Sendable: `texts` is only read and written with `lock` held.
+        private let lock = NSLock()
+        private var texts: [String] = []
+        func add(_ text: String) { lock.withLock { texts.append(text) } }
+        var all: [String] { lock.withLock { texts } }
+    }
+
     final class Flag: @unchecked Sendable {
         // @unchecked Sendable: `value` is only read and written with `lock` held.
         private let lock = NSLock()
@@ -153,7 +205,7 @@ struct SimulatedSystemTraitProcessTests {
                 }
             }
             #expect(process.terminationStatus == 0, "\(text)")
-            #expect(text.contains("Test run with 4 tests"), "\(text)")
+            #expect(text.contains("Test run with 5 tests"), "\(text)")
             #expect(!text.contains("✘"), "\(text)")
         #endif
         #expect(SimulatedSystem.current == nil)

@@ -38,7 +38,7 @@ final class SimulatedSystemXCTests: XCTestCase {
         let system = try installSimulatedSystem()
         let delegate = CBMCentralManagerDelegateProxy()
         let manager = CBMCentralManager(delegate: delegate, queue: nil)
-        XCTAssertNil(system.ignoredCallsReport(afterFailureOf: "testX"))
+        XCTAssertNil(system.ignoredCallsNote)
         manager.scanForPeripherals(withServices: nil)
         let central = try XCTUnwrap(manager.simulatedCentral).identifier.uuidString.prefix(8)
         weak var releasedManager: CBMPeripheralManager?
@@ -55,9 +55,9 @@ final class SimulatedSystemXCTests: XCTestCase {
         ]
         XCTAssertEqual(system.ignoredCalls, lines)
         XCTAssertEqual(
-            system.ignoredCallsReport(afterFailureOf: "testX"),
-            "BLEMockKit: testX failed. Calls its app made on the simulated system were ignored, as CoreBluetooth "
-                + "ignores them (no callback follows):\n- \(lines[0])\n- \(lines[1])")
+            system.ignoredCallsNote,
+            "calls the app made on the simulated system were ignored, as CoreBluetooth ignores them (no callback "
+                + "follows):\n- \(lines[0])\n- \(lines[1])")
     }
 
     func testUninstallingInvalidatesTheManagersOnTheSystem() throws {

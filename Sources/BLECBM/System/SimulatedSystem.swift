@@ -157,13 +157,13 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// callback that never came, the call that would have brought it is often here.
     public var ignoredCalls: [String] { bridge.outside.ignoredCalls }
 
-    /// What to tell the log when `test`, run on this system, failed: the calls its app made
-    /// that were ignored, or `nil` when none were.
-    package func ignoredCallsReport(afterFailureOf test: String) -> String? {
+    /// What a failed test says of the calls its app made that were ignored, or `nil` when none
+    /// were.
+    package var ignoredCallsNote: String? {
         let ignored = ignoredCalls
         guard !ignored.isEmpty else { return nil }
-        return "BLEMockKit: \(test) failed. Calls its app made on the simulated system were ignored, as "
-            + "CoreBluetooth ignores them (no callback follows):\n" + ignored.map { "- \($0)" }.joined(separator: "\n")
+        return "calls the app made on the simulated system were ignored, as CoreBluetooth ignores them (no "
+            + "callback follows):\n" + ignored.map { "- \($0)" }.joined(separator: "\n")
     }
 
     /// Uninstalls the system (nothing happens if it is not installed). Managers on it become
