@@ -110,7 +110,7 @@ struct SimulatedSystemTraitTests {
         /// instead of failing this test; returns them.
         static func capturingIssues(_ body: @escaping @Sendable () async -> Void) async throws -> [String] {
             let test = try #require(Test.current)
-            let comments = Notes()
+            let comments = IgnoredCallsInAFailedRunTests.Notes()
             let capture = IssueHandlingTrait.compactMapIssues { issue in
                 for comment in issue.comments { comments.add(comment.rawValue) }
                 return nil
@@ -125,7 +125,7 @@ struct SimulatedSystemTraitTests {
 
         @Test("A failed test's ignored calls are recorded; a passing test's are not")
         func aFailedTestsIgnoredCallsAreRecorded() async throws {
-            let names = Notes()
+            let names = IgnoredCallsInAFailedRunTests.Notes()
             let scanTooEarly: @Sendable () async -> Void = {
                 let manager = CBMCentralManager(delegate: nil, queue: nil)
                 names.add(String(manager.simulatedCentral!.identifier.uuidString.prefix(8)))
@@ -147,15 +147,6 @@ struct SimulatedSystemTraitTests {
                 ])
         }
     #endif
-
-    /// Text noted from anywhere, in order.
-    final class Notes: @unchecked Sendable {
-        // @unchecked Sendable: `texts` is only read and written with `lock` held.
-        private let lock = NSLock()
-        private var texts: [String] = []
-        func add(_ text: String) { lock.withLock { texts.append(text) } }
-        var all: [String] { lock.withLock { texts } }
-    }
 
     final class Flag: @unchecked Sendable {
         // @unchecked Sendable: `value` is only read and written with `lock` held.
