@@ -23,10 +23,10 @@ extension XCTestCase {
     /// With the default ``SimulatedSystem/Time/wallClock`` time, `wait(for:timeout:)` on the
     /// main thread works as with real Bluetooth or CoreBluetoothMock: callbacks keep arriving on
     /// the main queue (or the app's queue) while the test waits, and a timeout means wall-clock
-    /// seconds of simulation. When the test fails (an expectation that timed out, say), the
-    /// calls its app made that were ignored, as CoreBluetooth ignores them, are printed with
-    /// their managers (``SimulatedSystem/ignoredCalls``): a scan started before the manager was
-    /// powered on is the usual reason a discovery never came.
+    /// seconds of simulation. When the test fails (an expectation that timed out, say), a
+    /// failure also lists the calls its app made that were ignored, as CoreBluetooth ignores
+    /// them, with their managers (``SimulatedSystem/ignoredCalls``): a scan started before the
+    /// manager was powered on is the usual reason a discovery never came.
     ///
     /// XCTest runs one test of a class at a time, which the system needs (it is process-wide, as
     /// CoreBluetooth is): do not turn on parallel execution of such classes in one process
@@ -36,21 +36,22 @@ extension XCTestCase {
     ///   - configuration: The bridge's configuration (fast by default).
     ///   - time: How virtual time moves (the wall clock by default).
     ///   - initialState: The state managers start in.
+    ///   - file: Where a failure about the test's ignored calls points (the caller, by default).
+    ///   - line: The line it points to.
     /// - Returns: The system (its `bridge` has the log and `finish()`).
     /// - Throws: ``SimulatedSystem/InstallError`` when a system is installed already.
     @discardableResult
     public func installSimulatedSystem(
         _ configuration: MockBLEBridge.Configuration = .fast, time: SimulatedSystem.Time = .wallClock,
-        initialState: CBMManagerState = .poweredOn
+        initialState: CBMManagerState = .poweredOn, file: StaticString = #filePath, line: UInt = #line
     ) throws -> SimulatedSystem {
         let system = try SimulatedSystem.install(
             configuration, time: time, initialState: initialState, installedBy: "the XCTest \(name)")
-        let test = name
         addTeardownBlock { [weak self] in
             // A test that failed (an expectation that timed out, say) hears of the calls its app
             // made that were ignored: the callback it waited for may be one of theirs.
             if (self?.testRun?.totalFailureCount ?? 0) > 0, let note = system.ignoredCallsNote {
-                print("BLEMockKit: \(test) failed; \(note)")
+                XCTFail(note, file: file, line: line)
             }
             system.uninstall()
         }
