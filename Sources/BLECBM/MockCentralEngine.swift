@@ -45,8 +45,8 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// The generation of the last link mirror made.
     private var linkGeneration: UInt64 = 0
     private var misuses: [String] = []
-    /// Where the bridge keeps the calls its managers ignored (for stall reports).
-    private let ignoredCalls: IgnoredCallLog
+    /// Where the bridge keeps the calls that got no callback (for stall reports and failed tests).
+    private let unansweredCalls: UnansweredCallLog
     private var invalidated = false
     /// The central's state as the simulation last reported it (the app's mirror follows on its
     /// queue).
@@ -72,7 +72,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         self.central = central
         lane = FrontEndLane(bridge: bridge, target: central, key: central.identifier, queue: queue)
         specs = SpecSimulation.registry(on: bridge)
-        ignoredCalls = IgnoredCallLog.of(bridge)
+        unansweredCalls = UnansweredCallLog.of(bridge)
         Self.registry(on: bridge).add(self)
     }
 
@@ -211,7 +211,11 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                 if case .failure = result, let peripheral = operation.linkPeripheral,
                     !self.central.assumeIsolated({ $0.isConnected(peripheral) })
                 {
-                    return
+                    // An app waiting for this callback waits for ever, on a device too: said
+                    // where a stall or a failed test can say it.
+                    return self.unansweredCalls.note(
+                        "\(self.name), unanswered: \(operation.name) on peripheral \(peripheral.uuidString.prefix(8)): "
+                            + "the link went down first (CoreBluetooth reports only the disconnection)")
                 }
                 deliverAbout { then(self, result) }
             }
@@ -247,11 +251,14 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// Notes a call CoreBluetooth would refuse (it logs "API MISUSE" and ignores it).
     func misuse(_ message: String) {
         lock.withLock { misuses.append(message) }
-        ignoredCalls.note("CBMCentralManager \(central.identifier.uuidString.prefix(8)): \(message)")
+        unansweredCalls.note("\(name), ignored: \(message)")
     }
 
     /// The calls refused so far, oldest first.
     var apiMisuses: [String] { lock.withLock { misuses } }
+
+    /// The manager as reports name it: `CBMCentralManager` and the start of its identifier.
+    var name: String { "CBMCentralManager \(central.identifier.uuidString.prefix(8))" }
 
     /// The object for a peripheral (the same one each time), with its name brought up to date.
     func peripheralObject(_ remote: RemotePeripheral) -> CBMPeripheral {

@@ -46,8 +46,8 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private var databaseCleared = false
     private var invalidated = false
     private var misuses: [String] = []
-    /// Where the bridge keeps the calls its managers ignored (for stall reports).
-    private let ignoredCalls: IgnoredCallLog
+    /// Where the bridge keeps the calls that got no callback (for stall reports and failed tests).
+    private let unansweredCalls: UnansweredCallLog
 
     init(
         bridge: MockBLEBridge, queue: DispatchQueue?, options: [String: Any]? = nil,
@@ -68,7 +68,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         let peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge, joinsAtFirstCall: true)
         self.peripheral = peripheral
         lane = FrontEndLane(bridge: bridge, target: peripheral, key: peripheral.identifier, queue: queue)
-        ignoredCalls = IgnoredCallLog.of(bridge)
+        unansweredCalls = UnansweredCallLog.of(bridge)
         Self.registry(on: bridge).add(self)
     }
 
@@ -154,7 +154,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// With the lock held: ``misuse(_:)``.
     private func lockedMisuse(_ message: String) {
         misuses.append(message)
-        ignoredCalls.note("CBMPeripheralManager \(peripheral.identifier.uuidString.prefix(8)): \(message)")
+        unansweredCalls.note("CBMPeripheralManager \(peripheral.identifier.uuidString.prefix(8)), ignored: \(message)")
     }
 
     /// With the lock held: ``poweredOn(_:)``.

@@ -29,9 +29,9 @@ import Testing
 /// same way. With several seeds, every issue recorded during a seed's run names that seed
 /// and how to rerun only it (`BLEMOCKKIT_SEED=17 swift test --filter name`; the variable
 /// narrows any test with this trait to that seed). When a seed's run fails, an issue also
-/// lists the calls the app made through the CoreBluetooth-shaped API that were ignored, as
-/// CoreBluetooth ignores them (a scan before the manager was powered on, say), if there were
-/// any: the callback the test waited for may be one such a call would have brought.
+/// lists the calls the app made through the CoreBluetooth-shaped API that got no callback, as
+/// with CoreBluetooth (a scan before the manager was powered on, a read the link's drop ended),
+/// if there were any: the callback the test waited for may be one of theirs.
 ///
 /// As a suite trait it applies to every test of the suite.
 public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
@@ -76,7 +76,7 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                 let run = SeedRun(fileNames: RunArtifacts.fileNames(title: name, seed: seed))
                 try await Self.watching(run, note: several ? note : nil, test: test, testCase: testCase) {
                     let outcome = await plan.run(seed: seed, function)
-                    run.keep(outcome.bridge, ignoredCalls: outcome.ignoredCallsNote)
+                    run.keep(outcome.bridge, unansweredCalls: outcome.unansweredCallsNote)
                     if let error = outcome.error {
                         Issue.record(error, Comment(rawValue: "the test threw on bridge seed \(seed)"))
                     }
@@ -87,8 +87,8 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                     if !outcome.isClean { _ = run.fail(because: nil) }
                 }
                 guard run.failed, let bridge = run.bridge else { continue }
-                // The callback a failed test waited for may be one an ignored call would have brought.
-                if let ignoredCalls = run.ignoredCalls { Issue.record(Comment(rawValue: ignoredCalls)) }
+                // The callback a failed test waited for may be one of the calls that got none.
+                if let unansweredCalls = run.unansweredCalls { Issue.record(Comment(rawValue: unansweredCalls)) }
                 Self.record(await bridge.runArtifacts(title: name, failures: run.failures), folder: folder)
             }
         }
@@ -167,7 +167,7 @@ private final class SeedRun: @unchecked Sendable {
     // Why `@unchecked Sendable` is safe: `state` is read and written only under `lock`;
     // `fileNames` is a constant.
     private let lock = Lock()
-    private var state: (failed: Bool, failures: [String], bridge: MockBLEBridge?, ignoredCalls: String?) = (
+    private var state: (failed: Bool, failures: [String], bridge: MockBLEBridge?, unansweredCalls: String?) = (
         false, [], nil, nil
     )
     /// The names the run's files will have (they are made only when the run fails).
@@ -194,14 +194,14 @@ private final class SeedRun: @unchecked Sendable {
         }
     }
 
-    /// The calls the run's app made that were ignored, in words, if any (and no stall named them).
-    var ignoredCalls: String? { lock.withLock { state.ignoredCalls } }
+    /// The calls the run's app made that got no callback, in words, if any (and no stall named them).
+    var unansweredCalls: String? { lock.withLock { state.unansweredCalls } }
 
-    /// Keeps the ended run's bridge, and what it says of the calls its app made that were ignored.
-    func keep(_ bridge: MockBLEBridge, ignoredCalls: String?) {
+    /// Keeps the ended run's bridge, and what it says of the calls its app made that got no callback.
+    func keep(_ bridge: MockBLEBridge, unansweredCalls: String?) {
         lock.withLock {
             state.bridge = bridge
-            state.ignoredCalls = ignoredCalls
+            state.unansweredCalls = unansweredCalls
         }
     }
 }

@@ -25,9 +25,9 @@ import Testing
 /// create CoreBluetooth-shaped managers outside any bridge would join it. A test that can have a
 /// bridge of its own (`.mockBridge`) does not need it and stays parallel. If a system is already
 /// installed when the test starts, the trait records an issue naming who installed it, and the
-/// test does not run. When the test fails, an issue also lists the calls its app made that were
-/// ignored, as CoreBluetooth ignores them (``SimulatedSystem/ignoredCalls``), if there were any:
-/// the callback the test waited for may be one such a call would have brought.
+/// test does not run. When the test fails, an issue also lists the calls its app made that got
+/// no callback, as with CoreBluetooth (``SimulatedSystem/unansweredCalls``), if there were any:
+/// the callback the test waited for may be one of theirs.
 ///
 /// As a suite trait it applies to each test of the suite.
 public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
@@ -70,10 +70,10 @@ public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
             try await Self.watching(failed, test: test, testCase: testCase, function)
         } catch {
             // The error fails the test.
-            Self.recordIgnoredCalls(of: system)
+            Self.recordUnansweredCalls(of: system)
             throw error
         }
-        if failed.isSet { Self.recordIgnoredCalls(of: system) }
+        if failed.isSet { Self.recordUnansweredCalls(of: system) }
     }
 
     /// Runs `function`, setting `failed` when an issue recorded in it fails the test.
@@ -93,10 +93,10 @@ public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
         #endif
     }
 
-    /// For a test that failed: records the calls its app made that were ignored, if any (the
-    /// callback the test waited for may be one such a call would have brought).
-    private static func recordIgnoredCalls(of system: SimulatedSystem) {
-        if let note = system.ignoredCallsNote { Issue.record(Comment(rawValue: note)) }
+    /// For a test that failed: records the calls its app made that got no callback, if any (the
+    /// callback the test waited for may be one of theirs).
+    private static func recordUnansweredCalls(of system: SimulatedSystem) {
+        if let note = system.unansweredCallsNote { Issue.record(Comment(rawValue: note)) }
     }
 }
 

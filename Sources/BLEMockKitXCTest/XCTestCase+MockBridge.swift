@@ -26,9 +26,9 @@ extension XCTestCase {
     /// when `BLEMOCKKIT_ARTIFACTS` names a folder, they are written as files
     /// (`Class-testName-seed-17-timeline.html`, `…-log.txt`) to that folder (else
     /// `BLEMockKit-failures` in the temporary folder), and a failure names them. A failure also
-    /// lists the calls the app made through the CoreBluetooth-shaped API that were ignored, as
-    /// CoreBluetooth ignores them (a scan before the manager was powered on, say), when there
-    /// were any: the callback the test waited for may be one such a call would have brought.
+    /// lists the calls the app made through the CoreBluetooth-shaped API that got no callback,
+    /// as with CoreBluetooth (a scan before the manager was powered on, a read the link's drop
+    /// ended), when there were any: the callback the test waited for may be one of theirs.
     ///
     /// - Parameters:
     ///   - configuration: The bridge configuration; each seed replaces its seed. Defaults to fast.
@@ -64,8 +64,8 @@ extension XCTestCase {
                 XCTFail("the failures above happened on bridge seed \(seed); \(rerun)", file: file, line: line)
             }
             if !outcome.isClean || (testRun?.failureCount ?? 0) > failuresBefore {
-                // The callback the test waited for may be one an ignored call would have brought.
-                if let ignoredCalls = outcome.ignoredCallsNote { XCTFail(ignoredCalls, file: file, line: line) }
+                // The callback the test waited for may be one of the calls that got none.
+                if let note = outcome.unansweredCallsNote { XCTFail(note, file: file, line: line) }
                 keep(await outcome.bridge.runArtifacts(title: name), file: file, line: line)
             }
         }

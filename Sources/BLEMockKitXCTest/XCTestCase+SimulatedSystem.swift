@@ -24,8 +24,8 @@ extension XCTestCase {
     /// main thread works as with real Bluetooth or CoreBluetoothMock: callbacks keep arriving on
     /// the main queue (or the app's queue) while the test waits, and a timeout means wall-clock
     /// seconds of simulation. When the test fails (an expectation that timed out, say), a
-    /// failure also lists the calls its app made that were ignored, as CoreBluetooth ignores
-    /// them, with their managers (``SimulatedSystem/ignoredCalls``): a scan started before the
+    /// failure also lists the calls its app made that got no callback, as with CoreBluetooth,
+    /// with their managers (``SimulatedSystem/unansweredCalls``): a scan started before the
     /// manager was powered on is the usual reason a discovery never came.
     ///
     /// XCTest runs one test of a class at a time, which the system needs (it is process-wide, as
@@ -36,7 +36,7 @@ extension XCTestCase {
     ///   - configuration: The bridge's configuration (fast by default).
     ///   - time: How virtual time moves (the wall clock by default).
     ///   - initialState: The state managers start in.
-    ///   - file: Where a failure about the test's ignored calls points (the caller, by default).
+    ///   - file: Where a failure about the test's unanswered calls points (the caller, by default).
     ///   - line: The line it points to.
     /// - Returns: The system (its `bridge` has the log and `finish()`).
     /// - Throws: ``SimulatedSystem/InstallError`` when a system is installed already.
@@ -49,8 +49,8 @@ extension XCTestCase {
             configuration, time: time, initialState: initialState, installedBy: "the XCTest \(name)")
         addTeardownBlock { [weak self] in
             // A test that failed (an expectation that timed out, say) hears of the calls its app
-            // made that were ignored: the callback it waited for may be one of theirs.
-            if (self?.testRun?.totalFailureCount ?? 0) > 0, let note = system.ignoredCallsNote {
+            // made that got no callback: the callback it waited for may be one of theirs.
+            if (self?.testRun?.totalFailureCount ?? 0) > 0, let note = system.unansweredCallsNote {
                 XCTFail(note, file: file, line: line)
             }
             system.uninstall()

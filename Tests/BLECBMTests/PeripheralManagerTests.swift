@@ -773,9 +773,9 @@ extension PeripheralManagerTests {
         }
         let stalled = try #require(stall)
         #expect(
-            stalled.ignoredCalls == [
-                "CBMPeripheralManager \(name): add: the peripheral manager is not powered on (unknown)"
+            stalled.unansweredCalls == [
+                "CBMPeripheralManager \(name), ignored: add: the peripheral manager is not powered on (unknown)"
             ])
-        #expect(stalled.description.contains("- CBMPeripheralManager \(name): add: "), "\(stalled)")
+        #expect(stalled.description.contains("- CBMPeripheralManager \(name), ignored: add: "), "\(stalled)")
     }
 }

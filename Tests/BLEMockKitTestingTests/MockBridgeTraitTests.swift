@@ -213,8 +213,8 @@ struct ManagerBridgeTests {
 }
 
 /// What a failed run says of the calls its app made that the CoreBluetooth-shaped API ignored.
-@Suite("Ignored calls in a failed run", .timeLimit(.minutes(10)))
-struct IgnoredCallsInAFailedRunTests {
+@Suite("Unanswered calls in a failed run", .timeLimit(.minutes(10)))
+struct UnansweredCallsInAFailedRunTests {
     /// Text noted from anywhere (issues' comments, a manager's name), in order.
     final class Notes: @unchecked Sendable {
         // @unchecked Sendable: `texts` is only read and written with `lock` held.
@@ -235,7 +235,7 @@ struct IgnoredCallsInAFailedRunTests {
 
     #if compiler(>=6.2)
         @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-        @Test func aFailedTestsIgnoredCallsAreRecordedWithTheSeed() async throws {
+        @Test func aFailedTestsUnansweredCallsAreRecordedWithTheSeed() async throws {
             let trait = MockBridgeTrait.mockBridge(seeds: [21], timing: .instant)
             let test = try #require(Test.current)
             let comments = Notes()
@@ -255,15 +255,15 @@ struct IgnoredCallsInAFailedRunTests {
             #expect(comments.all.first == "nothing was found")
             #expect(
                 comments.all.contains(
-                    "calls the app made on bridge seed 21 were ignored, as CoreBluetooth ignores them (no callback "
-                        + "follows):\n- CBMCentralManager \(name): scanForPeripherals: the manager is not powered on"),
+                    "calls the app made on bridge seed 21 that got no callback, as with CoreBluetooth:\n"
+                        + "- CBMCentralManager \(name), ignored: scanForPeripherals: the manager is not powered on"),
                 "\(comments.all)")
         }
     #endif
 
     /// A test that passes says nothing of them (its app may mean to make such calls).
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test func aPassingTestsIgnoredCallsAreNotRecorded() async throws {
+    @Test func aPassingTestsUnansweredCallsAreNotRecorded() async throws {
         let trait = MockBridgeTrait.mockBridge(seeds: [22], timing: .instant)
         let test = try #require(Test.current)
         let names = Notes()
@@ -276,23 +276,23 @@ struct IgnoredCallsInAFailedRunTests {
     /// The note of a run's outcome: the ignored calls, unless a stall named them already or
     /// there were none.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test func anOutcomesNoteListsTheIgnoredCallsUnlessAStallDid() async throws {
+    @Test func anOutcomesNoteListsTheUnansweredCallsUnlessAStallDid() async throws {
         let names = Notes()
         let plan = BridgeTestPlan(configuration: .init(seed: 23))
         let ignored = await plan.run(seed: 23) { await Self.scanTooEarly(noting: names) }
         let name = try #require(names.all.first)
         #expect(
-            ignored.ignoredCallsNote
-                == "calls the app made on bridge seed 23 were ignored, as CoreBluetooth ignores them (no callback "
-                + "follows):\n- CBMCentralManager \(name): scanForPeripherals: the manager is not powered on")
+            ignored.unansweredCallsNote
+                == "calls the app made on bridge seed 23 that got no callback, as with CoreBluetooth:\n"
+                + "- CBMCentralManager \(name), ignored: scanForPeripherals: the manager is not powered on")
         let none = await plan.run(seed: 24) {}
-        #expect(none.ignoredCallsNote == nil)
+        #expect(none.unansweredCallsNote == nil)
         let stalled = await plan.run(seed: 25) {
             await Self.scanTooEarly(noting: names)
             try await MockBLEBridge.current!.waitForApp { false }
         }
         #expect(stalled.error is MockBLEBridge.Stall)
-        #expect(stalled.ignoredCallsNote == nil)
-        #expect((stalled.error as? MockBLEBridge.Stall)?.ignoredCalls.count == 1)
+        #expect(stalled.unansweredCallsNote == nil)
+        #expect((stalled.error as? MockBLEBridge.Stall)?.unansweredCalls.count == 1)
     }
 }

@@ -110,7 +110,7 @@ struct SimulatedSystemTraitTests {
         /// instead of failing this test; returns them.
         static func capturingIssues(_ body: @escaping @Sendable () async -> Void) async throws -> [String] {
             let test = try #require(Test.current)
-            let comments = IgnoredCallsInAFailedRunTests.Notes()
+            let comments = UnansweredCallsInAFailedRunTests.Notes()
             let capture = IssueHandlingTrait.compactMapIssues { issue in
                 for comment in issue.comments { comments.add(comment.rawValue) }
                 return nil
@@ -124,8 +124,8 @@ struct SimulatedSystemTraitTests {
         }
 
         @Test("A failed test's ignored calls are recorded; a passing test's are not")
-        func aFailedTestsIgnoredCallsAreRecorded() async throws {
-            let names = IgnoredCallsInAFailedRunTests.Notes()
+        func aFailedTestsUnansweredCallsAreRecorded() async throws {
+            let names = UnansweredCallsInAFailedRunTests.Notes()
             let scanTooEarly: @Sendable () async -> Void = {
                 let manager = CBMCentralManager(delegate: nil, queue: nil)
                 names.add(String(manager.simulatedCentral!.identifier.uuidString.prefix(8)))
@@ -141,8 +141,8 @@ struct SimulatedSystemTraitTests {
             #expect(
                 failed == [
                     "nothing was found",
-                    "calls the app made on the simulated system were ignored, as CoreBluetooth ignores them (no "
-                        + "callback follows):\n- CBMCentralManager \(name): scanForPeripherals: the manager is not "
+                    "calls the app made on the simulated system that got no callback, as with CoreBluetooth:\n"
+                        + "- CBMCentralManager \(name), ignored: scanForPeripherals: the manager is not "
                         + "powered on",
                 ])
         }

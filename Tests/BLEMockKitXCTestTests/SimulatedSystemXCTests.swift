@@ -38,7 +38,7 @@ final class SimulatedSystemXCTests: XCTestCase {
         let system = try installSimulatedSystem()
         let delegate = CBMCentralManagerDelegateProxy()
         let manager = CBMCentralManager(delegate: delegate, queue: nil)
-        XCTAssertNil(system.ignoredCallsNote)
+        XCTAssertNil(system.unansweredCallsNote)
         manager.scanForPeripherals(withServices: nil)
         let central = try XCTUnwrap(manager.simulatedCentral).identifier.uuidString.prefix(8)
         weak var releasedManager: CBMPeripheralManager?
@@ -50,14 +50,14 @@ final class SimulatedSystemXCTests: XCTestCase {
         }()
         XCTAssertNil(releasedManager)
         let lines = [
-            "CBMCentralManager \(central): scanForPeripherals: the manager is not powered on",
-            "CBMPeripheralManager \(released): add: the peripheral manager is not powered on (unknown)",
+            "CBMCentralManager \(central), ignored: scanForPeripherals: the manager is not powered on",
+            "CBMPeripheralManager \(released), ignored: add: the peripheral manager is not powered on (unknown)",
         ]
-        XCTAssertEqual(system.ignoredCalls, lines)
+        XCTAssertEqual(system.unansweredCalls, lines)
         XCTAssertEqual(
-            system.ignoredCallsNote,
-            "calls the app made on the simulated system were ignored, as CoreBluetooth ignores them (no callback "
-                + "follows):\n- \(lines[0])\n- \(lines[1])")
+            system.unansweredCallsNote,
+            "calls the app made on the simulated system that got no callback, as with CoreBluetooth:\n"
+                + "- \(lines[0])\n- \(lines[1])")
     }
 
     func testUninstallingInvalidatesTheManagersOnTheSystem() throws {

@@ -151,19 +151,20 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// Whether the system is still installed.
     public var isInstalled: Bool { lock.withLock { installed } }
 
-    /// The calls app code made on this system that were ignored, as CoreBluetooth ignores them,
-    /// with no callback: the lines of its managers' `apiMisuses` (one the app has let go of
-    /// too), in the order they were noted, each naming its manager. When a test waited for a
-    /// callback that never came, the call that would have brought it is often here.
-    public var ignoredCalls: [String] { bridge.outside.ignoredCalls }
+    /// The calls app code made on this system that got no callback, as with CoreBluetooth, in
+    /// the order they were noted, each naming its manager (one the app has let go of too): those
+    /// it ignored (the lines of its managers' `apiMisuses`) and operations a link that went down
+    /// ended (CoreBluetooth reports only the disconnection). When a test waited for a callback
+    /// that never came, the call that would have brought it is often here.
+    public var unansweredCalls: [String] { bridge.outside.unansweredCalls }
 
-    /// What a failed test says of the calls its app made that were ignored, or `nil` when none
-    /// were.
-    package var ignoredCallsNote: String? {
-        let ignored = ignoredCalls
-        guard !ignored.isEmpty else { return nil }
-        return "calls the app made on the simulated system were ignored, as CoreBluetooth ignores them (no "
-            + "callback follows):\n" + ignored.map { "- \($0)" }.joined(separator: "\n")
+    /// What a failed test says of the calls its app made that got no callback, or `nil` when
+    /// there were none.
+    package var unansweredCallsNote: String? {
+        let unanswered = unansweredCalls
+        guard !unanswered.isEmpty else { return nil }
+        return "calls the app made on the simulated system that got no callback, as with CoreBluetooth:\n"
+            + unanswered.map { "- \($0)" }.joined(separator: "\n")
     }
 
     /// Uninstalls the system (nothing happens if it is not installed). Managers on it become

@@ -77,14 +77,15 @@ public struct BridgeTestPlan: Sendable, Hashable {
         public var isClean: Bool { error == nil && finish.isClean }
 
         /// For a run that failed: the calls app code made through the CoreBluetooth-shaped API
-        /// (BLECBM) that were ignored, as CoreBluetooth ignores them, in words; `nil` when none
-        /// were, or when the run ended with a ``MockBLEBridge/Stall``, which names them itself.
-        package var ignoredCallsNote: String? {
+        /// (BLECBM) that got no callback, as with CoreBluetooth (ignored, or ended by a link
+        /// that went down), in words; `nil` when there were none, or when the run ended with a
+        /// ``MockBLEBridge/Stall``, which names them itself.
+        package var unansweredCallsNote: String? {
             guard !(error is MockBLEBridge.Stall) else { return nil }
-            let ignored = bridge.outside.ignoredCalls
-            guard !ignored.isEmpty else { return nil }
-            return "calls the app made on bridge seed \(seed) were ignored, as CoreBluetooth ignores them (no "
-                + "callback follows):\n" + ignored.map { "- \($0)" }.joined(separator: "\n")
+            let unanswered = bridge.outside.unansweredCalls
+            guard !unanswered.isEmpty else { return nil }
+            return "calls the app made on bridge seed \(seed) that got no callback, as with CoreBluetooth:\n"
+                + unanswered.map { "- \($0)" }.joined(separator: "\n")
         }
 
         /// How to run this seed alone, e.g. `BLEMOCKKIT_SEED=17 swift test --filter uploads`.

@@ -309,7 +309,7 @@ package final class OutsideWork: @unchecked Sendable {
     private var settlers: [Int: @Sendable (isolated MockBLEBridge) -> Bool] = [:]
     private var holds = 0
     private var appWaits: [Int: AppWait] = [:]
-    private var ignoredCallSources: [Int: @Sendable () -> [String]] = [:]
+    private var unansweredCallSources: [Int: @Sendable () -> [String]] = [:]
 
     init(lock: Lock = Lock()) {
         self.lock = lock
@@ -450,21 +450,21 @@ package final class OutsideWork: @unchecked Sendable {
         lock.withLock { appWaits.sorted { $0.key < $1.key }.map(\.value) }
     }
 
-    /// Registers what a front end has to tell a stall report: the app's calls it ignored, as
-    /// CoreBluetooth ignores them, each naming its manager (a callback the app waits for may be
-    /// one such a call would have brought). A source stays for the bridge's life: register one
-    /// per bridge.
-    package func addIgnoredCalls(_ source: @escaping @Sendable () -> [String]) {
+    /// Registers what a front end has to tell a stall report: the app's calls that got no
+    /// callback, as with CoreBluetooth (ignored, or ended by a link that went down), each naming
+    /// its manager (a callback the app waits for may be one of theirs). A source stays for the
+    /// bridge's life: register one per bridge.
+    package func addUnansweredCalls(_ source: @escaping @Sendable () -> [String]) {
         lock.withLock {
             defer { nextToken += 1 }
-            ignoredCallSources[nextToken] = source
+            unansweredCallSources[nextToken] = source
         }
     }
 
-    /// The app's calls the front ends ignored, source by source in the order they were
+    /// The app's calls that got no callback, source by source in the order they were
     /// registered (asked with the lock released: a source takes its own).
-    package var ignoredCalls: [String] {
-        lock.withLock { ignoredCallSources.sorted { $0.key < $1.key }.map(\.value) }.flatMap { $0() }
+    package var unansweredCalls: [String] {
+        lock.withLock { unansweredCallSources.sorted { $0.key < $1.key }.map(\.value) }.flatMap { $0() }
     }
 
     /// Passes every probe once: the work queued on each app queue before now has run.

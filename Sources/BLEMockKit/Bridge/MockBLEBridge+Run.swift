@@ -300,7 +300,7 @@ extension MockBLEBridge {
         driving = false
         return Stall(
             reason: reason, at: world.now, waiting: waiting, seed: configuration.seed,
-            ignoredCalls: outside.ignoredCalls)
+            unansweredCalls: outside.unansweredCalls)
     }
 
     /// A ``run(timeLimit:stallPatience:_:)`` scope that could not go on.
@@ -326,12 +326,12 @@ extension MockBLEBridge {
         public var waiting: [Leftover]
         /// The bridge's seed, to reproduce the run.
         public var seed: UInt64
-        /// The calls the app made through the CoreBluetooth-shaped API (BLECBM) that were
-        /// ignored, as CoreBluetooth ignores them, with no callback: the lines of the managers'
-        /// `apiMisuses`, in the order they were noted, each naming its manager (one the app has
-        /// let go of too). A callback the app waits for may be one such a call would have
-        /// brought.
-        public var ignoredCalls: [String] = []
+        /// The calls the app made through the CoreBluetooth-shaped API (BLECBM) that got no
+        /// callback, as with CoreBluetooth, in the order they were noted, each naming its
+        /// manager (one the app has let go of too): those it ignored (the managers'
+        /// `apiMisuses`) and operations a link that went down ended (CoreBluetooth reports
+        /// only the disconnection). A callback the app waits for may be one of theirs.
+        public var unansweredCalls: [String] = []
 
         public var description: String {
             let why =
@@ -348,12 +348,12 @@ extension MockBLEBridge {
                     + "continuation or a task of its own), or for a callback no manager will deliver (was the "
                     + "manager released?)"
                 : waiting.map { "- \($0)" }.joined(separator: "\n")
-            let ignored =
-                ignoredCalls.isEmpty
+            let unanswered =
+                unansweredCalls.isEmpty
                 ? ""
-                : "Calls the app made that were ignored, as CoreBluetooth ignores them (no callback follows):\n"
-                    + ignoredCalls.map { "- \($0)\n" }.joined()
-            return "MockBLEBridge.run stalled at \(at): \(why). Waiting:\n\(list)\n\(ignored)"
+                : "Calls the app made that got no callback, as with CoreBluetooth:\n"
+                    + unansweredCalls.map { "- \($0)\n" }.joined()
+            return "MockBLEBridge.run stalled at \(at): \(why). Waiting:\n\(list)\n\(unanswered)"
                 + "Seed \(seed): rerun with the same seed and steps to reproduce."
         }
     }

@@ -43,7 +43,7 @@ extension MockCentralManager {
 
         /// The role API call it corresponds to (a constant: describing the whole operation, as
         /// string interpolation would, costs a reflection walk on every call).
-        var name: String {
+        package var name: String {
             switch self {
             case .connect: "connect"
             case .discoverServices: "discoverServices"
