@@ -139,6 +139,9 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// first.
     var apiMisuses: [String] { lock.withLock { misuses } }
 
+    /// The manager as reports name it: `CBMPeripheralManager` and the start of its identifier.
+    var name: String { "CBMPeripheralManager \(peripheral.identifier.uuidString.prefix(8))" }
+
     /// Whether a call may go ahead: CoreBluetooth's peripheral manager accepts commands only
     /// while powered on (otherwise it logs "API MISUSE" and ignores them, with no callback),
     /// which is noted as a misuse.
@@ -154,7 +157,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// With the lock held: ``misuse(_:)``.
     private func lockedMisuse(_ message: String) {
         misuses.append(message)
-        unansweredCalls.note("CBMPeripheralManager \(peripheral.identifier.uuidString.prefix(8)), ignored: \(message)")
+        unansweredCalls.note("\(name), ignored: \(message)")
     }
 
     /// With the lock held: ``poweredOn(_:)``.
