@@ -208,18 +208,29 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             central.begin(operation) { [weak self] result in
                 // (An app terminated meanwhile hears nothing more: its operations end unheard.)
                 guard let self, !self.central.assumeIsolated({ $0.handedOver }) else { return }
+                // With Bluetooth off, or a link that went down, the app hears only of that. An app
+                // waiting for this callback waits for ever, on a device too: noted, where a stall
+                // or a failed test can say it.
+                let poweredOn = self.lock.withLock { self.simulatedState == .poweredOn }
+                if !poweredOn {
+                    return self.unanswered(
+                        operation, "Bluetooth went off first (CoreBluetooth calls back only the state change)")
+                }
                 if case .failure = result, let peripheral = operation.linkPeripheral,
                     !self.central.assumeIsolated({ $0.isConnected(peripheral) })
                 {
-                    // An app waiting for this callback waits for ever, on a device too: said
-                    // where a stall or a failed test can say it.
-                    return self.unansweredCalls.note(
-                        "\(self.name), unanswered: \(operation.name) on peripheral \(peripheral.uuidString.prefix(8)): "
-                            + "the link went down first (CoreBluetooth reports only the disconnection)")
+                    return self.unanswered(
+                        operation, "the link went down first (CoreBluetooth calls back only didDisconnectPeripheral)")
                 }
                 deliverAbout { then(self, result) }
             }
         }
+    }
+
+    /// Notes that `operation` gets no callback, and why.
+    private func unanswered(_ operation: MockCentralManager.FrontEndOperation, _ why: String) {
+        let target = operation.linkPeripheral.map { " on peripheral \($0.uuidString.prefix(8))" } ?? ""
+        unansweredCalls.note("\(name), unanswered: \(operation.name)\(target): \(why)")
     }
 
     /// Runs `body` on the app's queue, after every callback handed over before it.

@@ -306,6 +306,38 @@ struct CentralManagerAPITests {
         #expect(outcomes == [["value", "state poweredOff"]])
     }
 
+    /// A read pending when Bluetooth turns off gets no callback (the app hears of the state
+    /// change): an app waiting for it stalls, and the stall says why.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aReadPendingWhenBluetoothTurnsOffIsNamedInTheStall(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 15) : .init(seed: 15))
+        let sensor = try await makeSilentSensor(on: bridge)
+        // (Written in the run's body, read once the run has ended.)
+        nonisolated(unsafe) var central = ""
+        var stall: MockBLEBridge.Stall?
+        do {
+            try await withCentral(on: bridge) { manager, journal in
+                central = String(manager.simulatedCentral!.identifier.uuidString.prefix(8))
+                let peripheral = try await connectAndDiscover(manager, journal, bridge: bridge)
+                peripheral.readValue(for: peripheral.services![0].characteristics![0])
+                await bridge.waitUntil { bridge in bridge.log.contains { $0.kind == .readRequest } }
+                await bridge.simulate(.centralState(manager.simulatedCentral!.identifier, .poweredOff))
+                try await bridge.waitForApp { manager.state == .poweredOff }
+                try await bridge.waitForApp { journal.entries.contains { $0.hasPrefix("value") } }
+            }
+        } catch let error as MockBLEBridge.Stall {
+            stall = error
+        }
+        let stalled = try #require(stall)
+        #expect(
+            stalled.unansweredCalls == [
+                "CBMCentralManager \(central), unanswered: readValue on peripheral "
+                    + "\(sensor.identifier.uuidString.prefix(8)): Bluetooth went off first (CoreBluetooth calls back "
+                    + "only the state change)"
+            ])
+    }
+
     /// An app that waits for the callback of a read pending when the link dropped waits for a
     /// callback no device sends: the run ends with a stall that says so, with the seed.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
@@ -336,8 +368,8 @@ struct CentralManagerAPITests {
         #expect(
             stalled.unansweredCalls == [
                 "CBMCentralManager \(central), unanswered: readValue on peripheral "
-                    + "\(sensor.identifier.uuidString.prefix(8)): the link went down first (CoreBluetooth reports only "
-                    + "the disconnection)"
+                    + "\(sensor.identifier.uuidString.prefix(8)): the link went down first (CoreBluetooth calls back "
+                    + "only didDisconnectPeripheral)"
             ])
     }
 

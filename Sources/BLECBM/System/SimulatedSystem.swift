@@ -153,8 +153,9 @@ public final class SimulatedSystem: @unchecked Sendable {
 
     /// The calls app code made on this system that got no callback, as with CoreBluetooth, in
     /// the order they were noted, each naming its manager (one the app has let go of too): those
-    /// it ignored (the lines of its managers' `apiMisuses`) and operations a link that went down
-    /// ended (CoreBluetooth reports only the disconnection). When a test waited for a callback
+    /// it ignored (the lines of its managers' `apiMisuses`) and operations a link that went down,
+    /// or Bluetooth turning off, ended (CoreBluetooth reports only the disconnection or the state
+    /// change). When a test waited for a callback
     /// that never came, the call that would have brought it is often here.
     public var unansweredCalls: [String] { bridge.outside.unansweredCalls }
 

@@ -329,8 +329,9 @@ extension MockBLEBridge {
         /// The calls the app made through the CoreBluetooth-shaped API (BLECBM) that got no
         /// callback, as with CoreBluetooth, in the order they were noted, each naming its
         /// manager (one the app has let go of too): those it ignored (the managers'
-        /// `apiMisuses`) and operations a link that went down ended (CoreBluetooth reports
-        /// only the disconnection). A callback the app waits for may be one of theirs.
+        /// `apiMisuses`) and operations a link that went down, or Bluetooth turning off, ended
+        /// (CoreBluetooth reports only the disconnection or the state change). A callback the
+        /// app waits for may be one of theirs.
         public var unansweredCalls: [String] = []
 
         public var description: String {
