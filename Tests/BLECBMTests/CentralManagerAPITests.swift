@@ -306,35 +306,48 @@ struct CentralManagerAPITests {
         #expect(outcomes == [["value", "state poweredOff"]])
     }
 
-    /// A read pending when Bluetooth turns off gets no callback (the app hears of the state
-    /// change): an app waiting for it stalls, and the stall says why.
+    /// The stall of an app that waits for the callback of a read a silent sensor has not
+    /// answered when `cut` (given the central's identifier and the sensor) ends it, on a new
+    /// bridge from `seed`; with the name the report gives the central, and the sensor's.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test(arguments: [false, true])
-    func aReadPendingWhenBluetoothTurnsOffIsNamedInTheStall(realistic: Bool) async throws {
-        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 15) : .init(seed: 15))
+    static func stallOfAReadPending(
+        realistic: Bool, seed: UInt64,
+        cutBy cut: @escaping @Sendable (MockBLEBridge, UUID, MockPeripheralManager) async -> Void
+    ) async throws -> (stall: MockBLEBridge.Stall, central: String, sensor: String) {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
         let sensor = try await makeSilentSensor(on: bridge)
         // (Written in the run's body, read once the run has ended.)
         nonisolated(unsafe) var central = ""
         var stall: MockBLEBridge.Stall?
         do {
             try await withCentral(on: bridge) { manager, journal in
-                central = String(manager.simulatedCentral!.identifier.uuidString.prefix(8))
+                let identifier = manager.simulatedCentral!.identifier
+                central = String(identifier.uuidString.prefix(8))
                 let peripheral = try await connectAndDiscover(manager, journal, bridge: bridge)
                 peripheral.readValue(for: peripheral.services![0].characteristics![0])
                 await bridge.waitUntil { bridge in bridge.log.contains { $0.kind == .readRequest } }
-                await bridge.simulate(.centralState(manager.simulatedCentral!.identifier, .poweredOff))
-                try await bridge.waitForApp { manager.state == .poweredOff }
+                await cut(bridge, identifier, sensor)
                 try await bridge.waitForApp { journal.entries.contains { $0.hasPrefix("value") } }
             }
         } catch let error as MockBLEBridge.Stall {
             stall = error
         }
-        let stalled = try #require(stall)
+        return (try #require(stall), central, String(sensor.identifier.uuidString.prefix(8)))
+    }
+
+    /// A read pending when Bluetooth turns off gets no callback (the app hears of the state
+    /// change): an app waiting for it stalls, and the stall says why.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aReadPendingWhenBluetoothTurnsOffIsNamedInTheStall(realistic: Bool) async throws {
+        let (stalled, central, sensor) = try await Self.stallOfAReadPending(realistic: realistic, seed: 15) {
+            bridge, central, _ in
+            await bridge.simulate(.centralState(central, .poweredOff))
+        }
         #expect(
             stalled.unansweredCalls == [
-                "CBMCentralManager \(central), unanswered: readValue on peripheral "
-                    + "\(sensor.identifier.uuidString.prefix(8)): Bluetooth went off first (CoreBluetooth calls back "
-                    + "only the state change)"
+                "CBMCentralManager \(central), unanswered: readValue on peripheral \(sensor): Bluetooth went off "
+                    + "first (CoreBluetooth calls back only the state change)"
             ])
     }
 
@@ -343,33 +356,18 @@ struct CentralManagerAPITests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func waitingForTheCallbackOfAReadTheDropEndedIsReportedAsAStall(realistic: Bool) async throws {
-        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 8) : .init(seed: 8))
-        let sensor = try await makeSilentSensor(on: bridge)
-        // (Written in the run's body, read once the run has ended.)
-        nonisolated(unsafe) var central = ""
-        var stall: MockBLEBridge.Stall?
-        do {
-            try await withCentral(on: bridge) { manager, journal in
-                central = String(manager.simulatedCentral!.identifier.uuidString.prefix(8))
-                let peripheral = try await connectAndDiscover(manager, journal, bridge: bridge)
-                peripheral.readValue(for: peripheral.services![0].characteristics![0])
-                await bridge.waitUntil { bridge in bridge.log.contains { $0.kind == .readRequest } }
-                await sensor.simulateDisconnection(of: manager.simulatedCentral!.identifier)
-                try await bridge.waitForApp { journal.entries.contains { $0.hasPrefix("value") } }
-            }
-        } catch let error as MockBLEBridge.Stall {
-            stall = error
+        let (stalled, central, sensor) = try await Self.stallOfAReadPending(realistic: realistic, seed: 8) {
+            _, central, sensor in
+            await sensor.simulateDisconnection(of: central)
         }
-        let stalled = try #require(stall)
         #expect(stalled.reason == .nothingScheduled)
         #expect(stalled.seed == 8)
         #expect(stalled.description.contains("waitForApp"), "\(stalled)")
         // The stall says why the callback never came.
         #expect(
             stalled.unansweredCalls == [
-                "CBMCentralManager \(central), unanswered: readValue on peripheral "
-                    + "\(sensor.identifier.uuidString.prefix(8)): the link went down first (CoreBluetooth calls back "
-                    + "only didDisconnectPeripheral)"
+                "CBMCentralManager \(central), unanswered: readValue on peripheral \(sensor): the link went down "
+                    + "first (CoreBluetooth calls back only didDisconnectPeripheral)"
             ])
     }
 
