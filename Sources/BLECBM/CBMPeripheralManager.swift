@@ -119,10 +119,11 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
 
     /// The calls CoreBluetooth would have refused with an "API MISUSE" log and ignored, with no
     /// callback (adding a service, advertising, updating a value or publishing a channel while
-    /// not powered on; updating a characteristic that is not published), the answers it ignores (``respond(to:withResult:)`` to a request
-    /// already answered, or whose central went away), and advertising data of the wrong type
-    /// (a local name that is not a `String`, service UUIDs that are not `CBMUUID`s: an exception
-    /// on a device; here the key is left out), oldest first. A test can assert it is empty.
+    /// not powered on; updating a characteristic that is not published), the answers it ignores
+    /// (``respond(to:withResult:)`` to a request already answered, or whose central went away),
+    /// and advertising data of the wrong type (a local name that is not a `String`, service
+    /// UUIDs that are not `CBMUUID`s: an exception on a device; here the key is left out),
+    /// oldest first. A test can assert it is empty.
     ///
     /// A manager made with no bridge current and no ``SimulatedSystem`` installed, on a
     /// platform without CoreBluetooth, is `unsupported`: the commands it ignored are listed here

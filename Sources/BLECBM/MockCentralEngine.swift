@@ -222,7 +222,8 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                     return self.unanswered(
                         operation, "the link went down first (CoreBluetooth calls back only didDisconnectPeripheral)")
                 }
-                deliverAbout { then(self, result) }
+                // (Powered on, checked above on this executor: what deliverAbout would check again.)
+                self.deliver { then(self, result) }
             }
         }
     }

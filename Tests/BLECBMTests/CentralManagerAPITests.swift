@@ -318,8 +318,7 @@ struct CentralManagerAPITests {
         let sensor = try await makeSilentSensor(on: bridge)
         // (Written in the run's body, read once the run has ended.)
         nonisolated(unsafe) var central = ""
-        var stall: MockBLEBridge.Stall?
-        do {
+        let stall = try await #require(throws: MockBLEBridge.Stall.self) {
             try await withCentral(on: bridge) { manager, journal in
                 let identifier = manager.simulatedCentral!.identifier
                 central = String(identifier.uuidString.prefix(8))
@@ -329,10 +328,8 @@ struct CentralManagerAPITests {
                 await cut(bridge, identifier, sensor)
                 try await bridge.waitForApp { journal.entries.contains { $0.hasPrefix("value") } }
             }
-        } catch let error as MockBLEBridge.Stall {
-            stall = error
         }
-        return (try #require(stall), central, String(sensor.identifier.uuidString.prefix(8)))
+        return (stall, central, String(sensor.identifier.uuidString.prefix(8)))
     }
 
     /// A read pending when Bluetooth turns off gets no callback (the app hears of the state
@@ -381,8 +378,7 @@ struct CentralManagerAPITests {
         _ = try await makeSensor(on: bridge)
         // (Written in the run's body, read once the run has ended.)
         nonisolated(unsafe) var central = ""
-        var stall: MockBLEBridge.Stall?
-        do {
+        let stalled = try await #require(throws: MockBLEBridge.Stall.self) {
             try await bridge.run { @MainActor in
                 let journal = Journal()
                 let manager = CBMCentralManager(delegate: journal, queue: nil)
@@ -390,10 +386,7 @@ struct CentralManagerAPITests {
                 manager.scanForPeripherals(withServices: nil)
                 try await bridge.waitForApp { !journal.discovered.isEmpty }
             }
-        } catch let error as MockBLEBridge.Stall {
-            stall = error
         }
-        let stalled = try #require(stall)
         #expect(stalled.reason == .nothingScheduled)
         #expect(
             stalled.unansweredCalls == [
@@ -411,15 +404,11 @@ struct CentralManagerAPITests {
     @Test func aStallWithNoUnansweredCallsSaysNothingOfThem() async throws {
         let bridge = MockBLEBridge(configuration: .init(seed: 14))
         _ = try await makeSensor(on: bridge)
-        var stall: MockBLEBridge.Stall?
-        do {
+        let stalled = try await #require(throws: MockBLEBridge.Stall.self) {
             try await withCentral(on: bridge) { manager, journal in
                 try await bridge.waitForApp { journal.discovered.count == 1 }
             }
-        } catch let error as MockBLEBridge.Stall {
-            stall = error
         }
-        let stalled = try #require(stall)
         #expect(stalled.unansweredCalls.isEmpty)
         #expect(!stalled.description.contains("Calls the app made"), "\(stalled)")
     }

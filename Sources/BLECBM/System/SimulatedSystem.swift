@@ -155,18 +155,13 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// the order they were noted, each naming its manager (one the app has let go of too): those
     /// it ignored (the lines of its managers' `apiMisuses`) and operations a link that went down,
     /// or Bluetooth turning off, ended (CoreBluetooth reports only the disconnection or the state
-    /// change). When a test waited for a callback
-    /// that never came, the call that would have brought it is often here.
+    /// change). When a test waited for a callback that never came, the call that would have
+    /// brought it is often here.
     public var unansweredCalls: [String] { bridge.outside.unansweredCalls }
 
     /// What a failed test says of the calls its app made that got no callback, or `nil` when
     /// there were none.
-    package var unansweredCallsNote: String? {
-        let unanswered = unansweredCalls
-        guard !unanswered.isEmpty else { return nil }
-        return "calls the app made on the simulated system that got no callback, as with CoreBluetooth:\n"
-            + unanswered.map { "- \($0)" }.joined(separator: "\n")
-    }
+    package var unansweredCallsNote: String? { bridge.outside.unansweredCallsNote(madeOn: "the simulated system") }
 
     /// Uninstalls the system (nothing happens if it is not installed). Managers on it become
     /// invalid, as CoreBluetoothMock's `tearDownSimulation()` leaves them: their delegates hear the

@@ -14,7 +14,7 @@ final class UnansweredCallLog: @unchecked Sendable {
     static func of(_ bridge: MockBLEBridge) -> UnansweredCallLog {
         bridge.frontEndSettings.object(for: ObjectIdentifier(UnansweredCallLog.self)) {
             let log = UnansweredCallLog()
-            bridge.outside.addUnansweredCalls { [weak log] in log?.all ?? [] }
+            bridge.outside.setUnansweredCalls { [weak log] in log?.all ?? [] }
             return log
         }
     }

@@ -82,10 +82,7 @@ public struct BridgeTestPlan: Sendable, Hashable {
         /// ``MockBLEBridge/Stall``, which names them itself.
         package var unansweredCallsNote: String? {
             guard !(error is MockBLEBridge.Stall) else { return nil }
-            let unanswered = bridge.outside.unansweredCalls
-            guard !unanswered.isEmpty else { return nil }
-            return "calls the app made on bridge seed \(seed) that got no callback, as with CoreBluetooth:\n"
-                + unanswered.map { "- \($0)" }.joined(separator: "\n")
+            return bridge.outside.unansweredCallsNote(madeOn: "bridge seed \(seed)")
         }
 
         /// How to run this seed alone, e.g. `BLEMOCKKIT_SEED=17 swift test --filter uploads`.

@@ -309,7 +309,7 @@ package final class OutsideWork: @unchecked Sendable {
     private var settlers: [Int: @Sendable (isolated MockBLEBridge) -> Bool] = [:]
     private var holds = 0
     private var appWaits: [Int: AppWait] = [:]
-    private var unansweredCallSources: [Int: @Sendable () -> [String]] = [:]
+    private var unansweredCallSource: (@Sendable () -> [String])?
 
     init(lock: Lock = Lock()) {
         self.lock = lock
@@ -450,21 +450,25 @@ package final class OutsideWork: @unchecked Sendable {
         lock.withLock { appWaits.sorted { $0.key < $1.key }.map(\.value) }
     }
 
-    /// Registers what a front end has to tell a stall report: the app's calls that got no
-    /// callback, as with CoreBluetooth (ignored, or ended by a link that went down), each naming
-    /// its manager (a callback the app waits for may be one of theirs). A source stays for the
-    /// bridge's life: register one per bridge.
-    package func addUnansweredCalls(_ source: @escaping @Sendable () -> [String]) {
-        lock.withLock {
-            defer { nextToken += 1 }
-            unansweredCallSources[nextToken] = source
-        }
+    /// Sets where the front end keeps what a stall report and a failed test tell: the app's
+    /// calls that got no callback, as with CoreBluetooth (ignored, or ended by a link that went
+    /// down or by Bluetooth turning off), each naming its manager (a callback the app waits for
+    /// may be one of theirs). Set once, for the bridge's life.
+    package func setUnansweredCalls(_ source: @escaping @Sendable () -> [String]) {
+        lock.withLock { unansweredCallSource = source }
     }
 
-    /// The app's calls that got no callback, source by source in the order they were
-    /// registered (asked with the lock released: a source takes its own).
-    package var unansweredCalls: [String] {
-        lock.withLock { unansweredCallSources.sorted { $0.key < $1.key }.map(\.value) }.flatMap { $0() }
+    /// The app's calls that got no callback, oldest first (asked with the lock released: the
+    /// source takes its own).
+    package var unansweredCalls: [String] { lock.withLock { unansweredCallSource }?() ?? [] }
+
+    /// What a failed test says of the app's calls that got no callback, made on `place` (the
+    /// simulated system, a bridge seed); `nil` when there were none.
+    package func unansweredCallsNote(madeOn place: String) -> String? {
+        let unanswered = unansweredCalls
+        guard !unanswered.isEmpty else { return nil }
+        return "calls the app made on \(place) that got no callback, as with CoreBluetooth:\n"
+            + unanswered.map { "- \($0)" }.joined(separator: "\n")
     }
 
     /// Passes every probe once: the work queued on each app queue before now has run.
