@@ -87,7 +87,13 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
     /// when the peripheral confirms them.
     public var sessionRecorder: SessionRecorder? {
         get { lock.withLock { storedRecording?.recorder } }
-        set { lock.withLock { storedRecording = newValue.map { CentralRecording(recorder: $0) } } }
+        set {
+            let recording = newValue.map { CentralRecording(recorder: $0) }
+            lock.withLock {
+                storedRecording = recording
+                backend.recordingChanged(recording)
+            }
+        }
     }
 
     /// The recording state, while recording.

@@ -118,21 +118,24 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
 
     /// Reads a characteristic; the delegate gets `peripheral(_:didUpdateValueFor:error:)`.
     open func readValue(for characteristic: CBMCharacteristic) {
-        backend?.recording?.readRequested(identifier, characteristic.remote.handle)
-        backend?.readValue(for: characteristic, of: self)
+        guard let backend else { return }
+        backend.recording?.readRequested(identifier, characteristic.remote.handle)
+        backend.readValue(for: characteristic, of: self)
     }
 
     /// Reads a descriptor; the delegate gets `peripheral(_:didUpdateValueFor:error:)` for it.
     open func readValue(for descriptor: CBMDescriptor) {
-        backend?.recording?.readRequested(identifier, descriptor.remote.handle)
-        backend?.readValue(for: descriptor, of: self)
+        guard let backend else { return }
+        backend.recording?.readRequested(identifier, descriptor.remote.handle)
+        backend.readValue(for: descriptor, of: self)
     }
 
     /// Writes a characteristic. With response, the delegate gets
     /// `peripheral(_:didWriteValueFor:error:)`; without, nothing (check
     /// ``canSendWriteWithoutResponse`` first: a write sent while the queue is full is dropped).
     open func writeValue(_ data: Data, for characteristic: CBMCharacteristic, type: CBMCharacteristicWriteType) {
-        if let recording = backend?.recording {
+        guard let backend else { return }
+        if let recording = backend.recording {
             let handle = characteristic.remote.handle
             if type == .withResponse {
                 recording.writeRequested(identifier, handle, data)
@@ -142,13 +145,14 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
                 )
             }
         }
-        backend?.writeValue(data, for: characteristic, type: type, of: self)
+        backend.writeValue(data, for: characteristic, type: type, of: self)
     }
 
     /// Writes a descriptor; the delegate gets `peripheral(_:didWriteValueFor:error:)` for it.
     open func writeValue(_ data: Data, for descriptor: CBMDescriptor) {
-        backend?.recording?.writeRequested(identifier, descriptor.remote.handle, data)
-        backend?.writeValue(data, for: descriptor, of: self)
+        guard let backend else { return }
+        backend.recording?.writeRequested(identifier, descriptor.remote.handle, data)
+        backend.writeValue(data, for: descriptor, of: self)
     }
 
     /// Turns notifications (or indications) on or off; the delegate gets

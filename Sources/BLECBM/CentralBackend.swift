@@ -10,6 +10,8 @@ protocol CentralBackend: AnyObject, Sendable {
     func attach(_ manager: CBMCentralManager)
     /// The manager's recording state, while it records.
     var recording: CentralRecording? { get }
+    /// The manager started or stopped recording (called with the manager's lock held).
+    func recordingChanged(_ recording: CentralRecording?)
     func scanForPeripherals(withServices serviceUUIDs: [CBMUUID]?, options: [String: Any]?)
     func stopScan()
     func connect(_ peripheral: CBMPeripheral, options: [String: Any]?)

@@ -72,6 +72,18 @@ final class FrontEndLane<Target: Actor>: Sendable {
         }
     }
 
+    /// Asks `question` of the target, from code already on its executor (the bridge's, where an
+    /// operation's completion runs), through a reference to it without the isolation in its
+    /// type, as ``command(_:)`` runs commands: `assumeIsolated` would allocate its closure on
+    /// every call. Pass a closure that captures nothing: then nothing is allocated. Debug builds
+    /// still check the executor.
+    func ask(_ question: @escaping @Sendable (isolated Target) -> Bool) -> Bool {
+        #if DEBUG
+            target.preconditionIsolated("a front end asks its manager on its manager's executor")
+        #endif
+        return unsafeBitCast(IsolatedQuestion(ask: question), to: PlainQuestion<Target>.self).ask(target)
+    }
+
     /// Runs `body` on the app's queue, after every block handed over before it (call it on the
     /// bridge's executor, where the simulation decides what happens, so callbacks keep the
     /// simulation's order).
@@ -88,6 +100,16 @@ private struct IsolatedCommand<Target: Actor> {
 
 private struct PlainCommand<Target: Actor> {
     let run: @Sendable (Target) -> Void
+}
+
+/// A question to a target, with and without the isolation in its type (see
+/// ``FrontEndLane/ask(_:)``).
+private struct IsolatedQuestion<Target: Actor> {
+    let ask: @Sendable (isolated Target) -> Bool
+}
+
+private struct PlainQuestion<Target: Actor> {
+    let ask: @Sendable (Target) -> Bool
 }
 
 /// The front ends' commands on one bridge.
@@ -160,6 +182,8 @@ final class CommandQueue: @unchecked Sendable {
     private unowned let bridge: MockBLEBridge
     /// The bridge's outside work (kept: reached on every command and callback).
     private let outside: OutsideWork
+    /// The bridge's runs (kept: asked whether one is active on every command).
+    private let runs: RunRegistry
     private let lock = Lock()
     /// The commands made while no run was active, as they arrived: applied in that order (and,
     /// should a run take them over, before those made in the run).
@@ -181,6 +205,7 @@ final class CommandQueue: @unchecked Sendable {
     private init(bridge: MockBLEBridge) {
         self.bridge = bridge
         outside = bridge.outside
+        runs = bridge.runs
     }
 
     /// The bridge's queue (made, and its settler registered, the first time).
@@ -231,9 +256,11 @@ final class CommandQueue: @unchecked Sendable {
     /// outside runs it is applied from `queue` when one is given (the manager's app queue).
     func enqueue(key: UUID, applyingOn queue: DispatchQueue? = nil, _ command: @escaping @Sendable () -> Void) {
         let bridge = bridge
+        let runs = runs
         // Only a run sorts what it holds: outside one, commands are applied as they arrive.
-        let origin = bridge.hasActiveRun ? origin(for: key) : nil
-        let start = lock.withLock { () -> Bool in
+        let origin = runs.isActive ? origin(for: key) : nil
+        // Whether this call starts a drain, and whether a run's driver is to apply it.
+        let (start, forRun) = lock.withLock { () -> (Bool, Bool) in
             if let origin {
                 held.append(Held(origin: origin, sequence: nextSequence, command: command))
                 nextSequence += 1
@@ -242,19 +269,20 @@ final class CommandQueue: @unchecked Sendable {
             }
             // While a run is active, its driver applies what is held (checked under the lock:
             // the run applies what is held once more after it ends).
-            if draining || bridge.hasActiveRun { return false }
+            if draining { return (false, origin != nil) }
+            if runs.isActive { return (false, true) }
             draining = true
-            return true
+            return (true, false)
         }
-        outside.noteActivity()
+        // A call a run's driver applies is outside activity it waits for; one a drain applies is
+        // noted once applied, with what it changed (see `drain(on:)`).
+        if forRun { outside.noteActivity() }
         guard start else { return }
         // Outside a run, the commands of a manager are applied from its app queue, after the
         // block that made them: the bridge's work then runs on the thread the app's callbacks
         // run on (the task prefers an executor of that queue), with no hand-over to another
         // thread and back for each call and callback.
-        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *), let queue,
-            !bridge.hasActiveRun
-        {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *), let queue, !runs.isActive {
             Task(executorPreference: QueueExecutor(queue)) { await self.drain(on: bridge) }
         } else {
             bridge.startTracked { await self.drain(on: bridge) }
@@ -299,20 +327,21 @@ final class CommandQueue: @unchecked Sendable {
 
     /// Applies queued commands on the bridge until none are left (outside runs).
     private func drain(on bridge: MockBLEBridge) async {
+        var batch: [@Sendable () -> Void] = []
         while true {
-            var (batch, now) = take(forRun: false)
-            guard !batch.isEmpty else {
-                recycle(&batch)
-                let done = lock.withLock { () -> Bool in
-                    guard arrived.isEmpty else { return false }
+            // One lock a batch: the applied batch's storage becomes the next arrivals', and the
+            // drain ends once nothing has arrived.
+            batch.removeAll(keepingCapacity: true)
+            let now = lock.withLock { () -> VirtualClock.Instant?? in
+                guard !arrived.isEmpty else {
                     draining = false
-                    return true
+                    return nil
                 }
-                if done { return }
-                continue
+                swap(&batch, &arrived)
+                return .some(wallClock?())
             }
+            guard let now else { return }
             await bridge.applyFrontEndCommands(batch, catchingUpTo: now)
-            recycle(&batch)
             // What the batch changed (a peripheral now retrievable, say) may be what an app's
             // `waitForApp` waits for: it checks again.
             outside.noteActivity()

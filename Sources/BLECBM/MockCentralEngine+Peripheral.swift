@@ -17,12 +17,21 @@ extension MockCentralEngine {
         return true
     }
 
-    /// Whether an attribute object belongs to the peripheral's current connection.
+    /// Whether a call on an attribute object may go ahead: its peripheral must be connected
+    /// (as `connected(_:_:)` checks) and the object one of this connection's (one look under
+    /// the lock: this is on every GATT call's path).
     private func current(
         _ handle: UInt16, in objects: (CBMPeripheral) -> [UInt16: some AnyObject],
         _ object: AnyObject, of peripheral: CBMPeripheral, _ call: String
     ) -> Bool {
-        guard lock.withLock({ objects(peripheral)[handle] === object }) else {
+        let (isConnected, isCurrent) = lock.withLock {
+            (peripheral.storedState == .connected, objects(peripheral)[handle] === object)
+        }
+        guard isConnected else {
+            misuse("\(call): \(peripheral.identifier) is not connected")
+            return false
+        }
+        guard isCurrent else {
             misuse("\(call): the attribute is not one of \(peripheral.identifier)'s current attributes")
             return false
         }
@@ -82,7 +91,7 @@ extension MockCentralEngine {
     }
 
     func discoverIncludedServices(_ uuids: [CBMUUID]?, for service: CBMService, of peripheral: CBMPeripheral) {
-        guard connected(peripheral, "discoverIncludedServices"),
+        guard
             current(
                 service.remote.handle, in: { $0.serviceObjects }, service, of: peripheral, "discoverIncludedServices")
         else { return }
@@ -118,7 +127,7 @@ extension MockCentralEngine {
     }
 
     func discoverCharacteristics(_ uuids: [CBMUUID]?, for service: CBMService, of peripheral: CBMPeripheral) {
-        guard connected(peripheral, "discoverCharacteristics"),
+        guard
             current(
                 service.remote.handle, in: { $0.serviceObjects }, service, of: peripheral, "discoverCharacteristics")
         else { return }
@@ -154,7 +163,7 @@ extension MockCentralEngine {
     }
 
     func discoverDescriptors(for characteristic: CBMCharacteristic, of peripheral: CBMPeripheral) {
-        guard connected(peripheral, "discoverDescriptors"),
+        guard
             current(
                 characteristic.remote.handle, in: { $0.characteristicObjects }, characteristic, of: peripheral,
                 "discoverDescriptors")
@@ -205,7 +214,7 @@ extension MockCentralEngine {
     }
 
     func readValue(for characteristic: CBMCharacteristic, of peripheral: CBMPeripheral) {
-        guard connected(peripheral, "readValue"),
+        guard
             current(
                 characteristic.remote.handle, in: { $0.characteristicObjects }, characteristic, of: peripheral,
                 "readValue")
@@ -222,7 +231,7 @@ extension MockCentralEngine {
     }
 
     func readValue(for descriptor: CBMDescriptor, of peripheral: CBMPeripheral) {
-        guard connected(peripheral, "readValue"),
+        guard
             current(descriptor.remote.handle, in: { $0.descriptorObjects }, descriptor, of: peripheral, "readValue")
         else { return }
         let simulation = spec(peripheral.identifier)
@@ -251,7 +260,7 @@ extension MockCentralEngine {
         _ data: Data, for characteristic: CBMCharacteristic, type: CBMCharacteristicWriteType,
         of peripheral: CBMPeripheral
     ) {
-        guard connected(peripheral, "writeValue"),
+        guard
             current(
                 characteristic.remote.handle, in: { $0.characteristicObjects }, characteristic, of: peripheral,
                 "writeValue")
@@ -289,7 +298,7 @@ extension MockCentralEngine {
     }
 
     func writeValue(_ data: Data, for descriptor: CBMDescriptor, of peripheral: CBMPeripheral) {
-        guard connected(peripheral, "writeValue"),
+        guard
             current(descriptor.remote.handle, in: { $0.descriptorObjects }, descriptor, of: peripheral, "writeValue")
         else { return }
         // CoreBluetooth raises NSInternalInconsistencyException for this write (the app crashes):
@@ -315,7 +324,7 @@ extension MockCentralEngine {
     }
 
     func setNotifyValue(_ enabled: Bool, for characteristic: CBMCharacteristic, of peripheral: CBMPeripheral) {
-        guard connected(peripheral, "setNotifyValue"),
+        guard
             current(
                 characteristic.remote.handle, in: { $0.characteristicObjects }, characteristic, of: peripheral,
                 "setNotifyValue")

@@ -45,6 +45,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// The generation of the last link mirror made.
     private var linkGeneration: UInt64 = 0
     private var misuses: [String] = []
+    private var storedRecording: CentralRecording?
     /// Where the bridge keeps the calls that got no callback (for stall reports and failed tests).
     private let unansweredCalls: UnansweredCallLog
     private var invalidated = false
@@ -207,7 +208,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         command { [weak self] central in
             central.begin(operation) { [weak self] result in
                 // (An app terminated meanwhile hears nothing more: its operations end unheard.)
-                guard let self, !self.central.assumeIsolated({ $0.handedOver }) else { return }
+                guard let self, !self.lane.ask({ $0.handedOver }) else { return }
                 // With Bluetooth off, or a link that went down, the app hears only of that. An app
                 // waiting for this callback waits for ever, on a device too: noted, where a stall
                 // or a failed test can say it.
@@ -327,8 +328,13 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         if state != .poweredOn { scanning = false }
     }
 
-    /// The manager's recording state, while it records.
-    var recording: CentralRecording? { lock.withLock { manager }?.recording }
+    /// The manager's recording state, while it records (kept here: read on every call and
+    /// callback).
+    var recording: CentralRecording? { lock.withLock { storedRecording } }
+
+    func recordingChanged(_ recording: CentralRecording?) {
+        lock.withLock { storedRecording = recording }
+    }
 
     /// The manager and its delegate, if both are still there.
     var managerAndDelegate: (CBMCentralManager, any CBMCentralManagerDelegate)? {

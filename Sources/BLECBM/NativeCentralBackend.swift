@@ -18,6 +18,7 @@
         private var central: CBCentralManager!
         let lock = Lock()
         private weak var manager: CBMCentralManager?
+        private var storedRecording: CentralRecording?
         private var peripherals: [UUID: (native: CBPeripheral, object: CBMPeripheral)] = [:]
         private var objects: [ObjectIdentifier: AnyObject] = [:]
         private var natives: [ObjectIdentifier: AnyObject] = [:]
@@ -117,7 +118,11 @@
         }
 
         /// The manager's recording state, while it records.
-        var recording: CentralRecording? { lock.withLock { manager }?.recording }
+        var recording: CentralRecording? { lock.withLock { storedRecording } }
+
+        func recordingChanged(_ recording: CentralRecording?) {
+            lock.withLock { storedRecording = recording }
+        }
 
         private var managerAndDelegate: (CBMCentralManager, any CBMCentralManagerDelegate)? {
             guard let manager = lock.withLock({ manager }), let delegate = manager.deliveryDelegate else { return nil }

@@ -124,6 +124,7 @@ final class UnsupportedCentralBackend: CentralBackend, @unchecked Sendable {
     var isScanning: Bool { false }
     /// Nothing happens here to record.
     var recording: CentralRecording? { nil }
+    func recordingChanged(_ recording: CentralRecording?) {}
 
     func attach(_ manager: CBMCentralManager) {
         queue.async { [weak manager] in

@@ -13,7 +13,7 @@ extension MockBLEBridge {
         // app's main-actor code calling in) counts as outside activity, so the run waits for
         // what it hands back before moving time.
         if !world.effects.isEmpty, !centralFrontEnds.isEmpty || !peripheralFrontEnds.isEmpty {
-            outside.noteActivity()
+            frontEndSides.outside(of: self).noteActivity()
         }
         while !world.effects.isEmpty {
             swap(&world.effects, &spareEffects)

@@ -51,7 +51,7 @@ extension MockBLEBridge {
     /// executor when it ends. The operation runs as far as the events due now take it; what
     /// lies later in virtual time runs as time moves (a run's driver, ``advance(by:)``).
     func begin(_ request: World.Request, _ completion: @escaping @Sendable (Result<Reply, any Error>) -> Void) {
-        admitArrivals()
+        // (The managers' arrivals were admitted as the caller's call reached the bridge.)
         forgetCancelled()
         let id = world.makeOperationID()
         completions[id] = completion
@@ -63,8 +63,9 @@ extension MockBLEBridge {
     /// Brings the system view up to date for the front ends (after every change while one is
     /// attached).
     func updateSystemView() {
-        guard !centralFrontEnds.isEmpty, systemView.seenChanges != world.systemChanges else { return }
-        systemView.update(world.systemKnowledge(), changes: world.systemChanges)
+        guard !centralFrontEnds.isEmpty, frontEndSides.systemViewChanges != world.systemChanges else { return }
+        frontEndSides.systemViewChanges = world.systemChanges
+        systemView.update(world.systemKnowledge())
     }
 
     /// Applies front-end commands in order, on the bridge's executor (each command runs its
@@ -210,6 +211,22 @@ struct AppWait: Sendable {
     }
 }
 
+/// What the bridge reaches after every change while front ends are attached, kept on its
+/// executor so that reaching it does not take the side objects' lock each time.
+struct FrontEndSides {
+    /// The world's `systemChanges` the system view was last brought up to date with.
+    var systemViewChanges: UInt64 = .max
+    private var madeOutside: OutsideWork?
+
+    /// The bridge's outside work (``MockBLEBridge/outside``, looked up the first time).
+    mutating func outside(of bridge: MockBLEBridge) -> OutsideWork {
+        if let madeOutside { return madeOutside }
+        let outside = bridge.outside
+        madeOutside = outside
+        return outside
+    }
+}
+
 /// What the system knows, for a front end that must answer synchronously (CoreBluetooth's
 /// `retrievePeripherals(withIdentifiers:)` and `retrieveConnectedPeripherals(withServices:)`):
 /// the bridge brings it up to date after every change while a front end is attached.
@@ -218,9 +235,6 @@ package final class SystemView: @unchecked Sendable {
     private let lock: Lock
     private var known: [RemotePeripheral] = []
     private var connected: [(peripheral: RemotePeripheral, services: [BluetoothUUID])] = []
-    /// The world's `systemChanges` when the view was last brought up to date (read and
-    /// written on the bridge's executor only).
-    nonisolated(unsafe) var seenChanges: UInt64 = .max
 
     init(lock: Lock = Lock()) {
         self.lock = lock
@@ -247,9 +261,8 @@ package final class SystemView: @unchecked Sendable {
     }
 
     /// Takes what the system knows now (see ``World/systemKnowledge()``).
-    func update(_ knowledge: World.SystemKnowledge, changes: UInt64) {
+    func update(_ knowledge: World.SystemKnowledge) {
         lock.withLock {
-            seenChanges = changes
             known = knowledge.known
             connected = knowledge.connected
         }
@@ -392,6 +405,8 @@ package final class OutsideWork: @unchecked Sendable {
     package func noteActivity() {
         let (waiting, wake) = lock.withLock { () -> ([CheckedContinuation<Void, Never>], (@Sendable () -> Void)?) in
             count &+= 1
+            // (Noted on every call and callback: with no one waiting, nothing to copy.)
+            guard !tickers.isEmpty else { return ([], self.waker) }
             defer { tickers.removeAll() }
             return (Array(tickers.values), self.waker)
         }

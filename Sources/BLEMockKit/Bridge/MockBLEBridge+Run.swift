@@ -363,7 +363,7 @@ extension MockBLEBridge {
 /// The executor of the bridge's active run scope, reachable from any thread (so a tracked
 /// task can be started, and a call checked, without hopping onto the bridge). Held as
 /// `AnyObject` so the bridge itself needs no OS version that has task executors.
-final class RunRegistry: @unchecked Sendable {
+package final class RunRegistry: @unchecked Sendable {
     // @unchecked Sendable: `executor`, `owner` and `tracked` are only read and written with
     // `lock` held.
     private let lock: Lock
@@ -378,7 +378,7 @@ final class RunRegistry: @unchecked Sendable {
     private var owner: String?
 
     /// Whether a run is active.
-    var isActive: Bool { lock.withLock { executor != nil } }
+    package var isActive: Bool { lock.withLock { executor != nil } }
 
     /// What the bridge's time follows instead of runs, if anything.
     var timeOwner: String? { lock.withLock { owner } }

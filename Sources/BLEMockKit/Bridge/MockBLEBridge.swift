@@ -105,6 +105,8 @@ public actor MockBLEBridge {
         var centralFrontEnds = IdentifierMap<CentralFrontEnd>()
         /// The callback-style front ends of peripherals, by peripheral.
         var peripheralFrontEnds = IdentifierMap<PeripheralFrontEnd>()
+        /// What the bridge reaches on every change while front ends are attached.
+        var frontEndSides = FrontEndSides()
         /// The conditions of ``waitUntil(_:)`` calls still waiting, and their continuations.
         var pendingConditions:
             [(token: Int, since: VirtualClock.Instant, condition: @Sendable (isolated MockBLEBridge) -> Bool)] = []
@@ -120,6 +122,7 @@ public actor MockBLEBridge {
         @exclusivity(unchecked) var completions: [OperationID: @Sendable (Result<Reply, any Error>) -> Void] = [:]
         @exclusivity(unchecked) var centralFrontEnds = IdentifierMap<CentralFrontEnd>()
         @exclusivity(unchecked) var peripheralFrontEnds = IdentifierMap<PeripheralFrontEnd>()
+        @exclusivity(unchecked) var frontEndSides = FrontEndSides()
         @exclusivity(unchecked) var pendingConditions:
             [(token: Int, since: VirtualClock.Instant, condition: @Sendable (isolated MockBLEBridge) -> Bool)] = []
     #endif
@@ -141,8 +144,9 @@ public actor MockBLEBridge {
     var pacedInAll: Duration = .zero
     /// Managers created and not yet on the air.
     nonisolated let arrivals: ArrivalQueue
-    /// The active ``run(timeLimit:stallPatience:_:)`` scope's executor, if any.
-    nonisolated var runs: RunRegistry {
+    /// The active ``run(timeLimit:stallPatience:_:)`` scope's executor, if any (front ends keep
+    /// it, to ask ``RunRegistry/isActive`` on every call without looking it up).
+    package nonisolated var runs: RunRegistry {
         sideObject({ madeRuns }, { madeRuns = $0 }) { RunRegistry(lock: locks[.runs]) }
     }
     /// The virtual time the active run may not pass.
