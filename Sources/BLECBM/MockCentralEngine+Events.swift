@@ -59,7 +59,7 @@ extension MockCentralEngine {
             }
             let reported = UncheckedError(error)
             let timestamp =
-                Self.seconds(bridge.clock.now) + LockedValue.on(bridge, key: TimestampOrigin.self, initial: 0).value
+                Self.seconds(bridge.clockNow) + LockedValue.on(bridge, key: TimestampOrigin.self, initial: 0).value
             // A link that dropped (not one the app cancelled) of a peripheral connected with
             // auto-reconnect: the system connects again at once, and says so.
             let existing = knownPeripheral(remote.identifier)

@@ -7,15 +7,16 @@ import Foundation  // NSNumber and NSError, which FoundationEssentials does not 
 // call these with their own UUID types and key constants.
 
 /// The keys of CoreBluetooth's advertisement dictionary.
+@usableFromInline
 package struct AdvertisementDictionaryKeys: Sendable, Hashable {
-    package var localName: String
-    package var txPowerLevel: String
-    package var serviceUUIDs: String
-    package var serviceData: String
-    package var manufacturerData: String
-    package var overflowServiceUUIDs: String
-    package var isConnectable: String
-    package var solicitedServiceUUIDs: String
+    @usableFromInline package var localName: String
+    @usableFromInline package var txPowerLevel: String
+    @usableFromInline package var serviceUUIDs: String
+    @usableFromInline package var serviceData: String
+    @usableFromInline package var manufacturerData: String
+    @usableFromInline package var overflowServiceUUIDs: String
+    @usableFromInline package var isConnectable: String
+    @usableFromInline package var solicitedServiceUUIDs: String
 
     package init(
         localName: String, txPowerLevel: String, serviceUUIDs: String, serviceData: String,
@@ -74,7 +75,10 @@ extension AdvertisementData {
     }
 
     /// The advertisement in CoreBluetooth's dictionary form, with a key for each present
-    /// field: UUIDs converted with `uuid`, numbers as `NSNumber`.
+    /// field: UUIDs converted with `uuid`, numbers as `NSNumber`. (Inlinable: a caller in
+    /// another module gets it specialized for its UUID type; unspecialized, the dictionary and
+    /// the conversions went through generic code on every discovery.)
+    @inlinable
     package func dictionary<UUIDValue: Hashable>(
         keys: AdvertisementDictionaryKeys, uuid: (BluetoothUUID) -> UUIDValue
     ) -> [String: Any] {

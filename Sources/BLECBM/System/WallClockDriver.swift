@@ -26,7 +26,7 @@ final class WallClockDriver: Sendable {
     init(bridge: MockBLEBridge) {
         let clock = ContinuousClock()
         let start = clock.now
-        let origin = bridge.clock.now
+        let origin = bridge.clockNow
         self.bridge = bridge
         self.start = start
         self.origin = origin

@@ -281,7 +281,6 @@ extension World {
     /// non-mutating call, like passing the world to another object, copied all of it on every
     /// change.)
     mutating func systemKnowledge() -> SystemKnowledge {
-        let known = peripheralOrder.filter { self.known.contains($0) }.map { remotePeripheral($0) }
         // What the system knows of a connected peripheral's services: all of them when another
         // app holds it, else those the centrals linked to it discovered (as CoreBluetoothMock
         // answers: a peripheral just connected is not found by its services until discovered).
@@ -290,13 +289,22 @@ extension World {
             let discovered = centrals[key.central]?.services[key.peripheral]?.map(\.uuid) ?? []
             linked[key.peripheral, default: []] += discovered
         }
-        let connected = peripheralOrder.compactMap {
-            peripheral -> (peripheral: RemotePeripheral, services: [BluetoothUUID])? in
-            if connectedToSystem.contains(peripheral) {
-                return (remotePeripheral(peripheral), peripherals[peripheral]!.database.localServices.map(\.uuid))
+        // One pass in the order peripherals came, each looked up once (this runs after every
+        // change the view shows, while a front end is attached).
+        var known: [RemotePeripheral] = []
+        var connected: [(peripheral: RemotePeripheral, services: [BluetoothUUID])] = []
+        for peripheral in peripheralOrder {
+            let isKnown = self.known.contains(peripheral)
+            let heldBySystem = connectedToSystem.contains(peripheral)
+            let services = heldBySystem ? nil : linked[peripheral]
+            guard isKnown || heldBySystem || services != nil else { continue }
+            let remote = remotePeripheral(peripheral)
+            if isKnown { known.append(remote) }
+            if heldBySystem {
+                connected.append((remote, peripherals[existing: peripheral].database.localServices.map(\.uuid)))
+            } else if let services {
+                connected.append((remote, services))
             }
-            guard let services = linked[peripheral] else { return nil }
-            return (remotePeripheral(peripheral), services)
         }
         return SystemKnowledge(known: known, connected: connected)
     }

@@ -79,6 +79,9 @@ public actor MockBLEBridge {
     }
     /// The clock, without attaching it (for the kit's own use: publishing time and sleepers).
     nonisolated let sleepClock: VirtualClock
+    /// The bridge's time as its clock has it (``clock``'s `now`), read without handing out the
+    /// clock (which gives the bridge a side table: see ``clock``).
+    package nonisolated var clockNow: VirtualClock.Instant { sleepClock.now }
 
     // The state every call reads and changes, many times. Release builds leave out the
     // dynamic exclusivity checks on it (each access of an actor's stored property otherwise
