@@ -48,6 +48,8 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     private var storedRecording: CentralRecording?
     /// Where the bridge keeps the calls that got no callback (for stall reports and failed tests).
     private let unansweredCalls: UnansweredCallLog
+    /// This engine, held weakly, for the completions of its operations.
+    private let weakSelf = WeakHolder<MockCentralEngine>()
     private var invalidated = false
     /// The central's state as the simulation last reported it (the app's mirror follows on its
     /// queue).
@@ -74,6 +76,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         lane = FrontEndLane(bridge: bridge, target: central, key: central.identifier, queue: queue)
         specs = SpecSimulation.registry(on: bridge)
         unansweredCalls = UnansweredCallLog.of(bridge)
+        weakSelf.object = self
         Self.registry(on: bridge).add(self)
     }
 
@@ -205,10 +208,11 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         _ operation: MockCentralManager.FrontEndOperation,
         then: @escaping @Sendable (MockCentralEngine, Result<MockCentralManager.FrontEndResult, any Error>) -> Void
     ) {
-        command { [weak self] central in
-            central.begin(operation) { [weak self] result in
+        let engine = weakSelf
+        command { central in
+            central.begin(operation) { result in
                 // (An app terminated meanwhile hears nothing more: its operations end unheard.)
-                guard let self, !self.lane.ask({ $0.handedOver }) else { return }
+                guard let self = engine.object, !self.lane.ask({ $0.handedOver }) else { return }
                 // With Bluetooth off, or a link that went down, the app hears only of that. An app
                 // waiting for this callback waits for ever, on a device too: noted, where a stall
                 // or a failed test can say it.

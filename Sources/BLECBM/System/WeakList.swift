@@ -20,3 +20,12 @@ final class WeakList<Element: AnyObject>: @unchecked Sendable {
     /// The objects still alive, oldest first.
     var all: [Element] { lock.withLock { entries.compactMap(\.object) } }
 }
+
+/// One object held weakly, for the closures the bridge keeps (an operation's completion):
+/// capturing the holder costs a retain, where capturing the object weakly makes a weak reference
+/// for each closure and destroys it with the closure.
+final class WeakHolder<Object: AnyObject>: @unchecked Sendable {
+    // @unchecked Sendable: `object` is set once, before the holder is handed to anything, and
+    // only read after (a weak load is safe from any thread).
+    weak var object: Object?
+}

@@ -50,7 +50,10 @@ extension MockBLEBridge {
     /// Starts an operation whose caller does not wait: `completion` runs on the bridge's
     /// executor when it ends. The operation runs as far as the events due now take it; what
     /// lies later in virtual time runs as time moves (a run's driver, ``advance(by:)``).
-    func begin(_ request: World.Request, _ completion: @escaping @Sendable (Result<Reply, any Error>) -> Void) {
+    func begin(
+        _ request: World.Request,
+        _ completion: @escaping @Sendable (Result<MockCentralManager.FrontEndResult, any Error>) -> Void
+    ) {
         // (The managers' arrivals were admitted as the caller's call reached the bridge.)
         forgetCancelled()
         let id = world.makeOperationID()
@@ -58,6 +61,23 @@ extension MockBLEBridge {
         world.start(request, id: id)
         applyEffects()
         runDue()
+    }
+
+    /// An operation's outcome as a front end gets it (an opened channel's central end taken
+    /// from those waiting for their opener).
+    func frontEndResult(_ result: Result<Reply, any Error>) -> Result<MockCentralManager.FrontEndResult, any Error> {
+        result.flatMap { reply in
+            switch reply {
+            case .done, .state: .success(.done)
+            case .value(let data): .success(.value(data))
+            case .services(let services): .success(.services(services))
+            case .characteristics(let characteristics): .success(.characteristics(characteristics))
+            case .descriptors(let descriptors): .success(.descriptors(descriptors))
+            case .rssi(let rssi): .success(.rssi(rssi))
+            case .channel(let id):
+                takeOpenedChannel(id).map { .success(.channel($0)) } ?? .failure(CoreBluetoothError(.notConnected))
+            }
+        }
     }
 
     /// Brings the system view up to date for the front ends (after every change while one is
@@ -176,6 +196,8 @@ package final class FrontEndSettings: @unchecked Sendable {
 
     init(lock: Lock = Lock()) {
         self.lock = lock
+        // Room for the objects a CoreBluetooth-shaped manager looks up as it is created.
+        objects.reserveCapacity(8)
     }
 
     /// The setting stored under `key`, if any.

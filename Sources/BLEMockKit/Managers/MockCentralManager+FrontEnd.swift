@@ -184,26 +184,9 @@ extension MockCentralManager {
             case .openL2CAP(let psm, let peripheral):
                 request = .openL2CAP(central: central, peripheral: peripheral, psm: psm)
             }
-            // Unowned: the bridge keeps this completion until the operation ends, and calls it
-            // on its own executor (held strongly, the bridge kept itself while an operation
-            // was pending, and a test that ended with one in flight leaked its bridge).
-            unowned let owner = bridge
-            bridge.begin(request) { result in
-                completion(
-                    result.flatMap { reply in
-                        switch reply {
-                        case .done, .state: .success(.done)
-                        case .value(let data): .success(.value(data))
-                        case .services(let services): .success(.services(services))
-                        case .characteristics(let characteristics): .success(.characteristics(characteristics))
-                        case .descriptors(let descriptors): .success(.descriptors(descriptors))
-                        case .rssi(let rssi): .success(.rssi(rssi))
-                        case .channel(let id):
-                            owner.assumeIsolated { $0.takeOpenedChannel(id) }.map { .success(.channel($0)) }
-                                ?? .failure(CoreBluetoothError(.notConnected))
-                        }
-                    })
-            }
+            // The bridge keeps the completion until the operation ends and calls it on its own
+            // executor, with the outcome as a front end gets it.
+            bridge.begin(request, completion)
         }
     }
 
