@@ -122,7 +122,8 @@ public actor MockBLEBridge {
         @exclusivity(unchecked) var spareEffects: [Effect] = []
         @exclusivity(unchecked) var clockTime: VirtualClock.Instant = .zero
         @exclusivity(unchecked) var driving = false
-        @exclusivity(unchecked) var completions: [OperationID: @Sendable (Result<MockCentralManager.FrontEndResult, any Error>) -> Void] = [:]
+        @exclusivity(unchecked) var completions:
+            [OperationID: @Sendable (Result<MockCentralManager.FrontEndResult, any Error>) -> Void] = [:]
         @exclusivity(unchecked) var centralFrontEnds = IdentifierMap<CentralFrontEnd>()
         @exclusivity(unchecked) var peripheralFrontEnds = IdentifierMap<PeripheralFrontEnd>()
         @exclusivity(unchecked) var frontEndSides = FrontEndSides()
