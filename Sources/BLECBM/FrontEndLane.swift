@@ -72,16 +72,11 @@ final class FrontEndLane<Target: Actor>: Sendable {
         }
     }
 
-    /// Asks `question` of the target, from code already on its executor (the bridge's, where an
-    /// operation's completion runs), through a reference to it without the isolation in its
-    /// type, as ``command(_:)`` runs commands: `assumeIsolated` would allocate its closure on
-    /// every call. Pass a closure that captures nothing: then nothing is allocated. Debug builds
-    /// still check the executor.
-    func ask(_ question: @escaping @Sendable (isolated Target) -> Bool) -> Bool {
-        #if DEBUG
-            target.preconditionIsolated("a front end asks its manager on its manager's executor")
-        #endif
-        return unsafeBitCast(IsolatedQuestion(ask: question), to: PlainQuestion<Target>.self).ask(target)
+    /// Queues a command that reaches the target by itself (see `CentralIsolation`): the one
+    /// closure given is the command, where ``command(_:)`` wraps its body in a second (a
+    /// difference an operation pays for on every call).
+    func plainCommand(_ body: @escaping @Sendable () -> Void) {
+        commands.enqueue(key: key, applyingOn: applyQueue, body)
     }
 
     /// Runs `body` on the app's queue, after every block handed over before it (call it on the
@@ -89,6 +84,16 @@ final class FrontEndLane<Target: Actor>: Sendable {
     /// simulation's order).
     func deliver(_ body: @escaping @Sendable () -> Void) {
         commands.deliver(on: queue, body)
+    }
+
+    /// Runs `then(engine, result)` on the app's queue, as ``deliver(_:)`` runs a body: one
+    /// closure for the queue, where wrapping the call in a body of its own makes two (an
+    /// operation's outcome, on every call).
+    func deliver(
+        _ then: @escaping @Sendable (MockCentralEngine, Result<MockCentralManager.FrontEndResult, any Error>) -> Void,
+        _ engine: MockCentralEngine, _ result: Result<MockCentralManager.FrontEndResult, any Error>
+    ) {
+        commands.deliver(on: queue, then, engine, result)
     }
 }
 
@@ -100,16 +105,6 @@ private struct IsolatedCommand<Target: Actor> {
 
 private struct PlainCommand<Target: Actor> {
     let run: @Sendable (Target) -> Void
-}
-
-/// A question to a target, with and without the isolation in its type (see
-/// ``FrontEndLane/ask(_:)``).
-private struct IsolatedQuestion<Target: Actor> {
-    let ask: @Sendable (isolated Target) -> Bool
-}
-
-private struct PlainQuestion<Target: Actor> {
-    let ask: @Sendable (Target) -> Bool
 }
 
 /// The front ends' commands on one bridge.
@@ -171,7 +166,7 @@ final class CommandQueue: @unchecked Sendable {
     private struct Held {
         let origin: Origin
         let sequence: UInt64
-        let command: @Sendable () -> Void
+        let command: FrontEndCommand
 
         /// Whether `self` goes before `other`: by origin, then in the order they were made.
         func precedes(_ other: Held) -> Bool { (origin, sequence) < (other.origin, other.sequence) }
@@ -187,10 +182,10 @@ final class CommandQueue: @unchecked Sendable {
     private let lock = Lock()
     /// The commands made while no run was active, as they arrived: applied in that order (and,
     /// should a run take them over, before those made in the run).
-    private var arrived: [@Sendable () -> Void] = []
+    private var arrived: [FrontEndCommand] = []
     /// An applied batch's storage, emptied, for the next batch (a batch per call and callback:
     /// not allocating one each time matters on this path).
-    private var spare: [@Sendable () -> Void] = []
+    private var spare: [FrontEndCommand] = []
     /// The commands made while a run was active.
     private var held: [Held] = []
     /// The sequence number of the next held command (one count for all origins: within an
@@ -262,10 +257,10 @@ final class CommandQueue: @unchecked Sendable {
         // Whether this call starts a drain, and whether a run's driver is to apply it.
         let (start, forRun) = lock.withLock { () -> (Bool, Bool) in
             if let origin {
-                held.append(Held(origin: origin, sequence: nextSequence, command: command))
+                held.append(Held(origin: origin, sequence: nextSequence, command: FrontEndCommand(command)))
                 nextSequence += 1
             } else {
-                arrived.append(command)
+                arrived.append(FrontEndCommand(command))
             }
             // While a run is active, its driver applies what is held (checked under the lock:
             // the run applies what is held once more after it ends).
@@ -301,10 +296,25 @@ final class CommandQueue: @unchecked Sendable {
         }
     }
 
+    /// Hands `then(engine, result)` to `queue`, as ``deliver(on:_:)`` hands a body.
+    func deliver(
+        on queue: DispatchQueue,
+        _ then: @escaping @Sendable (MockCentralEngine, Result<MockCentralManager.FrontEndResult, any Error>) -> Void,
+        _ engine: MockCentralEngine, _ result: Result<MockCentralManager.FrontEndResult, any Error>
+    ) {
+        let bridge = bridge
+        let outside = outside
+        outside.noteActivity()
+        queue.async {
+            MockBLEBridge.$current.withValue(bridge) { then(engine, result) }
+            outside.noteActivity()
+        }
+    }
+
     /// Takes the queued commands, in the order to apply them: those made outside a run as they
     /// arrived, then, for a run's driver (`forRun`), those made in the run, sorted by origin and
     /// sequence. Hand the batch back with ``recycle(_:)`` once applied.
-    private func take(forRun: Bool) -> ([@Sendable () -> Void], VirtualClock.Instant?) {
+    private func take(forRun: Bool) -> ([FrontEndCommand], VirtualClock.Instant?) {
         lock.withLock {
             var batch = spare
             spare = []
@@ -319,7 +329,7 @@ final class CommandQueue: @unchecked Sendable {
     }
 
     /// Keeps an applied batch's storage for the next batch.
-    private func recycle(_ batch: inout [@Sendable () -> Void]) {
+    private func recycle(_ batch: inout [FrontEndCommand]) {
         batch.removeAll(keepingCapacity: true)
         let storage = batch
         lock.withLock { if spare.capacity < storage.capacity { spare = storage } }
@@ -327,7 +337,7 @@ final class CommandQueue: @unchecked Sendable {
 
     /// Applies queued commands on the bridge until none are left (outside runs).
     private func drain(on bridge: MockBLEBridge) async {
-        var batch: [@Sendable () -> Void] = []
+        var batch: [FrontEndCommand] = []
         while true {
             // One lock a batch: the applied batch's storage becomes the next arrivals', and the
             // drain ends once nothing has arrived.

@@ -209,26 +209,30 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         then: @escaping @Sendable (MockCentralEngine, Result<MockCentralManager.FrontEndResult, any Error>) -> Void
     ) {
         let engine = weakSelf
-        command { central in
-            central.begin(operation) { result in
-                // (An app terminated meanwhile hears nothing more: its operations end unheard.)
-                guard let self = engine.object, !self.lane.ask({ $0.handedOver }) else { return }
-                // With Bluetooth off, or a link that went down, the app hears only of that. An app
-                // waiting for this callback waits for ever, on a device too: noted, where a stall
-                // or a failed test can say it.
-                let poweredOn = self.lock.withLock { self.simulatedState == .poweredOn }
-                if !poweredOn {
-                    return self.unanswered(
-                        operation, "Bluetooth went off first (CoreBluetooth calls back only the state change)")
+        let central = central
+        lane.plainCommand {
+            CentralIsolation.run(on: central) { central in
+                central.begin(operation) { result in
+                    // (An app terminated meanwhile hears nothing more: its operations end unheard.)
+                    guard let self = engine.object, !CentralIsolation.handedOver(self.central) else { return }
+                    // With Bluetooth off, or a link that went down, the app hears only of that. An app
+                    // waiting for this callback waits for ever, on a device too: noted, where a stall
+                    // or a failed test can say it.
+                    let poweredOn = self.lock.withLock { self.simulatedState == .poweredOn }
+                    if !poweredOn {
+                        return self.unanswered(
+                            operation, "Bluetooth went off first (CoreBluetooth calls back only the state change)")
+                    }
+                    if case .failure = result, let peripheral = operation.linkPeripheral,
+                        !self.central.assumeIsolated({ $0.isConnected(peripheral) })
+                    {
+                        return self.unanswered(
+                            operation,
+                            "the link went down first (CoreBluetooth calls back only didDisconnectPeripheral)")
+                    }
+                    // (Powered on, checked above on this executor: what deliverAbout would check again.)
+                    self.lane.deliver(then, self, result)
                 }
-                if case .failure = result, let peripheral = operation.linkPeripheral,
-                    !self.central.assumeIsolated({ $0.isConnected(peripheral) })
-                {
-                    return self.unanswered(
-                        operation, "the link went down first (CoreBluetooth calls back only didDisconnectPeripheral)")
-                }
-                // (Powered on, checked above on this executor: what deliverAbout would check again.)
-                self.deliver { then(self, result) }
             }
         }
     }
@@ -495,4 +499,53 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
 struct UncheckedDictionary: @unchecked Sendable {
     let value: [String: Any]
     init(_ value: [String: Any]) { self.value = value }
+}
+
+/// Reaching a central's isolated state from code already on its executor (the bridge's: a
+/// command, an operation's completion) without `assumeIsolated`, which allocates its closure on
+/// every call: a function isolated to the central is called through a reference to it without
+/// the isolation in its type (the two have one calling convention), reinterpreted inside a
+/// struct, as the kit's bridge reaches itself from its managers. Nothing is allocated. Debug
+/// builds still check the executor.
+enum CentralIsolation {
+    /// Runs `body` isolated to `central`; call it on the central's executor.
+    static func run(on central: MockCentralManager, _ body: (isolated MockCentralManager) -> Void) {
+        #if DEBUG
+            central.preconditionIsolated("a front end reaches its central on the central's executor")
+        #endif
+        unsafeBitCast(IsolatedRunner(run: runIsolated), to: PlainRunner.self).run(central, body)
+    }
+
+    /// Whether the app that made `central` was terminated and its central handed over (the
+    /// app hears nothing more); call it on the central's executor.
+    static func handedOver(_ central: MockCentralManager) -> Bool {
+        #if DEBUG
+            central.preconditionIsolated("a front end reaches its central on the central's executor")
+        #endif
+        return unsafeBitCast(IsolatedQuestion(ask: askHandedOver), to: PlainQuestion.self).ask(central)
+    }
+
+    private static func runIsolated(
+        _ central: isolated MockCentralManager, _ body: (isolated MockCentralManager) -> Void
+    ) {
+        body(central)
+    }
+
+    private static func askHandedOver(_ central: isolated MockCentralManager) -> Bool { central.handedOver }
+
+    private struct IsolatedRunner {
+        let run: (isolated MockCentralManager, (isolated MockCentralManager) -> Void) -> Void
+    }
+
+    private struct PlainRunner {
+        let run: (MockCentralManager, (isolated MockCentralManager) -> Void) -> Void
+    }
+
+    private struct IsolatedQuestion {
+        let ask: (isolated MockCentralManager) -> Bool
+    }
+
+    private struct PlainQuestion {
+        let ask: (MockCentralManager) -> Bool
+    }
 }

@@ -30,7 +30,7 @@ extension MockBLEBridge {
             if id == starting {
                 settled = result
             } else if !completions.isEmpty, let completion = completions.removeValue(forKey: id) {
-                completion(frontEndResult(result))
+                completion.run(frontEndResult(result))
             } else {
                 waiters.resume(id, with: result)
             }

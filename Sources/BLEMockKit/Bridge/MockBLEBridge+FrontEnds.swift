@@ -57,7 +57,7 @@ extension MockBLEBridge {
         // (The managers' arrivals were admitted as the caller's call reached the bridge.)
         forgetCancelled()
         let id = world.makeOperationID()
-        completions[id] = completion
+        completions[id] = FrontEndCompletion(run: completion)
         world.start(request, id: id)
         applyEffects()
         runDue()
@@ -92,7 +92,7 @@ extension MockBLEBridge {
     /// manager's synchronous API through `assumeIsolated`: managers share this executor), then
     /// runs the events due now. With `instant`, the schedule first runs up to it.
     package func applyFrontEndCommands(
-        _ batch: [@Sendable () -> Void], catchingUpTo instant: VirtualClock.Instant? = nil
+        _ batch: [FrontEndCommand], catchingUpTo instant: VirtualClock.Instant? = nil
     ) {
         if let instant {
             // A front end whose time follows the wall clock: the calls happen now.
@@ -101,7 +101,7 @@ extension MockBLEBridge {
             runSchedule(to: instant)
         }
         applyingFrontEndCommands = true
-        for command in batch { command() }
+        for command in batch { command.run() }
         applyingFrontEndCommands = false
         runDue()
     }
@@ -231,6 +231,25 @@ struct AppWait: Sendable {
     var name: String {
         "bridge.waitForApp\(paused ? "(pausingSimulation: true)" : "") { … } at \(site) (the app's condition never held)"
     }
+}
+
+/// A front end's command, applied on the bridge's executor in its turn (see
+/// ``MockBLEBridge/applyFrontEndCommands(_:catchingUpTo:)``). A struct: an array of bare
+/// functions holds each in its most general form, which wraps every function put in it in a
+/// thunk of its own (an allocation per command); a struct's field keeps the function as made.
+package struct FrontEndCommand: Sendable {
+    /// The command.
+    package let run: @Sendable () -> Void
+
+    /// A command that runs `run`.
+    package init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+}
+
+/// What a callback-style front end's operation calls when it ends (see
+/// ``MockBLEBridge/begin(_:_:)``): a struct, for the reason ``FrontEndCommand`` is one (the
+/// bridge keeps these in a dictionary).
+struct FrontEndCompletion {
+    let run: @Sendable (Result<MockCentralManager.FrontEndResult, any Error>) -> Void
 }
 
 /// What the bridge reaches after every change while front ends are attached, kept on its

@@ -103,7 +103,7 @@ public actor MockBLEBridge {
         /// Whether the active run's driver moves time on.
         var driving = false
         /// Operations started by a callback-style front end, with what to call when they end.
-        var completions: [OperationID: @Sendable (Result<MockCentralManager.FrontEndResult, any Error>) -> Void] = [:]
+        var completions: [OperationID: FrontEndCompletion] = [:]
         /// The callback-style front ends of centrals (the CoreBluetooth-shaped API), by central.
         var centralFrontEnds = IdentifierMap<CentralFrontEnd>()
         /// The callback-style front ends of peripherals, by peripheral.
@@ -122,8 +122,7 @@ public actor MockBLEBridge {
         @exclusivity(unchecked) var spareEffects: [Effect] = []
         @exclusivity(unchecked) var clockTime: VirtualClock.Instant = .zero
         @exclusivity(unchecked) var driving = false
-        @exclusivity(unchecked) var completions:
-            [OperationID: @Sendable (Result<MockCentralManager.FrontEndResult, any Error>) -> Void] = [:]
+        @exclusivity(unchecked) var completions: [OperationID: FrontEndCompletion] = [:]
         @exclusivity(unchecked) var centralFrontEnds = IdentifierMap<CentralFrontEnd>()
         @exclusivity(unchecked) var peripheralFrontEnds = IdentifierMap<PeripheralFrontEnd>()
         @exclusivity(unchecked) var frontEndSides = FrontEndSides()
