@@ -286,10 +286,13 @@ final class CommandQueue: @unchecked Sendable {
 
     /// Hands `body` to `queue`; while it runs, `MockBLEBridge.current` is this bridge, so a
     /// manager created or a spec's `simulate…` called in a callback reaches it.
+    ///
+    /// The callback is noted as outside activity once it has run (what it changed is what a
+    /// run's driver and `waitForApp` look for; a probe through the queue, queued after it,
+    /// returns only then).
     func deliver(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
         let bridge = bridge
         let outside = outside
-        outside.noteActivity()
         queue.async {
             MockBLEBridge.$current.withValue(bridge) { body() }
             outside.noteActivity()
@@ -304,7 +307,6 @@ final class CommandQueue: @unchecked Sendable {
     ) {
         let bridge = bridge
         let outside = outside
-        outside.noteActivity()
         queue.async {
             MockBLEBridge.$current.withValue(bridge) { then(engine, result) }
             outside.noteActivity()

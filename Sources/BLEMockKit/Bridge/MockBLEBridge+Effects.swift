@@ -12,7 +12,8 @@ extension MockBLEBridge {
         // With front ends attached, what the bridge does for code outside a run's tasks (an
         // app's main-actor code calling in) counts as outside activity, so the run waits for
         // what it hands back before moving time.
-        if !world.effects.isEmpty, !centralFrontEnds.isEmpty || !peripheralFrontEnds.isEmpty {
+        // (A batch of front-end commands is noted once, by its caller, when applied.)
+        if !world.effects.isEmpty, !centralFrontEnds.isEmpty || !peripheralFrontEnds.isEmpty, !frontEndSides.inBatch {
             frontEndSides.outside(of: self).noteActivity()
         }
         while !world.effects.isEmpty {

@@ -90,10 +90,14 @@ extension MockBLEBridge {
 
     /// Applies front-end commands in order, on the bridge's executor (each command runs its
     /// manager's synchronous API through `assumeIsolated`: managers share this executor), then
-    /// runs the events due now. With `instant`, the schedule first runs up to it.
+    /// runs the events due now. With `instant`, the schedule first runs up to it. The caller
+    /// notes the batch as outside activity once it returns (what the effects of each call
+    /// would note on their own).
     package func applyFrontEndCommands(
         _ batch: [FrontEndCommand], catchingUpTo instant: VirtualClock.Instant? = nil
     ) {
+        frontEndSides.inBatch = true
+        defer { frontEndSides.inBatch = false }
         if let instant {
             // A front end whose time follows the wall clock: the calls happen now.
             admitArrivals()
@@ -257,6 +261,8 @@ struct FrontEndCompletion {
 struct FrontEndSides {
     /// The world's `systemChanges` the system view was last brought up to date with.
     var systemViewChanges: UInt64 = .max
+    /// Whether a batch of front-end commands is being applied (its caller notes the activity).
+    var inBatch = false
     private var madeOutside: OutsideWork?
 
     /// The bridge's outside work (``MockBLEBridge/outside``, looked up the first time).
