@@ -291,12 +291,9 @@ final class CommandQueue: @unchecked Sendable {
     /// run's driver and `waitForApp` look for; a probe through the queue, queued after it,
     /// returns only then).
     func deliver(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
-        let bridge = bridge
-        let outside = outside
-        queue.async {
-            MockBLEBridge.$current.withValue(bridge) { body() }
-            outside.noteActivity()
-        }
+        // (The bridge is held until the callback has run: this queue holds it unowned.)
+        let (bridge, outside) = (bridge, outside)
+        queue.async { Self.run(body, on: bridge, outside) }
     }
 
     /// Hands `then(engine, result)` to `queue`, as ``deliver(on:_:)`` hands a body.
@@ -305,12 +302,15 @@ final class CommandQueue: @unchecked Sendable {
         _ then: @escaping @Sendable (MockCentralEngine, Result<MockCentralManager.FrontEndResult, any Error>) -> Void,
         _ engine: MockCentralEngine, _ result: Result<MockCentralManager.FrontEndResult, any Error>
     ) {
-        let bridge = bridge
-        let outside = outside
-        queue.async {
-            MockBLEBridge.$current.withValue(bridge) { then(engine, result) }
-            outside.noteActivity()
-        }
+        let (bridge, outside) = (bridge, outside)
+        queue.async { Self.run({ then(engine, result) }, on: bridge, outside) }
+    }
+
+    /// Runs a callback on the app's queue: `MockBLEBridge.current` is `bridge` meanwhile, and
+    /// once it has run it counts as outside activity.
+    private static func run(_ callback: () -> Void, on bridge: MockBLEBridge, _ outside: OutsideWork) {
+        MockBLEBridge.$current.withValue(bridge) { callback() }
+        outside.noteActivity()
     }
 
     /// Takes the queued commands, in the order to apply them: those made outside a run as they
