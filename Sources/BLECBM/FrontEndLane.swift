@@ -64,7 +64,7 @@ final class FrontEndLane<Target: Actor>: Sendable {
     func command(_ body: @escaping @Sendable (isolated Target) -> Void) {
         let target = target
         let plain = unsafeBitCast(IsolatedCommand(run: body), to: PlainCommand<Target>.self)
-        commands.enqueue(key: key, applyingOn: applyQueue) {
+        plainCommand {
             #if DEBUG
                 target.preconditionIsolated("a front end's command runs on its manager's executor")
             #endif

@@ -10,11 +10,14 @@ extension MockCentralEngine {
     /// Whether a call on `peripheral` may go ahead: it must be connected, as CoreBluetooth
     /// requires (it ignores the call otherwise, which is noted as a misuse).
     private func connected(_ peripheral: CBMPeripheral, _ call: String) -> Bool {
-        guard peripheral.state == .connected else {
-            misuse("\(call): \(peripheral.identifier) is not connected")
-            return false
-        }
+        guard peripheral.state == .connected else { return notConnected(peripheral, call) }
         return true
+    }
+
+    /// Notes a call on a peripheral that is not connected (CoreBluetooth ignores it); false.
+    private func notConnected(_ peripheral: CBMPeripheral, _ call: String) -> Bool {
+        misuse("\(call): \(peripheral.identifier) is not connected")
+        return false
     }
 
     /// Whether a call on an attribute object may go ahead: its peripheral must be connected
@@ -27,10 +30,7 @@ extension MockCentralEngine {
         let (isConnected, isCurrent) = lock.withLock {
             (peripheral.storedState == .connected, objects(peripheral)[handle] === object)
         }
-        guard isConnected else {
-            misuse("\(call): \(peripheral.identifier) is not connected")
-            return false
-        }
+        guard isConnected else { return notConnected(peripheral, call) }
         guard isCurrent else {
             misuse("\(call): the attribute is not one of \(peripheral.identifier)'s current attributes")
             return false

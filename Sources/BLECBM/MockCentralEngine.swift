@@ -224,7 +224,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                             operation, "Bluetooth went off first (CoreBluetooth calls back only the state change)")
                     }
                     if case .failure = result, let peripheral = operation.linkPeripheral,
-                        !self.central.assumeIsolated({ $0.isConnected(peripheral) })
+                        !CentralIsolation.isConnected(self.central, peripheral)
                     {
                         return self.unanswered(
                             operation,
@@ -519,10 +519,16 @@ enum CentralIsolation {
     /// Whether the app that made `central` was terminated and its central handed over (the
     /// app hears nothing more); call it on the central's executor.
     static func handedOver(_ central: MockCentralManager) -> Bool {
-        #if DEBUG
-            central.preconditionIsolated("a front end reaches its central on the central's executor")
-        #endif
-        return unsafeBitCast(IsolatedQuestion(ask: askHandedOver), to: PlainQuestion.self).ask(central)
+        var answer = false
+        run(on: central) { answer = $0.handedOver }
+        return answer
+    }
+
+    /// Whether `central` is connected to `peripheral` now; call it on the central's executor.
+    static func isConnected(_ central: MockCentralManager, _ peripheral: UUID) -> Bool {
+        var answer = false
+        run(on: central) { answer = $0.isConnected(peripheral) }
+        return answer
     }
 
     private static func runIsolated(
@@ -531,21 +537,11 @@ enum CentralIsolation {
         body(central)
     }
 
-    private static func askHandedOver(_ central: isolated MockCentralManager) -> Bool { central.handedOver }
-
     private struct IsolatedRunner {
         let run: (isolated MockCentralManager, (isolated MockCentralManager) -> Void) -> Void
     }
 
     private struct PlainRunner {
         let run: (MockCentralManager, (isolated MockCentralManager) -> Void) -> Void
-    }
-
-    private struct IsolatedQuestion {
-        let ask: (isolated MockCentralManager) -> Bool
-    }
-
-    private struct PlainQuestion {
-        let ask: (MockCentralManager) -> Bool
     }
 }

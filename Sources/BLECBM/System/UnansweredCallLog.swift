@@ -3,8 +3,8 @@ import BLEMockKit
 /// The calls app code made to the CoreBluetooth-shaped managers on one bridge that got no
 /// callback, as with CoreBluetooth, in the order they were noted, each naming its manager: those
 /// the managers ignored (the lines of their `apiMisuses`), and operations a link that went down,
-/// or Bluetooth turning off, ended. Kept by the bridge, so a manager the app has let go of still counts: a stalled run,
-/// and a failed test, report them.
+/// or Bluetooth turning off, ended. Kept by the bridge, so a manager the app has let go of still
+/// counts: a stalled run, and a failed test, report them.
 final class UnansweredCallLog: @unchecked Sendable {
     // @unchecked Sendable: `lines` is only read and written with `lock` held.
     private let lock = Lock()
