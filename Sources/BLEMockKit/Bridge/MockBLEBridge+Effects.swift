@@ -17,6 +17,10 @@ extension MockBLEBridge {
             frontEndSides.outside(of: self).noteActivity()
         }
         while !world.effects.isEmpty {
+            // The system view first: an effect may hand a callback to an app queue, where it runs
+            // at once, and what the app asks of the view there must already hold (a peripheral
+            // whose services were just discovered is retrievable by them in that callback).
+            updateSystemView()
             swap(&world.effects, &spareEffects)
             for effect in spareEffects { perform(effect) }
             spareEffects.removeAll(keepingCapacity: true)
