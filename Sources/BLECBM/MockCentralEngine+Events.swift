@@ -61,13 +61,13 @@ extension MockCentralEngine {
             let timestamp =
                 Self.seconds(bridge.clockNow) + LockedValue.on(bridge, key: TimestampOrigin.self, initial: 0).value
             // A link that dropped (not one the app cancelled) of a peripheral connected with
-            // auto-reconnect: the system connects again at once, and says so.
+            // auto-reconnect: the system connects again at once, and says so. The attempt is
+            // queued now, ahead of whatever the app does once told (a cancel, Bluetooth turned
+            // off), not by a command that would queue it only once applied, behind those.
             let existing = knownPeripheral(remote.identifier)
             let reconnecting =
                 reason != nil && existing.map { object in lock.withLock { object.reconnectsAutomatically } } == true
-            if reconnecting, let existing {
-                command { [self] _ in attempt(existing) }
-            }
+            if reconnecting, let existing { attempt(existing) }
             deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
                 lock.withLock {

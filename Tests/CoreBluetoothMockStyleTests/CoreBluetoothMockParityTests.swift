@@ -492,6 +492,55 @@ struct CoreBluetoothMockParityTests {
         #expect(lines == ["connected", "disconnected true \(dropped)", "connected", "disconnected false nil"])
     }
 
+    // The same, with the app giving up at once: it cancels in the callback that says the system
+    // is reconnecting (and, in the second case, Bluetooth goes off and on again right after, as
+    // Nordic's NormalBehaviorTest and ResetTest do between them). Nothing connects after the
+    // cancel: in realistic mode the cancel ends the pending attempt; in fast mode the
+    // reconnection is instant, so it was up before the cancel reached the simulation (as one
+    // that wins the race on a device), and the cancel ends that link. Either way the app hears
+    // didDisconnect without an error, and no didConnect follows, ever. (The system's attempt
+    // was queued behind the calls the app made after it, so it connected after the cancel, or
+    // after the power cycle with a peripheral object the app had never seen: Nordic's
+    // BlinkyManager crashed on that at the start of ResetTest, in 3 of some 80 runs here.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func anAppThatCancelsWhileTheSystemReconnectsStaysDisconnected(realistic: Bool, powerCycle: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 82)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        let lines = try await bridge.run { @MainActor () -> [String] in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            var lines: [String] = []
+            let proxy = CBMCentralManagerDelegateProxy()
+            proxy.didConnect = { _, _ in lines.append("connected") }
+            proxy.didUpdateState = { manager in lines.append("state \(manager.state.rawValue)") }
+            proxy.didDisconnect = { manager, peripheral, _, isReconnecting, error in
+                lines.append("disconnected \(isReconnecting) \(ParityApp.describe(error))")
+                guard isReconnecting else { return }
+                manager.cancelPeripheralConnection(peripheral)
+                if powerCycle {
+                    CBMCentralManagerMock.simulatePowerOff()
+                    CBMCentralManagerMock.simulatePowerOn()
+                }
+            }
+            let manager = CBMCentralManagerMock(delegate: proxy, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
+            manager.connect(peripheral, options: [CBMConnectPeripheralOptionEnableAutoReconnect: true])
+            try await bridge.waitForApp { lines.contains("connected") }
+            watch.simulateDisconnection()
+            try await bridge.waitForApp { lines.contains { $0.hasPrefix("disconnected true") } }
+            try await bridge.clock.sleep(for: .seconds(10))
+            if !powerCycle { #expect(peripheral.state == .disconnected) }
+            return lines
+        }
+        let dropped = "\(CBMErrorDomain) \(CBMError.Code.peripheralDisconnected.rawValue)"
+        let poweredOn = "state \(CBMManagerState.poweredOn.rawValue)"
+        let poweredOff = "state \(CBMManagerState.poweredOff.rawValue)"
+        let reconnected = realistic ? [] : ["connected"]
+        let afterCancel = ["disconnected false nil"] + (powerCycle ? [poweredOff, poweredOn] : [])
+        #expect(lines == [poweredOn, "connected", "disconnected true \(dropped)"] + reconnected + afterCancel)
+    }
+
     // CBMCentralManagerMock.swift, maximumWriteValueLength(for:): CoreBluetoothMock answers
     // 512 with response and ATT_MTU − 3 without. The kit answers min(ATT_MTU − 3, 512) without
     // response: the Core Specification caps every attribute value at 512 octets (Vol 3, Part F,

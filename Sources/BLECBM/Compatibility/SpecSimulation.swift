@@ -178,10 +178,13 @@ final class SpecSimulation: @unchecked Sendable {
         lock.withLock { disconnectionError = nil }
     }
 
-    /// The error to report for a disconnection the simulation decided with `error`: the one a
-    /// test gave `simulateDisconnection(withError:)`, if it set one, else `error`.
+    /// The error to report for a disconnection the simulation decided with `error`: for a link
+    /// that dropped (an error), the one a test gave `simulateDisconnection(withError:)`, if it set
+    /// one, else `error`; a disconnection the app asked for (no error: it cancelled, say, the
+    /// system's reconnection after that drop) has none, as in CoreBluetooth.
     func disconnectionError(replacing error: (any Error)?) -> (any Error)? {
-        lock.withLock { disconnectionError } ?? error
+        guard let error else { return nil }
+        return lock.withLock { disconnectionError } ?? error
     }
 
     // MARK: The hooks
