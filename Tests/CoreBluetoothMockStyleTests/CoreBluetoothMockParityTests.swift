@@ -467,26 +467,16 @@ struct CoreBluetoothMockParityTests {
         let bridge = Self.bridge(realistic: realistic, seed: 79)
         let watch = makeWatch(delegate: TransferSpecDelegate())
         let lines = try await bridge.run { @MainActor () -> [String] in
-            CBMCentralManagerMock.simulatePeripherals([watch])
-            var lines: [String] = []
-            let proxy = CBMCentralManagerDelegateProxy()
-            proxy.didConnect = { _, _ in lines.append("connected") }
-            proxy.didDisconnect = { _, _, _, isReconnecting, error in
-                lines.append("disconnected \(isReconnecting) \(ParityApp.describe(error))")
-            }
-            let manager = CBMCentralManagerMock(delegate: proxy, queue: nil)
-            try await bridge.waitForApp { manager.state == .poweredOn }
-            let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
-            manager.connect(peripheral, options: [CBMConnectPeripheralOptionEnableAutoReconnect: true])
-            try await bridge.waitForApp { lines.count == 1 }
+            let log = ConnectionLog(states: false)
+            let (manager, peripheral) = try await Self.connectReconnecting(to: watch, log: log, on: bridge)
             watch.simulateDisconnection()
-            try await bridge.waitForApp { lines.count == 3 }
+            try await bridge.waitForApp { log.lines.count == 3 }
             #expect(peripheral.state == .connected)
             manager.cancelPeripheralConnection(peripheral)
-            try await bridge.waitForApp { lines.count == 4 }
+            try await bridge.waitForApp { log.lines.count == 4 }
             try await bridge.clock.sleep(for: .seconds(5))
             #expect(peripheral.state == .disconnected)
-            return lines
+            return log.lines
         }
         let dropped = "\(CBMErrorDomain) \(CBMError.Code.peripheralDisconnected.rawValue)"
         #expect(lines == ["connected", "disconnected true \(dropped)", "connected", "disconnected false nil"])
@@ -508,30 +498,22 @@ struct CoreBluetoothMockParityTests {
         let bridge = Self.bridge(realistic: realistic, seed: 82)
         let watch = makeWatch(delegate: TransferSpecDelegate())
         let lines = try await bridge.run { @MainActor () -> [String] in
-            CBMCentralManagerMock.simulatePeripherals([watch])
-            var lines: [String] = []
-            let proxy = CBMCentralManagerDelegateProxy()
-            proxy.didConnect = { _, _ in lines.append("connected") }
-            proxy.didUpdateState = { manager in lines.append("state \(manager.state.rawValue)") }
-            proxy.didDisconnect = { manager, peripheral, _, isReconnecting, error in
-                lines.append("disconnected \(isReconnecting) \(ParityApp.describe(error))")
-                guard isReconnecting else { return }
+            let log = ConnectionLog(states: true)
+            log.whileReconnecting = { manager, peripheral in
                 manager.cancelPeripheralConnection(peripheral)
                 if powerCycle {
                     CBMCentralManagerMock.simulatePowerOff()
                     CBMCentralManagerMock.simulatePowerOn()
                 }
             }
-            let manager = CBMCentralManagerMock(delegate: proxy, queue: nil)
-            try await bridge.waitForApp { manager.state == .poweredOn }
-            let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
-            manager.connect(peripheral, options: [CBMConnectPeripheralOptionEnableAutoReconnect: true])
-            try await bridge.waitForApp { lines.contains("connected") }
+            let (manager, peripheral) = try await Self.connectReconnecting(to: watch, log: log, on: bridge)
             watch.simulateDisconnection()
-            try await bridge.waitForApp { lines.contains { $0.hasPrefix("disconnected true") } }
+            try await bridge.waitForApp { log.lines.contains { $0.hasPrefix("disconnected true") } }
             try await bridge.clock.sleep(for: .seconds(10))
+            // (The manager is kept to here: one the app lets go of leaves the air.)
+            #expect(manager.state == .poweredOn)
             if !powerCycle { #expect(peripheral.state == .disconnected) }
-            return lines
+            return log.lines
         }
         let dropped = "\(CBMErrorDomain) \(CBMError.Code.peripheralDisconnected.rawValue)"
         let poweredOn = "state \(CBMManagerState.poweredOn.rawValue)"
@@ -539,6 +521,21 @@ struct CoreBluetoothMockParityTests {
         let reconnected = realistic ? [] : ["connected"]
         let afterCancel = ["disconnected false nil"] + (powerCycle ? [poweredOff, poweredOn] : [])
         #expect(lines == [poweredOn, "connected", "disconnected true \(dropped)"] + reconnected + afterCancel)
+    }
+
+    /// A new manager on the watch (simulated now), connected with auto-reconnect on, once its
+    /// `didConnect` is in `log`.
+    @MainActor
+    static func connectReconnecting(
+        to watch: CBMPeripheralSpec, log: ConnectionLog, on bridge: MockBLEBridge
+    ) async throws -> (CBMCentralManager, CBMPeripheral) {
+        CBMCentralManagerMock.simulatePeripherals([watch])
+        let manager = CBMCentralManagerMock(delegate: log.proxy, queue: nil)
+        try await bridge.waitForApp { manager.state == .poweredOn }
+        let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
+        manager.connect(peripheral, options: [CBMConnectPeripheralOptionEnableAutoReconnect: true])
+        try await bridge.waitForApp { log.lines.contains("connected") }
+        return (manager, peripheral)
     }
 
     // CBMCentralManagerMock.swift, maximumWriteValueLength(for:): CoreBluetoothMock answers
@@ -650,5 +647,26 @@ struct CoreBluetoothMockParityTests {
         }
         #expect(lines == ["connected", "notifying true nil", "notifying true nil"])
         #expect(rssi.allSatisfy { (-75 ... -65).contains($0) }, "\(rssi)")
+    }
+}
+
+/// What a CoreBluetoothMock-style app hears of its connections (and, with `states`, of
+/// Bluetooth's state), one line each, for the auto-reconnect tests.
+@MainActor
+final class ConnectionLog {
+    var lines: [String] = []
+    /// Runs in each didDisconnectPeripheral that says the system is reconnecting.
+    var whileReconnecting: ((CBMCentralManager, CBMPeripheral) -> Void)?
+    let proxy = CBMCentralManagerDelegateProxy()
+
+    init(states: Bool) {
+        proxy.didConnect = { [unowned self] _, _ in lines.append("connected") }
+        if states {
+            proxy.didUpdateState = { [unowned self] manager in lines.append("state \(manager.state.rawValue)") }
+        }
+        proxy.didDisconnect = { [unowned self] manager, peripheral, _, isReconnecting, error in
+            lines.append("disconnected \(isReconnecting) \(ParityApp.describe(error))")
+            if isReconnecting { whileReconnecting?(manager, peripheral) }
+        }
     }
 }
