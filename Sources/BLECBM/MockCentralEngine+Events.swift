@@ -9,7 +9,10 @@ extension MockCentralEngine {
     func handle(_ event: CentralEvent) {
         switch event {
         case .stateChanged(let state):
-            lock.withLock { simulatedState = CBMManagerState(state) }
+            lock.withLock {
+                if simulatedState == .poweredOn && state != .poweredOn { powerLosses.simulated += 1 }
+                simulatedState = CBMManagerState(state)
+            }
             deliver { [self] in
                 lock.withLock {
                     setState(CBMManagerState(state))

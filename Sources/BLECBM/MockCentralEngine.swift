@@ -54,6 +54,11 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// The central's state as the simulation last reported it (the app's mirror follows on its
     /// queue).
     var simulatedState: CBMManagerState = .unknown
+    /// How many times Bluetooth has left `poweredOn`: in the simulation (`simulated`, counted on
+    /// the bridge's executor), and as the app has heard it (`heard`, counted as its callbacks
+    /// run). A connect the app makes while `heard` is behind names a peripheral object that a
+    /// power-off it has not heard of yet made invalid.
+    var powerLosses: (simulated: UInt64, heard: UInt64) = (0, 0)
 
     var bridge: MockBLEBridge { lane.bridge }
 
@@ -204,13 +209,23 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// off), or that reaches the bridge once the link is gone, gets no callback: iOS reports
     /// only the disconnection, and a request still pending then never completes (so an app
     /// waiting for its callback waits for ever on a device too, and a run reports the stall).
+    ///
+    /// An operation made with `powerLosses` (the app's count, see ``powerLosses``) is dropped,
+    /// unanswered, when Bluetooth has gone off since then in the simulation: it reached the
+    /// system after the power-off that made its peripheral object invalid, and CoreBluetooth
+    /// ignores a call on such an object (it does not connect once Bluetooth is back on).
     func operation(
-        _ operation: MockCentralManager.FrontEndOperation,
+        _ operation: MockCentralManager.FrontEndOperation, madeAfter powerLosses: UInt64? = nil,
         then: @escaping @Sendable (MockCentralEngine, Result<MockCentralManager.FrontEndResult, any Error>) -> Void
     ) {
         let engine = weakSelf
         let central = central
         lane.plainCommand {
+            if let powerLosses, let self = engine.object,
+                self.lock.withLock({ self.powerLosses.simulated }) != powerLosses
+            {
+                return self.unanswered(operation, Self.offFirst)
+            }
             CentralIsolation.run(on: central) { central in
                 central.begin(operation) { result in
                     // (An app terminated meanwhile hears nothing more: its operations end unheard.)
@@ -219,10 +234,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                     // waiting for this callback waits for ever, on a device too: noted, where a stall
                     // or a failed test can say it.
                     let poweredOn = self.lock.withLock { self.simulatedState == .poweredOn }
-                    if !poweredOn {
-                        return self.unanswered(
-                            operation, "Bluetooth went off first (CoreBluetooth calls back only the state change)")
-                    }
+                    if !poweredOn { return self.unanswered(operation, Self.offFirst) }
                     if case .failure = result, let peripheral = operation.linkPeripheral,
                         !CentralIsolation.isConnected(self.central, peripheral)
                     {
@@ -236,6 +248,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             }
         }
     }
+
+    /// Why an operation that Bluetooth's turning off overtook gets no callback.
+    static let offFirst = "Bluetooth went off first (CoreBluetooth calls back only the state change)"
 
     /// Notes that `operation` gets no callback, and why.
     private func unanswered(_ operation: MockCentralManager.FrontEndOperation, _ why: String) {
@@ -332,6 +347,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
 
     /// With the lock held: sets the mirrored manager state.
     func setState(_ state: CBMManagerState) {
+        if mirroredState == .poweredOn && state != .poweredOn { powerLosses.heard += 1 }
         mirroredState = state
         if state != .poweredOn { scanning = false }
     }
@@ -377,14 +393,15 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     func connect(_ peripheral: CBMPeripheral, options: [String: Any]?) {
         guard state == .poweredOn else { return misuse("connect: the manager is not powered on") }
         let reconnects = Self.bool(options?[CBMConnectPeripheralOptionEnableAutoReconnect])
-        let mine = lock.withLock { () -> Bool? in  // whether the app has had didConnect
+        // Whether the app has had didConnect, and the power-offs it has heard of.
+        let mine = lock.withLock { () -> (Bool, UInt64)? in
             guard peripherals[peripheral.identifier] === peripheral else { return nil }
             let wasConnected = peripheral.storedState == .connected
             if peripheral.storedState == .disconnected { peripheral.storedState = .connecting }
             peripheral.reconnectsAutomatically = reconnects
-            return wasConnected
+            return (wasConnected, powerLosses.heard)
         }
-        guard let wasConnected = mine else {
+        guard let (wasConnected, heardPowerLosses) = mine else {
             return misuse(
                 "connect: \(peripheral.identifier) is not one of this manager's current peripherals (retrieve or "
                     + "discover it again)")
@@ -411,12 +428,13 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             }
             return
         }
-        attempt(peripheral)
+        attempt(peripheral, madeAfter: heardPowerLosses)
     }
 
-    /// Starts a connection attempt (the app's, or the system's automatic reconnection).
-    func attempt(_ peripheral: CBMPeripheral) {
-        operation(.connect(peripheral.identifier, timeout: nil)) { engine, result in
+    /// Starts a connection attempt: the app's (made after `powerLosses`, its count), or the
+    /// system's automatic reconnection (`nil`: made on the bridge, in the simulation's order).
+    func attempt(_ peripheral: CBMPeripheral, madeAfter powerLosses: UInt64? = nil) {
+        operation(.connect(peripheral.identifier, timeout: nil), madeAfter: powerLosses) { engine, result in
             // The central's events report the outcome; an attempt the simulation refused at
             // once (it never became an attempt) is reported here. An attempt the app cancelled
             // is reported as a disconnection, with no error (the central's event).

@@ -523,6 +523,46 @@ struct CoreBluetoothMockParityTests {
         #expect(lines == [poweredOn, "connected", "disconnected true \(dropped)"] + reconnected + afterCancel)
     }
 
+    // CoreBluetooth invalidates a manager's peripheral objects when Bluetooth turns off. A connect
+    // the app makes with such an object before it has heard of the power-off (the state
+    // callbacks still on their way) reaches the system after it: it is ignored, and does not
+    // connect once Bluetooth is back on. (It did: the app heard didConnect for a peripheral object
+    // it had never seen.) An app waiting for that didConnect stalls, and the stall names the call.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aConnectMadeBeforeTheAppHeardOfAPowerOffDoesNotConnectOnceBluetoothIsBack(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 83)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        let log = await ConnectionLog(states: true)
+        var stall: MockBLEBridge.Stall?
+        // (Written by the run's body, read once the run has ended.)
+        nonisolated(unsafe) var central = ""
+        do {
+            try await bridge.run { @MainActor in
+                CBMCentralManagerMock.simulatePeripherals([watch])
+                let manager = CBMCentralManagerMock(delegate: log.proxy, queue: nil)
+                central = String(try #require(manager.simulatedCentral).identifier.uuidString.prefix(8))
+                try await bridge.waitForApp { manager.state == .poweredOn }
+                let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
+                CBMCentralManagerMock.simulatePowerOff()
+                CBMCentralManagerMock.simulatePowerOn()
+                manager.connect(peripheral)
+                try await bridge.waitForApp { log.lines.contains("connected") }
+            }
+        } catch let error as MockBLEBridge.Stall {
+            stall = error
+        }
+        let stalled = try #require(stall)
+        #expect(
+            stalled.unansweredCalls == [
+                "CBMCentralManager \(central), unanswered: connect: Bluetooth went off first (CoreBluetooth calls back "
+                    + "only the state change)"
+            ])
+        let poweredOn = "state \(CBMManagerState.poweredOn.rawValue)"
+        let poweredOff = "state \(CBMManagerState.poweredOff.rawValue)"
+        #expect(await log.lines == [poweredOn, poweredOff, poweredOn])
+    }
+
     /// A new manager on the watch (simulated now), connected with auto-reconnect on, once its
     /// `didConnect` is in `log`.
     @MainActor
