@@ -50,7 +50,7 @@ extension MockCentralEngine {
         case .disconnected(let remote, let reason):
             // (The link's mirror goes in the order of the app's callbacks: see LinkMirror.)
             deliver { [self] in lock.withLock { dropLink(remote.identifier) } }
-            let poweredOn = lock.withLock { simulatedState == .poweredOn }
+            let (poweredOn, losses) = lock.withLock { (simulatedState == .poweredOn, powerLosses.simulated) }
             // Links Bluetooth's turning off ended are not reported: the state change says it
             // (the peripheral objects are invalid), as CoreBluetooth does.
             guard poweredOn else { return }
@@ -66,11 +66,12 @@ extension MockCentralEngine {
             // A link that dropped (not one the app cancelled) of a peripheral connected with
             // auto-reconnect: the system connects again at once, and says so. The attempt is
             // queued now, ahead of whatever the app does once told (a cancel, Bluetooth turned
-            // off), not by a command that would queue it only once applied, behind those.
+            // off), not by a command that would queue it only once applied, behind those; and
+            // Bluetooth going off before it is applied ends it.
             let existing = knownPeripheral(remote.identifier)
             let reconnecting =
                 reason != nil && existing.map { object in lock.withLock { object.reconnectsAutomatically } } == true
-            if reconnecting, let existing { attempt(existing) }
+            if reconnecting, let existing { attempt(existing, madeAfter: losses) }
             deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
                 lock.withLock {

@@ -210,10 +210,10 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// only the disconnection, and a request still pending then never completes (so an app
     /// waiting for its callback waits for ever on a device too, and a run reports the stall).
     ///
-    /// An operation made with `powerLosses` (the app's count, see ``powerLosses``) is dropped,
-    /// unanswered, when Bluetooth has gone off since then in the simulation: it reached the
-    /// system after the power-off that made its peripheral object invalid, and CoreBluetooth
-    /// ignores a call on such an object (it does not connect once Bluetooth is back on).
+    /// An operation made after `powerLosses` (see ``powerLosses``) is dropped, unanswered, when
+    /// Bluetooth has gone off since then in the simulation: it reached the system after the
+    /// power-off that made its peripheral object invalid, and CoreBluetooth ignores a call on
+    /// such an object (it does not connect once Bluetooth is back on).
     func operation(
         _ operation: MockCentralManager.FrontEndOperation, madeAfter powerLosses: UInt64? = nil,
         then: @escaping @Sendable (MockCentralEngine, Result<MockCentralManager.FrontEndResult, any Error>) -> Void
@@ -431,9 +431,10 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         attempt(peripheral, madeAfter: heardPowerLosses)
     }
 
-    /// Starts a connection attempt: the app's (made after `powerLosses`, its count), or the
-    /// system's automatic reconnection (`nil`: made on the bridge, in the simulation's order).
-    func attempt(_ peripheral: CBMPeripheral, madeAfter powerLosses: UInt64? = nil) {
+    /// Starts a connection attempt, made after `powerLosses` (see ``powerLosses``): the app's
+    /// (the count it has heard of), or the system's automatic reconnection (the simulation's,
+    /// when the link dropped). Bluetooth going off since then drops it.
+    func attempt(_ peripheral: CBMPeripheral, madeAfter powerLosses: UInt64) {
         operation(.connect(peripheral.identifier, timeout: nil), madeAfter: powerLosses) { engine, result in
             // The central's events report the outcome; an attempt the simulation refused at
             // once (it never became an attempt) is reported here. An attempt the app cancelled

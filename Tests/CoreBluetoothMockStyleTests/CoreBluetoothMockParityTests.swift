@@ -523,6 +523,33 @@ struct CoreBluetoothMockParityTests {
         #expect(lines == [poweredOn, "connected", "disconnected true \(dropped)"] + reconnected + afterCancel)
     }
 
+    // Bluetooth turning off ends the system's reconnection, even one it started at the same
+    // instant (the link dropped, then Bluetooth went off and on, in one go of the test's): once
+    // Bluetooth is back the app has to connect again itself. (The attempt, queued as the link
+    // dropped and applied after the power cycle, connected, with a peripheral object the app had
+    // never seen.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func bluetoothTurningOffEndsTheSystemsReconnection(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 84)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        let lines = try await bridge.run { @MainActor () -> [String] in
+            let log = ConnectionLog(states: true)
+            let (manager, _) = try await Self.connectReconnecting(to: watch, log: log, on: bridge)
+            watch.simulateDisconnection()
+            CBMCentralManagerMock.simulatePowerOff()
+            CBMCentralManagerMock.simulatePowerOn()
+            try await bridge.clock.sleep(for: .seconds(10))
+            // (The manager is kept to here: one the app lets go of leaves the air.)
+            #expect(manager.state == .poweredOn)
+            return log.lines
+        }
+        let dropped = "\(CBMErrorDomain) \(CBMError.Code.peripheralDisconnected.rawValue)"
+        let poweredOn = "state \(CBMManagerState.poweredOn.rawValue)"
+        let poweredOff = "state \(CBMManagerState.poweredOff.rawValue)"
+        #expect(lines == [poweredOn, "connected", "disconnected true \(dropped)", poweredOff, poweredOn])
+    }
+
     // CoreBluetooth invalidates a manager's peripheral objects when Bluetooth turns off. A connect
     // the app makes with such an object before it has heard of the power-off (the state
     // callbacks still on their way) reaches the system after it: it is ignored, and does not
