@@ -8,8 +8,8 @@ import Testing
 // (github.com/NordicSemiconductor/IOS-CoreBluetooth-Mock, folder CoreBluetoothMock/).
 
 extension CBMUUID {
-    fileprivate static let transferService = CBMUUID(string: "6E400001-B5A3-F393-E0A9-E50E24DCCA9E")
-    fileprivate static let transferData = CBMUUID(string: "6E400002-B5A3-F393-E0A9-E50E24DCCA9E")
+    static let transferService = CBMUUID(string: "6E400001-B5A3-F393-E0A9-E50E24DCCA9E")
+    static let transferData = CBMUUID(string: "6E400002-B5A3-F393-E0A9-E50E24DCCA9E")
 }
 
 /// A watch's file-transfer spec delegate: each read answers a 300-byte value of one byte that
