@@ -277,22 +277,7 @@ struct ConnectionChurnTests {
                 CBMCentralManagerMock.simulatePeripherals([watch])
                 let app = ChurningApp(seed: seed &* 7_919, watch: watch.identifier)
                 let manager = CBMCentralManagerMock(delegate: app.proxy, queue: nil)
-                var test = SeededGenerator(seed: seed)
-                for _ in 0..<10 {
-                    switch test.uniform(below: 7) {
-                    case 0: watch.simulateDisconnection()
-                    case 1: watch.simulateReset()
-                    case 2: CBMCentralManagerMock.simulatePowerOff()
-                    case 3: CBMCentralManagerMock.simulatePowerOn()
-                    case 4: watch.simulateProximityChange(.outOfRange)
-                    case 5: watch.simulateProximityChange(.near)
-                    default: break
-                    }
-                    try await bridge.clock.sleep(for: .milliseconds(Int(test.uniform(below: 2_000))))
-                }
-                watch.simulateProximityChange(.near)
-                CBMCentralManagerMock.simulatePowerOn()
-                try await bridge.clock.sleep(for: .seconds(40))
+                try await Self.disturb(watch, on: bridge, seed: seed, steps: 10, longestPause: 2_000)
                 var found = app.surprises
                 if !app.wantsConnection,
                     let peripheral = manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first,
@@ -341,22 +326,7 @@ struct ConnectionChurnTests {
                 CBMCentralManagerMock.simulatePeripherals([watch])
                 let app = GATTChurningApp(seed: seed &* 31, watch: watch.identifier)
                 let manager = CBMCentralManagerMock(delegate: app.proxy, queue: nil)
-                var test = SeededGenerator(seed: seed)
-                for _ in 0..<14 {
-                    switch test.uniform(below: 9) {
-                    case 0: watch.simulateDisconnection()
-                    case 1: watch.simulateReset()
-                    case 2: CBMCentralManagerMock.simulatePowerOff()
-                    case 3: CBMCentralManagerMock.simulatePowerOn()
-                    case 4: watch.simulateProximityChange(.outOfRange)
-                    case 5: watch.simulateProximityChange(.near)
-                    default: watch.simulateValueUpdate(Data([UInt8(test.uniform(below: 200))]), for: data)
-                    }
-                    try await bridge.clock.sleep(for: .milliseconds(Int(test.uniform(below: 1_500))))
-                }
-                watch.simulateProximityChange(.near)
-                CBMCentralManagerMock.simulatePowerOn()
-                try await bridge.clock.sleep(for: .seconds(40))
+                try await Self.disturb(watch, on: bridge, seed: seed, steps: 14, longestPause: 1_500, notifying: data)
                 // (The manager is kept to here: one the app lets go of leaves the air.)
                 #expect(manager.state == .poweredOn)
                 return (app.surprises, app.lines)
@@ -370,5 +340,34 @@ struct ConnectionChurnTests {
         #expect(heard["write", default: 0] > 60)
         #expect(heard["set notify", default: 0] > 60)
         #expect(heard["disconnected true", default: 0] > 40)
+    }
+
+    /// The test's side of a churn on `watch`, drawn from `seed`: `steps` times, one of dropping
+    /// the link, resetting the peripheral, turning Bluetooth off, turning it on, moving the
+    /// peripheral out of range, moving it back, or else (given `notifying`) a notification of it,
+    /// then a pause of up to `longestPause` ms; then the peripheral in range, Bluetooth on, and
+    /// 40 s for everything to settle.
+    @MainActor
+    static func disturb(
+        _ watch: CBMPeripheralSpec, on bridge: MockBLEBridge, seed: UInt64, steps: Int, longestPause: UInt64,
+        notifying data: CBMCharacteristicMock? = nil
+    ) async throws {
+        var test = SeededGenerator(seed: seed)
+        for _ in 0..<steps {
+            switch test.uniform(below: data == nil ? 7 : 9) {
+            case 0: watch.simulateDisconnection()
+            case 1: watch.simulateReset()
+            case 2: CBMCentralManagerMock.simulatePowerOff()
+            case 3: CBMCentralManagerMock.simulatePowerOn()
+            case 4: watch.simulateProximityChange(.outOfRange)
+            case 5: watch.simulateProximityChange(.near)
+            default:
+                if let data { watch.simulateValueUpdate(Data([UInt8(test.uniform(below: 200))]), for: data) }
+            }
+            try await bridge.clock.sleep(for: .milliseconds(Int(test.uniform(below: longestPause))))
+        }
+        watch.simulateProximityChange(.near)
+        CBMCentralManagerMock.simulatePowerOn()
+        try await bridge.clock.sleep(for: .seconds(40))
     }
 }
