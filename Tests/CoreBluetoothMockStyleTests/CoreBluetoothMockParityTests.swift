@@ -464,22 +464,16 @@ struct CoreBluetoothMockParityTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func autoReconnectReportsIsReconnectingAndConnectsAgain(realistic: Bool) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: 79)
-        let watch = makeWatch(delegate: TransferSpecDelegate())
-        let lines = try await bridge.run { @MainActor () -> [String] in
-            let log = ConnectionLog(states: false)
-            let (manager, peripheral) = try await Self.connectReconnecting(to: watch, log: log, on: bridge)
-            watch.simulateDisconnection()
-            try await bridge.waitForApp { log.lines.count == 3 }
-            #expect(peripheral.state == .connected)
-            manager.cancelPeripheralConnection(peripheral)
-            try await bridge.waitForApp { log.lines.count == 4 }
-            try await bridge.clock.sleep(for: .seconds(5))
-            #expect(peripheral.state == .disconnected)
-            return log.lines
+        let lines = try await Self.reconnecting(realistic: realistic, seed: 79, states: false) { scene in
+            scene.watch.simulateDisconnection()
+            try await scene.bridge.waitForApp { scene.log.lines.count == 3 }
+            #expect(scene.peripheral.state == .connected)
+            scene.manager.cancelPeripheralConnection(scene.peripheral)
+            try await scene.bridge.waitForApp { scene.log.lines.count == 4 }
+            try await scene.bridge.clock.sleep(for: .seconds(5))
+            #expect(scene.peripheral.state == .disconnected)
         }
-        let dropped = "\(CBMErrorDomain) \(CBMError.Code.peripheralDisconnected.rawValue)"
-        #expect(lines == ["connected", "disconnected true \(dropped)", "connected", "disconnected false nil"])
+        #expect(lines == ["connected", ConnectionLog.dropped, "connected", "disconnected false nil"])
     }
 
     // The same, with the app giving up at once: it cancels in the callback that says the system
@@ -495,32 +489,24 @@ struct CoreBluetoothMockParityTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
     func anAppThatCancelsWhileTheSystemReconnectsStaysDisconnected(realistic: Bool, powerCycle: Bool) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: 82)
-        let watch = makeWatch(delegate: TransferSpecDelegate())
-        let lines = try await bridge.run { @MainActor () -> [String] in
-            let log = ConnectionLog(states: true)
-            log.whileReconnecting = { manager, peripheral in
+        let lines = try await Self.reconnecting(realistic: realistic, seed: 82) { scene in
+            scene.log.whileReconnecting = { manager, peripheral in
                 manager.cancelPeripheralConnection(peripheral)
                 if powerCycle {
                     CBMCentralManagerMock.simulatePowerOff()
                     CBMCentralManagerMock.simulatePowerOn()
                 }
             }
-            let (manager, peripheral) = try await Self.connectReconnecting(to: watch, log: log, on: bridge)
-            watch.simulateDisconnection()
-            try await bridge.waitForApp { log.lines.contains { $0.hasPrefix("disconnected true") } }
-            try await bridge.clock.sleep(for: .seconds(10))
-            // (The manager is kept to here: one the app lets go of leaves the air.)
-            #expect(manager.state == .poweredOn)
-            if !powerCycle { #expect(peripheral.state == .disconnected) }
-            return log.lines
+            scene.watch.simulateDisconnection()
+            try await scene.bridge.waitForApp { scene.log.lines.contains { $0.hasPrefix("disconnected true") } }
+            try await scene.bridge.clock.sleep(for: .seconds(10))
+            if !powerCycle { #expect(scene.peripheral.state == .disconnected) }
         }
-        let dropped = "\(CBMErrorDomain) \(CBMError.Code.peripheralDisconnected.rawValue)"
-        let poweredOn = "state \(CBMManagerState.poweredOn.rawValue)"
-        let poweredOff = "state \(CBMManagerState.poweredOff.rawValue)"
         let reconnected = realistic ? [] : ["connected"]
-        let afterCancel = ["disconnected false nil"] + (powerCycle ? [poweredOff, poweredOn] : [])
-        #expect(lines == [poweredOn, "connected", "disconnected true \(dropped)"] + reconnected + afterCancel)
+        let powerCycled = powerCycle ? [ConnectionLog.poweredOff, ConnectionLog.poweredOn] : []
+        #expect(
+            lines == [ConnectionLog.poweredOn, "connected", ConnectionLog.dropped] + reconnected
+                + ["disconnected false nil"] + powerCycled)
     }
 
     // Bluetooth turning off ends the system's reconnection, even one it started at the same
@@ -531,23 +517,17 @@ struct CoreBluetoothMockParityTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func bluetoothTurningOffEndsTheSystemsReconnection(realistic: Bool) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: 84)
-        let watch = makeWatch(delegate: TransferSpecDelegate())
-        let lines = try await bridge.run { @MainActor () -> [String] in
-            let log = ConnectionLog(states: true)
-            let (manager, _) = try await Self.connectReconnecting(to: watch, log: log, on: bridge)
-            watch.simulateDisconnection()
+        let lines = try await Self.reconnecting(realistic: realistic, seed: 84) { scene in
+            scene.watch.simulateDisconnection()
             CBMCentralManagerMock.simulatePowerOff()
             CBMCentralManagerMock.simulatePowerOn()
-            try await bridge.clock.sleep(for: .seconds(10))
-            // (The manager is kept to here: one the app lets go of leaves the air.)
-            #expect(manager.state == .poweredOn)
-            return log.lines
+            try await scene.bridge.clock.sleep(for: .seconds(10))
         }
-        let dropped = "\(CBMErrorDomain) \(CBMError.Code.peripheralDisconnected.rawValue)"
-        let poweredOn = "state \(CBMManagerState.poweredOn.rawValue)"
-        let poweredOff = "state \(CBMManagerState.poweredOff.rawValue)"
-        #expect(lines == [poweredOn, "connected", "disconnected true \(dropped)", poweredOff, poweredOn])
+        #expect(
+            lines == [
+                ConnectionLog.poweredOn, "connected", ConnectionLog.dropped, ConnectionLog.poweredOff,
+                ConnectionLog.poweredOn,
+            ])
     }
 
     // CoreBluetooth invalidates a manager's peripheral objects when Bluetooth turns off. A connect
@@ -585,9 +565,7 @@ struct CoreBluetoothMockParityTests {
                 "CBMCentralManager \(central), unanswered: connect: Bluetooth went off first (CoreBluetooth calls back "
                     + "only the state change)"
             ])
-        let poweredOn = "state \(CBMManagerState.poweredOn.rawValue)"
-        let poweredOff = "state \(CBMManagerState.poweredOff.rawValue)"
-        #expect(await log.lines == [poweredOn, poweredOff, poweredOn])
+        #expect(await log.lines == [ConnectionLog.poweredOn, ConnectionLog.poweredOff, ConnectionLog.poweredOn])
     }
 
     /// A new manager on the watch (simulated now), connected with auto-reconnect on, once its
@@ -603,6 +581,37 @@ struct CoreBluetoothMockParityTests {
         manager.connect(peripheral, options: [CBMConnectPeripheralOptionEnableAutoReconnect: true])
         try await bridge.waitForApp { log.lines.contains("connected") }
         return (manager, peripheral)
+    }
+
+    /// What an auto-reconnect test works with: the bridge, the watch, and the app's manager
+    /// connected to it with auto-reconnect on, with its log.
+    @MainActor
+    struct ReconnectingScene {
+        let bridge: MockBLEBridge
+        let watch: CBMPeripheralSpec
+        let log: ConnectionLog
+        let manager: CBMCentralManager
+        let peripheral: CBMPeripheral
+    }
+
+    /// Runs `body` on a new bridge from `seed` once a new manager is connected to a new watch
+    /// with auto-reconnect on (its log noting state changes too, with `states`); checks that the
+    /// manager, kept to the end (one the app lets go of leaves the air), is powered on then, and
+    /// returns the log.
+    static func reconnecting(
+        realistic: Bool, seed: UInt64, states: Bool = true,
+        _ body: @escaping @MainActor @Sendable (ReconnectingScene) async throws -> Void
+    ) async throws -> [String] {
+        let bridge = Self.bridge(realistic: realistic, seed: seed)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        return try await bridge.run { @MainActor () -> [String] in
+            let log = ConnectionLog(states: states)
+            let (manager, peripheral) = try await Self.connectReconnecting(to: watch, log: log, on: bridge)
+            try await body(
+                ReconnectingScene(bridge: bridge, watch: watch, log: log, manager: manager, peripheral: peripheral))
+            #expect(manager.state == .poweredOn)
+            return log.lines
+        }
     }
 
     // CBMCentralManagerMock.swift, maximumWriteValueLength(for:): CoreBluetoothMock answers
@@ -721,6 +730,13 @@ struct CoreBluetoothMockParityTests {
 /// Bluetooth's state), one line each, for the auto-reconnect tests.
 @MainActor
 final class ConnectionLog {
+    /// The line of a link the watch dropped, the system reconnecting.
+    nonisolated static let dropped =
+        "disconnected true \(CBMErrorDomain) \(CBMError.Code.peripheralDisconnected.rawValue)"
+    /// The lines of Bluetooth's turning on and off.
+    nonisolated static let poweredOn = "state \(CBMManagerState.poweredOn.rawValue)"
+    nonisolated static let poweredOff = "state \(CBMManagerState.poweredOff.rawValue)"
+
     var lines: [String] = []
     /// Runs in each didDisconnectPeripheral that says the system is reconnecting.
     var whileReconnecting: ((CBMCentralManager, CBMPeripheral) -> Void)?
