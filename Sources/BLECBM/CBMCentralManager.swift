@@ -151,7 +151,10 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
     }
 
     /// Cancels a connection or a pending attempt; the delegate gets
-    /// `centralManager(_:didDisconnectPeripheral:error:)` with no error.
+    /// `centralManager(_:didDisconnectPeripheral:error:)` with no error. A peripheral object
+    /// that is not this manager's (another manager's, or one from before Bluetooth last went
+    /// off) is ignored, as CoreBluetooth ignores it; the call is noted in
+    /// ``CBMCentralManager/apiMisuses``.
     open func cancelPeripheralConnection(_ peripheral: CBMPeripheral) {
         backend.cancelPeripheralConnection(peripheral)
     }

@@ -201,7 +201,7 @@ extension MockCentralEngine {
     }
 
     /// With the lock held: forgets every peripheral object (they are invalid).
-    private func forgetPeripherals() {
+    func forgetPeripherals() {
         for peripheral in peripheralObjects {
             invalidate(peripheral)
             peripheral.reconnectsAutomatically = false

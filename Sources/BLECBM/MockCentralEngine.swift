@@ -137,14 +137,19 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
 
     /// The system this manager was on was uninstalled: the manager is invalid from now on, as
     /// CoreBluetoothMock's `tearDownSimulation()` leaves its managers. Its delegate hears the
-    /// state `unknown`; later calls are ignored (and noted as misuses).
+    /// state `unknown`, its peripheral objects are disconnected and invalid (as below powered
+    /// on); later calls are ignored (and noted as misuses).
     func invalidate() {
         lock.withLock { invalidated = true }
         command { [self] central in
             central.detachFrontEnd()
             central.shutDown()
             deliver { [self] in
-                lock.withLock { setState(.unknown) }
+                // As below powered on: the peripheral objects are disconnected and invalid.
+                lock.withLock {
+                    setState(.unknown)
+                    forgetPeripherals()
+                }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.centralManagerDidUpdateState(manager)
             }
@@ -453,9 +458,18 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     }
 
     func cancelPeripheralConnection(_ peripheral: CBMPeripheral) {
-        lock.withLock {
+        // Another manager's object, or one a power-off made invalid, is not this manager's to
+        // cancel (CoreBluetooth ignores it as API misuse): its state is left alone.
+        let mine = lock.withLock { () -> Bool in
+            guard peripherals[peripheral.identifier] === peripheral else { return false }
             peripheral.reconnectsAutomatically = false
             if peripheral.storedState == .connected { peripheral.storedState = .disconnecting }
+            return true
+        }
+        guard mine else {
+            return misuse(
+                "cancelPeripheralConnection: \(peripheral.identifier) is not one of this manager's current peripherals "
+                    + "(retrieve or discover it again)")
         }
         let identifier = peripheral.identifier
         command { try? $0.cancelPeripheralConnection(identifier) }

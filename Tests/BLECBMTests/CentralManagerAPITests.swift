@@ -185,6 +185,38 @@ struct CentralManagerAPITests {
         #expect(entries.last == "disconnect")
     }
 
+    /// CoreBluetooth ignores a call naming a peripheral object another manager owns: the owner's
+    /// connection and its object's state are untouched (a cancel used to leave the object
+    /// `disconnecting` for ever, the link up and every later request on it refused).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func anotherManagersPeripheralIsNotCancelledOrConnectedAndTheCallIsNoted(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 61) : .init(seed: 61))
+        _ = try await makeSensor(on: bridge)
+        let (entries, misuses) = try await withCentral(on: bridge) { manager, journal in
+            let peripheral = try await connectAndDiscover(manager, journal, bridge: bridge)
+            let otherJournal = Journal()
+            let other = CBMCentralManager(delegate: otherJournal, queue: nil)
+            try await bridge.waitForApp { other.state == .poweredOn }
+            other.cancelPeripheralConnection(peripheral)
+            other.connect(peripheral)
+            #expect(peripheral.state == .connected)
+            // The owner's link is still up: a read goes through.
+            let level = peripheral.services![0].characteristics![0]
+            peripheral.readValue(for: level)
+            try await bridge.waitForApp { journal.entries.last == "value" }
+            #expect(peripheral.state == .connected)
+            #expect(otherJournal.entries == ["state poweredOn"])
+            return (journal.entries, other.apiMisuses)
+        }
+        #expect(!entries.contains { $0.hasPrefix("disconnect") })
+        #expect(misuses.count == 2)
+        #expect(misuses.first?.hasPrefix("cancelPeripheralConnection: ") == true)
+        #expect(misuses.first?.contains("is not one of this manager's current peripherals") == true)
+        #expect(misuses.last?.hasPrefix("connect: ") == true)
+        #expect(misuses.last?.contains("is not one of this manager's current peripherals") == true)
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func rssiAndDescriptorsArriveWithCoreBluetoothsTypes() async throws {
         let bridge = MockBLEBridge(configuration: .init(seed: 5))

@@ -60,6 +60,54 @@ final class SimulatedSystemXCTests: XCTestCase {
                 + "- \(lines[0])\n- \(lines[1])")
     }
 
+    /// A peripheral connected when the system is uninstalled is disconnected with it (its
+    /// manager hears `unknown`, as below powered on), not left `connected`; a cancel on it is
+    /// then ignored and noted.
+    func testUninstallingDisconnectsTheManagersPeripherals() throws {
+        let system = try SimulatedSystem.install(installedBy: name)
+        addTeardownBlock { system.uninstall() }  // (the test uninstalls it; this if it fails first)
+        let spec = CBMPeripheralSpec.simulatePeripheral(proximity: .near)
+            .advertising(
+                advertisementData: [CBMAdvertisementDataServiceUUIDsKey: [CBMUUID(string: "180F")]],
+                withInterval: 0.1
+            )
+            .connectable(
+                name: "Battery",
+                services: [CBMServiceMock(type: CBMUUID(string: "180F"), primary: true, characteristics: [])],
+                delegate: nil
+            )
+            .build()
+        CBMCentralManagerMock.simulatePeripherals([spec])
+        let connected = XCTestExpectation(description: "connected")
+        let unknown = XCTestExpectation(description: "unknown")
+        let delegate = CBMCentralManagerDelegateProxy()
+        var found: CBMPeripheral?
+        delegate.didUpdateState = { manager in
+            switch manager.state {
+            case .poweredOn: manager.scanForPeripherals(withServices: nil)
+            case .unknown: unknown.fulfill()
+            default: break
+            }
+        }
+        delegate.didDiscoverPeripheral = { manager, peripheral, _, _ in
+            guard found == nil else { return }
+            found = peripheral
+            manager.stopScan()
+            manager.connect(peripheral)
+        }
+        delegate.didConnect = { _, _ in connected.fulfill() }
+        let manager = CBMCentralManager(delegate: delegate, queue: nil)
+        wait(for: [connected], timeout: 5)
+        let peripheral = try XCTUnwrap(found)
+        XCTAssertEqual(peripheral.state, .connected)
+        system.uninstall()
+        wait(for: [unknown], timeout: 2)
+        XCTAssertEqual(peripheral.state, .disconnected)
+        manager.cancelPeripheralConnection(peripheral)
+        XCTAssertEqual(peripheral.state, .disconnected)
+        XCTAssertEqual(manager.apiMisuses.last?.hasPrefix("cancelPeripheralConnection"), true)
+    }
+
     func testUninstallingInvalidatesTheManagersOnTheSystem() throws {
         let system = try SimulatedSystem.install(installedBy: name)
         let poweredOn = XCTestExpectation(description: "powered on")

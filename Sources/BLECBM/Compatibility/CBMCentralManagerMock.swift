@@ -98,9 +98,10 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
     }
 
     /// Ends the simulation, as CoreBluetoothMock's does: outside a test's bridge, the installed
-    /// ``SimulatedSystem`` is uninstalled (its managers hear `unknown` and become invalid; the
-    /// next static call installs a fresh one). On a test's bridge nothing happens: the
-    /// simulation ends with the bridge (`await bridge.finish()` reports what was left over).
+    /// ``SimulatedSystem`` is uninstalled (its managers hear `unknown` and become invalid, their
+    /// peripherals disconnected; the next static call installs a fresh one). On a test's bridge
+    /// nothing happens: the simulation ends with the bridge (`await bridge.finish()` reports
+    /// what was left over).
     public static func tearDownSimulation() {
         guard MockBLEBridge.current == nil else { return }
         SimulatedSystem.current?.uninstall()
