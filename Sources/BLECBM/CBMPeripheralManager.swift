@@ -63,7 +63,8 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     /// Publishes a service (and its characteristics and descriptors); the delegate gets
     /// `peripheralManager(_:didAdd:error:)`. Only while powered on: otherwise the call is
     /// ignored, with no callback, and noted in ``apiMisuses`` (as CoreBluetooth logs "API
-    /// MISUSE").
+    /// MISUSE"). A service object this manager has already published is not published again:
+    /// the delegate gets `invalidParameters`, and the call is noted in ``apiMisuses``.
     open func add(_ service: CBMMutableService) { backend.add(service) }
 
     /// Removes a published service.

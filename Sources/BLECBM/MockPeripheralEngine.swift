@@ -183,6 +183,15 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             characteristic.lock.withLock { characteristic.setService(service) }
         }
         lane.command { [self] peripheral in
+            // The same object published twice would put a second copy on the air that `remove`
+            // could not reach (its handles would map to the one object): refused, in the order of
+            // the app's calls, as a parameter CoreBluetooth cannot take.
+            if lock.withLock({ published[ObjectIdentifier(service)] != nil }) {
+                misuse("add: service \(service.uuid) is already published by this manager (remove it first)")
+                let failure = CBMError(.invalidParameters)
+                tell { manager, delegate in delegate.peripheralManager(manager, didAdd: service, error: failure) }
+                return
+            }
             do {
                 let local = try peripheral.add(gatt)
                 lock.withLock {
@@ -309,7 +318,10 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             let targets = (subscribers[handle] ?? []).filter { subscriber in
                 centrals?.contains { $0.identifier == subscriber.identifier } ?? true
             }
-            if let capacity = peripheral.updateQueueCapacity, queuedUpdates + updatesInFlight + targets.count > capacity
+            // Refused only while the queue is full (as the simulation decides: see
+            // `World.updateValue`), counting the updates on their way to it.
+            if let capacity = peripheral.updateQueueCapacity, !targets.isEmpty,
+                queuedUpdates + updatesInFlight >= capacity
             {
                 return (local, -1)
             }

@@ -655,6 +655,37 @@ extension PeripheralManagerTests {
         #expect(published == ["180A"])
     }
 
+    /// The same service object added twice is published once: the second add fails with
+    /// `invalidParameters` and is noted, and `remove` then leaves nothing on the air (a second
+    /// copy used to stay published, out of the app's reach). Removed, it can be added again.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aServiceAddedTwiceIsPublishedOnceAndRemovedWhole(realistic: Bool) async throws {
+        let (afterAddingAgain, heard, misuses) = try await Self.withNotedManager(
+            realistic: realistic, seed: 97
+        ) { bridge, manager, app in
+            let service = CBMMutableService(type: CBMUUID(string: "180F"), primary: true)
+            service.characteristics = [
+                CBMMutableCharacteristic(
+                    type: CBMUUID(string: "2A19"), properties: [.read], value: Data([90]), permissions: [.readable])
+            ]
+            manager.add(service)
+            manager.add(service)
+            try await bridge.waitForApp { app.calls.count == 2 }
+            let simulated = try #require(manager.simulatedPeripheral)
+            #expect(await simulated.services.map(\.uuid) == ["180F"])
+            // Removed, then added again: one copy on the air (a copy left by the second add
+            // would make two).
+            manager.remove(service)
+            manager.add(service)
+            try await bridge.waitForApp { app.calls.count == 3 }
+            return (await simulated.services.map(\.uuid), app.calls, manager.apiMisuses)
+        }
+        #expect(afterAddingAgain == ["180F"])
+        #expect(heard == ["added 180F", "added error \(CBMError(.invalidParameters))", "added 180F"])
+        #expect(misuses == ["add: service 180F is already published by this manager (remove it first)"])
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func advertisingDataOfTheWrongTypeIsLeftOutAndNoted(realistic: Bool) async throws {
@@ -760,5 +791,56 @@ extension PeripheralManagerTests {
                 "CBMPeripheralManager \(name), ignored: add: the peripheral manager is not powered on (unknown)"
             ])
         #expect(stalled.description.contains("- CBMPeripheralManager \(name), ignored: add: "), "\(stalled)")
+    }
+}
+
+extension PeripheralManagerTests {
+    /// An update queue smaller than the number of subscribers (exploration draws capacities
+    /// from 1): the app's textbook pump (send until `updateValue` says no, send again when told
+    /// it is ready) delivers every value to every central. It used to be refused for ever, each
+    /// refusal followed by a ready callback.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "An app pumping updates to more centrals than its update queue holds gets every value to every central",
+        arguments: [false, true])
+    func moreSubscribersThanTheUpdateQueueHolds(realistic: Bool) async throws {
+        var configuration: MockBLEBridge.Configuration = realistic ? .realistic(seed: 47) : .init(seed: 47)
+        configuration.limits = LinkLimits(updateQueueCapacity: 1)
+        let bridge = MockBLEBridge(configuration: configuration)
+        let centrals = (0..<3).map { _ in
+            MockCentralManager(configuration: realistic ? .realistic(seed: 47) : .fast, bridge: bridge)
+        }
+        let (refusals, readies) = try await bridge.run { @MainActor () -> (Int, Int) in
+            let app = CounterPeripheral()
+            try await bridge.waitForApp { app.manager.isAdvertising }
+            let identifier = try #require(app.manager.simulatedPeripheral?.identifier)
+            for (index, central) in centrals.enumerated() {
+                try await Self.subscribe(
+                    central, among: try await Self.connect(central, to: identifier), app: app,
+                    subscriptions: index + 1)
+            }
+            var (next, refusals): (UInt8, Int) = (1, 0)
+            while next <= 5 {
+                if app.manager.updateValue(Data([next]), for: app.stream, onSubscribedCentrals: nil) {
+                    next += 1
+                    continue
+                }
+                refusals += 1
+                try #require(refusals < 20, "updateValue keeps saying no")
+                let ready = app.calls.filter { $0 == "ready" }.count
+                try await bridge.waitForApp { app.calls.filter { $0 == "ready" }.count > ready }
+            }
+            await bridge.advance(by: .seconds(1))
+            return (refusals, app.calls.filter { $0 == "ready" }.count)
+        }
+        // Each value after the first waits for the queue to drain: refused once, then ready.
+        #expect(refusals == 4)
+        #expect(readies == 4)
+        for central in centrals {
+            let received = await bridge.log.filter {
+                $0.kind == .notification && $0.central == central.identifier && $0.error == nil
+            }.compactMap(\.value)
+            #expect(received == (1...5).map { Data([$0]) })
+        }
     }
 }

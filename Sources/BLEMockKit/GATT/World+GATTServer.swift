@@ -143,8 +143,9 @@ extension World {
 
     /// Sends a notification or indication to the subscribed centrals (or those of them in
     /// `centrals`), truncating the value to each central's maximum update length (or
-    /// refusing it when lengths are strict). Returns `false` when the updates do not fit in
-    /// the update queue: nothing is sent then, and a ready event follows when there is room.
+    /// refusing it when lengths are strict). Returns `false` when the update queue is full:
+    /// nothing is sent then, and a ready event follows when there is room (an update with room
+    /// for one goes to every subscriber, overfilling the queue rather than being refused).
     /// The updates cross at the links' connection events (at once in fast mode with an
     /// unbounded queue).
     mutating func updateValue(peripheral: UUID, value: Data, characteristic: LocalCharacteristic, centrals: [UUID]?)
@@ -179,8 +180,12 @@ extension World {
             if let error = failure.error { throw error }
             return false
         }
+        // Refused only while the queue is full, as CoreBluetooth's `updateValue` returns `false`
+        // only then: an update to more subscribers than the queue holds overfills it rather than
+        // being refused for ever (each refusal's ready event would say there is room, and the
+        // retry would be refused again).
         let capacity = peripherals[at: p].configuration.updateQueue.capacity
-        if let capacity, peripherals[at: p].queuedUpdates + targets.count > capacity {
+        if let capacity, !targets.isEmpty, peripherals[at: p].queuedUpdates >= capacity {
             peripherals.entries[p]!.updateQueueWasFull = true
             self.record(
                 .notification, peripheral: peripheral, attribute: characteristic.uuid, handle: characteristic.handle,

@@ -138,15 +138,34 @@ struct WorldQueueTests {
         #expect(harness.peripheralEvents(link.peripheral).filter { $0 == .readyToUpdateSubscribers }.count == 1)
     }
 
-    @Test("An update takes one place in the queue per subscribed central")
+    @Test("An update takes one place in the queue per subscribed central, and is refused only while the queue is full")
     func updatesTakeAPlacePerCentral() throws {
         var (harness, links) = try Self.updateLink(capacity: 3, centrals: 2)
-        let first = try harness.updateValue(Data([1]), of: WorldUUID.notifying, on: links[0])
-        let second = try harness.updateValue(Data([2]), of: WorldUUID.notifying, on: links[0])
-        #expect([first, second] == [true, false])
+        var accepted: [Bool] = []
+        for byte in UInt8(1)...3 {
+            accepted.append(try harness.updateValue(Data([byte]), of: WorldUUID.notifying, on: links[0]))
+        }
+        // 0 queued: taken (2 places); 2 of 3: taken (4, one over); 4 of 3: full.
+        #expect(accepted == [true, true, false])
         harness.runUntilIdle()
-        #expect(harness.centralEvents(links[0].central).updatedValues == [Data([1])])
-        #expect(harness.centralEvents(links[1].central).updatedValues == [Data([1])])
+        #expect(harness.centralEvents(links[0].central).updatedValues == [Data([1]), Data([2])])
+        #expect(harness.centralEvents(links[1].central).updatedValues == [Data([1]), Data([2])])
+    }
+
+    @Test("An update to more subscribers than the queue holds is taken when the queue is empty, not refused for ever")
+    func moreSubscribersThanTheQueueHolds() throws {
+        var (harness, links) = try Self.updateLink(capacity: 1, centrals: 3)
+        let start = harness.world.now
+        #expect(try harness.updateValue(Data([1]), of: WorldUUID.notifying, on: links[0]))
+        #expect(try !harness.updateValue(Data([2]), of: WorldUUID.notifying, on: links[0]))
+        harness.runUntilIdle()
+        #expect(harness.peripheralEvents(links[0].peripheral).filter { $0 == .readyToUpdateSubscribers }.count == 1)
+        #expect(try harness.updateValue(Data([3]), of: WorldUUID.notifying, on: links[0]))
+        harness.runUntilIdle()
+        for link in links {
+            #expect(harness.centralEvents(link.central).updatedValues == [Data([1]), Data([3])])
+        }
+        #expect(harness.world.now > start)
     }
 
     @Test("Updates lost with their link leave the queue: a full queue then says ready")
