@@ -121,3 +121,14 @@ extension CBMError {
         }
     }
 }
+
+/// An L2CAP channel's refusal, as delegates get it (`peripheral(_:didOpen:error:)`, and a
+/// peripheral manager's channel callbacks): CoreBluetooth reports these with codes of its own
+/// that it does not document, so the kit hands over its ``L2CAPError``; bridged to `NSError`,
+/// its code is the L2CAP result code (0x0002: no channel is published at the PSM; 0x0004: no
+/// resources; 0x0005: insufficient authentication; 0x0008: insufficient encryption).
+extension L2CAPError: CustomNSError {
+    public static var errorDomain: String { "BLECore.L2CAPError" }
+    public var errorCode: Int { Int(code.rawValue) }
+    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: description] }
+}

@@ -113,6 +113,10 @@ struct BothRolesTests {
             try await bridge.waitForApp { client.openError != nil }
             #expect(client.opened == nil)
             #expect(server.opened == nil)
+            // As an NSError, its code is the L2CAP result code (0x0002), not Swift's case index.
+            let bridged = try #require(client.openError) as NSError
+            #expect(bridged.domain == "BLECore.L2CAPError" && bridged.code == 0x0002)
+            #expect(bridged.localizedDescription == L2CAPError(.psmNotSupported).description)
             return client.openError as? L2CAPError
         }
         #expect(error == L2CAPError(.psmNotSupported))

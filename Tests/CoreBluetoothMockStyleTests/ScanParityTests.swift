@@ -147,3 +147,31 @@ struct ScanParityTests {
         }
     }
 }
+
+extension ScanParityTests {
+    /// Intervals no spec should have (infinite, absurdly long, negative, not a number) are taken
+    /// without trapping: an infinite or absurdly long one is capped (the spec waits that long to
+    /// advertise again), a negative or NaN one leaves the default interval, and such a spec is
+    /// heard as any other.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aSpecWithAnAbsurdAdvertisingIntervalOrDelayDoesNotTrap() async throws {
+        func spec(interval: TimeInterval, delay: TimeInterval = 0) -> CBMPeripheralSpec {
+            CBMPeripheralSpec.simulatePeripheral()
+                .advertising(
+                    advertisementData: [CBMAdvertisementDataServiceUUIDsKey: [CBMUUID.batteryService]],
+                    withInterval: interval, delay: delay
+                )
+                .build()
+        }
+        let long = [spec(interval: .infinity), spec(interval: 1e13), spec(interval: 0.1, delay: .infinity)]
+        let ordinary = [spec(interval: -1), spec(interval: .nan), spec(interval: 0.1, delay: -5)]
+        let bridge = Self.bridge(realistic: true, seed: 71)
+        let found = try await bridge.run { @MainActor () -> [UUID] in
+            CBMCentralManagerMock.simulatePeripherals(long + ordinary)
+            let (manager, counter) = try await Self.manager(on: bridge)
+            return try await Self.scan(manager, counter, filtered: false, duplicates: false, on: bridge)
+        }
+        for peripheral in ordinary { #expect(found.contains(peripheral.identifier)) }
+        #expect(!found.contains(long[2].identifier))
+    }
+}

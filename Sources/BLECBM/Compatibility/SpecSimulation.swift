@@ -319,10 +319,17 @@ final class SpecSimulation: @unchecked Sendable {
         }
     }
 
-    /// The seconds of a CoreBluetoothMock interval as a duration (to the microsecond).
+    /// The seconds of a CoreBluetoothMock interval as a duration (to the microsecond): none for
+    /// a negative or NaN interval, at most ``longestInterval`` (an infinite or absurdly long one
+    /// waits that long, where converting it would trap).
     static func duration(_ seconds: TimeInterval) -> Duration {
-        .microseconds(Int64((max(seconds, 0) * 1e6).rounded()))
+        guard seconds > 0 else { return .zero }
+        return .microseconds(Int64((min(seconds, longestInterval) * 1e6).rounded()))
     }
+
+    /// The longest interval or delay a spec's time takes, in seconds: about 31 years of virtual
+    /// time, far beyond any test and far from the clock's limits.
+    static let longestInterval: TimeInterval = 1e9
 
     /// An advertisement from CoreBluetooth's dictionary.
     static func advertisementData(_ data: [String: Any], connectable: Bool) -> AdvertisementData {
