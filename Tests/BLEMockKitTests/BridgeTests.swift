@@ -290,6 +290,23 @@ struct ShutdownTests {
         }
     }
 
+    @Test("A shut-down peripheral's services stay as they were: remove and setValue fail with managerShutDown")
+    func shutDownPeripheralKeepsItsDatabase() async throws {
+        let bridge = MockBLEBridge()
+        let peripheral = MockPeripheralManager(bridge: bridge)
+        let service = try await peripheral.add(TestPeripherals.heartRate)
+        await peripheral.shutDown()
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "remove")) {
+            try await peripheral.remove(service)
+        }
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "setValue")) {
+            try await peripheral.setValue(Data([7]), for: service.characteristics[0])
+        }
+        await peripheral.removeAllServices()
+        #expect(await peripheral.services == [service])
+        #expect(await bridge.log.filter { $0.kind == .refused }.map(\.detail) == ["remove", "setValue"])
+    }
+
     @Test("Shutting down a central ends its pending connection attempts: no link to it comes up later")
     func shutDownEndsPendingConnects() async throws {
         let bridge = MockBLEBridge()

@@ -32,6 +32,7 @@ extension World {
     }
 
     mutating func removeService(peripheral: UUID, service: LocalService) throws {
+        try requireNotShutDown(peripheral: peripheral, "remove")
         let removed = try peripherals[peripheral]!.database.remove(service)
         systemChanges &+= 1
         record(.serviceRemoved, peripheral: peripheral, attribute: service.uuid, handle: service.handle)
@@ -39,7 +40,7 @@ extension World {
     }
 
     mutating func removeAllServices(peripheral: UUID) {
-        guard peripherals.contains(peripheral) else { return }
+        guard peripherals.contains(peripheral), !peripherals[existing: peripheral].isShutDown else { return }
         let removed = peripherals[peripheral]!.database.removeAll()
         systemChanges &+= 1
         for service in removed {
@@ -117,6 +118,15 @@ extension World {
 
     // MARK: Values and updates
 
+    /// Refuses `operation` for a peripheral that was shut down (its database stays as it was:
+    /// calls that change it while powered off are still taken).
+    mutating func requireNotShutDown(peripheral: UUID, _ operation: String) throws {
+        guard peripherals[peripheral]?.isShutDown == true else { return }
+        let error = APIMisuseError.managerShutDown(operation: operation)
+        record(.refused, peripheral: peripheral, error: error, detail: operation)
+        throw error
+    }
+
     /// The published characteristic matching a peripheral manager's reference.
     func requirePublished(_ characteristic: LocalCharacteristic, of peripheral: UUID) throws
         -> GATTDatabase.Characteristic
@@ -130,6 +140,7 @@ extension World {
     }
 
     mutating func setValue(peripheral: UUID, value: Data, characteristic: LocalCharacteristic) throws {
+        try requireNotShutDown(peripheral: peripheral, "setValue")
         let record = try requirePublished(characteristic, of: peripheral)
         guard !record.isStatic else {
             throw APIMisuseError.staticCharacteristic(characteristic.uuid, handle: characteristic.handle)

@@ -149,6 +149,9 @@ extension MockCentralManager {
         _ operation: FrontEndOperation, _ completion: @escaping @Sendable (Result<FrontEndResult, any Error>) -> Void
     ) {
         if let duplicateProblem { return completion(.failure(APIMisuseError.invalidConfiguration(duplicateProblem))) }
+        // (A terminated app's central: the system's central with this identifier is the next
+        // manager's.)
+        if handedOver { return completion(.failure(APIMisuseError.managerShutDown(operation: operation.name))) }
         withBridge(operation.name) { bridge in
             let central = identifier
             let request: World.Request

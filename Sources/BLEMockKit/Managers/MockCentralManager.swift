@@ -195,9 +195,10 @@ public actor MockCentralManager: CentralManaging {
     /// the events that happened for the app meanwhile (notifications, disconnections,
     /// connections, discoveries), in order; without one this is
     /// ``shutDown()``. Either way this manager's event streams end, its waiting operations
-    /// fail with `operationCancelled`, and it must not be used again; with a restore identifier
-    /// its own ``shutDown()`` then does nothing (what the system keeps is the next manager's),
-    /// and a front end attached to it hears nothing more.
+    /// fail with `operationCancelled`, and it must not be used again: it reports `unknown` and
+    /// refuses every call with `managerShutDown`. With a restore identifier its own
+    /// ``shutDown()`` then does nothing and nothing it is asked reaches what the system keeps
+    /// (which is the next manager's), and a front end attached to it hears nothing more.
     public func simulateAppTermination() {
         // The app is gone: its front end hears nothing more (not even how its operations end),
         // and what this object does from now on leaves the central the system keeps alone.
@@ -207,6 +208,9 @@ public actor MockCentralManager: CentralManaging {
             detachFrontEnd(handingOver: true)
         }
         world { $0.terminate(central: identifier) }
+        // The system's central keeps this identifier for the next manager: this object answers
+        // from a world where it is shut down.
+        if keeps { refusedWorld = RefusedWorld(shutDown: .central(identifier, broadcaster, configuration)) }
     }
 
     /// What the system restored to this manager when it was created with the restore
@@ -229,6 +233,9 @@ public actor MockCentralManager: CentralManaging {
         guard !handedOver else { return }
         world { $0.shutDown(central: identifier) }
     }
+
+    /// The name of the operation `call` (a `#function`) names, as a refusal says it.
+    static func operationName(_ call: String) -> String { String(call.prefix { $0 != "(" }) }
 
     /// Runs `body` with the bridge, which shares this actor's executor; joins the bridge first.
     func withBridge<T: Sendable, E: Error>(
@@ -256,6 +263,7 @@ public actor MockCentralManager: CentralManaging {
     @inline(__always)
     func perform(_ request: World.Request, _ call: String = #function) async throws -> Reply {
         if let duplicateProblem { throw APIMisuseError.invalidConfiguration(duplicateProblem) }
+        if handedOver { throw APIMisuseError.managerShutDown(operation: Self.operationName(call)) }
         return try await bridge.perform(
             request, central: identifier, events: broadcaster, configuration: configuration, call)
     }
@@ -419,6 +427,7 @@ public actor MockCentralManager: CentralManaging {
 
     public func openL2CAPChannel(_ psm: UInt16, on peripheral: UUID) async throws -> L2CAPChannel {
         if let duplicateProblem { throw APIMisuseError.invalidConfiguration(duplicateProblem) }
+        if handedOver { throw APIMisuseError.managerShutDown(operation: "openL2CAPChannel") }
         withBridge { _ in }
         return try await bridge.openL2CAPChannel(central: identifier, peripheral: peripheral, psm: psm)
     }

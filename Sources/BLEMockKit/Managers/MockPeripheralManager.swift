@@ -304,7 +304,7 @@ public actor MockPeripheralManager: PeripheralManaging {
     public var state: ManagerState { world { $0.state(of: .peripheral(identifier)) } }
 
     public func waitForPoweredOn() async -> ManagerState {
-        if duplicateProblem != nil { return state }
+        if duplicateProblem != nil || handedOver { return state }
         // Settled already (at once in fast mode): the state, without starting an operation.
         let settled = world { $0.settledState(of: .peripheral(identifier)) }
         if let settled { return settled }
@@ -343,6 +343,8 @@ public actor MockPeripheralManager: PeripheralManaging {
 
     public func respond(to request: ATTRequest, withResult result: ATTError.Code, value: Data?) throws {
         if let duplicateProblem { throw APIMisuseError.invalidConfiguration(duplicateProblem) }
+        // (A terminated app's manager: the requests are the next manager's to answer.)
+        if handedOver { throw APIMisuseError.managerShutDown(operation: "respond") }
         try withBridge { try $0.respond(peripheral: identifier, to: request, result: result, value: value) }
     }
 
@@ -399,8 +401,10 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// with the same restore identifier receives them (see ``restoredState``), followed by the
     /// events that happened for the app meanwhile (requests, subscriptions), in order; without
     /// one this is ``shutDown()``. Either way this manager's event streams end and it must not be used
-    /// again; with a restore identifier its own ``shutDown()`` then does nothing (what the
-    /// system keeps is the next manager's), and a front end attached to it hears nothing more.
+    /// again: it reports `unknown` and refuses every call with `managerShutDown`. With a restore
+    /// identifier its own ``shutDown()`` then does nothing and nothing it is asked reaches what
+    /// the system keeps (which is the next manager's), and a front end attached to it hears
+    /// nothing more.
     public func simulateAppTermination() {
         // The app is gone: its front end hears nothing more (not even how its operations end),
         // and what this object does from now on leaves the peripheral the system keeps alone.
@@ -410,6 +414,9 @@ public actor MockPeripheralManager: PeripheralManaging {
             detachFrontEnd(handingOver: true)
         }
         world { $0.terminate(peripheral: identifier) }
+        // The system's peripheral keeps this identifier for the next manager: this object
+        // answers from a world where it is shut down.
+        if keeps { refusedWorld = RefusedWorld(shutDown: .peripheral(identifier, broadcaster, configuration)) }
     }
 
     /// What the system restored to this manager when it was created with the restore
@@ -430,7 +437,7 @@ public actor MockPeripheralManager: PeripheralManaging {
     public func simulateDisconnection(
         of central: UUID, error: CoreBluetoothError = CoreBluetoothError(.peripheralDisconnected)
     ) {
-        guard duplicateProblem == nil else { return }
+        guard duplicateProblem == nil, !handedOver else { return }
         withBridge { $0.simulateDisconnection(central: central, peripheral: identifier, error: error) }
     }
 }

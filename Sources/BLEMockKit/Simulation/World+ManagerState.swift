@@ -337,12 +337,37 @@ extension World {
     }
 }
 
-/// The world of a refused manager (``World/refusing(_:problem:)``), in a box of its own: the
-/// manager holds a reference, not a whole world inline.
+/// The world of a refused manager (``World/refusing(_:problem:)``), or of one that outlived its
+/// app (``World/shutDownStandIn(_:)``), in a box of its own: the manager holds a reference, not
+/// a whole world inline.
 final class RefusedWorld {
     var world: World
 
     init(_ arrival: ArrivalQueue.Arrival, problem: String) {
         world = World.refusing(arrival, problem: problem)
+    }
+
+    /// The world of a manager whose app was terminated while the system keeps its role for the
+    /// next manager (a restore identifier): the manager is shut down there, so it refuses every
+    /// call (`managerShutDown`) and reports `unknown`, and nothing it does reaches what the
+    /// system keeps, which has its identifier.
+    init(shutDown arrival: ArrivalQueue.Arrival) {
+        world = World.shutDownStandIn(arrival)
+    }
+}
+
+extension World {
+    /// A world with the manager of `arrival` alone, shut down (see ``RefusedWorld``).
+    static func shutDownStandIn(_ arrival: ArrivalQueue.Arrival) -> World {
+        var world = World(seed: 0, timing: .instant)
+        switch arrival {
+        case .central(let identifier, _, let configuration):
+            world.addCentral(identifier, configuration: configuration)
+            world.shutDown(central: identifier)
+        case .peripheral(let identifier, _, let configuration):
+            world.addPeripheral(identifier, configuration: configuration)
+            world.shutDown(peripheral: identifier)
+        }
+        return world
     }
 }

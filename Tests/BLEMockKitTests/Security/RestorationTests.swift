@@ -84,6 +84,84 @@ struct RestorationTests {
         #expect(await next.restoredState == nil)
     }
 
+    /// The terminated app's object shares its identifier with the central the system keeps for
+    /// the next manager: it refuses every call, and nothing it is asked touches that central
+    /// (a cancel through it used to drop the relaunched app's link).
+    @Test func aCentralTerminatedWithARestoreIdentifierRefusesEveryCallAndLeavesItsSuccessorAlone() async throws {
+        let bridge = MockBLEBridge()
+        let sensor = try await Self.sensor(on: bridge)
+        let first = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        try await first.scanForPeripherals(withServices: nil)
+        try await first.connect(sensor.identifier)
+        let location = try await first.discoverAll(for: sensor.identifier)[0]
+        await first.simulateAppTermination()
+        #expect(await first.state == .unknown)
+        #expect(await !first.isConnected(sensor.identifier))
+        #expect(await !first.canSendWriteWithoutResponse(to: sensor.identifier))
+        let relaunched = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        #expect(await relaunched.waitForPoweredOn() == .poweredOn)
+        #expect(await first.state == .unknown)
+        #expect(await first.waitForPoweredOn() == .unknown)
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "cancelPeripheralConnection")) {
+            try await first.cancelPeripheralConnection(sensor.identifier)
+        }
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "readValue")) {
+            try await first.readValue(for: location)
+        }
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "connect")) {
+            try await first.connect(sensor.identifier)
+        }
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "openL2CAPChannel")) {
+            try await first.openL2CAPChannel(0x80, on: sensor.identifier)
+        }
+        await first.shutDown()
+        #expect(await relaunched.isConnected(sensor.identifier))
+        #expect(try await relaunched.readValue(for: location) == Data([1]))
+    }
+
+    /// The same for a peripheral manager: the terminated app's object neither notifies, nor
+    /// changes the services, advertising or requests the system keeps for the next manager.
+    @Test func aPeripheralManagerTerminatedWithARestoreIdentifierRefusesEveryCallAndLeavesItsSuccessorAlone()
+        async throws
+    {
+        let bridge = MockBLEBridge()
+        let sensor = try await Self.sensor(on: bridge, restoreIdentifier: "app.peripheral")
+        let local = try await sensor.add(
+            GATTService(
+                uuid: "180F",
+                characteristics: [
+                    GATTCharacteristic(uuid: "2A19", properties: [.read, .notify], permissions: .readable)
+                ]))
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: ["180D"])
+        try await central.connect(sensor.identifier)
+        let level = try #require(try await central.discoverAll(for: sensor.identifier).first { $0.uuid == "2A19" })
+        try await central.setNotifyValue(true, for: level)
+        await sensor.simulateAppTermination()
+        let relaunched = MockPeripheralManager(
+            configuration: .init(restoreIdentifier: "app.peripheral"), bridge: bridge)
+        let services = await relaunched.services
+        #expect(services.count == 2)
+        #expect(await sensor.state == .unknown)
+        #expect(await sensor.waitForPoweredOn() == .unknown)
+        #expect(await sensor.services.isEmpty)
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "updateValue")) {
+            try await sensor.updateValue(Data([9]), for: local.characteristics[0], onSubscribedCentrals: nil)
+        }
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "remove")) { try await sensor.remove(local) }
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "setValue")) {
+            try await sensor.setValue(Data([5]), for: local.characteristics[0])
+        }
+        await sensor.removeAllServices()
+        await sensor.stopAdvertising()
+        await sensor.simulateDisconnection(of: central.identifier)
+        await sensor.shutDown()
+        #expect(await relaunched.services == services)
+        #expect(await relaunched.isAdvertising)
+        #expect(await central.isConnected(sensor.identifier))
+        #expect(await !bridge.log.contains { $0.kind == .notification && $0.value == Data([9]) })
+    }
+
     @Test func anotherRestoreIdentifierRestoresNothing() async throws {
         let bridge = MockBLEBridge()
         let sensor = try await Self.sensor(on: bridge)
