@@ -255,6 +255,8 @@ extension MockBLEBridge {
         forgetCancelled()
         let next = world.schedule.nextDeadline
         if let horizon = advanceWaiters.map(\.target).min(), next.map({ $0 > horizon }) ?? true {
+            // An advance past the scope's time limit stops at it, as the schedule's events do.
+            if let runDeadline, horizon > runDeadline { return .timeLimit }
             // An explicit advance reached its target: time moves there and the call returns.
             setTime(horizon)
             let reached = advanceWaiters.filter { $0.target <= horizon }
@@ -292,6 +294,13 @@ extension MockBLEBridge {
                 .operation(
                     "bridge.waitUntil { … } (its condition never held)", central: nil, peripheral: nil,
                     characteristic: nil, since: entry.since))
+        }
+        // So is an advance that has not reached its target (one past the time limit).
+        for waiter in advanceWaiters {
+            waiting.append(
+                .operation(
+                    "bridge.advance (to \(waiter.target), past the run's time limit)", central: nil, peripheral: nil,
+                    characteristic: nil, since: world.now))
         }
         // So is a `waitForApp` whose condition on the app's state never held.
         for wait in outside.pendingAppWaits {

@@ -246,6 +246,25 @@ struct BridgedClockTests {
         }
     }
 
+    /// With nothing on the schedule, an advance past the time limit used to carry the run past
+    /// it (to a million seconds with a limit of 100).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A run whose advance goes past its time limit stops at the limit, naming the advance", arguments: [false, true])
+    func anAdvancePastTheTimeLimitStopsAtIt(scheduleBusy: Bool) async throws {
+        let bridge = MockBLEBridge()
+        if scheduleBusy { _ = try await TestPeripherals.advertisingHeartRate(on: bridge) }
+        let start = await bridge.now
+        do {
+            try await bridge.run(timeLimit: .seconds(100)) { await bridge.advance(by: .seconds(1_000_000)) }
+            Issue.record("the run should have stopped at its time limit")
+        } catch let stall as MockBLEBridge.Stall {
+            #expect(stall.reason == .timeLimitReached)
+            #expect(stall.at <= start.advanced(by: .seconds(100)))
+            #expect(stall.waiting.contains { "\($0)".contains("bridge.advance (to ") })
+        }
+        #expect(await bridge.now <= start.advanced(by: .seconds(100)))
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("Tasks sleeping in loops among advertising events wake exactly on time: registration never races the driver")
     func registrationNeverRacesTheDriver() async throws {
