@@ -15,18 +15,32 @@ extension VirtualClock {
     ///
     /// An instant encodes losslessly as `{"seconds": Int64, "attoseconds": Int64}`, the two
     /// components of its ``offset`` (`Duration.components`).
+    ///
+    /// ## Range
+    ///
+    /// Instants saturate at ±`Int64.max` seconds (about 292 billion years) from the clock's
+    /// zero, the range those two components hold: time advanced past it (by an effectively
+    /// infinite timeout, say) stays there, rather than making an instant that cannot be printed
+    /// or encoded.
     public struct Instant: InstantProtocol, Hashable, Codable, Sendable, CustomStringConvertible {
         public typealias Duration = Swift.Duration
 
         /// The clock's zero instant.
         public static let zero = Instant(offset: .zero)
 
+        /// The latest instant (see "Range" above).
+        public static let latest = Instant(offset: latestOffset)
+
+        private static let latestOffset = Duration(
+            secondsComponent: .max, attosecondsComponent: 999_999_999_999_999_999)
+        private static let earliestOffset = Duration.zero - latestOffset
+
         /// The time elapsed since the clock's zero.
         public let offset: Duration
 
-        /// Creates the instant `offset` after the clock's zero.
+        /// Creates the instant `offset` after the clock's zero (kept within the range above).
         public init(offset: Duration) {
-            self.offset = offset
+            self.offset = min(max(offset, Self.earliestOffset), Self.latestOffset)
         }
 
         /// The instant `duration` after (or, if negative, before) this one.

@@ -56,4 +56,30 @@ struct VirtualClockInstantTests {
         let single = try encoder.encode(Instant(offset: .milliseconds(1500)))
         #expect(String(decoding: single, as: UTF8.self) == #"{"attoseconds":500000000000000000,"seconds":1}"#)
     }
+
+    /// Time advanced by effectively infinite durations used to make instants whose text and
+    /// encoding trapped (`Duration.components` past Int64.max seconds).
+    @Test("Instants saturate at Int64.max seconds either way, and still print and encode")
+    func instantsSaturate() throws {
+        let far = Instant.zero.advanced(by: .seconds(Int64.max)).advanced(by: .seconds(Int64.max))
+        #expect(far == Instant.latest)
+        #expect(far.description == "\(Int64.max).999999999s")
+        #expect(Instant.zero.advanced(by: .zero - .seconds(Int64.max)).advanced(by: .seconds(-5)).offset < .zero)
+        let early = Instant.zero - .seconds(Int64.max) - .seconds(Int64.max)
+        #expect(early == Instant(offset: .zero - Instant.latest.offset))
+        #expect(early.description == "-\(Int64.max).999999999s")
+        let data = try JSONEncoder().encode([far, early])
+        #expect(try JSONDecoder().decode([Instant].self, from: data) == [far, early])
+    }
+
+    @Test("A bridge whose time ran past Int64.max seconds still reports and logs its time")
+    func aBridgeAtTheEndOfTimeStillReportsIt() async throws {
+        let bridge = MockBLEBridge()
+        await bridge.advance(by: .seconds(Int64.max))
+        await bridge.advance(by: .seconds(Int64.max))
+        #expect(await bridge.now == Instant.latest)
+        #expect(await bridge.now.description == "\(Int64.max).999999999s")
+        await bridge.advance(by: .seconds(30))
+        #expect(await bridge.now == Instant.latest)
+    }
 }
