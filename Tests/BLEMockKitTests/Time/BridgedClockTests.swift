@@ -249,7 +249,8 @@ struct BridgedClockTests {
     /// With nothing on the schedule, an advance past the time limit used to carry the run past
     /// it (to a million seconds with a limit of 100).
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test("A run whose advance goes past its time limit stops at the limit, naming the advance", arguments: [false, true])
+    @Test(
+        "A run whose advance goes past its time limit stops at the limit, naming the advance", arguments: [false, true])
     func anAdvancePastTheTimeLimitStopsAtIt(scheduleBusy: Bool) async throws {
         let bridge = MockBLEBridge()
         if scheduleBusy { _ = try await TestPeripherals.advertisingHeartRate(on: bridge) }
