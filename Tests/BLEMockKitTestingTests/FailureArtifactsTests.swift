@@ -178,7 +178,7 @@ struct FailureArtifactsTests {
         let json = """
             {"name": "battery level", "peripheral": {"bundled": "battery"}, "steps": [
               {"op": "scan", "for": "1s"}, {"op": "connect"}, {"op": "discover"},
-              {"op": "read", "char": "2A19", "expect": {"value": {"hex": "00"}}}]}
+              {"op": "read", "char": "2A19", "expect": {"value": "fffe"}}]}
             """
         let scenario = try Scenario(json: Data(json.utf8))
         let report = await Exploration(budget: .conditionsOnly, seeds: 2).run(scenario: scenario)

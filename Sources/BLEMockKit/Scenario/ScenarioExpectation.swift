@@ -4,7 +4,9 @@
 /// case); an expected object matches when each of its fields matches (so
 /// `{"error": {"code": 3}}` need not spell out the domain); an expected string matches an
 /// error by its name (`{"error": "writeNotPermitted"}`); arrays match element by element;
-/// `null` matches a field the record does not have.
+/// `null` matches a field the record does not have. A value of a type its field never has
+/// (`{"ok": "yes"}`, `{"value": {"hex": "01"}}`: the trace prints bytes as a hex string) is an
+/// error in the file, reported with its position when the scenario is read.
 public struct ScenarioExpectation: Sendable, Hashable {
     /// The expected fields, in the order written.
     public var fields: [FixtureJSON.Member]
@@ -26,6 +28,59 @@ public struct ScenarioExpectation: Sendable, Hashable {
                 path: FixtureJSON.path(node.path, key: member.key),
                 message: "\"\(member.key)\" cannot be expected: it is the step itself",
                 fix: "expect what the step produced, e.g. \"ok\", \"value\" or \"attError\"")
+        }
+        for member in fields { try Self.checkType(of: member.value, for: member.key) }
+    }
+
+    /// Checks that an expected value has a type its trace field can have (`null`, which
+    /// expects the field absent, fits any): a value that never could match is an error in the
+    /// file, not a failed expectation at run time.
+    ///
+    /// - Throws: ``FixtureError/Kind/wrongType(expected:)``.
+    static func checkType(of value: FixtureJSON, for field: String) throws(FixtureError) {
+        if case .null = value.value { return }
+        switch field {
+        case "ok":
+            guard case .bool = value.value else {
+                throw FixtureError.wrongType(value, expected: "true or false", example: "\"ok\": false")
+            }
+        case "attError", "mtu", "maxWriteWithoutResponse", "maxWriteWithResponse", "attPDUs", "rssi":
+            guard value.integer != nil else {
+                throw FixtureError.wrongType(value, expected: "an integer", example: "\"\(field)\": 3")
+            }
+        case "time":
+            guard case .string = value.value else {
+                throw FixtureError.wrongType(value, expected: "a time as the trace prints it", example: "\"0.245s\"")
+            }
+        case "state":
+            guard case .string = value.value else {
+                throw FixtureError.wrongType(value, expected: "a manager state", example: "\"poweredOn\"")
+            }
+        case "value", "stored":
+            guard case .string(let text) = value.value, isHex(text) else {
+                throw FixtureError.wrongType(value, expected: "a string of hex digits", example: "\"0a1b\"")
+            }
+        case "received":
+            guard case .array(let elements) = value.value,
+                elements.allSatisfy({ if case .string(let text) = $0.value { isHex(text) } else { false } })
+            else {
+                throw FixtureError.wrongType(
+                    value, expected: "an array of strings of hex digits", example: "[\"0a1b\"]")
+            }
+        case "error":
+            switch value.value {
+            case .string, .object: break
+            default:
+                throw FixtureError.wrongType(
+                    value, expected: "an error's name or an object of its fields",
+                    example: "\"writeNotPermitted\" or {\"domain\": \"att\", \"code\": 3}")
+            }
+        default:  // discovered, reason: structured values
+            switch value.value {
+            case .object, .array: break
+            default:
+                throw FixtureError.wrongType(value, expected: "an object or an array", example: "{\"central\": null}")
+            }
         }
     }
 

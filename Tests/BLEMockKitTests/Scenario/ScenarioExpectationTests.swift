@@ -44,16 +44,53 @@ struct ScenarioExpectationTests {
             [\(S.connected), {"op": "read", "char": "ctl", "expect": {"error": {"code": 3}}},
              {"op": "subscribe", "char": "hrm"},
              {"op": "notify", "char": "hrm", "value": {"hex": "01"}, "expect": {"received": ["01", "02"]}},
-             {"op": "notify", "char": "hrm", "value": {"hex": "01"}, "expect": {"received": "01"}},
-             {"op": "read", "char": "ctl", "expect": {"error": "writeNotPermitted", "ok": 0}}]
+             {"op": "read", "char": "ctl", "expect": {"error": "writeNotPermitted", "ok": true}}]
             """)
         #expect(
             result == [
                 #"step 3 (read, line 10): expected error {"code":3}, got {"domain":"att","code":2,"name":"readNotPermitted"}"#,
                 #"step 5 (notify, line 12): expected received ["01","02"], got ["01"]"#,
-                #"step 6 (notify, line 13): expected received "01", got ["01"]"#,
-                #"step 7 (read, line 14): expected error "writeNotPermitted", got {"domain":"att","code":2,"name":"readNotPermitted"}; expected ok 0, got false"#,
+                #"step 6 (read, line 13): expected error "writeNotPermitted", got {"domain":"att","code":2,"name":"readNotPermitted"}; expected ok true, got false"#,
             ])
+    }
+
+    /// An expected value of a type its field never has could never match: the file is refused
+    /// where it says so (it used to load, and fail every run with a mismatch).
+    @Test(
+        arguments: [
+            (#"{"ok": "yes"}"#, "expected true or false, found string"),
+            (#"{"ok": 0}"#, "expected true or false, found number"),
+            (#"{"mtu": "abc"}"#, "expected an integer, found string"),
+            (#"{"attError": 3.5}"#, "expected an integer, found number"),
+            (#"{"attPDUs": true}"#, "expected an integer, found boolean"),
+            (#"{"value": {"hex": "01"}}"#, "expected a string of hex digits, found object"),
+            (#"{"value": "hello"}"#, "expected a string of hex digits, found string"),
+            (#"{"received": "01"}"#, "expected an array of strings of hex digits, found string"),
+            (#"{"error": 3}"#, "expected an error's name or an object of its fields, found number"),
+            (#"{"time": 1}"#, "expected a time as the trace prints it, found number"),
+            (#"{"state": true}"#, "expected a manager state, found boolean"),
+            (#"{"discovered": "x"}"#, "expected an object or an array, found string"),
+        ])
+    func anExpectedValueOfTheWrongTypeIsAnErrorInTheFile(expect: String, message: String) throws {
+        let json = #"{"peripheral": {"bundled": "battery"}, "steps": [{"op": "scan", "expect": "# + expect + "}]}"
+        let error = #expect(throws: FixtureError.self) { try Scenario(json: Data(json.utf8)) }
+        guard let error else { return }
+        guard case .wrongType = error.kind else {
+            Issue.record("\(error)")
+            return
+        }
+        #expect(error.description.contains(message), "\(error)")
+        #expect(error.line == 1)
+    }
+
+    @Test func nullAndValuesOfTheirFieldsTypesAreAccepted() throws {
+        let expect = #"""
+            {"ok": false, "attError": 3, "mtu": null, "value": "0A1b", "received": ["01", ""], "error": {"code": 3},
+             "time": "0.5s", "state": "poweredOn", "reason": {"central": null}, "discovered": []}
+            """#
+        let json = #"{"peripheral": {"bundled": "battery"}, "steps": [{"op": "scan", "expect": "# + expect + "}]}"
+        let scenario = try Scenario(json: Data(json.utf8))
+        #expect(scenario.steps[0].expectation?.fields.count == 10)
     }
 
     @Test func theJSONTraceIsOneCompactObjectPerStepInFieldOrder() async throws {
