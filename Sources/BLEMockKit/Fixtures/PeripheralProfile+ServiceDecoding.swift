@@ -12,9 +12,21 @@ extension PeripheralProfile {
     static func services(_ nodes: [FixtureJSON]) throws(FixtureError) -> [Service] {
         var services: [Service] = []
         var ids: [String: FixtureJSON] = [:]
+        // Attribute handles the services take, counted as a database numbers them.
+        var handles = 0
         for node in nodes {
             let object = try FixtureObject(node, fields: Service.fields, example: #"{"uuid": "180D"}"#)
-            let uuid = try FixtureObject.uuid(object.required("uuid", example: "\"180D\""))
+            let uuidNode = try object.required("uuid", example: "\"180D\"")
+            let uuid = try FixtureObject.uuid(uuidNode)
+            // The system's own services: CoreBluetooth refuses to publish them (uuidNotAllowed),
+            // so a device with one could never be set up.
+            if uuid == BluetoothUUID(UInt16(0x1800)) || uuid == BluetoothUUID(UInt16(0x1801)) {
+                throw FixtureError(
+                    .valueOutOfRange, at: uuidNode,
+                    message: "service \(uuid) (\(uuid == BluetoothUUID(UInt16(0x1800)) ? "Generic Access" : "Generic Attribute")) "
+                        + "is the system's: a peripheral manager may not publish it",
+                    fix: "leave it out; every simulated peripheral has it")
+            }
             var service = Service(uuid: uuid, isPrimary: try object.bool("primary") ?? true)
             service.handle = try handle(object, "handle")
             service.endHandle = try handle(object, "endHandle")
@@ -48,6 +60,18 @@ extension PeripheralProfile {
                     ids[id] = idNode
                 }
                 service.characteristics.append(characteristic)
+            }
+            handles +=
+                1 + service.includedServices.count
+                + service.characteristics.reduce(0) { total, characteristic in
+                    total + 2 + (characteristic.properties.supportsSubscription ? 1 : 0)
+                        + characteristic.descriptors.count
+                }
+            if handles > Int(UInt16.max) {
+                throw FixtureError(
+                    .valueOutOfRange, at: node,
+                    message: "the services up to this one need \(handles) attribute handles; a GATT database has 65535",
+                    fix: "use fewer services, characteristics or descriptors")
             }
             services.append(service)
         }

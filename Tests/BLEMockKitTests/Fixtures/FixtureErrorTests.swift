@@ -115,6 +115,12 @@ struct FixtureErrorTests {
             kind: .unknownIncludedService("180F"), line: 1, column: 53, path: "services[0].includedServices[0]",
             fix: #"add a service with uuid "180F" earlier in "services""#),
         Case(
+            json: #"{"services": [{"uuid": "180D"}, {"uuid": "1800"}]}"#, kind: .valueOutOfRange, line: 1, column: 42,
+            path: "services[1].uuid", fix: "leave it out; every simulated peripheral has it"),
+        Case(
+            json: #"{"services": [{"uuid": "00001801-0000-1000-8000-00805F9B34FB"}]}"#, kind: .valueOutOfRange,
+            line: 1, column: 24, path: "services[0].uuid", fix: "leave it out"),
+        Case(
             json: #"{"advertisement": {"serviceData": {"180D": {"hex": ""}, "0000180D": {"hex": ""}}}}"#,
             kind: .duplicateUUID("180D"), line: 1, column: 57, path: #"advertisement.serviceData["0000180D"]"#,
             fix: "keep one of them"),
@@ -132,6 +138,24 @@ struct FixtureErrorTests {
             "test.json:\(testCase.line):\(testCase.column): " + (testCase.path.isEmpty ? "" : testCase.path + ": ")
         #expect(error.description.hasPrefix(prefix), "\(error.description)")
         #expect(error.description.hasSuffix("; " + error.fix))
+    }
+
+    /// A profile whose services need more attribute handles than a GATT database has could
+    /// never be set up (it used to pass validation and fail at the run's set-up).
+    @Test("Services needing more than 65535 attribute handles are refused at the service that overflows")
+    func moreAttributeHandlesThanADatabaseHas() throws {
+        // Each service: 1 handle, plus 3 for a notifying characteristic (declaration, value,
+        // configuration): 16,384 a service of 5,461 characteristics; the fourth overflows.
+        let characteristic = #"{"uuid": "2A37", "properties": ["notify"], "permissions": []}"#
+        let service = #"{"uuid": "180D", "characteristics": ["#
+            + Array(repeating: characteristic, count: 5_461).joined(separator: ",") + "]}"
+        let fits = #"{"services": ["# + Array(repeating: service, count: 3).joined(separator: ",") + "]}"
+        #expect(throws: Never.self) { try PeripheralProfile(json: Data(fits.utf8), file: "test.json") }
+        let json = #"{"services": ["# + Array(repeating: service, count: 4).joined(separator: ",") + "]}"
+        let error = try #require(FixtureTestSupport.profileError(json))
+        #expect(error.kind == .valueOutOfRange)
+        #expect(error.path == "services[3]")
+        #expect(error.message == "the services up to this one need 65536 attribute handles; a GATT database has 65535")
     }
 
     @Test("An unknown property reads as the format's example message")
