@@ -21,10 +21,10 @@ extension PeripheralProfile {
             // The system's own services: CoreBluetooth refuses to publish them (uuidNotAllowed),
             // so a device with one could never be set up.
             if uuid == BluetoothUUID(UInt16(0x1800)) || uuid == BluetoothUUID(UInt16(0x1801)) {
+                let name = uuid == BluetoothUUID(UInt16(0x1800)) ? "Generic Access" : "Generic Attribute"
                 throw FixtureError(
                     .valueOutOfRange, at: uuidNode,
-                    message: "service \(uuid) (\(uuid == BluetoothUUID(UInt16(0x1800)) ? "Generic Access" : "Generic Attribute")) "
-                        + "is the system's: a peripheral manager may not publish it",
+                    message: "service \(uuid) (\(name)) is the system's: a peripheral manager may not publish it",
                     fix: "leave it out; every simulated peripheral has it")
             }
             var service = Service(uuid: uuid, isPrimary: try object.bool("primary") ?? true)

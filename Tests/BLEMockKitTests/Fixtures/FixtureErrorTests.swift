@@ -147,7 +147,8 @@ struct FixtureErrorTests {
         // Each service: 1 handle, plus 3 for a notifying characteristic (declaration, value,
         // configuration): 16,384 a service of 5,461 characteristics; the fourth overflows.
         let characteristic = #"{"uuid": "2A37", "properties": ["notify"], "permissions": []}"#
-        let service = #"{"uuid": "180D", "characteristics": ["#
+        let service =
+            #"{"uuid": "180D", "characteristics": ["#
             + Array(repeating: characteristic, count: 5_461).joined(separator: ",") + "]}"
         let fits = #"{"services": ["# + Array(repeating: service, count: 3).joined(separator: ",") + "]}"
         #expect(throws: Never.self) { try PeripheralProfile(json: Data(fits.utf8), file: "test.json") }
