@@ -84,7 +84,7 @@ extension Subcommand {
                 do {
                     try Data(output.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
                 } catch {
-                    console.printError("mockble run: cannot write \(path): \(error.localizedDescription)")
+                    console.printError("mockble run: cannot write \(path): \(Self.whyUnwritable(path, error))")
                     return .badInput
                 }
             } else {
@@ -119,5 +119,21 @@ struct RunOptions {
         if list.option("mode") != nil {
             mode = Scenario.Mode(rawValue: try list.choice("mode", of: ["fast", "realistic"], default: "fast"))
         }
+    }
+}
+
+extension Subcommand {
+    /// Why an output file could not be written, in words (a folder at the path, or a folder
+    /// missing on the way to it; else what the system said).
+    static func whyUnwritable(_ path: String, _ error: any Error) -> String {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            return "it is a folder; give a file path, e.g. \(path)/trace.txt"
+        }
+        let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        if !FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder) || !isFolder.boolValue {
+            return "there is no folder \(parent); create it first"
+        }
+        return error.localizedDescription
     }
 }

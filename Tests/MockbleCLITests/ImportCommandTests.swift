@@ -22,6 +22,14 @@ struct ImportCommandTests {
         return directory
     }
 
+    @Test func aFolderGivenAsTheCaptureIsNamedAsOne() async throws {
+        let folder = outputDirectory("folder-capture")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let (status, output) = await run("import", folder.path)
+        #expect(status == .badInput)
+        #expect(output.error.contains("cannot read \(folder.path) (it is a folder; give the capture file in it)"))
+    }
+
     @Test func helpDescribesTheCommandAndExitsZero() async {
         let (status, output) = await run("import", "--help")
         #expect(status == .success)

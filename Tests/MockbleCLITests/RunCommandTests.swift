@@ -51,6 +51,41 @@ struct RunCommandTests {
         #expect(output.output.hasPrefix("nordic-uart (realistic mode, seed 5)\n"))
     }
 
+    /// A folder or a device where a file belongs is named as such (it was called a permissions
+    /// problem), and so is an output path that is a folder or whose folder is missing (the
+    /// system's words were "NSCocoaErrorDomain error 512").
+    @Test func pathsThatAreNotFilesAreNamedForWhatTheyAre() async throws {
+        let scenario = Self.scenarios.appendingPathComponent("nordic-uart.json").path
+        // A scenario whose peripheral file is a folder.
+        let file = try temporaryFile("folder-peripheral.json", #"{"peripheral": "device.json", "steps": []}"#)
+        let folder = file.deletingLastPathComponent()
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("device.json"), withIntermediateDirectories: true)
+        let (folderStatus, fromFolder) = await run("run", file.path)
+        #expect(folderStatus == .badInput)
+        #expect(
+            fromFolder.error.contains(
+                "cannot read \(folder.path)/device.json: it is a folder; give the path of a JSON file"),
+            "\(fromFolder.error)")
+        let (outStatus, toFolder) = await run("run", scenario, "--out", folder.path)
+        #expect(outStatus == .badInput)
+        #expect(
+            toFolder.error
+                == "mockble run: cannot write \(folder.path): it is a folder; give a file path, e.g. \(folder.path)/trace.txt\n"
+        )
+        let missing = folder.appendingPathComponent("no/such/trace.txt").path
+        let (missingStatus, toMissing) = await run("run", scenario, "--out", missing)
+        #expect(missingStatus == .badInput)
+        #expect(
+            toMissing.error.contains("there is no folder \(folder.path)/no/such; create it first"), "\(toMissing.error)"
+        )
+        if FileManager.default.fileExists(atPath: "/dev/null") {
+            let (deviceStatus, fromDevice) = await run("run", "/dev/null")
+            #expect(deviceStatus == .badInput)
+            #expect(fromDevice.error.contains("cannot read /dev/null: it is not a regular file"), "\(fromDevice.error)")
+        }
+    }
+
     @Test func aFailedExpectationExitsOneNamingTheStep() async throws {
         let url = try temporaryFile(
             "failing.json",

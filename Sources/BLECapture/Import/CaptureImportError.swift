@@ -1,5 +1,11 @@
 import BLEMockKit
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// Why a capture could not be imported at all (`mockble import` exits with status 2).
 public enum CaptureImportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file does not exist.
@@ -28,7 +34,7 @@ public enum CaptureImportError: Error, Sendable, Hashable, CustomStringConvertib
     public var description: String {
         switch self {
         case .missingFile(let path): "no such file: \(path)"
-        case .unreadableFile(let path): "cannot read \(path) (check its permissions)"
+        case .unreadableFile(let path): "cannot read \(path) (\(Self.whyUnreadable(path)))"
         case .notACapture(.notBTSnoop):
             "not a btsnoop file (it does not start with \"btsnoop\\0\") nor a PacketLogger file (its records "
                 + "do not read in either byte order); save the capture in btsnoop format (e.g. Android's "
@@ -52,5 +58,17 @@ public enum CaptureImportError: Error, Sendable, Hashable, CustomStringConvertib
         case .invalidOutput(let error): "the importer wrote an invalid document (please report this): \(error)"
         case .unwritableOutput(let path): "cannot write \(path) (check the directory and its permissions)"
         }
+    }
+}
+
+extension CaptureImportError {
+    /// Why a file that exists could not be read, as the message says it: a folder, a device or
+    /// pipe, or a file the permissions keep closed.
+    static func whyUnreadable(_ path: String) -> String {
+        guard FileManager.default.fileExists(atPath: path) else { return "check its permissions" }
+        let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+        if type == .typeDirectory { return "it is a folder; give the capture file in it" }
+        if FileManager.default.isReadableFile(atPath: path) { return "it is not a regular file; give a capture file" }
+        return "check its permissions"
     }
 }

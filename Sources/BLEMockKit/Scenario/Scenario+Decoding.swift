@@ -268,12 +268,24 @@ enum FixtureFile {
             return try Data(contentsOf: url)
         } catch {
             let path = url.path
-            let exists = FileManager.default.fileExists(atPath: path)
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw FixtureError(
+                    .missingFile(path), file: url.lastPathComponent, line: 0, column: 0, path: "",
+                    message: "no such file: \(path)",
+                    fix: "check the path (relative paths are resolved from the scenario)")
+            }
+            // Why it could not be read: a folder, or a device or pipe, says so; a file, its
+            // permissions.
+            let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+            let (why, fix) =
+                type == .typeDirectory
+                ? ("it is a folder", "give the path of a JSON file in it")
+                : FileManager.default.isReadableFile(atPath: path)
+                    ? ("it is not a regular file", "give the path of a JSON file")
+                    : ("it is not readable", "check the file's permissions")
             throw FixtureError(
-                exists ? .unreadableFile(path) : .missingFile(path), file: url.lastPathComponent, line: 0, column: 0,
-                path: "", message: exists ? "cannot read \(path)" : "no such file: \(path)",
-                fix: exists
-                    ? "check the file's permissions" : "check the path (relative paths are resolved from the scenario)")
+                .unreadableFile(path), file: url.lastPathComponent, line: 0, column: 0, path: "",
+                message: "cannot read \(path): \(why)", fix: fix)
         }
     }
 }
