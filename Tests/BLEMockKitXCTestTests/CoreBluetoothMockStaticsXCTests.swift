@@ -153,4 +153,45 @@ final class CoreBluetoothMockStaticsXCTests: XCTestCase {
         wait(for: [found], timeout: 3)
         XCTAssertGreaterThanOrEqual(foundAt.map { start.duration(to: $0) } ?? .zero, .milliseconds(700))
     }
+
+    /// `tearDownSimulation()` from a delegate callback ends the simulation as from the test
+    /// (in a callback the current bridge is the system's, which used to make it do nothing).
+    func testTearingDownFromADelegateCallbackUninstallsTheSystem() throws {
+        let system = try XCTUnwrap(SimulatedSystem.current)
+        let unknown = XCTestExpectation(description: "unknown")
+        let delegate = CBMCentralManagerDelegateProxy()
+        delegate.didUpdateState = { manager in
+            switch manager.state {
+            case .poweredOn: CBMCentralManagerMock.tearDownSimulation()
+            case .unknown: unknown.fulfill()
+            default: break
+            }
+        }
+        let manager = CBMCentralManagerMock(delegate: delegate, queue: nil)
+        wait(for: [unknown], timeout: 2)
+        XCTAssertFalse(system.isInstalled)
+        XCTAssertNil(SimulatedSystem.current)
+        XCTAssertEqual(manager.state, .unknown)
+    }
+}
+
+/// Resetting CoreBluetoothMock's statics in a `tearDown`, after the simulation was torn down,
+/// leaves no simulation installed for the next test (reading them, or setting them to `nil`,
+/// used to install one).
+final class CoreBluetoothMockStaticsResetXCTests: XCTestCase {
+    func testReadingOrClearingTheStaticsWithNoSimulationInstallsNone() {
+        CBMCentralManagerMock.tearDownSimulation()
+        XCTAssertNil(SimulatedSystem.current)
+        CBMCentralManagerMock.simulateStateRestoration = nil
+        CBMCentralManagerMock.simulateFeaturesSupport = nil
+        XCTAssertNil(CBMCentralManagerMock.simulateStateRestoration)
+        XCTAssertNil(CBMCentralManagerMock.simulateFeaturesSupport)
+        XCTAssertNil(SimulatedSystem.current)
+        // Setting one installs the simulation it needs, as every other static does.
+        CBMCentralManagerMock.simulateFeaturesSupport = { _ in false }
+        XCTAssertNotNil(SimulatedSystem.current)
+        XCTAssertEqual(CBMCentralManagerMock.simulateFeaturesSupport?(.extendedScanAndConnect), false)
+        CBMCentralManagerMock.tearDownSimulation()
+        XCTAssertNil(SimulatedSystem.current)
+    }
 }

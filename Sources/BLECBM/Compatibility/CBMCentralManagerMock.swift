@@ -6,8 +6,9 @@ import Foundation
 ///
 /// The statics act on the current test's bridge (`MockBLEBridge.current`) when there is one, so
 /// tests with bridges of their own run in parallel, each simulating its own peripherals and
-/// states. Otherwise they act on the process-wide ``SimulatedSystem``, installing one (fast,
-/// time following the wall clock, Bluetooth off until a test turns it on) when none is, as
+/// states. Otherwise they act on the process-wide ``SimulatedSystem``, installing one
+/// (realistic, seed 0, time following the wall clock, Bluetooth off until a test turns it on)
+/// when none is, as
 /// CoreBluetoothMock's simulation is always there: so they work in `setUpWithError`, in
 /// synchronous XCTest methods, and from any thread. ``tearDownSimulation()`` uninstalls it.
 open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
@@ -75,9 +76,13 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
 
     /// Which features ``CBMCentralManager/supports(_:)`` reports (`nil`: the kit's answer,
     /// connection events supported).
+    /// Reading it, or setting it to `nil`, with no simulation there installs none.
     public static var simulateFeaturesSupport: (@Sendable (CBMCentralManagerFeature) -> Bool)? {
-        get { FeatureBook.value(for: BridgeScope.forCoreBluetoothMock("simulateFeaturesSupport")) }
-        set { FeatureBook.set(newValue, for: BridgeScope.forCoreBluetoothMock("simulateFeaturesSupport")) }
+        get { BridgeScope.current.flatMap(FeatureBook.value(for:)) }
+        set {
+            guard newValue != nil || BridgeScope.current != nil else { return }
+            FeatureBook.set(newValue, for: BridgeScope.forCoreBluetoothMock("simulateFeaturesSupport"))
+        }
     }
 
     /// How much simulated peripherals' RSSI varies from now on, for the specs simulated already
@@ -92,19 +97,27 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
     /// What the system restores to a manager created with a restore identifier
     /// (`CBMCentralManagerOptionRestoreIdentifierKey`): the dictionary its delegate's
     /// `centralManager(_:willRestoreState:)` receives before its first state, or `nil` for none.
+    /// Reading it, or setting it to `nil`, with no simulation there installs none (a test's
+    /// `tearDown` resetting it after ``tearDownSimulation()`` would otherwise leave a system
+    /// installed for the next test).
     public static var simulateStateRestoration: (@Sendable (_ identifierKey: String) -> [String: Any]?)? {
-        get { RestorationBook.value(for: BridgeScope.forCoreBluetoothMock("simulateStateRestoration")) }
-        set { RestorationBook.set(newValue, for: BridgeScope.forCoreBluetoothMock("simulateStateRestoration")) }
+        get { BridgeScope.current.flatMap(RestorationBook.value(for:)) }
+        set {
+            guard newValue != nil || BridgeScope.current != nil else { return }
+            RestorationBook.set(newValue, for: BridgeScope.forCoreBluetoothMock("simulateStateRestoration"))
+        }
     }
 
     /// Ends the simulation, as CoreBluetoothMock's does: outside a test's bridge, the installed
     /// ``SimulatedSystem`` is uninstalled (its managers hear `unknown` and become invalid, their
     /// peripherals disconnected; the next static call installs a fresh one). On a test's bridge
-    /// nothing happens: the simulation ends with the bridge (`await bridge.finish()` reports
-    /// what was left over).
+    /// what was left over). Called from a delegate callback of a manager on the system, it
+    /// uninstalls the system too.
     public static func tearDownSimulation() {
-        guard MockBLEBridge.current == nil else { return }
-        SimulatedSystem.current?.uninstall()
+        guard let system = SimulatedSystem.current else { return }
+        // (In a callback, the current bridge is the system's own.)
+        guard MockBLEBridge.current == nil || MockBLEBridge.current === system.bridge else { return }
+        system.uninstall()
     }
 }
 
