@@ -153,7 +153,9 @@ extension MockBLEBridge {
     ///
     /// The condition must come to hold without the simulation's help: a paused wait whose
     /// condition never holds ends with ``Stall`` (``Stall/Reason/paused``) once nothing has
-    /// happened for the run's stall patience.
+    /// happened for the run's stall patience. The condition is read again after each callback
+    /// and call the kit sees, and every few milliseconds while the run waits for such activity,
+    /// so app work that calls nothing (set-up on its own queue) is seen too.
     ///
     /// A stalled run's report names each wait that had not ended, with where it was called
     /// and since when: the app's condition never held.
@@ -377,6 +379,8 @@ package final class OutsideWork: @unchecked Sendable {
     private var settlers: [Int: @Sendable (isolated MockBLEBridge) -> Bool] = [:]
     private var holds = 0
     private var appWaits: [Int: AppWait] = [:]
+    /// How many app waits have ended (each one that had to wait).
+    private var appWaitsEnded: UInt64 = 0
     private var unansweredCallSource: (@Sendable () -> [String])?
 
     init(lock: Lock = Lock()) {
@@ -512,8 +516,17 @@ package final class OutsideWork: @unchecked Sendable {
 
     /// Notes that a wait ended.
     func endAppWait(_ token: Int) {
-        lock.withLock { _ = appWaits.removeValue(forKey: token) }
+        lock.withLock {
+            _ = appWaits.removeValue(forKey: token)
+            appWaitsEnded &+= 1
+        }
     }
+
+    /// Whether an app wait is under way.
+    var hasAppWaits: Bool { lock.withLock { !appWaits.isEmpty } }
+
+    /// How many app waits have ended so far.
+    var endedAppWaits: UInt64 { lock.withLock { appWaitsEnded } }
 
     /// The app waits under way, oldest first.
     var pendingAppWaits: [AppWait] {

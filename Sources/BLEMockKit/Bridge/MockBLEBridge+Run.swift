@@ -91,7 +91,8 @@ extension MockBLEBridge {
     ) async throws -> T {
         try await Self.$current.withValue(self) {
             try await SelfDrivingScope.run(
-                on: executor, patience: patience, settle: { await self.settleOutside() }, step: { await self.step() },
+                on: executor, patience: patience, settle: { await self.settleOutside() },
+                recheck: { await self.recheckAppWaits(executor) }, step: { await self.step() },
                 ending: { self.runs.cancelTracked() },
                 stall: { step in
                     let reason: Stall.Reason =
@@ -142,6 +143,23 @@ extension MockBLEBridge {
         let settled = await runSettlers()
         await outside.passProbes()
         return settled || outside.activity != before
+    }
+
+    /// Has the waits on the app's state under way (`waitForApp`) read their conditions again,
+    /// and waits until they have; returns whether one of them ended. (App code working on its
+    /// own queue, without calling the kit, changes what they read with no activity to wake
+    /// them.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    nonisolated func recheckAppWaits(_ executor: SimulationExecutor) async -> Bool {
+        let ended = outside.endedAppWaits
+        guard outside.hasAppWaits else { return false }
+        outside.wakeWaiters()
+        // A wait reads its condition on its caller's isolation: the scope's executor, or an
+        // app queue (the main queue for a body on the main actor), which the probes pass.
+        await executor.untilIdle()
+        await outside.passProbes()
+        await executor.untilIdle()
+        return outside.endedAppWaits != ended
     }
 
     /// A direct call (a manager's, a test hook's) reaches the bridge: in a run, the app's calls

@@ -36,6 +36,7 @@ enum SelfDrivingScope {
     /// the scope's other tasks), and the scope returns once nothing on the executor can run.
     static func run<T: Sendable>(
         on executor: SimulationExecutor, patience: Duration, settle: @escaping @Sendable () async -> Bool = { false },
+        recheck: @escaping @Sendable () async -> Bool = { false },
         step: @escaping @Sendable () async -> Step, ending: @escaping @Sendable () -> Void = {},
         stall: @escaping @Sendable (Step) async -> any Error, body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
@@ -53,7 +54,7 @@ enum SelfDrivingScope {
         let driverTask = Task(executorPreference: executor) {
             do {
                 try await HelperTask.$preferredExecutor.withValue(executor) {
-                    try await drive(executor, patience, finished, settle, step, stall)
+                    try await drive(executor, patience, finished, settle, recheck, step, stall)
                 }
             } catch {
                 outcome.finish(.failure(error))
@@ -82,7 +83,7 @@ enum SelfDrivingScope {
     /// The driver: one step of time each time the scope's tasks all wait, until the body ends.
     private static func drive(
         _ executor: SimulationExecutor, _ patience: Duration, _ finished: Flag,
-        _ settle: @Sendable () async -> Bool, _ step: @Sendable () async -> Step,
+        _ settle: @Sendable () async -> Bool, _ recheck: @Sendable () async -> Bool, _ step: @Sendable () async -> Step,
         _ stall: @Sendable (Step) async -> any Error
     ) async throws {
         while true {
@@ -97,13 +98,33 @@ enum SelfDrivingScope {
             case .ran:
                 continue
             case .nothingScheduled, .held:
-                if executor.waitForOutsideWork(timeout: patience) { continue }
+                if await waitForProgress(executor, patience, recheck) { continue }
                 throw await stall(outcome)
             case .timeLimit:
                 throw await stall(outcome)
             }
         }
     }
+
+    /// Waits up to `patience` of wall-clock time for work from outside the scope; returns
+    /// whether some came. Every ``recheckInterval`` meanwhile, `recheck` has waits on the app's
+    /// state read it again (app code on its own queue may change what they read without calling
+    /// the kit, which is no activity the scope hears of); one that ended is progress.
+    private static func waitForProgress(
+        _ executor: SimulationExecutor, _ patience: Duration, _ recheck: @Sendable () async -> Bool
+    ) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: patience)
+        while true {
+            let left = max(.zero, clock.now.duration(to: deadline))
+            if executor.waitForOutsideWork(timeout: min(left, recheckInterval)) { return true }
+            if await recheck() { return true }
+            if left <= recheckInterval { return false }
+        }
+    }
+
+    /// How often waits on the app's state are read again while the scope waits for outside work.
+    static let recheckInterval: Duration = .milliseconds(10)
 
     /// A flag set once, readable from any thread.
     final class Flag: @unchecked Sendable {

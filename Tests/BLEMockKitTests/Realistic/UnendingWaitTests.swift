@@ -138,6 +138,24 @@ struct UnendingWaitTests {
         }
     }
 
+    /// App code on its own queue sets what a wait reads without calling the kit (50 ms of its
+    /// own set-up): no activity the run hears of. The wait used to miss it and stall after the
+    /// run's patience, with its condition holding.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A waitForApp whose condition comes to hold on the app's own queue, with no call to the kit, ends",
+        arguments: [false, true])
+    func anAppWaitSeesWhatTheAppDidOnItsOwnQueue(pausingSimulation: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: .init(seed: 25))
+        let ready = ReadyFlag()
+        try await bridge.run(stallPatience: .seconds(5)) {
+            DispatchQueue(label: "app").asyncAfter(deadline: .now() + .milliseconds(50)) { ready.set() }
+            try await bridge.waitForApp(pausingSimulation: pausingSimulation) { ready.isSet }
+        }
+        #expect(ready.isSet)
+        #expect(await bridge.now == .zero)
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A paused waitForApp that never ends is named as paused; one that ended is not named")
     func aPausedAppWaitIsNamedAsPaused() async throws {
@@ -186,4 +204,15 @@ struct UnendingWaitTests {
             #expect(stall.description.contains("connect"))
         }
     }
+}
+
+/// A flag app code sets on its own queue.
+private final class ReadyFlag: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only read and written with `lock` held.
+    private let lock = NSLock()
+    private var value = false
+
+    var isSet: Bool { lock.withLock { value } }
+
+    func set() { lock.withLock { value = true } }
 }
