@@ -33,6 +33,17 @@ import Testing
 /// with CoreBluetooth (a scan before the manager was powered on, a read the link's drop ended),
 /// if there were any: the callback the test waited for may be one of theirs.
 ///
+/// A stalled run cancels the body, and the trait waits for the body to end before the test
+/// does (a trait cannot leave the test's body running). A body waiting on something
+/// cancellation does not end (a continuation that only a callback that never came would
+/// resume) is given 10 s; then the trait stops the test process with a message saying so.
+/// Wait with ``MockBLEBridge/waitForApp(pausingSimulation:isolation:fileID:line:_:)`` instead,
+/// or end such a wait from `withTaskCancellationHandler`.
+///
+/// Issues recorded inside delegate callbacks (an `#expect` in `centralManager(_:didConnect:)`)
+/// run on the app's queue, outside the test's task: Swift Testing does not attribute them to
+/// the test, or name the seed. Note what the callback saw, and check it in the test's body.
+///
 /// As a suite trait it applies to every test of the suite.
 public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
     /// What each test runs with.
@@ -74,8 +85,12 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                     rawValue: "bridge seed \(seed); rerun only it: \(BridgeTestPlan.seedVariable)=\(seed) "
                         + "swift test --filter \(name)")
                 let run = SeedRun(fileNames: RunArtifacts.fileNames(title: name, seed: seed))
+                let ended = BodyEnd()
                 try await Self.watching(run, note: several ? note : nil, test: test, testCase: testCase) {
-                    let outcome = await plan.run(seed: seed, function)
+                    let outcome = await plan.run(seed: seed) {
+                        defer { ended.mark() }
+                        try await function()
+                    }
                     run.keep(outcome.bridge, unansweredCalls: outcome.unansweredCallsNote)
                     if let error = outcome.error {
                         Issue.record(error, Comment(rawValue: "the test threw on bridge seed \(seed)"))
@@ -86,12 +101,31 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                     }
                     if !outcome.isClean { _ = run.fail(because: nil) }
                 }
+                // A stalled run cancelled the body; it must have ended before this scope may
+                // return (the body is the test's, and cannot be left running).
+                if await !ended.wait(upTo: .seconds(10)) { Self.stop(name, seed: seed) }
                 guard run.failed, let bridge = run.bridge else { continue }
                 // The callback a failed test waited for may be one of the calls that got none.
                 if let unansweredCalls = run.unansweredCalls { Issue.record(Comment(rawValue: unansweredCalls)) }
                 Self.record(await bridge.runArtifacts(title: name, failures: run.failures), folder: folder)
             }
         }
+    }
+
+    /// Stops the process: a stalled test's body did not end when cancelled, and a trait cannot
+    /// return while the test's body runs (the testing library's closure would outlive its
+    /// scope). Says why, and what to change, rather than trap without a word.
+    static func stop(_ name: String, seed: UInt64) -> Never {
+        let message =
+            "BLEMockKit: \(name) stalled on bridge seed \(seed) (see the report above), and its body did not end "
+            + "when the stall cancelled it: it waits on something cancellation does not end, such as a "
+            + "continuation that only a callback that never came would resume. A test trait cannot leave a "
+            + "test's body running, so the test process stops here. Make the wait end on cancellation "
+            + "(wait with `bridge.waitForApp { … }`, or resume the continuation from a "
+            + "`withTaskCancellationHandler`), or run the test with XCTest's `runOnMockBridge`, which can "
+            + "leave such a body behind."
+        Issue.record(Comment(rawValue: message))
+        fatalError(message)
     }
 
     /// A test's name as `swift test --filter` and the files' names take it: without `()`.
@@ -235,5 +269,64 @@ extension Trait where Self == MockBridgeTrait {
         MockBridgeTrait(
             plan: BridgeTestPlan(
                 configuration: MockBLEBridge.Configuration(timing: timing), seeds: seeds, timeLimit: timeLimit))
+    }
+}
+
+/// When a test's body has ended (returned or thrown), for a trait that must not return before.
+final class BodyEnd: @unchecked Sendable {
+    // @unchecked Sendable: `ended` and `waiters` are only read and written with `lock` held;
+    // continuations are resumed after it is released.
+    private let lock = Lock()
+    private var ended = false
+    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var nextWaiter = 0
+
+    /// Notes that the body has ended.
+    func mark() {
+        let waiting = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            ended = true
+            defer { waiters.removeAll() }
+            return Array(waiters.values)
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    /// Whether the body has ended, waiting up to `limit` of wall-clock time for it (a cancelled
+    /// body that honours cancellation ends within moments).
+    func wait(upTo limit: Duration) async -> Bool {
+        if lock.withLock({ ended }) { return true }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.untilEnded()
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// Returns once the body has ended, or the calling task is cancelled.
+    private func untilEnded() async {
+        let token = lock.withLock {
+            defer { nextWaiter += 1 }
+            return nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = lock.withLock { () -> Bool in
+                    if ended || Task.isCancelled { return true }
+                    waiters[token] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            lock.withLock { waiters.removeValue(forKey: token) }?.resume()
+        }
     }
 }

@@ -99,6 +99,28 @@ struct MockBridgeTraitTests {
         }
     }
 
+    /// A body that waits on a continuation of its own does not end when the stall cancels it;
+    /// the trait waits for it to end before its scope returns (it used to return at once, and
+    /// the process trapped: the testing library's closure had escaped its scope). Here the
+    /// continuation is resumed half a second of wall-clock time after the stall.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aStalledBodyThatIgnoresCancellationIsWaitedForBeforeTheTestEnds() async throws {
+        let trait = MockBridgeTrait(plan: BridgeTestPlan(configuration: .init(seed: 10), timeLimit: .seconds(5)))
+        let test = try #require(Test.current)
+        try await withKnownIssue {
+            try await trait.provideScope(for: test, testCase: Test.Case.current) {
+                // Nothing the bridge knows of: the run stalls after its patience (1 s).
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1_500)) {
+                        continuation.resume()
+                    }
+                }
+            }
+        } matching: { issue in
+            (issue.error as? MockBLEBridge.Stall)?.seed == 10
+        }
+    }
+
     #if compiler(>=6.2)
         /// The comments of the issues recorded in `body`, which are then dropped.
         final class Captured: @unchecked Sendable {
