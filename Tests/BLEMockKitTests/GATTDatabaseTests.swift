@@ -207,10 +207,13 @@ struct GATTDatabaseDiscoveryTests {
         #expect(all.allSatisfy(database.isCurrent))
     }
 
-    @Test("A discovery's entries are counted as it would list them, without building them")
-    func discoveryEntriesAreCounted() throws {
+    /// The exchanges each discovery takes, as a server packs its responses (entries of one
+    /// size each, as many as fit in ATT_MTU − 2 bytes) and a client ends the procedure; the
+    /// figures match Google's bumble, as client and server, for the same databases.
+    @Test("A discovery's exchanges are counted as the server packs its responses and the client ends it")
+    func discoveryExchangesAreCounted() throws {
         var database = GATTDatabase()
-        _ = try database.add(GATTService(uuid: "180F", isPrimary: false))
+        let battery = try database.add(GATTService(uuid: "180F", isPrimary: false))
         let heartRate = try database.add(GATTDatabaseLayoutTests.heartRate)
         let custom = try database.add(
             GATTService(
@@ -218,30 +221,64 @@ struct GATTDatabaseDiscoveryTests {
                 characteristics: [
                     GATTCharacteristic(uuid: "2A19", properties: .read, permissions: .readable),
                     GATTCharacteristic(
-                        uuid: "6E400002-B5A3-F393-E0A9-E50E24DCCA9E", properties: .indicate, permissions: []),
+                        uuid: "6E400002-B5A3-F393-E0A9-E50E24DCCA9E", properties: .indicate, permissions: [],
+                        descriptors: [GATTDescriptor(uuid: "6E400003-B5A3-F393-E0A9-E50E24DCCA9E", value: Data([1]))]),
                 ]))
+        let includer = try database.add(
+            GATTService(
+                uuid: "1812", includedServices: ["180F", "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"],
+                characteristics: [GATTCharacteristic(uuid: "2A4D", properties: .read, permissions: .readable)]))
+        let onlyIncludes = try database.add(GATTService(uuid: "1813", includedServices: ["180F"]))
+        let empty = try database.add(GATTService(uuid: "1814"))
+        // Primary services: 180D, the 128-bit one, 1812, 1813, 1814 (180F is secondary): one
+        // response of a 16-bit entry, one of the 128-bit one (another size), one of the three
+        // 16-bit ones (18 of 21 bytes), then "attribute not found".
+        #expect(database.primaryServiceExchanges(matching: nil, mtu: 23) == 4)
+        #expect(database.primaryServiceExchanges(matching: ["180D"], mtu: 23) == 2)
+        #expect(database.primaryServiceExchanges(matching: [], mtu: 23) == 1)
+        #expect(database.primaryServiceExchanges(matching: ["180D", "1812", "1813"], mtu: 23) == 2)
+        // Three 16-bit declarations fill a response at ATT_MTU 23 (21 bytes); a 128-bit one
+        // after a 16-bit one starts its own.
+        #expect(database.characteristicExchanges(of: heartRate.handle, mtu: 23) == 2)
+        #expect(database.characteristicExchanges(of: custom.handle, mtu: 23) == 3)
+        #expect(database.characteristicExchanges(of: empty.handle, mtu: 23) == 0)
+        #expect(database.characteristicExchanges(of: 999, mtu: 23) == nil)
+        // Includes: none (one request, answered "not found"); a 16-bit and a 128-bit one
+        // (two responses, a read of the 128-bit UUID, the last request); a service that only
+        // includes ends at its include, so the client stops there.
+        #expect(database.includedServiceExchanges(of: heartRate.handle, mtu: 23) == 1)
+        #expect(database.includedServiceExchanges(of: includer.handle, mtu: 23) == 4)
+        #expect(database.includedServiceExchanges(of: onlyIncludes.handle, mtu: 23) == 1)
+        #expect(database.includedServiceExchanges(of: empty.handle, mtu: 23) == 0)
+        #expect(database.includedServiceExchanges(of: battery.handle, mtu: 23) == 0)
+        // Descriptors: the CCCD and a user description, or none; no last request.
         let peripheral = GATTDatabaseLayoutTests.peripheral
-        // Each count is what the built list holds.
-        for uuids in [nil, ["180D"], ["180F"], [], ["6E400001-B5A3-F393-E0A9-E50E24DCCA9E"]] as [[BluetoothUUID]?] {
-            let listed = database.primaryServices(matching: uuids, peripheral: peripheral)
-            let counted = database.primaryServiceEntries(matching: uuids)
-            #expect(counted.count == listed.count)
-            #expect(counted.hasLongUUID == listed.contains { $0.uuid.width == .bits128 })
-        }
-        #expect(database.primaryServiceEntries(matching: ["180D"]) == (1, false))
-        #expect(database.primaryServiceEntries(matching: nil) == (2, true))
-        #expect(try #require(database.characteristicEntries(of: heartRate.handle)) == (3, false))
-        #expect(try #require(database.characteristicEntries(of: custom.handle)) == (2, true))
-        #expect(database.characteristicEntries(of: 200) == nil)
         let characteristics = try #require(
             database.characteristics(of: heartRate.handle, matching: nil, peripheral: peripheral))
-        #expect(characteristics.map { database.descriptorCount(of: $0) } == [1, 0, 1])
+        #expect(characteristics.map { database.descriptorExchanges(of: $0, mtu: 23) } == [1, 0, 1])
         let indicating = try #require(
             database.characteristics(of: custom.handle, matching: nil, peripheral: peripheral))
-        #expect(indicating.map { database.descriptorCount(of: $0) } == [0, 1])
+        // The CCCD (16-bit) and a 128-bit descriptor: two responses.
+        #expect(indicating.map { database.descriptorExchanges(of: $0, mtu: 23) } == [0, 2])
         var missing = characteristics[0]
         missing.handle = 200
-        #expect(database.descriptorCount(of: missing) == nil)
+        #expect(database.descriptorExchanges(of: missing, mtu: 23) == nil)
+    }
+
+    @Test("A response holds as many entries of one size as fit in ATT_MTU - 2 bytes")
+    func responsesPackEntriesOfOneSize() {
+        func count(_ sizes: [Int], mtu: Int) -> Int {
+            var responses = GATTProcedure.Responses(mtu: mtu)
+            for size in sizes { responses.add(entryOf: size) }
+            return responses.count
+        }
+        #expect(count([], mtu: 23) == 0)
+        #expect(count([6, 6, 6], mtu: 23) == 1)
+        #expect(count([6, 6, 6, 6], mtu: 23) == 2)
+        #expect(count([6, 20, 6], mtu: 23) == 3)
+        #expect(count([20, 20], mtu: 23) == 2)
+        #expect(count([20, 20], mtu: 42) == 1)
+        #expect(count(Array(repeating: 7, count: 30), mtu: 185) == 2)
     }
 
     @Test("A reference stops being current when its service is removed or replaced")

@@ -63,35 +63,68 @@ extension GATTDatabase {
             .map { remote($0.local, peripheral: peripheral) }
     }
 
-    /// How many entries a discovery of the primary services (all, or those with the given
-    /// UUIDs) lists, and whether one has a 128-bit UUID: what its exchanges are planned from,
-    /// without building what it finds.
-    func primaryServiceEntries(matching uuids: [BluetoothUUID]?) -> (count: Int, hasLongUUID: Bool) {
-        var count = 0
-        var hasLongUUID = false
+    /// The exchanges a discovery of the primary services (all, or those with the given UUIDs)
+    /// takes at `mtu`: Read By Group Type responses, each listing as many services as fit whose
+    /// UUIDs have one size (a response's entries share one length, Vol 3, Part F, 3.4.4.10: a
+    /// 16-bit UUID makes an entry of 6 bytes, a 128-bit one of 20), and a last request answered
+    /// "attribute not found". Counted without building what the discovery finds.
+    func primaryServiceExchanges(matching uuids: [BluetoothUUID]?, mtu: Int) -> Int {
+        var responses = GATTProcedure.Responses(mtu: mtu)
         for service in services where service.local.isPrimary && (uuids?.contains(service.local.uuid) ?? true) {
-            count += 1
-            hasLongUUID = hasLongUUID || service.local.uuid.width == .bits128
+            responses.add(entryOf: service.local.uuid.width == .bits128 ? 20 : 6)
         }
-        return (count, hasLongUUID)
+        return responses.count + 1
     }
 
-    /// How many characteristic declarations the service at `handle` has, and whether one has a
-    /// 128-bit UUID (`nil` for no such service).
-    func characteristicEntries(of handle: UInt16) -> (count: Int, hasLongUUID: Bool)? {
+    /// The exchanges a discovery of the characteristics of the service at `handle` takes at
+    /// `mtu` (`nil` for no such service): Read By Type responses of characteristic declarations
+    /// of one UUID size each (7 bytes an entry with a 16-bit UUID, 21 with a 128-bit one), and a
+    /// last request answered "attribute not found"; none when the service has nothing after its
+    /// declaration.
+    func characteristicExchanges(of handle: UInt16, mtu: Int) -> Int? {
         guard let service = services.first(where: { $0.local.handle == handle }) else { return nil }
-        return (
-            service.characteristics.count,
-            service.characteristics.contains { $0.local.uuid.width == .bits128 }
-        )
+        guard service.local.endHandle > service.local.handle else { return 0 }
+        var responses = GATTProcedure.Responses(mtu: mtu)
+        for characteristic in service.characteristics {
+            responses.add(entryOf: characteristic.local.uuid.width == .bits128 ? 21 : 7)
+        }
+        return responses.count + 1
     }
 
-    /// How many descriptors a characteristic has, the stack-managed CCCD included (`nil` when
-    /// it is not in this database).
-    func descriptorCount(of characteristic: RemoteCharacteristic) -> Int? {
+    /// The exchanges a discovery of the services the service at `handle` includes takes at `mtu`
+    /// (`nil` for no such service; Vol 3, Part G, 4.5.1): Read By Type responses of include
+    /// declarations of one size each (8 bytes with the included service's 16-bit UUID, 6
+    /// without a 128-bit one, which a Read of the included service's declaration then fetches),
+    /// and a last request answered "attribute not found" unless the last include ends the
+    /// service; none when the service has nothing after its declaration.
+    func includedServiceExchanges(of handle: UInt16, mtu: Int) -> Int? {
+        guard let service = services.first(where: { $0.local.handle == handle }) else { return nil }
+        guard service.local.endHandle > service.local.handle else { return 0 }
+        var responses = GATTProcedure.Responses(mtu: mtu)
+        var reads = 0
+        for included in service.local.includedServiceHandles {
+            let isLong = services.first { $0.local.handle == included }?.local.uuid.width == .bits128
+            responses.add(entryOf: isLong ? 6 : 8)
+            if isLong { reads += 1 }
+        }
+        // The includes sit right after the declaration: the last one ends a service with no
+        // characteristics, and the client stops there.
+        let endsService = service.characteristics.isEmpty && !service.local.includedServiceHandles.isEmpty
+        return responses.count + reads + (endsService ? 0 : 1)
+    }
+
+    /// The exchanges a discovery of a characteristic's descriptors takes at `mtu` (`nil` when
+    /// it is not in this database): Find Information responses of descriptors of one UUID size
+    /// each (4 bytes with a 16-bit UUID, 18 with a 128-bit one), the stack-managed CCCD first;
+    /// no last request, as the last descriptor ends the range the client asks for (Vol 3,
+    /// Part G, 4.7.1), and none at all for a characteristic without descriptors.
+    func descriptorExchanges(of characteristic: RemoteCharacteristic, mtu: Int) -> Int? {
         guard let location = location(ofValueHandle: characteristic.handle) else { return nil }
         let record = services[location.service].characteristics[location.characteristic]
-        return (record.cccdHandle == nil ? 0 : 1) + record.descriptors.count
+        var responses = GATTProcedure.Responses(mtu: mtu)
+        if record.cccdHandle != nil { responses.add(entryOf: 4) }
+        for descriptor in record.descriptors { responses.add(entryOf: descriptor.uuid.width == .bits128 ? 18 : 4) }
+        return responses.count
     }
 
     /// The services included by the service at `handle`.

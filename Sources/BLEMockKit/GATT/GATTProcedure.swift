@@ -101,12 +101,30 @@ struct GATTProcedure: Sendable {
         length <= mtu - 3 ? 1 : (length + mtu - 6) / (mtu - 5) + 1
     }
 
-    /// Exchanges of a discovery that lists `count` entries of `entrySize` bytes: responses of
-    /// as many entries as fit in ATT_MTU − 2 bytes, and a final request answered with
-    /// "attribute not found".
-    static func discoveryExchanges(count: Int, entrySize: Int, mtu: Int) -> Int {
-        let perResponse = max(1, (mtu - 2) / entrySize)
-        return (count + perResponse - 1) / perResponse + 1
+    /// The responses a discovery's server sends for the entries it lists, in order: each holds
+    /// as many entries as fit in ATT_MTU − 2 bytes (after the opcode and the length or format
+    /// byte), all of one size (a response's entries share one length: an entry of another size
+    /// starts the next response).
+    struct Responses {
+        /// The bytes one response has for entries.
+        private let room: Int
+        /// The responses so far.
+        private(set) var count = 0
+        private var size = 0
+        private var used = 0
+
+        init(mtu: Int) { room = mtu - 2 }
+
+        /// Lists the next entry, of `size` bytes.
+        mutating func add(entryOf size: Int) {
+            if count == 0 || size != self.size || used + size > room {
+                count += 1
+                self.size = size
+                used = size
+            } else {
+                used += size
+            }
+        }
     }
 
     /// Appends one Read (Blob) response: at most ATT_MTU − 1 bytes count; the read is done

@@ -94,25 +94,19 @@ extension World {
         let p = peripherals.position(of: peripheral)!
         switch kind {
         case .discoverServices(let uuids):
-            let listed = peripherals[at: p].database.primaryServiceEntries(matching: uuids)
-            return GATTProcedure.discoveryExchanges(
-                count: listed.count, entrySize: listed.hasLongUUID ? 20 : 6, mtu: mtu)
-        case .discoverIncludedServices:
-            return 2
+            return peripherals[at: p].database.primaryServiceExchanges(matching: uuids, mtu: mtu)
+        case .discoverIncludedServices(let service, _):
+            return peripherals[at: p].database.includedServiceExchanges(of: service.handle, mtu: mtu) ?? 1
         case .discoverCharacteristics(let service, _):
             // The client reads every characteristic declaration in the service's range and
             // filters by UUID itself (Vol 3, Part G, 4.6.2): the UUIDs asked for do not
             // change what crosses the link.
-            let listed = peripherals[at: p].database.characteristicEntries(of: service.handle) ?? (0, false)
-            return GATTProcedure.discoveryExchanges(
-                count: listed.count, entrySize: listed.hasLongUUID ? 21 : 7, mtu: mtu)
+            return peripherals[at: p].database.characteristicExchanges(of: service.handle, mtu: mtu) ?? 1
         case .discoverDescriptors(let characteristic):
             try requireCurrent(characteristic, on: slot)
-            let count = peripherals[at: p].database.descriptorCount(of: characteristic) ?? 0
             // Descriptors sit between the value handle and the next declaration: with none,
             // the range is empty and the client sends no request at all (Vol 3, Part G, 4.7.1).
-            guard count > 0 else { return 0 }
-            return GATTProcedure.discoveryExchanges(count: count, entrySize: 4, mtu: mtu)
+            return peripherals[at: p].database.descriptorExchanges(of: characteristic, mtu: mtu) ?? 0
         case .read(let characteristic), .readBlob(let characteristic, _):
             // A read ends on its first short part (or at 512 bytes): see `appendReadPart`.
             try requireCurrent(characteristic, on: slot)
