@@ -30,8 +30,10 @@ extension Fragmenter {
                     length: messageLength, maxPacketLength: maxPacketLength, limit: sequenceLimit)
             }
             self.messageLength = messageLength
-            self.payloadLength = maxPacketLength - Fragmenter.headerLength
             let frameLength = messageLength + Fragmenter.frameOverhead
+            // A packet never carries more than the whole frame: a larger limit (up to Int.max)
+            // makes one packet, without overflowing the count below.
+            self.payloadLength = min(maxPacketLength - Fragmenter.headerLength, frameLength)
             self.packetCount = (frameLength + payloadLength - 1) / payloadLength
             self.checksum = checksum
         }

@@ -80,6 +80,10 @@ extension Reassembler {
     mutating func remember(_ key: Key, at now: Instant) {
         let limit = configuration.effectiveMaximumRememberedMessages
         guard limit > 0 else { return }
+        // Entries that expired (or that `isRemembered` already forgot) leave the order too:
+        // a peer reusing a few ids, each after its last one expired, would otherwise grow it
+        // by one entry a message for ever.
+        forgetRemembered(before: now)
         rememberedSerial += 1
         remembered[key] = Remembered(
             expiry: now.advanced(by: configuration.partialMessageTimeout), serial: rememberedSerial)
@@ -119,6 +123,19 @@ extension Reassembler {
             rememberedHead = 0
         } else if rememberedHead >= 64, rememberedHead * 2 >= rememberedOrder.count {
             rememberedOrder.removeFirst(rememberedHead)
+            rememberedHead = 0
+        }
+    }
+
+    /// Forgets the remembered ids of `link`: its next messages start afresh whatever ids
+    /// they reuse. For a link that went down, or a peer that started a new session on it (a
+    /// new sender's ids start again from the first), when no late packet of an old message
+    /// can arrive any more.
+    public mutating func forgetRemembered(for link: Link) {
+        guard !remembered.isEmpty else { return }
+        remembered = remembered.filter { $0.key.link != link }
+        if remembered.isEmpty {
+            rememberedOrder.removeAll(keepingCapacity: true)
             rememberedHead = 0
         }
     }

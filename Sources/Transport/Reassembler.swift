@@ -38,6 +38,11 @@
 /// messages (16 by default) and remembers at most 32,768 finished ids, both far below
 /// 2¹⁶, so a recurring id can only meet stale state if tens of thousands of messages
 /// on the link were lost in between, and even then the CRC-32C check rejects a mix.
+/// A new sender on the link (a new channel after a reconnect) starts its ids from the first
+/// again: when the link's session ends, the owner calls ``forgetRemembered(for:)`` so that its
+/// first messages are not taken for late packets of the old session's (the message channels
+/// do so when their link goes down, and a peripheral's when a central subscribes or
+/// unsubscribes).
 ///
 /// The reassembler is a value type: the owner of the links owns it and serializes access
 /// (for example inside an actor).

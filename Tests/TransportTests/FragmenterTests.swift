@@ -101,4 +101,16 @@ struct FragmenterTests {
         #expect(visited == arrays)
         #expect(data.map { Array($0) } == arrays)
     }
+
+    /// A packet length beyond any frame (up to Int.max) makes one packet; the count used to
+    /// overflow and trap.
+    @Test("A maximum packet length up to Int.max gives one packet, without trapping")
+    func anEnormousPacketLengthGivesOnePacket() throws {
+        for length in [Int.max, Int.max - 3, Int.max / 2, 1 << 40] {
+            #expect(try Fragmenter.packetCount(forMessageLength: 10, maxPacketLength: length) == 1)
+            let packets = try Fragmenter.packets(for: Array(repeating: 7, count: 10), maxPacketLength: length, id: 3)
+            #expect(packets.count == 1)
+            #expect(packets[0].count == 10 + Fragmenter.frameOverhead + Fragmenter.headerLength)
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-import Transport
+
+@testable import Transport
 
 @Suite("Reassembler", .timeLimit(.minutes(10)))
 struct ReassemblerTests {
@@ -170,5 +171,36 @@ struct ReassemblerTests {
         #expect(throws: TransportError.declaredLengthTooLarge(messageID: 2, declaredLength: 65, limit: 64)) {
             try reassembler.receive(over[0], from: "a", at: .zero)
         }
+    }
+
+    /// A new session on a link (a new sender after a reconnect) numbers its messages from the
+    /// first id again: once the owner forgets the link's remembered ids, the first message of
+    /// the session is delivered instead of being ignored as a late packet of an old message.
+    @Test("Forgetting a link's remembered ids lets a new session's message with an old id through")
+    func forgettingALinksRememberedIds() throws {
+        var reassembler = TestReassembler()
+        let old = try Fragmenter.packets(for: [1, 2, 3], maxPacketLength: 20, id: 0)
+        let new = try Fragmenter.packets(for: [4, 5, 6], maxPacketLength: 20, id: 0)
+        #expect(try reassembler.receive(old[0], from: "a", at: Self.at(0)) == [1, 2, 3])
+        #expect(try reassembler.receive(old[0], from: "b", at: Self.at(0)) == [1, 2, 3])
+        #expect(try reassembler.receive(new[0], from: "a", at: Self.at(1)) == nil)
+        reassembler.forgetRemembered(for: "a")
+        #expect(try reassembler.receive(new[0], from: "a", at: Self.at(1)) == [4, 5, 6])
+        // Another link's ids are still remembered.
+        #expect(try reassembler.receive(new[0], from: "b", at: Self.at(1)) == nil)
+    }
+
+    /// A peer reusing one id, each message after the last one's memory expired: the memory of
+    /// finished ids stays at one entry (its order list grew by one a message, for ever).
+    @Test("Remembered ids stay bounded when a peer reuses an id after each expiry")
+    func rememberedIdsStayBoundedWhenAnIdIsReused() throws {
+        var reassembler = TestReassembler(configuration: .init(partialMessageTimeout: .seconds(1)))
+        let packet = try Fragmenter.packets(for: [9], maxPacketLength: 20, id: 0)[0]
+        for second in 0..<5_000 {
+            #expect(try reassembler.receive(packet, from: "a", at: Self.at(2 * second)) == [9])
+        }
+        #expect(reassembler.remembered.count == 1)
+        #expect(reassembler.rememberedOrder.count - reassembler.rememberedHead <= 1)
+        #expect(reassembler.rememberedOrder.count <= 128)
     }
 }

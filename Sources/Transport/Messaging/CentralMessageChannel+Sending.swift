@@ -22,7 +22,8 @@ extension CentralMessageChannel {
     ///   ``TransportConfiguration/maximumMessageLength`` bytes. May be empty.
     /// - Throws: ``TransportError`` if the message cannot be fragmented;
     ///   ``MessageChannelError`` if the channel closes or the link goes down while waiting;
-    ///   `CancellationError` if the task is cancelled while waiting; and whatever the
+    ///   `CancellationError` if the task is cancelled (checked before each packet, and while
+    ///   waiting); and whatever the
     ///   manager's `writeValue` or `maximumWriteValueLength` throws. Packets written
     ///   before the error stay written (the peripheral reports the incomplete message when
     ///   it expires).
@@ -37,12 +38,36 @@ extension CentralMessageChannel {
             for: message, maxPacketLength: maxPacketLength, id: id,
             maximumMessageLength: configuration.maximumMessageLength)
         for packet in packets {
+            // (Cancelled between packets: the packets written stay written; the peripheral
+            // reports the incomplete message when it expires.)
+            try Task.checkCancellation()
+            guard !isClosed else { throw MessageChannelError.closed }
+            // The check for room and the write, one send at a time (see `WriteTurn`).
+            try await takeWriteTurn()
+            defer { writeTurn.release() }
             guard !isClosed else { throw MessageChannelError.closed }
             if writeType == .withoutResponse {
                 try await waitUntilCanSendWriteWithoutResponse()
             }
             try await central.writeValue(Data(packet), for: characteristic, type: writeType)
         }
+    }
+
+    /// Returns holding the write turn, in the order senders asked for it.
+    private func takeWriteTurn() async throws {
+        if writeTurn.take() { return }
+        let id = writeTurn.makeID()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: WriteTurn.Waiter) in
+                writeTurn.wait(waiter, id: id)
+            }
+        } onCancel: {
+            HelperTask.start { await self.cancelTurnWaiter(id) }
+        }
+    }
+
+    private func cancelTurnWaiter(_ id: UInt64) {
+        writeTurn.cancel(id)
     }
 
     /// Sends one message to the peripheral; see ``send(_:)-([UInt8])``.

@@ -62,6 +62,7 @@ public actor CentralMessageChannel<C: Clock> where C.Duration == Swift.Duration 
     var inbox: MessageInbox<C.Instant>
     var ids = MessageIDAllocator()
     var ready = ReadinessGate()
+    var writeTurn = WriteTurn()
     var isClosed = false
     var eventTask: Task<Void, Never>?
     var expiry = ExpiryTimer<C>()
@@ -141,6 +142,7 @@ public actor CentralMessageChannel<C: Clock> where C.Duration == Swift.Duration 
         expiry.cancel()
         perform(inbox.discardAll())
         ready.fail(with: MessageChannelError.closed)
+        writeTurn.fail(with: MessageChannelError.closed)
         messageSink.finish()
         failureSink.finish()
     }

@@ -76,7 +76,15 @@ struct MessageInbox<Instant: InstantProtocol>: Sendable where Instant.Duration =
     /// or nothing if there were none.
     mutating func discard(from peer: UUID) -> [Outcome] {
         let count = reassembler.discardPartialMessages(for: peer)
+        // The link's next session (a reconnect, a new channel) starts its ids afresh.
+        reassembler.forgetRemembered(for: peer)
         return count == 0 ? [] : [.failure(.discarded(from: peer, partialMessages: count))]
+    }
+
+    /// Forgets the ids of `peer`'s finished messages: it starts a new session (its sender's
+    /// ids start again from the first), and none of its old messages' packets can come.
+    mutating func startSession(of peer: UUID) {
+        reassembler.forgetRemembered(for: peer)
     }
 
     /// Drops every partial message from every peer (the channel is closing) and reports

@@ -24,7 +24,8 @@ extension PeripheralMessageChannel {
     /// - Throws: ``MessageChannelError/notSubscribed(central:)`` if the central is not
     ///   subscribed, or unsubscribes during the send; ``MessageChannelError/closed`` if
     ///   the channel closes; ``TransportError`` if the message cannot be fragmented;
-    ///   `CancellationError` if the task is cancelled while waiting; and whatever
+    ///   `CancellationError` if the task is cancelled (checked before each packet, and while
+    ///   waiting); and whatever
     ///   `updateValue` throws.
     public func send(_ message: [UInt8], to central: UUID) async throws {
         guard !isClosed else { throw MessageChannelError.closed }
@@ -42,6 +43,9 @@ extension PeripheralMessageChannel {
             for: message, maxPacketLength: maxPacketLength, id: id,
             maximumMessageLength: configuration.maximumMessageLength)
         for packet in packets {
+            // (Cancelled between packets: the packets sent stay sent; the central reports the
+            // incomplete message when it expires.)
+            try Task.checkCancellation()
             let value = Data(packet)
             while true {
                 guard !isClosed else { throw MessageChannelError.closed }

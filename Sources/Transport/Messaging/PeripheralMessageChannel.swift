@@ -159,6 +159,11 @@ public actor PeripheralMessageChannel<C: Clock> where C.Duration == Swift.Durati
             ready.signal()
         case .unsubscribed(let central, let source) where source.handle == characteristic.handle:
             unsubscriptions[central.identifier, default: 0] += 1
+            // The central's session ended (it stopped listening, or its link went down): a
+            // channel it makes next numbers its messages from the first id again.
+            inbox.startSession(of: central.identifier)
+        case .subscribed(let central, let source) where source.handle == characteristic.handle:
+            inbox.startSession(of: central.identifier)
         case .stateChanged(let state) where state != .poweredOn:
             perform(inbox.discardAll())
             scheduleExpiry()

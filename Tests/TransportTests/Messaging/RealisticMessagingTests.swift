@@ -63,3 +63,118 @@ struct RealisticMessagingTests {
         #expect(delivered.isEmpty)
     }
 }
+
+/// Found by an adversarial probe of the channels.
+extension RealisticMessagingTests {
+    /// Two sends at once over a write queue of one: each packet's check for room and its write
+    /// are one step (the channel actor is reentrant between them), so no packet is dropped and
+    /// both messages arrive. Both sends used to see room for one packet, write, and lose the
+    /// second write, while both returned success.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "Concurrent sends over a write queue that holds one packet lose nothing and deliver every message",
+        arguments: [2, 4])
+    func concurrentSendsOverAQueueOfOneDeliverEveryMessage(senders: Int) async throws {
+        let rig = try await Self.rig(writeCapacity: 1)
+        let delivered = try await rig.bridge.run {
+            let receiver = await PeripheralMessageChannel(
+                peripheral: rig.peripheral, characteristic: rig.characteristic, clock: rig.bridge.clock)
+            let sender = await CentralMessageChannel(
+                central: rig.central, characteristic: rig.remote, clock: rig.bridge.clock)
+            let messages = receiver.messages()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for salt in 0..<senders {
+                    group.addTask { try await sender.send(MessagingFixture.message(size: 100, salt: UInt8(salt))) }
+                }
+                try await group.waitForAll()
+            }
+            let delivered = await messages.next(senders)
+            await sender.close()
+            await receiver.close()
+            return delivered
+        }
+        #expect(
+            Set(delivered.map(\.bytes))
+                == Set((0..<senders).map { MessagingFixture.message(size: 100, salt: UInt8($0)) }))
+        let dropped = await rig.bridge.log.filter { $0.kind == .write && $0.detail == "dropped: transmit queue full" }
+        #expect(dropped.isEmpty)
+    }
+
+    /// A new channel after a reconnect numbers its messages from the first id again; the
+    /// peer's channel forgets the ids of the old session's messages when the link goes down
+    /// (and, on the peripheral, when the central unsubscribes or subscribes), so the new
+    /// session's first message is delivered. It used to be ignored as a late packet of the old
+    /// message with the same id, for the partial-message timeout, with nothing reported.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A new channel after a reconnect has its first message delivered, in both directions")
+    func aNewChannelAfterAReconnectIsHeard() async throws {
+        let rig = try await Self.rig()
+        let (fromCentral, fromPeripheral) = try await rig.bridge.run {
+            let peripheralSide = await PeripheralMessageChannel(
+                peripheral: rig.peripheral, characteristic: rig.characteristic, clock: rig.bridge.clock)
+            let toPeripheral = peripheralSide.messages()
+            var centralSide = await CentralMessageChannel(
+                central: rig.central, characteristic: rig.remote, clock: rig.bridge.clock)
+            var toCentral = centralSide.messages()
+            try await centralSide.send([1, 2, 3])
+            try await peripheralSide.send([1, 2, 3], to: rig.central.identifier)
+            var fromCentral = await toPeripheral.next(1).map(\.bytes)
+            var fromPeripheral = await toCentral.next(1)
+            await centralSide.close()
+            try await rig.central.cancelPeripheralConnection(rig.peripheral.identifier)
+            try await rig.central.connect(rig.peripheral.identifier)
+            let remote = try await rig.central.discoverAll(for: rig.peripheral.identifier)[0]
+            try await rig.central.setNotifyValue(true, for: remote)
+            centralSide = await CentralMessageChannel(
+                central: rig.central, characteristic: remote, clock: rig.bridge.clock)
+            toCentral = centralSide.messages()
+            try await centralSide.send([4, 5, 6])
+            try await peripheralSide.send([4, 5, 6], to: rig.central.identifier)
+            fromCentral += await toPeripheral.next(1).map(\.bytes)
+            fromPeripheral += await toCentral.next(1)
+            await centralSide.close()
+            await peripheralSide.close()
+            return (fromCentral, fromPeripheral)
+        }
+        #expect(fromCentral == [[1, 2, 3], [4, 5, 6]])
+        #expect(fromPeripheral == [[1, 2, 3], [4, 5, 6]])
+    }
+
+    /// A send whose task is cancelled stops before its next packet with `CancellationError`
+    /// (it used to go on to the end and report success while the queue had room).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A cancelled send stops with CancellationError, on either side")
+    func aCancelledSendStops() async throws {
+        let rig = try await Self.rig(writeCapacity: 100, updateCapacity: 100)
+        let outcomes = try await rig.bridge.run { () -> [Bool] in
+            let peripheralSide = await PeripheralMessageChannel(
+                peripheral: rig.peripheral, characteristic: rig.characteristic, clock: rig.bridge.clock)
+            let centralSide = await CentralMessageChannel(
+                central: rig.central, characteristic: rig.remote, clock: rig.bridge.clock)
+            let central = rig.central.identifier
+            let fromCentral = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                try await centralSide.send(MessagingFixture.message(size: 1_000))
+            }
+            let fromPeripheral = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                try await peripheralSide.send(MessagingFixture.message(size: 1_000), to: central)
+            }
+            var outcomes: [Bool] = []
+            for task in [fromCentral, fromPeripheral] {
+                do {
+                    try await task.value
+                    outcomes.append(false)
+                } catch {
+                    outcomes.append(error is CancellationError)
+                }
+            }
+            await centralSide.close()
+            await peripheralSide.close()
+            return outcomes
+        }
+        #expect(outcomes == [true, true])
+        let sent = await rig.bridge.log.filter { $0.kind == .write || $0.kind == .notification }
+        #expect(sent.isEmpty)
+    }
+}
