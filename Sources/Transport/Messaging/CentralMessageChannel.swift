@@ -47,6 +47,12 @@ import BLECore
 /// task and the expiry timer, fails waiting sends with ``MessageChannelError/closed``, and
 /// finishes both streams. Releasing the last reference to the channel does the same
 /// (without the final reports), so an unclosed channel does not leak its tasks.
+///
+/// A new channel numbers its messages from the first id again. After a reconnect that is
+/// what the peer's channel expects (it forgets the old session's ids when the link goes
+/// down, or when the central subscribes again). A channel that replaces another on a link
+/// that stays up, with no new subscription, is not heard until the old messages' ids are
+/// forgotten (``TransportConfiguration/partialMessageTimeout``): keep one channel per link.
 public actor CentralMessageChannel<C: Clock> where C.Duration == Swift.Duration {
     /// The central manager the channel writes with.
     public nonisolated let central: any CentralManaging
