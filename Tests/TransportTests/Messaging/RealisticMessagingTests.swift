@@ -152,22 +152,29 @@ extension RealisticMessagingTests {
             let centralSide = await CentralMessageChannel(
                 central: rig.central, characteristic: rig.remote, clock: rig.bridge.clock)
             let central = rig.central.identifier
-            let fromCentral = Task {
-                withUnsafeCurrentTask { $0?.cancel() }
-                try await centralSide.send(MessagingFixture.message(size: 1_000))
-            }
-            let fromPeripheral = Task {
-                withUnsafeCurrentTask { $0?.cancel() }
-                try await peripheralSide.send(MessagingFixture.message(size: 1_000), to: central)
-            }
-            var outcomes: [Bool] = []
-            for task in [fromCentral, fromPeripheral] {
-                do {
-                    try await task.value
-                    outcomes.append(false)
-                } catch {
-                    outcomes.append(error is CancellationError)
+            // Child tasks (they run in the run's scope), each cancelled before it sends.
+            let outcomes = await withTaskGroup(of: (Int, Bool).self) { group -> [Bool] in
+                group.addTask {
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    do {
+                        try await centralSide.send(MessagingFixture.message(size: 1_000))
+                        return (0, false)
+                    } catch {
+                        return (0, error is CancellationError)
+                    }
                 }
+                group.addTask {
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    do {
+                        try await peripheralSide.send(MessagingFixture.message(size: 1_000), to: central)
+                        return (1, false)
+                    } catch {
+                        return (1, error is CancellationError)
+                    }
+                }
+                var outcomes = [false, false]
+                for await (side, cancelled) in group { outcomes[side] = cancelled }
+                return outcomes
             }
             await centralSide.close()
             await peripheralSide.close()
