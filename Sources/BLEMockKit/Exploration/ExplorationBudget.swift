@@ -86,10 +86,10 @@ public struct ExplorationBudget: Sendable, Hashable {
     public var problem: String? {
         let owner = "ExplorationBudget"
         return ConfigurationProblems.first([
-            faultCount.lowerBound >= 0
+            faultCount.lowerBound >= 0 && faultCount.upperBound <= Self.maximumFaultCount
                 ? nil
                 : ConfigurationProblems.outside(
-                    "\(owner).faultCount", "\(faultCount)", "0…"),
+                    "\(owner).faultCount", "\(faultCount)", "0…\(Self.maximumFaultCount)"),
             ConfigurationProblems.check("\(owner).mtu.lowerBound", mtu.lowerBound, in: MTUMode.validRange),
             ConfigurationProblems.check("\(owner).mtu.upperBound", mtu.upperBound, in: MTUMode.validRange),
             ConfigurationProblems.check(
@@ -107,14 +107,25 @@ public struct ExplorationBudget: Sendable, Hashable {
             updateQueueCapacity.flatMap {
                 ConfigurationProblems.check("\(owner).updateQueueCapacity", atLeast: 1, $0.lowerBound)
             },
-            window.flatMap { ConfigurationProblems.check("\(owner).window", nonNegative: $0.lowerBound) },
+            window.flatMap { ConfigurationProblems.check("\(owner).window", $0.lowerBound, in: Self.durations) },
+            window.flatMap { ConfigurationProblems.check("\(owner).window", $0.upperBound, in: Self.durations) },
             profiles.indices.lazy.compactMap { profiles[$0].problem(in: "\(owner).profiles[\($0)]") }.first,
-            ConfigurationProblems.check("\(owner).faultDuration", nonNegative: faultDuration.lowerBound),
+            ConfigurationProblems.check("\(owner).faultDuration", faultDuration.lowerBound, in: Self.durations),
+            ConfigurationProblems.check("\(owner).faultDuration", faultDuration.upperBound, in: Self.durations),
             faultKinds.contains(.attError) && attErrors.isEmpty
                 ? "\(owner).attErrors: empty, but .attError faults may be drawn; give an error or leave the kind out"
                 : nil,
         ])
     }
+
+    /// The most faults one run may draw: far more than a run can use, far from what would
+    /// exhaust memory drawing them.
+    public static let maximumFaultCount = 10_000
+
+    /// The range a budget's durations (its window and fault durations) must lie in: up to
+    /// about 31 years of virtual time, far beyond any run, and within what a plan's
+    /// milliseconds hold.
+    public static let durations: ClosedRange<Duration> = .zero ... .seconds(1_000_000_000)
 
     /// The kinds in a fixed order, so draws do not depend on a set's iteration order.
     var orderedKinds: [PlannedFault.Kind] { faultKinds.sorted() }

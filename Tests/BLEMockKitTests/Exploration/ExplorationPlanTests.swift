@@ -102,7 +102,11 @@ struct ExplorationPlanTests {
     @Test(
         "A bad budget names the field, the value and the range",
         arguments: [
-            (ExplorationBudget(faultCount: -1...2), "ExplorationBudget.faultCount: -1...2 is outside 0…"),
+            (ExplorationBudget(faultCount: -1...2), "ExplorationBudget.faultCount: -1...2 is outside 0…10000"),
+            (
+                ExplorationBudget(faultCount: 0...Int.max),
+                "ExplorationBudget.faultCount: 0...\(Int.max) is outside 0…10000"
+            ),
             (ExplorationBudget(mtu: 10...100), "ExplorationBudget.mtu.lowerBound: 10 is outside 23…517"),
             (ExplorationBudget(mtu: 23...600), "ExplorationBudget.mtu.upperBound: 600 is outside 23…517"),
             (
@@ -128,11 +132,19 @@ struct ExplorationPlanTests {
             (ExplorationBudget(updateQueueCapacity: 0...4), "ExplorationBudget.updateQueueCapacity: 0 is outside 1…"),
             (
                 ExplorationBudget(window: .milliseconds(-5) ... .zero),
-                "ExplorationBudget.window: -0.005s is outside 0s…"
+                "ExplorationBudget.window: -0.005s is outside 0s…1000000000s"
+            ),
+            (
+                ExplorationBudget(window: .zero ... .seconds(1 << 61)),
+                "ExplorationBudget.window: 2305843009213693952s is outside 0s…1000000000s"
             ),
             (
                 ExplorationBudget(faultDuration: .seconds(-1) ... .seconds(1)),
-                "ExplorationBudget.faultDuration: -1s is outside 0s…"
+                "ExplorationBudget.faultDuration: -1s is outside 0s…1000000000s"
+            ),
+            (
+                ExplorationBudget(faultDuration: .seconds(1) ... .seconds(2_000_000_000)),
+                "ExplorationBudget.faultDuration: 2000000000s is outside 0s…1000000000s"
             ),
             (
                 ExplorationBudget(attErrors: []),
