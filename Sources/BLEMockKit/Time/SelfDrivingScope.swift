@@ -30,7 +30,8 @@ enum SelfDrivingScope {
     /// that waits on something cancellation does not end (a continuation of its own) would
     /// otherwise keep the scope, and the test, waiting for ever. Such a body is left suspended
     /// until what it waits on resumes it; it then runs to its end off the scope (the stopped
-    /// executor hands it to the global concurrent executor).
+    /// executor hands it to the global concurrent executor). So is a body that swallows its
+    /// cancellation in a loop, once it has run ``jobsToSettle`` jobs after the scope ended.
     ///
     /// When the body has ended (or the scope stalled), `ending` runs on the executor (it cancels
     /// the scope's other tasks), and the scope returns once nothing on the executor can run.
@@ -72,10 +73,14 @@ enum SelfDrivingScope {
         driverTask.cancel()
         await driverTask.value
         // The scope's other tasks (`ending` cancels them) get to run what their cancellation
-        // wakes, until nothing on the executor can run: after the scope, nothing would.
+        // wakes, until nothing on the executor can run: after the scope, nothing would. A
+        // task that never stops (a cancelled body swallowing its `CancellationError` in a
+        // loop) is given a bounded number of jobs, then left to the global executor as the
+        // stopped executor hands it on, so that the scope (a stalled test, an exploration)
+        // ends rather than waits for ever.
         await Task(executorPreference: executor) {
             ending()
-            await executor.untilIdle()
+            await executor.untilIdle(orAfterJobs: Self.jobsToSettle)
         }.value
         return try result.get()
     }
@@ -122,6 +127,9 @@ enum SelfDrivingScope {
             if left <= recheckInterval { return false }
         }
     }
+
+    /// The most jobs the scope's tasks may run after it ends before it returns regardless.
+    static let jobsToSettle: UInt64 = 100_000
 
     /// How often waits on the app's state are read again while the scope waits for outside work.
     static let recheckInterval: Duration = .milliseconds(10)

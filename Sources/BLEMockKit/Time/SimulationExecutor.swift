@@ -31,6 +31,10 @@ final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
     private var queue: [UnownedJob] = []
     private var queueHead = 0
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Waiters that also return once the executor has run this many jobs in all, idle or not.
+    private var boundedIdleWaiters: [(continuation: CheckedContinuation<Void, Never>, jobs: UInt64)] = []
+    /// The jobs run so far.
+    private var jobsRun: UInt64 = 0
     private var stopped = false
     /// The thread has returned: nothing will run what is queued here any more.
     private var ended = false
@@ -91,6 +95,18 @@ final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
+    /// Returns once the executor has nothing to run, or once it has run `jobs` more jobs
+    /// (a task that never waits, such as a cancelled one swallowing its `CancellationError`
+    /// in a loop, would otherwise keep it busy for ever). (Called from a job of this executor.)
+    func untilIdle(orAfterJobs jobs: UInt64) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            condition.withLock {
+                boundedIdleWaiters.append((continuation, jobsRun &+ jobs))
+                condition.signal()
+            }
+        }
+    }
+
     /// Waits up to `timeout` of wall-clock time for a job to arrive from outside the scope
     /// (a task it cannot see calling in); returns whether one did.
     func waitForOutsideWork(timeout: Duration) -> Bool {
@@ -124,11 +140,27 @@ final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
             enum Next {
                 case job(UnownedJob)
                 case idle([CheckedContinuation<Void, Never>])
-                case stop
+                case stop([UnownedJob])
             }
             let next: Next = condition.withLock {
                 while true {
+                    // Stopped with jobs still queued (a task of the scope that never stops):
+                    // the global executor runs them from now on, as it runs later ones.
+                    if stopped, queueHead < queue.count {
+                        ended = true
+                        defer {
+                            queue.removeAll()
+                            queueHead = 0
+                        }
+                        return .stop(Array(queue[queueHead...]))
+                    }
+                    if !boundedIdleWaiters.isEmpty, boundedIdleWaiters.contains(where: { $0.jobs <= jobsRun }) {
+                        let due = boundedIdleWaiters.filter { $0.jobs <= jobsRun }.map(\.continuation)
+                        boundedIdleWaiters.removeAll { $0.jobs <= jobsRun }
+                        return .idle(due)
+                    }
                     if queueHead < queue.count {
+                        jobsRun &+= 1
                         let job = queue[queueHead]
                         queueHead += 1
                         if queueHead == queue.count {
@@ -137,13 +169,16 @@ final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
                         }
                         return .job(job)
                     }
-                    if !idleWaiters.isEmpty {
-                        defer { idleWaiters.removeAll() }
-                        return .idle(idleWaiters)
+                    if !idleWaiters.isEmpty || !boundedIdleWaiters.isEmpty {
+                        defer {
+                            idleWaiters.removeAll()
+                            boundedIdleWaiters.removeAll()
+                        }
+                        return .idle(idleWaiters + boundedIdleWaiters.map(\.continuation))
                     }
                     if stopped {
                         ended = true
-                        return .stop
+                        return .stop([])
                     }
                     condition.wait()
                 }
@@ -153,7 +188,8 @@ final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
                 job.runSynchronously(on: asUnownedTaskExecutor())
             case .idle(let waiters):
                 for waiter in waiters { waiter.resume() }
-            case .stop:
+            case .stop(let left):
+                for job in left { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
                 return
             }
         }

@@ -156,6 +156,30 @@ struct UnendingWaitTests {
         #expect(await bridge.now == .zero)
     }
 
+    /// A body that swallows its `CancellationError` in a loop never stops when the stall
+    /// cancels it: the run still ends, with the stall, leaving the body to the global executor
+    /// (it used to keep the run's executor busy, and the run, and an exploration, waiting for
+    /// ever). Each turn of this loop waits on the bridge (as a loop reading the bridge's state
+    /// does); one that never waits at all holds its thread, which no scope can take back. The
+    /// body stops once the test says so.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A run whose body swallows cancellation in a loop still ends with its stall")
+    func aBodyThatSwallowsCancellationDoesNotKeepTheRunForEver() async throws {
+        let bridge = MockBLEBridge(configuration: .init(seed: 26))
+        let stop = ReadyFlag()
+        let error = await #expect(throws: MockBLEBridge.Stall.self) {
+            try await bridge.run(timeLimit: .seconds(5)) {
+                while !stop.isSet {
+                    try? await bridge.clock.sleep(for: .seconds(1))
+                    _ = await bridge.now
+                }
+            }
+        }
+        stop.set()
+        #expect(error?.reason == .timeLimitReached)
+        #expect(error?.at == VirtualClock.Instant(offset: .seconds(5)))
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A paused waitForApp that never ends is named as paused; one that ended is not named")
     func aPausedAppWaitIsNamedAsPaused() async throws {
