@@ -230,8 +230,13 @@ public struct Exploration: Sendable {
         _ notice: inout ExplorationProgress, _ progress: (@Sendable (ExplorationProgress) -> Void)?
     ) async -> ExplorationFailureReport {
         var minimal = outcome
+        // The found plan once more: a body that does not fail the same way again depends on
+        // something besides the bridge (the wall clock, unseeded randomness, threads racing),
+        // and shrinking it would keep steps at random. It is reported as found, and as such.
+        let again = Task.isCancelled ? nil : await trial(outcome.plan, Keeping())
+        let reproduces = again.map { $0.failed && $0.signature == outcome.signature } ?? true
         var shrinker = ExplorationShrinker(
-            failing: outcome.plan, windowEnd: windowEnd, maximumTries: shrinks ? maximumShrinkRuns : 0)
+            failing: outcome.plan, windowEnd: windowEnd, maximumTries: shrinks && reproduces ? maximumShrinkRuns : 0)
         while !Task.isCancelled, let candidate = shrinker.next() {
             let tried = await trial(candidate, Keeping())
             let same = tried.failed && tried.signature == outcome.signature
@@ -249,7 +254,8 @@ public struct Exploration: Sendable {
             if kept.failed { artifacts = kept.artifacts }
         }
         return ExplorationFailureReport(
-            found: outcome, minimal: minimal, steps: shrinker.steps, shrinkRuns: shrinker.tried, artifacts: artifacts)
+            found: outcome, minimal: minimal, steps: shrinker.steps, shrinkRuns: shrinker.tried, artifacts: artifacts,
+            reproduces: reproduces)
     }
 
     private var parameterProblem: String? {

@@ -73,6 +73,10 @@ public struct ExplorationFailureReport: Sendable, CustomStringConvertible {
     /// shrinking to keep them); `nil` when the exploration was cancelled first, or when that
     /// run passed (a body that does not fail the same way twice).
     public var artifacts: RunArtifacts?
+    /// Whether the found plan failed the same way when run again. `false` for a body that
+    /// depends on something besides the bridge (the wall clock, unseeded randomness, threads
+    /// racing): such a failure is not shrunk, and its replay may pass.
+    public var reproduces = true
 
     /// The failing seed.
     public var seed: UInt64 { found.plan.seed }
@@ -87,6 +91,12 @@ public struct ExplorationFailureReport: Sendable, CustomStringConvertible {
             "Seed \(seed) failed: " + indented(found.error.map { String(describing: $0) } ?? "?"),
             "  found with: " + indented(found.plan.description),
         ]
+        if !reproduces {
+            lines.append(
+                "  not reproducible: run again with the same plan, it did not fail the same way; the body "
+                    + "depends on something besides the bridge (the wall clock, unseeded randomness, threads "
+                    + "racing), so it was not shrunk, and its replay may pass")
+        }
         if shrinkRuns > 0 {
             lines.append(
                 "  shrunk in \(shrinkRuns) run\(shrinkRuns == 1 ? "" : "s") to: " + indented(minimal.plan.description))

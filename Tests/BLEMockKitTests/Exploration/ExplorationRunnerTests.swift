@@ -97,6 +97,34 @@ struct ExplorationRunnerTests {
         #expect(report.coverage.runs == 40)
     }
 
+    /// A body whose failure does not repeat under the same plan (it depends on something
+    /// besides the bridge; here, a count of its runs) is reported as not reproducible and not
+    /// shrunk: shrinking it kept steps at random and offered a replay that passed. A failure
+    /// that repeats is shrunk as before.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A failure that does not repeat under the same plan is reported as not reproducible, unshrunk")
+    func aFailureThatDoesNotRepeatIsReportedAsSuch() async throws {
+        let runs = RunCount()
+        let budget = ExplorationBudget(faultKinds: [.fade], mtu: 100...517)
+        let report = await Exploration(budget: budget, seeds: 5, parallelism: 1).run { run in
+            try await readSensor(run)
+            if runs.next() == 3 { throw ExplorationFailure("the third run fails") }
+        }
+        let failure = try #require(report.failures.first)
+        #expect(report.failures.count == 1)
+        #expect(!failure.reproduces)
+        #expect(failure.shrinkRuns == 0)
+        #expect(failure.minimal.plan == failure.found.plan)
+        #expect(failure.description.contains("not reproducible: run again with the same plan, it did not fail"))
+        // A failure that repeats: shrunk, and nothing said of it.
+        let repeats = await Exploration(budget: ExplorationBudget(mtu: 23...99), seeds: 1).run {
+            try await readSensor($0)
+        }
+        let repeated = try #require(repeats.failures.first)
+        #expect(repeated.reproduces)
+        #expect(!repeated.description.contains("not reproducible"))
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A body that passes everywhere gets a clean report with coverage of what was drawn and fired")
     func cleanReportWithCoverage() async {
@@ -327,5 +355,20 @@ struct ExplorationRunnerTests {
             try await central.scanForPeripherals(withServices: nil)
         }
         #expect(LinkLimits.none.problem(in: "x") == nil)
+    }
+}
+
+/// Counts the runs of a body, from any task.
+private final class RunCount: @unchecked Sendable {
+    // @unchecked Sendable: `count` is only read and written with `lock` held.
+    private let lock = NSLock()
+    private var count = 0
+
+    /// The number of this run (from 1).
+    func next() -> Int {
+        lock.withLock {
+            count += 1
+            return count
+        }
     }
 }
