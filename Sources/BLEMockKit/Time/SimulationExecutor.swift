@@ -61,13 +61,23 @@ final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
         thread = handle
     }
 
-    /// Stops the thread once the jobs already queued have run, and waits for it to end.
+    /// Stops the thread and waits for it to end (unless called from a job of its own, which
+    /// ends the thread once it returns). Jobs still queued (a task of the scope that never
+    /// stops) go to the global executor, as jobs enqueued later do.
     func stop() {
         condition.withLock {
             stopped = true
             condition.signal()
         }
-        if let thread { pthread_join(thread, nil) }
+        if let thread {
+            // Stopped from a job of its own (the caller's task went on, in line, on this
+            // thread): the thread ends once that job returns, and cannot wait for itself.
+            if pthread_equal(thread, pthread_self()) != 0 {
+                pthread_detach(thread)
+            } else {
+                pthread_join(thread, nil)
+            }
+        }
         thread = nil
     }
 
