@@ -142,6 +142,29 @@ struct BadCaptureTests {
         #expect(trace.passed, "\(trace.failures)")
     }
 
+    /// A capture whose clock goes back (a damaged file, or records merged out of order): the
+    /// operations are all kept, with no wait before those after a step back, and the import
+    /// says so (it said nothing, and the scenario's waits were silently fewer).
+    @Test func aClockThatGoesBackIsNamedAndItsOperationsKept() async throws {
+        var writer = Self.discovered()
+        writer.time += 2_000_000
+        writer.att([0x0A, 0x03, 0x00], sent: true)
+        writer.att([0x0B, 0x48], sent: false)
+        writer.time -= 10_000_000
+        writer.att([0x0A, 0x03, 0x00], sent: true)
+        writer.att([0x0B, 0x49], sent: false)
+        let imported = try Self.load(writer)
+        let reads = imported.scenario.steps.filter { $0.operation.name == "read" }
+        #expect(reads.count == 2)
+        #expect(
+            imported.warnings.map(\.kind).contains(
+                .notReplayed(
+                    "the capture's clock went back 1 time(s) between operations: each operation after a step back "
+                        + "is replayed with no wait before it")))
+        let trace = await ScenarioRunner(imported.scenario).run()
+        #expect(trace.passed, "\(trace.failures)")
+    }
+
     @Test func requestsWithoutResponsesAndResponsesWithoutRequestsAreSkipped() throws {
         var writer = Self.discovered()
         writer.att([0x0A, 0x03, 0x00], sent: true)

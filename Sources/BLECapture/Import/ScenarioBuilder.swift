@@ -20,6 +20,8 @@ struct ScenarioBuilder {
     private var subscribed: Set<UInt16> = []
     private var subscribeAdded: Set<UInt16> = []
     private var stackOperations = 0
+    /// How many times the capture's clock went back between the records replayed.
+    private var clockWentBack = 0
     /// The longest notification, indication or write without response the replayed link carries.
     private let updateLimit: Int
 
@@ -49,6 +51,13 @@ struct ScenarioBuilder {
                             + "stack provides those services)")))
         }
         if let end = connection.end { disconnect(at: end) }
+        if clockWentBack > 0 {
+            warnings.append(
+                CaptureWarning(
+                    .notReplayed(
+                        "the capture's clock went back \(clockWentBack) time(s) between operations: each operation "
+                            + "after a step back is replayed with no wait before it")))
+        }
     }
 
     /// Adds an `advance` step up to `time` (microseconds, capture clock), if time passed.
@@ -56,6 +65,7 @@ struct ScenarioBuilder {
         // A damaged capture's clock can jump anywhere in Int64: saturate rather than overflow.
         let (difference, overflow) = time.subtractingReportingOverflow(connection.start)
         let offset = overflow ? (time < connection.start ? Int64.min : Int64.max) : difference
+        if offset < now { clockWentBack += 1 }
         guard offset > now else { return }
         var gap = Duration.microseconds(offset - now)
         if gap > FixtureDuration.maximumScenarioWait {
