@@ -123,11 +123,17 @@ extension Subcommand {
             importer.peripheral = identifier
         }
         for pair in (list.option("placeholder") ?? "").split(separator: ",") {
-            let parts = pair.split(separator: "=", maxSplits: 1)
+            // (`token=` gives an empty value.)
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.count == 2, !parts[0].isEmpty, let bytes = try? FixtureBytes.bytes(hex: parts[1]) else {
                 console.printError(
                     "mockble import: --placeholder takes NAME=HEX pairs separated by commas, e.g. token=0011aabb; "
                         + "not \"\(pair)\"")
+                return .badInput
+            }
+            guard importer.placeholders[String(parts[0])] == nil else {
+                console.printError(
+                    "mockble import: --placeholder gives \(parts[0]) twice; give each placeholder one value")
                 return .badInput
             }
             importer.placeholders[String(parts[0])] = bytes

@@ -39,6 +39,16 @@ struct ImportRecordingCommandTests {
         #expect(runStatus == .success, "\(runOutput.output)")
     }
 
+    /// An empty value is a value (`settings=`): the placeholder's bytes are empty.
+    @Test func aPlaceholderMayBeGivenAnEmptyValue() async throws {
+        let out = outputDirectory("empty")
+        let (status, output) = await run(["import", Self.recording, "--placeholder", "settings=", "--out", out.path])
+        #expect(status == .success, "\(output.error)")
+        let scenario = try String(
+            contentsOf: out.appendingPathComponent("hybrid-watch.scenario.json"), encoding: .utf8)
+        #expect(scenario.contains(#""value": {"hex": ""}"#))
+    }
+
     @Test(arguments: [
         (
             ["--placeholder", "settings"],
@@ -59,6 +69,15 @@ struct ImportRecordingCommandTests {
             ["--placeholder", "settings=+f+f"],
             "mockble import: --placeholder takes NAME=HEX pairs separated by commas, e.g. token=0011aabb; "
                 + "not \"settings=+f+f\"\n"
+        ),
+        (
+            ["--placeholder", "settings=0a,settings=0b"],
+            "mockble import: --placeholder gives settings twice; give each placeholder one value\n"
+        ),
+        (
+            ["--placeholder", "=0a"],
+            "mockble import: --placeholder takes NAME=HEX pairs separated by commas, e.g. token=0011aabb; "
+                + "not \"=0a\"\n"
         ),
         (
             ["--peer", "F1:E2:D3:C4:B5:A6"],
