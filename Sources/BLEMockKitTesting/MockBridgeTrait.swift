@@ -272,23 +272,21 @@ extension Trait where Self == MockBridgeTrait {
     }
 }
 
-/// When a test's body has ended (returned or thrown), for a trait that must not return before.
+/// When a test's body has ended (returned or thrown), for a trait that must not return before
+/// (it waits once, so there is one waiter at the most).
 final class BodyEnd: @unchecked Sendable {
-    // @unchecked Sendable: `ended` and `waiters` are only read and written with `lock` held;
-    // continuations are resumed after it is released.
+    // @unchecked Sendable: `ended` and `waiter` are only read and written with `lock` held;
+    // the continuation is resumed after it is released.
     private let lock = Lock()
     private var ended = false
-    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    private var nextWaiter = 0
+    private var waiter: CheckedContinuation<Void, Never>?
 
     /// Notes that the body has ended.
     func mark() {
-        let waiting = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+        lock.withLock { () -> CheckedContinuation<Void, Never>? in
             ended = true
-            defer { waiters.removeAll() }
-            return Array(waiters.values)
-        }
-        for waiter in waiting { waiter.resume() }
+            return takeWaiter()
+        }?.resume()
     }
 
     /// Whether the body has ended, waiting up to `limit` of wall-clock time for it (a cancelled
@@ -312,21 +310,23 @@ final class BodyEnd: @unchecked Sendable {
 
     /// Returns once the body has ended, or the calling task is cancelled.
     private func untilEnded() async {
-        let token = lock.withLock {
-            defer { nextWaiter += 1 }
-            return nextWaiter
-        }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = lock.withLock { () -> Bool in
                     if ended || Task.isCancelled { return true }
-                    waiters[token] = continuation
+                    waiter = continuation
                     return false
                 }
                 if now { continuation.resume() }
             }
         } onCancel: {
-            lock.withLock { waiters.removeValue(forKey: token) }?.resume()
+            lock.withLock { takeWaiter() }?.resume()
         }
+    }
+
+    /// With the lock held: the waiter, if any, which is then gone.
+    private func takeWaiter() -> CheckedContinuation<Void, Never>? {
+        defer { waiter = nil }
+        return waiter
     }
 }

@@ -8,9 +8,9 @@ import Foundation
 /// tests with bridges of their own run in parallel, each simulating its own peripherals and
 /// states. Otherwise they act on the process-wide ``SimulatedSystem``, installing one
 /// (realistic, seed 0, time following the wall clock, Bluetooth off until a test turns it on)
-/// when none is, as
-/// CoreBluetoothMock's simulation is always there: so they work in `setUpWithError`, in
-/// synchronous XCTest methods, and from any thread. ``tearDownSimulation()`` uninstalls it.
+/// when none is, as CoreBluetoothMock's simulation is always there: so they work in
+/// `setUpWithError`, in synchronous XCTest methods, and from any thread.
+/// ``tearDownSimulation()`` uninstalls it.
 open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
     /// Creates a mock manager with no delegate, on the main queue.
     public convenience init() {
@@ -75,8 +75,8 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
     }
 
     /// Which features ``CBMCentralManager/supports(_:)`` reports (`nil`: the kit's answer,
-    /// connection events supported).
-    /// Reading it, or setting it to `nil`, with no simulation there installs none.
+    /// connection events supported). Reading it, or setting it to `nil`, with no simulation
+    /// there installs none.
     public static var simulateFeaturesSupport: (@Sendable (CBMCentralManagerFeature) -> Bool)? {
         get { BridgeScope.current.flatMap(FeatureBook.value(for:)) }
         set {
@@ -110,9 +110,9 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
 
     /// Ends the simulation, as CoreBluetoothMock's does: outside a test's bridge, the installed
     /// ``SimulatedSystem`` is uninstalled (its managers hear `unknown` and become invalid, their
-    /// peripherals disconnected; the next static call installs a fresh one). On a test's bridge
-    /// what was left over). Called from a delegate callback of a manager on the system, it
-    /// uninstalls the system too.
+    /// peripherals disconnected; the next static call installs a fresh one), also when called
+    /// from a delegate callback of a manager on the system. On a test's bridge nothing happens:
+    /// the simulation ends with the bridge (`await bridge.finish()` reports what was left over).
     public static func tearDownSimulation() {
         guard let system = SimulatedSystem.current else { return }
         // (In a callback, the current bridge is the system's own.)

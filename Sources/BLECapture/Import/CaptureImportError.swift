@@ -66,9 +66,10 @@ extension CaptureImportError {
     /// pipe, or a file the permissions keep closed.
     static func whyUnreadable(_ path: String) -> String {
         guard FileManager.default.fileExists(atPath: path) else { return "check its permissions" }
-        let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
-        if type == .typeDirectory { return "it is a folder; give the capture file in it" }
-        if FileManager.default.isReadableFile(atPath: path) { return "it is not a regular file; give a capture file" }
-        return "check its permissions"
+        switch UnreadableFile(path: path) {
+        case .folder: return "it is a folder; give the capture file in it"
+        case .notARegularFile: return "it is not a regular file; give a capture file"
+        case .notReadable: return "check its permissions"
+        }
     }
 }

@@ -20,7 +20,7 @@ extension PeripheralProfile {
             let uuid = try FixtureObject.uuid(uuidNode)
             // The system's own services: CoreBluetooth refuses to publish them (uuidNotAllowed),
             // so a device with one could never be set up.
-            if uuid == BluetoothUUID(UInt16(0x1800)) || uuid == BluetoothUUID(UInt16(0x1801)) {
+            if GATTDatabase.isSystemService(uuid) {
                 let name = uuid == BluetoothUUID(UInt16(0x1800)) ? "Generic Access" : "Generic Attribute"
                 throw FixtureError(
                     .valueOutOfRange, at: uuidNode,
@@ -64,8 +64,9 @@ extension PeripheralProfile {
             handles +=
                 1 + service.includedServices.count
                 + service.characteristics.reduce(0) { total, characteristic in
-                    total + 2 + (characteristic.properties.supportsSubscription ? 1 : 0)
-                        + characteristic.descriptors.count
+                    total
+                        + GATTDatabase.handles(
+                            of: characteristic.properties, descriptors: characteristic.descriptors.count)
                 }
             if handles > Int(UInt16.max) {
                 throw FixtureError(

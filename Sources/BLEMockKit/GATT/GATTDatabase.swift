@@ -49,15 +49,26 @@ struct GATTDatabase: Sendable {
     /// The largest value an attribute can hold.
     static let maximumValueLength = 512
 
+    /// Whether `uuid` names one of the system's own services (Generic Access 1800, Generic
+    /// Attribute 1801), which a peripheral manager may not publish.
+    static func isSystemService(_ uuid: BluetoothUUID) -> Bool {
+        uuid == BluetoothUUID(UInt16(0x1800)) || uuid == BluetoothUUID(UInt16(0x1801))
+    }
+
+    /// The attribute handles a characteristic takes: its declaration, its value, a Client
+    /// Characteristic Configuration descriptor when it can notify or indicate, and its
+    /// `descriptors`.
+    static func handles(of properties: CharacteristicProperties, descriptors: Int) -> Int {
+        2 + (properties.supportsSubscription ? 1 : 0) + descriptors
+    }
+
     /// Publishes a service, validating it as CoreBluetooth would.
     ///
     /// - Throws: `CoreBluetoothError` `uuidNotAllowed` for the reserved GAP (1800) and GATT
     ///   (1801) services; `APIMisuseError.invalidService(_:reason:)` for descriptions a
     ///   stack rejects.
     mutating func add(_ description: GATTService) throws -> LocalService {
-        if description.uuid == BluetoothUUID(UInt16(0x1800)) || description.uuid == BluetoothUUID(UInt16(0x1801)) {
-            throw CoreBluetoothError(.uuidNotAllowed)
-        }
+        if Self.isSystemService(description.uuid) { throw CoreBluetoothError(.uuidNotAllowed) }
         try validate(description)
         let includedHandles = try description.includedServices.map { uuid in
             guard let included = services.first(where: { $0.local.uuid == uuid }) else {
@@ -68,7 +79,7 @@ struct GATTDatabase: Sendable {
         let needed =
             1 + includedHandles.count
             + description.characteristics.reduce(0) { total, characteristic in
-                total + 2 + (characteristic.properties.supportsSubscription ? 1 : 0) + characteristic.descriptors.count
+                total + Self.handles(of: characteristic.properties, descriptors: characteristic.descriptors.count)
             }
         guard nextHandle + UInt32(needed) - 1 <= 0xFFFF, nextHandle != 0 else {
             throw APIMisuseError.invalidService(description.uuid, reason: .outOfHandles)

@@ -148,10 +148,7 @@ extension MockCentralManager {
     package func begin(
         _ operation: FrontEndOperation, _ completion: @escaping @Sendable (Result<FrontEndResult, any Error>) -> Void
     ) {
-        if let duplicateProblem { return completion(.failure(APIMisuseError.invalidConfiguration(duplicateProblem))) }
-        // (A terminated app's central: the system's central with this identifier is the next
-        // manager's.)
-        if handedOver { return completion(.failure(APIMisuseError.managerShutDown(operation: operation.name))) }
+        if let refusal = refusal(operation.name) { return completion(.failure(refusal)) }
         withBridge(operation.name) { bridge in
             let central = identifier
             let request: World.Request

@@ -234,6 +234,15 @@ public actor MockCentralManager: CentralManaging {
         world { $0.shutDown(central: identifier) }
     }
 
+    /// Why this manager refuses `operation` before it reaches the bridge, if it does: its
+    /// identifier is another manager's there (`invalidConfiguration`), or its app was terminated
+    /// and the system keeps its central for the next manager (`managerShutDown`). Calls that
+    /// go to the world are refused by the world the manager answers from (``refusedWorld``).
+    func refusal(_ operation: String) -> APIMisuseError? {
+        if let duplicateProblem { return .invalidConfiguration(duplicateProblem) }
+        return handedOver ? .managerShutDown(operation: operation) : nil
+    }
+
     /// The name of the operation `call` (a `#function`) names, as a refusal says it.
     static func operationName(_ call: String) -> String { String(call.prefix { $0 != "(" }) }
 
@@ -262,8 +271,7 @@ public actor MockCentralManager: CentralManaging {
     /// Runs an operation on the bridge (joining it first).
     @inline(__always)
     func perform(_ request: World.Request, _ call: String = #function) async throws -> Reply {
-        if let duplicateProblem { throw APIMisuseError.invalidConfiguration(duplicateProblem) }
-        if handedOver { throw APIMisuseError.managerShutDown(operation: Self.operationName(call)) }
+        if let refusal = refusal(Self.operationName(call)) { throw refusal }
         return try await bridge.perform(
             request, central: identifier, events: broadcaster, configuration: configuration, call)
     }
@@ -426,8 +434,7 @@ public actor MockCentralManager: CentralManaging {
     }
 
     public func openL2CAPChannel(_ psm: UInt16, on peripheral: UUID) async throws -> L2CAPChannel {
-        if let duplicateProblem { throw APIMisuseError.invalidConfiguration(duplicateProblem) }
-        if handedOver { throw APIMisuseError.managerShutDown(operation: "openL2CAPChannel") }
+        if let refusal = refusal("openL2CAPChannel") { throw refusal }
         withBridge { _ in }
         return try await bridge.openL2CAPChannel(central: identifier, peripheral: peripheral, psm: psm)
     }

@@ -279,6 +279,16 @@ public actor MockPeripheralManager: PeripheralManaging {
         world { $0.shutDown(peripheral: identifier) }
     }
 
+    /// Why this manager refuses `operation` before it reaches the bridge, if it does: its
+    /// identifier is another manager's there (`invalidConfiguration`), or its app was terminated
+    /// and the system keeps its peripheral for the next manager (`managerShutDown`: the requests
+    /// and links are the next manager's). Calls that go to the world are refused by the world
+    /// the manager answers from (``refusedWorld``).
+    func refusal(_ operation: String) -> APIMisuseError? {
+        if let duplicateProblem { return .invalidConfiguration(duplicateProblem) }
+        return handedOver ? .managerShutDown(operation: operation) : nil
+    }
+
     /// Runs `body` with the bridge, which shares this actor's executor; joins the bridge first.
     func withBridge<T: Sendable, E: Error>(
         _ call: String = #function, _ body: @Sendable (isolated MockBLEBridge) throws(E) -> T
@@ -304,7 +314,7 @@ public actor MockPeripheralManager: PeripheralManaging {
     public var state: ManagerState { world { $0.state(of: .peripheral(identifier)) } }
 
     public func waitForPoweredOn() async -> ManagerState {
-        if duplicateProblem != nil || handedOver { return state }
+        if refusal("waitForPoweredOn") != nil { return state }
         // Settled already (at once in fast mode): the state, without starting an operation.
         let settled = world { $0.settledState(of: .peripheral(identifier)) }
         if let settled { return settled }
@@ -342,9 +352,7 @@ public actor MockPeripheralManager: PeripheralManaging {
     public var isAdvertising: Bool { world { $0.isAdvertising(peripheral: identifier) } }
 
     public func respond(to request: ATTRequest, withResult result: ATTError.Code, value: Data?) throws {
-        if let duplicateProblem { throw APIMisuseError.invalidConfiguration(duplicateProblem) }
-        // (A terminated app's manager: the requests are the next manager's to answer.)
-        if handedOver { throw APIMisuseError.managerShutDown(operation: "respond") }
+        if let refusal = refusal("respond") { throw refusal }
         try withBridge { try $0.respond(peripheral: identifier, to: request, result: result, value: value) }
     }
 
@@ -437,7 +445,7 @@ public actor MockPeripheralManager: PeripheralManaging {
     public func simulateDisconnection(
         of central: UUID, error: CoreBluetoothError = CoreBluetoothError(.peripheralDisconnected)
     ) {
-        guard duplicateProblem == nil, !handedOver else { return }
+        guard refusal("simulateDisconnection") == nil else { return }
         withBridge { $0.simulateDisconnection(central: central, peripheral: identifier, error: error) }
     }
 }

@@ -274,18 +274,35 @@ enum FixtureFile {
                     message: "no such file: \(path)",
                     fix: "check the path (relative paths are resolved from the scenario)")
             }
-            // Why it could not be read: a folder, or a device or pipe, says so; a file, its
-            // permissions.
-            let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
             let (why, fix) =
-                type == .typeDirectory
-                ? ("it is a folder", "give the path of a JSON file in it")
-                : FileManager.default.isReadableFile(atPath: path)
-                    ? ("it is not a regular file", "give the path of a JSON file")
-                    : ("it is not readable", "check the file's permissions")
+                switch UnreadableFile(path: path) {
+                case .folder: ("it is a folder", "give the path of a JSON file in it")
+                case .notARegularFile: ("it is not a regular file", "give the path of a JSON file")
+                case .notReadable: ("it is not readable", "check the file's permissions")
+                }
             throw FixtureError(
                 .unreadableFile(path), file: url.lastPathComponent, line: 0, column: 0, path: "",
                 message: "cannot read \(path): \(why)", fix: fix)
+        }
+    }
+}
+
+/// Why a file that exists could not be read, for a message that says so: a folder, a device or
+/// pipe, or a file its permissions keep closed.
+package enum UnreadableFile: Sendable {
+    case folder
+    case notARegularFile
+    case notReadable
+
+    /// What is at `path` (checked when reading it failed).
+    package init(path: String) {
+        let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+        if type == .typeDirectory {
+            self = .folder
+        } else if FileManager.default.isReadableFile(atPath: path) {
+            self = .notARegularFile
+        } else {
+            self = .notReadable
         }
     }
 }
