@@ -21,9 +21,11 @@ import BLECore
 /// **Time.** Virtual time only moves forward, and only when the simulation says so. Every
 /// link is an ordered pipe drained at connection events: an operation's packets queue behind
 /// what the same side sent before, and the operation completes when its last packet has
-/// crossed. A call that waits for such an operation runs the schedule forward to that point,
-/// firing everything due before it in order (advertisements, notifications, faults), so
-/// sequential test code gets exact, repeatable timestamps. Background activity (periodic
+/// crossed. Outside a ``run(timeLimit:stallPatience:_:)`` scope, a call that waits for such an
+/// operation runs the schedule forward to that point, firing everything due before it in
+/// order (advertisements, notifications, faults), so sequential test code gets exact,
+/// repeatable timestamps; inside one, the scope's driver moves time, one event at a time,
+/// whenever every task of the scope waits. Background activity (periodic
 /// advertising, timeouts, queued writes and notifications) runs when a test calls
 /// ``advance(by:)`` or ``run(maximumEvents:)``, or when a later call waits for the link. In
 /// fast mode (the default) every step takes no time. Managers run on the bridge's executor,
@@ -267,9 +269,10 @@ public actor MockBLEBridge {
 
     // MARK: Operations
 
-    /// Runs an operation to its end: starts it, runs the schedule while that moves it on,
-    /// and suspends only while it waits for something outside the simulation (a peripheral's
-    /// answer, a peripheral becoming connectable). Cancelling the caller's task ends the wait
+    /// Runs an operation to its end: starts it, runs the schedule while that moves it on, and
+    /// suspends only while it waits for something outside the simulation (a peripheral's
+    /// answer, a peripheral becoming connectable) or, in a run, for the run's driver to move
+    /// time (see ``serve(_:)``). Cancelling the caller's task ends the wait
     /// with `CancellationError` and withdraws the operation from the air where it can be.
     /// (`admitted`: the caller already put the managers created since the last call on the air.)
     @inline(__always)
@@ -350,9 +353,22 @@ public actor MockBLEBridge {
 
     /// Runs the schedule while operation `id` is pending and running it moves the operation
     /// on (it is not parked on something outside the simulation).
+    ///
+    /// Inside a run only what is due at the current instant runs here: time moves on only when
+    /// every task of the run waits, one event at a time (the run's driver steps it), so a task
+    /// that the way there wakes (a sleeper on the clock, a task waiting for an event) acts at
+    /// its instant, before the operation goes on: a watchdog can cancel a connection attempt
+    /// that takes longer than it allows.
     func serve(_ id: OperationID) {
         // (The world is only ever called through mutating methods here: a non-mutating call on
         // an actor's stored value copies the whole value first.)
+        if driving {
+            while world.serveStep(id, dueBy: world.now) {
+                syncClock()
+                applyEffects()
+            }
+            return
+        }
         while world.serveStep(id) {
             syncClock()
             applyEffects()

@@ -133,6 +133,12 @@ extension World {
         isServable(id) && runNextEvent()
     }
 
+    /// Runs the next scheduled event on behalf of operation `id`, as ``serveStep(_:)`` does,
+    /// if it is due by `limit`; returns whether an event ran.
+    mutating func serveStep(_ id: OperationID, dueBy limit: VirtualClock.Instant) -> Bool {
+        isServable(id) && runNextEvent(dueBy: limit)
+    }
+
     /// The caller of an operation gave up (its task was cancelled): it gets no completion, and
     /// what it left on the air is withdrawn where the air allows. A request still in the pipe
     /// is taken back; one that crossed stays outstanding until its answer arrives (which is

@@ -134,6 +134,39 @@ struct SelfDrivingTimeTests {
         func release() { lock.withLock { continuation.take() }?.resume() }
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "In a run, a watchdog on the clock wakes at its deadline during a longer connection attempt and can cancel it")
+    func aWatchdogWakesDuringAConnectionAttempt() async throws {
+        var configuration = MockBLEBridge.Configuration.realistic(seed: 5)
+        configuration.timing.jitter = .zero
+        configuration.timing.connectionLatency = .milliseconds(500) ... .milliseconds(500)
+        let bridge = MockBLEBridge(configuration: configuration)
+        try await bridge.run {
+            let sensor = MockPeripheralManager(bridge: bridge)
+            try await sensor.startAdvertising(AdvertisementData(localName: "Sensor"))
+            let central = MockCentralManager(bridge: bridge)
+            let events = central.events()
+            try await central.scanForPeripherals(withServices: nil)
+            _ = await events.first {
+                if case .discovered = $0 { true } else { false }
+            }
+            await central.stopScan()
+            let start = await bridge.now
+            let connecting = bridge.task { try await central.connect(sensor.identifier) }
+            // The app's watchdog allows 200 ms; the link takes 500 ms to come up. The attempt,
+            // once made, does not run the schedule ahead of the watchdog: time moves one event
+            // at a time while every task of the run waits.
+            try await bridge.clock.sleep(for: .milliseconds(200))
+            #expect(await bridge.now == start.advanced(by: .milliseconds(200)))
+            #expect(await !central.isConnected(sensor.identifier))
+            connecting.cancel()
+            await #expect(throws: CancellationError.self) { try await connecting.value }
+            #expect(await !central.isConnected(sensor.identifier))
+            #expect(await bridge.now == start.advanced(by: .milliseconds(200)))
+        }
+    }
+
     /// (Its suite's time limit is what catches the old failure: the run waited for ever. A
     /// tighter limit would fail it on a loaded machine, under the thread sanitizer, where the
     /// test's task may wait minutes for a thread of the concurrency pool.)
