@@ -33,6 +33,12 @@ enum PDU: Sendable {
 }
 
 extension PDU {
+    /// Whether this is a notification or an indication.
+    var isUpdate: Bool {
+        if case .update = self { return true }
+        return false
+    }
+
     /// Whether this is an indication (read without copying the packet's payload out).
     var isIndication: Bool {
         guard case .update(let update) = self else { return false }

@@ -38,8 +38,19 @@ extension World {
     mutating func sendToCentral(_ pdu: PDU, on key: LinkKey) {
         guard let slot = links.position(of: key) else { return }
         links.entries[slot]!.toCentral.append(pdu)
-        if case .response = pdu, links[at: slot].lastEvent == now, links[at: slot].toCentral.count == 1 {
-            crossToCentral(slot: slot)
+        // An answer given in the instant of the event its request crossed in joins that event:
+        // when nothing waits before it, or only updates held behind an indication that waits
+        // for its confirmation (an answer goes on past those).
+        if case .response = pdu, links[at: slot].lastEvent == now {
+            if links[at: slot].toCentral.count == 1 {
+                crossToCentral(slot: slot)
+            } else if links[at: slot].indicationOutstanding, links[at: slot].toCentral.first?.isIndication == true,
+                links[at: slot].sentToCentralInLastEvent < links[at: slot].packetsPerEvent,
+                Self.passingPacket(in: links[at: slot])?.offset == links[at: slot].toCentral.count - 1,
+                let passing = packetPassingIndication(slot: slot)
+            {
+                centralReceives(passing, on: key)
+            }
         }
         if links.contains(slot: slot) { scheduleConnectionEvent(slot: slot) }
     }
@@ -130,7 +141,10 @@ extension World {
     }
 
     /// Lets the peripheral's packets cross while the current event has room. An indication
-    /// waits until the previous one is confirmed, and what follows it waits too.
+    /// waits until the previous one is confirmed, and the notifications and indications queued
+    /// after it wait too (updates keep their order); responses and L2CAP packets go on past it,
+    /// as ATT's indications and its requests are separate transactions (Bluetooth Core, Vol 3,
+    /// Part F, 3.3.2): a read is not answered late because indications wait for confirmations.
     mutating func crossToCentral(slot: Int) {
         let generation = links[at: slot].generation
         let key = links[at: slot].key
@@ -140,7 +154,11 @@ extension World {
             links[at: slot].sentToCentralInLastEvent < links[at: slot].packetsPerEvent,
             !links[at: slot].toCentral.isEmpty
         {
-            if links[at: slot].indicationOutstanding, links[at: slot].toCentral.first?.isIndication == true { break }
+            if links[at: slot].indicationOutstanding, links[at: slot].toCentral.first?.isIndication == true {
+                guard let passing = packetPassingIndication(slot: slot) else { break }
+                centralReceives(passing, on: key)
+                continue
+            }
             // Without profiles every PDU is one packet; with them, a PDU longer than the event's
             // room sends what fits and finishes in a later event.
             var left = 1
@@ -161,6 +179,28 @@ extension World {
             centralReceives(next, on: key)
         }
         if updates > 0 { updatesLeftQueue(updates, of: key.peripheral) }
+    }
+
+    /// Takes the first packet behind a waiting indication that is not an update (a response,
+    /// an L2CAP packet), if the current event has room for all of it, and counts it as sent;
+    /// `nil` when there is none (or it does not fit: it then goes in a later event, past the
+    /// indication if that still waits).
+    mutating func packetPassingIndication(slot: Int) -> PDU? {
+        // (Found through the link's value, and taken out once that is let go of: a slice of the
+        // pipe kept across the removal would copy its storage.)
+        guard let (offset, packets) = Self.passingPacket(in: links[at: slot]),
+            packets <= links[at: slot].packetsPerEvent - links[at: slot].sentToCentralInLastEvent
+        else { return nil }
+        links.entries[slot]!.sentToCentralInLastEvent += packets
+        return links.entries[slot]!.toCentral.remove(atOffset: offset)
+    }
+
+    /// Where the first packet behind a waiting indication that is not an update is, counted from
+    /// the pipe's oldest, and how many link-layer packets it takes.
+    private static func passingPacket(in link: borrowing Link) -> (offset: Int, packets: Int)? {
+        let waiting = link.toCentral.waiting
+        guard let index = waiting.firstIndex(where: { !$0.isUpdate }) else { return nil }
+        return (index - waiting.startIndex, Link.packets(of: waiting[index], on: link.negotiated))
     }
 
     /// A packet from the central arrives at the peripheral.
@@ -187,7 +227,7 @@ extension World {
     }
 
     /// A packet from the peripheral arrives at the central.
-    private mutating func centralReceives(_ pdu: PDU, on key: LinkKey) {
+    mutating func centralReceives(_ pdu: PDU, on key: LinkKey) {
         switch pdu {
         case .response(let id, let answer):
             if case .channel = answer {

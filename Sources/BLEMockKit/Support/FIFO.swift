@@ -45,6 +45,12 @@ struct FIFO<Element> {
         return element
     }
 
+    /// Takes the element `offset` places behind the oldest (0 is the oldest), keeping the
+    /// order of the others.
+    mutating func remove(atOffset offset: Int) -> Element {
+        offset == 0 ? popFirst()! : items.remove(at: head + offset)
+    }
+
     /// Takes every element waiting, oldest first.
     mutating func takeAll() -> [Element] {
         defer { removeAll() }

@@ -104,12 +104,14 @@ struct WorldPipeOrderTests {
         try harness.updateValue(Data([3]), of: WorldUUID.notifying, on: link)
         try harness.updateValue(Data([4]), of: WorldUUID.indicating, on: link)
         harness.serve(read)
-        // 1, 2 and 3 cross in the first event; 4 waits for the confirmation of 2, and the Read
-        // Response (answered in the first event) waits behind 4.
+        harness.runUntilIdle()
+        // 1, 2 and 3 cross in the first event; 4 waits for the confirmation of 2, but the Read
+        // Response (answered in the first event) goes on past it: ATT's requests and its
+        // indications are separate transactions.
         #expect(
             harness.centralTimeline(link.central, since: start, naming: [read: "read"]) == [
-                .init("01", at: ms(30)), .init("02", at: ms(30)), .init("03", at: ms(30)), .init("04", at: ms(60)),
-                .init("read", at: ms(60)),
+                .init("01", at: ms(30)), .init("02", at: ms(30)), .init("03", at: ms(30)), .init("read", at: ms(30)),
+                .init("04", at: ms(60)),
             ])
         #expect(harness.reply(of: read) == .value(Data()))
     }
@@ -160,7 +162,31 @@ struct WorldPipeOrderTests {
         #expect(harness.centralEvents(link.central).updatedValues == (0..<10).map { Data([UInt8($0)]) })
     }
 
-    @Test("One indication crosses per connection event: the next waits for the confirmation, and so does what follows")
+    @Test("A read is answered in the next event while indications queued before its answer wait for confirmations")
+    func aReadPassesIndicationsWaitingForConfirmations() throws {
+        var (harness, link) = try Self.link(.automatic)
+        try harness.subscribe(WorldUUID.indicating, on: link)
+        harness.runUntilIdle()
+        let start = harness.world.now
+        for byte in UInt8(1)...5 { try harness.updateValue(Data([byte]), of: WorldUUID.indicating, on: link) }
+        let read = harness.start(link.read(WorldUUID.value))
+        harness.serve(read)
+        // One indication an event, each after the confirmation of the one before; the Read
+        // Response, queued behind them all at the first event, crosses at once.
+        #expect(
+            harness.centralTimeline(link.central, since: start, naming: [read: "read"]) == [
+                .init("01", at: ms(30)), .init("read", at: ms(30)),
+            ])
+        #expect(harness.reply(of: read) == .value(Data()))
+        harness.runUntilIdle()
+        #expect(
+            harness.centralTimeline(link.central, since: start, naming: [read: "read"]).map(\.at)
+                == [30, 30, 60, 90, 120, 150].map(ms))
+    }
+
+    @Test(
+        "One indication crosses per connection event: the next waits for the confirmation, and so do the updates after it"
+    )
     func oneIndicationPerEvent() throws {
         var (harness, link) = try Self.link(.automatic)
         try harness.subscribe(WorldUUID.notifying, on: link)
