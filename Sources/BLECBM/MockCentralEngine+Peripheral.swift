@@ -66,6 +66,13 @@ extension MockCentralEngine {
         return length
     }
 
+    /// Whether the simulated stack refused a write of a spec's descriptor as it refuses every
+    /// descriptor write (ATT 0x03: it publishes descriptors with fixed values).
+    static func isStackRefusal(_ result: Result<MockCentralManager.FrontEndResult, any Error>) -> Bool {
+        guard case .failure(let error) = result else { return false }
+        return (error as? ATTError)?.code == .writeNotPermitted
+    }
+
     func discoverServices(_ uuids: [CBMUUID]?, for peripheral: CBMPeripheral) {
         guard connected(peripheral, "discoverServices") else { return }
         if let error = refusal(
@@ -311,14 +318,18 @@ extension MockCentralEngine {
         }
         let simulation = spec(peripheral.identifier)
         operation(.writeDescriptor(data, descriptor.remote)) { _, result in
+            var result = result
+            // A spec's descriptor is written through its delegate, as in CoreBluetoothMock. (The
+            // simulated stack publishes descriptors with fixed values, as a peripheral manager
+            // does, so it answers writeNotPermitted: the delegate decides instead.)
+            if let simulation, let mock = simulation.descriptorMock(of: descriptor.remote),
+                Self.isStackRefusal(result)
+            {
+                result = simulation.delegate.peripheral(simulation.spec, didReceiveWriteRequestFor: mock, data: data)
+                    .map { .done }
+            }
             var failure: (any Error)?
             if case .failure(let error) = result { failure = CBMError.bridging(error) }
-            if failure == nil, let simulation, let mock = simulation.descriptorMock(of: descriptor.remote),
-                case .failure(let error) = simulation.delegate.peripheral(
-                    simulation.spec, didReceiveWriteRequestFor: mock, data: data)
-            {
-                failure = error
-            }
             peripheral.deliveryDelegate?.peripheral(peripheral, didWriteValueFor: descriptor, error: failure)
         }
     }

@@ -65,7 +65,9 @@ final class TransferSpecDelegate: CBMPeripheralSpecDelegate, @unchecked Sendable
 
 /// A watch known to the system (retrievable without a scan), out of range or in range, with
 /// one notifying characteristic that declares one descriptor: its user description.
-func makeWatch(delegate: TransferSpecDelegate, proximity: CBMProximity = .near, mtu: Int = 23) -> CBMPeripheralSpec {
+func makeWatch(delegate: any CBMPeripheralSpecDelegate, proximity: CBMProximity = .near, mtu: Int = 23)
+    -> CBMPeripheralSpec
+{
     let data = CBMCharacteristicMock(
         type: .transferData, properties: [.read, .write, .writeWithoutResponse, .notify],
         descriptors: CBMDescriptorMock(type: .userDescription))
@@ -131,6 +133,10 @@ final class ParityApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegat
 
     func peripheral(_ peripheral: CBMPeripheral, didUpdateValueFor descriptor: CBMDescriptor, error: Error?) {
         lines.append("descriptor read \(Self.describe(error))")
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didWriteValueFor descriptor: CBMDescriptor, error: Error?) {
+        lines.append("descriptor written \(Self.describe(error))")
     }
 
     func peripheral(
@@ -751,5 +757,89 @@ final class ConnectionLog {
             lines.append("disconnected \(isReconnecting) \(ParityApp.describe(error))")
             if isReconnecting { whileReconnecting?(manager, peripheral) }
         }
+    }
+}
+
+/// A spec delegate whose answers a test chooses: reads and writes of characteristics and
+/// descriptors fail with `failure` (or succeed), subscriptions are refused with ATT 0x08 when
+/// `refusesNotifications`; it keeps the descriptor writes it gets and, for each
+/// notification-state update, whether the characteristic said it was notifying, and the error.
+final class AnsweringSpecDelegate: CBMPeripheralSpecDelegate, @unchecked Sendable {
+    // @unchecked Sendable: its state is guarded by `lock`; the rest is immutable.
+    private let lock = NSLock()
+    private var descriptorWrites: [Data] = []
+    private var notificationStates: [String] = []
+    let failure: Error?
+    let refusesNotifications: Bool
+
+    init(failing failure: Error? = nil, refusingNotifications: Bool = false) {
+        self.failure = failure
+        self.refusesNotifications = refusingNotifications
+    }
+
+    /// The values written to descriptors, one entry per delegate call.
+    var writtenDescriptors: [Data] { lock.withLock { descriptorWrites } }
+    /// "isNotifying error" for each `didUpdateNotificationStateFor`.
+    var notificationUpdates: [String] { lock.withLock { notificationStates } }
+
+    private var answer: Result<Void, Error> { failure.map { .failure($0) } ?? .success(()) }
+
+    func peripheral(_ peripheral: CBMPeripheralSpec, didReceiveReadRequestFor characteristic: CBMCharacteristicMock)
+        -> Result<Data, Error>
+    { answer.map { Data([1]) } }
+
+    func peripheral(
+        _ peripheral: CBMPeripheralSpec, didReceiveWriteRequestFor characteristic: CBMCharacteristicMock, data: Data
+    ) -> Result<Void, Error> { answer }
+
+    func peripheral(
+        _ peripheral: CBMPeripheralSpec, didReceiveWriteRequestFor descriptor: CBMDescriptorMock, data: Data
+    ) -> Result<Void, Error> {
+        lock.withLock { descriptorWrites.append(data) }
+        return answer
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheralSpec, didReceiveSetNotifyRequest enabled: Bool,
+        for characteristic: CBMCharacteristicMock
+    ) -> Result<Void, Error> {
+        refusesNotifications ? .failure(CBMATTError(.insufficientAuthorization)) : .success(())
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheralSpec, didUpdateNotificationStateFor characteristic: CBMCharacteristicMock,
+        error: Error?
+    ) {
+        lock.withLock { notificationStates.append("\(characteristic.isNotifying) \(ParityApp.describe(error))") }
+    }
+}
+
+extension CoreBluetoothMockParityTests {
+    // CBMCentralManagerMock.swift, CBMPeripheralMock's writeValue(_:for: CBMDescriptor): a
+    // descriptor write reaches the spec delegate's peripheral(_:didReceiveWriteRequestFor:data:)
+    // with the value, and the app hears the delegate's answer. (The kit answered ATT 0x03 without
+    // asking the delegate.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func aDescriptorWriteReachesTheSpecDelegateAndTheAppHearsItsAnswer(realistic: Bool, refused: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 90)
+        let delegate = AnsweringSpecDelegate(failing: refused ? CBMATTError(.insufficientAuthorization) : nil)
+        let watch = makeWatch(delegate: delegate)
+        let lines = try await bridge.run { @MainActor () -> [String] in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, characteristic) = try await Self.connect(watch, app: app, on: bridge)
+            peripheral.discoverDescriptors(for: characteristic)
+            try await bridge.waitForApp { app.lines.contains("descriptors nil") }
+            let description = try #require(characteristic.descriptors?.first)
+            #expect(description.uuid == .userDescription)
+            peripheral.writeValue(Data([5]), for: description)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("descriptor written") } }
+            return app.lines
+        }
+        #expect(delegate.writtenDescriptors == [Data([5])])
+        let answer =
+            refused ? "\(CBMATTErrorDomain) \(CBMATTError.Code.insufficientAuthorization.rawValue)" : "nil"
+        #expect(lines.last == "descriptor written \(answer)")
     }
 }
