@@ -27,9 +27,11 @@ extension CBMCentralManager {
     }
 
     /// Sets the app's Bluetooth authorization on this manager's bridge (as
-    /// `CBManager.authorization` reports it).
+    /// `CBManager.authorization` reports it). Any authorization but `allowedAlways` makes the
+    /// bridge's central managers `unauthorized`, as CoreBluetooth reports; `allowedAlways` again
+    /// brings them back to Bluetooth's simulated state.
     public func simulateAuthorization(_ authorization: CBMManagerAuthorization) {
         guard let bridge else { return }
-        AuthorizationBook.set(authorization, for: bridge)
+        MockCentralEngine.setAuthorization(authorization, on: bridge)
     }
 }

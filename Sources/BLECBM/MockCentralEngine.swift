@@ -59,6 +59,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// run). A connect the app makes while `heard` is behind names a peripheral object that a
     /// power-off it has not heard of yet made invalid.
     var powerLosses: (simulated: UInt64, heard: UInt64) = (0, 0)
+    /// The state the manager was made to start in, authorized (the state it returns to when the
+    /// app is authorized again, unless a test set Bluetooth's state since).
+    private let startingState: ManagerState
 
     var bridge: MockBLEBridge { lane.bridge }
 
@@ -71,6 +74,8 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             configuration.restoreIdentifier = restoreIdentifier
         }
         if let state = Self.initialState(on: bridge) { configuration.initialState = state }
+        startingState = configuration.initialState
+        if !Self.isAuthorized(on: bridge) { configuration.initialState = .unauthorized }
         // A new CBCentralManager's first state callback carries its real state (it does not
         // pass through `resetting`).
         if case .realistic(let duration) = configuration.stateTransition {
@@ -117,6 +122,26 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// Sets the state managers created on `bridge` start in.
     static func setInitialState(_ state: CBMManagerState, on bridge: MockBLEBridge) {
         bridge.frontEndSettings[initialStateKey] = state.rawValue
+    }
+
+    /// Whether the app may use Bluetooth on `bridge`: with any authorization but
+    /// `allowedAlways`, managers are `unauthorized`, as CoreBluetooth (and CoreBluetoothMock)
+    /// report.
+    static func isAuthorized(on bridge: MockBLEBridge) -> Bool {
+        AuthorizationBook.value(for: bridge) == .allowedAlways
+    }
+
+    /// Sets the app's authorization on `bridge`: every manager becomes `unauthorized` when it is
+    /// not `allowedAlways`, and goes back to Bluetooth's simulated state when it is again.
+    static func setAuthorization(_ authorization: CBMManagerAuthorization, on bridge: MockBLEBridge) {
+        let wasAuthorized = isAuthorized(on: bridge)
+        AuthorizationBook.set(authorization, for: bridge)
+        let authorized = authorization == .allowedAlways
+        guard authorized != wasAuthorized else { return }
+        for engine in engines(on: bridge) {
+            let power = initialState(on: bridge) ?? engine.startingState
+            engine.simulateStateChange(authorized ? CBMManagerState(power) : .unauthorized)
+        }
     }
 
     /// The central's Bluetooth state changes (the user turned Bluetooth off, say).

@@ -843,3 +843,42 @@ extension CoreBluetoothMockParityTests {
         #expect(lines.last == "descriptor written \(answer)")
     }
 }
+
+extension CoreBluetoothMockParityTests {
+    // CBMCentralManagerMock.swift, bluetoothAuthorization's didSet (notifyManagers) and `state`:
+    // authorization other than allowedAlways makes every manager unauthorized (its delegate is
+    // told, calls are refused); allowed again, each is back in Bluetooth's simulated state (here
+    // powered off, as set meanwhile), as real CoreBluetooth reports. (The kit stayed powered on
+    // and kept scanning.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func deniedAuthorizationMakesManagersUnauthorizedUntilAllowedAgain(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 91)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        let (lines, misuses, lateState) = try await bridge.run {
+            @MainActor () -> ([String], [String], CBMManagerState) in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let log = ConnectionLog(states: true)
+            let manager = CBMCentralManagerMock(delegate: log.proxy, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            CBMCentralManagerMock.simulateAuthorization(.denied)
+            try await bridge.waitForApp { manager.state == .unauthorized }
+            manager.scanForPeripherals(withServices: nil)
+            #expect(!manager.isScanning)
+            // A manager created while denied starts unauthorized.
+            let late = CBMCentralManagerMock(delegate: nil, queue: nil)
+            try await bridge.waitForApp { late.state != .unknown }
+            let lateState = late.state
+            CBMCentralManagerMock.simulatePowerOff()
+            CBMCentralManagerMock.simulateAuthorization(.allowedAlways)
+            try await bridge.waitForApp { manager.state == .poweredOff && late.state == .poweredOff }
+            return (log.lines, manager.apiMisuses, lateState)
+        }
+        #expect(lateState == .unauthorized)
+        #expect(
+            lines == [
+                ConnectionLog.poweredOn, "state \(CBMManagerState.unauthorized.rawValue)", ConnectionLog.poweredOff,
+            ])
+        #expect(misuses == ["scanForPeripherals: the manager is not powered on"])
+    }
+}

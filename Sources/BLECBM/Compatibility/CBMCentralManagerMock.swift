@@ -66,12 +66,18 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
     private static func simulateStateChange(_ state: CBMManagerState, _ call: String) {
         let bridge = BridgeScope.forCoreBluetoothMock(call)
         MockCentralEngine.setInitialState(state, on: bridge)
-        for engine in MockCentralEngine.engines(on: bridge) { engine.simulateStateChange(state) }
+        // (Not authorized, managers stay `unauthorized`; they take this state once authorized.)
+        let effective = MockCentralEngine.isAuthorized(on: bridge) ? state : .unauthorized
+        for engine in MockCentralEngine.engines(on: bridge) { engine.simulateStateChange(effective) }
     }
 
-    /// The app's Bluetooth authorization.
+    /// The app's Bluetooth authorization, as CoreBluetoothMock sets it: any authorization but
+    /// `allowedAlways` makes every central manager `unauthorized` (its delegate is told, its scans
+    /// stop and calls are refused), as CoreBluetooth reports; `allowedAlways` again brings each
+    /// back to Bluetooth's simulated state. Managers created meanwhile start `unauthorized`.
     public static func simulateAuthorization(_ authorization: CBMManagerAuthorization) {
-        AuthorizationBook.set(authorization, for: BridgeScope.forCoreBluetoothMock("simulateAuthorization(_:)"))
+        MockCentralEngine.setAuthorization(
+            authorization, on: BridgeScope.forCoreBluetoothMock("simulateAuthorization(_:)"))
     }
 
     /// Which features ``CBMCentralManager/supports(_:)`` reports (`nil`: the kit's answer,
