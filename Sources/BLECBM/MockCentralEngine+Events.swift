@@ -13,6 +13,7 @@ extension MockCentralEngine {
                 if simulatedState == .poweredOn && state != .poweredOn { powerLosses.simulated += 1 }
                 simulatedState = CBMManagerState(state)
             }
+            startRestoration(state)
             deliver { [self] in
                 lock.withLock {
                     setState(CBMManagerState(state))
@@ -34,10 +35,11 @@ extension MockCentralEngine {
             }
         case .connected(let remote):
             spec(remote.identifier)?.noteConnected()
+            let restored = isRestoredConnection(remote.identifier)
             deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
                 lock.withLock { peripheral.storedState = .connected }
-                guard let (manager, delegate) = managerAndDelegate else { return }
+                guard !restored, let (manager, delegate) = managerAndDelegate else { return }
                 delegate.centralManager(manager, didConnect: peripheral)
             }
         case .failedToConnect(let remote, let error):

@@ -62,6 +62,10 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// The state the manager was made to start in, authorized (the state it returns to when the
     /// app is authorized again, unless a test set Bluetooth's state since).
     private let startingState: ManagerState
+    /// What a restoration the test simulated starts once the manager is first powered on.
+    private var pendingRestoration: Restoration?
+    /// Restored peripherals reported connected: their link comes up with no `didConnect`.
+    private var restoredConnected: Set<UUID> = []
 
     var bridge: MockBLEBridge { lane.bridge }
 
@@ -198,7 +202,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             })
         // A restore identifier with a restoration the test simulated: the delegate hears it first.
         let restored = restoreIdentifier.flatMap { identifier in
-            RestorationBook.value(for: bridge)?(identifier).map(UncheckedDictionary.init)
+            RestorationBook.value(for: bridge)?(identifier).map { UncheckedDictionary(restoring($0)) }
         }
         command { [self] central in
             if let restored {
@@ -209,6 +213,86 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             }
             central.attachFrontEnd(frontEnd)
         }
+    }
+
+    /// What a simulated restoration starts once the manager is powered on: connections to the
+    /// restored peripherals, and the scan.
+    struct Restoration {
+        var peripherals: [CBMPeripheral] = []
+        var scan: (services: [BluetoothUUID]?, options: ScanOptions)?
+    }
+
+    /// The dictionary the delegate's `willRestoreState` gets for one the test simulated, as
+    /// CoreBluetoothMock makes it: the specs it lists become this manager's peripheral objects
+    /// (`connected` when the spec is connected, by another app, and in range; else
+    /// `connecting`; `disconnected` when it is not connectable or not simulated on this
+    /// bridge), and scan services or options make the manager scanning. The links come up and
+    /// the scan starts once the manager is powered on; a peripheral restored as connected
+    /// reports no `didConnect`, a connecting one does when it connects.
+    private func restoring(_ dictionary: [String: Any]) -> [String: Any] {
+        var restored = dictionary
+        var restoration = Restoration()
+        if let specs = dictionary[CBMCentralManagerRestoredStatePeripheralsKey] as? [CBMPeripheralSpec] {
+            restored[CBMCentralManagerRestoredStatePeripheralsKey] = specs.map { spec -> CBMPeripheral in
+                guard let simulation = SpecSimulation.existing(for: spec, on: bridge) else {
+                    return peripheralObject(RemotePeripheral(identifier: spec.identifier, name: spec.name))
+                }
+                let state = simulation.snapshot
+                let peripheral = peripheralObject(RemotePeripheral(identifier: state.identifier, name: state.name))
+                guard state.services != nil else { return peripheral }
+                let connected = state.isConnectedBySystem && state.proximity != .outOfRange
+                lock.withLock {
+                    peripheral.storedState = connected ? .connected : .connecting
+                    if connected { restoredConnected.insert(state.identifier) }
+                }
+                restoration.peripherals.append(peripheral)
+                return peripheral
+            }
+        }
+        let services = dictionary[CBMCentralManagerRestoredStateScanServicesKey] as? [CBMUUID]
+        let options = dictionary[CBMCentralManagerRestoredStateScanOptionsKey] as? [String: Any]
+        if services != nil || options != nil {
+            restoration.scan = (
+                services?.map(\.bluetoothUUID),
+                ScanOptions(
+                    allowDuplicates: Self.bool(options?[CBMCentralManagerScanOptionAllowDuplicatesKey]),
+                    solicitedServiceUUIDs: (options?[CBMCentralManagerScanOptionSolicitedServiceUUIDsKey]
+                        as? [CBMUUID])?.map(\.bluetoothUUID) ?? [])
+            )
+        }
+        lock.withLock {
+            if restoration.scan != nil { scanning = true }
+            pendingRestoration = restoration
+        }
+        return restored
+    }
+
+    /// On the bridge's executor, as the central's state changes: at the first `poweredOn`, the
+    /// restored peripherals connect and the restored scan starts (Bluetooth in another state
+    /// first ends both: the objects are invalid, and there is no scan).
+    func startRestoration(_ state: ManagerState) {
+        guard
+            let restoration = lock.withLock({ () -> Restoration? in
+                defer { pendingRestoration = nil }
+                return pendingRestoration
+            })
+        else { return }
+        guard state == .poweredOn else {
+            lock.withLock { restoredConnected.removeAll() }
+            return
+        }
+        if let scan = restoration.scan {
+            let (services, options) = scan
+            command { try? $0.scanForPeripherals(withServices: services, options: options) }
+        }
+        let losses = lock.withLock { powerLosses.simulated }
+        for peripheral in restoration.peripherals { attempt(peripheral, madeAfter: losses) }
+    }
+
+    /// Whether the link to a peripheral restored as connected came up (its `didConnect` is not
+    /// reported: the app was told it is connected).
+    func isRestoredConnection(_ peripheral: UUID) -> Bool {
+        lock.withLock { restoredConnected.remove(peripheral) != nil }
     }
 
     /// The restore identifier this manager was created with, if any.

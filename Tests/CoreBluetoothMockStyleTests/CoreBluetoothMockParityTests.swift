@@ -882,3 +882,67 @@ extension CoreBluetoothMockParityTests {
         #expect(misuses == ["scanForPeripherals: the manager is not powered on"])
     }
 }
+
+extension CoreBluetoothMockParityTests {
+    // CBMCentralManagerMock.swift, init(delegate:queue:options:) with a restore identifier: the
+    // specs the restoration lists become the manager's own peripheral objects (connected when the
+    // spec is connected and in range, else connecting), and the scan services it lists make the
+    // manager scan with that filter. (The kit handed the app the specs themselves, and did not
+    // scan.) The connecting one connects once it is in range, as the app then hears.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aRestoredStateGivesTheManagersOwnPeripheralsAndScan(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 95)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        let band =
+            CBMPeripheralSpec
+            .simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Band"])
+            .connected(
+                name: "Band",
+                services: [
+                    CBMServiceMock(
+                        type: .transferService, primary: true,
+                        characteristics: CBMCharacteristicMock(type: .transferData, properties: [.read]))
+                ],
+                delegate: TransferSpecDelegate()
+            )
+            .build()
+        try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([watch, band])
+            CBMCentralManagerMock.simulateStateRestoration = { _ in
+                [
+                    CBMCentralManagerRestoredStatePeripheralsKey: [watch, band],
+                    CBMCentralManagerRestoredStateScanServicesKey: [CBMUUID.transferService],
+                ]
+            }
+            let log = ConnectionLog(states: false)
+            var restored: [String: Any]?
+            var states: [CBMPeripheralState] = []
+            log.proxy.willRestoreState = { _, dictionary in
+                restored = dictionary
+                let peripherals = dictionary[CBMCentralManagerRestoredStatePeripheralsKey] as? [CBMPeripheral]
+                states = peripherals?.map(\.state) ?? []
+            }
+            let manager = CBMCentralManagerMock(
+                delegate: log.proxy, queue: nil, options: [CBMCentralManagerOptionRestoreIdentifierKey: "app"])
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let dictionary = try #require(restored)
+            let peripherals = try #require(dictionary[CBMCentralManagerRestoredStatePeripheralsKey] as? [CBMPeripheral])
+            #expect(peripherals.map(\.identifier) == [watch.identifier, band.identifier])
+            #expect(states == [.connecting, .connected])
+            #expect(dictionary[CBMCentralManagerRestoredStateScanServicesKey] as? [CBMUUID] == [.transferService])
+            #expect(manager.isScanning)
+            // The objects are the manager's: the connecting one connects, the connected one works.
+            try await bridge.waitForApp { peripherals[0].state == .connected }
+            #expect(log.lines == ["connected"])
+            // (The link of the one restored connected comes up as a connection would, at its next
+            // advertisement in realistic mode: a call made before gets no callback.)
+            try await bridge.clock.sleep(for: .seconds(1))
+            let app = ParityApp()
+            peripherals[1].delegate = app
+            peripherals[1].discoverServices(nil)
+            try await bridge.waitForApp { app.characteristic != nil }
+        }
+    }
+}

@@ -103,6 +103,16 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
     /// What the system restores to a manager created with a restore identifier
     /// (`CBMCentralManagerOptionRestoreIdentifierKey`): the dictionary its delegate's
     /// `centralManager(_:willRestoreState:)` receives before its first state, or `nil` for none.
+    /// As in CoreBluetoothMock, the specs listed under
+    /// `CBMCentralManagerRestoredStatePeripheralsKey` reach the delegate as the manager's own
+    /// peripheral objects, `connected` when the spec is connected (built `.connected(…)` or
+    /// ``CBMPeripheralSpec/simulateConnection()``) and in range, else `connecting`; scan
+    /// services or options make the manager scanning with them. The links come up, and the scan
+    /// starts, when the manager is powered on, as a connection would (in realistic mode, at the
+    /// peripheral's next advertisement: a call made on a peripheral restored as connected
+    /// before its link is up gets no callback); a connecting peripheral reports `didConnect`
+    /// then, a connected one does not.
+    ///
     /// Reading it, or setting it to `nil`, with no simulation there installs none (a test's
     /// `tearDown` resetting it after ``tearDownSimulation()`` would otherwise leave a system
     /// installed for the next test).
