@@ -355,9 +355,13 @@ extension MockCentralEngine {
             case .failure(let error) = simulation.delegate.peripheral(
                 simulation.spec, didReceiveSetNotifyRequest: enabled, for: mock)
         {
+            // The spec's delegate hears its own refusal too, as in CoreBluetoothMock.
+            let refusal = UncheckedError(error)
             return reply {
+                simulation.delegate.peripheral(
+                    simulation.spec, didUpdateNotificationStateFor: mock, error: refusal.error)
                 peripheral.deliveryDelegate?.peripheral(
-                    peripheral, didUpdateNotificationStateFor: characteristic, error: error)
+                    peripheral, didUpdateNotificationStateFor: characteristic, error: refusal.error)
             }
         }
         lock.withLock { characteristic.notifyRequests += 1 }
@@ -369,6 +373,9 @@ extension MockCentralEngine {
             case .failure(let error): failure = CBMError.bridging(error)
             }
             if let simulation, let mock {
+                // The spec's characteristic notifies from now on (as CoreBluetoothMock sets it
+                // before telling the delegate).
+                if failure == nil { mock.lock.withLock { mock.notifying = enabled } }
                 simulation.delegate.peripheral(simulation.spec, didUpdateNotificationStateFor: mock, error: failure)
             }
             peripheral.deliveryDelegate?.peripheral(

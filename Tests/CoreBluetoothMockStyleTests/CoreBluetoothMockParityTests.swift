@@ -946,3 +946,29 @@ extension CoreBluetoothMockParityTests {
         }
     }
 }
+
+extension CoreBluetoothMockParityTests {
+    // CBMCentralManagerMock.swift, CBMPeripheralMock's setNotifyValue(_:for:): the spec delegate's
+    // peripheral(_:didUpdateNotificationStateFor:error:) sees the characteristic notifying once the
+    // subscription succeeded, and hears the error when its didReceiveSetNotifyRequest refused it.
+    // (The kit called it with isNotifying false, and not at all on a refusal.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func theSpecDelegateHearsTheNotificationStateAsTheAppDoes(realistic: Bool, refused: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 92)
+        let delegate = AnsweringSpecDelegate(refusingNotifications: refused)
+        let watch = makeWatch(delegate: delegate)
+        let lines = try await bridge.run { @MainActor () -> [String] in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, characteristic) = try await Self.connect(watch, app: app, on: bridge)
+            peripheral.setNotifyValue(true, for: characteristic)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("notifying") } }
+            return app.lines
+        }
+        let expected =
+            refused ? "false \(CBMATTErrorDomain) \(CBMATTError.Code.insufficientAuthorization.rawValue)" : "true nil"
+        #expect(lines.last == "notifying \(expected)")
+        #expect(delegate.notificationUpdates == [expected])
+    }
+}
