@@ -73,6 +73,21 @@ extension MockCentralEngine {
         return (error as? ATTError)?.code == .writeNotPermitted
     }
 
+    /// The error a read or write of a spec's characteristic fails with: the spec delegate's own
+    /// (which the simulated stack can carry only as ATT 0x0E, unlikely error), as
+    /// CoreBluetoothMock hands it over, else the stack's.
+    private func failure(_ error: any Error, of characteristic: CBMCharacteristic, on peripheral: CBMPeripheral)
+        -> any Error
+    {
+        if (error as? ATTError)?.code == .unlikelyError, let simulation = spec(peripheral.identifier),
+            let answer = simulation.takeDelegateError(
+                central: central.identifier, handle: characteristic.remote.handle, of: peripheral.identifier)
+        {
+            return answer
+        }
+        return CBMError.bridging(error)
+    }
+
     func discoverServices(_ uuids: [CBMUUID]?, for peripheral: CBMPeripheral) {
         guard connected(peripheral, "discoverServices") else { return }
         if let error = refusal(
@@ -231,7 +246,7 @@ extension MockCentralEngine {
             switch result {
             case .success(.value(let data)): engine.lock.withLock { characteristic.storedValue = data }
             case .success: break
-            case .failure(let error): failure = CBMError.bridging(error)
+            case .failure(let error): failure = engine.failure(error, of: characteristic, on: peripheral)
             }
             peripheral.deliveryDelegate?.peripheral(peripheral, didUpdateValueFor: characteristic, error: failure)
         }
@@ -297,9 +312,9 @@ extension MockCentralEngine {
             }
             return
         }
-        operation(.write(data, remote)) { _, result in
+        operation(.write(data, remote)) { engine, result in
             var failure: (any Error)?
-            if case .failure(let error) = result { failure = CBMError.bridging(error) }
+            if case .failure(let error) = result { failure = engine.failure(error, of: characteristic, on: peripheral) }
             peripheral.deliveryDelegate?.peripheral(peripheral, didWriteValueFor: characteristic, error: failure)
         }
     }

@@ -972,3 +972,29 @@ extension CoreBluetoothMockParityTests {
         #expect(delegate.notificationUpdates == [expected])
     }
 }
+
+extension CoreBluetoothMockParityTests {
+    // CBMCentralManagerMock.swift, CBMPeripheralMock's readValue(for:) and writeValue(_:for:type:):
+    // the spec delegate's error reaches the app as it is, whatever its domain. (The kit turned an
+    // error outside CBATTErrorDomain into ATT 0x0E, unlikely error.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func aSpecDelegatesReadOrWriteErrorReachesTheAppUnchanged(realistic: Bool, coreBluetooth: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 93)
+        let failure: Error =
+            coreBluetooth ? CBMError(.operationNotSupported) : NSError(domain: "MyDomain", code: 42)
+        let watch = makeWatch(delegate: AnsweringSpecDelegate(failing: failure))
+        let lines = try await bridge.run { @MainActor () -> [String] in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, characteristic) = try await Self.connect(watch, app: app, on: bridge)
+            peripheral.readValue(for: characteristic)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("read") } }
+            peripheral.writeValue(Data([1, 2]), for: characteristic, type: .withResponse)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("written") } }
+            return app.lines
+        }
+        let error = coreBluetooth ? "\(CBMErrorDomain) \(CBMError.Code.operationNotSupported.rawValue)" : "MyDomain 42"
+        #expect(lines == ["connected", "read \(error)", "written \(error)"])
+    }
+}

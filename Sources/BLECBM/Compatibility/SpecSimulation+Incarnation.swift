@@ -21,6 +21,9 @@ extension SpecSimulation {
         /// The value each central's current read got from the delegate, by characteristic
         /// handle: the parts of a long read after the first come from it.
         private var reads: [ReadKey: Data] = [:]
+        /// The delegate's errors the stack carries as ATT 0x0E (unlikely error), oldest first, by
+        /// central and characteristic handle: the app gets the delegate's own error.
+        private var delegateErrors: [ReadKey: [any Error]] = [:]
 
         private struct ReadKey: Hashable {
             let central: UUID
@@ -157,6 +160,30 @@ extension SpecSimulation {
         /// The characteristic mock published at a handle.
         func characteristicMock(at handle: UInt16) -> CBMCharacteristicMock? { lock.withLock { mocks[handle] } }
 
+        /// The oldest error the delegate answered a central's request on a characteristic with
+        /// that the stack carried as ATT 0x0E, taken.
+        func takeDelegateError(central: UUID, handle: UInt16) -> (any Error)? {
+            lock.withLock {
+                let key = ReadKey(central: central, handle: handle)
+                guard var errors = delegateErrors[key], !errors.isEmpty else { return nil }
+                let first = errors.removeFirst()
+                delegateErrors[key] = errors.isEmpty ? nil : errors
+                return first
+            }
+        }
+
+        /// The stack's answer for the delegate's `error`: its ATT code, or 0x0E (unlikely error)
+        /// for any other error, which the app gets as it is (kept for it, see
+        /// ``takeDelegateError(central:handle:)``), as CoreBluetoothMock passes it through.
+        private func refusal(_ error: any Error, to request: ATTRequest) -> RequestResponse {
+            let code = SpecSimulation.code(of: error)
+            if code == .unlikelyError {
+                let key = ReadKey(central: request.central.identifier, handle: request.characteristic.handle)
+                lock.withLock { delegateErrors[key, default: []].append(error) }
+            }
+            return .error(code)
+        }
+
         /// The spec delegate's answer to a request, as the simulated stack's.
         ///
         /// A long read asks the delegate once, for its first part; the Read Blob requests that
@@ -180,7 +207,7 @@ extension SpecSimulation {
                 } else {
                     switch delegate.peripheral(spec, didReceiveReadRequestFor: mock) {
                     case .success(let answer): data = answer
-                    case .failure(let error): return .error(SpecSimulation.code(of: error))
+                    case .failure(let error): return refusal(error, to: request)
                     }
                     lock.withLock { reads[key] = data }
                 }
@@ -190,7 +217,7 @@ extension SpecSimulation {
             }
             switch delegate.peripheral(spec, didReceiveWriteRequestFor: mock, data: value) {
             case .success: return .success()
-            case .failure(let error): return .error(SpecSimulation.code(of: error))
+            case .failure(let error): return refusal(error, to: request)
             }
         }
     }

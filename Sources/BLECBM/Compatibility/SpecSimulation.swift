@@ -161,6 +161,12 @@ final class SpecSimulation: @unchecked Sendable {
         incarnation(peripheral)?.characteristicMock(at: handle)
     }
 
+    /// The error the spec's delegate answered a central's read or write of a characteristic with,
+    /// when the simulated stack carried it as ATT 0x0E (the oldest not yet taken), if any.
+    func takeDelegateError(central: UUID, handle: UInt16, of peripheral: UUID) -> (any Error)? {
+        incarnation(peripheral)?.takeDelegateError(central: central, handle: handle)
+    }
+
     /// The descriptor mock of a remote descriptor (by its characteristic and UUID).
     func descriptorMock(of descriptor: RemoteDescriptor) -> CBMDescriptorMock? {
         characteristicMock(at: descriptor.characteristic.handle, of: descriptor.peripheral)?.declaredDescriptorMocks
