@@ -998,3 +998,37 @@ extension CoreBluetoothMockParityTests {
         #expect(lines == ["connected", "read \(error)", "written \(error)"])
     }
 }
+
+extension CoreBluetoothMockParityTests {
+    // CBMPeripheralSpecDelegate.swift, the default didReceiveSetNotifyRequest: a characteristic
+    // that notifies or indicates only with encryption can be subscribed to. (The kit's default
+    // refused it with CBError 2, invalid handle.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [CBMCharacteristicProperties.notifyEncryptionRequired, .indicateEncryptionRequired])
+    func theDefaultDelegateAcceptsSubscriptionsNeedingEncryption(
+        property: CBMCharacteristicProperties
+    ) async throws {
+        let bridge = MockBLEBridge(seed: 94)
+        let data = CBMCharacteristicMock(type: .transferData, properties: [.read, property])
+        let watch =
+            CBMPeripheralSpec
+            .simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Watch"])
+            .connectable(
+                name: "Watch",
+                services: [CBMServiceMock(type: .transferService, primary: true, characteristics: data)],
+                delegate: TransferSpecDelegate()
+            )
+            .allowForRetrieval()
+            .build()
+        let lines = try await bridge.run { @MainActor () -> [String] in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, characteristic) = try await Self.connect(watch, app: app, on: bridge)
+            peripheral.setNotifyValue(true, for: characteristic)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("notifying") } }
+            return app.lines
+        }
+        #expect(lines == ["connected", "notifying true nil"])
+    }
+}

@@ -3,7 +3,7 @@ import Foundation
 /// Answers a simulated peripheral's requests (CoreBluetoothMock's `CBMPeripheralSpecDelegate`).
 /// Every method has CoreBluetoothMock's default answer: connections and discoveries succeed,
 /// reads fail with `readNotPermitted`, writes with `writeNotPermitted`, notifications can be
-/// turned on where the characteristic notifies or indicates.
+/// turned on where the characteristic notifies or indicates (with or without encryption).
 ///
 /// Called on the bridge as the simulation reaches each request; keep the answers quick.
 public protocol CBMPeripheralSpecDelegate {
@@ -85,7 +85,9 @@ extension CBMPeripheralSpecDelegate {
         _ peripheral: CBMPeripheralSpec, didReceiveSetNotifyRequest enabled: Bool,
         for characteristic: CBMCharacteristicMock
     ) -> Result<Void, any Error> {
-        characteristic.properties.isDisjoint(with: [.notify, .indicate])
+        characteristic.properties.isDisjoint(with: [
+            .notify, .indicate, .notifyEncryptionRequired, .indicateEncryptionRequired,
+        ])
             ? .failure(CBMError(.invalidHandle)) : .success(())
     }
     public func peripheral(
