@@ -1032,3 +1032,18 @@ extension CoreBluetoothMockParityTests {
         #expect(lines == ["connected", "notifying true nil"])
     }
 }
+
+extension CoreBluetoothMockParityTests {
+    // CBMPeripheralSpec.swift, Builder's connectable(…) and connected(…): the MTU given is clamped
+    // to 23…517. (The kit kept it as given: 1000 read back as 1000.)
+    @Test(arguments: [(10, 23), (23, 23), (185, 185), (517, 517), (1000, 517)])
+    func aSpecsMTUIsClampedTo23Through517(given: Int, kept: Int) {
+        let services = [CBMServiceMock(type: .transferService, primary: true)]
+        let connectable = CBMPeripheralSpec.simulatePeripheral()
+            .connectable(name: "Watch", services: services, delegate: nil, mtu: given).build()
+        let connected = CBMPeripheralSpec.simulatePeripheral()
+            .connected(name: "Watch", services: services, delegate: nil, mtu: given).build()
+        #expect(connectable.mtu == kept)
+        #expect(connected.mtu == kept)
+    }
+}

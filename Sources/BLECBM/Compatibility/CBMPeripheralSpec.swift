@@ -32,7 +32,7 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
     public let connectionInterval: TimeInterval?
     /// The supervision timeout asked for (kept for reference).
     public let supervisionTimeout: TimeInterval?
-    /// The peripheral's ATT_MTU: the link uses the smaller of it and the central's.
+    /// The peripheral's ATT_MTU (23…517): the link uses the smaller of it and the central's.
     public let mtu: Int?
     /// Answers the peripheral's requests.
     public let connectionDelegate: (any CBMPeripheralSpecDelegate)?
@@ -151,6 +151,7 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
         }
 
         /// Makes the peripheral connectable, with its services and the delegate answering them.
+        /// Its `mtu` is clamped to 23…517, as in CoreBluetoothMock.
         public func connectable(
             name: String, services: [CBMServiceMock], delegate: (any CBMPeripheralSpecDelegate)?,
             connectionInterval: TimeInterval = 0.045, supervisionTimeout: TimeInterval = 4.0, mtu: Int = 23
@@ -160,7 +161,7 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
             self.delegate = delegate
             self.connectionInterval = connectionInterval
             self.supervisionTimeout = supervisionTimeout
-            self.mtu = mtu
+            self.mtu = min(max(mtu, 23), 517)
             return self
         }
 
