@@ -7,8 +7,11 @@ public enum MTUMode: Sendable, Hashable {
     /// Draw the preference for each link, with the bridge's seeded generator, from the values
     /// real devices negotiate (``realWorldValues``) that lie in the range.
     case realistic(ClosedRange<Int>)
-    /// What a typical device prefers: 185 for a central (an iPhone's common value) and 247 for
-    /// a peripheral (a Bluetooth 4.2+ peripheral with data length extension).
+    /// What the device prefers: with a link profile on its side of the link
+    /// (``LinkTiming/centralProfile``, ``LinkTiming/peripheralProfile``), the profile's
+    /// ``LinkProfile/attMTU`` (the profile describes the device); without one, what a typical
+    /// device prefers: 185 for a central (an iPhone's common value) and 247 for a peripheral (a
+    /// Bluetooth 4.2+ peripheral with data length extension).
     case device
 
     /// ATT_MTU values seen on real links: the minimum 23, 27 (no data length extension),
@@ -31,10 +34,10 @@ public enum MTUMode: Sendable, Hashable {
     }
 
     /// The preference of a mode that draws nothing (every mode but ``realistic(_:)``).
-    func fixedPreference(isCentral: Bool) -> Int? {
+    func fixedPreference(isCentral: Bool, profile: LinkProfile? = nil) -> Int? {
         switch self {
         case .fixed(let value): value
-        case .device: isCentral ? 185 : 247
+        case .device: profile?.attMTU ?? (isCentral ? 185 : 247)
         case .realistic: nil
         }
     }

@@ -200,11 +200,13 @@ extension World {
         let centralMode = centrals[existing: key.central].configuration.mtu
         let peripheralMode = peripherals[existing: key.peripheral].configuration.mtu
         // Only a realistic mode draws: the others leave the streams alone (touching one derives it).
+        // A side's `.device` preference is its link profile's offer, when profiles time the link.
+        let profiles = timing.negotiated != nil
         let offered =
-            centralMode.fixedPreference(isCentral: true)
+            centralMode.fixedPreference(isCentral: true, profile: profiles ? timing.centralProfile : nil)
             ?? centralMode.draw(isCentral: true, using: &centrals[key.central]!.random.mtu)
         let accepted =
-            peripheralMode.fixedPreference(isCentral: false)
+            peripheralMode.fixedPreference(isCentral: false, profile: profiles ? timing.peripheralProfile : nil)
             ?? peripheralMode.draw(isCentral: false, using: &peripherals[key.peripheral]!.random.mtu)
         let profiled = timing.negotiated?.attMTU ?? 517
         return min(max(min(offered, accepted, limits.maximumMTU ?? 517, profiled), 23), 517)

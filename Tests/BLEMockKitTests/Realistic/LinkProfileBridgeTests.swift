@@ -43,6 +43,29 @@ struct LinkProfileBridgeTests {
         #expect(Realistic.linkMTUs(in: await old.log) == [23])
     }
 
+    @Test(
+        "A realistic manager's device MTU preference is its link profile's offer",
+        arguments: [(LinkProfile?.some(.watch), 247), (.unconstrained, 517), (nil, 247)])
+    func theDevicePreferenceIsTheProfilesOffer(peripheral: LinkProfile?, mtu: Int) async throws {
+        var timing = LinkTiming.realistic(central: .iPhoneiOS18, peripheral: .watch)
+        timing.peripheralProfile = peripheral
+        let bridge = MockBLEBridge(configuration: .init(seed: 6, timing: timing))
+        // Both prefer `.device` (as a CoreBluetooth-shaped app's manager does): an iPhone on
+        // iOS 18 offers 517; the peripheral its profile's offer, or a typical 247 without one.
+        // Before, a central's `.device` was 185 whatever its profile.
+        let sensor = MockPeripheralManager(configuration: .realistic(seed: 6), bridge: bridge)
+        #expect(await sensor.waitForPoweredOn() == .poweredOn)
+        try await sensor.startAdvertising(AdvertisementData(localName: "Watch"))
+        let phone = MockCentralManager(configuration: .realistic(seed: 6), bridge: bridge)
+        #expect(await phone.waitForPoweredOn() == .poweredOn)
+        try await Realistic.discover(sensor, by: phone, on: bridge)
+        try await phone.connect(sensor.identifier)
+        #expect(Realistic.linkMTUs(in: await bridge.log) == [mtu])
+        #expect(
+            try await phone.maximumWriteValueLength(for: sensor.identifier, type: .withoutResponse) == min(mtu - 3, 512)
+        )
+    }
+
     @Test("Connection events fall at the negotiated interval, each carrying the packets that fit")
     func eventsFallAtTheNegotiatedInterval() async throws {
         // iOS 18 and the watch: 15 ms, 3 packets per event; 244-byte values are one packet each.
