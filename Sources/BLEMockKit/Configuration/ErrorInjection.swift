@@ -119,11 +119,12 @@ extension ErrorInjection {
         }
     }
 
-    /// What is wrong with this injection in the configuration of a central manager
-    /// (`inCentral`) or a peripheral manager, or `nil`: an operation of the other role (which
-    /// would never apply), a count below 1, or a probability outside 0…1.
-    func problem(inCentral: Bool) -> String? {
-        if isPeripheralOperation == inCentral {
+    /// What is wrong with this injection for a central manager (`inCentral` true), a
+    /// peripheral manager (false) or a whole bridge (`nil`: either role's operations), or
+    /// `nil`: an operation of the other role (which would never apply), a count below 1, or a
+    /// probability outside 0…1.
+    func problem(inCentral: Bool?) -> String? {
+        if let inCentral, isPeripheralOperation == inCentral {
             let (other, this) = inCentral ? ("peripheral", "central") : ("central", "peripheral")
             return ".\(operation.rawValue) is a \(other) manager's operation and never happens on a \(this) "
                 + "manager; put it in a Mock\(other == "central" ? "Central" : "Peripheral")Manager's configuration"

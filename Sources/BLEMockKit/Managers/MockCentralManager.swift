@@ -177,6 +177,11 @@ public actor MockCentralManager: CentralManaging {
     }
 
     /// Installs an error injection for this central's operations from now on.
+    ///
+    /// It is checked as the configuration's ``Configuration/errorInjection`` is: an injection
+    /// that configuration would refuse (see ``ErrorInjection``) is not installed, and this
+    /// manager then refuses every call with `APIMisuseError.invalidConfiguration(_:)`, whose
+    /// message begins `"MockCentralManager.inject(_:): "` and names the problem.
     public func inject(_ injection: ErrorInjection) {
         world { $0.inject(injection, owner: identifier) }
     }

@@ -44,7 +44,42 @@ extension World {
     }
 
     /// Installs an injection for one manager's operations, or for every manager (`owner` nil).
+    ///
+    /// An injection a configuration's `errorInjection` would refuse (another role's operation,
+    /// a count below 1, a probability outside 0…1) is refused the same way: it is not
+    /// installed, the refusal is logged, and from then on the manager (every manager on the
+    /// bridge, for a bridge-wide one) refuses every call with
+    /// `APIMisuseError.invalidConfiguration(_:)` naming the problem, as a manager configured
+    /// with it does. (`inject(_:)` does not throw, so the next call reports it.)
     mutating func inject(_ injection: ErrorInjection, owner: UUID?) {
+        guard let owner else {
+            if let problem = injection.problem(inCentral: nil) {
+                let message = "MockBLEBridge.inject(_:): \(problem)"
+                if bridgeProblem == nil { bridgeProblem = message }
+                record(.refused, error: APIMisuseError.invalidConfiguration(message), detail: "inject")
+                return
+            }
+            injections.add(injection, owner: nil)
+            return
+        }
+        if let c = centrals.position(of: owner) {
+            if let problem = injection.problem(inCentral: true) {
+                let message = "MockCentralManager.inject(_:): \(problem)"
+                if centrals[at: c].configurationProblem == nil { centrals.entries[c]!.configurationProblem = message }
+                record(.refused, central: owner, error: APIMisuseError.invalidConfiguration(message), detail: "inject")
+                return
+            }
+        } else if let p = peripherals.position(of: owner) {
+            if let problem = injection.problem(inCentral: false) {
+                let message = "MockPeripheralManager.inject(_:): \(problem)"
+                if peripherals[at: p].configurationProblem == nil {
+                    peripherals.entries[p]!.configurationProblem = message
+                }
+                record(
+                    .refused, peripheral: owner, error: APIMisuseError.invalidConfiguration(message), detail: "inject")
+                return
+            }
+        }
         injections.add(injection, owner: owner)
     }
 }

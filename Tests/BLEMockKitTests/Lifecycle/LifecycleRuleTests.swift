@@ -176,4 +176,32 @@ struct InjectionRuleTests {
         // The refused injection is not owed either.
         #expect(await bridge.finish() == .clean)
     }
+
+    @Test("A runtime injection is checked as a configuration's: after a refused one, its manager refuses every call")
+    func runtimeInjectionsAreChecked() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        await central.inject(ErrorInjection(.read, failure: .att(.unlikelyError), frequency: .probability(.nan)))
+        await #expect(
+            throws: APIMisuseError.invalidConfiguration(
+                "MockCentralManager.inject(_:): .probability(nan) must be in 0…1")
+        ) { try await central.readValue(for: characteristics[1]) }
+        await peripheral.inject(ErrorInjection(.read, failure: .att(.unlikelyError)))
+        await #expect(
+            throws: APIMisuseError.invalidConfiguration(
+                "MockPeripheralManager.inject(_:): .read is a central manager's operation and never happens on a "
+                    + "peripheral manager; put it in a MockCentralManager's configuration")
+        ) { try await peripheral.add(TestPeripherals.heartRate) }
+        // Neither injection is owed.
+        #expect(await bridge.finish() == .clean)
+
+        let other = MockBLEBridge()
+        let (sensor, _) = try await TestPeripherals.advertisingHeartRate(on: other)
+        await other.inject(ErrorInjection(.read, failure: .att(.unlikelyError), frequency: .times(0)))
+        let problem = APIMisuseError.invalidConfiguration("MockBLEBridge.inject(_:): .times(0) must be at least 1")
+        await #expect(throws: problem) { try await sensor.startAdvertising(AdvertisementData(localName: "Again")) }
+        let scanner = MockCentralManager(bridge: other)
+        await #expect(throws: problem) { try await scanner.scanForPeripherals(withServices: nil) }
+    }
 }

@@ -122,4 +122,72 @@ struct WorldInjectionTests {
         let here = harness.perform(link.read(WorldUUID.value))
         #expect(harness.error(of: here) as? ATTError == ATTError(.invalidPdu))
     }
+
+    static let refusedAtRuntime: [(ErrorInjection, String)] = [
+        (ErrorInjection(.read, failure: .att(.unlikelyError), frequency: .times(0)), ".times(0) must be at least 1"),
+        (ErrorInjection(.read, failure: .att(.unlikelyError), frequency: .times(-1)), ".times(-1) must be at least 1"),
+        (
+            ErrorInjection(.read, failure: .att(.unlikelyError), frequency: .probability(2)),
+            ".probability(2.0) must be in 0…1"
+        ),
+        (
+            ErrorInjection(.read, failure: .att(.unlikelyError), frequency: .probability(.nan)),
+            ".probability(nan) must be in 0…1"
+        ),
+        (
+            ErrorInjection(.read, failure: .att(.unlikelyError), frequency: .probability(-1)),
+            ".probability(-1.0) must be in 0…1"
+        ),
+        (
+            ErrorInjection(.serviceAdd, failure: .coreBluetooth(.unknown)),
+            ".serviceAdd is a peripheral manager's operation and never happens on a central manager; "
+                + "put it in a MockPeripheralManager's configuration"
+        ),
+    ]
+
+    @Test(
+        "A central's runtime injection its configuration would refuse is not installed; the central refuses every call",
+        arguments: refusedAtRuntime)
+    func centralRefusesARuntimeInjection(injection: ErrorInjection, problem: String) throws {
+        var (harness, link) = try Self.link(injecting: [])
+        harness.mutate { $0.inject(injection, owner: link.central) }
+        #expect(harness.world.injections.isEmpty)
+        let read = harness.perform(link.read(WorldUUID.value))
+        let expected = APIMisuseError.invalidConfiguration("MockCentralManager.inject(_:): \(problem)")
+        #expect(harness.error(of: read) as? APIMisuseError == expected)
+        #expect(throws: expected) { try harness.startScan(link.central) }
+        // The peripheral is not concerned.
+        #expect(throws: Never.self) {
+            try harness.addService(GATTService(uuid: "FFF9", characteristics: []), to: link.peripheral)
+        }
+    }
+
+    @Test("A peripheral's runtime injection of a central's operation, or a bridge-wide one out of range, is refused")
+    func peripheralAndBridgeRefuseRuntimeInjections() throws {
+        var (harness, link) = try Self.link(injecting: [])
+        harness.mutate { $0.inject(ErrorInjection(.read, failure: .att(.unlikelyError)), owner: link.peripheral) }
+        #expect(harness.world.injections.isEmpty)
+        #expect(
+            throws: APIMisuseError.invalidConfiguration(
+                "MockPeripheralManager.inject(_:): .read is a central manager's operation and never happens on a "
+                    + "peripheral manager; put it in a MockCentralManager's configuration")
+        ) { try harness.addService(GATTService(uuid: "FFF9", characteristics: []), to: link.peripheral) }
+        let read = harness.perform(link.read(WorldUUID.value))
+        #expect(harness.reply(of: read) == .value(Data()))
+        harness.mutate {
+            $0.inject(ErrorInjection(.read, failure: .att(.unlikelyError), frequency: .times(-5)), owner: nil)
+        }
+        #expect(harness.world.injections.isEmpty)
+        let refused = harness.perform(link.read(WorldUUID.value))
+        #expect(
+            harness.error(of: refused) as? APIMisuseError
+                == .invalidConfiguration("MockBLEBridge.inject(_:): .times(-5) must be at least 1"))
+        // A bridge-wide injection of either role's operation is fine (on another world).
+        var (other, otherLink) = try Self.link(injecting: [])
+        other.mutate { $0.inject(ErrorInjection(.serviceAdd, failure: .coreBluetooth(.outOfSpace)), owner: nil) }
+        other.mutate { $0.inject(ErrorInjection(.read, failure: .att(.unlikelyError)), owner: nil) }
+        #expect(other.world.injections.entries.count == 2)
+        let failed = other.perform(otherLink.read(WorldUUID.value))
+        #expect(other.error(of: failed) as? ATTError == ATTError(.unlikelyError))
+    }
 }
