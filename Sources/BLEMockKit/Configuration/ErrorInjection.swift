@@ -19,6 +19,14 @@ import BLECore
 ///
 /// Probabilities are drawn from the bridge's seeded generator, so the same seed fails the same
 /// operations. ``MockBLEBridge/finish()`` reports injections that never fired.
+///
+/// An injection that could never apply as written is refused, in a configuration's
+/// `errorInjection` and from `inject(_:)` alike: an operation of the other role, `.times(n)`
+/// with `n` below 1, a probability outside 0…1 (or NaN), an ``Failure/att(_:)`` failure of an
+/// operation that is not an ATT request, and ``Failure/neverAnswers`` for a peripheral
+/// manager's operation. The manager (or, for ``MockBLEBridge/inject(_:)``, every manager on
+/// the bridge) then refuses every call with `APIMisuseError.invalidConfiguration(_:)` naming
+/// the problem.
 public struct ErrorInjection: Sendable, Hashable {
     /// The kinds of operation an injection can target.
     public enum Operation: String, Sendable, Hashable, CaseIterable {
@@ -49,7 +57,11 @@ public struct ErrorInjection: Sendable, Hashable {
 
     /// How the operation fails.
     public enum Failure: Sendable, Hashable {
-        /// With this ATT error, as if the peripheral answered so. The central reacts as iOS
+        /// With this ATT error, as if the peripheral answered so: for an operation that is an
+        /// ATT request (discovery, read, write, subscribe) only; an injection of an ATT error
+        /// into `connect`, `readRSSI` or a peripheral manager's operation is refused with
+        /// `APIMisuseError.invalidConfiguration(_:)`, since no ATT response answers them. The
+        /// central reacts as iOS
         /// does: an insufficient authentication or encryption (0x05, 0x0F) on a read, a write
         /// or a subscription makes a central that pairs (``PairingBehavior/automatic(duration:outcome:)``,
         /// the realistic preset's default) pair and send the request again, so the caller sees
@@ -59,7 +71,9 @@ public struct ErrorInjection: Sendable, Hashable {
         /// With this CoreBluetooth error.
         case coreBluetooth(CoreBluetoothError.Code)
         /// Never: the operation waits until the link drops or the bridge finishes — for
-        /// testing the caller's own timeouts.
+        /// testing the caller's own timeouts. For a central manager's operations only: a
+        /// peripheral manager's (adding a service, advertising, updating a value) waits for no
+        /// peer, and such an injection is refused with `APIMisuseError.invalidConfiguration(_:)`.
         case neverAnswers
 
         /// The error thrown, if any.
@@ -121,8 +135,9 @@ extension ErrorInjection {
 
     /// What is wrong with this injection for a central manager (`inCentral` true), a
     /// peripheral manager (false) or a whole bridge (`nil`: either role's operations), or
-    /// `nil`: an operation of the other role (which would never apply), a count below 1, or a
-    /// probability outside 0…1.
+    /// `nil`: an operation of the other role (which would never apply), a count below 1, a
+    /// probability outside 0…1, an ATT error for an operation no ATT response answers, or
+    /// `neverAnswers` for a peripheral manager's operation (which waits for no answer).
     func problem(inCentral: Bool?) -> String? {
         if let inCentral, isPeripheralOperation == inCentral {
             let (other, this) = inCentral ? ("peripheral", "central") : ("central", "peripheral")
@@ -135,7 +150,31 @@ extension ErrorInjection {
         case .probability(let probability) where !(0...1).contains(probability):
             return ".probability(\(probability)) must be in 0…1"
         default:
+            break
+        }
+        switch failure {
+        case .att(let code) where !operation.isATTRequest:
+            return ".att(\(code)) cannot fail .\(operation.rawValue): no ATT response answers it (ATT errors answer "
+                + ".serviceDiscovery, .characteristicDiscovery, .descriptorDiscovery, .read, .write and .subscribe); "
+                + "inject a .coreBluetooth(_:) failure"
+        case .neverAnswers where isPeripheralOperation:
+            return ".neverAnswers cannot apply to .\(operation.rawValue): a peripheral manager's operation waits for "
+                + "no answer from a peer (.neverAnswers applies to a central manager's operations); inject a "
+                + ".coreBluetooth(_:) failure"
+        default:
             return nil
+        }
+    }
+}
+
+extension ErrorInjection.Operation {
+    /// Whether this is an ATT request the peripheral answers, so that an ATT error can
+    /// answer it: discovery, reading, writing, subscribing. Connecting (the link layer), reading
+    /// RSSI (the controller) and the peripheral manager's own operations are not.
+    var isATTRequest: Bool {
+        switch self {
+        case .serviceDiscovery, .characteristicDiscovery, .descriptorDiscovery, .read, .write, .subscribe: true
+        case .connect, .readRSSI, .serviceAdd, .advertisingStart, .updateValue: false
         }
     }
 }

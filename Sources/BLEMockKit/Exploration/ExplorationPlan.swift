@@ -111,7 +111,8 @@ public struct ExplorationPlan: Sendable, Hashable {
             let errors: [CoreBluetoothError.Code] = [.connectionTimeout, .peripheralDisconnected, .unknown]
             fault.coreBluetoothError = errors[random.int(in: 0..<errors.count)]
         case .attError:
-            let operations = budget.operations.subtracting([.connect]).sorted { $0.rawValue < $1.rawValue }
+            // Only an ATT request has an ATT error response (not a connect or an RSSI read).
+            let operations = budget.operations.filter(\.isATTRequest).sorted { $0.rawValue < $1.rawValue }
             guard !operations.isEmpty, !budget.attErrors.isEmpty else { return nil }
             fault.operation = operations[random.int(in: 0..<operations.count)]
             fault.attError = budget.attErrors[random.int(in: 0..<budget.attErrors.count)]
@@ -148,7 +149,7 @@ public struct ExplorationPlan: Sendable, Hashable {
     ) {
         let allowed: Set<ErrorInjection.Operation> =
             switch fault.kind {
-            case .attError: budget.operations.subtracting([.connect])
+            case .attError: budget.operations.filter(\.isATTRequest)
             case .coreBluetoothError: budget.operations.intersection([.connect])
             case .neverAnswered: budget.operations.intersection([.read, .write, .subscribe])
             default: []

@@ -33,8 +33,9 @@ public struct PlannedFault: Sendable, Hashable {
         /// A central's Bluetooth goes off (the user toggles it) for ``PlannedFault/duration``,
         /// then on again.
         case powerCycle
-        /// The next ``PlannedFault/operation`` of any central fails with
-        /// ``PlannedFault/attError``, as if the peripheral answered so.
+        /// The next ``PlannedFault/operation`` of any central (an ATT request: a discovery, a
+        /// read, a write or a subscription) fails with ``PlannedFault/attError``, as if the
+        /// peripheral answered so.
         case attError
         /// The next ``PlannedFault/operation`` of any central (a connect or a discovery) fails
         /// with ``PlannedFault/coreBluetoothError``.

@@ -96,8 +96,10 @@ extension World {
         case .attError, .coreBluetoothError, .neverAnswered:
             if let injection = fault.injection {
                 record(.stateChanged, detail: "explored fault: \(fault)")
+                let installed = injections.entries.count
                 inject(injection, owner: nil)
-                fate = .armed(injection: injections.entries.count - 1)
+                // (A plan's injection that could never apply is refused, and arms nothing.)
+                fate = injections.entries.count > installed ? .armed(injection: installed) : .noTarget
             }
         case .pairingRefused:
             record(.stateChanged, detail: "explored fault: \(fault)")

@@ -56,11 +56,11 @@ struct ExplorationPlanTests {
         }
     }
 
-    @Test("Injected-error faults name an operation the budget allows and an error")
+    @Test("Injected-error faults name an operation the budget allows and an error (an ATT error only an ATT request)")
     func injectedErrorsNameTheirOperation() {
         let budget = ExplorationBudget(
             faultKinds: [.attError, .coreBluetoothError, .neverAnswered], faultCount: 3...3,
-            operations: [.read, .connect], attErrors: [.writeRequestRejected])
+            operations: [.read, .connect, .readRSSI], attErrors: [.writeRequestRejected])
         for seed in UInt64(0)..<100 {
             for fault in ExplorationPlan.draw(seed: seed, budget: budget, window: Self.window).faults {
                 switch fault.kind {

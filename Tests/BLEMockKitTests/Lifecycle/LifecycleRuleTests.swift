@@ -138,7 +138,7 @@ struct InjectionRuleTests {
     }
 
     @Test(
-        "An injection of the other role's operation, a count below one or a probability outside 0…1 is refused",
+        "An injection of the other role's operation, a count below one, a probability outside 0…1, an ATT error no ATT response carries, or neverAnswers of a peripheral's operation is refused",
         arguments: [
             (
                 ErrorInjection(.updateValue, failure: .att(.unlikelyError)), true,
@@ -154,6 +154,28 @@ struct InjectionRuleTests {
                 ErrorInjection(.serviceAdd, failure: .att(.unlikelyError), frequency: .probability(-0.1)), false,
                 ".probability(-0.1)"
             ),
+            // No ATT response answers these: before, a connect failed with connectionFailed and
+            // readRSSI threw the ATT error.
+            (
+                ErrorInjection(.connect, failure: .att(.insufficientAuthentication)), true,
+                ".att(0x05 insufficientAuthentication) cannot fail .connect: no ATT response answers it"
+            ),
+            (ErrorInjection(.readRSSI, failure: .att(.unlikelyError)), true, ".att(0x0E unlikelyError) cannot fail"),
+            (
+                ErrorInjection(.updateValue, failure: .att(.unlikelyError)), false,
+                ".att(0x0E unlikelyError) cannot fail"
+            ),
+            (ErrorInjection(.advertisingStart, failure: .att(.unlikelyError)), false, ".att(0x0E unlikelyError)"),
+            // A peripheral manager's operation waits for no peer: before, neverAnswers let adding
+            // and advertising succeed, and made updateValue return false with no ready event to follow.
+            (
+                ErrorInjection(.serviceAdd, failure: .neverAnswers), false,
+                ".neverAnswers cannot apply to .serviceAdd: a peripheral manager's operation waits for no answer "
+                    + "from a peer (.neverAnswers applies to a central manager's operations); inject a "
+                    + ".coreBluetooth(_:) failure"
+            ),
+            (ErrorInjection(.advertisingStart, failure: .neverAnswers), false, ".neverAnswers cannot apply to"),
+            (ErrorInjection(.updateValue, failure: .neverAnswers), false, ".neverAnswers cannot apply to .updateValue"),
         ])
     func misplacedInjectionsAreRefused(injection: ErrorInjection, inCentral: Bool, message: String) async throws {
         let bridge = MockBLEBridge()

@@ -139,6 +139,12 @@ struct WorldInjectionTests {
             ".probability(-1.0) must be in 0…1"
         ),
         (
+            ErrorInjection(.connect, failure: .att(.unlikelyError)),
+            ".att(0x0E unlikelyError) cannot fail .connect: no ATT response answers it (ATT errors answer "
+                + ".serviceDiscovery, .characteristicDiscovery, .descriptorDiscovery, .read, .write and .subscribe); "
+                + "inject a .coreBluetooth(_:) failure"
+        ),
+        (
             ErrorInjection(.serviceAdd, failure: .coreBluetooth(.unknown)),
             ".serviceAdd is a peripheral manager's operation and never happens on a central manager; "
                 + "put it in a MockPeripheralManager's configuration"
