@@ -77,7 +77,12 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         if let restoreIdentifier = options?[CBMCentralManagerOptionRestoreIdentifierKey] as? String {
             configuration.restoreIdentifier = restoreIdentifier
         }
-        if let state = Self.initialState(on: bridge) { configuration.initialState = state }
+        if let state = Self.initialState(on: bridge) {
+            configuration.initialState = state
+            // A state that never settles (unknown, resetting) stays until a test changes it,
+            // as in CoreBluetoothMock: the kit's configuration says so with `.stuck`.
+            if state == .unknown || state == .resetting { configuration.stateTransition = .stuck(state) }
+        }
         startingState = configuration.initialState
         if !Self.isAuthorized(on: bridge) { configuration.initialState = .unauthorized }
         // A new CBCentralManager's first state callback carries its real state (it does not

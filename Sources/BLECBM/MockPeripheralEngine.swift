@@ -60,7 +60,12 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             configuration.restoreIdentifier = restoreIdentifier
         }
         configuration.requestHandling = .manual
-        if let state = MockCentralEngine.initialState(on: bridge) { configuration.initialState = state }
+        if let state = MockCentralEngine.initialState(on: bridge) {
+            configuration.initialState = state
+            // A state that never settles (unknown, resetting) stays until a test changes it,
+            // as in CoreBluetoothMock: the kit's configuration says so with `.stuck`.
+            if state == .unknown || state == .resetting { configuration.stateTransition = .stuck(state) }
+        }
         // A new CBPeripheralManager's first state callback carries its real state.
         if case .realistic(let duration) = configuration.stateTransition {
             configuration.stateTransition = .delayed(duration)

@@ -82,13 +82,14 @@ enum LinkLoss: String, CaseIterable, Sendable, CustomTestStringConvertible {
 @Suite("Error paths: manager state and connection", .timeLimit(.minutes(10)))
 struct ErrorPathConnectionTests {
     static let notPoweredOnStates: [ManagerState] = [.poweredOff, .unauthorized, .unsupported, .resetting]
+    // (A manager stays in `resetting` only `.stuck` there: an initial state of `resetting` is refused.)
 
     @Test(
         "Cancelling a connection while not powered on does nothing and does not throw, as CoreBluetooth",
         arguments: notPoweredOnStates)
     func cancelWhileNotPoweredOn(state: ManagerState) async throws {
         let rig = try await Rig.make()
-        let subject = MockCentralManager(configuration: .init(initialState: state), bridge: rig.bridge)
+        let subject = MockCentralManager(configuration: .init(stateTransition: .stuck(state)), bridge: rig.bridge)
         #expect(await subject.state == state)  // on the air
         let logCount = await rig.bridge.log.count
         try await subject.cancelPeripheralConnection(rig.peripheral.identifier)
@@ -105,7 +106,7 @@ struct ErrorPathConnectionTests {
         arguments: notPoweredOnStates, CentralOperation.allCases.filter { $0 != .cancelConnection })
     func centralNotPoweredOn(state: ManagerState, operation: CentralOperation) async throws {
         let rig = try await Rig.make()
-        let subject = MockCentralManager(configuration: .init(initialState: state), bridge: rig.bridge)
+        let subject = MockCentralManager(configuration: .init(stateTransition: .stuck(state)), bridge: rig.bridge)
         #expect(await subject.state == state)
         let logCount = await rig.bridge.log.count
 
@@ -129,7 +130,7 @@ struct ErrorPathConnectionTests {
         arguments: notPoweredOnStates)
     func peripheralNotPoweredOn(state: ManagerState) async throws {
         let bridge = MockBLEBridge()
-        let peripheral = MockPeripheralManager(configuration: .init(initialState: state), bridge: bridge)
+        let peripheral = MockPeripheralManager(configuration: .init(stateTransition: .stuck(state)), bridge: bridge)
         await #expect(throws: APIMisuseError.notPoweredOn(operation: "add", state: state)) {
             try await peripheral.add(Rig.testService)
         }

@@ -67,6 +67,19 @@ enum ConfigurationProblems {
         return check("\(field()).realistic(capacity:)", atLeast: 1, capacity)
     }
 
+    /// A manager configured to settle in `unknown` or `resetting` (which are not settled
+    /// states) would never settle: its `waitForPoweredOn()` would wait for ever. One that never
+    /// settles on purpose says so with `.stuck(_:)`.
+    static func initialState(
+        _ owner: @autoclosure () -> String, _ initial: ManagerState, _ transition: StateTransition
+    ) -> String? {
+        guard initial == .unknown || initial == .resetting else { return nil }
+        if case .stuck = transition { return nil }
+        return "\(owner()).initialState: .\(initial) is not a state a manager settles in, so it would never "
+            + "settle and waitForPoweredOn() would wait for ever; give a settled state (.poweredOn, .poweredOff, "
+            + ".unauthorized, .unsupported), or stateTransition .stuck(.\(initial)) for a manager that never settles"
+    }
+
     static func stateTransition(_ field: @autoclosure () -> String, _ transition: StateTransition) -> String? {
         switch transition {
         case .realistic(let duration): check("\(field()).realistic(duration:)", nonNegative: duration)
@@ -129,7 +142,8 @@ extension MockCentralManager.Configuration {
     var numericProblem: String? {
         let owner = "MockCentralManager.Configuration"
         return
-            (ConfigurationProblems.stateTransition("\(owner).stateTransition", stateTransition)
+            (ConfigurationProblems.initialState(owner, initialState, stateTransition)
+            ?? ConfigurationProblems.stateTransition("\(owner).stateTransition", stateTransition)
             ?? ConfigurationProblems.queue("\(owner).writeWithoutResponseQueue", writeWithoutResponseQueue)
             ?? ConfigurationProblems.check(
                 "\(owner).connection.failureProbability", probability: connection.failureProbability)
@@ -149,7 +163,8 @@ extension MockPeripheralManager.Configuration {
     var numericProblem: String? {
         let owner = "MockPeripheralManager.Configuration"
         return
-            (ConfigurationProblems.stateTransition("\(owner).stateTransition", stateTransition)
+            (ConfigurationProblems.initialState(owner, initialState, stateTransition)
+            ?? ConfigurationProblems.stateTransition("\(owner).stateTransition", stateTransition)
             ?? ConfigurationProblems.queue("\(owner).updateQueue", updateQueue)
             ?? ConfigurationProblems.check(
                 "\(owner).advertisingInterval", advertisingInterval, in: ConfigurationProblems.advertisingIntervals)

@@ -16,7 +16,12 @@ public enum StateTransition: Sendable, Hashable {
     case delayed(Duration)
     /// The manager is in this state from the start, whatever the initial state, and never
     /// leaves it by itself (test hooks still change it). `.stuck(.unauthorized)` models an
-    /// app the user denied Bluetooth access.
+    /// app the user denied Bluetooth access. `.stuck(.unknown)` and `.stuck(.resetting)` are
+    /// the only ways to a manager that never settles (a configuration whose initial state is
+    /// `unknown` or `resetting` with another transition is refused with
+    /// `APIMisuseError.invalidConfiguration(_:)`): its `waitForPoweredOn()` waits until a test
+    /// hook changes the state or the waiting task is cancelled, and inside
+    /// ``MockBLEBridge/run(timeLimit:stallPatience:_:)`` a stall report names the wait.
     case stuck(ManagerState)
 
     /// The state a manager settles in, given its configured initial state.

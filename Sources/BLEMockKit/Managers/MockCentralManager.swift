@@ -22,7 +22,10 @@ public actor MockCentralManager: CentralManaging {
     /// How the mock central behaves. Every field defaults to fast mode: powered on at once,
     /// instant, unlimited, always succeeding.
     public struct Configuration: Sendable, Hashable {
-        /// The state the manager settles in. Defaults to `ManagerState.poweredOn`.
+        /// The state the manager settles in: `poweredOn`, `poweredOff`, `unauthorized` or
+        /// `unsupported` (`unknown` and `resetting` are not settled states: only
+        /// ``StateTransition/stuck(_:)`` keeps a manager in one). Defaults to
+        /// `ManagerState.poweredOn`.
         public var initialState: ManagerState
         /// How the state gets there. Defaults to ``StateTransition/instant``.
         public var stateTransition: StateTransition

@@ -21,7 +21,10 @@ import BLECore
 public actor MockPeripheralManager: PeripheralManaging {
     /// How the mock peripheral behaves. Every field defaults to fast mode.
     public struct Configuration: Sendable {
-        /// The state the manager settles in. Defaults to `ManagerState.poweredOn`.
+        /// The state the manager settles in: `poweredOn`, `poweredOff`, `unauthorized` or
+        /// `unsupported` (`unknown` and `resetting` are not settled states: only
+        /// ``StateTransition/stuck(_:)`` keeps a manager in one). Defaults to
+        /// `ManagerState.poweredOn`.
         public var initialState: ManagerState
         /// How the state gets there. Defaults to ``StateTransition/instant``.
         public var stateTransition: StateTransition

@@ -140,11 +140,25 @@ extension World {
         return record.state != .unknown && record.state != .resetting
     }
 
-    /// The manager's state if it has settled (see ``hasSettled(_:)``): what `waitForPoweredOn`
-    /// returns at once, without starting an operation.
+    /// The manager's state if it has settled (see ``hasSettled(_:)``), or if its configuration
+    /// (or its bridge's) is invalid: what `waitForPoweredOn` returns at once, without starting
+    /// an operation. (A refused manager's state may never settle, and every other call it makes
+    /// reports why: its wait must not hang.)
     @inline(__always)
     func settledState(of manager: Manager) -> ManagerState? {
-        hasSettled(manager) ? state(of: manager) : nil
+        hasSettled(manager) || isRefused(manager) ? state(of: manager) : nil
+    }
+
+    /// Whether a manager refuses every call for an invalid configuration (its own or its bridge's).
+    func isRefused(_ manager: Manager) -> Bool {
+        if bridgeProblem != nil { return true }
+        switch manager {
+        case .central(let central):
+            return centrals.position(of: central).map { centrals[at: $0].configurationProblem != nil } ?? false
+        case .peripheral(let peripheral):
+            return peripherals.position(of: peripheral).map { peripherals[at: $0].configurationProblem != nil }
+                ?? false
+        }
     }
 
     /// Starts `waitForPoweredOn`: it ends with the manager's state once the state has settled

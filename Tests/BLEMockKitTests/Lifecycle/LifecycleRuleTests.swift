@@ -36,6 +36,43 @@ struct LifecycleRuleTests {
         #expect(await bridge.pendingOperations.isEmpty)
     }
 
+    static let unsettling: [(ManagerState, StateTransition)] = [
+        (.unknown, .instant), (.resetting, .instant), (.unknown, .realistic(duration: .milliseconds(100))),
+        (.resetting, .delayed(.milliseconds(10))),
+    ]
+
+    @Test(
+        "A manager configured to settle in unknown or resetting is refused, and waitForPoweredOn returns at once",
+        arguments: unsettling)
+    func unsettledInitialStatesAreRefused(initial: ManagerState, transition: StateTransition) async throws {
+        let bridge = MockBLEBridge()
+        let problem = { (owner: String) in
+            APIMisuseError.invalidConfiguration(
+                "\(owner).Configuration.initialState: .\(initial) is not a state a manager settles in, so it would "
+                    + "never settle and waitForPoweredOn() would wait for ever; give a settled state (.poweredOn, "
+                    + ".poweredOff, .unauthorized, .unsupported), or stateTransition .stuck(.\(initial)) for a "
+                    + "manager that never settles")
+        }
+        let central = MockCentralManager(
+            configuration: .init(initialState: initial, stateTransition: transition), bridge: bridge)
+        // Before, this waited for ever (outside a run nothing reports it); now it is the state now.
+        let now: ManagerState = transition == .instant ? initial : .unknown
+        #expect(await central.waitForPoweredOn() == now)
+        await #expect(throws: problem("MockCentralManager")) { try await central.scanForPeripherals(withServices: nil) }
+        let peripheral = MockPeripheralManager(
+            configuration: .init(initialState: initial, stateTransition: transition), bridge: bridge)
+        #expect(await peripheral.waitForPoweredOn() == now)
+        await #expect(throws: problem("MockPeripheralManager")) {
+            try await peripheral.startAdvertising(AdvertisementData(localName: "X"))
+        }
+        // A manager that never settles on purpose is .stuck, and accepted.
+        let stuck = MockCentralManager(
+            configuration: .init(initialState: initial, stateTransition: .stuck(initial)), bridge: bridge)
+        await #expect(throws: APIMisuseError.notPoweredOn(operation: "scanForPeripherals", state: initial)) {
+            try await stuck.scanForPeripherals(withServices: nil)
+        }
+    }
+
     @Test("A central that is not powered on retrieves no peripherals, and retrieval lists each identifier once")
     func retrievalNeedsPower() async throws {
         let bridge = MockBLEBridge()
