@@ -55,7 +55,10 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// each RSSI a central sees, 0…147. Defaults to 0.
         public var rssiVariation: Int
         /// How long after it starts advertising the first advertisement goes out (not
-        /// negative). Defaults to zero.
+        /// negative); the next ones follow every ``advertisingInterval`` (plus a random
+        /// 0–10 ms advDelay in realistic timing). Defaults to zero: the first goes out as
+        /// advertising starts, heard by the centrals scanning then, in fast and realistic
+        /// timing alike (no delay is drawn).
         public var advertisingDelay: Duration
         /// Whether the peripheral advertises once per `startAdvertising` instead of at every
         /// interval (a one-time advertisement). Defaults to `false`.

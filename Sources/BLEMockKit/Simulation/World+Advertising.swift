@@ -6,9 +6,10 @@ import BLECore
     import Foundation
 #endif
 
-/// Scanning and advertising: advertisers send at their interval (plus the specification's
-/// random 0–10 ms advDelay in realistic timing) while someone listens; with instant timing a
-/// scan hears every advertiser at once.
+/// Scanning and advertising: an advertiser's first advertisement goes out its
+/// `advertisingDelay` after it starts (at once by default), then one every interval (plus the
+/// specification's random 0–10 ms advDelay in realistic timing) while someone listens; with
+/// instant timing a scan hears every advertiser at once.
 extension World {
     // MARK: Scanning
 
@@ -173,7 +174,10 @@ extension World {
             .advertisingStarted, peripheral: peripheral,
             detail: advertisement.localName.map { "name=\($0) " + services } ?? services)
         restartAdvertisingSets(of: peripheral)
-        if timing.isInstant, peripherals[at: p].advertisingStarted == now {
+        // Without a delay the first advertisement goes out as advertising starts (in realistic
+        // timing too: the advDelay spaces an advertisement from the previous one), heard by the
+        // centrals scanning then; the next follows an interval (plus advDelay) later.
+        if peripherals[at: p].advertisingStarted == now {
             for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }
             if peripherals.inPlace(peripheral, { $0.configuration.advertisesOnce }) == true {
                 stopAdvertising(peripheral: peripheral)

@@ -98,11 +98,33 @@ struct WorldAdvertisingTests {
         let peripheral = harness.addPeripheral(.init(advertisesOnce: true, seed: 3))
         try harness.startAdvertising(peripheral, Self.advertisement)
         harness.advance(to: .zero.advanced(by: .seconds(1)))
-        var stream = SeededGenerator(seed: 3).derived("advertising")
-        let expected = realistic ? ms(100) + stream.duration(in: .zero...ms(10)) : .zero
-        #expect(Self.discoveryTimes(harness, central, since: .zero) == [expected])
+        // Without an advertising delay the one advertisement goes out at once, in either timing.
+        #expect(Self.discoveryTimes(harness, central, since: .zero) == [.zero])
         #expect(!harness.world.isAdvertising(peripheral: peripheral))
-        #expect(harness.log(.advertisingStopped).map(\.time) == [.zero.advanced(by: expected)])
+        #expect(harness.log(.advertisingStopped).map(\.time) == [.zero])
+    }
+
+    @Test(
+        "Without an advertising delay the first advertisement is heard as advertising starts, in realistic timing too")
+    func noAdvertisingDelayMeansNone() throws {
+        var harness = WorldHarness(timing: WorldHarness.steadyTiming)
+        let central = harness.addCentral()
+        try harness.startScan(central, options: ScanOptions(allowDuplicates: true))
+        let peripheral = harness.addPeripheral(.init(advertisingInterval: .seconds(2), seed: 5))
+        try harness.startAdvertising(peripheral, Self.advertisement)
+        harness.advance(to: .zero.advanced(by: .seconds(3)))
+        // The next one is an interval plus the first advDelay drawn later.
+        var stream = SeededGenerator(seed: 5).derived("advertising")
+        let next = Duration.seconds(2) + stream.duration(in: .zero...ms(10))
+        #expect(Self.discoveryTimes(harness, central, since: .zero) == [.zero, next])
+        // A delay of 1 ns holds it back 1 ns, no more.
+        let late = harness.addPeripheral(
+            .init(name: "Late", advertisingInterval: .seconds(2), advertisingDelay: .nanoseconds(1)))
+        let start = harness.world.now
+        try harness.startAdvertising(late, AdvertisementData(localName: "Late"))
+        harness.advance(to: start.advanced(by: .milliseconds(1)))
+        let heard = harness.log(.discovered).filter { $0.peripheral == late }.map { start.duration(to: $0.time) }
+        #expect(heard == [.nanoseconds(1)])
     }
 
     @Test("In the background a peripheral's advertisement loses its name and data; its services overflow")
