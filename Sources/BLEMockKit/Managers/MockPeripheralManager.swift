@@ -52,7 +52,9 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// Defaults to -50.
         public var rssi: Int
         /// The largest random deviation (in dB, drawn from the seeded generator) added to
-        /// each RSSI a central sees, 0…147. Defaults to 0.
+        /// each RSSI a central sees, 0…147. The RSSI seen stays within the −127…20 dBm a
+        /// controller reports: a deviation past either bound gives the bound (so `rssi: 20,
+        /// rssiVariation: 10` reports 10…20). Defaults to 0.
         public var rssiVariation: Int
         /// How long after it starts advertising the first advertisement goes out (not
         /// negative); the next ones follow every ``advertisingInterval`` (plus a random

@@ -197,7 +197,8 @@ extension World {
     func isAdvertising(peripheral: UUID) -> Bool { peripherals[peripheral]?.advertisement != nil }
 
     /// The RSSI a central sees from a peripheral now: its proximity's (or configured)
-    /// strength with seeded variation.
+    /// strength with seeded variation, kept within the −127…20 dBm a controller reports (a
+    /// variation past a bound gives the bound).
     mutating func currentRSSI(of peripheral: UUID) -> Int {
         // (Each field is read through the table: binding the record would copy all of it.)
         let p = peripherals.position(of: peripheral)!
@@ -206,7 +207,9 @@ extension World {
             peripherals[at: p].proximitySimulated ? (peripherals[at: p].proximity.rssi ?? configured) : configured
         let spread = peripherals[at: p].configuration.rssiVariation
         guard spread > 0 else { return base }
-        return base + peripherals.entries[p]!.random.rssi.int(in: -spread...spread)
+        let varied = base + peripherals.entries[p]!.random.rssi.int(in: -spread...spread)
+        let reportable = ConfigurationProblems.rssiValues
+        return min(max(varied, reportable.lowerBound), reportable.upperBound)
     }
 }
 

@@ -127,6 +127,17 @@ struct WorldAdvertisingTests {
         #expect(heard == [.nanoseconds(1)])
     }
 
+    @Test("A varied RSSI stays within the -127…20 dBm a controller reports", arguments: [20, -127])
+    func variedRSSIStaysReportable(rssi: Int) throws {
+        var harness = WorldHarness()
+        let peripheral = harness.addPeripheral(.init(rssi: rssi, rssiVariation: 10, seed: 11))
+        let readings = (0..<200).map { _ in harness.mutate { $0.currentRSSI(of: peripheral) } }
+        #expect(readings.allSatisfy { (-127...20).contains($0) }, "\(readings)")
+        // Half the draws go past the bound and give the bound; the others vary inwards.
+        #expect(readings.contains(rssi))
+        #expect(Set(readings).count > 5)
+    }
+
     @Test("In the background a peripheral's advertisement loses its name and data; its services overflow")
     func backgroundPeripheral() throws {
         var harness = WorldHarness()
