@@ -120,6 +120,18 @@ extension LinkTiming {
                 in: ConfigurationProblems.attTransactionTimeouts)
             ?? centralProfile.flatMap { $0.problem(in: "\(owner()).centralProfile") }
             ?? peripheralProfile.flatMap { $0.problem(in: "\(owner()).peripheralProfile") }
+            ?? negotiatedJitterProblem(in: owner())
+    }
+
+    /// With link profiles, a link's connection events fall at the negotiated interval, and
+    /// that is what the jitter varies: a jitter above it would bring events closer than the
+    /// shortest interval the Core specification allows (each is kept 1 ms at least).
+    private func negotiatedJitterProblem(in owner: @autoclosure () -> String) -> String? {
+        guard jitter > .zero, let negotiated, jitter > negotiated.connectionInterval else { return nil }
+        return ConfigurationProblems.outside(
+            "\(owner()).jitter", FixtureDuration.string(jitter),
+            "0s…\(FixtureDuration.string(negotiated.connectionInterval)) (the connection interval the link "
+                + "profiles negotiate)")
     }
 }
 

@@ -30,7 +30,7 @@ public struct LinkProfile: Sendable, Hashable {
     /// specification; 15 ms on iOS).
     public var connectionIntervalStep: Duration
     /// As a central: the interval it uses when the peripheral asks for none, or for none it
-    /// grants (7.5 ms…4 s).
+    /// grants: one of its ``connectionIntervals`` (7.5 ms…4 s).
     public var defaultConnectionInterval: Duration
     /// As a peripheral: the connection intervals it asks for (its connection parameter update
     /// request), or `nil` to take the central's default.
@@ -85,6 +85,12 @@ public struct LinkProfile: Sendable, Hashable {
                 "\(owner()).defaultConnectionInterval", defaultConnectionInterval, in: intervals)
         {
             return problem
+        }
+        if !connectionIntervals.contains(defaultConnectionInterval) {
+            return ConfigurationProblems.outside(
+                "\(owner()).defaultConnectionInterval", FixtureDuration.string(defaultConnectionInterval),
+                "\(FixtureDuration.string(connectionIntervals.lowerBound))…"
+                    + "\(FixtureDuration.string(connectionIntervals.upperBound)) (the profile's connectionIntervals)")
         }
         if let preferred = preferredConnectionIntervals,
             let problem = ConfigurationProblems.check(

@@ -10,7 +10,8 @@ public struct LinkTiming: Sendable, Hashable {
     /// still times the connection's establishment.
     public var connectionInterval: Duration
     /// The largest random deviation added to or taken from each latency, drawn with the seeded
-    /// generator: not negative, and at most the connection interval when that is not zero.
+    /// generator: not negative, and at most the connection interval when that is not zero
+    /// (with link profiles, at most the negotiated interval too, which is what it varies).
     /// Defaults to 2 ms.
     public var jitter: Duration
     /// How long establishing a connection takes (not negative). Defaults to 50 ms…150 ms

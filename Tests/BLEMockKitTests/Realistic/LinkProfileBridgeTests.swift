@@ -159,7 +159,20 @@ struct LinkProfileBridgeTests {
         peripheral.preferredConnectionIntervals = .milliseconds(5) ... .milliseconds(30)
         var instant = LinkTiming.instant
         instant.peripheralProfile = .watch
+        // iOS 18 grants the watch 15 ms: a 20 ms jitter is within the 30 ms connectionInterval
+        // (which times establishment only) but not within the interval the link's events keep.
+        var jittery = LinkTiming.realistic(central: .iPhoneiOS18, peripheral: .watch)
+        jittery.jitter = .milliseconds(20)
         return [
+            (
+                central { $0.connectionIntervals = .milliseconds(45) ... .seconds(2) },
+                "\(owner).centralProfile.defaultConnectionInterval: 0.03s is outside 0.045s…2s (the profile's "
+                    + "connectionIntervals)"
+            ),
+            (
+                jittery,
+                "\(owner).jitter: 0.02s is outside 0s…0.015s (the connection interval the link profiles negotiate)"
+            ),
             (
                 central { $0.connectionIntervals = .milliseconds(5) ... .seconds(2) },
                 "\(owner).centralProfile.connectionIntervals.lowerBound: 0.005s is outside 0.0075s…4s"
