@@ -6,9 +6,10 @@ public struct ConnectionBehavior: Sendable, Hashable {
     /// The most links the central holds at once; an attempt beyond it fails with
     /// `connectionLimitReached`. At least 1, or `nil` for no limit. Defaults to `nil`.
     public var limit: Int?
-    /// How long establishing a link takes, overriding the bridge's
-    /// ``LinkTiming/connectionLatency`` (not negative); `nil` uses the bridge's. Defaults
-    /// to `nil`.
+    /// How long establishing a link takes before its ATT MTU exchange, overriding the bridge's
+    /// ``LinkTiming/connectionLatency`` (not negative); `nil` uses the bridge's. The exchange
+    /// adds one connection interval (with jitter; nothing with instant timing), so a connect
+    /// takes this plus one ``LinkTiming/connectionInterval``. Defaults to `nil`.
     public var latency: ClosedRange<Duration>?
 
     /// Creates connection behaviour.

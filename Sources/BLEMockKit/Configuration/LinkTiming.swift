@@ -14,8 +14,10 @@ public struct LinkTiming: Sendable, Hashable {
     /// (with link profiles, at most the negotiated interval too, which is what it varies).
     /// Defaults to 2 ms.
     public var jitter: Duration
-    /// How long establishing a connection takes (not negative). Defaults to 50 ms…150 ms
-    /// (drawn per attempt).
+    /// How long establishing a connection takes before its ATT MTU exchange (not negative),
+    /// drawn per attempt. The exchange then takes one ``connectionInterval`` (with jitter) before
+    /// `connect` returns, so a connect takes this plus one interval: 78–182 ms with the defaults.
+    /// Defaults to 50 ms…150 ms.
     public var connectionLatency: ClosedRange<Duration>
     /// How many queued packets (writes without response, notifications) one connection event
     /// carries, at least 1. Defaults to 4. With a link profile (``centralProfile``,
