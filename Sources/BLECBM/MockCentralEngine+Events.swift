@@ -34,7 +34,7 @@ extension MockCentralEngine {
                     rssi: NSNumber(value: discovery.rssi))
             }
         case .connected(let remote):
-            spec(remote.identifier)?.noteConnected()
+            spec(remote.identifier)?.noteConnected(.init(central: central.identifier, peripheral: remote.identifier))
             let restored = isRestoredConnection(remote.identifier)
             deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
@@ -53,14 +53,18 @@ extension MockCentralEngine {
             // (The link's mirror goes in the order of the app's callbacks: see LinkMirror.)
             deliver { [self] in lock.withLock { dropLink(remote.identifier) } }
             let (poweredOn, losses) = lock.withLock { (simulatedState == .poweredOn, powerLosses.simulated) }
+            let simulation = spec(remote.identifier)
+            let ended = simulation?.noteDisconnected(.init(central: central.identifier, peripheral: remote.identifier))
             // Links Bluetooth's turning off ended are not reported: the state change says it
             // (the peripheral objects are invalid), as CoreBluetooth does.
             guard poweredOn else { return }
             var error = reason.map(CBMError.bridging)
-            if let simulation = spec(remote.identifier) {
+            if let simulation {
                 // A test's `simulateDisconnection(withError:)` error reaches the app as given.
                 error = simulation.disconnectionError(replacing: error)
-                simulation.delegate.peripheral(simulation.spec, didDisconnect: error)
+                // The spec's delegate hears the end of the device's one connection, when the
+                // last link of the apps' (this bridge's centrals and another app's) ends.
+                if ended == true { simulation.delegate.peripheral(simulation.spec, didDisconnect: error) }
             }
             let reported = UncheckedError(error)
             let timestamp =

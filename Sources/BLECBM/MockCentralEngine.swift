@@ -536,9 +536,13 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                     "connect: \(identifier) is already connected to this manager; no second didConnect follows")
             }
         }
-        // (A spec's delegate is asked about a new connection, not about one that is up.)
+        // (A spec's delegate is asked about a new connection, not about one that is up; nor when
+        // the device is connected already, to another central or another app: the connection
+        // is shared, as in CoreBluetoothMock.)
         if !wasConnected,
-            let error = refusal(peripheral.identifier, { $0.delegate.peripheralDidReceiveConnectionRequest($0.spec) })
+            let error = refusal(
+                peripheral.identifier,
+                { $0.hasConnection ? .success(()) : $0.delegate.peripheralDidReceiveConnectionRequest($0.spec) })
         {
             reply { [self] in
                 lock.withLock { peripheral.storedState = .disconnected }

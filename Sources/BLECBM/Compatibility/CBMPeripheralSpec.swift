@@ -226,13 +226,15 @@ extension CBMPeripheralSpec {
     }
 
     /// The peripheral drops every link; the app's delegate hears `error`
-    /// (`peripheralDisconnected` by default), whatever error it is.
+    /// (`peripheralDisconnected` by default), whatever error it is, and so does the spec's
+    /// delegate, once, at once, if the device was connected.
     public func simulateDisconnection(withError error: any Error = CBMError(.peripheralDisconnected)) {
         simulation(for: "simulateDisconnection(withError:)")?.disconnect(withError: error)
     }
 
-    /// The peripheral resets: the delegate's `reset()` is called, and centrals lose their links
-    /// with `connectionTimeout` after the supervision timeout, as in CoreBluetoothMock.
+    /// The peripheral resets: the delegate's `reset()` is called (and not
+    /// `peripheral(_:didDisconnect:)`), and centrals lose their links with `connectionTimeout`
+    /// after the supervision timeout, as in CoreBluetoothMock.
     public func simulateReset() {
         guard let simulation = simulation(for: "simulateReset()") else { return }
         connectionDelegate?.reset()

@@ -5,6 +5,14 @@ import Foundation
 /// reads fail with `readNotPermitted`, writes with `writeNotPermitted`, notifications can be
 /// turned on where the characteristic notifies or indicates (with or without encryption).
 ///
+/// The device has one connection, which the phone's apps share (every central manager, and
+/// another app's of a spec built `.connected(…)`), as in CoreBluetoothMock:
+/// `peripheralDidReceiveConnectionRequest` is asked only when it is not connected yet, and
+/// `peripheral(_:didDisconnect:)` is called once when it ends: when the last app's link does,
+/// or at once, in the call, for `simulateDisconnection(withError:)` (its error) and
+/// `simulateProximityChange(.outOfRange)` (`connectionTimeout`). `simulateReset()` calls
+/// `reset()` alone.
+///
 /// Called on the bridge as the simulation reaches each request; keep the answers quick.
 public protocol CBMPeripheralSpecDelegate {
     func reset()

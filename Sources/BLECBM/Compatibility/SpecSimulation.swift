@@ -8,8 +8,8 @@ import Foundation
 /// spec object: identifier, proximity, whether the system knows it), which the `simulate…`
 /// calls change at once, so a query right after one sees it.
 final class SpecSimulation: @unchecked Sendable {
-    // @unchecked Sendable: `state`, `current`, `retired`, `active` and `disconnectionError` are
-    // only read and written with `lock` held.
+    // @unchecked Sendable: `state`, `current`, `retired`, `active`, `disconnectionError` and
+    // `links` are only read and written with `lock` held.
     typealias Command = @Sendable (isolated MockPeripheralManager) -> Void
 
     /// What CoreBluetoothMock keeps in the spec object, per simulation here.
@@ -37,6 +37,17 @@ final class SpecSimulation: @unchecked Sendable {
     private var active = true
     /// The error the app hears for the next disconnection (`simulateDisconnection(withError:)`).
     private var disconnectionError: (any Error)?
+    /// The links of this bridge's centrals to the peripheral that are up. With another app's
+    /// (``State/isConnectedBySystem``), they share one physical connection to the device, as the
+    /// apps of a phone share CoreBluetooth's: it ends when the last of them does, and only then
+    /// does the spec's delegate hear `peripheral(_:didDisconnect:)`.
+    private var links: Set<Link> = []
+
+    /// A central's link to the peripheral (under the identifier it had when the link came up).
+    struct Link: Hashable {
+        let central: UUID
+        let peripheral: UUID
+    }
 
     private init(_ spec: CBMPeripheralSpec, on bridge: MockBLEBridge) {
         self.spec = spec
@@ -179,9 +190,37 @@ final class SpecSimulation: @unchecked Sendable {
         lock.withLock { state.isKnown = true }
     }
 
-    /// A link to the peripheral came up: a disconnection error set for an earlier link is spent.
-    func noteConnected() {
-        lock.withLock { disconnectionError = nil }
+    /// Whether the device has its physical connection: a central of this bridge or another app
+    /// is connected to it. A connection request then joins it without asking the spec's
+    /// delegate, as in CoreBluetoothMock.
+    var hasConnection: Bool { lock.withLock { !links.isEmpty || state.isConnectedBySystem } }
+
+    /// A central's link to the peripheral came up: a disconnection error set for an earlier link
+    /// is spent.
+    func noteConnected(_ link: Link) {
+        lock.withLock {
+            disconnectionError = nil
+            links.insert(link)
+        }
+    }
+
+    /// A central's link to the peripheral ended. Returns whether the physical connection ended
+    /// with it (it was the last link, and no other app is connected): then the spec's delegate
+    /// hears of it. A link the peripheral's side ended already (``disconnect(withError:)``,
+    /// ``reset()``, ``move(to:)``), or one that never came up (a cancelled attempt), ends none.
+    func noteDisconnected(_ link: Link) -> Bool {
+        lock.withLock { links.remove(link) != nil && links.isEmpty && !state.isConnectedBySystem }
+    }
+
+    /// The peripheral's side ends the physical connection: every link goes, and the result says
+    /// whether there was one (its delegate is then told at once, as CoreBluetoothMock tells it).
+    private func endConnection() -> Bool {
+        lock.withLock {
+            let connected = !links.isEmpty || state.isConnectedBySystem
+            links.removeAll()
+            state.isConnectedBySystem = false
+            return connected
+        }
     }
 
     /// The error to report for a disconnection the simulation decided with `error`: for a link
@@ -205,13 +244,12 @@ final class SpecSimulation: @unchecked Sendable {
         if go { current.command { $0.simulateConnectionBySystem(true) } }
     }
 
-    /// The peripheral drops every link; the app hears `error`.
+    /// The peripheral drops every link; the app hears `error`, and so does the spec's delegate,
+    /// once, if the device was connected.
     func disconnect(withError error: any Error) {
         let reason = (error as? CBMError).flatMap { CoreBluetoothError.Code(rawValue: $0.code.rawValue) }
-        lock.withLock {
-            state.isConnectedBySystem = false
-            disconnectionError = error
-        }
+        if endConnection() { delegate.peripheral(spec, didDisconnect: error) }
+        lock.withLock { disconnectionError = error }
         let worldError = CoreBluetoothError(reason ?? .peripheralDisconnected)
         for incarnation in incarnations {
             incarnation.command { peripheral in
@@ -223,17 +261,22 @@ final class SpecSimulation: @unchecked Sendable {
         }
     }
 
-    /// The peripheral resets: centrals lose their links with `connectionTimeout`.
+    /// The peripheral resets: centrals lose their links with `connectionTimeout`. The spec's
+    /// delegate is not told of the disconnection: its `reset()` says it all (the device
+    /// restarted), as in CoreBluetoothMock.
     func reset() {
-        lock.withLock { state.isConnectedBySystem = false }
+        _ = endConnection()
         for incarnation in incarnations { incarnation.command { $0.simulateReset() } }
     }
 
-    /// The peripheral moves.
+    /// The peripheral moves. Out of range, its connection times out: the spec's delegate hears
+    /// `connectionTimeout` at once, if it was connected, as in CoreBluetoothMock.
     func move(to proximity: CBMProximity) {
+        if proximity == .outOfRange, endConnection() {
+            delegate.peripheral(spec, didDisconnect: CBMError(.connectionTimeout))
+        }
         let go = lock.withLock { () -> Bool in
             state.proximity = proximity
-            if proximity == .outOfRange { state.isConnectedBySystem = false }
             return active
         }
         guard go else { return }

@@ -1,0 +1,143 @@
+import BLECBM
+import BLEMockKit
+import Foundation
+import Testing
+
+/// A spec delegate that notes what it hears of connections, with the errors' domains and codes.
+final class ConnectionWatcher: CBMPeripheralSpecDelegate, @unchecked Sendable {
+    // @unchecked Sendable: `notes` is guarded by `lock`.
+    private let lock = NSLock()
+    private var notes: [String] = []
+
+    var heard: [String] { lock.withLock { notes } }
+
+    private func note(_ what: String) { lock.withLock { notes.append(what) } }
+
+    func peripheralDidReceiveConnectionRequest(_ peripheral: CBMPeripheralSpec) -> Result<Void, Error> {
+        note("connect")
+        return .success(())
+    }
+
+    func peripheral(_ peripheral: CBMPeripheralSpec, didDisconnect error: Error?) {
+        note("disconnected \(ParityApp.describe(error))")
+    }
+
+    func reset() { note("reset") }
+}
+
+/// A known, connectable spec (built `.connected(…)` when `byAnotherApp`), advertising every 100 ms.
+func makeSensor(_ delegate: ConnectionWatcher, byAnotherApp: Bool = false) -> CBMPeripheralSpec {
+    let builder = CBMPeripheralSpec.simulatePeripheral(proximity: .near)
+        .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Sensor"], withInterval: 0.100)
+    let services = [CBMServiceMock(type: .batteryService, primary: true, characteristics: batteryLevelMock())]
+    return byAnotherApp
+        ? builder.connected(name: "Sensor", services: services, delegate: delegate).build()
+        : builder.connectable(name: "Sensor", services: services, delegate: delegate).allowForRetrieval().build()
+}
+
+// CoreBluetoothMock's model: the device has one physical connection, which the phone's apps (its
+// central managers, and "another app" of a spec built `.connected(…)`) share. CBMCentralManagerMock.swift,
+// CBMPeripheralMock's connect(completion:) asks peripheralDidReceiveConnectionRequest only when
+// the device is not connected yet, and disconnect(completion:) calls peripheral(_:didDisconnect:)
+// only when the last connection ends; CBMPeripheralSpec.swift's simulateDisconnection(withError:)
+// tells the delegate once, and simulateReset() calls only reset().
+@Suite("A spec's one connection", .timeLimit(.minutes(10)))
+struct SpecConnectionTests {
+    /// A powered-on app with its manager, and the spec's peripheral retrieved by it.
+    @MainActor
+    static func app(for spec: CBMPeripheralSpec, on bridge: MockBLEBridge) async throws -> (ParityApp, CBMPeripheral) {
+        let app = ParityApp()
+        let manager = CBMCentralManagerMock(delegate: app, queue: nil)
+        app.manager = manager
+        try await bridge.waitForApp { manager.state == .poweredOn }
+        return (app, try #require(manager.retrievePeripherals(withIdentifiers: [spec.identifier]).first))
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func twoCentralsShareOneConnectionTheSpecDelegateHearsOfOnce(realistic: Bool) async throws {
+        let bridge = CoreBluetoothMockParityTests.bridge(realistic: realistic, seed: 80)
+        let watcher = ConnectionWatcher()
+        let sensor = makeSensor(watcher)
+        let (whileTheSecondIsConnected, lines) = try await bridge.run { @MainActor () -> ([String], [String]) in
+            CBMCentralManagerMock.simulatePeripherals([sensor])
+            let (first, one) = try await Self.app(for: sensor, on: bridge)
+            let (second, other) = try await Self.app(for: sensor, on: bridge)
+            first.manager?.connect(one)
+            try await bridge.waitForApp { one.state == .connected }
+            second.manager?.connect(other)
+            try await bridge.waitForApp { other.state == .connected }
+            first.manager?.cancelPeripheralConnection(one)
+            try await bridge.waitForApp { first.lines.count == 2 }
+            let heard = watcher.heard
+            second.manager?.cancelPeripheralConnection(other)
+            try await bridge.waitForApp { second.lines.count == 2 }
+            return (heard, first.lines + second.lines)
+        }
+        #expect(lines == ["connected", "disconnected nil", "connected", "disconnected nil"])
+        #expect(whileTheSecondIsConnected == ["connect"])
+        #expect(watcher.heard == ["connect", "disconnected nil"])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func anAppJoiningAnotherAppsConnectionIsNotAskedAboutAndItsCancelEndsNothing(realistic: Bool) async throws {
+        let bridge = CoreBluetoothMockParityTests.bridge(realistic: realistic, seed: 81)
+        let watcher = ConnectionWatcher()
+        let sensor = makeSensor(watcher, byAnotherApp: true)
+        let (afterCancel, stillConnected, lines) = try await bridge.run {
+            @MainActor () -> ([String], Bool, [String]) in
+            CBMCentralManagerMock.simulatePeripherals([sensor])
+            let (app, peripheral) = try await Self.app(for: sensor, on: bridge)
+            app.manager?.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            app.manager?.cancelPeripheralConnection(peripheral)
+            try await bridge.waitForApp { app.lines.count == 2 }
+            let afterCancel = watcher.heard
+            let stillConnected = sensor.isConnected
+            // The device drops the other app's connection: its delegate hears the error once.
+            sensor.simulateDisconnection(withError: CBMATTError(.insufficientEncryption))
+            return (afterCancel, stillConnected, app.lines)
+        }
+        #expect(lines == ["connected", "disconnected nil"])
+        #expect(afterCancel == [])
+        #expect(stillConnected)
+        #expect(
+            watcher.heard == ["disconnected \(CBMATTErrorDomain) \(CBMATTError.Code.insufficientEncryption.rawValue)"])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aDisconnectionOfTwoCentralsReachesTheSpecDelegateOnceAndAResetOnlyAsAReset(realistic: Bool) async throws {
+        let bridge = CoreBluetoothMockParityTests.bridge(realistic: realistic, seed: 82)
+        let watcher = ConnectionWatcher()
+        let sensor = makeSensor(watcher)
+        let (afterDisconnection, lines) = try await bridge.run { @MainActor () -> ([String], [String]) in
+            CBMCentralManagerMock.simulatePeripherals([sensor])
+            let (first, one) = try await Self.app(for: sensor, on: bridge)
+            let (second, other) = try await Self.app(for: sensor, on: bridge)
+            for (app, peripheral) in [(first, one), (second, other)] {
+                app.manager?.connect(peripheral)
+                try await bridge.waitForApp { peripheral.state == .connected }
+            }
+            sensor.simulateDisconnection(withError: CBMError(.peripheralDisconnected))
+            try await bridge.waitForApp { first.lines.count == 2 && second.lines.count == 2 }
+            let afterDisconnection = watcher.heard
+            for (app, peripheral) in [(first, one), (second, other)] {
+                app.manager?.connect(peripheral)
+                try await bridge.waitForApp { peripheral.state == .connected }
+            }
+            sensor.simulateReset()
+            try await bridge.waitForApp { first.lines.count == 4 && second.lines.count == 4 }
+            return (afterDisconnection, first.lines + second.lines)
+        }
+        let disconnected = "disconnected \(CBMErrorDomain) \(CBMError.Code.peripheralDisconnected.rawValue)"
+        let timedOut = "disconnected \(CBMErrorDomain) \(CBMError.Code.connectionTimeout.rawValue)"
+        #expect(
+            lines == ["connected", disconnected, "connected", timedOut] + [
+                "connected", disconnected, "connected", timedOut,
+            ])
+        #expect(afterDisconnection == ["connect", disconnected])
+        #expect(watcher.heard == ["connect", disconnected, "connect", "reset"])
+    }
+}
