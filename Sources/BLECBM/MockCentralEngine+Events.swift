@@ -107,6 +107,11 @@ extension MockCentralEngine {
                 peripheral.deliveryDelegate?.peripheralIsReady(toSendWriteWithoutResponse: peripheral)
             }
         case .servicesModified(let remote, let invalidated):
+            // A spec's service change is one Service Changed indication: the app hears the
+            // services it invalidated, once. The simulated peripheral publishes the new services
+            // one by one after removing the old ones, and the stack says so for each, with none
+            // invalidated: those are not the device's indications, and the app does not hear them.
+            if invalidated.isEmpty, spec(remote.identifier) != nil { return }
             deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
                 let objects = lock.withLock { () -> [CBMService] in

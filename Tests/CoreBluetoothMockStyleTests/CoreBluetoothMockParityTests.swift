@@ -145,6 +145,14 @@ final class ParityApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegat
         lines.append("notifying \(characteristic.isNotifying) \(Self.describe(error))")
     }
 
+    func peripheral(_ peripheral: CBMPeripheral, didModifyServices invalidatedServices: [CBMService]) {
+        lines.append("modified \(invalidatedServices.map(\.uuid.uuidString))")
+    }
+
+    func peripheralDidUpdateName(_ peripheral: CBMPeripheral) {
+        lines.append("name \(peripheral.name ?? "nil")")
+    }
+
     static func describe(_ error: Error?) -> String {
         guard let error = error as NSError? else { return "nil" }
         return "\(error.domain) \(error.code)"

@@ -141,3 +141,25 @@ struct SpecConnectionTests {
         #expect(watcher.heard == ["connect", disconnected, "connect", "reset"])
     }
 }
+
+extension CoreBluetoothMockParityTests {
+    // CBMCentralManagerMock.swift, notifyServicesChanged() then notifyNameChanged(): a service
+    // change is one peripheral(_:didModifyServices:) with the invalidated services, then the name.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aServiceChangeReportsTheInvalidatedServicesOnceThenTheName(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 84)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        let lines = try await bridge.run { @MainActor () -> [String] in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            _ = try await Self.connect(watch, app: app, on: bridge)
+            let battery = CBMServiceMock(type: .batteryService, primary: true, characteristics: batteryLevelMock())
+            watch.simulateServiceChange(newName: "Watch 2", newServices: [battery])
+            try await bridge.waitForApp { app.lines.contains("name Watch 2") }
+            try await bridge.clock.sleep(for: .seconds(1))
+            return app.lines
+        }
+        #expect(lines == ["connected", "modified [\"\(CBMUUID.transferService.uuidString)\"]", "name Watch 2"])
+    }
+}
