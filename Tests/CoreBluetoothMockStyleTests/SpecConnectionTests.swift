@@ -162,4 +162,38 @@ extension CoreBluetoothMockParityTests {
         }
         #expect(lines == ["connected", "modified [\"\(CBMUUID.transferService.uuidString)\"]", "name Watch 2"])
     }
+
+    // CBMCentralManagerMock.swift keeps its peripherals by identifier: two specs with one
+    // identifier are one device to it. The kit refuses the list, says why, and the run that
+    // waits for a discovery stalls naming the refused call.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func twoSpecsWithOneIdentifierAreRefused() async throws {
+        let bridge = Self.bridge(realistic: true, seed: 85)
+        let shared = UUID(uuidString: "0A1B2C3D-0000-4000-8000-000000000085")!
+        let specs = ["One", "Two"].map { name in
+            CBMPeripheralSpec.simulatePeripheral(identifier: shared)
+                .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: name], withInterval: 0.100)
+                .build()
+        }
+        let counter = DiscoveryCounter()
+        var stall: MockBLEBridge.Stall?
+        do {
+            try await bridge.run { @MainActor in
+                CBMCentralManagerMock.simulatePeripherals(specs)
+                let manager = CBMCentralManagerMock(delegate: counter, queue: nil)
+                try await bridge.waitForApp { manager.state == .poweredOn }
+                manager.scanForPeripherals(withServices: nil)
+                try await bridge.waitForApp { !counter.found.isEmpty }
+            }
+        } catch let error as MockBLEBridge.Stall {
+            stall = error
+        }
+        let stalled = try #require(stall)
+        #expect(
+            stalled.unansweredCalls == [
+                "CBMCentralManagerMock.simulatePeripherals(_:): two specs have the identifier \(shared.uuidString); "
+                    + "give each its own (CBMPeripheralSpec.simulatePeripheral(identifier:)). The call does nothing."
+            ])
+        #expect(counter.found.isEmpty)
+    }
 }

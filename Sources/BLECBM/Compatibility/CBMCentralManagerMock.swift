@@ -33,6 +33,10 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
     /// and not listed go off the air, and each listed one starts advertising again, its delays
     /// counted from now). As in CoreBluetoothMock, it is refused (with a warning) while managers
     /// exist and Bluetooth is on: turn it off first (``simulatePowerOff()``).
+    ///
+    /// Two specs with the same identifier would be one device to the system: the call is refused
+    /// (with a warning, also named by a stalled run's report). Give each spec its own identifier
+    /// (specs built alike without one get the same, derived from what they describe).
     public static func simulatePeripherals(_ peripherals: [CBMPeripheralSpec]) {
         let bridge = BridgeScope.forCoreBluetoothMock("simulatePeripherals(_:)")
         let state = MockCentralEngine.initialState(on: bridge) ?? .poweredOn
@@ -41,6 +45,13 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
                 "CBMCentralManagerMock.simulatePeripherals(_:): peripherals cannot change while managers exist and "
                     + "Bluetooth is on; call simulatePowerOff() first, or simulate them before creating managers. "
                     + "The call does nothing.")
+        }
+        if let shared = SpecSimulation.sharedIdentifier(of: peripherals, on: bridge) {
+            let message =
+                "CBMCentralManagerMock.simulatePeripherals(_:): two specs have the identifier \(shared.uuidString); "
+                + "give each its own (CBMPeripheralSpec.simulatePeripheral(identifier:)). The call does nothing."
+            UnansweredCallLog.of(bridge).note(message)
+            return Warning.emit(message)
         }
         SpecSimulation.simulate(peripherals, on: bridge)
     }

@@ -132,6 +132,18 @@ final class SpecSimulation: @unchecked Sendable {
         }
     }
 
+    /// An identifier two of the distinct `specs` share on `bridge` (the one each has there now,
+    /// or as built), if any.
+    static func sharedIdentifier(of specs: [CBMPeripheralSpec], on bridge: MockBLEBridge) -> UUID? {
+        var seen = Set<ObjectIdentifier>()
+        var identifiers = Set<UUID>()
+        for spec in specs where seen.insert(ObjectIdentifier(spec)).inserted {
+            let identifier = existing(for: spec, on: bridge)?.identifier ?? spec.builtIdentifier
+            if !identifiers.insert(identifier).inserted { return identifier }
+        }
+        return nil
+    }
+
     // MARK: State
 
     /// The spec's state on this bridge now.
