@@ -191,8 +191,12 @@ extension ChaosRun {
         ]
         let operation = operations[random.int(in: 0..<operations.count)]
         let attCodes: [ATTError.Code] = [.readNotPermitted, .insufficientAuthentication, .unlikelyError]
+        // ATT errors answer only ATT requests (an injection of one elsewhere is refused).
+        let answeredByATT: Set<ErrorInjection.Operation> = [
+            .serviceDiscovery, .characteristicDiscovery, .descriptorDiscovery, .read, .write, .subscribe,
+        ]
         let failure: ErrorInjection.Failure =
-            coin() == 0
+            answeredByATT.contains(operation) && coin() == 0
             ? .att(attCodes[random.int(in: 0..<attCodes.count)])
             : .coreBluetooth([.connectionFailed, .unknown, .operationCancelled][random.int(in: 0..<3)])
         let frequency: ErrorInjection.Frequency = [.once, .times(2), .probability(0.25)][random.int(in: 0..<3)]
