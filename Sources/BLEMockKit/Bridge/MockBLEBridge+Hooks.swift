@@ -51,6 +51,13 @@ extension MockBLEBridge {
 
     /// Installs an injection for every manager on the bridge (optionally narrowed to one
     /// peripheral or characteristic by its own fields).
+    ///
+    /// It is checked as a manager's configured ``MockCentralManager/Configuration/errorInjection``
+    /// is: an injection a configuration would refuse (see ``ErrorInjection``: a count below 1, a
+    /// probability outside 0…1, an ATT error for an operation no ATT response answers,
+    /// `neverAnswers` for a peripheral's operation) is not installed, and every manager on the
+    /// bridge then refuses every call with `APIMisuseError.invalidConfiguration(_:)`, whose
+    /// message begins `"MockBLEBridge.inject(_:): "` and names the problem.
     public func inject(_ injection: ErrorInjection) {
         world.inject(injection, owner: nil)
     }
