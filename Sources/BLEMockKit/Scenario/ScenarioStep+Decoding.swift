@@ -169,20 +169,37 @@ extension ScenarioStep {
         let target = try Scenario.choice(
             try object.required("target", example: "\"read\""), among: ErrorInjection.Operation.self, what: "target")
         let characteristic = try object["char"].map { node throws(FixtureError) in try resolver.resolve(node) }
-        var failures: [ErrorInjection.Failure] = []
-        if let node = object["attError"] { failures.append(.att(try attCode(node))) }
-        if let node = object["cbError"] { failures.append(.coreBluetooth(try cbCode(node))) }
+        var failures: [(field: String, node: FixtureJSON, failure: ErrorInjection.Failure)] = []
+        if let node = object["attError"] { failures.append(("attError", node, .att(try attCode(node)))) }
+        if let node = object["cbError"] { failures.append(("cbError", node, .coreBluetooth(try cbCode(node)))) }
         if let node = object["neverAnswers"] {
             guard node.bool == true else {
                 throw FixtureError.wrongType(node, expected: "true", example: "\"neverAnswers\": true")
             }
-            failures.append(.neverAnswers)
+            failures.append(("neverAnswers", node, .neverAnswers))
         }
-        guard failures.count == 1, let failure = failures.first else {
+        guard failures.count == 1, let (field, node, failure) = failures.first else {
             throw FixtureError(
                 failures.isEmpty ? .missingField("attError") : .unknownField("cbError"), at: object.node,
                 message: failures.isEmpty ? "an inject step needs a failure" : "an inject step takes one failure",
                 fix: "give exactly one of \"attError\": 3, \"cbError\": 7 or \"neverAnswers\": true")
+        }
+        // A failure the target can never have (the bridge would refuse the injection, and every
+        // call after it) is refused here, where the file can say where.
+        if case .att = failure, !target.isATTRequest {
+            throw FixtureError(
+                .unknownField(field), at: node,
+                message: "an inject step of target \"\(target.rawValue)\" cannot fail with an ATT error: "
+                    + "no ATT response answers it",
+                fix: "use \"cbError\" for this target, or an ATT request target (\"serviceDiscovery\", "
+                    + "\"characteristicDiscovery\", \"descriptorDiscovery\", \"read\", \"write\", \"subscribe\")")
+        }
+        if case .neverAnswers = failure, ErrorInjection(target, failure: failure).isPeripheralOperation {
+            throw FixtureError(
+                .unknownField(field), at: node,
+                message: "an inject step of target \"\(target.rawValue)\" cannot use \"neverAnswers\": "
+                    + "the peripheral's operation waits for no answer from a peer",
+                fix: "use \"cbError\" for this target")
         }
         let times = try object.integer("times", in: 1...1_000_000) ?? 1
         return Injection(target: target, characteristic: characteristic, failure: failure, times: times)

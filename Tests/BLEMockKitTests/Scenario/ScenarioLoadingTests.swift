@@ -145,6 +145,16 @@ struct ScenarioLoadingTests {
             json: S.inline(steps: #"[{"op": "inject", "target": "read", "neverAnswers": false}]"#),
             kind: .wrongType(expected: "true"), path: "steps[0].neverAnswers", message: "expected true"),
         Case(
+            label: "ATT error for an operation no ATT response answers",
+            json: S.inline(steps: #"[{"op": "inject", "target": "connect", "attError": 3}]"#),
+            kind: .unknownField("attError"), path: "steps[0].attError",
+            message: "target \"connect\" cannot fail with an ATT error"),
+        Case(
+            label: "neverAnswers for a peripheral's operation",
+            json: S.inline(steps: #"[{"op": "inject", "target": "updateValue", "neverAnswers": true}]"#),
+            kind: .unknownField("neverAnswers"), path: "steps[0].neverAnswers",
+            message: "target \"updateValue\" cannot use \"neverAnswers\""),
+        Case(
             label: "times zero",
             json: S.inline(steps: #"[{"op": "inject", "target": "read", "attError": 3, "times": 0}]"#),
             kind: .valueOutOfRange, path: "steps[0].times", message: "times 0 is out of range"),
