@@ -147,3 +147,134 @@ struct BothRolesTests {
         #expect(await bridge.finish() == .clean)
     }
 }
+
+/// A peripheral app that answers every read itself with an error, and sends a value as soon as
+/// a central subscribes.
+final class EagerNotifier: NSObject, CBMPeripheralManagerDelegate, @unchecked Sendable {
+    // @unchecked Sendable: only touched on `queue`, where the manager is made.
+    static let service = CBMUUID(string: "FE10")
+    static let status = CBMUUID(string: "FE11")
+    static let stream = CBMUUID(string: "FE12")
+    let queue = DispatchQueue(label: "eager-notifier")
+    var manager: CBMPeripheralManager?
+    let streamCharacteristic = CBMMutableCharacteristic(
+        type: stream, properties: .notify, value: nil, permissions: .readable)
+
+    init(bridge: MockBLEBridge) {
+        super.init()
+        queue.async { self.manager = CBMPeripheralManager(bridge: bridge, delegate: self, queue: self.queue) }
+    }
+
+    var isAdvertising: Bool { queue.sync { manager?.isAdvertising ?? false } }
+
+    func peripheralManagerDidUpdateState(_ peripheral: CBMPeripheralManager) {
+        guard peripheral.state == .poweredOn else { return }
+        let service = CBMMutableService(type: Self.service, primary: true)
+        service.characteristics = [
+            CBMMutableCharacteristic(type: Self.status, properties: .read, value: nil, permissions: .readable),
+            streamCharacteristic,
+        ]
+        peripheral.add(service)
+    }
+
+    func peripheralManager(_ peripheral: CBMPeripheralManager, didAdd service: CBMService, error: (any Error)?) {
+        peripheral.startAdvertising([CBMAdvertisementDataServiceUUIDsKey: [Self.service]])
+    }
+
+    func peripheralManager(_ peripheral: CBMPeripheralManager, didReceiveRead request: CBMATTRequest) {
+        peripheral.respond(to: request, withResult: .insufficientAuthorization)
+    }
+
+    func peripheralManager(
+        _ peripheral: CBMPeripheralManager, central: CBMCentral, didSubscribeTo characteristic: CBMCharacteristic
+    ) {
+        _ = peripheral.updateValue(Data([7]), for: streamCharacteristic, onSubscribedCentrals: nil)
+    }
+}
+
+/// A central app that, once it has discovered the notifier, reads its status, subscribes to its
+/// stream and reads its status again, all at once.
+final class ReadThenSubscribe: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
+    // @unchecked Sendable: only touched on `queue`, where the manager is made.
+    let queue = DispatchQueue(label: "read-then-subscribe")
+    var manager: CBMCentralManager?
+    var peripheral: CBMPeripheral?
+    var received: [Data] = []
+
+    init(bridge: MockBLEBridge) {
+        super.init()
+        queue.async { self.manager = CBMCentralManager(bridge: bridge, delegate: self, queue: self.queue) }
+    }
+
+    var values: [Data] { queue.sync { received } }
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+        if central.state == .poweredOn { central.scanForPeripherals(withServices: [EagerNotifier.service]) }
+    }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi: NSNumber
+    ) {
+        guard self.peripheral == nil else { return }
+        central.stopScan()
+        self.peripheral = peripheral
+        peripheral.delegate = self
+        central.connect(peripheral)
+    }
+
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        peripheral.discoverServices(nil)
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: (any Error)?) {
+        guard let service = peripheral.services?.first else { return }
+        peripheral.discoverCharacteristics(nil, for: service)
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?
+    ) {
+        let characteristics = service.characteristics ?? []
+        guard let status = characteristics.first(where: { $0.uuid == EagerNotifier.status }),
+            let stream = characteristics.first(where: { $0.uuid == EagerNotifier.stream })
+        else { return }
+        peripheral.readValue(for: status)
+        peripheral.setNotifyValue(true, for: stream)
+        peripheral.readValue(for: status)
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {
+        if characteristic.uuid == EagerNotifier.stream, let value = characteristic.value { received.append(value) }
+    }
+}
+
+@Suite(.timeLimit(.minutes(10)))
+struct PeripheralAppReactionTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A peripheral app's reaction to a subscription goes out at the subscription's instant, after it answered a read"
+    )
+    func aReactionAfterAManualAnswerIsNotLate() async throws {
+        var configuration = MockBLEBridge.Configuration.realistic(seed: 12)
+        configuration.timing.jitter = .zero
+        let bridge = MockBLEBridge(configuration: configuration)
+        try await bridge.run {
+            let watch = EagerNotifier(bridge: bridge)
+            try await bridge.waitForApp { watch.isAdvertising }
+            let phone = ReadThenSubscribe(bridge: bridge)
+            try await bridge.waitForApp { !phone.values.isEmpty }
+            #expect(phone.values == [Data([7])])
+            withExtendedLifetime((watch, phone)) {}
+        }
+        let log = await bridge.log
+        let subscribed = try #require(log.first { $0.kind == .subscribe })
+        let notified = try #require(log.first { $0.kind == .notification && $0.central != nil })
+        // Sent at the instant the subscription arrived, the value crosses at the next
+        // connection event (30 ms). Before, the app's call waited behind a call that ran the
+        // schedule on: it went out an event late.
+        #expect(subscribed.time.duration(to: notified.time) == .milliseconds(30))
+    }
+}
