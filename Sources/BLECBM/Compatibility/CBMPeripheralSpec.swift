@@ -136,7 +136,8 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
         }
 
         /// Adds an advertising set: the data (CoreBluetooth's keys), every `interval` seconds
-        /// (once if 0), starting after `delay`.
+        /// (once if 0), starting after `delay`. Unless `alsoWhenConnected`, scans do not hear it
+        /// while the device is connected (to any app), and hear it again once it disconnects.
         public func advertising(
             advertisementData: [String: Any], withInterval interval: TimeInterval = 0.100, delay: TimeInterval = 0.0,
             alsoWhenConnected advertisingWhenConnected: Bool = false

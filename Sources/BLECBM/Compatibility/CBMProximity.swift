@@ -59,7 +59,10 @@ public struct CBMAdvertisementConfig: @unchecked Sendable {
     public let interval: TimeInterval
     /// Seconds before the first advertisement.
     public let delay: TimeInterval
-    /// Whether the peripheral keeps advertising while connected.
+    /// Whether the peripheral keeps advertising this set while connected. When `false` (the
+    /// default), scans do not hear the set while the device is connected (to a central manager,
+    /// or to another app: ``CBMPeripheralSpec/isConnected``), as a device's connectable
+    /// advertising stops when a central connects; they hear it again once the connection ends.
     public let isAdvertisingWhenConnected: Bool
 
     /// Creates an advertising set.

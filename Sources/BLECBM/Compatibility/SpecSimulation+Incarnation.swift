@@ -68,16 +68,21 @@ extension SpecSimulation {
         /// Applies a command to the peripheral, after those sent before it.
         func command(_ command: @escaping Command) { lane.command(command) }
 
-        /// Publishes the spec's services and starts its advertising sets (or not, out of range).
-        func setUp(state: State, startOutOfRange: Bool) {
+        /// Publishes the spec's services and starts its advertising sets (or not, out of range);
+        /// `connectedBySystem`: another app is connected to it from the start, before it
+        /// advertises (its sets not `alsoWhenConnected` are not heard).
+        func setUp(state: State, startOutOfRange: Bool, connectedBySystem: Bool) {
             for service in state.services ?? [] { add(service) }
             // Its signal strength follows its proximity from the start.
             let proximity = startOutOfRange ? Proximity.outOfRange : state.proximity.proximity
             command { $0.simulateProximityChange(proximity) }
+            if connectedBySystem { command { $0.simulateConnectionBySystem(true) } }
             advertise(state.advertisement, connectable: state.services != nil)
         }
 
         /// Advertises the spec's sets from now on, each after its delay; `nil` stops advertising.
+        /// A set not `isAdvertisingWhenConnected` is not heard while the device is connected (to
+        /// an app on the phone, or another app), as in CoreBluetoothMock.
         func advertise(_ sets: [CBMAdvertisementConfig]?, connectable: Bool) {
             command { $0.stopAdvertising() }
             guard let first = sets?.first else { return command { $0.setAdditionalAdvertisingSets([]) } }
@@ -85,12 +90,14 @@ extension SpecSimulation {
                 (
                     advertisement: SpecSimulation.advertisementData(set.data, connectable: connectable),
                     interval: SpecSimulation.duration(set.interval), delay: SpecSimulation.duration(set.delay),
-                    once: set.interval == 0
+                    once: set.interval == 0, alsoWhenConnected: set.isAdvertisingWhenConnected
                 )
             }
             let data = SpecSimulation.advertisementData(first.data, connectable: connectable)
+            let alsoWhenConnected = first.isAdvertisingWhenConnected
             command { peripheral in
                 peripheral.setAdditionalAdvertisingSets(extra)
+                peripheral.setAdvertisesWhenConnected(alsoWhenConnected)
                 try? peripheral.startAdvertising(data)
             }
         }

@@ -57,9 +57,9 @@ final class SpecSimulation: @unchecked Sendable {
             isKnown: spec.builtIsKnown, isConnectedBySystem: spec.isInitiallyConnected,
             services: spec.builtServices, advertisement: spec.builtAdvertisement)
         current = Incarnation(simulation: self, identifier: state.identifier)
-        current.setUp(state: state, startOutOfRange: state.proximity == .outOfRange)
+        current.setUp(
+            state: state, startOutOfRange: state.proximity == .outOfRange, connectedBySystem: state.isConnectedBySystem)
         if state.isKnown { current.command { $0.simulateCaching() } }
-        if state.isConnectedBySystem { current.command { $0.simulateConnectionBySystem(true) } }
     }
 
     // MARK: The simulations of a bridge
@@ -278,7 +278,13 @@ final class SpecSimulation: @unchecked Sendable {
     /// restarted), as in CoreBluetoothMock.
     func reset() {
         _ = endConnection()
-        for incarnation in incarnations { incarnation.command { $0.simulateReset() } }
+        for incarnation in incarnations {
+            incarnation.command { peripheral in
+                peripheral.simulateReset()
+                // Another app's connection ends too: the device advertises again at once.
+                peripheral.simulateConnectionBySystem(false)
+            }
+        }
     }
 
     /// The peripheral moves. Out of range, its connection times out: the spec's delegate hears
@@ -293,7 +299,11 @@ final class SpecSimulation: @unchecked Sendable {
         }
         guard go else { return }
         for incarnation in incarnations {
-            incarnation.command { $0.simulateProximityChange(proximity.proximity) }
+            incarnation.command { peripheral in
+                peripheral.simulateProximityChange(proximity.proximity)
+                // Out of range, another app's connection ends too (the spec's state says so).
+                if proximity == .outOfRange { peripheral.simulateConnectionBySystem(false) }
+            }
         }
     }
 
@@ -354,9 +364,9 @@ final class SpecSimulation: @unchecked Sendable {
             return (fresh, old, state)
         }
         old.retire()
-        guard isActive else { return fresh.setUp(state: now, startOutOfRange: true) }
-        fresh.setUp(state: now, startOutOfRange: now.proximity == .outOfRange)
-        if now.isConnectedBySystem { fresh.command { $0.simulateConnectionBySystem(true) } }
+        guard isActive else { return fresh.setUp(state: now, startOutOfRange: true, connectedBySystem: false) }
+        fresh.setUp(
+            state: now, startOutOfRange: now.proximity == .outOfRange, connectedBySystem: now.isConnectedBySystem)
     }
 
     /// An identifier for a MAC address change, from the bridge's seed and the spec's first one.

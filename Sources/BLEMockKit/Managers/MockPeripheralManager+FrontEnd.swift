@@ -86,13 +86,28 @@ extension MockPeripheralManager {
     }
 
     /// Sets advertising sets besides the main advertisement (on the air while it is; each
-    /// starts `delay` after advertising starts and repeats every `interval`, or advertises once).
+    /// starts `delay` after advertising starts and repeats every `interval`, or advertises once;
+    /// one not `alsoWhenConnected` goes unheard while the peripheral is connected).
     package func setAdditionalAdvertisingSets(
-        _ sets: [(advertisement: AdvertisementData, interval: Duration, delay: Duration, once: Bool)]
+        _ sets: [(
+            advertisement: AdvertisementData, interval: Duration, delay: Duration, once: Bool,
+            alsoWhenConnected: Bool
+        )]
     ) {
         let converted = sets.map {
-            AdvertisingSet(advertisement: $0.advertisement, interval: $0.interval, delay: $0.delay, once: $0.once)
+            AdvertisingSet(
+                advertisement: $0.advertisement, interval: $0.interval, delay: $0.delay, once: $0.once,
+                alsoWhenConnected: $0.alsoWhenConnected)
         }
         world { $0.setAdvertisingSets(converted, of: identifier) }
+    }
+
+    /// Whether the main advertisement is heard while the peripheral is connected (to a central,
+    /// or to something outside the simulation, ``simulateConnectionBySystem(_:)``). `true` until
+    /// set, as iOS keeps a peripheral manager advertising while centrals are connected; `false`
+    /// for a device whose connectable advertising stops when a central connects and starts again
+    /// when the connection ends (CoreBluetoothMock's advertising sets not `alsoWhenConnected`).
+    package func setAdvertisesWhenConnected(_ advertises: Bool) {
+        world { $0.setAdvertisesWhenConnected(advertises, peripheral: identifier) }
     }
 }

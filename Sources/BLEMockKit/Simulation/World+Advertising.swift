@@ -26,7 +26,7 @@ extension World {
             {
                 deliverAdvertisement(from: peripheral, to: central)
                 for set in advertisingSets[peripheral] ?? [] where set.started <= now && !set.finished {
-                    deliverAdvertisement(from: peripheral, to: central, advertisement: set.advertisement)
+                    deliverAdvertisement(from: peripheral, to: central, set: set)
                 }
             }
         }
@@ -41,17 +41,21 @@ extension World {
 
     func isScanning(central: UUID) -> Bool { centrals[central]?.scan != nil }
 
-    /// Reports one advertisement to one central if its scan matches it.
-    mutating func deliverAdvertisement(
-        from peripheral: UUID, to central: UUID, advertisement setAdvertisement: AdvertisementData? = nil
-    ) {
+    /// Reports one advertisement (the main one, or an additional `set`'s) to one central if its
+    /// scan matches it. An advertisement that does not go out also when connected is not heard
+    /// while the peripheral holds a connection.
+    mutating func deliverAdvertisement(from peripheral: UUID, to central: UUID, set: AdvertisingSet? = nil) {
         // (The records are read in place: binding one copied all of it, for every advertisement.)
         let now = now
         guard let p = peripherals.position(of: peripheral), let c = centrals.position(of: central) else { return }
-        let aired = peripherals.inPlace(at: p) { (record) -> AdvertisementData? in
-            record.isHeard && record.advertisingStarted <= now ? setAdvertisement ?? record.airAdvertisement : nil
+        let aired = peripherals.inPlace(at: p) { (record) -> (AdvertisementData, alsoWhenConnected: Bool)? in
+            guard record.isHeard, record.advertisingStarted <= now,
+                let advertisement = set?.advertisement ?? record.airAdvertisement
+            else { return nil }
+            return (advertisement, set?.alsoWhenConnected ?? record.advertisesWhenConnected)
         }
-        guard let advertisement = aired else { return }
+        guard let (advertisement, alsoWhenConnected) = aired, alsoWhenConnected || !holdsConnection(peripheral)
+        else { return }
         let listening = centrals.inPlace(at: c) { (record) -> ScanMatch? in
             guard record.state == .poweredOn, let scan = record.scan, scan.matches(advertisement) else { return nil }
             return ScanMatch(
@@ -213,7 +217,7 @@ extension World {
     }
 }
 
-/// What ``World/deliverAdvertisement(from:to:advertisement:)`` needs of a scan that matches.
+/// What ``World/deliverAdvertisement(from:to:set:)`` needs of a scan that matches.
 private struct ScanMatch {
     var services: [BluetoothUUID]?
     var allowDuplicates: Bool

@@ -9,7 +9,8 @@ import BLECore
 /// Advertising sets besides a peripheral's main advertisement: a device that advertises
 /// several payloads at their own intervals (Bluetooth 5 extended advertising, or a
 /// CoreBluetoothMock spec with several `advertising(…)` calls). They are on the air while the
-/// peripheral advertises; each starts its own delay after advertising starts.
+/// peripheral advertises; each starts its own delay after advertising starts, and one that does
+/// not advertise also when connected keeps quiet while the peripheral holds a connection.
 struct AdvertisingSet: Sendable, Equatable {
     /// What the set advertises.
     var advertisement: AdvertisementData
@@ -19,6 +20,10 @@ struct AdvertisingSet: Sendable, Equatable {
     var delay: Duration
     /// Whether it advertises only once.
     var once: Bool
+    /// Whether it is heard while the peripheral holds a connection (see
+    /// ``World/holdsConnection(_:)``); when not, its advertisements then go unheard, as a
+    /// device's connectable advertising stops when a central connects.
+    var alsoWhenConnected: Bool
     /// When its first advertisement goes out.
     var started: VirtualClock.Instant = .zero
     /// Whether its next advertisement is scheduled.
@@ -26,11 +31,15 @@ struct AdvertisingSet: Sendable, Equatable {
     /// Whether a one-time set has advertised.
     var finished = false
 
-    init(advertisement: AdvertisementData, interval: Duration, delay: Duration, once: Bool) {
+    init(
+        advertisement: AdvertisementData, interval: Duration, delay: Duration, once: Bool,
+        alsoWhenConnected: Bool = true
+    ) {
         self.advertisement = advertisement
         self.interval = interval
         self.delay = delay
         self.once = once
+        self.alsoWhenConnected = alsoWhenConnected
     }
 }
 
@@ -86,12 +95,51 @@ extension World {
         guard peripherals[existing: peripheral].advertisement != nil else { return }
         let set = advertisingSets[peripheral]![index]
         for central in centralOrder {
-            deliverAdvertisement(from: peripheral, to: central, advertisement: set.advertisement)
+            deliverAdvertisement(from: peripheral, to: central, set: set)
         }
         if set.once {
             advertisingSets[peripheral]![index].finished = true
             return
         }
         scheduleAdvertisingSets(of: peripheral, needed: advertisingEventsNeeded)
+    }
+
+    // MARK: Advertising while connected
+
+    /// Whether a peripheral's main advertisement is heard while it holds a connection.
+    mutating func setAdvertisesWhenConnected(_ advertises: Bool, peripheral: UUID) {
+        guard peripherals.contains(peripheral) else { return }
+        peripherals[peripheral]!.advertisesWhenConnected = advertises
+    }
+
+    /// Whether a peripheral holds a connection, as its advertising sees it: a link to a central
+    /// that its end still has (after a reset its end of every link is gone, though the centrals
+    /// notice only at the supervision timeout), or the connection of something outside the
+    /// simulation (``setConnectedToSystem(peripheral:_:)``).
+    func holdsConnection(_ peripheral: UUID) -> Bool {
+        if connectedToSystem.contains(peripheral) { return true }
+        return links.keys.contains { key in
+            key.peripheral == peripheral && links.position(of: key).map { !links[at: $0].peerLost } == true
+        }
+    }
+
+    /// A peripheral's connection may have ended: with instant timing, the advertisements that
+    /// went unheard while it was connected are heard at once by the centrals scanning (as a scan
+    /// hears every advertiser at once); realistic timing hears them at their next advertising
+    /// event. Touches nothing for a peripheral whose advertisements are all heard when connected.
+    mutating func connectionMayHaveEnded(of peripheral: UUID) {
+        guard timing.isInstant, let p = peripherals.position(of: peripheral),
+            peripherals.inPlace(at: p, { record in record.advertisement != nil })
+        else { return }
+        let main = !peripherals.inPlace(at: p) { record in record.advertisesWhenConnected }
+        let now = now
+        let quiet = (advertisingSets[peripheral] ?? []).filter {
+            !$0.alsoWhenConnected && $0.started <= now && !$0.finished
+        }
+        guard main || !quiet.isEmpty, !holdsConnection(peripheral) else { return }
+        for central in centralOrder {
+            if main { deliverAdvertisement(from: peripheral, to: central) }
+            for set in quiet { deliverAdvertisement(from: peripheral, to: central, set: set) }
+        }
     }
 }

@@ -292,6 +292,7 @@ extension World {
             deliver(.disconnected(remotePeripheral(key.peripheral), reason), to: key.central)
         }
         reportConnectionEvent(.peerDisconnected, peripheral: key.peripheral)
+        connectionMayHaveEnded(of: key.peripheral)
     }
 
     /// Tells a link's peripheral that each of its central's subscriptions ended (all
@@ -345,6 +346,7 @@ extension World {
             connectPendingAttempts(to: peripheral)
         } else {
             connectedToSystem.remove(peripheral)
+            connectionMayHaveEnded(of: peripheral)
         }
     }
 

@@ -194,6 +194,10 @@ extension World {
         var advertisingScheduled = false
         /// When its first advertisement since `startAdvertising` goes out.
         var advertisingStarted: VirtualClock.Instant = .zero
+        /// Whether its advertisement is heard while it holds a connection (see
+        /// ``World/holdsConnection(_:)``). `true` unless a front end says otherwise: iOS keeps
+        /// a peripheral manager's advertising going while centrals are connected.
+        var advertisesWhenConnected = true
         /// Whether the app runs in the background: its advertisement is then cut down.
         var isInBackground = false
         /// Set by `shutDown()`: from then on the manager refuses every call and ignores state changes.

@@ -26,7 +26,7 @@ struct AdvertisingSetTests {
         let peripheral = MockPeripheralManager(
             configuration: .init(advertisingInterval: .milliseconds(100)), bridge: bridge)
         await peripheral.setAdditionalAdvertisingSets([
-            (AdvertisementData(localName: "Set"), .milliseconds(300), .seconds(1), false)
+            (AdvertisementData(localName: "Set"), .milliseconds(300), .seconds(1), false, true)
         ])
         try await peripheral.startAdvertising(AdvertisementData(localName: "Main"))
         let central = MockCentralManager(configuration: .realistic(seed: 80), bridge: bridge)
@@ -54,8 +54,8 @@ struct AdvertisingSetTests {
         let bridge = MockBLEBridge(seed: 81)
         let peripheral = MockPeripheralManager(bridge: bridge)
         await peripheral.setAdditionalAdvertisingSets([
-            (AdvertisementData(localName: "Once"), .milliseconds(100), .zero, true),
-            (AdvertisementData(localName: "Later"), .milliseconds(100), .seconds(5), false),
+            (AdvertisementData(localName: "Once"), .milliseconds(100), .zero, true, true),
+            (AdvertisementData(localName: "Later"), .milliseconds(100), .seconds(5), false, true),
         ])
         try await peripheral.startAdvertising(AdvertisementData(localName: "Main"))
         let central = MockCentralManager(bridge: bridge)

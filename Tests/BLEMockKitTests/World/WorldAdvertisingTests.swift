@@ -178,4 +178,72 @@ struct WorldAdvertisingTests {
         let expected = [sent[0]] + sent.filter { $0 > .seconds(1) && $0 <= .seconds(2) }
         #expect(Self.discoveryTimes(harness, central, since: .zero) == expected)
     }
+
+    @Test(
+        "An advertisement not sent also when connected goes unheard while a central is connected, and is heard once the link ends"
+    )
+    func advertisingStopsWhileConnected() throws {
+        var harness = WorldHarness()
+        let device = harness.addPeripheral(.init(name: "Device"))
+        let phone = harness.addPeripheral(.init(name: "Phone"))
+        harness.mutate { $0.setAdvertisesWhenConnected(false, peripheral: device) }
+        harness.mutate {
+            $0.setAdvertisingSets(
+                [
+                    AdvertisingSet(
+                        advertisement: AdvertisementData(localName: "Quiet"), interval: ms(100), delay: .zero,
+                        once: false, alsoWhenConnected: false),
+                    AdvertisingSet(
+                        advertisement: AdvertisementData(localName: "Beacon"), interval: ms(100), delay: .zero,
+                        once: false, alsoWhenConnected: true),
+                ], of: device)
+        }
+        try harness.startAdvertising(device, AdvertisementData(localName: "Device"))
+        try harness.startAdvertising(phone, AdvertisementData(localName: "Phone"))
+        for peripheral in [device, phone] { harness.mutate { $0.cache(peripheral: peripheral) } }
+        let first = harness.addCentral()
+        let second = harness.addCentral()
+        harness.perform(.connect(central: first, peripheral: device, timeout: nil))
+        harness.perform(.connect(central: first, peripheral: phone, timeout: nil))
+        #expect(harness.world.holdsConnection(device))
+
+        // While connected, the device's main advertisement and its quiet set are not heard; its
+        // set sent also when connected is, and so is the peripheral manager, which advertises
+        // while connected as iOS does.
+        try harness.startScan(second, options: ScanOptions(allowDuplicates: true))
+        #expect(Self.names(heardBy: second, in: harness) == ["Beacon", "Phone"])
+
+        // The link ends: the device advertises again, heard at once with instant timing.
+        try harness.mutate { try $0.cancelConnection(central: first, peripheral: device) }
+        #expect(Self.names(heardBy: second, in: harness) == ["Beacon", "Phone", "Device", "Quiet"])
+    }
+
+    @Test(
+        "Another app's connection silences an advertisement not sent also when connected until it ends, in realistic timing"
+    )
+    func advertisingStopsWhileConnectedToTheSystem() throws {
+        var harness = WorldHarness(timing: WorldHarness.steadyTiming)
+        let device = harness.addPeripheral(.init(name: "Device", advertisingInterval: ms(100), seed: 4))
+        harness.mutate { $0.setAdvertisesWhenConnected(false, peripheral: device) }
+        harness.mutate { $0.setConnectedToSystem(peripheral: device, true) }
+        try harness.startAdvertising(device, Self.advertisement)
+        let central = harness.addCentral()
+        try harness.startScan(central, options: ScanOptions(allowDuplicates: true))
+        harness.advance(to: .zero.advanced(by: .seconds(1)))
+        #expect(Self.discoveryTimes(harness, central, since: .zero).isEmpty)
+        // The other app lets go: the next advertising event, within an interval plus advDelay, is heard.
+        harness.mutate { $0.setConnectedToSystem(peripheral: device, false) }
+        harness.advance(to: .zero.advanced(by: .seconds(2)))
+        let heard = Self.discoveryTimes(harness, central, since: .zero)
+        #expect(heard.count >= 9)
+        #expect(heard.first.map { $0 > .seconds(1) && $0 <= .seconds(1) + ms(110) } == true, "\(heard)")
+    }
+
+    /// The local names `central` heard, in order.
+    static func names(heardBy central: UUID, in harness: WorldHarness) -> [String] {
+        harness.centralEvents(central).compactMap { event in
+            if case .discovered(let discovery) = event { return discovery.advertisementData.localName }
+            return nil
+        }
+    }
 }
