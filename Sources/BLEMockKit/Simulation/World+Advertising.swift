@@ -195,6 +195,12 @@ extension World {
     mutating func stopAdvertising(peripheral: UUID) {
         guard peripherals.inPlace(peripheral, { $0.advertisement != nil }) == true else { return }
         peripherals[peripheral]!.advertisement = nil
+        if peripherals[existing: peripheral].advertisingScheduled {
+            // Its next advertisement goes with it: advertising started again has its own delay
+            // and timing (a one-time advertisement, say, must not be spent at the old time).
+            schedule.removeAll { $0 == .advertise(peripheral: peripheral) }
+            peripherals[peripheral]!.advertisingScheduled = false
+        }
         record(.advertisingStopped, peripheral: peripheral)
     }
 

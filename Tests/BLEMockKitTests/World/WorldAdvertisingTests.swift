@@ -104,6 +104,21 @@ struct WorldAdvertisingTests {
         #expect(harness.log(.advertisingStopped).map(\.time) == [.zero])
     }
 
+    @Test("Advertising stopped and started again has its own delay: the old schedule is not spent on it")
+    func restartedAdvertisingKeepsItsDelay() throws {
+        var harness = WorldHarness(timing: WorldHarness.steadyTiming)
+        let central = harness.addCentral()
+        try harness.startScan(central, options: ScanOptions(allowDuplicates: true))
+        let peripheral = harness.addPeripheral(.init(advertisingDelay: ms(200), advertisesOnce: true))
+        try harness.startAdvertising(peripheral, Self.advertisement)
+        harness.advance(to: .zero.advanced(by: ms(100)))
+        harness.mutate { $0.stopAdvertising(peripheral: peripheral) }
+        try harness.startAdvertising(peripheral, Self.advertisement)
+        harness.advance(to: .zero.advanced(by: .seconds(1)))
+        // Its one advertisement goes out 200 ms after it started again, not at 200 ms.
+        #expect(Self.discoveryTimes(harness, central, since: .zero) == [ms(300)])
+    }
+
     @Test(
         "Without an advertising delay the first advertisement is heard as advertising starts, in realistic timing too")
     func noAdvertisingDelayMeansNone() throws {
