@@ -268,11 +268,9 @@ extension CBMPeripheralSpec {
         simulation.update(data, for: characteristic)
     }
 
-    /// The peripheral advertises something else (`nil`: it stops advertising), from now on. The
-    /// sets after the first start after their delay, counted from now, and repeat at their
-    /// interval (once for an interval of 0). The first set's data changes, but it keeps the
-    /// timing of the spec's first set as built (interval, delay counted from now, once or not),
-    /// where CoreBluetoothMock uses the new set's.
+    /// The peripheral advertises something else (`nil`: it stops advertising), from now on, as
+    /// in CoreBluetoothMock: each set, the first too, starts after its delay, counted from now,
+    /// and repeats at its interval (once for an interval of 0).
     public func simulateAdvertisementChange(_ advertisement: [CBMAdvertisementConfig]?) {
         simulation(for: "simulateAdvertisementChange(_:)")?.changeAdvertisement(advertisement)
     }

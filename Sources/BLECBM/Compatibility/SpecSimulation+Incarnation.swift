@@ -49,11 +49,6 @@ extension SpecSimulation {
             configuration.rssi = proximity == .outOfRange ? -100 : proximity.RSSI
             configuration.rssiVariation =
                 bridge.frontEndSettings[SpecSimulation.deviationKey] ?? CBMProximity.Deviation.default.spread
-            if let first = spec.builtAdvertisement?.first {
-                if first.interval > 0 { configuration.advertisingInterval = SpecSimulation.duration(first.interval) }
-                configuration.advertisingDelay = SpecSimulation.duration(first.delay)
-                configuration.advertisesOnce = first.interval == 0
-            }
             let router = router
             configuration.requestHandling = .handler { request in router.answer(request) }
             configuration.handlerGetsWholeLongWrites = true
@@ -80,7 +75,8 @@ extension SpecSimulation {
             advertise(state.advertisement, connectable: state.services != nil)
         }
 
-        /// Advertises the spec's sets from now on, each after its delay; `nil` stops advertising.
+        /// Advertises the spec's sets from now on, each after its delay (counted from now) and at
+        /// its interval (once for 0), the first set too; `nil` stops advertising.
         /// A set not `isAdvertisingWhenConnected` is not heard while the device is connected (to
         /// an app on the phone, or another app), as in CoreBluetoothMock.
         func advertise(_ sets: [CBMAdvertisementConfig]?, connectable: Bool) {
@@ -95,9 +91,16 @@ extension SpecSimulation {
             }
             let data = SpecSimulation.advertisementData(first.data, connectable: connectable)
             let alsoWhenConnected = first.isAdvertisingWhenConnected
+            // The first set's timing, as the others': an interval of 0 advertises once; a negative or
+            // NaN one leaves the peripheral's default interval (100 ms).
+            let interval = first.interval > 0 ? max(SpecSimulation.duration(first.interval), .microseconds(1)) : nil
+            let delay = SpecSimulation.duration(first.delay)
+            let once = first.interval == 0
             command { peripheral in
                 peripheral.setAdditionalAdvertisingSets(extra)
                 peripheral.setAdvertisesWhenConnected(alsoWhenConnected)
+                peripheral.setAdvertisingTiming(
+                    interval: interval ?? peripheral.configuration.advertisingInterval, delay: delay, once: once)
                 try? peripheral.startAdvertising(data)
             }
         }

@@ -102,6 +102,16 @@ extension MockPeripheralManager {
         world { $0.setAdvertisingSets(converted, of: identifier) }
     }
 
+    /// Sets the main advertisement's timing from the next ``startAdvertising(_:)`` on, in place
+    /// of the configuration's ``Configuration/advertisingInterval``,
+    /// ``Configuration/advertisingDelay`` and ``Configuration/advertisesOnce`` (which keep their
+    /// values): the first advertisement goes out `delay` after advertising starts, the next
+    /// every `interval` (not held to legacy advertising's 20 ms…10.24 s), or none after it when
+    /// `once`. For a CoreBluetoothMock spec, whose advertisement changes bring their own timing.
+    package func setAdvertisingTiming(interval: Duration, delay: Duration, once: Bool) {
+        world { $0.setAdvertisingTiming(of: identifier, interval: interval, delay: delay, once: once) }
+    }
+
     /// Whether the main advertisement is heard while the peripheral is connected (to a central,
     /// or to something outside the simulation, ``simulateConnectionBySystem(_:)``). `true` until
     /// set, as iOS keeps a peripheral manager advertising while centrals are connected; `false`

@@ -104,6 +104,20 @@ extension World {
         scheduleAdvertisingSets(of: peripheral, needed: advertisingEventsNeeded)
     }
 
+    // MARK: The main advertisement's timing
+
+    /// Sets how a peripheral's main advertisement goes out from its next `startAdvertising`:
+    /// first `delay` after it starts, then every `interval`, or only once. Unlike its
+    /// configuration's, the interval is not held to the 20 ms…10.24 s of legacy advertising.
+    mutating func setAdvertisingTiming(of peripheral: UUID, interval: Duration, delay: Duration, once: Bool) {
+        guard let p = peripherals.position(of: peripheral) else { return }
+        peripherals.inPlace(at: p) { record in
+            record.configuration.advertisingInterval = interval
+            record.configuration.advertisingDelay = max(delay, .zero)
+            record.configuration.advertisesOnce = once
+        }
+    }
+
     // MARK: Advertising while connected
 
     /// Whether a peripheral's main advertisement is heard while it holds a connection.

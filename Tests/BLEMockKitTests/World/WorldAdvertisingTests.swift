@@ -119,6 +119,25 @@ struct WorldAdvertisingTests {
         #expect(Self.discoveryTimes(harness, central, since: .zero) == [ms(300)])
     }
 
+    @Test("Advertising timing set before advertising starts again replaces the configuration's, to any interval")
+    func advertisingTimingReplacesTheConfigurations() throws {
+        var harness = WorldHarness()
+        let central = harness.addCentral()
+        try harness.startScan(central, options: ScanOptions(allowDuplicates: true))
+        let peripheral = harness.addPeripheral(.init(advertisingInterval: .seconds(1)))
+        harness.mutate { $0.setAdvertisingTiming(of: peripheral, interval: ms(5), delay: ms(50), once: false) }
+        try harness.startAdvertising(peripheral, Self.advertisement)
+        harness.advance(to: .zero.advanced(by: ms(62)))
+        #expect(Self.discoveryTimes(harness, central, since: .zero) == [ms(50), ms(55), ms(60)])
+        harness.mutate { $0.stopAdvertising(peripheral: peripheral) }
+        harness.mutate { $0.setAdvertisingTiming(of: peripheral, interval: ms(5), delay: ms(10), once: true) }
+        let start = harness.world.now
+        try harness.startAdvertising(peripheral, Self.advertisement)
+        harness.advance(to: start.advanced(by: .seconds(1)))
+        #expect(Self.discoveryTimes(harness, central, since: start).filter { $0 >= .zero } == [ms(10)])
+        #expect(!harness.world.isAdvertising(peripheral: peripheral))
+    }
+
     @Test(
         "Without an advertising delay the first advertisement is heard as advertising starts, in realistic timing too")
     func noAdvertisingDelayMeansNone() throws {
