@@ -3,13 +3,18 @@
 
 Each ```swift block of README.md, MIGRATION.md and the DocC articles (Sources/*/*.docc/*.md)
 that contains `@Test func NAME()` is replaced by that function as it stands in one of the
-example files (Tests/BLEMockKitTests/ReadmeExampleTests.swift,
+example files, with the attributes on the lines above it (`@available(...)`, which the
+examples that run a self-driving scope or an exploration need) (Tests/BLEMockKitTests/ReadmeExampleTests.swift,
 Tests/BLEMockKitTests/Documentation/*.swift, Tests/BLECBMTests/Documentation/*.swift and
 Tests/BLEMockKitTestingTests/Documentation/*.swift); the block's import lines are kept. Blocks
 fenced as ```swift before (old code in MIGRATION.md) are left alone. The test
-`everyDocumentedSwiftBlockIsCompiled` checks the result."""
+`everyDocumentedSwiftBlockIsCompiled` checks the result.
+
+With `--check`, nothing is written: the script lists the documents that are out of date and
+exits with status 1 if there are any."""
 import pathlib
 import re
+import sys
 
 root = pathlib.Path(__file__).resolve().parent.parent
 sources = [root / "Tests/BLEMockKitTests/ReadmeExampleTests.swift"]
@@ -25,6 +30,13 @@ def function(name: str) -> str:
     start = source.index(f"@Test func {name}()")
     line_start = source.rindex("\n", 0, start) + 1
     indent = source[line_start:start]
+    # Attributes on the lines above (`@available`) belong to the example.
+    while line_start > 0:
+        previous_start = source.rindex("\n", 0, line_start - 1) + 1
+        previous = source[previous_start : line_start - 1]
+        if not (previous.startswith(indent + "@") and not previous.startswith(indent + "@Test")):
+            break
+        start = line_start = previous_start
     end = source.index(f"\n{indent}}}\n", start) + len(indent) + 3
     lines = source[start:end].split("\n")
     return "\n".join(line[len(indent):] if line.startswith(indent) else line for line in lines)
@@ -40,7 +52,17 @@ def replace(match: re.Match) -> str:
     return "```swift\n" + imports + separator + function(name.group(1)) + "```"
 
 
+check = "--check" in sys.argv[1:]
+stale = []
 for document in documents:
     if document.exists():
         text = document.read_text()
-        document.write_text(re.sub(r"```swift\n(.*?)```", replace, text, flags=re.S))
+        synced = re.sub(r"```swift\n(.*?)```", replace, text, flags=re.S)
+        if synced != text:
+            stale.append(document.relative_to(root))
+            if not check:
+                document.write_text(synced)
+if check and stale:
+    for document in stale:
+        print(f"{document}: examples differ from the tests; run scripts/sync-doc-examples.py")
+    sys.exit(1)
