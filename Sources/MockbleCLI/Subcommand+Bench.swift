@@ -24,7 +24,10 @@ extension Subcommand {
             of virtual time, within 20% of the figure its source publishes).
 
             Options:
-              --quick         Fewer repetitions (same workloads), for a smoke run.
+              --quick         A smoke run: fewer repetitions, and smaller workloads where
+                              a figure allows (5,000 operations per batch instead of
+                              20,000, explorations of 200 seeds instead of 1,000,
+                              throughput streams of 300 values instead of 600).
               --format FORMAT text (default): aligned columns; json: one JSON object per
                               figure with fields name, median, unit, target, meets, repetitions.
               --suite NAME    Run one suite only.

@@ -3,11 +3,13 @@ import BLEMockKit
 import Foundation
 
 extension Subcommand {
-    /// `mockble import`: turns a btsnoop or PacketLogger capture into a peripheral profile and a scenario.
+    /// `mockble import`: turns a btsnoop or PacketLogger capture, or a session an app recorded,
+    /// into a peripheral profile and a scenario.
     public static let `import` = Subcommand(
-        name: "import", summary: "Turn a btsnoop capture into a peripheral profile and a replay scenario.",
+        name: "import", summary: "Turn a btsnoop/PacketLogger capture or a recording into a profile and a scenario.",
         help: """
             Usage: mockble import CAPTURE [--peer ADDRESS] [--out DIR]
+                   mockble import RECORDING [--peer UUID] [--placeholder NAME=HEX,...] [--out DIR]
 
             Reads a btsnoop capture (H4, H1 or Linux monitor datalink: Android's
             btsnoop_hci.log, btmon -w, bumble's snooper) or an Apple PacketLogger capture

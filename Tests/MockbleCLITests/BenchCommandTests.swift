@@ -22,6 +22,20 @@ struct BenchCommandTests {
         }
     }
 
+    /// `--quick` shrinks workloads as well as repetitions, and its help gives the sizes it uses.
+    @Test func helpGivesTheSizesQuickShrinks() async {
+        let (_, captured) = await run("--help")
+        let help = captured.output.replacingOccurrences(of: ",", with: "")
+        let (quick, full) = (Benchmark.Sizes.quick, Benchmark.Sizes.full)
+        for (small, large) in [
+            (quick.operationsPerBatch, full.operationsPerBatch), (quick.exploreSeeds, full.exploreSeeds),
+            (quick.throughputValues, full.throughputValues),
+        ] {
+            #expect(small < large)
+            #expect(help.contains("\(small) ") && help.contains("\(large)"), "\(small) instead of \(large)")
+        }
+    }
+
     @Test func anUnknownFormatIsBadInput() async {
         let (status, captured) = await run("--format", "xml")
         #expect(status == .badInput)

@@ -33,12 +33,18 @@ struct ImportCommandTests {
     @Test func helpDescribesTheCommandAndExitsZero() async {
         let (status, output) = await run("import", "--help")
         #expect(status == .success)
-        #expect(output.output.hasPrefix("Usage: mockble import CAPTURE [--peer ADDRESS] [--out DIR]"))
+        #expect(
+            output.output.hasPrefix(
+                """
+                Usage: mockble import CAPTURE [--peer ADDRESS] [--out DIR]
+                       mockble import RECORDING [--peer UUID] [--placeholder NAME=HEX,...] [--out DIR]
+
+                """))
         #expect(output.output.contains("NAME.scenario.json"))
         let (_, overview) = await run("--help")
         #expect(
             overview.output.contains(
-                "  import    Turn a btsnoop capture into a peripheral profile and a replay scenario."))
+                "  import    Turn a btsnoop/PacketLogger capture or a recording into a profile and a scenario."))
     }
 
     @Test(arguments: [

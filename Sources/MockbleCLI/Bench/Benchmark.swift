@@ -32,7 +32,8 @@ public struct Benchmark: Sendable {
             transportRepetitions: 15, scaleRepetitions: 5, memoryRepetitions: 3, exploreSeeds: 1_000,
             exploreRepetitions: 3)
 
-        /// `--quick`: fewer repetitions, same workloads, for a smoke run.
+        /// `--quick`, a smoke run: fewer repetitions, and smaller batches, explorations and
+        /// throughput streams.
         public static let quick = Sizes(
             workflows: 300, operationBatches: 3, operationsPerBatch: 5_000, realisticSessions: 3,
             transportRepetitions: 5, scaleRepetitions: 3, memoryRepetitions: 1, exploreSeeds: 200,
