@@ -42,9 +42,10 @@ extension LinkProfile {
         connectionIntervalStep: .milliseconds(15), defaultConnectionInterval: .milliseconds(30), maximumDataLength: 27,
         phys: [.le1M], packetsPerConnectionEvent: 7, attMTU: 185)
 
-    /// An iPhone 16 Pro on iOS 18: data length extension (251 bytes), LE 2M, 3 packets per
-    /// connection event, an ATT_MTU offer of 517 (the peripheral's limit decides), intervals in
-    /// multiples of 15 ms from 15 ms (default 30 ms).
+    /// An iPhone 16 Pro on iOS 18: data length extension (251 bytes), LE 2M (LE 1M and coded
+    /// S=8 listed too), 3 packets per connection event, an ATT_MTU offer of 517 (the
+    /// peripheral's limit decides), intervals in multiples of 15 ms from 15 ms to 2 s (default
+    /// 30 ms).
     ///
     /// Source: Apple Developer Forums thread 770717, "Core Bluetooth throughput issues": an
     /// iPhone 16 Pro Max on iOS 18.2 receiving notifications over LE 2M with 244-byte values
@@ -59,9 +60,9 @@ extension LinkProfile {
         phys: [.le1M, .le2M, .leCodedS8], packetsPerConnectionEvent: 3, attMTU: 517)
 
     /// An nRF52840 development kit running Nordic's S140 SoftDevice with connection event
-    /// length extension, either side of a link: data length 251, LE 2M, no packet limit (an
-    /// event lasts as long as the interval allows), ATT_MTU 247, asking for and defaulting to
-    /// 50 ms.
+    /// length extension, either side of a link: data length 251, LE 2M (LE 1M and both coded
+    /// PHYs listed too), no packet limit (an event lasts as long as the interval allows),
+    /// ATT_MTU 247, asking for and defaulting to 50 ms.
     ///
     /// Source: Nordic Semiconductor's S140 SoftDevice Specification, "Bluetooth Low Energy
     /// data throughput": 1,327.5 kb/s of notifications over LE 2M with ATT_MTU 247 and data
