@@ -156,4 +156,30 @@ struct AdvertisingParityTests {
         }
         #expect(heard == 1)
     }
+
+    // A set repeating with no time between its advertisements held the simulation at one instant
+    // for ever (a scan with duplicates never let time move): a negative or NaN interval is the
+    // peripheral's default (100 ms), as for the first set.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [-1.0, Double.nan])
+    func anAdditionalSetWithANegativeIntervalAdvertisesAtTheDefaultInterval(interval: Double) async throws {
+        let bridge = CoreBluetoothMockParityTests.bridge(realistic: false, seed: 94)
+        let spec = CBMPeripheralSpec.simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "First"], withInterval: 1.0)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Second"], withInterval: interval)
+            .build()
+        let heard = try await bridge.run(timeLimit: .seconds(10)) { @MainActor () -> Int in
+            CBMCentralManagerMock.simulatePeripherals([spec])
+            let recorder = NameRecorder()
+            let manager = CBMCentralManagerMock(delegate: recorder, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            manager.scanForPeripherals(
+                withServices: nil, options: [CBMCentralManagerScanOptionAllowDuplicatesKey: true])
+            try await bridge.clock.sleep(for: .milliseconds(950))
+            manager.stopScan()
+            return recorder.count("Second")
+        }
+        // At 0, 100, … 900 ms.
+        #expect(heard == 10)
+    }
 }

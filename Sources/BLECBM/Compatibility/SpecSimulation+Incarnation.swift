@@ -82,27 +82,43 @@ extension SpecSimulation {
         func advertise(_ sets: [CBMAdvertisementConfig]?, connectable: Bool) {
             command { $0.stopAdvertising() }
             guard let first = sets?.first else { return command { $0.setAdditionalAdvertisingSets([]) } }
+            // Every set's timing alike: an interval of 0 advertises once; a negative or NaN one
+            // leaves the peripheral's default interval (100 ms); a positive one is at least 1 µs.
             let extra = (sets ?? []).dropFirst().map { set in
                 (
                     advertisement: SpecSimulation.advertisementData(set.data, connectable: connectable),
-                    interval: SpecSimulation.duration(set.interval), delay: SpecSimulation.duration(set.delay),
+                    interval: Self.interval(set.interval), delay: SpecSimulation.duration(set.delay),
                     once: set.interval == 0, alsoWhenConnected: set.isAdvertisingWhenConnected
                 )
             }
             let data = SpecSimulation.advertisementData(first.data, connectable: connectable)
             let alsoWhenConnected = first.isAdvertisingWhenConnected
-            // The first set's timing, as the others': an interval of 0 advertises once; a negative or
-            // NaN one leaves the peripheral's default interval (100 ms).
-            let interval = first.interval > 0 ? max(SpecSimulation.duration(first.interval), .microseconds(1)) : nil
+            let interval = Self.interval(first.interval)
             let delay = SpecSimulation.duration(first.delay)
             let once = first.interval == 0
             command { peripheral in
-                peripheral.setAdditionalAdvertisingSets(extra)
+                let defaultInterval = peripheral.configuration.advertisingInterval
+                peripheral.setAdditionalAdvertisingSets(
+                    extra.map { set in
+                        (
+                            advertisement: set.advertisement, interval: set.interval ?? defaultInterval,
+                            delay: set.delay, once: set.once, alsoWhenConnected: set.alsoWhenConnected
+                        )
+                    })
                 peripheral.setAdvertisesWhenConnected(alsoWhenConnected)
                 peripheral.setAdvertisingTiming(
                     interval: interval ?? peripheral.configuration.advertisingInterval, delay: delay, once: once)
                 try? peripheral.startAdvertising(data)
             }
+        }
+
+        /// The interval of a CoreBluetoothMock advertising set: at least 1 µs when positive, zero
+        /// when zero (it advertises once), `nil` (the peripheral's default) when negative or NaN.
+        /// (A set repeating with no interval between its advertisements would keep the
+        /// simulation at one instant for ever.)
+        private static func interval(_ seconds: TimeInterval) -> Duration? {
+            if seconds == 0 { return .zero }
+            return seconds > 0 ? max(SpecSimulation.duration(seconds), .microseconds(1)) : nil
         }
 
         /// Listed again by `simulatePeripherals(_:)`: back where its spec says, advertising

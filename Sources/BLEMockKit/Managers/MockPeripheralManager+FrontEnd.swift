@@ -94,10 +94,12 @@ extension MockPeripheralManager {
             alsoWhenConnected: Bool
         )]
     ) {
+        // (A repeating set with no time between its advertisements would hold the simulation at
+        // one instant for ever: it repeats at least a microsecond apart.)
         let converted = sets.map {
             AdvertisingSet(
-                advertisement: $0.advertisement, interval: $0.interval, delay: $0.delay, once: $0.once,
-                alsoWhenConnected: $0.alsoWhenConnected)
+                advertisement: $0.advertisement, interval: $0.once ? $0.interval : max($0.interval, .microseconds(1)),
+                delay: $0.delay, once: $0.once, alsoWhenConnected: $0.alsoWhenConnected)
         }
         world { $0.setAdvertisingSets(converted, of: identifier) }
     }
