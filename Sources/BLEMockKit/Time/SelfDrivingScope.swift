@@ -57,6 +57,8 @@ enum SelfDrivingScope {
                 try await HelperTask.$preferredExecutor.withValue(executor) {
                     try await drive(executor, patience, finished, settle, recheck, step, stall)
                 }
+            } catch is Ended {
+                // The body ended and set the outcome.
             } catch {
                 outcome.finish(.failure(error))
                 bodyTask.cancel()
@@ -93,11 +95,11 @@ enum SelfDrivingScope {
     ) async throws {
         while true {
             await executor.untilIdle()
-            if finished.isSet || Task.isCancelled { return }
+            try checkEnded(finished)
             // Work outside the scope (callbacks on app queues) made more: wait for the scope's
             // tasks again before moving time.
             if await settle() || executor.hasQueuedJobs { continue }
-            if finished.isSet || Task.isCancelled { return }
+            try checkEnded(finished)
             let outcome = await step()
             switch outcome {
             case .ran:
@@ -110,6 +112,18 @@ enum SelfDrivingScope {
             }
         }
     }
+
+    /// Ends the driver: normally once the body has ended, or with `CancellationError` when the
+    /// scope's caller was cancelled first. (The body was cancelled with it, but may still wait on
+    /// another task of the scope, one that only time or cancellation ends: the scope's outcome
+    /// is then the cancellation, and its ending cancels the scope's other tasks.)
+    private static func checkEnded(_ finished: Flag) throws {
+        if finished.isSet { throw Ended() }
+        if Task.isCancelled { throw CancellationError() }
+    }
+
+    /// The driver's way out once the body has ended (not an outcome: the body's is set).
+    private struct Ended: Error {}
 
     /// Waits up to `patience` of wall-clock time for work from outside the scope; returns
     /// whether some came. Every ``recheckInterval`` meanwhile, `recheck` has waits on the app's

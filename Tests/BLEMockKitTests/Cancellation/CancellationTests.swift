@@ -128,4 +128,29 @@ struct CancellationTests {
         run.cancel()
         await #expect(throws: CancellationError.self) { try await run.value }
     }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("Cancelling a run whose body waits on a task of the run ends the run and cancels the task")
+    func cancelledRunEndsATaskItsBodyWaitsOn() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 3))
+        let started = AsyncStream<Void>.makeStream()
+        let run = Task {
+            try await bridge.run(timeLimit: .seconds(10_000_000), stallPatience: .seconds(600)) {
+                // A worker that only time or cancellation ends, and a body that waits for it
+                // without passing its own cancellation on (as `try await uploader.value` does).
+                let worker = bridge.task {
+                    started.continuation.yield()
+                    while true { try await bridge.clock.sleep(for: .seconds(1)) }
+                }
+                try await worker.value
+            }
+        }
+        var iterator = started.stream.makeAsyncIterator()
+        await iterator.next()
+        run.cancel()
+        // Before, the driver stopped moving time while the body still waited on the worker,
+        // and the run never returned.
+        await #expect(throws: CancellationError.self) { try await run.value }
+        #expect(bridge.clock.sleeperCount == 0)
+    }
 }
