@@ -43,7 +43,9 @@ extension MockBLEBridge {
     /// started inside it runs elsewhere, so time may move while it runs: start such tasks with
     /// ``task(_:)``. The bridge notes each call from a task it cannot see (``Leftover/untrackedCall(_:)``
     /// in ``finish()``). A task that awaits something other than the simulation (wall-clock
-    /// sleep, a network call) counts as waiting, and time moves on meanwhile. Explicit
+    /// sleep, a network call) counts as waiting, and time moves on meanwhile; so does a task
+    /// that hops to the main actor, unless `body` is on the main actor (the run then waits for
+    /// the main queue before moving time). Explicit
     /// ``advance(by:)`` inside the scope runs the schedule up to its target and returns
     /// there; outside any scope, time moves only by ``advance(by:)``, ``run(maximumEvents:)``
     /// and the calls that wait for the link.
