@@ -129,7 +129,8 @@ public enum Leftover: Hashable, Sendable, CustomStringConvertible {
     case unansweredRequest(id: UInt64, peripheral: UUID, characteristic: BluetoothUUID, offset: Int)
     /// Events a manager's stream received and nobody read.
     case unreadEvents(manager: UUID, count: Int, first: String)
-    /// An error injection that never fired (installed for one manager, or `nil` for all).
+    /// An error injection that never fired, or one scripted for several times that did not
+    /// fire them all (installed for one manager, or `nil` for all).
     case unfiredInjection(ErrorInjection, owner: UUID?)
     /// The bridge's seed, to reproduce the run.
     case seed(UInt64)
@@ -156,7 +157,14 @@ public enum Leftover: Hashable, Sendable, CustomStringConvertible {
         case .unreadEvents(let manager, let count, let first):
             return "\(short(manager)): \(count) unread events, first \(first)"
         case .unfiredInjection(let injection, let owner):
-            return "error injection never fired: \(injection)" + (owner.map { " (installed for \(short($0)))" } ?? "")
+            // (One scripted for several times is listed until it has fired them all.)
+            let verdict =
+                if case .times(let count) = injection.frequency, count > 1 {
+                    "error injection fired fewer than \(count) times"
+                } else {
+                    "error injection never fired"
+                }
+            return "\(verdict): \(injection)" + (owner.map { " (installed for \(short($0)))" } ?? "")
         case .seed(let seed):
             return "bridge seed \(seed): rerun with the same seed and steps to reproduce"
         case .eventWait(let manager, let since):

@@ -37,6 +37,26 @@ struct ErrorInjectionTests {
         #expect(await rig.bridge.finish() == .clean)
     }
 
+    @Test("An injection scripted for three reads that failed two is reported as fired fewer times, not never")
+    func aPartlyUsedInjectionSaysSo() async throws {
+        let rig = try await Self.rig(central: [
+            ErrorInjection(.read, failure: .att(.insufficientAuthentication), frequency: .times(3))
+        ])
+        for _ in 0..<2 {
+            await #expect(throws: ATTError(.insufficientAuthentication)) {
+                try await rig.central.readValue(for: rig.characteristics[1])
+            }
+        }
+        guard case .leftovers(let items) = await rig.bridge.finish() else {
+            Issue.record("expected leftovers")
+            return
+        }
+        #expect(
+            items.map(\.description).contains(
+                "error injection fired fewer than 3 times: read fails with ATT 0x05 insufficientAuthentication 3 times"
+                    + " (installed for \(rig.central.identifier.uuidString.prefix(8)))"))
+    }
+
     @Test("A write injected twice fails twice with the CoreBluetooth error, then succeeds")
     func writeTwice() async throws {
         let rig = try await Self.rig(central: [
