@@ -405,6 +405,8 @@ package final class RunRegistry: @unchecked Sendable {
     }
 
     private var owner: String?
+    /// Whether the active run is ending (its tasks were cancelled).
+    private var ending = false
 
     /// Whether a run is active.
     package var isActive: Bool { lock.withLock { executor != nil } }
@@ -417,25 +419,33 @@ package final class RunRegistry: @unchecked Sendable {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     var current: SimulationExecutor? { lock.withLock { executor as? SimulationExecutor } }
 
-    func begin(_ executor: AnyObject) { lock.withLock { self.executor = executor } }
+    func begin(_ executor: AnyObject) {
+        lock.withLock {
+            self.executor = executor
+            ending = false
+        }
+    }
 
     func end(_ executor: AnyObject) {
         lock.withLock { if self.executor === executor { self.executor = nil } }
     }
 
     /// Notes a task started in the run on `executor` (`cancel` cancels it); `false` when that
-    /// run has ended already.
+    /// run has ended already, or is ending (its tasks were cancelled: one a task starts as it
+    /// ends, say to restart its work, is cancelled at once too).
     func track(on executor: AnyObject, cancel: @escaping @Sendable () -> Void) -> Bool {
         lock.withLock {
-            guard self.executor === executor else { return false }
+            guard self.executor === executor, !ending else { return false }
             tracked.append(cancel)
             return true
         }
     }
 
-    /// Cancels the tasks started in the run (and forgets them).
+    /// Cancels the tasks started in the run (and forgets them); from now on until the next run
+    /// begins, a task started in it is cancelled at once.
     func cancelTracked() {
         let cancels = lock.withLock { () -> [@Sendable () -> Void] in
+            ending = true
             defer { tracked.removeAll() }
             return tracked
         }

@@ -153,4 +153,37 @@ struct CancellationTests {
         await #expect(throws: CancellationError.self) { try await run.value }
         #expect(bridge.clock.sleeperCount == 0)
     }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A task started by a task of a run as the run ends is cancelled too, so it waits on nothing")
+    func aTaskStartedAsTheRunEndsIsCancelled() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 4))
+        let restarted = RestartedTask()
+        try await bridge.run {
+            _ = bridge.task {
+                do {
+                    while true { try await bridge.clock.sleep(for: .seconds(1)) }
+                } catch {
+                    // Cancelled as the run ends, the task restarts its work in a task of its own.
+                    restarted.set(bridge.task { try await bridge.clock.sleep(for: .seconds(1)) })
+                }
+            }
+            try await bridge.clock.sleep(for: .milliseconds(500))
+        }
+        // Before, the new task was left running, asleep on a clock no run would move again.
+        let task = try #require(restarted.task)
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(bridge.clock.sleeperCount == 0)
+    }
+
+    /// The task a task of the run started as it ended.
+    final class RestartedTask: @unchecked Sendable {
+        // @unchecked Sendable: `stored` is only read and written with `lock` held.
+        private let lock = NSLock()
+        private var stored: Task<Void, any Error>?
+
+        func set(_ task: Task<Void, any Error>) { lock.withLock { stored = task } }
+
+        var task: Task<Void, any Error>? { lock.withLock { stored } }
+    }
 }
