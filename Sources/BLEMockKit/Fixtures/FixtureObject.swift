@@ -76,6 +76,27 @@ struct FixtureObject {
         return try Self.integer(value, what: key, in: range, hint: hint)
     }
 
+    /// An optional integer field brought into `range`: any integer is accepted, and one outside
+    /// the range counts as the range's nearer end (an ATT_MTU preference of 600 is 517, one of
+    /// 10 is 23), as the shared format clamps the negotiated ATT_MTU.
+    ///
+    /// - Throws: ``FixtureError/Kind/wrongType(expected:)`` when the value is not an integer.
+    func clampedInteger(_ key: String, to range: ClosedRange<Int>) throws(FixtureError) -> Int? {
+        guard let value = values[key] else { return nil }
+        if let integer = value.integer { return min(max(integer, range.lowerBound), range.upperBound) }
+        // An integer too large for `Int` (`1e30`) is past either end.
+        if case .number(let text) = value.value, let double = Double(text), double.rounded() == double {
+            return double < 0 ? range.lowerBound : range.upperBound
+        }
+        let fix = "a whole number (one outside \(range.lowerBound)…\(range.upperBound) counts as the nearer end)"
+        if case .number(let text) = value.value {
+            throw FixtureError(
+                .wrongType(expected: "an integer"), at: value, message: "expected an integer, found \(text)",
+                fix: "write " + fix)
+        }
+        throw FixtureError.wrongType(value, expected: "an integer", example: fix)
+    }
+
     /// An integer node whose value must lie in `range`.
     static func integer(
         _ value: FixtureJSON, what: String, in range: ClosedRange<Int>, hint: String = ""

@@ -48,8 +48,8 @@ extension PeripheralProfile {
             advertisingInterval = interval
         }
         rssi = try root.integer("rssi", in: Self.rssiRange, hint: "dBm, e.g. -60")
-        preferredMTU = try root.integer(
-            "preferredMTU", in: Self.preferredMTURange, hint: "the ATT_MTU range; 23 is the minimum")
+        // Any integer, clamped to 23…517 as the shared format clamps the link's ATT_MTU.
+        preferredMTU = try root.clampedInteger("preferredMTU", to: Self.preferredMTURange)
         services = try Self.services(root.array("services", example: "[{\"uuid\": \"180D\"}]") ?? [])
     }
 

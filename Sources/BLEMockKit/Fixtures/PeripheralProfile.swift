@@ -25,7 +25,7 @@ public struct PeripheralProfile: Sendable, Hashable {
     public static let fields = ["name", "advertisement", "advertisingInterval", "rssi", "preferredMTU", "services"]
     /// The RSSI values a profile may give, in dBm.
     public static let rssiRange = -127...0
-    /// The ATT_MTU values a profile may prefer.
+    /// The ATT_MTU values a preference is clamped to when read (a file may give any integer).
     public static let preferredMTURange = 23...517
     /// The advertising intervals a profile may give (Bluetooth Core Specification, Vol 6,
     /// Part B, 4.4.2.2: 20 ms to 10.24 s).
@@ -41,8 +41,8 @@ public struct PeripheralProfile: Sendable, Hashable {
     public var advertisingInterval: Duration?
     /// The signal strength centrals see, in dBm, if given (−127…0).
     public var rssi: Int?
-    /// The ATT_MTU the device prefers, if given (23…517); it fixes the peripheral's side of
-    /// the MTU negotiation.
+    /// The ATT_MTU the device prefers, if given (23…517: a file's value outside that range is
+    /// clamped to it when read); it fixes the peripheral's side of the MTU negotiation.
     public var preferredMTU: Int?
     /// The services, in database order.
     public var services: [Service]

@@ -91,8 +91,8 @@ extension Scenario {
         if let value = root["central"] {
             let central = try FixtureObject(
                 value, fields: ["preferredMTU", "pairing"], example: #"{"preferredMTU": 185, "pairing": "never"}"#)
-            centralMTU = try central.integer(
-                "preferredMTU", in: PeripheralProfile.preferredMTURange, hint: "ATT_MTU is 23…517")
+            // The shared format clamps the link's ATT_MTU to 23…517, so any integer is a preference.
+            centralMTU = try central.clampedInteger("preferredMTU", to: PeripheralProfile.preferredMTURange)
             pairing = try central["pairing"].map { node throws(FixtureError) in try Self.pairing(node) }
         }
         var interval: Duration?

@@ -36,8 +36,8 @@ public struct Scenario: Sendable, Hashable {
     public var seed: UInt64?
     /// The mode. Defaults to ``Mode/fast``.
     public var mode: Mode
-    /// The central's preferred ATT_MTU (`central.preferredMTU`), fixing its side of the
-    /// negotiation when given.
+    /// The central's preferred ATT_MTU (`central.preferredMTU`, clamped to 23…517 when read),
+    /// fixing its side of the negotiation when given.
     public var centralPreferredMTU: Int?
     /// The connection interval realistic timing uses (`link.connectionInterval`), when given.
     public var connectionInterval: Duration?

@@ -73,11 +73,8 @@ struct FixtureErrorTests {
             json: #"{"rssi": 10}"#, kind: .valueOutOfRange, line: 1, column: 10, path: "rssi",
             fix: "use a value in -127…0"),
         Case(
-            json: #"{"preferredMTU": 22}"#, kind: .valueOutOfRange, line: 1, column: 18, path: "preferredMTU",
-            fix: "use a value in 23…517"),
-        Case(
-            json: #"{"preferredMTU": 518}"#, kind: .valueOutOfRange, line: 1, column: 18, path: "preferredMTU",
-            fix: "use a value in 23…517"),
+            json: #"{"preferredMTU": 22.5}"#, kind: .wrongType(expected: "an integer"), line: 1, column: 18,
+            path: "preferredMTU", fix: "write a whole number (one outside 23…517 counts as the nearer end)"),
         Case(
             json: #"{"advertisingInterval": "19.9ms"}"#, kind: .valueOutOfRange, line: 1, column: 25,
             path: "advertisingInterval", fix: "use a value in 20ms…10.24s"),

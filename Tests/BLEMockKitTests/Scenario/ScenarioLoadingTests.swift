@@ -69,9 +69,10 @@ struct ScenarioLoadingTests {
             label: "negative seed", json: #"{"seed": -1, "peripheral": {}, "steps": []}"#,
             kind: .wrongType(expected: "a seed"), path: "seed", message: "expected a seed"),
         Case(
-            label: "central MTU out of range",
-            json: #"{"central": {"preferredMTU": 600}, "peripheral": {}, "steps": []}"#,
-            kind: .valueOutOfRange, path: "central.preferredMTU", message: "preferredMTU 600 is out of range"),
+            label: "central MTU not an integer",
+            json: #"{"central": {"preferredMTU": 185.5}, "peripheral": {}, "steps": []}"#,
+            kind: .wrongType(expected: "an integer"), path: "central.preferredMTU",
+            message: "expected an integer, found 185.5"),
         Case(
             label: "connection interval out of range",
             json: #"{"link": {"connectionInterval": "5ms"}, "peripheral": {}, "steps": []}"#,

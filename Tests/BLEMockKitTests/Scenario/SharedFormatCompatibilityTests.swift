@@ -1,0 +1,52 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+/// Files the shared scenario format allows load and run as it says.
+@Suite("Files the shared format allows", .timeLimit(.minutes(10)))
+struct SharedFormatCompatibilityTests {
+    typealias S = ScenarioTestSupport
+
+    /// The ATT_MTU `connect` reports with `central` as the scenario's `central` object and
+    /// `profileMTU` as the inline profile's `preferredMTU` (when given).
+    func connectMTU(central: String? = nil, profileMTU: String? = nil) async throws -> Int? {
+        let centralField = central.map { #" "central": {"preferredMTU": \#($0)},"# } ?? ""
+        let profileField = profileMTU.map { #""preferredMTU": \#($0), "# } ?? ""
+        let json = """
+            {\(centralField) "peripheral": {\(profileField)"name": "P", "services": []},
+             "steps": [{"op": "scan"}, {"op": "connect"}]}
+            """
+        let trace = await ScenarioRunner(try Scenario(json: Data(json.utf8))).run()
+        #expect(trace.records[1].ok)
+        return trace.records[1].mtu
+    }
+
+    @Test func aCentralPreferredMTUAbove517NegotiatesTheClampedATTMTU() async throws {
+        #expect(try await connectMTU(central: "600") == 517)
+        #expect(try await connectMTU(central: "1e30") == 517)
+    }
+
+    @Test func aCentralPreferredMTUBelow23NegotiatesTheMinimumATTMTU() async throws {
+        #expect(try await connectMTU(central: "10") == 23)
+        #expect(try await connectMTU(central: "-5") == 23)
+    }
+
+    @Test func aProfilePreferredMTUAbove517CountsAs517() async throws {
+        #expect(try await connectMTU(profileMTU: "1000") == 517)
+        #expect(try await connectMTU(central: "300", profileMTU: "1000") == 300)
+        let profile = try PeripheralProfile(json: Data(#"{"preferredMTU": 1000}"#.utf8))
+        #expect(profile.preferredMTU == 517)
+    }
+
+    @Test func aPreferredMTUThatIsNotAnIntegerIsStillRefused() throws {
+        let error = try #require(
+            S.loadError(#"{"central": {"preferredMTU": 185.5}, "peripheral": {}, "steps": []}"#))
+        #expect(error.kind == .wrongType(expected: "an integer"))
+        #expect(error.path == "central.preferredMTU")
+        let profileError = try #require(
+            S.loadError(#"{"peripheral": {"preferredMTU": "185"}, "steps": []}"#))
+        #expect(profileError.kind == .wrongType(expected: "an integer"))
+        #expect(profileError.path == "peripheral.preferredMTU")
+    }
+}
