@@ -33,6 +33,9 @@ extension ScenarioStep {
         "setMTU": ["mtu", "role"],
     ]
 
+    /// The largest offset a Read Blob Request carries (its offset field is 16 bits).
+    static let maximumReadOffset = Int(UInt16.max)
+
     /// Reads step `index` of a scenario.
     init(node: FixtureJSON, index: Int, resolver: CharacteristicResolver) throws(FixtureError) {
         let example = #"{"op": "read", "char": "loc"}"#
@@ -122,9 +125,8 @@ extension ScenarioStep {
         case "indicate":
             return .indicate(try characteristic(), value: try value())
         case "readRequest":
-            return .readRequest(
-                try characteristic(),
-                offset: try object.integer("offset", in: 0...PeripheralProfile.maximumAttributeLength + 1) ?? 0)
+            let reference = try characteristic()
+            return .readRequest(reference, offset: try object["offset"].map(readOffset) ?? 0)
         case "readRSSI":
             return .readRSSI
         case "advance":
@@ -203,6 +205,32 @@ extension ScenarioStep {
         }
         let times = try object.integer("times", in: 1...1_000_000) ?? 1
         return Injection(target: target, characteristic: characteristic, failure: failure, times: times)
+    }
+
+    /// A `readRequest` offset: any integer from 0, as the shared format allows (past the value's
+    /// end the read is answered with ATT 0x07). It is sent as a Read Blob Request's 16-bit
+    /// offset, so one above 65535 (past every value; even one too large for `Int`) goes as 65535.
+    static func readOffset(_ node: FixtureJSON) throws(FixtureError) -> Int {
+        let fix = "use an offset of 0 or more"
+        if let offset = node.integer {
+            guard offset >= 0 else {
+                throw FixtureError(
+                    .valueOutOfRange, at: node, message: "offset \(offset) is out of range", fix: fix)
+            }
+            return min(offset, maximumReadOffset)
+        }
+        guard case .number(let text) = node.value else {
+            throw FixtureError.wrongType(node, expected: "an integer", example: "an offset of 0 or more")
+        }
+        guard let double = Double(text), double.rounded() == double else {
+            throw FixtureError(
+                .wrongType(expected: "an integer"), at: node, message: "expected an integer, found \(text)",
+                fix: "write a whole number: " + fix)
+        }
+        guard double >= 0 else {
+            throw FixtureError(.valueOutOfRange, at: node, message: "offset \(text) is out of range", fix: fix)
+        }
+        return maximumReadOffset
     }
 
     /// An ATT error code: a number 1…255 or a name such as `"writeNotPermitted"`.

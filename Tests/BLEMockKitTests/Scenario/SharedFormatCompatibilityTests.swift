@@ -50,3 +50,25 @@ struct SharedFormatCompatibilityTests {
         #expect(profileError.path == "peripheral.preferredMTU")
     }
 }
+
+extension SharedFormatCompatibilityTests {
+    @Test(arguments: ["600", "70000", "1e30"])
+    func aReadRequestFarBeyondTheValueIsAnsweredWithInvalidOffset(_ offset: String) async throws {
+        let trace = try await S.run(
+            S.inline(
+                steps: "[\(S.connected), "
+                    + #"{"op": "readRequest", "char": "loc", "offset": \#(offset)}, "#
+                    + #"{"op": "readRequest", "char": "dyn", "offset": \#(offset)}]"#))
+        for record in trace.records[3...] {
+            #expect(!record.ok)
+            #expect(record.error == ScenarioTrace.TraceError(domain: "att", code: 7, name: "invalidOffset"))
+        }
+    }
+
+    @Test func aNegativeReadRequestOffsetIsStillRefused() throws {
+        let error = try #require(
+            S.loadError(S.inline(steps: #"[{"op": "readRequest", "char": "loc", "offset": -1}]"#)))
+        #expect(error.kind == .valueOutOfRange)
+        #expect(error.path == "steps[0].offset")
+    }
+}
