@@ -56,7 +56,9 @@ public struct FixtureError: Error, Hashable, Sendable, CustomStringConvertible {
         case unknownCharacteristic(String)
         /// A step names a characteristic by a UUID that several characteristics share.
         case ambiguousCharacteristic(String)
-        /// An `expect` names a field traces do not have.
+        /// No longer thrown (an `expect` that names a field traces do not have is an
+        /// ``unknownField(_:)``, and `step` and `op` may be expected); kept so that code that
+        /// switches over the kinds still compiles.
         case unknownTraceField(String)
     }
 

@@ -16,19 +16,13 @@ public struct ScenarioExpectation: Sendable, Hashable {
         self.fields = fields
     }
 
-    /// Reads an `expect` object; every key must be a trace field.
+    /// Reads an `expect` object; every key must be a trace field (`step` and `op` too: the
+    /// shared format's `expect` is an object of trace fields, compared with the record's).
     ///
-    /// - Throws: ``FixtureError/Kind/unknownTraceField(_:)`` at the first other key.
+    /// - Throws: ``FixtureError/Kind/unknownField(_:)`` at the first other key.
     init(node: FixtureJSON) throws(FixtureError) {
         _ = try FixtureObject(node, fields: ScenarioTrace.Record.fieldNames, example: #"{"ok": true}"#)
         fields = node.members ?? []
-        for member in fields where member.key == "step" || member.key == "op" {
-            throw FixtureError(
-                .unknownTraceField(member.key), line: member.line, column: member.column,
-                path: FixtureJSON.path(node.path, key: member.key),
-                message: "\"\(member.key)\" cannot be expected: it is the step itself",
-                fix: "expect what the step produced, e.g. \"ok\", \"value\" or \"attError\"")
-        }
         for member in fields { try Self.checkType(of: member.value, for: member.key) }
     }
 
@@ -44,7 +38,7 @@ public struct ScenarioExpectation: Sendable, Hashable {
             guard case .bool = value.value else {
                 throw FixtureError.wrongType(value, expected: "true or false", example: "\"ok\": false")
             }
-        case "attError", "mtu", "maxWriteWithoutResponse", "maxWriteWithResponse", "attPDUs", "rssi":
+        case "step", "attError", "mtu", "maxWriteWithoutResponse", "maxWriteWithResponse", "attPDUs", "rssi":
             guard value.integer != nil else {
                 throw FixtureError.wrongType(value, expected: "an integer", example: "\"\(field)\": 3")
             }
@@ -55,6 +49,10 @@ public struct ScenarioExpectation: Sendable, Hashable {
         case "state":
             guard case .string = value.value else {
                 throw FixtureError.wrongType(value, expected: "a manager state", example: "\"poweredOn\"")
+            }
+        case "op":
+            guard case .string = value.value else {
+                throw FixtureError.wrongType(value, expected: "an op name", example: "\"read\"")
             }
         case "value", "stored":
             guard case .string(let text) = value.value, isHex(text) else {

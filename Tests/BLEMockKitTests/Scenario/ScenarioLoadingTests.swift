@@ -173,8 +173,9 @@ struct ScenarioLoadingTests {
             label: "unknown expect field", json: S.inline(steps: #"[{"op": "scan", "expect": {"okay": true}}]"#),
             kind: .unknownField("okay"), path: "steps[0].expect.okay", message: "unknown field \"okay\""),
         Case(
-            label: "expecting the step index", json: S.inline(steps: #"[{"op": "scan", "expect": {"step": 0}}]"#),
-            kind: .unknownTraceField("step"), path: "steps[0].expect.step", message: "cannot be expected"),
+            label: "expecting a step index that is not an integer",
+            json: S.inline(steps: #"[{"op": "scan", "expect": {"step": "0"}}]"#),
+            kind: .wrongType(expected: "an integer"), path: "steps[0].expect.step", message: "expected an integer"),
         Case(
             label: "unknown disconnect side", json: S.inline(steps: #"[{"op": "disconnect", "by": "both"}]"#),
             kind: .unknownValue("both"), path: "steps[0].by", message: "unknown side"),

@@ -72,3 +72,15 @@ extension SharedFormatCompatibilityTests {
         #expect(error.path == "steps[0].offset")
     }
 }
+
+extension SharedFormatCompatibilityTests {
+    @Test func anExpectationMayNameTheStepAndOpAndTheyAreComparedWithTheTrace() async throws {
+        func read(expecting expect: String) -> String {
+            S.inline(steps: "[\(S.connected), " + #"{"op": "read", "char": "loc", "expect": "# + expect + "}]")
+        }
+        #expect(try await S.run(read(expecting: #"{"step": 3, "op": "read"}"#)).passed)
+        let wrong = try await S.run(read(expecting: #"{"step": 2, "op": "write"}"#))
+        #expect(
+            wrong.failures.map(\.mismatches) == [[#"expected step 2, got 3"#, #"expected op "write", got "read""#]])
+    }
+}
