@@ -5,8 +5,9 @@
 /// `{"error": {"code": 3}}` need not spell out the domain); an expected string matches an
 /// error by its name (`{"error": "writeNotPermitted"}`); arrays match element by element;
 /// `null` matches a field the record does not have. A value of a type its field never has
-/// (`{"ok": "yes"}`, `{"value": {"hex": "01"}}`: the trace prints bytes as a hex string) is an
-/// error in the file, reported with its position when the scenario is read.
+/// (`{"ok": "yes"}`, `{"value": {"hex": "01"}}`: the trace prints bytes as a hex string), and a
+/// key of an expected object that the field's objects never have (`{"reason": {"centrl":
+/// null}}`), are errors in the file, reported with their position when the scenario is read.
 public struct ScenarioExpectation: Sendable, Hashable {
     /// The expected fields, in the order written.
     public var fields: [FixtureJSON.Member]
@@ -23,7 +24,74 @@ public struct ScenarioExpectation: Sendable, Hashable {
     init(node: FixtureJSON) throws(FixtureError) {
         _ = try FixtureObject(node, fields: ScenarioTrace.Record.fieldNames, example: #"{"ok": true}"#)
         fields = node.members ?? []
-        for member in fields { try Self.checkType(of: member.value, for: member.key) }
+        for member in fields {
+            try Self.checkType(of: member.value, for: member.key)
+            if let shape = Shape.fields[member.key] { try Self.checkKeys(of: member.value, against: shape) }
+        }
+    }
+
+    /// The keys a structured trace field's objects have, for checking an expected object's:
+    /// an unknown key (`{"reason": {"centrl": null}}`) is an error in the file, as everywhere
+    /// else, not a `null` that matches the absent field.
+    indirect enum Shape: Sendable {
+        /// A value whose keys are not checked (a leaf).
+        case value
+        /// An object with these keys.
+        case object([(name: String, shape: Shape)])
+        /// An object whose keys are data (`serviceData`'s UUIDs), each value of this shape.
+        case map(Shape)
+        /// An array of elements of this shape.
+        case array(Shape)
+        /// `discovered`: an object (a `discover`) or an array (a `scan`'s discoveries).
+        case objectOrArray([(name: String, shape: Shape)], Shape)
+
+        static let error = Shape.object([("domain", .value), ("code", .value), ("name", .value)])
+        static let uuids = Shape.array(.value)
+        static let discovery = Shape.object([
+            ("name", .value), ("rssi", .value), ("localName", .value), ("serviceUUIDs", uuids),
+            ("overflowServiceUUIDs", uuids), ("solicitedServiceUUIDs", uuids), ("manufacturerData", .value),
+            ("serviceData", .map(.value)), ("txPowerLevel", .value), ("isConnectable", .value),
+        ])
+        static let service = Shape.object([
+            ("uuid", .value), ("primary", .value), ("includedServices", uuids),
+            (
+                "characteristics",
+                .array(.object([("uuid", .value), ("properties", .value), ("descriptors", uuids)]))
+            ),
+        ])
+        /// The structured trace fields' shapes.
+        static let fields: [String: Shape] = [
+            "error": error,
+            "reason": .object([("central", error), ("peripheral", .object([("unsubscribed", uuids)]))]),
+            "discovered": .objectOrArray([("services", .array(service))], discovery),
+        ]
+    }
+
+    /// Checks that every key of an expected value's objects is one its trace field has.
+    ///
+    /// - Throws: ``FixtureError/Kind/unknownField(_:)`` at the first other key, naming the
+    ///   allowed ones.
+    static func checkKeys(of value: FixtureJSON, against shape: Shape) throws(FixtureError) {
+        switch (shape, value.value) {
+        case (.object(let fields), .object(let members)), (.objectOrArray(let fields, _), .object(let members)):
+            let names = fields.map(\.name)
+            for member in members {
+                guard let field = fields.first(where: { $0.name == member.key }) else {
+                    throw FixtureError(
+                        .unknownField(member.key), line: member.line, column: member.column,
+                        path: FixtureJSON.path(value.path, key: member.key),
+                        message: "unknown field \"\(member.key)\"",
+                        fix: FixtureError.choice(for: member.key, among: names))
+                }
+                try checkKeys(of: member.value, against: field.shape)
+            }
+        case (.map(let inner), .object(let members)):
+            for member in members { try checkKeys(of: member.value, against: inner) }
+        case (.array(let inner), .array(let elements)), (.objectOrArray(_, let inner), .array(let elements)):
+            for element in elements { try checkKeys(of: element, against: inner) }
+        default:
+            break
+        }
     }
 
     /// Checks that an expected value has a type its trace field can have (`null`, which

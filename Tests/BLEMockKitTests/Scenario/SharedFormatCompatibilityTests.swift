@@ -84,3 +84,56 @@ extension SharedFormatCompatibilityTests {
             wrong.failures.map(\.mismatches) == [[#"expected step 2, got 3"#, #"expected op "write", got "read""#]])
     }
 }
+
+extension SharedFormatCompatibilityTests {
+    struct NestedTypo: CustomTestStringConvertible, Sendable {
+        let expect: String
+        let key: String
+        let path: String
+        let fix: String
+        var testDescription: String { expect }
+    }
+
+    static let nestedTypos = [
+        NestedTypo(
+            expect: #"{"reason": {"centrl": null}}"#, key: "centrl", path: "steps[3].expect.reason.centrl",
+            fix: #"did you mean "central"? use one of central, peripheral"#),
+        NestedTypo(
+            expect: #"{"error": {"nmae": null}}"#, key: "nmae", path: "steps[3].expect.error.nmae",
+            fix: #"did you mean "name"? use one of domain, code, name"#),
+        NestedTypo(
+            expect: #"{"reason": {"central": {"cod": 7}}}"#, key: "cod", path: "steps[3].expect.reason.central.cod",
+            fix: "use one of domain, code, name"),
+        NestedTypo(
+            expect: #"{"reason": {"peripheral": {"unsubscribe": []}}}"#, key: "unsubscribe",
+            path: "steps[3].expect.reason.peripheral.unsubscribe", fix: "use one of unsubscribed"),
+        NestedTypo(
+            expect: #"{"discovered": [{"localname": null}]}"#, key: "localname",
+            path: "steps[3].expect.discovered[0].localname", fix: #"did you mean "localName"?"#),
+        NestedTypo(
+            expect: #"{"discovered": {"services": [{"characteristics": [{"descriptor": null}]}]}}"#,
+            key: "descriptor", path: "steps[3].expect.discovered.services[0].characteristics[0].descriptor",
+            fix: #"did you mean "descriptors"?"#),
+    ]
+
+    @Test(arguments: nestedTypos)
+    func aMisspeltKeyInANestedExpectationIsRefusedWhenTheFileIsRead(_ typo: NestedTypo) throws {
+        let json = S.inline(
+            steps: "[\(S.connected), " + #"{"op": "disconnect", "by": "peripheral", "expect": "# + typo.expect + "}]")
+        let error = try #require(S.loadError(json))
+        #expect(error.kind == .unknownField(typo.key))
+        #expect(error.path == typo.path)
+        #expect(error.fix.contains(typo.fix))
+    }
+
+    @Test func nestedExpectationsWithTheTraceFieldsKeysStillLoadAndMatch() async throws {
+        let expect = #"{"reason": {"central": {"name": "peripheralDisconnected"}, "peripheral": {"unsubscribed": []}}}"#
+        let trace = try await S.run(
+            S.inline(
+                steps:
+                    "[{\"op\": \"scan\", \"expect\": {\"discovered\": [{\"name\": \"Sensor\", \"serviceData\": null}]}}, "
+                    + #"{"op": "connect"}, {"op": "discover"}, {"op": "disconnect", "by": "peripheral", "expect": "#
+                    + expect + "}]"))
+        #expect(trace.passed)
+    }
+}
