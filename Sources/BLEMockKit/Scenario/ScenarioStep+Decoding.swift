@@ -138,12 +138,17 @@ extension ScenarioStep {
                 try object.required("kind", example: "\"disconnect\""), among: FaultKind.self, what: "fault kind")
             var error: CoreBluetoothError.Code?
             if let node = object["error"] {
-                guard kind == .disconnect else {
+                // The shared format allows `error` on each of its kinds; only a disconnect uses it
+                // (a reset or going out of range ends the link with connectionTimeout after the
+                // supervision timeout, as a device sees it; powering off ends no link with an
+                // error). On the others it is checked and has no effect.
+                guard kind != .inRange else {
                     throw FixtureError(
-                        .unknownField("error"), at: node, message: "a \(kind.rawValue) fault has no error of its own",
-                        fix: "remove \"error\"; only a disconnect fault takes one")
+                        .unknownField("error"), at: node, message: "an inRange fault has no error",
+                        fix: "remove \"error\"")
                 }
-                error = try cbCode(node)
+                let code = try cbCode(node)
+                if kind == .disconnect { error = code }
             }
             if let node = object["role"], kind != .powerOff {
                 throw FixtureError(

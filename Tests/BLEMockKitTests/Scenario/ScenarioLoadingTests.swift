@@ -109,8 +109,9 @@ struct ScenarioLoadingTests {
             label: "unknown fault kind", json: S.inline(steps: #"[{"op": "fault", "kind": "meteor"}]"#),
             kind: .unknownValue("meteor"), path: "steps[0].kind", message: "unknown fault kind"),
         Case(
-            label: "error on a reset fault", json: S.inline(steps: #"[{"op": "fault", "kind": "reset", "error": 6}]"#),
-            kind: .unknownField("error"), path: "steps[0].error", message: "a reset fault has no error"),
+            label: "error on an inRange fault",
+            json: S.inline(steps: #"[{"op": "fault", "kind": "inRange", "error": 6}]"#),
+            kind: .unknownField("error"), path: "steps[0].error", message: "an inRange fault has no error"),
         Case(
             label: "role on a disconnect fault",
             json: S.inline(steps: #"[{"op": "fault", "kind": "disconnect", "role": "central"}]"#),

@@ -137,3 +137,50 @@ extension SharedFormatCompatibilityTests {
         #expect(trace.passed)
     }
 }
+
+extension SharedFormatCompatibilityTests {
+    /// The central's reason on the fault step, or on the step after it that saw the link drop.
+    func centralReason(fault: String) async throws -> [TraceValue?] {
+        let trace = try await S.run(
+            S.inline(steps: "[\(S.connected), \(fault), " + #"{"op": "advance", "by": "10s"}]"#))
+        #expect(trace.records[3].ok)
+        return trace.records[3...].map { record in
+            guard case .object(let reason)? = S.field(record, "reason") else { return nil }
+            return reason.first { $0.key == "central" }?.value
+        }
+    }
+
+    static let peripheralDisconnected = TraceValue.object([
+        ("domain", .string("cb")), ("code", .int(7)), ("name", .string("peripheralDisconnected")),
+    ])
+    static let connectionTimeout = TraceValue.object([
+        ("domain", .string("cb")), ("code", .int(6)), ("name", .string("connectionTimeout")),
+    ])
+
+    @Test func aDisconnectFaultEndsTheLinkWithItsError() async throws {
+        let reasons = try await centralReason(
+            fault: #"{"op": "fault", "kind": "disconnect", "error": "peripheralDisconnected"}"#)
+        #expect(reasons.compactMap { $0 } == [Self.peripheralDisconnected])
+    }
+
+    @Test(arguments: ["reset", "outOfRange"])
+    func aResetOrOutOfRangeFaultTakesAnErrorAndStillEndsTheLinkWithConnectionTimeout(_ kind: String) async throws {
+        let reasons = try await centralReason(
+            fault: #"{"op": "fault", "kind": "\#(kind)", "error": "peripheralDisconnected"}"#)
+        #expect(reasons.compactMap { $0 } == [Self.connectionTimeout])
+    }
+
+    @Test func aPowerOffFaultTakesAnErrorAndTurnsTheManagerOff() async throws {
+        let trace = try await S.run(
+            S.inline(steps: "[\(S.connected), " + #"{"op": "fault", "kind": "powerOff", "error": 7}]"#))
+        #expect(trace.records[3].ok)
+        #expect(trace.records[3].state == .poweredOff)
+    }
+
+    @Test func aFaultErrorThatIsNoCoreBluetoothErrorIsStillRefused() throws {
+        let error = try #require(
+            S.loadError(S.inline(steps: #"[{"op": "fault", "kind": "reset", "error": "sunspots"}]"#)))
+        #expect(error.kind == .unknownValue("sunspots"))
+        #expect(error.path == "steps[0].error")
+    }
+}
