@@ -5,15 +5,16 @@ import Foundation
 /// can say what it was given and what it expects.
 ///
 /// Scenarios and peripheral profiles are told apart as `FixtureDocument` tells them apart: a
-/// scenario is a JSON object with a `"steps"` member, any other JSON object is a profile.
+/// scenario is a JSON object with a `"steps"` or a `"peripheral"` member, any other JSON object
+/// is a profile.
 enum FileKind: Equatable {
     /// Nothing is at the path.
     case missing
     /// A folder.
     case folder
-    /// A JSON object with `"steps"`: a scenario.
+    /// A JSON object with `"steps"` or `"peripheral"`: a scenario.
     case scenario
-    /// A JSON object without `"steps"`: a peripheral profile.
+    /// Any other JSON object: a peripheral profile.
     case profile
     /// A Bluetooth capture for `mockble import`: a btsnoop file (it starts with the format's
     /// `btsnoop` magic) or an Apple PacketLogger file (`.pklg`, which has no magic).
@@ -54,7 +55,7 @@ enum FileKind: Equatable {
             if object["format"] as? String == SessionRecording.formatName {
                 self = .recording
             } else {
-                self = object["steps"] == nil ? .profile : .scenario
+                self = object["steps"] == nil && object["peripheral"] == nil ? .profile : .scenario
             }
         } else {
             self = .other

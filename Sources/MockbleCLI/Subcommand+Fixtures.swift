@@ -12,7 +12,7 @@ extension Subcommand {
             Lists every peripheral profile (*.json) in the bundled Fixtures/peripherals
             folder, or in DIR, with its name, what it advertises, and its services and
             characteristics (id, UUID, properties). Scenarios in the folder (JSON objects
-            with "steps") are skipped and counted on standard error. Outside a checkout of
+            with "steps" or "peripheral") are skipped and counted on standard error. Outside a checkout of
             the kit (no Fixtures/peripherals here), it lists the profiles built into the kit,
             which a scenario names as {"bundled": "NAME"}.
 

@@ -8,10 +8,11 @@ extension Subcommand {
         help: """
             Usage: mockble validate FILE...
 
-            Reads each FILE as a scenario (a JSON object with "steps") or a peripheral profile
-            and checks it against the format: unknown fields and ops, bad UUIDs, durations and
-            byte values, unknown characteristics, a missing profile file. Prints one line per
-            file: "ok" with what it is, or the error with its file, line, column and fix.
+            Reads each FILE as a scenario (a JSON object with "steps" or "peripheral") or a
+            peripheral profile and checks it against the format: unknown fields and ops, bad
+            UUIDs, durations and byte values, unknown characteristics, a missing profile file.
+            Prints one line per file: "ok" with what it is, or the error with its file, line,
+            column and fix.
 
             Options:
               -h, --help   Show this help.

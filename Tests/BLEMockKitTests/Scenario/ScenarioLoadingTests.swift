@@ -355,5 +355,21 @@ struct ScenarioLoadingTests {
         #expect(profile == scenario.peripheral)
     }
 
+    @Test func aFixtureDocumentWithAPeripheralButNoStepsIsReportedAsAScenarioMissingThem() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "scenario-loading-\(ProcessInfo.processInfo.processIdentifier)-\(#line)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("no-steps.json")
+        try Data(#"{"name": "s", "peripheral": {"bundled": "battery"}}"#.utf8).write(to: file)
+        // Before, it was read as a profile with an unknown field "peripheral".
+        do {
+            _ = try FixtureDocument.load(contentsOf: file)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.kind == .missingField("steps"))
+        }
+    }
+
     enum Failure: Error { case wrongKind }
 }
