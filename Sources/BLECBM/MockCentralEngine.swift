@@ -81,7 +81,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             configuration.initialState = state
             // A state that never settles (unknown, resetting) stays until a test changes it,
             // as in CoreBluetoothMock: the kit's configuration says so with `.stuck`.
-            if state == .unknown || state == .resetting { configuration.stateTransition = .stuck(state) }
+            if let holding = StateTransition.holding(state) { configuration.stateTransition = holding }
         }
         startingState = configuration.initialState
         if !Self.isAuthorized(on: bridge) { configuration.initialState = .unauthorized }
@@ -277,10 +277,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// first ends both: the objects are invalid, and there is no scan).
     func startRestoration(_ state: ManagerState) {
         guard
-            let restoration = lock.withLock({ () -> Restoration? in
-                defer { pendingRestoration = nil }
-                return pendingRestoration
-            })
+            let restoration = lock.withLock({ pendingRestoration.take() })
         else { return }
         guard state == .poweredOn else {
             lock.withLock { restoredConnected.removeAll() }

@@ -64,7 +64,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             configuration.initialState = state
             // A state that never settles (unknown, resetting) stays until a test changes it,
             // as in CoreBluetoothMock: the kit's configuration says so with `.stuck`.
-            if state == .unknown || state == .resetting { configuration.stateTransition = .stuck(state) }
+            if let holding = StateTransition.holding(state) { configuration.stateTransition = holding }
         }
         // A new CBPeripheralManager's first state callback carries its real state.
         if case .realistic(let duration) = configuration.stateTransition {

@@ -73,7 +73,7 @@ enum ConfigurationProblems {
     static func initialState(
         _ owner: @autoclosure () -> String, _ initial: ManagerState, _ transition: StateTransition
     ) -> String? {
-        guard initial == .unknown || initial == .resetting else { return nil }
+        guard !initial.isSettled else { return nil }
         if case .stuck = transition { return nil }
         return "\(owner()).initialState: .\(initial) is not a state a manager settles in, so it would never "
             + "settle and waitForPoweredOn() would wait for ever; give a settled state (.poweredOn, .poweredOff, "

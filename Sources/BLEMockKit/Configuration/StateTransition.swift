@@ -30,3 +30,18 @@ public enum StateTransition: Sendable, Hashable {
         return initial
     }
 }
+
+extension ManagerState {
+    /// Whether a manager can settle in this state: `unknown` and `resetting` are on the way to
+    /// another (only ``StateTransition/stuck(_:)`` keeps a manager in one).
+    package var isSettled: Bool { self != .unknown && self != .resetting }
+}
+
+extension StateTransition {
+    /// The transition that keeps a manager in `state` when it is one that never settles
+    /// (`unknown`, `resetting`), as a CoreBluetoothMock-style simulated initial state does;
+    /// `nil` for a settled state.
+    package static func holding(_ state: ManagerState) -> StateTransition? {
+        state.isSettled ? nil : .stuck(state)
+    }
+}

@@ -137,7 +137,7 @@ extension World {
                 peripherals.position(of: peripheral).map { (peripherals[at: $0].state, peripherals[at: $0].isShutDown) }
             }
         guard let record, !record.isShutDown else { return true }
-        return record.state != .unknown && record.state != .resetting
+        return record.state.isSettled
     }
 
     /// The manager's state if it has settled (see ``hasSettled(_:)``), or if its configuration

@@ -183,4 +183,32 @@ extension SharedFormatCompatibilityTests {
         #expect(error.kind == .unknownValue("sunspots"))
         #expect(error.path == "steps[0].error")
     }
+
+    /// The keys an expected object may have are listed apart from the code that writes traces:
+    /// every structured value a committed trace has, expected as it is, must load (else a new
+    /// key in a trace would make a faithful expectation of it an error).
+    @Test func everyStructuredValueACommittedTraceHasLoadsAsAnExpectation() throws {
+        let folder = S.fixturesFolder.appendingPathComponent("expected")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".jsonl") }
+        var checked = 0
+        for file in files.sorted() {
+            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                for key in ["error", "reason", "discovered"] {
+                    guard let value = record[key] else { continue }
+                    let expected = try #require(
+                        String(
+                            data: JSONSerialization.data(withJSONObject: value, options: .fragmentsAllowed),
+                            encoding: .utf8))
+                    let json = """
+                        {"peripheral": {"bundled": "battery"}, "steps": [{"op": "scan", "expect": {"\(key)": \(expected)}}]}
+                        """
+                    #expect(throws: Never.self, "\(file): \(key) \(expected)") { try S.scenario(json) }
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked > 20)
+    }
 }
