@@ -104,6 +104,45 @@ public struct CBMATTError: CustomNSError, Hashable, Sendable, CustomStringConver
     public static var errorDomain: String { CBMATTErrorDomain }
     public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: description] }
     public var description: String { ATTError(.init(rawValue: UInt8(truncatingIfNeeded: errorCode))).description }
+
+    public static let success = Code.success
+    public static let invalidHandle = Code.invalidHandle
+    public static let readNotPermitted = Code.readNotPermitted
+    public static let writeNotPermitted = Code.writeNotPermitted
+    public static let invalidPdu = Code.invalidPdu
+    public static let insufficientAuthentication = Code.insufficientAuthentication
+    public static let requestNotSupported = Code.requestNotSupported
+    public static let invalidOffset = Code.invalidOffset
+    public static let insufficientAuthorization = Code.insufficientAuthorization
+    public static let prepareQueueFull = Code.prepareQueueFull
+    public static let attributeNotFound = Code.attributeNotFound
+    public static let attributeNotLong = Code.attributeNotLong
+    public static let insufficientEncryptionKeySize = Code.insufficientEncryptionKeySize
+    public static let invalidAttributeValueLength = Code.invalidAttributeValueLength
+    public static let unlikelyError = Code.unlikelyError
+    public static let insufficientEncryption = Code.insufficientEncryption
+    public static let unsupportedGroupType = Code.unsupportedGroupType
+    public static let insufficientResources = Code.insufficientResources
+}
+
+/// Whether `error` is a CoreBluetooth error with this code, so that an error is matched by its
+/// code as with CoreBluetooth's `CBError`: `catch CBMError.connectionTimeout`, or
+/// `case CBMError.peripheralDisconnected` in a `switch` over an error. An `NSError` of domain
+/// `CBErrorDomain` with the code matches too.
+public func ~= (code: CBMError.Code, error: any Error) -> Bool {
+    if let error = error as? CBMError { return error.code == code }
+    let bridged = error as NSError
+    return bridged.domain == CBMErrorDomain && bridged.code == code.rawValue
+}
+
+/// Whether `error` is an ATT error with this code, so that an error is matched by its code as
+/// with CoreBluetooth's `CBATTError`: `catch CBMATTError.readNotPermitted`, or
+/// `case CBMATTError.insufficientAuthentication` in a `switch` over an error. An `NSError` of
+/// domain `CBATTErrorDomain` with the code matches too.
+public func ~= (code: CBMATTError.Code, error: any Error) -> Bool {
+    if let error = error as? CBMATTError { return error.errorCode == code.rawValue }
+    let bridged = error as NSError
+    return bridged.domain == CBMATTErrorDomain && bridged.code == code.rawValue
 }
 
 extension CBMError {

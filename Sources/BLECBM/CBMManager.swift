@@ -54,6 +54,25 @@ public enum CBMManagerAuthorization: Int, Sendable {
     case allowedAlways = 3
 }
 
+/// The app's authorization for the peripheral role under its names before iOS 13
+/// (`CBPeripheralManagerAuthorizationStatus`), with CoreBluetooth's raw values.
+public enum CBMPeripheralManagerAuthorizationStatus: Int, Sendable {
+    case notDetermined = 0
+    case restricted = 1
+    case denied = 2
+    case authorized = 3
+
+    /// The status that stands for `authorization`.
+    public init(_ authorization: CBMManagerAuthorization) {
+        switch authorization {
+        case .notDetermined: self = .notDetermined
+        case .restricted: self = .restricted
+        case .denied: self = .denied
+        case .allowedAlways: self = .authorized
+        }
+    }
+}
+
 /// The base of the managers (`CBManager`): their state and the app's authorization.
 open class CBMManager: NSObject, @unchecked Sendable {
     // @unchecked Sendable: subclasses keep their state behind locks.

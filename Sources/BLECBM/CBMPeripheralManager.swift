@@ -57,6 +57,14 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
 
     open override var state: CBMManagerState { backend.state }
 
+    /// The app's authorization to share data over Bluetooth in the peripheral role, as
+    /// CoreBluetooth told it before `CBManager.authorization`
+    /// (`CBPeripheralManager.authorizationStatus()`, deprecated there since iOS 13): the class's
+    /// ``CBMManager/authorization`` under its older names.
+    public class func authorizationStatus() -> CBMPeripheralManagerAuthorizationStatus {
+        CBMPeripheralManagerAuthorizationStatus(authorization)
+    }
+
     /// Whether the manager is advertising.
     open var isAdvertising: Bool { backend.isAdvertising }
 

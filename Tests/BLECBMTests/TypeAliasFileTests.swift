@@ -11,7 +11,7 @@ import Testing
 struct TypeAliasFileTests {
     @Test("Every CoreBluetooth type name it brings is BLECBM's type")
     func everyTypeName() {
-        #expect(typeAliases.count == 31)
+        #expect(typeAliases.count == 32)
         for alias in typeAliases {
             #expect(ObjectIdentifier(alias.aliased) == ObjectIdentifier(alias.expected), "\(alias.name)")
         }
@@ -24,6 +24,14 @@ struct TypeAliasFileTests {
             #expect(constant.value == constant.expected, "\(constant.name)")
         }
         #expect(Set(constants.map(\.name)).count == constants.count)
+    }
+
+    @Test("Errors written with its names match by code in catch clauses and switch cases")
+    func errorShapes() {
+        #expect(describe(CBMError(.connectionTimeout)) == "timed out")
+        #expect(describe(CBMATTError(.insufficientAuthentication)) == "needs pairing")
+        #expect(describe(CBMATTError(.readNotPermitted)) == "not readable")
+        #expect(describe(CBMError(.unknown)) == "other (7, true)")
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)

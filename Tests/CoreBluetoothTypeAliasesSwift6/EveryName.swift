@@ -19,6 +19,10 @@ let typeAliases: [(name: String, aliased: Any.Type, expected: Any.Type)] = [
         "CBPeripheralManagerConnectionLatency", CBPeripheralManagerConnectionLatency.self,
         CBMPeripheralManagerConnectionLatency.self
     ),
+    (
+        "CBPeripheralManagerAuthorizationStatus", CBPeripheralManagerAuthorizationStatus.self,
+        CBMPeripheralManagerAuthorizationStatus.self
+    ),
     ("CBConnectionEvent", CBConnectionEvent.self, CBMConnectionEvent.self),
     ("CBConnectionEventMatchingOption", CBConnectionEventMatchingOption.self, CBMConnectionEventMatchingOption.self),
     ("CBPeer", CBPeer.self, CBMPeer.self),
@@ -182,5 +186,26 @@ final class ThermometerPeripheral: NSObject, CBPeripheralManagerDelegate, @unche
         reads += 1
         request.value = Data([36, 6])
         peripheral.respond(to: request, withResult: CBATTError.Code.success)
+    }
+}
+
+/// What an app makes of an error in CoreBluetooth's shapes: matched by code in `catch` clauses
+/// and `switch` cases, ATT codes named as static members, the peripheral role's authorization
+/// under its pre-iOS 13 name.
+func describe(_ failure: any Error) -> String {
+    do {
+        throw failure
+    } catch CBError.connectionTimeout {
+        return "timed out"
+    } catch CBATTError.insufficientAuthentication {
+        return "needs pairing"
+    } catch {
+        switch error {
+        case CBATTError.readNotPermitted: return "not readable"
+        default:
+            let answer: CBATTError.Code = CBATTError.invalidOffset
+            let allowed = CBPeripheralManager.authorizationStatus() == .authorized
+            return "other (\(answer.rawValue), \(allowed))"
+        }
     }
 }

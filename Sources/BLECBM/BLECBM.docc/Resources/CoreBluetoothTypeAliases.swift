@@ -31,6 +31,7 @@ typealias CBCentralManagerDelegate = CBMCentralManagerDelegate
 typealias CBPeripheralManager = CBMPeripheralManager
 typealias CBPeripheralManagerDelegate = CBMPeripheralManagerDelegate
 typealias CBPeripheralManagerConnectionLatency = CBMPeripheralManagerConnectionLatency
+typealias CBPeripheralManagerAuthorizationStatus = CBMPeripheralManagerAuthorizationStatus
 typealias CBConnectionEvent = CBMConnectionEvent
 typealias CBConnectionEventMatchingOption = CBMConnectionEventMatchingOption
 
