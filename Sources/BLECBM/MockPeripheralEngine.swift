@@ -45,6 +45,9 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// reports the unsubscriptions the power loss caused).
     private var databaseCleared = false
     private var invalidated = false
+    /// The requests handed to the app that it has not answered, by request identifier, with
+    /// the token of the answer it owes the simulation (see `OutsideWork.oweAnswer()`).
+    private var owedAnswers: [UInt64: Int] = [:]
     private var misuses: [String] = []
     /// Where the bridge keeps the calls that got no callback (for stall reports and failed tests).
     private let unansweredCalls: UnansweredCallLog
@@ -78,7 +81,9 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     }
 
     deinit {
-        // A manager the app lets go of leaves the air, as CoreBluetooth's does.
+        // A manager the app lets go of leaves the air, as CoreBluetooth's does; it owes no
+        // answers any more.
+        for token in owedAnswers.values { lane.bridge.outside.settleAnswer(token) }
         lane.command { peripheral in
             peripheral.detachFrontEnd()
             peripheral.shutDown()
@@ -98,7 +103,12 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// The system this manager was on was uninstalled: it leaves the air, its delegate hears the
     /// state `unknown`, and later calls are ignored.
     func invalidate() {
-        lock.withLock { invalidated = true }
+        let owed = lock.withLock { () -> [Int] in
+            invalidated = true
+            defer { owedAnswers.removeAll() }
+            return Array(owedAnswers.values)
+        }
+        for token in owed { lane.bridge.outside.settleAnswer(token) }
         lane.command { [self] peripheral in
             peripheral.detachFrontEnd()
             peripheral.shutDown()
@@ -366,7 +376,24 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 // (CoreBluetooth asks for exactly one answer per request).
                 misuse("respond(to:withResult:): \(error)")
             }
+            // Answered, or nothing to answer any more: either way nothing waits for it.
+            settleAnswer(to: answer.id)
         }
+    }
+
+    /// Notes that the app owes an answer to the request `id` (handed to its delegate now): a
+    /// run does not move virtual time until it comes, for up to the run's stall patience, so an
+    /// app that answers from another queue (after fetching the value, say) is answered at the
+    /// request's instant on every run, as a device gives it ATT's 30 s.
+    private func oweAnswer(to id: UInt64) {
+        let token = lane.bridge.outside.oweAnswer(peripheral: peripheral.identifier, request: id)
+        lock.withLock { owedAnswers[id] = token }
+    }
+
+    /// The app answered the request `id`, or will not (see ``oweAnswer(to:)``).
+    private func settleAnswer(to id: UInt64) {
+        guard let token = lock.withLock({ owedAnswers.removeValue(forKey: id) }) else { return }
+        lane.bridge.outside.settleAnswer(token)
     }
 
     func publishL2CAPChannel(withEncryption encryptionRequired: Bool) {
@@ -459,7 +486,11 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             let central = centralObject(request.central)
             guard let characteristic = lock.withLock({ characteristics[request.characteristic.handle] }) else { return }
             let object = CBMATTRequest(request, central: central, characteristic: characteristic)
-            tell { manager, delegate in delegate.peripheralManager(manager, didReceiveRead: object) }
+            oweAnswer(to: request.id)
+            lane.deliver { [self] in
+                guard let (manager, delegate) = managerAndDelegate else { return settleAnswer(to: request.id) }
+                delegate.peripheralManager(manager, didReceiveRead: object)
+            }
         case .writeRequests(let requests):
             let objects = requests.compactMap { request -> CBMATTRequest? in
                 guard let characteristic = lock.withLock({ characteristics[request.characteristic.handle] }) else {
@@ -467,8 +498,13 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 }
                 return CBMATTRequest(request, central: centralObject(request.central), characteristic: characteristic)
             }
-            guard !objects.isEmpty else { return }
-            tell { manager, delegate in delegate.peripheralManager(manager, didReceiveWrite: objects) }
+            guard !objects.isEmpty, let first = requests.first?.id else { return }
+            // One answer, to the first request (as CoreBluetooth asks).
+            oweAnswer(to: first)
+            lane.deliver { [self] in
+                guard let (manager, delegate) = managerAndDelegate else { return settleAnswer(to: first) }
+                delegate.peripheralManager(manager, didReceiveWrite: objects)
+            }
         case .subscribed(let remote, let local):
             let central = centralObject(remote)
             guard let characteristic = lock.withLock({ characteristics[local.handle] }) else { return }

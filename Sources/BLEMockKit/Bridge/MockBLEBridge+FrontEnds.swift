@@ -378,6 +378,9 @@ package final class OutsideWork: @unchecked Sendable {
     private var waker: (@Sendable () -> Void)?
     private var settlers: [Int: @Sendable (isolated MockBLEBridge) -> Bool] = [:]
     private var holds = 0
+    /// The answers app code owes the simulation, by token: the peripheral and the request (see
+    /// ``oweAnswer(peripheral:request:)``).
+    private var owedAnswers: [Int: (peripheral: UUID, request: UInt64)] = [:]
     private var appWaits: [Int: AppWait] = [:]
     /// How many app waits have ended (each one that had to wait).
     private var appWaitsEnded: UInt64 = 0
@@ -449,6 +452,51 @@ package final class OutsideWork: @unchecked Sendable {
 
     /// Whether the simulation is paused.
     var isHoldingTime: Bool { lock.withLock { holds > 0 } }
+
+    /// Notes that app code owes the simulation its answer to `request` of `peripheral` (a
+    /// request handed to a CoreBluetooth-shaped peripheral manager's delegate, which a device
+    /// lets the app answer from any thread within ATT's 30 s): while the request waits for it,
+    /// a run's driver does not move virtual time, so an answer made on another queue a moment
+    /// later comes at the instant the request came, on every run. It waits for it up to the
+    /// run's stall patience of wall time, then lets time go on as a device's would (see
+    /// ``expireOwedAnswers()``). Returns the token to settle it with.
+    package func oweAnswer(peripheral: UUID, request: UInt64) -> Int {
+        lock.withLock {
+            defer { nextToken += 1 }
+            owedAnswers[nextToken] = (peripheral, request)
+            return nextToken
+        }
+    }
+
+    /// The answer owed under `token` was given (or will not be: its request went away).
+    package func settleAnswer(_ token: Int) {
+        let wake = lock.withLock { () -> (@Sendable () -> Void)? in
+            guard owedAnswers.removeValue(forKey: token) != nil, owedAnswers.isEmpty else { return nil }
+            return waker
+        }
+        wake?()
+    }
+
+    /// Whether app code owes an answer that holds virtual time: one to a request that
+    /// `isWaiting` says still waits for it (the others are forgotten: their central went away,
+    /// say).
+    func owesAnswers(_ isWaiting: (_ peripheral: UUID, _ request: UInt64) -> Bool) -> Bool {
+        lock.withLock {
+            guard !owedAnswers.isEmpty else { return false }
+            owedAnswers = owedAnswers.filter { isWaiting($0.value.peripheral, $0.value.request) }
+            return !owedAnswers.isEmpty
+        }
+    }
+
+    /// Stops the answers owed now from holding time (the app did not give them within the
+    /// run's stall patience: it may never, as a device's app may not, and then ATT's
+    /// transaction timeout is what happens next). Returns whether any was owed.
+    func expireOwedAnswers() -> Bool {
+        lock.withLock {
+            defer { owedAnswers.removeAll() }
+            return !owedAnswers.isEmpty
+        }
+    }
 
     /// Whether a probe or a settler is registered.
     var hasOutsideWork: Bool { lock.withLock { !probes.isEmpty || !settlers.isEmpty } }

@@ -45,7 +45,10 @@ extension MockBLEBridge {
     /// in ``finish()``). A task that awaits something other than the simulation (wall-clock
     /// sleep, a network call) counts as waiting, and time moves on meanwhile; so does a task
     /// that hops to the main actor, unless `body` is on the main actor (the run then waits for
-    /// the main queue before moving time). Explicit
+    /// the main queue before moving time). A request handed to a CoreBluetooth-shaped peripheral
+    /// manager's delegate (BLECBM) is the exception: the app may answer it from any thread, so
+    /// time does not move while it waits for the answer, for up to `stallPatience` (then time
+    /// goes on, as for an app that never answers). Explicit
     /// ``advance(by:)`` inside the scope runs the schedule up to its target and returns
     /// there; outside any scope, time moves only by ``advance(by:)``, ``run(maximumEvents:)``
     /// and the calls that wait for the link.
@@ -53,7 +56,8 @@ extension MockBLEBridge {
     /// - Parameters:
     ///   - timeLimit: The most virtual time the scope may take. Defaults to one hour.
     ///   - stallPatience: How long, in wall-clock time, to wait for outside work before
-    ///     reporting a stall. Defaults to one second.
+    ///     reporting a stall (or before going on without an answer a peripheral app owes).
+    ///     Defaults to one second.
     ///   - body: The code under test.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, or ``Stall``.
@@ -95,6 +99,7 @@ extension MockBLEBridge {
             try await SelfDrivingScope.run(
                 on: executor, patience: patience, settle: { await self.settleOutside() },
                 recheck: { await self.recheckAppWaits(executor) }, step: { await self.step() },
+                release: { self.outside.expireOwedAnswers() },
                 ending: { self.runs.cancelTracked() },
                 stall: { step in
                     let reason: Stall.Reason =
@@ -269,8 +274,9 @@ extension MockBLEBridge {
     /// them); an explicit advance whose target comes first returns there.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     func step() -> SelfDrivingScope.Step {
-        // A paused simulation does nothing, not even put new managers on the air.
-        if outside.isHoldingTime { return .held }
+        // A paused simulation does nothing, not even put new managers on the air; nor does one
+        // waiting for an answer the app owes (it comes from any thread, at this instant).
+        if outside.isHoldingTime || outside.owesAnswers(world.awaitsAnswer) { return .held }
         admitArrivals()
         forgetCancelled()
         let next = world.schedule.nextDeadline

@@ -268,6 +268,12 @@ extension World {
     /// or `nil` for a write command, which has no response: CoreBluetooth ignores the call. A
     /// success is ignored quietly; an error is a ``Misuse`` (the central never learns of it).
     @discardableResult
+    /// Whether `peripheral`'s request `id` waits for its app's answer (a request answered, or
+    /// whose link went, does not).
+    func awaitsAnswer(from peripheral: UUID, to id: UInt64) -> Bool {
+        pending.values.contains { $0.stage == .awaitingAnswer(id) && $0.link?.peripheral == peripheral }
+    }
+
     mutating func respond(peripheral: UUID, to request: ATTRequest, result: ATTError.Code, value: Data?) throws
         -> OperationID?
     {

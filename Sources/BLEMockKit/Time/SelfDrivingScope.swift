@@ -24,7 +24,9 @@ enum SelfDrivingScope {
     /// waits and `settle` (which waits for work outside the scope, such as delegate callbacks
     /// on app queues) reports that nothing more happened. When a step finds nothing scheduled,
     /// the driver waits up to `patience` of wall-clock time for work from outside the scope, then
-    /// throws what `stall` makes of it; a step past the time limit throws at once.
+    /// throws what `stall` makes of it, unless `release` lets go of what held the simulation
+    /// (an answer the app owed and did not give meanwhile: see `OutsideWork.oweAnswer()`); a step
+    /// past the time limit throws at once.
     ///
     /// A stall cancels `body` and is thrown at once, without waiting for `body` to end: a body
     /// that waits on something cancellation does not end (a continuation of its own) would
@@ -38,7 +40,8 @@ enum SelfDrivingScope {
     static func run<T: Sendable>(
         on executor: SimulationExecutor, patience: Duration, settle: @escaping @Sendable () async -> Bool = { false },
         recheck: @escaping @Sendable () async -> Bool = { false },
-        step: @escaping @Sendable () async -> Step, ending: @escaping @Sendable () -> Void = {},
+        step: @escaping @Sendable () async -> Step, release: @escaping @Sendable () async -> Bool = { false },
+        ending: @escaping @Sendable () -> Void = {},
         stall: @escaping @Sendable (Step) async -> any Error, body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let finished = Flag()
@@ -55,7 +58,7 @@ enum SelfDrivingScope {
         let driverTask = Task(executorPreference: executor) {
             do {
                 try await HelperTask.$preferredExecutor.withValue(executor) {
-                    try await drive(executor, patience, finished, settle, recheck, step, stall)
+                    try await drive(executor, patience, finished, settle, recheck, step, release, stall)
                 }
             } catch is Ended {
                 // The body ended and set the outcome.
@@ -91,7 +94,7 @@ enum SelfDrivingScope {
     private static func drive(
         _ executor: SimulationExecutor, _ patience: Duration, _ finished: Flag,
         _ settle: @Sendable () async -> Bool, _ recheck: @Sendable () async -> Bool, _ step: @Sendable () async -> Step,
-        _ stall: @Sendable (Step) async -> any Error
+        _ release: @Sendable () async -> Bool, _ stall: @Sendable (Step) async -> any Error
     ) async throws {
         while true {
             await executor.untilIdle()
@@ -106,6 +109,7 @@ enum SelfDrivingScope {
                 continue
             case .nothingScheduled, .held:
                 if await waitForProgress(executor, patience, recheck) { continue }
+                if outcome == .held, await release() { continue }
                 throw await stall(outcome)
             case .timeLimit:
                 throw await stall(outcome)
