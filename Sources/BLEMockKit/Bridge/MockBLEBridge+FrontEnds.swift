@@ -477,11 +477,12 @@ package final class OutsideWork: @unchecked Sendable {
         wake?()
     }
 
-    /// Whether app code owes an answer that holds virtual time: one to a request that
-    /// `isWaiting` says still waits for it (the others are forgotten: their central went away,
-    /// say).
-    func owesAnswers(_ isWaiting: (_ peripheral: UUID, _ request: UInt64) -> Bool) -> Bool {
+    /// Whether virtual time must not move: the simulation is paused, or app code owes an answer
+    /// to a request that `isWaiting` says still waits for it (the others are forgotten: their
+    /// central went away, say). (One lock for both: a run's driver asks at every step.)
+    func holdsTime(owedTo isWaiting: (_ peripheral: UUID, _ request: UInt64) -> Bool) -> Bool {
         lock.withLock {
+            if holds > 0 { return true }
             guard !owedAnswers.isEmpty else { return false }
             owedAnswers = owedAnswers.filter { isWaiting($0.value.peripheral, $0.value.request) }
             return !owedAnswers.isEmpty

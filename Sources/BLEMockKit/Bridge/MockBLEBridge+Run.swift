@@ -276,7 +276,7 @@ extension MockBLEBridge {
     func step() -> SelfDrivingScope.Step {
         // A paused simulation does nothing, not even put new managers on the air; nor does one
         // waiting for an answer the app owes (it comes from any thread, at this instant).
-        if outside.isHoldingTime || outside.owesAnswers(world.awaitsAnswer) { return .held }
+        if outside.holdsTime(owedTo: world.awaitsAnswer) { return .held }
         admitArrivals()
         forgetCancelled()
         let next = world.schedule.nextDeadline
