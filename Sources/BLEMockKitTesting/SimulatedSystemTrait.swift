@@ -20,12 +20,14 @@ import Testing
 /// }
 /// ```
 ///
-/// The system is process-wide, as CoreBluetooth is: tests using it must not run in parallel
-/// with each other (put them in a `.serialized` suite), and tests in the same process that
-/// create CoreBluetooth-shaped managers outside any bridge would join it. A test that can have a
-/// bridge of its own (`.mockBridge`) does not need it and stays parallel. If a system is already
-/// installed when the test starts, the trait records an issue naming who installed it, and the
-/// test does not run. When the test fails, an issue also lists the calls its app made that got
+/// The system is process-wide, as CoreBluetooth is: tests using it cannot run in parallel with
+/// each other, so tests with this trait take turns, in whatever suites they are: when another's
+/// system is installed, a test waits until that test has ended (its own time limit still
+/// applies). Tests in the same process that create CoreBluetooth-shaped managers outside any
+/// bridge would join it. A test that can have a bridge of its own (`.mockBridge`) does not need
+/// it and stays parallel. If a system installed otherwise (CoreBluetoothMock's statics, or
+/// `SimulatedSystem.install`, which nothing uninstalls for sure) is installed when the test
+/// starts, the trait records an issue naming who installed it, and the test does not run. When the test fails, an issue also lists the calls its app made that got
 /// no callback, as with CoreBluetooth (``SimulatedSystem/unansweredCalls``), if there were any:
 /// the callback the test waited for may be one of theirs.
 ///
@@ -58,8 +60,10 @@ public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
         guard testCase != nil || !test.isSuite else { return try await function() }
         let system: SimulatedSystem
         do {
-            system = try SimulatedSystem.install(
+            system = try await SimulatedSystem.installTakingTurns(
                 configuration, time: time, initialState: initialState, installedBy: "the test \(test.name)")
+        } catch is CancellationError {
+            throw CancellationError()
         } catch {
             Issue.record(error, Comment(rawValue: "the simulated system could not be installed"))
             return
@@ -67,7 +71,9 @@ public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
         defer { system.uninstall() }
         let failed = FailureFlag()
         do {
-            try await Self.watching(failed, test: test, testCase: testCase, function)
+            try await SimulatedSystem.$scopeSystem.withValue(system) {
+                try await Self.watching(failed, test: test, testCase: testCase, function)
+            }
         } catch {
             // The error fails the test.
             Self.recordUnansweredCalls(of: system)

@@ -78,6 +78,87 @@ struct SimulatedSystemTraitTests {
         #expect(SimulatedSystem.current?.installedBy.contains("aSecondInstallationIsRefused") == true)
     }
 
+    @Test("Two tests with the trait running at once take turns, each with a system of its own")
+    func scopesTakeTurns() async throws {
+        let test = try #require(Test.current)
+        let testCase = Test.Case.current
+        let journal = Journal()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for name in ["first", "second"] {
+                group.addTask {
+                    try await SimulatedSystemTrait().provideScope(for: test, testCase: testCase) {
+                        let system = try #require(SimulatedSystem.current)
+                        journal.add("\(name) in", system)
+                        // Long enough for the other scope to try its turn meanwhile.
+                        try await Task.sleep(for: .milliseconds(50))
+                        #expect(SimulatedSystem.current === system)
+                        journal.add("\(name) out", system)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let entries = journal.entries
+        #expect(entries.count == 4)
+        // One scope ran from start to end, then the other: never both at once.
+        #expect(entries[0].what.hasSuffix(" in") && entries[1].what.hasSuffix(" out"))
+        #expect(entries[2].what.hasSuffix(" in") && entries[3].what.hasSuffix(" out"))
+        #expect(entries[0].system === entries[1].system)
+        #expect(entries[2].system === entries[3].system)
+        #expect(entries[0].system !== entries[2].system)
+        #expect(SimulatedSystem.current == nil)
+    }
+
+    @Test("A system installed otherwise makes the trait record an issue at once, without waiting")
+    func aSystemInstalledOtherwiseIsRefusedAtOnce() async throws {
+        let test = try #require(Test.current)
+        let system = try SimulatedSystem.install(installedBy: "aSystemInstalledOtherwiseIsRefusedAtOnce")
+        defer { system.uninstall() }
+        let ran = Flag()
+        try await withKnownIssue {
+            try await SimulatedSystemTrait().provideScope(for: test, testCase: Test.Case.current) { ran.set() }
+        } matching: { issue in
+            (issue.error as? SimulatedSystem.InstallError)?.installedBy == "aSystemInstalledOtherwiseIsRefusedAtOnce"
+        }
+        #expect(!ran.isSet)
+        #expect(SimulatedSystem.current === system)
+    }
+
+    @Test("A test waiting for its turn ends when it is cancelled")
+    func aWaitingTestEndsWhenCancelled() async throws {
+        let test = try #require(Test.current)
+        let testCase = Test.Case.current
+        let holding = Flag()
+        let release = Flag()
+        let holder = Task {
+            try await SimulatedSystemTrait().provideScope(for: test, testCase: testCase) {
+                holding.set()
+                while !release.isSet { try await Task.sleep(for: .milliseconds(1)) }
+            }
+        }
+        while !holding.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        let ran = Flag()
+        let waiter = Task {
+            try await SimulatedSystemTrait().provideScope(for: test, testCase: testCase) { ran.set() }
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        #expect(!ran.isSet)
+        release.set()
+        try await holder.value
+        #expect(SimulatedSystem.current == nil)
+    }
+
+    /// What the scopes of ``scopesTakeTurns()`` did, in order, each with the system it saw.
+    final class Journal: @unchecked Sendable {
+        // @unchecked Sendable: `list` is only read and written with `lock` held.
+        private let lock = NSLock()
+        private var list: [(what: String, system: SimulatedSystem)] = []
+        func add(_ what: String, _ system: SimulatedSystem) { lock.withLock { list.append((what, system)) } }
+        var entries: [(what: String, system: SimulatedSystem)] { lock.withLock { list } }
+    }
+
     @Test("An uninstalled system goes, with its bridge, once the app lets go of its managers")
     func anUninstalledSystemIsReleased() async throws {
         weak var weakSystem: SimulatedSystem?

@@ -26,7 +26,11 @@ import Foundation
 /// **One at a time.** Like real Bluetooth, the system is shared by everything in the process:
 /// tests that use it must not run in parallel. Installing a second one while one is installed
 /// throws ``InstallError``. Run such tests one at a time: XCTest runs a class's tests in turn (do
-/// not turn on parallel testing for them); in Swift Testing put them in a `.serialized` suite.
+/// not turn on parallel testing for them). In Swift Testing, tests with the `.simulatedSystem`
+/// trait take turns by themselves (a test whose system is installed waits for the other's test
+/// to end); tests that install it otherwise (CoreBluetoothMock's statics in a suite's `init`)
+/// must not run beside them or each other: `.serialized` orders the tests of one suite only, so
+/// put every such suite inside one `.serialized` parent suite (the trait is recursive).
 /// Tests that can each have a bridge of their own (`.mockBridge` trait, `runOnMockBridge`,
 /// `bridge.run { }`) stay parallel: a bridge that is current (`MockBLEBridge.current`) always
 /// wins over the system, and nothing but the CoreBluetooth-shaped API reads the system.
@@ -62,7 +66,9 @@ public final class SimulatedSystem: @unchecked Sendable {
         public var description: String {
             "SimulatedSystem.install (\(requestedBy)): a simulated system is already installed, by \(installedBy). "
                 + "The system is process-wide, like CoreBluetooth: tests that use it must run one at a time "
-                + "(a `.serialized` suite in Swift Testing; no parallel testing for those XCTest classes; an "
+                + "(in Swift Testing, the `.simulatedSystem` trait's tests take turns by themselves; suites that "
+                + "install it otherwise must all be inside one `.serialized` parent suite, as `.serialized` orders "
+                + "one suite's tests only; no parallel testing for those XCTest classes; an "
                 + "Exploration that installs it on its runs' bridges needs `parallelism: 1`), and each "
                 + "must uninstall it when it ends (tearDown, or the `.simulatedSystem` trait). Tests that can have "
                 + "a bridge of their own (`.mockBridge`, `runOnMockBridge`) run in parallel without it."
@@ -77,6 +83,9 @@ public final class SimulatedSystem: @unchecked Sendable {
     public let installedBy: String
 
     private let driver: WallClockDriver?
+    /// Whether a scope installed it that uninstalls it as it ends, whatever happens (the
+    /// `.simulatedSystem` trait): another such scope may wait for it rather than fail.
+    private let scoped: Bool
     private let lock = Lock()
     private var installed = true
 
@@ -133,16 +142,51 @@ public final class SimulatedSystem: @unchecked Sendable {
         }
     }
 
-    private convenience init(
-        _ configuration: MockBLEBridge.Configuration, time: Time, initialState: CBMManagerState, by: String
-    ) {
-        self.init(
-            bridge: MockBLEBridge(configuration: configuration), time: time, initialState: initialState, by: by)
+    /// The system the current task's scope installed with
+    /// ``installTakingTurns(_:time:initialState:installedBy:)``, while the scope runs.
+    @TaskLocal package static var scopeSystem: SimulatedSystem?
+
+    /// Installs the process-wide system for a scope that uninstalls it as it ends, whatever
+    /// happens (the `.simulatedSystem` trait): when another such scope's system is installed,
+    /// waits until it is uninstalled, so such scopes take turns even when they run in parallel
+    /// (tests in different suites); when a system installed otherwise is (one CoreBluetoothMock's
+    /// statics installed, or ``install(_:time:initialState:installedBy:)``, which may never be
+    /// uninstalled), throws ``InstallError`` at once.
+    ///
+    /// - Throws: ``InstallError`` as said; `CancellationError` when the calling task is cancelled
+    ///   while it waits.
+    package static func installTakingTurns(
+        _ configuration: MockBLEBridge.Configuration, time: Time, initialState: CBMManagerState, installedBy: String
+    ) async throws -> SimulatedSystem {
+        while true {
+            try Task.checkCancellation()
+            let holder: SimulatedSystem
+            do {
+                return try slot.install(by: installedBy) {
+                    SimulatedSystem(configuration, time: time, initialState: initialState, by: installedBy, scoped: true)
+                }
+            } catch let error as InstallError {
+                // (A scope inside the one holding the system would wait for itself.)
+                guard let installed = slot.system, installed.scoped, installed !== scopeSystem else { throw error }
+                holder = installed
+            }
+            await slot.untilRemoved(holder)
+        }
     }
 
-    private init(bridge: MockBLEBridge, time: Time, initialState: CBMManagerState, by: String) {
+    private convenience init(
+        _ configuration: MockBLEBridge.Configuration, time: Time, initialState: CBMManagerState, by: String,
+        scoped: Bool = false
+    ) {
+        self.init(
+            bridge: MockBLEBridge(configuration: configuration), time: time, initialState: initialState, by: by,
+            scoped: scoped)
+    }
+
+    private init(bridge: MockBLEBridge, time: Time, initialState: CBMManagerState, by: String, scoped: Bool = false) {
         self.bridge = bridge
         self.time = time
+        self.scoped = scoped
         installedBy = by
         MockCentralEngine.setInitialState(initialState, on: bridge)
         driver = time == .wallClock ? WallClockDriver(bridge: bridge) : nil
@@ -188,9 +232,13 @@ public final class SimulatedSystem: @unchecked Sendable {
 
     /// The slot holding the installed system.
     private final class Slot: @unchecked Sendable {
-        // @unchecked Sendable: `installed` is only read and written with `lock` held.
+        // @unchecked Sendable: `installed`, `waiters` and `nextWaiter` are only read and written
+        // with `lock` held; continuations are resumed after it is released.
         private let lock = Lock()
         private var installed: SimulatedSystem?
+        /// Scopes waiting for the installed system to go (see `installTakingTurns`).
+        private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        private var nextWaiter = 0
 
         var system: SimulatedSystem? { lock.withLock { installed } }
 
@@ -214,7 +262,34 @@ public final class SimulatedSystem: @unchecked Sendable {
         }
 
         func remove(_ system: SimulatedSystem) {
-            lock.withLock { if installed === system { installed = nil } }
+            let waking = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+                guard installed === system else { return [] }
+                installed = nil
+                defer { waiters.removeAll() }
+                return Array(waiters.values)
+            }
+            for waiter in waking { waiter.resume() }
+        }
+
+        /// Returns once `system` is no longer the installed one (or the calling task is
+        /// cancelled).
+        func untilRemoved(_ system: SimulatedSystem) async {
+            let token = lock.withLock { () -> Int in
+                defer { nextWaiter += 1 }
+                return nextWaiter
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let waiting = lock.withLock { () -> Bool in
+                        guard installed === system, !Task.isCancelled else { return false }
+                        waiters[token] = continuation
+                        return true
+                    }
+                    if !waiting { continuation.resume() }
+                }
+            } onCancel: {
+                lock.withLock { waiters.removeValue(forKey: token) }?.resume()
+            }
         }
     }
 
