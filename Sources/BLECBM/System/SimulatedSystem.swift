@@ -163,7 +163,8 @@ public final class SimulatedSystem: @unchecked Sendable {
             let holder: SimulatedSystem
             do {
                 return try slot.install(by: installedBy) {
-                    SimulatedSystem(configuration, time: time, initialState: initialState, by: installedBy, scoped: true)
+                    SimulatedSystem(
+                        configuration, time: time, initialState: initialState, by: installedBy, scoped: true)
                 }
             } catch let error as InstallError {
                 // (A scope inside the one holding the system would wait for itself.)
