@@ -235,6 +235,12 @@ public actor MockCentralManager: CentralManaging {
 
     /// Takes this manager off the air and ends its event streams; see the bridge's log for
     /// what was dropped. The manager is unusable afterwards (its state is `unknown`).
+    ///
+    /// Letting go of a manager does not do this: it ends the manager's event streams, but its
+    /// scan and links stay on the bridge (a peripheral still counts it among its subscribers)
+    /// until the bridge goes. A test that models the app releasing its manager, which ends its
+    /// connections in CoreBluetooth, calls `shutDown()` (the CoreBluetooth-shaped
+    /// `CBMCentralManager` of BLECBM does so when it is released).
     public func shutDown() {
         // (After a termination with a restore identifier the system keeps the central for the
         // app's next manager: the terminated one shutting down leaves it alone.)
