@@ -85,6 +85,14 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     /// ``CBMAdvertisementDataServiceUUIDsKey`` (the keys CoreBluetooth honours); the delegate
     /// gets `peripheralManagerDidStartAdvertising(_:error:)`. Only while powered on (otherwise
     /// ignored and noted in ``apiMisuses``).
+    ///
+    /// As CoreBluetooth does in the foreground, what goes on the air fits in the advertising
+    /// packet's 28 bytes (each field with its 2-byte header): the service UUIDs first, those that
+    /// do not fit in the overflow area (found only by a scan for them), then the local name, in
+    /// what is left or the scan response's 10 bytes, shortened when it does not fit (with a
+    /// 128-bit service UUID, its first 8 bytes). In the background
+    /// (``simulatedPeripheral``'s `simulateBackgroundExecution(true)`)
+    /// there is no name and every service UUID is in the overflow area.
     open func startAdvertising(_ advertisementData: [String: Any]?) { backend.startAdvertising(advertisementData) }
 
     /// Stops advertising.

@@ -289,8 +289,11 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 "startAdvertising: CBMAdvertisementDataServiceUUIDsKey takes an array of CBMUUID, not \(type(of: services)); "
                     + "left out")
         }
-        let advertisement = AdvertisementData(
-            localName: name as? String, serviceUUIDs: (services as? [CBMUUID])?.map(\.bluetoothUUID) ?? [])
+        // What fits in the foreground's advertising packet (and scan response) goes on the air;
+        // service UUIDs that do not go to the overflow area, a long name is shortened.
+        let advertisement = ForegroundAdvertisement.fitted(
+            AdvertisementData(
+                localName: name as? String, serviceUUIDs: (services as? [CBMUUID])?.map(\.bluetoothUUID) ?? []))
         let stops = lock.withLock { advertisingStops }
         lane.command { [self] peripheral in
             do {
