@@ -53,10 +53,12 @@ struct ForegroundAdvertisementTests {
 
     @Test("Widths keep their own lists, and the UUIDs the order the app gave")
     func mixedWidths() {
-        let fitted = Self.fitted(name: "Tag", [Self.custom1, BluetoothUUID(UInt16(0x180F)), BluetoothUUID(UInt16(0x180A))])
+        let battery = BluetoothUUID(UInt16(0x180F))
+        let information = BluetoothUUID(UInt16(0x180A))
+        let fitted = Self.fitted(name: "Tag", [Self.custom1, battery, information])
         // 16-bit list 2 + 4, 128-bit list 2 + 16: 24 bytes; the name's 2 + 3 do not fit in the
         // packet's 4 left, but do in the scan response.
-        #expect(fitted.serviceUUIDs == [Self.custom1, BluetoothUUID(UInt16(0x180F)), BluetoothUUID(UInt16(0x180A))])
+        #expect(fitted.serviceUUIDs == [Self.custom1, battery, information])
         #expect(fitted.localName == "Tag")
     }
 
