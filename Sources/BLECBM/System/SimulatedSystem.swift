@@ -70,7 +70,9 @@ public final class SimulatedSystem: @unchecked Sendable {
                 + "install it otherwise must all be inside one `.serialized` parent suite, as `.serialized` orders "
                 + "one suite's tests only; no parallel testing for those XCTest classes; an "
                 + "Exploration that installs it on its runs' bridges needs `parallelism: 1`), and each "
-                + "must uninstall it when it ends (tearDown, or the `.simulatedSystem` trait). Tests that can have "
+                + "must uninstall it when it ends (tearDown: `system.uninstall()`, or "
+                + "`CBMCentralManagerMock.tearDownSimulation()` for CoreBluetoothMock's statics; the "
+                + "`.simulatedSystem` trait does it). Tests that can have "
                 + "a bridge of their own (`.mockBridge`, `runOnMockBridge`) run in parallel without it."
         }
     }
