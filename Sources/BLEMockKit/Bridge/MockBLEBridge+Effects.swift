@@ -79,11 +79,20 @@ extension MockBLEBridge {
         guard let handler else { return }
         switch question {
         case .read(let request, let id):
-            world.answer(id, with: handler.answer(request))
+            // (No answer yet: it comes later, see `MockPeripheralManager.answer(_:with:)`.)
+            if let response = handler.answer(request) { world.answer(id, with: response) }
         case .write(let requests, let id):
-            // Each request in order until one fails, as CoreBluetooth's single answer to a batch.
+            // Each request in order until one fails, as CoreBluetooth's single answer to a batch;
+            // one the handler answers later answers for the batch (those after it are not asked).
             let batch = handler.getsWholeLongWrites ? RequestHandler.joiningParts(requests) : requests
-            let failure = batch.lazy.map(handler.answer).first { $0.result != .success }
+            var failure: RequestResponse?
+            for request in batch {
+                guard let response = handler.answer(request) else { return }
+                if response.result != .success {
+                    failure = response
+                    break
+                }
+            }
             world.answer(id, with: failure ?? .success())
         case .command(let request):
             _ = handler.answer(request)
@@ -200,7 +209,9 @@ extension MockBLEBridge {
 
 /// A peripheral's request handler, as the bridge calls it.
 struct RequestHandler: Sendable {
-    let answer: @Sendable (ATTRequest) -> RequestResponse
+    /// The answer to a request, or `nil` when it comes later (see
+    /// `MockPeripheralManager.Configuration.deferringHandler`).
+    let answer: @Sendable (ATTRequest) -> RequestResponse?
     /// Whether a long write's parts reach it as one request (see
     /// `MockPeripheralManager.Configuration.handlerGetsWholeLongWrites`).
     let getsWholeLongWrites: Bool
@@ -208,7 +219,7 @@ struct RequestHandler: Sendable {
     /// The handler of a configuration, if it answers with one.
     init?(_ configuration: MockPeripheralManager.Configuration) {
         guard case .handler(let answer) = configuration.requestHandling else { return nil }
-        self.answer = answer
+        self.answer = configuration.deferringHandler ?? { answer($0) }
         getsWholeLongWrites = configuration.handlerGetsWholeLongWrites
     }
 

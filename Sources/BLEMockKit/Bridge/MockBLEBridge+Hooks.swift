@@ -47,6 +47,14 @@ extension MockBLEBridge {
         try mutate { _ = try $0.respond(peripheral: peripheral, to: request, result: result, value: value) }
     }
 
+    /// A peripheral's handler answers a request it left for later (see
+    /// `MockPeripheralManager.Configuration.deferringHandler`), as ``respond(peripheral:to:result:value:)``
+    /// does for a manual peripheral's, without the log's response entry.
+    func answerLater(peripheral: UUID, to request: ATTRequest, with response: RequestResponse) {
+        forgetCancelled()
+        mutate { $0.answerLater(peripheral: peripheral, to: request, with: response) }
+    }
+
     // MARK: Injection and bonds
 
     /// Installs an injection for every manager on the bridge (optionally narrowed to one

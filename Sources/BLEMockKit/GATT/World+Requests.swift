@@ -302,6 +302,22 @@ extension World {
         return operation.id
     }
 
+    /// A handler's answer to a request it left for later (see
+    /// `MockPeripheralManager.Configuration.deferringHandler`): the operation waiting for it (for
+    /// a write, the request or one of its batch) is answered as by ``answer(_:with:)``. When none
+    /// waits (its link went away meanwhile, or its service), the answer is dropped, as one that
+    /// arrives for a link that is gone.
+    mutating func answerLater(peripheral: UUID, to request: ATTRequest, with response: RequestResponse) {
+        let waiting = pending.values.first { operation in
+            guard case .awaitingAnswer(let awaited) = operation.stage, operation.link?.peripheral == peripheral else {
+                return false
+            }
+            return awaited == request.id || operation.procedure?.batch.contains { $0.id == request.id } == true
+        }
+        guard let waiting else { return }
+        answer(waiting.id, with: response)
+    }
+
     /// The handler's or the app's answer to operation `id`'s request: it goes back over the
     /// link (in the same connection event when given in the same instant).
     mutating func answer(_ id: OperationID, with response: RequestResponse) {

@@ -57,6 +57,14 @@ extension MockPeripheralManager {
         }
     }
 
+    /// Answers a request the configuration's `deferringHandler` left for later: the answer
+    /// crosses the link as a manual peripheral's does (in the connection event its request
+    /// crossed in, when given in that instant). One nothing waits for any more (its link went
+    /// away meanwhile) is dropped.
+    package func answer(_ request: ATTRequest, with response: RequestResponse) {
+        withBridge { $0.answerLater(peripheral: identifier, to: request, with: response) }
+    }
+
     /// How many updates wait in the update queue.
     package var queuedUpdates: Int {
         world { $0.peripherals[identifier]?.queuedUpdates ?? 0 }

@@ -73,6 +73,13 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// than once per prepared part. For the CoreBluetoothMock-shaped front end, whose spec
         /// delegates see a write as one value.
         package var handlerGetsWholeLongWrites = false
+        /// For a ``RequestHandling/handler(_:)``: a handler that answers in its place and may
+        /// leave a request to be answered later (it returns `nil`), with
+        /// `answer(_:with:)`: the central waits meanwhile, as for a manual peripheral's answer,
+        /// and the log has no request or response entries, as for any handler's answer. For the
+        /// CoreBluetoothMock-shaped front end, whose spec delegates answer a CoreBluetooth-shaped
+        /// central's requests on that central's app queue.
+        package var deferringHandler: (@Sendable (ATTRequest) -> RequestResponse?)?
         /// Failures to inject into this peripheral's operations (service add, advertising
         /// start, update value). Defaults to none.
         public var errorInjection: [ErrorInjection]

@@ -221,6 +221,7 @@ extension World {
             case .handler:
                 answering = .handler
                 stored.requestHandling = .manual
+                stored.deferringHandler = nil
             }
             self.configuration = stored
             self.state = state
