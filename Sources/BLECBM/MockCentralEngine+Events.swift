@@ -63,8 +63,12 @@ extension MockCentralEngine {
                 // A test's `simulateDisconnection(withError:)` error reaches the app as given.
                 error = simulation.disconnectionError(replacing: error)
                 // The spec's delegate hears the end of the device's one connection, when the
-                // last link of the apps' (this bridge's centrals and another app's) ends.
-                if ended == true { simulation.delegate.peripheral(simulation.spec, didDisconnect: error) }
+                // last link of the apps' (this bridge's centrals and another app's) ends: on the
+                // app's queue, just before the app does, as CoreBluetoothMock tells it.
+                if ended == true {
+                    let heard = UncheckedError(error)
+                    deliver { simulation.delegate.peripheral(simulation.spec, didDisconnect: heard.error) }
+                }
             }
             let reported = UncheckedError(error)
             let timestamp =

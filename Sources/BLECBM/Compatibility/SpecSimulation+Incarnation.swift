@@ -50,7 +50,10 @@ extension SpecSimulation {
             configuration.rssiVariation =
                 bridge.frontEndSettings[SpecSimulation.deviationKey] ?? CBMProximity.Deviation.default.spread
             let router = router
-            configuration.requestHandling = .handler { request in router.answer(request) }
+            // The spec's delegate answers (see `answer(_:)`), some requests later: the deferring
+            // handler stands in for the handler.
+            configuration.requestHandling = .handler { _ in .error(.unlikelyError) }
+            configuration.deferringHandler = { request in router.answer(request) }
             configuration.handlerGetsWholeLongWrites = true
             // A resident of the bridge: the bridge keeps the simulation (its front-end settings
             // hold the registry), so the peripheral must not keep the bridge.
@@ -210,41 +213,71 @@ extension SpecSimulation {
             return .error(code)
         }
 
-        /// The spec delegate's answer to a request, as the simulated stack's.
+        /// The spec delegate's answer to a request, as the simulated stack's, or `nil` when it
+        /// comes later.
+        ///
+        /// A CoreBluetooth-shaped central's request is answered on that central's app queue (the
+        /// main queue when it gave none), where CoreBluetoothMock calls the delegate too (in the
+        /// app's call, on the app's thread): the delegate is asked in a block handed to the queue
+        /// in the simulation's order, among the central's callbacks, and its answer goes back to
+        /// the peripheral as a command, at the same virtual instant in a run (whose driver waits
+        /// for the block before moving time). A write command's answer is not waited for (it gets
+        /// no response). A request of the async API's central, which has no queue, is answered
+        /// here, on the bridge, at once.
         ///
         /// A long read asks the delegate once, for its first part; the Read Blob requests that
         /// follow are served from that value, so one `readValue` is one delegate call and the app
         /// never sees parts of two values (CoreBluetoothMock answers a read with one call). A
         /// long write reaches the delegate once, with the whole value, when it is executed.
-        fileprivate func answer(_ request: ATTRequest) -> RequestResponse {
+        fileprivate func answer(_ request: ATTRequest) -> RequestResponse? {
             guard let mock = lock.withLock({ mocks[request.characteristic.handle] }) else {
                 return .error(.invalidHandle)
             }
+            let key = ReadKey(central: request.central.identifier, handle: request.characteristic.handle)
+            if request.value == nil, request.offset > 0, let read = lock.withLock({ reads[key] }) {
+                return Self.part(of: read, from: request.offset)
+            }
+            guard let engine = appCentral(request.central.identifier) else { return ask(about: request, mock) }
+            engine.deliver { [self] in
+                let response = ask(about: request, mock)
+                if !request.isCommand { command { $0.answer(request, with: response) } }
+            }
+            return request.isCommand ? .success() : nil
+        }
+
+        /// The CoreBluetooth-shaped central on this bridge with this identifier, if any (a central
+        /// of the async API has none).
+        private func appCentral(_ identifier: UUID) -> MockCentralEngine? {
+            MockCentralEngine.engines(on: lane.bridge).first { $0.central.identifier == identifier }
+        }
+
+        /// Asks the spec's delegate about a request (a Read, the first part of a long one, a
+        /// Write, a long write's whole value, or a Write Command) and returns its answer.
+        private func ask(about request: ATTRequest, _ mock: CBMCharacteristicMock) -> RequestResponse {
             let delegate = spec.connectionDelegate ?? DefaultAnswers()
             if request.isCommand {
                 delegate.peripheral(spec, didReceiveWriteCommandFor: mock, data: request.value ?? Data())
                 return .success()
             }
             guard let value = request.value else {
-                let key = ReadKey(central: request.central.identifier, handle: request.characteristic.handle)
-                var data: Data
-                if request.offset > 0, let read = lock.withLock({ reads[key] }) {
-                    data = read
-                } else {
-                    switch delegate.peripheral(spec, didReceiveReadRequestFor: mock) {
-                    case .success(let answer): data = answer
-                    case .failure(let error): return refusal(error, to: request)
-                    }
+                switch delegate.peripheral(spec, didReceiveReadRequestFor: mock) {
+                case .success(let data):
+                    let key = ReadKey(central: request.central.identifier, handle: request.characteristic.handle)
                     lock.withLock { reads[key] = data }
+                    return Self.part(of: data, from: request.offset)
+                case .failure(let error): return refusal(error, to: request)
                 }
-                guard request.offset <= data.count else { return .error(.invalidOffset) }
-                data.removeFirst(request.offset)
-                return .success(data)
             }
             switch delegate.peripheral(spec, didReceiveWriteRequestFor: mock, data: value) {
             case .success: return .success()
             case .failure(let error): return refusal(error, to: request)
             }
+        }
+
+        /// A read's answer: the value from `offset` on (0x07 past its end).
+        private static func part(of value: Data, from offset: Int) -> RequestResponse {
+            guard offset <= value.count else { return .error(.invalidOffset) }
+            return .success(offset == 0 ? value : Data(value.dropFirst(offset)))
         }
     }
 
@@ -254,8 +287,9 @@ extension SpecSimulation {
         // @unchecked Sendable: `incarnation` is set once, before the first request.
         weak var incarnation: Incarnation?
 
-        func answer(_ request: ATTRequest) -> RequestResponse {
-            incarnation?.answer(request) ?? .error(.unlikelyError)
+        func answer(_ request: ATTRequest) -> RequestResponse? {
+            guard let incarnation else { return .error(.unlikelyError) }
+            return incarnation.answer(request)
         }
     }
 }
