@@ -13,7 +13,32 @@ import Foundation
 /// `simulateProximityChange(.outOfRange)` (`connectionTimeout`). `simulateReset()` calls
 /// `reset()` alone.
 ///
-/// Called on the bridge as the simulation reaches each request; keep the answers quick.
+/// Where each method is called, for a CoreBluetooth-shaped central's (``CBMCentralManager``)
+/// request: on that central's app queue (the main queue when it gave `nil`) or in the app's call,
+/// so a delegate that starts a `Timer`, or keeps state the app's code reads, sees the thread
+/// CoreBluetoothMock calls it on (its `CBMPeripheralMock` calls the delegate in the app's call):
+/// - `peripheral(_:didReceiveReadRequestFor:)`, `peripheral(_:didReceiveWriteRequestFor:data:)`
+///   and `peripheral(_:didReceiveWriteCommandFor:data:)` for characteristics: on the central's
+///   queue, in a block handed to it when the request reaches the simulated peripheral (after the
+///   link's timing, and the GATT server's checks of properties and security, which refuse some
+///   requests without asking), in order among that central's callbacks. The answer goes back
+///   to the peripheral at the same virtual instant: in a `bridge.run`, time does not move on
+///   until the block has run, so a seed still gives one log. CoreBluetoothMock calls them in
+///   `readValue` or `writeValue`, on the thread the app calls from: the same, for an app that
+///   calls from its queue (from its callbacks, or on the main thread with a `nil` queue).
+/// - `peripheralDidReceiveConnectionRequest`, the discovery requests and
+///   `peripheral(_:didReceiveSetNotifyRequest:for:)`: in the app's call (`connect`,
+///   `discoverServices`, …, `setNotifyValue`), on the thread it calls from, as in
+///   CoreBluetoothMock.
+/// - The descriptor read and write requests, `peripheral(_:didUpdateNotificationStateFor:error:)`
+///   and `peripheral(_:didDisconnect:)` when the last app's link ends: on the central's queue,
+///   just before the app's own callback.
+/// - `peripheral(_:didDisconnect:)` for `simulateDisconnection(withError:)` and
+///   `simulateProximityChange(.outOfRange)`, and `reset()`: in that call, on the test's thread.
+///
+/// A request of the async API's `MockCentralManager`, which has no queue, is answered on the
+/// bridge's executor as the simulation reaches it. Keep the answers quick: the simulation waits
+/// for each (nothing blocks, but a run's time does not move until it is given).
 public protocol CBMPeripheralSpecDelegate {
     func reset()
     func peripheralDidReceiveConnectionRequest(_ peripheral: CBMPeripheralSpec) -> Result<Void, any Error>
