@@ -80,6 +80,12 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// CoreBluetoothMock-shaped front end, whose spec delegates answer a CoreBluetooth-shaped
         /// central's requests on that central's app queue.
         package var deferringHandler: (@Sendable (ATTRequest) -> RequestResponse?)?
+        /// How long this peripheral's links survive once nothing is heard from it (it reset,
+        /// went out of range, or dropped its links without a word), in place of the bridge's
+        /// ``LinkTiming/supervisionTimeout``; `nil` (the default) uses the bridge's. For the
+        /// CoreBluetoothMock-shaped front end, whose specs carry their own (4 s by default);
+        /// the front end gives zero…32 s (zero: the links drop at once).
+        package var supervisionTimeout: Duration?
         /// Failures to inject into this peripheral's operations (service add, advertising
         /// start, update value). Defaults to none.
         public var errorInjection: [ErrorInjection]
@@ -241,6 +247,16 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// passes (at once in fast mode). It keeps its services and advertising.
     public func simulateReset() {
         world { $0.apply(.reset(peripheral: identifier)) }
+    }
+
+    /// The peripheral drops every link without a word (CoreBluetoothMock's
+    /// `simulateDisconnection(withError:)` with a connection timeout): its end of each link is
+    /// gone at once (its subscriptions end), nothing crosses any more (requests get no answer),
+    /// and each central loses its link with `connectionTimeout` when the supervision timeout
+    /// passes, as after ``simulateReset()``, but without a reset. It keeps its services and
+    /// advertising.
+    package func simulateSilentDisconnection() {
+        world { $0.dropLinksSilently(of: identifier) }
     }
 
     /// Test hook: the peripheral moves (see ``Proximity``); out of range, its links drop with

@@ -43,16 +43,17 @@ extension World {
         }
     }
 
-    /// Moves a peripheral. Out of range, nothing crosses its links and they drop after the
-    /// supervision timeout (at once with instant timing); back in range, their pipes move
-    /// again at their next connection event, scanners hear it, and pending attempts go on.
+    /// Moves a peripheral. Out of range, nothing crosses its links and they drop after its
+    /// supervision timeout (``supervisionTimeout(of:)``: at once when that is zero, as with
+    /// instant timing); back in range, their pipes move again at their next connection event,
+    /// scanners hear it, and pending attempts go on.
     mutating func setProximity(_ proximity: Proximity, of peripheral: UUID) {
         guard peripherals.contains(peripheral) else { return }
         peripherals[peripheral]!.proximity = proximity
         peripherals[peripheral]!.proximitySimulated = true
         record(.stateChanged, peripheral: peripheral, detail: "proximity=\(proximity)")
         if proximity == .outOfRange {
-            let timeout = timing.supervisionTimeout
+            let timeout = supervisionTimeout(of: peripheral)
             if timeout == .zero {
                 supervisionTimedOut(peripheral)
             } else {
@@ -66,13 +67,37 @@ extension World {
         }
     }
 
+    /// How long a peripheral's links survive once nothing is heard from it: its own supervision
+    /// timeout (a CoreBluetoothMock spec's, see `MockPeripheralManager.Configuration`), else
+    /// the bridge's ``LinkTiming/supervisionTimeout``.
+    func supervisionTimeout(of peripheral: UUID) -> Duration {
+        max(peripherals[peripheral]?.configuration.supervisionTimeout ?? timing.supervisionTimeout, .zero)
+    }
+
     /// A peripheral reboots: its end of every link is gone at once (its subscriptions end),
     /// and each central notices only when the supervision timeout passes with nothing heard,
     /// then loses the link with `connectionTimeout`, as on a device (Core, Vol 6, Part B,
-    /// 4.5.2; CoreBluetoothMock's `simulateReset` reports the same error). With instant timing
-    /// (no supervision timeout) the links drop at once, with the same error.
+    /// 4.5.2; CoreBluetoothMock's `simulateReset` reports the same error). With no supervision
+    /// timeout (instant timing) the links drop at once, with the same error.
     mutating func resetLinks(of peripheral: UUID) {
-        let timeout = timing.supervisionTimeout
+        losePeer(peripheral, detail: "reset")
+    }
+
+    /// A peripheral drops every link without a word (CoreBluetoothMock's
+    /// `simulateDisconnection(withError:)` with a connection timeout): as after a reset
+    /// (``resetLinks(of:)``), its end of each link is gone at once and each central notices
+    /// when the supervision timeout passes, losing the link with `connectionTimeout`.
+    mutating func dropLinksSilently(of peripheral: UUID) {
+        guard peripherals.contains(peripheral) else { return }
+        record(.stateChanged, peripheral: peripheral, detail: "links dropped silently")
+        losePeer(peripheral, detail: "dropped silently")
+    }
+
+    /// The peripheral's end of every link is gone: its subscriptions end at once (logged with
+    /// `detail`), nothing crosses any more (requests get no answer), and each link drops with
+    /// `connectionTimeout` after the peripheral's supervision timeout (at once when that is zero).
+    private mutating func losePeer(_ peripheral: UUID, detail: String) {
+        let timeout = supervisionTimeout(of: peripheral)
         guard timeout > .zero else {
             let error = CoreBluetoothError(.connectionTimeout)
             for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }
@@ -81,7 +106,7 @@ extension World {
         for key in links(ofPeripheral: peripheral) {
             guard let slot = links.position(of: key), !links[at: slot].peerLost else { continue }
             links.entries[slot]!.peerLost = true
-            tellSubscriptionsEnded(links.entries[slot]!, detail: "reset")
+            tellSubscriptionsEnded(links.entries[slot]!, detail: detail)
             links.entries[slot]!.subscriptions.removeAll()
             schedule.schedule(
                 .peerLost(key, generation: links[at: slot].generation), at: now.advanced(by: timeout))
