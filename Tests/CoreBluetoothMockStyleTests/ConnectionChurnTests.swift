@@ -291,10 +291,12 @@ struct ConnectionChurnTests {
             for line in lines { heard[line, default: 0] += 1 }
         }
         #expect(surprises.isEmpty, "\(surprises.count) surprises, the first: \(surprises.first ?? "")")
-        // The churn reached what it is for, on many seeds.
+        // The churn reached what it is for, on many seeds. (A link outlives a reset or going out
+        // of range by the spec's supervision timeout, 4 s as in CoreBluetoothMock: fewer links
+        // drop in a seed's pauses than with the bridge's 720 ms, so the app cancels fewer.)
         #expect(heard["disconnected true", default: 0] > 100)
         #expect(heard["power cycle", default: 0] > 10)
-        #expect(heard["cancel", default: 0] > 300)
+        #expect(heard["cancel", default: 0] > 250)
         #expect(heard["state \(CBMManagerState.poweredOff.rawValue)", default: 0] > 200)
     }
 

@@ -30,7 +30,15 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
     /// The connection interval asked for. The bridge's `LinkTiming` sets the interval of every
     /// link; this value is kept for reference.
     public let connectionInterval: TimeInterval?
-    /// The supervision timeout asked for (kept for reference).
+    /// How long, in seconds, the links to the peripheral survive once nothing is heard from it
+    /// (`nil` for a spec that is not connectable): when it resets (``simulateReset()``), goes out of
+    /// range (``simulateProximityChange(_:)``) or drops its links with a connection timeout
+    /// (``simulateDisconnection(withError:)``), centrals lose their links with `connectionTimeout`
+    /// this long after, as in CoreBluetoothMock, in place of the bridge's
+    /// `LinkTiming.supervisionTimeout`, in fast and realistic timing, virtual or wall-clock time
+    /// alike. Zero drops them at once; a longer one than 32 s (the Core specification's longest)
+    /// is cut to 32 s; a negative or NaN one is taken as the builder's default, 4 s, as a bad
+    /// advertising interval is the default one. (This property keeps the value as given.)
     public let supervisionTimeout: TimeInterval?
     /// The peripheral's ATT_MTU (23…517): the link uses the smaller of it and the central's.
     public let mtu: Int?
@@ -152,7 +160,9 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
         }
 
         /// Makes the peripheral connectable, with its services and the delegate answering them.
-        /// Its `mtu` is clamped to 23…517, as in CoreBluetoothMock.
+        /// Its `mtu` is clamped to 23…517, as in CoreBluetoothMock. Its `supervisionTimeout`
+        /// (4 s by default, as in CoreBluetoothMock) is how long its links survive once nothing
+        /// is heard from it (see ``CBMPeripheralSpec/supervisionTimeout``).
         public func connectable(
             name: String, services: [CBMServiceMock], delegate: (any CBMPeripheralSpecDelegate)?,
             connectionInterval: TimeInterval = 0.045, supervisionTimeout: TimeInterval = 4.0, mtu: Int = 23
@@ -228,14 +238,19 @@ extension CBMPeripheralSpec {
 
     /// The peripheral drops every link; the app's delegate hears `error`
     /// (`peripheralDisconnected` by default), whatever error it is, and so does the spec's
-    /// delegate, once, at once, if the device was connected.
+    /// delegate, once, at once, if the device was connected. The app hears it at once, but for
+    /// `CBMError(.connectionTimeout)`: then, as in CoreBluetoothMock, it hears it after the
+    /// spec's ``supervisionTimeout`` (4 s by default); until then its links stay up with nothing
+    /// heard from the device, as when a peer goes silent (requests get no answer and fail with
+    /// the disconnection; subscriptions send nothing).
     public func simulateDisconnection(withError error: any Error = CBMError(.peripheralDisconnected)) {
         simulation(for: "simulateDisconnection(withError:)")?.disconnect(withError: error)
     }
 
     /// The peripheral resets: the delegate's `reset()` is called (and not
     /// `peripheral(_:didDisconnect:)`), and centrals lose their links with `connectionTimeout`
-    /// after the supervision timeout, as in CoreBluetoothMock.
+    /// after the spec's ``supervisionTimeout`` (4 s by default), as in CoreBluetoothMock; until
+    /// then their links stay up with nothing heard from the device (requests get no answer).
     public func simulateReset() {
         guard let simulation = simulation(for: "simulateReset()") else { return }
         connectionDelegate?.reset()
@@ -251,8 +266,11 @@ extension CBMPeripheralSpec {
         simulation.replaceServices(newServices, name: newName)
     }
 
-    /// The peripheral moves. Out of range, its links time out (`connectionTimeout`) and scans no
-    /// longer hear it; back in range, pending connections complete at its next advertisement.
+    /// The peripheral moves. Out of range, scans no longer hear it and its links time out: the
+    /// spec's delegate hears `connectionTimeout` at once, centrals after the spec's
+    /// ``supervisionTimeout`` (4 s by default), as in CoreBluetoothMock (back in range before
+    /// then, the links live on); back in range, pending connections complete at its next
+    /// advertisement.
     public func simulateProximityChange(_ proximity: CBMProximity) {
         simulation(for: "simulateProximityChange(_:)")?.move(to: proximity)
     }

@@ -45,6 +45,8 @@ extension SpecSimulation {
             configuration.identifier = identifier
             configuration.name = spec.builtName
             if let mtu = spec.mtu { configuration.mtu = .fixed(min(max(mtu, 23), 517)) }
+            // Its links end after the spec's supervision timeout, not the bridge's.
+            configuration.supervisionTimeout = spec.supervisionTimeout.map(SpecSimulation.supervisionTimeout)
             let proximity = spec.builtProximity
             configuration.rssi = proximity == .outOfRange ? -100 : proximity.RSSI
             configuration.rssiVariation =

@@ -257,25 +257,33 @@ final class SpecSimulation: @unchecked Sendable {
     }
 
     /// The peripheral drops every link; the app hears `error`, and so does the spec's delegate,
-    /// once, if the device was connected.
+    /// once, at once, if the device was connected. The app hears it at once, but for a
+    /// connection timeout: then, as in CoreBluetoothMock, its links stay up for the spec's
+    /// supervision timeout with nothing heard from the device (requests get no answer), then
+    /// end with `error`.
     func disconnect(withError error: any Error) {
         let reason = (error as? CBMError).flatMap { CoreBluetoothError.Code(rawValue: $0.code.rawValue) }
         if endConnection() { delegate.peripheral(spec, didDisconnect: error) }
         lock.withLock { disconnectionError = error }
         let worldError = CoreBluetoothError(reason ?? .peripheralDisconnected)
+        let silently = reason == .connectionTimeout
         for incarnation in incarnations {
             incarnation.command { peripheral in
-                for central in peripheral.connectedCentrals {
-                    peripheral.simulateDisconnection(of: central, error: worldError)
+                if silently {
+                    peripheral.simulateSilentDisconnection()
+                } else {
+                    for central in peripheral.connectedCentrals {
+                        peripheral.simulateDisconnection(of: central, error: worldError)
+                    }
                 }
                 peripheral.simulateConnectionBySystem(false)
             }
         }
     }
 
-    /// The peripheral resets: centrals lose their links with `connectionTimeout`. The spec's
-    /// delegate is not told of the disconnection: its `reset()` says it all (the device
-    /// restarted), as in CoreBluetoothMock.
+    /// The peripheral resets: centrals lose their links with `connectionTimeout` after the
+    /// spec's supervision timeout. The spec's delegate is not told of the disconnection: its
+    /// `reset()` says it all (the device restarted), as in CoreBluetoothMock.
     func reset() {
         _ = endConnection()
         for incarnation in incarnations {
@@ -288,7 +296,8 @@ final class SpecSimulation: @unchecked Sendable {
     }
 
     /// The peripheral moves. Out of range, its connection times out: the spec's delegate hears
-    /// `connectionTimeout` at once, if it was connected, as in CoreBluetoothMock.
+    /// `connectionTimeout` at once, if it was connected, and centrals after the spec's
+    /// supervision timeout, as in CoreBluetoothMock.
     func move(to proximity: CBMProximity) {
         if proximity == .outOfRange, endConnection() {
             delegate.peripheral(spec, didDisconnect: CBMError(.connectionTimeout))
@@ -401,6 +410,22 @@ final class SpecSimulation: @unchecked Sendable {
     /// The longest interval or delay a spec's time takes, in seconds: about 31 years of virtual
     /// time, far beyond any test and far from the clock's limits.
     static let longestInterval: TimeInterval = 1e9
+
+    /// The supervision timeout of a spec's links: its `seconds` (to the microsecond; zero drops
+    /// them at once, as CoreBluetoothMock does), at most ``longestSupervisionTimeout``; a
+    /// negative or NaN one is the builder's default, as a bad advertising interval is the
+    /// default one.
+    static func supervisionTimeout(_ seconds: TimeInterval) -> Duration {
+        guard seconds >= 0 else { return duration(defaultSupervisionTimeout) }
+        return duration(min(seconds, longestSupervisionTimeout))
+    }
+
+    /// The builder's supervision timeout, in seconds (CoreBluetoothMock's default).
+    static let defaultSupervisionTimeout: TimeInterval = 4.0
+
+    /// The longest supervision timeout a link can have, in seconds: 32 s (Core, Vol 6, Part B,
+    /// 4.5.2); a longer one a spec asks for is cut to it.
+    static let longestSupervisionTimeout: TimeInterval = 32
 
     /// An advertisement from CoreBluetooth's dictionary.
     static func advertisementData(_ data: [String: Any], connectable: Bool) -> AdvertisementData {
