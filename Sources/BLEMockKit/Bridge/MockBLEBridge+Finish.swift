@@ -86,6 +86,7 @@ extension MockBLEBridge {
         }
         leftovers += world.misuses.map { .misuse($0) }
         leftovers += untrackedCalls.map { .untrackedCall($0) }
+        leftovers += world.unknownTargets.map { .unknownTarget($0) }
         mutate { world in
             world.failOperations(CoreBluetoothError(.operationCancelled)) { _ in true }
             world.attempts.removeAll()
@@ -143,6 +144,9 @@ public enum Leftover: Hashable, Sendable, CustomStringConvertible {
     case untrackedCall(String)
     /// A misuse CoreBluetooth lets pass quietly (see ``MockBLEBridge/misuses``).
     case misuse(Misuse)
+    /// A fault or test hook that named a manager not on this bridge (a mistyped identifier,
+    /// or another bridge's), so it did nothing: which call, and what it named.
+    case unknownTarget(String)
 
     public var description: String {
         func short(_ identifier: UUID) -> String { String(identifier.uuidString.prefix(8)) }
@@ -176,6 +180,8 @@ public enum Leftover: Hashable, Sendable, CustomStringConvertible {
                 + "time may have moved while it ran; start it with bridge.task { }"
         case .misuse(let misuse):
             return "misuse CoreBluetooth would let pass: \(misuse)"
+        case .unknownTarget(let call):
+            return "\(call), so it did nothing (a mistyped identifier, or another bridge's?)"
         }
     }
 }

@@ -10,6 +10,10 @@ extension MockBLEBridge {
     // MARK: Faults
 
     /// Applies a fault now.
+    ///
+    /// A fault naming a manager that is not on this bridge (a mistyped identifier, or another
+    /// bridge's) does nothing, and ``finish()`` lists it (``Leftover/unknownTarget(_:)``); so
+    /// does a scheduled one when it fires, and ``simulateDisconnection(central:peripheral:error:)``.
     public func simulate(_ fault: Fault) {
         admitArrivals()
         applyHeldCalls()
@@ -33,8 +37,12 @@ extension MockBLEBridge {
     public func simulateDisconnection(
         central: UUID, peripheral: UUID, error: CoreBluetoothError = CoreBluetoothError(.peripheralDisconnected)
     ) {
+        admitArrivals()
         applyHeldCalls()
-        mutate { $0.tearDown(LinkKey(central: central, peripheral: peripheral), reason: error, pendingError: error) }
+        mutate { world in
+            guard world.knows(central: central, peripheral: peripheral, in: "simulateDisconnection") else { return }
+            world.tearDown(LinkKey(central: central, peripheral: peripheral), reason: error, pendingError: error)
+        }
     }
 
     // MARK: Answers

@@ -10,6 +10,7 @@ import BLECore
 /// advertisement changes, state changes.
 extension World {
     mutating func apply(_ fault: Fault) {
+        guard knowsTargets(of: fault) else { return }
         switch fault {
         case .disconnect(let central, let peripheral, let error):
             tearDown(LinkKey(central: central, peripheral: peripheral), reason: error, pendingError: error)
@@ -153,5 +154,34 @@ extension World {
         let rssi = currentRSSI(of: key.peripheral)
         record(.rssiRead, central: key.central, peripheral: key.peripheral, detail: "rssi=\(rssi)")
         complete(id, .success(.rssi(rssi)))
+    }
+}
+
+extension World {
+    /// Whether every manager `fault` names is on this bridge (it may have shut down since); if
+    /// not, the fault does nothing, and the call is noted for ``MockBLEBridge/finish()`` (a
+    /// mistyped or another bridge's identifier).
+    mutating func knowsTargets(of fault: Fault) -> Bool {
+        let (central, peripheral): (UUID?, UUID?) =
+            switch fault {
+            case .disconnect(let central, let peripheral, _): (central, peripheral)
+            case .reset(let peripheral), .proximity(let peripheral, _), .advertisementChange(let peripheral, _),
+                .nameChange(let peripheral, _), .peripheralState(let peripheral, _):
+                (nil, peripheral)
+            case .centralState(let central, _): (central, nil)
+            }
+        return knows(central: central, peripheral: peripheral, in: "the fault \(fault)")
+    }
+
+    /// Whether `central` and `peripheral` (each when given) are managers on this bridge; if
+    /// not, notes that `call` named one that is not.
+    mutating func knows(central: UUID?, peripheral: UUID?, in call: @autoclosure () -> String) -> Bool {
+        var unknown: [String] = []
+        if let central, !centrals.contains(central) { unknown.append("central \(central.uuidString)") }
+        if let peripheral, !peripherals.contains(peripheral) { unknown.append("peripheral \(peripheral.uuidString)") }
+        guard !unknown.isEmpty else { return true }
+        let note = "\(call()) names no \(unknown.joined(separator: " and no ")) on this bridge"
+        if !unknownTargets.contains(note) { unknownTargets.append(note) }
+        return false
     }
 }

@@ -57,6 +57,9 @@ struct World: Sendable {
     var exploration: ExplorationState?
     /// The misuses CoreBluetooth would let pass quietly, in order (see ``Misuse``).
     var misuses: [Misuse] = []
+    /// Faults and test hooks that named a manager not on this bridge, described (see
+    /// ``knows(central:peripheral:in:)``).
+    var unknownTargets: [String] = []
     /// Requests a peripheral's app was handed and had not answered when their ATT transaction
     /// timed out (``Leftover/unansweredRequest(id:peripheral:characteristic:offset:)``).
     var timedOutRequests: [Leftover] = []
