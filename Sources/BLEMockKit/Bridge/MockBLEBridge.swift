@@ -561,18 +561,40 @@ public actor MockBLEBridge {
     }
 
     /// The identifier a new manager takes, and what is wrong with it: `nil`, or the
-    /// configuration problem of an identifier another manager on this bridge already has (a
-    /// manager with a restore identifier takes over its predecessor's, so it is not checked).
+    /// configuration problem of an identifier another manager on this bridge already has.
+    /// Each live manager has its own identifier: a manager with a restore identifier takes
+    /// over its predecessor's only once that one's app was terminated (see
+    /// ``IdentifierClaims``), and a second live manager with the same restore identifier is
+    /// refused as any other clash is.
     nonisolated func claimIdentifier(
         role: IdentifierSource.Role, name: String? = nil, configured: UUID?, restoreIdentifier: String?
     ) -> (UUID, problem: String?) {
         let identifier = configured ?? makeIdentifier(role: role, name: name, restoreIdentifier: restoreIdentifier)
-        guard restoreIdentifier == nil, !identifiers.claim(identifier) else { return (identifier, nil) }
+        guard identifiers.claim(identifier, restoreIdentifier: restoreIdentifier) == .taken else {
+            return (identifier, nil)
+        }
+        guard let restoreIdentifier else {
+            return (
+                identifier,
+                "identifier \(identifier.uuidString) is already used by another manager on this bridge; give each "
+                    + "manager its own identifier, or leave identifier nil to derive one"
+            )
+        }
+        let given = configured == nil ? "" : "given "
         return (
             identifier,
-            "identifier \(identifier.uuidString) is already used by another manager on this bridge; give each "
-                + "manager its own identifier, or leave identifier nil to derive one"
+            "restore identifier \"\(restoreIdentifier)\" (\(given)identifier \(identifier.uuidString)) is already "
+                + "used by another \(role.rawValue) manager on this bridge whose app was not terminated; give each "
+                + "live manager its own restore identifier (a manager takes over its predecessor's only after "
+                + "simulateAppTermination() on that one)"
         )
+    }
+
+    /// The app of the manager with `identifier` was terminated and the system keeps what it
+    /// held (a restore identifier): the next manager with `restoreIdentifier` takes over its
+    /// identifier.
+    nonisolated func identifierAwaitsRelaunch(_ identifier: UUID, restoreIdentifier: String) {
+        identifiers.awaitRelaunch(of: identifier, restoreIdentifier: restoreIdentifier)
     }
 }
 
@@ -580,7 +602,7 @@ public actor MockBLEBridge {
 /// ``MockBLEBridge/makeIdentifier(role:name:restoreIdentifier:)``), so the same test creates the
 /// same identifiers every run, and an unrelated manager created earlier does not shift them.
 final class IdentifierSource: @unchecked Sendable {
-    // @unchecked Sendable: the counters and `claimed` are only read and written under `lock`;
+    // @unchecked Sendable: the counters and `claims` are only read and written under `lock`;
     // `root` is immutable.
 
     /// The roles of managers that take identifiers; the raw value names the role's stream.
@@ -595,9 +617,8 @@ final class IdentifierSource: @unchecked Sendable {
     private var unnamedPeripherals: UInt64 = 0
     /// How many managers of each role and name have taken one.
     private var named: [String: UInt64] = [:]
-    /// The identifiers managers took (room for a few made at once: growing from one to two
-    /// allocated twice in a test of a central and a peripheral).
-    private var claimed = IdentifierSet(minimumCapacity: 4)
+    /// The identifiers managers took, and those a relaunched app's manager may take over.
+    private var claims = IdentifierClaims()
 
     init(seed: UInt64, lock: Lock = Lock()) {
         root = SeededGenerator(seed: seed).derived("identifiers")
@@ -633,10 +654,15 @@ final class IdentifierSource: @unchecked Sendable {
         return generator.uuid()
     }
 
-    /// Claims an identifier for a manager without a restore identifier: `false` when another
-    /// manager on the bridge has it already.
-    func claim(_ identifier: UUID) -> Bool {
-        lock.withLock { claimed.insert(identifier) }
+    /// Claims an identifier for a new manager (see ``IdentifierClaims/claim(_:restoreIdentifier:)``).
+    func claim(_ identifier: UUID, restoreIdentifier: String?) -> IdentifierClaims.Claim {
+        lock.withLock { claims.claim(identifier, restoreIdentifier: restoreIdentifier) }
+    }
+
+    /// Lets the next manager with `restoreIdentifier` take over `identifier` (its app was
+    /// terminated).
+    func awaitRelaunch(of identifier: UUID, restoreIdentifier: String) {
+        lock.withLock { claims.awaitRelaunch(of: identifier, restoreIdentifier: restoreIdentifier) }
     }
 }
 

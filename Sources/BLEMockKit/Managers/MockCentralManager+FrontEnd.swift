@@ -76,6 +76,9 @@ extension MockCentralManager {
     /// write-without-response queues. The central joins the bridge here, so the front end
     /// hears its first state too.
     package func attachFrontEnd(_ frontEnd: CentralFrontEnd) {
+        // A manager refused for another's identifier stays off the bridge: its calls are refused
+        // with `invalidConfiguration`, and the other manager keeps its front end.
+        guard duplicateProblem == nil else { return }
         bridge.assumeIsolated { bridge in
             // A central that joined before its front end attached (another call on the bridge
             // admitted it first) reported its first state to nobody: the front end gets it now.
@@ -137,7 +140,9 @@ extension MockCentralManager {
     /// Detaches the front end; `handingOver` as the app is terminated (later calls then leave
     /// the successor's front end alone).
     func detachFrontEnd(handingOver: Bool) {
-        guard handingOver || !handedOver else { return }
+        // (A manager refused for another's identifier never attached: the front end under
+        // that identifier is the other's.)
+        guard duplicateProblem == nil, handingOver || !handedOver else { return }
         bridge.assumeIsolated { bridge in
             bridge.centralFrontEnds[identifier] = nil
             bridge.world.commandQueueReporters.remove(identifier)

@@ -59,8 +59,8 @@ public actor MockCentralManager: CentralManaging {
         /// The restore identifier (as `CBCentralManagerOptionRestoreIdentifierKey`): when the
         /// app is terminated (``MockCentralManager/simulateAppTermination()``) the system keeps
         /// its connections and scan, and a new manager with the same identifier on the bridge
-        /// gets them back with a `CentralEvent.willRestoreState(_:)` event. Defaults
-        /// to `nil`.
+        /// gets them back with a `CentralEvent.willRestoreState(_:)` event. Two live managers
+        /// of a role on one bridge cannot share one (see ``identifier``). Defaults to `nil`.
         public var restoreIdentifier: String?
         /// The seed of this central's own random draws (MTU, connection failures, injection
         /// probabilities); `nil` derives them from the bridge's seed. When the central creates
@@ -71,7 +71,10 @@ public actor MockCentralManager: CentralManaging {
         /// the bridge before it (peripherals do not count). Each manager on a bridge has its own:
         /// a manager given one another manager on the bridge already has refuses every call
         /// with `APIMisuseError.invalidConfiguration(_:)` (a manager with a
-        /// ``restoreIdentifier`` takes over its terminated predecessor's). Defaults to `nil`.
+        /// ``restoreIdentifier`` takes over its predecessor's once that one's app was terminated
+        /// with `simulateAppTermination()`, and only then: a second live manager with the same
+        /// restore identifier, or one after a predecessor that was shut down, is refused the same
+        /// way, with a message naming the restore identifier). Defaults to `nil`.
         public var identifier: UUID?
 
         /// Creates a configuration.
@@ -210,12 +213,18 @@ public actor MockCentralManager: CentralManaging {
     public func simulateAppTermination() {
         // The app is gone: its front end hears nothing more (not even how its operations end),
         // and what this object does from now on leaves the central the system keeps alone.
-        let keeps = world { $0.keepsForRestoration(.central(identifier)) }
+        // (A manager refused for another's identifier has only its own world: terminating it
+        // leaves the other alone.)
+        let keeps = duplicateProblem == nil && world { $0.keepsForRestoration(.central(identifier)) }
         if keeps {
             handedOver = true
             detachFrontEnd(handingOver: true)
         }
         world { $0.terminate(central: identifier) }
+        // The next manager with this restore identifier takes over this identifier.
+        if keeps, let restoreIdentifier = configuration.restoreIdentifier {
+            bridge.identifierAwaitsRelaunch(identifier, restoreIdentifier: restoreIdentifier)
+        }
         // The system's central keeps this identifier for the next manager: this object answers
         // from a world where it is shut down.
         if keeps { refusedWorld = RefusedWorld(shutDown: .central(identifier, broadcaster, configuration)) }

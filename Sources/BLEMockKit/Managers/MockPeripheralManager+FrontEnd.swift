@@ -13,6 +13,9 @@ extension MockPeripheralManager {
     /// Attaches a front end: from now on it hears this manager's events and the length of its
     /// update queue. The manager joins the bridge here, so the front end hears its first state.
     package func attachFrontEnd(_ frontEnd: PeripheralFrontEnd) {
+        // A manager refused for another's identifier stays off the bridge: its calls are refused
+        // with `invalidConfiguration`, and the other manager keeps its front end.
+        guard duplicateProblem == nil else { return }
         bridge.assumeIsolated { bridge in
             let joinedBefore = bridge.peripheralStreams[identifier] != nil
             bridge.peripheralFrontEnds[identifier] = frontEnd
@@ -50,7 +53,9 @@ extension MockPeripheralManager {
     /// Detaches the front end; `handingOver` as the app is terminated (later calls then leave
     /// the successor's front end alone).
     func detachFrontEnd(handingOver: Bool) {
-        guard handingOver || !handedOver else { return }
+        // (A manager refused for another's identifier never attached: the front end under
+        // that identifier is the other's.)
+        guard duplicateProblem == nil, handingOver || !handedOver else { return }
         bridge.assumeIsolated { bridge in
             bridge.peripheralFrontEnds[identifier] = nil
             bridge.world.updateQueueReporters.remove(identifier)

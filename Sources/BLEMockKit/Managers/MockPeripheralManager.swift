@@ -96,7 +96,8 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// app is terminated (``MockPeripheralManager/simulateAppTermination()``) the system
         /// keeps its services, advertising and links, and a new manager with the same
         /// identifier on the bridge gets them back with a
-        /// `PeripheralEvent.willRestoreState(_:)` event. Defaults to `nil`.
+        /// `PeripheralEvent.willRestoreState(_:)` event. Two live managers of a role on one
+        /// bridge cannot share one (see ``identifier``). Defaults to `nil`.
         public var restoreIdentifier: String?
         /// The seed of this peripheral's own random draws; `nil` derives them from the
         /// bridge's seed. Defaults to `nil`.
@@ -107,7 +108,10 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// peripheral of another name, or a central, never shifts it. Each manager on a bridge has its own:
         /// a manager given one another manager on the bridge already has refuses every call
         /// with `APIMisuseError.invalidConfiguration(_:)` (a manager with a
-        /// ``restoreIdentifier`` takes over its terminated predecessor's). Defaults to `nil`.
+        /// ``restoreIdentifier`` takes over its predecessor's once that one's app was terminated
+        /// with `simulateAppTermination()`, and only then: a second live manager with the same
+        /// restore identifier, or one after a predecessor that was shut down, is refused the same
+        /// way, with a message naming the restore identifier). Defaults to `nil`.
         public var identifier: UUID?
 
         /// Creates a configuration.
@@ -452,12 +456,18 @@ public actor MockPeripheralManager: PeripheralManaging {
     public func simulateAppTermination() {
         // The app is gone: its front end hears nothing more (not even how its operations end),
         // and what this object does from now on leaves the peripheral the system keeps alone.
-        let keeps = world { $0.keepsForRestoration(.peripheral(identifier)) }
+        // (A manager refused for another's identifier has only its own world: terminating it
+        // leaves the other alone.)
+        let keeps = duplicateProblem == nil && world { $0.keepsForRestoration(.peripheral(identifier)) }
         if keeps {
             handedOver = true
             detachFrontEnd(handingOver: true)
         }
         world { $0.terminate(peripheral: identifier) }
+        // The next manager with this restore identifier takes over this identifier.
+        if keeps, let restoreIdentifier = configuration.restoreIdentifier {
+            bridge.identifierAwaitsRelaunch(identifier, restoreIdentifier: restoreIdentifier)
+        }
         // The system's peripheral keeps this identifier for the next manager: this object
         // answers from a world where it is shut down.
         if keeps { refusedWorld = RefusedWorld(shutDown: .peripheral(identifier, broadcaster, configuration)) }

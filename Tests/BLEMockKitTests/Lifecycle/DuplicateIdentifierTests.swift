@@ -80,4 +80,77 @@ struct DuplicateIdentifierTests {
         #expect(after.identifier == before.identifier)
         try await after.scanForPeripherals(withServices: ["180D"])
     }
+
+    static func restoreProblem(_ restoreIdentifier: String, _ identifier: UUID, role: String, given: Bool = false)
+        -> APIMisuseError
+    {
+        .invalidConfiguration(
+            "restore identifier \"\(restoreIdentifier)\" (\(given ? "given " : "")identifier \(identifier.uuidString)) "
+                + "is already used by another \(role) manager on this bridge whose app was not terminated; give each "
+                + "live manager its own restore identifier (a manager takes over its predecessor's only after "
+                + "simulateAppTermination() on that one)")
+    }
+
+    // (It used to share the first's identity: it saw the first's link and scan, its cancel
+    // dropped the first's link and its shutDown shut the first down.)
+    @Test("A second live central with a restore identifier already on the bridge is refused; the first is untouched")
+    func secondLiveCentralWithTheSameRestoreIdentifierIsRefused() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let first = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        try await first.scanForPeripherals(withServices: nil)
+        try await first.connect(peripheral.identifier)
+        let second = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        let problem = Self.restoreProblem("app", second.identifier, role: "central")
+        #expect(await !second.isConnected(peripheral.identifier))
+        #expect(await !second.isScanning)
+        await #expect(throws: problem) { try await second.scanForPeripherals(withServices: nil) }
+        await #expect(throws: problem) { try await second.cancelPeripheralConnection(peripheral.identifier) }
+        await second.shutDown()
+        await second.simulateAppTermination()
+        #expect(await first.isConnected(peripheral.identifier))
+        #expect(await first.isScanning)
+        #expect(await first.state == .poweredOn)
+        // The first's termination still hands its identity over, to one relaunched manager.
+        await first.simulateAppTermination()
+        let relaunched = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        #expect(relaunched.identifier == first.identifier)
+        #expect(await relaunched.isConnected(peripheral.identifier))
+        let third = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        await #expect(throws: problem) { try await third.scanForPeripherals(withServices: nil) }
+        #expect(await relaunched.isConnected(peripheral.identifier))
+    }
+
+    @Test("A second live peripheral with a restore identifier on the bridge is refused; the first is untouched")
+    func secondLivePeripheralWithTheSameRestoreIdentifierIsRefused() async throws {
+        let bridge = MockBLEBridge()
+        let first = MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+        _ = try await first.add(TestPeripherals.heartRate)
+        try await first.startAdvertising(AdvertisementData(localName: "1"))
+        let second = MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+        let problem = Self.restoreProblem("watch", second.identifier, role: "peripheral")
+        await #expect(throws: problem) { try await second.startAdvertising(AdvertisementData(localName: "2")) }
+        #expect(await !second.isAdvertising)
+        await second.shutDown()
+        #expect(await first.isAdvertising)
+        #expect(await first.services.map(\.uuid) == ["180D"])
+        // Nor does a restore identifier given with an explicit identifier skip the check.
+        let third = MockPeripheralManager(
+            configuration: .init(restoreIdentifier: "watch", identifier: first.identifier), bridge: bridge)
+        await #expect(throws: Self.restoreProblem("watch", first.identifier, role: "peripheral", given: true)) {
+            try await third.add(TestPeripherals.heartRate)
+        }
+    }
+
+    @Test("A manager does not take over the identifier of a predecessor that was shut down rather than terminated")
+    func aShutDownPredecessorIsNotTakenOver() async throws {
+        let bridge = MockBLEBridge()
+        let first = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        try await first.scanForPeripherals(withServices: nil)
+        await first.shutDown()
+        let second = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        await #expect(throws: Self.restoreProblem("app", first.identifier, role: "central")) {
+            try await second.scanForPeripherals(withServices: nil)
+        }
+    }
 }

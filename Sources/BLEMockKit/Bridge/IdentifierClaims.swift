@@ -1,0 +1,48 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Which manager identifiers are taken on a bridge: each live manager has its own, and only a
+/// manager with the restore identifier of one whose app was terminated (state restoration)
+/// takes over that one's identifier.
+///
+/// A shut-down manager keeps its identifier: nothing takes over a manager that was shut down
+/// (with or without a restore identifier), as the world keeps its record, shut down.
+struct IdentifierClaims: Sendable {
+    /// What a manager asking for an identifier gets.
+    enum Claim: Equatable, Sendable {
+        /// The identifier is its own: no manager had it.
+        case granted
+        /// The identifier was the terminated app's manager's, with the same restore identifier:
+        /// the new manager takes over what the system kept for it.
+        case takenOver
+        /// A live manager (or one shut down) has it: the new manager may not join.
+        case taken
+    }
+
+    /// The identifiers managers took (room for a few made at once: growing from one to two
+    /// allocated twice in a test of a central and a peripheral).
+    private var claimed = IdentifierSet(minimumCapacity: 4)
+    /// The identifiers of managers whose app was terminated while the system keeps what they
+    /// held, with their restore identifiers: the next manager with that restore identifier
+    /// takes it over.
+    private var awaitingRelaunch: [IdentifierKey: String] = [:]
+
+    /// Claims `identifier` for a new manager with `restoreIdentifier` (or none).
+    mutating func claim(_ identifier: UUID, restoreIdentifier: String?) -> Claim {
+        if claimed.insert(identifier) { return .granted }
+        let key = IdentifierKey(identifier)
+        guard let restoreIdentifier, awaitingRelaunch[key] == restoreIdentifier else { return .taken }
+        awaitingRelaunch[key] = nil
+        return .takenOver
+    }
+
+    /// The app of the manager with `identifier` was terminated and the system keeps what it
+    /// held for the next manager with `restoreIdentifier`, which may then take `identifier` over.
+    mutating func awaitRelaunch(of identifier: UUID, restoreIdentifier: String) {
+        guard claimed.contains(identifier) else { return }
+        awaitingRelaunch[IdentifierKey(identifier)] = restoreIdentifier
+    }
+}
