@@ -28,7 +28,9 @@ import Testing
 /// something was left over; a run that cannot end (``MockBLEBridge/Stall``) is recorded the
 /// same way. With several seeds, every issue recorded during a seed's run names that seed
 /// and how to rerun only it (`BLEMOCKKIT_SEED=17 swift test --filter name`; the variable
-/// narrows any test with this trait to that seed). When a seed's run fails, an issue also
+/// narrows any test with this trait to that seed; a value that is not a seed is recorded as an
+/// issue, and so is a plan with no seed, such as `seeds: []` or `seedCount: 0`: the body
+/// does not run then). When a seed's run fails, an issue also
 /// lists the calls the app made through the CoreBluetooth-shaped API that got no callback, as
 /// with CoreBluetooth (a scan before the manager was powered on, a read the link's drop ended),
 /// if there were any: the callback the test waited for may be one of theirs.
@@ -252,7 +254,8 @@ extension Trait where Self == MockBridgeTrait {
     }
 
     /// One run for each of `count` seeds (`first`, `first + 1`, …), each on a fresh bridge with
-    /// `timing` (realistic by default): `.mockBridge(seedCount: 100)`.
+    /// `timing` (realistic by default): `.mockBridge(seedCount: 100)`. A count below 1 runs
+    /// nothing: the trait records an issue (``BridgeTestPlan/EmptyPlan``) and the body does not run.
     public static func mockBridge(
         seedCount count: Int, from first: UInt64 = 0, timing: LinkTiming = .realistic,
         timeLimit: Duration = .seconds(3_600)
@@ -262,7 +265,8 @@ extension Trait where Self == MockBridgeTrait {
     }
 
     /// One run per seed, each on a fresh bridge with `timing` (realistic by default):
-    /// `.mockBridge(seeds: [3, 17, 42])`.
+    /// `.mockBridge(seeds: [3, 17, 42])`. An empty list runs nothing: the trait records an
+    /// issue (``BridgeTestPlan/EmptyPlan``) and the body does not run.
     public static func mockBridge(
         seeds: [UInt64], timing: LinkTiming = .realistic, timeLimit: Duration = .seconds(3_600)
     ) -> Self {

@@ -32,7 +32,8 @@ extension XCTestCase {
     ///
     /// - Parameters:
     ///   - configuration: The bridge configuration; each seed replaces its seed. Defaults to fast.
-    ///   - seeds: The seeds; `nil` runs once with the configuration's seed.
+    ///   - seeds: The seeds; `nil` runs once with the configuration's seed. An empty list runs
+    ///     nothing: the test fails (``BridgeTestPlan/EmptyPlan``) and the body does not run.
     ///   - timeLimit: The most virtual time one run may take.
     ///   - body: The test.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)

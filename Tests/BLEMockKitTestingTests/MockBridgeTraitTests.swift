@@ -78,6 +78,30 @@ struct MockBridgeTraitTests {
         }
     }
 
+    /// A plan without a seed used to run nothing, and the test passed without testing anything.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [MockBridgeTrait.mockBridge(seeds: []), .mockBridge(seedCount: 0), .mockBridge(seedCount: -3)])
+    func aTraitWithNoSeedRecordsAnIssueAndDoesNotRunTheBody(trait: MockBridgeTrait) async throws {
+        let test = try #require(Test.current)
+        let seen = Seen()
+        try await withKnownIssue {
+            try await trait.provideScope(for: test, testCase: Test.Case.current) { await seen.add(0) }
+        } matching: { issue in
+            issue.comments.map(\.rawValue) == [BridgeTestPlan.EmptyPlan().description]
+        }
+        #expect(await seen.seeds.isEmpty)
+    }
+
+    @Test func aPlanWithNoSeedIsRefusedWhateverTheSeedVariableSays() {
+        let plan = BridgeTestPlan(configuration: .realistic(seed: 0), seeds: [])
+        #expect(throws: BridgeTestPlan.EmptyPlan()) { try plan.seedsToRun(environment: [:]) }
+        #expect(throws: BridgeTestPlan.EmptyPlan()) { try plan.seedsToRun(environment: ["BLEMOCKKIT_SEED": "17"]) }
+        #expect(
+            BridgeTestPlan.EmptyPlan().description
+                == "the bridge test plan has no seed, so the test body would never run: give at least one seed "
+                + "(seeds: [0], or seedCount: 1 or more)")
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func aRunThatCannotEndIsRecordedAsAStallWithTheSeed() async throws {
         let trait = MockBridgeTrait(plan: BridgeTestPlan(configuration: .init(seed: 9), timeLimit: .seconds(5)))

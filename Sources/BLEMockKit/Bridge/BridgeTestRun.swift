@@ -39,8 +39,11 @@ public struct BridgeTestPlan: Sendable, Hashable {
     /// The seeds to run given an environment: the one `BLEMOCKKIT_SEED` names, if set (it
     /// need not be among ``seeds``), else ``seeds``.
     ///
-    /// - Throws: ``BadSeedVariable`` when the variable is set but is not a seed.
+    /// - Throws: ``EmptyPlan`` when ``seeds`` is empty (whatever the variable says: a plan
+    ///   that runs nothing would pass without testing anything), ``BadSeedVariable`` when the
+    ///   variable is set but is not a seed.
     public func seedsToRun(environment: [String: String]) throws -> [UInt64] {
+        guard !seeds.isEmpty else { throw EmptyPlan() }
         guard let text = environment[Self.seedVariable] else { return seeds }
         guard let seed = UInt64(text.trimmingCharacters(in: .whitespaces)) else { throw BadSeedVariable(text: text) }
         return [seed]
@@ -58,6 +61,18 @@ public struct BridgeTestPlan: Sendable, Hashable {
 
         public var description: String {
             "\(BridgeTestPlan.seedVariable)=\(text) is not a seed: give a whole number from 0 to 2^64-1"
+        }
+    }
+
+    /// The plan has no seed to run (`seeds: []`, or `seedCount:` of 0 or less): the test body
+    /// would never run, and the test would pass without testing anything.
+    public struct EmptyPlan: Error, Hashable, Sendable, CustomStringConvertible {
+        /// Creates the error.
+        public init() {}
+
+        public var description: String {
+            "the bridge test plan has no seed, so the test body would never run: give at least one seed "
+                + "(seeds: [0], or seedCount: 1 or more)"
         }
     }
 
