@@ -38,8 +38,12 @@ import BLECore
 public struct Exploration: Sendable {
     /// What each seed may draw.
     public var budget: ExplorationBudget
-    /// The seeds to explore, in order.
+    /// The seeds to explore, in order: at least one (an exploration of none is refused, see
+    /// ``ExplorationReport/problem``).
     public var seeds: [UInt64]
+    /// The seed count the exploration was created with, if it was (for the problem of a count
+    /// below 1).
+    private var seedCount: Int?
     /// Whether to stop at the first failing seed (the default) or run every seed.
     public var stopsAtFirstFailure: Bool
     /// Whether to shrink failures (the first one, or each with ``stopsAtFirstFailure`` off).
@@ -61,7 +65,9 @@ public struct Exploration: Sendable {
     /// a body with no outside work can take much less, which makes shrinking a stall fast.
     public var stallPatience: Duration
 
-    /// Creates an exploration of `seeds` seeds from `first` (0, 1, 2, … by default).
+    /// Creates an exploration of `seeds` seeds from `first` (0, 1, 2, … by default). A count
+    /// below 1 is refused: the report's ``ExplorationReport/problem`` says so, and it has not
+    /// passed.
     public init(
         budget: ExplorationBudget = ExplorationBudget(), seeds count: Int = 1_000, from first: UInt64 = 0,
         stopsAtFirstFailure: Bool = true, shrinks: Bool = true, parallelism: Int? = nil,
@@ -73,9 +79,11 @@ public struct Exploration: Sendable {
             stopsAtFirstFailure: stopsAtFirstFailure, shrinks: shrinks, parallelism: parallelism,
             timeLimit: timeLimit, failsOnLeftovers: failsOnLeftovers, maximumShrinkRuns: maximumShrinkRuns,
             stallPatience: stallPatience)
+        seedCount = count
     }
 
-    /// Creates an exploration of the given seeds.
+    /// Creates an exploration of the given seeds. An empty list is refused: the report's
+    /// ``ExplorationReport/problem`` says so, and it has not passed.
     public init(
         budget: ExplorationBudget = ExplorationBudget(), seeds: [UInt64], stopsAtFirstFailure: Bool = true,
         shrinks: Bool = true, parallelism: Int? = nil, timeLimit: Duration = .seconds(600),
@@ -259,6 +267,13 @@ public struct Exploration: Sendable {
     }
 
     private var parameterProblem: String? {
+        if seeds.isEmpty {
+            if let seedCount, seedCount < 1 {
+                return "Exploration(seeds: \(seedCount)): a seed count of \(seedCount) is outside 1…, so no seed "
+                    + "would be explored"
+            }
+            return "Exploration.seeds: the list is empty, so no seed would be explored; give at least one seed"
+        }
         if parallelism < 1 { return "Exploration.parallelism: \(parallelism) is outside 1…" }
         if maximumShrinkRuns < 0 { return "Exploration.maximumShrinkRuns: \(maximumShrinkRuns) is outside 0…" }
         if timeLimit <= .zero {

@@ -196,6 +196,18 @@ struct ExplorationRunnerTests {
                 Exploration(budget: ExplorationBudget(mtu: 1...2), seeds: 5),
                 "ExplorationBudget.mtu.lowerBound: 1 is outside 23…517"
             ),
+            (
+                Exploration(seeds: 0),
+                "Exploration(seeds: 0): a seed count of 0 is outside 1…, so no seed would be explored"
+            ),
+            (
+                Exploration(seeds: -5),
+                "Exploration(seeds: -5): a seed count of -5 is outside 1…, so no seed would be explored"
+            ),
+            (
+                Exploration(seeds: []),
+                "Exploration.seeds: the list is empty, so no seed would be explored; give at least one seed"
+            ),
             (Exploration(seeds: 5, parallelism: 0), "Exploration.parallelism: 0 is outside 1…"),
             (Exploration(seeds: 5, maximumShrinkRuns: -1), "Exploration.maximumShrinkRuns: -1 is outside 0…"),
             (Exploration(seeds: 5, timeLimit: .zero), "Exploration.timeLimit: 0s is outside 0s… (exclusive)"),
@@ -289,13 +301,17 @@ struct ExplorationRunnerTests {
         #expect(report.description.hasPrefix("Explored 0 of 100 seeds (cancelled): no failure."))
     }
 
+    /// (It used to report that it passed, having explored nothing.)
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test("An exploration of no seeds runs nothing and passes")
+    @Test("An exploration of no seeds runs nothing and does not pass, and a count set to seeds later is explored")
     func noSeeds() async {
         let runs = Recorder<Int>()
-        let report = await Exploration(seeds: []).run { _ in runs.append(1) }
-        #expect(report.seedsRun == 0 && report.passed && runs.entries.isEmpty)
-        #expect(report.description.hasPrefix("Explored 0 of 0 seeds: no failure."))
+        var exploration = Exploration(seeds: 0)
+        let report = await exploration.run { _ in runs.append(1) }
+        #expect(report.seedsRun == 0 && !report.passed && runs.entries.isEmpty)
+        exploration.seeds = [7]
+        let later = await exploration.run { _ in runs.append(1) }
+        #expect(later.problem == nil && later.passed && later.seedsRun == 1)
     }
 
     // MARK: Link limits
