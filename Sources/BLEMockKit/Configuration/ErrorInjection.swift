@@ -22,8 +22,9 @@ import BLECore
 ///
 /// An injection that could never apply as written is refused, in a configuration's
 /// `errorInjection` and from `inject(_:)` alike: an operation of the other role, `.times(n)`
-/// with `n` below 1, a probability outside 0…1 (or NaN), an ``Failure/att(_:)`` failure of an
-/// operation that is not an ATT request, and ``Failure/neverAnswers`` for a peripheral
+/// with `n` below 1, a probability outside 0…1 (or NaN), an ``Failure/att(_:)`` failure with
+/// `ATTError.Code.success` (0x00 is not an error) or of an operation that is not an ATT
+/// request, and ``Failure/neverAnswers`` for a peripheral
 /// manager's operation. The manager (or, for ``MockBLEBridge/inject(_:)``, every manager on
 /// the bridge) then refuses every call with `APIMisuseError.invalidConfiguration(_:)` naming
 /// the problem.
@@ -57,7 +58,8 @@ public struct ErrorInjection: Sendable, Hashable {
 
     /// How the operation fails.
     public enum Failure: Sendable, Hashable {
-        /// With this ATT error, as if the peripheral answered so: for an operation that is an
+        /// With this ATT error, as if the peripheral answered so: an error code (not
+        /// `ATTError.Code.success`, which is refused), for an operation that is an
         /// ATT request (discovery, read, write, subscribe) only; an injection of an ATT error
         /// into `connect`, `readRSSI` or a peripheral manager's operation is refused with
         /// `APIMisuseError.invalidConfiguration(_:)`, since no ATT response answers them. The
@@ -136,7 +138,8 @@ extension ErrorInjection {
     /// What is wrong with this injection for a central manager (`inCentral` true), a
     /// peripheral manager (false) or a whole bridge (`nil`: either role's operations), or
     /// `nil`: an operation of the other role (which would never apply), a count below 1, a
-    /// probability outside 0…1, an ATT error for an operation no ATT response answers, or
+    /// probability outside 0…1, ATT result 0x00 (success, not an error), an ATT error for an
+    /// operation no ATT response answers, or
     /// `neverAnswers` for a peripheral manager's operation (which waits for no answer).
     func problem(inCentral: Bool?) -> String? {
         if let inCentral, isPeripheralOperation == inCentral {
@@ -153,6 +156,9 @@ extension ErrorInjection {
             break
         }
         switch failure {
+        case .att(let code) where code == .success:
+            return ".att(\(code)) is not an error: ATT result 0x00 is the answer to a granted request, so "
+                + ".\(operation.rawValue) could not fail with it; inject an ATT error code (0x01 or above)"
         case .att(let code) where !operation.isATTRequest:
             return ".att(\(code)) cannot fail .\(operation.rawValue): no ATT response answers it (ATT errors answer "
                 + ".serviceDiscovery, .characteristicDiscovery, .descriptorDiscovery, .read, .write and .subscribe); "

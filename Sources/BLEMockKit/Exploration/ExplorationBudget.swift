@@ -44,6 +44,7 @@ public struct ExplorationBudget: Sendable, Hashable {
     public var operations: Set<ErrorInjection.Operation>
     /// The ATT errors an ``PlannedFault/Kind/attError`` may answer with. Defaults to
     /// unlikely error (0x0E), insufficient resources (0x11) and an application error (0x80).
+    /// 0x00 (success) is not an error, and a budget with it is refused.
     public var attErrors: [ATTError.Code]
     /// The phones a run may be on: each plan draws one evenly as its
     /// ``LinkConditions/centralProfile`` (e.g. ``LinkProfile/phones``). Defaults to none: no
@@ -115,6 +116,8 @@ public struct ExplorationBudget: Sendable, Hashable {
             faultKinds.contains(.attError) && attErrors.isEmpty
                 ? "\(owner).attErrors: empty, but .attError faults may be drawn; give an error or leave the kind out"
                 : nil,
+            attErrors.contains(.success)
+                ? "\(owner).attErrors: 0x00 (success) is not an error; give ATT error codes (0x01 or above)" : nil,
         ])
     }
 

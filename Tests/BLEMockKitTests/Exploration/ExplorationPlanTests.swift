@@ -131,6 +131,10 @@ struct ExplorationPlanTests {
             ),
             (ExplorationBudget(updateQueueCapacity: 0...4), "ExplorationBudget.updateQueueCapacity: 0 is outside 1…"),
             (
+                ExplorationBudget(attErrors: [.unlikelyError, .success]),
+                "ExplorationBudget.attErrors: 0x00 (success) is not an error; give ATT error codes (0x01 or above)"
+            ),
+            (
                 ExplorationBudget(window: .milliseconds(-5) ... .zero),
                 "ExplorationBudget.window: -0.005s is outside 0s…1000000000s"
             ),

@@ -198,6 +198,12 @@ struct InjectionRuleTests {
                 ".att(0x05 insufficientAuthentication) cannot fail .connect: no ATT response answers it"
             ),
             (ErrorInjection(.readRSSI, failure: .att(.unlikelyError)), true, ".att(0x0E unlikelyError) cannot fail"),
+            // 0x00 is not an error: a read used to throw ATTError(0x00 success).
+            (
+                ErrorInjection(.read, failure: .att(.success)), true,
+                ".att(0x00 success) is not an error: ATT result 0x00 is the answer to a granted request, so .read "
+                    + "could not fail with it; inject an ATT error code (0x01 or above)"
+            ),
             (
                 ErrorInjection(.updateValue, failure: .att(.unlikelyError)), false,
                 ".att(0x0E unlikelyError) cannot fail"

@@ -144,6 +144,12 @@ struct WorldInjectionTests {
                 + ".serviceDiscovery, .characteristicDiscovery, .descriptorDiscovery, .read, .write and .subscribe); "
                 + "inject a .coreBluetooth(_:) failure"
         ),
+        // (It used to be installed, and a read then threw ATTError(0x00 success).)
+        (
+            ErrorInjection(.read, failure: .att(.success)),
+            ".att(0x00 success) is not an error: ATT result 0x00 is the answer to a granted request, so .read "
+                + "could not fail with it; inject an ATT error code (0x01 or above)"
+        ),
         (
             ErrorInjection(.serviceAdd, failure: .coreBluetooth(.unknown)),
             ".serviceAdd is a peripheral manager's operation and never happens on a central manager; "
