@@ -68,17 +68,18 @@ public struct Misuse: Hashable, Sendable, CustomStringConvertible {
 
 extension World {
     /// Records a misuse CoreBluetooth lets pass, or throws `error` when the manager that made
-    /// the call asked for strict misuse.
+    /// the call asked for strict misuse and the misuse was made by a call (`throwing`; a request
+    /// handler's answer is none, so it is recorded whatever the manager asked for).
     mutating func misused(
         _ kind: Misuse.Kind, by caller: Manager, central: UUID?, peripheral: UUID?, characteristic: BluetoothUUID?,
-        handle: UInt16?, error: APIMisuseError
+        handle: UInt16?, error: APIMisuseError, throwing: Bool = true
     ) throws {
         let strict: Bool =
             switch caller {
             case .central(let identifier): centrals[identifier]?.configuration.strictMisuse ?? false
             case .peripheral(let identifier): peripherals[identifier]?.configuration.strictMisuse ?? false
             }
-        if strict { throw error }
+        if strict, throwing { throw error }
         misuses.append(
             Misuse(
                 kind: kind, time: now, central: central, peripheral: peripheral, characteristic: characteristic,

@@ -57,7 +57,7 @@ extension MockBLEBridge {
         case .updateQueue(let peripheral, let queued):
             peripheralFrontEnds[peripheral]?.updateQueue(queued)
         case .ask(let peripheral, let question):
-            ask(handlers[peripheral], question)
+            ask(handlers[peripheral], question, of: peripheral)
         case .channelOpened(let record):
             openChannel(record)
         case .channelData(let channel, let end, let data):
@@ -75,7 +75,7 @@ extension MockBLEBridge {
     }
 
     /// Calls a peripheral's request handler and hands its answer to the world.
-    private func ask(_ handler: RequestHandler?, _ question: HandlerQuestion) {
+    private func ask(_ handler: RequestHandler?, _ question: HandlerQuestion, of peripheral: UUID) {
         guard let handler else { return }
         switch question {
         case .read(let request, let id):
@@ -95,7 +95,10 @@ extension MockBLEBridge {
             }
             world.answer(id, with: failure ?? .success())
         case .command(let request):
-            _ = handler.answer(request)
+            // (A command left for later has no answer the central waits for.)
+            if let response = handler.answer(request) {
+                world.handlerAnswered(command: request, with: response, by: peripheral)
+            }
         }
     }
 

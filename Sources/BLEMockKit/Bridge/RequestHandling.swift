@@ -18,7 +18,10 @@ public enum RequestHandling: Sendable {
     /// an app's own peripheral role.
     case manual
     /// A closure answers each request at once (for a write batch, each request in order until
-    /// one fails). It must not block.
+    /// one fails). It must not block. An error answer to a write command
+    /// (`ATTRequest.isCommand`) is ignored and recorded in ``MockBLEBridge/misuses`` as a
+    /// manual peripheral's is, whatever `strictMisuse` says (an answer is no call that could
+    /// throw).
     case handler(@Sendable (ATTRequest) -> RequestResponse)
 }
 

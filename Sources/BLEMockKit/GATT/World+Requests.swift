@@ -278,16 +278,11 @@ extension World {
         -> OperationID?
     {
         if request.isCommand {
-            let central = request.central.identifier
             record(
-                .response, central: central, peripheral: peripheral, attribute: request.characteristic.uuid,
-                handle: request.characteristic.handle, value: value,
+                .response, central: request.central.identifier, peripheral: peripheral,
+                attribute: request.characteristic.uuid, handle: request.characteristic.handle, value: value,
                 detail: "id=\(request.id) result=\(result.name) ignored: a write command gets no response")
-            guard result != .success else { return nil }
-            try misused(
-                .responseToCommand, by: .peripheral(peripheral), central: central, peripheral: peripheral,
-                characteristic: request.characteristic.uuid, handle: request.characteristic.handle,
-                error: .responseToCommand(id: request.id, result: result))
+            try answeredCommand(request, result: result, by: peripheral, strictness: .throwing)
             return nil
         }
         guard
@@ -316,6 +311,29 @@ extension World {
         }
         guard let waiting else { return }
         answer(waiting.id, with: response)
+    }
+
+    /// A request handler answered a write command: an error answer is a ``Misuse``, as a
+    /// manual peripheral's is, recorded whatever `strictMisuse` says.
+    mutating func handlerAnswered(command request: ATTRequest, with response: RequestResponse, by peripheral: UUID) {
+        try? answeredCommand(request, result: response.result, by: peripheral, strictness: .recording)
+    }
+
+    /// Whether a misuse in a peripheral's answer throws (a strict peripheral's call) or is
+    /// recorded whatever `strictMisuse` says (a handler's answer, which no call could throw from).
+    enum AnswerStrictness {
+        case throwing, recording
+    }
+
+    /// An answer to a write command: an error one is a ``Misuse`` (the central never learns of it).
+    private mutating func answeredCommand(
+        _ request: ATTRequest, result: ATTError.Code, by peripheral: UUID, strictness: AnswerStrictness
+    ) throws {
+        guard result != .success else { return }
+        try misused(
+            .responseToCommand, by: .peripheral(peripheral), central: request.central.identifier,
+            peripheral: peripheral, characteristic: request.characteristic.uuid, handle: request.characteristic.handle,
+            error: .responseToCommand(id: request.id, result: result), throwing: strictness == .throwing)
     }
 
     /// The handler's or the app's answer to operation `id`'s request: it goes back over the

@@ -40,7 +40,9 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// Whether a misuse CoreBluetooth lets pass quietly (a notification or indication cut
         /// to the link's length, an error response to a write command) throws its
         /// `APIMisuseError` at the call instead of being recorded in ``MockBLEBridge/misuses``
-        /// (which ``MockBLEBridge/finish()`` reports). Defaults to `false`, as CoreBluetooth.
+        /// (which ``MockBLEBridge/finish()`` reports). A ``RequestHandling/handler(_:)``'s
+        /// answers are no call that could throw: their misuses are recorded either way.
+        /// Defaults to `false`, as CoreBluetooth.
         public var strictMisuse: Bool
         /// The transmit queue of notifications and indications. Defaults to
         /// ``QueueBehavior/unlimited``.

@@ -143,6 +143,29 @@ struct MisuseTests {
         #expect(await rig.bridge.misuses.isEmpty)
     }
 
+    /// (A handler's error answer to a write command used to pass unrecorded.)
+    @Test(
+        "A request handler's error answer to a write command is recorded as a misuse as a manual one is, strict or not",
+        arguments: [false, true])
+    func handlersErrorAnswerToACommand(strict: Bool) async throws {
+        let commands = Recorder<UInt64>()
+        let handling = RequestHandling.handler { request in
+            guard request.isCommand else { return .success(Data([7])) }
+            commands.append(request.id)
+            return .error(.writeNotPermitted)
+        }
+        let rig = try await Rig.make(requestHandling: handling, strictMisuse: strict)
+        try await rig.central.writeValue(Data([4]), for: rig.remote(RigUUID.value), type: .withoutResponse)
+        let id = try #require(commands.entries.first)
+        let misuses = await rig.bridge.misuses
+        #expect(misuses.map(\.kind) == [.responseToCommand])
+        #expect(misuses.map(\.error) == [.responseToCommand(id: id, result: .writeNotPermitted)])
+        #expect(misuses.map(\.peripheral) == [rig.peripheral.identifier])
+        #expect(misuses.map(\.central) == [rig.central.identifier])
+        // Nothing reached the central: its link and reads carry on.
+        #expect(try await rig.central.readValue(for: rig.remote(RigUUID.value)) == Data([7]))
+    }
+
     @Test("A peripheral that answers only requests (ATTRequest.isCommand) leaves nothing to report")
     func answeringOnlyRequests() async throws {
         let rig = try await Rig.make(requestHandling: .manual, strictMisuse: true)
