@@ -22,7 +22,9 @@ public struct Misuse: Hashable, Sendable, CustomStringConvertible {
         /// was `false`): the write was dropped.
         case writeWithoutResponseDropped
         /// A write without response, notification or indication longer than the link carries
-        /// (ATT_MTU − 3, at most 512 bytes): the value was cut.
+        /// (ATT_MTU − 3, at most 512 bytes), or a peripheral's answer to a read request longer
+        /// than an attribute holds from the request's offset on (512 bytes in all): the value
+        /// was cut.
         case valueTruncated
         /// An error response to a write command: the central expects no answer and never
         /// learns of the error.

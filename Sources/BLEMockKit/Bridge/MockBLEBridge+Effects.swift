@@ -80,7 +80,9 @@ extension MockBLEBridge {
         switch question {
         case .read(let request, let id):
             // (No answer yet: it comes later, see `MockPeripheralManager.answer(_:with:)`.)
-            if let response = handler.answer(request) { world.answer(id, with: response) }
+            if let response = handler.answer(request) {
+                world.handlerAnswered(request, of: id, with: response, by: peripheral)
+            }
         case .write(let requests, let id):
             // Each request in order until one fails, as CoreBluetooth's single answer to a batch;
             // one the handler answers later answers for the batch (those after it are not asked).

@@ -18,10 +18,11 @@ public enum RequestHandling: Sendable {
     /// an app's own peripheral role.
     case manual
     /// A closure answers each request at once (for a write batch, each request in order until
-    /// one fails). It must not block. An error answer to a write command
-    /// (`ATTRequest.isCommand`) is ignored and recorded in ``MockBLEBridge/misuses`` as a
-    /// manual peripheral's is, whatever `strictMisuse` says (an answer is no call that could
-    /// throw).
+    /// one fails). It must not block. Its answers are checked as a manual peripheral's are: a
+    /// read's value longer than an attribute holds from the request's offset on (512 bytes in
+    /// all) is cut to it, and an error answer to a write command (`ATTRequest.isCommand`) is
+    /// ignored; each is recorded in ``MockBLEBridge/misuses`` whatever `strictMisuse` says (an
+    /// answer is no call that could throw). The value of an answer to a write is ignored.
     case handler(@Sendable (ATTRequest) -> RequestResponse)
 }
 
@@ -29,7 +30,8 @@ public enum RequestHandling: Sendable {
 public struct RequestResponse: Hashable, Sendable {
     /// `ATTError.Code.success` or the ATT error to answer with.
     public var result: ATTError.Code
-    /// For a successful read, the value from the request's offset on.
+    /// For a successful read, the value from the request's offset on (at most 512 bytes from
+    /// offset 0, as an attribute holds). Ignored for a write: an ATT Write Response has none.
     public var value: Data?
 
     /// Creates a response.

@@ -267,6 +267,11 @@ extension World {
     /// A manual peripheral answers a request it was handed; returns the operation it answers,
     /// or `nil` for a write command, which has no response: CoreBluetooth ignores the call. A
     /// success is ignored quietly; an error is a ``Misuse`` (the central never learns of it).
+    /// A read's value longer than an attribute holds from the request's offset (512 bytes in
+    /// all) is cut to it, and a ``Misuse`` too; a strict peripheral throws either at the call
+    /// instead, and the request stays unanswered. A write's answer carries no value (an ATT
+    /// Write Response has none): a value given with it is ignored, as CoreBluetooth ignores the
+    /// value of the request object an app answers a write with, which holds what was written.
     @discardableResult
     /// Whether `peripheral`'s request `id` waits for its app's answer (a request answered, or
     /// whose link went, does not).
@@ -290,10 +295,13 @@ extension World {
                 $0.stage == .awaitingAnswer(request.id) && $0.link?.peripheral == peripheral
             }), let key = operation.link
         else { throw APIMisuseError.unknownRequest(id: request.id) }
+        let answered = try readAnswer(
+            RequestResponse(result: result, value: value), to: request, of: operation, by: peripheral,
+            strictness: .throwing)
         record(
             .response, central: key.central, peripheral: peripheral, attribute: request.characteristic.uuid,
             handle: request.characteristic.handle, value: value, detail: "id=\(request.id) result=\(result.name)")
-        answer(operation.id, with: RequestResponse(result: result, value: value))
+        answer(operation.id, with: answered)
         return operation.id
     }
 
@@ -311,6 +319,17 @@ extension World {
         }
         guard let waiting else { return }
         answer(waiting.id, with: response)
+    }
+
+    /// A request handler answered a read request of operation `id`: as a manual peripheral's
+    /// answer is taken, except that a misuse in it is recorded whatever `strictMisuse` says (a
+    /// handler's answer is no call that could throw).
+    mutating func handlerAnswered(
+        _ request: ATTRequest, of id: OperationID, with response: RequestResponse, by peripheral: UUID
+    ) {
+        guard let operation = pending[id] else { return }
+        let answered = try? readAnswer(response, to: request, of: operation, by: peripheral, strictness: .recording)
+        answer(id, with: answered ?? response)
     }
 
     /// A request handler answered a write command: an error answer is a ``Misuse``, as a
@@ -334,6 +353,33 @@ extension World {
             .responseToCommand, by: .peripheral(peripheral), central: request.central.identifier,
             peripheral: peripheral, characteristic: request.characteristic.uuid, handle: request.characteristic.handle,
             error: .responseToCommand(id: request.id, result: result), throwing: strictness == .throwing)
+    }
+
+    /// A successful answer to a read request as it goes back: its value cut to what an
+    /// attribute holds from the request's offset on (512 bytes in all), which is a ``Misuse``.
+    private mutating func readAnswer(
+        _ response: RequestResponse, to request: ATTRequest, of operation: PendingOperation, by peripheral: UUID,
+        strictness: AnswerStrictness
+    ) throws -> RequestResponse {
+        guard response.result == .success, let value = response.value, let procedure = operation.procedure else {
+            return response
+        }
+        if case .write = procedure.kind { return response }
+        let limit = max(0, GATTDatabase.maximumValueLength - request.offset)
+        guard value.count > limit else { return response }
+        let central = request.central.identifier
+        let error = APIMisuseError.valueTooLong(
+            operation: "respond(to:withResult:value:)", length: value.count, maximum: limit)
+        try misused(
+            .valueTruncated, by: .peripheral(peripheral), central: central, peripheral: peripheral,
+            characteristic: request.characteristic.uuid, handle: request.characteristic.handle, error: error,
+            throwing: strictness == .throwing)
+        record(
+            .truncated, central: central, peripheral: peripheral, attribute: request.characteristic.uuid,
+            handle: request.characteristic.handle,
+            detail: "answer to read request id=\(request.id) at offset \(request.offset) of \(value.count) bytes "
+                + "cut to \(limit) (an attribute value holds at most \(GATTDatabase.maximumValueLength))")
+        return RequestResponse(result: .success, value: value.prefix(limit))
     }
 
     /// The handler's or the app's answer to operation `id`'s request: it goes back over the

@@ -38,11 +38,13 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// truncating it as CoreBluetooth does. Defaults to `false`.
         public var strictLengths: Bool
         /// Whether a misuse CoreBluetooth lets pass quietly (a notification or indication cut
-        /// to the link's length, an error response to a write command) throws its
-        /// `APIMisuseError` at the call instead of being recorded in ``MockBLEBridge/misuses``
-        /// (which ``MockBLEBridge/finish()`` reports). A ``RequestHandling/handler(_:)``'s
-        /// answers are no call that could throw: their misuses are recorded either way.
-        /// Defaults to `false`, as CoreBluetooth.
+        /// to the link's length, an error response to a write command, an answer to a read
+        /// request longer than an attribute holds) throws its `APIMisuseError` at the call
+        /// instead of being recorded in ``MockBLEBridge/misuses`` (which
+        /// ``MockBLEBridge/finish()`` reports); a `respond(to:withResult:value:)` refused so
+        /// leaves the request unanswered. A ``RequestHandling/handler(_:)``'s answers are no
+        /// call that could throw: their misuses are recorded either way. Defaults to `false`,
+        /// as CoreBluetooth.
         public var strictMisuse: Bool
         /// The transmit queue of notifications and indications. Defaults to
         /// ``QueueBehavior/unlimited``.
@@ -393,6 +395,17 @@ public actor MockPeripheralManager: PeripheralManaging {
 
     public var isAdvertising: Bool { world { $0.isAdvertising(peripheral: identifier) } }
 
+    /// Answers a read request (with the value from its offset on) or the first request of a
+    /// write batch, with a result code (``ATTError/Code/success`` or an ATT error).
+    ///
+    /// A read's value longer than an attribute holds from the request's offset on (512 bytes
+    /// in all) is cut to it and recorded as a misuse (``Misuse/Kind/valueTruncated``); an error
+    /// answer to a write command is ignored and recorded as one (``Misuse/Kind/responseToCommand``).
+    /// With ``Configuration/strictMisuse`` either throws its `APIMisuseError` instead
+    /// (`valueTooLong`, `responseToCommand`), and a refused read answer leaves the request
+    /// unanswered. The value of an answer to a write is ignored, as CoreBluetooth ignores the
+    /// value of the request it is answered with (which holds what the central wrote): an ATT
+    /// Write Response carries no value.
     public func respond(to request: ATTRequest, withResult result: ATTError.Code, value: Data?) throws {
         if let refusal = refusal("respond") { throw refusal }
         try withBridge { try $0.respond(peripheral: identifier, to: request, result: result, value: value) }

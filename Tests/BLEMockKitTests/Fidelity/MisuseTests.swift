@@ -190,6 +190,94 @@ struct MisuseTests {
         #expect(await rig.bridge.finish() == .clean)
     }
 
+    // MARK: Answers longer than an attribute holds
+
+    /// (A 600-byte answer used to be cut to 512 bytes silently.)
+    @Test("A manual answer to a read longer than an attribute holds is cut to 512 bytes and recorded as a misuse")
+    func longAnswerToARead() async throws {
+        let rig = try await Rig.make(requestHandling: .manual)
+        var events = rig.peripheral.events().makeAsyncIterator()
+        let read = Task { try await rig.central.readValue(for: rig.remote(RigUUID.value)) }
+        let request = try #require(await nextReadRequest(&events))
+        try await rig.peripheral.respond(to: request, withResult: .success, value: testBytes(600))
+        #expect(try await read.value == testBytes(512))
+        let misuses = await rig.bridge.misuses
+        #expect(misuses.map(\.kind) == [.valueTruncated])
+        #expect(
+            misuses.map(\.error) == [
+                .valueTooLong(operation: "respond(to:withResult:value:)", length: 600, maximum: 512)
+            ])
+        #expect(misuses.map(\.peripheral) == [rig.peripheral.identifier])
+        let cut = await rig.bridge.log.last { $0.kind == .truncated }
+        #expect(
+            cut?.detail
+                == "answer to read request id=\(request.id) at offset 0 of 600 bytes cut to 512 (an attribute value "
+                + "holds at most 512)")
+    }
+
+    @Test("With strict misuse, a manual answer to a read longer than an attribute holds throws; it stays unanswered")
+    func strictLongAnswerToARead() async throws {
+        let rig = try await Rig.make(requestHandling: .manual, strictMisuse: true)
+        var events = rig.peripheral.events().makeAsyncIterator()
+        let read = Task { try await rig.central.readValue(for: rig.remote(RigUUID.value)) }
+        let request = try #require(await nextReadRequest(&events))
+        await #expect(
+            throws: APIMisuseError.valueTooLong(operation: "respond(to:withResult:value:)", length: 513, maximum: 512)
+        ) {
+            try await rig.peripheral.respond(to: request, withResult: .success, value: testBytes(513))
+        }
+        // The request is still the app's to answer.
+        try await rig.peripheral.respond(to: request, withResult: .success, value: testBytes(512))
+        #expect(try await read.value == testBytes(512))
+        #expect(await rig.bridge.misuses.isEmpty)
+    }
+
+    @Test("An answer to a Read Blob may hold what the attribute holds from the request's offset on, and no more")
+    func longAnswerFromAnOffset() async throws {
+        let rig = try await Rig.make(requestHandling: .manual, centralMTU: 23, strictMisuse: true)
+        var events = rig.peripheral.events().makeAsyncIterator()
+        let read = Task { try await rig.central.readValue(for: rig.remote(RigUUID.value)) }
+        let first = try #require(await nextReadRequest(&events))
+        try await rig.peripheral.respond(to: first, withResult: .success, value: testBytes(512))
+        let blob = try #require(await nextReadRequest(&events))
+        #expect(blob.offset == 22)
+        await #expect(
+            throws: APIMisuseError.valueTooLong(operation: "respond(to:withResult:value:)", length: 491, maximum: 490)
+        ) {
+            try await rig.peripheral.respond(to: blob, withResult: .success, value: testBytes(491, startingAt: 22))
+        }
+        read.cancel()
+    }
+
+    /// (A handler's 2,000-byte answer used to be cut to 512 bytes silently.)
+    @Test(
+        "A request handler's answer to a read longer than an attribute holds is cut and recorded, strict or not",
+        arguments: [false, true])
+    func handlersLongAnswerToARead(strict: Bool) async throws {
+        let rig = try await Rig.make(
+            requestHandling: .handler { _ in .success(testBytes(2_000)) }, strictMisuse: strict)
+        #expect(try await rig.central.readValue(for: rig.remote(RigUUID.value)) == testBytes(512))
+        let misuses = await rig.bridge.misuses
+        #expect(misuses.map(\.kind) == [.valueTruncated])
+        #expect(
+            misuses.map(\.error) == [
+                .valueTooLong(operation: "respond(to:withResult:value:)", length: 2_000, maximum: 512)
+            ])
+    }
+
+    @Test("A value given with the answer to a write is ignored, not a misuse: a Write Response carries none")
+    func valueInAnAnswerToAWrite() async throws {
+        let rig = try await Rig.make(requestHandling: .manual, strictMisuse: true)
+        var events = rig.peripheral.events().makeAsyncIterator()
+        let write = Task {
+            try await rig.central.writeValue(Data([1]), for: rig.remote(RigUUID.value), type: .withResponse)
+        }
+        let request = try #require(await nextWriteRequests(&events)?.first)
+        try await rig.peripheral.respond(to: request, withResult: .success, value: testBytes(600))
+        try await write.value
+        #expect(await rig.bridge.misuses.isEmpty)
+    }
+
     // MARK: The record
 
     @Test("A misuse describes itself with the time, the managers and the error's advice")
