@@ -35,7 +35,9 @@ public enum APIMisuseError: Error, Hashable, Sendable {
     /// A service description CoreBluetooth would reject.
     case invalidService(BluetoothUUID, reason: InvalidServiceReason)
     /// A value longer than the operation can carry: a write without response or an update
-    /// beyond ATT_MTU − 3 when lengths are strict, or a value beyond 512 bytes.
+    /// beyond ATT_MTU − 3 when lengths are strict (its description names the link's limit), or
+    /// a value an attribute cannot hold, beyond 512 bytes (`setValue`, and from a read
+    /// request's offset an answer to it; its description names the attribute's limit).
     case valueTooLong(operation: String, length: Int, maximum: Int)
     /// The characteristic has a cached (static) value, which the stack serves and no one
     /// can change.
@@ -51,6 +53,9 @@ public enum APIMisuseError: Error, Hashable, Sendable {
     /// CoreBluetooth ignores the call. Thrown only with strict misuse; otherwise it is
     /// ignored and recorded as a misuse.
     case responseToCommand(id: UInt64, result: ATTError.Code)
+    /// `unpublishL2CAPChannel(_:)` of a PSM this peripheral manager has not published (or
+    /// unpublished already): there is nothing to unpublish.
+    case l2capChannelNotPublished(psm: UInt16)
 
     /// Why a service description cannot be published.
     public enum InvalidServiceReason: Hashable, Sendable {
@@ -106,6 +111,11 @@ extension APIMisuseError: CustomStringConvertible {
         case .invalidService(let uuid, let reason):
             return "Service \(uuid) cannot be published: \(reason.explanation)"
         case .valueTooLong(let operation, let length, let maximum):
+            guard Self.sendsOverALink(operation) else {
+                return "\(operation) was given \(length) bytes, but the attribute takes at most \(maximum) there: "
+                    + "an attribute value holds at most 512 bytes, whatever the link. Give at most \(maximum) bytes; "
+                    + "spread more data over several characteristics, or frame it with the Transport module."
+            }
             return "\(operation) was given \(length) bytes but can carry at most \(maximum) on this link. "
                 + "Split the data into parts of at most \(maximum) bytes (maximumWriteValueLength, or the central's "
                 + "maximumUpdateValueLength), or frame it with the Transport module."
@@ -121,7 +131,23 @@ extension APIMisuseError: CustomStringConvertible {
         case .responseToCommand(let id, let result):
             return "Request \(id) is a write command (a write without response): the central expects no answer, "
                 + "so the \(result.name) response goes nowhere. Check ATTRequest.isCommand before responding."
+        case .l2capChannelNotPublished(let psm):
+            let hex = String(psm, radix: 16, uppercase: true)
+            let padded = String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            return "No L2CAP channel is published at PSM 0x\(padded) "
+                + "by this peripheral manager, so there is nothing to unpublish. Unpublish a PSM that "
+                + "publishL2CAPChannel returned, once."
         }
+    }
+}
+
+extension APIMisuseError {
+    /// Whether a ``valueTooLong(operation:length:maximum:)`` operation sends the value over a
+    /// link in one packet (an update, a write without response), so that the link's ATT_MTU
+    /// bounds it, rather than storing it as an attribute's value (`setValue`, an answer to a
+    /// read request), which 512 bytes bound whatever the link.
+    static func sendsOverALink(_ operation: String) -> Bool {
+        operation.hasPrefix("updateValue") || operation.contains(".withoutResponse")
     }
 }
 

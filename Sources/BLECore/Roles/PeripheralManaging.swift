@@ -59,7 +59,8 @@ public protocol PeripheralManaging: Actor {
     /// ``PeripheralEvent/l2capChannelOpened(_:)`` events.
     func publishL2CAPChannel(requiresEncryption: Bool) async throws -> UInt16
 
-    /// Stops accepting channels at a PSM; channels already open stay open.
+    /// Stops accepting channels at a PSM; channels already open stay open. The mock throws
+    /// ``APIMisuseError/l2capChannelNotPublished(psm:)`` for a PSM it has not published.
     func unpublishL2CAPChannel(_ psm: UInt16) async throws
 
     /// Takes the manager out of service: it stops advertising, fails its waiting calls and

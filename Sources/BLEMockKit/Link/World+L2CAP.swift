@@ -30,7 +30,7 @@ extension World {
     mutating func unpublishL2CAPChannel(peripheral: UUID, psm: UInt16) throws {
         try requirePoweredOn(peripheral: peripheral, "unpublishL2CAPChannel")
         guard peripherals[peripheral]!.publishedPSMs.removeValue(forKey: psm) != nil else {
-            throw L2CAPError(.psmNotSupported)
+            throw APIMisuseError.l2capChannelNotPublished(psm: psm)
         }
         record(.l2cap, peripheral: peripheral, detail: "unpublished \(L2CAPChannelRecord.hex(psm))")
     }

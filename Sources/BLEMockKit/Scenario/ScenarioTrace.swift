@@ -114,7 +114,7 @@ public struct ScenarioTrace: Sendable, Hashable {
             "characteristicNotPublished", "serviceNotPublished", "characteristicCannotNotify", "invalidService",
             "valueTooLong", "staticCharacteristic", "invalidConfiguration", "updateQueueFull", "managerShutDown",
             "writeWithoutResponseNotSupported", "clientConfigurationWrite", "writeWithoutResponseQueueFull",
-            "responseToCommand", "descriptorNotFound",
+            "responseToCommand", "descriptorNotFound", "l2capChannelNotPublished",
         ]
 
         static func kitName(_ error: APIMisuseError) -> String {
@@ -135,6 +135,7 @@ public struct ScenarioTrace: Sendable, Hashable {
             case .clientConfigurationWrite: "clientConfigurationWrite"
             case .writeWithoutResponseQueueFull: "writeWithoutResponseQueueFull"
             case .responseToCommand: "responseToCommand"
+            case .l2capChannelNotPublished: "l2capChannelNotPublished"
             }
         }
 

@@ -278,6 +278,26 @@ struct MisuseTests {
         #expect(await rig.bridge.misuses.isEmpty)
     }
 
+    @Test("Too long a value for an attribute says so, not that a link carries too little")
+    func attributeLengthIsNotALinkLimit() async throws {
+        let rig = try await Rig.make()
+        let error = APIMisuseError.valueTooLong(operation: "setValue", length: 513, maximum: 512)
+        await #expect(throws: error) {
+            try await rig.peripheral.setValue(testBytes(513), for: rig.local(RigUUID.value))
+        }
+        // (It said "can carry at most 512 on this link" and pointed to maximumWriteValueLength.)
+        #expect(
+            error.description
+                == "setValue was given 513 bytes, but the attribute takes at most 512 there: an attribute value holds "
+                + "at most 512 bytes, whatever the link. Give at most 512 bytes; spread more data over several "
+                + "characteristics, or frame it with the Transport module.")
+        #expect(
+            APIMisuseError.valueTooLong(operation: "updateValue", length: 30, maximum: 20).description
+                == "updateValue was given 30 bytes but can carry at most 20 on this link. Split the data into parts "
+                + "of at most 20 bytes (maximumWriteValueLength, or the central's maximumUpdateValueLength), or frame "
+                + "it with the Transport module.")
+    }
+
     // MARK: The record
 
     @Test("A misuse describes itself with the time, the managers and the error's advice")

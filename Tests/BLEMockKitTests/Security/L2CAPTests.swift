@@ -82,7 +82,14 @@ struct L2CAPTests {
         #expect(second == 0x0081)
         try await rig.peripheral.unpublishL2CAPChannel(first)
         #expect(try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false) == 0x0080)  // reused
-        await #expect(throws: L2CAPError(.psmNotSupported)) { try await rig.peripheral.unpublishL2CAPChannel(0x00C0) }
+        // (It used to throw the connect side's L2CAPError(.psmNotSupported), "L2CAP connection refused".)
+        await #expect(throws: APIMisuseError.l2capChannelNotPublished(psm: 0x00C0)) {
+            try await rig.peripheral.unpublishL2CAPChannel(0x00C0)
+        }
+        await #expect(throws: APIMisuseError.l2capChannelNotPublished(psm: 0x0080)) {
+            try await rig.peripheral.unpublishL2CAPChannel(first)
+            try await rig.peripheral.unpublishL2CAPChannel(first)
+        }
         #expect(
             await rig.bridge.log.filter { $0.kind == .l2cap }.compactMap(\.detail).prefix(3) == [
                 "published 0x0080", "published 0x0081 (encryption required)", "unpublished 0x0080",
@@ -217,5 +224,9 @@ struct L2CAPTests {
     @Test func channelsAndErrorsDescribeThemselves() {
         #expect(L2CAPError(.psmNotSupported).description.hasPrefix("L2CAP connection refused (0x0002 psmNotSupported)"))
         #expect(L2CAPError.Code.insufficientEncryption.rawValue == 0x0008)
+        #expect(
+            APIMisuseError.l2capChannelNotPublished(psm: 0xC0).description
+                == "No L2CAP channel is published at PSM 0x00C0 by this peripheral manager, so there is nothing to "
+                + "unpublish. Unpublish a PSM that publishL2CAPChannel returned, once.")
     }
 }
