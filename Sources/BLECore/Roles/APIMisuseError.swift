@@ -56,6 +56,9 @@ public enum APIMisuseError: Error, Hashable, Sendable {
     /// `unpublishL2CAPChannel(_:)` of a PSM this peripheral manager has not published (or
     /// unpublished already): there is nothing to unpublish.
     case l2capChannelNotPublished(psm: UInt16)
+    /// An argument of the call is out of range (a timeout or time limit that is not above
+    /// zero, say): the message names the call, the argument, its value and the range.
+    case invalidArgument(String)
 
     /// Why a service description cannot be published.
     public enum InvalidServiceReason: Hashable, Sendable {
@@ -131,6 +134,8 @@ extension APIMisuseError: CustomStringConvertible {
         case .responseToCommand(let id, let result):
             return "Request \(id) is a write command (a write without response): the central expects no answer, "
                 + "so the \(result.name) response goes nowhere. Check ATTRequest.isCommand before responding."
+        case .invalidArgument(let problem):
+            return "Invalid argument: \(problem)."
         case .l2capChannelNotPublished(let psm):
             let hex = String(psm, radix: 16, uppercase: true)
             let padded = String(repeating: "0", count: max(0, 4 - hex.count)) + hex

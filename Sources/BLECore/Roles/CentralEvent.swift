@@ -83,7 +83,9 @@ public struct ScanOptions: Hashable, Sendable {
 public struct ConnectOptions: Hashable, Sendable {
     /// How long to wait before giving up with ``CoreBluetoothError/Code/connectionTimeout``
     /// and cancelling the pending connection. CoreBluetooth itself never times out a
-    /// connection attempt; `nil` waits indefinitely. Defaults to `nil`.
+    /// connection attempt; `nil` waits indefinitely. A timeout must be above zero: the mock
+    /// refuses a connect given zero or less with ``APIMisuseError/invalidArgument(_:)``, in
+    /// fast and realistic mode alike. Defaults to `nil`.
     public var timeout: Duration?
 
     /// Creates connect options.

@@ -26,7 +26,10 @@ extension MockBLEBridge {
         world.scheduleFault(fault, at: max(instant, world.now))
     }
 
-    /// Schedules a fault `delay` from now.
+    /// Schedules a fault `delay` from now. A negative delay names a time already past, which
+    /// is taken as for ``schedule(_:at:)``: the fault fires at once, in order with what is due
+    /// now (as SwiftNIO's event loops run a task scheduled in the past). It is not refused, so
+    /// that a delay computed from times that moved on (`deadline - now`) still fires.
     public func schedule(_ fault: Fault, after delay: Duration) {
         schedule(fault, at: world.now.advanced(by: max(delay, .zero)))
     }

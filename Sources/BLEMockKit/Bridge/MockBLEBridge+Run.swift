@@ -60,12 +60,16 @@ extension MockBLEBridge {
     ///     Defaults to one second.
     ///   - body: The code under test.
     /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws, or ``Stall``.
+    /// - Throws: What `body` throws, or ``Stall``; `APIMisuseError.invalidArgument(_:)`, before
+    ///   `body` runs, when `timeLimit` is not above zero or `stallPatience` is negative.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     public nonisolated func run<T: Sendable>(
         timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1),
         _ body: @escaping @Sendable @isolated(any) () async throws -> T
     ) async throws -> T {
+        if let problem = Self.runArgumentProblem(timeLimit: timeLimit, stallPatience: stallPatience) {
+            throw APIMisuseError.invalidArgument("MockBLEBridge.run(timeLimit:stallPatience:_:): " + problem)
+        }
         let executor = SimulationExecutor()
         defer { executor.stop() }
         try await begin(executor, timeLimit: timeLimit)
@@ -87,6 +91,13 @@ extension MockBLEBridge {
             await end(executor)
             throw error
         }
+    }
+
+    /// What is wrong with a run's arguments, or `nil`: a time limit must be above zero, a
+    /// stall patience not negative.
+    static func runArgumentProblem(timeLimit: Duration, stallPatience: Duration) -> String? {
+        ConfigurationProblems.check("timeLimit", positive: timeLimit)
+            ?? ConfigurationProblems.check("stallPatience", nonNegative: stallPatience)
     }
 
     /// The scope proper: the body and the driver, on the scope's executor.

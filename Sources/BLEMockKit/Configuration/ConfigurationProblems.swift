@@ -52,6 +52,11 @@ enum ConfigurationProblems {
         value >= .zero ? nil : outside(field(), FixtureDuration.string(value), "0s…")
     }
 
+    /// A duration that must be above zero (a time limit, a timeout).
+    static func check(_ field: @autoclosure () -> String, positive value: Duration) -> String? {
+        value > .zero ? nil : outside(field(), FixtureDuration.string(value), "0s… (exclusive)")
+    }
+
     static func check(_ field: @autoclosure () -> String, probability value: Double) -> String? {
         (0...1).contains(value) ? nil : outside(field(), "\(value)", "0…1")
     }

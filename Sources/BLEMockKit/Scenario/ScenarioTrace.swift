@@ -115,6 +115,7 @@ public struct ScenarioTrace: Sendable, Hashable {
             "valueTooLong", "staticCharacteristic", "invalidConfiguration", "updateQueueFull", "managerShutDown",
             "writeWithoutResponseNotSupported", "clientConfigurationWrite", "writeWithoutResponseQueueFull",
             "responseToCommand", "descriptorNotFound", "l2capChannelNotPublished",
+            "invalidArgument",
         ]
 
         static func kitName(_ error: APIMisuseError) -> String {
@@ -136,6 +137,7 @@ public struct ScenarioTrace: Sendable, Hashable {
             case .writeWithoutResponseQueueFull: "writeWithoutResponseQueueFull"
             case .responseToCommand: "responseToCommand"
             case .l2capChannelNotPublished: "l2capChannelNotPublished"
+            case .invalidArgument: "invalidArgument"
             }
         }
 

@@ -17,6 +17,13 @@ extension World {
     /// passes; so does one advertising as non-connectable, in realistic timing (fast mode fails
     /// that at once). A central at its connection limit fails the attempt at once.
     mutating func startConnecting(central: UUID, peripheral: UUID, timeout: Duration?, id: OperationID) {
+        if let timeout, let problem = ConfigurationProblems.check("connect(_:options:): timeout", positive: timeout) {
+            let error = APIMisuseError.invalidArgument(
+                problem + "; give a timeout above zero, or none (nil) to wait until the link comes up or the "
+                    + "attempt is cancelled")
+            record(.refused, central: central, peripheral: peripheral, error: error, detail: "connect")
+            return complete(id, .failure(error))
+        }
         do {
             try requirePoweredOn(central: central, "connect")
         } catch {
@@ -54,7 +61,7 @@ extension World {
             id: id, owner: .central(central), kind: .connect(key), since: now, stage: .waiting)
         if let timeout {
             // Each call's own timeout: a second connect to a pending peripheral gives up on its own.
-            operation.deadline = now.advanced(by: max(timeout, .zero))
+            operation.deadline = now.advanced(by: timeout)
             schedule.schedule(.connectionTimeout(id), at: operation.deadline!)
         }
         pending.insert(operation)

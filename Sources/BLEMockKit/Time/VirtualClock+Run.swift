@@ -38,7 +38,8 @@ extension VirtualClock {
     ///   - body: The code under test.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, or ``Stall`` (on a bridge's clock,
-    ///   ``MockBLEBridge/Stall``).
+    ///   ``MockBLEBridge/Stall``); `APIMisuseError.invalidArgument(_:)`, before `body` runs,
+    ///   when `timeLimit` is not above zero or `stallPatience` is negative.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     public func run<T: Sendable>(
         timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1),
@@ -47,6 +48,9 @@ extension VirtualClock {
         if isBridged {
             guard let bridge else { throw Self.bridgeGone("run") }
             return try await bridge.run(timeLimit: timeLimit, stallPatience: stallPatience, body)
+        }
+        if let problem = MockBLEBridge.runArgumentProblem(timeLimit: timeLimit, stallPatience: stallPatience) {
+            throw APIMisuseError.invalidArgument("VirtualClock.run(timeLimit:stallPatience:_:): " + problem)
         }
         try lock.withLock {
             guard !driving else {
