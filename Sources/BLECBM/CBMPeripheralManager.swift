@@ -60,7 +60,7 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     /// The app's authorization to share data over Bluetooth in the peripheral role, as
     /// CoreBluetooth told it before `CBManager.authorization`
     /// (`CBPeripheralManager.authorizationStatus()`, deprecated there since iOS 13): the class's
-    /// ``CBMManager/authorization`` under its older names.
+    /// ``CBMManager/authorization-type.property`` under its older names.
     public class func authorizationStatus() -> CBMPeripheralManagerAuthorizationStatus {
         CBMPeripheralManagerAuthorizationStatus(authorization)
     }

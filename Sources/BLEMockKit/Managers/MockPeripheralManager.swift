@@ -396,7 +396,7 @@ public actor MockPeripheralManager: PeripheralManaging {
     public var isAdvertising: Bool { world { $0.isAdvertising(peripheral: identifier) } }
 
     /// Answers a read request (with the value from its offset on) or the first request of a
-    /// write batch, with a result code (``ATTError/Code/success`` or an ATT error).
+    /// write batch, with a result code (`ATTError.Code.success` or an ATT error).
     ///
     /// A read's value longer than an attribute holds from the request's offset on (512 bytes
     /// in all) is cut to it and recorded as a misuse (``Misuse/Kind/valueTruncated``); an error
