@@ -40,18 +40,7 @@ struct AnswersFromOtherQueuesTests {
             let app = FetchingPeripheral(answer: answer)
             app.start(on: bridge)
             try await bridge.waitForApp { app.isAdvertising }
-            let events = central.events()
-            try await central.scanForPeripherals(withServices: [FetchingPeripheral.service.bluetoothUUID])
-            var identifier: UUID?
-            for await event in events {
-                if case .discovered(let discovery) = event {
-                    identifier = discovery.peripheral.identifier
-                    break
-                }
-            }
-            let peripheral = try #require(identifier)
-            try await central.connect(peripheral)
-            try await central.discoverAll(for: peripheral)
+            let peripheral = try await central.connectToFirst(advertising: FetchingPeripheral.service)
             let characteristic = try await central.characteristic("FFB1", of: peripheral)
             let result: Result<Data, any Error>
             do {

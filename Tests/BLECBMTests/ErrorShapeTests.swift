@@ -72,17 +72,7 @@ struct ErrorShapeTests {
         let error = try await bridge.run { () -> (any Error)? in
             let app = RefusingPeripheral(queue: DispatchQueue(label: "refusing"))
             let central = MockCentralManager(bridge: bridge)
-            try await central.scanForPeripherals(withServices: [RefusingPeripheral.service.bluetoothUUID])
-            var identifier: UUID?
-            for await event in central.events() {
-                if case .discovered(let discovery) = event {
-                    identifier = discovery.peripheral.identifier
-                    break
-                }
-            }
-            let peripheral = try #require(identifier)
-            try await central.connect(peripheral)
-            try await central.discoverAll(for: peripheral)
+            let peripheral = try await central.connectToFirst(advertising: RefusingPeripheral.service)
             let characteristic = try await central.characteristic("FFA1", of: peripheral)
             do {
                 _ = try await central.readValue(for: characteristic)

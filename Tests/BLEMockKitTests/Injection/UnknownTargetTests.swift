@@ -11,6 +11,16 @@ import Testing
 struct UnknownTargetTests {
     static let stranger = UUID(uuidString: "00000000-0000-0000-0000-00000000BEEF")!
 
+    /// What `finish()` left over (none when clean), and its notes of unknown targets.
+    static func finishNotes(_ bridge: MockBLEBridge) async -> ([Leftover], [String]) {
+        guard case .leftovers(let items) = await bridge.finish() else { return ([], []) }
+        let notes = items.compactMap { item -> String? in
+            if case .unknownTarget(let note) = item { return note }
+            return nil
+        }
+        return (items, notes)
+    }
+
     @Test(
         "Each fault kind naming an unknown manager is listed by finish(), and changes nothing",
         arguments: [
@@ -25,15 +35,7 @@ struct UnknownTargetTests {
         await rig.bridge.simulate(fault)
         #expect(await rig.bridge.log.count == before)
         #expect(await rig.central.isConnected(rig.peripheral.identifier))
-        let report = await rig.bridge.finish()
-        guard case .leftovers(let items) = report else {
-            Issue.record("finish() was clean")
-            return
-        }
-        let notes = items.compactMap { item -> String? in
-            if case .unknownTarget(let note) = item { return note }
-            return nil
-        }
+        let (items, notes) = await Self.finishNotes(rig.bridge)
         #expect(
             notes == [
                 "the fault \(fault) names no \(fault.isCentralState ? "central" : "peripheral") "
@@ -53,15 +55,7 @@ struct UnknownTargetTests {
         await rig.bridge.advance(by: .seconds(3))
         await rig.bridge.simulateDisconnection(central: rig.central.identifier, peripheral: Self.stranger)
         #expect(await rig.central.isConnected(rig.peripheral.identifier))
-        let report = await rig.bridge.finish()
-        guard case .leftovers(let items) = report else {
-            Issue.record("finish() was clean")
-            return
-        }
-        let notes = items.compactMap { item -> String? in
-            if case .unknownTarget(let note) = item { return note }
-            return nil
-        }
+        let (_, notes) = await Self.finishNotes(rig.bridge)
         #expect(notes.count == 3)
         #expect(notes[0].hasSuffix("names no central \(Self.stranger.uuidString) on this bridge"))
         // The same fault twice is one note.
