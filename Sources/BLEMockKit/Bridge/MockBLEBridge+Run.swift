@@ -287,7 +287,9 @@ extension MockBLEBridge {
     func step() -> SelfDrivingScope.Step {
         // A paused simulation does nothing, not even put new managers on the air; nor does one
         // waiting for an answer the app owes (it comes from any thread, at this instant).
-        if outside.holdsTime(owedTo: world.awaitsAnswer) { return .held }
+        // (A closure reading the world only when an answer is owed: `world.awaitsAnswer` would
+        // copy the world into the closure at every step.)
+        if outside.holdsTime(owedTo: { world.awaitsAnswer(from: $0, to: $1) }) { return .held }
         admitArrivals()
         forgetCancelled()
         let next = world.schedule.nextDeadline
