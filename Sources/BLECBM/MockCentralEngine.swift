@@ -162,7 +162,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
 
     deinit {
         // A manager the app lets go of leaves the air, as CoreBluetooth's does: its scan stops
-        // and its connections and attempts end.
+        // and its connections and attempts end; a manager the app makes next with the same
+        // restore identifier starts afresh (its commands come after these).
+        central.releaseIdentifier()
         lane.command { central in
             central.detachFrontEnd()
             central.shutDown()

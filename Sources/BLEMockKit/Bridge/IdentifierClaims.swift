@@ -30,13 +30,26 @@ struct IdentifierClaims: Sendable {
     /// takes it over.
     private var awaitingRelaunch: [IdentifierKey: String] = [:]
 
+    /// Identifiers whose managers the app let go of (they shut down, the app not terminated):
+    /// the next manager with one starts afresh under it.
+    private var released = IdentifierSet(minimumCapacity: 1)
+
     /// Claims `identifier` for a new manager with `restoreIdentifier` (or none).
     mutating func claim(_ identifier: UUID, restoreIdentifier: String?) -> Claim {
         if claimed.insert(identifier) { return .granted }
+        if released.remove(identifier) { return .granted }
         let key = IdentifierKey(identifier)
         guard let restoreIdentifier, awaitingRelaunch[key] == restoreIdentifier else { return .taken }
         awaitingRelaunch[key] = nil
         return .takenOver
+    }
+
+    /// The app let go of the manager with `identifier` (it shuts down; its app was not
+    /// terminated, or the system would keep it for the next manager): a manager created later
+    /// with that identifier (the same restore identifier, or given) starts afresh under it.
+    mutating func release(_ identifier: UUID) {
+        guard claimed.contains(identifier), awaitingRelaunch[IdentifierKey(identifier)] == nil else { return }
+        _ = released.insert(identifier)
     }
 
     /// The app of the manager with `identifier` was terminated and the system keeps what it

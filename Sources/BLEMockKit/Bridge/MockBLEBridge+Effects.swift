@@ -126,7 +126,14 @@ extension MockBLEBridge {
         configuration: MockCentralManager.Configuration
     ) {
         if let current = centralStreams[identifier] {
-            guard current !== events, world.awaitsRestoration(.central(identifier)) else { return }
+            guard current !== events else { return }
+            // A manager the app made again after letting go of the last one starts afresh.
+            if world.centrals[existing: identifier].isShutDown {
+                centralStreams[identifier] = events
+                mutate { $0.restart(central: identifier, configuration: configuration) }
+                return
+            }
+            guard world.awaitsRestoration(.central(identifier)) else { return }
             centralStreams[identifier] = events
             mutate { $0.restore(central: identifier, configuration: configuration) }
             return

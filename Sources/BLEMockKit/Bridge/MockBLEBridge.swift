@@ -596,6 +596,14 @@ public actor MockBLEBridge {
     nonisolated func identifierAwaitsRelaunch(_ identifier: UUID, restoreIdentifier: String) {
         identifiers.awaitRelaunch(of: identifier, restoreIdentifier: restoreIdentifier)
     }
+
+    /// The app let go of the manager with `identifier`, which shuts down (unless its app was
+    /// terminated and the system keeps it): a manager created after this, with the same
+    /// restore identifier (or identifier), starts afresh under it, as CoreBluetooth lets an app
+    /// make its manager again. Call it where the app lets go, before the app can make the next.
+    package nonisolated func releaseIdentifier(_ identifier: UUID) {
+        identifiers.release(identifier)
+    }
 }
 
 /// Hands out identifiers derived from the seed, by role and name (see
@@ -663,6 +671,11 @@ final class IdentifierSource: @unchecked Sendable {
     /// terminated).
     func awaitRelaunch(of identifier: UUID, restoreIdentifier: String) {
         lock.withLock { claims.awaitRelaunch(of: identifier, restoreIdentifier: restoreIdentifier) }
+    }
+
+    /// Lets a manager created later have `identifier` afresh (see ``IdentifierClaims/release(_:)``).
+    func release(_ identifier: UUID) {
+        lock.withLock { claims.release(identifier) }
     }
 }
 

@@ -82,7 +82,11 @@ extension MockCentralManager {
         bridge.assumeIsolated { bridge in
             // A central that joined before its front end attached (another call on the bridge
             // admitted it first) reported its first state to nobody: the front end gets it now.
-            let joinedBefore = bridge.centralStreams[identifier] != nil
+            // (Not one that joins now in place of a predecessor the app let go of: it starts
+            // afresh, and reports its first state as a new manager does.)
+            let stream = bridge.centralStreams[identifier]
+            let restarting = stream.map { $0 !== broadcaster && bridge.world.centrals[existing: identifier].isShutDown }
+            let joinedBefore = stream != nil && restarting != true
             bridge.centralFrontEnds[identifier] = frontEnd
             bridge.admitArrivals()
             bridge.join(central: identifier, events: broadcaster, configuration: configuration)

@@ -72,9 +72,10 @@ public actor MockCentralManager: CentralManaging {
         /// a manager given one another manager on the bridge already has refuses every call
         /// with `APIMisuseError.invalidConfiguration(_:)` (a manager with a
         /// ``restoreIdentifier`` takes over its predecessor's once that one's app was terminated
-        /// with `simulateAppTermination()`, and only then: a second live manager with the same
-        /// restore identifier, or one after a predecessor that was shut down, is refused the same
-        /// way, with a message naming the restore identifier). Defaults to `nil`.
+        /// with `simulateAppTermination()`; a second live manager with the same restore
+        /// identifier is refused the same way, with a message naming the restore identifier; one
+        /// made after its predecessor shut down (``shutDown()``, or a CoreBluetooth-shaped manager
+        /// the app let go of) starts afresh under the identifier). Defaults to `nil`.
         public var identifier: UUID?
 
         /// Creates a configuration.
@@ -242,6 +243,13 @@ public actor MockCentralManager: CentralManaging {
         world { $0.removeBond(LinkKey(central: identifier, peripheral: peripheral), onCentral: true) }
     }
 
+    /// The app let go of this manager: one made after it with its identifier (its restore
+    /// identifier) starts afresh under it (see ``MockBLEBridge/releaseIdentifier(_:)``). Nothing
+    /// for a manager refused for another's identifier.
+    package nonisolated func releaseIdentifier() {
+        if duplicateProblem == nil { bridge.releaseIdentifier(identifier) }
+    }
+
     /// Takes this manager off the air and ends its event streams; see the bridge's log for
     /// what was dropped. The manager is unusable afterwards (its state is `unknown`).
     ///
@@ -255,6 +263,12 @@ public actor MockCentralManager: CentralManaging {
         // app's next manager: the terminated one shutting down leaves it alone.)
         guard !handedOver else { return }
         world { $0.shutDown(central: identifier) }
+        // (Once: and not for a manager refused for another's identifier, whose world is its own.)
+        guard duplicateProblem == nil, refusedWorld == nil else { return }
+        // A manager the app makes next with this identifier (its restore identifier) starts
+        // afresh under it: this object answers from a world where it is shut down from now on.
+        refusedWorld = RefusedWorld(shutDown: .central(identifier, broadcaster, configuration))
+        releaseIdentifier()
     }
 
     /// Why this manager refuses `operation` before it reaches the bridge, if it does: its

@@ -12,6 +12,20 @@ extension World {
     /// Adds a central manager to the air.
     mutating func addCentral(_ identifier: UUID, configuration: MockCentralManager.Configuration) {
         guard !centrals.contains(identifier) else { return }
+        centralOrder.append(identifier)
+        installCentral(identifier, configuration: configuration)
+    }
+
+    /// A central manager that shut down is made again under its identifier (an app that let go
+    /// of its manager made another with the same restore identifier): it starts afresh, as a new
+    /// one does; what the system keeps for the phone (bonds) stays.
+    mutating func restart(central identifier: UUID, configuration: MockCentralManager.Configuration) {
+        guard centrals.contains(identifier), centrals[existing: identifier].isShutDown else { return }
+        installCentral(identifier, configuration: configuration)
+    }
+
+    /// Puts a new central record under `identifier` (already in ``centralOrder``).
+    private mutating func installCentral(_ identifier: UUID, configuration: MockCentralManager.Configuration) {
         let streams =
             configuration.seed.map { Streams(SeededGenerator(seed: $0)) }
             ?? Streams(deriving: .central, of: identifier, from: random)
@@ -21,7 +35,6 @@ extension World {
             identifier: identifier, configuration: limited(configuration), state: state, random: streams)
         let problem = Self.problem(in: configuration)
         centrals[identifier]!.configurationProblem = problem
-        centralOrder.append(identifier)
         record(.stateChanged, central: identifier, detail: state.description)
         // CoreBluetooth reports the state once a new manager knows it; a transitioning one
         // reports each step as it comes.

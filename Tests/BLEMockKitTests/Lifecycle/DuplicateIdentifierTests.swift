@@ -142,15 +142,24 @@ struct DuplicateIdentifierTests {
         }
     }
 
-    @Test("A manager does not take over the identifier of a predecessor that was shut down rather than terminated")
-    func aShutDownPredecessorIsNotTakenOver() async throws {
+    @Test("A central made after its predecessor with the same restore identifier shut down starts afresh under it")
+    func aShutDownPredecessorsIdentifierStartsAfresh() async throws {
         let bridge = MockBLEBridge()
         let first = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
         try await first.scanForPeripherals(withServices: nil)
         await first.shutDown()
         let second = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        #expect(second.identifier == first.identifier)
+        // Not the shut-down one: powered on, scanning, nothing restored.
+        #expect(await second.waitForPoweredOn() == .poweredOn)
+        try await second.scanForPeripherals(withServices: nil)
+        #expect(await second.isScanning)
+        #expect(await second.restoredState == nil)
+        // The first stays shut down, and a third while the second lives is refused.
+        await #expect(throws: APIMisuseError.self) { try await first.scanForPeripherals(withServices: nil) }
+        let third = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
         await #expect(throws: Self.restoreProblem("app", first.identifier, role: "central")) {
-            try await second.scanForPeripherals(withServices: nil)
+            try await third.scanForPeripherals(withServices: nil)
         }
     }
 }
