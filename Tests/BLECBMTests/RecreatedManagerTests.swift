@@ -15,7 +15,9 @@ struct RecreatedManagerTests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test("A manager made again with the same restore identifier hears its state once and scans", arguments: [false, true])
+    @Test(
+        "A manager made again with the same restore identifier hears its state once and scans",
+        arguments: [false, true])
     func madeAgain(realistic: Bool) async throws {
         let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 21) : .init(seed: 21))
         let queue = DispatchQueue(label: "app")
@@ -32,7 +34,9 @@ struct RecreatedManagerTests {
             try await bridge.waitForApp { queue.sync { second.states.last == .poweredOn } }
             again.scanForPeripherals(withServices: nil)
             try await bridge.waitForApp { again.isScanning }
-            return (queue.sync { second.states }, again.isScanning, [firstIdentifier, again.simulatedCentral?.identifier])
+            return (
+                queue.sync { second.states }, again.isScanning, [firstIdentifier, again.simulatedCentral?.identifier]
+            )
         }
         #expect(states.filter { $0 == .poweredOn }.count == 1)
         #expect(scanning)
