@@ -45,9 +45,6 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// reports the unsubscriptions the power loss caused).
     private var databaseCleared = false
     private var invalidated = false
-    /// The requests handed to the app that it has not answered, by request identifier, with
-    /// the token of the answer it owes the simulation (see `OutsideWork.oweAnswer()`).
-    private var owedAnswers: [UInt64: Int] = [:]
     private var misuses: [String] = []
     /// Where the bridge keeps the calls that got no callback (for stall reports and failed tests).
     private let unansweredCalls: UnansweredCallLog
@@ -81,9 +78,8 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     }
 
     deinit {
-        // A manager the app lets go of leaves the air, as CoreBluetooth's does; it owes no
-        // answers any more.
-        for token in owedAnswers.values { lane.bridge.outside.settleAnswer(token) }
+        // A manager the app lets go of leaves the air, as CoreBluetooth's does (its requests go
+        // with it, and with them the answers it owed).
         lane.command { peripheral in
             peripheral.detachFrontEnd()
             peripheral.shutDown()
@@ -103,12 +99,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// The system this manager was on was uninstalled: it leaves the air, its delegate hears the
     /// state `unknown`, and later calls are ignored.
     func invalidate() {
-        let owed = lock.withLock { () -> [Int] in
-            invalidated = true
-            defer { owedAnswers.removeAll() }
-            return Array(owedAnswers.values)
-        }
-        for token in owed { lane.bridge.outside.settleAnswer(token) }
+        lock.withLock { invalidated = true }
         lane.command { [self] peripheral in
             peripheral.detachFrontEnd()
             peripheral.shutDown()
@@ -389,14 +380,12 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// app that answers from another queue (after fetching the value, say) is answered at the
     /// request's instant on every run, as a device gives it ATT's 30 s.
     private func oweAnswer(to id: UInt64) {
-        let token = lane.bridge.outside.oweAnswer(peripheral: peripheral.identifier, request: id)
-        lock.withLock { owedAnswers[id] = token }
+        lane.bridge.outside.oweAnswer(peripheral: peripheral.identifier, request: id)
     }
 
     /// The app answered the request `id`, or will not (see ``oweAnswer(to:)``).
     private func settleAnswer(to id: UInt64) {
-        guard let token = lock.withLock({ owedAnswers.removeValue(forKey: id) }) else { return }
-        lane.bridge.outside.settleAnswer(token)
+        lane.bridge.outside.settleAnswer(peripheral: peripheral.identifier, request: id)
     }
 
     func publishL2CAPChannel(withEncryption encryptionRequired: Bool) {

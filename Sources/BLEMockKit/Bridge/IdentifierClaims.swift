@@ -8,17 +8,18 @@
 /// manager with the restore identifier of one whose app was terminated (state restoration)
 /// takes over that one's identifier.
 ///
-/// A shut-down manager keeps its identifier: nothing takes over a manager that was shut down
-/// (with or without a restore identifier), as the world keeps its record, shut down.
+/// A manager the app let go of (shut down, its app not terminated) releases its identifier: a
+/// manager made after it with the same one starts afresh under it (see ``release(_:)``).
 struct IdentifierClaims: Sendable {
     /// What a manager asking for an identifier gets.
     enum Claim: Equatable, Sendable {
-        /// The identifier is its own: no manager had it.
+        /// The identifier is its own: no manager had it, or the one that had it was let go of.
         case granted
         /// The identifier was the terminated app's manager's, with the same restore identifier:
         /// the new manager takes over what the system kept for it.
         case takenOver
-        /// A live manager (or one shut down) has it: the new manager may not join.
+        /// A live manager (or a terminated app's, kept for another restore identifier) has it:
+        /// the new manager may not join.
         case taken
     }
 

@@ -378,9 +378,15 @@ package final class OutsideWork: @unchecked Sendable {
     private var waker: (@Sendable () -> Void)?
     private var settlers: [Int: @Sendable (isolated MockBLEBridge) -> Bool] = [:]
     private var holds = 0
-    /// The answers app code owes the simulation, by token: the peripheral and the request (see
+    /// The answers app code owes the simulation: a peripheral's request each (see
     /// ``oweAnswer(peripheral:request:)``).
-    private var owedAnswers: [Int: (peripheral: UUID, request: UInt64)] = [:]
+    private var owedAnswers: Set<OwedAnswer> = []
+
+    /// An answer app code owes: to `request` of `peripheral`.
+    private struct OwedAnswer: Hashable {
+        let peripheral: UUID
+        let request: UInt64
+    }
     private var appWaits: [Int: AppWait] = [:]
     /// How many app waits have ended (each one that had to wait).
     private var appWaitsEnded: UInt64 = 0
@@ -459,19 +465,18 @@ package final class OutsideWork: @unchecked Sendable {
     /// a run's driver does not move virtual time, so an answer made on another queue a moment
     /// later comes at the instant the request came, on every run. It waits for it up to the
     /// run's stall patience of wall time, then lets time go on as a device's would (see
-    /// ``expireOwedAnswers()``). Returns the token to settle it with.
-    package func oweAnswer(peripheral: UUID, request: UInt64) -> Int {
-        lock.withLock {
-            defer { nextToken += 1 }
-            owedAnswers[nextToken] = (peripheral, request)
-            return nextToken
-        }
+    /// ``expireOwedAnswers()``).
+    package func oweAnswer(peripheral: UUID, request: UInt64) {
+        lock.withLock { _ = owedAnswers.insert(OwedAnswer(peripheral: peripheral, request: request)) }
     }
 
-    /// The answer owed under `token` was given (or will not be: its request went away).
-    package func settleAnswer(_ token: Int) {
+    /// The answer to `request` of `peripheral` was given (or will not be: nobody was told of
+    /// it). (A request that went away, its link or its manager gone, is forgotten without it:
+    /// see ``holdsTime(owedTo:)``.)
+    package func settleAnswer(peripheral: UUID, request: UInt64) {
         let wake = lock.withLock { () -> (@Sendable () -> Void)? in
-            guard owedAnswers.removeValue(forKey: token) != nil, owedAnswers.isEmpty else { return nil }
+            let settled = OwedAnswer(peripheral: peripheral, request: request)
+            guard owedAnswers.remove(settled) != nil, owedAnswers.isEmpty else { return nil }
             return waker
         }
         wake?()
@@ -484,7 +489,7 @@ package final class OutsideWork: @unchecked Sendable {
         lock.withLock {
             if holds > 0 { return true }
             guard !owedAnswers.isEmpty else { return false }
-            owedAnswers = owedAnswers.filter { isWaiting($0.value.peripheral, $0.value.request) }
+            owedAnswers = owedAnswers.filter { isWaiting($0.peripheral, $0.request) }
             return !owedAnswers.isEmpty
         }
     }

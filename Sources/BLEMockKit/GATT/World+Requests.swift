@@ -264,6 +264,12 @@ extension World {
 
     // MARK: The app's answers
 
+    /// Whether `peripheral`'s request `id` waits for its app's answer (a request answered, or
+    /// whose link went, does not).
+    func awaitsAnswer(from peripheral: UUID, to id: UInt64) -> Bool {
+        pending.values.contains { $0.stage == .awaitingAnswer(id) && $0.link?.peripheral == peripheral }
+    }
+
     /// A manual peripheral answers a request it was handed; returns the operation it answers,
     /// or `nil` for a write command, which has no response: CoreBluetooth ignores the call. A
     /// success is ignored quietly; an error is a ``Misuse`` (the central never learns of it).
@@ -273,12 +279,6 @@ extension World {
     /// Write Response has none): a value given with it is ignored, as CoreBluetooth ignores the
     /// value of the request object an app answers a write with, which holds what was written.
     @discardableResult
-    /// Whether `peripheral`'s request `id` waits for its app's answer (a request answered, or
-    /// whose link went, does not).
-    func awaitsAnswer(from peripheral: UUID, to id: UInt64) -> Bool {
-        pending.values.contains { $0.stage == .awaitingAnswer(id) && $0.link?.peripheral == peripheral }
-    }
-
     mutating func respond(peripheral: UUID, to request: ATTRequest, result: ATTError.Code, value: Data?) throws
         -> OperationID?
     {
@@ -307,7 +307,8 @@ extension World {
 
     /// A handler's answer to a request it left for later (see
     /// `MockPeripheralManager.Configuration.deferringHandler`): the operation waiting for it (for
-    /// a write, the request or one of its batch) is answered as by ``answer(_:with:)``. When none
+    /// a write, the request or one of its batch) is answered as a handler's answer is
+    /// (``handlerAnswered(_:of:with:by:)``). When none
     /// waits (its link went away meanwhile, or its service), the answer is dropped, as one that
     /// arrives for a link that is gone.
     mutating func answerLater(peripheral: UUID, to request: ATTRequest, with response: RequestResponse) {
@@ -318,10 +319,10 @@ extension World {
             return awaited == request.id || operation.procedure?.batch.contains { $0.id == request.id } == true
         }
         guard let waiting else { return }
-        answer(waiting.id, with: response)
+        handlerAnswered(request, of: waiting.id, with: response, by: peripheral)
     }
 
-    /// A request handler answered a read request of operation `id`: as a manual peripheral's
+    /// A request handler answered a request of operation `id`: as a manual peripheral's
     /// answer is taken, except that a misuse in it is recorded whatever `strictMisuse` says (a
     /// handler's answer is no call that could throw).
     mutating func handlerAnswered(

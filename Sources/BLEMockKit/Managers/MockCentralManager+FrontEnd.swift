@@ -84,9 +84,10 @@ extension MockCentralManager {
             // admitted it first) reported its first state to nobody: the front end gets it now.
             // (Not one that joins now in place of a predecessor the app let go of: it starts
             // afresh, and reports its first state as a new manager does.)
-            let stream = bridge.centralStreams[identifier]
-            let restarting = stream.map { $0 !== broadcaster && bridge.world.centrals[existing: identifier].isShutDown }
-            let joinedBefore = stream != nil && restarting != true
+            let joinedBefore =
+                bridge.centralStreams[identifier].map {
+                    $0 === broadcaster || !bridge.world.centrals[existing: identifier].isShutDown
+                } ?? false
             bridge.centralFrontEnds[identifier] = frontEnd
             bridge.admitArrivals()
             bridge.join(central: identifier, events: broadcaster, configuration: configuration)
