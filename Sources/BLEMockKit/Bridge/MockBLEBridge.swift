@@ -433,6 +433,9 @@ public actor MockBLEBridge {
 
     /// Runs the simulation forward by `duration`: every scheduled event due by then (sleepers
     /// on ``clock`` among them), in order of time, with the time set to each one's deadline.
+    ///
+    /// A negative duration is taken as zero: time never goes back, and nothing that was due
+    /// later runs (as `Task.sleep(for:)` returns at once for a negative duration).
     public func advance(by duration: Duration) async {
         await advance(to: world.now.advanced(by: max(duration, .zero)))
     }
