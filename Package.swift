@@ -51,6 +51,7 @@ let package = Package(
             name: "BLECBMTests",
             dependencies: [
                 "BLECBM", "BLEMockKit", "BLECore", "BlinkyExample", "CoreBluetoothTypeAliasesSwift6", "BLECapture",
+                "BLEMockKitTesting",
             ],
             swiftSettings: strictSettings),
         // Mock definitions in CoreBluetoothMock's style, in Swift 5 mode as such test targets are.
