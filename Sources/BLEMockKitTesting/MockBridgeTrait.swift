@@ -130,9 +130,11 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
         fatalError(message)
     }
 
-    /// A test's name as `swift test --filter` and the files' names take it: without `()`.
+    /// A test's name as `swift test --filter` and the files' names take it: without its
+    /// parameter list (`uploads(seed:)` is `uploads`: the filter is a regular expression, in
+    /// which `(seed:)` is a group, and a shell takes unquoted parentheses as syntax).
     static func name(of test: Test) -> String {
-        test.name.hasSuffix("()") ? String(test.name.dropLast(2)) : test.name
+        String(test.name.prefix { $0 != "(" })
     }
 
     /// Where the files of a failed run are written, in addition to being attached to the test;

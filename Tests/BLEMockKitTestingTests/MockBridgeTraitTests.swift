@@ -183,6 +183,33 @@ struct MockBridgeTraitTests {
                     ]
                 ])
         }
+
+        /// A test with parameters is named by its base name: `swift test --filter` takes a
+        /// regular expression, in which `(_:)` is a group that matches no test, and a shell
+        /// takes unquoted parentheses as syntax (the command used to be
+        /// `swift test --filter aParameterizedTest…(_:)`, which ran nothing when quoted).
+        @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+        @Test(arguments: [7])
+        func aParameterizedTestsRerunCommandNamesItWithoutItsParameters(_ argument: Int) async throws {
+            let trait = MockBridgeTrait.mockBridge(seeds: [1, 2], timing: .instant)
+            let test = try #require(Test.current)
+            let captured = Captured()
+            let capture = IssueHandlingTrait.compactMapIssues { issue in
+                captured.add(issue.comments.map(\.rawValue))
+                return nil
+            }
+            try await capture.provideScope(for: test, testCase: Test.Case.current) {
+                try await trait.provideScope(for: test, testCase: Test.Case.current) {
+                    let bridge = try #require(MockBLEBridge.current)
+                    if bridge.configuration.seed == 2 { Issue.record("chunk \(argument) was lost") }
+                }
+            }
+            let name = "aParameterizedTestsRerunCommandNamesItWithoutItsParameters"
+            #expect(
+                captured.comments.first?.dropFirst().first
+                    == "bridge seed 2; rerun only it: BLEMOCKKIT_SEED=2 swift test --filter \(name)")
+            #expect(captured.comments.first?.last?.contains("\(name)-seed-2-timeline.html") == true)
+        }
     #endif
 
     @Test func aSeedCountRunsThatManySeedsFromTheFirst() {
