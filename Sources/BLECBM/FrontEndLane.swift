@@ -62,9 +62,23 @@ final class FrontEndLane<Target: Actor>: Sendable {
     /// `assumeIsolated` would allocate its closure on every command. Debug builds still check
     /// that the command runs on the target's executor.
     func command(_ body: @escaping @Sendable (isolated Target) -> Void) {
+        commands.enqueue(key: key, applyingOn: applyQueue, isolatedCommand(body))
+    }
+
+    /// Queues the command a manager's release makes (its shutting down, as the app lets go of
+    /// it). A release happens on whichever thread drops the last reference (the test's body, an
+    /// app queue as a callback holding it ends), so in a run it is ordered by the manager alone,
+    /// not by where it was made: two managers let go of at one instant shut down in the same
+    /// order on every run.
+    func releaseCommand(_ body: @escaping @Sendable (isolated Target) -> Void) {
+        commands.enqueue(key: key, applyingOn: applyQueue, orderedByManager: true, isolatedCommand(body))
+    }
+
+    /// `body`, called on the target through a reference without the isolation in its type.
+    private func isolatedCommand(_ body: @escaping @Sendable (isolated Target) -> Void) -> @Sendable () -> Void {
         let target = target
         let plain = unsafeBitCast(IsolatedCommand(run: body), to: PlainCommand<Target>.self)
-        plainCommand {
+        return {
             #if DEBUG
                 target.preconditionIsolated("a front end's command runs on its manager's executor")
             #endif
@@ -248,12 +262,17 @@ final class CommandQueue: @unchecked Sendable {
     }
 
     /// Queues a command (to run on the bridge's executor) for the manager identified by `key`;
-    /// outside runs it is applied from `queue` when one is given (the manager's app queue).
-    func enqueue(key: UUID, applyingOn queue: DispatchQueue? = nil, _ command: @escaping @Sendable () -> Void) {
+    /// outside runs it is applied from `queue` when one is given (the manager's app queue). In a
+    /// run, a command `orderedByManager` takes its place by the manager's identifier whatever
+    /// thread made it (a manager's release: see ``FrontEndLane/releaseCommand(_:)``).
+    func enqueue(
+        key: UUID, applyingOn queue: DispatchQueue? = nil, orderedByManager: Bool = false,
+        _ command: @escaping @Sendable () -> Void
+    ) {
         let bridge = bridge
         let runs = runs
         // Only a run sorts what it holds: outside one, commands are applied as they arrive.
-        let origin = runs.isActive ? origin(for: key) : nil
+        let origin = runs.isActive ? (orderedByManager ? .manager(key) : origin(for: key)) : nil
         // Whether this call starts a drain, and whether a run's driver is to apply it.
         let (start, forRun) = lock.withLock { () -> (Bool, Bool) in
             if let origin {

@@ -165,7 +165,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         // and its connections and attempts end; a manager the app makes next with the same
         // restore identifier starts afresh (its commands come after these).
         central.releaseIdentifier()
-        lane.command { central in
+        lane.releaseCommand { central in
             central.detachFrontEnd()
             central.shutDown()
         }

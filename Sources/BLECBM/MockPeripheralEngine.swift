@@ -80,7 +80,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     deinit {
         // A manager the app lets go of leaves the air, as CoreBluetooth's does (its requests go
         // with it, and with them the answers it owed).
-        lane.command { peripheral in
+        lane.releaseCommand { peripheral in
             peripheral.detachFrontEnd()
             peripheral.shutDown()
         }

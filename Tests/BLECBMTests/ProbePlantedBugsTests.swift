@@ -572,13 +572,31 @@ struct ProbePlantedBugsTests {
             let bridge = MockBLEBridge(configuration: .realistic(seed: seed))
             let apps = try await bridge.run { try await probeUpload(bug: nil, bridge: bridge, dropMidUpload: true) }
             let log = await bridge.log.map { "\($0)" }
-            // (Let go of inside the run, the apps' managers shut down at an instant that depends
-            // on the threads: the log then may or may not end with the watch's shutdown.)
+            // (Kept until the log is read: let go of after the run, their managers shut down
+            // outside it, as their last callbacks end.)
             withExtendedLifetime(apps) {}
             return log
         }
         for seed: UInt64 in [1, 9] {
             #expect(try await once(seed) == once(seed), "seed \(seed)")
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func theSameSeedGivesTheSameLogWhenTheAppsAreLetGoOfInTheRun() async throws {
+        // Let go of as the run's body returns, the apps' managers shut down once the last
+        // callback that holds them has run on the app's queue; the run applies that before it
+        // returns, so the log ends with the watch leaving the air on every run.
+        func once(_ seed: UInt64) async throws -> [String] {
+            let bridge = MockBLEBridge(configuration: .realistic(seed: seed))
+            try await bridge.run { _ = try await probeUpload(bug: nil, bridge: bridge, dropMidUpload: true) }
+            return await bridge.log.map { "\($0)" }
+        }
+        for seed: UInt64 in [1, 9, 23] {
+            let first = try await once(seed)
+            // Both managers shut down in the run: the log ends with them.
+            #expect(first.suffix(5).filter { $0.contains("stateChanged shut down") }.count == 2, "seed \(seed)")
+            for _ in 0..<4 { #expect(try await once(seed) == first, "seed \(seed)") }
         }
     }
 

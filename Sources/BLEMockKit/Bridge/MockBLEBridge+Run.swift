@@ -32,6 +32,12 @@ extension MockBLEBridge {
     /// }
     /// ```
     ///
+    /// **As the body ends.** Before the run returns (or throws), the app queues are given the
+    /// chance to run what they hold and the app's calls made meanwhile are applied: a
+    /// CoreBluetooth-shaped manager that `body` let go of shuts down within the run (its scan,
+    /// advertising and links end in the log), at the run's last instant, in the same order on
+    /// every run (managers let go of together shut down in the order of their identifiers).
+    ///
     /// **When nothing can happen.** If every task waits and nothing is scheduled, the bridge
     /// waits up to `stallPatience` of wall-clock time for work from outside the scope, then
     /// cancels `body` and throws ``Stall`` with every waiting operation and event stream,
@@ -85,13 +91,29 @@ extension MockBLEBridge {
         defer { if let mainProbe { outside.removeProbe(mainProbe) } }
         do {
             let value = try await scope(executor, patience: stallPatience, body)
+            await settleAtEnd()
             await end(executor)
             return value
         } catch {
+            await settleAtEnd()
             await end(executor)
             throw error
         }
     }
+
+    /// Before a run ends, what app code does as the body lets go of it runs and is applied: a
+    /// manager the body made and dropped shuts down once the last callback holding it has run on
+    /// its app's queue, and the run applies that (its scan stopping, its advertising, its links)
+    /// before it returns, rather than at an instant that depends on the threads, after it. (A
+    /// bounded number of rounds: each passes every app queue and applies what they held.)
+    private nonisolated func settleAtEnd() async {
+        for _ in 0..<Self.settlingRoundsAtEnd {
+            guard await settleOutside() else { return }
+        }
+    }
+
+    /// The most rounds of outside work a run waits for as it ends (see ``settleAtEnd()``).
+    static let settlingRoundsAtEnd = 16
 
     /// What is wrong with a run's arguments, or `nil`: a time limit must be above zero, a
     /// stall patience not negative.
