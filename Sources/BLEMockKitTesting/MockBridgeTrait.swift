@@ -248,33 +248,42 @@ extension Trait where Self == MockBridgeTrait {
     /// A fast bridge (seed 0): nothing takes time.
     public static var mockBridge: Self { MockBridgeTrait(plan: BridgeTestPlan()) }
 
-    /// A bridge with this configuration, e.g. `.mockBridge(.realistic(seed: 7))`.
-    public static func mockBridge(_ configuration: MockBLEBridge.Configuration, timeLimit: Duration = .seconds(3_600))
-        -> Self
-    {
-        MockBridgeTrait(plan: BridgeTestPlan(configuration: configuration, timeLimit: timeLimit))
+    /// A bridge with this configuration, e.g. `.mockBridge(.realistic(seed: 7))`; a run stops
+    /// at `timeLimit` of virtual time, and reports a stall after `stallPatience` of wall time
+    /// without outside work (see ``BridgeTestPlan/stallPatience``).
+    public static func mockBridge(
+        _ configuration: MockBLEBridge.Configuration, timeLimit: Duration = .seconds(3_600),
+        stallPatience: Duration = .seconds(1)
+    ) -> Self {
+        MockBridgeTrait(
+            plan: BridgeTestPlan(configuration: configuration, timeLimit: timeLimit, stallPatience: stallPatience))
     }
 
     /// One run for each of `count` seeds (`first`, `first + 1`, …), each on a fresh bridge with
     /// `timing` (realistic by default): `.mockBridge(seedCount: 100)`. A count below 1 runs
     /// nothing: the trait records an issue (``BridgeTestPlan/EmptyPlan``) and the body does not run.
+    /// `timeLimit` and `stallPatience` are each run's (see ``BridgeTestPlan``): a test of a hang
+    /// over many seeds runs faster with a short patience.
     public static func mockBridge(
         seedCount count: Int, from first: UInt64 = 0, timing: LinkTiming = .realistic,
-        timeLimit: Duration = .seconds(3_600)
+        timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1)
     ) -> Self {
         let seeds = (0..<UInt64(max(count, 0))).map { first &+ $0 }
-        return mockBridge(seeds: seeds, timing: timing, timeLimit: timeLimit)
+        return mockBridge(seeds: seeds, timing: timing, timeLimit: timeLimit, stallPatience: stallPatience)
     }
 
     /// One run per seed, each on a fresh bridge with `timing` (realistic by default):
     /// `.mockBridge(seeds: [3, 17, 42])`. An empty list runs nothing: the trait records an
-    /// issue (``BridgeTestPlan/EmptyPlan``) and the body does not run.
+    /// issue (``BridgeTestPlan/EmptyPlan``) and the body does not run. `timeLimit` and
+    /// `stallPatience` are each run's (see ``BridgeTestPlan``).
     public static func mockBridge(
-        seeds: [UInt64], timing: LinkTiming = .realistic, timeLimit: Duration = .seconds(3_600)
+        seeds: [UInt64], timing: LinkTiming = .realistic, timeLimit: Duration = .seconds(3_600),
+        stallPatience: Duration = .seconds(1)
     ) -> Self {
         MockBridgeTrait(
             plan: BridgeTestPlan(
-                configuration: MockBLEBridge.Configuration(timing: timing), seeds: seeds, timeLimit: timeLimit))
+                configuration: MockBLEBridge.Configuration(timing: timing), seeds: seeds, timeLimit: timeLimit,
+                stallPatience: stallPatience))
     }
 }
 

@@ -35,14 +35,17 @@ extension XCTestCase {
     ///   - seeds: The seeds; `nil` runs once with the configuration's seed. An empty list runs
     ///     nothing: the test fails (``BridgeTestPlan/EmptyPlan``) and the body does not run.
     ///   - timeLimit: The most virtual time one run may take.
+    ///   - stallPatience: How long, in wall-clock time, a run waits for work from outside it
+    ///     before it reports a stall (``BridgeTestPlan/stallPatience``).
     ///   - body: The test.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     public func runOnMockBridge(
         _ configuration: MockBLEBridge.Configuration = .fast, seeds: [UInt64]? = nil,
-        timeLimit: Duration = .seconds(3_600), file: StaticString = #filePath, line: UInt = #line,
-        _ body: @escaping @Sendable () async throws -> Void
+        timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1), file: StaticString = #filePath,
+        line: UInt = #line, _ body: @escaping @Sendable () async throws -> Void
     ) async throws {
-        let plan = BridgeTestPlan(configuration: configuration, seeds: seeds, timeLimit: timeLimit)
+        let plan = BridgeTestPlan(
+            configuration: configuration, seeds: seeds, timeLimit: timeLimit, stallPatience: stallPatience)
         let toRun: [UInt64]
         do {
             toRun = try plan.seedsToRun(environment: ProcessInfo.processInfo.environment)

@@ -223,6 +223,50 @@ struct MockBridgeTraitTests {
         #expect(MockBridgeTrait.mockBridge(.realistic(seed: 8)).plan.seeds == [8])
     }
 
+    @Test func everyFormOfTheTraitTakesATimeLimitAndAStallPatience() {
+        #expect(MockBridgeTrait.mockBridge.plan.stallPatience == .seconds(1))
+        #expect(MockBridgeTrait.mockBridge.plan.timeLimit == .seconds(3_600))
+        for trait in [
+            MockBridgeTrait.mockBridge(.fast, timeLimit: .seconds(9), stallPatience: .milliseconds(50)),
+            .mockBridge(seedCount: 2, timeLimit: .seconds(9), stallPatience: .milliseconds(50)),
+            .mockBridge(seeds: [5], timeLimit: .seconds(9), stallPatience: .milliseconds(50)),
+        ] {
+            #expect(trait.plan.timeLimit == .seconds(9))
+            #expect(trait.plan.stallPatience == .milliseconds(50))
+        }
+        #expect(MockBridgeTrait.mockBridge(seedCount: 1).plan.stallPatience == .seconds(1))
+    }
+
+    /// The flag app code sets on a queue of its own, `delay` of wall time after the wait began,
+    /// while the run holds the simulation for it: within the plan's patience the wait ends,
+    /// past it the run stalls (paused).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    static func waitForAppWork(
+        _ plan: BridgeTestPlan, delay: DispatchTimeInterval
+    ) async -> BridgeTestPlan.Outcome {
+        await plan.run(seed: 1) {
+            let bridge = try #require(MockBLEBridge.current)
+            let done = AppFlag()
+            DispatchQueue(label: "app-work").asyncAfter(deadline: .now() + delay) { done.set() }
+            try await bridge.waitForApp(pausingSimulation: true) { done.isSet }
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aPlansStallPatienceIsHowLongItsRunsWaitForAppWork() async throws {
+        let patient = await Self.waitForAppWork(
+            BridgeTestPlan(stallPatience: .seconds(30)), delay: .milliseconds(300))
+        #expect(patient.isClean, "\(String(describing: patient.error))")
+        let impatient = await Self.waitForAppWork(BridgeTestPlan(stallPatience: .zero), delay: .milliseconds(300))
+        let stall = try #require(impatient.error as? MockBLEBridge.Stall)
+        #expect(stall.reason == .paused)
+        #expect(stall.seed == 1)
+        let negative = await Self.waitForAppWork(BridgeTestPlan(stallPatience: .seconds(-1)), delay: .seconds(0))
+        #expect(
+            negative.error as? APIMisuseError
+                == .invalidArgument("MockBLEBridge.run(timeLimit:stallPatience:_:): stallPatience: -1s is outside 0s…"))
+    }
+
     @Test func theSeedVariableNarrowsAPlanToOneSeed() throws {
         let plan = BridgeTestPlan(configuration: .realistic(seed: 0), seeds: [1, 2, 3])
         #expect(try plan.seedsToRun(environment: [:]) == [1, 2, 3])
@@ -368,4 +412,15 @@ struct UnansweredCallsInAFailedRunTests {
         #expect(stalled.unansweredCallsNote == nil)
         #expect((stalled.error as? MockBLEBridge.Stall)?.unansweredCalls.count == 1)
     }
+}
+
+/// A flag app code sets on its own queue and a test reads from another.
+final class AppFlag: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only read and written with `lock` held.
+    private let lock = NSLock()
+    private var value = false
+
+    var isSet: Bool { lock.withLock { value } }
+
+    func set() { lock.withLock { value = true } }
 }

@@ -38,4 +38,26 @@ final class RunOnMockBridgeTests: XCTestCase {
         let seeds = await seen.seeds
         XCTAssertEqual(seeds, [21])
     }
+
+    /// App work that takes longer than the default second of stall patience (set-up on the
+    /// app's own queue, 1.2 s here) passes with a longer patience: with the default the run
+    /// would stall, paused.
+    func testAStallPatienceLetsAppWorkTakeLongerThanASecond() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+            throw XCTSkip("needs macOS 15")
+        }
+        final class Flag: @unchecked Sendable {
+            // @unchecked Sendable: `value` is only read and written with `lock` held.
+            private let lock = NSLock()
+            private var value = false
+            var isSet: Bool { lock.withLock { value } }
+            func set() { lock.withLock { value = true } }
+        }
+        try await runOnMockBridge(stallPatience: .seconds(30)) {
+            guard let bridge = MockBLEBridge.current else { return XCTFail("no current bridge") }
+            let done = Flag()
+            DispatchQueue(label: "app-work").asyncAfter(deadline: .now() + .milliseconds(1_200)) { done.set() }
+            try await bridge.waitForApp(pausingSimulation: true) { done.isSet }
+        }
+    }
 }

@@ -25,15 +25,24 @@ public struct BridgeTestPlan: Sendable, Hashable {
     public var seeds: [UInt64]
     /// The most virtual time one run may take.
     public var timeLimit: Duration
+    /// How long, in wall-clock time, a run waits for work from outside it (app code on its own
+    /// queues) before it reports a ``MockBLEBridge/Stall`` (see
+    /// ``MockBLEBridge/run(timeLimit:stallPatience:_:)``). Each stalled seed costs this much
+    /// wall time: a plan of many seeds expected to stall (a test of a hang) runs faster with
+    /// less, such as `.milliseconds(100)`; app code that works long on its own queues before
+    /// calling the kit needs more. A negative patience fails each run before its body runs
+    /// (`APIMisuseError.invalidArgument(_:)`).
+    public var stallPatience: Duration
 
     /// Creates a plan. With no `seeds`, it runs once with the configuration's own seed.
     public init(
         configuration: MockBLEBridge.Configuration = .fast, seeds: [UInt64]? = nil,
-        timeLimit: Duration = .seconds(3_600)
+        timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1)
     ) {
         self.configuration = configuration
         self.seeds = seeds ?? [configuration.seed]
         self.timeLimit = timeLimit
+        self.stallPatience = stallPatience
     }
 
     /// The seeds to run given an environment: the one `BLEMOCKKIT_SEED` names, if set (it
@@ -114,7 +123,7 @@ public struct BridgeTestPlan: Sendable, Hashable {
         let bridge = MockBLEBridge(configuration: configuration)
         var thrown: (any Error)?
         do {
-            try await bridge.run(timeLimit: timeLimit) { try await body() }
+            try await bridge.run(timeLimit: timeLimit, stallPatience: stallPatience) { try await body() }
         } catch {
             thrown = error
         }
