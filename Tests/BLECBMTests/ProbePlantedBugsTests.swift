@@ -712,6 +712,10 @@ struct ProbePlantedBugsTests {
         }
         #expect(stall.reason == .nothingScheduled)
         #expect(stall.description.contains("ProbePlantedBugsTests.swift"))
+        // The report says the watch's update reached nobody.
+        #expect(
+            stall.hints.contains { $0.contains("with no central subscribed, so nobody received it") }, "\(stall.hints)")
+        #expect(stall.description.contains("What may explain it:"))
     }
 
     /// (e) Characteristic objects kept across a reconnect: ignored as CoreBluetooth ignores
@@ -736,6 +740,12 @@ struct ProbePlantedBugsTests {
         }
         #expect(stall.reason == .nothingScheduled)
         #expect(stall.description.contains("Seed 3"))
+        // The report says the link went down and the app did not connect again.
+        #expect(
+            stall.hints.contains {
+                $0.contains("lost its link to peripheral") && $0.contains("connection timed out")
+                    && $0.hasSuffix("has not connected to it again: nothing the app waits for over that link can come")
+            }, "\(stall.hints)")
     }
 
     /// (g) Scanning before poweredOn: ignored, in fast mode as in realistic mode (a manager is
@@ -777,5 +787,11 @@ struct ProbePlantedBugsTests {
             #expect(watch.problems.first?.hasPrefix("data beyond the file") == true, "\(watch.problems)")
         }
         #expect(stall.reason == .nothingScheduled)
+        // The report recalls the write the app ignored the error of.
+        #expect(
+            stall.hints.contains {
+                $0.hasPrefix("an operation failed (did the app handle it?):") && $0.contains(" write ")
+                    && $0.contains("ATT error 0x05 insufficientAuthentication")
+            }, "\(stall.hints)")
     }
 }

@@ -370,7 +370,7 @@ extension MockBLEBridge {
         driving = false
         return Stall(
             reason: reason, at: world.now, waiting: waiting, seed: configuration.seed,
-            unansweredCalls: outside.unansweredCalls)
+            unansweredCalls: outside.unansweredCalls, hints: world.stallHints())
     }
 
     /// A ``run(timeLimit:stallPatience:_:)`` scope that could not go on.
@@ -403,6 +403,12 @@ extension MockBLEBridge {
         /// (CoreBluetooth reports only the disconnection or the state change). A callback the
         /// app waits for may be one of theirs.
         public var unansweredCalls: [String] = []
+        /// What happened that may explain the stall, in words: links that went down with an
+        /// error and were not connected again, updates a peripheral sent while no central was
+        /// subscribed (nobody received them), and the last operations that failed. The usual
+        /// reasons app code hangs: it did not reconnect, did not subscribe again after
+        /// reconnecting, or ignored an error.
+        public var hints: [String] = []
 
         public var description: String {
             let why =
@@ -424,7 +430,9 @@ extension MockBLEBridge {
                 ? ""
                 : "Calls the app made that got no callback, as with CoreBluetooth:\n"
                     + unansweredCalls.map { "- \($0)\n" }.joined()
-            return "MockBLEBridge.run stalled at \(at): \(why). Waiting:\n\(list)\n\(unanswered)"
+            let explained =
+                hints.isEmpty ? "" : "What may explain it:\n" + hints.map { "- \($0)\n" }.joined()
+            return "MockBLEBridge.run stalled at \(at): \(why). Waiting:\n\(list)\n\(unanswered)\(explained)"
                 + "Seed \(seed): rerun with the same seed and steps to reproduce."
         }
     }

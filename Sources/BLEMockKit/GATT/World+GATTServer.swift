@@ -203,6 +203,12 @@ extension World {
                 value: value, detail: "transmit queue full: updateValue returned false")
             return false
         }
+        if targets.isEmpty {
+            noteUnheardUpdate(peripheral: peripheral, characteristic: characteristic)
+        } else if !unheardUpdates.isEmpty {
+            // The characteristic's latest update was heard.
+            unheardUpdates.removeAll { $0.peripheral == peripheral && $0.handle == characteristic.handle }
+        }
         let remote = remoteCharacteristic(record, of: peripheral)
         for slot in targets {
             guard links.contains(slot: slot) else { continue }  // an earlier target's event ended it

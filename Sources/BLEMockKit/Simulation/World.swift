@@ -65,6 +65,9 @@ struct World: Sendable {
     var timedOutRequests: [Leftover] = []
     /// The ATT PDUs every link carried so far.
     var attPDUCount = 0
+    /// The latest updates peripherals sent with no central subscribed, one per characteristic
+    /// (for a stall's report: see ``stallHints()``).
+    var unheardUpdates: [UnheardUpdate] = []
 
     var centrals = IdentifierMap<Central>()
     /// Centrals in the order they joined, for deterministic iteration.

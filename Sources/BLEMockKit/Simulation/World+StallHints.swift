@@ -1,0 +1,70 @@
+import BLECore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// What may explain a stalled run, read from the world as it stalled: the waits a stall report
+/// lists say what never came, these say what happened that the app may not have handled (the
+/// usual bugs of app code that hangs on a device: no reconnection, no new subscription after
+/// one, an error it ignored).
+extension World {
+    /// An update a peripheral sent while no central was subscribed to its characteristic.
+    struct UnheardUpdate: Sendable {
+        var peripheral: UUID
+        var characteristic: BluetoothUUID
+        var handle: UInt16
+        var at: VirtualClock.Instant
+    }
+
+    /// The most updates to nobody a world remembers (the latest, one per characteristic).
+    static let unheardUpdatesKept = 8
+
+    /// Notes that `peripheral` updated a characteristic no central was subscribed to.
+    mutating func noteUnheardUpdate(peripheral: UUID, characteristic: LocalCharacteristic) {
+        let update = UnheardUpdate(
+            peripheral: peripheral, characteristic: characteristic.uuid, handle: characteristic.handle, at: now)
+        unheardUpdates.removeAll { $0.peripheral == peripheral && $0.handle == characteristic.handle }
+        if unheardUpdates.count == Self.unheardUpdatesKept { unheardUpdates.removeFirst() }
+        unheardUpdates.append(update)
+    }
+
+    /// The most failed operations a stall report recalls.
+    static let failuresRecalled = 3
+
+    /// What may explain a stall, in words, most telling first.
+    func stallHints() -> [String] {
+        var hints: [String] = []
+        // Links that went down with an error and were not made again, nor are being made.
+        var lastDisconnection: [LinkKey: BridgeLogEntry] = [:]
+        var pairs: [LinkKey] = []
+        for entry in log where entry.kind == .disconnected {
+            guard let central = entry.central, let peripheral = entry.peripheral else { continue }
+            let key = LinkKey(central: central, peripheral: peripheral)
+            if lastDisconnection.updateValue(entry, forKey: key) == nil { pairs.append(key) }
+        }
+        for key in pairs {
+            guard let entry = lastDisconnection[key], let error = entry.error, !links.contains(key),
+                attempts[key] == nil, centrals.contains(key.central), !centrals[existing: key.central].isShutDown
+            else { continue }
+            hints.append(
+                "central \(key.central.uuidString.prefix(8)) lost its link to peripheral "
+                    + "\(key.peripheral.uuidString.prefix(8)) at \(entry.time) (\(error)) and has not connected "
+                    + "to it again: nothing the app waits for over that link can come")
+        }
+        for update in unheardUpdates {
+            hints.append(
+                "peripheral \(update.peripheral.uuidString.prefix(8)) updated \(update.characteristic)@\(update.handle) "
+                    + "at \(update.at) with no central subscribed, so nobody received it (subscriptions end with "
+                    + "the link: a central that connects again subscribes again)")
+        }
+        let failures = log.reversed().lazy.filter { $0.error != nil && $0.kind != .disconnected }
+            .prefix(Self.failuresRecalled)
+        for entry in failures.reversed() {
+            hints.append("an operation failed (did the app handle it?): \(entry)")
+        }
+        return hints
+    }
+}

@@ -1,0 +1,183 @@
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+/// A stall report says what happened that may explain the hang, beside what waited: a link lost
+/// and not made again, an update nobody was subscribed to, the last operations that failed.
+@Suite("What a stall report says may explain it", .timeLimit(.minutes(10)))
+struct StallHintTests {
+    static let service: BluetoothUUID = "FFA0"
+    static let level: BluetoothUUID = "FFA1"
+    static let status: BluetoothUUID = "FFA2"
+
+    /// A sensor with one readable, notifying characteristic, and a central connected to it.
+    struct Pair {
+        let bridge: MockBLEBridge
+        let sensor: MockPeripheralManager
+        let central: MockCentralManager
+        /// The sensor's notifying characteristic, as it and the central see it.
+        let local: LocalCharacteristic
+        let remote: RemoteCharacteristic
+        /// The central's view of the sensor's readable characteristic.
+        let readable: RemoteCharacteristic
+
+        var central8: Substring { central.identifier.uuidString.prefix(8) }
+        var sensor8: Substring { sensor.identifier.uuidString.prefix(8) }
+
+        @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+        static func connected(realistic: Bool) async throws -> Pair {
+            let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 5) : .init(seed: 5))
+            let sensor = MockPeripheralManager(
+                configuration: realistic ? .realistic(seed: 5) : .init(), bridge: bridge)
+            let central = MockCentralManager(configuration: realistic ? .realistic(seed: 5) : .fast, bridge: bridge)
+            let (local, remote, readable) = try await bridge.run {
+                _ = await sensor.waitForPoweredOn()
+                _ = await central.waitForPoweredOn()
+                let published = try await sensor.add(
+                    GATTService(
+                        uuid: service,
+                        characteristics: [
+                            GATTCharacteristic(
+                                uuid: level, properties: .read, permissions: .readable, value: Data([1])),
+                            GATTCharacteristic(uuid: status, properties: .notify, permissions: .readable),
+                        ]))
+                try await sensor.startAdvertising(AdvertisementData(localName: "Hint", serviceUUIDs: [service]))
+                try await central.scanForPeripherals(withServices: [service])
+                try await bridge.clock.sleep(for: .milliseconds(300))  // discovered by then
+                try await central.connect(sensor.identifier)
+                await central.stopScan()
+                try await central.discoverAll(for: sensor.identifier)
+                let status = try await central.characteristic(status, of: sensor.identifier)
+                return (
+                    published.characteristics[1], status, try await central.characteristic(level, of: sensor.identifier)
+                )
+            }
+            return Pair(
+                bridge: bridge, sensor: sensor, central: central, local: local, remote: remote, readable: readable)
+        }
+
+        /// The stall of a run of `body` that then waits for what never comes.
+        @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+        func stall(after body: @escaping @Sendable () async throws -> Void) async throws -> MockBLEBridge.Stall {
+            let bridge = bridge
+            return try await #require(throws: MockBLEBridge.Stall.self) {
+                try await bridge.run(stallPatience: .zero) {
+                    try await body()
+                    try await bridge.waitForApp { false }
+                }
+            }
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A link that went down with an error and was not made again is named", arguments: [false, true])
+    func aLostLinkIsNamed(realistic: Bool) async throws {
+        let pair = try await Pair.connected(realistic: realistic)
+        let bridge = pair.bridge
+        let (central, sensor) = (pair.central.identifier, pair.sensor.identifier)
+        let stall = try await pair.stall {
+            await bridge.simulateDisconnection(
+                central: central, peripheral: sensor, error: CoreBluetoothError(.connectionTimeout))
+        }
+        let lostAt = try #require(await bridge.log.last { $0.kind == .disconnected }?.time)
+        #expect(
+            stall.hints == [
+                "central \(pair.central8) lost its link to peripheral \(pair.sensor8) at \(lostAt) "
+                    + "(\(CoreBluetoothError(.connectionTimeout))) and has not connected to it again: nothing the "
+                    + "app waits for over that link can come"
+            ])
+        #expect(stall.description.contains("What may explain it:\n- central \(pair.central8) lost its link"))
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A lost link is not named once the app connects again, or while it tries to")
+    func aLinkMadeAgainOrBeingMadeIsNotNamed() async throws {
+        let again = try await Pair.connected(realistic: false)
+        let (bridge, central, sensor) = (again.bridge, again.central, again.sensor)
+        let reconnected = try await again.stall {
+            await bridge.simulateDisconnection(
+                central: central.identifier, peripheral: sensor.identifier,
+                error: CoreBluetoothError(.connectionTimeout))
+            try await central.connect(sensor.identifier)
+        }
+        #expect(reconnected.hints.isEmpty, "\(reconnected.hints)")
+        #expect(!reconnected.description.contains("What may explain it"))
+
+        let trying = try await Pair.connected(realistic: true)
+        let (gone, phone) = (trying.sensor, trying.central)
+        let tryingBridge = trying.bridge
+        let pending = try await trying.stall {
+            await gone.simulateProximityChange(.outOfRange)
+            await tryingBridge.simulateDisconnection(
+                central: phone.identifier, peripheral: gone.identifier, error: CoreBluetoothError(.connectionTimeout))
+            // A connect that cannot complete (out of range): pending, so the app did try.
+            tryingBridge.task { try await phone.connect(gone.identifier) }
+        }
+        #expect(!pending.hints.contains { $0.contains("lost its link") }, "\(pending.hints)")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A disconnection the app asked for is not a lost link")
+    func anAppsOwnDisconnectionIsNotNamed() async throws {
+        let pair = try await Pair.connected(realistic: false)
+        let (central, sensor) = (pair.central, pair.sensor)
+        let stall = try await pair.stall { try await central.cancelPeripheralConnection(sensor.identifier) }
+        #expect(stall.hints.isEmpty, "\(stall.hints)")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("An update nobody was subscribed to is named once per characteristic, until one is heard")
+    func anUnheardUpdateIsNamed() async throws {
+        let pair = try await Pair.connected(realistic: false)
+        let (bridge, central, sensor, local, remote) = (pair.bridge, pair.central, pair.sensor, pair.local, pair.remote)
+        let second = await bridge.now.advanced(by: .seconds(1))
+        let stall = try await pair.stall {
+            _ = try await sensor.updateValue(Data([2]), for: local)
+            try await bridge.clock.sleep(for: .seconds(1))
+            _ = try await sensor.updateValue(Data([3]), for: local)
+        }
+        #expect(
+            stall.hints == [
+                "peripheral \(pair.sensor8) updated FFA2@\(local.handle) at \(second) with no central subscribed, so nobody "
+                    + "received it (subscriptions end with the link: a central that connects again subscribes again)"
+            ])
+
+        // Once an update reaches a subscriber, the characteristic's unheard one is not named.
+        let heard = try await pair.stall {
+            _ = try await sensor.updateValue(Data([4]), for: local)
+            try await central.setNotifyValue(true, for: remote)
+            _ = try await sensor.updateValue(Data([5]), for: local)
+        }
+        #expect(heard.hints.isEmpty, "\(heard.hints)")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("The last three failed operations are recalled, oldest first")
+    func theLastFailuresAreRecalled() async throws {
+        let pair = try await Pair.connected(realistic: false)
+        let (bridge, central, remote) = (pair.bridge, pair.central, pair.readable)
+        let codes: [ATTError.Code] = [
+            .readNotPermitted, .insufficientAuthentication, .unlikelyError, .insufficientEncryption,
+        ]
+        let stall = try await pair.stall {
+            for code in codes {
+                await central.inject(ErrorInjection(.read, failure: .att(code), frequency: .once))
+                await #expect(throws: ATTError(code)) { try await central.readValue(for: remote) }
+            }
+        }
+        let failed = await bridge.log.filter { $0.error != nil }.suffix(3)
+        #expect(failed.count == 3)
+        #expect(stall.hints == failed.map { "an operation failed (did the app handle it?): \($0)" })
+        #expect(stall.hints.last?.contains("insufficientEncryption") == true)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A stall with nothing to explain it has no such section")
+    func aPlainStallHasNoHints() async throws {
+        let pair = try await Pair.connected(realistic: true)
+        let stall = try await pair.stall {}
+        #expect(stall.hints.isEmpty)
+        #expect(!stall.description.contains("What may explain it"))
+    }
+}
