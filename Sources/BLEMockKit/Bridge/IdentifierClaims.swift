@@ -9,7 +9,10 @@
 /// takes over that one's identifier.
 ///
 /// A manager the app let go of (shut down, its app not terminated) releases its identifier: a
-/// manager made after it with the same one starts afresh under it (see ``release(_:)``).
+/// manager made after it with the same one starts afresh under it (see
+/// ``release(_:ticket:)``). Each claim comes with a ticket (``ticket(of:)``), so that a manager
+/// releasing its identifier late (twice, or after its app was terminated and a successor took
+/// the identifier over) leaves the claim of the manager that holds it now alone.
 struct IdentifierClaims: Sendable {
     /// What a manager asking for an identifier gets.
     enum Claim: Equatable, Sendable {
@@ -35,21 +38,38 @@ struct IdentifierClaims: Sendable {
     /// the next manager with one starts afresh under it.
     private var released = IdentifierSet(minimumCapacity: 1)
 
-    /// Claims `identifier` for a new manager with `restoreIdentifier` (or none).
+    /// How many times each identifier passed from one manager to the next (granted again after
+    /// a release, or taken over after a termination); none for most. The manager holding an
+    /// identifier has the count as its ticket.
+    private var successions: [IdentifierKey: Int] = [:]
+
+    /// Claims `identifier` for a new manager with `restoreIdentifier` (or none). A manager
+    /// granted it or taking it over holds it with ``ticket(of:)`` as it is after the claim.
     mutating func claim(_ identifier: UUID, restoreIdentifier: String?) -> Claim {
         if claimed.insert(identifier) { return .granted }
-        if released.remove(identifier) { return .granted }
         let key = IdentifierKey(identifier)
+        if released.remove(identifier) {
+            successions[key, default: 0] += 1
+            return .granted
+        }
         guard let restoreIdentifier, awaitingRelaunch[key] == restoreIdentifier else { return .taken }
         awaitingRelaunch[key] = nil
+        successions[key, default: 0] += 1
         return .takenOver
     }
 
-    /// The app let go of the manager with `identifier` (it shuts down; its app was not
-    /// terminated, or the system would keep it for the next manager): a manager created later
-    /// with that identifier (the same restore identifier, or given) starts afresh under it.
-    mutating func release(_ identifier: UUID) {
-        guard claimed.contains(identifier), awaitingRelaunch[IdentifierKey(identifier)] == nil else { return }
+    /// The ticket of the manager that holds `identifier` now: its predecessors' are smaller.
+    func ticket(of identifier: UUID) -> Int { successions[IdentifierKey(identifier)] ?? 0 }
+
+    /// The app let go of the manager holding `identifier` with `ticket` (it shuts down; its app
+    /// was not terminated, or the system would keep it for the next manager): a manager created
+    /// later with that identifier (the same restore identifier, or given) starts afresh under
+    /// it. Nothing when a later manager holds the identifier (the ticket is an older one's).
+    mutating func release(_ identifier: UUID, ticket: Int) {
+        let key = IdentifierKey(identifier)
+        guard claimed.contains(identifier), awaitingRelaunch[key] == nil, ticket == (successions[key] ?? 0) else {
+            return
+        }
         _ = released.insert(identifier)
     }
 

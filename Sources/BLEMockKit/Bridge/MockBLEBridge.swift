@@ -571,16 +571,16 @@ public actor MockBLEBridge {
     /// refused as any other clash is.
     nonisolated func claimIdentifier(
         role: IdentifierSource.Role, name: String? = nil, configured: UUID?, restoreIdentifier: String?
-    ) -> (UUID, problem: String?) {
+    ) -> (UUID, problem: String?, ticket: Int) {
         let identifier = configured ?? makeIdentifier(role: role, name: name, restoreIdentifier: restoreIdentifier)
-        guard identifiers.claim(identifier, restoreIdentifier: restoreIdentifier) == .taken else {
-            return (identifier, nil)
-        }
+        let (claim, ticket) = identifiers.claim(identifier, restoreIdentifier: restoreIdentifier)
+        guard claim == .taken else { return (identifier, nil, ticket) }
         guard let restoreIdentifier else {
             return (
                 identifier,
                 "identifier \(identifier.uuidString) is already used by another manager on this bridge; give each "
-                    + "manager its own identifier, or leave identifier nil to derive one"
+                    + "manager its own identifier, or leave identifier nil to derive one",
+                ticket
             )
         }
         let given = configured == nil ? "" : "given "
@@ -589,7 +589,8 @@ public actor MockBLEBridge {
             "restore identifier \"\(restoreIdentifier)\" (\(given)identifier \(identifier.uuidString)) is already "
                 + "used by another \(role.rawValue) manager on this bridge whose app was not terminated; give each "
                 + "live manager its own restore identifier (a manager takes over its predecessor's only after "
-                + "simulateAppTermination() on that one)"
+                + "simulateAppTermination() on that one)",
+            ticket
         )
     }
 
@@ -600,12 +601,14 @@ public actor MockBLEBridge {
         identifiers.awaitRelaunch(of: identifier, restoreIdentifier: restoreIdentifier)
     }
 
-    /// The app let go of the manager with `identifier`, which shuts down (unless its app was
-    /// terminated and the system keeps it): a manager created after this, with the same
-    /// restore identifier (or identifier), starts afresh under it, as CoreBluetooth lets an app
-    /// make its manager again. Call it where the app lets go, before the app can make the next.
-    package nonisolated func releaseIdentifier(_ identifier: UUID) {
-        identifiers.release(identifier)
+    /// The app let go of the manager with `identifier` and `ticket` (what its claim returned),
+    /// which shuts down (unless its app was terminated and the system keeps it): a manager
+    /// created after this, with the same restore identifier (or identifier), starts afresh under
+    /// it, as CoreBluetooth lets an app make its manager again. Call it where the app lets go,
+    /// before the app can make the next; a call once a later manager holds the identifier does
+    /// nothing.
+    package nonisolated func releaseIdentifier(_ identifier: UUID, ticket: Int) {
+        identifiers.release(identifier, ticket: ticket)
     }
 }
 
@@ -665,9 +668,13 @@ final class IdentifierSource: @unchecked Sendable {
         return generator.uuid()
     }
 
-    /// Claims an identifier for a new manager (see ``IdentifierClaims/claim(_:restoreIdentifier:)``).
-    func claim(_ identifier: UUID, restoreIdentifier: String?) -> IdentifierClaims.Claim {
-        lock.withLock { claims.claim(identifier, restoreIdentifier: restoreIdentifier) }
+    /// Claims an identifier for a new manager (see ``IdentifierClaims/claim(_:restoreIdentifier:)``),
+    /// with the ticket it then holds it with (``IdentifierClaims/ticket(of:)``).
+    func claim(_ identifier: UUID, restoreIdentifier: String?) -> (IdentifierClaims.Claim, ticket: Int) {
+        lock.withLock {
+            let claim = claims.claim(identifier, restoreIdentifier: restoreIdentifier)
+            return (claim, claims.ticket(of: identifier))
+        }
     }
 
     /// Lets the next manager with `restoreIdentifier` take over `identifier` (its app was
@@ -676,9 +683,10 @@ final class IdentifierSource: @unchecked Sendable {
         lock.withLock { claims.awaitRelaunch(of: identifier, restoreIdentifier: restoreIdentifier) }
     }
 
-    /// Lets a manager created later have `identifier` afresh (see ``IdentifierClaims/release(_:)``).
-    func release(_ identifier: UUID) {
-        lock.withLock { claims.release(identifier) }
+    /// Lets a manager created later have `identifier` afresh (see
+    /// ``IdentifierClaims/release(_:ticket:)``).
+    func release(_ identifier: UUID, ticket: Int) {
+        lock.withLock { claims.release(identifier, ticket: ticket) }
     }
 }
 

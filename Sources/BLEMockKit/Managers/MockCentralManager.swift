@@ -131,6 +131,9 @@ public actor MockCentralManager: CentralManaging {
     /// Why this manager refuses every call: its identifier belongs to another manager on the
     /// bridge. `nil` for every other manager.
     nonisolated let duplicateProblem: String?
+    /// Which claim of its identifier this manager holds (see ``IdentifierClaims``): once a later
+    /// manager holds the identifier, this one's release leaves it alone.
+    nonisolated let identifierTicket: Int
     /// The world a refused manager runs on instead of its bridge's. (Boxed: a world held
     /// inline would make every manager hundreds of bytes larger.)
     var refusedWorld: RefusedWorld?
@@ -160,10 +163,11 @@ public actor MockCentralManager: CentralManaging {
         self.bridge = bridge
         self.broadcaster = EventBroadcaster(clock: bridge.sleepClock)
         self.configuration = configuration
-        let (identifier, problem) = bridge.claimIdentifier(
+        let (identifier, problem, ticket) = bridge.claimIdentifier(
             role: .central, configured: configuration.identifier, restoreIdentifier: configuration.restoreIdentifier)
         self.identifier = identifier
         self.duplicateProblem = problem
+        self.identifierTicket = ticket
         guard let problem else {
             if !joinsAtFirstCall { bridge.arrivals.add(.central(identifier, broadcaster, configuration)) }
             return
@@ -244,10 +248,11 @@ public actor MockCentralManager: CentralManaging {
     }
 
     /// The app let go of this manager: one made after it with its identifier (its restore
-    /// identifier) starts afresh under it (see ``MockBLEBridge/releaseIdentifier(_:)``). Nothing
-    /// for a manager refused for another's identifier.
+    /// identifier) starts afresh under it (see ``MockBLEBridge/releaseIdentifier(_:ticket:)``).
+    /// Nothing for a manager refused for another's identifier, nor once a later manager holds
+    /// the identifier.
     package nonisolated func releaseIdentifier() {
-        if duplicateProblem == nil { bridge.releaseIdentifier(identifier) }
+        if duplicateProblem == nil { bridge.releaseIdentifier(identifier, ticket: identifierTicket) }
     }
 
     /// Takes this manager off the air and ends its event streams; see the bridge's log for

@@ -181,6 +181,9 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// Why this manager refuses every call: its identifier belongs to another manager on the
     /// bridge. `nil` for every other manager.
     nonisolated let duplicateProblem: String?
+    /// Which claim of its identifier this manager holds (see ``IdentifierClaims``): once a later
+    /// manager holds the identifier, this one's release leaves it alone.
+    nonisolated let identifierTicket: Int
     /// The world a refused manager runs on instead of its bridge's. (Boxed: a world held
     /// inline would make every manager hundreds of bytes larger.)
     var refusedWorld: RefusedWorld?
@@ -214,11 +217,12 @@ public actor MockPeripheralManager: PeripheralManaging {
         residentBridge = bridge
         self.broadcaster = EventBroadcaster(clock: bridge.sleepClock)
         self.configuration = configuration
-        let (identifier, problem) = bridge.claimIdentifier(
+        let (identifier, problem, ticket) = bridge.claimIdentifier(
             role: .peripheral, name: configuration.name, configured: configuration.identifier,
             restoreIdentifier: configuration.restoreIdentifier)
         self.identifier = identifier
         self.duplicateProblem = problem
+        self.identifierTicket = ticket
         guard let problem else {
             if !joinsAtFirstCall { bridge.arrivals.add(.peripheral(identifier, broadcaster, configuration)) }
             return
