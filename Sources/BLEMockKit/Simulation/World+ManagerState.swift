@@ -18,10 +18,24 @@ extension World {
 
     /// A central manager that shut down is made again under its identifier (an app that let go
     /// of its manager made another with the same restore identifier): it starts afresh, as a new
-    /// one does; what the system keeps for the phone (bonds) stays.
+    /// one does (its predecessor's start-up steps still to come are dropped); what the system
+    /// keeps for the phone (bonds) stays, and so does its app's background execution.
     mutating func restart(central identifier: UUID, configuration: MockCentralManager.Configuration) {
         guard centrals.contains(identifier), centrals[existing: identifier].isShutDown else { return }
+        let isInBackground = centrals[existing: identifier].isInBackground
+        forgetStateSteps(of: .central(identifier))
         installCentral(identifier, configuration: configuration)
+        centrals[identifier]!.isInBackground = isInBackground
+    }
+
+    /// Drops a manager's automatic state steps still to come (those of a predecessor that shut
+    /// down before its state settled, which must not reach the manager made again).
+    private mutating func forgetStateSteps(of manager: Manager) {
+        schedule.removeAll {
+            if case .stateStep(manager, _) = $0 { return true }
+            return false
+        }
+        stateSettles[manager] = nil
     }
 
     /// Puts a new central record under `identifier` (already in ``centralOrder``).

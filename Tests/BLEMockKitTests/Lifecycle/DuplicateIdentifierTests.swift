@@ -162,4 +162,19 @@ struct DuplicateIdentifierTests {
             try await third.scanForPeripherals(withServices: nil)
         }
     }
+
+    @Test("A central made again does not take its shut-down predecessor's unfinished start-up steps")
+    func aRecreatedCentralSkipsItsPredecessorsStartUp() async throws {
+        let bridge = MockBLEBridge()
+        let first = MockCentralManager(
+            configuration: .init(stateTransition: .realistic(duration: .milliseconds(100)), restoreIdentifier: "app"),
+            bridge: bridge)
+        #expect(await first.state == .unknown)
+        await first.shutDown()
+        let second = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        try await second.scanForPeripherals(withServices: nil)
+        await bridge.advance(by: .milliseconds(200))
+        #expect(await second.state == .poweredOn)
+        #expect(await second.isScanning)
+    }
 }
