@@ -146,8 +146,8 @@ extension MockCentralManager {
     /// the successor's front end alone).
     func detachFrontEnd(handingOver: Bool) {
         // (A manager refused for another's identifier never attached: the front end under
-        // that identifier is the other's.)
-        guard duplicateProblem == nil, handingOver || !handedOver else { return }
+        // that identifier is the other's, as it is a later manager's once one holds it.)
+        guard duplicateProblem == nil, handingOver || refusal("detachFrontEnd") == nil else { return }
         bridge.assumeIsolated { bridge in
             bridge.centralFrontEnds[identifier] = nil
             bridge.world.commandQueueReporters.remove(identifier)

@@ -142,6 +142,10 @@ public actor MockCentralManager: CentralManaging {
     /// (``shutDown()``, a front end detaching) must not touch what the successor takes over.
     /// (A front end reads it too: it drops what the dead app's operations still report.)
     package private(set) var handedOver = false
+    /// Whether the app let go of this manager (``shutDown()``, its app not terminated): its
+    /// identifier is free for the next manager, and once one holds it this object answers from a
+    /// world of its own (see ``successorHolds()``).
+    private var letGo = false
 
     /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
@@ -269,20 +273,37 @@ public actor MockCentralManager: CentralManaging {
         guard !handedOver else { return }
         world { $0.shutDown(central: identifier) }
         // (Once: and not for a manager refused for another's identifier, whose world is its own.)
-        guard duplicateProblem == nil, refusedWorld == nil else { return }
+        guard duplicateProblem == nil, !letGo else { return }
         // A manager the app makes next with this identifier (its restore identifier) starts
-        // afresh under it: this object answers from a world where it is shut down from now on.
-        refusedWorld = RefusedWorld(shutDown: .central(identifier, broadcaster, configuration))
+        // afresh under it.
+        letGo = true
         releaseIdentifier()
     }
 
+    /// For a manager the app let go of: whether a later manager holds its identifier on the
+    /// bridge now. From then on this object answers from a world of its own where it is shut
+    /// down (``refusedWorld``, made here), so nothing it is asked reaches the later manager
+    /// (until then its calls reach its shut-down record, which refuses them and logs it). It
+    /// does not join the bridge to find out: joining would make it the manager under its
+    /// identifier again once the later one shut down too.
+    private func successorHolds() -> Bool {
+        if refusedWorld != nil { return true }
+        let holds = bridge.assumeIsolated { bridge in
+            bridge.admitArrivals()
+            return bridge.centralStreams[identifier] !== broadcaster
+        }
+        if holds { refusedWorld = RefusedWorld(shutDown: .central(identifier, broadcaster, configuration)) }
+        return holds
+    }
+
     /// Why this manager refuses `operation` before it reaches the bridge, if it does: its
-    /// identifier is another manager's there (`invalidConfiguration`), or its app was terminated
-    /// and the system keeps its central for the next manager (`managerShutDown`). Calls that
-    /// go to the world are refused by the world the manager answers from (``refusedWorld``).
+    /// identifier is another manager's there (`invalidConfiguration`), its app was terminated
+    /// and the system keeps its central for the next manager, or the app let go of it and a
+    /// later manager holds its identifier (`managerShutDown`). Calls that go to the world are
+    /// refused by the world the manager answers from (``refusedWorld``).
     func refusal(_ operation: String) -> APIMisuseError? {
         if let duplicateProblem { return .invalidConfiguration(duplicateProblem) }
-        return handedOver ? .managerShutDown(operation: operation) : nil
+        return handedOver || (letGo && successorHolds()) ? .managerShutDown(operation: operation) : nil
     }
 
     /// The name of the operation `call` (a `#function`) names, as a refusal says it.
@@ -299,10 +320,12 @@ public actor MockCentralManager: CentralManaging {
     }
 
     /// Runs `body` on the bridge's world (joining it first), then performs what it decided; a
-    /// refused manager's `body` runs on its own world, which refuses every call.
+    /// refused manager's `body` runs on its own world, which refuses every call (as does a
+    /// manager the app let go of, once a later one holds its identifier).
     func world<T: Sendable, E: Error>(
         _ call: String = #function, _ body: @Sendable (inout World) throws(E) -> T
     ) throws(E) -> T {
+        if letGo, refusedWorld == nil { _ = successorHolds() }
         if let refusedWorld { return try body(&refusedWorld.world) }
         return try withBridge(call) { bridge throws(E) in
             defer { bridge.applyEffects() }

@@ -163,6 +163,37 @@ struct DuplicateIdentifierTests {
         }
     }
 
+    @Test("A shut-down central's calls reach nothing of its successor's, even once that one shut down too")
+    func aShutDownCentralsCallsReachNothingOfItsSuccessors() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let first = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        try await first.scanForPeripherals(withServices: nil)
+        await first.shutDown()
+        let second = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        try await second.scanForPeripherals(withServices: nil)
+        try await second.connect(peripheral.identifier)
+        // Refused, and the second's link and scan stay.
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "discoverServices")) {
+            try await first.discoverServices(nil, for: peripheral.identifier)
+        }
+        await first.shutDown()
+        #expect(await second.isConnected(peripheral.identifier))
+        #expect(await second.isScanning)
+        // Once the second shut down too, the first does not take the identifier back: a third
+        // made then starts afresh under it.
+        await second.shutDown()
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "connect")) {
+            try await first.connect(peripheral.identifier)
+        }
+        #expect(await bridge.log.filter { $0.kind == .connected }.count == 1)
+        let third = MockCentralManager(configuration: .init(restoreIdentifier: "app"), bridge: bridge)
+        #expect(await third.waitForPoweredOn() == .poweredOn)
+        try await third.connect(peripheral.identifier)
+        #expect(await third.isConnected(peripheral.identifier))
+        #expect(await !first.isConnected(peripheral.identifier))
+    }
+
     @Test("A central made again does not take its shut-down predecessor's unfinished start-up steps")
     func aRecreatedCentralSkipsItsPredecessorsStartUp() async throws {
         let bridge = MockBLEBridge()
