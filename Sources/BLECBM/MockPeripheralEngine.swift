@@ -79,7 +79,10 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
 
     deinit {
         // A manager the app lets go of leaves the air, as CoreBluetooth's does (its requests go
-        // with it, and with them the answers it owed).
+        // with it, and with them the answers it owed, its services and its advertising); a
+        // manager the app makes next with the same restore identifier starts afresh (its
+        // commands come after these).
+        peripheral.releaseIdentifier()
         lane.releaseCommand { peripheral in
             peripheral.detachFrontEnd()
             peripheral.shutDown()

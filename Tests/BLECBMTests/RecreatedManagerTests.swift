@@ -4,10 +4,10 @@ import BLEMockKit
 import Foundation
 import Testing
 
-/// An app that lets go of its `CBMCentralManager` with a restore identifier and makes another
-/// (a user signing out and in, a feature turned off and on) gets a manager that works, as
-/// CoreBluetooth gives it: the new one starts afresh under the same identifier. A third made
-/// while the second lives is refused, as any clash is.
+/// An app that lets go of its `CBMCentralManager` or `CBMPeripheralManager` with a restore
+/// identifier and makes another (a user signing out and in, a feature turned off and on) gets a
+/// manager that works, as CoreBluetooth gives it: the new one starts afresh under the same
+/// identifier. A third made while the second lives is refused, as any clash is.
 @Suite("A manager made again", .timeLimit(.minutes(10)))
 struct RecreatedManagerTests {
     final class StateJournal: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
@@ -74,5 +74,91 @@ struct RecreatedManagerTests {
         }
         #expect(thirdStates.isEmpty)
         #expect(secondStates == [.poweredOn])
+    }
+
+    /// A peripheral app: once powered on it publishes a service with a readable characteristic
+    /// it answers itself, and advertises it.
+    final class PeripheralApp: NSObject, CBMPeripheralManagerDelegate, @unchecked Sendable {
+        // @unchecked Sendable: every property is only touched on the manager's queue.
+        static let service = CBMUUID(string: "FEE0")
+        static let characteristic = CBMUUID(string: "FEE1")
+        var states: [CBMManagerState] = []
+        var advertising = false
+        var reads = 0
+
+        func peripheralManagerDidUpdateState(_ peripheral: CBMPeripheralManager) {
+            states.append(peripheral.state)
+            guard peripheral.state == .poweredOn else { return }
+            let service = CBMMutableService(type: Self.service, primary: true)
+            service.characteristics = [
+                CBMMutableCharacteristic(
+                    type: Self.characteristic, properties: [.read], value: nil, permissions: [.readable])
+            ]
+            peripheral.add(service)
+        }
+
+        func peripheralManager(_ peripheral: CBMPeripheralManager, didAdd service: CBMService, error: (any Error)?) {
+            guard error == nil else { return }
+            peripheral.startAdvertising([
+                CBMAdvertisementDataLocalNameKey: "Watch", CBMAdvertisementDataServiceUUIDsKey: [Self.service],
+            ])
+        }
+
+        func peripheralManagerDidStartAdvertising(_ peripheral: CBMPeripheralManager, error: (any Error)?) {
+            advertising = error == nil
+        }
+
+        func peripheralManager(_ peripheral: CBMPeripheralManager, didReceiveRead request: CBMATTRequest) {
+            reads += 1
+            request.value = Data([UInt8(reads)])
+            peripheral.respond(to: request, withResult: .success)
+        }
+    }
+
+    // (It used to be refused: the second never heard its state.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A peripheral manager made again with the same restore identifier hears its state once, advertises, answers",
+        arguments: [false, true])
+    func peripheralMadeAgain(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 24) : .init(seed: 24))
+        let central = MockCentralManager(configuration: realistic ? .realistic(seed: 24) : .fast, bridge: bridge)
+        let queue = DispatchQueue(label: "app")
+        let options = [CBMPeripheralManagerOptionRestoreIdentifierKey: "watch"]
+        let (states, thirdStates, identifiers, value) = try await bridge.run {
+            () -> ([CBMManagerState], [CBMManagerState], [UUID?], Data) in
+            let first = PeripheralApp()
+            var manager: CBMPeripheralManager? = CBMPeripheralManager(
+                bridge: bridge, delegate: first, queue: queue, options: options)
+            try await bridge.waitForApp { queue.sync { first.advertising } }
+            let firstIdentifier = manager?.simulatedPeripheral?.identifier
+            manager = nil
+            let second = PeripheralApp()
+            let again = CBMPeripheralManager(bridge: bridge, delegate: second, queue: queue, options: options)
+            try await bridge.waitForApp { queue.sync { second.advertising } }
+            let identifier = try #require(again.simulatedPeripheral?.identifier)
+            // A third while the second lives is refused: it never hears a state.
+            let third = PeripheralApp()
+            let refused = CBMPeripheralManager(bridge: bridge, delegate: third, queue: queue, options: options)
+            // A central finds the second, connects to it, and reads what its app answers.
+            try await central.scanForPeripherals(withServices: [PeripheralApp.service.bluetoothUUID])
+            await bridge.waitUntil { bridge in
+                bridge.log.contains { $0.kind == .discovered && $0.peripheral == identifier }
+            }
+            try await central.connect(identifier)
+            let found = try await central.discoverAll(for: identifier)
+            let characteristic = try #require(
+                found.first { $0.uuid == PeripheralApp.characteristic.bluetoothUUID })
+            let value = try await central.readValue(for: characteristic)
+            withExtendedLifetime((again, refused)) {}
+            return (
+                queue.sync { second.states }, queue.sync { third.states },
+                [firstIdentifier, again.simulatedPeripheral?.identifier], value
+            )
+        }
+        #expect(states == [.poweredOn])
+        #expect(thirdStates.isEmpty)
+        #expect(identifiers[0] != nil && identifiers[0] == identifiers[1])
+        #expect(value == Data([1]))
     }
 }

@@ -119,8 +119,9 @@ extension MockBLEBridge {
         }
     }
 
-    /// Puts a central manager on the air (once), or lets a relaunched app's manager take over
-    /// what its terminated predecessor left.
+    /// Puts a central manager on the air (once), lets a relaunched app's manager take over what
+    /// its terminated predecessor left, or lets a manager the app made again after letting go of
+    /// the last one start afresh.
     func join(
         central identifier: UUID, events: EventBroadcaster<CentralEvent>,
         configuration: MockCentralManager.Configuration
@@ -142,14 +143,23 @@ extension MockBLEBridge {
         mutate { $0.addCentral(identifier, configuration: configuration) }
     }
 
-    /// Puts a peripheral manager on the air (once), or lets a relaunched app's manager take
-    /// over what its terminated predecessor left.
+    /// Puts a peripheral manager on the air (once), lets a relaunched app's manager take over
+    /// what its terminated predecessor left, or lets a manager the app made again after letting
+    /// go of the last one start afresh.
     func join(
         peripheral identifier: UUID, events: EventBroadcaster<PeripheralEvent>,
         configuration: MockPeripheralManager.Configuration
     ) {
         if let current = peripheralStreams[identifier] {
-            guard current !== events, world.awaitsRestoration(.peripheral(identifier)) else { return }
+            guard current !== events else { return }
+            // A manager the app made again after letting go of the last one starts afresh.
+            if world.peripherals[existing: identifier].isShutDown {
+                peripheralStreams[identifier] = events
+                handlers[identifier] = RequestHandler(configuration)
+                mutate { $0.restart(peripheral: identifier, configuration: configuration) }
+                return
+            }
+            guard world.awaitsRestoration(.peripheral(identifier)) else { return }
             peripheralStreams[identifier] = events
             handlers[identifier] = RequestHandler(configuration)
             mutate { $0.restore(peripheral: identifier, configuration: configuration) }

@@ -17,7 +17,14 @@ extension MockPeripheralManager {
         // with `invalidConfiguration`, and the other manager keeps its front end.
         guard duplicateProblem == nil else { return }
         bridge.assumeIsolated { bridge in
-            let joinedBefore = bridge.peripheralStreams[identifier] != nil
+            // A peripheral that joined before its front end attached (another call on the bridge
+            // admitted it first) reported its first state to nobody: the front end gets it now.
+            // (Not one that joins now in place of a predecessor the app let go of: it starts
+            // afresh, and reports its first state as a new manager does.)
+            let joinedBefore =
+                bridge.peripheralStreams[identifier].map {
+                    $0 === broadcaster || !bridge.world.peripherals[existing: identifier].isShutDown
+                } ?? false
             bridge.peripheralFrontEnds[identifier] = frontEnd
             bridge.admitArrivals()
             bridge.join(peripheral: identifier, events: broadcaster, configuration: configuration)
@@ -54,8 +61,8 @@ extension MockPeripheralManager {
     /// the successor's front end alone).
     func detachFrontEnd(handingOver: Bool) {
         // (A manager refused for another's identifier never attached: the front end under
-        // that identifier is the other's.)
-        guard duplicateProblem == nil, handingOver || !handedOver else { return }
+        // that identifier is the other's, as it is a later manager's once one holds it.)
+        guard duplicateProblem == nil, handingOver || refusal("detachFrontEnd") == nil else { return }
         bridge.assumeIsolated { bridge in
             bridge.peripheralFrontEnds[identifier] = nil
             bridge.world.updateQueueReporters.remove(identifier)
@@ -67,6 +74,7 @@ extension MockPeripheralManager {
     /// crossed in, when given in that instant). One nothing waits for any more (its link went
     /// away meanwhile) is dropped.
     package func answer(_ request: ATTRequest, with response: RequestResponse) {
+        guard refusal("answer") == nil else { return }
         withBridge { $0.answerLater(peripheral: identifier, to: request, with: response) }
     }
 

@@ -100,8 +100,10 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// app is terminated (``MockPeripheralManager/simulateAppTermination()``) the system
         /// keeps its services, advertising and links, and a new manager with the same
         /// identifier on the bridge gets them back with a
-        /// `PeripheralEvent.willRestoreState(_:)` event. Two live managers of a role on one
-        /// bridge cannot share one (see ``identifier``). Defaults to `nil`.
+        /// `PeripheralEvent.willRestoreState(_:)` event; a manager made after one that shut
+        /// down (``MockPeripheralManager/shutDown()``) with the same one starts afresh. Two live
+        /// managers of a role on one bridge cannot share one (see ``identifier``). Defaults to
+        /// `nil`.
         public var restoreIdentifier: String?
         /// The seed of this peripheral's own random draws; `nil` derives them from the
         /// bridge's seed. Defaults to `nil`.
@@ -113,9 +115,11 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// a manager given one another manager on the bridge already has refuses every call
         /// with `APIMisuseError.invalidConfiguration(_:)` (a manager with a
         /// ``restoreIdentifier`` takes over its predecessor's once that one's app was terminated
-        /// with `simulateAppTermination()`, and only then: a second live manager with the same
-        /// restore identifier, or one after a predecessor that was shut down, is refused the same
-        /// way, with a message naming the restore identifier). Defaults to `nil`.
+        /// with `simulateAppTermination()`; a second live manager with the same restore
+        /// identifier is refused the same way, with a message naming the restore identifier; one
+        /// made after its predecessor shut down (``MockPeripheralManager/shutDown()``, or a
+        /// CoreBluetooth-shaped manager the app let go of) starts afresh under the identifier).
+        /// Defaults to `nil`.
         public var identifier: UUID?
 
         /// Creates a configuration.
@@ -191,6 +195,10 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// manager (a restore identifier): this object is the dead app's, and letting it go
     /// (``shutDown()``, a front end detaching) must not touch what the successor takes over.
     private(set) var handedOver = false
+    /// Whether the app let go of this manager (``shutDown()``, its app not terminated): its
+    /// identifier is free for the next manager, and once one holds it this object answers from a
+    /// world of its own (see ``successorHolds()``).
+    private var letGo = false
 
     /// Runs on the bridge's executor, so calls between the manager and its bridge do not hop.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { bridge.unownedExecutor }
@@ -318,23 +326,62 @@ public actor MockPeripheralManager: PeripheralManaging {
         world { $0.inject(injection, owner: identifier) }
     }
 
+    /// The app let go of this manager: one made after it with its identifier (its restore
+    /// identifier) starts afresh under it (see ``MockBLEBridge/releaseIdentifier(_:ticket:)``).
+    /// Nothing for a manager refused for another's identifier, nor once a later manager holds
+    /// the identifier.
+    package nonisolated func releaseIdentifier() {
+        if duplicateProblem == nil { bridge.releaseIdentifier(identifier, ticket: identifierTicket) }
+    }
+
     /// Takes this manager off the air and ends its event streams; see the bridge's log for
     /// what was dropped. The manager is unusable afterwards (its state is `unknown`).
+    ///
+    /// A manager made after this one with its ``Configuration/restoreIdentifier`` (or
+    /// ``Configuration/identifier``) starts afresh under the identifier, as an app that makes its
+    /// `CBPeripheralManager` again gets a working one: with no services and not advertising
+    /// (those went with this manager), where this one was (its proximity), its app still in the
+    /// background if it was, and with the bonds the system keeps. This object keeps answering as
+    /// shut down, and nothing it is asked reaches the new one. (The CoreBluetooth-shaped
+    /// `CBMPeripheralManager` of BLECBM shuts down so when the app lets go of it.)
     public func shutDown() {
         // (After a termination with a restore identifier the system keeps the peripheral for
         // the app's next manager: the terminated one shutting down leaves it alone.)
         guard !handedOver else { return }
         world { $0.shutDown(peripheral: identifier) }
+        // (Once: and not for a manager refused for another's identifier, whose world is its own.)
+        guard duplicateProblem == nil, !letGo else { return }
+        // A manager the app makes next with this identifier (its restore identifier) starts
+        // afresh under it.
+        letGo = true
+        releaseIdentifier()
+    }
+
+    /// For a manager the app let go of: whether a later manager holds its identifier on the
+    /// bridge now. From then on this object answers from a world of its own where it is shut
+    /// down (``refusedWorld``, made here), so nothing it is asked reaches the later manager
+    /// (until then its calls reach its shut-down record, which refuses them and logs it). It
+    /// does not join the bridge to find out: joining would make it the manager under its
+    /// identifier again once the later one shut down too.
+    private func successorHolds() -> Bool {
+        if refusedWorld != nil { return true }
+        let holds = bridge.assumeIsolated { bridge in
+            bridge.admitArrivals()
+            return bridge.peripheralStreams[identifier] !== broadcaster
+        }
+        if holds { refusedWorld = RefusedWorld(shutDown: .peripheral(identifier, broadcaster, configuration)) }
+        return holds
     }
 
     /// Why this manager refuses `operation` before it reaches the bridge, if it does: its
-    /// identifier is another manager's there (`invalidConfiguration`), or its app was terminated
-    /// and the system keeps its peripheral for the next manager (`managerShutDown`: the requests
-    /// and links are the next manager's). Calls that go to the world are refused by the world
-    /// the manager answers from (``refusedWorld``).
+    /// identifier is another manager's there (`invalidConfiguration`), its app was terminated
+    /// and the system keeps its peripheral for the next manager, or the app let go of it and a
+    /// later manager holds its identifier (`managerShutDown`: the requests and links are the
+    /// next manager's). Calls that go to the world are refused by the world the manager answers
+    /// from (``refusedWorld``).
     func refusal(_ operation: String) -> APIMisuseError? {
         if let duplicateProblem { return .invalidConfiguration(duplicateProblem) }
-        return handedOver ? .managerShutDown(operation: operation) : nil
+        return handedOver || (letGo && successorHolds()) ? .managerShutDown(operation: operation) : nil
     }
 
     /// Runs `body` with the bridge, which shares this actor's executor; joins the bridge first.
@@ -348,10 +395,12 @@ public actor MockPeripheralManager: PeripheralManaging {
     }
 
     /// Runs `body` on the bridge's world (joining it first), then performs what it decided; a
-    /// refused manager's `body` runs on its own world, which refuses every call.
+    /// refused manager's `body` runs on its own world, which refuses every call (as does a
+    /// manager the app let go of, once a later one holds its identifier).
     func world<T: Sendable, E: Error>(
         _ call: String = #function, _ body: @Sendable (inout World) throws(E) -> T
     ) throws(E) -> T {
+        if letGo, refusedWorld == nil { _ = successorHolds() }
         if let refusedWorld { return try body(&refusedWorld.world) }
         return try withBridge(call) { bridge throws(E) in
             defer { bridge.applyEffects() }

@@ -61,6 +61,35 @@ extension World {
     /// Adds a peripheral manager to the air.
     mutating func addPeripheral(_ identifier: UUID, configuration: MockPeripheralManager.Configuration) {
         guard !peripherals.contains(identifier) else { return }
+        peripheralOrder.append(identifier)
+        installPeripheral(identifier, configuration: configuration)
+    }
+
+    /// A peripheral manager that shut down is made again under its identifier (an app that let
+    /// go of its manager made another with the same restore identifier): it starts afresh, as a
+    /// new one does, with no services, L2CAP channels or advertising (they went with its
+    /// predecessor, advertising sets a front end gave included; so do its predecessor's
+    /// start-up steps still to come). What does not belong to the manager stays: where the
+    /// device is (its simulated proximity), whether its app runs in the background, and what the
+    /// system keeps (bonds, centrals' knowledge of the peripheral, a connection by the system).
+    mutating func restart(peripheral identifier: UUID, configuration: MockPeripheralManager.Configuration) {
+        guard peripherals.contains(identifier), peripherals[existing: identifier].isShutDown else { return }
+        let old = peripherals[existing: identifier]
+        forgetStateSteps(of: .peripheral(identifier))
+        if advertisingSets.removeValue(forKey: identifier) != nil {
+            schedule.removeAll {
+                if case .advertiseSet(identifier, _) = $0 { return true }
+                return false
+            }
+        }
+        installPeripheral(identifier, configuration: configuration)
+        peripherals[identifier]!.proximity = old.proximity
+        peripherals[identifier]!.proximitySimulated = old.proximitySimulated
+        peripherals[identifier]!.isInBackground = old.isInBackground
+    }
+
+    /// Puts a new peripheral record under `identifier` (already in ``peripheralOrder``).
+    private mutating func installPeripheral(_ identifier: UUID, configuration: MockPeripheralManager.Configuration) {
         let streams =
             configuration.seed.map { Streams(SeededGenerator(seed: $0)) }
             ?? Streams(deriving: .peripheral, of: identifier, from: random)
@@ -70,7 +99,6 @@ extension World {
             identifier: identifier, configuration: limited(configuration), state: state, random: streams)
         let problem = Self.problem(in: configuration)
         peripherals[identifier]!.configurationProblem = problem
-        peripheralOrder.append(identifier)
         record(.stateChanged, peripheral: identifier, detail: state.description)
         if stateSettles[.peripheral(identifier)] == nil {
             deliver(PeripheralEvent.stateChanged(state), to: identifier)

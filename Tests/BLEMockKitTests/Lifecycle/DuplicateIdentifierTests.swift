@@ -194,6 +194,163 @@ struct DuplicateIdentifierTests {
         #expect(await !first.isConnected(peripheral.identifier))
     }
 
+    // (It used to be refused as a second live peripheral with the restore identifier.)
+    @Test("A peripheral made after its predecessor with the same restore identifier shut down starts afresh under it")
+    func aShutDownPeripheralsIdentifierStartsAfresh() async throws {
+        let bridge = MockBLEBridge()
+        let first = MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+        _ = try await first.add(TestPeripherals.heartRate)
+        try await first.startAdvertising(AdvertisementData(localName: "1"))
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        try await central.connect(first.identifier)
+        await first.shutDown()
+        #expect(await !central.isConnected(first.identifier))
+        let second = MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+        #expect(second.identifier == first.identifier)
+        // Not the shut-down one: powered on, its services and advertising gone with the first,
+        // nothing restored.
+        #expect(await second.waitForPoweredOn() == .poweredOn)
+        #expect(await second.services.isEmpty)
+        #expect(await !second.isAdvertising)
+        #expect(await second.restoredState == nil)
+        // It publishes and advertises, and a central connects to it and reads.
+        _ = try await second.add(TestPeripherals.heartRate)
+        try await second.startAdvertising(AdvertisementData(localName: "2"))
+        try await central.connect(second.identifier)
+        let found = try await central.discoverAll(for: second.identifier)
+        let location = try #require(found.first { $0.uuid == TestPeripherals.bodyLocation })
+        #expect(try await central.readValue(for: location) == Data([0x01]))
+        // The first stays shut down, and nothing it is asked reaches the second.
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "add")) {
+            try await first.add(TestPeripherals.heartRate)
+        }
+        await first.simulateStateChange(.poweredOff)
+        await first.simulateDisconnection(of: central.identifier)
+        await first.shutDown()
+        #expect(await first.state == .unknown)
+        #expect(await !first.isAdvertising)
+        #expect(await first.services.isEmpty)
+        #expect(await second.isAdvertising)
+        #expect(await central.isConnected(second.identifier))
+        // A third while the second lives is refused.
+        let third = MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+        await #expect(throws: Self.restoreProblem("watch", first.identifier, role: "peripheral")) {
+            try await third.startAdvertising(AdvertisementData(localName: "3"))
+        }
+        #expect(await second.isAdvertising)
+        // Once the second shut down too, the first does not take the identifier back: the next
+        // manager starts afresh under it.
+        await second.shutDown()
+        await #expect(throws: APIMisuseError.managerShutDown(operation: "startAdvertising")) {
+            try await first.startAdvertising(AdvertisementData(localName: "1"))
+        }
+        let next = MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+        try await next.startAdvertising(AdvertisementData(localName: "4"))
+        #expect(await next.isAdvertising)
+        #expect(await !first.isAdvertising)
+    }
+
+    @Test("A relaunched app's peripheral takes over what the system kept; one made after it shut down starts afresh")
+    func aRelaunchedPeripheralRestoresAndItsSuccessorStartsAfresh() async throws {
+        let bridge = MockBLEBridge()
+        let first = MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+        _ = try await first.add(TestPeripherals.heartRate)
+        try await first.startAdvertising(AdvertisementData(localName: "1"))
+        await first.simulateAppTermination()
+        // (The dead app's object: shutting it down leaves what the system keeps alone.)
+        await first.shutDown()
+        let relaunched = MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+        #expect(relaunched.identifier == first.identifier)
+        #expect(await relaunched.restoredState?.services.map(\.uuid) == ["180D"])
+        #expect(await relaunched.isAdvertising)
+        await relaunched.shutDown()
+        let next = MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+        #expect(next.identifier == first.identifier)
+        #expect(await next.restoredState == nil)
+        #expect(await next.services.isEmpty)
+        _ = try await next.add(TestPeripherals.heartRate)
+        try await next.startAdvertising(AdvertisementData(localName: "3"))
+        #expect(await next.isAdvertising)
+    }
+
+    @Test("A peripheral made again after its predecessor shut down keeps the bonds the system holds")
+    func aRecreatedPeripheralKeepsItsBonds() async throws {
+        let bridge = MockBLEBridge()
+        @Sendable func publish(_ peripheral: MockPeripheralManager) async throws {
+            let service = try await peripheral.add(
+                GATTService(
+                    uuid: "FEE0",
+                    characteristics: [
+                        GATTCharacteristic(uuid: "FEE1", properties: .read, permissions: .readEncryptionRequired)
+                    ]))
+            try await peripheral.setValue(Data([0x5E]), for: service.characteristics[0])
+            try await peripheral.startAdvertising(AdvertisementData(localName: "Lock", serviceUUIDs: ["FEE0"]))
+        }
+        let first = MockPeripheralManager(configuration: .init(restoreIdentifier: "lock"), bridge: bridge)
+        try await publish(first)
+        let central = MockCentralManager(configuration: .init(pairing: .onFirstAccess), bridge: bridge)
+        try await central.scanForPeripherals(withServices: ["FEE0"])
+        try await central.connect(first.identifier)
+        let secret = try #require(try await central.discoverAll(for: first.identifier).first)
+        #expect(try await central.readValue(for: secret) == Data([0x5E]))
+        await first.shutDown()
+        let second = MockPeripheralManager(configuration: .init(restoreIdentifier: "lock"), bridge: bridge)
+        try await publish(second)
+        #expect(await bridge.isBonded(central: central.identifier, peripheral: second.identifier))
+        try await central.connect(second.identifier)
+        let again = try #require(try await central.discoverAll(for: second.identifier).first)
+        #expect(try await central.readValue(for: again) == Data([0x5E]))
+        // Encrypted with the keys of the first pairing: no pairing this time.
+        #expect(await bridge.log.filter { $0.kind == .paired }.count == 1)
+    }
+
+    @Test("A peripheral made again is where its predecessor was, its app still in the background")
+    func aRecreatedPeripheralKeepsItsPlaceAndItsAppsBackground() async throws {
+        let bridge = MockBLEBridge()
+        let first = MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+        await first.simulateProximityChange(.far)
+        await first.simulateBackgroundExecution(true)
+        await first.shutDown()
+        let second = MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+        _ = try await second.add(TestPeripherals.heartRate)
+        let central = MockCentralManager(bridge: bridge)
+        let events = central.events()
+        try await central.scanForPeripherals(withServices: ["180D"])
+        try await second.startAdvertising(AdvertisementData(localName: "Watch", serviceUUIDs: ["180D"]))
+        await bridge.waitUntil { bridge in
+            bridge.log.contains { $0.kind == .discovered && $0.peripheral == second.identifier }
+        }
+        var discovered: DiscoveredPeripheral?
+        for await event in events {
+            if case .discovered(let found) = event {
+                discovered = found
+                break
+            }
+        }
+        #expect(discovered?.rssi == Proximity.far.rssi)
+        // A backgrounded app's advertisement: no local name, its services in the overflow area.
+        #expect(discovered?.advertisementData.localName == nil)
+        #expect(discovered?.advertisementData.overflowServiceUUIDs == ["180D"])
+    }
+
+    @Test("A peripheral made again does not take its shut-down predecessor's unfinished start-up steps")
+    func aRecreatedPeripheralSkipsItsPredecessorsStartUp() async throws {
+        let bridge = MockBLEBridge()
+        let first = MockPeripheralManager(
+            configuration: .init(stateTransition: .realistic(duration: .milliseconds(100)), restoreIdentifier: "watch"),
+            bridge: bridge)
+        #expect(await first.state == .unknown)
+        await first.shutDown()
+        let second = MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+        _ = try await second.add(TestPeripherals.heartRate)
+        try await second.startAdvertising(AdvertisementData(localName: "2"))
+        await bridge.advance(by: .milliseconds(200))
+        #expect(await second.state == .poweredOn)
+        #expect(await second.isAdvertising)
+        #expect(await second.services.map(\.uuid) == ["180D"])
+    }
+
     @Test("A central made again does not take its shut-down predecessor's unfinished start-up steps")
     func aRecreatedCentralSkipsItsPredecessorsStartUp() async throws {
         let bridge = MockBLEBridge()
