@@ -126,6 +126,27 @@ extension LinkTiming {
             ?? centralProfile.flatMap { $0.problem(in: "\(owner()).centralProfile") }
             ?? peripheralProfile.flatMap { $0.problem(in: "\(owner()).peripheralProfile") }
             ?? negotiatedJitterProblem(in: owner())
+            ?? supervisionTimeoutProblem(in: owner())
+    }
+
+    /// The Core specification requires a link's supervision timeout to be more than
+    /// (1 + peripheral latency) × connection interval × 2 (Vol 6, Part B, 4.5.2), so that a
+    /// link survives a missed connection event. The kit's links have no peripheral latency
+    /// (``connectionLatency`` is how long establishing a connection takes, not the number of
+    /// events a peripheral may skip): the timeout must be more than twice the interval the links
+    /// run at, the one the link profiles negotiate when there are profiles.
+    private func supervisionTimeoutProblem(in owner: @autoclosure () -> String) -> String? {
+        guard supervisionTimeout > .zero, let interval = linkInterval, supervisionTimeout <= interval * 2 else {
+            return nil
+        }
+        let which =
+            negotiated == nil ? "the connection interval" : "the connection interval the link profiles negotiate"
+        let minimum = FixtureDuration.string(interval * 2)
+        return ConfigurationProblems.outside(
+            "\(owner()).supervisionTimeout", FixtureDuration.string(supervisionTimeout),
+            "0s or \(minimum)…\(FixtureDuration.string(ConfigurationProblems.supervisionTimeouts.upperBound)) "
+                + "(above \(minimum): more than twice \(which), \(FixtureDuration.string(interval)), as the Core "
+                + "specification requires of a link without peripheral latency)")
     }
 
     /// With link profiles, a link's connection events fall at the negotiated interval, and

@@ -24,8 +24,10 @@ public struct LinkTiming: Sendable, Hashable {
     /// ``peripheralProfile``) the negotiated link's packet budget replaces it.
     public var packetsPerConnectionEvent: Int
     /// How long a link survives after the peripheral goes out of range before it is dropped
-    /// with `connectionTimeout`: 100 ms…32 s, or zero. Defaults to 720 ms (iOS's minimum
-    /// supervision timeout).
+    /// with `connectionTimeout`: 100 ms…32 s, or zero; when neither it nor the connection
+    /// interval is zero, more than twice the interval the links run at (``connectionInterval``,
+    /// or the one the link profiles negotiate), as the Core specification requires of a link
+    /// without peripheral latency. Defaults to 720 ms (iOS's minimum supervision timeout).
     public var supervisionTimeout: Duration
     /// How long a request on a link's ATT bearer may wait for its response before the
     /// transaction times out: 30 s by default, as the Core specification fixes it (Vol 3,
@@ -78,12 +80,38 @@ public struct LinkTiming: Sendable, Hashable {
     public static let realistic = LinkTiming()
 
     /// ``realistic`` timing with the link-layer limits of `central` and `peripheral`, e.g.
-    /// `.realistic(central: .iPhoneiOS18, peripheral: .watch)`.
+    /// `.realistic(central: .iPhoneiOS18, peripheral: .watch)`. When the profiles negotiate an
+    /// interval of 360 ms or more, the supervision timeout is the shortest the Core
+    /// specification allows with it (see ``supervisionTimeout``) rather than 720 ms.
     public static func realistic(central: LinkProfile, peripheral: LinkProfile = .unconstrained) -> LinkTiming {
         var timing = LinkTiming.realistic
         timing.centralProfile = central
         timing.peripheralProfile = peripheral
-        return timing
+        return timing.withSupervisionTimeoutFittingTheInterval
+    }
+
+    /// The interval the links run at: the one the profiles negotiate, else
+    /// ``connectionInterval``; `nil` when the timing is instant (a zero interval).
+    var linkInterval: Duration? {
+        guard connectionInterval > .zero else { return nil }
+        return negotiated?.connectionInterval ?? connectionInterval
+    }
+
+    /// This timing with a supervision timeout the Core specification allows with the interval
+    /// its links run at: one not more than twice that interval (and not zero) becomes the next
+    /// 10 ms (the specification's unit) above twice it. For timing that takes its interval from
+    /// elsewhere (link profiles, a recording, an exploration's conditions, a scenario) and keeps
+    /// ``realistic``'s timeout.
+    var withSupervisionTimeoutFittingTheInterval: LinkTiming {
+        guard supervisionTimeout > .zero, let interval = linkInterval, supervisionTimeout <= interval * 2 else {
+            return self
+        }
+        let unit = Duration.milliseconds(10)
+        var fitted = self
+        fitted.supervisionTimeout = max(
+            unit * (Int((interval * 2 / unit).rounded(.down)) + 1),
+            ConfigurationProblems.supervisionTimeouts.lowerBound)
+        return fitted
     }
 
     /// What the profiles negotiate, or `nil` when neither is set or the timing is instant.

@@ -42,8 +42,9 @@ public struct ExplorationPlan: Sendable, Hashable {
         let kinds = swarm(budget.orderedKinds, &random)
         if !kinds.isEmpty {
             let count = random.int(in: max(0, budget.faultCount.lowerBound)...max(0, budget.faultCount.upperBound))
+            let timeout = conditions.timing.supervisionTimeout
             for _ in 0..<count {
-                if var fault = drawFault(kinds, budget, window: window, &random) {
+                if var fault = drawFault(kinds, budget, window: window, timeout: timeout, &random) {
                     if fault.kind.isInjection { aim(&fault, among: targets, budget, &random) }
                     faults.append(fault)
                 }
@@ -87,15 +88,16 @@ public struct ExplorationPlan: Sendable, Hashable {
             writeWithoutResponseQueueCapacity: commands, updateQueueCapacity: updates, centralProfile: profile)
     }
 
+    /// Draws a fault; `timeout` is the supervision timeout of the run's links (720 ms but for
+    /// intervals of 360 ms or more: see ``LinkConditions/timing``).
     private static func drawFault(
         _ kinds: [PlannedFault.Kind], _ budget: ExplorationBudget, window: ClosedRange<Duration>,
-        _ random: inout SeededGenerator
+        timeout: Duration, _ random: inout SeededGenerator
     ) -> PlannedFault? {
         let kind = kinds[random.int(in: 0..<kinds.count)]
         let at = wholeMilliseconds(random.duration(in: window))
         let target = random.int(in: 0...3)
         var fault = PlannedFault(kind, at: at, target: target)
-        let timeout = LinkTiming.realistic.supervisionTimeout
         switch kind {
         case .outOfRange:
             // Longer than the supervision timeout, so links drop.

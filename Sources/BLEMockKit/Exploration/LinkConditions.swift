@@ -41,14 +41,16 @@ public struct LinkConditions: Sendable, Hashable {
     public static var roomy: LinkConditions { LinkConditions(mtu: 517) }
 
     /// The timing of a bridge with these conditions: ``LinkTiming/realistic`` with this
-    /// interval, jitter, packets per event and phone profile.
+    /// interval, jitter, packets per event and phone profile (and, for links at an interval of
+    /// 360 ms or more, the shortest supervision timeout the Core specification allows with it,
+    /// rather than 720 ms: see ``LinkTiming/supervisionTimeout``).
     public var timing: LinkTiming {
         var timing = LinkTiming.realistic
         timing.connectionInterval = connectionInterval
         timing.jitter = min(jitter, connectionInterval)
         timing.packetsPerConnectionEvent = packetsPerConnectionEvent
         timing.centralProfile = centralProfile
-        return timing
+        return timing.withSupervisionTimeoutFittingTheInterval
     }
 
     /// The limits a bridge with these conditions imposes on its links.

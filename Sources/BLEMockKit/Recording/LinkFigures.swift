@@ -57,7 +57,9 @@ public struct LinkFigures: Hashable, Sendable {
 
     /// Realistic timing seeded with these figures: ``LinkTiming/realistic`` with the observed
     /// connection interval (clamped to 7.5 ms…4 s), jitter (at most the interval) and packets
-    /// per connection event, where the session showed them.
+    /// per connection event, where the session showed them (and, for an interval of 360 ms or
+    /// more, the shortest supervision timeout the Core specification allows with it, rather
+    /// than 720 ms: see ``LinkTiming/supervisionTimeout``).
     public var linkTiming: LinkTiming {
         var timing = LinkTiming.realistic
         if let interval = connectionInterval {
@@ -65,7 +67,7 @@ public struct LinkFigures: Hashable, Sendable {
             timing.jitter = min(jitter, timing.connectionInterval)
         }
         if let packets = packetsPerConnectionEvent { timing.packetsPerConnectionEvent = max(1, packets) }
-        return timing
+        return timing.withSupervisionTimeoutFittingTheInterval
     }
 }
 

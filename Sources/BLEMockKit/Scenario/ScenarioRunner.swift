@@ -83,7 +83,8 @@ public struct ScenarioRunner: Sendable {
     }
 
     /// The bridge's configuration: the mode's timing, the seed, the scenario's interval, and a
-    /// plan's conditions.
+    /// plan's conditions (with a supervision timeout the Core specification allows with the
+    /// interval: see ``LinkTiming/supervisionTimeout``).
     public var bridgeConfiguration: MockBLEBridge.Configuration {
         var configuration: MockBLEBridge.Configuration =
             scenario.mode == .realistic ? .realistic(seed: seed) : MockBLEBridge.Configuration(seed: seed)
@@ -97,6 +98,8 @@ public struct ScenarioRunner: Sendable {
         }
         if configuration.timing.centralProfile == nil { configuration.timing.centralProfile = scenario.centralProfile }
         configuration.timing.peripheralProfile = scenario.peripheralProfile
+        // (A slow interval keeps its links valid: see `LinkTiming.supervisionTimeout`.)
+        configuration.timing = configuration.timing.withSupervisionTimeoutFittingTheInterval
         return configuration
     }
 

@@ -89,6 +89,9 @@ struct ConfigurationValidationTests {
         }
     }
 
+    /// A phone whose links run at 500 ms (it grants a peripheral that asks for nothing its default).
+    static let slowPhone = LinkProfile(name: "Slow phone", defaultConnectionInterval: .milliseconds(500))
+
     static let bridgeCases: [(MockBLEBridge.Configuration, String)] = [
         (
             .init(timing: LinkTiming(packetsPerConnectionEvent: -1)),
@@ -117,6 +120,32 @@ struct ConfigurationValidationTests {
         (
             .init(timing: LinkTiming(supervisionTimeout: .milliseconds(50))),
             "MockBLEBridge.Configuration.timing.supervisionTimeout: 0.05s is outside 0s or 0.1s…32s"
+        ),
+        // Supervision timeout > (1 + peripheral latency) × connection interval × 2 (Core, Vol 6,
+        // Part B, 4.5.2); the kit's links have no peripheral latency. (Each was accepted.)
+        (
+            .init(timing: LinkTiming(connectionInterval: .seconds(1), supervisionTimeout: .milliseconds(720))),
+            "MockBLEBridge.Configuration.timing.supervisionTimeout: 0.72s is outside 0s or 2s…32s (above 2s: more "
+                + "than twice the connection interval, 1s, as the Core specification requires of a link without "
+                + "peripheral latency)"
+        ),
+        (
+            .init(timing: LinkTiming(connectionInterval: .seconds(1), supervisionTimeout: .seconds(2))),
+            "MockBLEBridge.Configuration.timing.supervisionTimeout: 2s is outside 0s or 2s…32s (above 2s: more than "
+                + "twice the connection interval, 1s, as the Core specification requires of a link without "
+                + "peripheral latency)"
+        ),
+        (
+            .init(timing: LinkTiming(connectionInterval: .seconds(4), supervisionTimeout: .seconds(8))),
+            "MockBLEBridge.Configuration.timing.supervisionTimeout: 8s is outside 0s or 8s…32s (above 8s: more than "
+                + "twice the connection interval, 4s, as the Core specification requires of a link without "
+                + "peripheral latency)"
+        ),
+        (
+            .init(timing: LinkTiming(centralProfile: slowPhone)),
+            "MockBLEBridge.Configuration.timing.supervisionTimeout: 0.72s is outside 0s or 1s…32s (above 1s: more "
+                + "than twice the connection interval the link profiles negotiate, 0.5s, as the Core specification "
+                + "requires of a link without peripheral latency)"
         ),
         (
             .init(realTimePacing: -1),
@@ -149,7 +178,10 @@ struct ConfigurationValidationTests {
     func boundariesAreAccepted() async throws {
         let timings = [
             LinkTiming(connectionInterval: .microseconds(7_500), jitter: .zero, packetsPerConnectionEvent: 1),
-            LinkTiming(connectionInterval: .seconds(4), supervisionTimeout: .milliseconds(100)),
+            LinkTiming(connectionInterval: .milliseconds(45), supervisionTimeout: .milliseconds(100)),
+            LinkTiming(connectionInterval: .seconds(4), supervisionTimeout: .milliseconds(8_010)),
+            LinkTiming(connectionInterval: .seconds(1), supervisionTimeout: .milliseconds(2_010)),
+            LinkTiming(connectionInterval: .seconds(4), supervisionTimeout: .zero),
             LinkTiming(supervisionTimeout: .seconds(32)), .instant, .realistic,
         ]
         for timing in timings {
@@ -168,5 +200,31 @@ struct ConfigurationValidationTests {
                 bridge: bridge)
             try await central.scanForPeripherals(withServices: nil)
         }
+    }
+
+    @Test("Timing that takes a slow interval from elsewhere gets the shortest supervision timeout it allows")
+    func derivedTimingFitsItsSupervisionTimeout() async throws {
+        let timings = [
+            LinkTiming.realistic(central: Self.slowPhone),
+            LinkConditions(mtu: 23, connectionInterval: .seconds(1)).timing,
+            LinkFigures(connectionInterval: .seconds(1)).linkTiming,
+            ExplorationPlan(seed: 1, conditions: LinkConditions(mtu: 23, connectionInterval: .seconds(4)))
+                .configuration.timing,
+        ]
+        #expect(
+            timings.map(\.supervisionTimeout) == [
+                .milliseconds(1_010), .milliseconds(2_010), .milliseconds(2_010), .milliseconds(8_010),
+            ])
+        for timing in timings {
+            let central = MockCentralManager(bridge: MockBLEBridge(configuration: .init(timing: timing)))
+            try await central.scanForPeripherals(withServices: nil)
+        }
+        // Faster links keep realistic timing's 720 ms.
+        #expect(
+            LinkTiming.realistic(central: .iPhoneiOS18, peripheral: .watch).supervisionTimeout == .milliseconds(720))
+        #expect(
+            LinkConditions(mtu: 23, connectionInterval: .milliseconds(355)).timing.supervisionTimeout
+                == .milliseconds(720))
+        #expect(LinkFigures(connectionInterval: .milliseconds(50)).linkTiming.supervisionTimeout == .milliseconds(720))
     }
 }

@@ -232,4 +232,12 @@ struct ScenarioRunnerTests {
         #expect(fast.bridgeConfiguration.timing == .instant)
         #expect(fast.centralConfiguration == .fast)
     }
+
+    @Test func aScenarioWithASlowIntervalGetsASupervisionTimeoutItAllows() throws {
+        let slow = ScenarioRunner(
+            try S.scenario(
+                S.inline(steps: "[]", mode: "realistic", seed: "9", extra: #" "link": {"connectionInterval": "1s"},"#)))
+        #expect(slow.bridgeConfiguration.timing.connectionInterval == .seconds(1))
+        #expect(slow.bridgeConfiguration.timing.supervisionTimeout == .milliseconds(2_010))
+    }
 }
