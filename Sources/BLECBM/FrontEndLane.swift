@@ -67,11 +67,11 @@ final class FrontEndLane<Target: Actor>: Sendable {
 
     /// Queues the command a manager's release makes (its shutting down, as the app lets go of
     /// it). A release happens on whichever thread drops the last reference (the test's body, an
-    /// app queue as a callback holding it ends), so in a run it is ordered by the manager alone,
-    /// not by where it was made: two managers let go of at one instant shut down in the same
-    /// order on every run.
+    /// app queue as a callback holding it ends), so in a run it is not ordered by where it was
+    /// made (see ``CommandQueue/enqueue(key:applyingOn:isRelease:_:)``): two managers let go of
+    /// at one instant shut down in the same order on every run.
     func releaseCommand(_ body: @escaping @Sendable (isolated Target) -> Void) {
-        commands.enqueue(key: key, applyingOn: applyQueue, orderedByManager: true, isolatedCommand(body))
+        commands.enqueue(key: key, applyingOn: applyQueue, isRelease: true, isolatedCommand(body))
     }
 
     /// `body`, called on the target through a reference without the isolation in its type.
@@ -181,6 +181,8 @@ final class CommandQueue: @unchecked Sendable {
         let origin: Origin
         let sequence: UInt64
         let command: FrontEndCommand
+        /// The manager a release shuts down (`nil`: not a release).
+        var released: UUID? = nil
 
         /// Whether `self` goes before `other`: by origin, then in the order they were made.
         func precedes(_ other: Held) -> Bool { (origin, sequence) < (other.origin, other.sequence) }
@@ -262,21 +264,28 @@ final class CommandQueue: @unchecked Sendable {
     }
 
     /// Queues a command (to run on the bridge's executor) for the manager identified by `key`;
-    /// outside runs it is applied from `queue` when one is given (the manager's app queue). In a
-    /// run, a command `orderedByManager` takes its place by the manager's identifier whatever
-    /// thread made it (a manager's release: see ``FrontEndLane/releaseCommand(_:)``).
+    /// outside runs it is applied from `queue` when one is given (the manager's app queue).
+    ///
+    /// In a run, a release (`isRelease`: a manager's shutting down as the app lets go of it) takes
+    /// its place among the body's commands, whatever thread made it: the body's next call (a new
+    /// manager with the same restore identifier, say) comes after it, and releases next to each
+    /// other are applied in the order of their managers' identifiers (which thread dropped the
+    /// last reference, and when, is a race; the order they shut down in is not).
     func enqueue(
-        key: UUID, applyingOn queue: DispatchQueue? = nil, orderedByManager: Bool = false,
+        key: UUID, applyingOn queue: DispatchQueue? = nil, isRelease: Bool = false,
         _ command: @escaping @Sendable () -> Void
     ) {
         let bridge = bridge
         let runs = runs
         // Only a run sorts what it holds: outside one, commands are applied as they arrive.
-        let origin = runs.isActive ? (orderedByManager ? .manager(key) : origin(for: key)) : nil
+        let origin = runs.isActive ? (isRelease ? .body : origin(for: key)) : nil
         // Whether this call starts a drain, and whether a run's driver is to apply it.
         let (start, forRun) = lock.withLock { () -> (Bool, Bool) in
             if let origin {
-                held.append(Held(origin: origin, sequence: nextSequence, command: FrontEndCommand(command)))
+                held.append(
+                    Held(
+                        origin: origin, sequence: nextSequence, command: FrontEndCommand(command),
+                        released: isRelease ? key : nil))
                 nextSequence += 1
             } else {
                 arrived.append(FrontEndCommand(command))
@@ -342,10 +351,29 @@ final class CommandQueue: @unchecked Sendable {
             swap(&batch, &arrived)
             if forRun && !held.isEmpty {
                 held.sort { $0.precedes($1) }
+                Self.orderReleases(&held)
                 batch.append(contentsOf: held.lazy.map(\.command))
                 held.removeAll(keepingCapacity: true)
             }
             return (batch, wallClock?())
+        }
+    }
+
+    /// Puts each stretch of releases next to each other in sorted `held` in the order of their
+    /// managers' identifiers.
+    private static func orderReleases(_ held: inout [Held]) {
+        var start = held.startIndex
+        while start < held.endIndex {
+            guard held[start].released != nil else {
+                start += 1
+                continue
+            }
+            var end = start + 1
+            while end < held.endIndex, held[end].released != nil { end += 1 }
+            if end - start > 1 {
+                held[start..<end].sort { $0.released!.uuidString < $1.released!.uuidString }
+            }
+            start = end
         }
     }
 
