@@ -69,31 +69,45 @@ public struct CBMError: CustomNSError, Hashable, Sendable, CustomStringConvertib
 /// An ATT error (`CBATTError`): domain `CBATTErrorDomain`, the ATT error code as its code.
 public struct CBMATTError: CustomNSError, Hashable, Sendable, CustomStringConvertible {
     /// ATT's error codes (`CBATTError.Code`), with their raw values.
-    public enum Code: Int, Sendable, Hashable {
-        case success = 0x00
-        case invalidHandle = 0x01
-        case readNotPermitted = 0x02
-        case writeNotPermitted = 0x03
-        case invalidPdu = 0x04
-        case insufficientAuthentication = 0x05
-        case requestNotSupported = 0x06
-        case invalidOffset = 0x07
-        case insufficientAuthorization = 0x08
-        case prepareQueueFull = 0x09
-        case attributeNotFound = 0x0A
-        case attributeNotLong = 0x0B
-        case insufficientEncryptionKeySize = 0x0C
-        case invalidAttributeValueLength = 0x0D
-        case unlikelyError = 0x0E
-        case insufficientEncryption = 0x0F
-        case unsupportedGroupType = 0x10
-        case insufficientResources = 0x11
+    ///
+    /// Open as CoreBluetooth's imported enumeration is: any raw value makes a code, so an app
+    /// can answer a request with one of its own (ATT's application errors, 0x80–0x9F):
+    /// `respond(to: request, withResult: CBMATTError.Code(rawValue: 0x80)!)`. A `switch` over
+    /// codes needs a `default`, as it does over CoreBluetooth's.
+    public struct Code: RawRepresentable, Sendable, Hashable {
+        /// The ATT error code.
+        public let rawValue: Int
+
+        /// The code with this raw value: never `nil` (failable as CoreBluetooth's imported
+        /// initializer is, so the same code compiles against both).
+        public init?(rawValue: Int) { self.rawValue = rawValue }
+
+        private init(_ rawValue: Int) { self.rawValue = rawValue }
+
+        public static let success = Code(0x00)
+        public static let invalidHandle = Code(0x01)
+        public static let readNotPermitted = Code(0x02)
+        public static let writeNotPermitted = Code(0x03)
+        public static let invalidPdu = Code(0x04)
+        public static let insufficientAuthentication = Code(0x05)
+        public static let requestNotSupported = Code(0x06)
+        public static let invalidOffset = Code(0x07)
+        public static let insufficientAuthorization = Code(0x08)
+        public static let prepareQueueFull = Code(0x09)
+        public static let attributeNotFound = Code(0x0A)
+        public static let attributeNotLong = Code(0x0B)
+        public static let insufficientEncryptionKeySize = Code(0x0C)
+        public static let invalidAttributeValueLength = Code(0x0D)
+        public static let unlikelyError = Code(0x0E)
+        public static let insufficientEncryption = Code(0x0F)
+        public static let unsupportedGroupType = Code(0x10)
+        public static let insufficientResources = Code(0x11)
     }
 
     /// The error's code as ATT numbers it (application errors 0x80–0x9F included).
     public var errorCode: Int
-    /// The error's code, when it is one CoreBluetooth names.
-    public var code: Code { Code(rawValue: errorCode) ?? .unlikelyError }
+    /// The error's code (an application's own included).
+    public var code: Code { Code(rawValue: errorCode)! }
 
     /// Creates an error with a code.
     public init(_ code: Code) { errorCode = code.rawValue }

@@ -187,9 +187,11 @@ open class CBML2CAPChannel: NSObject, @unchecked Sendable {
     public let peer: CBMPeer
     /// On a bridge, the simulated channel: send with `send(_:)`, read `incoming`.
     public let channel: L2CAPChannel?
-    /// On CoreBluetooth, the channel's input stream.
+    /// On CoreBluetooth, the channel's input stream; `nil` on a bridge (read ``channel``'s
+    /// `incoming` there: streams over the simulated channel are not there yet).
     public let inputStream: InputStream?
-    /// On CoreBluetooth, the channel's output stream.
+    /// On CoreBluetooth, the channel's output stream; `nil` on a bridge (``channel``'s
+    /// `send(_:)` writes there).
     public let outputStream: OutputStream?
 
     init(

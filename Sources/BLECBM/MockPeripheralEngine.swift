@@ -363,7 +363,9 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     func respond(to request: CBMATTRequest, withResult result: CBMATTError.Code) {
         let answer = request.request
         let value = request.value
-        let code = ATTError.Code(rawValue: UInt8(result.rawValue))
+        // ATT's codes are one byte: a code outside it is answered as CoreBluetooth's own
+        // catch-all (unlikely error).
+        let code = ATTError.Code(rawValue: UInt8(exactly: result.rawValue) ?? 0x0E)
         lane.command { [self] peripheral in
             do {
                 try peripheral.respond(to: answer, withResult: code, value: value)

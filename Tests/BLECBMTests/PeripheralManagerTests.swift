@@ -30,6 +30,8 @@ final class CounterPeripheral: NSObject, CBMPeripheralManagerDelegate, @unchecke
     var commands: [Data] = []
     var subscribers: [CBMCentral] = []
     var refuseReads = false
+    /// The code a refused read is answered with.
+    var refusal: CBMATTError.Code = .readNotPermitted
     /// Reads answered twice (an app bug the manager notes).
     var answerReadsTwice = false
     /// Read requests the app keeps without answering, to answer later.
@@ -63,7 +65,7 @@ final class CounterPeripheral: NSObject, CBMPeripheralManagerDelegate, @unchecke
         reads += 1
         calls.append("read \(request.characteristic.uuid) offset \(request.offset)")
         if refuseReads {
-            peripheral.respond(to: request, withResult: .readNotPermitted)
+            peripheral.respond(to: request, withResult: refusal)
             return
         }
         if heldReads != nil {
@@ -191,6 +193,15 @@ struct PeripheralManagerTests {
             // A refused read reaches the central as the ATT error the app chose.
             app.refuseReads = true
             await #expect(throws: ATTError(.readNotPermitted)) { try await central.readValue(for: counter) }
+            // An application error of the app's own (0x80–0x9F), made as with CoreBluetooth's
+            // open enumeration; a code past ATT's one byte is answered as unlikely error.
+            app.refusal = CBMATTError.Code(rawValue: 0x80)!
+            await #expect(throws: ATTError(ATTError.Code(rawValue: 0x80))) {
+                try await central.readValue(for: counter)
+            }
+            app.refusal = CBMATTError.Code(rawValue: 0x1_00)!
+            await #expect(throws: ATTError(.unlikelyError)) { try await central.readValue(for: counter) }
+            app.refuseReads = false
             return app.calls
         }
         var received: [Data] = []
@@ -207,6 +218,8 @@ struct PeripheralManagerTests {
                 "read 6E400002-B5A3-F393-E0A9-E50E24DCCA9E offset 0",
                 "read 6E400002-B5A3-F393-E0A9-E50E24DCCA9E offset 0",
                 "write 1", "subscribed 6E400004-B5A3-F393-E0A9-E50E24DCCA9E",
+                "read 6E400002-B5A3-F393-E0A9-E50E24DCCA9E offset 0",
+                "read 6E400002-B5A3-F393-E0A9-E50E24DCCA9E offset 0",
                 "read 6E400002-B5A3-F393-E0A9-E50E24DCCA9E offset 0",
             ])
     }
