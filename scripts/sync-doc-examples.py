@@ -2,9 +2,10 @@
 """Copies the documentation's example tests into the documents, so the two stay identical.
 
 Each ```swift block of README.md, MIGRATION.md and the DocC articles (Sources/*/*.docc/*.md)
-that contains `@Test func NAME()` is replaced by that function as it stands in one of the
-example files, with the attributes on the lines above it (`@available(...)`, which the
-examples that run a self-driving scope or an exploration need) (Tests/BLEMockKitTests/ReadmeExampleTests.swift,
+that contains `@Test func NAME()` (or `@Test(TRAITS)` and `func NAME()` on the next line) is
+replaced by that function as it stands in one of the example files, with the attributes on
+the lines above it (`@available(...)`, which the examples that run a self-driving scope or an
+exploration need) (Tests/BLEMockKitTests/ReadmeExampleTests.swift,
 Tests/BLEMockKitTests/Documentation/*.swift, Tests/BLECBMTests/Documentation/*.swift and
 Tests/BLEMockKitTestingTests/Documentation/*.swift); the block's import lines are kept. Blocks
 fenced as ```swift before (old code in MIGRATION.md) are left alone. The test
@@ -27,9 +28,12 @@ documents = [root / "README.md", root / "MIGRATION.md"] + sorted(root.glob("Sour
 
 def function(name: str) -> str:
     """The example function, dedented: example files may wrap their tests in a suite."""
-    start = source.index(f"@Test func {name}()")
-    line_start = source.rindex("\n", 0, start) + 1
-    indent = source[line_start:start]
+    test = re.search(rf"^([ \t]*)@Test(\([^\n]*\))?[ \t]*(\n[ \t]*)?func {name}\(\)", source, flags=re.M)
+    if not test:
+        raise SystemExit(f"no example test named {name}() in the example files")
+    start = line_start = test.start()
+    indent = test.group(1)
+    start += len(indent)
     # Attributes on the lines above (`@available`) belong to the example.
     while line_start > 0:
         previous_start = source.rindex("\n", 0, line_start - 1) + 1
@@ -44,7 +48,7 @@ def function(name: str) -> str:
 
 def replace(match: re.Match) -> str:
     block = match.group(1)
-    name = re.search(r"@Test func (\w+)\(\)", block)
+    name = re.search(r"@Test(?:\([^\n]*\))?[ \t]*\n?[ \t]*func (\w+)\(\)", block)
     if not name:
         return match.group(0)
     imports = "".join(line + "\n" for line in block.splitlines() if line.startswith("import "))
