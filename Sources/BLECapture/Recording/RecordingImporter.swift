@@ -97,10 +97,20 @@ public struct RecordingImporter: Sendable {
         var steps: [JSONValue] = []
         var warnings = session.warnings + profile.warnings
         var previousEnd: Int64?
+        var negotiatedMTU = session.connections.first?.mtu
         for connection in session.connections {
             if let end = previousEnd, connection.log.start > end {
                 let gap = min(Duration.microseconds(connection.log.start - end), FixtureDuration.maximumScenarioWait)
                 steps.append(.object(["op": .string("advance"), "by": .string(FixtureDuration.string(gap))]))
+            }
+            // The header and the profile fix both sides at the first connection's ATT_MTU; a
+            // reconnection that negotiated another one sets both sides to it before connecting.
+            if connection.mtu != negotiatedMTU {
+                for role in ["central", "peripheral"] {
+                    steps.append(
+                        .object(["op": .string("setMTU"), "mtu": .int(connection.mtu), "role": .string(role)]))
+                }
+                negotiatedMTU = connection.mtu
             }
             let builder = ScenarioBuilder(
                 connection: connection.log, conversation: session.conversation(of: connection), profile: profile,

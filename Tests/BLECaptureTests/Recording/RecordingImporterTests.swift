@@ -81,6 +81,28 @@ struct RecordingImporterTests {
         #expect(trace.records.first { $0.op == "read" && !$0.ok }?.error?.code == 5)
     }
 
+    @Test func aReconnectionWithAnotherATTMTUReplaysWithThatMTU() async throws {
+        let events: [RecordedEvent] = [
+            .discovered(
+                peripheral: Self.p, name: "Watch", advertisement: AdvertisementData(localName: "Watch"), rssi: -50),
+            .connected(peripheral: Self.p, mtu: 247),
+            .disconnected(peripheral: Self.p, error: RecordedError(domain: .coreBluetooth, code: 7)),
+            .connected(peripheral: Self.p, mtu: 185),
+            .disconnected(peripheral: Self.p, error: nil),
+            .connected(peripheral: Self.p, mtu: 517),
+            .disconnected(peripheral: Self.p, error: nil),
+        ]
+        let recording = SessionRecording(
+            entries: events.enumerated().map {
+                SessionRecording.Entry(time: .milliseconds(10 * $0.offset), event: $0.element)
+            })
+        let imported = try RecordingImporter().importRecording(recording, name: "watch")
+        let trace = await ScenarioRunner(imported.scenario).run()
+        #expect(trace.passed, "\(trace.failures)")
+        #expect(trace.records.filter { $0.op == "connect" }.map(\.mtu) == [247, 185, 517])
+        #expect(trace.records.filter { $0.op == "setMTU" }.count == 4)
+    }
+
     @Test func aRecordingWithoutAConnectionNamesTheAdvertisersHeard() {
         let recording = SessionRecording(entries: [Self.session.entries[0]])
         #expect(throws: RecordingImportError.noConnection(advertisers: [Self.p])) {
