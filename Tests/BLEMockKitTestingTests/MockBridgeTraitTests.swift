@@ -153,25 +153,35 @@ struct MockBridgeTraitTests {
             private var stored: [[String]] = []
             func add(_ comments: [String]) { lock.withLock { stored.append(comments) } }
             var comments: [[String]] { lock.withLock { stored } }
+
+            /// The comments of the issues the current test records while `trait` runs `body`
+            /// once per seed with the seed's bridge (the issues are kept from the test).
+            @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+            static func comments(
+                of trait: MockBridgeTrait, _ body: @escaping @Sendable (MockBLEBridge) throws -> Void
+            ) async throws -> [[String]] {
+                let test = try #require(Test.current)
+                let captured = Captured()
+                let capture = IssueHandlingTrait.compactMapIssues { issue in
+                    captured.add(issue.comments.map(\.rawValue))
+                    return nil
+                }
+                try await capture.provideScope(for: test, testCase: Test.Case.current) {
+                    try await trait.provideScope(for: test, testCase: Test.Case.current) {
+                        try body(try #require(MockBLEBridge.current))
+                    }
+                }
+                return captured.comments
+            }
         }
 
         @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
         @Test func anIssueOnOneOfSeveralSeedsNamesThatSeedAndHowToRerunIt() async throws {
-            let trait = MockBridgeTrait.mockBridge(seeds: [1, 2, 3], timing: .instant)
-            let test = try #require(Test.current)
-            let captured = Captured()
-            let capture = IssueHandlingTrait.compactMapIssues { issue in
-                captured.add(issue.comments.map(\.rawValue))
-                return nil
-            }
-            try await capture.provideScope(for: test, testCase: Test.Case.current) {
-                try await trait.provideScope(for: test, testCase: Test.Case.current) {
-                    let bridge = try #require(MockBLEBridge.current)
-                    if bridge.configuration.seed == 2 { Issue.record("the app lost a chunk") }
-                }
+            let comments = try await Captured.comments(of: .mockBridge(seeds: [1, 2, 3], timing: .instant)) {
+                if $0.configuration.seed == 2 { Issue.record("the app lost a chunk") }
             }
             #expect(
-                captured.comments == [
+                comments == [
                     [
                         "the app lost a chunk",
                         "bridge seed 2; rerun only it: BLEMOCKKIT_SEED=2 swift test --filter "
@@ -191,24 +201,14 @@ struct MockBridgeTraitTests {
         @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
         @Test(arguments: [7])
         func aParameterizedTestsRerunCommandNamesItWithoutItsParameters(_ argument: Int) async throws {
-            let trait = MockBridgeTrait.mockBridge(seeds: [1, 2], timing: .instant)
-            let test = try #require(Test.current)
-            let captured = Captured()
-            let capture = IssueHandlingTrait.compactMapIssues { issue in
-                captured.add(issue.comments.map(\.rawValue))
-                return nil
-            }
-            try await capture.provideScope(for: test, testCase: Test.Case.current) {
-                try await trait.provideScope(for: test, testCase: Test.Case.current) {
-                    let bridge = try #require(MockBLEBridge.current)
-                    if bridge.configuration.seed == 2 { Issue.record("chunk \(argument) was lost") }
-                }
+            let comments = try await Captured.comments(of: .mockBridge(seeds: [1, 2], timing: .instant)) {
+                if $0.configuration.seed == 2 { Issue.record("chunk \(argument) was lost") }
             }
             let name = "aParameterizedTestsRerunCommandNamesItWithoutItsParameters"
             #expect(
-                captured.comments.first?.dropFirst().first
+                comments.first?.dropFirst().first
                     == "bridge seed 2; rerun only it: BLEMOCKKIT_SEED=2 swift test --filter \(name)")
-            #expect(captured.comments.first?.last?.contains("\(name)-seed-2-timeline.html") == true)
+            #expect(comments.first?.last?.contains("\(name)-seed-2-timeline.html") == true)
         }
     #endif
 
