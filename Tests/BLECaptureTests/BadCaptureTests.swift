@@ -57,10 +57,41 @@ struct BadCaptureTests {
         let (index, included, available) = try #require(truncations.first)
         #expect(truncations.count == 1)
         #expect(available == included - 3)
-        #expect(imported.warnings.contains { $0.message.hasPrefix("the file ends inside record \(index)") })
+        // Numbered from 1 in words, as packets are in the other warnings.
+        #expect(imported.warnings.contains { $0.message.hasPrefix("the file ends inside record \(index + 1) (") })
         #expect(imported.profile.services.count == 3)
         // The Disconnection Complete event was in the lost bytes: the scenario leaves the link up.
         #expect(!imported.scenario.steps.contains { $0.operation.name == "disconnect" })
+    }
+
+    @Test func aDamagedRecordLengthIsNamedAsSuchNotAsATruncatedFile() throws {
+        // Record 3 (index 2) of a bundled capture declares 0xFFFFFFF0 bytes: more than its packet
+        // had and than the file holds. The file is whole; its length field is what is wrong.
+        var bytes = try S.bytes("discovery-reads")
+        var offset = BTSnoopFile.headerLength
+        for _ in 0..<2 {
+            offset += BTSnoopFile.recordHeaderLength + bytes[offset + 4..<offset + 8].reduce(0) { $0 << 8 | Int($1) }
+        }
+        let original = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+        bytes.replaceSubrange(offset + 4..<offset + 8, with: [0xFF, 0xFF, 0xFF, 0xF0])
+        let available = bytes.count - offset - BTSnoopFile.recordHeaderLength
+        let file = try BTSnoopFile(bytes: bytes)
+        #expect(file.records.count == 2)
+        #expect(
+            file.problems == [.damagedLength(index: 2, included: 0xFFFF_FFF0, original: original, available: available)]
+        )
+        #expect(
+            file.problems.first?.description
+                == "record 3's length field is damaged: it declares 4294967280 bytes, more than its packet had "
+                + "(\(original)) and than the file holds after it (\(available)); the 2 records before it were read, "
+                + "and none from it on")
+        // A length past the file's end but within the packet's is a cut file, as before.
+        let cut = Array(try S.bytes("discovery-reads").dropLast(3))
+        #expect(
+            try BTSnoopFile(bytes: cut).problems.allSatisfy {
+                if case .truncatedRecord = $0 { return true }
+                return false
+            })
     }
 
     @Test func fragmentsLostMidPDUDropThatPDUOnly() async throws {

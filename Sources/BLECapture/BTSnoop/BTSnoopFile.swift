@@ -32,7 +32,9 @@ public struct BTSnoopFile: Sendable, Hashable {
         case littleEndian
     }
 
-    /// Something in the file that was read around rather than rejected.
+    /// Something in the file that was read around rather than rejected. Descriptions number
+    /// records from 1, as capture tools number frames (and as import warnings number packets);
+    /// the `index` values count from 0, as ``BTSnoopRecord/index`` does.
     public enum Problem: Sendable, Hashable, CustomStringConvertible {
         /// The header's integers are little-endian, which the format does not allow.
         case littleEndianHeader
@@ -43,18 +45,28 @@ public struct BTSnoopFile: Sendable, Hashable {
         /// Record `index` includes more bytes than the packet had (`original`); the extra
         /// bytes are dropped.
         case includedLongerThanOriginal(index: Int, included: Int, original: Int)
+        /// Record `index` declares more bytes (`included`) than both its packet had
+        /// (`original`) and the file holds after its header (`available`): its length field is
+        /// damaged, not the file cut, and nothing from it on can be read.
+        case damagedLength(index: Int, included: Int, original: Int, available: Int)
 
         public var description: String {
             switch self {
             case .littleEndianHeader:
                 "the file's header and record fields are little-endian (btsnoop specifies big-endian); read them so"
             case .truncatedRecordHeader(let records, let left):
-                "the file ends \(left) bytes into the header of record \(records) (truncated file); "
+                "the file ends \(left) bytes into the header of record \(records + 1) (truncated file); "
                     + "the \(records) records before it were read"
             case .truncatedRecord(let index, let included, let available):
-                "the file ends inside record \(index) (\(available) of its \(included) bytes are there); it was skipped"
+                "the file ends inside record \(index + 1) (\(available) of its \(included) bytes are there); it was "
+                    + "skipped"
             case .includedLongerThanOriginal(let index, let included, let original):
-                "record \(index) includes \(included) bytes of a \(original)-byte packet; the extra bytes were ignored"
+                "record \(index + 1) includes \(included) bytes of a \(original)-byte packet; the extra bytes were "
+                    + "ignored"
+            case .damagedLength(let index, let included, let original, let available):
+                "record \(index + 1)'s length field is damaged: it declares \(included) bytes, more than its packet "
+                    + "had (\(original)) and than the file holds after it (\(available)); the \(index) records before "
+                    + "it were read, and none from it on"
             }
         }
     }
@@ -111,7 +123,12 @@ public struct BTSnoopFile: Sendable, Hashable {
                 let drops = try body.uint32(bigEndian: isBig)
                 let timestamp = Int64(bitPattern: try body.uint64(bigEndian: isBig))
                 guard included <= body.remaining else {
-                    problems.append(.truncatedRecord(index: index, included: included, available: body.remaining))
+                    // More than the packet had as well: the length is damaged, not the file cut.
+                    problems.append(
+                        included > original
+                            ? .damagedLength(
+                                index: index, included: included, original: original, available: body.remaining)
+                            : .truncatedRecord(index: index, included: included, available: body.remaining))
                     break
                 }
                 var data = Array(try body.bytes(included))
