@@ -87,7 +87,8 @@ struct BTSnoopFileTests {
         #expect(file.problems == [.truncatedRecord(index: 1, included: 5, available: 3)])
         // In words records count from 1: the second record is record 2.
         #expect(
-            file.problems[0].description == "the file ends inside record 2 (3 of its 5 bytes are there); it was skipped")
+            file.problems[0].description == "the file ends inside record 2 (3 of its 5 bytes are there); it was skipped"
+        )
     }
 
     @Test func aRecordIncludingMoreThanItsPacketIsCutToThePacket() throws {

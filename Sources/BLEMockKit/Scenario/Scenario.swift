@@ -82,3 +82,14 @@ public struct Scenario: Sendable, Hashable {
     /// Part B, 4.5.1: 7.5 ms to 4 s).
     public static let connectionIntervalRange = Duration.microseconds(7_500)...Duration.seconds(4)
 }
+
+extension Scenario {
+    /// The step whose ``ScenarioStep/index`` is `index`: found where it usually is, at that
+    /// position (the steps a file is read into are numbered in order), else by a search. (A
+    /// trace's records name their steps by index; looking each up by a search made drawing a
+    /// trace of many steps quadratic.)
+    func step(indexed index: Int) -> ScenarioStep? {
+        if steps.indices.contains(index), steps[index].index == index { return steps[index] }
+        return steps.first { $0.index == index }
+    }
+}

@@ -23,7 +23,7 @@ extension ScenarioTrace {
         var lines = ["\(name) (\(mode.rawValue) mode, seed \(seed))"]
         let width = max(4, scenario.steps.map { Self.label($0.operation).count }.max() ?? 4)
         for record in records {
-            let label = scenario.steps.first { $0.index == record.step }.map { Self.label($0.operation) } ?? record.op
+            let label = scenario.step(indexed: record.step).map { Self.label($0.operation) } ?? record.op
             let time = Self.milliseconds(record.time)
             let padded = label + String(repeating: " ", count: max(0, width - label.count))
             let marker = outcome(of: record, in: scenario).marker

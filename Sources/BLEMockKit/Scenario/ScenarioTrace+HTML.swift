@@ -18,7 +18,7 @@ extension ScenarioTrace {
     public func timelinePage(for scenario: Scenario) -> TimelinePage {
         var previous = Duration.zero
         let steps = records.map { record in
-            let step = scenario.steps.first { $0.index == record.step }
+            let step = scenario.step(indexed: record.step)
             let label = step.map { Self.label($0.operation) } ?? record.op
             let started = record.started ?? previous
             previous = record.time

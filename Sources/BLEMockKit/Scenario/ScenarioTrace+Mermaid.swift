@@ -16,7 +16,7 @@ extension ScenarioTrace {
             "    participant P as " + Self.escape(scenario.peripheral.name ?? "Peripheral"),
         ]
         for record in records {
-            guard let step = scenario.steps.first(where: { $0.index == record.step }) else { continue }
+            guard let step = scenario.step(indexed: record.step) else { continue }
             lines += Self.exchange(step.operation, record).map { "    " + $0 }
         }
         if !failures.isEmpty {

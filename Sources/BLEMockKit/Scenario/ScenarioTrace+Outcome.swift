@@ -26,7 +26,7 @@ extension ScenarioTrace {
     /// ``failures``' business: a step can fail as expected with the wrong error.)
     public func outcome(of record: Record, in scenario: Scenario) -> Outcome {
         guard !record.ok else { return .ok }
-        let step = scenario.steps.first { $0.index == record.step }
+        let step = scenario.step(indexed: record.step)
         return step?.expectation?.expectsFailure == true ? .expectedFailure : .unexpectedFailure
     }
 }

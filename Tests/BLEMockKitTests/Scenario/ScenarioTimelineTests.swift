@@ -65,4 +65,18 @@ struct ScenarioTimelineTests {
         let text = await ScenarioRunner(scenario).run().text(for: scenario)
         #expect(text.hasSuffix("FAILED  cb 12 unknownDevice\nno expectations\n"))
     }
+
+    @Test("A trace's records find their steps by index, where the steps are in order and where they are not")
+    func stepsAreFoundByIndex() throws {
+        var scenario = try Scenario(
+            json: Data(
+                ScenarioTestSupport.inline(steps: #"[{"op": "scan"}, {"op": "connect"}, {"op": "disconnect"}]"#).utf8))
+        #expect(scenario.step(indexed: 1)?.operation.name == "connect")
+        #expect(scenario.step(indexed: 3) == nil)
+        #expect(scenario.step(indexed: -1) == nil)
+        // Steps out of their positions (a list edited in code) are still found by their index.
+        scenario.steps.reverse()
+        #expect(scenario.step(indexed: 0)?.operation.name == "scan")
+        #expect(scenario.step(indexed: 2)?.operation.name == "disconnect")
+    }
 }
