@@ -154,6 +154,8 @@ public struct CaptureImporter: Sendable {
             return match
         }
         guard let first = scan.connections.first else {
+            let handles = scan.handlesWithoutConnectionEvent
+            if !handles.isEmpty { throw .connectionStartNotCaptured(handles: handles) }
             throw .noConnection(advertisers: scan.advertising.keys.sorted())
         }
         return first

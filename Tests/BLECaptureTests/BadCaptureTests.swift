@@ -262,6 +262,22 @@ struct BadCaptureTests {
         #expect(CaptureImportError.noConnection(advertisers: []).description.contains("no LE connection"))
     }
 
+    @Test func aCaptureBegunMidConnectionSaysItsStartIsMissing() {
+        // ATT on handle 0x0040 with no LE Connection Complete before it (a rolling snoop log).
+        var writer = SnoopWriter()
+        writer.att([0x0A, 0x03, 0x00], sent: true)
+        writer.att([0x0B, 0x01], sent: false)
+        #expect(throws: CaptureImportError.connectionStartNotCaptured(handles: [0x0040])) { try Self.load(writer) }
+        #expect(
+            CaptureImportError.connectionStartNotCaptured(handles: [0x0040]).description
+                == "the capture has data on connection handle 0x0040 but no LE connection event for it: it began "
+                + "after the connection came up; start capturing before connecting (on Android, turn the HCI snoop "
+                + "log on, then toggle Bluetooth) so the connection's start is in it")
+        #expect(
+            CaptureImportError.connectionStartNotCaptured(handles: [0x0040, 0x0E01]).description.hasPrefix(
+                "the capture has data on connection handles 0x0040, 0x0E01 but no LE connection event for them:"))
+    }
+
     @Test func aPeerWithoutAConnectionListsThoseThatExist() {
         #expect(
             throws: CaptureImportError.peerNotFound(

@@ -24,6 +24,10 @@ public enum CaptureImportError: Error, Sendable, Hashable, CustomStringConvertib
     case invalidPeerAddress(String)
     /// The capture has no LE connection; `advertisers` lists the devices it heard advertising.
     case noConnection(advertisers: [BluetoothAddress])
+    /// The capture has ACL data on connection handles (`handles`) but no connection event for
+    /// any of them: it began after the connection came up (a rolling snoop log, say), so which
+    /// device was at the other end, and the link's start, are not in it.
+    case connectionStartNotCaptured(handles: [UInt16])
     /// No connection of the capture goes to the requested peer; `connected` lists those that do exist.
     case peerNotFound(BluetoothAddress, connected: [BluetoothAddress])
     /// The importer produced a document the fixture format rejects (a bug in the importer).
@@ -51,6 +55,15 @@ public enum CaptureImportError: Error, Sendable, Hashable, CustomStringConvertib
                 + (advertisers.isEmpty
                     ? "" : " (it heard " + advertisers.map(\.description).joined(separator: ", ") + " advertising)")
                 + "; capture a connection to the device"
+        case .connectionStartNotCaptured(let handles):
+            "the capture has data on connection handle"
+                + (handles.count == 1 ? " " : "s ")
+                + handles.map { "0x" + String($0, radix: 16, uppercase: true).leftPadded(to: 4) }.joined(
+                    separator: ", ")
+                + " but no LE connection event for "
+                + (handles.count == 1 ? "it" : "them")
+                + ": it began after the connection came up; start capturing before connecting (on Android, "
+                + "turn the HCI snoop log on, then toggle Bluetooth) so the connection's start is in it"
         case .peerNotFound(let peer, let connected):
             "the capture has no connection to \(peer)"
                 + (connected.isEmpty
@@ -71,5 +84,12 @@ extension CaptureImportError {
         case .notARegularFile: return "it is not a regular file; give a capture file"
         case .notReadable: return "check its permissions"
         }
+    }
+}
+
+extension String {
+    /// The string with zeros in front, to `length` characters.
+    fileprivate func leftPadded(to length: Int) -> String {
+        String(repeating: "0", count: max(0, length - count)) + self
     }
 }

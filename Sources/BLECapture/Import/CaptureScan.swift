@@ -56,6 +56,10 @@ struct CaptureScan: Sendable {
     private var drops: UInt32 = 0
     private var unknownHandles: Set<UInt16> = []
 
+    /// The connection handles ACL data went on with no connection event announcing them (the
+    /// capture began after those connections did), in order.
+    var handlesWithoutConnectionEvent: [UInt16] { unknownHandles.sorted() }
+
     init(_ file: BTSnoopFile) {
         warnings = file.problems.map { CaptureWarning(.file($0)) }
         for record in file.records {
