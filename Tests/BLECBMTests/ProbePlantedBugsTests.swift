@@ -8,6 +8,8 @@ import BLEMockKitTesting
 import Foundation
 import Testing
 
+@testable import BlinkyExample
+
 // A probe written as a user of the kit would: a smartwatch companion app in plain
 // CoreBluetooth delegate style (through BLECBM's names), which uploads a ~4 KB file to a watch
 // with writes without response and flow control, waits for the watch's "done" notification and
@@ -23,26 +25,6 @@ enum ProbeWatchService {
     static let data = CBMUUID(string: "6E400003-0000-4000-8000-00805F9B34FB")
     /// Notified: `[0xD0, bytes received (UInt32 LE), checksum (UInt32 LE)]` after a commit.
     static let status = CBMUUID(string: "6E400004-0000-4000-8000-00805F9B34FB")
-
-    static func checksum(_ bytes: some Sequence<UInt8>) -> UInt32 {
-        var a: UInt32 = 1
-        var b: UInt32 = 0
-        for byte in bytes {
-            a = (a + UInt32(byte)) % 65_521
-            b = (b + a) % 65_521
-        }
-        return b << 16 | a
-    }
-
-    static func littleEndian(_ value: UInt32) -> [UInt8] {
-        [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)]
-    }
-
-    static func uint32(_ bytes: Data, at offset: Int) -> UInt32? {
-        guard bytes.count >= offset + 4 else { return nil }
-        let start = bytes.startIndex + offset
-        return (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[start + $1]) << (8 * $1) }
-    }
 
     static let file: [UInt8] = (0..<4_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
 }
@@ -310,7 +292,7 @@ final class ProbeCompanionApp: NSObject, CBMCentralManagerDelegate, CBMPeriphera
         sent = 0
         retries = 0
         peripheral.writeValue(
-            Data([1] + ProbeWatchService.littleEndian(UInt32(file.count))), for: control, type: .withResponse)
+            Data([1] + TransferService.littleEndian(UInt32(file.count))), for: control, type: .withResponse)
     }
 
     func peripheral(
@@ -371,12 +353,12 @@ final class ProbeCompanionApp: NSObject, CBMCentralManagerDelegate, CBMPeriphera
         _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: (any Error)?
     ) {
         guard characteristic.uuid == ProbeWatchService.status, let value = characteristic.value, value.first == 0xD0,
-            let count = ProbeWatchService.uint32(value, at: 1), let checksum = ProbeWatchService.uint32(value, at: 5)
+            let count = TransferService.uint32(value, at: 1), let checksum = TransferService.uint32(value, at: 5)
         else { return note("odd status \(String(describing: characteristic.value))") }
         guard phase == .awaitingDone || phase == .committing else {
             return note("status \(count) while \(phase)")
         }
-        guard Int(count) == file.count, checksum == ProbeWatchService.checksum(file) else {
+        guard Int(count) == file.count, checksum == TransferService.checksum(file) else {
             return fail("the watch got \(count) of \(file.count) bytes (checksum \(checksum))")
         }
         note("done")
@@ -443,7 +425,7 @@ final class ProbeWatchApp: NSObject, CBMPeripheralManagerDelegate, @unchecked Se
             switch request.characteristic.uuid {
             case ProbeWatchService.control:
                 answer = answer ?? request
-                if value.first == 1, let size = ProbeWatchService.uint32(value, at: 1) {
+                if value.first == 1, let size = TransferService.uint32(value, at: 1) {
                     expected = Int(size)
                     received = []
                     unsent = []
@@ -451,8 +433,8 @@ final class ProbeWatchApp: NSObject, CBMPeripheralManagerDelegate, @unchecked Se
                     commits += 1
                     send(
                         Data(
-                            [0xD0] + ProbeWatchService.littleEndian(UInt32(received.count))
-                                + ProbeWatchService.littleEndian(ProbeWatchService.checksum(received))))
+                            [0xD0] + TransferService.littleEndian(UInt32(received.count))
+                                + TransferService.littleEndian(TransferService.checksum(received))))
                 } else {
                     issues.append("bad control \(Array(value))")
                 }

@@ -58,8 +58,7 @@ public enum CaptureImportError: Error, Sendable, Hashable, CustomStringConvertib
         case .connectionStartNotCaptured(let handles):
             "the capture has data on connection handle"
                 + (handles.count == 1 ? " " : "s ")
-                + handles.map { "0x" + String($0, radix: 16, uppercase: true).leftPadded(to: 4) }.joined(
-                    separator: ", ")
+                + handles.map { "0x\(hex($0))" }.joined(separator: ", ")
                 + " but no LE connection event for "
                 + (handles.count == 1 ? "it" : "them")
                 + ": it began after the connection came up; start capturing before connecting (on Android, "
@@ -84,12 +83,5 @@ extension CaptureImportError {
         case .notARegularFile: return "it is not a regular file; give a capture file"
         case .notReadable: return "check its permissions"
         }
-    }
-}
-
-extension String {
-    /// The string with zeros in front, to `length` characters.
-    fileprivate func leftPadded(to length: Int) -> String {
-        String(repeating: "0", count: max(0, length - count)) + self
     }
 }
