@@ -244,7 +244,8 @@ public struct Exploration: Sendable {
         let again = Task.isCancelled ? nil : await trial(outcome.plan, Keeping())
         let reproduces = again.map { $0.failed && $0.signature == outcome.signature } ?? true
         var shrinker = ExplorationShrinker(
-            failing: outcome.plan, windowEnd: windowEnd, maximumTries: shrinks && reproduces ? maximumShrinkRuns : 0)
+            failing: outcome.plan, windowEnd: windowEnd, maximumTries: shrinks && reproduces ? maximumShrinkRuns : 0,
+            faultKinds: budget.faultKinds)
         while !Task.isCancelled, let candidate = shrinker.next() {
             let tried = await trial(candidate, Keeping())
             let same = tried.failed && tried.signature == outcome.signature

@@ -6,12 +6,15 @@
 /// and tests drive it with any predicate. The moves, tried in this order and from the start
 /// again after each one kept:
 /// 1. remove a fault (the latest first);
-/// 2. roomier conditions, each on its own: ATT_MTU 517, the managers' own queues, no
+/// 2. a plain disconnect at a heavier fault's instant, in its place (a peripheral out of range
+///    or reset, a central's Bluetooth turned off: each ends links, and a link that drops is
+///    the simplest way to end one), when the exploration's fault kinds include disconnects;
+/// 3. roomier conditions, each on its own: ATT_MTU 517, the managers' own queues, no
 ///    jitter, a 30 ms interval, 4 packets per event;
-/// 3. a fault aimed at the first target;
-/// 4. a fault moved later: halfway to the end of the window, else a quarter or an eighth
+/// 4. a fault aimed at the first target;
+/// 5. a fault moved later: halfway to the end of the window, else a quarter or an eighth
 ///    of the way;
-/// 5. a queue twice as large (up to 64).
+/// 6. a queue twice as large (up to 64).
 /// Then, when the ATT_MTU is still below 517, a binary search finds the largest ATT_MTU that
 /// still fails.
 public struct ExplorationShrinker: Sendable {
@@ -24,6 +27,8 @@ public struct ExplorationShrinker: Sendable {
 
     private let windowEnd: Duration
     private let maximumTries: Int
+    /// The kinds a fault may become (a heavier fault becomes a disconnect only when it is one).
+    private let faultKinds: Set<PlannedFault.Kind>
     private var candidates: [Candidate] = []
     private var position = 0
     private var phase = Phase.greedy
@@ -47,12 +52,18 @@ public struct ExplorationShrinker: Sendable {
     }
 
     /// Starts shrinking a plan known to fail; faults move at most to `windowEnd`; at most
-    /// `maximumTries` candidates are proposed.
-    public init(failing plan: ExplorationPlan, windowEnd: Duration, maximumTries: Int = 300) {
+    /// `maximumTries` candidates are proposed; a fault becomes another only of `faultKinds`
+    /// (an exploration passes its budget's, so a minimal plan has only kinds it was asked to
+    /// try).
+    public init(
+        failing plan: ExplorationPlan, windowEnd: Duration, maximumTries: Int = 300,
+        faultKinds: Set<PlannedFault.Kind> = Set(PlannedFault.Kind.allCases)
+    ) {
         current = plan
         self.windowEnd = windowEnd
         self.maximumTries = maximumTries
-        candidates = Self.simplifications(of: plan, windowEnd: windowEnd)
+        self.faultKinds = faultKinds
+        candidates = Self.simplifications(of: plan, windowEnd: windowEnd, faultKinds: faultKinds)
     }
 
     /// Whether shrinking has ended (``current`` is minimal, or the tries ran out).
@@ -105,7 +116,7 @@ public struct ExplorationShrinker: Sendable {
         switch phase {
         case .greedy:
             if stillFails {
-                candidates = Self.simplifications(of: current, windowEnd: windowEnd)
+                candidates = Self.simplifications(of: current, windowEnd: windowEnd, faultKinds: faultKinds)
                 position = 0
             } else {
                 position += 1
@@ -128,12 +139,25 @@ public struct ExplorationShrinker: Sendable {
     }
 
     /// The simpler plans one move away from `plan`, in the order they are tried.
-    static func simplifications(of plan: ExplorationPlan, windowEnd: Duration) -> [Candidate] {
+    static func simplifications(
+        of plan: ExplorationPlan, windowEnd: Duration,
+        faultKinds: Set<PlannedFault.Kind> = Set(PlannedFault.Kind.allCases)
+    ) -> [Candidate] {
         var result: [Candidate] = []
         for index in plan.faults.indices.reversed() {
             var simpler = plan
             simpler.faults.remove(at: index)
             result.append(Candidate(plan: simpler, step: "removed: \(plan.faults[index])"))
+        }
+        if faultKinds.contains(.disconnect) {
+            for index in plan.faults.indices where Self.endsLinks(plan.faults[index].kind) {
+                let heavier = plan.faults[index]
+                var simpler = plan
+                simpler.faults[index] = PlannedFault(.disconnect, at: heavier.at, target: heavier.target)
+                result.append(
+                    Candidate(
+                        plan: simpler, step: "a plain disconnect instead: \(simpler.faults[index]) (was: \(heavier))"))
+            }
         }
         let roomy = LinkConditions.roomy
         func condition(_ change: (inout LinkConditions) -> Void, _ step: String) {
@@ -188,5 +212,14 @@ public struct ExplorationShrinker: Sendable {
             result.append(Candidate(plan: simpler, step: "update queue \(min(64, capacity * 2))", group: "updates"))
         }
         return result
+    }
+
+    /// Whether a fault of `kind` ends links in a heavier way than a disconnect does (what a
+    /// disconnect at its instant may stand in for).
+    private static func endsLinks(_ kind: PlannedFault.Kind) -> Bool {
+        switch kind {
+        case .outOfRange, .reset, .powerCycle: true
+        case .disconnect, .fade, .attError, .coreBluetoothError, .neverAnswered, .pairingRefused: false
+        }
     }
 }

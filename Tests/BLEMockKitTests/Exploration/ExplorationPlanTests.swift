@@ -406,6 +406,58 @@ struct ExplorationPlanTests {
         #expect(shrinker.steps.contains("first target: at 0.4s a link drops with unknown"))
     }
 
+    @Test(
+        "A heavier fault that ends links becomes a plain disconnect at its instant, and what it needed beside it goes"
+    )
+    func aHeavierFaultBecomesAPlainDisconnect() {
+        // An app that never reconnects fails after any fault that ends its link; with a power
+        // cycle it also needs the discovery error before it (say), with a disconnect it does not.
+        let plan = ExplorationPlan(
+            seed: 5, conditions: .roomy,
+            faults: [
+                PlannedFault(
+                    .attError, at: .milliseconds(100), operation: .serviceDiscovery, attError: .unlikelyError),
+                PlannedFault(.powerCycle, at: .milliseconds(500), duration: .seconds(1), target: 1),
+            ])
+        let fails: (ExplorationPlan) -> Bool = { candidate in
+            let kinds = Set(candidate.faults.map(\.kind))
+            return kinds.contains(.disconnect) || kinds.isSuperset(of: [.attError, .powerCycle])
+        }
+        let shrinker = Self.shrink(plan, fails: fails)
+        #expect(shrinker.current.faults.map(\.kind) == [.disconnect])
+        #expect(shrinker.current.faults.first?.target == 0)
+        #expect(shrinker.current.faults.first?.duration == .zero)
+        #expect(
+            shrinker.steps.first
+                == "a plain disconnect instead: at 0.5s a link drops with connectionTimeout (target 1) "
+                + "(was: at 0.5s a central's Bluetooth turns off for 1s (target 1))")
+        #expect(
+            shrinker.steps.contains(
+                "removed: at 0.1s the next serviceDiscovery fails with ATT \(ATTError.Code.unlikelyError)"))
+        // Without disconnects among the kinds to try, the power cycle stays, and so does the error.
+        let kept = ExplorationShrinker(failing: plan, windowEnd: .seconds(2), faultKinds: [.attError, .powerCycle])
+        var shrinking = kept
+        while let candidate = shrinking.next() { shrinking.record(stillFails: fails(candidate)) }
+        #expect(shrinking.current.faults.map(\.kind) == [.attError, .powerCycle])
+        #expect(!shrinking.steps.contains { $0.hasPrefix("a plain disconnect") })
+    }
+
+    @Test(
+        "Only an out-of-range, a reset or a power cycle becomes a plain disconnect",
+        arguments: PlannedFault.Kind.allCases)
+    func whichKindsBecomeADisconnect(kind: PlannedFault.Kind) {
+        let fault = PlannedFault(
+            kind, at: .milliseconds(300),
+            duration: [.outOfRange, .fade, .powerCycle].contains(kind) ? .seconds(1) : .zero,
+            operation: kind.isInjection ? .read : nil)
+        let plan = ExplorationPlan(seed: 1, conditions: .roomy, faults: [fault])
+        // Any one fault fails; none does not.
+        let shrinker = Self.shrink(plan) { !$0.faults.isEmpty }
+        let heavier: Set<PlannedFault.Kind> = [.outOfRange, .reset, .powerCycle]
+        #expect(shrinker.current.faults.map(\.kind) == [heavier.contains(kind) ? .disconnect : kind])
+        #expect(shrinker.steps.contains { $0.hasPrefix("a plain disconnect instead: ") } == heavier.contains(kind))
+    }
+
     @Test("A failure below an ATT_MTU shrinks to no faults and the largest ATT_MTU that still fails")
     func shrinksTheMTUByBinarySearch() {
         let shrinker = Self.shrink(Self.busyPlan) { $0.conditions.mtu < 185 }

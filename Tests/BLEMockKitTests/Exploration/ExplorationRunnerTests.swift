@@ -37,8 +37,57 @@ func readSensor(_ run: ExplorationRun) async throws {
     _ = try await central.readValue(for: characteristics[0])
 }
 
+/// A body that connects a central to a sensor and expects the link to be up 3 s later: a
+/// stand-in for an app that never reconnects, which any fault that ends the link fails.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+func stayConnected(_ run: ExplorationRun) async throws {
+    let sensor = MockPeripheralManager()
+    _ = try await sensor.add(GATTService(uuid: "FFF0", characteristics: []))
+    try await sensor.startAdvertising(AdvertisementData(localName: "Sensor", serviceUUIDs: ["FFF0"]))
+    let central = MockCentralManager()
+    let events = central.events()
+    try await central.scanForPeripherals(withServices: ["FFF0"])
+    var found: UUID?
+    for await event in events {
+        if case .discovered(let peripheral) = event {
+            found = peripheral.identifier
+            break
+        }
+    }
+    let peripheral = try #require(found)
+    await central.stopScan()
+    try await central.connect(peripheral)
+    try await run.bridge.clock.sleep(for: .seconds(3))
+    try Exploration.require(await central.isConnected(peripheral), "the link is gone and the app never reconnects")
+}
+
 @Suite("Exploration: runs, reports, determinism and limits", .timeLimit(.minutes(10)))
 struct ExplorationRunnerTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A power cycle that ends an app's link is reported as a plain disconnect when disconnects are in the budget")
+    func aPowerCycleShrinksToADisconnect() async throws {
+        let budget = ExplorationBudget(
+            faultKinds: [.powerCycle, .disconnect], faultCount: 1...1, window: .seconds(1) ... .seconds(2))
+        // The first seed that draws a power cycle.
+        let seed = try #require(
+            (UInt64(0)..<100).first {
+                ExplorationPlan.draw(seed: $0, budget: budget, window: budget.window!).faults.first?.kind == .powerCycle
+            })
+        let report = await Exploration(budget: budget, seeds: [seed]).run { try await stayConnected($0) }
+        let failure = try #require(report.failures.first)
+        #expect(failure.found.plan.faults.map(\.kind) == [.powerCycle])
+        #expect(failure.minimal.plan.faults.map(\.kind) == [.disconnect])
+        #expect(failure.steps.contains { $0.hasPrefix("a plain disconnect instead: ") })
+        #expect(
+            failure.minimal.error as? ExplorationFailure
+                == ExplorationFailure("the link is gone and the app never reconnects"))
+        // Power cycles only: the minimal plan keeps its kind.
+        let cyclesOnly = ExplorationBudget(
+            faultKinds: [.powerCycle], faultCount: 1...1, window: .seconds(1) ... .seconds(2))
+        let kept = await Exploration(budget: cyclesOnly, seeds: 1).run { try await stayConnected($0) }
+        #expect(try #require(kept.failures.first).minimal.plan.faults.map(\.kind) == [.powerCycle])
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(
         "It stops at the first failing seed in seed order and shrinks it to no faults and the largest failing ATT_MTU")
