@@ -114,8 +114,36 @@ open class CBMMutableCharacteristic: CBMCharacteristic, @unchecked Sendable {
 /// presentation format (`Data`), say.
 open class CBMMutableDescriptor: CBMDescriptor, @unchecked Sendable {
     /// Creates a descriptor with a value.
+    ///
+    /// CoreBluetooth checks the value's type here and raises an exception (the app crashes) when
+    /// it does not fit: a user description (2901) takes a `String`, a presentation format (2904)
+    /// `Data`, a valid range (2906) `Data` of an even number of bytes, a descriptor with a
+    /// 128-bit UUID `Data` (a `nil` value fits none of them). The kit takes any value here and
+    /// refuses such a descriptor where it is published: `add(_:)` of its service fails with
+    /// `CBMError.invalidParameters` and notes CoreBluetooth's reason in
+    /// ``CBMPeripheralManager/apiMisuses``.
     public init(type UUID: CBMUUID, value: Any?) {
         super.init(local: UUID, value: value)
+    }
+
+    /// Why CoreBluetooth's `CBMutableDescriptor(type:value:)` refuses this descriptor's type and
+    /// value (it raises `NSInternalInconsistencyException` with this reason, and the app
+    /// crashes), or `nil` when it takes them: a user description (2901) needs a `String`, a
+    /// presentation format (2904) `Data`, a valid range (2906) `Data` of an even number of
+    /// bytes, and a descriptor with a 128-bit UUID `Data`; other 16-bit types take any value.
+    var creationProblem: String? {
+        let isString = value is String || value is NSString
+        let isData = value is Data || value is NSData
+        switch uuid.bluetoothUUID {
+        case "2901": return isString ? nil : "Expecting NSString value type for User Description descriptor"
+        case "2904": return isData ? nil : "Expecting NSData value type for Format descriptor"
+        case "2906":
+            let even = isData && Self.data(of: value).count.isMultiple(of: 2)
+            return even ? nil : "Valid range must be an even number of bytes"
+        case let other where other.width == .bits128:
+            return isData ? nil : "Expecting NSData value type for 128-bit descriptor"
+        default: return nil
+        }
     }
 
     /// A descriptor value as bytes: a `String` as UTF-8, `Data` as is, an `NSNumber` as a

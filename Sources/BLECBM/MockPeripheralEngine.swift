@@ -188,6 +188,25 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             uuid: service.uuid.bluetoothUUID, isPrimary: service.isPrimary,
             includedServices: (service.includedServices ?? []).map(\.uuid.bluetoothUUID),
             characteristics: characteristicObjects.map(\.gattCharacteristic))
+        // A descriptor CoreBluetooth's initializer refuses (the app would have crashed making it)
+        // is refused here, in the order of the app's calls, as a parameter it cannot take.
+        let refused = characteristicObjects.lazy.flatMap { characteristic in
+            (characteristic.descriptors ?? []).lazy.compactMap { descriptor in
+                (descriptor as? CBMMutableDescriptor)?.creationProblem.map {
+                    "add: CBMMutableDescriptor(type: \(descriptor.uuid), value: \(Self.describe(descriptor.value))) of "
+                        + "characteristic \(characteristic.uuid): CoreBluetooth raises NSInternalInconsistencyException "
+                        + "(\"\($0)\") as it is made, and the app crashes"
+                }
+            }
+        }.first
+        if let refused {
+            lane.command { [self] _ in
+                misuse(refused)
+                let failure = CBMError(.invalidParameters)
+                tell { manager, delegate in delegate.peripheralManager(manager, didAdd: service, error: failure) }
+            }
+            return
+        }
         for characteristic in characteristicObjects {
             characteristic.lock.withLock { characteristic.setService(service) }
         }
@@ -214,6 +233,16 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 let failure = CBMError.bridging(error)
                 tell { manager, delegate in delegate.peripheralManager(manager, didAdd: service, error: failure) }
             }
+        }
+    }
+
+    /// A descriptor's value as a misuse names it: its type, and its text or bytes.
+    private static func describe(_ value: Any?) -> String {
+        switch value {
+        case nil: "nil"
+        case let string as String: "\"\(string)\""
+        case let data as Data: "Data(\(data.count) bytes)"
+        case let value?: "\(type(of: value))(\(value))"
         }
     }
 
