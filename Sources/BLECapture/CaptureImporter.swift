@@ -104,6 +104,21 @@ public struct CaptureImporter: Sendable {
         let steps = ScenarioBuilder(
             connection: connection, conversation: conversation, profile: profile, linkMTU: linkMTU)
         warnings += conversation.warnings + profile.warnings + mtuWarnings + steps.warnings
+        // The interval the link carried its traffic at, for a realistic replay (a fast one takes
+        // no time for it). The controller's figure, not an estimate: an interval a connection
+        // cannot have (outside 7.5 ms…4 s) is left to the bridge's timing, with a warning.
+        let interval = connection.busiestInterval.flatMap { units -> Duration? in
+            let duration = Duration.microseconds(Int64(units) * 1_250)
+            guard (6...3_200).contains(units) else {
+                warnings.append(
+                    CaptureWarning(
+                        .notReplayed(
+                            "the connection interval the capture reports, 0x\(hex(units)) (\(FixtureDuration.string(duration))), "
+                                + "is outside 7.5ms…4s: a realistic replay takes the bridge's interval")))
+                return nil
+            }
+            return duration
+        }
         let ordered = warnings.enumerated().sorted {
             ($0.element.packet ?? .max, $0.offset) < ($1.element.packet ?? .max, $1.offset)
         }
@@ -111,12 +126,16 @@ public struct CaptureImporter: Sendable {
         let description =
             "Imported from \(name) by mockble import: the connection to \(connection.peer) (handle "
             + "0x\(hex(connection.handle)); the capturing device was \(role)). Times count from the connection."
-        let header: [JSONValue.Member] = [
+        var header: [JSONValue.Member] = [
             (key: "name", value: .string(name)),
             (key: "description", value: .string(description)),
             (key: "mode", value: .string("fast")),
             (key: "central", value: .object(["preferredMTU": .int(centralMTU ?? 23)])),
         ]
+        if let interval {
+            header.append(
+                (key: "link", value: .object(["connectionInterval": .string(FixtureDuration.string(interval))])))
+        }
         return try CaptureImport(
             name: name, format: readFormat, peer: connection.peer, connectionHandle: connection.handle,
             isLocalCentral: connection.isLocalCentral, profileValue: profile.profile, scenarioHeader: header,

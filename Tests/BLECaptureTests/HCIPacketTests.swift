@@ -111,6 +111,22 @@ struct HCIPacketTests {
         #expect(connection.interval == 0x28)
     }
 
+    @Test func leConnectionUpdateCompleteGivesTheHandleAndTheNewInterval() throws {
+        // Status 0, handle 0x0040 (with the flag bits above it set), interval 12 (15 ms), latency 0,
+        // supervision timeout 0x48.
+        #expect(
+            try HCIEvent.decode(code: 0x3E, parameters: [0x03, 0x00, 0x40, 0xF0, 0x0C, 0x00, 0x00, 0x00, 0x48, 0x00])
+                == .leConnectionUpdateComplete(status: 0, handle: 0x0040, interval: 12))
+        #expect(
+            try HCIEvent.decode(code: 0x3E, parameters: [0x03, 0x3B, 0x41, 0x00, 0x06, 0x00])
+                == .leConnectionUpdateComplete(status: 0x3B, handle: 0x0041, interval: 6))
+        #expect(
+            throws: HCIDecodingError.truncated(what: "LE Connection Update Complete event", needed: 2, available: 1)
+        ) {
+            try HCIEvent.decode(code: 0x3E, parameters: [0x03, 0x00, 0x40, 0x00, 0x0C])
+        }
+    }
+
     @Test func legacyAndExtendedAdvertisingReportsAreRead() throws {
         let legacy: [UInt8] = [0x02, 0x01, 0x04, 0x01, 1, 2, 3, 4, 5, 6, 0x02, 0x0A, 0xF8, 0xC4]
         #expect(

@@ -61,13 +61,23 @@ struct SnoopWriter {
         le16(UInt16(payload.count)) + le16(channel) + payload
     }
 
-    /// LE Connection Complete: this host is the central unless `local` says peripheral.
+    /// LE Connection Complete: this host is the central unless `local` says peripheral; the
+    /// interval in units of 1.25 ms (30 ms by default).
     mutating func connected(
-        handle: UInt16 = 0x0040, peer: [UInt8] = [0xA6, 0xB5, 0xC4, 0xD3, 0xE2, 0xF1], central: Bool = true
+        handle: UInt16 = 0x0040, peer: [UInt8] = [0xA6, 0xB5, 0xC4, 0xD3, 0xE2, 0xF1], central: Bool = true,
+        interval: UInt16 = 0x0018
     ) {
         event(
             0x3E,
-            [0x01, 0x00] + le16(handle) + [central ? 0 : 1, 0x01] + peer + [0x18, 0x00, 0x00, 0x00, 0x48, 0x00, 0x00])
+            [0x01, 0x00] + le16(handle) + [central ? 0 : 1, 0x01] + peer + le16(interval) + [
+                0x00, 0x00, 0x48, 0x00, 0x00,
+            ])
+    }
+
+    /// LE Connection Update Complete: the connection's new interval (units of 1.25 ms), latency 0,
+    /// supervision timeout 720 ms.
+    mutating func updated(handle: UInt16 = 0x0040, interval: UInt16, status: UInt8 = 0x00) {
+        event(0x3E, [0x03, status] + le16(handle) + le16(interval) + [0x00, 0x00, 0x48, 0x00])
     }
 
     /// Disconnection Complete with `reason`.

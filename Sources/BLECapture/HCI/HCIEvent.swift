@@ -4,6 +4,9 @@ public enum HCIEvent: Sendable, Hashable {
     /// An LE connection was made (LE Connection Complete, or LE Enhanced Connection Complete
     /// v1 or v2).
     case leConnectionComplete(LEConnection)
+    /// A connection's parameters changed (LE Connection Update Complete): its status, handle
+    /// and new connection interval, in units of 1.25 ms.
+    case leConnectionUpdateComplete(status: UInt8, handle: UInt16, interval: UInt16)
     /// LE advertising reports (legacy or extended).
     case leAdvertisingReports([AdvertisingReport])
     /// A connection ended: its status, handle and reason (an HCI error code, e.g. 0x13
@@ -93,6 +96,10 @@ public enum HCIEvent: Sendable, Hashable {
                 case 0x01, 0x0A, 0x29:
                     what = "LE Connection Complete event"
                     return .leConnectionComplete(try connection(&reader, enhanced: subevent != 0x01))
+                case 0x03:
+                    what = "LE Connection Update Complete event"
+                    return .leConnectionUpdateComplete(
+                        status: try reader.uint8(), handle: try reader.uint16() & 0x0FFF, interval: try reader.uint16())
                 case 0x02:
                     what = "LE Advertising Report event"
                     return .leAdvertisingReports(try legacyReports(&reader))

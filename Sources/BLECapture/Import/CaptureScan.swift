@@ -18,6 +18,9 @@ struct ConnectionLog: Sendable {
     var isLocalCentral: Bool
     /// When the connection completed, in microseconds.
     var start: Int64
+    /// The connection intervals it ran at (units of 1.25 ms), each from when the controller
+    /// reported it (the connection's completion, then each parameter update), in order.
+    var intervals: [(time: Int64, units: UInt16)] = []
     /// When and why it ended, if the capture shows it.
     var end: Int64?
     var disconnectReason: UInt8?
@@ -29,6 +32,20 @@ struct ConnectionLog: Sendable {
     var warnings: [CaptureWarning] = []
     /// Data packets that could not be read while the link was encrypted.
     var hiddenWhileEncrypted = 0
+
+    /// The interval (units of 1.25 ms) the connection carried most of its ATT PDUs at (the later
+    /// one of a tie; the last one when it carried none), if the capture reported one.
+    var busiestInterval: UInt16? {
+        guard !intervals.isEmpty else { return nil }
+        var carried = [Int](repeating: 0, count: intervals.count)
+        var segment = 0
+        for pdu in pdus {
+            while segment + 1 < intervals.count, intervals[segment + 1].time <= pdu.time { segment += 1 }
+            carried[segment] += 1
+        }
+        let busiest = carried.indices.max { (carried[$0], $0) < (carried[$1], $1) }!
+        return intervals[busiest].units
+    }
 
     /// Whether a packet that went `direction` was sent by the central.
     func isFromCentral(_ direction: HCIPacket.Direction) -> Bool {
@@ -160,7 +177,9 @@ struct CaptureScan: Sendable {
             connections.append(
                 ConnectionLog(
                     handle: connection.handle, peer: connection.peerAddress, isLocalCentral: connection.isLocalCentral,
-                    start: record.time))
+                    start: record.time, intervals: [(record.time, connection.interval)]))
+        case .leConnectionUpdateComplete(let status, let handle, let interval) where status == 0:
+            if let index = open[handle] { connections[index].intervals.append((record.time, interval)) }
         case .leAdvertisingReports(let reports):
             for report in reports {
                 var log = advertising[report.address] ?? AdvertisingLog()
