@@ -9,11 +9,12 @@ final class ChannelPeripheral: NSObject, CBMPeripheralManagerDelegate, @unchecke
     // @unchecked Sendable: only touched on the main queue.
     var manager: CBMPeripheralManager!
     var psm: UInt16?
+    var publishError: (any Error)?
     var opened: CBML2CAPChannel?
 
-    init(bridge: MockBLEBridge) {
+    init(bridge: MockBLEBridge, configuration: MockPeripheralManager.Configuration? = nil) {
         super.init()
-        manager = CBMPeripheralManager(bridge: bridge, delegate: self, queue: nil)
+        manager = CBMPeripheralManager(bridge: bridge, delegate: self, queue: nil, configuration: configuration)
     }
 
     func peripheralManagerDidUpdateState(_ peripheral: CBMPeripheralManager) {
@@ -24,6 +25,7 @@ final class ChannelPeripheral: NSObject, CBMPeripheralManagerDelegate, @unchecke
     func peripheralManager(_ peripheral: CBMPeripheralManager, didPublishL2CAPChannel psm: UInt16, error: (any Error)?)
     {
         self.psm = psm
+        publishError = error
         peripheral.startAdvertising([CBMAdvertisementDataLocalNameKey: "Channel"])
     }
 
@@ -120,6 +122,63 @@ struct BothRolesTests {
             return client.openError as? L2CAPError
         }
         #expect(error == L2CAPError(.psmNotSupported))
+    }
+
+    /// An injected refusal (`.l2capOpen`) reaches `peripheral(_:didOpen:error:)` as CoreBluetooth
+    /// delivers the peripheral's: no channel, the `L2CAPError` (bridged, its code is the result
+    /// code); a CoreBluetooth error arrives as `CBMError`.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "An injected open failure reaches didOpen with no channel and the error CoreBluetooth would give",
+        arguments: [
+            (ErrorInjection.Failure.l2cap(.insufficientEncryption), "BLECore.L2CAPError", 0x0008),
+            (.l2cap(.noResourcesAvailable), "BLECore.L2CAPError", 0x0004),
+            (.coreBluetooth(.connectionFailed), CBMError.errorDomain, 10),
+        ])
+    func anInjectedOpenFailureReachesDidOpen(failure: ErrorInjection.Failure, domain: String, code: Int)
+        async throws
+    {
+        let bridge = MockBLEBridge(seed: 43)
+        let (error, serverOpened) = try await bridge.run { @MainActor () -> ((any Error)?, Bool) in
+            let server = ChannelPeripheral(bridge: bridge)
+            try await bridge.waitForApp { server.psm != nil && server.manager.isAdvertising }
+            let client = ChannelCentral(
+                bridge: bridge, configuration: .init(errorInjection: [ErrorInjection(.l2capOpen, failure: failure)]))
+            client.psm = server.psm!
+            try await bridge.waitForApp { client.manager.state == .poweredOn }
+            client.manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { client.openError != nil }
+            #expect(client.opened == nil)
+            return (client.openError, server.opened != nil)
+        }
+        #expect(!serverOpened)
+        switch failure {
+        case .l2cap(let refusal): #expect(error as? L2CAPError == L2CAPError(refusal))
+        default: #expect(error as? CBMError == CBMError(.connectionFailed))
+        }
+        let bridged = try #require(error) as NSError
+        #expect(bridged.domain == domain && bridged.code == code)
+        #expect(await bridge.finish() == .clean)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "An injected publish failure reaches didPublishL2CAPChannel with PSM 0 and the error",
+        arguments: [ErrorInjection.Failure.coreBluetooth(.outOfSpace), .l2cap(.noResourcesAvailable)])
+    func anInjectedPublishFailureReachesTheDelegate(failure: ErrorInjection.Failure) async throws {
+        let bridge = MockBLEBridge(seed: 44)
+        let (psm, error) = try await bridge.run { @MainActor () -> (UInt16?, (any Error)?) in
+            let server = ChannelPeripheral(
+                bridge: bridge,
+                configuration: .init(errorInjection: [ErrorInjection(.l2capPublish, failure: failure)]))
+            try await bridge.waitForApp { server.psm != nil }
+            return (server.psm, server.publishError)
+        }
+        #expect(psm == 0)
+        switch failure {
+        case .l2cap(let code): #expect(error as? L2CAPError == L2CAPError(code))
+        default: #expect(error as? CBMError == CBMError(.outOfSpace))
+        }
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)

@@ -24,8 +24,9 @@ import BLECore
 /// `errorInjection` and from `inject(_:)` alike: an operation of the other role, `.times(n)`
 /// with `n` below 1, a probability outside 0…1 (or NaN), an ``Failure/att(_:)`` failure with
 /// `ATTError.Code.success` (0x00 is not an error) or of an operation that is not an ATT
-/// request, and ``Failure/neverAnswers`` for a peripheral
-/// manager's operation. The manager (or, for ``MockBLEBridge/inject(_:)``, every manager on
+/// request, an ``Failure/l2cap(_:)`` failure of an operation other than opening or publishing
+/// an L2CAP channel (or of publishing, with a code other than no resources), and
+/// ``Failure/neverAnswers`` for a peripheral manager's operation. The manager (or, for ``MockBLEBridge/inject(_:)``, every manager on
 /// the bridge) then refuses every call with `APIMisuseError.invalidConfiguration(_:)` naming
 /// the problem.
 public struct ErrorInjection: Sendable, Hashable {
@@ -48,12 +49,22 @@ public struct ErrorInjection: Sendable, Hashable {
         case subscribe
         /// Central: reading RSSI.
         case readRSSI
+        /// Central: opening an L2CAP channel (`openL2CAPChannel(_:on:)`). The failure answers
+        /// the LE credit-based connection request when it reaches the peripheral: an
+        /// ``Failure/l2cap(_:)`` refusal, a ``Failure/coreBluetooth(_:)`` error, or
+        /// ``Failure/neverAnswers`` (the open waits until the link drops, the caller cancels or
+        /// the bridge finishes, as CoreBluetooth's open has no timeout of its own).
+        case l2capOpen
         /// Peripheral: adding a service.
         case serviceAdd
         /// Peripheral: starting to advertise.
         case advertisingStart
         /// Peripheral: sending a notification or indication.
         case updateValue
+        /// Peripheral: publishing an L2CAP channel (`publishL2CAPChannel(requiresEncryption:)`),
+        /// with a ``Failure/coreBluetooth(_:)`` error or, as when every PSM is taken,
+        /// ``Failure/l2cap(_:)`` with `L2CAPError.Code.noResourcesAvailable`.
+        case l2capPublish
     }
 
     /// How the operation fails.
@@ -61,7 +72,7 @@ public struct ErrorInjection: Sendable, Hashable {
         /// With this ATT error, as if the peripheral answered so: an error code (not
         /// `ATTError.Code.success`, which is refused), for an operation that is an
         /// ATT request (discovery, read, write, subscribe) only; an injection of an ATT error
-        /// into `connect`, `readRSSI` or a peripheral manager's operation is refused with
+        /// into `connect`, `readRSSI`, `l2capOpen` or a peripheral manager's operation is refused with
         /// `APIMisuseError.invalidConfiguration(_:)`, since no ATT response answers them. The
         /// central reacts as iOS
         /// does: an insufficient authentication or encryption (0x05, 0x0F) on a read, a write
@@ -72,6 +83,15 @@ public struct ErrorInjection: Sendable, Hashable {
         case att(ATTError.Code)
         /// With this CoreBluetooth error.
         case coreBluetooth(CoreBluetoothError.Code)
+        /// With this L2CAP refusal (`L2CAPError`), for the L2CAP operations only: opening a
+        /// channel (``Operation/l2capOpen``) with any result code, as if the peripheral refused
+        /// the connection request; publishing one (``Operation/l2capPublish``) with
+        /// `L2CAPError.Code.noResourcesAvailable` only (no PSM left), the one refusal a
+        /// publication can meet. Another combination is refused with
+        /// `APIMisuseError.invalidConfiguration(_:)`. The central reacts as iOS does to the
+        /// peripheral's refusal: an insufficient authentication or encryption (0x0005, 0x0008)
+        /// makes a central that pairs pair and send the request again, as for an ATT error.
+        case l2cap(L2CAPError.Code)
         /// Never: the operation waits until the link drops or the bridge finishes — for
         /// testing the caller's own timeouts. For a central manager's operations only: a
         /// peripheral manager's (adding a service, advertising, updating a value) waits for no
@@ -83,6 +103,7 @@ public struct ErrorInjection: Sendable, Hashable {
             switch self {
             case .att(let code): ATTError(code)
             case .coreBluetooth(let code): CoreBluetoothError(code)
+            case .l2cap(let code): L2CAPError(code)
             case .neverAnswers: nil
             }
         }
@@ -130,7 +151,7 @@ extension ErrorInjection {
     /// updating a value) rather than a central manager's.
     public var isPeripheralOperation: Bool {
         switch operation {
-        case .serviceAdd, .advertisingStart, .updateValue: true
+        case .serviceAdd, .advertisingStart, .updateValue, .l2capPublish: true
         default: false
         }
     }
@@ -139,7 +160,8 @@ extension ErrorInjection {
     /// peripheral manager (false) or a whole bridge (`nil`: either role's operations), or
     /// `nil`: an operation of the other role (which would never apply), a count below 1, a
     /// probability outside 0…1, ATT result 0x00 (success, not an error), an ATT error for an
-    /// operation no ATT response answers, or
+    /// operation no ATT response answers, an L2CAP refusal for an operation no L2CAP
+    /// connection response answers (or, for publishing, other than no resources), or
     /// `neverAnswers` for a peripheral manager's operation (which waits for no answer).
     func problem(inCentral: Bool?) -> String? {
         if let inCentral, isPeripheralOperation == inCentral {
@@ -163,6 +185,14 @@ extension ErrorInjection {
             return ".att(\(code)) cannot fail .\(operation.rawValue): no ATT response answers it (ATT errors answer "
                 + ".serviceDiscovery, .characteristicDiscovery, .descriptorDiscovery, .read, .write and .subscribe); "
                 + "inject a .coreBluetooth(_:) failure"
+        case .l2cap(let code) where operation != .l2capOpen && operation != .l2capPublish:
+            return ".l2cap(.\(code)) cannot fail .\(operation.rawValue): no L2CAP connection response answers it "
+                + "(L2CAP refusals answer .l2capOpen, and .l2capPublish with .noResourcesAvailable); inject a "
+                + (operation.isATTRequest ? ".att(_:) or " : "") + ".coreBluetooth(_:) failure"
+        case .l2cap(let code) where operation == .l2capPublish && code != .noResourcesAvailable:
+            return ".l2cap(.\(code)) cannot fail .l2capPublish: publishing a channel asks no peer, and the one L2CAP "
+                + "refusal it meets is .noResourcesAvailable (no PSM left); inject .l2cap(.noResourcesAvailable) or "
+                + "a .coreBluetooth(_:) failure"
         case .neverAnswers where isPeripheralOperation:
             return ".neverAnswers cannot apply to .\(operation.rawValue): a peripheral manager's operation waits for "
                 + "no answer from a peer (.neverAnswers applies to a central manager's operations); inject a "
@@ -176,11 +206,12 @@ extension ErrorInjection {
 extension ErrorInjection.Operation {
     /// Whether this is an ATT request the peripheral answers, so that an ATT error can
     /// answer it: discovery, reading, writing, subscribing. Connecting (the link layer), reading
-    /// RSSI (the controller) and the peripheral manager's own operations are not.
+    /// RSSI (the controller), opening an L2CAP channel (the L2CAP signalling channel) and the
+    /// peripheral manager's own operations are not.
     var isATTRequest: Bool {
         switch self {
         case .serviceDiscovery, .characteristicDiscovery, .descriptorDiscovery, .read, .write, .subscribe: true
-        case .connect, .readRSSI, .serviceAdd, .advertisingStart, .updateValue: false
+        case .connect, .readRSSI, .l2capOpen, .serviceAdd, .advertisingStart, .updateValue, .l2capPublish: false
         }
     }
 }
@@ -192,6 +223,7 @@ extension ErrorInjection: CustomStringConvertible {
         switch failure {
         case .att(let code): how = "fails with ATT \(code)"
         case .coreBluetooth(let code): how = "fails with CoreBluetooth \(code.rawValue) \(code)"
+        case .l2cap(let code): how = "fails with L2CAP \(L2CAPChannelRecord.hex(code.rawValue)) \(code)"
         case .neverAnswers: how = "never answers"
         }
         let often: String

@@ -80,8 +80,9 @@ enum ServerAnswer: Sendable {
     case failure(any Error)
     /// An L2CAP channel was opened.
     case channel(UInt64)
-    /// An L2CAP connection was refused with this result.
-    case channelRefused(L2CAPError, encryption: ATTError?)
+    /// An L2CAP connection was refused with this result (an `L2CAPError`, or an injected
+    /// failure's error), for want of encryption when `encryption` is set.
+    case channelRefused(any Error, encryption: ATTError?)
 }
 
 /// One direction of a link: a first-in, first-out queue of packets.

@@ -14,6 +14,10 @@ extension World {
 
     mutating func publishL2CAPChannel(peripheral: UUID, requiresEncryption: Bool) throws -> UInt16 {
         try requirePoweredOn(peripheral: peripheral, "publishL2CAPChannel")
+        if let error = injection(.l2capPublish, peripheral: peripheral)?.error {
+            record(.l2cap, peripheral: peripheral, error: error, detail: "publish")
+            throw error
+        }
         let published = peripherals[existing: peripheral].publishedPSMs
         guard let psm = L2CAPChannelRecord.dynamicPSMs.first(where: { published[$0] == nil }) else {
             let error = L2CAPError(.noResourcesAvailable)
@@ -40,6 +44,8 @@ extension World {
     /// Starts opening a channel: the connection request crosses to the peripheral, whose
     /// answer crosses back. A PSM that needs encryption on a plain link pairs first when the
     /// central pairs automatically, else is refused with the result the specification gives.
+    /// An injected failure (``ErrorInjection/Operation/l2capOpen``) is drawn now and answers
+    /// the request when it reaches the peripheral.
     mutating func startOpeningChannel(central: UUID, peripheral: UUID, psm: UInt16, id: OperationID) {
         do {
             _ = try requireLink(central: central, peripheral: peripheral, "openL2CAPChannel")
@@ -47,14 +53,35 @@ extension World {
             return complete(id, .failure(error))
         }
         let key = LinkKey(central: central, peripheral: peripheral)
-        pending[id] = PendingOperation(
+        var operation = PendingOperation(
             id: id, owner: .central(central), kind: .openL2CAP(key, psm: psm), since: now, stage: .sent)
+        operation.injected = injection(.l2capOpen, central: central, peripheral: peripheral)
+        pending[id] = operation
         sendToPeripheral(.signal(id), on: key)
     }
 
     /// The connection request arrived at the peripheral.
     mutating func serveChannelRequest(_ id: OperationID, on key: LinkKey) {
-        guard case .openL2CAP(_, let psm) = pending[id]?.kind else { return }
+        guard let position = pending.position(of: id),
+            case .openL2CAP(_, let psm) = pending[at: position].kind
+        else { return }
+        if let injected = pending[at: position].injected {
+            // Once: a request sent again after pairing is served as the peripheral would.
+            pending.entries[position]!.injected = nil
+            guard let error = injected.error else {
+                // Swallowed: no answer comes, until the link drops or the caller gives up.
+                pending.entries[position]!.stage = .neverAnswered
+                return
+            }
+            // A refusal for want of security starts pairing, as the peripheral's own would.
+            let refusal: ATTError? =
+                switch injected {
+                case .l2cap(.insufficientAuthentication): ATTError(.insufficientAuthentication)
+                case .l2cap(.insufficientEncryption): ATTError(.insufficientEncryption)
+                default: nil
+                }
+            return sendToCentral(.response(id, .channelRefused(error, encryption: refusal)), on: key)
+        }
         guard let requiresEncryption = peripherals[key.peripheral]?.publishedPSMs[psm] else {
             return sendToCentral(.response(id, .channelRefused(L2CAPError(.psmNotSupported), encryption: nil)), on: key)
         }

@@ -58,6 +58,8 @@ extension ScenarioTrace {
             case .att(let code): "fail\(injection.times == 1 ? "s" : ""): \(code.name) (att \(code.rawValue))"
             case .coreBluetooth(let code):
                 "fail\(injection.times == 1 ? "s" : ""): \(code.description) (cb \(code.rawValue))"
+            case .l2cap(let code):
+                "fail\(injection.times == 1 ? "s" : ""): \(code) (l2cap \(code.rawValue))"
             case .neverAnswers: "never answer\(injection.times == 1 ? "s" : "")"
             }
         return "the next\(times) \(target)\(of) \(how)"
