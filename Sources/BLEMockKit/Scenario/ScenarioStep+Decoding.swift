@@ -173,8 +173,20 @@ extension ScenarioStep {
     private static func injection(_ object: FixtureObject, resolver: CharacteristicResolver) throws(FixtureError)
         -> Injection
     {
+        let targetNode = try object.required("target", example: "\"read\"")
+        // No op opens or publishes an L2CAP channel, so an injection into either could never fire.
+        let l2cap: [ErrorInjection.Operation] = [.l2capOpen, .l2capPublish]
+        if let name = targetNode.string, l2cap.contains(where: { $0.rawValue == name }) {
+            throw FixtureError(
+                .unknownValue(name), at: targetNode,
+                message: "an inject step cannot target \"\(name)\": no scenario op opens or publishes an L2CAP "
+                    + "channel, so it would never fire",
+                fix: "inject L2CAP failures from Swift (ErrorInjection(.\(name), …)), or target an operation "
+                    + "a scenario runs")
+        }
         let target = try Scenario.choice(
-            try object.required("target", example: "\"read\""), among: ErrorInjection.Operation.self, what: "target")
+            targetNode, among: ErrorInjection.Operation.allCases.filter { !l2cap.contains($0) }, named: \.rawValue,
+            what: "target")
         let characteristic = try object["char"].map { node throws(FixtureError) in try resolver.resolve(node) }
         var failures: [(field: String, node: FixtureJSON, failure: ErrorInjection.Failure)] = []
         if let node = object["attError"] { failures.append(("attError", node, .att(try attCode(node)))) }

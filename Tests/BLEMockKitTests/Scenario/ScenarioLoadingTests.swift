@@ -156,6 +156,17 @@ struct ScenarioLoadingTests {
             json: S.inline(steps: #"[{"op": "inject", "target": "updateValue", "neverAnswers": true}]"#),
             kind: .unknownField("neverAnswers"), path: "steps[0].neverAnswers",
             message: "target \"updateValue\" cannot use \"neverAnswers\""),
+        // No op opens or publishes an L2CAP channel: such an injection could never fire.
+        Case(
+            label: "inject into opening an L2CAP channel",
+            json: S.inline(steps: #"[{"op": "inject", "target": "l2capOpen", "cbError": 7}]"#),
+            kind: .unknownValue("l2capOpen"), path: "steps[0].target",
+            message: "an inject step cannot target \"l2capOpen\": no scenario op opens or publishes an L2CAP channel"),
+        Case(
+            label: "inject into publishing an L2CAP channel",
+            json: S.inline(steps: #"[{"op": "inject", "target": "l2capPublish", "cbError": 4}]"#),
+            kind: .unknownValue("l2capPublish"), path: "steps[0].target",
+            message: "an inject step cannot target \"l2capPublish\""),
         Case(
             label: "times zero",
             json: S.inline(steps: #"[{"op": "inject", "target": "read", "attError": 3, "times": 0}]"#),
