@@ -101,7 +101,12 @@ public struct Exploration: Sendable {
     }
 
     /// The body of an exploration: one run, given its bridge and plan.
-    public typealias Body = @Sendable (ExplorationRun) async throws -> Void
+    ///
+    /// Its isolation is kept: a body on the main actor (`{ @MainActor run in … }`) runs each
+    /// seed's ``MockBLEBridge/run(timeLimit:stallPatience:_:)`` on the main actor, so the run
+    /// waits for the main queue before it moves time, as a run whose own body is on the main
+    /// actor does.
+    public typealias Body = @Sendable @isolated(any) (ExplorationRun) async throws -> Void
 
     /// Explores: runs `body` for each seed (stopping at the first failure unless told not
     /// to), shrinks the failures, and reports. `progress`, if given, hears after each run.
@@ -306,9 +311,18 @@ public struct Exploration: Sendable {
         let bridge = MockBLEBridge(configuration: plan.configuration)
         await bridge.plan(plan.faults)
         var thrown: (any Error)?
+        let run = ExplorationRun(bridge: bridge, plan: plan)
         do {
-            try await bridge.run(timeLimit: timeLimit, stallPatience: stallPatience) {
-                try await body(ExplorationRun(bridge: bridge, plan: plan))
+            // A body on the main actor runs in a run whose body is on the main actor: a run waits
+            // for the main queue only then (a nonisolated wrapper would hide the body's isolation,
+            // and time would move while the body's main-actor work, or a `Task {}` it started
+            // there, was still to run: a seed's run then depended on the threads).
+            if let isolation = body.isolation, ObjectIdentifier(isolation) == ObjectIdentifier(MainActor.shared) {
+                try await bridge.run(timeLimit: timeLimit, stallPatience: stallPatience) { @MainActor in
+                    try await body(run)
+                }
+            } else {
+                try await bridge.run(timeLimit: timeLimit, stallPatience: stallPatience) { try await body(run) }
             }
         } catch {
             thrown = error
