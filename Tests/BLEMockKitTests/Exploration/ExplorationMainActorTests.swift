@@ -89,7 +89,8 @@ struct ExplorationMainActorTests {
     func aMainActorBodyIsWaitedFor(readerInAsyncLet: Bool) async throws {
         let plan = ExplorationPlan.draw(seed: 7, budget: .conditionsOnly, window: .zero ... .seconds(1))
         for _ in 0..<12 {
-            let outcome = await Exploration.replay(plan) { @MainActor run in
+            // (A parallel test run keeps the main queue busy: patience for it, in wall-clock time.)
+            let outcome = await Exploration.replay(plan, stallPatience: .seconds(30)) { @MainActor run in
                 try await sendOverL2CAP(run, readerInAsyncLet: readerInAsyncLet, failingAfter: .seconds(5))
             }
             #expect(outcome.error == nil, "\(outcome.error.map { "\($0)" } ?? "")")
