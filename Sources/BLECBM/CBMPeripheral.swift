@@ -176,23 +176,53 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
     }
 }
 
-/// An L2CAP channel (`CBL2CAPChannel`): the PSM and the peer; on a bridge, the kit's channel to
-/// send and receive on; on CoreBluetooth, its streams.
+/// An L2CAP channel (`CBL2CAPChannel`): the PSM, the peer, and the channel's input and output
+/// streams.
+///
+/// On a bridge the streams are Foundation streams over the simulated channel, for both roles:
+/// open them, schedule them in a run loop and read and write as with CoreBluetooth's (see
+/// ``inputStream`` and ``outputStream``). The kit's own ``channel`` is there too, for tests
+/// that read its `incoming` stream or call `send(_:)` themselves.
 open class CBML2CAPChannel: NSObject, @unchecked Sendable {
-    // @unchecked Sendable: immutable after init.
+    // @unchecked Sendable: immutable after init (the streams guard their own state).
 
     /// The PSM the channel was opened on.
     public let psm: UInt16
     /// The peer at the other end.
     public let peer: CBMPeer
-    /// On a bridge, the simulated channel: send with `send(_:)`, read `incoming`.
+    /// On a bridge, the simulated channel: send with `send(_:)`, read `incoming` (`nil` on
+    /// CoreBluetooth).
+    ///
+    /// Its `incoming` stream gets the same bytes as ``inputStream``: read one of them (the bytes
+    /// of the other wait in memory until the channel object goes away).
     public let channel: L2CAPChannel?
-    /// On CoreBluetooth, the channel's input stream; `nil` on a bridge (read ``channel``'s
-    /// `incoming` there: streams over the simulated channel are not there yet).
-    public let inputStream: InputStream?
-    /// On CoreBluetooth, the channel's output stream; `nil` on a bridge (``channel``'s
-    /// `send(_:)` writes there).
-    public let outputStream: OutputStream?
+    /// The bytes the other end sends, in order (CoreBluetooth's `inputStream`).
+    ///
+    /// On a bridge: open it and schedule it in a run loop (`RunLoop.main` or the current one);
+    /// its delegate hears `.openCompleted`, `.hasBytesAvailable` while bytes wait to be read, and
+    /// `.endEncountered` once the channel has closed (at either end, or as the link dropped) and
+    /// every byte has been read. `read(_:maxLength:)` never waits: it returns the bytes buffered,
+    /// 0 when there are none or at the end (`streamStatus` is then `.atEnd`), -1 when the stream
+    /// is not open or `maxLength` is negative. Bytes that arrived before the stream was opened or
+    /// scheduled are there when it is, and their event comes then.
+    ///
+    /// Events of a stream scheduled in `RunLoop.main` come on the main queue (which the main run
+    /// loop serves, on Apple platforms, on Linux and in XCTest's `wait(for:)`); in another run
+    /// loop, when that run loop runs (a dispatch queue's thread does not run its own); in none,
+    /// not at all (`hasBytesAvailable` and `read` still follow the simulation, on the manager's
+    /// queue). A `MockBLEBridge.run` waits for those on the main queue before moving virtual time.
+    public let inputStream: InputStream!
+    /// Where the app writes bytes for the other end (CoreBluetooth's `outputStream`).
+    ///
+    /// On a bridge: open it and schedule it in a run loop; its delegate hears `.openCompleted`
+    /// and `.hasSpaceAvailable`. `write(_:maxLength:)` never waits: it takes as many bytes as its
+    /// buffer holds (four SDUs of the channel's MTU in all, until they have crossed the link) and
+    /// returns that count, 0 when the buffer is full, -1 when the stream is not open, closed or at
+    /// its end, or `maxLength` is negative; `.hasSpaceAvailable` comes again once sends have
+    /// crossed (at the link's pace: waiting for credits in realistic mode). The bytes arrive in
+    /// the order written. `.endEncountered` comes when the channel closes at the other end or its
+    /// link drops. Closing both streams closes the channel, once the bytes written have crossed.
+    public let outputStream: OutputStream!
 
     init(
         psm: UInt16, peer: CBMPeer, channel: L2CAPChannel?, inputStream: InputStream? = nil,

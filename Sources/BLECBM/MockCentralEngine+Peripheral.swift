@@ -417,11 +417,14 @@ extension MockCentralEngine {
 
     func openL2CAPChannel(_ psm: UInt16, on peripheral: CBMPeripheral) {
         guard connected(peripheral, "openL2CAPChannel") else { return }
-        operation(.openL2CAP(psm, peripheral.identifier)) { _, result in
+        operation(.openL2CAP(psm, peripheral.identifier)) { engine, result in
             switch result {
             case .success(.channel(let channel)):
-                peripheral.deliveryDelegate?.peripheral(
-                    peripheral, didOpen: CBML2CAPChannel(psm: psm, peer: peripheral, channel: channel), error: nil)
+                let streams = engine.takeStreams(of: channel)
+                let opened = CBML2CAPChannel(
+                    psm: psm, peer: peripheral, channel: channel, inputStream: streams.input,
+                    outputStream: streams.output)
+                peripheral.deliveryDelegate?.peripheral(peripheral, didOpen: opened, error: nil)
             case .success:
                 peripheral.deliveryDelegate?.peripheral(peripheral, didOpen: nil, error: CBMError(.unknown))
             case .failure(let error):

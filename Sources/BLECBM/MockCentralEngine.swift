@@ -66,6 +66,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     private var pendingRestoration: Restoration?
     /// Restored peripherals reported connected: their link comes up with no `didConnect`.
     private var restoredConnected: Set<UUID> = []
+    /// The streams of channels just opened, by channel, until the app's `didOpen` takes them
+    /// (made on the bridge's executor as the opening completes: see ``prepareStreams(for:)``).
+    private var openedStreams: [UInt64: L2CAPChannelStreams] = [:]
 
     var bridge: MockBLEBridge { lane.bridge }
 
@@ -361,10 +364,29 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                             "the link went down first (CoreBluetooth calls back only didDisconnectPeripheral)")
                     }
                     // (Powered on, checked above on this executor: what deliverAbout would check again.)
+                    if case .success(.channel(let channel)) = result { self.prepareStreams(for: channel) }
                     self.lane.deliver(then, self, result)
                 }
             }
         }
+    }
+
+    /// Makes the streams of a channel whose opening just completed, on the bridge's executor, so
+    /// that they hear every byte that arrives after it (see ``takeStreams(of:)``).
+    private func prepareStreams(for channel: L2CAPChannel) {
+        let lane = lane
+        let streams = lane.bridge.assumeIsolated { bridge in
+            CBML2CAPChannel.streams(over: channel, atCentral: true, on: bridge, appQueue: lane.queue) { body in
+                lane.command { _ in lane.bridge.assumeIsolated(body) }
+            }
+        }
+        lock.withLock { openedStreams[channel.id] = streams }
+    }
+
+    /// The streams made for a channel as its opening completed (taken once, by `didOpen`).
+    func takeStreams(of channel: L2CAPChannel) -> (input: CBML2CAPInputStream?, output: CBML2CAPOutputStream?) {
+        let streams = lock.withLock { openedStreams.removeValue(forKey: channel.id) }
+        return (streams?.input, streams?.output)
     }
 
     /// Why an operation that Bluetooth's turning off overtook gets no callback.

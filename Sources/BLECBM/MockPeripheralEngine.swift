@@ -593,7 +593,15 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             // The central the app knows from its requests and subscriptions, with its link's figure.
             let length = peripheral.assumeIsolated { $0.maximumUpdateValueLength(for: channel.peer) } ?? 20
             let peer = centralObject(RemoteCentral(identifier: channel.peer, maximumUpdateValueLength: length))
-            let opened = CBML2CAPChannel(psm: channel.psm, peer: peer, channel: channel)
+            let lane = lane
+            let streams = lane.bridge.assumeIsolated { bridge in
+                CBML2CAPChannel.streams(over: channel, atCentral: false, on: bridge, appQueue: lane.queue) { body in
+                    lane.command { _ in lane.bridge.assumeIsolated(body) }
+                }
+            }
+            let opened = CBML2CAPChannel(
+                psm: channel.psm, peer: peer, channel: channel, inputStream: streams.input,
+                outputStream: streams.output)
             tell { manager, delegate in delegate.peripheralManager(manager, didOpen: opened, error: nil) }
         }
     }

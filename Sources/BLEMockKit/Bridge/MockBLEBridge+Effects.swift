@@ -172,21 +172,26 @@ extension MockBLEBridge {
 
     // MARK: L2CAP channels
 
-    /// Both ends of an open channel: the streams each end reads.
+    /// Both ends of an open channel: the streams each end reads, and the front ends' streams
+    /// that take its bytes too (see ``tapL2CAPChannel(_:atCentral:_:)``).
     struct ChannelEnds {
         let toCentral: AsyncStream<Data>.Continuation
         let toPeripheral: AsyncStream<Data>.Continuation
+        var taps = ChannelTaps()
 
         func deliver(_ data: Data, to end: L2CAPChannelRecord.End) {
             switch end {
             case .central: toCentral.yield(data)
             case .peripheral: toPeripheral.yield(data)
             }
+            taps[end]?(.data(data))
         }
 
         func finish() {
             toCentral.finish()
             toPeripheral.finish()
+            taps.central?(.closed)
+            taps.peripheral?(.closed)
         }
     }
 

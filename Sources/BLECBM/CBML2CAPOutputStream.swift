@@ -1,0 +1,106 @@
+import Foundation
+
+/// The output stream of an L2CAP channel on a bridge (``CBML2CAPChannel/outputStream``): bytes
+/// written go to the other end, in order, through the simulated channel.
+///
+/// It behaves as CoreBluetooth's does for an app: `open()`, then the delegate hears
+/// `.openCompleted` and `.hasSpaceAvailable`; `write(_:maxLength:)` never waits: it takes as
+/// many bytes as its buffer has room for (``L2CAPStreamLink`` sends them; they cross at the
+/// link's pace, waiting for credits in realistic mode) and returns that count (0 when full, -1
+/// when the stream is not open, closed or at its end, or `maxLength` is negative). When sends
+/// have crossed and freed room, the delegate hears `.hasSpaceAvailable` again (after a write:
+/// a delegate that writes nothing hears no more until it writes). `.endEncountered` comes when
+/// the channel closes (at the other end, or with its link); bytes accepted and not yet sent
+/// then are lost, as on a device.
+final class CBML2CAPOutputStream: OutputStream {
+    // (Not Sendable, as Foundation's streams are not; its state is in `core`, behind a lock.)
+
+    /// The buffer's size in SDUs of the channel's MTU.
+    static let bufferedSDUs = 4
+
+    let core: L2CAPStreamCore<L2CAPOutputMachine>
+
+    init(link: L2CAPStreamLink) {
+        core = L2CAPStreamCore(
+            machine: L2CAPOutputMachine(capacity: link.channel.mtu * Self.bufferedSDUs), link: link)
+        super.init(toMemory: ())
+        core.attach(self)
+    }
+
+    #if !canImport(Darwin)
+        /// A stream over no channel (Foundation's `toMemory()` on Linux makes one through this
+        /// initializer): it never opens to writing.
+        required init(toMemory: ()) {
+            core = L2CAPStreamCore(machine: L2CAPOutputMachine(capacity: 0), link: nil)
+            super.init(toMemory: ())
+            core.attach(self)
+        }
+    #endif
+
+    /// Takes what the simulation reports (on the bridge's executor).
+    func arrived(_ item: L2CAPOutputMachine.Item) { core.arrived(item) }
+
+    override func open() {
+        core.withMachine { $0.open() }
+        core.updateProbe()
+        core.requestPass()
+    }
+
+    override func close() {
+        let wasClosed = core.withMachine { machine -> Bool in
+            defer { machine.close() }
+            return machine.status == .closed
+        }
+        core.updateProbe()
+        if !wasClosed { core.link?.streamClosed(input: false) }
+    }
+
+    override var delegate: (any StreamDelegate)? {
+        get { core.delegate }
+        set { core.delegate = newValue }
+    }
+
+    override var streamStatus: Stream.Status { core.withMachine { $0.status } }
+
+    /// Always `nil`: a simulated channel ends (`.endEncountered`) rather than fails.
+    override var streamError: (any Error)? { nil }
+
+    override var hasSpaceAvailable: Bool { core.withMachine { $0.hasSpaceAvailable } }
+
+    override func write(_ buffer: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
+        guard let link = core.link else { return -1 }
+        // The bytes taken go out in the order they were taken: the send is queued while the
+        // stream's lock is held.
+        let count = core.withMachine { machine -> Int in
+            let count = machine.accept(len)
+            guard count > 0 else { return count }
+            let data = Data(bytes: buffer, count: count)
+            link.send(data) { [weak core] in core?.arrived(.sent(count)) }
+            return count
+        }
+        if count >= 0 { core.requestPass() }
+        return count
+    }
+
+    override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
+        core.schedule(in: aRunLoop, forMode: mode)
+    }
+
+    override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
+        core.remove(from: aRunLoop, forMode: mode)
+    }
+
+    #if canImport(Darwin)
+        /// `nil`: the stream has no properties.
+        override func property(forKey key: Stream.PropertyKey) -> Any? { nil }
+
+        /// `false`: the stream has no properties.
+        override func setProperty(_ property: Any?, forKey key: Stream.PropertyKey) -> Bool { false }
+    #else
+        /// `nil`: the stream has no properties.
+        override func property(forKey key: Stream.PropertyKey) -> AnyObject? { nil }
+
+        /// `false`: the stream has no properties.
+        override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
+    #endif
+}

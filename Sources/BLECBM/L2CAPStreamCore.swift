@@ -1,0 +1,195 @@
+import BLEMockKit
+import Foundation
+
+/// One stream of a simulated L2CAP channel: its state machine behind a lock, the run loops it
+/// is scheduled in, its delegate, and the delivery of its events.
+///
+/// **Order.** What the simulation reports (an SDU arrived, a send crossed, the channel closed)
+/// is numbered as it arrives on the bridge's executor, and handed to the stream's home (see
+/// ``L2CAPStreamLink/Home``) with its number; there the items up to that number are applied in
+/// order, then the events due are delivered. So nothing is lost or reordered, even when the app
+/// moves the stream to another run loop while items are on their way, and what a delegate reads
+/// in a callback is the state as of that point in the simulation, on every run of a seed.
+///
+/// **Events.** They are delivered only while the stream is open and scheduled in a run loop,
+/// each at most once a pass; one due again because of what the delegate did (read part of the
+/// bytes, wrote with room left) comes in a later pass. A stream opened or scheduled late gets
+/// the events due then (bytes that arrived before it was opened, say).
+final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
+    // @unchecked Sendable: every stored `var` is only read and written with `lock` held, and
+    // delegates are called with it released; `link` is immutable.
+
+    let link: L2CAPStreamLink?
+    private let lock = Lock()
+    private var machine: Machine
+    private var inbox: [(sequence: UInt64, item: Machine.Item)] = []
+    private var nextSequence: UInt64 = 0
+    private var scheduled: [(runLoop: RunLoop, mode: RunLoop.Mode)] = []
+    /// Counts changes of the run loops (a pass queued for an earlier home delivers nothing).
+    private var homeGeneration: UInt64 = 0
+    private weak var storedDelegate: (any StreamDelegate)?
+    /// The stream (weak: it owns this core).
+    private weak var stream: Stream?
+    private var passQueued = false
+    /// The probe a run passes through the main queue while the stream's events go there.
+    private var probe: Int?
+
+    init(machine: Machine, link: L2CAPStreamLink?) {
+        self.machine = machine
+        self.link = link
+    }
+
+    deinit {
+        if let probe { link?.outside.removeProbe(probe) }
+    }
+
+    /// Sets the stream the delegate hears about.
+    func attach(_ stream: Stream) {
+        lock.withLock { self.stream = stream }
+    }
+
+    /// Reads or changes the state machine (with the lock held).
+    func withMachine<T>(_ body: (inout Machine) -> T) -> T {
+        lock.withLock { body(&machine) }
+    }
+
+    var delegate: (any StreamDelegate)? {
+        get { lock.withLock { storedDelegate } }
+        set { lock.withLock { storedDelegate = newValue } }
+    }
+
+    // MARK: The simulation's news (on the bridge's executor)
+
+    /// Takes an item from the simulation: applied at the stream's home, in order.
+    func arrived(_ item: Machine.Item) {
+        guard let link else { return }
+        let (sequence, home, generation) = lock.withLock { () -> (UInt64, L2CAPStreamLink.Home, UInt64) in
+            defer { nextSequence += 1 }
+            inbox.append((nextSequence, item))
+            return (nextSequence, currentHome(for: link), homeGeneration)
+        }
+        link.deliver(on: home) { [self] in settle(upTo: sequence, generation: generation) }
+    }
+
+    /// Where the events go now (with the lock held).
+    private func currentHome(for link: L2CAPStreamLink) -> L2CAPStreamLink.Home {
+        if scheduled.contains(where: { $0.runLoop === RunLoop.main }) { return .queue(.main) }
+        guard let first = scheduled.first else { return .queue(link.appQueue) }
+        return .runLoop(first.runLoop, scheduled.filter { $0.runLoop === first.runLoop }.map(\.mode))
+    }
+
+    /// At the home it was handed to (`generation`): applies the items up to `limit`, then
+    /// delivers the events due.
+    private func settle(upTo limit: UInt64, generation: UInt64) {
+        lock.withLock {
+            var applied = 0
+            for (sequence, item) in inbox {
+                guard sequence <= limit else { break }
+                machine.apply(item)
+                applied += 1
+            }
+            inbox.removeFirst(applied)
+        }
+        pass(generation)
+    }
+
+    // MARK: Events
+
+    /// Queues a pass of event delivery at the stream's home (after the app opened, scheduled,
+    /// read or wrote), unless one is queued already.
+    func requestPass() {
+        guard let link else { return }
+        let target = lock.withLock { () -> (L2CAPStreamLink.Home, UInt64)? in
+            guard !passQueued, !scheduled.isEmpty, machine.status.isOpened else { return nil }
+            passQueued = true
+            return (currentHome(for: link), homeGeneration)
+        }
+        guard let (home, generation) = target else { return }
+        link.deliver(on: home) { [self] in
+            lock.withLock { passQueued = false }
+            pass(generation)
+        }
+    }
+
+    /// Delivers the events due, each once; queues another pass if the delegate made one due
+    /// again. Nothing when the stream moved to another home since the pass was queued (the move
+    /// queued a pass there).
+    private func pass(_ generation: UInt64) {
+        var delivered: Stream.Event = []
+        while true {
+            let next = lock.withLock { () -> (Stream.Event, (any StreamDelegate)?, Stream?)? in
+                guard generation == homeGeneration, !scheduled.isEmpty,
+                    let event = machine.dueEvent(excluding: delivered)
+                else { return nil }
+                machine.delivered(event)
+                return (event, storedDelegate, stream)
+            }
+            guard let (event, delegate, stream) = next else { break }
+            delivered.insert(event)
+            guard let stream, let delegate else { continue }
+            #if canImport(Darwin)
+                delegate.stream?(stream, handle: event)
+            #else
+                delegate.stream(stream, handle: event)
+            #endif
+        }
+        let again = lock.withLock { generation == homeGeneration && machine.dueEvent(excluding: []) != nil }
+        if again { requestPass() }
+    }
+
+    // MARK: Run loops
+
+    func schedule(in runLoop: RunLoop, forMode mode: RunLoop.Mode) {
+        lock.withLock {
+            guard !scheduled.contains(where: { $0.runLoop === runLoop && $0.mode == mode }) else { return }
+            scheduled.append((runLoop, mode))
+            homeGeneration += 1
+            passQueued = false
+        }
+        updateProbe()
+        requestPass()
+    }
+
+    func remove(from runLoop: RunLoop, forMode mode: RunLoop.Mode) {
+        lock.withLock {
+            let before = scheduled.count
+            scheduled.removeAll { $0.runLoop === runLoop && $0.mode == mode }
+            if scheduled.count != before {
+                homeGeneration += 1
+                passQueued = false
+            }
+        }
+        updateProbe()
+        requestPass()
+    }
+
+    /// Keeps a probe on the main queue while the events go there and the stream is open, so a
+    /// run waits for them before moving time (the manager's queue has its own).
+    func updateProbe() {
+        guard let link else { return }
+        let change = lock.withLock { () -> (add: Bool, remove: Int?) in
+            let wanted =
+                machine.status.isOpened && link.appQueue !== DispatchQueue.main
+                && scheduled.contains(where: { $0.runLoop === RunLoop.main })
+            if wanted, probe == nil { return (true, nil) }
+            if !wanted, let token = probe {
+                probe = nil
+                return (false, token)
+            }
+            return (false, nil)
+        }
+        if let token = change.remove { link.outside.removeProbe(token) }
+        guard change.add else { return }
+        let token = link.outside.addProbe {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                DispatchQueue.main.async { continuation.resume() }
+            }
+        }
+        let extra = lock.withLock { () -> Int? in
+            guard probe == nil else { return token }
+            probe = token
+            return nil
+        }
+        if let extra { link.outside.removeProbe(extra) }
+    }
+}
