@@ -4,6 +4,7 @@ import Testing
 @testable import BLECBM
 
 /// The streams' state machines, driven synchronously.
+@Suite(.timeLimit(.minutes(10)))
 struct L2CAPStreamMachineTests {
     @Test func anInputStreamAnnouncesBytesOnceUntilTheyAreReadAndEndsAfterTheLastOne() {
         var machine = L2CAPInputMachine()
