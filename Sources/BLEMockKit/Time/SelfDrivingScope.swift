@@ -53,6 +53,10 @@ enum SelfDrivingScope {
                 do { return .success(try await body()) } catch { return .failure(error) }
             }
             finished.set()
+            // The driver may be waiting for outside work (the body's last steps ran off the
+            // executor, on the main queue say, and it found nothing scheduled): it stops waiting
+            // now, rather than after the stall patience, as the scope's caller waits for it.
+            executor.poke()
             outcome.finish(result)
         }
         let driverTask = Task(executorPreference: executor) {
@@ -72,6 +76,7 @@ enum SelfDrivingScope {
         } onCancel: {
             bodyTask.cancel()
             driverTask.cancel()
+            executor.poke()
         }
         // The driver ends once the body has (it finds the flag at its next idle moment), or has
         // ended already by throwing.
@@ -108,7 +113,7 @@ enum SelfDrivingScope {
             case .ran:
                 continue
             case .nothingScheduled, .held:
-                if await waitForProgress(executor, patience, recheck) { continue }
+                if await waitForProgress(executor, patience, finished, recheck) { continue }
                 if outcome == .held, await release() { continue }
                 throw await stall(outcome)
             case .timeLimit:
@@ -130,17 +135,20 @@ enum SelfDrivingScope {
     private struct Ended: Error {}
 
     /// Waits up to `patience` of wall-clock time for work from outside the scope; returns
-    /// whether some came. Every ``recheckInterval`` meanwhile, `recheck` has waits on the app's
+    /// whether some came (or the body ended, or the scope was cancelled, meanwhile). Every ``recheckInterval`` meanwhile, `recheck` has waits on the app's
     /// state read it again (app code on its own queue may change what they read without calling
     /// the kit, which is no activity the scope hears of); one that ended is progress.
     private static func waitForProgress(
-        _ executor: SimulationExecutor, _ patience: Duration, _ recheck: @Sendable () async -> Bool
+        _ executor: SimulationExecutor, _ patience: Duration, _ finished: Flag, _ recheck: @Sendable () async -> Bool
     ) async -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: patience)
         while true {
             let left = max(.zero, clock.now.duration(to: deadline))
             if executor.waitForOutsideWork(timeout: min(left, recheckInterval)) { return true }
+            // The body ended meanwhile (off the executor) or the scope was cancelled: the driver's
+            // next check ends it.
+            if finished.isSet || Task.isCancelled { return true }
             if await recheck() { return true }
             if left <= recheckInterval { return false }
         }
