@@ -371,7 +371,7 @@ package final class OutsideWork: @unchecked Sendable {
     // @unchecked Sendable: every stored property is only read and written with `lock` held;
     // continuations are resumed after it is released.
     private let lock: Lock
-    private var probes: [Int: @Sendable () async -> Void] = [:]
+    private var probes: [Int: @Sendable () async -> Bool] = [:]
     private var nextToken = 0
     private var count: UInt64 = 0
     private var tickers: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -405,6 +405,16 @@ package final class OutsideWork: @unchecked Sendable {
     /// Registers a probe: an async call that returns once the work queued before it has run
     /// (for a serial dispatch queue, an empty block sent through it). Returns its token.
     package func addProbe(_ probe: @escaping @Sendable () async -> Void) -> Int {
+        addProbe(reportingQuiet: {
+            await probe()
+            return true
+        })
+    }
+
+    /// Registers a probe that also says whether it found the simulation quiet: `false` when
+    /// work reached the simulation from elsewhere while it passed (code on the probed queue
+    /// calling the bridge, whose answer queues more there behind the probe). Returns its token.
+    package func addProbe(reportingQuiet probe: @escaping @Sendable () async -> Bool) -> Int {
         lock.withLock {
             defer { nextToken += 1 }
             probes[nextToken] = probe
@@ -608,8 +618,12 @@ package final class OutsideWork: @unchecked Sendable {
             + unanswered.map { "- \($0)" }.joined(separator: "\n")
     }
 
-    /// Passes every probe once: the work queued on each app queue before now has run.
-    func passProbes() async {
-        for probe in lock.withLock({ Array(probes.values) }) { await probe() }
+    /// Passes every probe once: the work queued on each app queue before now has run. Returns
+    /// whether every probe found the simulation quiet as it passed.
+    @discardableResult
+    func passProbes() async -> Bool {
+        var quiet = true
+        for probe in lock.withLock({ Array(probes.values) }) where !(await probe()) { quiet = false }
+        return quiet
     }
 }

@@ -81,13 +81,21 @@ extension MockBLEBridge {
         try await begin(executor, timeLimit: timeLimit)
         // A body on the main actor runs on the main queue, which the scope's executor does not
         // see: the run waits for the main queue's work as for an app queue's before moving on.
+        // The body goes back and forth between the two (a call on the bridge runs on the
+        // scope's executor, and its answer resumes the body on the main queue, behind the
+        // probe), so the probe says whether the executor stayed idle while it passed: only then
+        // has the body nothing left to do that the driver could miss (time moved while the body
+        // was between two calls made at one instant, a replay then an event late).
         let mainProbe =
             body.isolation.map { ObjectIdentifier($0) == ObjectIdentifier(MainActor.shared) } == true
-            ? outside.addProbe {
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    DispatchQueue.main.async { continuation.resume() }
+            ? outside.addProbe(reportingQuiet: { [executor] in
+                let before = executor.jobsStarted
+                return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                    DispatchQueue.main.async {
+                        continuation.resume(returning: executor.jobsStarted == before && !executor.hasQueuedJobs)
+                    }
                 }
-            } : nil
+            }) : nil
         defer { if let mainProbe { outside.removeProbe(mainProbe) } }
         do {
             let value = try await scope(executor, patience: stallPatience, body)
@@ -172,17 +180,19 @@ extension MockBLEBridge {
 
     /// Waits for the work handed outside the scope (delegate callbacks on app queues) to run:
     /// first every bridge job already queued (which may hand out more), then a probe through
-    /// every app queue. Returns whether there was outside activity meanwhile.
+    /// every app queue. Returns whether there was outside activity meanwhile, or a probe found
+    /// work reaching the simulation from its queue (the driver then settles again before it
+    /// moves time).
     nonisolated func settleOutside() async -> Bool {
         guard outside.hasOutsideWork else { return false }
         let before = outside.activity
         // App queues first (code there may be about to call the bridge), then what front ends
         // held back of the app's calls (applied in their own deterministic order), then the
         // bridge's queued jobs (which may hand the app more), then the app queues again.
-        await outside.passProbes()
+        let quietBefore = await outside.passProbes()
         let settled = await runSettlers()
-        await outside.passProbes()
-        return settled || outside.activity != before
+        let quietAfter = await outside.passProbes()
+        return settled || outside.activity != before || !quietBefore || !quietAfter
     }
 
     /// Has the waits on the app's state under way (`waitForApp`) read their conditions again,

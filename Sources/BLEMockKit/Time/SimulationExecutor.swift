@@ -142,6 +142,9 @@ final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
         return pthread_equal(thread, pthread_self()) != 0
     }
 
+    /// How many jobs the executor has started so far (read from any thread).
+    var jobsStarted: UInt64 { condition.withLock { jobsRun } }
+
     /// Whether jobs wait to run (read from a job of this executor: others queued behind it).
     var hasQueuedJobs: Bool { condition.withLock { queueHead < queue.count } }
 
