@@ -30,7 +30,7 @@ extension CBML2CAPChannel {
                 outputCore?.arrived(.ended)
             }
         }
-        return L2CAPChannelStreams(input: input, output: output)
+        return L2CAPChannelStreams(input: input, output: output, link: link)
     }
 }
 
@@ -42,4 +42,6 @@ struct L2CAPChannelStreams: @unchecked Sendable {
     // their cores' locks.
     let input: CBML2CAPInputStream
     let output: CBML2CAPOutputStream
+    /// What the streams share: the channel object's release closes the channel through it.
+    let link: L2CAPStreamLink
 }

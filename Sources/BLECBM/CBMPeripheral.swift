@@ -183,6 +183,11 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
 /// open them, schedule them in a run loop and read and write as with CoreBluetooth's (see
 /// ``inputStream`` and ``outputStream``). The kit's own ``channel`` is there too, for tests
 /// that read its `incoming` stream or call `send(_:)` themselves.
+///
+/// Keep a reference to the object while the channel is in use, as with CoreBluetooth: letting
+/// go of it closes the channel (on a bridge at once, bytes the output stream still holds
+/// unsent; both ends' streams then end), as CoreBluetooth closes a channel whose
+/// `CBL2CAPChannel` the app did not keep.
 open class CBML2CAPChannel: NSObject, @unchecked Sendable {
     // @unchecked Sendable: immutable after init (the streams guard their own state).
 
@@ -224,15 +229,23 @@ open class CBML2CAPChannel: NSObject, @unchecked Sendable {
     /// link drops. Closing both streams closes the channel, once the bytes written have crossed.
     public let outputStream: OutputStream!
 
+    /// What letting go of the object does (on a bridge: close the channel).
+    private let released: (@Sendable () -> Void)?
+
     init(
         psm: UInt16, peer: CBMPeer, channel: L2CAPChannel?, inputStream: InputStream? = nil,
-        outputStream: OutputStream? = nil
+        outputStream: OutputStream? = nil, released: (@Sendable () -> Void)? = nil
     ) {
         self.psm = psm
         self.peer = peer
         self.channel = channel
         self.inputStream = inputStream
         self.outputStream = outputStream
+        self.released = released
         super.init()
+    }
+
+    deinit {
+        released?()
     }
 }

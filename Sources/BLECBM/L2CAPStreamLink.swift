@@ -96,6 +96,18 @@ final class L2CAPStreamLink: @unchecked Sendable {
         if close { closeChannel() }
     }
 
+    /// The app let go of the channel object (`CBML2CAPChannel`): the channel closes now, as
+    /// CoreBluetooth's does when its `CBL2CAPChannel` goes (the app must keep it), whatever its
+    /// streams are doing (bytes they still hold are not sent).
+    func channelReleased() {
+        let close = lock.withLock { () -> Bool in
+            guard !ended else { return false }
+            ended = true
+            return true
+        }
+        if close { closeChannel() }
+    }
+
     /// The channel closed (at either end, or with its link).
     func channelEnded() {
         lock.withLock { ended = true }

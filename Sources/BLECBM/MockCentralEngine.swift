@@ -384,9 +384,11 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     }
 
     /// The streams made for a channel as its opening completed (taken once, by `didOpen`).
-    func takeStreams(of channel: L2CAPChannel) -> (input: CBML2CAPInputStream?, output: CBML2CAPOutputStream?) {
+    func takeStreams(
+        of channel: L2CAPChannel
+    ) -> (input: CBML2CAPInputStream?, output: CBML2CAPOutputStream?, link: L2CAPStreamLink?) {
         let streams = lock.withLock { openedStreams.removeValue(forKey: channel.id) }
-        return (streams?.input, streams?.output)
+        return (streams?.input, streams?.output, streams?.link)
     }
 
     /// Why an operation that Bluetooth's turning off overtook gets no callback.

@@ -599,9 +599,10 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                     lane.command { _ in lane.bridge.assumeIsolated(body) }
                 }
             }
+            let link = streams.link
             let opened = CBML2CAPChannel(
                 psm: channel.psm, peer: peer, channel: channel, inputStream: streams.input,
-                outputStream: streams.output)
+                outputStream: streams.output, released: { link.channelReleased() })
             tell { manager, delegate in delegate.peripheralManager(manager, didOpen: opened, error: nil) }
         }
     }

@@ -184,6 +184,64 @@ struct L2CAPStreamTests {
         #expect(closed.count == 1)
     }
 
+    /// The central app's streams, opened and scheduled in the main run loop, after it let go of
+    /// the channel object (`client.opened`, the only reference): what an app that keeps only
+    /// the streams has.
+    @MainActor
+    static func streamsWithoutTheChannel(of client: ChannelCentral, delegate: EventLog) throws -> (
+        InputStream, OutputStream
+    ) {
+        let channel = try #require(client.opened)
+        let streams = (channel.inputStream!, channel.outputStream!)
+        client.opened = nil
+        for stream: Stream in [streams.0, streams.1] {
+            stream.delegate = delegate
+            stream.schedule(in: .main, forMode: .default)
+            stream.open()
+        }
+        return streams
+    }
+
+    /// A stream delegate that notes the events of each stream.
+    final class EventLog: NSObject, StreamDelegate, @unchecked Sendable {
+        // @unchecked Sendable: only touched on the main queue.
+        var events: [String] = []
+
+        func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
+            let side = aStream is InputStream ? "in" : "out"
+            switch eventCode {
+            case .openCompleted: events.append("\(side) openCompleted")
+            case .endEncountered: events.append("\(side) endEncountered")
+            default: break
+            }
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "Letting go of the channel object closes the channel, as CoreBluetooth's does when its CBL2CAPChannel goes",
+        arguments: [false, true])
+    func lettingGoOfTheChannelClosesIt(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 75) : .init(seed: 75))
+        try await bridge.run { @MainActor in
+            let (client, server) = try await openChannel(on: bridge)
+            let peripheral = StreamEnd(try #require(server.opened))
+            peripheral.start()
+            let log = EventLog()
+            let (input, output) = try Self.streamsWithoutTheChannel(of: client, delegate: log)
+            try await bridge.waitForApp {
+                peripheral.events.contains("in endEncountered") && log.events.contains("in endEncountered")
+                    && log.events.contains("out endEncountered")
+            }
+            #expect(input.streamStatus == .atEnd && output.streamStatus == .atEnd)
+            var byte: UInt8 = 0
+            #expect(output.write(&byte, maxLength: 1) == -1)
+            #expect(peripheral.output.write(&byte, maxLength: 1) == -1)
+        }
+        let closed = await bridge.log.filter { $0.kind == .l2cap && ($0.detail ?? "").hasPrefix("closed") }
+        #expect(closed.count == 1)
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func aDroppedLinkEndsBothStreamsAtBothEnds(realistic: Bool) async throws {
