@@ -18,6 +18,12 @@ open class CBMPeer: NSObject, @unchecked Sendable {
 /// A remote peripheral as a central sees it (`CBPeripheral`): one object per peripheral per
 /// central manager, with its services, and the GATT calls whose results arrive at its
 /// ``delegate``.
+///
+/// Keep the objects you connect, as with CoreBluetooth: a ``CBMCentralManager`` holds them
+/// weakly, and letting go of one whose link is up or being made cancels the link (no callback
+/// follows), noted in ``CBMCentralManager/apiMisuses`` as CoreBluetooth's "API MISUSE:
+/// Cancelling connection for unused peripheral". (CoreBluetoothMock's ``CBMCentralManagerMock``
+/// keeps the objects it hands out, as CoreBluetoothMock's manager does.)
 open class CBMPeripheral: CBMPeer, @unchecked Sendable {
     // @unchecked Sendable: every mutable property is only read and written with `lock` held.
     let lock: Lock
@@ -45,6 +51,12 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
         self.lock = lock
         self.storedName = remote.name
         super.init(identifier: remote.identifier)
+    }
+
+    deinit {
+        // CoreBluetooth cancels the connection (or the attempt) of a peripheral the app did not
+        // keep: the manager keeps none itself.
+        backend?.peripheralReleased(identifier)
     }
 
     /// Receives the results of this peripheral's calls, on the manager's queue.

@@ -35,6 +35,14 @@ protocol CentralBackend: AnyObject, Sendable {
     func setNotifyValue(_ enabled: Bool, for characteristic: CBMCharacteristic, of peripheral: CBMPeripheral)
     func readRSSI(of peripheral: CBMPeripheral)
     func openL2CAPChannel(_ psm: UInt16, on peripheral: CBMPeripheral)
+    /// The app let go of its object for the peripheral `identifier` (called from the object's
+    /// `deinit`, on any thread, possibly with the manager's lock held: queue work, take no lock).
+    func peripheralReleased(_ identifier: UUID)
+}
+
+extension CentralBackend {
+    /// CoreBluetooth itself (and a manager with no system) needs nothing done.
+    func peripheralReleased(_ identifier: UUID) {}
 }
 
 /// Options of ``CBMCentralManager/registerForConnectionEvents(options:)``

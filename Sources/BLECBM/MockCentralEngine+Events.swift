@@ -37,6 +37,8 @@ extension MockCentralEngine {
             spec(remote.identifier)?.noteConnected(.init(central: central.identifier, peripheral: remote.identifier))
             let restored = isRestoredConnection(remote.identifier)
             deliverAbout { [self] in
+                // (A link the manager cancelled as the app let go of the peripheral: no object to tell.)
+                guard !isWithheld(remote.identifier) else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock { peripheral.storedState = .connected }
                 guard !restored, let (manager, delegate) = managerAndDelegate else { return }
@@ -44,6 +46,7 @@ extension MockCentralEngine {
             }
         case .failedToConnect(let remote, let error):
             deliverAbout { [self] in
+                guard !isWithheld(remote.identifier, ending: true) else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock { peripheral.storedState = .disconnected }
                 guard let (manager, delegate) = managerAndDelegate else { return }
@@ -83,6 +86,7 @@ extension MockCentralEngine {
                 reason != nil && existing.map { object in lock.withLock { object.reconnectsAutomatically } } == true
             if reconnecting, let existing { attempt(existing, madeAfter: losses) }
             deliverAbout { [self] in
+                guard !isWithheld(remote.identifier, ending: true) else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock {
                     invalidate(peripheral)

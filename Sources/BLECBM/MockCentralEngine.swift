@@ -40,7 +40,16 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     private weak var manager: CBMCentralManager?
     private var mirroredState: CBMManagerState = .unknown
     private var scanning = false
-    private var peripherals: [UUID: CBMPeripheral] = [:]
+    /// The peripheral objects the app has, held weakly: as CoreBluetooth's manager does, this
+    /// one keeps none alive (see ``peripheralReleased(_:)``), unless it is CoreBluetoothMock's
+    /// (``keepsPeripherals``).
+    private var peripherals: [UUID: PeripheralEntry] = [:]
+    /// Whether the manager keeps the peripheral objects it hands out alive (CoreBluetoothMock's
+    /// `CBMCentralManagerMock` does; CoreBluetooth's manager, and ``CBMCentralManager``, do not).
+    private var keepsPeripherals = false
+    /// Peripherals whose link or attempt this manager cancelled because the app let go of their
+    /// object: the callbacks about them are not delivered (there is no object to deliver them with).
+    private var cancelledForRelease: Set<UUID> = []
     private var linkMirrors: [UUID: LinkMirror] = [:]
     /// The generation of the last link mirror made.
     private var linkGeneration: UInt64 = 0
@@ -199,7 +208,12 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     var isInvalidated: Bool { lock.withLock { invalidated } }
 
     func attach(_ manager: CBMCentralManager) {
-        lock.withLock { self.manager = manager }
+        lock.withLock {
+            self.manager = manager
+            // CoreBluetoothMock's manager keeps the peripherals it hands out; CoreBluetooth's
+            // keeps none (see `peripheralReleased(_:)`).
+            keepsPeripherals = manager is CBMCentralManagerMock
+        }
         let frontEnd = CentralFrontEnd(
             event: { [weak self] event in self?.handle(event) },
             commandQueue: { [weak self] peripheral, queued in
@@ -441,21 +455,64 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// The object for a peripheral (the same one each time), with its name brought up to date.
     func peripheralObject(_ remote: RemotePeripheral) -> CBMPeripheral {
         lock.withLock {
-            if let existing = peripherals[remote.identifier] {
+            if let existing = peripherals[remote.identifier]?.object {
                 if let name = remote.name { existing.storedName = name }
                 return existing
             }
             let created = CBMPeripheral(remote, backend: self, lock: lock)
-            peripherals[remote.identifier] = created
+            peripherals[remote.identifier] = PeripheralEntry(object: created, kept: keepsPeripherals ? created : nil)
             return created
         }
     }
 
     /// The object for a peripheral, if this manager has one now.
-    func knownPeripheral(_ identifier: UUID) -> CBMPeripheral? { lock.withLock { peripherals[identifier] } }
+    func knownPeripheral(_ identifier: UUID) -> CBMPeripheral? { lock.withLock { peripherals[identifier]?.object } }
 
-    /// With the lock held: the peripheral objects.
-    var peripheralObjects: [CBMPeripheral] { Array(peripherals.values) }
+    /// With the lock held: the peripheral objects the app still has.
+    var peripheralObjects: [CBMPeripheral] { peripherals.values.compactMap(\.object) }
+
+    /// With the lock held: whether `peripheral` is this manager's current object for its
+    /// peripheral.
+    func isCurrent(_ peripheral: CBMPeripheral) -> Bool { peripherals[peripheral.identifier]?.object === peripheral }
+
+    /// A peripheral object, held weakly (and also strongly, `kept`, by a manager that keeps its
+    /// peripherals).
+    struct PeripheralEntry {
+        weak var object: CBMPeripheral?
+        var kept: CBMPeripheral?
+    }
+
+    /// The app let go of its object for a peripheral: if the manager's link to it is up or being
+    /// made, and the app has no other object for it by the time the bridge gets there, the link
+    /// is cancelled and noted as a misuse, as CoreBluetooth does ("API MISUSE: Cancelling
+    /// connection for unused peripheral"): an app that connects a peripheral it did not keep
+    /// never gets it on a device. The callbacks about it are not delivered. (Called from the
+    /// object's `deinit`: it takes no lock, and queues a command in the order of the app's calls.)
+    func peripheralReleased(_ identifier: UUID) {
+        command { [weak self] central in self?.cancelForRelease(identifier, central) }
+    }
+
+    /// On the bridge: ``peripheralReleased(_:)``'s cancellation, if still due.
+    private func cancelForRelease(_ identifier: UUID, _ central: isolated MockCentralManager) {
+        guard knownPeripheral(identifier) == nil else { return }
+        let link = central.restoredLink(to: identifier)
+        guard link.isConnected || link.isConnecting else { return }
+        lock.withLock { _ = cancelledForRelease.insert(identifier) }
+        misuse(
+            "API MISUSE: Cancelling connection for unused peripheral \(identifier), Did you forget to keep a "
+                + "reference to it? (the app let go of its CBMPeripheral while \(link.isConnected ? "connected" : "connecting"))"
+        )
+        try? central.cancelPeripheralConnection(identifier)
+    }
+
+    /// Whether the callbacks about `identifier` are withheld (its link was cancelled as the app
+    /// let go of its object); `ending` once the callback that ends the link comes, which ends
+    /// the withholding.
+    func isWithheld(_ identifier: UUID, ending: Bool = false) -> Bool {
+        lock.withLock {
+            ending ? cancelledForRelease.remove(identifier) != nil : cancelledForRelease.contains(identifier)
+        }
+    }
 
     /// With the lock held: forgets the peripheral objects and their links.
     func removeAllPeripherals() {
@@ -537,7 +594,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         let reconnects = Self.bool(options?[CBMConnectPeripheralOptionEnableAutoReconnect])
         // Whether the app has had didConnect, and the power-offs it has heard of.
         let mine = lock.withLock { () -> (Bool, UInt64)? in
-            guard peripherals[peripheral.identifier] === peripheral else { return nil }
+            guard isCurrent(peripheral) else { return nil }
             let wasConnected = peripheral.storedState == .connected
             if peripheral.storedState == .disconnected { peripheral.storedState = .connecting }
             peripheral.reconnectsAutomatically = reconnects
@@ -581,11 +638,14 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// (the count it has heard of), or the system's automatic reconnection (the simulation's,
     /// when the link dropped). Bluetooth going off since then drops it.
     func attempt(_ peripheral: CBMPeripheral, madeAfter powerLosses: UInt64) {
-        operation(.connect(peripheral.identifier, timeout: nil), madeAfter: powerLosses) { engine, result in
+        // (The object held weakly: an attempt keeps no peripheral alive the app let go of, so
+        // that its release cancels the attempt, as CoreBluetooth's does.)
+        operation(.connect(peripheral.identifier, timeout: nil), madeAfter: powerLosses) {
+            [weak peripheral] engine, result in
             // The central's events report the outcome; an attempt the simulation refused at
             // once (it never became an attempt) is reported here. An attempt the app cancelled
             // is reported as a disconnection, with no error (the central's event).
-            guard case .failure(let error) = result,
+            guard let peripheral, case .failure(let error) = result,
                 (error as? CoreBluetoothError)?.code != .operationCancelled
             else { return }
             let report = engine.lock.withLock { () -> Bool in
@@ -602,7 +662,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         // Another manager's object, or one a power-off made invalid, is not this manager's to
         // cancel (CoreBluetooth ignores it as API misuse): its state is left alone.
         let mine = lock.withLock { () -> Bool in
-            guard peripherals[peripheral.identifier] === peripheral else { return false }
+            guard isCurrent(peripheral) else { return false }
             peripheral.reconnectsAutomatically = false
             if peripheral.storedState == .connected { peripheral.storedState = .disconnecting }
             return true

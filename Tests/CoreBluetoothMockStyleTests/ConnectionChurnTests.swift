@@ -18,8 +18,9 @@ final class ChurningApp {
     private(set) var surprises: [String] = []
     private(set) var lines: [String] = []
     let proxy = CBMCentralManagerDelegateProxy()
-    /// The peripheral objects the app got since Bluetooth last came on.
-    private var known: Set<ObjectIdentifier> = []
+    /// The peripheral objects the app got since Bluetooth last came on (kept, as an app must:
+    /// CoreBluetooth cancels the connection of a peripheral nobody keeps).
+    private var known: [ObjectIdentifier: CBMPeripheral] = [:]
     private var connectedSincePowerOn = false
     /// Whether the app wants a connection (it called connect and has not cancelled since).
     private(set) var wantsConnection = false
@@ -32,7 +33,7 @@ final class ChurningApp {
         proxy.didDiscoverPeripheral = { [unowned self] manager, peripheral, _, _ in
             lines.append("discovered")
             manager.stopScan()
-            known.insert(ObjectIdentifier(peripheral))
+            known[ObjectIdentifier(peripheral)] = peripheral
             if !wantsConnection { connect(peripheral, manager) }
         }
         proxy.didConnect = { [unowned self] manager, peripheral in connected(peripheral, manager) }
@@ -51,12 +52,12 @@ final class ChurningApp {
 
     private func stateChanged(_ manager: CBMCentralManager) {
         lines.append("state \(manager.state.rawValue)")
-        known = []
+        known = [:]
         wantsConnection = false
         connectedSincePowerOn = false
         guard manager.state == .poweredOn else { return }
         if chance(50), let peripheral = manager.retrievePeripherals(withIdentifiers: [watch]).first {
-            known.insert(ObjectIdentifier(peripheral))
+            known[ObjectIdentifier(peripheral)] = peripheral
             connect(peripheral, manager)
         } else {
             manager.scanForPeripherals(withServices: nil)
@@ -80,7 +81,7 @@ final class ChurningApp {
 
     private func connected(_ peripheral: CBMPeripheral, _ manager: CBMCentralManager) {
         lines.append("connected")
-        if !known.contains(ObjectIdentifier(peripheral)) {
+        if known[ObjectIdentifier(peripheral)] == nil {
             note("didConnect for a peripheral object the app never got")
         }
         if !connectedSincePowerOn { note("didConnect with no connect since Bluetooth came on") }
@@ -97,7 +98,7 @@ final class ChurningApp {
 
     private func disconnected(_ peripheral: CBMPeripheral, reconnecting: Bool, _ manager: CBMCentralManager) {
         lines.append("disconnected \(reconnecting)")
-        if !known.contains(ObjectIdentifier(peripheral)) {
+        if known[ObjectIdentifier(peripheral)] == nil {
             note("didDisconnectPeripheral for a peripheral object the app never got")
         }
         guard reconnecting else {

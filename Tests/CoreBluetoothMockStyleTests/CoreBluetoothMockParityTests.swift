@@ -90,6 +90,9 @@ final class ParityApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegat
     var characteristic: CBMCharacteristic?
     /// The manager the app made (an app keeps its manager: a released one leaves the air).
     var manager: CBMCentralManager?
+    /// The peripheral it connected (an app keeps it: CoreBluetooth cancels the connection of one
+    /// nobody keeps).
+    var peripheral: CBMPeripheral?
 
     func centralManagerDidUpdateState(_ central: CBMCentralManager) {}
 
@@ -174,6 +177,7 @@ struct CoreBluetoothMockParityTests {
         app.manager = manager
         try await bridge.waitForApp { manager.state == .poweredOn }
         let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
+        app.peripheral = peripheral
         manager.connect(peripheral)
         try await bridge.waitForApp { peripheral.state == .connected }
         peripheral.discoverServices(nil)

@@ -62,6 +62,9 @@ final class Gatekeeper: CBMPeripheralSpecDelegate {
 final class Explorer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate {
     var events: [String] = []
     var errors: [NSError] = []
+    /// The peripheral found (kept, as an app must: CoreBluetooth cancels the connection of a
+    /// peripheral nobody keeps).
+    var peripheral: CBMPeripheral?
 
     private func add(_ event: String, _ error: Error?) {
         events.append(event + (error == nil ? "" : " failed"))
@@ -79,6 +82,7 @@ final class Explorer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
         guard events.isEmpty else { return }
         events.append("found")
         central.stopScan()
+        self.peripheral = peripheral
         peripheral.delegate = self
         central.connect(peripheral)
     }

@@ -222,6 +222,9 @@ final class StreamApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegat
         self.streamer = streamer
     }
 
+    /// The peripheral connected (only touched on `queue`).
+    private var peripheral: CBMPeripheral?
+
     var snapshot: (received: [(value: UInt8, sent: Int)], startedWhenWritten: Bool?) {
         queue.sync { (received, startedWhenWritten) }
     }
@@ -235,6 +238,8 @@ final class StreamApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegat
         rssi: NSNumber
     ) {
         central.stopScan()
+        // Kept, as an app must: CoreBluetooth cancels the connection of a peripheral nobody keeps.
+        self.peripheral = peripheral
         peripheral.delegate = self
         central.connect(peripheral)
     }

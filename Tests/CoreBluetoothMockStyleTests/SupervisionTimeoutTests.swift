@@ -24,6 +24,9 @@ final class ReadCounter: CBMPeripheralSpecDelegate, @unchecked Sendable {
 final class DisconnectionTimer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate {
     let clock: VirtualClock
     var manager: CBMCentralManager?
+    /// The peripheral connected (an app keeps it: CoreBluetooth cancels the connection of one
+    /// nobody keeps).
+    var peripheral: CBMPeripheral?
     var characteristic: CBMCharacteristic?
     var disconnection: (at: VirtualClock.Instant, error: NSError?)?
     var reads: [String] = []
@@ -97,6 +100,7 @@ struct SupervisionTimeoutTests {
         app.manager = manager
         try await bridge.waitForApp { manager.state == .poweredOn }
         let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [spec.identifier]).first)
+        app.peripheral = peripheral
         manager.connect(peripheral)
         try await bridge.waitForApp { peripheral.state == .connected }
         peripheral.discoverServices(nil)

@@ -1,0 +1,137 @@
+import BLECBM
+import BLECore
+import BLEMockKit
+import Foundation
+import Testing
+
+/// A central app that connects the first peripheral it discovers, keeping it or (the classic
+/// CoreBluetooth bug) not.
+private final class ForgetfulCentral: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
+    // @unchecked Sendable: only touched on the main queue.
+    let keeps: Bool
+    var manager: CBMCentralManager!
+    var kept: CBMPeripheral?
+    var identifier: UUID?
+    var calls: [String] = []
+
+    /// An app whose manager is CoreBluetooth's (on `bridge`), or CoreBluetoothMock's
+    /// (`coreBluetoothMock`, on the current run's bridge).
+    init(bridge: MockBLEBridge, keeps: Bool, coreBluetoothMock: Bool = false) {
+        self.keeps = keeps
+        super.init()
+        manager =
+            coreBluetoothMock
+            ? CBMCentralManagerMock(delegate: self, queue: nil)
+            : CBMCentralManager(bridge: bridge, delegate: self, queue: nil)
+    }
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+        if central.state == .poweredOn { central.scanForPeripherals(withServices: nil) }
+    }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi: NSNumber
+    ) {
+        guard identifier == nil else { return }
+        identifier = peripheral.identifier
+        central.stopScan()
+        if keeps { kept = peripheral }
+        central.connect(peripheral)
+    }
+
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        calls.append("didConnect")
+    }
+
+    func centralManager(_ central: CBMCentralManager, didFailToConnect peripheral: CBMPeripheral, error: (any Error)?) {
+        calls.append("didFailToConnect")
+    }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: (any Error)?
+    ) {
+        calls.append("didDisconnect")
+    }
+}
+
+@Suite("Peripherals the app does not keep", .timeLimit(.minutes(10)))
+struct UnusedPeripheralTests {
+    /// A watch advertising on `bridge`.
+    static func advertisingWatch(on bridge: MockBLEBridge) async throws -> MockPeripheralManager {
+        let watch = MockPeripheralManager(bridge: bridge)
+        try await watch.startAdvertising(AdvertisementData(localName: "Watch"))
+        return watch
+    }
+
+    /// Whether the bridge's last word on a link to `peripheral` is that it is up.
+    static func linkIsUp(to peripheral: UUID, on bridge: MockBLEBridge) async -> Bool {
+        let ends: Set<BridgeLogEntry.Kind> = [.connected, .disconnected, .connectionFailed]
+        return await bridge.log.last { $0.peripheral == peripheral && ends.contains($0.kind) }?.kind == .connected
+    }
+
+    static func misuse(_ identifier: UUID, while state: String) -> String {
+        "API MISUSE: Cancelling connection for unused peripheral \(identifier), Did you forget to keep a reference to "
+            + "it? (the app let go of its CBMPeripheral while \(state))"
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "Connecting a peripheral the app does not keep is cancelled, as CoreBluetooth cancels it, and noted",
+        arguments: [false, true])
+    func anUnkeptPeripheralIsNeverConnected(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 91) : .init(seed: 91))
+        let watch = try await Self.advertisingWatch(on: bridge)
+        let (calls, misuses, identifier) = try await bridge.run { @MainActor in
+            let app = ForgetfulCentral(bridge: bridge, keeps: false)
+            try await bridge.waitForApp { app.identifier != nil }
+            try await bridge.clock.sleep(for: .seconds(2))
+            return (app.calls, app.manager.apiMisuses, app.identifier)
+        }
+        #expect(identifier == watch.identifier)
+        // No callback: the app has no object for CoreBluetooth to call it about.
+        #expect(calls.isEmpty)
+        // Fast mode connects at once, before the app's release reaches the bridge; realistic
+        // mode is still connecting.
+        #expect(misuses == [Self.misuse(watch.identifier, while: realistic ? "connecting" : "connected")])
+        #expect(await !Self.linkIsUp(to: watch.identifier, on: bridge))
+        #expect(await bridge.log.contains { $0.kind == .connecting && $0.peripheral == watch.identifier })
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A peripheral the app keeps connects, and letting go of it later cancels its link", arguments: [false, true])
+    func aKeptPeripheralConnectsUntilLetGoOf(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 92) : .init(seed: 92))
+        let watch = try await Self.advertisingWatch(on: bridge)
+        try await bridge.run { @MainActor in
+            let app = ForgetfulCentral(bridge: bridge, keeps: true)
+            try await bridge.waitForApp { app.calls == ["didConnect"] }
+            #expect(app.manager.apiMisuses.isEmpty)
+            #expect(await Self.linkIsUp(to: watch.identifier, on: bridge))
+            // Let go of: the link is cancelled, with no callback, and noted.
+            app.kept = nil
+            try await bridge.waitForApp { app.manager.apiMisuses.count == 1 }
+            try await bridge.clock.sleep(for: .seconds(1))
+            #expect(app.calls == ["didConnect"])
+            #expect(app.manager.apiMisuses == [Self.misuse(watch.identifier, while: "connected")])
+            #expect(await !Self.linkIsUp(to: watch.identifier, on: bridge))
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "CoreBluetoothMock's manager keeps the peripherals it hands out, as CoreBluetoothMock's does",
+        arguments: [false, true])
+    func coreBluetoothMocksManagerKeepsItsPeripherals(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 93) : .init(seed: 93))
+        let watch = try await Self.advertisingWatch(on: bridge)
+        try await bridge.run { @MainActor in
+            let app = ForgetfulCentral(bridge: bridge, keeps: false, coreBluetoothMock: true)
+            try await bridge.waitForApp { app.calls == ["didConnect"] }
+            try await bridge.clock.sleep(for: .seconds(1))
+            #expect(app.calls == ["didConnect"])
+            #expect(app.manager.apiMisuses.isEmpty)
+            #expect(await Self.linkIsUp(to: watch.identifier, on: bridge))
+        }
+    }
+}
