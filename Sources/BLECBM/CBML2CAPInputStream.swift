@@ -24,20 +24,9 @@ final class CBML2CAPInputStream: InputStream {
     /// Takes what the simulation reports (on the bridge's executor).
     func arrived(_ item: L2CAPInputMachine.Item) { core.arrived(item) }
 
-    override func open() {
-        core.withMachine { $0.open() }
-        core.updateProbe()
-        core.requestPass()
-    }
+    override func open() { core.open() }
 
-    override func close() {
-        let wasClosed = core.withMachine { machine -> Bool in
-            defer { machine.close() }
-            return machine.status == .closed
-        }
-        core.updateProbe()
-        if !wasClosed { core.link?.streamClosed(input: true) }
-    }
+    override func close() { core.close(input: true) }
 
     override var delegate: (any StreamDelegate)? {
         get { core.delegate }

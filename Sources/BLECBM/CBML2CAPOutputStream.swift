@@ -40,20 +40,9 @@ final class CBML2CAPOutputStream: OutputStream {
     /// Takes what the simulation reports (on the bridge's executor).
     func arrived(_ item: L2CAPOutputMachine.Item) { core.arrived(item) }
 
-    override func open() {
-        core.withMachine { $0.open() }
-        core.updateProbe()
-        core.requestPass()
-    }
+    override func open() { core.open() }
 
-    override func close() {
-        let wasClosed = core.withMachine { machine -> Bool in
-            defer { machine.close() }
-            return machine.status == .closed
-        }
-        core.updateProbe()
-        if !wasClosed { core.link?.streamClosed(input: false) }
-    }
+    override func close() { core.close(input: false) }
 
     override var delegate: (any StreamDelegate)? {
         get { core.delegate }

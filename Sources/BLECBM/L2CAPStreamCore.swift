@@ -58,6 +58,26 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
         set { lock.withLock { storedDelegate = newValue } }
     }
 
+    // MARK: The app's calls both streams share
+
+    /// The app opened the stream: the events due come in a pass at its home.
+    func open() {
+        withMachine { $0.open() }
+        updateProbe()
+        requestPass()
+    }
+
+    /// The app closed the stream (the `input` one, or the output one): no more events; once
+    /// both are closed the channel closes (see ``L2CAPStreamLink/streamClosed(input:)``).
+    func close(input: Bool) {
+        let wasClosed = withMachine { machine -> Bool in
+            defer { machine.close() }
+            return machine.status == .closed
+        }
+        updateProbe()
+        if !wasClosed { link?.streamClosed(input: input) }
+    }
+
     // MARK: The simulation's news (on the bridge's executor)
 
     /// Takes an item from the simulation: applied at the stream's home, in order.

@@ -4,10 +4,10 @@ import Foundation
 import Testing
 
 /// A body on the main actor, as app code with a view model is: a central finds a watch and
-/// connects to it. It fails with the virtual time it connected at when that is after `limit`.
+/// connects to it (on the current run's bridge). Returns the virtual instant it connected at.
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
 @MainActor
-func connectToWatch(_ run: ExplorationRun, failingAfter limit: Duration = .zero) async throws -> MockCentralManager {
+func connectToWatch(on bridge: MockBLEBridge) async throws -> VirtualClock.Instant {
     let watch = MockPeripheralManager()
     try await watch.startAdvertising(AdvertisementData(localName: "Watch"))
     let central = MockCentralManager()
@@ -18,9 +18,7 @@ func connectToWatch(_ run: ExplorationRun, failingAfter limit: Duration = .zero)
     }
     await central.stopScan()
     try await central.connect(watch.identifier)
-    let now = run.bridge.clock.now
-    try Exploration.require(now.offset <= limit, "connected at \(now)")
-    return central
+    return bridge.clock.now
 }
 
 /// A body on the main actor that sends over an L2CAP channel while a reader of the other end's
@@ -111,7 +109,8 @@ struct ExplorationMainActorTests {
                 if sendsOverL2CAP {
                     try await sendOverL2CAP(run)
                 } else {
-                    _ = try await connectToWatch(run)
+                    let now = try await connectToWatch(on: run.bridge)
+                    throw ExplorationFailure("connected at \(now)")
                 }
             }
             failures.insert(outcome.error.map { "\($0)" } ?? "passed")
@@ -129,17 +128,7 @@ struct ExplorationMainActorTests {
         for _ in 0..<16 {
             let bridge = MockBLEBridge(configuration: plan.configuration)
             let connectedAt = try await bridge.run(stallPatience: .seconds(30)) { @MainActor () -> String in
-                let watch = MockPeripheralManager()
-                try await watch.startAdvertising(AdvertisementData(localName: "Watch"))
-                let central = MockCentralManager()
-                let events = central.events()
-                try await central.scanForPeripherals(withServices: nil)
-                for await event in events {
-                    if case .discovered = event { break }
-                }
-                await central.stopScan()
-                try await central.connect(watch.identifier)
-                return "\(bridge.clock.now)"
+                "\(try await connectToWatch(on: bridge))"
             }
             logs.insert([connectedAt] + (await bridge.log.map(\.description)))
         }

@@ -4,6 +4,24 @@ import Testing
 
 @testable import BLEMockKit
 
+/// Scans with `central` for `service` and connects the first peripheral found; returns it.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+func connectToFirst(advertising service: BluetoothUUID, _ central: MockCentralManager) async throws -> UUID {
+    let events = central.events()
+    try await central.scanForPeripherals(withServices: [service])
+    var found: UUID?
+    for await event in events {
+        if case .discovered(let peripheral) = event {
+            found = peripheral.identifier
+            break
+        }
+    }
+    let peripheral = try #require(found)
+    await central.stopScan()
+    try await central.connect(peripheral)
+    return peripheral
+}
+
 /// A body that connects a central to a sensor and reads it: fails when the link's ATT_MTU is
 /// below 100 (a stand-in for an app that assumes a large MTU), and reads what the plan says
 /// only through the link.
@@ -19,18 +37,7 @@ func readSensor(_ run: ExplorationRun) async throws {
     _ = local
     try await sensor.startAdvertising(AdvertisementData(localName: "Sensor", serviceUUIDs: ["FFF0"]))
     let central = MockCentralManager()
-    let events = central.events()
-    try await central.scanForPeripherals(withServices: ["FFF0"])
-    var found: UUID?
-    for await event in events {
-        if case .discovered(let peripheral) = event {
-            found = peripheral.identifier
-            break
-        }
-    }
-    let peripheral = try #require(found)
-    await central.stopScan()
-    try await central.connect(peripheral)
+    let peripheral = try await connectToFirst(advertising: "FFF0", central)
     let length = try await central.maximumWriteValueLength(for: peripheral, type: .withoutResponse)
     try Exploration.require(length >= 97, "the app needs 97 bytes per packet; the link carries \(length)")
     let characteristics = try await central.discoverAll(for: peripheral)
@@ -45,18 +52,7 @@ func stayConnected(_ run: ExplorationRun) async throws {
     _ = try await sensor.add(GATTService(uuid: "FFF0", characteristics: []))
     try await sensor.startAdvertising(AdvertisementData(localName: "Sensor", serviceUUIDs: ["FFF0"]))
     let central = MockCentralManager()
-    let events = central.events()
-    try await central.scanForPeripherals(withServices: ["FFF0"])
-    var found: UUID?
-    for await event in events {
-        if case .discovered(let peripheral) = event {
-            found = peripheral.identifier
-            break
-        }
-    }
-    let peripheral = try #require(found)
-    await central.stopScan()
-    try await central.connect(peripheral)
+    let peripheral = try await connectToFirst(advertising: "FFF0", central)
     try await run.bridge.clock.sleep(for: .seconds(3))
     try Exploration.require(await central.isConnected(peripheral), "the link is gone and the app never reconnects")
 }
