@@ -3,6 +3,20 @@ import BLEMockKit
 import Foundation
 import Testing
 
+/// A central (on the current run's bridge) that scanned until it discovered a peripheral.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+@MainActor
+func centralThatScanned() async throws -> MockCentralManager {
+    let central = MockCentralManager()
+    let events = central.events()
+    try await central.scanForPeripherals(withServices: nil)
+    for await event in events {
+        if case .discovered = event { break }
+    }
+    await central.stopScan()
+    return central
+}
+
 /// A body on the main actor, as app code with a view model is: a central finds a watch and
 /// connects to it (on the current run's bridge). Returns the virtual instant it connected at.
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
@@ -10,21 +24,14 @@ import Testing
 func connectToWatch(on bridge: MockBLEBridge) async throws -> VirtualClock.Instant {
     let watch = MockPeripheralManager()
     try await watch.startAdvertising(AdvertisementData(localName: "Watch"))
-    let central = MockCentralManager()
-    let events = central.events()
-    try await central.scanForPeripherals(withServices: nil)
-    for await event in events {
-        if case .discovered = event { break }
-    }
-    await central.stopScan()
+    let central = try await centralThatScanned()
     try await central.connect(watch.identifier)
     return bridge.clock.now
 }
 
 /// A body on the main actor that sends over an L2CAP channel while a reader of the other end's
-/// `incoming` (in an `async let`) stamps each chunk with the
-/// virtual time it read it at; it fails with those stamps, or, given a limit, only when the
-/// last chunk was read after it.
+/// `incoming` (in an `async let`) stamps each chunk with the virtual time it read it at; it fails
+/// with those stamps, or, given a limit, only when the last chunk was read after it.
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
 @MainActor
 func sendOverL2CAP(_ run: ExplorationRun, failingAfter limit: Duration? = nil) async throws {
@@ -32,13 +39,7 @@ func sendOverL2CAP(_ run: ExplorationRun, failingAfter limit: Duration? = nil) a
     let psm = try await server.publishL2CAPChannel(requiresEncryption: false)
     let serverEvents = server.events()
     try await server.startAdvertising(AdvertisementData(localName: "Watch"))
-    let central = MockCentralManager()
-    let events = central.events()
-    try await central.scanForPeripherals(withServices: nil)
-    for await event in events {
-        if case .discovered = event { break }
-    }
-    await central.stopScan()
+    let central = try await centralThatScanned()
     try await central.connect(server.identifier)
     let channel = try await central.openL2CAPChannel(psm, on: server.identifier)
     var opened: L2CAPChannel?
