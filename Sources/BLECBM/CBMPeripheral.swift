@@ -55,7 +55,10 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
 
     deinit {
         // CoreBluetooth cancels the connection (or the attempt) of a peripheral the app did not
-        // keep: the manager keeps none itself.
+        // keep: the manager keeps none itself. Only a peripheral the app connected, or is
+        // connecting, can have one. (Read without the lock: nothing else holds the object now,
+        // and the manager's lock may be held by the code dropping it.)
+        guard storedState != .disconnected else { return }
         backend?.peripheralReleased(identifier)
     }
 
