@@ -228,7 +228,9 @@ open class CBML2CAPChannel: NSObject, @unchecked Sendable {
     ///
     /// Events of a stream scheduled in `RunLoop.main` come on the main queue (which the main run
     /// loop serves, on Apple platforms, on Linux and in XCTest's `wait(for:)`); in another run
-    /// loop, when that run loop runs (a dispatch queue's thread does not run its own); in none,
+    /// loop, when that run loop runs (a dispatch queue's thread does not run its own; a thread
+    /// that runs its run loop with `run()` keeps running while the stream is scheduled there and
+    /// not closed, as with CoreBluetooth's stream, whose source keeps it running); in none,
     /// not at all (`hasBytesAvailable` and `read` still follow the simulation, on the manager's
     /// queue). A `MockBLEBridge.run` waits for those on the main queue before moving virtual time.
     public let inputStream: InputStream!

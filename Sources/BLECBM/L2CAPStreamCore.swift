@@ -33,6 +33,9 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
     private var passQueued = false
     /// The probe a run passes through the main queue while the stream's events go there.
     private var probe: Int?
+    /// A timer that never fires in each run loop and mode the stream is scheduled in, other than
+    /// the main run loop (see ``schedule(in:forMode:)``).
+    private var keepAlives: [(runLoop: RunLoop, mode: RunLoop.Mode, timer: KeepAlive)] = []
 
     init(machine: Machine, link: L2CAPStreamLink?) {
         self.machine = machine
@@ -41,6 +44,7 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
 
     deinit {
         if let probe { link?.outside.removeProbe(probe) }
+        for entry in keepAlives { entry.timer.end(in: entry.runLoop, mode: entry.mode) }
     }
 
     /// Sets the stream the delegate hears about.
@@ -74,7 +78,7 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
             defer { machine.close() }
             return machine.status == .closed
         }
-        updateProbe()
+        closed()
         if !wasClosed { link?.streamClosed(input: input) }
     }
 
@@ -159,28 +163,54 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
 
     // MARK: Run loops
 
+    /// Schedules the stream in `runLoop`.
+    ///
+    /// In a run loop other than the main one the stream keeps the run loop running, as
+    /// CoreBluetooth's stream does with the source it adds (a thread that schedules it and calls
+    /// `RunLoop.current.run()` waits there for its events), until it is removed from the run
+    /// loop or closed.
     func schedule(in runLoop: RunLoop, forMode mode: RunLoop.Mode) {
-        lock.withLock {
-            guard !scheduled.contains(where: { $0.runLoop === runLoop && $0.mode == mode }) else { return }
+        let keepAlive = runLoop === RunLoop.main ? nil : KeepAlive()
+        let added = lock.withLock { () -> Bool in
+            guard !scheduled.contains(where: { $0.runLoop === runLoop && $0.mode == mode }) else { return false }
             scheduled.append((runLoop, mode))
             homeGeneration += 1
             passQueued = false
+            guard let keepAlive, machine.status != .closed else { return false }
+            keepAlives.append((runLoop, mode, keepAlive))
+            return true
         }
+        if added, let keepAlive { keepAlive.start(in: runLoop, mode: mode) }
         updateProbe()
         requestPass()
     }
 
     func remove(from runLoop: RunLoop, forMode mode: RunLoop.Mode) {
-        lock.withLock {
+        let ended = lock.withLock { () -> [(runLoop: RunLoop, mode: RunLoop.Mode, timer: KeepAlive)] in
             let before = scheduled.count
             scheduled.removeAll { $0.runLoop === runLoop && $0.mode == mode }
             if scheduled.count != before {
                 homeGeneration += 1
                 passQueued = false
             }
+            let ended = keepAlives.filter { $0.runLoop === runLoop && $0.mode == mode }
+            keepAlives.removeAll { $0.runLoop === runLoop && $0.mode == mode }
+            return ended
         }
+        for entry in ended { entry.timer.end(in: entry.runLoop, mode: entry.mode) }
         updateProbe()
         requestPass()
+    }
+
+    /// The app closed the stream: it no longer keeps run loops running (CFStream detaches its
+    /// source as it closes).
+    private func closed() {
+        let ended = lock.withLock { () -> [(runLoop: RunLoop, mode: RunLoop.Mode, timer: KeepAlive)] in
+            defer { keepAlives = [] }
+            return keepAlives
+        }
+        for entry in ended { entry.timer.end(in: entry.runLoop, mode: entry.mode) }
+        updateProbe()
     }
 
     /// Keeps a probe on the main queue while the events go there and the stream is open, so a
@@ -211,5 +241,29 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
             return nil
         }
         if let extra { link.outside.removeProbe(extra) }
+    }
+}
+
+/// A timer that never fires, in a run loop a stream is scheduled in: a run loop with no timer
+/// and no source returns from `run()` at once, and a stream's events come to that run loop as
+/// timers of their own (see ``L2CAPStreamLink/deliver(on:_:)``).
+final class KeepAlive: @unchecked Sendable {
+    // @unchecked Sendable: `timer` is immutable; it is only invalidated on its run loop's thread.
+    private let timer = Timer(fire: .distantFuture, interval: 0, repeats: false) { _ in }
+
+    func start(in runLoop: RunLoop, mode: RunLoop.Mode) {
+        runLoop.add(timer, forMode: mode)
+    }
+
+    /// Removes the timer from its run loop: at once on the run loop's thread, else when that run
+    /// loop next runs in `mode` (a timer wakes it; a timer may only be invalidated on the thread
+    /// it was added on).
+    func end(in runLoop: RunLoop, mode: RunLoop.Mode) {
+        if runLoop === RunLoop.current {
+            timer.invalidate()
+            return
+        }
+        let hop = Timer(timeInterval: 0, repeats: false) { [self] _ in timer.invalidate() }
+        runLoop.add(hop, forMode: mode)
     }
 }

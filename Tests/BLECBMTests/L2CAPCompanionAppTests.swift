@@ -103,4 +103,71 @@ struct L2CAPCompanionAppTests {
         #expect(first.0 == second.0)
         #expect(first.1 == second.1)
     }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aThreadThatRunsItsRunLoopForAStreamRunsUntilTheAppClosesTheStream(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 306) : .init(seed: 306))
+        let data = patterned(30_000, seed: 26)
+        let (received, events) = try await bridge.run { @MainActor in
+            let (client, server) = try await openChannel(on: bridge)
+            let reader = RunLoopThreadReader(try #require(client.opened).inputStream)
+            let thread = Thread { reader.run() }
+            thread.start()
+            let peripheral = StreamEnd(try #require(server.opened), sending: data)
+            peripheral.start()
+            try await bridge.waitForApp { peripheral.pending.isEmpty }
+            peripheral.input.close()
+            peripheral.output.close()
+            try await bridge.waitForApp { reader.state.events.last == "run returned" }
+            return (reader.state.received, reader.state.events)
+        }
+        #expect(received == data)
+        #expect(events.first == "openCompleted")
+        #expect(events.suffix(2) == ["endEncountered", "run returned"])
+    }
+}
+
+/// Reads a channel's input stream on a thread of its own, as apps that keep stream work off the
+/// main thread do: it schedules the stream in the thread's run loop and runs that run loop
+/// (`RunLoop.current.run()`, which returns once nothing is scheduled in it), closes the stream at
+/// its end and removes it from the run loop.
+final class RunLoopThreadReader: NSObject, StreamDelegate, @unchecked Sendable {
+    // @unchecked Sendable: `recorded` is only read and written with `lock` held; `input` is only
+    // touched on the thread.
+    private let lock = NSLock()
+    private let input: InputStream
+    private var recorded: (received: Data, events: [String]) = (Data(), [])
+
+    init(_ input: InputStream) { self.input = input }
+
+    var state: (received: Data, events: [String]) { lock.withLock { recorded } }
+
+    func run() {
+        input.delegate = self
+        input.schedule(in: .current, forMode: .default)
+        input.open()
+        RunLoop.current.run()
+        lock.withLock { recorded.events.append("run returned") }
+    }
+
+    func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
+        switch eventCode {
+        case .openCompleted:
+            lock.withLock { recorded.events.append("openCompleted") }
+        case .hasBytesAvailable:
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            while true {
+                let count = input.read(&buffer, maxLength: buffer.count)
+                guard count > 0 else { break }
+                lock.withLock { recorded.received.append(contentsOf: buffer[0..<count]) }
+            }
+        case .endEncountered:
+            lock.withLock { recorded.events.append("endEncountered") }
+            input.close()
+            input.remove(from: .current, forMode: .default)
+        default:
+            lock.withLock { recorded.events.append("event \(eventCode.rawValue)") }
+        }
+    }
 }
