@@ -227,7 +227,9 @@ open class CBML2CAPChannel: NSObject, @unchecked Sendable {
     /// scheduled are there when it is, and their event comes then.
     ///
     /// Events of a stream scheduled in `RunLoop.main` come on the main queue (which the main run
-    /// loop serves, on Apple platforms, on Linux and in XCTest's `wait(for:)`); in another run
+    /// loop serves, on Apple platforms, on Linux and in XCTest's `wait(for:)`), and so do those
+    /// of a stream scheduled in `RunLoop.current` on the main queue, as on a device (on Linux a
+    /// worker thread may serve the main queue, whose own run loop nobody runs); in another run
     /// loop, when that run loop runs (a dispatch queue's thread does not run its own; a thread
     /// that runs its run loop with `run()` keeps running while the stream is scheduled there and
     /// not closed, as with CoreBluetooth's stream, whose source keeps it running); in none,

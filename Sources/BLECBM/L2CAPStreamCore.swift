@@ -163,13 +163,15 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
 
     // MARK: Run loops
 
-    /// Schedules the stream in `runLoop`.
+    /// Schedules the stream in `runLoop` (the main one when `runLoop` is the current run loop of
+    /// code on the main queue: see ``L2CAPStreamHome/runLoop(for:)``).
     ///
     /// In a run loop other than the main one the stream keeps the run loop running, as
     /// CoreBluetooth's stream does with the source it adds (a thread that schedules it and calls
     /// `RunLoop.current.run()` waits there for its events), until it is removed from the run
     /// loop or closed.
     func schedule(in runLoop: RunLoop, forMode mode: RunLoop.Mode) {
+        let runLoop = L2CAPStreamHome.runLoop(for: runLoop)
         let keepAlive = runLoop === RunLoop.main ? nil : KeepAlive()
         let added = lock.withLock { () -> Bool in
             guard !scheduled.contains(where: { $0.runLoop === runLoop && $0.mode == mode }) else { return false }
@@ -186,6 +188,7 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
     }
 
     func remove(from runLoop: RunLoop, forMode mode: RunLoop.Mode) {
+        let runLoop = L2CAPStreamHome.runLoop(for: runLoop)
         let ended = lock.withLock { () -> [(runLoop: RunLoop, mode: RunLoop.Mode, timer: KeepAlive)] in
             let before = scheduled.count
             scheduled.removeAll { $0.runLoop === runLoop && $0.mode == mode }
@@ -266,4 +269,39 @@ final class KeepAlive: @unchecked Sendable {
         let hop = Timer(timeInterval: 0, repeats: false) { [self] _ in timer.invalidate() }
         runLoop.add(hop, forMode: mode)
     }
+}
+
+/// Where a stream scheduled in a run loop has its events.
+enum L2CAPStreamHome {
+    /// The run loop a stream scheduled in `runLoop` has its events in: the main run loop when
+    /// `runLoop` is the current run loop of code on the main queue.
+    ///
+    /// On a device the main queue runs on the main thread, whose run loop is the main one, so an
+    /// app that schedules its streams in `RunLoop.current` from a callback on the main queue gets
+    /// its events in the main run loop. On Linux, once the main thread has called
+    /// `dispatchMain()` (as Swift's test runners do), a worker thread serves the main queue, and
+    /// its current run loop is one nobody runs.
+    static func runLoop(for runLoop: RunLoop) -> RunLoop {
+        guard runLoop !== RunLoop.main, runLoop === RunLoop.current, isOnMainQueue else { return runLoop }
+        return .main
+    }
+
+    /// Whether the caller runs on the main queue (on its thread, or on a worker thread serving it).
+    private static var isOnMainQueue: Bool {
+        if Thread.isMainThread { return true }
+        _ = mainQueueTagged
+        return DispatchQueue.getSpecific(key: mainQueueKey) != nil
+    }
+
+    /// What the main queue carries to tell it apart from other queues (under ``mainQueueKey``).
+    private final class MainQueueTag: Sendable {}
+
+    /// The key of the main queue's ``MainQueueTag`` (a constant: the key's identity).
+    private static let mainQueueKey = DispatchSpecificKey<MainQueueTag>()
+
+    /// Tags the main queue, once (an immutable mark: every bridge's streams read the same).
+    private static let mainQueueTagged: Bool = {
+        DispatchQueue.main.setSpecific(key: mainQueueKey, value: MainQueueTag())
+        return true
+    }()
 }

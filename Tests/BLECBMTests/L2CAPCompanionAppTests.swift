@@ -104,6 +104,24 @@ struct L2CAPCompanionAppTests {
         #expect(first.1 == second.1)
     }
 
+    /// On a device a callback on the main queue runs on the main thread, whose current run loop
+    /// is the main one; on Linux a worker thread may serve the main queue (Swift's test runners
+    /// call `dispatchMain()`), and its current run loop is one nobody runs.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func streamsScheduledInTheCurrentRunLoopFromTheMainQueueGetTheirEventsThere(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 305) : .init(seed: 305))
+        let file = patterned(40_000, seed: 25)
+        try await bridge.run { @MainActor in
+            let (phone, watch) = try await startCompanionApps(on: bridge, file: file) {
+                $0.schedulesInCurrentRunLoop = true
+            }
+            try await bridge.waitForApp { phone.isDone }
+            #expect(watch.files == [file])
+            #expect(phone.events == ["connected", "channel open", "in open", "out open"])
+        }
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func aThreadThatRunsItsRunLoopForAStreamRunsUntilTheAppClosesTheStream(realistic: Bool) async throws {
