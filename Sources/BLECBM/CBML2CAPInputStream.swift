@@ -5,7 +5,7 @@ import Foundation
 ///
 /// It behaves as CoreBluetooth's does for an app: `open()`, then the delegate hears
 /// `.openCompleted`, `.hasBytesAvailable` whenever bytes wait to be read (again after each
-/// read that leaves some), and `.endEncountered` once the channel has closed (at either end, or
+/// read that leaves some; a read of zero bytes does not count), and `.endEncountered` once the channel has closed (at either end, or
 /// with its link) and every byte has been read; the events come on the run loop it is scheduled
 /// in (see ``L2CAPStreamCore``). `read(_:maxLength:)` never waits: it returns the bytes
 /// buffered (0 when there are none, or at the end; -1 when the stream is not open or

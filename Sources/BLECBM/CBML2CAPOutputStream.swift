@@ -9,7 +9,9 @@ import Foundation
 /// link's pace, waiting for credits in realistic mode) and returns that count (0 when full, -1
 /// when the stream is not open, closed or at its end, or `maxLength` is negative). When sends
 /// have crossed and freed room, the delegate hears `.hasSpaceAvailable` again (after a write:
-/// a delegate that writes nothing hears no more until it writes). `.endEncountered` comes when
+/// a delegate that writes nothing, or writes zero bytes, hears no more until it writes; else
+/// one that answers each event with a zero-length write would hear it again at once, forever,
+/// and a run's virtual time would never move on). `.endEncountered` comes when
 /// the channel closes (at the other end, or with its link); bytes accepted and not yet sent
 /// then are lost, as on a device.
 final class CBML2CAPOutputStream: OutputStream {

@@ -243,9 +243,11 @@ open class CBML2CAPChannel: NSObject, @unchecked Sendable {
     /// buffer holds (four SDUs of the channel's MTU in all, until they have crossed the link) and
     /// returns that count, 0 when the buffer is full, -1 when the stream is not open, closed or at
     /// its end, or `maxLength` is negative; `.hasSpaceAvailable` comes again once sends have
-    /// crossed (at the link's pace: waiting for credits in realistic mode). The bytes arrive in
-    /// the order written. `.endEncountered` comes when the channel closes at the other end or its
-    /// link drops. Closing both streams closes the channel, once the bytes written have crossed.
+    /// crossed (at the link's pace: waiting for credits in realistic mode), after a write of one
+    /// byte or more (a delegate that writes nothing, or zero bytes, hears no more until it does).
+    /// The bytes arrive in the order written. `.endEncountered` comes when the channel closes at
+    /// the other end or its link drops. Closing both streams closes the channel, once the bytes
+    /// written have crossed.
     public let outputStream: OutputStream!
 
     /// What letting go of the object does (on a bridge: close the channel).

@@ -24,7 +24,8 @@ struct L2CAPInputMachine: L2CAPStreamMachine {
     private var ended = false
     /// The one-time events delivered (`.openCompleted`, `.endEncountered`).
     private var reported: Stream.Event = []
-    /// Whether `.hasBytesAvailable` may be delivered (again): until it is, then after each read.
+    /// Whether `.hasBytesAvailable` may be delivered (again): until it is, then after each read
+    /// (of one byte or more).
     private var bytesArmed = true
 
     /// Whether `read` would return bytes now.
@@ -64,7 +65,8 @@ struct L2CAPInputMachine: L2CAPStreamMachine {
         case .atEnd: return 0
         default: return -1
         }
-        bytesArmed = true
+        // (A zero-length read moves nothing: the bytes are not announced again for it.)
+        if maxLength > 0 { bytesArmed = true }
         var copied = 0
         while copied < maxLength, head < chunks.count {
             let chunk = chunks[head]

@@ -23,7 +23,8 @@ struct L2CAPOutputMachine: L2CAPStreamMachine {
     private var ended = false
     /// The one-time events delivered (`.openCompleted`, `.endEncountered`).
     private var reported: Stream.Event = []
-    /// Whether `.hasSpaceAvailable` may be delivered (again): until it is, then after each write.
+    /// Whether `.hasSpaceAvailable` may be delivered (again): until it is, then after each write
+    /// (of one byte or more).
     private var spaceArmed = true
 
     init(capacity: Int) {
@@ -57,7 +58,8 @@ struct L2CAPOutputMachine: L2CAPStreamMachine {
     /// the stream is not open (not yet opened, closed, at its end) or `length` is negative.
     mutating func accept(_ length: Int) -> Int {
         guard length >= 0, status == .open else { return -1 }
-        spaceArmed = true
+        // (A zero-length write offers nothing: space is not announced again for it.)
+        if length > 0 { spaceArmed = true }
         let count = min(length, capacity - outstanding)
         outstanding += count
         return count

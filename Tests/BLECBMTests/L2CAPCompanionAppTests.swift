@@ -144,6 +144,62 @@ struct L2CAPCompanionAppTests {
         #expect(events.first == "openCompleted")
         #expect(events.suffix(2) == ["endEncountered", "run returned"])
     }
+
+    /// An app that, with nothing to send, answers every `.hasSpaceAvailable` with a zero-length
+    /// write (`min(chunk, remaining)` once `remaining` is 0), while the watch sends it 50 kB.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(.timeLimit(.minutes(1)), arguments: [false, true])
+    func anAppThatWritesZeroBytesInEachSpaceEventStillReceivesWhatTheOtherEndSends(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 307) : .init(seed: 307))
+        let data = patterned(50_000, seed: 27)
+        try await bridge.run { @MainActor in
+            let (client, server) = try await openChannel(on: bridge)
+            let phone = ZeroLengthWriter(try #require(client.opened))
+            let watch = StreamEnd(try #require(server.opened), sending: data)
+            watch.start()
+            try await bridge.waitForApp { phone.received.count == data.count }
+            #expect(phone.received == data)
+            // It heard .hasSpaceAvailable once: its zero-length write took nothing, so no more.
+            #expect(phone.zeroLengthWrites == 1)
+        }
+    }
+}
+
+/// A phone app with nothing to send that still writes, zero bytes, whenever its output stream
+/// says it has room; it reads what arrives.
+final class ZeroLengthWriter: NSObject, StreamDelegate, @unchecked Sendable {
+    // @unchecked Sendable: only touched on the main queue.
+    let channel: CBML2CAPChannel
+    var received = Data()
+    var zeroLengthWrites = 0
+    private let pending = Data()
+
+    init(_ channel: CBML2CAPChannel) {
+        self.channel = channel
+        super.init()
+        for stream in [channel.inputStream!, channel.outputStream!] as [Stream] {
+            stream.delegate = self
+            stream.schedule(in: .main, forMode: .default)
+            stream.open()
+        }
+    }
+
+    func stream(_ aStream: Stream, handle eventCode: Stream.Event) {
+        switch eventCode {
+        case .hasSpaceAvailable:
+            var none: UInt8 = 0
+            if channel.outputStream.write(&none, maxLength: pending.count) == 0 { zeroLengthWrites += 1 }
+        case .hasBytesAvailable:
+            var buffer = [UInt8](repeating: 0, count: 1_024)
+            while true {
+                let count = channel.inputStream.read(&buffer, maxLength: buffer.count)
+                guard count > 0 else { break }
+                received.append(contentsOf: buffer[0..<count])
+            }
+        default:
+            break
+        }
+    }
 }
 
 /// Reads a channel's input stream on a thread of its own, as apps that keep stream work off the

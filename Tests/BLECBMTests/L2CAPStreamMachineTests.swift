@@ -59,4 +59,29 @@ struct L2CAPStreamMachineTests {
         #expect(machine.status == .closed)
         #expect(machine.dueEvent(excluding: []) == nil)
     }
+
+    /// A zero-length write or read moves no byte: it does not make the event due again (else a
+    /// delegate that writes or reads nothing in its callback hears the event again at once,
+    /// forever, and a run's virtual time never moves on).
+    @Test func aZeroLengthWriteOrReadDoesNotAnnounceSpaceOrBytesAgain() {
+        var output = L2CAPOutputMachine(capacity: 10)
+        output.open()
+        output.delivered(.openCompleted)
+        output.delivered(.hasSpaceAvailable)
+        #expect(output.accept(0) == 0)
+        #expect(output.dueEvent(excluding: []) == nil)
+        #expect(output.accept(1) == 1)
+        #expect(output.dueEvent(excluding: []) == .hasSpaceAvailable)
+
+        var input = L2CAPInputMachine()
+        input.apply(.data(Data([1, 2, 3])))
+        input.open()
+        input.delivered(.openCompleted)
+        input.delivered(.hasBytesAvailable)
+        var byte: UInt8 = 0
+        #expect(input.read(into: &byte, maxLength: 0) == 0)
+        #expect(input.dueEvent(excluding: []) == nil)
+        #expect(input.read(into: &byte, maxLength: 1) == 1)
+        #expect(input.dueEvent(excluding: []) == .hasBytesAvailable)
+    }
 }
