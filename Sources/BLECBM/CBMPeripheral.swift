@@ -232,7 +232,9 @@ open class CBML2CAPChannel: NSObject, @unchecked Sendable {
     /// worker thread may serve the main queue, whose own run loop nobody runs); in another run
     /// loop, when that run loop runs (a dispatch queue's thread does not run its own; a thread
     /// that runs its run loop with `run()` keeps running while the stream is scheduled there and
-    /// not closed, as with CoreBluetooth's stream, whose source keeps it running); in none,
+    /// not closed, as with CoreBluetooth's stream, whose source keeps it running; its
+    /// `hasBytesAvailable` and `read` follow the simulation as that run loop runs, not before,
+    /// and what was on its way there reaches the stream when it moves to another); in none,
     /// not at all (`hasBytesAvailable` and `read` still follow the simulation, on the manager's
     /// queue). A `MockBLEBridge.run` waits for those on the main queue before moving virtual time.
     public let inputStream: InputStream!

@@ -8,8 +8,9 @@ import Foundation
 /// is numbered as it arrives on the bridge's executor, and handed to the stream's home (see
 /// ``L2CAPStreamLink/Home``) with its number; there the items up to that number are applied in
 /// order, then the events due are delivered. So nothing is lost or reordered, even when the app
-/// moves the stream to another run loop while items are on their way, and what a delegate reads
-/// in a callback is the state as of that point in the simulation, on every run of a seed.
+/// moves the stream to another run loop while items are on their way (the new home applies
+/// those first, in case the old one never runs), and what a delegate reads in a callback is the
+/// state as of that point in the simulation, on every run of a seed.
 ///
 /// **Events.** They are delivered only while the stream is open and scheduled in a run loop,
 /// each at most once a pass; one due again because of what the delegate did (read part of the
@@ -184,7 +185,7 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
         }
         if added, let keepAlive { keepAlive.start(in: runLoop, mode: mode) }
         updateProbe()
-        requestPass()
+        settleAtNewHome()
     }
 
     func remove(from runLoop: RunLoop, forMode mode: RunLoop.Mode) {
@@ -202,7 +203,17 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
         }
         for entry in ended { entry.timer.end(in: entry.runLoop, mode: entry.mode) }
         updateProbe()
-        requestPass()
+        settleAtNewHome()
+    }
+
+    /// After the stream moved: applies, at its new home, the items handed to the old one before
+    /// the move (which may never run them: a run loop nobody runs, a thread that ended), then
+    /// delivers the events due. The items after the move come to the new home after this.
+    private func settleAtNewHome() {
+        guard let link else { return }
+        let (home, generation, limit) = lock.withLock { (currentHome(for: link), homeGeneration, nextSequence) }
+        guard limit > 0 else { return requestPass() }
+        link.deliver(on: home) { [self] in settle(upTo: limit - 1, generation: generation) }
     }
 
     /// The app closed the stream: it no longer keeps run loops running (CFStream detaches its

@@ -336,4 +336,47 @@ struct L2CAPStreamTests {
             #expect(channel.outputStream.hasSpaceAvailable)
         }
     }
+
+    /// Bytes handed to a run loop that never runs them (a dispatch queue's thread's: an app that
+    /// scheduled the stream in `RunLoop.current` there) reach the stream once it is moved to the
+    /// main run loop, with their event.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func bytesOnTheirWayToAnotherRunLoopReachTheStreamWhenItMovesToTheMainOne() async throws {
+        let bridge = MockBLEBridge(seed: 78)
+        try await bridge.run { @MainActor in
+            let (client, server) = try await openChannel(on: bridge)
+            let central = StreamEnd(try #require(client.opened))
+            let input = UncheckedStream(central.input)
+            let scheduled = LockedRunLoop()
+            DispatchQueue.global().async {
+                input.stream.schedule(in: .current, forMode: .default)
+                input.stream.open()
+                scheduled.set(.current)
+            }
+            try await bridge.waitForApp { scheduled.value != nil }
+            try await #require(server.opened?.channel).send(Data("early".utf8))
+            try await bridge.waitForApp { true }
+            central.input.delegate = central
+            central.input.remove(from: try #require(scheduled.value), forMode: .default)
+            central.input.schedule(in: .main, forMode: .default)
+            try await bridge.waitForApp { central.received == Data("early".utf8) }
+            #expect(central.events == ["in openCompleted", "in hasBytesAvailable"])
+        }
+    }
+}
+
+/// A stream handed to another thread (Foundation's streams are not `Sendable`).
+struct UncheckedStream: @unchecked Sendable {
+    // @unchecked Sendable: the test hands it to one thread at a time.
+    let stream: InputStream
+    init(_ stream: InputStream) { self.stream = stream }
+}
+
+/// The run loop a thread scheduled a stream in.
+final class LockedRunLoop: @unchecked Sendable {
+    // @unchecked Sendable: `runLoop` is only read and written with `lock` held.
+    private let lock = NSLock()
+    private var runLoop: RunLoop?
+    func set(_ value: RunLoop) { lock.withLock { runLoop = value } }
+    var value: RunLoop? { lock.withLock { runLoop } }
 }
