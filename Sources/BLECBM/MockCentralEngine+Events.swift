@@ -46,7 +46,7 @@ extension MockCentralEngine {
             }
         case .failedToConnect(let remote, let error):
             deliverAbout { [self] in
-                guard !isWithheld(remote.identifier, ending: true) else { return }
+                guard !endWithholding(remote.identifier) else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock { peripheral.storedState = .disconnected }
                 guard let (manager, delegate) = managerAndDelegate else { return }
@@ -86,7 +86,7 @@ extension MockCentralEngine {
                 reason != nil && existing.map { object in lock.withLock { object.reconnectsAutomatically } } == true
             if reconnecting, let existing { attempt(existing, madeAfter: losses) }
             deliverAbout { [self] in
-                guard !isWithheld(remote.identifier, ending: true) else { return }
+                guard !endWithholding(remote.identifier) else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock {
                     invalidate(peripheral)

@@ -421,10 +421,10 @@ extension MockCentralEngine {
             switch result {
             case .success(.channel(let channel)):
                 let streams = engine.takeStreams(of: channel)
-                let link = streams.link
+                let link = streams?.link
                 let opened = CBML2CAPChannel(
-                    psm: psm, peer: peripheral, channel: channel, inputStream: streams.input,
-                    outputStream: streams.output, released: { link?.channelReleased() })
+                    psm: psm, peer: peripheral, channel: channel, inputStream: streams?.input,
+                    outputStream: streams?.output, released: { link?.channelReleased() })
                 peripheral.deliveryDelegate?.peripheral(peripheral, didOpen: opened, error: nil)
             case .success:
                 peripheral.deliveryDelegate?.peripheral(peripheral, didOpen: nil, error: CBMError(.unknown))

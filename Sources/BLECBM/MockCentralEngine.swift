@@ -398,11 +398,8 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     }
 
     /// The streams made for a channel as its opening completed (taken once, by `didOpen`).
-    func takeStreams(
-        of channel: L2CAPChannel
-    ) -> (input: CBML2CAPInputStream?, output: CBML2CAPOutputStream?, link: L2CAPStreamLink?) {
-        let streams = lock.withLock { openedStreams.removeValue(forKey: channel.id) }
-        return (streams?.input, streams?.output, streams?.link)
+    func takeStreams(of channel: L2CAPChannel) -> L2CAPChannelStreams? {
+        lock.withLock { openedStreams.removeValue(forKey: channel.id) }
     }
 
     /// Why an operation that Bluetooth's turning off overtook gets no callback.
@@ -506,12 +503,13 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     }
 
     /// Whether the callbacks about `identifier` are withheld (its link was cancelled as the app
-    /// let go of its object); `ending` once the callback that ends the link comes, which ends
-    /// the withholding.
-    func isWithheld(_ identifier: UUID, ending: Bool = false) -> Bool {
-        lock.withLock {
-            ending ? cancelledForRelease.remove(identifier) != nil : cancelledForRelease.contains(identifier)
-        }
+    /// let go of its object).
+    func isWithheld(_ identifier: UUID) -> Bool { lock.withLock { cancelledForRelease.contains(identifier) } }
+
+    /// For the callback that ends a link (a disconnection, a failed attempt): whether it is
+    /// withheld; it is the last one withheld (the withholding ends with it).
+    func endWithholding(_ identifier: UUID) -> Bool {
+        lock.withLock { cancelledForRelease.remove(identifier) != nil }
     }
 
     /// With the lock held: forgets the peripheral objects and their links.

@@ -78,14 +78,7 @@ struct BothRolesTests {
     func anL2CAPChannelOpensBetweenTwoCoreBluetoothStyleApps(realistic: Bool) async throws {
         let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 40) : .init(seed: 40))
         let received = try await bridge.run { @MainActor () -> Data? in
-            let server = ChannelPeripheral(bridge: bridge)
-            try await bridge.waitForApp { server.psm != nil && server.manager.isAdvertising }
-            let client = ChannelCentral(bridge: bridge)
-            client.psm = server.psm!
-            try await bridge.waitForApp { client.manager.state == .poweredOn }
-            client.manager.scanForPeripherals(withServices: nil)
-            try await bridge.waitForApp { client.opened != nil }
-            try await bridge.waitForApp { server.opened != nil }
+            let (client, server) = try await openChannel(on: bridge)
             #expect(client.opened?.psm == server.psm)
             #expect(client.opened?.peer === client.peripheral)
             #expect(server.opened?.peer.identifier == client.manager.simulatedCentral?.identifier)

@@ -86,22 +86,14 @@ struct L2CAPCompanionAppTests {
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func theSameSeedGivesTheCompanionAppTheSameLogAndStreamEvents() async throws {
-        func transfer() async throws -> ([String], [String]) {
-            let bridge = MockBLEBridge(configuration: .realistic(seed: 304))
-            let events = try await bridge.run { @MainActor in
-                let (phone, watch) = try await startCompanionApps(
-                    on: bridge, file: patterned(60_000, seed: 24), chunkSize: 1_777)
-                try await bridge.waitForApp { phone.sent > 20_000 }
-                phone.manager.cancelPeripheralConnection(try #require(phone.peripheral))
-                try await bridge.waitForApp { phone.isDone }
-                return phone.events + ["—"] + watch.events + ["—"] + phone.writeResults.map(String.init)
-            }
-            return (await bridge.log.map(\.description), events)
+        try await expectTheSameRunTwice(seed: 304) { bridge in
+            let (phone, watch) = try await startCompanionApps(
+                on: bridge, file: patterned(60_000, seed: 24), chunkSize: 1_777)
+            try await bridge.waitForApp { phone.sent > 20_000 }
+            phone.manager.cancelPeripheralConnection(try #require(phone.peripheral))
+            try await bridge.waitForApp { phone.isDone }
+            return phone.events + ["—"] + watch.events + ["—"] + phone.writeResults.map(String.init)
         }
-        let first = try await transfer()
-        let second = try await transfer()
-        #expect(first.0 == second.0)
-        #expect(first.1 == second.1)
     }
 
     /// On a device a callback on the main queue runs on the main thread, whose current run loop

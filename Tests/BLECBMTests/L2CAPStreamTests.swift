@@ -82,6 +82,23 @@ func patterned(_ count: Int, seed: UInt8) -> Data {
     Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ Int(seed) &+ $0 / 251) })
 }
 
+/// Runs `body` twice, each time in a run on a new realistic bridge of `seed`, and expects the
+/// same bridge log and the same events (what `body` returns) both times.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+func expectTheSameRunTwice(
+    seed: UInt64, _ body: @escaping @MainActor @Sendable (MockBLEBridge) async throws -> [String]
+) async throws {
+    func transfer() async throws -> ([String], [String]) {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: seed))
+        let events = try await bridge.run { @MainActor in try await body(bridge) }
+        return (await bridge.log.map(\.description), events)
+    }
+    let first = try await transfer()
+    let second = try await transfer()
+    #expect(first.0 == second.0)
+    #expect(first.1 == second.1)
+}
+
 /// Two apps with a channel open between them (the central's end and the peripheral's).
 @MainActor
 func openChannel(on bridge: MockBLEBridge) async throws -> (ChannelCentral, ChannelPeripheral) {
@@ -131,23 +148,15 @@ struct L2CAPStreamTests {
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func theSameSeedGivesTheSameLogAndEvents() async throws {
-        func transfer() async throws -> ([String], [String]) {
-            let bridge = MockBLEBridge(configuration: .realistic(seed: 72))
-            let events = try await bridge.run { @MainActor in
-                let (client, server) = try await openChannel(on: bridge)
-                let central = StreamEnd(try #require(client.opened), sending: patterned(12_000, seed: 3))
-                let peripheral = StreamEnd(try #require(server.opened), sending: patterned(5_000, seed: 4))
-                central.start()
-                peripheral.start()
-                try await bridge.waitForApp { central.received.count == 5_000 && peripheral.received.count == 12_000 }
-                return central.events + ["—"] + peripheral.events
-            }
-            return (await bridge.log.map(\.description), events)
+        try await expectTheSameRunTwice(seed: 72) { bridge in
+            let (client, server) = try await openChannel(on: bridge)
+            let central = StreamEnd(try #require(client.opened), sending: patterned(12_000, seed: 3))
+            let peripheral = StreamEnd(try #require(server.opened), sending: patterned(5_000, seed: 4))
+            central.start()
+            peripheral.start()
+            try await bridge.waitForApp { central.received.count == 5_000 && peripheral.received.count == 12_000 }
+            return central.events + ["—"] + peripheral.events
         }
-        let first = try await transfer()
-        let second = try await transfer()
-        #expect(first.0 == second.0)
-        #expect(first.1 == second.1)
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)

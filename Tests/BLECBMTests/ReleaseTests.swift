@@ -119,13 +119,7 @@ struct ReleaseTests {
         do {
             let bridge = MockBLEBridge(seed: 63)
             try await bridge.run { @MainActor in
-                let server = ChannelPeripheral(bridge: bridge)
-                try await bridge.waitForApp { server.psm != nil && server.manager.isAdvertising }
-                let client = ChannelCentral(bridge: bridge)
-                client.psm = server.psm!
-                try await bridge.waitForApp { client.manager.state == .poweredOn }
-                client.manager.scanForPeripherals(withServices: nil)
-                try await bridge.waitForApp { client.opened != nil && server.opened != nil }
+                let (client, server) = try await openChannel(on: bridge)
                 watched.add(server.manager, "the peripheral manager")
                 watched.add(client.manager, "the central manager")
                 watched.add(try #require(client.peripheral), "the central's peripheral object")

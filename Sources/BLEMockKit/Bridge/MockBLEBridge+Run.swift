@@ -92,7 +92,7 @@ extension MockBLEBridge {
                 let before = executor.jobsStarted
                 return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                     DispatchQueue.main.async {
-                        continuation.resume(returning: executor.jobsStarted == before && !executor.hasQueuedJobs)
+                        continuation.resume(returning: executor.isIdle(sinceStarting: before))
                     }
                 }
             }) : nil

@@ -113,7 +113,7 @@ enum SelfDrivingScope {
             case .ran:
                 continue
             case .nothingScheduled, .held:
-                if await waitForProgress(executor, patience, finished, recheck) { continue }
+                if await waitForProgress(executor, patience, recheck) { continue }
                 if outcome == .held, await release() { continue }
                 throw await stall(outcome)
             case .timeLimit:
@@ -139,16 +139,14 @@ enum SelfDrivingScope {
     /// state read it again (app code on its own queue may change what they read without calling
     /// the kit, which is no activity the scope hears of); one that ended is progress.
     private static func waitForProgress(
-        _ executor: SimulationExecutor, _ patience: Duration, _ finished: Flag, _ recheck: @Sendable () async -> Bool
+        _ executor: SimulationExecutor, _ patience: Duration, _ recheck: @Sendable () async -> Bool
     ) async -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: patience)
         while true {
             let left = max(.zero, clock.now.duration(to: deadline))
+            // (The body's end and the scope's cancellation poke the executor: they end the wait.)
             if executor.waitForOutsideWork(timeout: min(left, recheckInterval)) { return true }
-            // The body ended meanwhile (off the executor) or the scope was cancelled: the driver's
-            // next check ends it.
-            if finished.isSet || Task.isCancelled { return true }
             if await recheck() { return true }
             if left <= recheckInterval { return false }
         }

@@ -145,6 +145,12 @@ final class SimulationExecutor: TaskExecutor, @unchecked Sendable {
     /// How many jobs the executor has started so far (read from any thread).
     var jobsStarted: UInt64 { condition.withLock { jobsRun } }
 
+    /// Whether the executor started no job since it had started `jobs` and has none queued (read
+    /// from any thread, under one lock).
+    func isIdle(sinceStarting jobs: UInt64) -> Bool {
+        condition.withLock { jobsRun == jobs && queueHead == queue.count }
+    }
+
     /// Whether jobs wait to run (read from a job of this executor: others queued behind it).
     var hasQueuedJobs: Bool { condition.withLock { queueHead < queue.count } }
 

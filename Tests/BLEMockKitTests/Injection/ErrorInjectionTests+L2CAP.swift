@@ -269,26 +269,7 @@ extension ErrorInjectionTests {
             ),
         ])
     func refusedCombinations(injection: ErrorInjection, inCentral: Bool, message: String) async throws {
-        let bridge = MockBLEBridge()
-        let thrown: (any Error)?
-        let role = inCentral ? "MockCentralManager" : "MockPeripheralManager"
-        if inCentral {
-            let central = MockCentralManager(configuration: .init(errorInjection: [injection]), bridge: bridge)
-            thrown = await #expect(throws: APIMisuseError.self) {
-                try await central.scanForPeripherals(withServices: nil)
-            }
-        } else {
-            let peripheral = MockPeripheralManager(configuration: .init(errorInjection: [injection]), bridge: bridge)
-            thrown = await #expect(throws: APIMisuseError.self) {
-                try await peripheral.publishL2CAPChannel(requiresEncryption: false)
-            }
-        }
-        guard case .invalidConfiguration(let text) = thrown as? APIMisuseError else {
-            Issue.record("expected invalidConfiguration, got \(String(describing: thrown))")
-            return
-        }
-        #expect(text.hasPrefix("\(role).Configuration.errorInjection: \(message)"), "\(text)")
-        #expect(await bridge.finish() == .clean)
+        await expectConfigurationRefusal(of: injection, inCentral: inCentral, saying: message)
     }
 
     @Test("A refused open injection from inject(_:) makes the central refuse its next open with the problem")

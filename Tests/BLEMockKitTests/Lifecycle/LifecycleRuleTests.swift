@@ -221,25 +221,7 @@ struct InjectionRuleTests {
             (ErrorInjection(.updateValue, failure: .neverAnswers), false, ".neverAnswers cannot apply to .updateValue"),
         ])
     func misplacedInjectionsAreRefused(injection: ErrorInjection, inCentral: Bool, message: String) async throws {
-        let bridge = MockBLEBridge()
-        let thrown: (any Error)?
-        let role = inCentral ? "MockCentralManager" : "MockPeripheralManager"
-        if inCentral {
-            let central = MockCentralManager(configuration: .init(errorInjection: [injection]), bridge: bridge)
-            thrown = await #expect(throws: APIMisuseError.self) {
-                try await central.scanForPeripherals(withServices: nil)
-            }
-        } else {
-            let peripheral = MockPeripheralManager(configuration: .init(errorInjection: [injection]), bridge: bridge)
-            thrown = await #expect(throws: APIMisuseError.self) { try await peripheral.add(TestPeripherals.heartRate) }
-        }
-        guard case .invalidConfiguration(let text) = thrown as? APIMisuseError else {
-            Issue.record("expected invalidConfiguration, got \(String(describing: thrown))")
-            return
-        }
-        #expect(text.hasPrefix("\(role).Configuration.errorInjection: \(message)"), "\(text)")
-        // The refused injection is not owed either.
-        #expect(await bridge.finish() == .clean)
+        await expectConfigurationRefusal(of: injection, inCentral: inCentral, saying: message)
     }
 
     @Test("A runtime injection is checked as a configuration's: after a refused one, its manager refuses every call")

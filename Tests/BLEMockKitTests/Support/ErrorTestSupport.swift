@@ -4,6 +4,29 @@ import Testing
 
 @testable import BLEMockKit
 
+/// Expects a manager given `injection` in its configuration (a central's, or with `inCentral`
+/// false a peripheral manager's) to refuse its first call with
+/// `APIMisuseError.invalidConfiguration` whose text names the role's configuration and starts
+/// with `message`, and the bridge to owe nothing after it (a refused injection is not owed).
+func expectConfigurationRefusal(of injection: ErrorInjection, inCentral: Bool, saying message: String) async {
+    let bridge = MockBLEBridge()
+    let thrown: (any Error)?
+    let role = inCentral ? "MockCentralManager" : "MockPeripheralManager"
+    if inCentral {
+        let central = MockCentralManager(configuration: .init(errorInjection: [injection]), bridge: bridge)
+        thrown = await #expect(throws: APIMisuseError.self) { try await central.scanForPeripherals(withServices: nil) }
+    } else {
+        let peripheral = MockPeripheralManager(configuration: .init(errorInjection: [injection]), bridge: bridge)
+        thrown = await #expect(throws: APIMisuseError.self) { try await peripheral.add(TestPeripherals.heartRate) }
+    }
+    guard case .invalidConfiguration(let text) = thrown as? APIMisuseError else {
+        Issue.record("expected invalidConfiguration, got \(String(describing: thrown))")
+        return
+    }
+    #expect(text.hasPrefix("\(role).Configuration.errorInjection: \(message)"), "\(text)")
+    #expect(await bridge.finish() == .clean)
+}
+
 /// The attributes of the test service published by ``Rig``.
 enum RigUUID {
     /// The service.
