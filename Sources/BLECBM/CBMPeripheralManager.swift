@@ -113,7 +113,9 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     /// Answers a read or write request (for writes, the first of the batch). For a read, set
     /// the request's `value` first. CoreBluetooth asks for exactly one answer per request: a
     /// second one, or one after the request's central went away, is ignored (the central has
-    /// its answer, or is gone) and noted in ``apiMisuses``.
+    /// its answer, or is gone) and noted in ``apiMisuses``. So is an answer to a write batch's
+    /// request other than its first (a long write's later part): it answers nothing, and the
+    /// batch waits for its answer (until ATT's 30-second transaction timeout drops the link).
     open func respond(to request: CBMATTRequest, withResult result: CBMATTError.Code) {
         backend.respond(to: request, withResult: result)
     }
@@ -137,7 +139,8 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     /// The calls CoreBluetooth would have refused with an "API MISUSE" log and ignored, with no
     /// callback (adding a service, advertising, updating a value or publishing a channel while
     /// not powered on; updating a characteristic that is not published), the answers it ignores
-    /// (``respond(to:withResult:)`` to a request already answered, or whose central went away),
+    /// (``respond(to:withResult:)`` to a request already answered, or whose central went away,
+    /// or to a write batch's request other than its first),
     /// and advertising data of the wrong type (a local name that is not a `String`, service
     /// UUIDs that are not `CBMUUID`s: an exception on a device; here the key is left out),
     /// oldest first. A test can assert it is empty.

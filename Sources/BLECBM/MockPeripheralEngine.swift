@@ -46,6 +46,10 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private var databaseCleared = false
     private var invalidated = false
     private var misuses: [String] = []
+    /// The requests after the first of each write batch the app was handed and has not answered,
+    /// by id: each with its batch's first request and its place in the batch (counted from 0;
+    /// the answer goes to the first).
+    private var laterWriteParts: [UInt64: (first: UInt64, place: Int)] = [:]
     /// Where the bridge keeps the calls that got no callback (for stall reports and failed tests).
     private let unansweredCalls: UnansweredCallLog
 
@@ -392,6 +396,23 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     func respond(to request: CBMATTRequest, withResult result: CBMATTError.Code) {
         let answer = request.request
         let value = request.value
+        // A write batch is answered at its first request: an answer to another one answers
+        // nothing (the batch still waits), which the note says rather than that the request was
+        // answered already or its central went away.
+        let laterPart = lock.withLock { () -> (first: UInt64, place: Int)? in
+            guard !laterWriteParts.isEmpty else { return nil }
+            if let part = laterWriteParts[answer.id] { return part }
+            // The batch's first: its other requests are answered with it.
+            laterWriteParts = laterWriteParts.filter { $0.value.first != answer.id }
+            return nil
+        }
+        if let laterPart {
+            misuse(
+                "respond(to:withResult:): request \(answer.id) is part \(laterPart.place + 1) of a write batch whose "
+                    + "first is request \(laterPart.first); CoreBluetooth takes a batch's answer at its first request, "
+                    + "so this answers nothing")
+            return
+        }
         // ATT's codes are one byte: a code outside it is answered as CoreBluetooth's own
         // catch-all (unlikely error).
         let code = ATTError.Code(rawValue: UInt8(exactly: result.rawValue) ?? 0x0E)
@@ -527,6 +548,13 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             guard !objects.isEmpty, let first = requests.first?.id else { return }
             // One answer, to the first request (as CoreBluetooth asks).
             oweAnswer(to: first)
+            if requests.count > 1 {
+                lock.withLock {
+                    for (place, request) in requests.enumerated().dropFirst() {
+                        laterWriteParts[request.id] = (first, place)
+                    }
+                }
+            }
             lane.deliver { [self] in
                 guard let (manager, delegate) = managerAndDelegate else { return settleAnswer(to: first) }
                 delegate.peripheralManager(manager, didReceiveWrite: objects)

@@ -409,6 +409,29 @@ extension PeripheralRoleProbeTests {
         }
     }
 
+    /// An answer to a long write's last request instead of its first: noted, saying it is not
+    /// the first of its batch (not that the request was answered already, or its central gone),
+    /// and the write, unanswered, fails after ATT's 30-second transaction timeout.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func anAnswerToALongWritesLastRequestIsNotedAsNotTheFirst() async throws {
+        let ((outcome, misuses, elapsed), _) = try await Self.withConnectedWatch(realistic: true, seed: 66) {
+            central, app, found in
+            app.writeAnswer = .last
+            let settings = try Self.characteristic(WatchFirmware.settingsUUID, in: found)
+            let start = central.bridge.clock.now
+            let outcome = await Self.outcome {
+                try await central.writeValue(Data(repeating: 5, count: 200), for: settings, type: .withResponse)
+            }
+            return (outcome, app.manager.apiMisuses, start.duration(to: central.bridge.clock.now))
+        }
+        #expect((Self.error(of: outcome) as? CoreBluetoothError)?.code == .connectionTimeout)
+        #expect(elapsed > .seconds(30) && elapsed < .seconds(31))
+        #expect(misuses.count == 1)
+        #expect(
+            misuses.first?.hasPrefix(
+                "respond(to:withResult:): request 2 is part 2 of a write batch whose first is request 1") == true)
+    }
+
     /// Writes without response reach the app as one request each; its answer to them (which
     /// CoreBluetooth ignores) is taken quietly.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
