@@ -104,6 +104,11 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     /// too while not powered on, and for a characteristic that is not in a service this manager
     /// published (never added, removed, or its add not yet done): both noted in ``apiMisuses``,
     /// as no ready callback follows them.
+    ///
+    /// An injected `.updateValue` failure (`ErrorInjection`) loses the update: this call answers
+    /// before the simulation sees it, and CoreBluetooth's has no error to report, so it has
+    /// returned `true`; the bridge's log has the update, with the injected error. To make the
+    /// app meet `false`, shrink the update queue (`LinkLimits.updateQueueCapacity`).
     open func updateValue(
         _ value: Data, for characteristic: CBMMutableCharacteristic, onSubscribedCentrals centrals: [CBMCentral]?
     ) -> Bool {
