@@ -605,17 +605,21 @@ extension PeripheralRoleProbeTests {
     }
 
     /// The phone connected to the watch: a service the watch adds is announced with nothing
-    /// invalidated; the watch's service the phone discovered, removed, is announced invalidated
-    /// and leaves the phone's peripheral.services.
+    /// invalidated; the watch's service the phone discovered, removed (alone, or with
+    /// removeAllServices), is announced invalidated and leaves the phone's peripheral.services.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test(arguments: [false, true])
-    func servicesAddedAndRemovedAreAnnouncedToTheConnectedPhone(realistic: Bool) async throws {
+    @Test(arguments: [false, true], [false, true])
+    func servicesAddedAndRemovedAreAnnouncedToTheConnectedPhone(realistic: Bool, removingAll: Bool) async throws {
         let (calls, services, watchCalls) = try await Self.withSubscribedPhone(realistic: realistic, seed: 69) {
             bridge, app, phone in
             let start = phone.calls.count
             app.manager.add(CBMMutableService(type: CBMUUID(string: "180F"), primary: true))
             try await bridge.waitForApp { phone.calls.count == start + 1 }
-            app.manager.remove(try #require(app.heartRate.service as? CBMMutableService))
+            if removingAll {
+                app.manager.removeAllServices()
+            } else {
+                app.manager.remove(try #require(app.heartRate.service as? CBMMutableService))
+            }
             try await bridge.waitForApp { phone.calls.count == start + 2 }
             try await bridge.clock.sleep(for: .seconds(1))
             return (
