@@ -37,8 +37,10 @@ extension MockCentralEngine {
             spec(remote.identifier)?.noteConnected(.init(central: central.identifier, peripheral: remote.identifier))
             let restored = isRestoredConnection(remote.identifier)
             deliverAbout { [self] in
-                // (A link the manager cancelled as the app let go of the peripheral: no object to tell.)
-                guard !isWithheld(remote.identifier) else { return }
+                // (A link the manager cancelled as the app let go of the peripheral: no object to
+                // tell. One the app cancelled before this callback: CoreBluetooth reports only the
+                // disconnection that follows.)
+                guard !isWithheld(remote.identifier), !isCancelledBeforeConnecting(remote.identifier) else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock { peripheral.storedState = .connected }
                 guard !restored, let (manager, delegate) = managerAndDelegate else { return }
@@ -46,6 +48,7 @@ extension MockCentralEngine {
             }
         case .failedToConnect(let remote, let error):
             deliverAbout { [self] in
+                endCancelBeforeConnecting(remote.identifier)
                 guard !endWithholding(remote.identifier) else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock { peripheral.storedState = .disconnected }
@@ -86,6 +89,7 @@ extension MockCentralEngine {
                 reason != nil && existing.map { object in lock.withLock { object.reconnectsAutomatically } } == true
             if reconnecting, let existing { attempt(existing, madeAfter: losses) }
             deliverAbout { [self] in
+                endCancelBeforeConnecting(remote.identifier)
                 guard !endWithholding(remote.identifier) else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock {

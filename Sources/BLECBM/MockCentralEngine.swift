@@ -50,6 +50,11 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// Peripherals whose link or attempt this manager cancelled because the app let go of their
     /// object: the callbacks about them are not delivered (there is no object to deliver them with).
     private var cancelledForRelease: Set<UUID> = []
+    /// Peripherals whose connection the app cancelled while it was still `connecting` to the
+    /// app (before its `didConnect`): a link the simulation brought up meanwhile is not reported
+    /// (CoreBluetooth reports a cancelled pending connection with `didDisconnectPeripheral`
+    /// alone), until the callback that ends it (see ``isCancelledBeforeConnecting(_:)``).
+    private var cancelledBeforeConnecting: Set<UUID> = []
     private var linkMirrors: [UUID: LinkMirror] = [:]
     /// The generation of the last link mirror made.
     private var linkGeneration: UInt64 = 0
@@ -512,10 +517,23 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         lock.withLock { cancelledForRelease.remove(identifier) != nil }
     }
 
+    /// Whether the app cancelled its connection to `identifier` before hearing `didConnect`
+    /// (a `didConnect` is not delivered then); called on the app's queue.
+    func isCancelledBeforeConnecting(_ identifier: UUID) -> Bool {
+        lock.withLock { cancelledBeforeConnecting.contains(identifier) }
+    }
+
+    /// For the callback that ends a link or an attempt (a disconnection, a failed attempt), on
+    /// the app's queue: a cancel the app made before hearing `didConnect` is answered.
+    func endCancelBeforeConnecting(_ identifier: UUID) {
+        _ = lock.withLock { cancelledBeforeConnecting.remove(identifier) }
+    }
+
     /// With the lock held: forgets the peripheral objects and their links.
     func removeAllPeripherals() {
         peripherals.removeAll()
         linkMirrors.removeAll()
+        cancelledBeforeConnecting.removeAll()
     }
 
     /// With the lock held: the mirror of the link to a peripheral, if connected.
@@ -623,6 +641,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                 { $0.hasConnection ? .success(()) : $0.delegate.peripheralDidReceiveConnectionRequest($0.spec) })
         {
             reply { [self] in
+                endCancelBeforeConnecting(peripheral.identifier)
                 lock.withLock { peripheral.storedState = .disconnected }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.centralManager(manager, didFailToConnect: peripheral, error: error)
@@ -646,6 +665,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             guard let peripheral, case .failure(let error) = result,
                 (error as? CoreBluetoothError)?.code != .operationCancelled
             else { return }
+            engine.endCancelBeforeConnecting(peripheral.identifier)
             let report = engine.lock.withLock { () -> Bool in
                 guard peripheral.storedState == .connecting else { return false }
                 peripheral.storedState = .disconnected
@@ -663,6 +683,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             guard isCurrent(peripheral) else { return false }
             peripheral.reconnectsAutomatically = false
             if peripheral.storedState == .connected { peripheral.storedState = .disconnecting }
+            // (The app has not heard didConnect: a link that comes up before the cancel reaches
+            // the simulation, as in fast mode, is not reported; the cancel's disconnection is.)
+            if peripheral.storedState == .connecting { cancelledBeforeConnecting.insert(peripheral.identifier) }
             return true
         }
         guard mine else {
