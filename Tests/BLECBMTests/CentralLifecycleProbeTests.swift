@@ -13,10 +13,18 @@ final class LifecycleJournal: NSObject, CBMCentralManagerDelegate, CBMPeripheral
     var discovered: [CBMPeripheral] = []
     /// Runs inside `didDiscover`, before it returns.
     var onDiscover: ((CBMCentralManager, CBMPeripheral) -> Void)?
+    /// Runs inside `willRestoreState`, before it returns.
+    var onRestore: ((CBMCentralManager, [CBMPeripheral]) -> Void)?
     /// Runs inside `didConnect`, before it returns.
     var onConnect: ((CBMCentralManager, CBMPeripheral) -> Void)?
 
     func centralManagerDidUpdateState(_ central: CBMCentralManager) { entries.append("state \(central.state)") }
+    func centralManager(_ central: CBMCentralManager, willRestoreState dict: [String: Any]) {
+        let peripherals = dict[CBMCentralManagerRestoredStatePeripheralsKey] as? [CBMPeripheral] ?? []
+        entries.append("restore \(peripherals.map { "\($0.state)" })")
+        discovered += peripherals
+        onRestore?(central, peripherals)
+    }
     func centralManager(
         _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
         rssi: NSNumber
@@ -110,8 +118,8 @@ struct CentralLifecycleProbeTests {
     // MARK: Cancelling a connection still pending
 
     /// CoreBluetooth: cancelling a pending connection calls `didDisconnectPeripheral` (and no
-    /// `didConnect`). In fast mode the link came up as the connect reached the simulation, before
-    /// the cancel did, and the app heard `didConnect` first.
+    /// `didConnect`). (In fast mode the link comes up as the connect reaches the simulation,
+    /// before the cancel does: the app used to hear `didConnect` first.)
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func connectingThenCancellingInOneTurnReportsOnlyTheDisconnection(realistic: Bool) async throws {
@@ -159,6 +167,255 @@ struct CentralLifecycleProbeTests {
             entries == [
                 "state poweredOn", "discover", "disconnect disconnected services=nil", "connect connected",
             ])
+    }
+
+    // MARK: Connecting
+
+    /// CoreBluetooth has one attempt per peripheral: a second `connect` while it is pending adds
+    /// none, and the app hears one `didConnect`.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func connectingTwiceWhileConnectingGivesOneDidConnect(realistic: Bool) async throws {
+        let (entries, misuses) = try await withWatchApp(realistic: realistic, seed: 13) {
+            bridge, manager, journal in
+            let peripheral = try await discover(manager, journal, bridge)
+            let count = journal.entries.count
+            manager.connect(peripheral)
+            manager.connect(peripheral)
+            #expect(peripheral.state == .connecting)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            return (try await settled(journal, from: count, bridge), manager.apiMisuses)
+        }
+        #expect(entries == ["connect connected"])
+        #expect(misuses.isEmpty)
+    }
+
+    /// The peripheral's state as the app reads it at each step: `connecting` after `connect`,
+    /// `connected` in `didConnect`, `disconnecting` after a cancel of the link, `disconnected`
+    /// (and its services gone: CoreBluetooth invalidates them) in `didDisconnectPeripheral`.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func thePeripheralsStateFollowsEachStepAsCoreBluetoothReportsIt(realistic: Bool) async throws {
+        let (entries, states) = try await withWatchApp(realistic: realistic, seed: 14) {
+            bridge, manager, journal in
+            let peripheral = try await discover(manager, journal, bridge)
+            var states = [peripheral.state]
+            let count = journal.entries.count
+            manager.connect(peripheral)
+            states.append(peripheral.state)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { peripheral.services != nil }
+            manager.cancelPeripheralConnection(peripheral)
+            states.append(peripheral.state)
+            try await bridge.waitForApp { peripheral.state == .disconnected }
+            states.append(peripheral.state)
+            return (try await settled(journal, from: count, bridge), states)
+        }
+        #expect(states == [.disconnected, .connecting, .disconnecting, .disconnected])
+        #expect(entries == ["connect connected", "services connected", "disconnect disconnected services=nil"])
+    }
+
+    /// A connect, a cancel and a connect in one turn: the app hears the cancel's disconnection,
+    /// then the second connect's `didConnect`, in both modes.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func connectCancelConnectInOneTurnEndsConnected(realistic: Bool) async throws {
+        let (entries, linkUp) = try await withWatchApp(realistic: realistic, seed: 22) { bridge, manager, journal in
+            let peripheral = try await discover(manager, journal, bridge)
+            let count = journal.entries.count
+            manager.connect(peripheral)
+            manager.cancelPeripheralConnection(peripheral)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            let entries = try await settled(journal, from: count, bridge)
+            return (entries, await manager.simulatedCentral!.isConnected(peripheral.identifier))
+        }
+        #expect(entries == ["disconnect disconnected services=nil", "connect connected"])
+        #expect(linkUp)
+    }
+
+    /// A cancel of a connected peripheral and a connect in one turn: the disconnection, then a
+    /// new `didConnect`.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func cancellingAndConnectingAgainInOneTurnReconnects(realistic: Bool) async throws {
+        let (entries, states) = try await withWatchApp(realistic: realistic, seed: 23) { bridge, manager, journal in
+            let peripheral = try await discover(manager, journal, bridge)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            let count = journal.entries.count
+            manager.cancelPeripheralConnection(peripheral)
+            manager.connect(peripheral)
+            let states = [peripheral.state]
+            try await bridge.waitForApp { journal.entries.count == count + 2 }
+            return (try await settled(journal, from: count, bridge), states + [peripheral.state])
+        }
+        #expect(entries == ["disconnect disconnected services=nil", "connect connected"])
+        #expect(states == [.disconnecting, .connected])
+    }
+
+    // MARK: Cancelling
+
+    /// A cancel of a peripheral the app never connected: CoreBluetooth documents no callback for
+    /// it (its `didDisconnectPeripheral` is for a peripheral "previously connected"); the kit,
+    /// as CoreBluetoothMock, calls nothing back.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func cancellingAPeripheralNeverConnectedCallsNothingBack(realistic: Bool) async throws {
+        let (entries, state, misuses) = try await withWatchApp(realistic: realistic, seed: 15) {
+            bridge, manager, journal in
+            let peripheral = try await discover(manager, journal, bridge)
+            let count = journal.entries.count
+            manager.cancelPeripheralConnection(peripheral)
+            return (try await settled(journal, from: count, bridge), peripheral.state, manager.apiMisuses)
+        }
+        #expect(entries.isEmpty)
+        #expect(state == .disconnected)
+        #expect(misuses.isEmpty)
+    }
+
+    /// A cancel while service discovery is pending: its callback may or may not come (Apple: the
+    /// pending commands "may not complete"), but never after `didDisconnectPeripheral`.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func cancellingDuringServiceDiscoveryDeliversNothingAfterTheDisconnection(realistic: Bool) async throws {
+        let entries = try await withWatchApp(realistic: realistic, seed: 16) { bridge, manager, journal in
+            let peripheral = try await discover(manager, journal, bridge)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            let count = journal.entries.count
+            peripheral.discoverServices(nil)
+            manager.cancelPeripheralConnection(peripheral)
+            try await bridge.waitForApp { peripheral.state == .disconnected }
+            return try await settled(journal, from: count, bridge)
+        }
+        #expect(entries.last == "disconnect disconnected services=nil", "\(entries)")
+        #expect(entries.filter { $0.hasPrefix("disconnect") }.count == 1)
+        // (In fast mode the discovery is answered as it reaches the simulation, before the cancel
+        // does: its callback comes first, the peripheral `disconnecting`.)
+        let expected = ["disconnect disconnected services=nil"]
+        #expect(entries == (realistic ? expected : ["services disconnecting"] + expected))
+    }
+
+    /// Reads, writes, subscriptions and discoveries on a disconnected peripheral: CoreBluetooth
+    /// logs API MISUSE and does nothing; the kit notes each in `apiMisuses`, with no callback.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func callsOnADisconnectedPeripheralAreIgnoredAndNoted(realistic: Bool) async throws {
+        let (entries, misuses) = try await withWatchApp(realistic: realistic, seed: 17) {
+            bridge, manager, journal in
+            let peripheral = try await discover(manager, journal, bridge)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { peripheral.services != nil }
+            let service = peripheral.services![0]
+            peripheral.discoverCharacteristics(nil, for: service)
+            try await bridge.waitForApp { service.characteristics != nil }
+            let level = service.characteristics![0]
+            manager.cancelPeripheralConnection(peripheral)
+            try await bridge.waitForApp { peripheral.state == .disconnected }
+            let count = journal.entries.count
+            peripheral.readValue(for: level)
+            peripheral.writeValue(Data([1]), for: level, type: .withResponse)
+            peripheral.setNotifyValue(true, for: level)
+            peripheral.discoverServices(nil)
+            peripheral.discoverCharacteristics(nil, for: service)
+            peripheral.readRSSI()
+            return (try await settled(journal, from: count, bridge), manager.apiMisuses)
+        }
+        #expect(entries.isEmpty)
+        #expect(
+            misuses.map { $0.components(separatedBy: ":").first! } == [
+                "readValue", "writeValue", "setNotifyValue", "discoverServices", "discoverCharacteristics", "readRSSI",
+            ])
+        #expect(misuses.allSatisfy { $0.hasSuffix("is not connected") }, "\(misuses)")
+    }
+
+    // MARK: Scanning and retrieving
+
+    /// An app that stops the scan inside `didDiscover` and scans again later hears the
+    /// peripheral again (a new scan reports what it hears afresh), as the same object.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func stoppingTheScanInsideDidDiscoverThenScanningAgainFindsThePeripheralAgain(realistic: Bool) async throws {
+        let (discovered, scanning) = try await withWatchApp(realistic: realistic, seed: 18) {
+            bridge, manager, journal in
+            var scanning: [Bool] = []
+            journal.onDiscover = { manager, _ in
+                manager.stopScan()
+                scanning.append(manager.isScanning)
+            }
+            manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { journal.discovered.count == 1 }
+            try await bridge.clock.sleep(for: .seconds(2))
+            #expect(journal.discovered.count == 1)
+            manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { journal.discovered.count == 2 }
+            return (journal.discovered, scanning)
+        }
+        #expect(discovered.count == 2)
+        #expect(discovered[0] === discovered[1])
+        #expect(scanning == [false, false])
+    }
+
+    /// `retrievePeripherals(withIdentifiers:)` gives the object the app already holds (CoreBluetooth
+    /// keeps one object per peripheral and manager), and connecting it works.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func retrievingAHeldPeripheralGivesTheSameObjectAndItConnects(realistic: Bool) async throws {
+        let (same, entries) = try await withWatchApp(realistic: realistic, seed: 19) { bridge, manager, journal in
+            let peripheral = try await discover(manager, journal, bridge)
+            let retrieved = manager.retrievePeripherals(withIdentifiers: [peripheral.identifier, peripheral.identifier])
+            let count = journal.entries.count
+            manager.connect(retrieved[0])
+            try await bridge.waitForApp { peripheral.state == .connected }
+            return (
+                retrieved.count == 1 && retrieved[0] === peripheral, try await settled(journal, from: count, bridge)
+            )
+        }
+        #expect(same)
+        #expect(entries == ["connect connected"])
+    }
+
+    /// A second manager in the same app sees the peripheral the first connected
+    /// (`retrieveConnectedPeripherals`, once its services are known), as its own object, not
+    /// connected to it until it connects; then the first's cancel leaves the second's link up.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aSecondManagerSeesThePeripheralTheFirstConnectedAndKeepsItsOwnLink(realistic: Bool) async throws {
+        let (first, second, secondState, linkUp) = try await withWatchApp(realistic: realistic, seed: 20) {
+            bridge, manager, journal in
+            let peripheral = try await discover(manager, journal, bridge)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { peripheral.services != nil }
+            let otherJournal = LifecycleJournal()
+            let other = CBMCentralManager(delegate: otherJournal, queue: nil)
+            try await bridge.waitForApp { other.state == .poweredOn }
+            let seen = other.retrieveConnectedPeripherals(withServices: [CBMUUID(string: "180F")])
+            #expect(seen.count == 1)
+            let theirs = try #require(seen.first)
+            #expect(theirs !== peripheral && theirs.identifier == peripheral.identifier)
+            #expect(theirs.state == .disconnected)
+            theirs.delegate = otherJournal
+            other.connect(theirs)
+            try await bridge.waitForApp { theirs.state == .connected }
+            let count = journal.entries.count
+            manager.cancelPeripheralConnection(peripheral)
+            try await bridge.waitForApp { peripheral.state == .disconnected }
+            let entries = try await settled(journal, from: count, bridge)
+            return (
+                entries, otherJournal.entries, theirs.state,
+                await other.simulatedCentral!.isConnected(theirs.identifier)
+            )
+        }
+        #expect(first == ["disconnect disconnected services=nil"])
+        #expect(second == ["state poweredOn", "connect connected"])
+        #expect(secondState == .connected)
+        #expect(linkUp)
     }
 
     /// A connect the peripheral refuses at once, cancelled in the same turn: the app hears
