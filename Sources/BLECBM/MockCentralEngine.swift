@@ -679,8 +679,12 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     func cancelPeripheralConnection(_ peripheral: CBMPeripheral) {
         // Another manager's object, or one a power-off made invalid, is not this manager's to
         // cancel (CoreBluetooth ignores it as API misuse): its state is left alone.
-        let mine = lock.withLock { () -> Bool in
+        let mine = lock.withLock { () -> Bool? in
             guard isCurrent(peripheral) else { return false }
+            // A restored peripheral before the manager is powered on (the only objects current
+            // then): CoreBluetooth accepts commands only while powered on, and ignores this one
+            // as API misuse, so the restored connection still comes up.
+            guard mirroredState == .poweredOn, !invalidated else { return nil }
             peripheral.reconnectsAutomatically = false
             if peripheral.storedState == .connected { peripheral.storedState = .disconnecting }
             // (The app has not heard didConnect: a link that comes up before the cancel reaches
@@ -688,6 +692,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             if peripheral.storedState == .connecting { cancelledBeforeConnecting.insert(peripheral.identifier) }
             return true
         }
+        guard let mine else { return misuse("cancelPeripheralConnection: the manager is not powered on") }
         guard mine else {
             return misuse(
                 "cancelPeripheralConnection: \(peripheral.identifier) is not one of this manager's current peripherals "

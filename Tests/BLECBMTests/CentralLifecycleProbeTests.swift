@@ -451,6 +451,48 @@ struct CentralLifecycleProbeTests {
                 "state poweredOn", "fail disconnected \(CBMError.Code.connectionFailed.rawValue)", "connect connected",
             ])
     }
+
+    /// A restored peripheral still connecting (the system's pending connection kept for the
+    /// app), cancelled inside `willRestoreState`, before the manager is powered on: CoreBluetooth
+    /// accepts commands only while powered on (it logs API MISUSE and ignores the call, as
+    /// CoreBluetoothMock's manager does), so the restored connection comes up and the app hears
+    /// `didConnect`, in both modes. (In realistic mode the cancel was ignored by the simulation
+    /// but not by the front end: the link came up, unreported, and the peripheral stayed
+    /// `connecting`; in fast mode, where the manager is powered on at once, the cancel ended it.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aCancelMadeBeforeThePowerOnIsIgnoredAndTheRestoredConnectionComesUp(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 25) : .init(seed: 25))
+        let watch =
+            CBMPeripheralSpec
+            .simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Watch"], withInterval: 0.1)
+            .connectable(
+                name: "Watch", services: [CBMServiceMock(type: CBMUUID(string: "180F"), primary: true)],
+                delegate: nil
+            )
+            .allowForRetrieval()
+            .build()
+        let (entries, linkUp, misuses) = try await bridge.run { @MainActor () -> ([String], Bool, [String]) in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            CBMCentralManagerMock.simulateStateRestoration = { _ in
+                [CBMCentralManagerRestoredStatePeripheralsKey: [watch]]
+            }
+            let journal = LifecycleJournal()
+            journal.onRestore = { manager, peripherals in
+                for peripheral in peripherals { manager.cancelPeripheralConnection(peripheral) }
+            }
+            let manager = CBMCentralManager(
+                delegate: journal, queue: nil, options: [CBMCentralManagerOptionRestoreIdentifierKey: "watch"])
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let entries = try await settled(journal, from: 0, bridge)
+            let peripheral = journal.discovered[0]
+            return (entries, await manager.simulatedCentral!.isConnected(peripheral.identifier), manager.apiMisuses)
+        }
+        #expect(entries == ["restore [\"connecting\"]", "state poweredOn", "connect connected"])
+        #expect(linkUp)
+        #expect(misuses == ["cancelPeripheralConnection: the manager is not powered on"])
+    }
 }
 
 /// A spec delegate that refuses the first connection request and accepts the others.
