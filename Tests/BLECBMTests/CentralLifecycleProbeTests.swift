@@ -255,6 +255,36 @@ struct CentralLifecycleProbeTests {
         #expect(states == [.disconnecting, .connected])
     }
 
+    /// A connect to a peripheral that stopped advertising waits (CoreBluetooth: connection
+    /// attempts do not time out), with no callback, `connecting`; two cancels in one turn end it
+    /// with one `didDisconnectPeripheral`.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aConnectToASilentPeripheralWaitsUntilCancelledOnce(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 26) : .init(seed: 26))
+        let sensor = try await makeSensor(on: bridge)
+        let (waiting, entries, state) = try await bridge.run {
+            @MainActor () -> ([String], [String], CBMPeripheralState) in
+            let journal = LifecycleJournal()
+            let manager = CBMCentralManager(delegate: journal, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let peripheral = try await discover(manager, journal, bridge)
+            await sensor.stopAdvertising()
+            let count = journal.entries.count
+            manager.connect(peripheral)
+            try await bridge.clock.sleep(for: .seconds(120))
+            let waiting = Array(journal.entries[count...])
+            #expect(peripheral.state == .connecting)
+            manager.cancelPeripheralConnection(peripheral)
+            manager.cancelPeripheralConnection(peripheral)
+            try await bridge.waitForApp { peripheral.state == .disconnected }
+            return (waiting, try await settled(journal, from: count, bridge), peripheral.state)
+        }
+        #expect(waiting.isEmpty)
+        #expect(entries == ["disconnect disconnected services=nil"])
+        #expect(state == .disconnected)
+    }
+
     // MARK: Cancelling
 
     /// A cancel of a peripheral the app never connected: CoreBluetooth documents no callback for
@@ -331,6 +361,35 @@ struct CentralLifecycleProbeTests {
                 "readValue", "writeValue", "setNotifyValue", "discoverServices", "discoverCharacteristics", "readRSSI",
             ])
         #expect(misuses.allSatisfy { $0.hasSuffix("is not connected") }, "\(misuses)")
+    }
+
+    /// A read made after the cancel, while the peripheral is `disconnecting`: CoreBluetooth
+    /// refuses it ("API MISUSE: <CBPeripheral …, state = disconnecting> can only accept commands
+    /// while in the connected state", seen in RxBluetoothKit issue 125); so does the kit.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aReadWhileDisconnectingIsIgnoredAndNoted(realistic: Bool) async throws {
+        let (entries, misuses) = try await withWatchApp(realistic: realistic, seed: 28) {
+            bridge, manager, journal in
+            let peripheral = try await discover(manager, journal, bridge)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { peripheral.services != nil }
+            let service = peripheral.services![0]
+            peripheral.discoverCharacteristics(nil, for: service)
+            try await bridge.waitForApp { service.characteristics != nil }
+            let count = journal.entries.count
+            manager.cancelPeripheralConnection(peripheral)
+            #expect(peripheral.state == .disconnecting)
+            peripheral.readValue(for: service.characteristics![0])
+            try await bridge.waitForApp { peripheral.state == .disconnected }
+            return (try await settled(journal, from: count, bridge), manager.apiMisuses)
+        }
+        #expect(entries == ["disconnect disconnected services=nil"])
+        #expect(misuses.count == 1)
+        #expect(misuses.first?.hasPrefix("readValue: ") == true)
+        #expect(misuses.first?.hasSuffix("is not connected") == true)
     }
 
     // MARK: Scanning and retrieving
@@ -415,6 +474,34 @@ struct CentralLifecycleProbeTests {
         #expect(first == ["disconnect disconnected services=nil"])
         #expect(second == ["state poweredOn", "connect connected"])
         #expect(secondState == .connected)
+        #expect(linkUp)
+    }
+
+    /// A second manager's connect and cancel in one turn, while the first manager is connected
+    /// to the peripheral: the second hears only `didDisconnectPeripheral`, the first nothing.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aSecondManagersConnectAndCancelInOneTurnLeaveTheFirstsLinkAlone(realistic: Bool) async throws {
+        let (first, second, linkUp) = try await withWatchApp(realistic: realistic, seed: 27) {
+            bridge, manager, journal in
+            let peripheral = try await discover(manager, journal, bridge)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            let count = journal.entries.count
+            let otherJournal = LifecycleJournal()
+            let other = CBMCentralManager(delegate: otherJournal, queue: nil)
+            try await bridge.waitForApp { other.state == .poweredOn }
+            let theirs = try #require(other.retrievePeripherals(withIdentifiers: [peripheral.identifier]).first)
+            other.connect(theirs)
+            other.cancelPeripheralConnection(theirs)
+            try await bridge.waitForApp { otherJournal.entries.count == 2 }
+            return (
+                try await settled(journal, from: count, bridge), otherJournal.entries,
+                await manager.simulatedCentral!.isConnected(peripheral.identifier)
+            )
+        }
+        #expect(first.isEmpty)
+        #expect(second == ["state poweredOn", "disconnect disconnected services=nil"])
         #expect(linkUp)
     }
 
