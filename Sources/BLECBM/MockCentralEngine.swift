@@ -677,27 +677,26 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     }
 
     func cancelPeripheralConnection(_ peripheral: CBMPeripheral) {
-        // Another manager's object, or one a power-off made invalid, is not this manager's to
-        // cancel (CoreBluetooth ignores it as API misuse): its state is left alone.
-        let mine = lock.withLock { () -> Bool? in
-            guard isCurrent(peripheral) else { return false }
+        // Why CoreBluetooth would ignore the call (as API misuse), if it would: then the
+        // peripheral's state is left alone.
+        let refusal = lock.withLock { () -> String? in
+            // Another manager's object, or one a power-off made invalid, is not this manager's.
+            guard isCurrent(peripheral) else {
+                return "\(peripheral.identifier) is not one of this manager's current peripherals (retrieve or "
+                    + "discover it again)"
+            }
             // A restored peripheral before the manager is powered on (the only objects current
-            // then): CoreBluetooth accepts commands only while powered on, and ignores this one
-            // as API misuse, so the restored connection still comes up.
-            guard mirroredState == .poweredOn, !invalidated else { return nil }
+            // then, with those of a manager whose system was uninstalled): CoreBluetooth accepts
+            // commands only while powered on, so the restored connection still comes up.
+            guard mirroredState == .poweredOn, !invalidated else { return "the manager is not powered on" }
             peripheral.reconnectsAutomatically = false
             if peripheral.storedState == .connected { peripheral.storedState = .disconnecting }
             // (The app has not heard didConnect: a link that comes up before the cancel reaches
             // the simulation, as in fast mode, is not reported; the cancel's disconnection is.)
             if peripheral.storedState == .connecting { cancelledBeforeConnecting.insert(peripheral.identifier) }
-            return true
+            return nil
         }
-        guard let mine else { return misuse("cancelPeripheralConnection: the manager is not powered on") }
-        guard mine else {
-            return misuse(
-                "cancelPeripheralConnection: \(peripheral.identifier) is not one of this manager's current peripherals "
-                    + "(retrieve or discover it again)")
-        }
+        if let refusal { return misuse("cancelPeripheralConnection: \(refusal)") }
         let identifier = peripheral.identifier
         command { try? $0.cancelPeripheralConnection(identifier) }
     }
