@@ -151,10 +151,13 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
     }
 
     /// Cancels a connection or a pending attempt; the delegate gets
-    /// `centralManager(_:didDisconnectPeripheral:error:)` with no error. A peripheral object
-    /// that is not this manager's (another manager's, or one from before Bluetooth last went
-    /// off) is ignored, as CoreBluetooth ignores it; the call is noted in
-    /// ``CBMCentralManager/apiMisuses``.
+    /// `centralManager(_:didDisconnectPeripheral:error:)` with no error. An attempt cancelled
+    /// before its `didConnect` reached the delegate gets no `didConnect`, even when the link came
+    /// up meanwhile (at once, in fast mode): only the disconnection. A peripheral never
+    /// connected gets no callback. A peripheral object that is not this manager's (another
+    /// manager's, or one from before Bluetooth last went off), or a call made while the manager
+    /// is not powered on (on a restored peripheral), is ignored, as CoreBluetooth ignores it;
+    /// the call is noted in ``CBMCentralManager/apiMisuses``.
     open func cancelPeripheralConnection(_ peripheral: CBMPeripheral) {
         backend.cancelPeripheralConnection(peripheral)
     }
