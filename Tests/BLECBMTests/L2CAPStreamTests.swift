@@ -357,12 +357,13 @@ struct L2CAPStreamTests {
             let central = StreamEnd(try #require(client.opened))
             let input = UncheckedStream(central.input)
             let scheduled = LockedRunLoop()
-            DispatchQueue.global().async {
+            // Waited for outside the simulation: a run sees no activity while a dispatch thread
+            // is slow to start, and under load a wait for it stalled the run.
+            onAnotherThreadAndWait {
                 input.stream.schedule(in: .current, forMode: .default)
                 input.stream.open()
                 scheduled.set(.current)
             }
-            try await bridge.waitForApp { scheduled.value != nil }
             try await #require(server.opened?.channel).send(Data("early".utf8))
             try await bridge.waitForApp { true }
             central.input.delegate = central
@@ -372,6 +373,16 @@ struct L2CAPStreamTests {
             #expect(central.events == ["in openCompleted", "in hasBytesAvailable"])
         }
     }
+}
+
+/// Runs `body` on a dispatch thread (not the caller's) and returns once it has run.
+func onAnotherThreadAndWait(_ body: @escaping @Sendable () -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+        body()
+        done.signal()
+    }
+    done.wait()
 }
 
 /// A stream handed to another thread (Foundation's streams are not `Sendable`).
