@@ -32,6 +32,9 @@ open class CBMServiceMock: CBMService, @unchecked Sendable {
 
     open override var includedServices: [CBMService]? { declaredIncludedServices }
 
+    /// The included service mocks, as declared.
+    var includedServiceMocks: [CBMServiceMock] { declaredIncludedServices }
+
     /// The characteristic mocks, as declared.
     var characteristicMocks: [CBMCharacteristicMock] { declaredCharacteristics }
 

@@ -72,7 +72,7 @@ extension SpecSimulation {
         /// `connectedBySystem`: another app is connected to it from the start, before it
         /// advertises (its sets not `alsoWhenConnected` are not heard).
         func setUp(state: State, startOutOfRange: Bool, connectedBySystem: Bool) {
-            for service in state.services ?? [] { add(service) }
+            for service in Self.publishingOrder(state.services ?? []) { add(service) }
             // Its signal strength follows its proximity from the start.
             let proximity = startOutOfRange ? Proximity.outOfRange : state.proximity.proximity
             command { $0.simulateProximityChange(proximity) }
@@ -174,7 +174,27 @@ extension SpecSimulation {
                     locals.removeAll()
                 }
             }
-            for service in services { add(service) }
+            for service in Self.publishingOrder(services) { add(service) }
+        }
+
+        /// The services to publish, each after the services it includes (a GATT server can
+        /// only include a service it has), once each: CoreBluetoothMock takes a spec's services
+        /// in any order, and an included service it does not list is published too.
+        static func publishingOrder(_ services: [CBMServiceMock]) -> [CBMServiceMock] {
+            var ordered: [CBMServiceMock] = []
+            var placed = Set<ObjectIdentifier>()
+            func place(_ service: CBMServiceMock, including: Set<ObjectIdentifier>) {
+                let key = ObjectIdentifier(service)
+                // (A service that includes itself, or one including it, is placed once.)
+                guard !placed.contains(key), !including.contains(key) else { return }
+                for included in service.includedServiceMocks {
+                    place(included, including: including.union([key]))
+                }
+                placed.insert(key)
+                ordered.append(service)
+            }
+            for service in services { place(service, including: []) }
+            return ordered
         }
 
         /// Sends a value to the subscribed centrals.
