@@ -263,6 +263,56 @@ struct MigrationProbeTests {
     }
 }
 
+extension MigrationProbeTests {
+    // CBMPeripheralSpec.swift: a spec keeps its state (proximity, identifier, whether the system
+    // knows it, advertising) in itself, so calls made before `simulatePeripherals(_:)` set the
+    // state its simulation starts in. (The kit ignored them: "the spec is not simulated".)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func callsMadeBeforeTheSpecIsSimulatedSetTheStateItStartsIn(realistic: Bool) async throws {
+        let bridge = CoreBluetoothMockParityTests.bridge(realistic: realistic, seed: 309)
+        let readOnly = CBMCharacteristicMock(type: .transferData, properties: [.read])
+        let sensor =
+            CBMPeripheralSpec
+            .simulatePeripheral(proximity: .outOfRange)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Sensor"], withInterval: 0.1)
+            .connectable(
+                name: "Sensor",
+                services: [CBMServiceMock(type: .transferService, primary: true, characteristics: readOnly)],
+                delegate: RefusingSpecDelegate(failingWith: nil)
+            )
+            .build()
+        let moved = UUID(uuidString: "00000000-0000-4000-8000-0000000000A1")!
+        let (identifier, proximity, known, values) = try await bridge.run {
+            @MainActor () -> (UUID, CBMProximity, Bool, [Data]) in
+            sensor.simulateMacChange(moved)
+            sensor.simulateProximityChange(.near)
+            sensor.simulateCaching()
+            sensor.simulateValueUpdate(Data([9]), for: readOnly)
+            let state = (sensor.identifier, sensor.proximity, sensor.isKnown)
+            CBMCentralManagerMock.simulatePeripherals([sensor])
+            let app = ParityApp()
+            let manager = CBMCentralManagerMock(delegate: app, queue: nil)
+            app.manager = manager
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [moved]).first)
+            app.peripheral = peripheral
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { app.characteristic != nil }
+            peripheral.readValue(for: try #require(app.characteristic))
+            try await bridge.waitForApp { !app.values.isEmpty }
+            return (state.0, state.1, state.2, app.values)
+        }
+        #expect(identifier == moved)
+        #expect(proximity == .near)
+        #expect(known)
+        #expect(values == [Data([7])])
+        #expect(readOnly.value == Data([9]))
+    }
+}
+
 /// Keeps each error the app's callbacks report (nil for success), in order.
 final class ErrorKeepingApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate {
     var errors: [Error?] = []

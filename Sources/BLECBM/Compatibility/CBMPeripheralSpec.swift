@@ -11,6 +11,13 @@ import Foundation
 /// ``SimulatedSystem``; every `simulate…` call and every property below acts on that
 /// simulation. So a spec declared as a global `let` serves many tests at once, each with its own
 /// state, and the calls work from any thread (a delegate callback, a notification handler).
+///
+/// Calls that change the spec's state (``simulateProximityChange(_:)``, ``simulateCaching()``,
+/// ``simulateMacChange(_:)``, ``simulateAdvertisementChange(_:)``) count before the spec is
+/// simulated, as CoreBluetoothMock keeps that state in the spec: on the current test's bridge,
+/// or outside one on the simulated system (installed if none is), and the spec's simulation
+/// there starts in it. A spec's state does not outlive its simulation: after
+/// ``CBMCentralManagerMock/tearDownSimulation()`` the next system starts it as built.
 public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
     // @unchecked Sendable: the `built…` properties are set by the builder before `build()`
     // returns and never changed; the state the `simulate…` calls change lives in each
@@ -63,22 +70,20 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
     // below act on (see ``simulation(for:)``), or as built when it is simulated nowhere.
 
     /// The peripheral's identifier (a new one after ``simulateMacChange(_:)``).
-    public var identifier: UUID { simulation(for: nil)?.snapshot.identifier ?? builtIdentifier }
+    public var identifier: UUID { state?.identifier ?? builtIdentifier }
     /// Its GAP name (connectable peripherals; changed by ``simulateServiceChange(newName:newServices:)``).
-    public var name: String? { simulation(for: nil).map { $0.snapshot.name } ?? builtName }
+    public var name: String? { state.map { $0.name } ?? builtName }
     /// Where it is, relative to the central (changed by ``simulateProximityChange(_:)``).
-    public var proximity: CBMProximity { simulation(for: nil)?.snapshot.proximity ?? builtProximity }
+    public var proximity: CBMProximity { state?.proximity ?? builtProximity }
     /// Whether the system knows it: retrievable by identifier without a scan (``Builder/allowForRetrieval()``,
     /// ``simulateCaching()``, or a scan that found it; not after ``simulateMacChange(_:)``).
-    public var isKnown: Bool { simulation(for: nil)?.snapshot.isKnown ?? builtIsKnown }
+    public var isKnown: Bool { state?.isKnown ?? builtIsKnown }
     /// Whether another app holds a connection to it (``simulateConnection()``).
-    public var isConnected: Bool { simulation(for: nil)?.snapshot.isConnectedBySystem ?? isInitiallyConnected }
+    public var isConnected: Bool { state?.isConnectedBySystem ?? isInitiallyConnected }
     /// Its advertising sets (changed by ``simulateAdvertisementChange(_:)``).
-    public var advertisement: [CBMAdvertisementConfig]? {
-        simulation(for: nil).map { $0.snapshot.advertisement } ?? builtAdvertisement
-    }
+    public var advertisement: [CBMAdvertisementConfig]? { state.map { $0.advertisement } ?? builtAdvertisement }
     /// Its services, for connectable peripherals (changed by ``simulateServiceChange(newName:newServices:)``).
-    public var services: [CBMServiceMock]? { simulation(for: nil).map { $0.snapshot.services } ?? builtServices }
+    public var services: [CBMServiceMock]? { state.map { $0.services } ?? builtServices }
 
     /// Starts describing a simulated peripheral. Without an identifier, ``Builder/build()``
     /// derives one from what the spec describes (its names, advertised data and service UUIDs),
@@ -201,30 +206,75 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
 }
 
 extension CBMPeripheralSpec {
-    /// The simulation a `simulate…` call acts on: the spec's on the current test's bridge when
-    /// one is current (none if it is not simulated there: the call does nothing, as
-    /// CoreBluetoothMock ignores peripherals it does not simulate); else its simulation on the
-    /// installed ``SimulatedSystem``; else the one bridge it is simulated on, wherever the call
-    /// comes from (a spec remembers where it is simulated). With `call`, a call that finds none
-    /// says so on standard error.
-    func simulation(for call: String?) -> SpecSimulation? {
-        if let bridge = MockBLEBridge.current { return SpecSimulation.existing(for: self, on: bridge) }
-        if let system = SimulatedSystem.current, let simulation = SpecSimulation.existing(for: self, on: system.bridge)
-        {
-            return simulation
+    /// Where a `simulate…` call acts: the spec's simulation, or a bridge it is not simulated on
+    /// yet (calls that change its state, as CoreBluetoothMock keeps it in the spec object,
+    /// change the state its simulation there will start in).
+    enum Target {
+        case simulation(SpecSimulation)
+        case unsimulated(on: MockBLEBridge)
+
+        var simulation: SpecSimulation? {
+            if case .simulation(let simulation) = self { return simulation }
+            return nil
         }
-        let live = simulations.all
-        if live.count == 1 { return live[0] }
+    }
+
+    /// Where a `simulate…` call acts: on the current test's bridge when one is current (the
+    /// spec's simulation there, or the spec's state there until it is simulated); else its
+    /// simulation on the installed ``SimulatedSystem``; else the one bridge it is simulated on,
+    /// wherever the call comes from (a spec remembers where it is simulated; an uninstalled
+    /// system's bridge does not count); else, simulated nowhere, the spec's state on the
+    /// system (installing it if none is, as CoreBluetoothMock's statics do). With `call`, a call
+    /// that finds no target (the spec is simulated on several bridges, none current) says so on
+    /// standard error; without, none is installed.
+    func target(for call: String?, installing: Bool = true) -> Target? {
+        if let bridge = MockBLEBridge.current {
+            return SpecSimulation.existing(for: self, on: bridge).map(Target.simulation) ?? .unsimulated(on: bridge)
+        }
+        let system = SimulatedSystem.current
+        if let system, let simulation = SpecSimulation.existing(for: self, on: system.bridge) {
+            return .simulation(simulation)
+        }
+        let live = simulations.all.filter { !$0.isOnRetiredBridge }
+        if live.count == 1 { return .simulation(live[0]) }
+        if live.isEmpty {
+            if let system { return .unsimulated(on: system.bridge) }
+            guard let call, installing else { return nil }
+            return .unsimulated(on: BridgeScope.forCoreBluetoothMock("CBMPeripheralSpec.\(call)"))
+        }
         if let call {
             Warning.emit(
-                live.isEmpty
-                    ? "CBMPeripheralSpec.\(call): the spec is not simulated on any bridge; call "
-                        + "CBMCentralManagerMock.simulatePeripherals(_:) first. The call does nothing."
-                    : "CBMPeripheralSpec.\(call): the spec is simulated on \(live.count) bridges and none is current; "
-                        + "call it inside the test's bridge scope (a delegate callback of its managers is one). "
-                        + "The call does nothing.")
+                "CBMPeripheralSpec.\(call): the spec is simulated on \(live.count) bridges and none is current; "
+                    + "call it inside the test's bridge scope (a delegate callback of its managers is one). "
+                    + "The call does nothing.")
         }
         return nil
+    }
+
+    /// The spec's simulation a `simulate…` call acts on (see ``target(for:installing:)``); none
+    /// when it is not simulated there yet: the call then does nothing, as in CoreBluetoothMock,
+    /// whose central manager ignores a peripheral it does not simulate (with `call`, a call made
+    /// outside any bridge or system says so on standard error).
+    func simulation(for call: String?) -> SpecSimulation? {
+        let target = target(for: call, installing: false)
+        if let call, target == nil, MockBLEBridge.current == nil, SimulatedSystem.current == nil,
+            simulations.all.allSatisfy(\.isOnRetiredBridge)
+        {
+            Warning.emit(
+                "CBMPeripheralSpec.\(call): the spec is not simulated on any bridge; call "
+                    + "CBMCentralManagerMock.simulatePeripherals(_:) first. The call does nothing.")
+        }
+        return target?.simulation
+    }
+
+    /// The spec's state where calls act now (without installing a system), if it is simulated
+    /// there or calls changed it there.
+    var state: SpecSimulation.State? {
+        switch target(for: nil, installing: false) {
+        case .simulation(let simulation): simulation.snapshot
+        case .unsimulated(let bridge): SpecSimulation.registry(on: bridge).unsimulatedState(of: self)
+        case nil: nil
+        }
     }
 
     /// Notes a simulation of the spec (so calls from anywhere find it).
@@ -252,9 +302,9 @@ extension CBMPeripheralSpec {
     /// after the spec's ``supervisionTimeout`` (4 s by default), as in CoreBluetoothMock; until
     /// then their links stay up with nothing heard from the device (requests get no answer).
     public func simulateReset() {
-        guard let simulation = simulation(for: "simulateReset()") else { return }
+        guard let target = target(for: "simulateReset()") else { return }
         connectionDelegate?.reset()
-        simulation.reset()
+        target.simulation?.reset()
     }
 
     /// The peripheral changes its name and services (centrals see `didModifyServices`). Does
@@ -272,25 +322,36 @@ extension CBMPeripheralSpec {
     /// then, the links live on); back in range, pending connections complete at its next
     /// advertisement.
     public func simulateProximityChange(_ proximity: CBMProximity) {
-        simulation(for: "simulateProximityChange(_:)")?.move(to: proximity)
+        switch target(for: "simulateProximityChange(_:)") {
+        case .simulation(let simulation): simulation.move(to: proximity)
+        case .unsimulated(let bridge):
+            SpecSimulation.registry(on: bridge).changeUnsimulated(self) { $0.proximity = proximity }
+        case nil: break
+        }
     }
 
     /// The peripheral notifies (or indicates) a new value to its subscribed centrals. Does
     /// nothing for a characteristic that is not one of the spec's, as in CoreBluetoothMock.
     public func simulateValueUpdate(_ data: Data, for characteristic: CBMCharacteristicMock) {
-        guard let simulation = simulation(for: "simulateValueUpdate(_:for:)"),
-            simulation.snapshot.services?.contains(where: { $0.characteristicMocks.contains { $0 === characteristic } })
-                == true
+        guard let target = target(for: "simulateValueUpdate(_:for:)"),
+            (target.simulation?.snapshot.services ?? services)?.contains(where: {
+                $0.characteristicMocks.contains { $0 === characteristic }
+            }) == true
         else { return }
         characteristic.value = data
-        simulation.update(data, for: characteristic)
+        target.simulation?.update(data, for: characteristic)
     }
 
     /// The peripheral advertises something else (`nil`: it stops advertising), from now on, as
     /// in CoreBluetoothMock: each set, the first too, starts after its delay, counted from now,
     /// and repeats at its interval (once for an interval of 0).
     public func simulateAdvertisementChange(_ advertisement: [CBMAdvertisementConfig]?) {
-        simulation(for: "simulateAdvertisementChange(_:)")?.changeAdvertisement(advertisement)
+        switch target(for: "simulateAdvertisementChange(_:)") {
+        case .simulation(let simulation): simulation.changeAdvertisement(advertisement)
+        case .unsimulated(let bridge):
+            SpecSimulation.registry(on: bridge).changeUnsimulated(self) { $0.advertisement = advertisement }
+        case nil: break
+        }
     }
 
     /// The peripheral changes its address (CoreBluetoothMock's `simulateMacChange(_:)`): from now
@@ -299,11 +360,20 @@ extension CBMPeripheralSpec {
     /// peripheral, and retrieving it needs ``simulateCaching()`` or a scan again. Links it has
     /// stay up, as in CoreBluetoothMock.
     public func simulateMacChange(_ newIdentifier: UUID? = nil) {
-        simulation(for: "simulateMacChange(_:)")?.changeIdentifier(to: newIdentifier)
+        switch target(for: "simulateMacChange(_:)") {
+        case .simulation(let simulation): simulation.changeIdentifier(to: newIdentifier)
+        case .unsimulated(let bridge):
+            SpecSimulation.changeUnsimulatedIdentifier(of: self, to: newIdentifier, on: bridge)
+        case nil: break
+        }
     }
 
     /// The system caches the peripheral: retrievable by identifier without a scan, at once.
     public func simulateCaching() {
-        simulation(for: "simulateCaching()")?.cache()
+        switch target(for: "simulateCaching()") {
+        case .simulation(let simulation): simulation.cache()
+        case .unsimulated(let bridge): SpecSimulation.registry(on: bridge).changeUnsimulated(self) { $0.isKnown = true }
+        case nil: break
+        }
     }
 }

@@ -49,13 +49,20 @@ final class SpecSimulation: @unchecked Sendable {
         let peripheral: UUID
     }
 
-    private init(_ spec: CBMPeripheralSpec, on bridge: MockBLEBridge) {
-        self.spec = spec
-        self.bridge = bridge
-        state = State(
+    /// The state a spec has where nothing changed it: as built.
+    static func builtState(of spec: CBMPeripheralSpec) -> State {
+        State(
             identifier: spec.builtIdentifier, name: spec.builtName, proximity: spec.builtProximity,
             isKnown: spec.builtIsKnown, isConnectedBySystem: spec.isInitiallyConnected,
             services: spec.builtServices, advertisement: spec.builtAdvertisement)
+    }
+
+    /// Puts `spec` on `bridge` in `state` (as built, unless calls made before changed it).
+    private init(_ spec: CBMPeripheralSpec, on bridge: MockBLEBridge, state: State?) {
+        self.spec = spec
+        self.bridge = bridge
+        self.state = state ?? Self.builtState(of: spec)
+        let state = self.state
         current = Incarnation(simulation: self, identifier: state.identifier)
         current.setUp(
             state: state, startOutOfRange: state.proximity == .outOfRange, connectedBySystem: state.isConnectedBySystem)
@@ -70,15 +77,36 @@ final class SpecSimulation: @unchecked Sendable {
         private let lock = Lock()
         private var simulations: [ObjectIdentifier: SpecSimulation] = [:]
         private var order: [ObjectIdentifier] = []
+        /// The state of specs not simulated yet that `simulate…` calls changed (their proximity,
+        /// advertising, identifier, whether the system knows them), as CoreBluetoothMock keeps
+        /// it in the spec object: their simulation starts in it.
+        private var unsimulated: [ObjectIdentifier: State] = [:]
 
         func existing(_ spec: CBMPeripheralSpec) -> SpecSimulation? {
             lock.withLock { simulations[ObjectIdentifier(spec)] }
         }
 
-        fileprivate func simulation(for spec: CBMPeripheralSpec, make: () -> SpecSimulation) -> (SpecSimulation, Bool) {
+        /// The state `simulate…` calls gave a spec not simulated here yet, if any.
+        func unsimulatedState(of spec: CBMPeripheralSpec) -> State? {
+            lock.withLock { unsimulated[ObjectIdentifier(spec)] }
+        }
+
+        /// Changes the state of a spec not simulated here yet (nothing happens if it is).
+        func changeUnsimulated(_ spec: CBMPeripheralSpec, _ change: (inout State) -> Void) {
+            lock.withLock {
+                guard simulations[ObjectIdentifier(spec)] == nil else { return }
+                var state = unsimulated[ObjectIdentifier(spec)] ?? SpecSimulation.builtState(of: spec)
+                change(&state)
+                unsimulated[ObjectIdentifier(spec)] = state
+            }
+        }
+
+        fileprivate func simulation(for spec: CBMPeripheralSpec, make: (State?) -> SpecSimulation) -> (
+            SpecSimulation, Bool
+        ) {
             lock.withLock {
                 if let existing = simulations[ObjectIdentifier(spec)] { return (existing, false) }
-                let made = make()
+                let made = make(unsimulated.removeValue(forKey: ObjectIdentifier(spec)))
                 simulations[ObjectIdentifier(spec)] = made
                 order.append(ObjectIdentifier(spec))
                 return (made, true)
@@ -126,7 +154,7 @@ final class SpecSimulation: @unchecked Sendable {
         }
         var seen = Set<ObjectIdentifier>()
         for spec in specs where seen.insert(ObjectIdentifier(spec)).inserted {
-            let (simulation, made) = registry.simulation(for: spec) { SpecSimulation(spec, on: bridge) }
+            let (simulation, made) = registry.simulation(for: spec) { SpecSimulation(spec, on: bridge, state: $0) }
             spec.remember(simulation)
             if !made { simulation.setActive(true) }
         }
@@ -138,7 +166,10 @@ final class SpecSimulation: @unchecked Sendable {
         var seen = Set<ObjectIdentifier>()
         var identifiers = Set<UUID>()
         for spec in specs where seen.insert(ObjectIdentifier(spec)).inserted {
-            let identifier = existing(for: spec, on: bridge)?.identifier ?? spec.builtIdentifier
+            let identifier =
+                existing(for: spec, on: bridge)?.identifier ?? registry(on: bridge).unsimulatedState(of: spec)?
+                .identifier
+                ?? spec.builtIdentifier
             if !identifiers.insert(identifier).inserted { return identifier }
         }
         return nil
@@ -377,6 +408,25 @@ final class SpecSimulation: @unchecked Sendable {
         fresh.setUp(
             state: now, startOutOfRange: now.proximity == .outOfRange, connectedBySystem: now.isConnectedBySystem)
     }
+
+    /// A spec not simulated on `bridge` yet changes its address: its simulation starts with
+    /// `identifier` (or one derived from the bridge's seed), unknown to the system.
+    static func changeUnsimulatedIdentifier(of spec: CBMPeripheralSpec, to identifier: UUID?, on bridge: MockBLEBridge)
+    {
+        let seed = bridge.configuration.seed
+        registry(on: bridge).changeUnsimulated(spec) { state in
+            state.macChanges += 1
+            state.identifier = identifier ?? derivedIdentifier(spec: spec, seed: seed, change: state.macChanges)
+            state.isKnown = false
+        }
+    }
+
+    /// The bridges of uninstalled simulated systems are marked so (a spec's calls made from
+    /// elsewhere do not reach a simulation left there).
+    static let retiredKey = "BLECBM.retiredSystem"
+
+    /// Whether the simulation's bridge was an uninstalled system's.
+    var isOnRetiredBridge: Bool { bridge.frontEndSettings[Self.retiredKey] != nil }
 
     /// An identifier for a MAC address change, from the bridge's seed and the spec's first one.
     static func derivedIdentifier(spec: CBMPeripheralSpec, seed: UInt64, change: UInt64) -> UUID {

@@ -221,6 +221,7 @@ public final class SimulatedSystem: @unchecked Sendable {
         }
         guard wasInstalled else { return }
         Self.slot.remove(self)
+        bridge.frontEndSettings[SpecSimulation.retiredKey] = 1
         driver?.stop()
         for engine in MockCentralEngine.engines(on: bridge) { engine.invalidate() }
         for engine in MockPeripheralEngine.engines(on: bridge) { engine.invalidate() }
