@@ -313,6 +313,20 @@ extension MigrationProbeTests {
     }
 }
 
+extension MigrationProbeTests {
+    // CBMPeripheralSpec.swift, CBMAdvertisementConfig: Hashable, so a test can compare a
+    // spec's advertisement with the configuration it gave.
+    @Test func anAdvertisingSetEqualsItselfAndNotAnotherBuiltAlike() {
+        let set = CBMAdvertisementConfig(data: [CBMAdvertisementDataLocalNameKey: "Watch"], interval: 0.1)
+        let alike = CBMAdvertisementConfig(data: [CBMAdvertisementDataLocalNameKey: "Watch"], interval: 0.1)
+        #expect(set == set)
+        #expect(set != alike)
+        #expect(Set([set, set, alike]).count == 2)
+        let spec = CBMPeripheralSpec.simulatePeripheral().advertising(advertisementData: [:]).build()
+        #expect(spec.advertisement == spec.advertisement)
+    }
+}
+
 /// Keeps each error the app's callbacks report (nil for success), in order.
 final class ErrorKeepingApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate {
     var errors: [Error?] = []

@@ -50,8 +50,15 @@ public enum CBMProximity: Sendable, Hashable {
 }
 
 /// One advertising set of a simulated peripheral (CoreBluetoothMock's `CBMAdvertisementConfig`).
-public struct CBMAdvertisementConfig: @unchecked Sendable {
+///
+/// As in CoreBluetoothMock, a set equals itself (and its copies) only: two sets made alike are
+/// two sets.
+public struct CBMAdvertisementConfig: @unchecked Sendable, Hashable {
     // @unchecked Sendable: `data` holds the advertisement's plist-like values, never mutated.
+
+    /// What makes a set itself: an object made with it, shared by its copies.
+    private final class Identity: Sendable {}
+    private let identity = Identity()
 
     /// The advertisement, with CoreBluetooth's keys.
     public let data: [String: Any]
@@ -74,4 +81,12 @@ public struct CBMAdvertisementConfig: @unchecked Sendable {
         self.delay = delay
         self.isAdvertisingWhenConnected = isAdvertisingWhenConnected
     }
+
+    /// Whether both are the same set (one is a copy of the other).
+    public static func == (lhs: CBMAdvertisementConfig, rhs: CBMAdvertisementConfig) -> Bool {
+        lhs.identity === rhs.identity
+    }
+
+    /// Hashes the set's identity.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(identity)) }
 }
