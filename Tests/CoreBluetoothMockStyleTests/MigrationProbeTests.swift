@@ -327,6 +327,48 @@ extension MigrationProbeTests {
     }
 }
 
+extension MigrationProbeTests {
+    // CBMCentralManagerMock.swift, CBMPeripheralMock.name: the name advertised until the device
+    // has been connected, its GAP name from then on (as CoreBluetooth names a device it has not
+    // connected to by its advertisement). Not yet so in the kit: a scan's peripheral already has
+    // the GAP name (MIGRATION.md lists it among what is not yet as in CoreBluetoothMock).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aPeripheralIsNamedAsAdvertisedUntilConnectedThenByItsGAPName(realistic: Bool) async throws {
+        let bridge = CoreBluetoothMockParityTests.bridge(realistic: realistic, seed: 310)
+        let watch =
+            CBMPeripheralSpec
+            .simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Advertised"], withInterval: 0.1)
+            .connectable(
+                name: "GAP Name",
+                services: [CBMServiceMock(type: .transferService, primary: true)],
+                delegate: DefaultSpecDelegate()
+            )
+            .build()
+        let names = try await bridge.run { @MainActor () -> [String?] in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let delegate = CBMCentralManagerDelegateProxy()
+            var found: CBMPeripheral?
+            delegate.didDiscoverPeripheral = { _, peripheral, _, _ in found = peripheral }
+            let manager = CBMCentralManagerMock(delegate: delegate, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { found != nil }
+            manager.stopScan()
+            let peripheral = try #require(found)
+            let advertised = peripheral.name
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            return [advertised, peripheral.name]
+        }
+        withKnownIssue("a discovered peripheral is named by its GAP name before any connection") {
+            #expect(names == ["Advertised", "GAP Name"])
+        }
+        #expect(names.last == "GAP Name")
+    }
+}
+
 /// Keeps each error the app's callbacks report (nil for success), in order.
 final class ErrorKeepingApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate {
     var errors: [Error?] = []
