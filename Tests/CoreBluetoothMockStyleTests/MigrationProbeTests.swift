@@ -369,6 +369,50 @@ extension MigrationProbeTests {
     }
 }
 
+extension MigrationProbeTests {
+    // CBMCentralManagerMock.swift, notifyServicesChanged(): a service listed again (the same
+    // CBMServiceMock) stays discovered, with its characteristics; only the others are
+    // invalidated. A discovery after it finds the new services beside the kept one.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aServiceChangeKeepsTheServicesListedAgain(realistic: Bool) async throws {
+        let bridge = CoreBluetoothMockParityTests.bridge(realistic: realistic, seed: 311)
+        let data = CBMCharacteristicMock(type: .transferData, properties: [.read, .notify])
+        let transfer = CBMServiceMock(type: .transferService, primary: true, characteristics: data)
+        let battery = CBMServiceMock(type: .batteryService, primary: true, characteristics: batteryLevelMock())
+        let heartRate = CBMServiceMock(type: CBMUUID(string: "180D"), primary: true)
+        let watch =
+            CBMPeripheralSpec
+            .simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Watch"])
+            .connectable(name: "Watch", services: [transfer, battery], delegate: TransferSpecDelegate())
+            .allowForRetrieval()
+            .build()
+        let (lines, kept, value, after) = try await bridge.run {
+            @MainActor () -> ([String], Bool, [Data], [String]) in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, _) = try await CoreBluetoothMockParityTests.connect(watch, app: app, on: bridge)
+            try await bridge.waitForApp { peripheral.services?.allSatisfy { $0.characteristics != nil } == true }
+            let before = peripheral.services?.first { $0.uuid == .transferService }
+            let characteristic = try #require(before?.characteristics?.first)
+            watch.simulateServiceChange(newName: "Watch", newServices: [transfer, heartRate])
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("modified") } }
+            try await bridge.clock.sleep(for: .seconds(1))
+            let kept = peripheral.services?.first { $0.uuid == .transferService } === before
+            peripheral.readValue(for: characteristic)
+            try await bridge.waitForApp { !app.values.isEmpty }
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { peripheral.services?.count == 2 }
+            return (app.lines, kept, app.values, (peripheral.services ?? []).map(\.uuid.uuidString))
+        }
+        #expect(Array(lines.prefix(2)) == ["connected", "modified [\"\(CBMUUID.batteryService.uuidString)\"]"])
+        #expect(kept)
+        #expect(value.count == 1)
+        #expect(after == [CBMUUID.transferService.uuidString, "180D"])
+    }
+}
+
 /// Keeps each error the app's callbacks report (nil for success), in order.
 final class ErrorKeepingApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate {
     var errors: [Error?] = []

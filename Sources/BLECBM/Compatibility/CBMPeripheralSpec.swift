@@ -307,8 +307,10 @@ extension CBMPeripheralSpec {
         target.simulation?.reset()
     }
 
-    /// The peripheral changes its name and services (centrals see `didModifyServices`). Does
-    /// nothing for a spec without a delegate (not connectable), as in CoreBluetoothMock.
+    /// The peripheral changes its name and services, as in CoreBluetoothMock: a service listed
+    /// again (the same mock) stays, discovered where it was; centrals see the others invalidated
+    /// (`didModifyServices`), then the name. Does nothing for a spec without a delegate (not
+    /// connectable), as in CoreBluetoothMock.
     public func simulateServiceChange(newName: String?, newServices: [CBMServiceMock]) {
         guard connectionDelegate != nil,
             let simulation = simulation(for: "simulateServiceChange(newName:newServices:)")

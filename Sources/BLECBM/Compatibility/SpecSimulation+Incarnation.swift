@@ -18,6 +18,10 @@ extension SpecSimulation {
         private var mocks: [UInt16: CBMCharacteristicMock] = [:]
         private var serviceMocks: [UInt16: CBMServiceMock] = [:]
         private var locals: [ObjectIdentifier: LocalCharacteristic] = [:]
+        /// The services published, by their mock.
+        private var published: [ObjectIdentifier: LocalService] = [:]
+        /// The mocks of the services published or on their way (set when the command is sent).
+        private var publishing: Set<ObjectIdentifier> = []
         /// The value each central's current read got from the delegate, by characteristic
         /// handle: the parts of a long read after the first come from it.
         private var reads: [ReadKey: Data] = [:]
@@ -151,9 +155,11 @@ extension SpecSimulation {
         private func add(_ service: CBMServiceMock) {
             let gatt = service.gattService
             let characteristicMocks = service.characteristicMocks
+            lock.withLock { _ = publishing.insert(ObjectIdentifier(service)) }
             command { [self] peripheral in
                 guard let local = try? peripheral.add(gatt) else { return }
                 lock.withLock {
+                    published[ObjectIdentifier(service)] = local
                     serviceMocks[local.handle] = service
                     for (mock, published) in zip(characteristicMocks, local.characteristics) {
                         mocks[published.handle] = mock
@@ -163,18 +169,35 @@ extension SpecSimulation {
             }
         }
 
-        /// Replaces the services and the name.
+        /// Replaces the services and the name, as CoreBluetoothMock does: a service listed again
+        /// (the same mock) stays as it is, discovered by centrals that had it; the others go
+        /// (centrals hear them invalidated), then the new ones are published.
         func replaceServices(_ services: [CBMServiceMock], name: String?) {
+            let ordered = Self.publishingOrder(services)
+            let listed = Set(ordered.map(ObjectIdentifier.init))
             command { [self] peripheral in
-                peripheral.removeAllServices()
-                peripheral.simulateNameChange(name)
-                lock.withLock {
-                    mocks.removeAll()
-                    serviceMocks.removeAll()
-                    locals.removeAll()
+                let gone = lock.withLock { () -> [LocalService] in
+                    let gone = published.filter { !listed.contains($0.key) }
+                    for (key, local) in gone {
+                        published[key] = nil
+                        serviceMocks[local.handle] = nil
+                        for characteristic in local.characteristics {
+                            if let mock = mocks.removeValue(forKey: characteristic.handle) {
+                                locals[ObjectIdentifier(mock)] = nil
+                            }
+                        }
+                    }
+                    return gone.values.sorted { $0.handle < $1.handle }
                 }
+                // (Included services go after the services including them.)
+                for local in gone.reversed() { try? peripheral.remove(local) }
+                peripheral.simulateNameChange(name)
             }
-            for service in Self.publishingOrder(services) { add(service) }
+            let kept = lock.withLock { () -> Set<ObjectIdentifier> in
+                defer { publishing.formIntersection(listed) }
+                return publishing
+            }
+            for service in ordered where !kept.contains(ObjectIdentifier(service)) { add(service) }
         }
 
         /// The services to publish, each after the services it includes (a GATT server can
