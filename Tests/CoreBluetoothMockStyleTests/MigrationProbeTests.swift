@@ -413,6 +413,37 @@ extension MigrationProbeTests {
     }
 }
 
+extension MigrationProbeTests {
+    // CBMCentralManagerMock.swift, connect(completion:): a peripheral that is not connectable
+    // (a spec without `connectable(…)`) never connects; the attempt stays pending, as on iOS,
+    // with no callback. So it is with realistic timing (the simulated system's); fast mode fails
+    // it at once with `connectionFailed`, by design (Fidelity.md, "Modelling decisions").
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aBeaconThatIsNotConnectableNeverConnects() async throws {
+        let bridge = CoreBluetoothMockParityTests.bridge(realistic: true, seed: 312)
+        let beacon =
+            CBMPeripheralSpec
+            .simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Beacon"], withInterval: 0.1)
+            .allowForRetrieval()
+            .build()
+        let (state, lines) = try await bridge.run { @MainActor () -> (CBMPeripheralState, [String]) in
+            CBMCentralManagerMock.simulatePeripherals([beacon])
+            let app = ParityApp()
+            let manager = CBMCentralManagerMock(delegate: app, queue: nil)
+            app.manager = manager
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [beacon.identifier]).first)
+            app.peripheral = peripheral
+            manager.connect(peripheral)
+            try await bridge.clock.sleep(for: .seconds(10))
+            return (peripheral.state, app.lines)
+        }
+        #expect(state == .connecting)
+        #expect(lines.isEmpty)
+    }
+}
+
 /// Keeps each error the app's callbacks report (nil for success), in order.
 final class ErrorKeepingApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate {
     var errors: [Error?] = []
