@@ -76,7 +76,10 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
         return RecordingPeripheralDelegate(wrapping: delegate, recording: recording)
     }
 
-    /// The peripheral's name (its GAP device name, or the advertised local name).
+    /// The peripheral's name, as the system knows it: the local name it last advertised until
+    /// the system has connected to it (`nil` when it advertised none), then its GAP device name,
+    /// which the system keeps from then on (read `CBMAdvertisementDataLocalNameKey` in
+    /// `centralManager(_:didDiscover:advertisementData:rssi:)` for the name it advertises now).
     open var name: String? { lock.withLock { storedName } }
     /// The state of the connection to the app.
     open var state: CBMPeripheralState { lock.withLock { storedState } }

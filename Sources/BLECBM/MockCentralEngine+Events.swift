@@ -6,7 +6,10 @@ import Foundation
 extension MockCentralEngine {
     /// Handles an event of the central (on the bridge's executor, in the simulation's order):
     /// what the bridge's side of the mirror needs now, and a callback on the app's queue.
-    func handle(_ event: CentralEvent) {
+    func handle(_ reported: CentralEvent) {
+        // Each peripheral named as the system names it at this point of the simulation (not as
+        // the callback runs: the bridge may be further on by then).
+        let event = names.naming(reported)
         switch event {
         case .stateChanged(let state):
             lock.withLock {

@@ -36,6 +36,8 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     let lane: FrontEndLane<MockCentralManager>
     /// The spec simulations on the bridge (CoreBluetoothMock-style peripherals).
     let specs: SpecSimulation.Registry
+    /// The names the system gives peripherals (advertised until connected, then GAP).
+    let names: SystemPeripheralNameBook
     let lock = Lock()
     private weak var manager: CBMCentralManager?
     private var mirroredState: CBMManagerState = .unknown
@@ -111,6 +113,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         self.central = central
         lane = FrontEndLane(bridge: bridge, target: central, key: central.identifier, queue: queue)
         specs = SpecSimulation.registry(on: bridge)
+        names = SystemPeripheralNameBook.of(bridge)
         unansweredCalls = UnansweredCallLog.of(bridge)
         weakSelf.object = self
         Self.registry(on: bridge).add(self)
@@ -263,10 +266,13 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         var restoration = Restoration()
         if let specs = dictionary[CBMCentralManagerRestoredStatePeripheralsKey] as? [CBMPeripheralSpec] {
             restored[CBMCentralManagerRestoredStatePeripheralsKey] = specs.map { spec -> CBMPeripheral in
+                // The system kept these peripherals for the app: it had been connected to them.
                 guard let simulation = SpecSimulation.existing(for: spec, on: bridge) else {
+                    names.update { $0.noteConnected(spec.identifier) }
                     return peripheralObject(RemotePeripheral(identifier: spec.identifier, name: spec.name))
                 }
                 let state = simulation.snapshot
+                names.update { $0.noteConnected(state.identifier) }
                 let peripheral = peripheralObject(RemotePeripheral(identifier: state.identifier, name: state.name))
                 guard state.services != nil else { return peripheral }
                 let connected = state.isConnectedBySystem && state.proximity != .outOfRange
@@ -720,7 +726,8 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             }
             return known.first { $0.identifier == identifier }
         }
-        return found.map(peripheralObject)
+        names.update { names in for peripheral in found { names.noteRetrieved(peripheral.identifier) } }
+        return found.map { peripheralObject(names.naming($0)) }
     }
 
     func retrieveConnectedPeripherals(withServices serviceUUIDs: [CBMUUID]) -> [CBMPeripheral] {
@@ -735,7 +742,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             else { continue }
             found.append(RemotePeripheral(identifier: state.identifier, name: state.name))
         }
-        return found.map(peripheralObject)
+        // Connected to the system: it has read their GAP names.
+        names.update { names in for peripheral in found { names.noteConnected(peripheral.identifier) } }
+        return found.map { peripheralObject(names.naming($0)) }
     }
 
     func registerForConnectionEvents(options: [CBMConnectionEventMatchingOption: Any]?) {

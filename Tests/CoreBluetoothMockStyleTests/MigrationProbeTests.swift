@@ -330,8 +330,7 @@ extension MigrationProbeTests {
 extension MigrationProbeTests {
     // CBMCentralManagerMock.swift, CBMPeripheralMock.name: the name advertised until the device
     // has been connected, its GAP name from then on (as CoreBluetooth names a device it has not
-    // connected to by its advertisement). Not yet so in the kit: a scan's peripheral already has
-    // the GAP name (MIGRATION.md lists it among what is not yet as in CoreBluetoothMock).
+    // connected to by its advertisement).
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func aPeripheralIsNamedAsAdvertisedUntilConnectedThenByItsGAPName(realistic: Bool) async throws {
@@ -362,10 +361,7 @@ extension MigrationProbeTests {
             try await bridge.waitForApp { peripheral.state == .connected }
             return [advertised, peripheral.name]
         }
-        withKnownIssue("a discovered peripheral is named by its GAP name before any connection") {
-            #expect(names == ["Advertised", "GAP Name"])
-        }
-        #expect(names.last == "GAP Name")
+        #expect(names == ["Advertised", "GAP Name"])
     }
 }
 

@@ -67,6 +67,9 @@ final class SpecSimulation: @unchecked Sendable {
         current.setUp(
             state: state, startOutOfRange: state.proximity == .outOfRange, connectedBySystem: state.isConnectedBySystem)
         if state.isKnown { current.command { $0.simulateCaching() } }
+        if state.isConnectedBySystem {
+            SystemPeripheralNameBook.of(bridge).update { $0.noteConnected(state.identifier) }
+        }
     }
 
     // MARK: The simulations of a bridge
@@ -284,6 +287,7 @@ final class SpecSimulation: @unchecked Sendable {
             state.isConnectedBySystem = true
             return active
         }
+        if go { SystemPeripheralNameBook.of(bridge).update { $0.noteConnected(identifier) } }
         if go { current.command { $0.simulateConnectionBySystem(true) } }
     }
 
