@@ -232,6 +232,15 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                 guard let self else { return }
                 deliver { [self] in lock.withLock { openLink(peripheral, maximumWriteLength: maximumWriteLength) } }
             })
+        // A manager refused for another live manager's restore identifier never joins the
+        // bridge: it reports `unsupported`, as CoreBluetooth does for a second manager with a
+        // restore identifier in use, and its misuses say why.
+        if let problem = central.identifierProblem {
+            return command { [self] _ in
+                misuse("init(delegate:queue:options:): \(problem)")
+                handle(.stateChanged(.unsupported))
+            }
+        }
         // A restore identifier with a restoration the test simulated: the delegate hears it first.
         let restored = restoreIdentifier.flatMap { identifier in
             RestorationBook.value(for: bridge)?(identifier).map { UncheckedDictionary(restoring($0)) }
