@@ -248,6 +248,54 @@ struct RestorationProbeTests {
         #expect(writes == (realistic ? [[2]] : [[1], [2]]))
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aWriteTheWatchHasWhenTheCompanionIsTerminatedIsAnsweredToNobody(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 6)
+        let watch = MockPeripheralManager(configuration: .init(name: "Watch", requestHandling: .manual), bridge: bridge)
+        let local = try await watch.add(
+            GATTService(
+                uuid: "FEE0",
+                characteristics: [
+                    GATTCharacteristic(uuid: SimulatedWatch.status, properties: .notify, permissions: .readable),
+                    GATTCharacteristic(uuid: SimulatedWatch.control, properties: .write, permissions: .writeable),
+                ]))
+        try await watch.startAdvertising(AdvertisementData(localName: "Watch", serviceUUIDs: ["FEE0"]))
+        let (before, after, written) = try await bridge.run { @MainActor () -> ([String], [String], [[UInt8]]) in
+            var requests = watch.events().compactMap { event -> [ATTRequest]? in
+                if case .writeRequests(let requests) = event { return requests }
+                return nil
+            }.makeAsyncIterator()
+            var app: WatchCompanionApp? = WatchCompanionApp(restoreIdentifier: "companion")
+            try await bridge.waitForApp { app!.heard("ready") }
+            app!.send([1])
+            // The watch has the request; the system terminates the app before the answer.
+            let first = try #require(await requests.next())
+            await app!.manager.simulatedCentral!.simulateAppTermination()
+            let before = app!.calls
+            app = nil
+            try await watch.respond(to: first[0], withResult: .success, value: nil)
+            try await bridge.clock.sleep(for: .seconds(1))
+            _ = try await watch.updateValue(Data([9]), for: local.characteristics[0])
+            let relaunched = WatchCompanionApp(restoreIdentifier: "companion")
+            try await bridge.waitForApp { relaunched.heard(startingWith: "value") }
+            relaunched.send([2])
+            let second = try #require(await requests.next())
+            try await watch.respond(to: second[0], withResult: .success, value: nil)
+            try await bridge.waitForApp { relaunched.heard(startingWith: "wrote") }
+            return (before, relaunched.calls, (first + second).map { Array($0.value ?? Data()) })
+        }
+        #expect(before.last == "ready", "\(before)")
+        // The answer to the terminated app's write reaches nobody: the relaunched app hears only
+        // its own write's.
+        #expect(
+            after == [
+                "restored connected services=1 notifying=[\"FEE1\"]", "state poweredOn", "ready", "value [9]",
+                "wrote 0",
+            ])
+        #expect(written == [[1], [2]])
+    }
+
     // MARK: Determinism
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)

@@ -26,13 +26,16 @@ extension World {
             scanServices: terminated.scan.map { $0.services ?? [] }, scanOptions: terminated.scan?.options)
         // The app is gone: nothing it awaited will resume in it, and it hears nothing more.
         // (Pending connection attempts stay: the system completes them for the successor.)
+        // What it left on the links the system keeps is withdrawn where the air allows, as for a
+        // caller that gave up: a request still in the pipe is taken back; one the peripheral has
+        // stays outstanding until its answer, which then goes to nobody.
         let waiting = pending.keys(where: { $0.owner == .central(central) })
         for id in waiting {
+            effects.append(.complete(id, .failure(CoreBluetoothError(.operationCancelled))))
             if case .connect = pending[existing: id].kind {
                 pending[id] = nil
-                effects.append(.complete(id, .failure(CoreBluetoothError(.operationCancelled))))
             } else {
-                complete(id, .failure(CoreBluetoothError(.operationCancelled)))
+                cancel(id)
             }
         }
         centrals[central]!.state = .unknown
