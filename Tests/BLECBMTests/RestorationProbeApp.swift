@@ -95,6 +95,9 @@ final class WatchCompanionApp: NSObject, CBMCentralManagerDelegate, CBMPeriphera
                     + "notifying=\(characteristics.filter(\.isNotifying).map(\.uuid.uuidString))")
         }
         if peripherals.isEmpty { note("restored nothing") }
+        if let services = dict[CBMCentralManagerRestoredStateScanServicesKey] as? [CBMUUID] {
+            note("restored scan \(services.map(\.uuidString))")
+        }
     }
 
     func centralManagerDidUpdateState(_ central: CBMCentralManager) {

@@ -152,6 +152,56 @@ struct RestorationProbeTests {
         #expect(await bridge.log.filter { $0.kind == .connected }.count == 2)
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true], seeds)
+    func aCompanionTerminatedWhileScanningIsRelaunchedForTheWatchItFinds(realistic: Bool, seed: UInt64) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: seed)
+        let (watch, _) = try await SimulatedWatch.make(on: bridge, proximity: .outOfRange)
+        let queue = Self.queue(seed: seed)
+        let (before, after) = try await bridge.run { @MainActor () -> ([String], [String]) in
+            var app: WatchCompanionApp? = WatchCompanionApp(restoreIdentifier: "companion", queue: queue)
+            try await bridge.waitForApp { app!.heard("state poweredOn") }
+            try await bridge.clock.sleep(for: .seconds(2))
+            await app!.manager.simulatedCentral!.simulateAppTermination()
+            let before = app!.calls
+            app = nil
+            await watch.simulateProximityChange(.near)
+            try await bridge.clock.sleep(for: .seconds(2))
+            let relaunched = WatchCompanionApp(restoreIdentifier: "companion", queue: queue)
+            try await bridge.waitForApp { relaunched.heard("ready") }
+            return (before, relaunched.calls)
+        }
+        #expect(before == ["state poweredOn"])
+        #expect(
+            after == [
+                "restored nothing", "restored scan [\"FEE0\"]", "state poweredOn", "connected",
+                "discovering services", "discovering characteristics", "notifying true", "ready",
+            ])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true], seeds)
+    func aCompanionTerminatedAgainAfterItsRelaunchIsRestoredAgain(realistic: Bool, seed: UInt64) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: seed)
+        let (watch, status) = try await SimulatedWatch.make(on: bridge)
+        let queue = Self.queue(seed: seed)
+        let after = try await bridge.run { @MainActor () -> [String] in
+            _ = try await Self.launchUntilReadyAndTerminate(on: bridge, queue: queue)
+            _ = try await watch.updateValue(Data([1]), for: status)
+            var second: WatchCompanionApp? = WatchCompanionApp(restoreIdentifier: "companion", queue: queue)
+            try await bridge.waitForApp { second!.heard("value [1]") }
+            await second!.manager.simulatedCentral!.simulateAppTermination()
+            second = nil
+            _ = try await watch.updateValue(Data([2]), for: status)
+            try await bridge.clock.sleep(for: .seconds(1))
+            let third = WatchCompanionApp(restoreIdentifier: "companion", queue: queue)
+            try await bridge.waitForApp { third.heard(startingWith: "value") }
+            return third.calls
+        }
+        #expect(
+            after == ["restored connected services=1 notifying=[\"FEE1\"]", "state poweredOn", "ready", "value [2]"])
+    }
+
     // MARK: Restore identifiers
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
