@@ -235,7 +235,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         // A manager refused for another live manager's restore identifier never joins the
         // bridge: it reports `unsupported`, as CoreBluetooth does for a second manager with a
         // restore identifier in use, and its misuses say why.
-        if let problem = central.identifierProblem {
+        if let problem = central.duplicateProblem {
             return command { [self] _ in
                 misuse("init(delegate:queue:options:): \(problem)")
                 handle(.stateChanged(.unsupported))

@@ -129,6 +129,14 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 guard let self else { return }
                 lane.deliver { [self] in lock.withLock { queuedUpdates = queued } }
             })
+        // A manager refused for another live manager's restore identifier never joins the
+        // bridge: it reports `unsupported`, as a refused central does, and its misuses say why.
+        if let problem = peripheral.duplicateProblem {
+            return lane.command { [self] _ in
+                misuse("init(delegate:queue:options:): \(problem)")
+                handle(.stateChanged(.unsupported))
+            }
+        }
         lane.command { $0.attachFrontEnd(frontEnd) }
     }
 

@@ -122,15 +122,15 @@ struct RecreatedManagerTests {
     // (It used to be refused: the second never heard its state.)
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(
-        "A peripheral manager made again with the same restore identifier hears its state once, advertises, answers",
+        "A peripheral manager made again with the same restore identifier hears its state once, advertises, answers; a third while it lives hears unsupported",
         arguments: [false, true])
     func peripheralMadeAgain(realistic: Bool) async throws {
         let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 24) : .init(seed: 24))
         let central = MockCentralManager(configuration: realistic ? .realistic(seed: 24) : .fast, bridge: bridge)
         let queue = DispatchQueue(label: "app")
         let options = [CBMPeripheralManagerOptionRestoreIdentifierKey: "watch"]
-        let (states, thirdStates, identifiers, value) = try await bridge.run {
-            () -> ([CBMManagerState], [CBMManagerState], [UUID?], Data) in
+        let (states, thirdStates, identifiers, value, refusedMisuses) = try await bridge.run {
+            () -> ([CBMManagerState], [CBMManagerState], [UUID?], Data, [String]) in
             let first = PeripheralApp()
             var manager: CBMPeripheralManager? = CBMPeripheralManager(
                 bridge: bridge, delegate: first, queue: queue, options: options)
@@ -141,7 +141,7 @@ struct RecreatedManagerTests {
             let again = CBMPeripheralManager(bridge: bridge, delegate: second, queue: queue, options: options)
             try await bridge.waitForApp { queue.sync { second.advertising } }
             let identifier = try #require(again.simulatedPeripheral?.identifier)
-            // A third while the second lives is refused: it never hears a state.
+            // A third while the second lives is refused: it hears `unsupported`.
             let third = PeripheralApp()
             let refused = CBMPeripheralManager(bridge: bridge, delegate: third, queue: queue, options: options)
             // A central finds the second, connects to it, and reads what its app answers.
@@ -154,14 +154,17 @@ struct RecreatedManagerTests {
             let characteristic = try #require(
                 found.first { $0.uuid == PeripheralApp.characteristic.bluetoothUUID })
             let value = try await central.readValue(for: characteristic)
+            try await bridge.waitForApp { queue.sync { !third.states.isEmpty } }
             withExtendedLifetime((again, refused)) {}
             return (
                 queue.sync { second.states }, queue.sync { third.states },
-                [firstIdentifier, again.simulatedPeripheral?.identifier], value
+                [firstIdentifier, again.simulatedPeripheral?.identifier], value, refused.apiMisuses
             )
         }
         #expect(states == [.poweredOn])
-        #expect(thirdStates.isEmpty)
+        #expect(thirdStates == [.unsupported])
+        #expect(refusedMisuses.count == 1)
+        #expect(refusedMisuses.first?.contains("restore identifier \"watch\"") == true, "\(refusedMisuses)")
         #expect(identifiers[0] != nil && identifiers[0] == identifiers[1])
         #expect(value == Data([1]))
     }

@@ -128,12 +128,9 @@ public actor MockCentralManager: CentralManaging {
     /// The central's identifier (as `CBCentral.identifier` on the peripheral side).
     public nonisolated let identifier: UUID
     nonisolated let broadcaster: EventBroadcaster<CentralEvent>
-    /// Why this manager refuses every call: its identifier belongs to another manager on the
-    /// bridge. `nil` for every other manager.
-    nonisolated let duplicateProblem: String?
-    /// Why this manager was refused its identifier (another live manager has it, or its restore
-    /// identifier), if it was: it then stays off the bridge and refuses every call.
-    package nonisolated var identifierProblem: String? { duplicateProblem }
+    /// Why this manager refuses every call: its identifier (or its restore identifier) belongs
+    /// to another live manager on the bridge. `nil` for every other manager.
+    package nonisolated let duplicateProblem: String?
     /// Which claim of its identifier this manager holds (see ``IdentifierClaims``): once a later
     /// manager holds the identifier, this one's release leaves it alone.
     nonisolated let identifierTicket: Int

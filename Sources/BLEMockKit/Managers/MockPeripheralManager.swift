@@ -182,9 +182,9 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// The peripheral's identifier (as `CBPeripheral.identifier` on the central side).
     public nonisolated let identifier: UUID
     nonisolated let broadcaster: EventBroadcaster<PeripheralEvent>
-    /// Why this manager refuses every call: its identifier belongs to another manager on the
-    /// bridge. `nil` for every other manager.
-    nonisolated let duplicateProblem: String?
+    /// Why this manager refuses every call: its identifier (or its restore identifier) belongs
+    /// to another live manager on the bridge. `nil` for every other manager.
+    package nonisolated let duplicateProblem: String?
     /// Which claim of its identifier this manager holds (see ``IdentifierClaims``): once a later
     /// manager holds the identifier, this one's release leaves it alone.
     nonisolated let identifierTicket: Int
