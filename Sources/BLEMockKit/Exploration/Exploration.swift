@@ -65,17 +65,24 @@ public struct Exploration: Sendable {
     /// a body with no outside work can take much less, which makes shrinking a stall fast.
     public var stallPatience: Duration
 
-    /// Creates an exploration of `seeds` seeds from `first` (0, 1, 2, … by default). A count
-    /// below 1 is refused: the report's ``ExplorationReport/problem`` says so, and it has not
-    /// passed.
+    /// The most seeds ``init(budget:seeds:from:stopsAtFirstFailure:shrinks:parallelism:timeLimit:failsOnLeftovers:maximumShrinkRuns:stallPatience:)``
+    /// takes by count: ten million, as `mockble explore --seeds` (far more than an exploration
+    /// runs in a day, far from what would exhaust memory listing them).
+    public static let maximumSeedCount = 10_000_000
+
+    /// Creates an exploration of `seeds` seeds from `first` (0, 1, 2, … by default; seeds past
+    /// `UInt64.max` wrap around to 0). A count below 1 or above ``maximumSeedCount`` is
+    /// refused: no seed is listed, the report's ``ExplorationReport/problem`` says so, and it has
+    /// not passed.
     public init(
         budget: ExplorationBudget = ExplorationBudget(), seeds count: Int = 1_000, from first: UInt64 = 0,
         stopsAtFirstFailure: Bool = true, shrinks: Bool = true, parallelism: Int? = nil,
         timeLimit: Duration = .seconds(600), failsOnLeftovers: Bool = false, maximumShrinkRuns: Int = 300,
         stallPatience: Duration = .seconds(1)
     ) {
+        let listed = (1...Self.maximumSeedCount).contains(count) ? count : 0
         self.init(
-            budget: budget, seeds: (0..<UInt64(max(0, count))).map { first &+ $0 },
+            budget: budget, seeds: (0..<UInt64(listed)).map { first &+ $0 },
             stopsAtFirstFailure: stopsAtFirstFailure, shrinks: shrinks, parallelism: parallelism,
             timeLimit: timeLimit, failsOnLeftovers: failsOnLeftovers, maximumShrinkRuns: maximumShrinkRuns,
             stallPatience: stallPatience)
@@ -277,6 +284,10 @@ public struct Exploration: Sendable {
             if let seedCount, seedCount < 1 {
                 return "Exploration(seeds: \(seedCount)): a seed count of \(seedCount) is outside 1…, so no seed "
                     + "would be explored"
+            }
+            if let seedCount, seedCount > Self.maximumSeedCount {
+                return "Exploration(seeds: \(seedCount)): a seed count of \(seedCount) is outside "
+                    + "1…\(Self.maximumSeedCount); explore fewer seeds at a time (from: picks where to start)"
             }
             return "Exploration.seeds: the list is empty, so no seed would be explored; give at least one seed"
         }

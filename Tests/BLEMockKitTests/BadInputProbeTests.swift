@@ -1,0 +1,135 @@
+import BLECore
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+/// An adversarial probe of the configuration and construction surface: the values a careless
+/// or hostile user could give (negative, zero and huge durations, NaN, huge counts, extreme
+/// seeds). Each is refused as its documentation says, or accepted and run without trapping or
+/// hanging.
+@Suite("Bad input: the configuration surface refuses or survives hostile values", .timeLimit(.minutes(10)))
+struct BadInputProbeTests {
+    /// The longest duration a `Duration` built from whole seconds holds.
+    static let huge = Duration.seconds(Int64.max)
+
+    // MARK: Exploration
+
+    @Test("An exploration of more seeds than memory holds is refused with a problem naming the count")
+    func aHugeSeedCountIsRefused() async {
+        let exploration = Exploration(budget: .conditionsOnly, seeds: Int.max)
+        #expect(exploration.seeds.isEmpty)
+        let report = await exploration.run { _ in }
+        #expect(
+            report.problem
+                == "Exploration(seeds: \(Int.max)): a seed count of \(Int.max) is outside 1…10000000; explore "
+                + "fewer seeds at a time (from: picks where to start)")
+        #expect(!report.passed)
+        #expect(report.seedsRun == 0)
+    }
+
+    @Test("The largest seed count is accepted, and seeds from UInt64.max wrap around to 0")
+    func theLargestSeedCountIsAccepted() {
+        #expect(Exploration(seeds: Exploration.maximumSeedCount).seeds.count == Exploration.maximumSeedCount)
+        #expect(Exploration(seeds: 2, from: .max).seeds == [.max, 0])
+    }
+
+    // MARK: Bridge
+
+    @Test("Extreme seeds make distinct, repeatable identifiers", arguments: [UInt64.min, .max])
+    func extremeSeeds(seed: UInt64) async throws {
+        let bridge = MockBLEBridge(seed: seed)
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        #expect(central.identifier != peripheral.identifier)
+        #expect(!characteristics.isEmpty)
+        let again = MockBLEBridge(seed: seed)
+        #expect(
+            MockPeripheralManager(configuration: .init(name: "HRM-1"), bridge: again).identifier
+                == peripheral.identifier)
+        let seeded = MockCentralManager(configuration: .init(seed: seed), bridge: MockBLEBridge(seed: seed ^ 1))
+        try await seeded.scanForPeripherals(withServices: nil)
+    }
+
+    // MARK: Huge values the documentation accepts
+
+    /// Scans until `peripheral` is discovered (realistic mode takes an advertising interval),
+    /// connects and discovers everything.
+    static func connect(
+        _ central: MockCentralManager, to peripheral: MockPeripheralManager, on bridge: MockBLEBridge
+    ) async throws -> [RemoteCharacteristic] {
+        try await central.scanForPeripherals(withServices: nil)
+        await bridge.advance(by: .seconds(1))
+        await central.stopScan()
+        try await central.connect(peripheral.identifier)
+        return try await central.discoverAll(for: peripheral.identifier)
+    }
+
+    @Test("Huge capacities, limits and counts are accepted and a realistic link works under them")
+    func hugeCountsWork() async throws {
+        var configuration = MockBLEBridge.Configuration.realistic(seed: 5)
+        configuration.limits = LinkLimits(
+            maximumMTU: 517, writeWithoutResponseQueueCapacity: Int.max, updateQueueCapacity: Int.max)
+        configuration.timing.packetsPerConnectionEvent = Int.max
+        let bridge = MockBLEBridge(configuration: configuration)
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(
+            on: bridge, configuration: .init(name: "HRM-1", updateQueue: .realistic(capacity: Int.max)))
+        let central = MockCentralManager(
+            configuration: .init(
+                writeWithoutResponseQueue: .realistic(capacity: Int.max), connection: .init(limit: Int.max),
+                errorInjection: [
+                    ErrorInjection(.readRSSI, failure: .coreBluetooth(.unknown), frequency: .times(Int.max))
+                ]),
+            bridge: bridge)
+        let characteristics = try await Self.connect(central, to: peripheral, on: bridge)
+        #expect(!characteristics.isEmpty)
+        await #expect(throws: CoreBluetoothError(.unknown)) { try await central.readRSSI(for: peripheral.identifier) }
+        await #expect(throws: CoreBluetoothError(.unknown)) { try await central.readRSSI(for: peripheral.identifier) }
+    }
+
+    @Test("A huge state transition is accepted (not negative) and the manager settles at the end of time")
+    func hugeStateTransition() async throws {
+        let bridge = MockBLEBridge()
+        let central = MockCentralManager(
+            configuration: .init(stateTransition: .realistic(duration: Self.huge)), bridge: bridge)
+        #expect(await central.waitForPoweredOn() == .poweredOn)
+        let peripheral = MockPeripheralManager(
+            configuration: .init(stateTransition: .delayed(Self.huge)), bridge: bridge)
+        #expect(await peripheral.waitForPoweredOn() == .poweredOn)
+        _ = try await peripheral.add(TestPeripherals.heartRate)
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Late"))
+        try await central.scanForPeripherals(withServices: nil)
+        await bridge.advance(by: .seconds(2))
+        // Time stands at the latest instant: periodic advertising ends there, and nothing loops.
+        #expect(await bridge.now == .latest)
+        #expect(await bridge.run(maximumEvents: 1_000))
+        #expect(await bridge.log.last?.kind == .discovered)
+    }
+
+    @Test("A huge advertising delay is accepted and a scan over it ends")
+    func hugeAdvertisingDelay() async throws {
+        let bridge = MockBLEBridge()
+        let peripheral = MockPeripheralManager(configuration: .init(advertisingDelay: Self.huge), bridge: bridge)
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Slow"))
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        await bridge.advance(by: .seconds(10))
+        #expect(await bridge.log.last?.kind == .scanStarted)
+        #expect(await bridge.run(maximumEvents: 100))
+        #expect(await bridge.log.last?.kind == .discovered)
+    }
+
+    @Test("A huge connection latency is accepted and a connect with a timeout ends at the timeout")
+    func hugeConnectionLatency() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 1))
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let central = MockCentralManager(
+            configuration: .init(connection: .init(latency: Self.huge...Self.huge)), bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        await bridge.advance(by: .seconds(1))
+        await central.stopScan()
+        await #expect(throws: CoreBluetoothError(.connectionTimeout)) {
+            try await central.connect(peripheral.identifier, options: ConnectOptions(timeout: .seconds(5)))
+        }
+    }
+}
