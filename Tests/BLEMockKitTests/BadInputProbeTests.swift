@@ -34,6 +34,36 @@ struct BadInputProbeTests {
         #expect(Exploration(seeds: 2, from: .max).seeds == [.max, 0])
     }
 
+    @Test("Drawing a plan from a budget with huge durations and counts clamps them rather than trapping")
+    func drawingFromAHugeBudgetDoesNotTrap() {
+        var budget = ExplorationBudget(
+            faultCount: 1...1, faultDuration: .zero...Self.huge,
+            connectionInterval: .microseconds(7_500)...Self.huge, jitter: .zero...Self.huge,
+            packetsPerConnectionEvent: 1...Int.max, writeWithoutResponseQueueCapacity: 1...Int.max,
+            updateQueueCapacity: Int.min...Int.max)
+        budget.faultKinds = [.outOfRange]
+        #expect(budget.problem != nil)
+        for seed: UInt64 in [0, 1, .max] {
+            let plan = ExplorationPlan.draw(seed: seed, budget: budget, window: .zero...Self.huge)
+            #expect(ConfigurationProblems.connectionIntervals.contains(plan.conditions.connectionInterval))
+            #expect(plan.conditions.jitter <= plan.conditions.connectionInterval)
+            #expect(plan.faults.count == 1)
+            for fault in plan.faults {
+                #expect(ExplorationBudget.durations.contains(fault.at))
+                #expect(ExplorationBudget.durations.contains(fault.duration))
+            }
+            #expect(plan.configuration.problem == nil)
+        }
+    }
+
+    @Test("Drawing a plan from a budget asking for more faults than allowed draws at most the maximum")
+    func drawingAHugeFaultCountIsBounded() {
+        let budget = ExplorationBudget(faultKinds: [.reset], faultCount: Int.max...Int.max)
+        #expect(budget.problem == "ExplorationBudget.faultCount: \(Int.max)...\(Int.max) is outside 0…10000")
+        let plan = ExplorationPlan.draw(seed: 3, budget: budget, window: .zero ... .seconds(1))
+        #expect(plan.faults.count == ExplorationBudget.maximumFaultCount)
+    }
+
     // MARK: Bridge
 
     @Test("Extreme seeds make distinct, repeatable identifiers", arguments: [UInt64.min, .max])

@@ -130,6 +130,19 @@ public struct ExplorationBudget: Sendable, Hashable {
     /// milliseconds hold.
     public static let durations: ClosedRange<Duration> = .zero ... .seconds(1_000_000_000)
 
+    /// This budget with the ranges ``problem`` checks brought within what it allows (a valid
+    /// budget is unchanged), for ``ExplorationPlan/draw(seed:budget:window:targets:)``, which
+    /// takes any budget. (The MTU, packet and queue ranges are clamped where they are drawn.)
+    var clampedForDrawing: ExplorationBudget {
+        var clamped = self
+        clamped.faultCount = faultCount.clamped(to: 0...Self.maximumFaultCount)
+        clamped.connectionInterval = connectionInterval.clamped(to: ConfigurationProblems.connectionIntervals)
+        clamped.jitter = jitter.clamped(to: .zero...ConfigurationProblems.connectionIntervals.upperBound)
+        clamped.faultDuration = faultDuration.clamped(to: Self.durations)
+        clamped.window = window?.clamped(to: Self.durations)
+        return clamped
+    }
+
     /// The kinds in a fixed order, so draws do not depend on a set's iteration order.
     var orderedKinds: [PlannedFault.Kind] { faultKinds.sorted() }
 }

@@ -33,9 +33,16 @@ public struct ExplorationPlan: Sendable, Hashable {
     /// (the operations a calibration run made, ``ExplorationOutcome/targets``), drawn evenly:
     /// "the next write on the control characteristic", rather than "the next write". A rare
     /// operation is then hit as often as a frequent one.
+    ///
+    /// A budget with a ``ExplorationBudget/problem`` (which ``Exploration`` refuses) is drawn
+    /// from as if each of its ranges were brought within the range the problem names, and
+    /// `window` within ``ExplorationBudget/durations``: a plan is drawn in bounded time, within
+    /// what a bridge accepts, rather than trapping on a duration no plan holds.
     public static func draw(
         seed: UInt64, budget: ExplorationBudget, window: ClosedRange<Duration>, targets: [PlannedFault.Target] = []
     ) -> ExplorationPlan {
+        let budget = budget.clampedForDrawing
+        let window = window.clamped(to: ExplorationBudget.durations)
         var random = SeededGenerator(seed: seed).derived("exploration")
         let conditions = drawConditions(budget, &random)
         var faults: [PlannedFault] = []
