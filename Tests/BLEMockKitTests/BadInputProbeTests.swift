@@ -66,6 +66,20 @@ struct BadInputProbeTests {
 
     // MARK: Bridge
 
+    @Test("Demo pacing by a huge finite factor saturates the owed wait rather than trapping")
+    func hugePacingDoesNotTrap() async {
+        let bridge = MockBLEBridge(configuration: .init(realTimePacing: 1e300))
+        #expect(bridge.configuration.problem == nil)
+        // Cancelled at once: the owed wall-clock wait is computed, and not waited.
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await bridge.advance(by: .seconds(1))
+        }
+        await task.value
+        #expect(await bridge.pacedInAll > .seconds(1_000_000_000))
+        #expect(await bridge.now == .zero + .seconds(1))
+    }
+
     @Test("Extreme seeds make distinct, repeatable identifiers", arguments: [UInt64.min, .max])
     func extremeSeeds(seed: UInt64) async throws {
         let bridge = MockBLEBridge(seed: seed)

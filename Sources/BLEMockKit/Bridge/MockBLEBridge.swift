@@ -533,18 +533,26 @@ public actor MockBLEBridge {
     }
 
     /// Demo pacing: owes the wall-clock equivalent of the virtual time since `start`
-    /// (scaled), when ``Configuration/realTimePacing`` is set. Never used otherwise.
+    /// (scaled), when ``Configuration/realTimePacing`` is set. Never used otherwise. What is
+    /// owed saturates at ``longestPacing``: a huge factor, or a huge advance, waits (in effect)
+    /// for ever rather than trapping when the scaled time overflows a `Duration`.
     func pace(from start: VirtualClock.Instant) {
         guard let scale = configuration.realTimePacing, scale > 0, world.now > start else { return }
-        pendingPacing += start.duration(to: world.now) * scale
+        let elapsed = start.duration(to: world.now)
+        let scaled =
+            elapsed / Self.longestPacing * scale < 1 ? elapsed * scale : Self.longestPacing
+        pendingPacing = min(pendingPacing + scaled, Self.longestPacing)
     }
+
+    /// The most demo pacing a bridge owes or counts: `Int64.max` seconds.
+    static let longestPacing = Duration.seconds(Int64.max)
 
     /// Waits the accumulated demo pacing on the wall clock (see ``pace(from:)``).
     func waitForPacing() async {
         guard pendingPacing > .zero else { return }
         let wait = pendingPacing
         pendingPacing = .zero
-        pacedInAll += wait
+        pacedInAll = min(pacedInAll + wait, Self.longestPacing)
         try? await ContinuousClock().sleep(for: wait)
     }
 
