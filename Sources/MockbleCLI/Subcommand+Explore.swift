@@ -114,7 +114,7 @@ struct ExploreOptions {
         default: break
         }
         var kinds: Set<PlannedFault.Kind> = []
-        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+        for name in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
             guard let kind = PlannedFault.Kind(rawValue: name) else {
                 let names = PlannedFault.Kind.allCases.map(\.rawValue)
                 let hint = Suggestion.nearest(to: name, among: names).map { " (did you mean \($0)?)" } ?? ""
@@ -123,6 +123,12 @@ struct ExploreOptions {
                         "unknown fault kind \"\(name)\"\(hint); kinds: \(names.joined(separator: ", ")), or all, none")
             }
             kinds.insert(kind)
+        }
+        guard !kinds.isEmpty else {
+            // Nothing named at all (an empty value, commas): "none" is how to ask for no faults.
+            throw ArgumentList.Problem(
+                message: "--faults names no fault kind in \"\(text)\"; give comma-separated kinds, e.g. "
+                    + "disconnect,reset, or all, none")
         }
         return kinds
     }

@@ -173,6 +173,15 @@ struct ExploreCommandTests {
                 ["explore", "x.json", "--faults", "disconect"],
                 "mockble explore: unknown fault kind \"disconect\" (did you mean disconnect?); kinds: disconnect, outOfRange, fade, reset, powerCycle, attError, coreBluetoothError, neverAnswered, pairingRefused, or all, none"
             ),
+            // An empty list (or only commas) used to be taken silently as "none".
+            (
+                ["explore", "x.json", "--faults", ""],
+                "mockble explore: --faults names no fault kind in \"\"; give comma-separated kinds, e.g. disconnect,reset, or all, none"
+            ),
+            (
+                ["explore", "x.json", "--faults", " , "],
+                "mockble explore: --faults names no fault kind in \" , \"; give comma-separated kinds, e.g. disconnect,reset, or all, none"
+            ),
             (
                 ["explore", "x.json", "--mtu", "10...600"],
                 "mockble explore: --mtu takes LOW...HIGH within 23...517, e.g. 23...185, not \"10...600\""
