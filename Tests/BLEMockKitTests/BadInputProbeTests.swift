@@ -80,6 +80,39 @@ struct BadInputProbeTests {
         #expect(await bridge.now == .zero + .seconds(1))
     }
 
+    /// What ``hugeStallPatienceDoesNotTrap()``'s waiter and waker share (read and written with
+    /// the condition's lock held).
+    final class Handshake: @unchecked Sendable {
+        var waiting = false
+        var woken = false
+    }
+
+    @Test("A wall-clock wait of Int64.max seconds (a run's stall patience) waits rather than trapping")
+    func hugeStallPatienceDoesNotTrap() async {
+        // `run(stallPatience:)` accepts any patience not negative; a stalled run waits for it
+        // on this condition. The waker wakes the waiter once it waits (it takes the lock only
+        // the wait releases), so the test ends at once; before, the deadline overflowed.
+        let condition = Condition()
+        let handshake = Handshake()
+        let waker = Task.detached {
+            var done = false
+            while !done {
+                done = condition.withLock {
+                    guard handshake.waiting else { return false }
+                    handshake.woken = true
+                    condition.signal()
+                    return true
+                }
+            }
+        }
+        condition.withLock {
+            handshake.waiting = true
+            while !handshake.woken { condition.wait(for: Self.huge) }
+        }
+        await waker.value
+        #expect(handshake.woken)
+    }
+
     @Test("Extreme seeds make distinct, repeatable identifiers", arguments: [UInt64.min, .max])
     func extremeSeeds(seed: UInt64) async throws {
         let bridge = MockBLEBridge(seed: seed)

@@ -56,14 +56,18 @@ final class Condition: @unchecked Sendable {
         pthread_cond_wait(variable, mutex)
     }
 
-    /// Like ``wait()``, giving up after `timeout` of wall-clock time.
+    /// Like ``wait()``, giving up after `timeout` of wall-clock time. A deadline past what a
+    /// `timespec` holds (a timeout of `Int64.max` seconds, as a run's stall patience may be) is
+    /// taken as the latest one it holds: the wait is in effect unbounded, rather than trapping.
     func wait(for timeout: Duration) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let (seconds, attoseconds) = timeout.components
         var nanoseconds = Int(now.tv_nsec) + Int(attoseconds / 1_000_000_000)
         var deadline = timespec()
-        deadline.tv_sec = now.tv_sec + Int(seconds) + nanoseconds / 1_000_000_000
+        let (whole, overflow) = now.tv_sec.addingReportingOverflow(Int(seconds))
+        let (sum, carryOverflow) = whole.addingReportingOverflow(nanoseconds / 1_000_000_000)
+        deadline.tv_sec = overflow || carryOverflow ? .max : sum
         nanoseconds %= 1_000_000_000
         deadline.tv_nsec = numericCast(nanoseconds)
         pthread_cond_timedwait(variable, mutex, &deadline)
