@@ -181,6 +181,15 @@ struct BadInputProbeTests {
         #expect(await bridge.now == .latest)
         #expect(await bridge.run(maximumEvents: 1_000))
         #expect(await bridge.log.last?.kind == .discovered)
+        // The run's timeline renders at the end of time too.
+        let page = await bridge.timelinePage(title: "End of time")
+        #expect(page.html.contains("End of time"))
+        #expect(ScenarioTrace.milliseconds(Self.huge) == "9223372036854775807.000s")
+        #expect(ScenarioTrace.milliseconds(.milliseconds(9_223_372_036_854_775_807)) == "9223372036854775.807s")
+        #expect(
+            ScenarioTrace.milliseconds(.seconds(9_223_372_036_854_775) + .microseconds(999_900))
+                == "9223372036854775.999s")
+        #expect(ScenarioTrace.milliseconds(.microseconds(1_294_400)) == "1.294s")
     }
 
     @Test("A huge advertising delay is accepted and a scan over it ends")

@@ -52,10 +52,19 @@ extension ScenarioTrace {
             + failures.map { "  " + $0.description }
     }
 
-    /// A time rounded to the millisecond for the timeline, e.g. `1.294s`.
+    /// A time rounded to the millisecond for the timeline, e.g. `1.294s`. A time whose
+    /// milliseconds an `Int64` does not count (past about 292 million years, as a run that
+    /// waited `Duration.seconds(Int64.max)` reaches) is cut to the millisecond instead.
     static func milliseconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
-        var milliseconds = seconds * 1000 + (attoseconds + 500_000_000_000_000) / 1_000_000_000_000_000
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        let (total, carryOverflow) = scaled.addingReportingOverflow(
+            (attoseconds + 500_000_000_000_000) / 1_000_000_000_000_000)
+        if overflow || carryOverflow {
+            let fraction = String(attoseconds.magnitude / 1_000_000_000_000_000)
+            return "\(seconds)." + String(repeating: "0", count: 3 - fraction.count) + fraction + "s"
+        }
+        var milliseconds = total
         let whole = milliseconds / 1000
         milliseconds %= 1000
         let fraction = String(milliseconds)
