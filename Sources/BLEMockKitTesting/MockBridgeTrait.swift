@@ -46,6 +46,12 @@ import Testing
 /// run on the app's queue, outside the test's task: Swift Testing does not attribute them to
 /// the test, or name the seed. Note what the callback saw, and check it in the test's body.
 ///
+/// The body the trait runs is not on the main actor, even for a `@MainActor` test: the run
+/// waits for the callbacks a manager queued on the main queue, not for the main actor's own
+/// work as it does for `bridge.run { @MainActor in … }`. For an app
+/// on the main actor (a `@MainActor` class wrapping CoreBluetooth's delegates in Swift
+/// concurrency), run it in `bridge.run { @MainActor in … }` in a test without the trait.
+///
 /// As a suite trait it applies to every test of the suite.
 public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
     /// What each test runs with.

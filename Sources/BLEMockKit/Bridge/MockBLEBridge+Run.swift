@@ -51,7 +51,10 @@ extension MockBLEBridge {
     /// in ``finish()``). A task that awaits something other than the simulation (wall-clock
     /// sleep, a network call) counts as waiting, and time moves on meanwhile; so does a task
     /// that hops to the main actor, unless `body` is on the main actor (the run then waits for
-    /// the main queue before moving time). A request handed to a CoreBluetooth-shaped peripheral
+    /// the main queue before moving time; even then a task-group child of main-actor code, which
+    /// passes through the global executor, and a call from the main actor to an async function
+    /// of the main actor, which suspends inside a run, may let time move or a queued callback run
+    /// first: see TestingAppCode's Limits). A request handed to a CoreBluetooth-shaped peripheral
     /// manager's delegate (BLECBM) is the exception: the app may answer it from any thread, so
     /// time does not move while it waits for the answer, for up to `stallPatience` (then time
     /// goes on, as for an app that never answers). Explicit
