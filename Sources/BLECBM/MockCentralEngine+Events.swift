@@ -118,6 +118,7 @@ extension MockCentralEngine {
             }
         case .readyToSendWriteWithoutResponse(let remote):
             deliverAbout { [self] in
+                _ = lock.withLock { updateLink(remote.identifier) { $0.simulationReady() } }
                 let peripheral = peripheralObject(remote)
                 peripheral.deliveryDelegate?.peripheralIsReady(toSendWriteWithoutResponse: peripheral)
             }

@@ -54,9 +54,11 @@ extension MockCentralEngine {
 
     func canSendWriteWithoutResponse(_ peripheral: CBMPeripheral) -> Bool {
         lock.withLock {
-            guard peripheral.storedState == .connected, let link = link(peripheral.identifier) else { return false }
+            guard peripheral.storedState == .connected, link(peripheral.identifier) != nil else { return false }
             guard let capacity = central.writeWithoutResponseCapacity else { return true }
-            return link.queued + link.inFlight < capacity
+            var answered = false
+            _ = updateLink(peripheral.identifier) { answered = $0.canSend(capacity: capacity) }
+            return answered
         }
     }
 
@@ -301,13 +303,7 @@ extension MockCentralEngine {
                 let queued = central.queueWriteWithoutResponse(data, for: remote)
                 guard let generation else { return }
                 // (In the order of the app's callbacks: see LinkMirror.)
-                deliver { [self] in
-                    _ = lock.withLock {
-                        updateLink(identifier, generation: generation) {
-                            $0.inFlight -= 1
-                            $0.queued = queued
-                        }
-                    }
+                deliver { [self] in bridgeQueueChanged(identifier, holds: queued, arrived: true, generation: generation)
                 }
             }
             return

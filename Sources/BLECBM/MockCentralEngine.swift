@@ -28,6 +28,39 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         var queued = 0
         /// Write commands the app made that the app's queue has not heard reach the bridge.
         var inFlight = 0
+        /// Whether the app was told it cannot send (`canSendWriteWithoutResponse` false) and has
+        /// not heard `peripheralIsReady(toSendWriteWithoutResponse:)` since.
+        var toldFull = false
+        /// Whether the bridge's queue has been full since the app was told so: the simulation
+        /// then says when it has room again (its own ready callback).
+        var simulationFilled = false
+
+        /// Answers `canSendWriteWithoutResponse` with the queue holding at most `capacity`.
+        mutating func canSend(capacity: Int) -> Bool {
+            let room = queued + inFlight < capacity
+            if !room { toldFull = true }
+            return room
+        }
+
+        /// The bridge's queue holds `queued` writes now (one of the app's in flight reached it,
+        /// when `arrived`). Returns whether the app hears `peripheralIsReady` now: it was told it
+        /// could not send because of writes still on their way, and the simulation, whose queue
+        /// never filled, will not say when there is room (the writes reached it at separate
+        /// instants, and some were sent meanwhile), so the mirror says so itself, once.
+        mutating func bridgeQueue(holds queued: Int, arrived: Bool, capacity: Int) -> Bool {
+            if arrived { inFlight -= 1 }
+            self.queued = queued
+            if queued >= capacity { simulationFilled = true }
+            guard toldFull, !simulationFilled, queued + inFlight < capacity else { return false }
+            toldFull = false
+            return true
+        }
+
+        /// The simulation said there is room again (its ready callback reaches the app).
+        mutating func simulationReady() {
+            toldFull = false
+            simulationFilled = false
+        }
     }
 
     typealias Command = @Sendable (isolated MockCentralManager) -> Void
@@ -226,7 +259,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             event: { [weak self] event in self?.handle(event) },
             commandQueue: { [weak self] peripheral, queued in
                 guard let self else { return }
-                deliver { [self] in lock.withLock { linkMirrors[peripheral]?.queued = queued } }
+                deliver { [self] in bridgeQueueChanged(peripheral, holds: queued, arrived: false, generation: nil) }
             },
             linkOpened: { [weak self] peripheral, maximumWriteLength in
                 guard let self else { return }
@@ -563,6 +596,23 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         }
         body(&linkMirrors[peripheral]!)
         return mirror.generation
+    }
+
+    /// On the app's queue: the bridge's queue of writes without response to `peripheral` holds
+    /// `queued` now (a write of the app's reached it, when `arrived`, on the link of
+    /// `generation`); the app hears `peripheralIsReady` if the mirror owes it one (see
+    /// ``LinkMirror/bridgeQueue(holds:arrived:capacity:)``).
+    func bridgeQueueChanged(_ peripheral: UUID, holds queued: Int, arrived: Bool, generation: UInt64?) {
+        let capacity = central.writeWithoutResponseCapacity ?? .max
+        var ready = false
+        let object = lock.withLock { () -> CBMPeripheral? in
+            _ = updateLink(peripheral, generation: generation) {
+                ready = $0.bridgeQueue(holds: queued, arrived: arrived, capacity: capacity)
+            }
+            return ready ? peripherals[peripheral]?.object : nil
+        }
+        guard let object else { return }
+        object.deliveryDelegate?.peripheralIsReady(toSendWriteWithoutResponse: object)
     }
 
     /// With the lock held: a link to a peripheral is up (a new one, or one the system kept for

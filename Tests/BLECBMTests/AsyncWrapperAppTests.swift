@@ -224,6 +224,11 @@ struct MainActorCallsInARunTests {
         #expect(outside == ["caller", "callee", "after the call"])
         let bridge = MockBLEBridge()
         let inside = try await bridge.run { @MainActor in await MainActorCallOrder().callAfterQueuingABlock() }
+        // As on a device (and outside a run) the callee runs first; inside a run the queued
+        // block does (the run's executor preference makes the runtime suspend the call).
+        withKnownIssue("inside a run a main-actor call to a main-actor async function suspends") {
+            #expect(inside == outside)
+        }
         #expect(inside == ["caller", "queued block", "callee", "after the call"])
     }
 }
