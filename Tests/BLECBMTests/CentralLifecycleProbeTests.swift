@@ -106,6 +106,23 @@ struct CentralLifecycleProbeTests {
         return journal.discovered[0]
     }
 
+    /// Finds the sensor, connects, and discovers its first service's characteristics; returns
+    /// the peripheral and that service.
+    @MainActor
+    private func connectAndDiscover(
+        _ manager: CBMCentralManager, _ journal: LifecycleJournal, _ bridge: MockBLEBridge
+    ) async throws -> (CBMPeripheral, CBMService) {
+        let peripheral = try await discover(manager, journal, bridge)
+        manager.connect(peripheral)
+        try await bridge.waitForApp { peripheral.state == .connected }
+        peripheral.discoverServices(nil)
+        try await bridge.waitForApp { peripheral.services != nil }
+        let service = peripheral.services![0]
+        peripheral.discoverCharacteristics(nil, for: service)
+        try await bridge.waitForApp { service.characteristics != nil }
+        return (peripheral, service)
+    }
+
     /// The entries from `count` on, once the simulation has had a few seconds more.
     @MainActor
     private func settled(_ journal: LifecycleJournal, from count: Int, _ bridge: MockBLEBridge) async throws
@@ -335,14 +352,7 @@ struct CentralLifecycleProbeTests {
     func callsOnADisconnectedPeripheralAreIgnoredAndNoted(realistic: Bool) async throws {
         let (entries, misuses) = try await withWatchApp(realistic: realistic, seed: 17) {
             bridge, manager, journal in
-            let peripheral = try await discover(manager, journal, bridge)
-            manager.connect(peripheral)
-            try await bridge.waitForApp { peripheral.state == .connected }
-            peripheral.discoverServices(nil)
-            try await bridge.waitForApp { peripheral.services != nil }
-            let service = peripheral.services![0]
-            peripheral.discoverCharacteristics(nil, for: service)
-            try await bridge.waitForApp { service.characteristics != nil }
+            let (peripheral, service) = try await connectAndDiscover(manager, journal, bridge)
             let level = service.characteristics![0]
             manager.cancelPeripheralConnection(peripheral)
             try await bridge.waitForApp { peripheral.state == .disconnected }
@@ -371,14 +381,7 @@ struct CentralLifecycleProbeTests {
     func aReadWhileDisconnectingIsIgnoredAndNoted(realistic: Bool) async throws {
         let (entries, misuses) = try await withWatchApp(realistic: realistic, seed: 28) {
             bridge, manager, journal in
-            let peripheral = try await discover(manager, journal, bridge)
-            manager.connect(peripheral)
-            try await bridge.waitForApp { peripheral.state == .connected }
-            peripheral.discoverServices(nil)
-            try await bridge.waitForApp { peripheral.services != nil }
-            let service = peripheral.services![0]
-            peripheral.discoverCharacteristics(nil, for: service)
-            try await bridge.waitForApp { service.characteristics != nil }
+            let (peripheral, service) = try await connectAndDiscover(manager, journal, bridge)
             let count = journal.entries.count
             manager.cancelPeripheralConnection(peripheral)
             #expect(peripheral.state == .disconnecting)
