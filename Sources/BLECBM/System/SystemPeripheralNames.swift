@@ -12,39 +12,60 @@ import Foundation
 /// A pure value: the engines note what the simulation reports, in its order, and name each
 /// peripheral of an event from it (see ``SystemPeripheralNameBook``).
 struct SystemPeripheralNames: Sendable {
-    /// The local name each peripheral last advertised (advertisements without one leave it).
-    private var advertised: [UUID: String] = [:]
-    /// The peripherals the system has been connected to (by any app or manager).
-    private var connected: Set<UUID> = []
+    /// What the system knows of a peripheral's name.
+    private enum Known: Sendable {
+        /// The local name it last advertised (it has not been connected).
+        case advertised(String)
+        /// It has been connected: its GAP name is known (and the name it last advertised, if any,
+        /// stands in for a GAP name the simulation does not know).
+        case connected(advertised: String?)
+    }
+
+    /// By peripheral: one table, so a lookup is one hash.
+    private var known: [UUID: Known] = [:]
 
     /// A scan heard `peripheral` advertise `localName` (or no name).
     mutating func noteAdvertisement(_ localName: String?, of peripheral: UUID) {
         guard let localName else { return }
-        advertised[peripheral] = localName
+        if case .connected = known[peripheral] {
+            known[peripheral] = .connected(advertised: localName)
+        } else {
+            known[peripheral] = .advertised(localName)
+        }
     }
 
     /// The system connected to `peripheral`, and read its GAP name.
     mutating func noteConnected(_ peripheral: UUID) {
-        connected.insert(peripheral)
+        switch known[peripheral] {
+        case .connected: return
+        case .advertised(let name): known[peripheral] = .connected(advertised: name)
+        case nil: known[peripheral] = .connected(advertised: nil)
+        }
     }
 
     /// The system retrieved `peripheral` for an app (it knows it): when it never heard the
     /// peripheral advertise a name, it knows it from an earlier connection (a test's
     /// `simulateCaching()`), whose GAP name it kept.
     mutating func noteRetrieved(_ peripheral: UUID) {
-        guard advertised[peripheral] == nil else { return }
-        connected.insert(peripheral)
+        guard known[peripheral] == nil else { return }
+        known[peripheral] = .connected(advertised: nil)
     }
 
     /// Whether the system has been connected to `peripheral`.
-    func hasConnected(_ peripheral: UUID) -> Bool { connected.contains(peripheral) }
+    func hasConnected(_ peripheral: UUID) -> Bool {
+        if case .connected = known[peripheral] { return true }
+        return false
+    }
 
     /// `peripheral` (whose `name` is its GAP name, as the simulation knows it) named as the
     /// system names it now.
     func naming(_ peripheral: RemotePeripheral) -> RemotePeripheral {
-        let advertisedName = advertised[peripheral.identifier]
-        let name =
-            connected.contains(peripheral.identifier) ? (peripheral.name ?? advertisedName) : advertisedName
+        let name: String?
+        switch known[peripheral.identifier] {
+        case .connected(let advertised): name = peripheral.name ?? advertised
+        case .advertised(let advertised): name = advertised
+        case nil: name = nil
+        }
         guard name != peripheral.name else { return peripheral }
         return RemotePeripheral(identifier: peripheral.identifier, name: name)
     }
