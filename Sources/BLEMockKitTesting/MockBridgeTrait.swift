@@ -194,7 +194,8 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                         Comment(
                             rawValue: "the run's timeline and bridge log are attached to the test as "
                                 + "\(names.timeline) and \(names.log) "
-                                + "(swift test --attachments-path DIR saves them)"))
+                                + "(swift test --attachments-path DIR saves them, into a folder that exists: "
+                                + "mkdir -p DIR first)"))
                 }
                 return issue
             }

@@ -75,7 +75,7 @@ struct FailureArtifactsTests {
                     [
                         "the watch face did not arrive",
                         "the run's timeline and bridge log are attached to the test as \(base)-timeline.html and "
-                            + "\(base)-log.txt (swift test --attachments-path DIR saves them)",
+                            + "\(base)-log.txt (swift test --attachments-path DIR saves them, into a folder that exists: mkdir -p DIR first)",
                     ],
                     [
                         "the timeline and bridge log of bridge seed 17 are in \(folder): \(base)-timeline.html, \(base)-log.txt"

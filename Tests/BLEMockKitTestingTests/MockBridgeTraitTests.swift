@@ -189,7 +189,7 @@ struct MockBridgeTraitTests {
                         "the run's timeline and bridge log are attached to the test as "
                             + "anIssueOnOneOfSeveralSeedsNamesThatSeedAndHowToRerunIt-seed-2-timeline.html and "
                             + "anIssueOnOneOfSeveralSeedsNamesThatSeedAndHowToRerunIt-seed-2-log.txt "
-                            + "(swift test --attachments-path DIR saves them)",
+                            + "(swift test --attachments-path DIR saves them, into a folder that exists: mkdir -p DIR first)",
                     ]
                 ])
         }
