@@ -41,6 +41,10 @@ struct ArgumentList {
                         unknownOption: argument, named: String(argument.dropFirst()),
                         among: optionNames.union(flagNames))
                 }
+                // An empty word names no file (as a path it would read the current folder).
+                guard !argument.isEmpty else {
+                    throw Problem(message: "an empty argument names no file (a variable left unset?)")
+                }
                 positionals.append(argument)
                 continue
             }

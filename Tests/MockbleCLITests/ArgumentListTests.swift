@@ -15,6 +15,17 @@ struct ArgumentListTests {
         #expect(!list.flag("other"))
     }
 
+    @Test func anEmptyWordIsRefusedAsNamingNoFileWhileAnEmptyOptionValueIsKept() throws {
+        #expect(
+            throws: ArgumentList.Problem(message: "an empty argument names no file (a variable left unset?)")
+        ) {
+            try ArgumentList(["a.json", ""], options: [], flags: [])
+        }
+        let list = try ArgumentList(["a.json", "--out", ""], options: ["out"], flags: [])
+        #expect(list.positionals == ["a.json"])
+        #expect(list.option("out") == "")
+    }
+
     @Test func anUnknownOptionCloseToAKnownOneSuggestsIt() {
         #expect(throws: ArgumentList.Problem(message: "unknown option \"--fromat\"; did you mean `--format`?")) {
             try ArgumentList(["--fromat", "json"], options: ["format"], flags: ["quick"])

@@ -112,6 +112,9 @@ struct MockbleTests {
                 ["validate", "--strict", "x.json"],
                 "mockble validate: unknown option \"--strict\" (the only option is --help)"
             ),
+            (["validate", "x.json", ""], "mockble validate: an empty argument names no file (a variable left unset?)"),
+            (["explore", ""], "mockble explore: an empty argument names no file (a variable left unset?)"),
+            (["import", ""], "mockble import: an empty argument names no file (a variable left unset?)"),
         ]
         for (arguments, message) in cases {
             let (console, captured) = Console.capturing()

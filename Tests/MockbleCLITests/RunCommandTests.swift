@@ -107,6 +107,7 @@ struct RunCommandTests {
             (["run", "x.json", "--mode", "slow"], "--mode must be one of fast, realistic"),
             (["run", "x.json", "--speed", "1"], "unknown option \"--speed\""),
             (["run", "/nonexistent/x.json"], "no such file: /nonexistent/x.json"),
+            (["run", ""], "mockble run: an empty argument names no file (a variable left unset?)"),
             (["run", invalid.path], "invalid.json:1:37: steps[0].op: unknown op \"jump\""),
         ]
         for (arguments, message) in cases {
