@@ -43,7 +43,7 @@ extension MockCentralEngine {
                 // (A link the manager cancelled as the app let go of the peripheral: no object to
                 // tell. One the app cancelled before this callback: CoreBluetooth reports only the
                 // disconnection that follows.)
-                guard !isWithheld(remote.identifier), !isCancelledBeforeConnecting(remote.identifier) else { return }
+                guard !withholdsDidConnect(remote.identifier) else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock { peripheral.storedState = .connected }
                 guard !restored, let (manager, delegate) = managerAndDelegate else { return }
@@ -51,7 +51,6 @@ extension MockCentralEngine {
             }
         case .failedToConnect(let remote, let error):
             deliverAbout { [self] in
-                endCancelBeforeConnecting(remote.identifier)
                 guard !endWithholding(remote.identifier) else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock { peripheral.storedState = .disconnected }
@@ -92,7 +91,6 @@ extension MockCentralEngine {
                 reason != nil && existing.map { object in lock.withLock { object.reconnectsAutomatically } } == true
             if reconnecting, let existing { attempt(existing, madeAfter: losses) }
             deliverAbout { [self] in
-                endCancelBeforeConnecting(remote.identifier)
                 guard !endWithholding(remote.identifier) else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock {

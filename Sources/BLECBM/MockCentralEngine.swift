@@ -82,14 +82,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// Whether the manager keeps the peripheral objects it hands out alive (CoreBluetoothMock's
     /// `CBMCentralManagerMock` does; CoreBluetooth's manager, and ``CBMCentralManager``, do not).
     private var keepsPeripherals = false
-    /// Peripherals whose link or attempt this manager cancelled because the app let go of their
-    /// object: the callbacks about them are not delivered (there is no object to deliver them with).
-    private var cancelledForRelease: Set<UUID> = []
-    /// Peripherals whose connection the app cancelled while it was still `connecting` to the
-    /// app (before its `didConnect`): a link the simulation brought up meanwhile is not reported
-    /// (CoreBluetooth reports a cancelled pending connection with `didDisconnectPeripheral`
-    /// alone), until the callback that ends it (see ``isCancelledBeforeConnecting(_:)``).
-    private var cancelledBeforeConnecting: Set<UUID> = []
+    /// Peripherals whose callbacks are withheld, and which, until the callback that ends their
+    /// link or attempt (see ``endWithholding(_:)``).
+    private var withheld: [UUID: Withholding] = [:]
     private var linkMirrors: [UUID: LinkMirror] = [:]
     /// The generation of the last link mirror made.
     private var linkGeneration: UInt64 = 0
@@ -525,6 +520,17 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// peripheral.
     func isCurrent(_ peripheral: CBMPeripheral) -> Bool { peripherals[peripheral.identifier]?.object === peripheral }
 
+    /// Which of a peripheral's callbacks are withheld.
+    enum Withholding {
+        /// All of them, the one that ends the link too: the manager cancelled the link or attempt
+        /// because the app let go of the peripheral's object (there is no object to tell).
+        case all
+        /// `didConnect`: the app cancelled while the peripheral was still `connecting` to it, so
+        /// a link the simulation brought up meanwhile is not reported (CoreBluetooth reports a
+        /// cancelled pending connection with `didDisconnectPeripheral` alone).
+        case didConnect
+    }
+
     /// A peripheral object, held weakly (and also strongly, `kept`, by a manager that keeps its
     /// peripherals).
     struct PeripheralEntry {
@@ -547,7 +553,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         guard knownPeripheral(identifier) == nil else { return }
         let link = central.restoredLink(to: identifier)
         guard link.isConnected || link.isConnecting else { return }
-        lock.withLock { _ = cancelledForRelease.insert(identifier) }
+        lock.withLock { withheld[identifier] = .all }
         misuse(
             "API MISUSE: Cancelling connection for unused peripheral \(identifier), Did you forget to keep a "
                 + "reference to it? (the app let go of its CBMPeripheral while \(link.isConnected ? "connected" : "connecting"))"
@@ -555,33 +561,20 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         try? central.cancelPeripheralConnection(identifier)
     }
 
-    /// Whether the callbacks about `identifier` are withheld (its link was cancelled as the app
-    /// let go of its object).
-    func isWithheld(_ identifier: UUID) -> Bool { lock.withLock { cancelledForRelease.contains(identifier) } }
-
-    /// For the callback that ends a link (a disconnection, a failed attempt): whether it is
-    /// withheld; it is the last one withheld (the withholding ends with it).
-    func endWithholding(_ identifier: UUID) -> Bool {
-        lock.withLock { cancelledForRelease.remove(identifier) != nil }
-    }
-
-    /// Whether the app cancelled its connection to `identifier` before hearing `didConnect`
-    /// (a `didConnect` is not delivered then); called on the app's queue.
-    func isCancelledBeforeConnecting(_ identifier: UUID) -> Bool {
-        lock.withLock { cancelledBeforeConnecting.contains(identifier) }
-    }
+    /// Whether a `didConnect` about `identifier` is withheld (on the app's queue).
+    func withholdsDidConnect(_ identifier: UUID) -> Bool { lock.withLock { withheld[identifier] != nil } }
 
     /// For the callback that ends a link or an attempt (a disconnection, a failed attempt), on
-    /// the app's queue: a cancel the app made before hearing `didConnect` is answered.
-    func endCancelBeforeConnecting(_ identifier: UUID) {
-        _ = lock.withLock { cancelledBeforeConnecting.remove(identifier) }
+    /// the app's queue: ends the withholding, and says whether this callback is withheld too.
+    func endWithholding(_ identifier: UUID) -> Bool {
+        lock.withLock { withheld.removeValue(forKey: identifier) == .all }
     }
 
     /// With the lock held: forgets the peripheral objects and their links.
     func removeAllPeripherals() {
         peripherals.removeAll()
         linkMirrors.removeAll()
-        cancelledBeforeConnecting.removeAll()
+        withheld = withheld.filter { $0.value == .all }
     }
 
     /// With the lock held: the mirror of the link to a peripheral, if connected.
@@ -706,7 +699,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                 { $0.hasConnection ? .success(()) : $0.delegate.peripheralDidReceiveConnectionRequest($0.spec) })
         {
             reply { [self] in
-                endCancelBeforeConnecting(peripheral.identifier)
+                _ = endWithholding(peripheral.identifier)
                 lock.withLock { peripheral.storedState = .disconnected }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.centralManager(manager, didFailToConnect: peripheral, error: error)
@@ -730,7 +723,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             guard let peripheral, case .failure(let error) = result,
                 (error as? CoreBluetoothError)?.code != .operationCancelled
             else { return }
-            engine.endCancelBeforeConnecting(peripheral.identifier)
+            _ = engine.endWithholding(peripheral.identifier)
             let report = engine.lock.withLock { () -> Bool in
                 guard peripheral.storedState == .connecting else { return false }
                 peripheral.storedState = .disconnected
@@ -758,7 +751,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             if peripheral.storedState == .connected { peripheral.storedState = .disconnecting }
             // (The app has not heard didConnect: a link that comes up before the cancel reaches
             // the simulation, as in fast mode, is not reported; the cancel's disconnection is.)
-            if peripheral.storedState == .connecting { cancelledBeforeConnecting.insert(peripheral.identifier) }
+            if peripheral.storedState == .connecting, withheld[peripheral.identifier] == nil {
+                withheld[peripheral.identifier] = .didConnect
+            }
             return nil
         }
         if let refusal { return misuse("cancelPeripheralConnection: \(refusal)") }

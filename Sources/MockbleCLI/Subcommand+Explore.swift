@@ -99,7 +99,7 @@ struct ExploreOptions {
             }
             budget.mtu = low...high
         }
-        let seeds = try list.number("seeds", in: 1...10_000_000) ?? 1_000
+        let seeds = try list.number("seeds", in: 1...Exploration.maximumSeedCount) ?? 1_000
         let first = try list.seed("from") ?? 0
         let jobs = try list.number("jobs", in: 1...1_024)
         exploration = Exploration(

@@ -60,13 +60,7 @@ struct PeripheralNameTests {
         let names = try await bridge.run { @MainActor () -> [String?] in
             #expect(await device.waitForPoweredOn() == .poweredOn)
             try await device.startAdvertising(AdvertisementData(localName: "Watch-AB12"))
-            let journal = Journal()
-            let manager = CBMCentralManager(bridge: bridge, delegate: journal, queue: nil)
-            try await bridge.waitForApp { manager.state == .poweredOn }
-            manager.scanForPeripherals(withServices: nil)
-            try await bridge.waitForApp { !journal.discovered.isEmpty }
-            manager.stopScan()
-            let peripheral = journal.discovered[0]
+            let (manager, journal, peripheral) = try await Self.scanned(on: bridge)
             var seen = [peripheral.name]
             manager.connect(peripheral)
             try await bridge.waitForApp { journal.entries.contains("connect") }
@@ -78,14 +72,10 @@ struct PeripheralNameTests {
             // manager's object and for a second manager's (one system per phone).
             await device.stopAdvertising()
             try await device.startAdvertising(AdvertisementData(localName: "Watch-CD34"))
-            let second = Journal()
-            let other = CBMCentralManager(bridge: bridge, delegate: second, queue: nil)
-            try await bridge.waitForApp { other.state == .poweredOn }
-            other.scanForPeripherals(withServices: nil)
-            try await bridge.waitForApp { !second.discovered.isEmpty }
-            other.stopScan()
-            seen.append(second.discovered[0].name)
+            let (other, second, found) = try await Self.scanned(on: bridge)
+            seen.append(found.name)
             seen.append(other.retrievePeripherals(withIdentifiers: [peripheral.identifier]).first?.name)
+            withExtendedLifetime(second) {}
             return seen
         }
         #expect(names == ["Watch-AB12", "Hybrid Watch", "Hybrid Watch", "Hybrid Watch", "Hybrid Watch"])
@@ -99,18 +89,25 @@ struct PeripheralNameTests {
         let device = MockPeripheralManager(configuration: configuration, bridge: bridge)
         try await device.startAdvertising(AdvertisementData(serviceUUIDs: ["180F"]))
         let names = try await bridge.run { @MainActor () -> [String?] in
-            let journal = Journal()
-            let manager = CBMCentralManager(bridge: bridge, delegate: journal, queue: nil)
-            try await bridge.waitForApp { manager.state == .poweredOn }
-            manager.scanForPeripherals(withServices: nil)
-            try await bridge.waitForApp { !journal.discovered.isEmpty }
-            manager.stopScan()
-            let peripheral = journal.discovered[0]
+            let (manager, journal, peripheral) = try await Self.scanned(on: bridge)
             let before = peripheral.name
             manager.connect(peripheral)
             try await bridge.waitForApp { journal.entries.contains("connect") }
             return [before, peripheral.name]
         }
         #expect(names == [nil, "Hybrid Watch"])
+    }
+
+    /// A new manager on `bridge` (with its delegate, which it holds weakly), once it has found a
+    /// peripheral by scanning (the scan stopped), and that peripheral.
+    @MainActor
+    private static func scanned(on bridge: MockBLEBridge) async throws -> (CBMCentralManager, Journal, CBMPeripheral) {
+        let journal = Journal()
+        let manager = CBMCentralManager(bridge: bridge, delegate: journal, queue: nil)
+        try await bridge.waitForApp { manager.state == .poweredOn }
+        manager.scanForPeripherals(withServices: nil)
+        try await bridge.waitForApp { !journal.discovered.isEmpty }
+        manager.stopScan()
+        return (manager, journal, journal.discovered[0])
     }
 }

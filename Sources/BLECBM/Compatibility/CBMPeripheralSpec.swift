@@ -277,6 +277,21 @@ extension CBMPeripheralSpec {
         }
     }
 
+    /// A `simulate…` call that changes the spec's state: `simulated` on its simulation, or
+    /// `unsimulated` on the state its simulation on a bridge will start in (see
+    /// ``target(for:installing:)``).
+    private func changeState(
+        _ call: String, simulated: (SpecSimulation) -> Void,
+        unsimulated: (inout SpecSimulation.State, MockBLEBridge) -> Void
+    ) {
+        switch target(for: call) {
+        case .simulation(let simulation): simulated(simulation)
+        case .unsimulated(let bridge):
+            SpecSimulation.registry(on: bridge).changeUnsimulated(self) { unsimulated(&$0, bridge) }
+        case nil: break
+        }
+    }
+
     /// Notes a simulation of the spec (so calls from anywhere find it).
     func remember(_ simulation: SpecSimulation) { simulations.add(simulation) }
 
@@ -324,11 +339,10 @@ extension CBMPeripheralSpec {
     /// then, the links live on); back in range, pending connections complete at its next
     /// advertisement.
     public func simulateProximityChange(_ proximity: CBMProximity) {
-        switch target(for: "simulateProximityChange(_:)") {
-        case .simulation(let simulation): simulation.move(to: proximity)
-        case .unsimulated(let bridge):
-            SpecSimulation.registry(on: bridge).changeUnsimulated(self) { $0.proximity = proximity }
-        case nil: break
+        changeState("simulateProximityChange(_:)") {
+            $0.move(to: proximity)
+        } unsimulated: { state, _ in
+            state.proximity = proximity
         }
     }
 
@@ -348,11 +362,10 @@ extension CBMPeripheralSpec {
     /// in CoreBluetoothMock: each set, the first too, starts after its delay, counted from now,
     /// and repeats at its interval (once for an interval of 0).
     public func simulateAdvertisementChange(_ advertisement: [CBMAdvertisementConfig]?) {
-        switch target(for: "simulateAdvertisementChange(_:)") {
-        case .simulation(let simulation): simulation.changeAdvertisement(advertisement)
-        case .unsimulated(let bridge):
-            SpecSimulation.registry(on: bridge).changeUnsimulated(self) { $0.advertisement = advertisement }
-        case nil: break
+        changeState("simulateAdvertisementChange(_:)") {
+            $0.changeAdvertisement(advertisement)
+        } unsimulated: { state, _ in
+            state.advertisement = advertisement
         }
     }
 
@@ -362,20 +375,19 @@ extension CBMPeripheralSpec {
     /// peripheral, and retrieving it needs ``simulateCaching()`` or a scan again. Links it has
     /// stay up, as in CoreBluetoothMock.
     public func simulateMacChange(_ newIdentifier: UUID? = nil) {
-        switch target(for: "simulateMacChange(_:)") {
-        case .simulation(let simulation): simulation.changeIdentifier(to: newIdentifier)
-        case .unsimulated(let bridge):
-            SpecSimulation.changeUnsimulatedIdentifier(of: self, to: newIdentifier, on: bridge)
-        case nil: break
+        changeState("simulateMacChange(_:)") {
+            $0.changeIdentifier(to: newIdentifier)
+        } unsimulated: { state, bridge in
+            SpecSimulation.changeIdentifier(of: &state, spec: self, to: newIdentifier, seed: bridge.configuration.seed)
         }
     }
 
     /// The system caches the peripheral: retrievable by identifier without a scan, at once.
     public func simulateCaching() {
-        switch target(for: "simulateCaching()") {
-        case .simulation(let simulation): simulation.cache()
-        case .unsimulated(let bridge): SpecSimulation.registry(on: bridge).changeUnsimulated(self) { $0.isKnown = true }
-        case nil: break
+        changeState("simulateCaching()") {
+            $0.cache()
+        } unsimulated: { state, _ in
+            state.isKnown = true
         }
     }
 }

@@ -287,8 +287,9 @@ final class SpecSimulation: @unchecked Sendable {
             state.isConnectedBySystem = true
             return active
         }
-        if go { SystemPeripheralNameBook.of(bridge).update { $0.noteConnected(identifier) } }
-        if go { current.command { $0.simulateConnectionBySystem(true) } }
+        guard go else { return }
+        SystemPeripheralNameBook.of(bridge).update { $0.noteConnected(identifier) }
+        current.command { $0.simulateConnectionBySystem(true) }
     }
 
     /// The peripheral drops every link; the app hears `error`, and so does the spec's delegate,
@@ -395,14 +396,9 @@ final class SpecSimulation: @unchecked Sendable {
     /// CoreBluetoothMock; the peripheral under the new address advertises from now on.
     func changeIdentifier(to identifier: UUID?) {
         let (fresh, old, now) = lock.withLock { () -> (Incarnation, Incarnation, State) in
-            state.macChanges += 1
-            let new =
-                identifier
-                ?? Self.derivedIdentifier(spec: spec, seed: bridge.configuration.seed, change: state.macChanges)
-            state.identifier = new
-            state.isKnown = false
+            Self.changeIdentifier(of: &state, spec: spec, to: identifier, seed: bridge.configuration.seed)
             let old = current!
-            let fresh = Incarnation(simulation: self, identifier: new)
+            let fresh = Incarnation(simulation: self, identifier: state.identifier)
             retired.append(old)
             current = fresh
             return (fresh, old, state)
@@ -413,16 +409,13 @@ final class SpecSimulation: @unchecked Sendable {
             state: now, startOutOfRange: now.proximity == .outOfRange, connectedBySystem: now.isConnectedBySystem)
     }
 
-    /// A spec not simulated on `bridge` yet changes its address: its simulation starts with
-    /// `identifier` (or one derived from the bridge's seed), unknown to the system.
-    static func changeUnsimulatedIdentifier(of spec: CBMPeripheralSpec, to identifier: UUID?, on bridge: MockBLEBridge)
-    {
-        let seed = bridge.configuration.seed
-        registry(on: bridge).changeUnsimulated(spec) { state in
-            state.macChanges += 1
-            state.identifier = identifier ?? derivedIdentifier(spec: spec, seed: seed, change: state.macChanges)
-            state.isKnown = false
-        }
+    /// A spec changes its address (`state`: its simulation's, or the state its simulation on a
+    /// bridge will start in): to `identifier`, or one derived from the bridge's `seed`, unknown
+    /// to the system.
+    static func changeIdentifier(of state: inout State, spec: CBMPeripheralSpec, to identifier: UUID?, seed: UInt64) {
+        state.macChanges += 1
+        state.identifier = identifier ?? derivedIdentifier(spec: spec, seed: seed, change: state.macChanges)
+        state.isKnown = false
     }
 
     /// The bridges of uninstalled simulated systems are marked so (a spec's calls made from
