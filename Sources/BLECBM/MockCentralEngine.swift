@@ -570,11 +570,14 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         lock.withLock { withheld.removeValue(forKey: identifier) == .all }
     }
 
-    /// With the lock held: forgets the peripheral objects and their links.
+    /// With the lock held: forgets the peripheral objects and their links, and what was withheld
+    /// about them (Bluetooth leaving powered on ended every link and attempt, and reports none
+    /// of those ends: a withholding kept until one would outlive the power cycle and hide the
+    /// next connection's callbacks).
     func removeAllPeripherals() {
         peripherals.removeAll()
         linkMirrors.removeAll()
-        withheld = withheld.filter { $0.value == .all }
+        withheld.removeAll()
     }
 
     /// With the lock held: the mirror of the link to a peripheral, if connected.

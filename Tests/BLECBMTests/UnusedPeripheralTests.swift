@@ -135,3 +135,34 @@ struct UnusedPeripheralTests {
         }
     }
 }
+
+extension UnusedPeripheralTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A peripheral let go of, then a power cycle: a new object for it connects and hears didConnect",
+        arguments: [false, true])
+    func aPowerCycleEndsTheWithholdingOfAnUnkeptPeripheral(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 94) : .init(seed: 94))
+        let watch = try await Self.advertisingWatch(on: bridge)
+        try await bridge.run { @MainActor in
+            let app = ForgetfulCentral(bridge: bridge, keeps: true)
+            try await bridge.waitForApp { app.calls == ["didConnect"] }
+            let central = app.manager.simulatedCentral!.identifier
+            // Let go of (its callbacks withheld until its link's end), then Bluetooth off and on:
+            // nothing withheld outlives the power cycle (which reports no link's end).
+            app.kept = nil
+            try await bridge.waitForApp { app.manager.apiMisuses.count == 1 }
+            await bridge.simulate(.centralState(central, .poweredOff))
+            try await bridge.waitForApp { app.manager.state == .poweredOff }
+            await bridge.simulate(.centralState(central, .poweredOn))
+            try await bridge.waitForApp { app.manager.state == .poweredOn }
+            // A new object for the same peripheral, kept this time, connects and is told so.
+            let again = try #require(app.manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
+            app.kept = again
+            app.manager.connect(again)
+            try await bridge.waitForApp { app.calls.last == "didConnect" && app.calls.count > 1 }
+            #expect(again.state == .connected)
+            #expect(await Self.linkIsUp(to: watch.identifier, on: bridge))
+        }
+    }
+}
