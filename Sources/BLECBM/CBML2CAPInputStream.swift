@@ -10,7 +10,7 @@ import Foundation
 /// in (see ``L2CAPStreamCore``). `read(_:maxLength:)` never waits: it returns the bytes
 /// buffered (0 when there are none, or at the end; -1 when the stream is not open or
 /// `maxLength` is negative).
-final class CBML2CAPInputStream: InputStream {
+final class CBML2CAPInputStream: InputStream, StreamDelegate {
     // (Not Sendable, as Foundation's streams are not; its state is in `core`, behind a lock.)
 
     let core: L2CAPStreamCore<L2CAPInputMachine>
@@ -28,10 +28,15 @@ final class CBML2CAPInputStream: InputStream {
 
     override func close() { core.close(input: true) }
 
+    /// The delegate set, or the stream itself when none is (Foundation's default: setting `nil`
+    /// restores it).
     override var delegate: (any StreamDelegate)? {
         get { core.delegate }
         set { core.delegate = newValue }
     }
+
+    /// The stream as its own delegate: it ignores its events (read, or write, by polling).
+    func stream(_ aStream: Stream, handle eventCode: Stream.Event) {}
 
     override var streamStatus: Stream.Status { core.withMachine { $0.status } }
 

@@ -14,7 +14,7 @@ import Foundation
 /// and a run's virtual time would never move on). `.endEncountered` comes when
 /// the channel closes (at the other end, or with its link); bytes accepted and not yet sent
 /// then are lost, as on a device.
-final class CBML2CAPOutputStream: OutputStream {
+final class CBML2CAPOutputStream: OutputStream, StreamDelegate {
     // (Not Sendable, as Foundation's streams are not; its state is in `core`, behind a lock.)
 
     /// The buffer's size in SDUs of the channel's MTU.
@@ -46,10 +46,15 @@ final class CBML2CAPOutputStream: OutputStream {
 
     override func close() { core.close(input: false) }
 
+    /// The delegate set, or the stream itself when none is (Foundation's default: setting `nil`
+    /// restores it).
     override var delegate: (any StreamDelegate)? {
         get { core.delegate }
         set { core.delegate = newValue }
     }
+
+    /// The stream as its own delegate: it ignores its events (read, or write, by polling).
+    func stream(_ aStream: Stream, handle eventCode: Stream.Event) {}
 
     override var streamStatus: Stream.Status { core.withMachine { $0.status } }
 

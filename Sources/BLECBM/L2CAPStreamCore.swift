@@ -58,8 +58,10 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
         lock.withLock { body(&machine) }
     }
 
+    /// The delegate set, or else the stream itself: as Foundation documents for `Stream`, a
+    /// stream is its own delegate by default, and setting `nil` makes it so again.
     var delegate: (any StreamDelegate)? {
-        get { lock.withLock { storedDelegate } }
+        get { lock.withLock { storedDelegate ?? (stream as? any StreamDelegate) } }
         set { lock.withLock { storedDelegate = newValue } }
     }
 
