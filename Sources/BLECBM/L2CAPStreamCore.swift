@@ -76,13 +76,19 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
 
     /// The app closed the stream (the `input` one, or the output one): no more events; once
     /// both are closed the channel closes (see ``L2CAPStreamLink/streamClosed(input:)``).
+    ///
+    /// A stream not opened yet, or closed already, is left as it is, as CFStream leaves it: a
+    /// stream never opened stays `.notOpen` (it may still be opened) and does not count toward
+    /// closing the channel.
     func close(input: Bool) {
-        let wasClosed = withMachine { machine -> Bool in
-            defer { machine.close() }
-            return machine.status == .closed
+        let closes = withMachine { machine -> Bool in
+            guard machine.status != .notOpen, machine.status != .closed else { return false }
+            machine.close()
+            return true
         }
+        guard closes else { return }
         closed()
-        if !wasClosed { link?.streamClosed(input: input) }
+        link?.streamClosed(input: input)
     }
 
     // MARK: The simulation's news (on the bridge's executor)

@@ -9,6 +9,31 @@ import Testing
 /// closed before being opened, their default delegate.
 @Suite(.timeLimit(.minutes(10)))
 struct L2CAPStreamFoundationTests {
+    /// CFStream's close of a stream that was never opened does nothing: the stream stays
+    /// `.notOpen` (it can still be opened), and the channel stays open.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func closingStreamsNeverOpenedLeavesThemNotOpenAndTheChannelOpen(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 82) : .init(seed: 82))
+        try await bridge.run { @MainActor in
+            let (client, server) = try await openChannel(on: bridge)
+            let central = StreamEnd(try #require(client.opened))
+            let peripheral = StreamEnd(try #require(server.opened), sending: Data("after".utf8))
+            central.input.close()
+            central.output.close()
+            #expect(central.input.streamStatus == .notOpen && central.output.streamStatus == .notOpen)
+            try await bridge.waitForApp { true }
+            central.start()
+            peripheral.start()
+            try await bridge.waitForApp { central.received == Data("after".utf8) }
+            #expect(central.input.streamStatus == .open && central.output.streamStatus == .open)
+            #expect(!central.events.contains { $0.hasSuffix("endEncountered") })
+            // (Checked while the apps hold the channels: letting go of them closes them.)
+            let closed = await bridge.log.filter { $0.kind == .l2cap && ($0.detail ?? "").hasPrefix("closed") }
+            #expect(closed.isEmpty)
+        }
+    }
+
     /// Apple's `Stream.delegate`: "By default, a stream is its own delegate … passing nil must
     /// restore the receiver as its own delegate."
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
