@@ -9,7 +9,8 @@ import Foundation
 /// with its link) and every byte has been read; the events come on the run loop it is scheduled
 /// in (see ``L2CAPStreamCore``). `read(_:maxLength:)` never waits: it returns the bytes
 /// buffered (0 when there are none, or at the end; -1 when the stream is not open or
-/// `maxLength` is negative).
+/// `maxLength` is negative). Polled (scheduled in no run loop, or in one nobody runs), it sees
+/// the bytes that have arrived, as Foundation's streams do.
 final class CBML2CAPInputStream: InputStream, StreamDelegate {
     // (Not Sendable, as Foundation's streams are not; its state is in `core`, behind a lock.)
 
@@ -38,15 +39,15 @@ final class CBML2CAPInputStream: InputStream, StreamDelegate {
     /// The stream as its own delegate: it ignores its events (read, or write, by polling).
     func stream(_ aStream: Stream, handle eventCode: Stream.Event) {}
 
-    override var streamStatus: Stream.Status { core.withMachine { $0.status } }
+    override var streamStatus: Stream.Status { core.polled { $0.status } }
 
     /// Always `nil`: a simulated channel ends (`.endEncountered`) rather than fails.
     override var streamError: (any Error)? { nil }
 
-    override var hasBytesAvailable: Bool { core.withMachine { $0.hasBytesAvailable } }
+    override var hasBytesAvailable: Bool { core.polled { $0.hasBytesAvailable } }
 
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
-        let count = core.withMachine { $0.read(into: buffer, maxLength: len) }
+        let count = core.polled { $0.read(into: buffer, maxLength: len) }
         if count >= 0 { core.requestPass() }
         return count
     }

@@ -13,7 +13,8 @@ import Foundation
 /// one that answers each event with a zero-length write would hear it again at once, forever,
 /// and a run's virtual time would never move on). `.endEncountered` comes when
 /// the channel closes (at the other end, or with its link); bytes accepted and not yet sent
-/// then are lost, as on a device.
+/// then are lost, as on a device. Polled (scheduled in no run loop, or in one nobody runs), it
+/// sees the room its crossed sends have freed, as Foundation's streams do.
 final class CBML2CAPOutputStream: OutputStream, StreamDelegate {
     // (Not Sendable, as Foundation's streams are not; its state is in `core`, behind a lock.)
 
@@ -56,18 +57,18 @@ final class CBML2CAPOutputStream: OutputStream, StreamDelegate {
     /// The stream as its own delegate: it ignores its events (read, or write, by polling).
     func stream(_ aStream: Stream, handle eventCode: Stream.Event) {}
 
-    override var streamStatus: Stream.Status { core.withMachine { $0.status } }
+    override var streamStatus: Stream.Status { core.polled { $0.status } }
 
     /// Always `nil`: a simulated channel ends (`.endEncountered`) rather than fails.
     override var streamError: (any Error)? { nil }
 
-    override var hasSpaceAvailable: Bool { core.withMachine { $0.hasSpaceAvailable } }
+    override var hasSpaceAvailable: Bool { core.polled { $0.hasSpaceAvailable } }
 
     override func write(_ buffer: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
         guard let link = core.link else { return -1 }
         // The bytes taken go out in the order they were taken: the send is queued while the
         // stream's lock is held.
-        let count = core.withMachine { machine -> Int in
+        let count = core.polled { machine -> Int in
             let count = machine.accept(len)
             guard count > 0 else { return count }
             let data = Data(bytes: buffer, count: count)

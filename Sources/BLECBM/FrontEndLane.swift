@@ -334,10 +334,10 @@ final class CommandQueue: @unchecked Sendable {
         queue.async { Self.run({ then(engine, result) }, on: bridge, outside) }
     }
 
-    /// Runs a callback on the app's queue: `MockBLEBridge.current` is `bridge` meanwhile, and
-    /// once it has run it counts as outside activity.
+    /// Runs a callback on the app's queue: `MockBLEBridge.current` is `bridge` meanwhile (and
+    /// ``KitCallback/isRunning`` true), and once it has run it counts as outside activity.
     private static func run(_ callback: () -> Void, on bridge: MockBLEBridge, _ outside: OutsideWork) {
-        MockBLEBridge.$current.withValue(bridge) { callback() }
+        MockBLEBridge.$current.withValue(bridge) { KitCallback.$isRunning.withValue(true) { callback() } }
         outside.noteActivity()
     }
 

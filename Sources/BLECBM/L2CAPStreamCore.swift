@@ -12,6 +12,14 @@ import Foundation
 /// those first, in case the old one never runs), and what a delegate reads in a callback is the
 /// state as of that point in the simulation, on every run of a seed.
 ///
+/// **Polling.** What the app asks the stream itself (``polled(_:)``: `hasBytesAvailable`,
+/// `read`, `hasSpaceAvailable`, `write`, `streamStatus`) sees every item that has arrived,
+/// applied first, wherever the stream is scheduled: a stream scheduled in a run loop nobody runs,
+/// or in none, is used by polling, as Foundation documents (`schedule(in:forMode:)`: "Unless the
+/// client is polling the stream…"). Except in a callback of the kit (a stream event, a manager's
+/// delegate call: ``KitCallback/isRunning``), where the stream stays as of that point in the
+/// simulation, so that what a callback reads is the same on every run of a seed.
+///
 /// **Events.** They are delivered only while the stream is open and scheduled in a run loop,
 /// each at most once a pass; one due again because of what the delegate did (read part of the
 /// bytes, wrote with room left) comes in a later pass. A stream opened or scheduled late gets
@@ -56,6 +64,20 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
     /// Reads or changes the state machine (with the lock held).
     func withMachine<T>(_ body: (inout Machine) -> T) -> T {
         lock.withLock { body(&machine) }
+    }
+
+    /// Reads or changes the state machine for the app's own call (a poll, a read, a write):
+    /// outside a callback of the kit, after applying every item that has arrived (see
+    /// **Polling** above).
+    func polled<T>(_ body: (inout Machine) -> T) -> T {
+        let catchUp = !KitCallback.isRunning
+        return lock.withLock {
+            if catchUp, !inbox.isEmpty {
+                for (_, item) in inbox { machine.apply(item) }
+                inbox.removeAll()
+            }
+            return body(&machine)
+        }
     }
 
     /// The delegate set, or else the stream itself: as Foundation documents for `Stream`, a
@@ -264,6 +286,13 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
         }
         if let extra { link.outside.removeProbe(extra) }
     }
+}
+
+/// Whether the code running is a callback of the kit on the app's side: a delegate call of a
+/// manager or a peripheral, or a stream's event pass.
+enum KitCallback {
+    /// True while the kit runs a callback (bound by the kit around each one).
+    @TaskLocal static var isRunning = false
 }
 
 /// A timer that never fires, in a run loop a stream is scheduled in: a run loop with no timer
