@@ -235,11 +235,16 @@ open class CBML2CAPChannel: NSObject, @unchecked Sendable {
     /// worker thread may serve the main queue, whose own run loop nobody runs); in another run
     /// loop, when that run loop runs (a dispatch queue's thread does not run its own; a thread
     /// that runs its run loop with `run()` keeps running while the stream is scheduled there and
-    /// not closed, as with CoreBluetooth's stream, whose source keeps it running; its
-    /// `hasBytesAvailable` and `read` follow the simulation as that run loop runs, not before,
-    /// and what was on its way there reaches the stream when it moves to another); in none,
-    /// not at all (`hasBytesAvailable` and `read` still follow the simulation, on the manager's
-    /// queue). A `MockBLEBridge.run` waits for those on the main queue before moving virtual time.
+    /// not closed, as with CoreBluetooth's stream, whose source keeps it running; what was on
+    /// its way there reaches the stream when it moves to another); in none, not at all. A
+    /// `MockBLEBridge.run` waits for those on the main queue before moving virtual time.
+    ///
+    /// Polled instead, wherever it is scheduled (in no run loop, or in one nobody runs), as
+    /// Foundation allows: `hasBytesAvailable`, `read` and `streamStatus` see every byte that has
+    /// arrived; in a callback of the kit (a stream event, a delegate call), the stream is as of
+    /// that point in the simulation, so every run of a seed reads the same. The stream is its own
+    /// delegate until one is set (and again once `nil` is set), and `close()` before `open()`
+    /// does nothing, as with Foundation's streams.
     public let inputStream: InputStream!
     /// Where the app writes bytes for the other end (CoreBluetooth's `outputStream`).
     ///
@@ -251,8 +256,11 @@ open class CBML2CAPChannel: NSObject, @unchecked Sendable {
     /// crossed (at the link's pace: waiting for credits in realistic mode), after a write of one
     /// byte or more (a delegate that writes nothing, or zero bytes, hears no more until it does).
     /// The bytes arrive in the order written. `.endEncountered` comes when the channel closes at
-    /// the other end or its link drops. Closing both streams closes the channel, once the bytes
-    /// written have crossed.
+    /// the other end or its link drops. Closing both streams (once opened: `close()` before
+    /// `open()` does nothing) closes the channel, once the bytes written have crossed. Polled,
+    /// wherever it is scheduled, `hasSpaceAvailable` and `write` see the room the crossed sends
+    /// freed (in a callback of the kit, as of that point in the simulation), as with
+    /// ``inputStream``.
     public let outputStream: OutputStream!
 
     /// What letting go of the object does (on a bridge: close the channel).
