@@ -6,13 +6,15 @@
 public struct LinkTiming: Sendable, Hashable {
     /// The time between connection events; one ATT request and its response take one
     /// interval. Defaults to 30 ms (what iOS uses by default); 7.5 ms…4 s, or zero (no time).
-    /// With a link profile, a link's events fall at the negotiated interval instead; this one
-    /// still times the connection's establishment.
+    /// With a link profile, a link's events fall at the negotiated interval instead, and a link
+    /// to a CoreBluetoothMock-style spec (BLECBM) at the one its `connectionInterval` asks for;
+    /// this one still times the connection's establishment.
     public var connectionInterval: Duration
     /// The largest random deviation added to or taken from each latency, drawn with the seeded
     /// generator: not negative, and at most the connection interval when that is not zero
-    /// (with link profiles, at most the negotiated interval too, which is what it varies).
-    /// Defaults to 2 ms.
+    /// (with link profiles, at most the negotiated interval too, which is what it varies; on a
+    /// link whose peripheral asks for a shorter interval of its own, a CoreBluetoothMock-style
+    /// spec's, that link's events vary by at most their interval). Defaults to 2 ms.
     public var jitter: Duration
     /// How long establishing a connection takes before its ATT MTU exchange (not negative),
     /// drawn per attempt. The exchange then takes one ``connectionInterval`` (with jitter) before
@@ -106,12 +108,19 @@ public struct LinkTiming: Sendable, Hashable {
         guard supervisionTimeout > .zero, let interval = linkInterval, supervisionTimeout <= interval * 2 else {
             return self
         }
-        let unit = Duration.milliseconds(10)
         var fitted = self
-        fitted.supervisionTimeout = max(
-            unit * (Int((interval * 2 / unit).rounded(.down)) + 1),
-            ConfigurationProblems.supervisionTimeouts.lowerBound)
+        fitted.supervisionTimeout = Self.shortestSupervisionTimeout(above: interval)
         return fitted
+    }
+
+    /// The shortest supervision timeout the Core specification allows with `interval` and no
+    /// peripheral latency: the next 10 ms (the specification's unit) above twice the interval,
+    /// and not less than 100 ms.
+    static func shortestSupervisionTimeout(above interval: Duration) -> Duration {
+        let unit = Duration.milliseconds(10)
+        return max(
+            unit * (Int((interval * 2 / unit).rounded(.down)) + 1), ConfigurationProblems.supervisionTimeouts.lowerBound
+        )
     }
 
     /// What the profiles negotiate, or `nil` when neither is set or the timing is instant.

@@ -38,6 +38,10 @@ struct Link: Sendable {
     /// What the bridge's link profiles negotiated for this link, or `nil` without profiles:
     /// then every packet is one link-layer packet and the interval is the timing's.
     var negotiated: NegotiatedLink?
+    /// The interval its connection events fall at (with jitter): what the profiles negotiated,
+    /// or what the central granted the peripheral's own preference; `nil` for the timing's
+    /// ``LinkTiming/connectionInterval``. (See ``World/linkTiming(toPeripheral:)``.)
+    var connectionInterval: Duration?
     /// Link-layer packets crossing each way in one connection event (worked out once, when the
     /// link comes up).
     var packetsPerEvent: Int
@@ -77,13 +81,14 @@ struct Link: Sendable {
 
     init(
         key: LinkKey, generation: Int, mtu: Int, random: SeededGenerator, negotiated: NegotiatedLink? = nil,
-        packetsPerEvent: Int
+        connectionInterval: Duration? = nil, packetsPerEvent: Int
     ) {
         self.key = key
         self.generation = generation
         self.mtu = mtu
         self.random = random
         self.negotiated = negotiated
+        self.connectionInterval = connectionInterval ?? negotiated?.connectionInterval
         self.packetsPerEvent = packetsPerEvent
     }
 

@@ -70,7 +70,7 @@ extension World {
         let interval =
             timing.connectionInterval > .zero
             ? Self.connectionInterval(
-                timing, negotiated: links[at: slot].negotiated?.connectionInterval,
+                timing, negotiated: links[at: slot].connectionInterval,
                 using: &links.entries[slot]!.random) : .zero
         schedule.schedule(
             .connectionEvent(slot: slot, generation: links[at: slot].generation), at: now.advanced(by: interval))

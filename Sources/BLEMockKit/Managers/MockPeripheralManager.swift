@@ -90,6 +90,16 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// CoreBluetoothMock-shaped front end, whose specs carry their own (4 s by default);
         /// the front end gives zero…32 s (zero: the links drop at once).
         package var supervisionTimeout: Duration?
+        /// The connection intervals this peripheral asks for once a link is up (its connection
+        /// parameter update request), in place of the bridge's
+        /// ``LinkTiming/peripheralProfile``'s preference, for its own links only: the central
+        /// grants one within its rules (its ``LinkTiming/centralProfile``, else any whole
+        /// 1.25 ms step within 7.5 ms…4 s), as ``NegotiatedLink`` does, and the link's connection
+        /// events fall at it. Nothing else of the profiles changes: without profiles the link
+        /// still carries ``LinkTiming/packetsPerConnectionEvent`` ATT packets per event. `nil`
+        /// (the default) takes the bridge's. Instant timing (fast mode) ignores it. For the
+        /// CoreBluetoothMock-shaped front end, whose specs carry their own interval.
+        package var preferredConnectionIntervals: ClosedRange<Duration>?
         /// Failures to inject into this peripheral's operations (service add, advertising
         /// start, update value). Defaults to none.
         public var errorInjection: [ErrorInjection]

@@ -178,9 +178,10 @@ extension World {
             timing.connectionInterval > .zero
             ? random.derived("link").derived(
                 "\(key.central.canonicalString)/\(key.peripheral.canonicalString)/\(generation)") : random
-        let negotiated = timing.negotiated
+        let (negotiated, interval) = linkTiming(toPeripheral: key.peripheral)
         links[key] = Link(
             key: key, generation: generation, mtu: mtu, random: stream, negotiated: negotiated,
+            connectionInterval: interval,
             packetsPerEvent: negotiated?.packetsPerEvent(mtu: mtu) ?? max(1, timing.packetsPerConnectionEvent))
         systemChanges &+= 1
         if centralBonds.contains(key) {

@@ -104,14 +104,18 @@ extension World {
 
     // MARK: Seeded draws of time
 
-    /// One connection interval of `timing` (or the `negotiated` one of a link with profiles)
-    /// with jitter drawn from `random` (zero with instant timing).
+    /// One connection interval of `timing` (or the `negotiated` one of a link with profiles or
+    /// a peripheral's own preference) with jitter drawn from `random` (zero with instant
+    /// timing). The jitter is at most the interval it varies: the timing's is checked against
+    /// its own interval and the profiles', not against a peripheral's own.
     static func connectionInterval(
         _ timing: LinkTiming, negotiated: Duration? = nil, using random: inout SeededGenerator
     ) -> Duration {
         guard timing.connectionInterval > .zero else { return .zero }
-        let jitter = timing.jitter > .zero ? random.duration(in: (.zero - timing.jitter)...timing.jitter) : .zero
-        return max((negotiated ?? timing.connectionInterval) + jitter, .milliseconds(1))
+        let interval = negotiated ?? timing.connectionInterval
+        let spread = min(timing.jitter, interval)
+        let jitter = spread > .zero ? random.duration(in: (.zero - spread)...spread) : .zero
+        return max(interval + jitter, .milliseconds(1))
     }
 
     /// One connection interval before a link exists (the MTU exchange), from the central's stream.

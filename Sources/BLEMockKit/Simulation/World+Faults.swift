@@ -68,13 +68,6 @@ extension World {
         }
     }
 
-    /// How long a peripheral's links survive once nothing is heard from it: its own supervision
-    /// timeout (a CoreBluetoothMock spec's, see `MockPeripheralManager.Configuration`), else
-    /// the bridge's ``LinkTiming/supervisionTimeout``.
-    func supervisionTimeout(of peripheral: UUID) -> Duration {
-        max(peripherals[peripheral]?.configuration.supervisionTimeout ?? timing.supervisionTimeout, .zero)
-    }
-
     /// A peripheral reboots: its end of every link is gone at once (its subscriptions end),
     /// and each central notices only when the supervision timeout passes with nothing heard,
     /// then loses the link with `connectionTimeout`, as on a device (Core, Vol 6, Part B,
