@@ -34,8 +34,26 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
 
     /// Whether another app is connected to it from the start (``Builder/connected(name:services:delegate:connectionInterval:supervisionTimeout:mtu:)``).
     public let isInitiallyConnected: Bool
-    /// The connection interval asked for. The bridge's `LinkTiming` sets the interval of every
-    /// link; this value is kept for reference.
+    /// The connection interval, in seconds, the peripheral asks for (`nil` for a spec that is not
+    /// connectable). CoreBluetoothMock completes each request one interval after it is made;
+    /// here, in realistic timing (virtual time, or the ``SimulatedSystem``'s wall-clock time),
+    /// once a link to the peripheral is up it asks for this interval, as a device asks with a
+    /// connection parameter update request, and the central grants it within its own rules:
+    /// the link's connection events, which carry every request and answer, then fall at it (so a
+    /// read takes about one interval), in place of the bridge's `LinkTiming.connectionInterval`
+    /// or the interval its `peripheralProfile` asks for, for this peripheral's links only. With
+    /// a `LinkTiming.centralProfile` the central grants only a whole number of its steps (15 ms
+    /// on iOS) within its range, and keeps its default interval otherwise; without one, it
+    /// grants the interval asked for. Connecting still takes the bridge's timing (the link comes
+    /// up at the central's interval). In fast mode nothing takes time, this interval included.
+    ///
+    /// The interval asked for is this one to the nearest 1.25 ms (the unit of the request), within
+    /// 7.5 ms…4 s (the Core specification's intervals): a shorter one, zero included, is taken
+    /// as 7.5 ms, a longer one as 4 s, and a negative or NaN one as the builder's default,
+    /// 45 ms, as a bad ``supervisionTimeout`` or advertising interval is the default one. A
+    /// ``supervisionTimeout`` (not zero) that is not more than twice the interval granted, which
+    /// the Core specification forbids, is lengthened to the shortest it allows: the next 10 ms
+    /// above twice the interval. (This property keeps the value as given.)
     public let connectionInterval: TimeInterval?
     /// How long, in seconds, the links to the peripheral survive once nothing is heard from it
     /// (`nil` for a spec that is not connectable): when it resets (``simulateReset()``), goes out of
@@ -45,7 +63,9 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
     /// `LinkTiming.supervisionTimeout`, in fast and realistic timing, virtual or wall-clock time
     /// alike. Zero drops them at once; a longer one than 32 s (the Core specification's longest)
     /// is cut to 32 s; a negative or NaN one is taken as the builder's default, 4 s, as a bad
-    /// advertising interval is the default one. (This property keeps the value as given.)
+    /// advertising interval is the default one. In realistic timing one not more than twice the
+    /// link's interval is lengthened (see ``connectionInterval``). (This property keeps the
+    /// value as given.)
     public let supervisionTimeout: TimeInterval?
     /// The peripheral's ATT_MTU (23…517): the link uses the smaller of it and the central's.
     public let mtu: Int?
@@ -165,9 +185,12 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
         }
 
         /// Makes the peripheral connectable, with its services and the delegate answering them.
-        /// Its `mtu` is clamped to 23…517, as in CoreBluetoothMock. Its `supervisionTimeout`
-        /// (4 s by default, as in CoreBluetoothMock) is how long its links survive once nothing
-        /// is heard from it (see ``CBMPeripheralSpec/supervisionTimeout``).
+        /// Its `mtu` is clamped to 23…517, as in CoreBluetoothMock. Its `connectionInterval`
+        /// (45 ms by default, as in CoreBluetoothMock) is the interval its links run at in
+        /// realistic timing, as far as the central grants it (see
+        /// ``CBMPeripheralSpec/connectionInterval``). Its `supervisionTimeout` (4 s by default,
+        /// as in CoreBluetoothMock) is how long its links survive once nothing is heard from it
+        /// (see ``CBMPeripheralSpec/supervisionTimeout``).
         public func connectable(
             name: String, services: [CBMServiceMock], delegate: (any CBMPeripheralSpecDelegate)?,
             connectionInterval: TimeInterval = 0.045, supervisionTimeout: TimeInterval = 4.0, mtu: Int = 23

@@ -51,6 +51,12 @@ extension SpecSimulation {
             if let mtu = spec.mtu { configuration.mtu = .fixed(min(max(mtu, 23), 517)) }
             // Its links end after the spec's supervision timeout, not the bridge's.
             configuration.supervisionTimeout = spec.supervisionTimeout.map(SpecSimulation.supervisionTimeout)
+            // Once a link is up it asks for the spec's interval (realistic timing; fast mode
+            // ignores it), in place of the bridge's peripheral profile's preference.
+            configuration.preferredConnectionIntervals = spec.connectionInterval.map {
+                let interval = SpecSimulation.connectionInterval($0)
+                return interval...interval
+            }
             let proximity = spec.builtProximity
             configuration.rssi = proximity == .outOfRange ? -100 : proximity.RSSI
             configuration.rssiVariation =

@@ -474,6 +474,25 @@ final class SpecSimulation: @unchecked Sendable {
     /// 4.5.2); a longer one a spec asks for is cut to it.
     static let longestSupervisionTimeout: TimeInterval = 32
 
+    /// The connection interval a spec's peripheral asks for: its `seconds` to the nearest
+    /// 1.25 ms (the unit of a connection parameter request, Core, Vol 3, Part A, 4.20), within
+    /// 7.5 ms…4 s (the Core specification's intervals, Vol 6, Part B, 4.5.1): a shorter one,
+    /// zero too, is 7.5 ms, a longer one, infinity too, 4 s; a negative or NaN one is the
+    /// builder's default, as a bad supervision timeout or advertising interval is the default one.
+    static func connectionInterval(_ seconds: TimeInterval) -> Duration {
+        let unit = 0.001_25
+        let given = seconds >= 0 ? seconds : defaultConnectionInterval
+        let units = (min(given, longestConnectionInterval) / unit).rounded()
+        return .microseconds(1_250 * Int64(max(units, 6)))
+    }
+
+    /// The builder's connection interval, in seconds (CoreBluetoothMock's default).
+    static let defaultConnectionInterval: TimeInterval = 0.045
+
+    /// The longest connection interval a link can have, in seconds: 4 s (Core, Vol 6, Part B,
+    /// 4.5.1); a longer one a spec asks for is cut to it.
+    static let longestConnectionInterval: TimeInterval = 4
+
     /// An advertisement from CoreBluetooth's dictionary.
     static func advertisementData(_ data: [String: Any], connectable: Bool) -> AdvertisementData {
         var advertisement = AdvertisementData(dictionary: data, keys: .platform) { (uuid: CBMUUID) in uuid.bluetoothUUID
