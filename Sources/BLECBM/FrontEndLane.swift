@@ -133,7 +133,8 @@ private struct PlainCommand<Target: Actor> {
 /// in (a serial queue, the main thread and the run's own executor each run one thing at a time);
 /// the queues take turns in a fixed order:
 /// 1. the run's body, on the run's executor;
-/// 2. the main thread (a body on the main actor, and apps whose queue is the main queue);
+/// 2. the main queue, on whichever thread serves it (a body on the main actor, and apps whose
+///    queue is the main queue);
 /// 3. each app queue a manager on this bridge uses, by the smallest identifier of those
 ///    managers (seed-derived, so the same in every run);
 /// 4. any other thread, by the identifier of the manager called.
@@ -231,7 +232,8 @@ final class CommandQueue: @unchecked Sendable {
     /// Notes that the manager identified by `key` calls back on `queue`: commands made on that
     /// queue take its place in the order.
     func register(_ queue: DispatchQueue, for key: UUID) {
-        guard queue !== DispatchQueue.main else { return }
+        // (Not by identity: on Linux `DispatchQueue.main` is a new object at each access.)
+        guard !Self.isMain(queue) else { return }
         let tag: QueueTag
         if let existing = queue.getSpecific(key: Self.queueTagKey) {
             tag = existing
@@ -245,6 +247,30 @@ final class CommandQueue: @unchecked Sendable {
         }
     }
 
+    /// What the main queue carries to tell it apart from app queues (under ``mainQueueKey``).
+    private final class MainQueueTag: Sendable {}
+
+    /// The key of the main queue's ``MainQueueTag`` (a constant: the key's identity).
+    private static let mainQueueKey = DispatchSpecificKey<MainQueueTag>()
+
+    /// Tags the main queue, once (an immutable mark, the same for every bridge).
+    private static let mainQueueTagged: Bool = {
+        DispatchQueue.main.setSpecific(key: mainQueueKey, value: MainQueueTag())
+        return true
+    }()
+
+    /// Whether `queue` is the main queue.
+    private static func isMain(_ queue: DispatchQueue) -> Bool {
+        _ = mainQueueTagged
+        return queue.getSpecific(key: mainQueueKey) != nil
+    }
+
+    /// Whether the caller runs on the main queue, on whichever thread serves it.
+    private static var isOnMainQueue: Bool {
+        _ = mainQueueTagged
+        return DispatchQueue.getSpecific(key: mainQueueKey) != nil
+    }
+
     /// Makes each batch start by bringing the bridge's time up to `now()` (a system whose time
     /// follows the wall clock); `nil` stops.
     func followTime(_ now: (@Sendable () -> VirtualClock.Instant)?) {
@@ -254,7 +280,9 @@ final class CommandQueue: @unchecked Sendable {
     /// Where a command made now, for the manager identified by `key`, comes from.
     private func origin(for key: UUID) -> Origin {
         if bridge.isOnRunExecutor { return .body }
-        if Thread.isMainThread { return .main }
+        // (On Linux, once the test runner has let the main thread go, a worker thread serves the
+        // main queue: the main actor's code runs there, off the main thread.)
+        if Thread.isMainThread || Self.isOnMainQueue { return .main }
         if let tag = DispatchQueue.getSpecific(key: Self.queueTagKey),
             let rank = lock.withLock({ queueRanks[ObjectIdentifier(tag)] })
         {

@@ -1,0 +1,403 @@
+import BLECBM
+import BLEMockKit
+import Foundation
+import Testing
+
+// A hybrid-smartwatch companion app migrating from CoreBluetoothMock: its delegate-style central
+// (on the main queue or a queue of its own) talks to a `CBMPeripheralSpec` whose delegate is the
+// watch's firmware. Each test follows the data path end to end and checks every callback, value,
+// error and order against CoreBluetooth's documented behaviour, and CoreBluetoothMock's where
+// CoreBluetooth says nothing (its source, folder CoreBluetoothMock/ of
+// github.com/NordicSemiconductor/IOS-CoreBluetooth-Mock).
+
+extension CBMUUID {
+    static let watchService = CBMUUID(string: "7D2E0001-5C3A-4B8E-9F10-2A6B3C4D5E6F")
+    static let watchFile = CBMUUID(string: "7D2E0002-5C3A-4B8E-9F10-2A6B3C4D5E6F")
+    static let watchControl = CBMUUID(string: "7D2E0003-5C3A-4B8E-9F10-2A6B3C4D5E6F")
+    static let watchStatus = CBMUUID(string: "7D2E0004-5C3A-4B8E-9F10-2A6B3C4D5E6F")
+    static let watchLog = CBMUUID(string: "7D2E0005-5C3A-4B8E-9F10-2A6B3C4D5E6F")
+    static let watchInfo = CBMUUID(string: "7D2E0006-5C3A-4B8E-9F10-2A6B3C4D5E6F")
+    static let watchLegacy = CBMUUID(string: "7D2E00F1-5C3A-4B8E-9F10-2A6B3C4D5E6F")
+    static let watchOTA = CBMUUID(string: "7D2E00F2-5C3A-4B8E-9F10-2A6B3C4D5E6F")
+}
+
+/// The watch's GATT table: a file-transfer characteristic written without response, a control
+/// point written with response, a status characteristic (read, notify: its value is how many
+/// file bytes the watch holds), a log characteristic that indicates, and an info characteristic
+/// whose value the spec holds (the firmware does not answer its reads).
+struct WatchTable {
+    let file = CBMCharacteristicMock(type: .watchFile, properties: [.writeWithoutResponse])
+    let control = CBMCharacteristicMock(type: .watchControl, properties: [.write])
+    let status = CBMCharacteristicMock(
+        type: .watchStatus, properties: [.read, .notify],
+        descriptors: CBMDescriptorMock(type: CBMUUID(string: "2901")), CBMCCCDescriptorMock())
+    let log = CBMCharacteristicMock(type: .watchLog, properties: [.indicate], descriptors: CBMCCCDescriptorMock())
+    let info = CBMCharacteristicMock(type: .watchInfo, properties: [.read])
+    let legacyValue = CBMCharacteristicMock(type: .watchLegacy, properties: [.read, .notify])
+    let service: CBMServiceMock
+    let legacy: CBMServiceMock
+    let ota = CBMServiceMock(
+        type: .watchOTA, primary: true,
+        characteristics: CBMCharacteristicMock(type: .watchOTA, properties: [.write]))
+
+    init() {
+        service = CBMServiceMock(
+            type: .watchService, primary: true, characteristics: file, control, status, log, info)
+        legacy = CBMServiceMock(type: .watchLegacy, primary: true, characteristics: legacyValue)
+    }
+}
+
+/// The watch's firmware, as a spec delegate: it keeps the file bytes written to it, answers the
+/// control point (0xFF is refused with `writeNotPermitted`), reads of its status with the byte
+/// count (4 bytes, little endian) and notes everything.
+final class WatchFirmware: CBMPeripheralSpecDelegate, @unchecked Sendable {
+    // @unchecked Sendable: its state is only read and written with `lock` held.
+    private let lock = NSLock()
+    private var fileBytes = Data()
+    private var chunkSizes: [Int] = []
+    private var notes: [String] = []
+    private var dropAfter: Int?
+    /// Subscriptions to the log characteristic are refused (with `insufficientAuthorization`).
+    let refusesLog: Bool
+
+    init(refusesLog: Bool = false) { self.refusesLog = refusesLog }
+
+    var file: Data { lock.withLock { fileBytes } }
+    var chunks: [Int] { lock.withLock { chunkSizes } }
+    var heard: [String] { lock.withLock { notes } }
+
+    /// After this many file bytes, the watch drops its link (`simulateDisconnection`), from
+    /// inside its write-command callback.
+    func dropLink(after bytes: Int) { lock.withLock { dropAfter = bytes } }
+
+    private func note(_ line: String) { lock.withLock { notes.append(line) } }
+
+    func peripheral(_ peripheral: CBMPeripheralSpec, didDisconnect error: Error?) {
+        note("disconnected \(WatchApp.describe(error))")
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheralSpec, didReceiveWriteCommandFor characteristic: CBMCharacteristicMock, data: Data
+    ) {
+        let drop = lock.withLock { () -> Bool in
+            fileBytes += data
+            chunkSizes.append(data.count)
+            guard let limit = dropAfter, fileBytes.count >= limit else { return false }
+            dropAfter = nil
+            return true
+        }
+        if drop { peripheral.simulateDisconnection(withError: CBMError(.peripheralDisconnected)) }
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheralSpec, didReceiveWriteRequestFor characteristic: CBMCharacteristicMock, data: Data
+    ) -> Result<Void, Error> {
+        note("write \(characteristic.uuid == .watchControl ? "control" : "other") \(data.count)")
+        return data.first == 0xFF ? .failure(CBMATTError(.writeNotPermitted)) : .success(())
+    }
+
+    func peripheral(_ peripheral: CBMPeripheralSpec, didReceiveReadRequestFor characteristic: CBMCharacteristicMock)
+        -> Result<Data, Error>
+    {
+        guard characteristic.uuid == .watchStatus else {
+            // As CoreBluetoothMock's default answer.
+            return .failure(CBMATTError(.readNotPermitted))
+        }
+        note("read status")
+        return .success(WatchApp.encode(UInt32(file.count)))
+    }
+
+    func peripheral(_ peripheral: CBMPeripheralSpec, didReceiveReadRequestFor descriptor: CBMDescriptorMock)
+        -> Result<Data, Error>
+    {
+        note("read descriptor \(descriptor.uuid)")
+        return .success(Data("Bytes received".utf8))
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheralSpec, didReceiveWriteRequestFor descriptor: CBMDescriptorMock, data: Data
+    ) -> Result<Void, Error> {
+        note("write descriptor \(descriptor.uuid) \(String(decoding: data, as: UTF8.self))")
+        return .success(())
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheralSpec, didReceiveSetNotifyRequest enabled: Bool,
+        for characteristic: CBMCharacteristicMock
+    ) -> Result<Void, Error> {
+        note("notify \(WatchApp.name(characteristic.uuid)) \(enabled)")
+        if refusesLog, characteristic.uuid == .watchLog { return .failure(CBMATTError(.insufficientAuthorization)) }
+        return .success(())
+    }
+}
+
+/// The companion app: a delegate-style central on the main queue (`nil`) or a queue of its own.
+/// It notes its callbacks as lines, and sends a file without response, paced by
+/// `canSendWriteWithoutResponse` and `peripheralIsReady(toSendWriteWithoutResponse:)`.
+final class WatchApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
+    // @unchecked Sendable: its state is only read and written with `lock` held (the callbacks
+    // run on `queue`; the test reads with the lock).
+    let queue: DispatchQueue?
+    private let lock = NSLock()
+    private var noted: [String] = []
+    private var readyCount = 0
+    private var written: [Int] = []
+    private var pending = Data()
+    private var offset = 0
+    private var characteristicsByUUID: [CBMUUID: CBMCharacteristic] = [:]
+    private var reading: Set<CBMUUID> = []
+    private(set) var manager: CBMCentralManager?
+    private var connected: CBMPeripheral?
+
+    init(queue: DispatchQueue?) { self.queue = queue }
+
+    var lines: [String] { lock.withLock { noted } }
+    var readyCallbacks: Int { lock.withLock { readyCount } }
+    /// The size of each write without response the app made.
+    var writes: [Int] { lock.withLock { written } }
+    var sent: Int { lock.withLock { offset } }
+    var peripheral: CBMPeripheral? { lock.withLock { connected } }
+
+    func characteristic(_ uuid: CBMUUID) -> CBMCharacteristic? { lock.withLock { characteristicsByUUID[uuid] } }
+
+    private func note(_ line: String) { lock.withLock { noted.append(line) } }
+
+    /// Runs `body` on the app's queue.
+    func perform(_ body: @escaping @Sendable () -> Void) { (queue ?? .main).async(execute: body) }
+
+    /// Makes the app's manager (its delegate called on the app's queue).
+    func start() {
+        let manager = CBMCentralManagerMock(delegate: self, queue: queue)
+        lock.withLock { self.manager = manager }
+    }
+
+    func connect(_ identifier: UUID) {
+        guard let manager, let peripheral = manager.retrievePeripherals(withIdentifiers: [identifier]).first else {
+            return note("not retrievable")
+        }
+        lock.withLock { connected = peripheral }
+        peripheral.delegate = self
+        manager.connect(peripheral)
+    }
+
+    /// Sends `file` from `offset` on, in chunks of `maximumWriteValueLength(for: .withoutResponse)`.
+    func send(_ file: Data, from offset: Int = 0) {
+        lock.withLock {
+            pending = file
+            self.offset = offset
+        }
+        pump()
+    }
+
+    private func pump() {
+        guard let peripheral, let characteristic = characteristic(.watchFile) else { return }
+        while peripheral.canSendWriteWithoutResponse {
+            let (chunk, done) = lock.withLock { () -> (Data, Bool) in
+                guard offset < pending.count else { return (Data(), true) }
+                let length = min(peripheral.maximumWriteValueLength(for: .withoutResponse), pending.count - offset)
+                let chunk = pending.subdata(in: offset..<offset + length)
+                offset += length
+                written.append(length)
+                return (chunk, false)
+            }
+            if done { return }
+            peripheral.writeValue(chunk, for: characteristic, type: .withoutResponse)
+        }
+    }
+
+    func read(_ uuid: CBMUUID) {
+        guard let peripheral, let characteristic = characteristic(uuid) else { return }
+        lock.withLock { _ = reading.insert(uuid) }
+        peripheral.readValue(for: characteristic)
+    }
+
+    static func describe(_ error: Error?) -> String {
+        guard let error = error as NSError? else { return "nil" }
+        return "\(error.domain) \(error.code)"
+    }
+
+    static func name(_ uuid: CBMUUID) -> String {
+        switch uuid {
+        case .watchFile: "file"
+        case .watchControl: "control"
+        case .watchStatus: "status"
+        case .watchLog: "log"
+        case .watchInfo: "info"
+        case .watchLegacy: "legacy"
+        case .watchOTA: "ota"
+        case .watchService: "watch"
+        default: uuid.uuidString
+        }
+    }
+
+    static func encode(_ count: UInt32) -> Data { withUnsafeBytes(of: count.littleEndian) { Data($0) } }
+
+    static func hex(_ data: Data?) -> String { data.map { $0.map { String(format: "%02x", $0) }.joined() } ?? "nil" }
+
+    // MARK: Central
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) { note("state \(central.state.rawValue)") }
+
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        note("connected services=\(peripheral.services == nil ? "nil" : "kept")")
+        peripheral.discoverServices(nil)
+    }
+
+    func centralManager(_ central: CBMCentralManager, didFailToConnect peripheral: CBMPeripheral, error: Error?) {
+        note("failed \(Self.describe(error))")
+    }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: Error?
+    ) {
+        note(
+            "disconnected \(Self.describe(error)) canSend=\(peripheral.canSendWriteWithoutResponse) "
+                + "services=\(peripheral.services == nil ? "nil" : "kept")")
+    }
+
+    // MARK: Peripheral
+
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: Error?) {
+        note("services \((peripheral.services ?? []).map { Self.name($0.uuid) }) \(Self.describe(error))")
+        for service in peripheral.services ?? [] { peripheral.discoverCharacteristics(nil, for: service) }
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: Error?) {
+        lock.withLock {
+            for characteristic in service.characteristics ?? [] {
+                characteristicsByUUID[characteristic.uuid] = characteristic
+            }
+        }
+        note("characteristics \(Self.name(service.uuid)) \((service.characteristics ?? []).count)")
+    }
+
+    func peripheralIsReady(toSendWriteWithoutResponse peripheral: CBMPeripheral) {
+        lock.withLock { readyCount += 1 }
+        pump()
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: Error?) {
+        let wasRead = lock.withLock { reading.remove(characteristic.uuid) != nil }
+        note(
+            "\(wasRead ? "read" : "value") \(Self.name(characteristic.uuid)) \(Self.hex(characteristic.value)) "
+                + Self.describe(error))
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: Error?) {
+        note("written \(Self.name(characteristic.uuid)) \(Self.describe(error))")
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateNotificationStateFor characteristic: CBMCharacteristic, error: Error?
+    ) {
+        note("notifying \(Self.name(characteristic.uuid)) \(characteristic.isNotifying) \(Self.describe(error))")
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didDiscoverDescriptorsFor characteristic: CBMCharacteristic, error: Error?
+    ) {
+        note(
+            "descriptors \(Self.name(characteristic.uuid)) \((characteristic.descriptors ?? []).map(\.uuid.uuidString)) "
+                + Self.describe(error))
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didUpdateValueFor descriptor: CBMDescriptor, error: Error?) {
+        let value =
+            (descriptor.value as? Data).map { String(decoding: $0, as: UTF8.self) } ?? "\(descriptor.value ?? "nil")"
+        note("descriptor read \(descriptor.uuid.uuidString) \(value) \(Self.describe(error))")
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didWriteValueFor descriptor: CBMDescriptor, error: Error?) {
+        note("descriptor written \(descriptor.uuid.uuidString) \(Self.describe(error))")
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didReadRSSI rssi: NSNumber, error: Error?) {
+        note("rssi \(rssi.intValue) \(Self.describe(error))")
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didModifyServices invalidatedServices: [CBMService]) {
+        note("modified \(invalidatedServices.map { Self.name($0.uuid) })")
+    }
+
+    func peripheralDidUpdateName(_ peripheral: CBMPeripheral) { note("name \(peripheral.name ?? "nil")") }
+}
+
+@Suite("Spec data path probe: a smartwatch companion app", .timeLimit(.minutes(10)))
+struct SpecDataPathProbeTests {
+    /// The app's queue: the main queue, or one of its own.
+    enum AppQueue: String, CaseIterable, CustomTestStringConvertible {
+        case main, own
+        var testDescription: String { rawValue }
+        func make() -> DispatchQueue? { self == .main ? nil : DispatchQueue(label: "watch-app") }
+    }
+
+    static func bridge(realistic: Bool, seed: UInt64) -> MockBLEBridge {
+        MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+    }
+
+    static func watch(_ table: WatchTable, firmware: WatchFirmware, mtu: Int = 23) -> CBMPeripheralSpec {
+        CBMPeripheralSpec
+            .simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Hybrid"], withInterval: 0.100)
+            .connectable(
+                name: "Hybrid", services: [table.service, table.legacy], delegate: firmware,
+                connectionInterval: 0.030, mtu: mtu
+            )
+            .allowForRetrieval()
+            .build()
+    }
+
+    /// The file the app sends: 2,000 bytes, each its offset's low byte.
+    static let file = Data((0..<2000).map { UInt8(truncatingIfNeeded: $0) })
+
+    /// Makes the app, connects it to the watch and discovers every characteristic.
+    @MainActor
+    static func connect(_ app: WatchApp, to watch: CBMPeripheralSpec, on bridge: MockBLEBridge) async throws {
+        CBMCentralManagerMock.simulateRSSIDeviation(.none)
+        CBMCentralManagerMock.simulatePeripherals([watch])
+        // (In the run's body: a manager made in a block on another queue would not see the
+        // test's bridge, a task-local, and would join the process-wide simulated system.)
+        app.start()
+        try await bridge.waitForApp { app.lines.contains("state \(CBMManagerState.poweredOn.rawValue)") }
+        let identifier = watch.identifier
+        app.perform { app.connect(identifier) }
+        try await bridge.waitForApp { app.lines.filter { $0.hasPrefix("characteristics") }.count == 2 }
+    }
+
+    // A call made on the main queue (the test's body, on the main actor) comes before one an app
+    // queue makes after it at the same instant (FrontEndLane.swift's order: the run's body, the
+    // main queue, then app queues). On Linux the main queue counted as an app queue, ranked by
+    // the smallest identifier of the objects on it (`DispatchQueue.main` is a new object at each
+    // access there, and a worker thread serves it): with the spec's identifier above the
+    // central's, the app's subscription, made after the update, went first, and the app heard a
+    // value sent while it was not subscribed.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: AppQueue.allCases, [false, true])
+    func aValueUpdateMadeBeforeTheSubscriptionIsNotHeard(queue: AppQueue, realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 931)
+        let table = WatchTable()
+        let watch =
+            CBMPeripheralSpec
+            .simulatePeripheral(identifier: UUID(uuidString: "FFFFFFFF-0000-4000-8000-000000000931")!, proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Hybrid"], withInterval: 0.100)
+            .connectable(name: "Hybrid", services: [table.service], delegate: WatchFirmware(), mtu: 23)
+            .allowForRetrieval()
+            .build()
+        let app = WatchApp(queue: queue.make())
+        try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            app.start()
+            try await bridge.waitForApp { app.lines.contains("state \(CBMManagerState.poweredOn.rawValue)") }
+            app.connect(watch.identifier)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("characteristics") } }
+            let peripheral = try #require(app.peripheral)
+            let status = try #require(app.characteristic(.watchStatus))
+            watch.simulateValueUpdate(Data([0x11]), for: table.status)
+            app.perform { peripheral.setNotifyValue(true, for: status) }
+            try await bridge.waitForApp { app.lines.contains("notifying status true nil") }
+            watch.simulateValueUpdate(Data([0x12]), for: table.status)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("value status") } }
+        }
+        #expect(app.lines.filter { $0.hasPrefix("value") } == ["value status 12 nil"])
+    }
+}
