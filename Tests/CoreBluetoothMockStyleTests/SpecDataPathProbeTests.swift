@@ -364,6 +364,35 @@ struct SpecDataPathProbeTests {
         try await bridge.waitForApp { app.lines.filter { $0.hasPrefix("characteristics") }.count == 2 }
     }
 
+    // CoreBluetoothMock: every `simulateValueUpdate` reaches a subscribed app, a burst too, in
+    // order (its delegate cannot be told to try again). The spec's peripheral had a realistic
+    // peripheral manager's queue of 20 updates in realistic mode, and dropped what did not fit:
+    // of 30 indications sent at once, the app heard the first 20.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: AppQueue.allCases, [false, true])
+    func aBurstOfIndicationsArrivesWholeAndInOrder(queue: AppQueue, realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 932)
+        let table = WatchTable()
+        let watch = Self.watch(table, firmware: WatchFirmware())
+        let app = WatchApp(queue: queue.make())
+        let value = try await bridge.run { @MainActor () -> Data? in
+            try await Self.connect(app, to: watch, on: bridge)
+            let peripheral = try #require(app.peripheral)
+            let log = try #require(app.characteristic(.watchLog))
+            app.perform { peripheral.setNotifyValue(true, for: log) }
+            try await bridge.waitForApp { app.lines.contains("notifying log true nil") }
+            for index in 0..<30 { watch.simulateValueUpdate(Data([UInt8(index)]), for: table.log) }
+            // A read queued behind them shows whether any is still to come.
+            app.perform { app.read(.watchStatus) }
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("read status") } }
+            try await bridge.waitForApp { app.lines.filter { $0.hasPrefix("value log") }.count >= 30 }
+            return log.value
+        }
+        let heard = app.lines.filter { $0.hasPrefix("value log") }
+        #expect(heard == (0..<30).map { "value log \(String(format: "%02x", $0)) nil" })
+        #expect(value == Data([29]))
+    }
+
     // A call made on the main queue (the test's body, on the main actor) comes before one an app
     // queue makes after it at the same instant (FrontEndLane.swift's order: the run's body, the
     // main queue, then app queues). On Linux the main queue counted as an app queue, ranked by

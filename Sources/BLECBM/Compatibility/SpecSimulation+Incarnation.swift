@@ -49,6 +49,10 @@ extension SpecSimulation {
             configuration.identifier = identifier
             configuration.name = spec.builtName
             if let mtu = spec.mtu { configuration.mtu = .fixed(min(max(mtu, 23), 517)) }
+            // `simulateValueUpdate` cannot be told to try again, so the device keeps every value
+            // until the link carries it (at its connection events, in realistic timing), as
+            // CoreBluetoothMock delivers every one: a bounded queue would drop a burst's tail.
+            configuration.updateQueue = .unlimited
             // Its links end after the spec's supervision timeout, not the bridge's.
             configuration.supervisionTimeout = spec.supervisionTimeout.map(SpecSimulation.supervisionTimeout)
             // Once a link is up it asks for the spec's interval (realistic timing; fast mode
