@@ -393,6 +393,36 @@ struct SpecDataPathProbeTests {
         #expect(value == Data([29]))
     }
 
+    // CoreBluetoothMock: `simulateValueUpdate` sets the spec's characteristic's value, also
+    // before the spec is simulated. Called so outside any run, it installed the process-wide
+    // simulated system (as the calls that change a spec's state do, to keep that state), which
+    // then stayed for every later test of the process: a value needs no system.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aValueUpdateOutsideAnyRunSetsTheValueAndInstallsNoSystem() async throws {
+        let table = WatchTable()
+        let watch = Self.watch(table, firmware: WatchFirmware())
+        watch.simulateValueUpdate(Data([0x10]), for: table.status)
+        #expect(table.status.value == Data([0x10]))
+        #expect(SimulatedSystem.current == nil)
+        // Not one of the spec's characteristics: nothing changes.
+        let stranger = CBMCharacteristicMock(type: .watchStatus, properties: [.notify])
+        watch.simulateValueUpdate(Data([0x10]), for: stranger)
+        #expect(stranger.value == nil)
+        // Simulated later, the spec's peripheral starts with nothing to send: a subscribed app
+        // hears only what comes after.
+        let bridge = Self.bridge(realistic: false, seed: 933)
+        let app = WatchApp(queue: nil)
+        try await bridge.run { @MainActor in
+            try await Self.connect(app, to: watch, on: bridge)
+            let peripheral = try #require(app.peripheral)
+            peripheral.setNotifyValue(true, for: try #require(app.characteristic(.watchStatus)))
+            try await bridge.waitForApp { app.lines.contains("notifying status true nil") }
+            watch.simulateValueUpdate(Data([0x11]), for: table.status)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("value status") } }
+        }
+        #expect(app.lines.filter { $0.hasPrefix("value") } == ["value status 11 nil"])
+    }
+
     // A call made on the main queue (the test's body, on the main actor) comes before one an app
     // queue makes after it at the same instant (FrontEndLane.swift's order: the run's body, the
     // main queue, then app queues). On Linux the main queue counted as an app queue, ranked by

@@ -371,14 +371,18 @@ extension CBMPeripheralSpec {
 
     /// The peripheral notifies (or indicates) a new value to its subscribed centrals. Does
     /// nothing for a characteristic that is not one of the spec's, as in CoreBluetoothMock.
+    /// The characteristic takes the value wherever the spec is simulated, or not; called outside
+    /// any bridge or system, with the spec simulated nowhere, that is all it does (it installs no
+    /// simulated system: no central could hear the value).
     public func simulateValueUpdate(_ data: Data, for characteristic: CBMCharacteristicMock) {
-        guard let target = target(for: "simulateValueUpdate(_:for:)"),
-            (target.simulation?.snapshot.services ?? services)?.contains(where: {
+        let target = target(for: "simulateValueUpdate(_:for:)", installing: false)
+        guard
+            (target?.simulation?.snapshot.services ?? services)?.contains(where: {
                 $0.characteristicMocks.contains { $0 === characteristic }
             }) == true
         else { return }
         characteristic.value = data
-        target.simulation?.update(data, for: characteristic)
+        target?.simulation?.update(data, for: characteristic)
     }
 
     /// The peripheral advertises something else (`nil`: it stops advertising), from now on, as
