@@ -72,6 +72,11 @@ final class WatchFirmware: CBMPeripheralSpecDelegate, @unchecked Sendable {
 
     private func note(_ line: String) { lock.withLock { notes.append(line) } }
 
+    func peripheralDidReceiveConnectionRequest(_ peripheral: CBMPeripheralSpec) -> Result<Void, Error> {
+        note("connect")
+        return .success(())
+    }
+
     func peripheral(_ peripheral: CBMPeripheralSpec, didDisconnect error: Error?) {
         note("disconnected \(WatchApp.describe(error))")
     }
@@ -364,6 +369,152 @@ struct SpecDataPathProbeTests {
         try await bridge.waitForApp { app.lines.filter { $0.hasPrefix("characteristics") }.count == 2 }
     }
 
+    // CoreBluetooth: `maximumWriteValueLength(for: .withoutResponse)` is the most one write
+    // without response carries; `canSendWriteWithoutResponse` false means the app waits for
+    // `peripheralIsReady(toSendWriteWithoutResponse:)`. A file sent so arrives whole and in order,
+    // each chunk at most that long, and no write the app made is lost.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [23, 185, 517], [false, true])
+    func aFileWrittenWithoutResponseInMTUSizedChunksArrivesWholeAndInOrder(mtu: Int, realistic: Bool) async throws {
+        for queue in AppQueue.allCases {
+            let bridge = Self.bridge(realistic: realistic, seed: 900 + UInt64(mtu))
+            let firmware = WatchFirmware()
+            let table = WatchTable()
+            let watch = Self.watch(table, firmware: firmware, mtu: mtu)
+            let app = WatchApp(queue: queue.make())
+            let longest = try await bridge.run { @MainActor () -> Int in
+                try await Self.connect(app, to: watch, on: bridge)
+                let longest = try #require(app.peripheral).maximumWriteValueLength(for: .withoutResponse)
+                app.perform { app.send(Self.file) }
+                try await bridge.waitForApp { firmware.file.count == Self.file.count }
+                return longest
+            }
+            // The central's ATT_MTU is 517 in fast mode, 185 (a device's) in realistic mode.
+            let linkMTU = min(mtu, realistic ? 185 : 517)
+            #expect(longest == min(linkMTU - 3, 512), "queue \(queue)")
+            #expect(firmware.file == Self.file, "queue \(queue)")
+            #expect(firmware.chunks == app.writes, "queue \(queue): no write lost, none split")
+            #expect(firmware.chunks.allSatisfy { $0 <= longest }, "queue \(queue)")
+            if realistic, Self.file.count / longest > 20 {
+                // The queue of 20 filled: the app was told when there was room again.
+                #expect(app.readyCallbacks > 0, "queue \(queue)")
+            }
+        }
+    }
+
+    // CoreBluetooth: a write with response gets `didWriteValueFor` with the peripheral's ATT error
+    // (`CBATTErrorDomain`, its code) or nil; the characteristic's `value` is not the value
+    // written. CoreBluetoothMock: the delegate's answer is that result. A long write (above
+    // ATT_MTU − 3) reaches the firmware once, whole.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: AppQueue.allCases, [false, true])
+    func theControlPointAnswersWritesWithTheFirmwaresResultAndLongWritesArriveWhole(
+        queue: AppQueue, realistic: Bool
+    ) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 910)
+        let firmware = WatchFirmware()
+        let table = WatchTable()
+        let watch = Self.watch(table, firmware: firmware)
+        let app = WatchApp(queue: queue.make())
+        let value = try await bridge.run { @MainActor () -> Data? in
+            try await Self.connect(app, to: watch, on: bridge)
+            let peripheral = try #require(app.peripheral)
+            let control = try #require(app.characteristic(.watchControl))
+            app.perform {
+                peripheral.writeValue(Data([0x01]), for: control, type: .withResponse)
+                peripheral.writeValue(Data([0xFF]), for: control, type: .withResponse)
+                peripheral.writeValue(Data(repeating: 0x02, count: 300), for: control, type: .withResponse)
+                peripheral.writeValue(Data(repeating: 0x03, count: 512), for: control, type: .withResponse)
+            }
+            try await bridge.waitForApp { app.lines.filter { $0.hasPrefix("written") }.count == 4 }
+            return control.value
+        }
+        let written = app.lines.filter { $0.hasPrefix("written") }
+        #expect(
+            written == [
+                "written control nil", "written control \(CBMATTErrorDomain) 3", "written control nil",
+                "written control nil",
+            ])
+        #expect(value == nil)
+        #expect(
+            firmware.heard == [
+                "connect", "write control 1", "write control 1", "write control 300", "write control 512",
+            ])
+    }
+
+    // CoreBluetooth: a read gets `didUpdateValueFor` with the value, or the peripheral's ATT error
+    // (and `value` unchanged). CoreBluetoothMock: a read the delegate does not answer fails with
+    // `readNotPermitted` (its default answer), whatever value the spec's characteristic holds.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: AppQueue.allCases, [false, true])
+    func readsGetTheFirmwaresAnswerAndASpecValueAloneIsNotReadable(queue: AppQueue, realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 920)
+        let firmware = WatchFirmware()
+        let table = WatchTable()
+        let watch = Self.watch(table, firmware: firmware)
+        let app = WatchApp(queue: queue.make())
+        table.info.value = Data("v1.2".utf8)
+        try await bridge.run { @MainActor in
+            try await Self.connect(app, to: watch, on: bridge)
+            app.perform { app.read(.watchStatus) }
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("read status") } }
+            app.perform { app.read(.watchInfo) }
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("read info") } }
+        }
+        #expect(
+            app.lines.filter { $0.hasPrefix("read") } == [
+                "read status 00000000 nil", "read info nil \(CBMATTErrorDomain) 2",
+            ])
+    }
+
+    // CoreBluetooth: notifications reach `didUpdateValueFor` only while subscribed
+    // (`setNotifyValue(true, …)` answered with `isNotifying` true), in order; indications too.
+    // CoreBluetoothMock: `simulateValueUpdate` sets the spec's value, and reaches only
+    // subscribed, connected apps.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: AppQueue.allCases, [false, true])
+    func valueUpdatesReachOnlyASubscribedApp(
+        queue: AppQueue, realistic: Bool
+    ) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 930)
+        let firmware = WatchFirmware()
+        let table = WatchTable()
+        let watch = Self.watch(table, firmware: firmware)
+        let app = WatchApp(queue: queue.make())
+        let (statusValue, logValue) = try await bridge.run { @MainActor () -> (Data?, Data?) in
+            try await Self.connect(app, to: watch, on: bridge)
+            let peripheral = try #require(app.peripheral)
+            let status = try #require(app.characteristic(.watchStatus))
+            let log = try #require(app.characteristic(.watchLog))
+            // Not subscribed: not heard.
+            watch.simulateValueUpdate(Data([0x11]), for: table.status)
+            app.perform { peripheral.setNotifyValue(true, for: status) }
+            try await bridge.waitForApp { app.lines.contains("notifying status true nil") }
+            watch.simulateValueUpdate(Data([0x12]), for: table.status)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("value status 12") } }
+            app.perform { peripheral.setNotifyValue(true, for: log) }
+            try await bridge.waitForApp { app.lines.contains("notifying log true nil") }
+            for index in 0..<3 { watch.simulateValueUpdate(Data([UInt8(index)]), for: table.log) }
+            try await bridge.waitForApp { app.lines.filter { $0.hasPrefix("value log") }.count == 3 }
+            app.perform { peripheral.setNotifyValue(false, for: status) }
+            try await bridge.waitForApp { app.lines.contains("notifying status false nil") }
+            watch.simulateValueUpdate(Data([0x13]), for: table.status)
+            // A read after it shows the notification was not heard (and the read's order).
+            app.perform { app.read(.watchStatus) }
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("read status") } }
+            return (status.value, log.value)
+        }
+        let values = app.lines.filter { $0.hasPrefix("value") || $0.hasPrefix("read") }
+        #expect(
+            values == [
+                "value status 12 nil", "value log 00 nil", "value log 01 nil", "value log 02 nil",
+                "read status 00000000 nil",
+            ])
+        #expect(statusValue == WatchApp.encode(0))
+        #expect(logValue == Data([2]))
+        #expect(table.status.value == Data([0x13]))
+    }
+
     // CoreBluetoothMock: every `simulateValueUpdate` reaches a subscribed app, a burst too, in
     // order (its delegate cannot be told to try again). The spec's peripheral had a realistic
     // peripheral manager's queue of 20 updates in realistic mode, and dropped what did not fit:
@@ -458,5 +609,320 @@ struct SpecDataPathProbeTests {
             try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("value status") } }
         }
         #expect(app.lines.filter { $0.hasPrefix("value") } == ["value status 12 nil"])
+    }
+
+    // CoreBluetooth: a notification carries at most ATT_MTU − 3 bytes (the kit cuts it, as a
+    // device's stack does; CoreBluetoothMock hands it whole: MIGRATION.md says so).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aNotificationLongerThanTheLinkCarriesIsCut(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 935)
+        let firmware = WatchFirmware()
+        let table = WatchTable()
+        let watch = Self.watch(table, firmware: firmware)
+        let app = WatchApp(queue: nil)
+        try await bridge.run { @MainActor in
+            try await Self.connect(app, to: watch, on: bridge)
+            let peripheral = try #require(app.peripheral)
+            let status = try #require(app.characteristic(.watchStatus))
+            peripheral.setNotifyValue(true, for: status)
+            try await bridge.waitForApp { app.lines.contains("notifying status true nil") }
+            watch.simulateValueUpdate(Data(repeating: 0xAB, count: 60), for: table.status)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("value status") } }
+        }
+        #expect(app.lines.last == "value status \(String(repeating: "ab", count: 20)) nil")
+        let log = await bridge.log
+        #expect(log.contains { $0.kind == .truncated })
+    }
+
+    // CoreBluetoothMock: `didReceiveSetNotifyRequest` answering a failure fails the app's
+    // subscription with it (`isNotifying` stays false), and the firmware hears the result.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: AppQueue.allCases, [false, true])
+    func aSubscriptionTheFirmwareRefusesFailsWithItsError(queue: AppQueue, realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 940)
+        let firmware = WatchFirmware(refusesLog: true)
+        let table = WatchTable()
+        let watch = Self.watch(table, firmware: firmware)
+        let app = WatchApp(queue: queue.make())
+        try await bridge.run { @MainActor in
+            try await Self.connect(app, to: watch, on: bridge)
+            let peripheral = try #require(app.peripheral)
+            let log = try #require(app.characteristic(.watchLog))
+            app.perform { peripheral.setNotifyValue(true, for: log) }
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("notifying log") } }
+            // Refused: an update is not heard.
+            watch.simulateValueUpdate(Data([1]), for: table.log)
+            app.perform { app.read(.watchStatus) }
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("read status") } }
+        }
+        #expect(
+            Array(app.lines.suffix(2)) == [
+                "notifying log false \(CBMATTErrorDomain) \(CBMATTError.Code.insufficientAuthorization.rawValue)",
+                "read status 00000000 nil",
+            ])
+        #expect(firmware.heard.contains("notify log true"))
+    }
+
+    // CoreBluetooth: descriptors are discovered per characteristic; a read gets the value, a
+    // write `didWriteValueFor` for the descriptor. CoreBluetoothMock: both go to the delegate.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: AppQueue.allCases, [false, true])
+    func descriptorsAreReadAndWrittenThroughTheFirmware(queue: AppQueue, realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 950)
+        let firmware = WatchFirmware()
+        let table = WatchTable()
+        let watch = Self.watch(table, firmware: firmware)
+        let app = WatchApp(queue: queue.make())
+        try await bridge.run { @MainActor in
+            try await Self.connect(app, to: watch, on: bridge)
+            let peripheral = try #require(app.peripheral)
+            let status = try #require(app.characteristic(.watchStatus))
+            app.perform { peripheral.discoverDescriptors(for: status) }
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("descriptors") } }
+            let description = try #require(status.descriptors?.first)
+            app.perform {
+                peripheral.readValue(for: description)
+                peripheral.writeValue(Data("Sent".utf8), for: description)
+            }
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("descriptor written") } }
+        }
+        #expect(
+            Array(app.lines.suffix(3)) == [
+                "descriptors status [\"2901\", \"2902\"] nil", "descriptor read 2901 Bytes received nil",
+                "descriptor written 2901 nil",
+            ])
+        #expect(Array(firmware.heard.suffix(2)) == ["read descriptor 2901", "write descriptor 2901 Sent"])
+    }
+
+    // CoreBluetooth: `readRSSI` answers `didReadRSSI` with the link's RSSI; CoreBluetoothMock: the
+    // spec's proximity (near: −70 dBm) with the deviation (none here).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: AppQueue.allCases, [false, true])
+    func readRSSIAnswersTheProximity(queue: AppQueue, realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 960)
+        let table = WatchTable()
+        let watch = Self.watch(table, firmware: WatchFirmware())
+        let app = WatchApp(queue: queue.make())
+        let rssi = try await bridge.run { @MainActor () -> NSNumber? in
+            try await Self.connect(app, to: watch, on: bridge)
+            let peripheral = try #require(app.peripheral)
+            app.perform { peripheral.readRSSI() }
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("rssi") } }
+            return peripheral.rssi
+        }
+        #expect(app.lines.last == "rssi -70 nil")
+        #expect(rssi == -70)
+    }
+
+    // CoreBluetooth: a link the peripheral drops reports `didDisconnectPeripheral` with its error
+    // (`CBErrorDomain` 7, peripheralDisconnected); the peripheral's services are gone and
+    // `canSendWriteWithoutResponse` is false; once connected again the app discovers anew and
+    // resumes. CoreBluetoothMock: the firmware hears `didDisconnect` with the error, once.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: AppQueue.allCases, [false, true])
+    func aTransferCutByADisconnectionResumesAfterReconnecting(queue: AppQueue, realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 970)
+        let firmware = WatchFirmware()
+        firmware.dropLink(after: 500)
+        let table = WatchTable()
+        let watch = Self.watch(table, firmware: firmware)
+        let app = WatchApp(queue: queue.make())
+        try await bridge.run { @MainActor in
+            try await Self.connect(app, to: watch, on: bridge)
+            app.perform { app.send(Self.file) }
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("disconnected") } }
+            let peripheral = try #require(app.peripheral)
+            #expect(peripheral.state == .disconnected)
+            #expect(peripheral.services == nil)
+            #expect(peripheral.maximumWriteValueLength(for: .withoutResponse) == 20)
+            let manager = try #require(app.manager)
+            app.perform { manager.connect(peripheral) }
+            try await bridge.waitForApp { app.lines.filter { $0.hasPrefix("characteristics") }.count == 4 }
+            app.perform { app.read(.watchStatus) }
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("read status") } }
+            let line = try #require(app.lines.last { $0.hasPrefix("read status") })
+            let hex = line.split(separator: " ")[2]
+            let bytes = stride(from: 0, to: hex.count, by: 2).map {
+                UInt8(hex.dropFirst($0).prefix(2), radix: 16)!
+            }
+            let received = Int(bytes[0]) | Int(bytes[1]) << 8
+            #expect(received >= 500)
+            // In fast mode every chunk crossed the link at the instant the app wrote it, before
+            // the firmware, told of the first ones, dropped the link: it got them all (as
+            // CoreBluetoothMock calls its delegate for each write in the app's loop). Paced by
+            // the link, the transfer was cut.
+            #expect(realistic ? received < Self.file.count : received == Self.file.count)
+            app.perform { app.send(Self.file, from: received) }
+            try await bridge.waitForApp { firmware.file.count == Self.file.count }
+        }
+        #expect(firmware.file == Self.file)
+        let disconnected = app.lines.filter { $0.hasPrefix("disconnected") }
+        #expect(disconnected == ["disconnected \(CBMErrorDomain) 7 canSend=false services=nil"])
+        #expect(app.lines.filter { $0.hasPrefix("connected") } == ["connected services=nil", "connected services=nil"])
+        #expect(
+            firmware.heard.filter { $0.hasPrefix("disconnected") || $0 == "connect" } == [
+                "connect", "disconnected \(CBMErrorDomain) 7", "connect",
+            ])
+    }
+
+    // CoreBluetoothMock: after `simulateReset()` (or a disconnection with `connectionTimeout`)
+    // the device is silent: the app's link stays up for the spec's supervision timeout, then
+    // ends with `connectionTimeout` (CBErrorDomain 6). The firmware, restarted, hears nothing
+    // the app writes meanwhile: no write command, no write request (which gets no answer).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true], [false, true])
+    func aSilentWatchHearsNothingTheAppWritesUntilTheLinkTimesOut(reset: Bool, realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 975)
+        let firmware = WatchFirmware()
+        let table = WatchTable()
+        let watch = Self.watch(table, firmware: firmware)
+        let app = WatchApp(queue: nil)
+        try await bridge.run { @MainActor in
+            try await Self.connect(app, to: watch, on: bridge)
+            let peripheral = try #require(app.peripheral)
+            let control = try #require(app.characteristic(.watchControl))
+            if reset {
+                watch.simulateReset()
+            } else {
+                watch.simulateDisconnection(withError: CBMError(.connectionTimeout))
+            }
+            #expect(peripheral.state == .connected)
+            app.send(Data(repeating: 0x33, count: 100))
+            peripheral.writeValue(Data([0x01]), for: control, type: .withResponse)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("disconnected") } }
+        }
+        #expect(firmware.file.isEmpty)
+        #expect(!firmware.heard.contains { $0.hasPrefix("write") })
+        #expect(!app.lines.contains { $0.hasPrefix("written") })
+        #expect(app.lines.last == "disconnected \(CBMErrorDomain) 6 canSend=false services=nil")
+    }
+
+    // CoreBluetoothMock, simulateServiceChange: a service listed again stays discovered with its
+    // characteristics and subscriptions (notifications keep coming); the others are invalidated
+    // (`didModifyServices`), then the name changes. A value update for a characteristic of a
+    // removed service reaches nobody; a discovery finds the new services.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: AppQueue.allCases, [false, true])
+    func aServiceChangeKeepsTheWatchServiceAndItsSubscription(queue: AppQueue, realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 980)
+        let firmware = WatchFirmware()
+        let table = WatchTable()
+        let watch = Self.watch(table, firmware: firmware)
+        let app = WatchApp(queue: queue.make())
+        let (kept, legacyServiceAfter) = try await bridge.run { @MainActor () -> (Bool, CBMService?) in
+            try await Self.connect(app, to: watch, on: bridge)
+            let peripheral = try #require(app.peripheral)
+            let status = try #require(app.characteristic(.watchStatus))
+            let legacy = try #require(app.characteristic(.watchLegacy))
+            app.perform {
+                peripheral.setNotifyValue(true, for: status)
+                peripheral.setNotifyValue(true, for: legacy)
+            }
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("notifying legacy") } }
+            let before = peripheral.services?.first { $0.uuid == .watchService }
+            watch.simulateCaching()
+            watch.simulateServiceChange(newName: "Hybrid 2", newServices: [table.service, table.ota])
+            try await bridge.waitForApp { app.lines.contains("name Hybrid 2") }
+            watch.simulateValueUpdate(Data([0x21]), for: table.legacyValue)
+            watch.simulateValueUpdate(Data([0x22]), for: table.status)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("value status") } }
+            let after = peripheral.services?.first { $0.uuid == .watchService }
+            app.perform { peripheral.discoverServices(nil) }
+            try await bridge.waitForApp { app.lines.filter { $0.hasPrefix("services") }.count == 2 }
+            return (before === after && status.isNotifying, peripheral.services?.first { $0.uuid == .watchLegacy })
+        }
+        #expect(kept)
+        #expect(legacyServiceAfter == nil)
+        let tail = Array(app.lines.drop { !$0.hasPrefix("modified") })
+        #expect(
+            Array(tail.prefix(4)) == [
+                "modified [\"legacy\"]", "name Hybrid 2", "value status 22 nil",
+                "services [\"watch\", \"ota\"] nil",
+            ])
+    }
+
+    // Requests the watch's GATT table does not allow, and values beyond what the link carries:
+    // a write without response longer than `maximumWriteValueLength(for: .withoutResponse)` is
+    // cut to it (MIGRATION.md: as on a device); a write with response is at most 512 bytes
+    // (`maximumWriteValueLength(for: .withResponse)`); a read of a characteristic without `.read`
+    // fails with ATT 0x02 and subscribing to one that neither notifies nor indicates fails,
+    // whatever the firmware would answer (a GATT server checks first); `readRSSI` on a
+    // disconnected peripheral gets no callback.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func requestsTheTableDoesNotAllowFailAndLongValuesAreCut(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 985)
+        let firmware = WatchFirmware()
+        let table = WatchTable()
+        let watch = Self.watch(table, firmware: firmware)
+        let app = WatchApp(queue: nil)
+        let longest = try await bridge.run { @MainActor () -> Int in
+            try await Self.connect(app, to: watch, on: bridge)
+            let peripheral = try #require(app.peripheral)
+            let file = try #require(app.characteristic(.watchFile))
+            let control = try #require(app.characteristic(.watchControl))
+            peripheral.writeValue(Data(repeating: 0x5A, count: 100), for: file, type: .withoutResponse)
+            // Neither reaches the firmware: the file takes no write with response, the control
+            // point no write without response (CoreBluetooth drops it, noting the misuse).
+            peripheral.writeValue(Data([0x01]), for: file, type: .withResponse)
+            peripheral.writeValue(Data([0x02]), for: control, type: .withoutResponse)
+            peripheral.writeValue(Data(repeating: 0x01, count: 513), for: control, type: .withResponse)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("written control") } }
+            #expect(app.lines.filter { $0.hasPrefix("written file") } == ["written file \(CBMATTErrorDomain) 3"])
+            let manager = try #require(app.manager)
+            #expect(manager.apiMisuses.contains { $0.contains("does not allow writes without response") })
+            peripheral.readValue(for: control)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("value control") } }
+            peripheral.setNotifyValue(true, for: control)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("notifying control") } }
+            return peripheral.maximumWriteValueLength(for: .withResponse)
+        }
+        #expect(longest == 512)
+        #expect(firmware.chunks == [20])
+        #expect(
+            Array(app.lines.suffix(3)) == [
+                "written control \(CBMATTErrorDomain) \(CBMATTError.Code.invalidAttributeValueLength.rawValue)",
+                "value control nil \(CBMATTErrorDomain) \(CBMATTError.Code.readNotPermitted.rawValue)",
+                "notifying control false \(CBMATTErrorDomain) \(CBMATTError.Code.requestNotSupported.rawValue)",
+            ])
+        #expect(!firmware.heard.contains { $0.hasPrefix("write control") })
+    }
+
+    // The kit draws nothing at random but from the seed: the same seed gives the same bridge log.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: AppQueue.allCases)
+    func theSameSeedGivesTheSameBridgeLog(queue: AppQueue) async throws {
+        func session() async throws -> [BridgeLogEntry] {
+            let bridge = Self.bridge(realistic: true, seed: 990)
+            let firmware = WatchFirmware()
+            firmware.dropLink(after: 300)
+            let table = WatchTable()
+            let watch = Self.watch(table, firmware: firmware, mtu: 185)
+            let app = WatchApp(queue: queue.make())
+            try await bridge.run { @MainActor in
+                try await Self.connect(app, to: watch, on: bridge)
+                let peripheral = try #require(app.peripheral)
+                let status = try #require(app.characteristic(.watchStatus))
+                app.perform { peripheral.setNotifyValue(true, for: status) }
+                try await bridge.waitForApp { app.lines.contains("notifying status true nil") }
+                for index in 0..<5 { watch.simulateValueUpdate(Data([UInt8(index)]), for: table.status) }
+                app.perform {
+                    peripheral.readRSSI()
+                    app.send(Self.file)
+                }
+                try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("disconnected") } }
+                let manager = try #require(app.manager)
+                app.perform { manager.connect(peripheral) }
+                try await bridge.waitForApp { app.lines.filter { $0.hasPrefix("characteristics") }.count == 4 }
+            }
+            return await bridge.log
+        }
+        let first = try await session()
+        let second = try await session()
+        #expect(first.filter { $0.kind == .write }.count >= 11)
+        #expect(first.filter { $0.kind == .connected }.count == 2)
+        #expect(first.contains { $0.kind == .notification } && first.contains { $0.kind == .rssiRead })
+        #expect(first == second)
     }
 }
