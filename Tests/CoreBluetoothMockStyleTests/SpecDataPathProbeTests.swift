@@ -842,6 +842,48 @@ struct SpecDataPathProbeTests {
             ])
     }
 
+    // CoreBluetoothMock, simulateServiceChange: the new services are the spec's from then on, so
+    // a request on one reaches the delegate with its own mock; a service removed and listed
+    // again comes back, discovered anew, with its characteristic notifying again once
+    // subscribed. (On iOS a removed service's objects are invalid: a new discovery gives new
+    // ones.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: AppQueue.allCases, [false, true])
+    func servicesAddedByAChangeAreServedByTheFirmware(queue: AppQueue, realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 982)
+        let firmware = WatchFirmware()
+        let table = WatchTable()
+        let watch = Self.watch(table, firmware: firmware)
+        let app = WatchApp(queue: queue.make())
+        let (oldLegacy, newLegacy) = try await bridge.run { @MainActor () -> (CBMService?, CBMService?) in
+            try await Self.connect(app, to: watch, on: bridge)
+            let peripheral = try #require(app.peripheral)
+            let oldLegacy = peripheral.services?.first { $0.uuid == .watchLegacy }
+            watch.simulateServiceChange(newName: "Hybrid", newServices: [table.service, table.ota])
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("modified") } }
+            watch.simulateServiceChange(newName: "Hybrid", newServices: [table.service, table.ota, table.legacy])
+            app.perform { peripheral.discoverServices(nil) }
+            try await bridge.waitForApp { app.lines.filter { $0.hasPrefix("characteristics") }.count == 5 }
+            let ota = try #require(app.characteristic(.watchOTA))
+            let legacy = try #require(app.characteristic(.watchLegacy))
+            app.perform {
+                peripheral.writeValue(Data([0x0A]), for: ota, type: .withResponse)
+                peripheral.setNotifyValue(true, for: legacy)
+            }
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("notifying legacy") } }
+            watch.simulateValueUpdate(Data([0x44]), for: table.legacyValue)
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("value legacy") } }
+            return (oldLegacy, peripheral.services?.first { $0.uuid == .watchLegacy })
+        }
+        #expect(oldLegacy != nil && newLegacy != nil && oldLegacy !== newLegacy)
+        #expect(
+            Array(app.lines.suffix(3)) == ["written ota nil", "notifying legacy true nil", "value legacy 44 nil"])
+        #expect(firmware.heard.contains("write other 1"))
+        // The name given is the name it had: no `peripheralDidUpdateName` (CoreBluetoothMock
+        // tells centrals only when it differs; iOS, when the device's name changes).
+        #expect(!app.lines.contains { $0.hasPrefix("name") })
+    }
+
     // Requests the watch's GATT table does not allow, and values beyond what the link carries:
     // a write without response longer than `maximumWriteValueLength(for: .withoutResponse)` is
     // cut to it (MIGRATION.md: as on a device); a write with response is at most 512 bytes

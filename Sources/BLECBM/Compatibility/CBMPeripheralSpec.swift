@@ -347,8 +347,8 @@ extension CBMPeripheralSpec {
 
     /// The peripheral changes its name and services, as in CoreBluetoothMock: a service listed
     /// again (the same mock) stays, discovered where it was; centrals see the others invalidated
-    /// (`didModifyServices`), then the name. Does nothing for a spec without a delegate (not
-    /// connectable), as in CoreBluetoothMock.
+    /// (`didModifyServices`), then the name, when it is not the name it had. Does nothing for a
+    /// spec without a delegate (not connectable), as in CoreBluetoothMock.
     public func simulateServiceChange(newName: String?, newServices: [CBMServiceMock]) {
         guard connectionDelegate != nil,
             let simulation = simulation(for: "simulateServiceChange(newName:newServices:)")

@@ -181,8 +181,9 @@ extension SpecSimulation {
 
         /// Replaces the services and the name, as CoreBluetoothMock does: a service listed again
         /// (the same mock) stays as it is, discovered by centrals that had it; the others go
-        /// (centrals hear them invalidated), then the new ones are published.
-        func replaceServices(_ services: [CBMServiceMock], name: String?) {
+        /// (centrals hear them invalidated), then the new ones are published. Centrals hear of
+        /// the name only when it is `renamed` (a name given again is no change).
+        func replaceServices(_ services: [CBMServiceMock], name: String?, renamed: Bool) {
             let ordered = Self.publishingOrder(services)
             let listed = Set(ordered.map(ObjectIdentifier.init))
             command { [self] peripheral in
@@ -201,7 +202,7 @@ extension SpecSimulation {
                 }
                 // (Included services go after the services including them.)
                 for local in gone.reversed() { try? peripheral.remove(local) }
-                peripheral.simulateNameChange(name)
+                if renamed { peripheral.simulateNameChange(name) }
             }
             let kept = lock.withLock { () -> Set<ObjectIdentifier> in
                 defer { publishing.formIntersection(listed) }

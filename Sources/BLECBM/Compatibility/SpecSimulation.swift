@@ -372,14 +372,16 @@ final class SpecSimulation: @unchecked Sendable {
         for incarnation in incarnations { incarnation.update(data, for: mock) }
     }
 
-    /// Replaces the services and the name (centrals see their services invalidated).
+    /// Replaces the services and the name (centrals see their services invalidated, and the
+    /// name change when it is a change, as in CoreBluetoothMock).
     func replaceServices(_ services: [CBMServiceMock], name: String?) {
-        let go = lock.withLock { () -> Bool in
+        let (go, renamed) = lock.withLock { () -> (Bool, Bool) in
+            let renamed = state.name != name
             state.services = services
             state.name = name
-            return active
+            return (active, renamed)
         }
-        if go { current.replaceServices(services, name: name) }
+        if go { current.replaceServices(services, name: name, renamed: renamed) }
     }
 
     /// The peripheral advertises something else (`nil`: it stops).
