@@ -931,6 +931,59 @@ struct SpecDataPathProbeTests {
         #expect(!firmware.heard.contains { $0.hasPrefix("write control") })
     }
 
+    // Two apps at once (the companion on the main queue, a widget on its own queue), both
+    // sending files and subscribed, while the test's body sends values: the same seed still
+    // gives the same bridge log, and each app's file arrives whole.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func twoAppsOnTwoQueuesGiveTheSameBridgeLogForTheSameSeed(realistic: Bool) async throws {
+        func session() async throws -> ([BridgeLogEntry], Int) {
+            let bridge = Self.bridge(realistic: realistic, seed: 995)
+            let firmware = WatchFirmware()
+            let table = WatchTable()
+            let watch = Self.watch(table, firmware: firmware, mtu: 185)
+            let apps = [WatchApp(queue: nil), WatchApp(queue: DispatchQueue(label: "widget"))]
+            try await bridge.run { @MainActor in
+                CBMCentralManagerMock.simulatePeripherals([watch])
+                for app in apps { app.start() }
+                try await bridge.waitForApp {
+                    apps.allSatisfy { $0.lines.contains("state \(CBMManagerState.poweredOn.rawValue)") }
+                }
+                let identifier = watch.identifier
+                // The companion's calls are made in the body (on the main queue), the widget's
+                // on its queue. (Calls in a block the body hands to the main queue itself,
+                // `DispatchQueue.main.async`, made at the same instant as the widget's, were
+                // applied before or after them from run to run: the run's driver may probe the
+                // main queue before the body hands it the block.)
+                apps[0].connect(identifier)
+                apps[1].perform { apps[1].connect(identifier) }
+                try await bridge.waitForApp {
+                    apps.allSatisfy { $0.lines.filter { $0.hasPrefix("characteristics") }.count == 2 }
+                }
+                for (index, app) in apps.enumerated() {
+                    let peripheral = try #require(app.peripheral)
+                    let status = try #require(app.characteristic(.watchStatus))
+                    let start: @Sendable () -> Void = {
+                        peripheral.setNotifyValue(true, for: status)
+                        app.send(Self.file)
+                    }
+                    if index == 0 { start() } else { app.perform(start) }
+                }
+                for index in 0..<10 { watch.simulateValueUpdate(Data([UInt8(index)]), for: table.status) }
+                try await bridge.waitForApp {
+                    firmware.file.count == 2 * Self.file.count
+                        && apps.allSatisfy { $0.lines.contains("notifying status true nil") }
+                }
+            }
+            return (await bridge.log, firmware.file.count)
+        }
+        let (first, count) = try await session()
+        let (second, _) = try await session()
+        #expect(count == 2 * Self.file.count)
+        #expect(first.filter { $0.kind == .connected }.count == 2)
+        #expect(first == second)
+    }
+
     // The kit draws nothing at random but from the seed: the same seed gives the same bridge log.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: AppQueue.allCases)
