@@ -259,8 +259,9 @@ final class CommandQueue: @unchecked Sendable {
         return true
     }()
 
-    /// Whether `queue` is the main queue.
-    private static func isMain(_ queue: DispatchQueue) -> Bool {
+    /// Whether `queue` is the main queue (not by identity: on Linux `DispatchQueue.main` is a
+    /// new object at each access).
+    static func isMain(_ queue: DispatchQueue) -> Bool {
         _ = mainQueueTagged
         return queue.getSpecific(key: mainQueueKey) != nil
     }

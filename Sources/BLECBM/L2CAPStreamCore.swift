@@ -263,7 +263,7 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
         guard let link else { return }
         let change = lock.withLock { () -> (add: Bool, remove: Int?) in
             let wanted =
-                machine.status.isOpened && link.appQueue !== DispatchQueue.main
+                machine.status.isOpened && !CommandQueue.isMain(link.appQueue)
                 && scheduled.contains(where: { $0.runLoop === RunLoop.main })
             if wanted, probe == nil { return (true, nil) }
             if !wanted, let token = probe {
