@@ -44,8 +44,12 @@ final class FrontEndLane<Target: Actor>: Sendable {
         probe =
             delivers
             ? outside.addProbe {
+                // Twice through the queue: a block running there as the probe is queued (the main
+                // actor's test body, a callback) may queue more behind the probe's first pass, and
+                // the calls those make belong to this instant too (applied in their order with the
+                // other queues' calls, not in a batch of their own after them).
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    queue.async { continuation.resume() }
+                    queue.async { queue.async { continuation.resume() } }
                 }
             } : nil
     }
