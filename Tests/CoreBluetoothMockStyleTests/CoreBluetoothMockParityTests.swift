@@ -65,7 +65,7 @@ final class TransferSpecDelegate: CBMPeripheralSpecDelegate, @unchecked Sendable
 
 /// A watch known to the system (retrievable without a scan), out of range or in range, with
 /// one notifying characteristic that declares one descriptor: its user description.
-func makeWatch(delegate: any CBMPeripheralSpecDelegate, proximity: CBMProximity = .near, mtu: Int = 23)
+func makeWatch(delegate: (any CBMPeripheralSpecDelegate)?, proximity: CBMProximity = .near, mtu: Int = 23)
     -> CBMPeripheralSpec
 {
     let data = CBMCharacteristicMock(

@@ -163,6 +163,28 @@ extension CoreBluetoothMockParityTests {
         #expect(lines == ["connected", "modified [\"\(CBMUUID.transferService.uuidString)\"]", "name Watch 2"])
     }
 
+    // A connectable spec built with no delegate connects here (answering as CoreBluetoothMock's
+    // default delegate methods do; CoreBluetoothMock never connects it), so a service change
+    // reaches the apps connected to it as to any other (it did nothing, as CoreBluetoothMock
+    // does for a spec it cannot connect).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aServiceChangeReachesTheAppsOfASpecBuiltWithNoDelegate(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 86)
+        let watch = makeWatch(delegate: nil)
+        let lines = try await bridge.run { @MainActor () -> [String] in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            _ = try await Self.connect(watch, app: app, on: bridge)
+            let battery = CBMServiceMock(type: .batteryService, primary: true, characteristics: batteryLevelMock())
+            watch.simulateServiceChange(newName: "Watch 2", newServices: [battery])
+            try await bridge.waitForApp { app.lines.contains("name Watch 2") }
+            try await bridge.clock.sleep(for: .seconds(1))
+            return app.lines
+        }
+        #expect(lines == ["connected", "modified [\"\(CBMUUID.transferService.uuidString)\"]", "name Watch 2"])
+    }
+
     // CBMCentralManagerMock.swift keeps its peripherals by identifier: two specs with one
     // identifier are one device to it. The kit refuses the list, says why, and the run that
     // waits for a discovery stalls naming the refused call.

@@ -348,9 +348,12 @@ extension CBMPeripheralSpec {
     /// The peripheral changes its name and services, as in CoreBluetoothMock: a service listed
     /// again (the same mock) stays, discovered where it was; centrals see the others invalidated
     /// (`didModifyServices`), then the name, when it is not the name it had. Does nothing for a
-    /// spec without a delegate (not connectable), as in CoreBluetoothMock.
+    /// spec that is not connectable (built with no services), as in CoreBluetoothMock. (A
+    /// connectable spec built with no delegate connects here, answering as CoreBluetoothMock's
+    /// default delegate methods do, so its service changes reach its apps too; CoreBluetoothMock
+    /// never connects such a spec.)
     public func simulateServiceChange(newName: String?, newServices: [CBMServiceMock]) {
-        guard connectionDelegate != nil,
+        guard builtServices != nil,
             let simulation = simulation(for: "simulateServiceChange(newName:newServices:)")
         else { return }
         simulation.replaceServices(newServices, name: newName)
