@@ -143,14 +143,11 @@ struct SpecConnectionTests {
 }
 
 extension CoreBluetoothMockParityTests {
-    // CBMCentralManagerMock.swift, notifyServicesChanged() then notifyNameChanged(): a service
-    // change is one peripheral(_:didModifyServices:) with the invalidated services, then the name.
+    /// What an app connected to `watch` hears as the watch's services become the battery service
+    /// and its name "Watch 2".
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test(arguments: [false, true])
-    func aServiceChangeReportsTheInvalidatedServicesOnceThenTheName(realistic: Bool) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: 84)
-        let watch = makeWatch(delegate: TransferSpecDelegate())
-        let lines = try await bridge.run { @MainActor () -> [String] in
+    static func linesOfAServiceChange(of watch: CBMPeripheralSpec, on bridge: MockBLEBridge) async throws -> [String] {
+        try await bridge.run { @MainActor () -> [String] in
             CBMCentralManagerMock.simulatePeripherals([watch])
             let app = ParityApp()
             _ = try await Self.connect(watch, app: app, on: bridge)
@@ -160,7 +157,21 @@ extension CoreBluetoothMockParityTests {
             try await bridge.clock.sleep(for: .seconds(1))
             return app.lines
         }
-        #expect(lines == ["connected", "modified [\"\(CBMUUID.transferService.uuidString)\"]", "name Watch 2"])
+    }
+
+    /// ``linesOfAServiceChange(of:on:)`` for a watch built by `makeWatch`.
+    static let serviceChangeLines = [
+        "connected", "modified [\"\(CBMUUID.transferService.uuidString)\"]", "name Watch 2",
+    ]
+
+    // CBMCentralManagerMock.swift, notifyServicesChanged() then notifyNameChanged(): a service
+    // change is one peripheral(_:didModifyServices:) with the invalidated services, then the name.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aServiceChangeReportsTheInvalidatedServicesOnceThenTheName(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 84)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        #expect(try await Self.linesOfAServiceChange(of: watch, on: bridge) == Self.serviceChangeLines)
     }
 
     // A connectable spec built with no delegate connects here (answering as CoreBluetoothMock's
@@ -172,17 +183,7 @@ extension CoreBluetoothMockParityTests {
     func aServiceChangeReachesTheAppsOfASpecBuiltWithNoDelegate(realistic: Bool) async throws {
         let bridge = Self.bridge(realistic: realistic, seed: 86)
         let watch = makeWatch(delegate: nil)
-        let lines = try await bridge.run { @MainActor () -> [String] in
-            CBMCentralManagerMock.simulatePeripherals([watch])
-            let app = ParityApp()
-            _ = try await Self.connect(watch, app: app, on: bridge)
-            let battery = CBMServiceMock(type: .batteryService, primary: true, characteristics: batteryLevelMock())
-            watch.simulateServiceChange(newName: "Watch 2", newServices: [battery])
-            try await bridge.waitForApp { app.lines.contains("name Watch 2") }
-            try await bridge.clock.sleep(for: .seconds(1))
-            return app.lines
-        }
-        #expect(lines == ["connected", "modified [\"\(CBMUUID.transferService.uuidString)\"]", "name Watch 2"])
+        #expect(try await Self.linesOfAServiceChange(of: watch, on: bridge) == Self.serviceChangeLines)
     }
 
     // CBMCentralManagerMock.swift keeps its peripherals by identifier: two specs with one
