@@ -31,6 +31,10 @@ import Testing
 /// no callback, as with CoreBluetooth (``SimulatedSystem/unansweredCalls``), if there were any:
 /// the callback the test waited for may be one of theirs.
 ///
+/// A test that tears the system down midway (`CBMCentralManagerMock.tearDownSimulation()`) keeps
+/// its turn: a fresh system CoreBluetoothMock's statics install after that is still the test's,
+/// uninstalled when the test ends, and the next test's turn starts only then.
+///
 /// As a suite trait it applies to each test of the suite.
 public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
     /// The bridge's configuration.
@@ -58,28 +62,31 @@ public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
     ) async throws {
         // A suite trait is also asked to scope the suite itself: its tests get their own systems.
         guard testCase != nil || !test.isSuite else { return try await function() }
+        let turn = SimulatedSystem.Turn(holder: "the test \(test.name)", othersWait: true)
         let system: SimulatedSystem
         do {
             system = try await SimulatedSystem.installTakingTurns(
-                configuration, time: time, initialState: initialState, installedBy: "the test \(test.name)")
+                configuration, time: time, initialState: initialState, installedBy: "the test \(test.name)",
+                turn: turn)
         } catch is CancellationError {
             throw CancellationError()
         } catch {
             Issue.record(error, Comment(rawValue: "the simulated system could not be installed"))
             return
         }
-        defer { system.uninstall() }
+        // (Also a system CoreBluetoothMock's statics installed after the test tore its own down.)
+        defer { turn.end() }
         let failed = FailureFlag()
         do {
-            try await SimulatedSystem.$scopeSystem.withValue(system) {
+            try await SimulatedSystem.$scopeTurn.withValue(turn) {
                 try await Self.watching(failed, test: test, testCase: testCase, function)
             }
         } catch {
             // The error fails the test.
-            Self.recordUnansweredCalls(of: system)
+            Self.recordUnansweredCalls(of: turn.system ?? system)
             throw error
         }
-        if failed.isSet { Self.recordUnansweredCalls(of: system) }
+        if failed.isSet { Self.recordUnansweredCalls(of: turn.system ?? system) }
     }
 
     /// Runs `function`, setting `failed` when an issue recorded in it fails the test.

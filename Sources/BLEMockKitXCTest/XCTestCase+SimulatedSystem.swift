@@ -28,6 +28,10 @@ extension XCTestCase {
     /// with their managers (``SimulatedSystem/unansweredCalls``): a scan started before the
     /// manager was powered on is the usual reason a discovery never came.
     ///
+    /// A test that tears the system down midway (`CBMCentralManagerMock.tearDownSimulation()`)
+    /// and then simulates again with CoreBluetoothMock's statics gets a fresh system that is still
+    /// the test's: it is uninstalled when the test ends too, so the next test starts with none.
+    ///
     /// XCTest runs one test of a class at a time, which the system needs (it is process-wide, as
     /// CoreBluetooth is): do not turn on parallel execution of such classes in one process
     /// (`swift test --parallel` runs each test in a process of its own, which is fine).
@@ -45,15 +49,18 @@ extension XCTestCase {
         _ configuration: MockBLEBridge.Configuration = .fast, time: SimulatedSystem.Time = .wallClock,
         initialState: CBMManagerState = .poweredOn, file: StaticString = #filePath, line: UInt = #line
     ) throws -> SimulatedSystem {
+        let turn = SimulatedSystem.Turn(holder: "the XCTest \(name)", othersWait: false)
         let system = try SimulatedSystem.install(
-            configuration, time: time, initialState: initialState, installedBy: "the XCTest \(name)")
+            configuration, time: time, initialState: initialState, installedBy: "the XCTest \(name)", turn: turn)
         addTeardownBlock { [weak self] in
             // A test that failed (an expectation that timed out, say) hears of the calls its app
             // made that got no callback: the callback it waited for may be one of theirs.
-            if (self?.testRun?.totalFailureCount ?? 0) > 0, let note = system.unansweredCallsNote {
+            let last = turn.system ?? system
+            if (self?.testRun?.totalFailureCount ?? 0) > 0, let note = last.unansweredCallsNote {
                 XCTFail(note, file: file, line: line)
             }
-            system.uninstall()
+            // (Also a system CoreBluetoothMock's statics installed after the test tore its own down.)
+            turn.end()
         }
         return system
     }

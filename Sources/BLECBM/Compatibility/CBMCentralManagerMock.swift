@@ -137,7 +137,9 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
 
     /// Ends the simulation, as CoreBluetoothMock's does: outside a test's bridge, the installed
     /// ``SimulatedSystem`` is uninstalled (its managers hear `unknown` and become invalid, their
-    /// peripherals disconnected; the next static call installs a fresh one), also when called
+    /// peripherals disconnected; the next static call installs a fresh one, which is still the
+    /// test's when the test installed the system with `installSimulatedSystem()` or the
+    /// `.simulatedSystem` trait: they uninstall it as the test ends), also when called
     /// from a delegate callback of a manager on the system. On a test's bridge nothing happens:
     /// the simulation ends with the bridge (`await bridge.finish()` reports what was left over).
     public static func tearDownSimulation() {

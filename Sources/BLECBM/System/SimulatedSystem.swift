@@ -85,9 +85,6 @@ public final class SimulatedSystem: @unchecked Sendable {
     public let installedBy: String
 
     private let driver: WallClockDriver?
-    /// Whether a scope installed it that uninstalls it as it ends, whatever happens (the
-    /// `.simulatedSystem` trait): another such scope may wait for it rather than fail.
-    private let scoped: Bool
     private let lock = Lock()
     private var installed = true
 
@@ -111,7 +108,16 @@ public final class SimulatedSystem: @unchecked Sendable {
         _ configuration: MockBLEBridge.Configuration = .fast, time: Time = .wallClock,
         initialState: CBMManagerState = .poweredOn, installedBy: String = #function
     ) throws -> SimulatedSystem {
-        try slot.install(by: installedBy) {
+        try install(configuration, time: time, initialState: initialState, installedBy: installedBy, turn: nil)
+    }
+
+    /// Installs the process-wide system for a test's ``Turn`` (the XCTest helper's): as
+    /// ``install(_:time:initialState:installedBy:)``, and the turn's ``Turn/end()`` uninstalls it.
+    package static func install(
+        _ configuration: MockBLEBridge.Configuration, time: Time, initialState: CBMManagerState,
+        installedBy: String, turn: Turn?
+    ) throws -> SimulatedSystem {
+        try slot.install(by: installedBy, turn: turn) {
             SimulatedSystem(configuration, time: time, initialState: initialState, by: installedBy)
         }
     }
@@ -139,57 +145,77 @@ public final class SimulatedSystem: @unchecked Sendable {
     public static func install(
         on bridge: MockBLEBridge, initialState: CBMManagerState = .poweredOn, installedBy: String = #function
     ) throws -> SimulatedSystem {
-        try slot.install(by: installedBy) {
+        try slot.install(by: installedBy, turn: nil) {
             SimulatedSystem(bridge: bridge, time: .virtual, initialState: initialState, by: installedBy)
         }
     }
 
-    /// The system the current task's scope installed with
-    /// ``installTakingTurns(_:time:initialState:installedBy:)``, while the scope runs.
-    @TaskLocal package static var scopeSystem: SimulatedSystem?
+    /// A test's hold on the process-wide system, from the test's start to its end (the XCTest
+    /// helper's, the `.simulatedSystem` trait's). Every system installed while the turn is held
+    /// is the test's: the one installed for it, and one CoreBluetoothMock's statics install
+    /// after the test tore the simulation down midway (`tearDownSimulation()`, then
+    /// `simulatePeripherals(_:)`). ``end()`` uninstalls the one installed then, so the next
+    /// test starts with none; until then, no other test's turn starts.
+    package final class Turn: Sendable {
+        /// Who holds it (for messages).
+        let holder: String
+        /// Whether another test's scope waits for this turn to end (the trait's tests, which may
+        /// run in parallel) rather than failing at once.
+        let othersWait: Bool
 
-    /// Installs the process-wide system for a scope that uninstalls it as it ends, whatever
-    /// happens (the `.simulatedSystem` trait): when another such scope's system is installed,
-    /// waits until it is uninstalled, so such scopes take turns even when they run in parallel
-    /// (tests in different suites); when a system installed otherwise is (one CoreBluetoothMock's
-    /// statics installed, or ``install(_:time:initialState:installedBy:)``, which may never be
-    /// uninstalled), throws ``InstallError`` at once.
+        package init(holder: String, othersWait: Bool) {
+            self.holder = holder
+            self.othersWait = othersWait
+        }
+
+        /// The system installed in this turn now, if any.
+        package var system: SimulatedSystem? { SimulatedSystem.slot.system(in: self) }
+
+        /// Ends the turn: uninstalls the system installed in it, if any, and lets the next
+        /// test's turn start.
+        package func end() { SimulatedSystem.slot.end(self) }
+    }
+
+    /// The turn of the current task's scope (the trait's), while the scope runs.
+    @TaskLocal package static var scopeTurn: Turn?
+
+    /// Installs the process-wide system for `turn`, a scope's that ends it as it ends, whatever
+    /// happens (the `.simulatedSystem` trait): when another such scope's turn is held, waits until
+    /// it ends, so such scopes take turns even when they run in parallel (tests in different
+    /// suites); when a system installed otherwise is (one CoreBluetoothMock's statics installed,
+    /// or ``install(_:time:initialState:installedBy:)``, which may never be uninstalled), or in
+    /// a turn nobody waits for (the XCTest helper's), throws ``InstallError`` at once.
     ///
     /// - Throws: ``InstallError`` as said; `CancellationError` when the calling task is cancelled
     ///   while it waits.
     package static func installTakingTurns(
-        _ configuration: MockBLEBridge.Configuration, time: Time, initialState: CBMManagerState, installedBy: String
+        _ configuration: MockBLEBridge.Configuration, time: Time, initialState: CBMManagerState, installedBy: String,
+        turn: Turn
     ) async throws -> SimulatedSystem {
         while true {
             try Task.checkCancellation()
-            let holder: SimulatedSystem
+            let holding: Turn
             do {
-                return try slot.install(by: installedBy) {
-                    SimulatedSystem(
-                        configuration, time: time, initialState: initialState, by: installedBy, scoped: true)
-                }
+                return try install(
+                    configuration, time: time, initialState: initialState, installedBy: installedBy, turn: turn)
             } catch let error as InstallError {
-                // (A scope inside the one holding the system would wait for itself.)
-                guard let installed = slot.system, installed.scoped, installed !== scopeSystem else { throw error }
-                holder = installed
+                // (A scope inside the one holding the turn would wait for itself.)
+                guard let held = slot.heldTurn, held.othersWait, held !== scopeTurn else { throw error }
+                holding = held
             }
-            await slot.untilRemoved(holder)
+            await slot.untilEnded(holding)
         }
     }
 
     private convenience init(
-        _ configuration: MockBLEBridge.Configuration, time: Time, initialState: CBMManagerState, by: String,
-        scoped: Bool = false
+        _ configuration: MockBLEBridge.Configuration, time: Time, initialState: CBMManagerState, by: String
     ) {
-        self.init(
-            bridge: MockBLEBridge(configuration: configuration), time: time, initialState: initialState, by: by,
-            scoped: scoped)
+        self.init(bridge: MockBLEBridge(configuration: configuration), time: time, initialState: initialState, by: by)
     }
 
-    private init(bridge: MockBLEBridge, time: Time, initialState: CBMManagerState, by: String, scoped: Bool = false) {
+    private init(bridge: MockBLEBridge, time: Time, initialState: CBMManagerState, by: String) {
         self.bridge = bridge
         self.time = time
-        self.scoped = scoped
         installedBy = by
         MockCentralEngine.setInitialState(initialState, on: bridge)
         driver = time == .wallClock ? WallClockDriver(bridge: bridge) : nil
@@ -234,28 +260,47 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// test's bridge is current.
     private static let slot = Slot()
 
-    /// The slot holding the installed system.
+    /// The slot holding the installed system, and the turn of the test it belongs to.
     private final class Slot: @unchecked Sendable {
-        // @unchecked Sendable: `installed`, `waiters` and `nextWaiter` are only read and written
-        // with `lock` held; continuations are resumed after it is released.
+        // @unchecked Sendable: `installed`, `turn`, `waiters` and `nextWaiter` are only read and
+        // written with `lock` held; continuations are resumed after it is released.
         private let lock = Lock()
         private var installed: SimulatedSystem?
-        /// Scopes waiting for the installed system to go (see `installTakingTurns`).
+        /// The test whose turn it is, if any: the installed system is its (also one installed
+        /// after the test uninstalled its first), and no other test's turn starts until it ends.
+        private var turn: Turn?
+        /// Scopes waiting for the turn to end (see `installTakingTurns`).
         private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         private var nextWaiter = 0
 
         var system: SimulatedSystem? { lock.withLock { installed } }
+        var heldTurn: Turn? { lock.withLock { turn } }
 
-        func install(by requester: String, _ make: () -> SimulatedSystem) throws -> SimulatedSystem {
+        func system(in turn: Turn) -> SimulatedSystem? {
+            lock.withLock { self.turn === turn ? installed : nil }
+        }
+
+        /// Installs the system `make` makes, for `requested` (a test's turn) or, with none, in
+        /// the turn that is held, if one is (the test whose turn it is made the call).
+        func install(by requester: String, turn requested: Turn?, _ make: () -> SimulatedSystem) throws
+            -> SimulatedSystem
+        {
             try lock.withLock {
                 if let installed { throw InstallError(installedBy: installed.installedBy, requestedBy: requester) }
+                // Another test's turn, whose system it tore down: a scope that others wait for
+                // is still running; an XCTest's is over (XCTest runs one test at a time).
+                if let held = turn, let requested, held !== requested, held.othersWait {
+                    throw InstallError(installedBy: held.holder, requestedBy: requester)
+                }
                 let system = make()
                 installed = system
+                if let requested { turn = requested }
                 return system
             }
         }
 
-        /// The installed system, installing one with `make` if none is.
+        /// The installed system, installing one with `make` if none is (in the turn that is
+        /// held, if one is).
         func installedOrInstall(_ make: () -> SimulatedSystem) -> SimulatedSystem {
             lock.withLock {
                 if let installed { return installed }
@@ -265,19 +310,37 @@ public final class SimulatedSystem: @unchecked Sendable {
             }
         }
 
+        /// `system` is uninstalled: the slot is empty; if no test's turn is held, scopes waiting
+        /// may install theirs.
         func remove(_ system: SimulatedSystem) {
             let waking = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
                 guard installed === system else { return [] }
                 installed = nil
+                guard turn == nil else { return [] }
                 defer { waiters.removeAll() }
                 return Array(waiters.values)
             }
             for waiter in waking { waiter.resume() }
         }
 
-        /// Returns once `system` is no longer the installed one (or the calling task is
-        /// cancelled).
-        func untilRemoved(_ system: SimulatedSystem) async {
+        /// Ends `turn`, if it is held: uninstalls the system installed in it, then wakes the
+        /// scopes waiting.
+        func end(_ turn: Turn) {
+            let (system, waking) = lock.withLock { () -> (SimulatedSystem?, [CheckedContinuation<Void, Never>]) in
+                guard self.turn === turn else { return (nil, []) }
+                self.turn = nil
+                defer {
+                    installed = nil
+                    waiters.removeAll()
+                }
+                return (installed, Array(waiters.values))
+            }
+            system?.uninstall()
+            for waiter in waking { waiter.resume() }
+        }
+
+        /// Returns once `turn` is no longer held (or the calling task is cancelled).
+        func untilEnded(_ turn: Turn) async {
             let token = lock.withLock { () -> Int in
                 defer { nextWaiter += 1 }
                 return nextWaiter
@@ -285,7 +348,7 @@ public final class SimulatedSystem: @unchecked Sendable {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let waiting = lock.withLock { () -> Bool in
-                        guard installed === system, !Task.isCancelled else { return false }
+                        guard self.turn === turn, !Task.isCancelled else { return false }
                         waiters[token] = continuation
                         return true
                     }

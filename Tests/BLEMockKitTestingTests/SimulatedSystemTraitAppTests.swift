@@ -1,0 +1,198 @@
+import BLECBM
+import BLEMockKit
+import BLEMockKitTesting
+import Foundation
+import Testing
+
+/// The `.simulatedSystem` trait with a delegate-style app and CoreBluetoothMock's statics, as a
+/// team moving its XCTest suite to Swift Testing writes it. Part of ``SimulatedSystemTraitTests``
+/// (so they run in the process of their own it runs in).
+extension SimulatedSystemTraitTests {
+    /// Resumes once, with the first value given, or `nil` after `seconds` of wall time.
+    final class Waiter<Value: Sendable>: @unchecked Sendable {
+        // @unchecked Sendable: `continuation` and `value` are only touched under `lock`.
+        private let lock = NSLock()
+        private var continuation: CheckedContinuation<Value?, Never>?
+        private var value: Value??
+
+        func give(_ value: Value?) {
+            let waiting = lock.withLock { () -> CheckedContinuation<Value?, Never>? in
+                guard self.value == nil else { return nil }
+                self.value = .some(value)
+                defer { continuation = nil }
+                return continuation
+            }
+            waiting?.resume(returning: value)
+        }
+
+        func wait(seconds: Double) async -> Value? {
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { self.give(nil) }
+            return await withCheckedContinuation { continuation in
+                let given = lock.withLock { () -> Value?? in
+                    if let value { return value }
+                    self.continuation = continuation
+                    return nil
+                }
+                if let given { continuation.resume(returning: given) }
+            }
+        }
+    }
+
+    /// A sensor as CoreBluetoothMock's specs describe one: it answers reads with 0x2A.
+    static func sensor(_ name: String, _ last: UInt8) -> CBMPeripheralSpec {
+        let characteristic = CBMCharacteristicMock(
+            type: CBMUUID(string: "7A1E0002-0000-1000-8000-00805F9B34FB"), properties: [.read])
+        return CBMPeripheralSpec.simulatePeripheral(
+            identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-0000000010\(String(format: "%02X", last))")!
+        )
+        .advertising(
+            advertisementData: [
+                CBMAdvertisementDataLocalNameKey: name,
+                CBMAdvertisementDataServiceUUIDsKey: [CBMUUID(string: "7A1E0001-0000-1000-8000-00805F9B34FB")],
+            ], withInterval: 0.05
+        )
+        .connectable(
+            name: name,
+            services: [
+                CBMServiceMock(
+                    type: CBMUUID(string: "7A1E0001-0000-1000-8000-00805F9B34FB"), primary: true,
+                    characteristics: characteristic)
+            ], delegate: SensorDelegate()
+        )
+        .build()
+    }
+
+    final class SensorDelegate: CBMPeripheralSpecDelegate {
+        func peripheral(_ peripheral: CBMPeripheralSpec, didReceiveReadRequestFor characteristic: CBMCharacteristicMock)
+            -> Result<Data, any Error>
+        { .success(Data([0x2A])) }
+    }
+
+    /// Finds `name`, connects and reads its characteristic, all from the delegate.
+    final class Reader: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
+        // @unchecked Sendable: `manager` and `peripheral` are set once on the app's queue.
+        let name: String
+        let read = Waiter<Data>()
+        var manager: CBMCentralManager?
+        var peripheral: CBMPeripheral?
+
+        init(name: String) { self.name = name }
+
+        func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+            if central.state == .poweredOn { central.scanForPeripherals(withServices: nil) }
+        }
+        func centralManager(
+            _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+            rssi: NSNumber
+        ) {
+            guard self.peripheral == nil, advertisementData[CBMAdvertisementDataLocalNameKey] as? String == name
+            else { return }
+            self.peripheral = peripheral
+            central.stopScan()
+            peripheral.delegate = self
+            central.connect(peripheral)
+        }
+        func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+            peripheral.discoverServices(nil)
+        }
+        func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: (any Error)?) {
+            peripheral.discoverCharacteristics(nil, for: peripheral.services![0])
+        }
+        func peripheral(
+            _ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?
+        ) {
+            peripheral.readValue(for: service.characteristics![0])
+        }
+        func peripheral(
+            _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: (any Error)?
+        ) {
+            read.give(characteristic.value)
+        }
+    }
+
+    @Test(
+        "An app that creates its manager in a detached task reads a spec the statics simulated on the trait's system",
+        .simulatedSystem(.realistic(seed: 2)))
+    func anAppInADetachedTaskReadsASpec() async throws {
+        let system = try #require(SimulatedSystem.current)
+        CBMCentralManagerMock.simulatePeripherals([Self.sensor("Sensor", 1)])
+        #expect(SimulatedSystem.current === system)
+        let app = Reader(name: "Sensor")
+        let queue = DispatchQueue(label: "app")
+        Task.detached { queue.async { app.manager = CBMCentralManager(delegate: app, queue: queue) } }
+        let value = await app.read.wait(seconds: 5)
+        #expect(value == Data([0x2A]))
+        #expect(queue.sync { app.manager?.bridge } === system.bridge)
+    }
+
+    @Test("A test that tears the simulation down and simulates again leaves no system installed after it")
+    func tearingDownAndSimulatingAgainLeavesNoSystem() async throws {
+        let test = try #require(Test.current)
+        defer { CBMCentralManagerMock.tearDownSimulation() }
+        let second = Waiter<Bool>()
+        try await SimulatedSystemTrait().provideScope(for: test, testCase: Test.Case.current) {
+            let first = try #require(SimulatedSystem.current)
+            CBMCentralManagerMock.tearDownSimulation()
+            #expect(!first.isInstalled)
+            CBMCentralManagerMock.simulatePeripherals([Self.sensor("Again", 2)])
+            CBMCentralManagerMock.simulatePowerOn()
+            let app = Reader(name: "Again")
+            let queue = DispatchQueue(label: "app")
+            queue.async { app.manager = CBMCentralManager(delegate: app, queue: queue) }
+            second.give(await app.read.wait(seconds: 5) == Data([0x2A]))
+        }
+        #expect(await second.wait(seconds: 0) == true)
+        #expect(SimulatedSystem.current == nil)
+    }
+
+    @Test("A test that throws midway leaves no system installed, and the next test installs its own")
+    func aTestThatThrowsLeavesNoSystem() async throws {
+        let test = try #require(Test.current)
+        struct Midway: Error {}
+        await #expect(throws: Midway.self) {
+            try await SimulatedSystemTrait().provideScope(for: test, testCase: Test.Case.current) {
+                _ = CBMCentralManager(delegate: nil, queue: nil)
+                throw Midway()
+            }
+        }
+        #expect(SimulatedSystem.current == nil)
+        let ran = Flag()
+        try await SimulatedSystemTrait().provideScope(for: test, testCase: Test.Case.current) {
+            #expect(SimulatedSystem.current != nil)
+            ran.set()
+        }
+        #expect(ran.isSet)
+    }
+
+    @Test("A test that tears the simulation down midway keeps its turn: the next waits until it ends")
+    func tearingDownMidwayKeepsTheTurn() async throws {
+        let test = try #require(Test.current)
+        let testCase = Test.Case.current
+        let journal = Journal()
+        let inside = Flag()
+        let first = Task {
+            try await SimulatedSystemTrait().provideScope(for: test, testCase: testCase) {
+                let own = try #require(SimulatedSystem.current)
+                journal.add("first in", own)
+                inside.set()
+                CBMCentralManagerMock.tearDownSimulation()
+                // Long enough for the other scope to take the turn, were it free.
+                try await Task.sleep(for: .milliseconds(50))
+                CBMCentralManagerMock.simulatePeripherals([Self.sensor("Mine", 3)])
+                let again = try #require(SimulatedSystem.current)
+                #expect(again.installedBy == "CBMCentralManagerMock.simulatePeripherals(_:)")
+                try await Task.sleep(for: .milliseconds(50))
+                #expect(SimulatedSystem.current === again)
+                journal.add("first out", again)
+            }
+        }
+        while !inside.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        try await SimulatedSystemTrait().provideScope(for: test, testCase: testCase) {
+            let system = try #require(SimulatedSystem.current)
+            journal.add("second in", system)
+        }
+        try await first.value
+        #expect(journal.entries.map(\.what) == ["first in", "first out", "second in"])
+        #expect(SimulatedSystem.current == nil)
+    }
+}

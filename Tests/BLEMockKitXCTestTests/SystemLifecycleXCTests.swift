@@ -1,0 +1,224 @@
+import BLECBM
+import BLEMockKit
+import BLEMockKitXCTest
+import XCTest
+
+/// An error a test throws midway on purpose.
+struct MidwayError: Error {}
+
+/// The system's life across an XCTest class's tests: each starts with none installed and ends
+/// leaving none, however it ended, and what a test left behind (managers still alive) does not
+/// reach the next one.
+final class SystemLifecycleXCTests: XCTestCase {
+    /// Failures this class's tests expect (where XCTest has no `XCTExpectFailure`): recorded
+    /// failures whose description contains one of them are captured instead of failing.
+    private var expectedFailures: [String] = []
+    private let captured = Captured()
+
+    final class Captured: @unchecked Sendable {
+        // @unchecked Sendable: `stored` is only touched under `lock`.
+        private let lock = NSLock()
+        private var stored: [String] = []
+        func add(_ text: String) { lock.withLock { stored.append(text) } }
+        var texts: [String] { lock.withLock { stored } }
+    }
+
+    override func recordFailure(
+        withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool
+    ) {
+        if expectedFailures.contains(where: { description.contains($0) }) {
+            captured.add(description)
+        } else {
+            super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
+        }
+    }
+
+    override func setUp() {
+        XCTAssertNil(SimulatedSystem.current, "the previous test left a system installed")
+    }
+
+    override func tearDown() {
+        // (After the teardown blocks.)
+        XCTAssertNil(SimulatedSystem.current, "the test left a system installed")
+        if let system = SimulatedSystem.current { system.uninstall() }
+    }
+
+    func testInstallingTwiceInATestThrowsTheInstallErrorNamingTheFirst() throws {
+        try installSimulatedSystem()
+        XCTAssertThrowsError(try installSimulatedSystem()) { error in
+            guard let error = error as? SimulatedSystem.InstallError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.installedBy, "the XCTest \(self.name)")
+            XCTAssertEqual(error.requestedBy, "the XCTest \(self.name)")
+            XCTAssertTrue(
+                error.description.hasPrefix(
+                    "SimulatedSystem.install (the XCTest \(self.name)): a simulated system is already installed, "
+                        + "by the XCTest \(self.name)."), error.description)
+        }
+    }
+
+    func testTwoInstallsAtOnceFromTwoThreadsOneWinsAndTheOtherGetsTheInstallError() {
+        let results = Results()
+        DispatchQueue.concurrentPerform(iterations: 8) { index in
+            do {
+                results.add(.success(try SimulatedSystem.install(installedBy: "thread \(index)")))
+            } catch {
+                results.add(.failure(error))
+            }
+        }
+        let systems = results.all.compactMap { try? $0.get() }
+        XCTAssertEqual(systems.count, 1)
+        let errors = results.all.compactMap { result -> SimulatedSystem.InstallError? in
+            guard case .failure(let error) = result else { return nil }
+            return error as? SimulatedSystem.InstallError
+        }
+        XCTAssertEqual(errors.count, 7)
+        XCTAssertTrue(errors.allSatisfy { $0.installedBy == systems.first?.installedBy })
+        XCTAssertTrue(SimulatedSystem.current === systems.first)
+        systems.first?.uninstall()
+    }
+
+    final class Results: @unchecked Sendable {
+        // @unchecked Sendable: `list` is only touched under `lock`.
+        private let lock = NSLock()
+        private var list: [Result<SimulatedSystem, any Error>] = []
+        func add(_ result: Result<SimulatedSystem, any Error>) { lock.withLock { list.append(result) } }
+        var all: [Result<SimulatedSystem, any Error>] { lock.withLock { list } }
+    }
+
+    func testUninstallingWhatIsNotInstalledDoesNothing() throws {
+        CBMCentralManagerMock.tearDownSimulation()
+        let system = try SimulatedSystem.install(installedBy: name)
+        system.uninstall()
+        system.uninstall()
+        CBMCentralManagerMock.tearDownSimulation()
+        XCTAssertNil(SimulatedSystem.current)
+        let next = try SimulatedSystem.install(installedBy: name)
+        system.uninstall()  // the old one: leaves the new one installed
+        XCTAssertTrue(SimulatedSystem.current === next)
+        next.uninstall()
+    }
+
+    func testATestThatThrowsMidwayLeavesNoSystemInstalled() throws {
+        expectedFailures = ["MidwayError"]
+        try installSimulatedSystem()
+        let manager = CBMCentralManager(delegate: nil, queue: nil)
+        manager.scanForPeripherals(withServices: nil)
+        throw MidwayError()
+    }
+
+    /// A test that mixes the helper with CoreBluetoothMock's statics: it tears the simulation
+    /// down midway and starts another with the statics. The next test still starts clean.
+    func testTearingDownTheHelpersSystemAndSimulatingAgainLeavesNothingForTheNextTest() throws {
+        let first = try installSimulatedSystem()
+        CBMCentralManagerMock.tearDownSimulation()
+        XCTAssertFalse(first.isInstalled)
+        CBMCentralManagerMock.simulatePeripherals([
+            probeSensor("Again", identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-00000000C001")!)
+        ])
+        let second = try XCTUnwrap(SimulatedSystem.current)
+        XCTAssertFalse(second === first)
+        XCTAssertEqual(second.installedBy, "CBMCentralManagerMock.simulatePeripherals(_:)")
+    }
+
+    /// `tearDownSimulation()` then a new simulation in the same test, CoreBluetoothMock style:
+    /// the old manager hears `unknown` and nothing more; a new manager works on the new one.
+    func testTearingDownAndSimulatingAgainInOneTestStartsAFreshSimulation() {
+        let firstSpec = probeSensor("First", identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-00000000C002")!)
+        let secondSpec = probeSensor("Second", identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-00000000C003")!)
+        CBMCentralManagerMock.simulatePeripherals([firstSpec])
+        CBMCentralManagerMock.simulateInitialState(.poweredOn)
+        let firstRead = expectation(description: "the first app read the first sensor")
+        let old = ProbeCentralApp(target: "First")
+        old.onRead = { _ in firstRead.fulfill() }
+        old.start()
+        wait(for: [firstRead], timeout: 5)
+        let firstSystem = SimulatedSystem.current
+        let oldUnknown = expectation(description: "the old manager hears unknown")
+        old.onState = { state in if state == .unknown { oldUnknown.fulfill() } }
+        CBMCentralManagerMock.tearDownSimulation()
+        wait(for: [oldUnknown], timeout: 2)
+
+        CBMCentralManagerMock.simulatePeripherals([secondSpec])
+        CBMCentralManagerMock.simulateInitialState(.poweredOn)
+        XCTAssertFalse(SimulatedSystem.current === firstSystem)
+        let secondRead = expectation(description: "the new app read the second sensor")
+        let new = ProbeCentralApp(target: "Second")
+        new.onRead = { _ in secondRead.fulfill() }
+        new.start()
+        wait(for: [secondRead], timeout: 5)
+        // The old manager heard nothing of the new simulation.
+        XCTAssertEqual(old.events, ["state 5", "discovered First", "connected", "read 2A", "state 0"])
+        XCTAssertEqual(old.manager?.state, .unknown)
+        old.manager?.scanForPeripherals(withServices: nil)
+        XCTAssertEqual(old.manager?.isScanning, false)
+        XCTAssertEqual(old.events.count, 5)
+        CBMCentralManagerMock.tearDownSimulation()
+    }
+
+    /// A manager the previous test left alive, scanning, on a system that was uninstalled:
+    /// it reports `unknown`, and its delegate hears nothing from the next system.
+    func testAManagerLeftAliveByAnEarlierTestHearsNothingFromTheNextSystem() throws {
+        let spec = probeSensor("Left", identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-00000000C004")!)
+        let earlier = try SimulatedSystem.install(installedBy: "the earlier test")
+        CBMCentralManagerMock.simulatePeripherals([spec])
+        let leftBehind = ProbeCentralApp(target: "nobody")
+        let poweredOn = expectation(description: "powered on")
+        let unknown = expectation(description: "unknown")
+        leftBehind.onState = { state in
+            if state == .poweredOn { poweredOn.fulfill() }
+            if state == .unknown { unknown.fulfill() }
+        }
+        leftBehind.start(queue: DispatchQueue(label: "left.behind"))
+        wait(for: [poweredOn], timeout: 2)
+        earlier.uninstall()
+
+        // The next test.
+        let next = try SimulatedSystem.install(installedBy: "the next test")
+        defer { next.uninstall() }
+        CBMCentralManagerMock.simulatePeripherals([spec])
+        let read = expectation(description: "the next test's app read the sensor")
+        let app = ProbeCentralApp(target: "Left")
+        app.onRead = { _ in read.fulfill() }
+        app.start()
+        wait(for: [read, unknown], timeout: 5)
+        XCTAssertEqual(leftBehind.events, ["state 5", "state 0"])
+        XCTAssertEqual(leftBehind.manager?.state, .unknown)
+        XCTAssertFalse(leftBehind.manager?.bridge === next.bridge)
+    }
+}
+
+/// A system installed once for a whole class, in the class's `setUp()`, as some suites do.
+final class SystemInstalledForTheClassXCTests: XCTestCase {
+    nonisolated(unsafe) private static var classSystem: SimulatedSystem?
+
+    override class func setUp() {
+        super.setUp()
+        classSystem = try? SimulatedSystem.install(installedBy: "SystemInstalledForTheClassXCTests.setUp()")
+        CBMCentralManagerMock.simulatePeripherals([
+            probeSensor("Shared", identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-00000000D001")!)
+        ])
+    }
+
+    override class func tearDown() {
+        classSystem?.uninstall()
+        classSystem = nil
+        super.tearDown()
+    }
+
+    func testTheClassSystemServesThisTest() throws {
+        let system = try XCTUnwrap(Self.classSystem)
+        XCTAssertTrue(SimulatedSystem.current === system)
+        let read = expectation(description: "read")
+        let app = ProbeCentralApp(target: "Shared")
+        app.onRead = { _ in read.fulfill() }
+        DispatchQueue.global().async { app.start() }
+        wait(for: [read], timeout: 5)
+    }
+
+    func testAPerTestInstallInsideItIsRefusedNamingTheClassSetUp() {
+        XCTAssertThrowsError(try installSimulatedSystem()) { error in
+            XCTAssertEqual(
+                (error as? SimulatedSystem.InstallError)?.installedBy, "SystemInstalledForTheClassXCTests.setUp()")
+        }
+    }
+}
