@@ -213,9 +213,28 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         // and its connections and attempts end; a manager the app makes next with the same
         // restore identifier starts afresh (its commands come after these).
         central.releaseIdentifier()
+        let name = name
+        let unansweredCalls = unansweredCalls
         lane.releaseCommand { central in
+            Self.noteOperationsEnded(byReleasing: central, named: name, in: unansweredCalls)
             central.detachFrontEnd()
             central.shutDown()
+        }
+    }
+
+    /// The app let go of the manager: the operations it started that were still waiting (a
+    /// connection attempt to a peripheral out of range, a read) end with it and get no callback,
+    /// as with CoreBluetooth. Noted, so that a failed test whose app waited for one of them names
+    /// it (the test's own references usually go before its failure is reported).
+    private static func noteOperationsEnded(
+        byReleasing central: isolated MockCentralManager, named name: String, in log: UnansweredCallLog
+    ) {
+        let waiting = central.bridge.assumeIsolated { $0.pendingOperations }
+        for case .operation(let summary, let owner, let peripheral, _, _) in waiting where owner == central.identifier {
+            let target = peripheral.map { " on peripheral \($0.uuidString.prefix(8))" } ?? ""
+            log.note(
+                "\(name), unanswered: \(summary)\(target): the app let go of the manager while it was still "
+                    + "waiting (its operations end with it, with no callback)")
         }
     }
 

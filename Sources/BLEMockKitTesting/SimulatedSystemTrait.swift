@@ -27,8 +27,11 @@ import Testing
 /// bridge would join it. A test that can have a bridge of its own (`.mockBridge`) does not need
 /// it and stays parallel. If a system installed otherwise (CoreBluetoothMock's statics, or
 /// `SimulatedSystem.install`, which nothing uninstalls for sure) is installed when the test
-/// starts, the trait records an issue naming who installed it, and the test does not run. When the test fails, an issue also lists the calls its app made that got
-/// no callback, as with CoreBluetooth (``SimulatedSystem/unansweredCalls``), if there were any:
+/// starts, the trait records an issue naming who installed it, and the test does not run. When
+/// the test fails, an issue also lists the operations its app started that were still waiting
+/// (a connection attempt to a peripheral out of range: CoreBluetooth's never time out), and the
+/// calls it made that got no callback, as with CoreBluetooth (``SimulatedSystem/unansweredCalls``;
+/// an operation still waiting when the app let go of its manager is one), if there were any:
 /// the callback the test waited for may be one of theirs.
 ///
 /// A test that tears the system down midway (`CBMCentralManagerMock.tearDownSimulation()`) keeps
@@ -83,10 +86,10 @@ public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
             }
         } catch {
             // The error fails the test.
-            Self.recordUnansweredCalls(of: turn.system ?? system)
+            await Self.recordFailureNote(of: turn.system ?? system)
             throw error
         }
-        if failed.isSet { Self.recordUnansweredCalls(of: turn.system ?? system) }
+        if failed.isSet { await Self.recordFailureNote(of: turn.system ?? system) }
     }
 
     /// Runs `function`, setting `failed` when an issue recorded in it fails the test.
@@ -106,10 +109,11 @@ public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
         #endif
     }
 
-    /// For a test that failed: records the calls its app made that got no callback, if any (the
-    /// callback the test waited for may be one of theirs).
-    private static func recordUnansweredCalls(of system: SimulatedSystem) {
-        if let note = system.unansweredCallsNote { Issue.record(Comment(rawValue: note)) }
+    /// For a test that failed: records the operations its app started that were still waiting
+    /// and the calls it made that got no callback, if any (the callback the test waited for may
+    /// be one of theirs).
+    private static func recordFailureNote(of system: SimulatedSystem) async {
+        if let note = await system.failureNote() { Issue.record(Comment(rawValue: note)) }
     }
 }
 

@@ -23,9 +23,13 @@ extension XCTestCase {
     /// With the default ``SimulatedSystem/Time/wallClock`` time, `wait(for:timeout:)` on the
     /// main thread works as with real Bluetooth or CoreBluetoothMock: callbacks keep arriving on
     /// the main queue (or the app's queue) while the test waits, and a timeout means wall-clock
-    /// seconds of simulation. When the test fails (an expectation that timed out, say), a
-    /// failure also lists the calls its app made that got no callback, as with CoreBluetooth,
-    /// with their managers (``SimulatedSystem/unansweredCalls``): a scan started before the
+    /// seconds of simulation. Nothing reports a stall on the wall clock: an app that waits for
+    /// ever (for the `didConnect` of a peripheral out of range, say: CoreBluetooth's connection
+    /// attempts never time out) fails the test when its expectation times out. When the test
+    /// fails, a failure also lists the operations its app started that were still waiting
+    /// then (that connection attempt), and the calls it made that got no callback, as with
+    /// CoreBluetooth, with their managers (``SimulatedSystem/unansweredCalls``; an operation
+    /// still waiting when the app let go of its manager is one): a scan started before the
     /// manager was powered on is the usual reason a discovery never came.
     ///
     /// A test that tears the system down midway (`CBMCentralManagerMock.tearDownSimulation()`)
@@ -52,16 +56,31 @@ extension XCTestCase {
         let turn = SimulatedSystem.Turn(holder: "the XCTest \(name)", othersWait: false)
         let system = try SimulatedSystem.install(
             configuration, time: time, initialState: initialState, installedBy: "the XCTest \(name)", turn: turn)
-        addTeardownBlock { [weak self] in
-            // A test that failed (an expectation that timed out, say) hears of the calls its app
-            // made that got no callback: the callback it waited for may be one of theirs.
-            let last = turn.system ?? system
-            if (self?.testRun?.totalFailureCount ?? 0) > 0, let note = last.unansweredCallsNote {
+        let failed = FailedFlag()
+        // (Teardown blocks run last added first: this one after the next.)
+        addTeardownBlock { @Sendable in
+            // A test that failed (an expectation that timed out, say) hears of the operations its
+            // app started that were still waiting and the calls it made that got no callback:
+            // the callback it waited for may be one of theirs.
+            if failed.isSet, let note = await (turn.system ?? system).failureNote() {
                 XCTFail(note, file: file, line: line)
             }
             // (Also a system CoreBluetoothMock's statics installed after the test tore its own down.)
             turn.end()
         }
+        addTeardownBlock { [weak self] in
+            if (self?.testRun?.totalFailureCount ?? 0) > 0 { failed.set() }
+        }
         return system
     }
+}
+
+/// Whether a test failed, noted by one teardown block for another.
+private final class FailedFlag: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only read and written with `lock` held.
+    private let lock = Lock()
+    private var value = false
+
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
 }

@@ -195,4 +195,63 @@ extension SimulatedSystemTraitTests {
         #expect(journal.entries.map(\.what) == ["first in", "first out", "second in"])
         #expect(SimulatedSystem.current == nil)
     }
+
+    #if compiler(>=6.2)
+        @Test("A failed test's report names the connection its app was still waiting for")
+        func aFailedTestsReportNamesAPendingConnection() async throws {
+            let identifier = UUID(uuidString: "7A1E0000-0000-0000-0000-0000000010F0")!
+            let centrals = UnansweredCallsInAFailedRunTests.Notes()
+            let kept = Kept()  // (the app outlives the test's body, as a test case's property does)
+            let comments = try await Self.capturingIssues {
+                let far = CBMPeripheralSpec.simulatePeripheral(identifier: identifier, proximity: .outOfRange)
+                    .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Far"], withInterval: 0.05)
+                    .connectable(name: "Far", services: [], delegate: nil)
+                    .allowForRetrieval()
+                    .build()
+                CBMCentralManagerMock.simulatePeripherals([far])
+                let app = Connector(identifier: identifier)
+                kept.app = app
+                let queue = DispatchQueue(label: "app")
+                queue.async { app.manager = CBMCentralManager(delegate: app, queue: queue) }
+                _ = await app.connecting.wait(seconds: 5)
+                let bridge = SimulatedSystem.current!.bridge
+                await bridge.waitUntil { !$0.pendingOperations.isEmpty }
+                centrals.add(String(queue.sync { app.manager!.simulatedCentral!.identifier.uuidString.prefix(8) }))
+                Issue.record("not connected")
+            }
+            kept.app = nil
+            let central = try #require(centrals.all.first)
+            #expect(comments.count == 2)
+            #expect(comments.first == "not connected")
+            #expect(
+                comments.last?.hasPrefix(
+                    "operations the app started on the simulated system that were still waiting for their callback "
+                        + "(a connection attempt does not time out, as with CoreBluetooth):\n"
+                        + "- central \(central): connect on peripheral 7A1E0000 was still waiting (since ") == true,
+                "\(comments)")
+        }
+
+        final class Kept: @unchecked Sendable {
+            // @unchecked Sendable: set by the test's body, then after it.
+            var app: Connector?
+        }
+
+        /// Connects to a peripheral it retrieves, once powered on.
+        final class Connector: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
+            // @unchecked Sendable: `manager` and `peripheral` are set on the app's queue.
+            let identifier: UUID
+            let connecting = Waiter<Bool>()
+            var manager: CBMCentralManager?
+            var peripheral: CBMPeripheral?
+
+            init(identifier: UUID) { self.identifier = identifier }
+
+            func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+                guard central.state == .poweredOn else { return }
+                peripheral = central.retrievePeripherals(withIdentifiers: [identifier]).first
+                if let peripheral { central.connect(peripheral) }
+                connecting.give(peripheral != nil)
+            }
+        }
+    #endif
 }

@@ -226,15 +226,35 @@ public final class SimulatedSystem: @unchecked Sendable {
 
     /// The calls app code made on this system that got no callback, as with CoreBluetooth, in
     /// the order they were noted, each naming its manager (one the app has let go of too): those
-    /// it ignored (the lines of its managers' `apiMisuses`) and operations a link that went down,
+    /// it ignored (the lines of its managers' `apiMisuses`), operations a link that went down,
     /// or Bluetooth turning off, ended (CoreBluetooth reports only the disconnection or the state
-    /// change). When a test waited for a callback that never came, the call that would have
+    /// change), and operations still waiting when the app let go of their central manager (they
+    /// end with it). When a test waited for a callback that never came, the call that would have
     /// brought it is often here.
     public var unansweredCalls: [String] { bridge.outside.unansweredCalls }
 
     /// What a failed test says of the calls its app made that got no callback, or `nil` when
     /// there were none.
     package var unansweredCallsNote: String? { bridge.outside.unansweredCallsNote(madeOn: "the simulated system") }
+
+    /// What a failed test says of the simulation, or `nil` when there is nothing to say: the
+    /// operations its app started that were still waiting for their callback (a connection to a
+    /// peripheral out of range, which never times out, as with CoreBluetooth; a read the link
+    /// has not answered), and the calls it made that got no callback (``unansweredCalls``). With
+    /// time following the wall clock nothing reports a stall: a test that waits for ever ends
+    /// with its expectation's timeout, and this is where the call it waited on is named.
+    package func failureNote() async -> String? {
+        let waiting = await bridge.waitingOperations
+        var notes: [String] = []
+        if !waiting.isEmpty {
+            notes.append(
+                "operations the app started on the simulated system that were still waiting for their callback "
+                    + "(a connection attempt does not time out, as with CoreBluetooth):\n"
+                    + waiting.map { "- \($0)" }.joined(separator: "\n"))
+        }
+        if let unanswered = unansweredCallsNote { notes.append(unanswered) }
+        return notes.isEmpty ? nil : notes.joined(separator: "\n")
+    }
 
     /// Uninstalls the system (nothing happens if it is not installed). Managers on it become
     /// invalid, as CoreBluetoothMock's `tearDownSimulation()` leaves them: their delegates hear the
