@@ -187,6 +187,61 @@ final class SystemLifecycleXCTests: XCTestCase {
     }
 }
 
+/// Callbacks still queued for a manager when its system is uninstalled (its queue was busy):
+/// they may arrive before the manager hears `unknown`, never after it, and none reaches the
+/// next test's system.
+final class SystemLateCallbacksXCTests: XCTestCase {
+    func testCallbacksQueuedBeforeAnUninstallNeverFollowTheUnknownState() throws {
+        let spec = probeSensor(
+            "Chatty", identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-00000000C005")!, interval: 0.01)
+        let system = try SimulatedSystem.install(installedBy: name)
+        addTeardownBlock { system.uninstall() }
+        CBMCentralManagerMock.simulatePeripherals([spec])
+        let queue = DispatchQueue(label: "busy.app")
+        let journal = SystemSimulateAnywhereXCTests.Journal()
+        let scanning = expectation(description: "heard the sensor")
+        let delegate = CBMCentralManagerDelegateProxy()
+        delegate.didUpdateState = { manager in
+            journal.add("state \(manager.state.rawValue)")
+            if manager.state == .poweredOn {
+                manager.scanForPeripherals(
+                    withServices: nil, options: [CBMCentralManagerScanOptionAllowDuplicatesKey: true])
+            }
+        }
+        var heard = 0
+        delegate.didDiscoverPeripheral = { _, _, _, _ in
+            journal.add("found")
+            heard += 1
+            if heard == 1 { scanning.fulfill() }
+        }
+        let manager = CBMCentralManager(delegate: delegate, queue: queue)
+        wait(for: [scanning], timeout: 5)
+        // The app's queue is busy while the system goes and the next one comes.
+        let busy = DispatchSemaphore(value: 0)
+        queue.async { busy.wait() }
+        let piling = expectation(description: "discoveries queue up behind it")
+        piling.isInverted = true
+        wait(for: [piling], timeout: 0.1)
+        system.uninstall()
+        let next = try SimulatedSystem.install(installedBy: "the next test")
+        defer { next.uninstall() }
+        CBMCentralManagerMock.simulatePeripherals([spec])
+        busy.signal()
+        let unknown = expectation(description: "unknown")
+        queue.async { unknown.fulfill() }  // after everything queued so far
+        wait(for: [unknown], timeout: 5)
+        // What else reaches the queue after a while: nothing.
+        let settled = expectation(description: "settled")
+        settled.isInverted = true
+        wait(for: [settled], timeout: 0.3)
+        let entries = queue.sync { journal.entries }
+        let afterUnknown = entries.drop { $0 != "state 0" }
+        XCTAssertEqual(afterUnknown.first, "state 0", "\(entries.suffix(5))")
+        XCTAssertEqual(Array(afterUnknown.dropFirst()), [], "\(entries.suffix(5))")
+        XCTAssertEqual(manager.state, .unknown)
+    }
+}
+
 /// A system installed once for a whole class, in the class's `setUp()`, as some suites do.
 final class SystemInstalledForTheClassXCTests: XCTestCase {
     nonisolated(unsafe) private static var classSystem: SimulatedSystem?

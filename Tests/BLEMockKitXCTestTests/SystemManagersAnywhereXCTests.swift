@@ -103,4 +103,17 @@ final class SystemManagersAnywhereXCTests: XCTestCase {
         XCTAssertTrue(central.manager?.bridge === system.bridge)
         XCTAssertEqual(central.events.last, "read 2A")
     }
+
+    /// An `async` test on the main actor, the app on the main queue: awaiting
+    /// `fulfillment(of:timeout:)` lets the main queue deliver its callbacks.
+    @MainActor
+    func testAnAppOnTheMainQueueWorksInAMainActorAsyncTest() async throws {
+        let readSensor = expectation(description: "the app read the sensor")
+        let central = ProbeCentralApp(target: "Sensor")
+        central.onRead = { _ in readSensor.fulfill() }
+        central.start()
+        await fulfillment(of: [readSensor], timeout: 5)
+        XCTAssertTrue(central.manager?.bridge === system.bridge)
+        XCTAssertEqual(central.events, ["state 5", "discovered Sensor", "connected", "read 2A"])
+    }
 }
