@@ -196,3 +196,31 @@ final class SystemWaitingForEverInVirtualTimeXCTests: XCTestCase {
         var isSet: Bool { lock.withLock { value } }
     }
 }
+
+/// `finish()` on the wall-clock system's bridge, at the end of a test whose app still waits.
+final class SystemFinishXCTests: XCTestCase {
+    private let identifier = UUID(uuidString: "7A1E0000-0000-0000-0000-00000000F003")!
+
+    func testFinishingTheSystemsBridgeReportsThePendingConnection() async throws {
+        let system = try installSimulatedSystem(.realistic(seed: 5))
+        CBMCentralManagerMock.simulatePeripherals([
+            probeSensor("Far", identifier: identifier, proximity: .outOfRange, retrievable: true)
+        ])
+        let poweredOn = expectation(description: "powered on")
+        let delegate = CBMCentralManagerDelegateProxy()
+        delegate.didUpdateState = { manager in if manager.state == .poweredOn { poweredOn.fulfill() } }
+        var failures: [Int] = []
+        delegate.didFailToConnect = { _, _, error in failures.append((error as NSError?)?.code ?? -1) }
+        let manager = CBMCentralManager(delegate: delegate, queue: nil)
+        await fulfillment(of: [poweredOn], timeout: 2)
+        let peripheral = try XCTUnwrap(manager.retrievePeripherals(withIdentifiers: [identifier]).first)
+        manager.connect(peripheral)
+        await system.bridge.waitUntil { !$0.pendingOperations.isEmpty }
+        let report = await system.bridge.finish()
+        let central = try XCTUnwrap(manager.simulatedCentral).identifier.uuidString.prefix(8)
+        XCTAssertTrue(
+            report.description.contains("- central \(central): connect on peripheral 7A1E0000 was still waiting"),
+            "\(report)")
+        XCTAssertEqual(failures, [])
+    }
+}
