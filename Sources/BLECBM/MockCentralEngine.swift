@@ -243,7 +243,11 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// state `unknown`, its peripheral objects are disconnected and invalid (as below powered
     /// on); later calls are ignored (and noted as misuses).
     func invalidate() {
-        lock.withLock { invalidated = true }
+        let first = lock.withLock { () -> Bool in
+            defer { invalidated = true }
+            return !invalidated
+        }
+        guard first else { return }
         command { [self] central in
             central.detachFrontEnd()
             central.shutDown()
@@ -259,6 +263,16 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         }
     }
 
+    /// Whether a manager made now on `bridge` is made on a system that was uninstalled: outside
+    /// any test's bridge scope, on the bridge of a ``SimulatedSystem`` no longer installed (an
+    /// app's queue made it as, or after, the test ended and uninstalled the system). Such a
+    /// manager is as invalid as those made before the uninstall, not a live manager on a
+    /// simulation that has ended. (Asked after the engine is registered: an uninstall that
+    /// did not find it there had marked the bridge already.)
+    static func joinsRetiredSystem(_ bridge: MockBLEBridge) -> Bool {
+        MockBLEBridge.current == nil && bridge.frontEndSettings[SpecSimulation.retiredKey] != nil
+    }
+
     /// Whether the manager's system was uninstalled.
     var isInvalidated: Bool { lock.withLock { invalidated } }
 
@@ -269,6 +283,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             // keeps none (see `peripheralReleased(_:)`).
             keepsPeripherals = manager is CBMCentralManagerMock
         }
+        if Self.joinsRetiredSystem(lane.bridge) { return invalidate() }
         let frontEnd = CentralFrontEnd(
             event: { [weak self] event in self?.handle(event) },
             commandQueue: { [weak self] peripheral, queued in

@@ -106,7 +106,11 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// The system this manager was on was uninstalled: it leaves the air, its delegate hears the
     /// state `unknown`, and later calls are ignored.
     func invalidate() {
-        lock.withLock { invalidated = true }
+        let first = lock.withLock { () -> Bool in
+            defer { invalidated = true }
+            return !invalidated
+        }
+        guard first else { return }
         lane.command { [self] peripheral in
             peripheral.detachFrontEnd()
             peripheral.shutDown()
@@ -123,6 +127,8 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
 
     func attach(_ manager: CBMPeripheralManager) {
         lock.withLock { self.manager = manager }
+        // (See `MockCentralEngine.joinsRetiredSystem(_:)`.)
+        if MockCentralEngine.joinsRetiredSystem(lane.bridge) { return invalidate() }
         let frontEnd = PeripheralFrontEnd(
             event: { [weak self] event in self?.handle(event) },
             updateQueue: { [weak self] queued in

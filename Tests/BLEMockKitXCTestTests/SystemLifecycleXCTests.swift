@@ -242,6 +242,30 @@ final class SystemLateCallbacksXCTests: XCTestCase {
     }
 }
 
+/// A manager made on a system's bridge once the system is uninstalled (an app's queue that
+/// made one just as the test ended and uninstalled the system): it is as invalid as those made
+/// before, not a live manager on a simulation whose time has stopped.
+final class SystemRetiredBridgeXCTests: XCTestCase {
+    func testAManagerMadeOnAnUninstalledSystemsBridgeIsInvalid() throws {
+        let system = try SimulatedSystem.install(installedBy: name)
+        CBMCentralManagerMock.simulatePeripherals([
+            probeSensor("Gone", identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-00000000C006")!)
+        ])
+        system.uninstall()
+        let app = ProbeCentralApp(target: "Gone")
+        let unknown = expectation(description: "unknown")
+        app.onState = { state in if state == .unknown { unknown.fulfill() } }
+        let central = CBMCentralManager(bridge: system.bridge, delegate: app, queue: nil)
+        let peripheralManager = CBMPeripheralManager(bridge: system.bridge, delegate: nil, queue: nil)
+        wait(for: [unknown], timeout: 2)
+        XCTAssertEqual(app.events, ["state 0"])
+        XCTAssertEqual(central.state, .unknown)
+        central.scanForPeripherals(withServices: nil)
+        XCTAssertFalse(central.isScanning)
+        XCTAssertEqual(peripheralManager.state, .unknown)
+    }
+}
+
 /// A system installed once for a whole class, in the class's `setUp()`, as some suites do.
 final class SystemInstalledForTheClassXCTests: XCTestCase {
     nonisolated(unsafe) private static var classSystem: SimulatedSystem?

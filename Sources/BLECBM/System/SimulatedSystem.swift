@@ -258,8 +258,10 @@ public final class SimulatedSystem: @unchecked Sendable {
 
     /// Uninstalls the system (nothing happens if it is not installed). Managers on it become
     /// invalid, as CoreBluetoothMock's `tearDownSimulation()` leaves them: their delegates hear the
-    /// state `unknown`, and later calls on them are ignored. Its time stops. Its ``bridge`` stays
-    /// readable (log, `finish()`).
+    /// state `unknown`, and later calls on them are ignored. So is a manager made on its bridge
+    /// as, or after, it is uninstalled, outside the bridge's runs (an app's queue that made one
+    /// just as the test ended): its delegate hears only `unknown`. Its time stops. Its ``bridge``
+    /// stays readable (log, `finish()`).
     public func uninstall() {
         let wasInstalled = lock.withLock { () -> Bool in
             defer { installed = false }
