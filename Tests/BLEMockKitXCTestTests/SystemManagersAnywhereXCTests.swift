@@ -116,4 +116,44 @@ final class SystemManagersAnywhereXCTests: XCTestCase {
         XCTAssertTrue(central.manager?.bridge === system.bridge)
         XCTAssertEqual(central.events, ["state 5", "discovered Sensor", "connected", "read 2A"])
     }
+
+    /// Many managers of both roles made at once on many threads all join the system and power on.
+    func testManyManagersMadeAtOnceOnManyThreadsAllJoinAndPowerOn() {
+        let count = 16
+        let poweredOn = expectation(description: "every manager powered on")
+        poweredOn.expectedFulfillmentCount = 2 * count
+        let centralDelegate = PoweredOnCounter { poweredOn.fulfill() }
+        let peripheralDelegate = PoweredOnCounter { poweredOn.fulfill() }
+        let made = Made()
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            let queue = DispatchQueue(label: "app.\(index)")
+            made.add(CBMCentralManager(delegate: centralDelegate, queue: queue))
+            made.add(CBMPeripheralManager(delegate: peripheralDelegate, queue: queue))
+        }
+        wait(for: [poweredOn], timeout: 10)
+        XCTAssertEqual(made.all.count, 2 * count)
+        XCTAssertTrue(made.all.compactMap { $0 as? CBMCentralManager }.allSatisfy { $0.bridge === system.bridge })
+    }
+
+    final class PoweredOnCounter: NSObject, CBMPeripheralManagerDelegate, CBMCentralManagerDelegate,
+        @unchecked Sendable
+    {
+        // @unchecked Sendable: `onPoweredOn` is set once, before any manager exists.
+        let onPoweredOn: @Sendable () -> Void
+        init(_ onPoweredOn: @escaping @Sendable () -> Void) { self.onPoweredOn = onPoweredOn }
+        func peripheralManagerDidUpdateState(_ peripheral: CBMPeripheralManager) {
+            if peripheral.state == .poweredOn { onPoweredOn() }
+        }
+        func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+            if central.state == .poweredOn { onPoweredOn() }
+        }
+    }
+
+    final class Made: @unchecked Sendable {
+        // @unchecked Sendable: `list` is only touched under `lock`.
+        private let lock = NSLock()
+        private var list: [AnyObject] = []
+        func add(_ object: AnyObject) { lock.withLock { list.append(object) } }
+        var all: [AnyObject] { lock.withLock { list } }
+    }
 }
