@@ -38,7 +38,10 @@ import Testing
 /// its turn: a fresh system CoreBluetoothMock's statics install after that is still the test's,
 /// uninstalled when the test ends, and the next test's turn starts only then.
 ///
-/// As a suite trait it applies to each test of the suite.
+/// As a suite trait it applies to each test of the suite. One system per test: a test that
+/// needs another configuration or time than its suite's goes in a suite without the trait (a
+/// test with the trait of its own inside a suite with it does not run: an issue says the
+/// system is installed already, by that test).
 public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
     /// The bridge's configuration.
     public var configuration: MockBLEBridge.Configuration
