@@ -56,6 +56,22 @@ final class SystemLifecycleXCTests: XCTestCase {
         }
     }
 
+    /// A migrating suite that calls CoreBluetoothMock's statics in `setUpWithError` before
+    /// installing the system itself: the statics installed one already, and the error says so.
+    func testInstallingAfterTheStaticsInstalledOneSaysTheStaticsDid() throws {
+        CBMCentralManagerMock.simulateInitialState(.poweredOn)
+        defer { CBMCentralManagerMock.tearDownSimulation() }
+        XCTAssertThrowsError(try installSimulatedSystem()) { error in
+            guard let error = error as? SimulatedSystem.InstallError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.installedBy, "CBMCentralManagerMock.simulateInitialState(_:)")
+            XCTAssertTrue(
+                error.description.contains(
+                    "CoreBluetoothMock's statics install the system when none is installed: install it before "
+                        + "calling them (they then act on it), or let them install it and do not install another."),
+                error.description)
+        }
+    }
+
     func testTwoInstallsAtOnceFromTwoThreadsOneWinsAndTheOtherGetsTheInstallError() {
         let results = Results()
         DispatchQueue.concurrentPerform(iterations: 8) { index in

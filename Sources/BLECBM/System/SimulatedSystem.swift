@@ -64,7 +64,14 @@ public final class SimulatedSystem: @unchecked Sendable {
         public var requestedBy: String
 
         public var description: String {
-            "SimulatedSystem.install (\(requestedBy)): a simulated system is already installed, by \(installedBy). "
+            // (A suite moving from CoreBluetoothMock that calls the statics before installing.)
+            let statics =
+                installedBy.hasPrefix("CBMCentralManagerMock.") || installedBy.hasPrefix("CBMPeripheralSpec.")
+                ? "CoreBluetoothMock's statics install the system when none is installed: install it before "
+                    + "calling them (they then act on it), or let them install it and do not install another. "
+                : ""
+            return "SimulatedSystem.install (\(requestedBy)): a simulated system is already installed, by "
+                + "\(installedBy). " + statics
                 + "The system is process-wide, like CoreBluetooth: tests that use it must run one at a time "
                 + "(in Swift Testing, the `.simulatedSystem` trait's tests take turns by themselves; suites that "
                 + "install it otherwise must all be inside one `.serialized` parent suite, as `.serialized` orders "
