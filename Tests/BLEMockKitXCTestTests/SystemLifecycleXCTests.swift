@@ -317,3 +317,31 @@ final class SystemInstalledForTheClassXCTests: XCTestCase {
         }
     }
 }
+
+/// The helper from an `async` `setUp`, CoreBluetoothMock's tear-down in an `async` `tearDown`.
+final class SystemAsyncSetUpXCTests: XCTestCase {
+    private var system: SimulatedSystem?
+
+    override func setUp() async throws {
+        XCTAssertNil(SimulatedSystem.current)
+        system = try installSimulatedSystem(.realistic(seed: 6))
+        CBMCentralManagerMock.simulatePeripherals([
+            probeSensor("Async", identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-00000000C007")!)
+        ])
+    }
+
+    override func tearDown() async throws {
+        CBMCentralManagerMock.tearDownSimulation()
+        XCTAssertNil(SimulatedSystem.current)
+        XCTAssertEqual(system?.isInstalled, false)
+    }
+
+    func testAnAppMadeOnItsQueueReadsTheSensor() async throws {
+        let read = expectation(description: "read")
+        let app = ProbeCentralApp(target: "Async")
+        app.onRead = { _ in read.fulfill() }
+        DispatchQueue(label: "app").async { app.start() }
+        await fulfillment(of: [read], timeout: 5)
+        XCTAssertTrue(app.manager?.bridge === system?.bridge)
+    }
+}
