@@ -73,12 +73,16 @@ extension SimulatedSystemTraitTests {
         // @unchecked Sendable: `manager` and `peripheral` are set once on the app's queue.
         let name: String
         let read = Waiter<Data>()
+        /// The bridge its manager reported its state from (not read with `queue.sync` from the
+        /// test: after awaiting the bridge, a test's task may be running on the app's queue).
+        let bridge = Waiter<MockBLEBridge>()
         var manager: CBMCentralManager?
         var peripheral: CBMPeripheral?
 
         init(name: String) { self.name = name }
 
         func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+            bridge.give(central.bridge)
             if central.state == .poweredOn { central.scanForPeripherals(withServices: nil) }
         }
         func centralManager(
@@ -122,7 +126,7 @@ extension SimulatedSystemTraitTests {
         Task.detached { queue.async { app.manager = CBMCentralManager(delegate: app, queue: queue) } }
         let value = await app.read.wait(seconds: 5)
         #expect(value == Data([0x2A]))
-        #expect(queue.sync { app.manager?.bridge } === system.bridge)
+        #expect(await app.bridge.wait(seconds: 0) === system.bridge)
     }
 
     @Test("A test that tears the simulation down and simulates again leaves no system installed after it")
@@ -216,7 +220,9 @@ extension SimulatedSystemTraitTests {
                 _ = await app.connecting.wait(seconds: 5)
                 let bridge = SimulatedSystem.current!.bridge
                 await bridge.waitUntil { !$0.pendingOperations.isEmpty }
-                centrals.add(String(queue.sync { app.manager!.simulatedCentral!.identifier.uuidString.prefix(8) }))
+                // (Not `queue.sync`: after awaiting the bridge, this task may be running on the
+                // app's queue, whose work the bridge's runs on.)
+                if let name = await app.central.wait(seconds: 0) { centrals.add(name) }
                 Issue.record("not connected")
             }
             kept.app = nil
@@ -241,6 +247,7 @@ extension SimulatedSystemTraitTests {
             // @unchecked Sendable: `manager` and `peripheral` are set on the app's queue.
             let identifier: UUID
             let connecting = Waiter<Bool>()
+            let central = Waiter<String>()
             var manager: CBMCentralManager?
             var peripheral: CBMPeripheral?
 
@@ -248,6 +255,7 @@ extension SimulatedSystemTraitTests {
 
             func centralManagerDidUpdateState(_ central: CBMCentralManager) {
                 guard central.state == .poweredOn else { return }
+                self.central.give(String(central.simulatedCentral!.identifier.uuidString.prefix(8)))
                 peripheral = central.retrievePeripherals(withIdentifiers: [identifier]).first
                 if let peripheral { central.connect(peripheral) }
                 connecting.give(peripheral != nil)
