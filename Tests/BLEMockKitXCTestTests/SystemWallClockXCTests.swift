@@ -67,9 +67,10 @@ final class SystemWallClockXCTests: XCTestCase {
         // About one a second over `waited` seconds (the first may come at once): plausible, not exact.
         XCTAssertGreaterThanOrEqual(heard.count, Int(waited) - 1, "\(heard.map { $0 - start })")
         XCTAssertLessThanOrEqual(heard.count, Int(waited.rounded(.up)) + 1, "\(heard.map { $0 - start })")
-        if heard.count >= 2 {
-            let gaps = zip(heard.dropFirst(), heard).map { $0 - $1 }
-            XCTAssertGreaterThan(gaps.min() ?? 0, 0.5, "\(gaps)")
+        if let first = heard.first, let last = heard.last, heard.count >= 2 {
+            // About a second apart on average (one late delivery on a loaded machine aside).
+            let average = (last - first) / Double(heard.count - 1)
+            XCTAssertTrue((0.5...1.5).contains(average), "\(heard.map { $0 - start })")
         }
         _ = nearPeripheral
     }
