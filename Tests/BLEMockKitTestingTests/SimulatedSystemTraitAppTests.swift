@@ -173,12 +173,12 @@ extension SimulatedSystemTraitTests {
         let test = try #require(Test.current)
         let testCase = Test.Case.current
         let journal = Journal()
-        let inside = Flag()
+        let (entered, enter) = AsyncStream<Void>.makeStream()
         let first = Task {
             try await SimulatedSystemTrait().provideScope(for: test, testCase: testCase) {
                 let own = try #require(SimulatedSystem.current)
                 journal.add("first in", own)
-                inside.set()
+                enter.yield()
                 CBMCentralManagerMock.tearDownSimulation()
                 // Long enough for the other scope to take the turn, were it free.
                 try await Task.sleep(for: .milliseconds(50))
@@ -190,7 +190,7 @@ extension SimulatedSystemTraitTests {
                 journal.add("first out", again)
             }
         }
-        while !inside.isSet { try await Task.sleep(for: .milliseconds(1)) }
+        for await _ in entered { break }
         try await SimulatedSystemTrait().provideScope(for: test, testCase: testCase) {
             let system = try #require(SimulatedSystem.current)
             journal.add("second in", system)

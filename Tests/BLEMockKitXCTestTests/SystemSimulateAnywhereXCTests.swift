@@ -49,7 +49,11 @@ final class SystemSimulateAnywhereXCTests: XCTestCase {
                 otherFound.fulfill()
             }
         }
-        delegate.didConnect = { _, _ in journal.add("connected") }
+        let connected = expectation(description: "connected")
+        delegate.didConnect = { _, _ in
+            journal.add("connected")
+            connected.fulfill()
+        }
         delegate.didDisconnect = { _, _, _, _, error in
             journal.add("disconnected \((error as NSError?)?.code ?? -1)")
             sensorGone.fulfill()
@@ -69,13 +73,9 @@ final class SystemSimulateAnywhereXCTests: XCTestCase {
             _ in other.simulateDisconnection()
         }
         defer { NotificationCenter.default.removeObserver(observer) }
-        let connected = expectation(description: "connected")
-        DispatchQueue.global().async {
-            while !journal.entries.contains("connected") { usleep(1_000) }
-            connected.fulfill()
-            NotificationCenter.default.post(name: name, object: nil)
-        }
-        wait(for: [connected, sensorGone], timeout: 10)
+        wait(for: [connected], timeout: 10)
+        DispatchQueue.global().async { NotificationCenter.default.post(name: name, object: nil) }
+        wait(for: [sensorGone], timeout: 10)
         let entries = journal.entries
         XCTAssertEqual(entries.first, "state 5")
         XCTAssertTrue(entries.contains("state 4"), "\(entries)")
