@@ -13,12 +13,25 @@ import BLECore
 /// a realistic ``LinkTiming`` for a bridge that replays the session.
 ///
 /// The figures are estimates from when events reached the app: arrivals at one instant
-/// share a connection event; the connection interval is the median gap between consecutive
-/// such instants; a burst is a run of instants less than one and a half intervals apart,
-/// and a burst's throughput counts its bytes over its span plus one interval (its last
+/// share a connection event. The connection interval is read only from evidence of two
+/// connection events back to back, never from the app's own pauses between operations:
+///
+/// - notifications: an instant that carried the most notifications any instant carried (at
+///   least two: a full connection event, so more were waiting), and the next instant that
+///   carried any — the next connection event;
+/// - writes without response (recorded when the app queued them): two consecutive instants
+///   at which the app queued at least two, the later no more than the earlier — an app
+///   refilling its queue each time a connection event emptied part of it.
+///
+/// The interval is the median of those gaps (notifications' when there are any, else
+/// writes'); a session with no such evidence — single notifications and writes, each when the
+/// app acted — has no interval (`nil`), rather than a guess, and then no jitter, packets per
+/// event or throughput either. A burst is a run of instants less than one and a half intervals
+/// apart, and a burst's throughput counts its bytes over its span plus one interval (its last
 /// event's share). Writes without response count when the app queued them.
 public struct LinkFigures: Hashable, Sendable {
-    /// The ATT_MTU of the first connection, if there was one.
+    /// The ATT_MTU of the first connection, if there was one: 515
+    /// (``SessionRecording/lowerBoundMTU``) means at least 515.
     public var mtu: Int?
     /// How many connections the session made.
     public var connections: Int
@@ -26,12 +39,13 @@ public struct LinkFigures: Hashable, Sendable {
     public var notifications: Int
     /// How many distinct instants they arrived at: the connection events that carried them.
     public var notificationEvents: Int
-    /// The connection interval the arrivals suggest, if at least two instants were seen.
+    /// The connection interval the arrivals show, if the session has evidence of two
+    /// connection events back to back (see the rules above); `nil`, unknown, otherwise.
     public var connectionInterval: Duration?
-    /// The largest random deviation of a gap in a burst from ``connectionInterval``.
+    /// The largest deviation from ``connectionInterval`` of a gap it was read from.
     public var jitter: Duration
     /// The most notifications and indications that arrived at one instant: how many packets
-    /// a connection event carried, if any arrived.
+    /// a connection event carried, if any arrived and the interval is known.
     public var packetsPerConnectionEvent: Int?
     /// Notification payload bytes per second over the bursts, if any arrived.
     public var notificationThroughput: Int?
@@ -94,17 +108,18 @@ extension SessionRecording {
         let writeInstants = Self.instants(writes)
         figures.notifications = updates.count
         figures.notificationEvents = updateInstants.count
-        guard let interval = Self.medianGap(updateInstants) ?? Self.medianGap(writeInstants) else { return figures }
+        let fullEvent = updateInstants.map(\.count).max() ?? 0
+        let updateGaps = Self.gaps(updateInstants) { earlier, _ in fullEvent >= 2 && earlier.count == fullEvent }
+        let writeGaps = Self.gaps(writeInstants) { earlier, later in later.count >= 2 && later.count <= earlier.count }
+        let evidence = updateGaps.isEmpty ? writeGaps : updateGaps
+        guard !evidence.isEmpty else { return figures }
+        let interval = evidence.sorted()[evidence.count / 2]
         figures.connectionInterval = interval
-        let limit = interval * 3 / 2
-        var jitter = Duration.zero
-        for instants in [updateInstants, writeInstants] {
-            for (earlier, later) in zip(instants, instants.dropFirst()) where later.time - earlier.time <= limit {
-                let gap = later.time - earlier.time
-                jitter = max(jitter, gap > interval ? gap - interval : interval - gap)
-            }
-        }
-        figures.jitter = jitter
+        // A gap of one and a half intervals or more skipped an event (latency, a lost packet):
+        // it says nothing of the jitter.
+        figures.jitter =
+            evidence.filter { $0 <= interval * 3 / 2 }.map { $0 > interval ? $0 - interval : interval - $0 }.max()
+            ?? .zero
         // Writes without response count when the app queued them, not when a connection event
         // carried them: only arrivals say how many packets one event carries.
         figures.packetsPerConnectionEvent = updateInstants.map(\.count).max()
@@ -129,10 +144,12 @@ extension SessionRecording {
         return result
     }
 
-    /// The median gap between consecutive instants, if there are two.
-    private static func medianGap(_ instants: [(time: Duration, count: Int, bytes: Int)]) -> Duration? {
-        let gaps = zip(instants, instants.dropFirst()).map { $1.time - $0.time }.sorted()
-        return gaps.isEmpty ? nil : gaps[gaps.count / 2]
+    /// The gaps between consecutive instants that show two connection events back to back.
+    private static func gaps(
+        _ instants: [(time: Duration, count: Int, bytes: Int)],
+        backToBack: ((time: Duration, count: Int, bytes: Int), (time: Duration, count: Int, bytes: Int)) -> Bool
+    ) -> [Duration] {
+        zip(instants, instants.dropFirst()).filter { backToBack($0, $1) }.map { $1.time - $0.time }
     }
 
     /// Bytes per second over the bursts (runs of instants less than 1.5 intervals apart),

@@ -71,6 +71,32 @@ struct LinkFiguresTests {
         #expect(figures.linkTiming == LinkTiming.realistic)
     }
 
+    @Test func anAppsOwnPausesBetweenSingleArrivalsAreNotTakenForTheInterval() {
+        // A sparse session on a 30 ms link: one notification or write at a time, when the app
+        // acted. Nothing shows two connection events back to back.
+        var entries = [SessionRecording.Entry(time: .zero, event: .connected(peripheral: Self.p, mtu: 185))]
+        entries += [Self.update(95), Self.write(120), Self.update(250), Self.update(300), Self.write(400)]
+        entries += [Self.update(480)]
+        let figures = SessionRecording(entries: entries).linkFigures(of: Self.p)
+        #expect(figures.notifications == 4 && figures.notificationEvents == 4)
+        #expect(figures.connectionInterval == nil)
+        #expect(figures.jitter == .zero)
+        #expect(figures.packetsPerConnectionEvent == nil)
+        #expect(figures.notificationThroughput == nil && figures.writeWithoutResponseThroughput == nil)
+        #expect(figures.linkTiming == LinkTiming.realistic)
+    }
+
+    @Test func onlyFullConnectionEventsFollowedByTheNextOneGiveTheInterval() {
+        // A burst of full events 30 ms apart, then the app's own pauses between single
+        // notifications (and between two half-full events), which say nothing of the link.
+        var entries = [0, 0, 0, 30, 30, 30, 60, 60].map { Self.update($0) }
+        entries += [500, 700, 700, 1_000, 1_000, 1_400].map { Self.update($0) }
+        let figures = SessionRecording(entries: entries).linkFigures(of: Self.p)
+        #expect(figures.connectionInterval == .milliseconds(30))
+        #expect(figures.jitter == .zero)
+        #expect(figures.packetsPerConnectionEvent == 3)
+    }
+
     @Test func seededTimingStaysInTheRangesLinkTimingAccepts() {
         var figures = LinkFigures(
             connectionInterval: .milliseconds(1), jitter: .milliseconds(10), packetsPerConnectionEvent: 0)
