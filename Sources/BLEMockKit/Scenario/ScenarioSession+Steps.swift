@@ -57,6 +57,20 @@ extension ScenarioSession {
                 throw error
             }
             record.stored = await peripheral.manager.value(of: local(reference))
+        case .writeWithoutResponseBurst(let reference, let values):
+            do {
+                let characteristic = try await remote(reference)
+                for value in values {
+                    // As an app waits for `peripheralIsReady(toSendWriteWithoutResponse:)`.
+                    await bridge.runUntilWriteQueueHasRoom(central: central.identifier, peripheral: target)
+                    try await central.writeValue(value, for: characteristic, type: .withoutResponse)
+                }
+                await bridge.runUntilWritesSent(central: central.identifier, peripheral: target)
+            } catch {
+                record.stored = await peripheral.manager.value(of: local(reference))
+                throw error
+            }
+            record.stored = await peripheral.manager.value(of: local(reference))
         case .subscribe(let reference):
             try await central.setNotifyValue(true, for: try await remote(reference))
         case .subscribeToIndications(let reference):
@@ -68,6 +82,19 @@ extension ScenarioSession {
             let sent = try await peripheral.manager.updateValue(value, for: local(reference), onSubscribedCentrals: nil)
             guard sent else { throw ScenarioStepError.updateQueueFull }
             await bridge.runUntilUpdatesDelivered(peripheral: target)
+        case .notifyBurst(let reference, let values):
+            record.received = []
+            for value in values {
+                // As a peripheral waits for `peripheralManagerIsReady(toUpdateSubscribers:)`.
+                while !(try await peripheral.manager.updateValue(
+                    value, for: local(reference), onSubscribedCentrals: nil))
+                {
+                    guard await bridge.runNextUpdateEvent(peripheral: target) else {
+                        throw ScenarioStepError.updateQueueFull
+                    }
+                }
+            }
+            await bridge.runUntilUpdatesDelivered(peripheral: target)
         case .readRequest(let reference, let offset):
             record.value = try await central.readBlob(of: try await remote(reference), offset: offset)
         case .setValue(let reference, let value):
@@ -76,6 +103,10 @@ extension ScenarioSession {
             record.rssi = try await central.readRSSI(for: target)
         case .advance(let duration):
             await bridge.advance(by: duration)
+        case .advanceTo(let duration, let origin):
+            let start = origin == .connect ? connectedAt.instant ?? .zero : .zero
+            let target = start.advanced(by: duration)
+            if await bridge.now < target { await bridge.advance(to: target) }
         case .inject(let injection):
             await bridge.inject(
                 ErrorInjection(

@@ -13,6 +13,8 @@ final class ScenarioSession: Sendable {
     let bridge: MockBLEBridge
     let central: MockCentralManager
     let peripheral: LoadedPeripheral
+    /// When the most recent `connect` step succeeded (what `advance` `from: connect` counts from).
+    let connectedAt = ConnectionInstant()
     /// Taps on the managers' events, read after each step.
     let centralTap: Int
     let peripheralTap: Int
@@ -112,6 +114,7 @@ final class ScenarioSession: Sendable {
         }
         if case .scan = step.operation { record.discovered = .array(seen.discoveries.map(Self.describe)) }
         record.mtu = await linkMTU
+        if case .connect = step.operation, record.ok { connectedAt.instant = await bridge.now }
         record.time = await bridge.now - .zero
         record.started = started - .zero
         record.logRange = logBefore..<(await bridge.logCount)
@@ -244,11 +247,24 @@ extension ScenarioStep.Operation {
     /// Whether the op works over the link, so its record always carries `attPDUs`.
     var usesTheLink: Bool {
         switch self {
-        case .connect, .discover, .read, .readOnce, .readDescriptor, .writeDescriptor, .write, .subscribe,
-            .subscribeToIndications, .unsubscribe, .notify, .indicate, .readRequest:
+        case .connect, .discover, .read, .readOnce, .readDescriptor, .writeDescriptor, .write,
+            .writeWithoutResponseBurst, .subscribe, .subscribeToIndications, .unsubscribe, .notify, .notifyBurst,
+            .indicate, .readRequest:
             true
         default: false
         }
+    }
+}
+
+/// When the session's most recent connection was made; set and read by the session's steps.
+final class ConnectionInstant: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only read and written with `lock` held.
+    private let lock = Lock()
+    private var value: VirtualClock.Instant?
+
+    var instant: VirtualClock.Instant? {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
     }
 }
 
@@ -311,6 +327,24 @@ extension MockBLEBridge {
         {
             count += 1
         }
+    }
+
+    /// Runs the schedule until a central's write-without-response queue has room (or holds
+    /// nothing, or its link is gone).
+    func runUntilWriteQueueHasRoom(central: UUID, peripheral: UUID, maximumEvents: Int = 10_000) {
+        let key = LinkKey(central: central, peripheral: peripheral)
+        var count = 0
+        while !world.canQueueCommand(on: key), (world.links[key]?.queuedCommands ?? 0) > 0, count < maximumEvents,
+            runNextEvent(notAfter: world.schedule.nextDeadline ?? world.now)
+        {
+            count += 1
+        }
+    }
+
+    /// Runs the next scheduled event while a peripheral has updates queued; whether one ran.
+    func runNextUpdateEvent(peripheral: UUID) -> Bool {
+        guard (world.peripherals[peripheral]?.queuedUpdates ?? 0) > 0 else { return false }
+        return runNextEvent(notAfter: world.schedule.nextDeadline ?? world.now)
     }
 
     /// Runs the schedule until a central's queued writes without response have crossed.

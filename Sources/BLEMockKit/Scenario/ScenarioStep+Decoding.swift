@@ -16,14 +16,14 @@ extension ScenarioStep {
         "connect": ["timeout"],
         "discover": [],
         "read": ["char", "long"],
-        "write": ["char", "value", "withResponse"],
+        "write": ["char", "value", "values", "withResponse"],
         "subscribe": ["char", "indicate"],
         "unsubscribe": ["char"],
-        "notify": ["char", "value"],
+        "notify": ["char", "value", "values"],
         "indicate": ["char", "value"],
         "readRequest": ["char", "offset"],
         "readRSSI": [],
-        "advance": ["by"],
+        "advance": ["by", "to", "from"],
         "inject": ["target", "char", "attError", "cbError", "neverAnswers", "times"],
         "fault": ["kind", "error", "role"],
         "disconnect": ["by"],
@@ -76,6 +76,23 @@ extension ScenarioStep {
         func value() throws(FixtureError) -> Data {
             try FixtureBytes.parse(try object.required("value", example: #"{"hex": "01"}"#))
         }
+        func values(_ node: FixtureJSON) throws(FixtureError) -> [Data] {
+            let example = #"[{"hex": "01"}, {"hex": "02"}]"#
+            guard let items = node.elements else {
+                throw FixtureError.wrongType(node, expected: "an array of byte values", example: example)
+            }
+            guard !items.isEmpty else {
+                throw FixtureError.wrongType(node, expected: "at least one byte value", example: example)
+            }
+            if let single = object["value"] {
+                throw FixtureError(
+                    .unknownField("value"), at: single, message: "a step takes \"value\" or \"values\", not both",
+                    fix: "move \"value\" into \"values\"")
+            }
+            var result: [Data] = []
+            for item in items { result.append(try FixtureBytes.parse(item)) }
+            return result
+        }
         func descriptor() throws(FixtureError) -> BluetoothUUID {
             try FixtureObject.uuid(try object.required("descriptor", example: "\"2901\""))
         }
@@ -113,15 +130,27 @@ extension ScenarioStep {
                 hint: "ATT_MTU is 23…517")
             return .setMTU(mtu, try role())
         case "write":
-            return .write(
-                try characteristic(), value: try value(), withResponse: try object.bool("withResponse") ?? true)
+            let reference = try characteristic()
+            let withResponse = try object.bool("withResponse") ?? true
+            if let node = object["values"] {
+                guard !withResponse else {
+                    throw FixtureError(
+                        .unknownField("values"), at: node,
+                        message: "a write with response sends one value: \"values\" is for writes without response",
+                        fix: "add \"withResponse\": false, or write one \"value\" per step")
+                }
+                return .writeWithoutResponseBurst(reference, values: try values(node))
+            }
+            return .write(reference, value: try value(), withResponse: withResponse)
         case "subscribe":
             let reference = try characteristic()
             return try object.bool("indicate") == true ? .subscribeToIndications(reference) : .subscribe(reference)
         case "unsubscribe":
             return .unsubscribe(try characteristic())
         case "notify":
-            return .notify(try characteristic(), value: try value())
+            let reference = try characteristic()
+            if let node = object["values"] { return .notifyBurst(reference, values: try values(node)) }
+            return .notify(reference, value: try value())
         case "indicate":
             return .indicate(try characteristic(), value: try value())
         case "readRequest":
@@ -130,6 +159,20 @@ extension ScenarioStep {
         case "readRSSI":
             return .readRSSI
         case "advance":
+            if let node = object["to"] {
+                if let by = object["by"] {
+                    throw FixtureError(
+                        .unknownField("by"), at: by, message: "an advance step takes \"by\" or \"to\", not both",
+                        fix: "remove \"by\"")
+                }
+                let origin = try Scenario.choice(
+                    try object.required("from", example: "\"connect\""), among: AdvanceOrigin.self, what: "origin")
+                return .advanceTo(try FixtureDuration.parseWait(node, field: "to"), from: origin)
+            }
+            if let from = object["from"] {
+                throw FixtureError(
+                    .unknownField("from"), at: from, message: "\"from\" goes with \"to\"", fix: "remove \"from\"")
+            }
             return .advance(try FixtureDuration.parseWait(try object.required("by", example: "\"1s\""), field: "by"))
         case "inject":
             return .inject(try injection(object, resolver: resolver))

@@ -77,6 +77,15 @@ public struct ScenarioStep: Sendable, Hashable {
         }
     }
 
+    /// What an `advance` step with `to` counts its time from (`from`).
+    public enum AdvanceOrigin: String, Sendable, Hashable, CaseIterable {
+        /// The end of the most recent `connect` step that succeeded (the run's start before
+        /// one): where a recording's and a capture's times count from.
+        case connect
+        /// The run's start: the origin of the trace's `time`.
+        case start
+    }
+
     /// The kinds of `fault`.
     public enum FaultKind: String, Sendable, Hashable, CaseIterable {
         /// The link drops (default error: connection timeout).
@@ -119,6 +128,11 @@ public struct ScenarioStep: Sendable, Hashable {
         case setMTU(Int, Role)
         /// Writes a characteristic.
         case write(CharacteristicReference, value: Data, withResponse: Bool)
+        /// Writes a characteristic without response once per value, back to back, as an app
+        /// fills the transmit queue (`write` with `values`): each write waits only for room in
+        /// the queue, so a connection event carries as many as the link allows; the step ends
+        /// when all have crossed.
+        case writeWithoutResponseBurst(CharacteristicReference, values: [Data])
         /// Enables notifications or indications (notifications when the characteristic has
         /// both, as CoreBluetooth does).
         case subscribe(CharacteristicReference)
@@ -129,6 +143,11 @@ public struct ScenarioStep: Sendable, Hashable {
         case unsubscribe(CharacteristicReference)
         /// The peripheral notifies its subscribed centrals.
         case notify(CharacteristicReference, value: Data)
+        /// The peripheral notifies its subscribed centrals once per value, back to back
+        /// (`notify` with `values`): each update waits only for room in the peripheral's
+        /// queue, so a connection event carries as many as the link allows; the step ends when
+        /// all have crossed.
+        case notifyBurst(CharacteristicReference, values: [Data])
         /// The peripheral indicates to its subscribed centrals.
         case indicate(CharacteristicReference, value: Data)
         /// A Read Blob Request at `offset`, as the peripheral receives it.
@@ -137,6 +156,10 @@ public struct ScenarioStep: Sendable, Hashable {
         case readRSSI
         /// Lets virtual time pass.
         case advance(Duration)
+        /// Lets virtual time pass until this long after `origin` (`advance` with `to` and
+        /// `from`), or not at all if that time has passed: a replay at recorded times that
+        /// does not add the time its own steps took.
+        case advanceTo(Duration, from: AdvanceOrigin)
         /// Installs an error for the next matching operation(s).
         case inject(Injection)
         /// Something goes wrong on the air.
@@ -160,14 +183,14 @@ public struct ScenarioStep: Sendable, Hashable {
             case .readDescriptor: "readDescriptor"
             case .writeDescriptor: "writeDescriptor"
             case .setMTU: "setMTU"
-            case .write: "write"
+            case .write, .writeWithoutResponseBurst: "write"
             case .subscribe, .subscribeToIndications: "subscribe"
             case .unsubscribe: "unsubscribe"
-            case .notify: "notify"
+            case .notify, .notifyBurst: "notify"
             case .indicate: "indicate"
             case .readRequest: "readRequest"
             case .readRSSI: "readRSSI"
-            case .advance: "advance"
+            case .advance, .advanceTo: "advance"
             case .inject: "inject"
             case .fault: "fault"
             case .disconnect: "disconnect"

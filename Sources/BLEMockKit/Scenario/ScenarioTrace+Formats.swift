@@ -81,9 +81,12 @@ extension ScenarioTrace {
         case .writeDescriptor(let c, let d, _): "writeDescriptor \(c) \(d)"
         case .setMTU(let mtu, let role): "setMTU \(role.rawValue) \(mtu)"
         case .write(let c, _, let withResponse): "write \(c)" + (withResponse ? "" : " (no response)")
+        case .writeWithoutResponseBurst(let c, let values): "write \(c) (no response, \(values.count) values)"
         case .notify(let c, _), .indicate(let c, _): "\(operation.name) \(c)"
+        case .notifyBurst(let c, let values): "notify \(c) (\(values.count) values)"
         case .readRequest(let c, let offset): "readRequest \(c) @\(offset)"
         case .advance(let by): "advance \(FixtureDuration.string(by))"
+        case .advanceTo(let to, let origin): "advance to \(FixtureDuration.string(to)) from \(origin.rawValue)"
         case .setState(let state, let role): "setState \(role.rawValue) \(state)"
         case .powerOn(let role): "powerOn \(role.rawValue)"
         case .fault(let kind, _, _): "fault \(kind.rawValue)"

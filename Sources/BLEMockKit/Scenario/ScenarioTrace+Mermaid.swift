@@ -49,6 +49,18 @@ extension ScenarioTrace {
                 + escape(
                     "\(label(operation)) \(FixtureBytes.hexString(value)) at \(time)")
             return withResponse || result != nil ? [sent, answer("written")] : [sent]
+        case .writeWithoutResponseBurst(_, let values):
+            let written = values.map { FixtureBytes.hexString($0) }.joined(separator: ", ")
+            let sent = "C-)P: " + escape("\(label(operation)) \(written) at \(time)")
+            return result != nil ? [sent, answer("written")] : [sent]
+        case .notifyBurst(_, let values):
+            let sent = values.map { FixtureBytes.hexString($0) }.joined(separator: ", ")
+            let arrow = "P-)C: " + escape("\(label(operation)) \(sent) at \(time)")
+            guard let result else {
+                return [arrow]
+                    + (record.received?.isEmpty ?? true ? ["Note over C: " + escape("nothing received")] : [])
+            }
+            return ["Note over P: " + escape("\(label(operation)) failed: \(result)")]
         case .subscribe, .subscribeToIndications, .unsubscribe:
             return [request, answer("CCCD written")]
         case .notify(_, let value), .indicate(_, let value):
@@ -74,7 +86,7 @@ extension ScenarioTrace {
             return ["Note over \(side): " + escape("\(label(operation)) at \(time)" + (result.map { ": \($0)" } ?? ""))]
         case .powerOn(.peripheral), .setState(_, .peripheral):
             return ["Note over P: " + escape("\(label(operation)) at \(time): \(details(record))")]
-        case .advance, .inject, .fault:
+        case .advance, .advanceTo, .inject, .fault:
             let extra = details(record)
             return ["Note over C,P: " + escape("\(label(operation)) at \(time)" + (extra.isEmpty ? "" : ": " + extra))]
         }
