@@ -7,6 +7,17 @@ import BLEMockKit
 /// capture, counted from the connection). Reads expect the values the peripheral gave, ATT
 /// errors are injected before the operation that got them, and notifications expect their
 /// payloads.
+///
+/// For a recording (`recordedTimes`), the `advance` steps move time on *to* each operation's
+/// recorded time counted from the connection (`"to"`, `"from": "connect"`) rather than *by* the
+/// gap since the previous one, so a realistic replay does not add the time its own steps take
+/// (a notification's connection event, a read's round trip) to every recorded gap; in fast mode
+/// the two are the same. And the notifications of one characteristic that reached the app at
+/// one instant — one connection event — become one `notify` step with `values`, as the writes
+/// without response the app queued at one instant become one `write` step with `values`, so a
+/// realistic link carries them several per connection event, as it did when they were recorded.
+/// (A recording times each operation when its answer came back; the `discover` step, which
+/// starts the discovery, follows the connection at once.)
 struct ScenarioBuilder {
     let connection: ConnectionLog
     let profile: ProfileBuilder
@@ -24,10 +35,22 @@ struct ScenarioBuilder {
     private var clockWentBack = 0
     /// The longest notification, indication or write without response the replayed link carries.
     private let updateLimit: Int
+    /// Whether `advance` steps go to recorded times and same-instant bursts become one step.
+    private let recordedTimes: Bool
+    /// Whether a gap longer than a scenario's longest wait was cut: times after it are replayed
+    /// with `advance` `by` steps.
+    private var gapWasCut = false
+    /// The step the last notification or write without response went into, if it was the
+    /// last step: its handle, kind, time and values.
+    private var burst: (step: Int, handle: UInt16, notification: Bool, time: Int64, values: [[UInt8]])?
 
-    init(connection: ConnectionLog, conversation: ATTConversation, profile: ProfileBuilder, linkMTU: Int) {
+    init(
+        connection: ConnectionLog, conversation: ATTConversation, profile: ProfileBuilder, linkMTU: Int,
+        recordedTimes: Bool = false
+    ) {
         self.connection = connection
         self.profile = profile
+        self.recordedTimes = recordedTimes
         updateLimit = linkMTU - 3
         for (handle, entry) in profile.entries where !entry.isStatic { current[handle] = entry.initialValue }
         steps.append(.object(["op": .string("scan"), "expect": .object(["ok": .bool(true)])]))
@@ -35,7 +58,9 @@ struct ScenarioBuilder {
             .object(["op": .string("connect"), "expect": .object(["ok": .bool(true), "mtu": .int(linkMTU)])]))
         let firstOperation = conversation.operations.first?.time
         if let time = conversation.discoveryTime ?? firstOperation {
-            advance(to: min(time, firstOperation ?? time))
+            // A recording shows when discovery's answers reached the app, not when the app
+            // asked: its replay discovers as soon as it connects, as apps do.
+            if !recordedTimes { advance(to: min(time, firstOperation ?? time)) }
             steps.append(
                 .object([
                     "op": .string("discover"),
@@ -78,9 +103,48 @@ struct ScenarioBuilder {
                             + "\(FixtureDuration.string(FixtureDuration.maximumScenarioWait)) (a scenario waits at "
                             + "most an hour per step)")))
             gap = FixtureDuration.maximumScenarioWait
+            gapWasCut = true
         }
-        steps.append(.object(["op": .string("advance"), "by": .string(FixtureDuration.string(gap))]))
+        if recordedTimes, !gapWasCut {
+            steps.append(
+                .object([
+                    "op": .string("advance"), "to": .string(FixtureDuration.string(.microseconds(offset))),
+                    "from": .string("connect"),
+                ]))
+        } else {
+            steps.append(.object(["op": .string("advance"), "by": .string(FixtureDuration.string(gap))]))
+        }
         now = offset
+    }
+
+    /// Adds the notification or write without response at `time` to the last step when that
+    /// step holds ones of the same handle and kind at the same instant (a recording's burst);
+    /// returns whether it did.
+    private mutating func joinBurst(handle: UInt16, notification: Bool, time: Int64, value: [UInt8]) -> Bool {
+        guard recordedTimes else { return false }
+        if var last = burst, last.step == steps.count - 1, last.handle == handle,
+            last.notification == notification, last.time == time
+        {
+            last.values.append(value)
+            burst = last
+            let char = steps[last.step].member("char") ?? .null
+            let values = JSONValue.array(last.values.map { JSONValue.bytes($0) })
+            if notification {
+                let received = JSONValue.array(last.values.map { .string(FixtureBytes.hexString($0)) })
+                steps[last.step] = .object([
+                    "op": .string("notify"), "char": char, "values": values,
+                    "expect": .object(["ok": .bool(true), "received": received]),
+                ])
+            } else {
+                steps[last.step] = .object([
+                    "op": .string("write"), "char": char, "values": values, "withResponse": .bool(false),
+                    "expect": .object(["ok": .bool(true)]),
+                ])
+            }
+            return true
+        }
+        burst = (steps.count, handle, notification, time, [value])
+        return false
     }
 
     private mutating func add(_ timed: TimedOperation) {
@@ -175,7 +239,9 @@ struct ScenarioBuilder {
                     "a successful write \(withResponse ? "with" : "without") response to \(entry.id), which does "
                         + "not declare \(property.names[0]),", timed.packet)
             }
-            steps.append(op.adding("expect", .object(["ok": .bool(true)])))
+            if withResponse || !joinBurst(handle: handle, notification: false, time: timed.time, value: value) {
+                steps.append(op.adding("expect", .object(["ok": .bool(true)])))
+            }
             current[handle] = Array(value.prefix(PeripheralProfile.maximumAttributeLength))
         case .update(_, let value, let isIndication):
             guard entry.properties.supportsSubscription else {
@@ -193,12 +259,15 @@ struct ScenarioBuilder {
                                     + "subscribes first"), packet: timed.packet))
                 }
             }
-            steps.append(
-                .object([
-                    "op": .string(isIndication ? "indicate" : "notify"), "char": char, "value": .bytes(value),
-                    "expect": .object(["ok": .bool(true), "received": .array([.string(FixtureBytes.hexString(value))])]
-                    ),
-                ]))
+            if isIndication || !joinBurst(handle: handle, notification: true, time: timed.time, value: value) {
+                steps.append(
+                    .object([
+                        "op": .string(isIndication ? "indicate" : "notify"), "char": char, "value": .bytes(value),
+                        "expect": .object([
+                            "ok": .bool(true), "received": .array([.string(FixtureBytes.hexString(value))]),
+                        ]),
+                    ]))
+            }
             current[handle] = Array(value.prefix(PeripheralProfile.maximumAttributeLength))
         }
     }
@@ -260,6 +329,12 @@ extension CapturedOperation {
 }
 
 extension JSONValue {
+    /// The value of an object's member `key`, if it has one.
+    func member(_ key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.key == key }?.value
+    }
+
     /// An object with one more member at the end (other values are returned unchanged).
     func adding(_ key: String, _ value: JSONValue) -> JSONValue {
         guard case .object(let members) = self else { return self }

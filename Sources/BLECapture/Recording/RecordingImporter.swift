@@ -114,7 +114,7 @@ public struct RecordingImporter: Sendable {
             }
             let builder = ScenarioBuilder(
                 connection: connection.log, conversation: session.conversation(of: connection), profile: profile,
-                linkMTU: connection.mtu)
+                linkMTU: connection.mtu, recordedTimes: true)
             steps += builder.steps
             warnings += builder.warnings
             previousEnd = connection.log.end ?? connection.operations.last?.time ?? connection.log.start

@@ -57,7 +57,7 @@ struct RecordingImporterTests {
         let imported = try RecordingImporter().importRecording(Self.session, name: "thermo")
         let ops = imported.scenario.steps.compactMap { step -> String? in
             switch step.operation {
-            case .advance: nil
+            case .advance, .advanceTo: nil
             case .inject(let injection): "inject \(injection.target.rawValue)"
             case .disconnect(let side): "disconnect by \(side.rawValue)"
             case .fault(let kind, _, _): "fault \(kind.rawValue)"
