@@ -177,7 +177,9 @@ extension Subcommand {
     /// writes without response 34345 B/s`.
     static func describe(_ figures: LinkFigures) -> String {
         var parts: [String] = []
-        if let mtu = figures.mtu { parts.append("ATT_MTU \(mtu)") }
+        if let mtu = figures.mtu {
+            parts.append(mtu == SessionRecording.lowerBoundMTU ? "ATT_MTU \(mtu) or more" : "ATT_MTU \(mtu)")
+        }
         parts.append(Plural.count(figures.connections, "connection"))
         parts.append(
             Plural.count(figures.notifications, "notification") + " in "
@@ -185,6 +187,9 @@ extension Subcommand {
         if let interval = figures.connectionInterval {
             let milliseconds = interval.seconds * 1e3
             parts.append("interval \((milliseconds * 10).rounded() / 10)ms")
+        } else {
+            // No two connection events back to back: the session does not show the interval.
+            parts.append("interval unknown")
         }
         if let packets = figures.packetsPerConnectionEvent { parts.append("\(packets) packets per event") }
         if let rate = figures.notificationThroughput { parts.append("notifications \(rate) B/s") }

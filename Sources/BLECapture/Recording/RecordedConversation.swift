@@ -59,6 +59,15 @@ struct RecordedConversation {
                 start: time)
             connections.append(Connection(log: log, mtu: mtu))
             isConnected = true
+            if mtu == SessionRecording.lowerBoundMTU {
+                warnings.append(
+                    CaptureWarning(
+                        .profileAdjusted(
+                            "the recorded ATT_MTU \(mtu) means at least \(mtu) (a recorder reads it from "
+                                + "maximumWriteValueLength(for: .withoutResponse), at most 512, plus 3): the link may "
+                                + "have had 516 or 517; the replay uses \(mtu), which no ATT operation tells apart from "
+                                + "them (every value, at most 512 bytes, fits one PDU)"), packet: number))
+            }
         case .connectionFailed(_, let error):
             skip("a failed connection attempt (\(error.domain.rawValue) error \(error.code))", number)
         case .disconnected(_, let error):

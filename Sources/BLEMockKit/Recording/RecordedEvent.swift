@@ -18,7 +18,9 @@ public enum RecordedEvent: Hashable, Sendable {
     case scanStopped
     /// An advertisement arrived.
     case discovered(peripheral: UUID, name: String?, advertisement: AdvertisementData, rssi: Int)
-    /// A connection was established, with the ATT_MTU the link negotiated.
+    /// A connection was established, with the ATT_MTU the link negotiated, as
+    /// `maximumWriteValueLength(for: .withoutResponse)` + 3 shows it: exact below 515, and 515
+    /// for any link of 515 or more (see ``SessionRecording/lowerBoundMTU``).
     case connected(peripheral: UUID, mtu: Int)
     /// A connection attempt failed.
     case connectionFailed(peripheral: UUID, error: RecordedError)

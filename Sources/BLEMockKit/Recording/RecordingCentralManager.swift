@@ -160,6 +160,7 @@ public actor RecordingCentralManager<Base: CentralManaging>: CentralManaging {
         try await recording {
             try await base.connect(peripheral, options: options)
         } success: {
+            // The app's view of the ATT_MTU: at most 512 + 3 (`SessionRecording.lowerBoundMTU`).
             let length = try? base.assumeIsolated {
                 try $0.maximumWriteValueLength(for: peripheral, type: .withoutResponse)
             }

@@ -18,6 +18,11 @@ public struct SessionRecording: Hashable, Sendable {
     public static let formatName = "mockble-recording"
     /// The version of the file format this kit writes, and the only one it reads.
     public static let version = 1
+    /// The ATT_MTU a `connected` event records for every link of 515 or more: recorders read
+    /// the ATT_MTU as `maximumWriteValueLength(for: .withoutResponse)` + 3, and CoreBluetooth
+    /// (like the kit) answers at most 512, the longest attribute value. So 515 means "at least
+    /// 515" (515, 516 or 517); every smaller value is exact.
+    public static let lowerBoundMTU = 515
 
     /// One event and when it happened.
     public struct Entry: Hashable, Sendable {

@@ -103,6 +103,43 @@ struct RecordingImporterTests {
         #expect(trace.records.filter { $0.op == "setMTU" }.count == 4)
     }
 
+    @Test func aLinkOf517RecordsATTMTU515AndImportsWithAWarningThatItIsALowerBound() async throws {
+        // The recorder knows the ATT_MTU only through maximumWriteValueLength(for:
+        // .withoutResponse), which is at most 512: a link of 517 records 515.
+        let bridge = MockBLEBridge()
+        var profile = PeripheralProfile.bundled(.fitnessWatch)
+        profile.preferredMTU = 517
+        _ = try await profile.makePeripheral(on: bridge)
+        let recorder = SessionRecorder(clock: bridge.clock)
+        let central = await RecordingCentralManager(MockCentralManager(bridge: bridge), recorder: recorder)
+        var app = await WatchCompanionApp(central: central)
+        let id = try await app.connect()
+        try await central.cancelPeripheralConnection(id)
+        let recording = recorder.recording
+        let connected = try #require(recording.entries.first { if case .connected = $0.event { true } else { false } })
+        #expect(connected.event == .connected(peripheral: id, mtu: 515))
+
+        let imported = try RecordingImporter().importRecording(recording, name: "watch")
+        let number = try #require(recording.entries.firstIndex(of: connected)) + 1
+        #expect(
+            imported.warnings.map(\.description).contains(
+                "event \(number): the recorded ATT_MTU 515 means at least 515 (a recorder reads it from "
+                    + "maximumWriteValueLength(for: .withoutResponse), at most 512, plus 3): the link may have had "
+                    + "516 or 517; the replay uses 515, which no ATT operation tells apart from them (every value, at "
+                    + "most 512 bytes, fits one PDU)"))
+        #expect(imported.linkFigures.mtu == 515)
+        // A link below that is known exactly: no warning.
+        let exact = SessionRecording(
+            entries: recording.entries.map { entry in
+                guard case .connected(let peripheral, _) = entry.event else { return entry }
+                return SessionRecording.Entry(time: entry.time, event: .connected(peripheral: peripheral, mtu: 514))
+            })
+        #expect(
+            !(try RecordingImporter().importRecording(exact, name: "watch")).warnings.contains {
+                $0.message.contains("ATT_MTU")
+            })
+    }
+
     @Test func aRecordingWithoutAConnectionNamesTheAdvertisersHeard() {
         let recording = SessionRecording(entries: [Self.session.entries[0]])
         #expect(throws: RecordingImportError.noConnection(advertisers: [Self.p])) {
