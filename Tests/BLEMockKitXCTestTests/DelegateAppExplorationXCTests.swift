@@ -31,15 +31,36 @@ final class DelegateAppExplorationXCTests: XCTestCase {
         // The phone app keeps the peripheral it found, and scans again once Bluetooth is back on
         // (its objects are invalid then, as on iOS), but ignores the watch when it finds it
         // again: a bug of the app, which only a power cycle during the transfer shows.
-        // Every kind of fault may be drawn (the default budget). The phone scans on for ever, so
-        // the run ends at its time limit (two minutes of virtual time here).
-        let report = await Exploration(seeds: 40, parallelism: 1, timeLimit: .seconds(120)).run {
+        // Lost links and power cycles may be drawn (injected errors find another bug first: see
+        // below). The phone scans on for ever, so the run ends at its time limit (two minutes of
+        // virtual time here).
+        var budget = ExplorationBudget()
+        budget.faultKinds = [.disconnect, .outOfRange, .fade, .reset, .powerCycle]
+        let report = await Exploration(budget: budget, seeds: 40, parallelism: 1, timeLimit: .seconds(120)).run {
             try await Self.transfer($0)
         }
         let failure = try XCTUnwrap(report.failures.first, "\(report)")
         XCTAssertEqual(failure.minimal.plan.faults.map(\.kind), [.powerCycle], "\(failure)")
         let stall = try XCTUnwrap(failure.minimal.error as? MockBLEBridge.Stall, "\(failure)")
         XCTAssertEqual(stall.reason, .timeLimitReached)
+    }
+
+    func testAnExplorationFindsThatThePhoneGivesUpWhenItsOneServiceDiscoveryFails() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+            throw XCTSkip("explorations need task executors (macOS 15)")
+        }
+        // The phone discovers the watch's service once per link and takes a failed discovery
+        // for a watch without the service. Every kind of fault may be drawn (the default
+        // budget): an injected error aimed at the service discovery is drawn before the
+        // calibration run made it, so the first seed that draws one finds the bug.
+        let report = await Exploration(seeds: 40, parallelism: 1, timeLimit: .seconds(120)).run {
+            try await Self.transfer($0)
+        }
+        let failure = try XCTUnwrap(report.failures.first, "\(report)")
+        XCTAssertEqual(failure.seed, 0, "\(failure)")
+        XCTAssertEqual(failure.minimal.plan.faults.map(\.kind), [.attError], "\(failure)")
+        XCTAssertEqual(failure.minimal.plan.faults.first?.operation, .serviceDiscovery, "\(failure)")
+        XCTAssertEqual(failure.minimal.error as? ExplorationFailure, ExplorationFailure("problems: [\"no service\"]"))
     }
 
     /// The same app fixed (it starts over from the scan when Bluetooth is back, and resumes the

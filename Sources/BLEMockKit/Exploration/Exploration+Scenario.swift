@@ -41,7 +41,8 @@ extension Exploration {
         }
         return ExplorationOutcome(
             plan: plan, error: failed ? ScenarioRunFailure(failures: trace.failures) : nil,
-            faultsFired: summary.fired, duration: summary.duration, targets: summary.targets, artifacts: artifacts)
+            faultsFired: summary.fired, duration: summary.duration, targets: summary.targets,
+            targetTimes: summary.targetTimes, artifacts: artifacts)
     }
 }
 

@@ -164,6 +164,8 @@ public struct Exploration: Sendable {
         let window: ClosedRange<Duration>
         // The operations injected errors may aim at: those of the calibration run.
         var targets: [PlannedFault.Target] = []
+        // When the calibration run made each of them.
+        var targetTimes: [PlannedFault.Target: Duration] = [:]
         if let given = budget.window {
             window = given
         } else {
@@ -186,6 +188,7 @@ public struct Exploration: Sendable {
             }
             window = .zero...max(outcome.duration, .milliseconds(100))
             targets = outcome.targets
+            targetTimes = outcome.targetTimes
         }
         report.window = window
         let outcomes = await explore(window: window, &notice, progress)
@@ -218,7 +221,9 @@ public struct Exploration: Sendable {
                     while running < width, mayStart() {
                         let (index, plan) = (
                             next,
-                            ExplorationPlan.draw(seed: seeds[next], budget: budget, window: window, targets: targets)
+                            ExplorationPlan.draw(
+                                seed: seeds[next], budget: budget, window: window, targets: targets,
+                                targetTimes: targetTimes)
                         )
                         group.addTask { (index, await trial(plan, Keeping())) }
                         next += 1
@@ -346,7 +351,7 @@ public struct Exploration: Sendable {
             ? await bridge.runArtifacts(title: "exploration seed \(plan.seed)") : nil
         return ExplorationOutcome(
             plan: plan, error: thrown, faultsFired: summary.fired, duration: summary.duration, targets: summary.targets,
-            artifacts: artifacts)
+            targetTimes: summary.targetTimes, artifacts: artifacts)
     }
 
     /// Throws an ``ExplorationFailure`` with `message` unless `condition` holds: how an
@@ -396,6 +401,9 @@ public struct ExplorationOutcome: Sendable {
     /// ``Exploration/replay(_:timeLimit:stallPatience:failsOnLeftovers:_:)`` and a calibration
     /// run; empty for the other runs of an exploration.
     public var targets: [PlannedFault.Target] = []
+    /// When the run last made each of ``targets`` (a connection: when it was asked for), from
+    /// its start: an injected error aimed at one is drawn before that instant.
+    var targetTimes: [PlannedFault.Target: Duration] = [:]
     /// A failed run's timeline page and bridge log, kept by
     /// ``Exploration/replay(_:timeLimit:stallPatience:failsOnLeftovers:_:)`` and for each
     /// reported failure's minimal plan (``ExplorationFailureReport/artifacts``); `nil` for a
@@ -483,8 +491,10 @@ extension MockBLEBridge {
     /// Which planned faults fired, the virtual time now, and (when asked) the operations the
     /// centrals made.
     func explorationSummary(collectingTargets: Bool) -> (
-        fired: [Bool], duration: Duration, targets: [PlannedFault.Target]
+        fired: [Bool], duration: Duration, targets: [PlannedFault.Target],
+        targetTimes: [PlannedFault.Target: Duration]
     ) {
-        (world.plannedFaultsFired, world.now.offset, collectingTargets ? world.explorationTargets : [])
+        let times = collectingTargets ? world.explorationTargetTimes : [:]
+        return (world.plannedFaultsFired, world.now.offset, times.keys.sorted(), times)
     }
 }

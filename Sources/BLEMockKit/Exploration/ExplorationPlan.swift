@@ -41,6 +41,19 @@ public struct ExplorationPlan: Sendable, Hashable {
     public static func draw(
         seed: UInt64, budget: ExplorationBudget, window: ClosedRange<Duration>, targets: [PlannedFault.Target] = []
     ) -> ExplorationPlan {
+        draw(seed: seed, budget: budget, window: window, targets: targets, targetTimes: [:])
+    }
+
+    /// ``draw(seed:budget:window:targets:)``, knowing when the calibration run made each target
+    /// (``ExplorationOutcome/targetTimes``): an injected error that aims at one made before the
+    /// window's end (a connection, a discovery, a subscription made once, at the start) has its
+    /// time brought, in proportion, before that instant, so it is armed when the operation
+    /// comes; drawn anywhere in the window it would mostly come after the app's only such
+    /// operation and never fire. (No draw is added: the other faults are drawn as before.)
+    static func draw(
+        seed: UInt64, budget: ExplorationBudget, window: ClosedRange<Duration>, targets: [PlannedFault.Target],
+        targetTimes: [PlannedFault.Target: Duration]
+    ) -> ExplorationPlan {
         let budget = budget.clampedForDrawing
         let window = window.clamped(to: ExplorationBudget.durations)
         var random = SeededGenerator(seed: seed).derived("exploration")
@@ -52,7 +65,12 @@ public struct ExplorationPlan: Sendable, Hashable {
             let timeout = conditions.timing.supervisionTimeout
             for _ in 0..<count {
                 if var fault = drawFault(kinds, budget, window: window, timeout: timeout, &random) {
-                    if fault.kind.isInjection { aim(&fault, among: targets, budget, &random) }
+                    if fault.kind.isInjection {
+                        aim(&fault, among: targets, budget, &random)
+                        if let aim = fault.aim, let made = targetTimes[aim] {
+                            fault.at = before(made, asked: aim.operation == .connect, fault.at, in: window)
+                        }
+                    }
                     faults.append(fault)
                 }
             }
@@ -168,6 +186,21 @@ public struct ExplorationPlan: Sendable, Hashable {
         let target = candidates[random.int(in: 0..<candidates.count)]
         fault.operation = target.operation
         fault.characteristic = target.characteristic
+    }
+
+    /// `at`, drawn in `window`, brought in proportion into the part of the window before an
+    /// operation made at `made`. An injected error is taken as the operation is asked for: a
+    /// connection's instant is that (`asked`), the part ends a millisecond before it; the other
+    /// operations' instants are their answers', a few connection events after the request, and
+    /// the part ends 100 ms before.
+    private static func before(_ made: Duration, asked: Bool, _ at: Duration, in window: ClosedRange<Duration>)
+        -> Duration
+    {
+        let end = made - .milliseconds(asked ? 1 : 100)
+        guard end < window.upperBound else { return at }
+        guard end > window.lowerBound, window.upperBound > window.lowerBound else { return window.lowerBound }
+        let fraction = (at - window.lowerBound) / (window.upperBound - window.lowerBound)
+        return wholeMilliseconds(window.lowerBound + (end - window.lowerBound) * fraction)
     }
 
     private static func wholeMilliseconds(_ duration: Duration) -> Duration {

@@ -162,21 +162,41 @@ extension World {
 extension World {
     /// The operations the centrals made so far, as injected-error faults can aim at them: each
     /// kind on each characteristic once, sorted (a failed operation was made too).
-    var explorationTargets: [PlannedFault.Target] {
-        var seen = Set<PlannedFault.Target>()
+    var explorationTargets: [PlannedFault.Target] { explorationTargetTimes.keys.sorted() }
+
+    /// The operations the centrals made so far, each with the instant (from the run's start) it
+    /// was last made: for a connection, when it was asked for (an injected error is taken then);
+    /// for the others, when it ended. An injected error aimed at one is drawn before that
+    /// instant, so that the operation comes after it (``ExplorationPlan/draw(seed:budget:window:targets:)``).
+    var explorationTargetTimes: [PlannedFault.Target: Duration] {
+        var seen: [PlannedFault.Target: Duration] = [:]
+        var asked: Duration?
         for entry in log where entry.central != nil {
+            let target: PlannedFault.Target
             switch entry.kind {
-            case .connected: seen.insert(PlannedFault.Target(.connect))
-            case .servicesDiscovered: seen.insert(PlannedFault.Target(.serviceDiscovery))
-            case .characteristicsDiscovered: seen.insert(PlannedFault.Target(.characteristicDiscovery))
-            case .descriptorsDiscovered: seen.insert(PlannedFault.Target(.descriptorDiscovery, on: entry.attribute))
-            case .read: seen.insert(PlannedFault.Target(.read, on: entry.attribute))
+            case .connecting:
+                asked = entry.time.offset
+                continue
+            case .connected:
+                seen[PlannedFault.Target(.connect)] = asked ?? entry.time.offset
+                continue
+            case .servicesDiscovered: target = PlannedFault.Target(.serviceDiscovery)
+            case .characteristicsDiscovered: target = PlannedFault.Target(.characteristicDiscovery)
+            case .descriptorsDiscovered: target = PlannedFault.Target(.descriptorDiscovery, on: entry.attribute)
+            case .read: target = PlannedFault.Target(.read, on: entry.attribute)
             case .write where entry.writeType == .withResponse:
-                seen.insert(PlannedFault.Target(.write, on: entry.attribute))
-            case .subscribe, .unsubscribe: seen.insert(PlannedFault.Target(.subscribe, on: entry.attribute))
+                target = PlannedFault.Target(.write, on: entry.attribute)
+            case .subscribe: target = PlannedFault.Target(.subscribe, on: entry.attribute)
+            case .unsubscribe:
+                // (A subscription a manager's release ends is logged as the run ends: only an
+                // unsubscription with no subscription before it gives the target its instant.)
+                let target = PlannedFault.Target(.subscribe, on: entry.attribute)
+                if seen[target] == nil { seen[target] = entry.time.offset }
+                continue
             default: continue
             }
+            seen[target] = entry.time.offset
         }
-        return seen.sorted()
+        return seen
     }
 }
