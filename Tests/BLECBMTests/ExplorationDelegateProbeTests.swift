@@ -123,6 +123,12 @@ struct ExplorationDelegateProbeTests {
         if let stall = minimalError as? MockBLEBridge.Stall {
             #expect(stall.reason == .nothingScheduled)
             #expect(stall.seed == finding.seed)
+            // The seed alone does not replay it: the plan's conditions and faults do.
+            #expect(stall.isExplorationRun)
+            #expect(
+                "\(stall)".hasSuffix(
+                    "Seed \(finding.seed), with an exploration's conditions and faults: replay its plan to "
+                        + "reproduce (the seed alone does not)."), "\(stall)")
         }
         // The report names the seed and prints the code that replays the minimal plan.
         let text = failure.description

@@ -383,7 +383,8 @@ extension MockBLEBridge {
         driving = false
         return Stall(
             reason: reason, at: world.now, waiting: waiting, seed: configuration.seed,
-            unansweredCalls: outside.unansweredCalls, hints: world.stallHints())
+            unansweredCalls: outside.unansweredCalls, hints: world.stallHints(),
+            isExplorationRun: world.exploration != nil)
     }
 
     /// A ``run(timeLimit:stallPatience:_:)`` scope that could not go on.
@@ -422,6 +423,10 @@ extension MockBLEBridge {
         /// reasons app code hangs: it did not reconnect, did not subscribe again after
         /// reconnecting, or ignored an error.
         public var hints: [String] = []
+        /// Whether the run was one of an ``Exploration``'s (or its replay): its link conditions
+        /// and faults came from an ``ExplorationPlan``, so the seed alone does not reproduce it;
+        /// the plan does (``Exploration/replay(_:timeLimit:stallPatience:failsOnLeftovers:_:)``).
+        public var isExplorationRun = false
 
         public var description: String {
             let why =
@@ -446,7 +451,10 @@ extension MockBLEBridge {
             let explained =
                 hints.isEmpty ? "" : "What may explain it:\n" + hints.map { "- \($0)\n" }.joined()
             return "MockBLEBridge.run stalled at \(at): \(why). Waiting:\n\(list)\n\(unanswered)\(explained)"
-                + "Seed \(seed): rerun with the same seed and steps to reproduce."
+                + (isExplorationRun
+                    ? "Seed \(seed), with an exploration's conditions and faults: replay its plan to "
+                        + "reproduce (the seed alone does not)."
+                    : "Seed \(seed): rerun with the same seed and steps to reproduce.")
         }
     }
 }
