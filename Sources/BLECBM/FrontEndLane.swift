@@ -368,9 +368,9 @@ final class CommandQueue: @unchecked Sendable {
     }
 
     /// Runs a callback on the app's queue: `MockBLEBridge.current` is `bridge` meanwhile (and
-    /// ``KitCallback/isRunning`` true), and once it has run it counts as outside activity.
+    /// so ``KitCallback/isRunning`` is true), and once it has run it counts as outside activity.
     private static func run(_ callback: () -> Void, on bridge: MockBLEBridge, _ outside: OutsideWork) {
-        MockBLEBridge.$current.withValue(bridge) { KitCallback.$isRunning.withValue(true) { callback() } }
+        MockBLEBridge.$current.withValue(bridge) { callback() }
         outside.noteActivity()
     }
 

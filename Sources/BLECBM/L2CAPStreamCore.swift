@@ -17,7 +17,7 @@ import Foundation
 /// applied first, wherever the stream is scheduled: a stream scheduled in a run loop nobody runs,
 /// or in none, is used by polling, as Foundation documents (`schedule(in:forMode:)`: "Unless the
 /// client is polling the stream…"). Except in a callback of the kit (a stream event, a manager's
-/// delegate call: ``KitCallback/isRunning``), where the stream stays as of that point in the
+/// delegate call: see ``KitCallback/isRunning``), where the stream stays as of that point in the
 /// simulation, so that what a callback reads is the same on every run of a seed.
 ///
 /// **Events.** They are delivered only while the stream is open and scheduled in a run loop,
@@ -291,8 +291,14 @@ final class L2CAPStreamCore<Machine: L2CAPStreamMachine>: @unchecked Sendable {
 /// Whether the code running is a callback of the kit on the app's side: a delegate call of a
 /// manager or a peripheral, or a stream's event pass.
 enum KitCallback {
-    /// True while the kit runs a callback (bound by the kit around each one).
-    @TaskLocal static var isRunning = false
+    /// True while the kit runs a callback: the kit runs each as a block of its own (on the app's
+    /// queue, or in a run loop the stream is scheduled in) with `MockBLEBridge.current` bound, and
+    /// outside any task. (The app's own blocks have no bridge bound; a test's body, and tasks,
+    /// run in a task. Told this way rather than by a task-local of its own, which would cost every
+    /// callback a push and a pop.)
+    static var isRunning: Bool {
+        MockBLEBridge.current != nil && withUnsafeCurrentTask { $0 == nil }
+    }
 }
 
 /// A timer that never fires, in a run loop a stream is scheduled in: a run loop with no timer

@@ -119,8 +119,8 @@ final class L2CAPStreamLink: @unchecked Sendable {
     }
 
     /// Runs `body` at `home`, after what was handed there before; it counts as outside activity
-    /// once it has run, and `MockBLEBridge.current` is the bridge meanwhile (and
-    /// ``KitCallback/isRunning`` true).
+    /// once it has run, and `MockBLEBridge.current` is the bridge meanwhile (so
+    /// ``KitCallback/isRunning`` is true).
     func deliver(on home: Home, _ body: @escaping @Sendable () -> Void) {
         let bridge = bridge
         switch home {
@@ -132,11 +132,7 @@ final class L2CAPStreamLink: @unchecked Sendable {
             // A timer wakes a run loop that sleeps (a performed block would wait for another
             // reason to wake it); the body keeps the order by itself (see `L2CAPStreamCore`).
             let timer = Timer(timeInterval: 0, repeats: false) { _ in
-                if let bridge {
-                    MockBLEBridge.$current.withValue(bridge) { KitCallback.$isRunning.withValue(true) { body() } }
-                } else {
-                    body()
-                }
+                if let bridge { MockBLEBridge.$current.withValue(bridge) { body() } } else { body() }
                 outside.noteActivity()
             }
             for mode in modes { runLoop.add(timer, forMode: mode) }
