@@ -213,10 +213,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         // and its connections and attempts end; a manager the app makes next with the same
         // restore identifier starts afresh (its commands come after these).
         central.releaseIdentifier()
-        let name = name
         let unansweredCalls = unansweredCalls
         lane.releaseCommand { central in
-            Self.noteOperationsEnded(byReleasing: central, named: name, in: unansweredCalls)
+            Self.noteOperationsEnded(byReleasing: central, in: unansweredCalls)
             central.detachFrontEnd()
             central.shutDown()
         }
@@ -226,15 +225,16 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// connection attempt to a peripheral out of range, a read) end with it and get no callback,
     /// as with CoreBluetooth. Noted, so that a failed test whose app waited for one of them names
     /// it (the test's own references usually go before its failure is reported).
-    private static func noteOperationsEnded(
-        byReleasing central: isolated MockCentralManager, named name: String, in log: UnansweredCallLog
-    ) {
+    /// (The manager's name is made only for such an operation: a `uuidString` costs about a
+    /// microsecond, and every manager's release comes here.)
+    private static func noteOperationsEnded(byReleasing central: isolated MockCentralManager, in log: UnansweredCallLog)
+    {
         let waiting = central.bridge.assumeIsolated { $0.pendingOperations }
         for case .operation(let summary, let owner, let peripheral, _, _) in waiting where owner == central.identifier {
             let target = peripheral.map { " on peripheral \($0.uuidString.prefix(8))" } ?? ""
             log.note(
-                "\(name), unanswered: \(summary)\(target): the app let go of the manager while it was still "
-                    + "waiting (its operations end with it, with no callback)")
+                "\(name(of: central.identifier)), unanswered: \(summary)\(target): the app let go of the manager "
+                    + "while it was still waiting (its operations end with it, with no callback)")
         }
     }
 
@@ -529,7 +529,10 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     var apiMisuses: [String] { lock.withLock { misuses } }
 
     /// The manager as reports name it: `CBMCentralManager` and the start of its identifier.
-    var name: String { "CBMCentralManager \(central.identifier.uuidString.prefix(8))" }
+    var name: String { Self.name(of: central.identifier) }
+
+    /// The name reports give the manager of the central `identifier`.
+    static func name(of identifier: UUID) -> String { "CBMCentralManager \(identifier.uuidString.prefix(8))" }
 
     /// The object for a peripheral (the same one each time), with its name brought up to date.
     func peripheralObject(_ remote: RemotePeripheral) -> CBMPeripheral {
