@@ -340,6 +340,19 @@ struct SpecDataPathProbeTests {
         MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
     }
 
+    /// A bridge (realistic or fast, with `seed`), the watch's firmware and attribute table, and
+    /// the watch's spec built on them (ATT_MTU `mtu`).
+    static func rig(realistic: Bool, seed: UInt64, mtu: Int = 23) -> (
+        MockBLEBridge, WatchFirmware, WatchTable, CBMPeripheralSpec
+    ) {
+        let firmware = WatchFirmware()
+        let table = WatchTable()
+        return (
+            Self.bridge(realistic: realistic, seed: seed), firmware, table,
+            Self.watch(table, firmware: firmware, mtu: mtu)
+        )
+    }
+
     static func watch(_ table: WatchTable, firmware: WatchFirmware, mtu: Int = 23) -> CBMPeripheralSpec {
         CBMPeripheralSpec
             .simulatePeripheral(proximity: .near)
@@ -411,10 +424,7 @@ struct SpecDataPathProbeTests {
     func theControlPointAnswersWritesWithTheFirmwaresResultAndLongWritesArriveWhole(
         queue: AppQueue, realistic: Bool
     ) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: 910)
-        let firmware = WatchFirmware()
-        let table = WatchTable()
-        let watch = Self.watch(table, firmware: firmware)
+        let (bridge, firmware, _, watch) = Self.rig(realistic: realistic, seed: 910)
         let app = WatchApp(queue: queue.make())
         let value = try await bridge.run { @MainActor () -> Data? in
             try await Self.connect(app, to: watch, on: bridge)
@@ -448,10 +458,7 @@ struct SpecDataPathProbeTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: AppQueue.allCases, [false, true])
     func readsGetTheFirmwaresAnswerAndASpecValueAloneIsNotReadable(queue: AppQueue, realistic: Bool) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: 920)
-        let firmware = WatchFirmware()
-        let table = WatchTable()
-        let watch = Self.watch(table, firmware: firmware)
+        let (bridge, _, table, watch) = Self.rig(realistic: realistic, seed: 920)
         let app = WatchApp(queue: queue.make())
         table.info.value = Data("v1.2".utf8)
         try await bridge.run { @MainActor in
@@ -476,10 +483,7 @@ struct SpecDataPathProbeTests {
     func valueUpdatesReachOnlyASubscribedApp(
         queue: AppQueue, realistic: Bool
     ) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: 930)
-        let firmware = WatchFirmware()
-        let table = WatchTable()
-        let watch = Self.watch(table, firmware: firmware)
+        let (bridge, _, table, watch) = Self.rig(realistic: realistic, seed: 930)
         let app = WatchApp(queue: queue.make())
         let (statusValue, logValue) = try await bridge.run { @MainActor () -> (Data?, Data?) in
             try await Self.connect(app, to: watch, on: bridge)
@@ -616,10 +620,7 @@ struct SpecDataPathProbeTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func aNotificationLongerThanTheLinkCarriesIsCut(realistic: Bool) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: 935)
-        let firmware = WatchFirmware()
-        let table = WatchTable()
-        let watch = Self.watch(table, firmware: firmware)
+        let (bridge, _, table, watch) = Self.rig(realistic: realistic, seed: 935)
         let app = WatchApp(queue: nil)
         try await bridge.run { @MainActor in
             try await Self.connect(app, to: watch, on: bridge)
@@ -669,10 +670,7 @@ struct SpecDataPathProbeTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: AppQueue.allCases, [false, true])
     func descriptorsAreReadAndWrittenThroughTheFirmware(queue: AppQueue, realistic: Bool) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: 950)
-        let firmware = WatchFirmware()
-        let table = WatchTable()
-        let watch = Self.watch(table, firmware: firmware)
+        let (bridge, firmware, _, watch) = Self.rig(realistic: realistic, seed: 950)
         let app = WatchApp(queue: queue.make())
         try await bridge.run { @MainActor in
             try await Self.connect(app, to: watch, on: bridge)
@@ -773,10 +771,7 @@ struct SpecDataPathProbeTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true], [false, true])
     func aSilentWatchHearsNothingTheAppWritesUntilTheLinkTimesOut(reset: Bool, realistic: Bool) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: 975)
-        let firmware = WatchFirmware()
-        let table = WatchTable()
-        let watch = Self.watch(table, firmware: firmware)
+        let (bridge, firmware, _, watch) = Self.rig(realistic: realistic, seed: 975)
         let app = WatchApp(queue: nil)
         try await bridge.run { @MainActor in
             try await Self.connect(app, to: watch, on: bridge)
@@ -805,10 +800,7 @@ struct SpecDataPathProbeTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: AppQueue.allCases, [false, true])
     func aServiceChangeKeepsTheWatchServiceAndItsSubscription(queue: AppQueue, realistic: Bool) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: 980)
-        let firmware = WatchFirmware()
-        let table = WatchTable()
-        let watch = Self.watch(table, firmware: firmware)
+        let (bridge, _, table, watch) = Self.rig(realistic: realistic, seed: 980)
         let app = WatchApp(queue: queue.make())
         let (kept, legacyServiceAfter) = try await bridge.run { @MainActor () -> (Bool, CBMService?) in
             try await Self.connect(app, to: watch, on: bridge)
@@ -850,10 +842,7 @@ struct SpecDataPathProbeTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: AppQueue.allCases, [false, true])
     func servicesAddedByAChangeAreServedByTheFirmware(queue: AppQueue, realistic: Bool) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: 982)
-        let firmware = WatchFirmware()
-        let table = WatchTable()
-        let watch = Self.watch(table, firmware: firmware)
+        let (bridge, firmware, table, watch) = Self.rig(realistic: realistic, seed: 982)
         let app = WatchApp(queue: queue.make())
         let (oldLegacy, newLegacy) = try await bridge.run { @MainActor () -> (CBMService?, CBMService?) in
             try await Self.connect(app, to: watch, on: bridge)
@@ -894,10 +883,7 @@ struct SpecDataPathProbeTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func requestsTheTableDoesNotAllowFailAndLongValuesAreCut(realistic: Bool) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: 985)
-        let firmware = WatchFirmware()
-        let table = WatchTable()
-        let watch = Self.watch(table, firmware: firmware)
+        let (bridge, firmware, _, watch) = Self.rig(realistic: realistic, seed: 985)
         let app = WatchApp(queue: nil)
         let longest = try await bridge.run { @MainActor () -> Int in
             try await Self.connect(app, to: watch, on: bridge)
@@ -938,10 +924,7 @@ struct SpecDataPathProbeTests {
     @Test(arguments: [false, true])
     func twoAppsOnTwoQueuesGiveTheSameBridgeLogForTheSameSeed(realistic: Bool) async throws {
         func session() async throws -> ([BridgeLogEntry], Int) {
-            let bridge = Self.bridge(realistic: realistic, seed: 995)
-            let firmware = WatchFirmware()
-            let table = WatchTable()
-            let watch = Self.watch(table, firmware: firmware, mtu: 185)
+            let (bridge, firmware, table, watch) = Self.rig(realistic: realistic, seed: 995, mtu: 185)
             let apps = [WatchApp(queue: nil), WatchApp(queue: DispatchQueue(label: "widget"))]
             try await bridge.run { @MainActor in
                 CBMCentralManagerMock.simulatePeripherals([watch])
