@@ -21,6 +21,16 @@ struct RestorationProbeTests {
         seed.isMultiple(of: 2) ? DispatchQueue(label: "companion.\(seed)") : nil
     }
 
+    /// A bridge, the simulated watch on it (with its status characteristic) and the app's queue,
+    /// for `seed`.
+    static func rig(realistic: Bool, seed: UInt64, proximity: Proximity? = nil) async throws -> (
+        MockBLEBridge, MockPeripheralManager, LocalCharacteristic, DispatchQueue?
+    ) {
+        let bridge = Self.bridge(realistic: realistic, seed: seed)
+        let (watch, status) = try await SimulatedWatch.make(on: bridge, proximity: proximity)
+        return (bridge, watch, status, Self.queue(seed: seed))
+    }
+
     /// Launches the companion, waits until it is subscribed to the watch's status, and lets the
     /// system terminate it (its objects go, as its process ending lets them go); returns what the
     /// terminated app heard.
@@ -43,9 +53,7 @@ struct RestorationProbeTests {
     func aCompanionTerminatedWhileSubscribedIsRelaunchedForTheWatchsNotificationAndGetsItsValue(
         realistic: Bool, seed: UInt64
     ) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: seed)
-        let (watch, status) = try await SimulatedWatch.make(on: bridge)
-        let queue = Self.queue(seed: seed)
+        let (bridge, watch, status, queue) = try await Self.rig(realistic: realistic, seed: seed)
         let (before, after, log) = try await bridge.run {
             @MainActor () -> ([String], [String], [BridgeLogEntry]) in
             let before = try await Self.launchUntilReadyAndTerminate(on: bridge, queue: queue)
@@ -78,9 +86,7 @@ struct RestorationProbeTests {
     func aCompanionTerminatedWithAPendingConnectIsRelaunchedWithTheWatchConnectedWhenItComesInRange(
         realistic: Bool, seed: UInt64
     ) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: seed)
-        let (watch, status) = try await SimulatedWatch.make(on: bridge)
-        let queue = Self.queue(seed: seed)
+        let (bridge, watch, status, queue) = try await Self.rig(realistic: realistic, seed: seed)
         let (before, after) = try await bridge.run { @MainActor () -> ([String], [String]) in
             var app: WatchCompanionApp? = WatchCompanionApp(restoreIdentifier: "companion", queue: queue)
             try await bridge.waitForApp { app!.heard("ready") }
@@ -124,9 +130,7 @@ struct RestorationProbeTests {
     func aCompanionRelaunchedWhileItsConnectStillWaitsGetsTheWatchConnectingAndThenConnected(
         realistic: Bool, seed: UInt64
     ) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: seed)
-        let (watch, _) = try await SimulatedWatch.make(on: bridge)
-        let queue = Self.queue(seed: seed)
+        let (bridge, watch, _, queue) = try await Self.rig(realistic: realistic, seed: seed)
         let after = try await bridge.run { @MainActor () -> [String] in
             var app: WatchCompanionApp? = WatchCompanionApp(restoreIdentifier: "companion", queue: queue)
             try await bridge.waitForApp { app!.heard("ready") }
@@ -155,9 +159,7 @@ struct RestorationProbeTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true], seeds)
     func aCompanionTerminatedWhileScanningIsRelaunchedForTheWatchItFinds(realistic: Bool, seed: UInt64) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: seed)
-        let (watch, _) = try await SimulatedWatch.make(on: bridge, proximity: .outOfRange)
-        let queue = Self.queue(seed: seed)
+        let (bridge, watch, _, queue) = try await Self.rig(realistic: realistic, seed: seed, proximity: .outOfRange)
         let (before, after) = try await bridge.run { @MainActor () -> ([String], [String]) in
             var app: WatchCompanionApp? = WatchCompanionApp(restoreIdentifier: "companion", queue: queue)
             try await bridge.waitForApp { app!.heard("state poweredOn") }
@@ -182,9 +184,7 @@ struct RestorationProbeTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true], seeds)
     func aCompanionTerminatedAgainAfterItsRelaunchIsRestoredAgain(realistic: Bool, seed: UInt64) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: seed)
-        let (watch, status) = try await SimulatedWatch.make(on: bridge)
-        let queue = Self.queue(seed: seed)
+        let (bridge, watch, status, queue) = try await Self.rig(realistic: realistic, seed: seed)
         let after = try await bridge.run { @MainActor () -> [String] in
             _ = try await Self.launchUntilReadyAndTerminate(on: bridge, queue: queue)
             _ = try await watch.updateValue(Data([1]), for: status)
@@ -209,9 +209,7 @@ struct RestorationProbeTests {
     func aCompanionRelaunchedWithAnotherRestoreIdentifierIsNotRestoredAndConnectsAgainItself(
         realistic: Bool, seed: UInt64
     ) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: seed)
-        let (watch, status) = try await SimulatedWatch.make(on: bridge)
-        let queue = Self.queue(seed: seed)
+        let (bridge, watch, status, queue) = try await Self.rig(realistic: realistic, seed: seed)
         let after = try await bridge.run { @MainActor () -> [String] in
             _ = try await Self.launchUntilReadyAndTerminate(on: bridge, restoreIdentifier: "companion.v1", queue: queue)
             try await bridge.clock.sleep(for: .seconds(1))
@@ -268,9 +266,7 @@ struct RestorationProbeTests {
     func aCompanionTerminatedAsItWritesHearsNothingMoreAndTheRelaunchedAppWritesAgain(
         realistic: Bool, seed: UInt64
     ) async throws {
-        let bridge = Self.bridge(realistic: realistic, seed: seed)
-        let (watch, status) = try await SimulatedWatch.make(on: bridge)
-        let queue = Self.queue(seed: seed)
+        let (bridge, watch, status, queue) = try await Self.rig(realistic: realistic, seed: seed)
         let (before, after) = try await bridge.run { @MainActor () -> ([String], [String]) in
             var app: WatchCompanionApp? = WatchCompanionApp(restoreIdentifier: "companion", queue: queue)
             try await bridge.waitForApp { app!.heard("ready") }

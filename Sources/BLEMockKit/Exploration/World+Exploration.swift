@@ -160,12 +160,9 @@ extension World {
 }
 
 extension World {
-    /// The operations the centrals made so far, as injected-error faults can aim at them: each
-    /// kind on each characteristic once, sorted (a failed operation was made too).
-    var explorationTargets: [PlannedFault.Target] { explorationTargetTimes.keys.sorted() }
-
-    /// The operations the centrals made so far, each with the instant (from the run's start) it
-    /// was last made: for a connection, when it was asked for (an injected error is taken then);
+    /// The operations the centrals made so far, as injected-error faults can aim at them (each
+    /// kind on each characteristic once; a failed operation was made too), each with the instant
+    /// (from the run's start) it was last made: for a connection, when it was asked for (an injected error is taken then);
     /// for the others, when it ended. An injected error aimed at one is drawn before that
     /// instant, so that the operation comes after it (``ExplorationPlan/draw(seed:budget:window:targets:)``).
     var explorationTargetTimes: [PlannedFault.Target: Duration] {

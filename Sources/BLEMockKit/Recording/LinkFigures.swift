@@ -122,7 +122,7 @@ extension SessionRecording {
             ?? .zero
         // Writes without response count when the app queued them, not when a connection event
         // carried them: only arrivals say how many packets one event carries.
-        figures.packetsPerConnectionEvent = updateInstants.map(\.count).max()
+        figures.packetsPerConnectionEvent = updateInstants.isEmpty ? nil : fullEvent
         figures.notificationThroughput = Self.throughput(updateInstants, interval: interval)
         figures.writeWithoutResponseThroughput = Self.throughput(writeInstants, interval: interval)
         return figures
