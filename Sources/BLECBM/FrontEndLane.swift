@@ -146,8 +146,8 @@ private struct PlainCommand<Target: Actor> {
 /// **Time.** On a simulated system whose time follows the wall clock, each batch first brings
 /// the bridge's time up to the wall clock's, so a call happens at the instant it was made.
 final class CommandQueue: @unchecked Sendable {
-    // @unchecked Sendable: `arrived`, `spare`, `held`, `nextSequence`, `queueRanks`, `draining`
-    // and `wallClock` are only read and written with `lock` held.
+    // @unchecked Sendable: `arrived`, `spare`, `held`, `nextSequence`, `queueRanks`, `draining`,
+    // `wallClock` and `drainsOnAppQueues` are only read and written with `lock` held.
 
     /// Where a command was made (the first key of the order above).
     enum Origin: Hashable, Comparable {
@@ -217,6 +217,9 @@ final class CommandQueue: @unchecked Sendable {
     /// Whether a drain task is applying commands (outside runs).
     private var draining = false
     private var wallClock: (@Sendable () -> VirtualClock.Instant)?
+    /// Whether commands made outside runs are applied from the app queue of the manager that
+    /// made them (see ``enqueue(key:applyingOn:isRelease:_:)``); see ``applyOffAppQueues()``.
+    private var drainsOnAppQueues = true
 
     private init(bridge: MockBLEBridge) {
         self.bridge = bridge
@@ -276,6 +279,21 @@ final class CommandQueue: @unchecked Sendable {
         return DispatchQueue.getSpecific(key: mainQueueKey) != nil
     }
 
+    /// Applies commands made outside runs from the global executor rather than from the app's
+    /// queue (a simulated system's bridge).
+    ///
+    /// A batch applied from an app's queue enters the bridge there, and the Swift runtime runs
+    /// whatever else waits for the bridge in the same turn, on the same thread: a test's `await`
+    /// on the bridge (`waitUntil`, `finish()`, a manager of the async API) then goes on on that
+    /// app's queue, where the test's `queue.sync` onto it traps, and the app's queue waits for the
+    /// test meanwhile. On a per-test bridge a test awaits the bridge in its run, where commands are
+    /// applied by the run; on the simulated system, whose time follows the wall clock, the test
+    /// awaits it while the apps call it, so its commands go to the global executor: a hop per
+    /// batch, for a test that waits on the wall clock anyway.
+    func applyOffAppQueues() {
+        lock.withLock { drainsOnAppQueues = false }
+    }
+
     /// Makes each batch start by bringing the bridge's time up to `now()` (a system whose time
     /// follows the wall clock); `nil` stops.
     func followTime(_ now: (@Sendable () -> VirtualClock.Instant)?) {
@@ -312,8 +330,9 @@ final class CommandQueue: @unchecked Sendable {
         let runs = runs
         // Only a run sorts what it holds: outside one, commands are applied as they arrive.
         let origin = runs.isActive ? (isRelease ? .body : origin(for: key)) : nil
-        // Whether this call starts a drain, and whether a run's driver is to apply it.
-        let (start, forRun) = lock.withLock { () -> (Bool, Bool) in
+        // Whether this call starts a drain, whether a run's driver is to apply it, and whether a
+        // drain it starts may run on the app's queue.
+        let (start, forRun, onAppQueue) = lock.withLock { () -> (Bool, Bool, Bool) in
             if let origin {
                 held.append(
                     Held(
@@ -325,10 +344,10 @@ final class CommandQueue: @unchecked Sendable {
             }
             // While a run is active, its driver applies what is held (checked under the lock:
             // the run applies what is held once more after it ends).
-            if draining { return (false, origin != nil) }
-            if runs.isActive { return (false, true) }
+            if draining { return (false, origin != nil, false) }
+            if runs.isActive { return (false, true, false) }
             draining = true
-            return (true, false)
+            return (true, false, drainsOnAppQueues)
         }
         // A call a run's driver applies is outside activity it waits for; one a drain applies is
         // noted once applied, with what it changed (see `drain(on:)`).
@@ -337,8 +356,11 @@ final class CommandQueue: @unchecked Sendable {
         // Outside a run, the commands of a manager are applied from its app queue, after the
         // block that made them: the bridge's work then runs on the thread the app's callbacks
         // run on (the task prefers an executor of that queue), with no hand-over to another
-        // thread and back for each call and callback.
-        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *), let queue, !runs.isActive {
+        // thread and back for each call and callback (not on a simulated system's bridge: see
+        // `applyOffAppQueues()`).
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *), let queue, onAppQueue,
+            !runs.isActive
+        {
             Task(executorPreference: QueueExecutor(queue)) { await self.drain(on: bridge) }
         } else {
             bridge.startTracked { await self.drain(on: bridge) }

@@ -73,8 +73,7 @@ extension SimulatedSystemTraitTests {
         // @unchecked Sendable: `manager` and `peripheral` are set once on the app's queue.
         let name: String
         let read = Waiter<Data>()
-        /// The bridge its manager reported its state from (not read with `queue.sync` from the
-        /// test: after awaiting the bridge, a test's task may be running on the app's queue).
+        /// The bridge its manager reported its state from.
         let bridge = Waiter<MockBLEBridge>()
         var manager: CBMCentralManager?
         var peripheral: CBMPeripheral?

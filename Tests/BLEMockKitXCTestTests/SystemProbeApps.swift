@@ -67,6 +67,8 @@ final class ProbeCentralApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralD
     }
 
     var manager: CBMCentralManager? { lock.withLock { storedManager } }
+    /// The peripheral it connected to, once discovered.
+    var peripheral: CBMPeripheral? { lock.withLock { storedPeripheral } }
     var events: [String] { lock.withLock { storedEvents } }
 
     private func note(_ event: String) { lock.withLock { storedEvents.append(event) } }

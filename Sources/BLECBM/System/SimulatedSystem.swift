@@ -225,6 +225,8 @@ public final class SimulatedSystem: @unchecked Sendable {
         self.time = time
         installedBy = by
         MockCentralEngine.setInitialState(initialState, on: bridge)
+        // (A test awaits this bridge while apps call it from their queues.)
+        CommandQueue.of(bridge).applyOffAppQueues()
         driver = time == .wallClock ? WallClockDriver(bridge: bridge) : nil
     }
 
