@@ -40,7 +40,7 @@ public struct ExplorationBudget: Sendable, Hashable {
     /// Defaults to 1…20.
     public var updateQueueCapacity: ClosedRange<Int>?
     /// The central operations an injected error may hit. Defaults to every central operation
-    /// but reading RSSI.
+    /// but reading RSSI and opening an L2CAP channel.
     public var operations: Set<ErrorInjection.Operation>
     /// The ATT errors an ``PlannedFault/Kind/attError`` may answer with. Defaults to
     /// unlikely error (0x0E), insufficient resources (0x11) and an application error (0x80).
