@@ -70,7 +70,8 @@ let package = Package(
             name: "MockbleCLITests", dependencies: ["MockbleCLI", "BLEMockKit", "BLECore", "BLECapture"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "BLEMockKitTestingTests", dependencies: ["BLEMockKitTesting", "BLEMockKit", "BLECore", "BLECBM"],
+            name: "BLEMockKitTestingTests",
+            dependencies: ["BLEMockKitTesting", "BLEMockKit", "BLECore", "BLECBM", "BlinkyExample"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "BLEMockKitXCTestTests",

@@ -282,7 +282,7 @@ struct SimulatedSystemTraitProcessTests {
                 }
             }
             #expect(process.terminationStatus == 0, "\(text)")
-            #expect(text.contains("Test run with 13 tests"), "\(text)")
+            #expect(text.contains("Test run with 18 tests"), "\(text)")
             #expect(!text.contains("✘"), "\(text)")
         #endif
         #expect(SimulatedSystem.current == nil)
