@@ -219,9 +219,11 @@ extension SimulatedSystemTraitTests {
                 _ = await app.connecting.wait(seconds: 5)
                 let bridge = SimulatedSystem.current!.bridge
                 await bridge.waitUntil { !$0.pendingOperations.isEmpty }
-                // (Not `queue.sync`: after awaiting the bridge, this task may be running on the
-                // app's queue, whose work the bridge's runs on.)
-                if let name = await app.central.wait(seconds: 0) { centrals.add(name) }
+                // (After an await on the system's bridge the test goes on off the app's queue:
+                // the system applies its apps' calls from the global executor.)
+                if let name = queue.sync(execute: { app.manager?.simulatedCentral?.identifier.uuidString }) {
+                    centrals.add(String(name.prefix(8)))
+                }
                 Issue.record("not connected")
             }
             kept.app = nil
@@ -246,7 +248,6 @@ extension SimulatedSystemTraitTests {
             // @unchecked Sendable: `manager` and `peripheral` are set on the app's queue.
             let identifier: UUID
             let connecting = Waiter<Bool>()
-            let central = Waiter<String>()
             var manager: CBMCentralManager?
             var peripheral: CBMPeripheral?
 
@@ -254,7 +255,6 @@ extension SimulatedSystemTraitTests {
 
             func centralManagerDidUpdateState(_ central: CBMCentralManager) {
                 guard central.state == .poweredOn else { return }
-                self.central.give(String(central.simulatedCentral!.identifier.uuidString.prefix(8)))
                 peripheral = central.retrievePeripherals(withIdentifiers: [identifier]).first
                 if let peripheral { central.connect(peripheral) }
                 connecting.give(peripheral != nil)

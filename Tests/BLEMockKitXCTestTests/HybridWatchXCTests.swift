@@ -286,6 +286,12 @@ final class HybridWatchSpecXCTests: XCTestCase {
         let system = try XCTUnwrap(SimulatedSystem.current)
         let waiting = await system.bridge.waitingOperations
         XCTAssertEqual(waiting, [])
+        // Time follows the wall clock: the app's 0.3 s are 0.3 s of simulation (at least; a loaded
+        // machine runs the app's timer late).
+        let log = await system.bridge.log
+        let connecting = try XCTUnwrap(log.first { $0.kind == .connecting }?.time)
+        let cancelled = try XCTUnwrap(log.first { $0.kind == .disconnected }?.time)
+        XCTAssertGreaterThanOrEqual(connecting.duration(to: cancelled), .milliseconds(300))
     }
 
     func testAfterASimulatedDisconnectionTheCompanionReconnectsByIdentifier() async throws {
