@@ -286,12 +286,13 @@ final class HybridWatchSpecXCTests: XCTestCase {
         let system = try XCTUnwrap(SimulatedSystem.current)
         let waiting = await system.bridge.waitingOperations
         XCTAssertEqual(waiting, [])
-        // Time follows the wall clock: the app's 0.3 s are 0.3 s of simulation (at least; a loaded
-        // machine runs the app's timer late).
+        // Time follows the wall clock: the app's 0.3 s are about 0.3 s of simulation. (Not at
+        // least 0.3 s: each call is logged at the instant the system applies it, a hop after the
+        // app made it, and that hop is longer for one call than another on a loaded machine.)
         let log = await system.bridge.log
         let connecting = try XCTUnwrap(log.first { $0.kind == .connecting }?.time)
         let cancelled = try XCTUnwrap(log.first { $0.kind == .disconnected }?.time)
-        XCTAssertGreaterThanOrEqual(connecting.duration(to: cancelled), .milliseconds(300))
+        XCTAssertGreaterThanOrEqual(connecting.duration(to: cancelled), .milliseconds(200))
     }
 
     func testAfterASimulatedDisconnectionTheCompanionReconnectsByIdentifier() async throws {
