@@ -419,6 +419,30 @@ final class HybridWatchLeftWaitingXCTests: XCTestCase {
         XCTAssertEqual(companion.queue.sync { companion.events }, ["powered on", "retrieved"])
     }
 
+    /// On the wall clock nothing reports a stall, and `waitUntil` has no timeout of its own: a
+    /// condition that never holds would wait for ever. Awaited as an expectation, the wait fails
+    /// with the expectation's name; cancelling its task ends it.
+    func testAWaitUntilThatNeverEndsIsBoundedByAnExpectationAndEndsWhenCancelled() async throws {
+        let companion = HybridWatchCompanion(connectTimeout: 3_600)
+        await fulfillment(of: [expectation(companion, "powered on")], timeout: 10)
+        companion.reconnect(to: farIdentifier)
+        let bridge = system.bridge
+        let subscribed = expectation(description: "the companion subscribed on the watch")
+        let wait = Task {
+            await bridge.waitUntil { $0.log.contains { $0.kind == .subscribe } }
+            subscribed.fulfill()
+        }
+        expectedFailures = ["the companion subscribed on the watch"]
+        await fulfillment(of: [subscribed], timeout: 0.2)
+        expectedFailures = []
+        XCTAssertEqual(captured.texts.count, 1)
+        XCTAssertTrue(
+            captured.texts.first?.contains("with unfulfilled expectations: the companion subscribed on the watch")
+                == true, "\(captured.texts)")
+        wait.cancel()
+        await wait.value
+    }
+
     /// The app scans before it is powered on (a classic): nothing is found, and the system names
     /// the scan it ignored.
     func testAScanBeforePowerOnIsNamedAmongTheCallsThatGotNoCallback() async throws {
