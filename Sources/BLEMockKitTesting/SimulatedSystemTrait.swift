@@ -32,7 +32,9 @@ import Testing
 /// (a connection attempt to a peripheral out of range: CoreBluetooth's never time out), and the
 /// calls it made that got no callback, as with CoreBluetooth (``SimulatedSystem/unansweredCalls``;
 /// an operation still waiting when the app let go of its manager is one), if there were any:
-/// the callback the test waited for may be one of theirs.
+/// the callback the test waited for may be one of theirs. With `time: .virtual`, run the test's
+/// body in the system bridge's `run { }`, as above: outside it virtual time stands still, and a
+/// failed test whose system's time never moved is told so first.
 ///
 /// A test that tears the system down midway (`CBMCentralManagerMock.tearDownSimulation()`) keeps
 /// its turn: a fresh system CoreBluetoothMock's statics install after that is still the test's,

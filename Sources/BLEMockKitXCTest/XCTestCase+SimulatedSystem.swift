@@ -30,7 +30,10 @@ extension XCTestCase {
     /// then (that connection attempt), and the calls it made that got no callback, as with
     /// CoreBluetooth, with their managers (``SimulatedSystem/unansweredCalls``; an operation
     /// still waiting when the app let go of its manager is one): a scan started before the
-    /// manager was powered on is the usual reason a discovery never came.
+    /// manager was powered on is the usual reason a discovery never came. With
+    /// ``SimulatedSystem/Time/virtual`` time, run the test's body in `system.bridge.run { }`:
+    /// outside it virtual time stands still, and a failed test whose system's time never moved is
+    /// told so first.
     ///
     /// A test that tears the system down midway (`CBMCentralManagerMock.tearDownSimulation()`)
     /// and then simulates again with CoreBluetoothMock's statics gets a fresh system that is still

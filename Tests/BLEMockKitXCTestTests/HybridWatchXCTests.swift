@@ -490,3 +490,39 @@ final class HybridWatchVirtualTimeStallXCTests: XCTestCase {
         }
     }
 }
+
+/// A broken variant: the system installed with virtual time, and the test waits on the wall
+/// clock (expectations) instead of in the bridge's run. Nothing happens (not even the managers'
+/// power-on, which takes virtual time in realistic mode); the failure says why.
+final class HybridWatchVirtualTimeWithoutARunXCTests: XCTestCase {
+    private let captured = SystemLifecycleXCTests.Captured()
+    private var expectedFailures: [String] = []
+
+    override func recordFailure(
+        withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool
+    ) {
+        if expectedFailures.contains(where: { description.contains($0) }) {
+            captured.add(description)
+        } else {
+            super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
+        }
+    }
+
+    func testAFailedTestThatNeverRanTheSystemsVirtualTimeIsToldSo() async throws {
+        let system = try installSimulatedSystem(.realistic(seed: 11), time: .virtual)
+        let watch = HybridWatch()
+        expectedFailures = ["the watch: advertising"]
+        await fulfillment(of: [expectation(watch, "advertising")], timeout: 0.2)
+        expectedFailures = []
+        XCTAssertEqual(captured.texts.count, 1)
+        let failureNote = await system.failureNote()
+        let note = try XCTUnwrap(failureNote)
+        XCTAssertEqual(
+            note,
+            "the simulated system's time is virtual and never moved: what the apps did waits for it (the next "
+                + "scheduled event, at 0.1s, never happened). Virtual time moves only in the system bridge's "
+                + "`run { }`, where it drives itself, or with its `advance(by:)`: run the test's body in "
+                + "`system.bridge.run { }`, or install the system with time following the wall clock (the default).")
+        withExtendedLifetime(watch) {}
+    }
+}

@@ -251,10 +251,20 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// peripheral out of range, which never times out, as with CoreBluetooth; a read the link
     /// has not answered), and the calls it made that got no callback (``unansweredCalls``). With
     /// time following the wall clock nothing reports a stall: a test that waits for ever ends
-    /// with its expectation's timeout, and this is where the call it waited on is named.
+    /// with its expectation's timeout, and this is where the call it waited on is named. With
+    /// ``Time/virtual`` time that never moved while something was scheduled, first that: the test
+    /// waited outside the bridge's run (on expectations, say), where virtual time stands still.
     package func failureNote() async -> String? {
         let waiting = await bridge.waitingOperations
         var notes: [String] = []
+        if time == .virtual, await bridge.now == .zero, let next = await bridge.nextScheduledDeadline {
+            notes.append(
+                "the simulated system's time is virtual and never moved: what the apps did waits for it (the next "
+                    + "scheduled event, at \(next), never happened). Virtual time moves only in the system bridge's "
+                    + "`run { }`, where it drives itself, or with its `advance(by:)`: run the test's body in "
+                    + "`system.bridge.run { }`, or install the system with time following the wall clock (the "
+                    + "default).")
+        }
         if !waiting.isEmpty {
             notes.append(
                 "operations the app started on the simulated system that were still waiting for their callback "
