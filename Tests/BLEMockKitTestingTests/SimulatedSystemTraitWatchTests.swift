@@ -42,7 +42,9 @@ extension SimulatedSystemTraitTests {
 
     static func sequence(_ count: Int) -> [Data] { (0..<count).map { Data([UInt8($0 >> 8), UInt8($0 & 0xFF)]) } }
 
-    @Suite("The hybrid watch apps on the trait's realistic system", .simulatedSystem(.realistic(seed: 9)))
+    @Suite(
+        "The hybrid watch apps on the trait's realistic system", .simulatedSystem(.realistic(seed: 9)),
+        .timeLimit(.minutes(10)))
     struct HybridWatchSuite {
         @Test("The companion connects within its own timeout and streams a file paced by readiness")
         func theCompanionStreamsAFile() async throws {
