@@ -69,3 +69,48 @@ private final class ReadLoop: @unchecked Sendable {
     var goesOn: Bool { lock.withLock { !stopped } }
     func stop() { lock.withLock { stopped = true } }
 }
+
+/// A `waitUntil` on the simulated system's bridge that goes on longer than its patience with
+/// time following the wall clock: reported once while the wait goes on, until its task is
+/// cancelled.
+final class SystemWaitReportXCTests: XCTestCase {
+    func testAWaitThatGoesOnPastItsPatienceIsReportedOnceAndGoesOn() throws {
+        let turn = SimulatedSystem.Turn(holder: "the XCTest \(name)", othersWait: false)
+        let system = try SimulatedSystem.install(
+            .realistic(seed: 5), time: .wallClock, initialState: .poweredOn, installedBy: "SystemWaitReportXCTests",
+            turn: turn, waitPatience: .milliseconds(300))
+        addTeardownBlock { turn.end() }
+        let bridge = system.bridge
+        XCTAssertEqual(system.waitReports, [])
+        let ended = expectation(description: "the wait ended")
+        let waiting = Task {
+            await bridge.waitUntil { _ in false }
+            ended.fulfill()
+        }
+        let reported = XCTNSPredicateExpectation(
+            predicate: NSPredicate { _, _ in !system.waitReports.isEmpty }, object: nil)
+        wait(for: [reported], timeout: 10)
+        let report = try XCTUnwrap(system.waitReports.first)
+        XCTAssertTrue(
+            report.hasPrefix(
+                "a bridge.waitUntil { … } on the simulated system (installed by SystemWaitReportXCTests; seed 5) has "
+                    + "waited 0."),
+            report)
+        XCTAssertTrue(
+            report.contains(" s of wall time (since ")
+                && report.contains(") and its condition still does not hold. With time "),
+            report)
+        XCTAssertTrue(report.contains("No operation is waiting in the simulation. Bound the wait"), report)
+        // Once per wait, and the wait goes on (the driver looks at the waits every 0.3 s).
+        ended.isInverted = true
+        wait(for: [ended], timeout: 1)
+        XCTAssertEqual(system.waitReports.count, 1)
+        let cancelled = expectation(description: "the cancelled wait ended")
+        Task {
+            await waiting.value
+            cancelled.fulfill()
+        }
+        waiting.cancel()
+        wait(for: [cancelled], timeout: 10)
+    }
+}

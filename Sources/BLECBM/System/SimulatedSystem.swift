@@ -120,12 +120,15 @@ public final class SimulatedSystem: @unchecked Sendable {
 
     /// Installs the process-wide system for a test's ``Turn`` (the XCTest helper's): as
     /// ``install(_:time:initialState:installedBy:)``, and the turn's ``Turn/end()`` uninstalls it.
+    /// With time following the wall clock, a `waitUntil` on its bridge that has waited
+    /// `waitPatience` is reported (``waitReports``).
     package static func install(
         _ configuration: MockBLEBridge.Configuration, time: Time, initialState: CBMManagerState,
-        installedBy: String, turn: Turn?
+        installedBy: String, turn: Turn?, waitPatience: Duration = WallClockDriver.waitPatience
     ) throws -> SimulatedSystem {
         try slot.install(by: installedBy, turn: turn) {
-            SimulatedSystem(configuration, time: time, initialState: initialState, by: installedBy)
+            SimulatedSystem(
+                configuration, time: time, initialState: initialState, by: installedBy, waitPatience: waitPatience)
         }
     }
 
@@ -215,20 +218,32 @@ public final class SimulatedSystem: @unchecked Sendable {
     }
 
     private convenience init(
-        _ configuration: MockBLEBridge.Configuration, time: Time, initialState: CBMManagerState, by: String
+        _ configuration: MockBLEBridge.Configuration, time: Time, initialState: CBMManagerState, by: String,
+        waitPatience: Duration = WallClockDriver.waitPatience
     ) {
-        self.init(bridge: MockBLEBridge(configuration: configuration), time: time, initialState: initialState, by: by)
+        self.init(
+            bridge: MockBLEBridge(configuration: configuration), time: time, initialState: initialState, by: by,
+            waitPatience: waitPatience)
     }
 
-    private init(bridge: MockBLEBridge, time: Time, initialState: CBMManagerState, by: String) {
+    private init(
+        bridge: MockBLEBridge, time: Time, initialState: CBMManagerState, by: String,
+        waitPatience: Duration = WallClockDriver.waitPatience
+    ) {
         self.bridge = bridge
         self.time = time
         installedBy = by
         MockCentralEngine.setInitialState(initialState, on: bridge)
         // (A test awaits this bridge while apps call it from their queues.)
         CommandQueue.of(bridge).applyOffAppQueues()
-        driver = time == .wallClock ? WallClockDriver(bridge: bridge) : nil
+        driver = time == .wallClock ? WallClockDriver(bridge: bridge, system: by, waitPatience: waitPatience) : nil
     }
+
+    /// The reports of `waitUntil` calls on the bridge that waited longer than the patience with
+    /// time following the wall clock (each also written to standard error): with that time nothing
+    /// reports a stall, so a wait whose condition cannot hold would keep a test waiting for ever
+    /// without a word.
+    package var waitReports: [String] { driver?.waitReports ?? [] }
 
     /// Whether the system is still installed.
     public var isInstalled: Bool { lock.withLock { installed } }

@@ -18,12 +18,25 @@ final class WallClockDriver: Sendable {
     /// may have scheduled something sooner than what it was waiting for).
     static let tick: Duration = .milliseconds(2)
 
+    /// How long a `waitUntil` on the bridge waits, in wall time, before it is reported.
+    static let waitPatience: Duration = .seconds(10)
+
+    /// How often the driver looks for waits to report.
+    static let waitCheckInterval: Duration = .seconds(1)
+
     private let bridge: MockBLEBridge
     private let task: Task<Void, Never>
     private let start: ContinuousClock.Instant
     private let origin: VirtualClock.Instant
+    private let reports: LockedValue<[String]>
 
-    init(bridge: MockBLEBridge) {
+    /// The reports of `waitUntil` calls that waited longer than the patience, so far (each is
+    /// also written to standard error as it is made).
+    var waitReports: [String] { reports.value }
+
+    /// Starts moving `bridge`'s time along with the wall clock; `waitPatience` is how long a
+    /// `waitUntil` on it may wait before it is reported (see ``WaitReport``), named by `system`.
+    init(bridge: MockBLEBridge, system: String, waitPatience: Duration = WallClockDriver.waitPatience) {
         let clock = ContinuousClock()
         let start = clock.now
         let origin = bridge.clockNow
@@ -35,10 +48,25 @@ final class WallClockDriver: Sendable {
         // Disconnection timestamps are the wall clock's, as CoreBluetooth's are.
         LockedValue.on(bridge, key: TimestampOrigin.self, initial: 0).value =
             CFAbsoluteTimeGetCurrent() - MockCentralEngine.seconds(origin)
+        let reports = LockedValue<[String]>([])
+        self.reports = reports
+        let checkInterval = min(Self.waitCheckInterval, waitPatience)
         task = Task.detached { [weak bridge] in
+            var reported: Set<Int> = []
+            var lastCheck = clock.now
             while !Task.isCancelled {
                 guard let bridge else { return }
                 let next = await bridge.followTime(to: origin.advanced(by: clock.now - start))
+                if clock.now - lastCheck >= checkInterval {
+                    lastCheck = clock.now
+                    let now = origin.advanced(by: clock.now - start)
+                    for report in await WaitReport.due(
+                        on: bridge, at: now, patience: waitPatience, skipping: &reported, system: system)
+                    {
+                        reports.value.append(report)
+                        Warning.emit(report)
+                    }
+                }
                 var wait = Self.tick
                 if let next {
                     let due = origin.duration(to: next) - (clock.now - start)
@@ -57,5 +85,58 @@ final class WallClockDriver: Sendable {
         task.cancel()
         CommandQueue.of(bridge).followTime(nil)
         bridge.setTimeOwner(nil)
+    }
+}
+
+/// A report of a `waitUntil` on a simulated system's bridge whose condition has not held after
+/// the patience, in wall time. With time following the wall clock no stall is reported (a
+/// test may wait on the wall clock for as long as it likes, for an app's timer say), and
+/// nothing ends such a wait but its condition or its task's cancellation: a wait that cannot
+/// end would keep an XCTest waiting for ever without a word. So it is reported, once per
+/// wait, with what the simulation still waits on; the wait goes on.
+package enum WaitReport {
+    /// The reports of the waits on `bridge` that have waited `patience` or longer at `now` and
+    /// are not in `reported` (their tokens are added to it).
+    static func due(
+        on bridge: MockBLEBridge, at now: VirtualClock.Instant, patience: Duration, skipping reported: inout Set<Int>,
+        system: String
+    ) async -> [String] {
+        let started = await bridge.waitsStarted
+        let due = started.filter { !reported.contains($0.token) && $0.since.duration(to: now) >= patience }
+        guard !due.isEmpty else { return [] }
+        let waiting = await bridge.waitingOperations
+        let seed = bridge.configuration.seed
+        return due.map { wait in
+            reported.insert(wait.token)
+            return message(since: wait.since, now: now, waiting: waiting, seed: seed, system: system)
+        }
+    }
+
+    /// The report of a wait that started at `since` and still waits at `now`, while the
+    /// operations `waiting` wait in the simulation of a bridge with `seed`, on the system
+    /// installed by `system`.
+    package static func message(
+        since: VirtualClock.Instant, now: VirtualClock.Instant, waiting: [String], seed: UInt64, system: String
+    ) -> String {
+        var text =
+            "a bridge.waitUntil { … } on the simulated system (installed by \(system); seed \(seed)) has waited "
+            + "\(tenths(since.duration(to: now))) s of wall time (since \(since)) and its condition still does not "
+            + "hold. With time following the wall clock nothing ends it but its condition or cancelling its task: "
+            + "if the condition cannot hold, the test waits for ever. "
+        if waiting.isEmpty {
+            text += "No operation is waiting in the simulation."
+        } else {
+            text += "Still waiting in the simulation: " + waiting.joined(separator: "; ") + "."
+        }
+        return text
+            + " Bound the wait (await it in a task that fulfils an expectation, and cancel the task when the "
+            + "expectation times out)."
+    }
+
+    /// `duration` in seconds, to a tenth ("0.3", "12.0").
+    private static func tenths(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let tenths = seconds * 10 + attoseconds / 100_000_000_000_000_000
+        return "\(tenths / 10).\(tenths % 10)"
     }
 }

@@ -35,6 +35,12 @@ extension MockBLEBridge {
         }
     }
 
+    /// The ``waitUntil(_:)`` calls still waiting: a token for each (the same for the same wait)
+    /// and the instant it started waiting.
+    package var waitsStarted: [(token: Int, since: VirtualClock.Instant)] {
+        pendingConditions.lazy.filter { !self.conditions.hasEnded($0.token) }.map { ($0.token, $0.since) }
+    }
+
     /// Resumes the waits whose condition now holds.
     func checkConditions() {
         guard !pendingConditions.isEmpty else { return }
