@@ -372,21 +372,9 @@ final class HybridWatchSpecXCTests: XCTestCase {
 
 /// What a test hears when its app is left waiting: deliberately broken variants. (XCTest has no
 /// `XCTExpectFailure` here: the expected failures are captured instead of failing.)
-final class HybridWatchLeftWaitingXCTests: XCTestCase {
+final class HybridWatchLeftWaitingXCTests: ExpectedFailuresTestCase {
     private let farIdentifier = UUID(uuidString: "5A7E0000-0000-0000-0000-0000000000F1")!
     private var system: SimulatedSystem!
-    private let captured = SystemLifecycleXCTests.Captured()
-    private var expectedFailures: [String] = []
-
-    override func recordFailure(
-        withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool
-    ) {
-        if expectedFailures.contains(where: { description.contains($0) }) {
-            captured.add(description)
-        } else {
-            super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
-        }
-    }
 
     override func setUp() async throws {
         system = try installSimulatedSystem(.realistic(seed: 4))
@@ -494,19 +482,7 @@ final class HybridWatchVirtualTimeStallXCTests: XCTestCase {
 /// A broken variant: the system installed with virtual time, and the test waits on the wall
 /// clock (expectations) instead of in the bridge's run. Nothing happens (not even the managers'
 /// power-on, which takes virtual time in realistic mode); the failure says why.
-final class HybridWatchVirtualTimeWithoutARunXCTests: XCTestCase {
-    private let captured = SystemLifecycleXCTests.Captured()
-    private var expectedFailures: [String] = []
-
-    override func recordFailure(
-        withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool
-    ) {
-        if expectedFailures.contains(where: { description.contains($0) }) {
-            captured.add(description)
-        } else {
-            super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
-        }
-    }
+final class HybridWatchVirtualTimeWithoutARunXCTests: ExpectedFailuresTestCase {
 
     func testAFailedTestThatNeverRanTheSystemsVirtualTimeIsToldSo() async throws {
         let system = try installSimulatedSystem(.realistic(seed: 11), time: .virtual)

@@ -9,29 +9,7 @@ struct MidwayError: Error {}
 /// The system's life across an XCTest class's tests: each starts with none installed and ends
 /// leaving none, however it ended, and what a test left behind (managers still alive) does not
 /// reach the next one.
-final class SystemLifecycleXCTests: XCTestCase {
-    /// Failures this class's tests expect (where XCTest has no `XCTExpectFailure`): recorded
-    /// failures whose description contains one of them are captured instead of failing.
-    private var expectedFailures: [String] = []
-    private let captured = Captured()
-
-    final class Captured: @unchecked Sendable {
-        // @unchecked Sendable: `stored` is only touched under `lock`.
-        private let lock = NSLock()
-        private var stored: [String] = []
-        func add(_ text: String) { lock.withLock { stored.append(text) } }
-        var texts: [String] { lock.withLock { stored } }
-    }
-
-    override func recordFailure(
-        withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool
-    ) {
-        if expectedFailures.contains(where: { description.contains($0) }) {
-            captured.add(description)
-        } else {
-            super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
-        }
-    }
+final class SystemLifecycleXCTests: ExpectedFailuresTestCase {
 
     override func setUp() {
         XCTAssertNil(SimulatedSystem.current, "the previous test left a system installed")
