@@ -34,10 +34,10 @@ final class HybridWatchCompanion: NSObject, CBCentralManagerDelegate, CBPeripher
     private var fileCharacteristic: CBCharacteristic?
     private var activityCharacteristic: CBCharacteristic?
     private var outgoing: [UInt8] = []
-    private var observers: [(String, Int, () -> Void)] = []
+    private var journal = AppJournal()
 
     /// What happened, in order (on `queue`).
-    private(set) var events: [String] = []
+    var events: [String] { journal.events }
     /// The activity values notified, in order (on `queue`).
     private(set) var activity: [Data] = []
     /// The last RSSI read (on `queue`).
@@ -58,19 +58,11 @@ final class HybridWatchCompanion: NSObject, CBCentralManagerDelegate, CBPeripher
 
     /// Runs `body` on the app's queue once `event` has happened `times` times (at once if it has).
     func when(_ event: String, times: Int = 1, _ body: @escaping () -> Void) {
-        queue.async {
-            if self.events.filter({ $0 == event }).count >= times { return body() }
-            self.observers.append((event, times, body))
-        }
+        queue.async { self.journal.when(event, times: times, body)?() }
     }
 
     private func note(_ event: String) {
-        events.append(event)
-        guard observers.contains(where: { $0.0 == event }) else { return }
-        let count = events.filter { $0 == event }.count
-        let due = observers.filter { $0.0 == event && $0.1 <= count }
-        observers.removeAll { $0.0 == event && $0.1 <= count }
-        for (_, _, body) in due { body() }
+        for body in journal.note(event) { body() }
     }
 
     // MARK: What the user (or the rest of the app) asks
@@ -255,9 +247,9 @@ final class HybridWatch: NSObject, CBPeripheralManagerDelegate {
     private var manager: CBPeripheralManager?
     private var activityCharacteristic: CBMutableCharacteristic?
     private var toNotify: [Data] = []
-    private var observers: [(String, Int, () -> Void)] = []
+    private var journal = AppJournal()
     /// What happened, in order (on `queue`).
-    private(set) var events: [String] = []
+    var events: [String] { journal.events }
     /// The file bytes received, in order (on `queue`).
     private(set) var received: [UInt8] = []
     /// How many updates waited for `peripheralManagerIsReady` (on `queue`).
@@ -272,19 +264,11 @@ final class HybridWatch: NSObject, CBPeripheralManagerDelegate {
 
     /// Runs `body` on the watch's queue once `event` has happened `times` times (at once if it has).
     func when(_ event: String, times: Int = 1, _ body: @escaping () -> Void) {
-        queue.async {
-            if self.events.filter({ $0 == event }).count >= times { return body() }
-            self.observers.append((event, times, body))
-        }
+        queue.async { self.journal.when(event, times: times, body)?() }
     }
 
     private func note(_ event: String) {
-        events.append(event)
-        guard observers.contains(where: { $0.0 == event }) else { return }
-        let count = events.filter { $0 == event }.count
-        let due = observers.filter { $0.0 == event && $0.1 <= count }
-        observers.removeAll { $0.0 == event && $0.1 <= count }
-        for (_, _, body) in due { body() }
+        for body in journal.note(event) { body() }
     }
 
     /// Notifies `count` activity values (a big-endian sequence number each), as fast as the
@@ -346,5 +330,29 @@ final class HybridWatch: NSObject, CBPeripheralManagerDelegate {
             }
             toNotify.removeFirst()
         }
+    }
+}
+
+/// What an app noted happening, in order, and the bodies waiting for an event to have happened
+/// a number of times (used on the app's queue only).
+struct AppJournal {
+    private(set) var events: [String] = []
+    private var observers: [(event: String, times: Int, body: () -> Void)] = []
+
+    /// Notes `event`; returns the bodies now due, to run in order.
+    mutating func note(_ event: String) -> [() -> Void] {
+        events.append(event)
+        guard observers.contains(where: { $0.event == event }) else { return [] }
+        let count = events.filter { $0 == event }.count
+        let due = observers.filter { $0.event == event && $0.times <= count }
+        observers.removeAll { $0.event == event && $0.times <= count }
+        return due.map(\.body)
+    }
+
+    /// Keeps `body` until `event` has happened `times` times; returns it instead when it has.
+    mutating func when(_ event: String, times: Int, _ body: @escaping () -> Void) -> (() -> Void)? {
+        if events.filter({ $0 == event }).count >= times { return body }
+        observers.append((event, times, body))
+        return nil
     }
 }
