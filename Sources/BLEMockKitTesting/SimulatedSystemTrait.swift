@@ -84,7 +84,7 @@ public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
         }
         // (Also a system CoreBluetoothMock's statics installed after the test tore its own down.)
         defer { turn.end() }
-        let failed = FailureFlag()
+        let failed = LockedValue(false)
         do {
             try await SimulatedSystem.$scopeTurn.withValue(turn) {
                 try await Self.watching(failed, test: test, testCase: testCase, function)
@@ -94,16 +94,16 @@ public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
             await Self.recordFailureNote(of: turn.system ?? system)
             throw error
         }
-        if failed.isSet { await Self.recordFailureNote(of: turn.system ?? system) }
+        if failed.value { await Self.recordFailureNote(of: turn.system ?? system) }
     }
 
     /// Runs `function`, setting `failed` when an issue recorded in it fails the test.
     private static func watching(
-        _ failed: FailureFlag, test: Test, testCase: Test.Case?, _ function: @Sendable () async throws -> Void
+        _ failed: LockedValue<Bool>, test: Test, testCase: Test.Case?, _ function: @Sendable () async throws -> Void
     ) async throws {
         #if compiler(>=6.2)
             let watch = IssueHandlingTrait.compactMapIssues { issue in
-                if issue.isFailure { failed.set() }
+                if issue.isFailure { failed.value = true }
                 return issue
             }
             try await withoutActuallyEscaping(function) { function in
@@ -134,14 +134,4 @@ extension Trait where Self == SimulatedSystemTrait {
     ) -> Self {
         SimulatedSystemTrait(configuration: configuration, time: time, initialState: initialState)
     }
-}
-
-/// Whether a test failed, set from wherever its issues are recorded.
-private final class FailureFlag: @unchecked Sendable {
-    // @unchecked Sendable: `value` is only read and written with `lock` held.
-    private let lock = Lock()
-    private var value = false
-
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
 }

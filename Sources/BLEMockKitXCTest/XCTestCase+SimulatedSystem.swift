@@ -59,31 +59,21 @@ extension XCTestCase {
         let turn = SimulatedSystem.Turn(holder: "the XCTest \(name)", othersWait: false)
         let system = try SimulatedSystem.install(
             configuration, time: time, initialState: initialState, installedBy: "the XCTest \(name)", turn: turn)
-        let failed = FailedFlag()
+        let failed = LockedValue(false)
         // (Teardown blocks run last added first: this one after the next.)
         addTeardownBlock { @Sendable in
             // A test that failed (an expectation that timed out, say) hears of the operations its
             // app started that were still waiting and the calls it made that got no callback:
             // the callback it waited for may be one of theirs.
-            if failed.isSet, let note = await (turn.system ?? system).failureNote() {
+            if failed.value, let note = await (turn.system ?? system).failureNote() {
                 XCTFail(note, file: file, line: line)
             }
             // (Also a system CoreBluetoothMock's statics installed after the test tore its own down.)
             turn.end()
         }
         addTeardownBlock { [weak self] in
-            if (self?.testRun?.totalFailureCount ?? 0) > 0 { failed.set() }
+            if (self?.testRun?.totalFailureCount ?? 0) > 0 { failed.value = true }
         }
         return system
     }
-}
-
-/// Whether a test failed, noted by one teardown block for another.
-private final class FailedFlag: @unchecked Sendable {
-    // @unchecked Sendable: `value` is only read and written with `lock` held.
-    private let lock = Lock()
-    private var value = false
-
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
 }

@@ -179,19 +179,7 @@ public enum CBMCentralManagerFactory {
     }
 }
 
-/// A value a test set on a bridge, read and written under a lock.
-final class LockedValue<Value: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: `stored` is only read and written with `lock` held.
-    private let lock = Lock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-
+extension LockedValue {
     /// The bridge's value for the setting named by `key` (`initial` until set).
     static func on(_ bridge: MockBLEBridge, key: Any.Type, initial: Value) -> LockedValue {
         bridge.frontEndSettings.object(for: ObjectIdentifier(key)) { LockedValue(initial) }

@@ -81,14 +81,14 @@ struct Link: Sendable {
 
     init(
         key: LinkKey, generation: Int, mtu: Int, random: SeededGenerator, negotiated: NegotiatedLink? = nil,
-        connectionInterval: Duration? = nil, packetsPerEvent: Int
+        connectionInterval: Duration?, packetsPerEvent: Int
     ) {
         self.key = key
         self.generation = generation
         self.mtu = mtu
         self.random = random
         self.negotiated = negotiated
-        self.connectionInterval = connectionInterval ?? negotiated?.connectionInterval
+        self.connectionInterval = connectionInterval
         self.packetsPerEvent = packetsPerEvent
     }
 

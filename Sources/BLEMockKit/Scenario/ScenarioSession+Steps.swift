@@ -104,7 +104,7 @@ extension ScenarioSession {
         case .advance(let duration):
             await bridge.advance(by: duration)
         case .advanceTo(let duration, let origin):
-            let start = origin == .connect ? connectedAt.instant ?? .zero : .zero
+            let start = origin == .connect ? connectedAt.value ?? .zero : .zero
             let target = start.advanced(by: duration)
             if await bridge.now < target { await bridge.advance(to: target) }
         case .inject(let injection):

@@ -14,7 +14,7 @@ final class ScenarioSession: Sendable {
     let central: MockCentralManager
     let peripheral: LoadedPeripheral
     /// When the most recent `connect` step succeeded (what `advance` `from: connect` counts from).
-    let connectedAt = ConnectionInstant()
+    let connectedAt = LockedValue<VirtualClock.Instant?>(nil)
     /// Taps on the managers' events, read after each step.
     let centralTap: Int
     let peripheralTap: Int
@@ -114,7 +114,7 @@ final class ScenarioSession: Sendable {
         }
         if case .scan = step.operation { record.discovered = .array(seen.discoveries.map(Self.describe)) }
         record.mtu = await linkMTU
-        if case .connect = step.operation, record.ok { connectedAt.instant = await bridge.now }
+        if case .connect = step.operation, record.ok { connectedAt.value = await bridge.now }
         record.time = await bridge.now - .zero
         record.started = started - .zero
         record.logRange = logBefore..<(await bridge.logCount)
@@ -253,18 +253,6 @@ extension ScenarioStep.Operation {
             true
         default: false
         }
-    }
-}
-
-/// When the session's most recent connection was made; set and read by the session's steps.
-final class ConnectionInstant: @unchecked Sendable {
-    // @unchecked Sendable: `value` is only read and written with `lock` held.
-    private let lock = Lock()
-    private var value: VirtualClock.Instant?
-
-    var instant: VirtualClock.Instant? {
-        get { lock.withLock { value } }
-        set { lock.withLock { value = newValue } }
     }
 }
 

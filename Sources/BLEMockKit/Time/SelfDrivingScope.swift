@@ -44,7 +44,7 @@ enum SelfDrivingScope {
         ending: @escaping @Sendable () -> Void = {},
         stall: @escaping @Sendable (Step) async -> any Error, body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        let finished = Flag()
+        let finished = LockedValue(false)
         let outcome = Outcome<T>()
         // (Unstructured tasks, so that a stall is reported whatever the body does; they inherit
         // the caller's task-locals, and prefer the scope's executor.)
@@ -52,7 +52,7 @@ enum SelfDrivingScope {
             let result = await HelperTask.$preferredExecutor.withValue(executor) { () async -> Result<T, any Error> in
                 do { return .success(try await body()) } catch { return .failure(error) }
             }
-            finished.set()
+            finished.value = true
             // The driver may be waiting for outside work (the body's last steps ran off the
             // executor, on the main queue say, and it found nothing scheduled): it stops waiting
             // now, rather than after the stall patience, as the scope's caller waits for it.
@@ -97,7 +97,7 @@ enum SelfDrivingScope {
 
     /// The driver: one step of time each time the scope's tasks all wait, until the body ends.
     private static func drive(
-        _ executor: SimulationExecutor, _ patience: Duration, _ finished: Flag,
+        _ executor: SimulationExecutor, _ patience: Duration, _ finished: LockedValue<Bool>,
         _ settle: @Sendable () async -> Bool, _ recheck: @Sendable () async -> Bool, _ step: @Sendable () async -> Step,
         _ release: @Sendable () async -> Bool, _ stall: @Sendable (Step) async -> any Error
     ) async throws {
@@ -126,8 +126,8 @@ enum SelfDrivingScope {
     /// scope's caller was cancelled first. (The body was cancelled with it, but may still wait on
     /// another task of the scope, one that only time or cancellation ends: the scope's outcome
     /// is then the cancellation, and its ending cancels the scope's other tasks.)
-    private static func checkEnded(_ finished: Flag) throws {
-        if finished.isSet { throw Ended() }
+    private static func checkEnded(_ finished: LockedValue<Bool>) throws {
+        if finished.value { throw Ended() }
         if Task.isCancelled { throw CancellationError() }
     }
 
@@ -157,17 +157,6 @@ enum SelfDrivingScope {
 
     /// How often waits on the app's state are read again while the scope waits for outside work.
     static let recheckInterval: Duration = .milliseconds(10)
-
-    /// A flag set once, readable from any thread.
-    final class Flag: @unchecked Sendable {
-        // @unchecked Sendable: `value` is only read and written with `lock` held.
-        private let lock = Lock()
-        private var value = false
-
-        var isSet: Bool { lock.withLock { value } }
-
-        func set() { lock.withLock { value = true } }
-    }
 
     /// The scope's outcome: the first of the body's result and the driver's stall.
     final class Outcome<T: Sendable>: @unchecked Sendable {
