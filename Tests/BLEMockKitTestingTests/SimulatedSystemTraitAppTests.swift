@@ -62,6 +62,16 @@ extension SimulatedSystemTraitTests {
         .build()
     }
 
+    /// A retrievable, connectable peripheral named "Far" that is out of range: a connection to it
+    /// waits for ever, as CoreBluetooth's do.
+    static func farSpec(_ identifier: UUID) -> CBMPeripheralSpec {
+        CBMPeripheralSpec.simulatePeripheral(identifier: identifier, proximity: .outOfRange)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Far"], withInterval: 0.05)
+            .connectable(name: "Far", services: [], delegate: nil)
+            .allowForRetrieval()
+            .build()
+    }
+
     final class SensorDelegate: CBMPeripheralSpecDelegate {
         func peripheral(_ peripheral: CBMPeripheralSpec, didReceiveReadRequestFor characteristic: CBMCharacteristicMock)
             -> Result<Data, any Error>
@@ -206,12 +216,7 @@ extension SimulatedSystemTraitTests {
             let centrals = UnansweredCallsInAFailedRunTests.Notes()
             let kept = Kept()  // (the app outlives the test's body, as a test case's property does)
             let comments = try await Self.capturingIssues {
-                let far = CBMPeripheralSpec.simulatePeripheral(identifier: identifier, proximity: .outOfRange)
-                    .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Far"], withInterval: 0.05)
-                    .connectable(name: "Far", services: [], delegate: nil)
-                    .allowForRetrieval()
-                    .build()
-                CBMCentralManagerMock.simulatePeripherals([far])
+                CBMCentralManagerMock.simulatePeripherals([SimulatedSystemTraitTests.farSpec(identifier)])
                 let app = Connector(identifier: identifier)
                 kept.app = app
                 let queue = DispatchQueue(label: "app")

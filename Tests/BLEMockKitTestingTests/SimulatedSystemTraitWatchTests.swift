@@ -124,12 +124,7 @@ extension SimulatedSystemTraitTests {
             let identifier = UUID(uuidString: "5A7E0000-0000-0000-0000-0000000010F2")!
             let kept = KeptCompanion()
             let comments = try await Self.capturingIssues {
-                let far = CBMPeripheralSpec.simulatePeripheral(identifier: identifier, proximity: .outOfRange)
-                    .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Far"], withInterval: 0.05)
-                    .connectable(name: "Far", services: [], delegate: nil)
-                    .allowForRetrieval()
-                    .build()
-                CBMCentralManagerMock.simulatePeripherals([far])
+                CBMCentralManagerMock.simulatePeripherals([SimulatedSystemTraitTests.farSpec(identifier)])
                 // The app forgot to arm its timeout (an hour).
                 let companion = HybridWatchCompanion(connectTimeout: 3_600)
                 kept.app = companion
