@@ -77,8 +77,10 @@ struct AsyncWrapperAppTests {
         // seed may give another log.
         // The upload completes whole either way (an app told it cannot send hears the ready
         // callback it is owed); whether the queue ever filled is what varies.
+        // The app's timeouts on the bridge's clock: on the wall clock, a loaded machine (the whole
+        // suite in one process on two cores) let 5 s pass before a realistic connect completed.
         let readyCallbacks = try await bridge.run { @MainActor in
-            let run = try await asyncUpload(on: bridge)
+            let run = try await asyncUpload(on: bridge, clock: bridge.clock)
             #expect(try run.result.get() == TransferService.checksum(asyncWrapperFile))
             #expect(run.watch.receivedBytes == asyncWrapperFile)
             #expect(run.client.problems.isEmpty && run.watch.problems.isEmpty)
