@@ -27,4 +27,13 @@ struct WaitReportTests {
         #expect(report.contains("has waited 10.0 s of wall time (since 0s)"))
         #expect(report.contains("No operation is waiting in the simulation. Bound the wait"))
     }
+
+    @Test func aWaitLeftSuspendedByUninstallingIsNamedInTheSingular() {
+        #expect(
+            WaitReport.leftWaiting(1, seed: 3, system: "the XCTest testScan")
+                == "the simulated system (installed by the XCTest testScan; seed 3) was uninstalled while 1 "
+                + "bridge.waitUntil { … } call on its bridge still waited. Its time has stopped and its managers are "
+                + "invalid, so it ends only if its task is cancelled. Await or cancel such waits before the system is "
+                + "uninstalled (in the test, before tearDown).")
+    }
 }

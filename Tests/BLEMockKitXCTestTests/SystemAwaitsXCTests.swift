@@ -114,3 +114,60 @@ final class SystemWaitReportXCTests: XCTestCase {
         wait(for: [cancelled], timeout: 10)
     }
 }
+
+/// A `waitUntil` on the simulated system's bridge still suspended as the system is uninstalled:
+/// its time has stopped, so nothing but cancelling its task ends it, and the uninstall says so.
+final class SystemUninstallWaitReportXCTests: XCTestCase {
+    func testUninstallingTheSystemReportsTheWaitsItLeavesSuspended() throws {
+        let turn = SimulatedSystem.Turn(holder: "the XCTest \(name)", othersWait: false)
+        let system = try SimulatedSystem.install(
+            .realistic(seed: 8), time: .wallClock, initialState: .poweredOn, installedBy: "SystemUninstallXCTests",
+            turn: turn)
+        addTeardownBlock { turn.end() }
+        let bridge = system.bridge
+        let waits = (0..<2).map { _ in Task { await bridge.waitUntil { _ in false } } }
+        let suspended = XCTNSPredicateExpectation(
+            predicate: NSPredicate { _, _ in bridge.suspendedWaits == 2 }, object: nil)
+        wait(for: [suspended], timeout: 10)
+        XCTAssertEqual(system.waitReports, [])
+        system.uninstall()
+        XCTAssertEqual(
+            system.waitReports,
+            [
+                "the simulated system (installed by SystemUninstallXCTests; seed 8) was uninstalled while 2 "
+                    + "bridge.waitUntil { … } calls on its bridge still waited. Its time has stopped and its managers "
+                    + "are invalid, so they end only if their tasks are cancelled. Await or cancel such waits before "
+                    + "the system is uninstalled (in the test, before tearDown)."
+            ])
+        // Said once: uninstalling again does nothing.
+        system.uninstall()
+        XCTAssertEqual(system.waitReports.count, 1)
+        let ended = expectation(description: "the cancelled waits ended")
+        ended.expectedFulfillmentCount = 2
+        for wait in waits {
+            Task {
+                await wait.value
+                ended.fulfill()
+            }
+            wait.cancel()
+        }
+        wait(for: [ended], timeout: 10)
+        XCTAssertEqual(bridge.suspendedWaits, 0)
+    }
+
+    func testASystemUninstalledWithNoWaitSuspendedReportsNothing() throws {
+        let turn = SimulatedSystem.Turn(holder: "the XCTest \(name)", othersWait: false)
+        let system = try SimulatedSystem.install(
+            .fast, time: .virtual, initialState: .poweredOn, installedBy: "SystemUninstallXCTests", turn: turn)
+        addTeardownBlock { turn.end() }
+        let bridge = system.bridge
+        let satisfied = expectation(description: "a wait whose condition held ended")
+        Task {
+            await bridge.waitUntil { _ in true }
+            satisfied.fulfill()
+        }
+        wait(for: [satisfied], timeout: 10)
+        system.uninstall()
+        XCTAssertEqual(system.waitReports, [])
+    }
+}

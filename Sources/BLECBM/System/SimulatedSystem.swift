@@ -226,6 +226,9 @@ public final class SimulatedSystem: @unchecked Sendable {
             waitPatience: waitPatience)
     }
 
+    /// The report of the waits the system's uninstalling left suspended, if it left any.
+    private let uninstallReports = LockedValue<[String]>([])
+
     private init(
         bridge: MockBLEBridge, time: Time, initialState: CBMManagerState, by: String,
         waitPatience: Duration = WallClockDriver.waitPatience
@@ -243,7 +246,9 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// time following the wall clock (each also written to standard error): with that time nothing
     /// reports a stall, so a wait whose condition cannot hold would keep a test waiting for ever
     /// without a word.
-    package var waitReports: [String] { driver?.waitReports ?? [] }
+    /// A wait the system's uninstalling leaves suspended is reported there too (see
+    /// ``WaitReport/leftWaiting(_:seed:system:)``).
+    package var waitReports: [String] { (driver?.waitReports ?? []) + uninstallReports.value }
 
     /// Whether the system is still installed.
     public var isInstalled: Bool { lock.withLock { installed } }
@@ -295,7 +300,9 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// state `unknown`, and later calls on them are ignored. So is a manager made on its bridge
     /// as, or after, it is uninstalled, outside the bridge's runs (an app's queue that made one
     /// just as the test ended): its delegate hears only `unknown`. Its time stops. Its ``bridge``
-    /// stays readable (log, `finish()`).
+    /// stays readable (log, `finish()`). A `waitUntil` still suspended on the bridge then ends only
+    /// if its task is cancelled: the uninstall says so on standard error, naming the system and
+    /// its seed.
     public func uninstall() {
         let wasInstalled = lock.withLock { () -> Bool in
             defer { installed = false }
@@ -307,6 +314,14 @@ public final class SimulatedSystem: @unchecked Sendable {
         driver?.stop()
         for engine in MockCentralEngine.engines(on: bridge) { engine.invalidate() }
         for engine in MockPeripheralEngine.engines(on: bridge) { engine.invalidate() }
+        // Its time has stopped and its managers are invalid: a wait still suspended on its bridge
+        // ends only if its task is cancelled. Said, not left to wait in silence.
+        let waits = bridge.suspendedWaits
+        if waits > 0 {
+            let report = WaitReport.leftWaiting(waits, seed: bridge.configuration.seed, system: installedBy)
+            uninstallReports.value.append(report)
+            Warning.emit(report)
+        }
     }
 
     // MARK: The one process-wide variable

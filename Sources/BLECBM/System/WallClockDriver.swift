@@ -133,6 +133,17 @@ package enum WaitReport {
             + "expectation times out)."
     }
 
+    /// The report of `count` `waitUntil` calls still suspended on the bridge of a system (with
+    /// `seed`, installed by `system`) as it is uninstalled: its time has stopped and its managers
+    /// are invalid, so nothing the system does will end them.
+    package static func leftWaiting(_ count: Int, seed: UInt64, system: String) -> String {
+        let calls = count == 1 ? "1 bridge.waitUntil { … } call" : "\(count) bridge.waitUntil { … } calls"
+        return "the simulated system (installed by \(system); seed \(seed)) was uninstalled while \(calls) on its "
+            + "bridge still waited. Its time has stopped and its managers are invalid, so \(count == 1 ? "it ends" : "they end") "
+            + "only if \(count == 1 ? "its task is" : "their tasks are") cancelled. Await or cancel such waits before the "
+            + "system is uninstalled (in the test, before tearDown)."
+    }
+
     /// `duration` in seconds, to a tenth ("0.3", "12.0").
     private static func tenths(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components

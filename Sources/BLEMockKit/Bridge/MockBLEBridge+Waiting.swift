@@ -41,6 +41,10 @@ extension MockBLEBridge {
         pendingConditions.lazy.filter { !self.conditions.hasEnded($0.token) }.map { ($0.token, $0.since) }
     }
 
+    /// How many ``waitUntil(_:)`` calls are suspended now, their condition not yet holding (read
+    /// from any thread: a simulated system being uninstalled reports those it leaves waiting).
+    package nonisolated var suspendedWaits: Int { conditions.suspendedCount }
+
     /// Resumes the waits whose condition now holds.
     func checkConditions() {
         guard !pendingConditions.isEmpty else { return }
@@ -85,6 +89,9 @@ final class ConditionWaiters: @unchecked Sendable {
         }
         if alreadyEnded { continuation.resume() }
     }
+
+    /// How many waits are suspended (their continuations registered, not yet resumed).
+    var suspendedCount: Int { lock.withLock { waiting.count } }
 
     /// Whether the wait with this token has ended.
     func hasEnded(_ token: Int) -> Bool {
