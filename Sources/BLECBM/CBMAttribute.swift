@@ -41,8 +41,12 @@ open class CBMService: CBMAttribute, @unchecked Sendable {
         super.init(uuid: uuid)
     }
 
-    /// The peripheral the service belongs to.
-    open var peripheral: CBMPeripheral? { lock.withLock { owner } }
+    /// The peripheral the service belongs to. (Its setter is internal, as CoreBluetoothMock's:
+    /// a test that imports BLECBM `@testable` may set it.)
+    open internal(set) var peripheral: CBMPeripheral? {
+        get { lock.withLock { owner } }
+        set { lock.withLock { owner = newValue } }
+    }
     /// Whether it is a primary service.
     open var isPrimary: Bool { remote.isPrimary }
     /// The characteristics discovered so far, or `nil` before any discovery.
@@ -102,8 +106,13 @@ open class CBMCharacteristic: CBMAttribute, @unchecked Sendable {
     /// when its service is built).
     func setService(_ service: CBMService) { owner = service }
 
-    /// The service the characteristic belongs to.
-    open var service: CBMService? { lock.withLock { owner } }
+    /// The service the characteristic belongs to. (Its setter is internal, as
+    /// CoreBluetoothMock's, as are those of ``value`` and ``isNotifying``: a test that imports
+    /// BLECBM `@testable` may set them, say to hand the app a value the peripheral did not send.)
+    open internal(set) var service: CBMService? {
+        get { lock.withLock { owner } }
+        set { lock.withLock { owner = newValue } }
+    }
 
     /// The service the characteristic belongs to (CoreBluetoothMock's name for it, from the time
     /// its `service` was not optional).
@@ -113,11 +122,17 @@ open class CBMCharacteristic: CBMAttribute, @unchecked Sendable {
         CBMCharacteristicProperties(rawValue: remote.properties.rawValue)
     }
     /// The latest value read or notified, or `nil` before any.
-    open var value: Data? { lock.withLock { storedValue } }
+    open internal(set) var value: Data? {
+        get { lock.withLock { storedValue } }
+        set { lock.withLock { storedValue = newValue } }
+    }
     /// The descriptors discovered so far, or `nil` before any discovery.
     open var descriptors: [CBMDescriptor]? { lock.withLock { storedDescriptors } }
     /// Whether notifications or indications are on for this characteristic.
-    open var isNotifying: Bool { lock.withLock { notifying } }
+    open internal(set) var isNotifying: Bool {
+        get { lock.withLock { notifying } }
+        set { lock.withLock { notifying = newValue } }
+    }
     /// Whether the characteristic is broadcast (always `false`, as on current systems).
     open var isBroadcasted: Bool { false }
 
@@ -157,8 +172,13 @@ open class CBMDescriptor: CBMAttribute, @unchecked Sendable {
     /// when its characteristic is built).
     func setCharacteristic(_ characteristic: CBMCharacteristic) { owner = characteristic }
 
-    /// The characteristic the descriptor belongs to.
-    open var characteristic: CBMCharacteristic? { lock.withLock { owner } }
+    /// The characteristic the descriptor belongs to. (Its setter is internal, as
+    /// CoreBluetoothMock's, as is that of ``value``: a test that imports BLECBM `@testable` may
+    /// set them.)
+    open internal(set) var characteristic: CBMCharacteristic? {
+        get { lock.withLock { owner } }
+        set { lock.withLock { owner = newValue } }
+    }
 
     /// The characteristic the descriptor belongs to (CoreBluetoothMock's name for it, from the
     /// time its `characteristic` was not optional).
@@ -167,7 +187,10 @@ open class CBMDescriptor: CBMAttribute, @unchecked Sendable {
     /// The latest value read, typed as CoreBluetooth types it: an `NSNumber` for the extended
     /// properties and client or server configuration descriptors, a `String` for the user
     /// description, `Data` for the others; `nil` before any read.
-    open var value: Any? { lock.withLock { storedValue } }
+    open internal(set) var value: Any? {
+        get { lock.withLock { storedValue } }
+        set { lock.withLock { storedValue = newValue } }
+    }
 
     /// A descriptor value as CoreBluetooth types it.
     static func typedValue(_ data: Data, uuid: BluetoothUUID) -> Any {
