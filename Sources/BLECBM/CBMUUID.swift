@@ -24,8 +24,8 @@ public final class CBMUUID: NSObject, NSCopying, @unchecked Sendable {
         super.init()
     }
 
-    /// Creates a UUID from a string of 4 or 8 hexadecimal digits, or a 128-bit UUID string with
-    /// dashes, as `CBUUID(string:)` does.
+    /// Creates a UUID from a string of 4 or 8 hexadecimal digits (with or without a `0x` prefix:
+    /// `"0x180D"` is `"180D"`), or a 128-bit UUID string with dashes, as `CBUUID(string:)` does.
     ///
     /// Like CoreBluetooth, which raises an exception, it stops the program on a string that is
     /// not a UUID, naming the string; use ``init(validating:)`` to get an error instead.
@@ -40,7 +40,23 @@ public final class CBMUUID: NSObject, NSCopying, @unchecked Sendable {
     /// Creates a UUID from a string as ``init(string:)`` does, throwing on a string that is not
     /// a UUID.
     public convenience init(validating string: String) throws(BluetoothUUID.ParseError) {
-        self.init(bluetoothUUID: try BluetoothUUID(string: string))
+        self.init(bluetoothUUID: try Self.parse(string))
+    }
+
+    /// The UUID a `CBUUID` string stands for: the kit's forms, and a 16- or 32-bit UUID written
+    /// with a `0x` prefix, which CoreBluetooth also takes (the kit's `BluetoothUUID` does not).
+    /// A bad digit after the prefix is named at its offset in the string given.
+    static func parse(_ string: String) throws(BluetoothUUID.ParseError) -> BluetoothUUID {
+        guard string.hasPrefix("0x"), [6, 10].contains(string.count) else { return try BluetoothUUID(string: string) }
+        do {
+            return try BluetoothUUID(string: String(string.dropFirst(2)))
+        } catch {
+            var reason = error.reason
+            if case .invalidCharacter(let character, let offset) = reason {
+                reason = .invalidCharacter(character, offset: offset + 2)
+            }
+            throw BluetoothUUID.ParseError(input: string, reason: reason)
+        }
     }
 
     /// Creates a UUID from 2, 4 or 16 bytes, most significant first, as `CBUUID(data:)` does.

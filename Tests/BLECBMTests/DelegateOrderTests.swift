@@ -253,6 +253,25 @@ struct DelegateOrderTests {
         #expect(Set([CBMUUID(string: "180D"), CBMUUID(string: "180d")]).count == 1)
     }
 
+    // Apps write 16-bit UUIDs as "0x180D" (CoreBluetooth takes the prefix; AsyncCoreBluetooth's
+    // tests, run on CoreBluetoothMock, whose CBMUUID is CBUUID, use "0xFFE0").
+    @Test func aShortUUIDWrittenWithA0xPrefixIsTheSameUUID() throws {
+        #expect(CBMUUID(string: "0x180D") == CBMUUID(string: "180D"))
+        #expect(CBMUUID(string: "0x180d").uuidString == "180D")
+        #expect(CBMUUID(string: "0x12345678").uuidString == "12345678")
+        // The prefix is taken only before 4 or 8 digits; a bad digit after it is named where
+        // it stands in the string given.
+        #expect(throws: BluetoothUUID.ParseError(input: "0x18G0", reason: .invalidCharacter("G", offset: 4))) {
+            try CBMUUID(validating: "0x18G0")
+        }
+        #expect(throws: BluetoothUUID.ParseError(input: "0x180", reason: .invalidLength(5))) {
+            try CBMUUID(validating: "0x180")
+        }
+        #expect(throws: BluetoothUUID.ParseError(input: "0X180D", reason: .invalidLength(6))) {
+            try CBMUUID(validating: "0X180D")
+        }
+    }
+
     @Test func errorsBridgeToNSErrorWithCoreBluetoothsDomainsAndCodes() {
         let disconnected = CBMError(.peripheralDisconnected) as NSError
         #expect(disconnected.domain == "CBErrorDomain" && disconnected.code == 7)
