@@ -51,11 +51,12 @@ extension MockCentralEngine {
             }
         case .failedToConnect(let remote, let error):
             deliverAbout { [self] in
+                let failure = connectionFailure(remote.identifier, error)
                 guard !endWithholding(remote.identifier) else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock { peripheral.storedState = .disconnected }
                 guard let (manager, delegate) = managerAndDelegate else { return }
-                delegate.centralManager(manager, didFailToConnect: peripheral, error: CBMError.bridging(error))
+                delegate.centralManager(manager, didFailToConnect: peripheral, error: failure)
             }
         case .disconnected(let remote, let reason):
             // (The link's mirror goes in the order of the app's callbacks: see LinkMirror.)

@@ -85,6 +85,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// Peripherals whose callbacks are withheld, and which, until the callback that ends their
     /// link or attempt (see ``endWithholding(_:)``).
     private var withheld: [UUID: Withholding] = [:]
+    /// The errors spec delegates refused connections with, by peripheral, until their attempts'
+    /// failures are reported (see ``connectionFailure(_:_:)``).
+    private var refusals: [UUID: UncheckedError] = [:]
     private var linkMirrors: [UUID: LinkMirror] = [:]
     /// The generation of the last link mirror made.
     private var linkGeneration: UInt64 = 0
@@ -733,29 +736,45 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         // (A spec's delegate is asked about a new connection, not about one that is up; nor when
         // the device is connected already, to another central or another app: the connection
         // is shared, as in CoreBluetoothMock.)
-        if !wasConnected,
-            let error = refusal(
+        // A refused connection is an attempt like any other, which fails where its link would
+        // have come up (at once in fast mode; after the connection latency in realistic timing,
+        // as CoreBluetoothMock waits a connection interval): an app that starts listening for
+        // the outcome just after its call hears it, and the bridge's log has it. The app gets
+        // the delegate's error as it was given.
+        let refused =
+            wasConnected
+            ? nil
+            : refusal(
                 peripheral.identifier,
                 { $0.hasConnection ? .success(()) : $0.delegate.peripheralDidReceiveConnectionRequest($0.spec) })
-        {
-            reply { [self] in
-                _ = endWithholding(peripheral.identifier)
-                lock.withLock { peripheral.storedState = .disconnected }
-                guard let (manager, delegate) = managerAndDelegate else { return }
-                delegate.centralManager(manager, didFailToConnect: peripheral, error: error)
-            }
-            return
+        // (Set or cleared at each connect: a refused attempt the app cancelled leaves no error behind.)
+        lock.withLock { refusals[peripheral.identifier] = refused.map { UncheckedError($0) } }
+        attempt(peripheral, madeAfter: heardPowerLosses, refusal: refused.map(Self.simulationError))
+    }
+
+    /// The error the simulation fails a refused attempt with: the CoreBluetooth error the spec's
+    /// delegate gave (a `CBMError`), else `connectionFailed`.
+    private static func simulationError(_ error: any Error) -> CoreBluetoothError {
+        guard let error = error as? CBMError, let code = CoreBluetoothError.Code(rawValue: error.code.rawValue) else {
+            return CoreBluetoothError(.connectionFailed)
         }
-        attempt(peripheral, madeAfter: heardPowerLosses)
+        return CoreBluetoothError(code)
+    }
+
+    /// The error to report for a failed attempt to `peripheral`: the refusal its spec's delegate
+    /// gave, if the attempt was refused (taken: reported once), else the simulation's `error`.
+    func connectionFailure(_ peripheral: UUID, _ error: any Error) -> any Error {
+        lock.withLock { refusals.removeValue(forKey: peripheral)?.error } ?? CBMError.bridging(error)
     }
 
     /// Starts a connection attempt, made after `powerLosses` (see ``powerLosses``): the app's
     /// (the count it has heard of), or the system's automatic reconnection (the simulation's,
-    /// when the link dropped). Bluetooth going off since then drops it.
-    func attempt(_ peripheral: CBMPeripheral, madeAfter powerLosses: UInt64) {
+    /// when the link dropped). Bluetooth going off since then drops it. One the peripheral
+    /// refuses (`refusal`) fails with that error where its link would have come up.
+    func attempt(_ peripheral: CBMPeripheral, madeAfter powerLosses: UInt64, refusal: CoreBluetoothError? = nil) {
         // (The object held weakly: an attempt keeps no peripheral alive the app let go of, so
         // that its release cancels the attempt, as CoreBluetooth's does.)
-        operation(.connect(peripheral.identifier, timeout: nil), madeAfter: powerLosses) {
+        operation(.connect(peripheral.identifier, timeout: nil, refusal: refusal), madeAfter: powerLosses) {
             [weak peripheral] engine, result in
             // The central's events report the outcome; an attempt the simulation refused at
             // once (it never became an attempt) is reported here. An attempt the app cancelled
@@ -769,8 +788,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                 peripheral.storedState = .disconnected
                 return true
             }
+            let failure = engine.connectionFailure(peripheral.identifier, error)
             guard report, let (manager, delegate) = engine.managerAndDelegate else { return }
-            delegate.centralManager(manager, didFailToConnect: peripheral, error: CBMError.bridging(error))
+            delegate.centralManager(manager, didFailToConnect: peripheral, error: failure)
         }
     }
 

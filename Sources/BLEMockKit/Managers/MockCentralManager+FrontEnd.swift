@@ -12,7 +12,10 @@ import BLECore
 extension MockCentralManager {
     /// An operation a front end starts.
     package enum FrontEndOperation: Sendable {
-        case connect(UUID, timeout: Duration?)
+        /// Connecting; `refusal`: the peripheral refuses the connection (a CoreBluetoothMock
+        /// spec's delegate said no), and the attempt fails with it where its link would have
+        /// come up.
+        case connect(UUID, timeout: Duration?, refusal: CoreBluetoothError? = nil)
         case discoverServices([BluetoothUUID]?, UUID)
         case discoverIncludedServices([BluetoothUUID]?, RemoteService)
         case discoverCharacteristics([BluetoothUUID]?, RemoteService)
@@ -163,8 +166,8 @@ extension MockCentralManager {
             let central = identifier
             let request: World.Request
             switch operation {
-            case .connect(let peripheral, let timeout):
-                request = .connect(central: central, peripheral: peripheral, timeout: timeout)
+            case .connect(let peripheral, let timeout, let refusal):
+                request = .connect(central: central, peripheral: peripheral, timeout: timeout, refusal: refusal)
             case .discoverServices(let uuids, let peripheral):
                 request = .gatt(central: central, peripheral: peripheral, .discoverServices(uuids))
             case .discoverIncludedServices(let uuids, let service):

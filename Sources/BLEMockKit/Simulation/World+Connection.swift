@@ -16,7 +16,13 @@ extension World {
     /// attempt pending, as CoreBluetooth does, until it becomes connectable or the timeout
     /// passes; so does one advertising as non-connectable, in realistic timing (fast mode fails
     /// that at once). A central at its connection limit fails the attempt at once.
-    mutating func startConnecting(central: UUID, peripheral: UUID, timeout: Duration?, id: OperationID) {
+    ///
+    /// An attempt the peripheral refuses (`refusal`) goes as any other: it fails with that error
+    /// where its link would have come up (at once in fast mode, after the connection latency in
+    /// realistic timing), and no injection is spent on it.
+    mutating func startConnecting(
+        central: UUID, peripheral: UUID, timeout: Duration?, id: OperationID, refusal: CoreBluetoothError? = nil
+    ) {
         if let timeout, let problem = ConfigurationProblems.check("connect(_:options:): timeout", positive: timeout) {
             let error = APIMisuseError.invalidArgument(
                 problem + "; give a timeout above zero, or none (nil) to wait until the link comes up or the "
@@ -53,9 +59,14 @@ extension World {
             }
             let probability = centrals.inPlace(central) { $0.configuration.connection.failureProbability } ?? 0
             let failsByChance = probability > 0 && centrals[central]!.random.connection.bool(probability: probability)
-            let fired = firedInjection(.connect, central: central, peripheral: peripheral)
-            attempts[key] = ConnectionAttempt(
-                injected: fired?.failure, injectedEntry: fired?.entry, failsByChance: failsByChance)
+            if let refusal {
+                attempts[key] = ConnectionAttempt(
+                    injected: .coreBluetooth(refusal.code), injectedEntry: nil, failsByChance: failsByChance)
+            } else {
+                let fired = firedInjection(.connect, central: central, peripheral: peripheral)
+                attempts[key] = ConnectionAttempt(
+                    injected: fired?.failure, injectedEntry: fired?.entry, failsByChance: failsByChance)
+            }
         }
         var operation = PendingOperation(
             id: id, owner: .central(central), kind: .connect(key), since: now, stage: .waiting)

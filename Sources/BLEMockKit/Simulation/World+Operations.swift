@@ -9,7 +9,9 @@ import BLECore
 extension World {
     /// An operation a manager starts that takes time (in fast mode, possibly none).
     enum Request: Sendable {
-        case connect(central: UUID, peripheral: UUID, timeout: Duration?)
+        /// A connection attempt; one the peripheral refuses (`refusal`: a CoreBluetoothMock spec's
+        /// delegate said no) fails with that error where its link would have come up.
+        case connect(central: UUID, peripheral: UUID, timeout: Duration?, refusal: CoreBluetoothError? = nil)
         case waitForPoweredOn(Manager)
         case gatt(central: UUID, peripheral: UUID, GATTProcedure.Kind)
         case readRSSI(central: UUID, peripheral: UUID)
@@ -28,8 +30,8 @@ extension World {
     /// end (``runNextEvent(dueBy:)``) or a peripheral answers it.
     mutating func start(_ request: Request, id: OperationID) {
         switch request {
-        case .connect(let central, let peripheral, let timeout):
-            startConnecting(central: central, peripheral: peripheral, timeout: timeout, id: id)
+        case .connect(let central, let peripheral, let timeout, let refusal):
+            startConnecting(central: central, peripheral: peripheral, timeout: timeout, id: id, refusal: refusal)
         case .waitForPoweredOn(let manager):
             startSettling(manager, id: id)
         case .gatt(let central, let peripheral, let kind):
