@@ -196,8 +196,11 @@ extension World {
             (link.maximumValueLength, link.security, link.subscriptions[characteristic.handle] != nil)
         }
         let p = peripherals.position(of: key.peripheral)!
+        // A CCCD write naming a characteristic the server no longer has (its service was
+        // removed while the request crossed) is answered as any request for a missing handle:
+        // an Error Response with 0x01 Invalid Handle (Vol 3, Part F, 3.4.1.1).
         guard let local = peripherals[at: p].database.localCharacteristic(at: characteristic.handle) else {
-            throw CoreBluetoothError(.invalidHandle)
+            throw ATTError(.invalidHandle)
         }
         let remoteCentral = RemoteCentral(identifier: key.central, maximumUpdateValueLength: maximumValueLength)
         if enabled {
