@@ -128,12 +128,15 @@ struct GATTProcedure: Sendable {
     }
 
     /// Appends one Read (Blob) response: at most ATT_MTU − 1 bytes count; the read is done
-    /// when a part is shorter than that or the value reached 512 bytes.
+    /// when a part is shorter than that (Vol 3, Part G, 4.8.3). A full part that brings the
+    /// value to 512 bytes is followed by one more Read Blob, at offset 512, which the server
+    /// answers empty (Vol 3, Part F, 3.4.4.5), as bumble's client reads on; nothing past 512
+    /// bytes is kept.
     static func appendReadPart(_ part: Data, to soFar: Data, mtu: Int) -> (total: Data, done: Bool) {
         let partLimit = mtu - 1
         let accepted = part.prefix(partLimit)
         var total = soFar + accepted
-        if total.count >= GATTDatabase.maximumValueLength {
+        if total.count > GATTDatabase.maximumValueLength {
             total = total.prefix(GATTDatabase.maximumValueLength)
             return (total, true)
         }

@@ -108,7 +108,7 @@ extension World {
             // the range is empty and the client sends no request at all (Vol 3, Part G, 4.7.1).
             return peripherals[at: p].database.descriptorExchanges(of: characteristic, mtu: mtu) ?? 0
         case .read(let characteristic), .readBlob(let characteristic, _):
-            // A read ends on its first short part (or at 512 bytes): see `appendReadPart`.
+            // A read ends on its first short part: see `appendReadPart`.
             try requireCurrent(characteristic, on: slot)
             return kind.isSingleRead ? 1 : .max
         case .readDescriptor(let descriptor):

@@ -36,8 +36,9 @@ struct WorldPDUCountTests {
         arguments: [
             (23, 0, 1), (23, 21, 1), (23, 22, 2), (23, 44, 3), (23, 300, 14), (23, 512, 24),
             (185, 183, 1), (185, 184, 2), (185, 300, 2), (185, 512, 3),
-            // Where ATT_MTU − 1 divides 512, the read stops at 512 bytes with no empty Read Blob.
-            (257, 512, 2), (513, 512, 1),
+            // Where ATT_MTU − 1 divides 512, the last part is full: one more Read Blob, at offset
+            // 512, is answered empty (Vol 3, Part G, 4.8.3; Fidelity/LongReadBoundaryTests).
+            (257, 512, 3), (513, 512, 2),
         ])
     func readCost(mtu: Int, length: Int, exchanges: Int) throws {
         var (harness, link) = try Self.link(mtu: mtu)
@@ -51,7 +52,7 @@ struct WorldPDUCountTests {
 
     @Test(
         "A handler is asked once per Read and Read Blob, at offsets ATT_MTU − 1 apart",
-        arguments: [(23, 300, 14), (185, 300, 2), (185, 368, 3), (257, 512, 2), (513, 512, 1)])
+        arguments: [(23, 300, 14), (185, 300, 2), (185, 368, 3), (257, 512, 3), (513, 512, 2)])
     func readBlobOffsets(mtu: Int, length: Int, exchanges: Int) throws {
         let value = testBytes(length)
         var (harness, link) = try Self.link(
