@@ -2,19 +2,24 @@
 # Runs another project's CoreBluetoothMock-based test suite against BLECBM, with only the import
 # changed (and what Linux forces), and prints how many of its tests pass.
 #
-# The suite: meech-ward/AsyncCoreBluetooth (an async wrapper of CoreBluetooth, its library built
-# on CoreBluetoothMock's CBM… classes, its Swift Testing tests on CoreBluetoothMock's statics,
-# CBMPeripheralSpec and a CBMPeripheralSpecDelegate). Its files are fetched, never committed:
-# the library's Swift sources and its test files. The only edits made to them:
+# Two suites (THIRD_PARTY_SUITE selects one; AsyncCoreBluetooth by default). In both, the files
+# are fetched, never committed, and the only edits made to them are:
 #   - `import CoreBluetoothMock` becomes `import BLECBM` (`@preconcurrency` and `@testable`
 #     kept where they are);
 #   - `import CoreBluetooth` becomes `import CoreBluetoothNames` (`@preconcurrency` kept): there
-#     is no CoreBluetooth on Linux, and the library and its tests use a few of its names
-#     (CBUUID, CBError, CBCharacteristicProperties), which CoreBluetoothMock makes aliases of
-#     its own. CoreBluetoothNames is ours: BLECBM's typealias file (its DocC catalog's
-#     CoreBluetoothTypeAliases.swift) made public, exporting Foundation as CoreBluetooth does.
+#     is no CoreBluetooth on Linux, and the suites use a few of its names (CBUUID, CBError,
+#     CBCharacteristicProperties, CFAbsoluteTime), which CoreBluetoothMock makes aliases of its
+#     own. CoreBluetoothNames is ours: BLECBM's typealias file (its DocC catalog's
+#     CoreBluetoothTypeAliases.swift) made public, exporting Foundation as CoreBluetooth does,
+#     and, on Linux, BLECBM's CFAbsoluteTime (which Apple's Foundation, so CoreBluetooth,
+#     exports; Foundation on Linux does not).
 #     (A module named CoreBluetooth would make the kit's `#if canImport(CoreBluetooth)` code
 #     compile against it on a rebuild.)
+#
+# THIRD_PARTY_SUITE=AsyncCoreBluetooth: meech-ward/AsyncCoreBluetooth (an async wrapper of
+# CoreBluetooth, its library built on CoreBluetoothMock's CBM… classes, its Swift Testing tests on
+# CoreBluetoothMock's statics, CBMPeripheralSpec and a CBMPeripheralSpecDelegate). Its files: the
+# library's Swift sources and its test files.
 # Its two other dependencies are built from their own sources at the revisions its
 # Package.resolved pins: meech-ward/AsyncObservable and apple/swift-collections (DequeModule).
 # The test target is compiled in Swift 5 language mode: Swift 6.3 finds a data race in three of
@@ -24,11 +29,30 @@
 # per process, on Linux's test binary), with a wall-clock bound, so that a test that waits for
 # ever is reported as hung and the others still run.
 #
+# THIRD_PARTY_SUITE=ReliaBLE: Five3Apps/ReliaBLE (a BLE library; its Swift Testing suite drives
+# CoreBluetoothMock's statics and CBMPeripheralSpecs). As its own manifest does, its test target
+# tests the ReliaBLEMock module: the library's Swift sources but CBCentralManagerFactory.swift,
+# with its CoreBluetoothMockAliases.swift (Nordic's alias file, importing CoreBluetoothMock). Its
+# dependency itsniper/Willow (logging) is built from its sources (Source/) at the revision
+# ReliaBLE's Package.resolved pins, as a target of the assembled package, unchanged. What Linux
+# forces:
+#   - Willow's LogWriter.swift and ReliaBLE's LogWriters.swift `import os` (OSLog, OSLogType,
+#     os_log), which Linux has not: the assembled package has a stand-in module `os` (OSLog,
+#     OSLogType and an os_log writing to standard error; nothing else), so their files are
+#     taken unchanged;
+#   - CFAbsoluteTime (in its didDisconnectPeripheral:timestamp:… delegate method) comes from
+#     CoreBluetoothNames, as said above.
+# All three targets are compiled in Swift 6 language mode, as in its manifest. Its CI runs its
+# serialized suite in one process; here, as above, each test runs alone in its own process.
+#
 # Usage: scripts/third-party-cbm-tests.sh [SOURCE]
-#   SOURCE: a clone (or bare mirror) of meech-ward/AsyncCoreBluetooth, or its URL
-#           (default: https://github.com/meech-ward/AsyncCoreBluetooth.git).
-#   ASYNC_OBSERVABLE_SOURCE, SWIFT_COLLECTIONS_SOURCE: the same for the two dependencies
-#           (default: their GitHub URLs).
+#   SOURCE: a clone (or bare mirror) of the suite's repository, or its URL (default:
+#           https://github.com/meech-ward/AsyncCoreBluetooth.git, or
+#           https://github.com/Five3Apps/ReliaBLE.git with THIRD_PARTY_SUITE=ReliaBLE).
+#   THIRD_PARTY_SUITE: AsyncCoreBluetooth (the default) or ReliaBLE.
+#   ASYNC_OBSERVABLE_SOURCE, SWIFT_COLLECTIONS_SOURCE: the same for AsyncCoreBluetooth's two
+#           dependencies (default: their GitHub URLs).
+#   WILLOW_SOURCE: the same for ReliaBLE's dependency (default: its GitHub URL).
 #   THIRD_PARTY_WORK: where the package is assembled (default: a temporary directory).
 #   THIRD_PARTY_REVISION: the revision to test (default: the source's HEAD).
 #   THIRD_PARTY_FILTER: an extended regular expression; only the tests whose identifiers match
@@ -37,14 +61,24 @@
 # Exit status: 0 when every test passes. Not part of CI (it needs the other projects' sources).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-source="${1:-https://github.com/meech-ward/AsyncCoreBluetooth.git}"
+suite="${THIRD_PARTY_SUITE:-AsyncCoreBluetooth}"
+case "$suite" in
+AsyncCoreBluetooth) default_source=https://github.com/meech-ward/AsyncCoreBluetooth.git ;;
+ReliaBLE) default_source=https://github.com/Five3Apps/ReliaBLE.git ;;
+*)
+    echo "THIRD_PARTY_SUITE: AsyncCoreBluetooth or ReliaBLE, not $suite" >&2
+    exit 2
+    ;;
+esac
+source="${1:-$default_source}"
 observable_source="${ASYNC_OBSERVABLE_SOURCE:-https://github.com/meech-ward/AsyncObservable.git}"
 collections_source="${SWIFT_COLLECTIONS_SOURCE:-https://github.com/apple/swift-collections.git}"
+willow_source="${WILLOW_SOURCE:-https://github.com/itsniper/Willow.git}"
 work="${THIRD_PARTY_WORK:-$(mktemp -d)}"
 revision="${THIRD_PARTY_REVISION:-HEAD}"
 mkdir -p "$work"
 
-echo "== fetching AsyncCoreBluetooth from $source ($revision)"
+echo "== fetching $suite from $source ($revision)"
 rm -rf "$work/upstream"
 git clone -q --no-checkout "$source" "$work/upstream"
 upstream() { git -C "$work/upstream" show "$revision:$1"; }
@@ -64,13 +98,16 @@ dependency() { # source, directory name (the package identity), pinned identity
     git clone -q --no-checkout "$from" "$work/deps/$name"
     git -C "$work/deps/$name" -c advice.detachedHead=false checkout -q "$pin"
 }
-dependency "$observable_source" AsyncObservable asyncobservable
-dependency "$collections_source" swift-collections swift-collections
+rm -rf "$work/deps"
+if [ "$suite" = AsyncCoreBluetooth ]; then
+    dependency "$observable_source" AsyncObservable asyncobservable
+    dependency "$collections_source" swift-collections swift-collections
+else
+    dependency "$willow_source" Willow willow
+fi
 
-library="$work/Sources/AsyncCoreBluetooth"
-tests="$work/Tests/AsyncCoreBluetoothTests"
 rm -rf "$work/Sources" "$work/Tests"
-mkdir -p "$library" "$tests" "$work/Sources/CoreBluetoothNames"
+mkdir -p "$work/Sources/CoreBluetoothNames"
 retarget() { # the import changes, and nothing else
     sed -E -e 's/^((@preconcurrency |@testable )*)import CoreBluetoothMock$/\1import BLECBM/' \
         -e 's/^((@preconcurrency )?)import CoreBluetooth$/\1import CoreBluetoothNames/'
@@ -87,32 +124,83 @@ take() { # path in the suite's repository, destination
     cbm_imports=$((cbm_imports + cbm))
     echo "   $source_path: $lines line(s) changed"
 }
-for file in $(git -C "$work/upstream" ls-tree -r --name-only "$revision" Sources/AsyncCoreBluetooth/ \
-    | grep '\.swift$' | grep -v '\.docc/' | sort); do
-    take "$file" "$library/${file#Sources/AsyncCoreBluetooth/}"
-done
-for file in $(git -C "$work/upstream" ls-tree -r --name-only "$revision" Tests/AsyncCoreBluetoothTests/ \
-    | grep '\.swift$' | sort); do
-    take "$file" "$tests/${file#Tests/AsyncCoreBluetoothTests/}"
-done
+swift_files() { # folder in the suite's repository: its Swift files, not its DocC catalog's
+    git -C "$work/upstream" ls-tree -r --name-only "$revision" "$1/" | grep '\.swift$' | grep -v '\.docc/' | sort
+}
+if [ "$suite" = AsyncCoreBluetooth ]; then
+    library="$work/Sources/AsyncCoreBluetooth"
+    tests="$work/Tests/AsyncCoreBluetoothTests"
+    for file in $(swift_files Sources/AsyncCoreBluetooth); do
+        take "$file" "$library/${file#Sources/AsyncCoreBluetooth/}"
+    done
+    for file in $(swift_files Tests/AsyncCoreBluetoothTests); do
+        take "$file" "$tests/${file#Tests/AsyncCoreBluetoothTests/}"
+    done
+else
+    # ReliaBLEMock, as its manifest makes it: Sources/ReliaBLEMock (its alias file, and a link to
+    # Sources/ReliaBLE) less ReliaBLE/CBCentralManagerFactory.swift.
+    library="$work/Sources/ReliaBLEMock"
+    tests="$work/Tests/ReliaBLETests"
+    for file in $(swift_files Sources/ReliaBLE | grep -vx 'Sources/ReliaBLE/CBCentralManagerFactory\.swift'); do
+        take "$file" "$library/ReliaBLE/${file#Sources/ReliaBLE/}"
+    done
+    for file in $(swift_files Sources/ReliaBLEMock); do
+        take "$file" "$library/${file#Sources/ReliaBLEMock/}"
+    done
+    for file in $(swift_files Tests/ReliaBLETests); do
+        take "$file" "$tests/${file#Tests/ReliaBLETests/}"
+    done
+    # Willow's sources, unchanged, where the package's target finds them.
+    mkdir -p "$work/Sources/Willow"
+    cp "$work/deps/Willow/Source/"*.swift "$work/Sources/Willow/"
+    # The stand-in for Apple's `os` (what Willow's and ReliaBLE's OSLogWriter, and ReliaBLE's tests
+    # of it, use; nothing else).
+    mkdir -p "$work/Sources/os"
+    cat >"$work/Sources/os/os.swift" <<'OS'
+// A stand-in for Apple's `os` module on Linux: what Willow's and ReliaBLE's OSLogWriter use.
+import Foundation
+
+public final class OSLog: Sendable {
+    let prefix: String
+    public init(subsystem: String, category: String) { prefix = "[\(subsystem) \(category)]" }
+}
+
+public struct OSLogType: Equatable, Sendable {  // (ReliaBLE's tests compare them)
+    let name: String
+    public static let `default` = OSLogType(name: "default")
+    public static let info = OSLogType(name: "info")
+    public static let debug = OSLogType(name: "debug")
+    public static let error = OSLogType(name: "error")
+}
+
+/// Writes the arguments (the format is always "%@" in those writers) to standard error.
+public func os_log(_ format: StaticString, log: OSLog, type: OSLogType, _ arguments: Any...) {
+    let text = arguments.map { "\($0)" }.joined(separator: " ")
+    FileHandle.standardError.write(Data("\(log.prefix) \(type.name): \(text)\n".utf8))
+}
+OS
+fi
 echo "   lines changed in the suite's files: $changed" \
     "($cbm_imports CoreBluetoothMock imports, $((changed - cbm_imports)) CoreBluetooth imports)"
 
 # CoreBluetooth's names as aliases of BLECBM's; and, as `import CoreBluetooth` does on Apple
-# platforms, Foundation (two of the suite's library files use Data and NSNumber with no import
-# of Foundation of their own).
-sed -e 's/^@_exported import BLECBM$/import BLECBM\n@_exported import Foundation/' \
+# platforms, Foundation (two of AsyncCoreBluetooth's library files use Data and NSNumber with no
+# import of Foundation of their own) and CoreFoundation's CFAbsoluteTime (ReliaBLE's delegate
+# uses it), which BLECBM defines on Linux.
+sed -e 's/^@_exported import BLECBM$/import BLECBM\n@_exported import Foundation\n#if !canImport(Darwin)\n    @_exported import typealias BLECBM.CFAbsoluteTime\n#endif/' \
     -e 's/^typealias /public typealias /' -e 's/^let /public let /' \
     "$repo/Sources/BLECBM/BLECBM.docc/Resources/CoreBluetoothTypeAliases.swift" \
     >"$work/Sources/CoreBluetoothNames/CoreBluetoothNames.swift"
 
 identity="$(basename "$repo" | tr '[:upper:]' '[:lower:]')"
-cat >"$work/Package.swift" <<MANIFEST
+if [ "$suite" = AsyncCoreBluetooth ]; then
+    package=AsyncCoreBluetoothOnBLECBM
+    cat >"$work/Package.swift" <<MANIFEST
 // swift-tools-version: 6.0
 import PackageDescription
 
 let package = Package(
-    name: "AsyncCoreBluetoothOnBLECBM",
+    name: "$package",
     platforms: [.iOS(.v17), .macOS(.v14), .watchOS(.v10), .tvOS(.v17), .visionOS(.v2)],
     dependencies: [
         .package(path: "$repo"),
@@ -141,6 +229,34 @@ let package = Package(
     ]
 )
 MANIFEST
+else
+    package=ReliaBLEOnBLECBM
+    cat >"$work/Package.swift" <<MANIFEST
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "$package",
+    platforms: [.iOS(.v18), .macOS(.v14), .watchOS(.v10), .tvOS(.v17), .visionOS(.v2)],
+    dependencies: [
+        .package(path: "$repo"),
+    ],
+    targets: [
+        .target(name: "CoreBluetoothNames", dependencies: [.product(name: "BLECBM", package: "$identity")]),
+        .target(name: "os"),
+        .target(name: "Willow", dependencies: ["os"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        .target(
+            name: "ReliaBLEMock",
+            dependencies: ["CoreBluetoothNames", "os", "Willow", .product(name: "BLECBM", package: "$identity")],
+            swiftSettings: [.swiftLanguageMode(.v6)]),
+        .testTarget(
+            name: "ReliaBLETests",
+            dependencies: ["ReliaBLEMock", "Willow", .product(name: "BLECBM", package: "$identity")],
+            swiftSettings: [.swiftLanguageMode(.v6)]),
+    ]
+)
+MANIFEST
+fi
 
 echo "== building in $work"
 if ! swift build --package-path "$work" --build-tests >"$work/build.log" 2>&1; then
@@ -150,9 +266,9 @@ if ! swift build --package-path "$work" --build-tests >"$work/build.log" 2>&1; t
 fi
 grep -E '^/.*warning:' "$work/build.log" | grep -v '/deps/' | sort -u | head -n 30 || true
 
-echo "== running AsyncCoreBluetooth's tests, each in a process of its own (a test that waits for ever would"
+echo "== running $suite's tests, each in a process of its own (a test that waits for ever would"
 echo "   hold up every test after it: each gets ${THIRD_PARTY_TEST_TIMEOUT:-60} s of wall-clock time)"
-binary="$(swift build --package-path "$work" --show-bin-path)/AsyncCoreBluetoothOnBLECBMPackageTests.xctest"
+binary="$(swift build --package-path "$work" --show-bin-path)/${package}PackageTests.xctest"
 logs="$work/test-logs"
 rm -rf "$logs"
 mkdir -p "$logs"
@@ -179,6 +295,6 @@ for test in "${all_tests[@]}"; do
         grep -E 'Test .* recorded an issue|Fatal error' "$log" | sed -e 's/^/       /' | head -n 5 || true
     fi
 done
-echo "== AsyncCoreBluetooth's tests on BLECBM: $passed/${#all_tests[@]} passed" \
+echo "== $suite's tests on BLECBM: $passed/${#all_tests[@]} passed" \
     "($changed lines of its files changed)"
 [ "${#failed[@]}" -eq 0 ]
