@@ -272,6 +272,9 @@ struct RestorationProbeTests {
             try await bridge.waitForApp { app!.heard("ready") }
             app!.send([1])
             await app!.manager.simulatedCentral!.simulateAppTermination()
+            // The callbacks handed to the app before its termination have run (on its own queue,
+            // for even seeds, they may not have yet): a wait in a run lets the app catch up.
+            try await bridge.waitForApp { true }
             let before = app!.calls
             app = nil
             try await bridge.clock.sleep(for: .seconds(2))

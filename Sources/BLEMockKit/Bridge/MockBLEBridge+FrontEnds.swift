@@ -129,6 +129,13 @@ extension MockBLEBridge {
     /// of a ``run(timeLimit:stallPatience:_:)`` scope's time. It runs on the caller's isolation
     /// (the main actor for an app on the main queue), so it may read state the app keeps there.
     ///
+    /// Inside a run, once the condition holds, the app's queues first finish the blocks they were
+    /// handed (the callback that made it hold, on a queue of the app's own, may still be running),
+    /// and the condition is read again: the wait returns when it still holds, so the calls that
+    /// callback makes after changing the state are made before the caller goes on (a test hook
+    /// the caller calls next comes after them on every run), and it waits on when it no longer
+    /// does.
+    ///
     /// ```swift
     /// try await bridge.run { @MainActor in
     ///     let app = BlinkyApp()
@@ -179,7 +186,16 @@ extension MockBLEBridge {
         defer { if let wait { outside.endAppWait(wait) } }
         while true {
             let seen = outside.activity
-            if condition() { return }
+            if condition() {
+                // In a run, the callback that made the condition hold may still be running on its
+                // app queue (activity it notes, a call it makes, wakes this wait at once): the app
+                // queues finish what they were handed first, so the calls it makes after are made
+                // before the caller goes on, whichever thread got there first.
+                guard runs.isActive, outside.hasProbes else { return }
+                await outside.passProbes()
+                if condition() { return }
+                continue
+            }
             try Task.checkCancellation()
             if wait == nil {
                 wait = outside.beginAppWait(
