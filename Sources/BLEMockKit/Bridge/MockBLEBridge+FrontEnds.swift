@@ -192,8 +192,13 @@ extension MockBLEBridge {
                 // queues finish what they were handed first, so the calls it makes after are made
                 // before the caller goes on, whichever thread got there first.
                 guard runs.isActive, outside.hasProbes else { return }
+                // (Time stands still meanwhile: the run's driver would otherwise take this
+                // suspension for the body waiting, and move time on before the caller goes on.)
+                outside.holdTime()
                 await outside.passProbes()
-                if condition() { return }
+                let holds = condition()
+                outside.releaseTime()
+                if holds { return }
                 continue
             }
             try Task.checkCancellation()

@@ -192,11 +192,34 @@ extension MockBLEBridge {
         // App queues first (code there may be about to call the bridge), then what front ends
         // held back of the app's calls (applied in their own deterministic order), then the
         // bridge's queued jobs (which may hand the app more), then the app queues again.
-        let quietBefore = await outside.passProbes()
+        let quietBefore = await passProbesUntilQuiet()
         let settled = await runSettlers()
         let quietAfter = await outside.passProbes()
         return settled || outside.activity != before || !quietBefore || !quietAfter
     }
+
+    /// Passes every app queue, and again as long as a pass saw outside activity (an app's call,
+    /// a callback run); returns whether the first found the simulation quiet. The app's held
+    /// calls are applied only after a pass that saw none: code that ran as a pass went on (a body
+    /// on the main actor resuming, a callback) may have handed a queue already passed a block
+    /// that calls the kit, and applied then, the calls of one instant would be split in two
+    /// batches by which thread got there first (two apps' connects applied in either order).
+    /// Such a block has run by the end of the next pass. (A bounded number of passes: an app
+    /// that never stops calling is applied as it goes.)
+    nonisolated func passProbesUntilQuiet() async -> Bool {
+        var mark = outside.activity
+        let first = await outside.passProbes()
+        var quiet = first
+        for _ in 0..<Self.settlingPasses {
+            if quiet, outside.activity == mark { break }
+            mark = outside.activity
+            quiet = await outside.passProbes()
+        }
+        return first
+    }
+
+    /// The most passes through the app queues ``passProbesUntilQuiet()`` makes after its first.
+    static let settlingPasses = 8
 
     /// Has the waits on the app's state under way (`waitForApp`) read their conditions again,
     /// and waits until they have; returns whether one of them ended. (App code working on its

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+@testable import BLEMockKit
+
+/// What a run's driver waits for before it applies the app calls front ends held for an instant:
+/// every app queue passed until a pass finds no more activity
+/// (``MockBLEBridge/passProbesUntilQuiet()``).
+@Suite("A run's passes through the app queues", .timeLimit(.minutes(10)))
+struct SettlingPassesTests {
+    /// What the app queues' blocks did, in the order they did it.
+    final class Calls: @unchecked Sendable {
+        // @unchecked Sendable: `made` and `handed` are only read and written with `lock` held.
+        private let lock = NSLock()
+        private var made: [String] = []
+        private var handed: Set<String> = []
+
+        func note(_ call: String) { lock.withLock { made.append(call) } }
+        var all: [String] { lock.withLock { made } }
+
+        /// How many probes handed their block before `name` did, when it hands its block now (the
+        /// first time it is asked); `nil` after.
+        func handsFirstTime(_ name: String) -> Int? {
+            lock.withLock { handed.insert(name).inserted ? handed.count - 1 : nil }
+        }
+    }
+
+    /// A probe through `queue`, as a front end's (twice through it), that the first time it is
+    /// passed hands `other` a block taking a moment and then calling the kit (noted activity):
+    /// code running as a pass goes on, handing work to a queue the pass may have passed already.
+    /// The first probe passed hands a short block, the next a long one: the pass through the
+    /// first's queue, over before either was handed, waits for neither; the pass through the
+    /// next's queue waits for the short one, which was handed to it.
+    static func probe(
+        named name: String, through queue: DispatchQueue, handing other: DispatchQueue, _ calls: Calls,
+        _ outside: OutsideWork
+    ) -> @Sendable () async -> Void {
+        {
+            if let order = calls.handsFirstTime(name) {
+                let moment: DispatchTimeInterval = order == 0 ? .milliseconds(20) : .milliseconds(200)
+                other.async {
+                    _ = DispatchSemaphore(value: 0).wait(timeout: .now() + moment)
+                    calls.note("call handed by \(name)")
+                    outside.noteActivity()
+                }
+            }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                queue.async { queue.async { continuation.resume() } }
+            }
+        }
+    }
+
+    @Test func aBlockOneAppQueueHandsAnotherDuringAPassHasRunBeforeTheHeldCallsAreApplied() async {
+        let bridge = MockBLEBridge()
+        let calls = Calls()
+        let (first, second) = (DispatchQueue(label: "first"), DispatchQueue(label: "second"))
+        // Whichever probe passes first, the block the second hands its queue comes after that
+        // queue's pass: one pass leaves it out.
+        let tokens = [
+            bridge.outside.addProbe(Self.probe(named: "first", through: first, handing: second, calls, bridge.outside)),
+            bridge.outside.addProbe(Self.probe(named: "second", through: second, handing: first, calls, bridge.outside)),
+        ]
+        defer { for token in tokens { bridge.outside.removeProbe(token) } }
+        _ = await bridge.passProbesUntilQuiet()
+        #expect(calls.all.sorted() == ["call handed by first", "call handed by second"])
+    }
+
+    @Test func anAppThatNeverStopsCallingIsPassedABoundedNumberOfTimes() async {
+        let bridge = MockBLEBridge()
+        let passes = Calls()
+        let queue = DispatchQueue(label: "busy")
+        let outside = bridge.outside
+        let token = outside.addProbe {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                queue.async {
+                    passes.note("pass")
+                    outside.noteActivity()
+                    continuation.resume()
+                }
+            }
+        }
+        defer { outside.removeProbe(token) }
+        _ = await bridge.passProbesUntilQuiet()
+        #expect(passes.all.count == 1 + MockBLEBridge.settlingPasses)
+    }
+
+    @Test func quietAppQueuesArePassedOnce() async {
+        let bridge = MockBLEBridge()
+        let passes = Calls()
+        let queue = DispatchQueue(label: "quiet")
+        let token = bridge.outside.addProbe {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                queue.async {
+                    passes.note("pass")
+                    continuation.resume()
+                }
+            }
+        }
+        defer { bridge.outside.removeProbe(token) }
+        #expect(await bridge.passProbesUntilQuiet())
+        #expect(passes.all.count == 1)
+    }
+}
