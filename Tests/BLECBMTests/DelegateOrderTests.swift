@@ -239,6 +239,29 @@ struct DelegateOrderTests {
                     "scanForPeripherals: the manager is not powered on (unsupported: no test bridge or SimulatedSystem)"
                 ])
         }
+
+        // A `Task {}` inherits the task-local bridge of the code that starts it; a detached task,
+        // or code on a queue of the app's own, does not (README, BLECBM's articles).
+        @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+        @Test func aManagerCreatedInATaskTheRunStartsJoinsTheRunsBridgeAndOneInADetachedTaskDoesNot() async throws {
+            let bridge = MockBLEBridge()
+            try await bridge.run {
+                let inTask = await Task { CBMCentralManager(delegate: nil, queue: DispatchQueue(label: "app")).bridge }
+                    .value
+                #expect(inTask === bridge)
+                let detached = await Task.detached {
+                    CBMCentralManager(delegate: nil, queue: DispatchQueue(label: "app")).bridge
+                }.value
+                #expect(detached == nil)
+                let onOwnQueue: MockBLEBridge? = await withCheckedContinuation { continuation in
+                    DispatchQueue(label: "app").async {
+                        continuation.resume(
+                            returning: CBMCentralManager(delegate: nil, queue: DispatchQueue(label: "app")).bridge)
+                    }
+                }
+                #expect(onOwnQueue == nil)
+            }
+        }
     #endif
 
     @Test func uuidsBehaveAsCoreBluetoothsDo() throws {
