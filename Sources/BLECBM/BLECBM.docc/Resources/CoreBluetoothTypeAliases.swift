@@ -8,6 +8,9 @@
 // `import CoreBluetooth` with nothing: this file brings CoreBluetooth's names, backed by BLECBM.
 // The code then uses them unchanged (`CBCentralManager(delegate: self, queue: queue)`,
 // `CBPeripheralManagerDelegate`, `CBMutableCharacteristic`, `CBATTError.Code`, the option keys).
+// The aliases are internal: code of that module that is `public` and names them (a Bluetooth
+// layer in a package of its own) does not compile ("uses an internal type") until its copy says
+// `public typealias`.
 //
 // Where it runs:
 //   - on a test's MockBLEBridge, when one is current (inside `bridge.run { }`, the `.mockBridge`
