@@ -56,11 +56,12 @@ struct SettlingPassesTests {
         let (first, second) = (DispatchQueue(label: "first"), DispatchQueue(label: "second"))
         // Whichever probe passes first, the block the second hands its queue comes after that
         // queue's pass: one pass leaves it out.
+        let outside = bridge.outside
         let tokens = [
-            bridge.outside.addProbe(Self.probe(named: "first", through: first, handing: second, calls, bridge.outside)),
-            bridge.outside.addProbe(Self.probe(named: "second", through: second, handing: first, calls, bridge.outside)),
+            outside.addProbe(Self.probe(named: "first", through: first, handing: second, calls, outside)),
+            outside.addProbe(Self.probe(named: "second", through: second, handing: first, calls, outside)),
         ]
-        defer { for token in tokens { bridge.outside.removeProbe(token) } }
+        defer { for token in tokens { outside.removeProbe(token) } }
         _ = await bridge.passProbesUntilQuiet()
         #expect(calls.all.sorted() == ["call handed by first", "call handed by second"])
     }
