@@ -58,7 +58,11 @@ extension XCTestCase {
             let outcome = await plan.run(seed: seed, body)
             let rerun = "rerun only it: \(outcome.rerun(testName: name))"
             if let error = outcome.error {
-                XCTFail("the test threw on bridge seed \(seed): \(error); \(rerun)", file: file, line: line)
+                // (An error of several lines, a stall report, ends with a sentence: the command
+                // goes on a line of its own.)
+                let thrown = "\(error)"
+                let separator = thrown.contains("\n") ? "\n" : "; "
+                XCTFail("the test threw on bridge seed \(seed): \(thrown)\(separator)\(rerun)", file: file, line: line)
             }
             if !outcome.finish.isClean {
                 XCTFail(

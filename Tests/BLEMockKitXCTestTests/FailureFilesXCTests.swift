@@ -54,6 +54,25 @@ import XCTest
             for path in paths { try? FileManager.default.removeItem(atPath: path) }
         }
 
+        func testAnErrorOfSeveralLinesIsFollowedByTheRerunCommandOnALineOfItsOwn() async throws {
+            guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+                throw XCTSkip("needs macOS 15")
+            }
+            struct Report: Error, CustomStringConvertible {
+                var description: String { "the watch went quiet.\nSeed 31: rerun with the same seed." }
+            }
+            try await runOnMockBridge(seeds: [31]) { throw Report() }
+            let first = captured.texts.first ?? ""
+            XCTAssertTrue(
+                first.hasPrefix(
+                    "the test threw on bridge seed 31: the watch went quiet.\nSeed 31: rerun with the same seed.\n"
+                        + "rerun only it: "), first)
+            let base = "FailureFilesXCTests-testAnErrorOfSeveralLinesIsFollowedByTheRerunCommandOnALineOfItsOwn-seed-31"
+            for suffix in ["-timeline.html", "-log.txt"] {
+                try? FileManager.default.removeItem(atPath: folder + "/" + base + suffix)
+            }
+        }
+
         func testAPassingRunWritesNoFiles() async throws {
             guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
                 throw XCTSkip("needs macOS 15")
