@@ -8,12 +8,12 @@ import Testing
 /// on, starts a scan (a call the kit notes as the app's activity, which wakes the test's waits),
 /// takes a moment (bounded, on the wall clock: an app doing work), then stops the scan.
 private final class SlowCallbackApp: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
-    // @unchecked Sendable: `poweredOn` and `callbackEnded` are read and written with `lock` held;
-    // `manager` is set once, before the manager's first callback can run.
+    // @unchecked Sendable: `manager` is set once, before the manager's first callback can run.
     let queue = DispatchQueue(label: "slow-callback-app")
-    private let lock = NSLock()
-    private var storedPoweredOn = false
-    private var storedCallbackEnded = false
+    /// Whether the state callback has seen the manager powered on.
+    let poweredOn = LockedValue(false)
+    /// Whether that callback has returned.
+    let callbackEnded = LockedValue(false)
     private(set) var manager: CBMCentralManager?
 
     override init() {
@@ -21,18 +21,13 @@ private final class SlowCallbackApp: NSObject, CBMCentralManagerDelegate, @unche
         manager = CBMCentralManager(delegate: self, queue: queue)
     }
 
-    /// Whether the state callback has seen the manager powered on.
-    var poweredOn: Bool { lock.withLock { storedPoweredOn } }
-    /// Whether that callback has returned.
-    var callbackEnded: Bool { lock.withLock { storedCallbackEnded } }
-
     func centralManagerDidUpdateState(_ central: CBMCentralManager) {
         guard central.state == .poweredOn else { return }
-        lock.withLock { storedPoweredOn = true }
+        poweredOn.value = true
         central.scanForPeripherals(withServices: nil)
         _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(100))
         central.stopScan()
-        lock.withLock { storedCallbackEnded = true }
+        callbackEnded.value = true
     }
 }
 
@@ -43,8 +38,19 @@ struct WaitForAppSettlingTests {
         let bridge = MockBLEBridge()
         let ended = try await bridge.run { () -> Bool in
             let app = SlowCallbackApp()
-            try await bridge.waitForApp { app.poweredOn }
-            return app.callbackEnded
+            try await bridge.waitForApp { app.poweredOn.value }
+            return app.callbackEnded.value
+        }
+        #expect(ended)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aCallbackLongerThanTheStallPatienceIsWaitedForNotTakenForAStall() async throws {
+        let bridge = MockBLEBridge()
+        let ended = try await bridge.run(stallPatience: .milliseconds(20)) { () -> Bool in
+            let app = SlowCallbackApp()
+            try await bridge.waitForApp { app.poweredOn.value }
+            return app.callbackEnded.value
         }
         #expect(ended)
     }
@@ -57,7 +63,7 @@ struct WaitForAppSettlingTests {
         try await watch.startAdvertising(AdvertisementData(localName: "Watch"))
         try await bridge.run {
             let app = SlowCallbackApp()
-            try await bridge.waitForApp { app.poweredOn }
+            try await bridge.waitForApp { app.poweredOn.value }
             await watch.stopAdvertising()
             withExtendedLifetime(app) {}
         }
@@ -75,7 +81,7 @@ struct WaitForAppSettlingTests {
         let stall = await #expect(throws: MockBLEBridge.Stall.self) {
             try await bridge.run(stallPatience: .milliseconds(300)) {
                 let app = SlowCallbackApp()
-                try await bridge.waitForApp { app.poweredOn && !app.callbackEnded }
+                try await bridge.waitForApp { app.poweredOn.value && !app.callbackEnded.value }
             }
         }
         #expect(stall?.reason == .nothingScheduled)
