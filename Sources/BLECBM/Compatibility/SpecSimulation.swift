@@ -27,6 +27,10 @@ final class SpecSimulation: @unchecked Sendable {
     let spec: CBMPeripheralSpec
     /// Unowned: the bridge keeps its simulations (in the registry of its front-end settings).
     unowned let bridge: MockBLEBridge
+    /// The same bridge, held weakly, for ``isOnRetiredBridge``: something else may still hold
+    /// a simulation as its bridge is let go of (on another thread, as a test's system is torn
+    /// down), and a spec looks through its simulations from anywhere.
+    private weak var weakBridge: MockBLEBridge?
     private let lock = Lock()
     private var state: State
     /// The simulated peripheral now, and those it was before a MAC address change that still
@@ -61,6 +65,7 @@ final class SpecSimulation: @unchecked Sendable {
     private init(_ spec: CBMPeripheralSpec, on bridge: MockBLEBridge, state: State?) {
         self.spec = spec
         self.bridge = bridge
+        weakBridge = bridge
         self.state = state ?? Self.builtState(of: spec)
         let state = self.state
         current = Incarnation(simulation: self, identifier: state.identifier)
@@ -424,8 +429,11 @@ final class SpecSimulation: @unchecked Sendable {
     /// elsewhere do not reach a simulation left there).
     static let retiredKey = "BLECBM.retiredSystem"
 
-    /// Whether the simulation's bridge was an uninstalled system's.
-    var isOnRetiredBridge: Bool { bridge.frontEndSettings[Self.retiredKey] != nil }
+    /// Whether the simulation's bridge was an uninstalled system's, or is gone.
+    var isOnRetiredBridge: Bool {
+        guard let bridge = weakBridge else { return true }
+        return bridge.frontEndSettings[Self.retiredKey] != nil
+    }
 
     /// An identifier for a MAC address change, from the bridge's seed and the spec's first one.
     static func derivedIdentifier(spec: CBMPeripheralSpec, seed: UInt64, change: UInt64) -> UUID {
