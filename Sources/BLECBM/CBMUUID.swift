@@ -45,15 +45,17 @@ public final class CBMUUID: NSObject, NSCopying, @unchecked Sendable {
 
     /// The UUID a `CBUUID` string stands for: the kit's forms, and a 16- or 32-bit UUID written
     /// with a `0x` prefix, which CoreBluetooth also takes (the kit's `BluetoothUUID` does not).
-    /// A bad digit after the prefix is named at its offset in the string given.
+    /// A bad digit or hyphen after the prefix is named at its offset in the string given.
     static func parse(_ string: String) throws(BluetoothUUID.ParseError) -> BluetoothUUID {
         guard string.hasPrefix("0x"), [6, 10].contains(string.count) else { return try BluetoothUUID(string: string) }
         do {
             return try BluetoothUUID(string: String(string.dropFirst(2)))
         } catch {
             var reason = error.reason
-            if case .invalidCharacter(let character, let offset) = reason {
-                reason = .invalidCharacter(character, offset: offset + 2)
+            switch reason {
+            case .invalidCharacter(let character, let offset): reason = .invalidCharacter(character, offset: offset + 2)
+            case .misplacedHyphen(let offset): reason = .misplacedHyphen(offset: offset + 2)
+            default: break
             }
             throw BluetoothUUID.ParseError(input: string, reason: reason)
         }

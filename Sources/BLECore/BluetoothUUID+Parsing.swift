@@ -38,8 +38,12 @@ extension BluetoothUUID {
             case .invalidLength(let length):
                 return "\(quoted) is not a Bluetooth UUID: it has \(length) characters; \(expected)."
             case .invalidCharacter(let character, let offset):
+                // (A bad digit after a "0x" prefix: a prefix the parser took, as `CBMUUID`'s does.)
+                let fix =
+                    input.hasPrefix("0x") && offset >= 2
+                    ? "remove spaces and braces" : "remove spaces, braces and prefixes such as \"0x\""
                 return "\(quoted) is not a Bluetooth UUID: \"\(character)\" at offset \(offset) is not a "
-                    + "hexadecimal digit (0-9, A-F); remove spaces, braces and prefixes such as \"0x\"."
+                    + "hexadecimal digit (0-9, A-F); \(fix)."
             case .misplacedHyphen(let offset):
                 return "\(quoted) is not a Bluetooth UUID: the 128-bit form needs hyphens at offsets 8, 13, "
                     + "18 and 23 (8-4-4-4-12 digits); offset \(offset) is wrong."

@@ -296,6 +296,23 @@ struct DelegateOrderTests {
         #expect(throws: BluetoothUUID.ParseError(input: "0X180D", reason: .invalidLength(6))) {
             try CBMUUID(validating: "0X180D")
         }
+        // A hyphen after the prefix too, and the message does not tell the app to drop a prefix
+        // that was taken.
+        #expect(throws: BluetoothUUID.ParseError(input: "0x-180", reason: .misplacedHyphen(offset: 2))) {
+            try CBMUUID(validating: "0x-180")
+        }
+        #expect(throws: BluetoothUUID.ParseError(input: "0x18-0", reason: .misplacedHyphen(offset: 4))) {
+            try CBMUUID(validating: "0x18-0")
+        }
+        let badDigit = BluetoothUUID.ParseError(input: "0x18G0", reason: .invalidCharacter("G", offset: 4))
+        #expect(
+            badDigit.description
+                == "\"0x18G0\" is not a Bluetooth UUID: \"G\" at offset 4 is not a hexadecimal digit (0-9, A-F); "
+                + "remove spaces and braces.")
+        // Where the prefix itself is the problem (a BluetoothUUID takes none), the message says so.
+        #expect(
+            BluetoothUUID.ParseError(input: "0x18", reason: .invalidCharacter("x", offset: 1)).description.hasSuffix(
+                "remove spaces, braces and prefixes such as \"0x\"."))
     }
 
     @Test func errorsBridgeToNSErrorWithCoreBluetoothsDomainsAndCodes() {
