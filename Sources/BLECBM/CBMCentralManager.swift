@@ -41,8 +41,9 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
     /// ``CBMCentralManagerOptionShowPowerAlertKey``). It runs on the current test's bridge
     /// when there is one (`MockBLEBridge.current`), else on the installed ``SimulatedSystem``.
     public init(delegate: (any CBMCentralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil) {
-        if let bridge = BridgeScope.current {
-            backend = MockCentralEngine(bridge: bridge, queue: queue, options: options, configuration: nil)
+        if let joined = BridgeScope.currentForManager {
+            backend = MockCentralEngine(
+                bridge: joined.bridge, system: joined.system, queue: queue, options: options, configuration: nil)
         } else {
             backend = NativeSupport.centralBackend(queue: queue, options: options)
         }
@@ -65,7 +66,21 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
         bridge: MockBLEBridge, delegate: (any CBMCentralManagerDelegate)?, queue: DispatchQueue?,
         options: [String: Any]? = nil, configuration: MockCentralManager.Configuration? = nil
     ) {
-        backend = MockCentralEngine(bridge: bridge, queue: queue, options: options, configuration: configuration)
+        backend = MockCentralEngine(
+            bridge: bridge, system: nil, queue: queue, options: options, configuration: configuration)
+        storedDelegate = delegate
+        super.init()
+        backend.attach(self)
+    }
+
+    /// Creates a manager on `joined`'s bridge (invalid at once if it was found through a
+    /// simulated system that is uninstalled by the time it joins).
+    init(
+        joining joined: BridgeScope.Joined, delegate: (any CBMCentralManagerDelegate)?, queue: DispatchQueue?,
+        options: [String: Any]?, configuration: MockCentralManager.Configuration?
+    ) {
+        backend = MockCentralEngine(
+            bridge: joined.bridge, system: joined.system, queue: queue, options: options, configuration: configuration)
         storedDelegate = delegate
         super.init()
         backend.attach(self)

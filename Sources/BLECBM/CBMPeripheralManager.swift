@@ -28,8 +28,9 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     /// Creates a manager with options. It runs on the current test's bridge when there is one
     /// (`MockBLEBridge.current`), else on the installed ``SimulatedSystem``.
     public init(delegate: (any CBMPeripheralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil) {
-        if let bridge = BridgeScope.current {
-            backend = MockPeripheralEngine(bridge: bridge, queue: queue, options: options, configuration: nil)
+        if let joined = BridgeScope.currentForManager {
+            backend = MockPeripheralEngine(
+                bridge: joined.bridge, system: joined.system, queue: queue, options: options, configuration: nil)
         } else {
             backend = NativeSupport.peripheralBackend(queue: queue, options: options)
         }
@@ -43,7 +44,8 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
         bridge: MockBLEBridge, delegate: (any CBMPeripheralManagerDelegate)?, queue: DispatchQueue?,
         options: [String: Any]? = nil, configuration: MockPeripheralManager.Configuration? = nil
     ) {
-        backend = MockPeripheralEngine(bridge: bridge, queue: queue, options: options, configuration: configuration)
+        backend = MockPeripheralEngine(
+            bridge: bridge, system: nil, queue: queue, options: options, configuration: configuration)
         storedDelegate = delegate
         super.init()
         backend.attach(self)

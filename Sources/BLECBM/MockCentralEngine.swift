@@ -95,6 +95,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     private var storedRecording: CentralRecording?
     /// Where the bridge keeps the calls that got no callback (for stall reports and failed tests).
     private let unansweredCalls: UnansweredCallLog
+    /// The simulated system the manager was made on, when it found its bridge through one (not
+    /// when made on a bridge explicitly, or on the current test's bridge).
+    private let system: SimulatedSystem?
     /// This engine, held weakly, for the completions of its operations.
     private let weakSelf = WeakHolder<MockCentralEngine>()
     private var invalidated = false
@@ -120,9 +123,10 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     var bridge: MockBLEBridge { lane.bridge }
 
     init(
-        bridge: MockBLEBridge, queue: DispatchQueue?, options: [String: Any]?,
+        bridge: MockBLEBridge, system: SimulatedSystem?, queue: DispatchQueue?, options: [String: Any]?,
         configuration: MockCentralManager.Configuration?
     ) {
+        self.system = system
         var configuration = configuration ?? Self.defaultConfiguration(on: bridge)
         if let restoreIdentifier = options?[CBMCentralManagerOptionRestoreIdentifierKey] as? String {
             configuration.restoreIdentifier = restoreIdentifier
@@ -266,14 +270,21 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         }
     }
 
-    /// Whether a manager made now on `bridge` is made on a system that was uninstalled: outside
-    /// any test's bridge scope, on the bridge of a ``SimulatedSystem`` no longer installed (an
-    /// app's queue made it as, or after, the test ended and uninstalled the system). Such a
-    /// manager is as invalid as those made before the uninstall, not a live manager on a
-    /// simulation that has ended. (Asked after the engine is registered: an uninstall that
-    /// did not find it there had marked the bridge already.)
-    static func joinsRetiredSystem(_ bridge: MockBLEBridge) -> Bool {
-        MockBLEBridge.current == nil && bridge.frontEndSettings[SpecSimulation.retiredKey] != nil
+    /// Whether this manager joins a simulated system that is uninstalled, so is as invalid as the
+    /// managers made before the uninstall, not a live manager on a simulation that has ended:
+    /// - it found its bridge through the system (an app made it on its own queue, say), and the
+    ///   test uninstalled the system as, or after, it was made;
+    /// - or it was made on the bridge the uninstalled system had made, outside the bridge's scope
+    ///   (`MockBLEBridge.current`).
+    ///
+    /// A bridge a test installed a system on (``SimulatedSystem/install(on:initialState:installedBy:)``)
+    /// stays the test's: a manager made on it explicitly joins it. (Asked after the engine is
+    /// registered on the bridge: an uninstall that did not find it there had marked the system
+    /// uninstalled, and its bridge retired, already.)
+    static func joinsUninstalledSystem(_ system: SimulatedSystem?, bridge: MockBLEBridge) -> Bool {
+        if let system { return !system.isInstalled }
+        return MockBLEBridge.current == nil
+            && bridge.frontEndSettings[SpecSimulation.retiredKey] == SpecSimulation.retiredSystemsOwn
     }
 
     /// Whether the manager's system was uninstalled.
@@ -286,7 +297,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             // keeps none (see `peripheralReleased(_:)`).
             keepsPeripherals = manager is CBMCentralManagerMock
         }
-        if Self.joinsRetiredSystem(lane.bridge) { return invalidate() }
+        if Self.joinsUninstalledSystem(system, bridge: lane.bridge) { return invalidate() }
         let frontEnd = CentralFrontEnd(
             event: { [weak self] event in self?.handle(event) },
             commandQueue: { [weak self] peripheral, queued in

@@ -52,11 +52,15 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private var laterWriteParts: [UInt64: (first: UInt64, place: Int)] = [:]
     /// Where the bridge keeps the calls that got no callback (for stall reports and failed tests).
     private let unansweredCalls: UnansweredCallLog
+    /// The simulated system the manager was made on, when it found its bridge through one (not
+    /// when made on a bridge explicitly, or on the current test's bridge).
+    private let system: SimulatedSystem?
 
     init(
-        bridge: MockBLEBridge, queue: DispatchQueue?, options: [String: Any]? = nil,
+        bridge: MockBLEBridge, system: SimulatedSystem?, queue: DispatchQueue?, options: [String: Any]? = nil,
         configuration: MockPeripheralManager.Configuration?
     ) {
+        self.system = system
         var configuration =
             configuration
             ?? (bridge.configuration.timing.isInstant ? .fast : .realistic(seed: bridge.configuration.seed))
@@ -127,8 +131,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
 
     func attach(_ manager: CBMPeripheralManager) {
         lock.withLock { self.manager = manager }
-        // (See `MockCentralEngine.joinsRetiredSystem(_:)`.)
-        if MockCentralEngine.joinsRetiredSystem(lane.bridge) { return invalidate() }
+        if MockCentralEngine.joinsUninstalledSystem(system, bridge: lane.bridge) { return invalidate() }
         let frontEnd = PeripheralFrontEnd(
             event: { [weak self] event in self?.handle(event) },
             updateQueue: { [weak self] queued in

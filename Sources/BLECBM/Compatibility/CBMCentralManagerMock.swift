@@ -26,7 +26,9 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
     public override init(
         delegate: (any CBMCentralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil
     ) {
-        super.init(bridge: BridgeScope.forCoreBluetoothMock("init"), delegate: delegate, queue: queue, options: options)
+        super.init(
+            joining: BridgeScope.joinedForCoreBluetoothMock("init"), delegate: delegate, queue: queue, options: options,
+            configuration: nil)
     }
 
     /// Puts peripherals on the air (CoreBluetoothMock replaces its list: specs simulated before

@@ -426,8 +426,14 @@ final class SpecSimulation: @unchecked Sendable {
     }
 
     /// The bridges of uninstalled simulated systems are marked so (a spec's calls made from
-    /// elsewhere do not reach a simulation left there).
+    /// elsewhere do not reach a simulation left there), with ``retiredSystemsOwn`` when the
+    /// system had made the bridge, or ``retiredTestsOwn`` when a test had installed it on a bridge
+    /// of its own (which stays the test's).
     static let retiredKey = "BLECBM.retiredSystem"
+    /// ``retiredKey``'s value on a bridge the uninstalled system had made.
+    static let retiredSystemsOwn = 1
+    /// ``retiredKey``'s value on a test's bridge the uninstalled system was installed on.
+    static let retiredTestsOwn = 2
 
     /// Whether the simulation's bridge was an uninstalled system's, or is gone.
     var isOnRetiredBridge: Bool {

@@ -14,10 +14,30 @@ enum BridgeScope {
     /// The bridge a manager created now joins, if any.
     static var current: MockBLEBridge? { MockBLEBridge.current ?? SimulatedSystem.current?.bridge }
 
+    /// The bridge a manager created now joins, if any, with the system it was found through (`nil`:
+    /// the current test's bridge).
+    static var currentForManager: Joined? {
+        if let bridge = MockBLEBridge.current { return Joined(bridge: bridge, system: nil) }
+        return SimulatedSystem.current.map { Joined(bridge: $0.bridge, system: $0) }
+    }
+
     /// The bridge CoreBluetoothMock's statics and mock managers act on: the current one, or an
     /// installed system's, installing one (as CoreBluetoothMock's simulation exists from the
     /// start) if there is none.
-    static func forCoreBluetoothMock(_ call: String) -> MockBLEBridge {
-        MockBLEBridge.current ?? SimulatedSystem.currentOrInstalledForCoreBluetoothMock(call).bridge
+    static func forCoreBluetoothMock(_ call: String) -> MockBLEBridge { joinedForCoreBluetoothMock(call).bridge }
+
+    /// ``forCoreBluetoothMock(_:)``'s bridge, with the system it was found through.
+    static func joinedForCoreBluetoothMock(_ call: String) -> Joined {
+        if let bridge = MockBLEBridge.current { return Joined(bridge: bridge, system: nil) }
+        let system = SimulatedSystem.currentOrInstalledForCoreBluetoothMock(call)
+        return Joined(bridge: system.bridge, system: system)
+    }
+
+    /// The bridge a manager joins, and the simulated system it was found through, if it was:
+    /// a system the test uninstalls just as the manager is made (on an app's queue, say) leaves
+    /// the manager invalid, as those made before it (see `SimulatedSystem.uninstall()`).
+    struct Joined {
+        let bridge: MockBLEBridge
+        let system: SimulatedSystem?
     }
 }

@@ -92,6 +92,8 @@ public final class SimulatedSystem: @unchecked Sendable {
     public let installedBy: String
 
     private let driver: WallClockDriver?
+    /// Whether the system made its bridge (not a test's, given to ``install(on:initialState:installedBy:)``).
+    private let ownsBridge: Bool
     private let lock = Lock()
     private var installed = true
 
@@ -156,7 +158,8 @@ public final class SimulatedSystem: @unchecked Sendable {
         on bridge: MockBLEBridge, initialState: CBMManagerState = .poweredOn, installedBy: String = #function
     ) throws -> SimulatedSystem {
         try slot.install(by: installedBy, turn: nil) {
-            SimulatedSystem(bridge: bridge, time: .virtual, initialState: initialState, by: installedBy)
+            SimulatedSystem(
+                bridge: bridge, ownsBridge: false, time: .virtual, initialState: initialState, by: installedBy)
         }
     }
 
@@ -222,20 +225,23 @@ public final class SimulatedSystem: @unchecked Sendable {
         waitPatience: Duration = WallClockDriver.waitPatience
     ) {
         self.init(
-            bridge: MockBLEBridge(configuration: configuration), time: time, initialState: initialState, by: by,
-            waitPatience: waitPatience)
+            bridge: MockBLEBridge(configuration: configuration), ownsBridge: true, time: time,
+            initialState: initialState, by: by, waitPatience: waitPatience)
     }
 
     /// The report of the waits the system's uninstalling left suspended, if it left any.
     private let uninstallReports = LockedValue<[String]>([])
 
     private init(
-        bridge: MockBLEBridge, time: Time, initialState: CBMManagerState, by: String,
+        bridge: MockBLEBridge, ownsBridge: Bool, time: Time, initialState: CBMManagerState, by: String,
         waitPatience: Duration = WallClockDriver.waitPatience
     ) {
         self.bridge = bridge
+        self.ownsBridge = ownsBridge
         self.time = time
         installedBy = by
+        // (A bridge a system was uninstalled from, installed on again: the system's again.)
+        bridge.frontEndSettings[SpecSimulation.retiredKey] = nil
         MockCentralEngine.setInitialState(initialState, on: bridge)
         // (A test awaits this bridge while apps call it from their queues.)
         CommandQueue.of(bridge).applyOffAppQueues()
@@ -297,10 +303,14 @@ public final class SimulatedSystem: @unchecked Sendable {
 
     /// Uninstalls the system (nothing happens if it is not installed). Managers on it become
     /// invalid, as CoreBluetoothMock's `tearDownSimulation()` leaves them: their delegates hear the
-    /// state `unknown`, and later calls on them are ignored. So is a manager made on its bridge
-    /// as, or after, it is uninstalled, outside the bridge's runs (an app's queue that made one
-    /// just as the test ended): its delegate hears only `unknown`. Its time stops. Its ``bridge``
-    /// stays readable (log, `finish()`). A `waitUntil` still suspended on the bridge then ends only
+    /// state `unknown`, and later calls on them are ignored. So is a manager that found the system
+    /// as it was uninstalled (an app's queue that made one just as the test ended), and one made
+    /// on the bridge the system made, outside the bridge's runs: its delegate hears only
+    /// `unknown`. Its time stops. Its ``bridge`` stays readable (log, `finish()`). A test's bridge
+    /// it was installed on (``install(on:initialState:installedBy:)``) stays the test's: a manager
+    /// made on it explicitly (`CBMCentralManager(bridge:delegate:queue:)`) is a live one, and a
+    /// system installed on it again is joined as the first was. A `waitUntil` still
+    /// suspended on the bridge then ends only
     /// if its task is cancelled: the uninstall says so on standard error, naming the system and
     /// its seed.
     public func uninstall() {
@@ -310,7 +320,8 @@ public final class SimulatedSystem: @unchecked Sendable {
         }
         guard wasInstalled else { return }
         Self.slot.remove(self)
-        bridge.frontEndSettings[SpecSimulation.retiredKey] = 1
+        bridge.frontEndSettings[SpecSimulation.retiredKey] =
+            ownsBridge ? SpecSimulation.retiredSystemsOwn : SpecSimulation.retiredTestsOwn
         driver?.stop()
         for engine in MockCentralEngine.engines(on: bridge) { engine.invalidate() }
         for engine in MockPeripheralEngine.engines(on: bridge) { engine.invalidate() }
