@@ -149,7 +149,8 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
             .scanStarted(services: serviceUUIDs?.map(\.bluetoothUUID), allowDuplicates: duplicates ?? false))
     }
 
-    /// Stops scanning.
+    /// Stops scanning. Ignored unless powered on, as CoreBluetooth ignores it (the call is noted
+    /// in ``CBMCentralManager/apiMisuses``).
     open func stopScan() {
         backend.stopScan()
         recording?.recorder.record(.scanStopped)
@@ -177,12 +178,14 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
         backend.cancelPeripheralConnection(peripheral)
     }
 
-    /// The peripherals known to the system with these identifiers.
+    /// The peripherals known to the system with these identifiers. None unless powered on, as
+    /// CoreBluetooth answers (the call is noted in ``CBMCentralManager/apiMisuses``).
     open func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [CBMPeripheral] {
         backend.retrievePeripherals(withIdentifiers: identifiers)
     }
 
-    /// The peripherals connected to the system that have one of these services.
+    /// The peripherals connected to the system that have one of these services. None unless
+    /// powered on, as CoreBluetooth answers (the call is noted in ``CBMCentralManager/apiMisuses``).
     open func retrieveConnectedPeripherals(withServices serviceUUIDs: [CBMUUID]) -> [CBMPeripheral] {
         backend.retrieveConnectedPeripherals(withServices: serviceUUIDs)
     }

@@ -148,8 +148,12 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     /// not powered on; updating a characteristic that is not published), the answers it ignores
     /// (``respond(to:withResult:)`` to a request already answered, or whose central went away,
     /// or to a write batch's request other than its first),
-    /// and advertising data of the wrong type (a local name that is not a `String`, service
+    /// advertising data of the wrong type (a local name that is not a `String`, service
     /// UUIDs that are not `CBMUUID`s: an exception on a device; here the key is left out),
+    /// and services CoreBluetooth does not take (a cached value on a characteristic that can be
+    /// written or can notify, a value over 512 bytes, a Client Characteristic Configuration
+    /// descriptor of the app's, the `broadcast` or `extendedProperties` property on a
+    /// characteristic of the app's; their add fails with ``CBMError/Code/invalidParameters``),
     /// oldest first. A test can assert it is empty.
     ///
     /// A manager made with no bridge current and no ``SimulatedSystem`` installed, on a

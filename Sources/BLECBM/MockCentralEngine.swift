@@ -713,6 +713,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     }
 
     func stopScan() {
+        guard state == .poweredOn else { return misuse("stopScan: the manager is not powered on") }
         lock.withLock { scanning = false }
         command { $0.stopScan() }
     }
@@ -832,10 +833,14 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         command { try? $0.cancelPeripheralConnection(identifier) }
     }
 
-    // CoreBluetooth answers these only while powered on (otherwise it logs API misuse).
+    // CoreBluetooth answers these only while powered on (otherwise it logs API misuse and returns
+    // none).
 
     func retrievePeripherals(withIdentifiers identifiers: [UUID]) -> [CBMPeripheral] {
-        guard state == .poweredOn else { return [] }
+        guard state == .poweredOn else {
+            misuse("retrievePeripherals(withIdentifiers:): the manager is not powered on (none returned)")
+            return []
+        }
         let known = bridge.systemView.knownPeripherals(withIdentifiers: identifiers)
         var seen = Set<UUID>()
         let found = identifiers.compactMap { identifier -> RemotePeripheral? in
@@ -856,7 +861,10 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     }
 
     func retrieveConnectedPeripherals(withServices serviceUUIDs: [CBMUUID]) -> [CBMPeripheral] {
-        guard state == .poweredOn else { return [] }
+        guard state == .poweredOn else {
+            misuse("retrieveConnectedPeripherals(withServices:): the manager is not powered on (none returned)")
+            return []
+        }
         let services = serviceUUIDs.map(\.bluetoothUUID)
         var found = bridge.systemView.connectedPeripherals(withServices: services)
         // A spec another app connects to (`simulateConnection()`) counts at once, with its services.

@@ -211,7 +211,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             characteristics: characteristicObjects.map(\.gattCharacteristic))
         // A descriptor CoreBluetooth's initializer refuses (the app would have crashed making it)
         // is refused here, in the order of the app's calls, as a parameter it cannot take.
-        let refused = characteristicObjects.lazy.flatMap { characteristic in
+        let refusedDescriptor = characteristicObjects.lazy.flatMap { characteristic in
             (characteristic.descriptors ?? []).lazy.compactMap { descriptor in
                 (descriptor as? CBMMutableDescriptor)?.creationProblem.map {
                     "add: CBMMutableDescriptor(type: \(descriptor.uuid), value: \(Self.describe(descriptor.value))) of "
@@ -220,6 +220,8 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 }
             }
         }.first
+        // Properties CoreBluetooth's documentation rules out for a characteristic the app makes.
+        let refused = refusedDescriptor ?? characteristicObjects.lazy.compactMap(Self.refusedProperties).first
         if let refused {
             lane.command { [self] _ in
                 misuse(refused)
@@ -251,10 +253,28 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 }
                 tell { manager, delegate in delegate.peripheralManager(manager, didAdd: service, error: nil) }
             } catch {
+                // A service description CoreBluetooth rejects (a cached value on a characteristic
+                // that can be written, say: an exception on a device) is the app's misuse too.
+                if case .invalidService = error as? APIMisuseError {
+                    misuse("add: \(error)")
+                }
                 let failure = CBMError.bridging(error)
                 tell { manager, delegate in delegate.peripheralManager(manager, didAdd: service, error: failure) }
             }
         }
+    }
+
+    /// Why CoreBluetooth does not take `characteristic`'s properties, if it does not: its
+    /// documentation rules out `broadcast` and `extendedProperties` on a `CBMutableCharacteristic`
+    /// (the stack manages both).
+    private static func refusedProperties(_ characteristic: CBMMutableCharacteristic) -> String? {
+        let ruledOut = characteristic.properties.intersection([.broadcast, .extendedProperties])
+        guard !ruledOut.isEmpty else { return nil }
+        let names = [(CBMCharacteristicProperties.broadcast, "broadcast"), (.extendedProperties, "extendedProperties")]
+            .filter { ruledOut.contains($0.0) }.map(\.1).joined(separator: " and ")
+        return "add: characteristic \(characteristic.uuid) has the \(names) "
+            + "propert\(ruledOut == [.broadcast, .extendedProperties] ? "ies" : "y"), which a CBMutableCharacteristic "
+            + "cannot have (CoreBluetooth's documentation: the stack manages both)"
     }
 
     /// A descriptor's value as a misuse names it: its type, and its text or bytes.

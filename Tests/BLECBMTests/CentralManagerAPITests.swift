@@ -170,6 +170,43 @@ struct CentralManagerAPITests {
         }
     }
 
+    /// Below powered on, CoreBluetooth ignores a stop of the scan and answers retrievals with
+    /// none, logging "API MISUSE" for each (as CoreBluetoothMock does): noted, in order, and a
+    /// retrieval of a peripheral the system knows returns none.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func stoppingAScanAndRetrievingBelowPoweredOnAreIgnoredAndNoted(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 31) : .init(seed: 31))
+        let sensor = try await makeSensor(on: bridge)
+        let identifier = sensor.identifier
+        try await withCentral(on: bridge) { manager, journal in
+            manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { !journal.discovered.isEmpty }
+            manager.connect(journal.discovered[0])
+            try await bridge.waitForApp { journal.discovered[0].state == .connected }
+            journal.discovered[0].discoverServices(nil)
+            try await bridge.waitForApp { journal.discovered[0].services != nil }
+            await manager.simulatedCentral!.simulateStateChange(.poweredOff)
+            try await bridge.waitForApp { manager.state == .poweredOff }
+            #expect(manager.apiMisuses.isEmpty)
+            manager.stopScan()
+            #expect(manager.retrievePeripherals(withIdentifiers: [identifier]).isEmpty)
+            #expect(manager.retrieveConnectedPeripherals(withServices: [CBMUUID(string: "180F")]).isEmpty)
+            #expect(
+                manager.apiMisuses == [
+                    "stopScan: the manager is not powered on",
+                    "retrievePeripherals(withIdentifiers:): the manager is not powered on (none returned)",
+                    "retrieveConnectedPeripherals(withServices:): the manager is not powered on (none returned)",
+                ])
+            // Powered on again, the same calls are answered and nothing more is noted.
+            await manager.simulatedCentral!.simulateStateChange(.poweredOn)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            manager.stopScan()
+            #expect(manager.retrievePeripherals(withIdentifiers: [identifier]).map(\.identifier) == [identifier])
+            #expect(manager.apiMisuses.count == 3)
+        }
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func cancellingAConnectionReportsADisconnectionWithNoError() async throws {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 4))

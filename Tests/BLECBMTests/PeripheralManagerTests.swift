@@ -699,6 +699,104 @@ extension PeripheralManagerTests {
         #expect(misuses == ["add: service 180F is already published by this manager (remove it first)"])
     }
 
+    /// A service CoreBluetooth does not take, as its app writes it.
+    struct RefusedService: CustomTestStringConvertible, Sendable {
+        let name: String
+        let characteristic: @Sendable () -> CBMMutableCharacteristic
+        /// The misuse noted.
+        let misuse: String
+        var testDescription: String { name }
+    }
+
+    static let refusedServices: [RefusedService] = [
+        RefusedService(
+            name: "a cached value on a writable characteristic",
+            characteristic: {
+                CBMMutableCharacteristic(
+                    type: CBMUUID(string: "FFF1"), properties: [.read, .write], value: Data([1]),
+                    permissions: [.readable, .writeable])
+            },
+            misuse: "add: Service FFF0 cannot be published: characteristic FFF1 has a cached value but is writable or "
+                + "can notify; a characteristic with a value must be read-only. Create it with value nil to serve it "
+                + "dynamically."),
+        RefusedService(
+            name: "a cached value on a characteristic that notifies",
+            characteristic: {
+                CBMMutableCharacteristic(
+                    type: CBMUUID(string: "FFF1"), properties: [.read, .notify], value: Data([1]),
+                    permissions: [.readable])
+            },
+            misuse: "add: Service FFF0 cannot be published: characteristic FFF1 has a cached value but is writable or "
+                + "can notify; a characteristic with a value must be read-only. Create it with value nil to serve it "
+                + "dynamically."),
+        RefusedService(
+            name: "a cached value of 513 bytes",
+            characteristic: {
+                CBMMutableCharacteristic(
+                    type: CBMUUID(string: "FFF1"), properties: [.read], value: Data(count: 513),
+                    permissions: [.readable])
+            },
+            misuse: "add: Service FFF0 cannot be published: the value of FFF1 is 513 bytes; an attribute holds at "
+                + "most 512."),
+        RefusedService(
+            name: "a Client Characteristic Configuration descriptor of the app's",
+            characteristic: {
+                let characteristic = CBMMutableCharacteristic(
+                    type: CBMUUID(string: "FFF1"), properties: [.notify], value: nil, permissions: [.readable])
+                characteristic.descriptors = [CBMMutableDescriptor(type: CBMUUID(string: "2902"), value: Data([0, 0]))]
+                return characteristic
+            },
+            misuse: "add: Service FFF0 cannot be published: characteristic FFF1 lists a Client Characteristic "
+                + "Configuration descriptor (2902), which the stack adds itself for characteristics that notify or "
+                + "indicate. Remove it."),
+        RefusedService(
+            name: "the broadcast property",
+            characteristic: {
+                CBMMutableCharacteristic(
+                    type: CBMUUID(string: "FFF1"), properties: [.read, .broadcast], value: nil,
+                    permissions: [.readable])
+            },
+            misuse: "add: characteristic FFF1 has the broadcast property, which a CBMutableCharacteristic cannot have "
+                + "(CoreBluetooth's documentation: the stack manages both)"),
+        RefusedService(
+            name: "the extended properties property",
+            characteristic: {
+                CBMMutableCharacteristic(
+                    type: CBMUUID(string: "FFF1"), properties: [.read, .extendedProperties], value: nil,
+                    permissions: [.readable])
+            },
+            misuse: "add: characteristic FFF1 has the extendedProperties property, which a CBMutableCharacteristic "
+                + "cannot have (CoreBluetooth's documentation: the stack manages both)"),
+        RefusedService(
+            name: "both",
+            characteristic: {
+                CBMMutableCharacteristic(
+                    type: CBMUUID(string: "FFF1"), properties: [.read, .broadcast, .extendedProperties], value: nil,
+                    permissions: [.readable])
+            },
+            misuse: "add: characteristic FFF1 has the broadcast and extendedProperties properties, which a "
+                + "CBMutableCharacteristic cannot have (CoreBluetooth's documentation: the stack manages both)"),
+    ]
+
+    /// A service CoreBluetooth raises an exception for, or its documentation rules out, fails its
+    /// add with `invalidParameters`, publishes nothing, and is noted in `apiMisuses` with why.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: refusedServices, [false, true])
+    func aServiceCoreBluetoothDoesNotTakeFailsItsAddAndIsNoted(refused: RefusedService, realistic: Bool) async throws {
+        let (heard, misuses, published) = try await Self.withNotedManager(realistic: realistic, seed: 98) {
+            bridge, manager, app in
+            let service = CBMMutableService(type: CBMUUID(string: "FFF0"), primary: true)
+            service.characteristics = [refused.characteristic()]
+            manager.add(service)
+            try await bridge.waitForApp { app.calls.count == 1 }
+            let simulated = try #require(manager.simulatedPeripheral)
+            return (app.calls, manager.apiMisuses, await simulated.services.map(\.uuid))
+        }
+        #expect(heard == ["added error \(CBMError(.invalidParameters))"])
+        #expect(misuses == [refused.misuse])
+        #expect(published.isEmpty)
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func advertisingDataOfTheWrongTypeIsLeftOutAndNoted(realistic: Bool) async throws {
