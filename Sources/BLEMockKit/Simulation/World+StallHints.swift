@@ -54,6 +54,18 @@ extension World {
                     + "\(key.peripheral.uuidString.prefix(8)) at \(entry.time) (\(error)) and has not connected "
                     + "to it again: nothing the app waits for over that link can come")
         }
+        // Connection attempts waiting for a peripheral that cannot be connected to now: they do
+        // not time out, so an app that waits for them waits for ever (on a device too).
+        let waiting = attempts.keys.sorted {
+            $0.central != $1.central ? $0.central.precedes($1.central) : $0.peripheral.precedes($1.peripheral)
+        }
+        for key in waiting {
+            guard let why = whyUnconnectable(key.peripheral) else { continue }
+            hints.append(
+                "central \(key.central.uuidString.prefix(8)) is still trying to connect to peripheral "
+                    + "\(key.peripheral.uuidString.prefix(8)), \(why): a connection attempt does not time out (as "
+                    + "with CoreBluetooth); it completes once the peripheral is in range, powered on and connectable")
+        }
         for update in unheardUpdates {
             hints.append(
                 "peripheral \(update.peripheral.uuidString.prefix(8)) updated \(update.characteristic)@\(update.handle) "
@@ -66,5 +78,17 @@ extension World {
             hints.append("an operation failed (did the app handle it?): \(entry)")
         }
         return hints
+    }
+
+    /// Why a connection attempt to `peripheral` cannot complete now, if it cannot.
+    func whyUnconnectable(_ peripheral: UUID) -> String? {
+        guard let position = peripherals.position(of: peripheral) else { return "which is not on this bridge" }
+        let record = peripherals[at: position]
+        if !record.isHeard { return "which is out of range" }
+        if record.state != .poweredOn { return "whose Bluetooth is \(record.state)" }
+        if !record.isConnectable && !connectedToSystem.contains(peripheral) {
+            return record.advertisement == nil ? "which is not advertising" : "which advertises as not connectable"
+        }
+        return nil
     }
 }

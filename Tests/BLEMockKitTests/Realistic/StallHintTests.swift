@@ -90,6 +90,40 @@ struct StallHintTests {
         #expect(stall.description.contains("What may explain it:\n- central \(pair.central8) lost its link"))
     }
 
+    /// Why a peripheral cannot be connected to, and how a stall names it.
+    enum Unconnectable: String, CaseIterable, Sendable {
+        case outOfRange = "which is out of range"
+        case poweredOff = "whose Bluetooth is poweredOff"
+        case notAdvertising = "which is not advertising"
+    }
+
+    /// A connection attempt that cannot complete does not time out (as with CoreBluetooth): a run
+    /// whose app waits for it stalls, and the report says why the attempt waits.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A connection attempt waiting for a peripheral that cannot be connected to says why",
+        arguments: Unconnectable.allCases, [false, true])
+    func aWaitingAttemptSaysWhy(reason: Unconnectable, realistic: Bool) async throws {
+        let pair = try await Pair.connected(realistic: realistic)
+        let (bridge, central, sensor) = (pair.bridge, pair.central, pair.sensor)
+        let stall = try await pair.stall {
+            try await central.cancelPeripheralConnection(sensor.identifier)
+            switch reason {
+            case .outOfRange: await sensor.simulateProximityChange(.outOfRange)
+            case .poweredOff: await sensor.simulateStateChange(.poweredOff)
+            case .notAdvertising: await sensor.stopAdvertising()
+            }
+            bridge.task { try await central.connect(sensor.identifier) }
+        }
+        #expect(
+            stall.hints == [
+                "central \(pair.central8) is still trying to connect to peripheral \(pair.sensor8), "
+                    + "\(reason.rawValue): a connection attempt does not time out (as with CoreBluetooth); it "
+                    + "completes once the peripheral is in range, powered on and connectable"
+            ])
+        #expect(stall.description.contains("What may explain it:\n- central \(pair.central8) is still trying"))
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A lost link is not named once the app connects again, or while it tries to")
     func aLinkMadeAgainOrBeingMadeIsNotNamed() async throws {
