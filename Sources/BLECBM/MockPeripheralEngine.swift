@@ -268,13 +268,12 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// documentation rules out `broadcast` and `extendedProperties` on a `CBMutableCharacteristic`
     /// (the stack manages both).
     private static func refusedProperties(_ characteristic: CBMMutableCharacteristic) -> String? {
-        let ruledOut = characteristic.properties.intersection([.broadcast, .extendedProperties])
-        guard !ruledOut.isEmpty else { return nil }
         let names = [(CBMCharacteristicProperties.broadcast, "broadcast"), (.extendedProperties, "extendedProperties")]
-            .filter { ruledOut.contains($0.0) }.map(\.1).joined(separator: " and ")
-        return "add: characteristic \(characteristic.uuid) has the \(names) "
-            + "propert\(ruledOut == [.broadcast, .extendedProperties] ? "ies" : "y"), which a CBMutableCharacteristic "
-            + "cannot have (CoreBluetooth's documentation: the stack manages both)"
+            .filter { characteristic.properties.contains($0.0) }.map(\.1)
+        guard !names.isEmpty else { return nil }
+        return "add: characteristic \(characteristic.uuid) has the \(names.joined(separator: " and ")) "
+            + "\(names.count == 1 ? "property" : "properties"), which a CBMutableCharacteristic cannot have "
+            + "(CoreBluetooth's documentation: the stack manages both)"
     }
 
     /// A descriptor's value as a misuse names it: its type, and its text or bytes.

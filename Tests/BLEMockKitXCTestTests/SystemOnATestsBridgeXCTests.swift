@@ -63,28 +63,15 @@ final class SystemOnATestsBridgeXCTests: XCTestCase {
         XCTAssertTrue(joined.system === system)
         system.uninstall()
         let unknown = expectation(description: "unknown")
-        let delegate = StateRecorder { state in if state == .unknown { unknown.fulfill() } }
+        let app = ProbeCentralApp(target: "none")
+        app.onState = { state in if state == .unknown { unknown.fulfill() } }
         let central = CBMCentralManager(
-            joining: joined, delegate: delegate, queue: DispatchQueue(label: "app"), options: nil, configuration: nil)
+            joining: joined, delegate: app, queue: DispatchQueue(label: "app"), options: nil, configuration: nil)
         wait(for: [unknown], timeout: 5)
         XCTAssertEqual(central.state, .unknown)
-        XCTAssertEqual(delegate.states, [.unknown])
+        XCTAssertEqual(app.events, ["state 0"])
         central.scanForPeripherals(withServices: nil)
         XCTAssertFalse(central.isScanning)
         XCTAssertEqual(central.apiMisuses, ["scanForPeripherals: the manager is not powered on"])
-    }
-
-    /// The states a central manager's delegate heard, in order.
-    final class StateRecorder: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
-        // @unchecked Sendable: `heard` is only touched under `lock`; `onState` is set once.
-        private let lock = NSLock()
-        private var heard: [CBMManagerState] = []
-        let onState: @Sendable (CBMManagerState) -> Void
-        init(_ onState: @escaping @Sendable (CBMManagerState) -> Void) { self.onState = onState }
-        var states: [CBMManagerState] { lock.withLock { heard } }
-        func centralManagerDidUpdateState(_ central: CBMCentralManager) {
-            lock.withLock { heard.append(central.state) }
-            onState(central.state)
-        }
     }
 }

@@ -12,7 +12,7 @@ import Foundation
 ///    CoreBluetoothMock's own simulation is always there.
 enum BridgeScope {
     /// The bridge a manager created now joins, if any.
-    static var current: MockBLEBridge? { MockBLEBridge.current ?? SimulatedSystem.current?.bridge }
+    static var current: MockBLEBridge? { currentForManager?.bridge }
 
     /// The bridge a manager created now joins, if any, with the system it was found through (`nil`:
     /// the current test's bridge).

@@ -103,11 +103,27 @@ extension World {
 
     @inline(__always)
     func canConnectNow(_ peripheral: UUID) -> Bool {
+        if case nil = unconnectable(peripheral) { return true }
+        return false
+    }
+
+    /// Why a central cannot connect to a peripheral now.
+    enum Unconnectable {
+        case notOnBridge, outOfRange, notAdvertising, notConnectable
+        case bluetooth(ManagerState)
+    }
+
+    /// Why a connection to `peripheral` cannot come up now, if it cannot (an attempt waits).
+    @inline(__always)
+    func unconnectable(_ peripheral: UUID) -> Unconnectable? {
         // (Read in place: binding the record copied all of it.)
-        guard let p = peripherals.position(of: peripheral) else { return false }
-        return peripherals[at: p].state == .poweredOn
-            && (peripherals[at: p].isConnectable || connectedToSystem.contains(peripheral))
-            && peripherals[at: p].isHeard
+        guard let p = peripherals.position(of: peripheral) else { return .notOnBridge }
+        if !peripherals[at: p].isHeard { return .outOfRange }
+        if peripherals[at: p].state != .poweredOn { return .bluetooth(peripherals[at: p].state) }
+        if !peripherals[at: p].isConnectable && !connectedToSystem.contains(peripheral) {
+            return peripherals[at: p].advertisement == nil ? .notAdvertising : .notConnectable
+        }
+        return nil
     }
 
     /// The peripheral is connectable: the link comes up after the connection latency plus

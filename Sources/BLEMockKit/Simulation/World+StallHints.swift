@@ -60,7 +60,15 @@ extension World {
             $0.central != $1.central ? $0.central.precedes($1.central) : $0.peripheral.precedes($1.peripheral)
         }
         for key in waiting {
-            guard let why = whyUnconnectable(key.peripheral) else { continue }
+            guard let reason = unconnectable(key.peripheral) else { continue }
+            let why =
+                switch reason {
+                case .notOnBridge: "which is not on this bridge"
+                case .outOfRange: "which is out of range"
+                case .bluetooth(let state): "whose Bluetooth is \(state)"
+                case .notAdvertising: "which is not advertising"
+                case .notConnectable: "which advertises as not connectable"
+                }
             hints.append(
                 "central \(key.central.uuidString.prefix(8)) is still trying to connect to peripheral "
                     + "\(key.peripheral.uuidString.prefix(8)), \(why): a connection attempt does not time out (as "
@@ -78,17 +86,5 @@ extension World {
             hints.append("an operation failed (did the app handle it?): \(entry)")
         }
         return hints
-    }
-
-    /// Why a connection attempt to `peripheral` cannot complete now, if it cannot.
-    func whyUnconnectable(_ peripheral: UUID) -> String? {
-        guard let position = peripherals.position(of: peripheral) else { return "which is not on this bridge" }
-        let record = peripherals[at: position]
-        if !record.isHeard { return "which is out of range" }
-        if record.state != .poweredOn { return "whose Bluetooth is \(record.state)" }
-        if !record.isConnectable && !connectedToSystem.contains(peripheral) {
-            return record.advertisement == nil ? "which is not advertising" : "which advertises as not connectable"
-        }
-        return nil
     }
 }
