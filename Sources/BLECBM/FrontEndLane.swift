@@ -143,10 +143,13 @@ private struct PlainCommand<Target: Actor> {
 ///    managers (seed-derived, so the same in every run);
 /// 4. any other thread, by the identifier of the manager called.
 ///
+/// The driver applies the calls held before its last pass through the app queues began (see
+/// ``HeldCommands``); a direct call applies all that are held.
+///
 /// **Time.** On a simulated system whose time follows the wall clock, each batch first brings
 /// the bridge's time up to the wall clock's, so a call happens at the instant it was made.
 final class CommandQueue: @unchecked Sendable {
-    // @unchecked Sendable: `arrived`, `spare`, `held`, `nextSequence`, `queueRanks`, `draining`,
+    // @unchecked Sendable: `arrived`, `spare`, `held`, `queueRanks`, `draining`,
     // `wallClock` and `drainsOnAppQueues` are only read and written with `lock` held.
 
     /// Where a command was made (the first key of the order above).
@@ -181,18 +184,6 @@ final class CommandQueue: @unchecked Sendable {
     /// The key under which app queues carry their ``QueueTag`` (a constant: the key's identity).
     private static let queueTagKey = DispatchSpecificKey<QueueTag>()
 
-    /// A command made while a run was active: the run applies it in its place in the order.
-    private struct Held {
-        let origin: Origin
-        let sequence: UInt64
-        let command: FrontEndCommand
-        /// The manager a release shuts down (`nil`: not a release).
-        var released: UUID? = nil
-
-        /// Whether `self` goes before `other`: by origin, then in the order they were made.
-        func precedes(_ other: Held) -> Bool { (origin, sequence) < (other.origin, other.sequence) }
-    }
-
     /// Unowned: the bridge keeps this queue (in its front-end settings), and everything that
     /// hands it commands (a lane, a spec's hooks) holds the bridge; a drain holds it strongly.
     private unowned let bridge: MockBLEBridge
@@ -208,10 +199,7 @@ final class CommandQueue: @unchecked Sendable {
     /// not allocating one each time matters on this path).
     private var spare: [FrontEndCommand] = []
     /// The commands made while a run was active.
-    private var held: [Held] = []
-    /// The sequence number of the next held command (one count for all origins: within an
-    /// origin it still follows the order commands were made in).
-    private var nextSequence: UInt64 = 0
+    private var held = HeldCommands<FrontEndCommand>()
     /// For each tagged app queue, the smallest identifier of this bridge's managers on it.
     private var queueRanks: [ObjectIdentifier: UUID] = [:]
     /// Whether a drain task is applying commands (outside runs).
@@ -231,7 +219,12 @@ final class CommandQueue: @unchecked Sendable {
     static func of(_ bridge: MockBLEBridge) -> CommandQueue {
         bridge.frontEndSettings.object(for: ObjectIdentifier(CommandQueue.self)) {
             let queue = CommandQueue(bridge: bridge)
-            _ = bridge.outside.addSettler { [weak queue] bridge in queue?.applyHeld(on: bridge) ?? false }
+            _ = bridge.outside.addSettler(
+                OutsideWork.Settler(
+                    mark: { [weak queue] in queue?.markHeld() },
+                    apply: { [weak queue] bridge, upToMark in queue?.applyHeld(on: bridge, upToMark: upToMark) ?? false
+                    }
+                ))
             return queue
         }
     }
@@ -334,11 +327,7 @@ final class CommandQueue: @unchecked Sendable {
         // drain it starts may run on the app's queue.
         let (start, forRun, onAppQueue) = lock.withLock { () -> (Bool, Bool, Bool) in
             if let origin {
-                held.append(
-                    Held(
-                        origin: origin, sequence: nextSequence, command: FrontEndCommand(command),
-                        released: isRelease ? key : nil))
-                nextSequence += 1
+                held.hold(FrontEndCommand(command), from: origin, releasing: isRelease ? key : nil)
             } else {
                 arrived.append(FrontEndCommand(command))
             }
@@ -396,39 +385,22 @@ final class CommandQueue: @unchecked Sendable {
         outside.noteActivity()
     }
 
+    /// Notes the commands held now: the run's driver applies those (see ``applyHeld(on:upToMark:)``).
+    private func markHeld() {
+        lock.withLock { held.mark() }
+    }
+
     /// Takes the queued commands, in the order to apply them: those made outside a run as they
-    /// arrived, then, for a run's driver (`forRun`), those made in the run, sorted by origin and
-    /// sequence. Hand the batch back with ``recycle(_:)`` once applied.
-    private func take(forRun: Bool) -> ([FrontEndCommand], VirtualClock.Instant?) {
+    /// arrived, then, for a run's driver (`forRun`), those made in the run (all, or those held
+    /// by the last mark: `upToMark`; see ``HeldCommands``). Hand the batch back with
+    /// ``recycle(_:)`` once applied.
+    private func take(forRun: Bool, upToMark: Bool = false) -> ([FrontEndCommand], VirtualClock.Instant?) {
         lock.withLock {
             var batch = spare
             spare = []
             swap(&batch, &arrived)
-            if forRun && !held.isEmpty {
-                held.sort { $0.precedes($1) }
-                Self.orderReleases(&held)
-                batch.append(contentsOf: held.lazy.map(\.command))
-                held.removeAll(keepingCapacity: true)
-            }
+            if forRun { held.take(upToMark: upToMark, into: &batch) }
             return (batch, wallClock?())
-        }
-    }
-
-    /// Puts each stretch of releases next to each other in sorted `held` in the order of their
-    /// managers' identifiers.
-    private static func orderReleases(_ held: inout [Held]) {
-        var start = held.startIndex
-        while start < held.endIndex {
-            guard held[start].released != nil else {
-                start += 1
-                continue
-            }
-            var end = start + 1
-            while end < held.endIndex, held[end].released != nil { end += 1 }
-            if end - start > 1 {
-                held[start..<end].sort { $0.released!.uuidString < $1.released!.uuidString }
-            }
-            start = end
         }
     }
 
@@ -462,9 +434,10 @@ final class CommandQueue: @unchecked Sendable {
         }
     }
 
-    /// The run's driver: applies the held commands in their order. Returns whether there were any.
-    private func applyHeld(on bridge: isolated MockBLEBridge) -> Bool {
-        var (batch, now) = take(forRun: true)
+    /// The run's driver: applies the held commands in their order (all, or those held by the
+    /// last mark: `upToMark`). Returns whether there were any.
+    private func applyHeld(on bridge: isolated MockBLEBridge, upToMark: Bool) -> Bool {
+        var (batch, now) = take(forRun: true, upToMark: upToMark)
         guard !batch.isEmpty else { return false }
         bridge.applyFrontEndCommands(batch, catchingUpTo: now)
         recycle(&batch)

@@ -397,8 +397,11 @@ package final class OutsideWork: @unchecked Sendable {
     private var count: UInt64 = 0
     private var tickers: [Int: CheckedContinuation<Void, Never>] = [:]
     private var waker: (@Sendable () -> Void)?
-    private var settlers: [Int: @Sendable (isolated MockBLEBridge) -> Bool] = [:]
+    private var settlers: [Int: Settler] = [:]
     private var holds = 0
+    /// The activity count at which a run's driver last found the app queues quiet, or `nil`
+    /// (see ``noteQuiet(at:)``).
+    private var quietMark: UInt64?
     /// The answers app code owes the simulation: a peripheral's request each (see
     /// ``oweAnswer(peripheral:request:)``).
     private var owedAnswers: Set<OwedAnswer> = []
@@ -448,11 +451,37 @@ package final class OutsideWork: @unchecked Sendable {
         lock.withLock { _ = probes.removeValue(forKey: token) }
     }
 
+    /// Work a front end holds back while a run is active (the app's calls made at one virtual
+    /// instant), which the run's driver has it apply.
+    package struct Settler: Sendable {
+        /// Notes what is held now: the driver calls it as it starts each pass through the app
+        /// queues, and a later ``apply`` with `upToMark` applies only what was held by the last
+        /// mark.
+        let mark: @Sendable () -> Void
+        /// Applies what is held, on the bridge's executor: all of it, or (`upToMark`) only what
+        /// was held when ``mark`` was last called. Returns whether it applied anything.
+        let apply: @Sendable (_ bridge: isolated MockBLEBridge, _ upToMark: Bool) -> Bool
+
+        /// A settler of `mark` and `apply`.
+        package init(
+            mark: @escaping @Sendable () -> Void,
+            apply: @escaping @Sendable (_ bridge: isolated MockBLEBridge, _ upToMark: Bool) -> Bool
+        ) {
+            self.mark = mark
+            self.apply = apply
+        }
+    }
+
     /// Registers a settler: work a front end holds back while a run is active (the app's calls
     /// made at one virtual instant), which the run's driver has it apply, on the bridge's
     /// executor, each time the app has caught up and before virtual time moves on (and once
-    /// more when the run ends). It returns whether it applied anything. Returns its token.
-    package func addSettler(_ settler: @escaping @Sendable (isolated MockBLEBridge) -> Bool) -> Int {
+    /// more when the run ends). Returns its token.
+    ///
+    /// The driver applies only what was held before its last pass through the app queues
+    /// began: a call made after that (by code that ran as the pass went on: a body on the main
+    /// actor going on, a callback) may have siblings of its instant still queued on a queue
+    /// the pass had already gone through, and waits for the next pass, which finds them.
+    package func addSettler(_ settler: Settler) -> Int {
         lock.withLock {
             defer { nextToken += 1 }
             settlers[nextToken] = settler
@@ -469,8 +498,28 @@ package final class OutsideWork: @unchecked Sendable {
     var hasSettlers: Bool { lock.withLock { !settlers.isEmpty } }
 
     /// The settlers, in the order they were registered.
-    var registeredSettlers: [@Sendable (isolated MockBLEBridge) -> Bool] {
+    var registeredSettlers: [Settler] {
         lock.withLock { settlers.sorted { $0.key < $1.key }.map(\.value) }
+    }
+
+    /// Has every settler note what it holds now (see ``Settler/mark``).
+    func markSettlers() {
+        for settler in registeredSettlers { settler.mark() }
+    }
+
+    /// Notes that a run's driver found the app queues quiet with the activity count at `mark`:
+    /// its next step moves time only if there has been no activity since (see
+    /// ``isStillQuiet``).
+    func noteQuiet(at mark: UInt64) {
+        lock.withLock { quietMark = mark }
+    }
+
+    /// Whether there has been no outside activity since the driver last found the app queues
+    /// quiet (true when it never looked: a run with no outside work). Activity in between (an
+    /// app's call, a callback, a pause ending: a body on the main actor going on) means the
+    /// driver looks again before it moves time.
+    var isStillQuiet: Bool {
+        lock.withLock { quietMark.map { $0 == count } ?? true }
     }
 
     /// Pauses the simulation (see ``MockBLEBridge/waitForApp(pausingSimulation:isolation:fileID:line:_:)``).
@@ -478,11 +527,16 @@ package final class OutsideWork: @unchecked Sendable {
         lock.withLock { holds += 1 }
     }
 
-    /// Ends a pause; the run's driver goes on once none is left.
+    /// Ends a pause; the run's driver goes on once none is left. The last release counts as
+    /// outside activity: whoever paused (a body on the main actor in `waitForApp`) goes on now,
+    /// and may call the simulation at this instant, which the driver waits for before it moves
+    /// time.
     func releaseTime() {
         let wake = lock.withLock { () -> (@Sendable () -> Void)? in
             holds -= 1
-            return holds == 0 ? waker : nil
+            guard holds == 0 else { return nil }
+            count &+= 1
+            return waker
         }
         wake?()
     }
@@ -535,8 +589,16 @@ package final class OutsideWork: @unchecked Sendable {
         }
     }
 
-    /// Whether a probe or a settler is registered.
-    var hasOutsideWork: Bool { lock.withLock { !probes.isEmpty || !settlers.isEmpty } }
+    /// Whether a probe or a settler is registered, for a run's driver about to settle: when
+    /// none is, there is nothing outside to wait for, and its next step moves time whatever
+    /// activity there was (see ``isStillQuiet``).
+    var hasOutsideWorkToSettle: Bool {
+        lock.withLock {
+            if !probes.isEmpty || !settlers.isEmpty { return true }
+            quietMark = nil
+            return false
+        }
+    }
 
     /// Whether a probe is registered.
     var hasProbes: Bool { lock.withLock { !probes.isEmpty } }

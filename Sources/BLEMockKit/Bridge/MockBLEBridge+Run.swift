@@ -150,7 +150,7 @@ extension MockBLEBridge {
                         switch step {
                         case .timeLimit: .timeLimitReached
                         case .held: .paused
-                        case .ran, .nothingScheduled: .nothingScheduled
+                        case .ran, .lookAgain, .nothingScheduled: .nothingScheduled
                         }
                     return await self.stall(reason)
                 }, body: body)
@@ -187,35 +187,39 @@ extension MockBLEBridge {
     /// work reaching the simulation from its queue (the driver then settles again before it
     /// moves time).
     nonisolated func settleOutside() async -> Bool {
-        guard outside.hasOutsideWork else { return false }
+        guard outside.hasOutsideWorkToSettle else { return false }
         let before = outside.activity
         // App queues first (code there may be about to call the bridge), then what front ends
         // held back of the app's calls (applied in their own deterministic order), then the
         // bridge's queued jobs (which may hand the app more), then the app queues again.
         let quietBefore = await passProbesUntilQuiet()
-        let settled = await runSettlers()
+        let settled = await runSettlers(upToMark: true)
         let quietAfter = await outside.passProbes()
-        return settled || outside.activity != before || !quietBefore || !quietAfter
+        if settled || outside.activity != before || !quietBefore || !quietAfter { return true }
+        // Quiet: the step that follows moves time only if nothing happened since.
+        outside.noteQuiet(at: before)
+        return false
     }
 
     /// Passes every app queue, and again as long as a pass saw outside activity (an app's call,
     /// a callback run); returns whether the first found the simulation quiet. The app's held
-    /// calls are applied only after a pass that saw none: code that ran as a pass went on (a body
-    /// on the main actor resuming, a callback) may have handed a queue already passed a block
-    /// that calls the kit, and applied then, the calls of one instant would be split in two
-    /// batches by which thread got there first (two apps' connects applied in either order).
-    /// Such a block has run by the end of the next pass. (A bounded number of passes: an app
-    /// that never stops calling is applied as it goes.)
+    /// calls are applied only after a pass that saw none, and only those held before that pass
+    /// began (each pass starts by marking them): code that ran as a pass went on (a body on the
+    /// main actor resuming, a callback) may have handed a queue already passed a block that
+    /// calls the kit, and applied then, the calls of one instant would be split in two batches
+    /// by which thread got there first (two apps' connects applied in either order). Such a
+    /// block has run by the end of the next pass. (A bounded number of passes: an app that
+    /// never stops calling is applied as it goes.)
     nonisolated func passProbesUntilQuiet() async -> Bool {
-        var mark = outside.activity
-        let first = await outside.passProbes()
-        var quiet = first
-        for _ in 0..<Self.settlingPasses {
+        var first: Bool?
+        for _ in 0...Self.settlingPasses {
+            let mark = outside.activity
+            outside.markSettlers()
+            let quiet = await outside.passProbes()
+            if first == nil { first = quiet }
             if quiet, outside.activity == mark { break }
-            mark = outside.activity
-            quiet = await outside.passProbes()
         }
-        return first
+        return first ?? true
     }
 
     /// The most passes through the app queues ``passProbesUntilQuiet()`` makes after its first.
@@ -251,13 +255,14 @@ extension MockBLEBridge {
     }
 
     /// Has the front ends apply what they held back of the app's calls (see
-    /// ``OutsideWork/addSettler(_:)``); returns whether any applied something. Runs after the
-    /// bridge jobs queued before it.
-    func runSettlers() -> Bool {
+    /// ``OutsideWork/addSettler(_:)``): all of it, or (`upToMark`, the run's driver) what was
+    /// held when its last pass through the app queues began. Returns whether any applied
+    /// something. Runs after the bridge jobs queued before it.
+    func runSettlers(upToMark: Bool = false) -> Bool {
         // A paused simulation applies nothing of the app's calls yet.
         if outside.isHoldingTime { return false }
         var applied = false
-        for settler in outside.registeredSettlers where settler(self) { applied = true }
+        for settler in outside.registeredSettlers where settler.apply(self, upToMark) { applied = true }
         return applied
     }
 
@@ -348,6 +353,9 @@ extension MockBLEBridge {
         // (A closure reading the world only when an answer is owed: `world.awaitsAnswer` would
         // copy the world into the closure at every step.)
         if outside.holdsTime(owedTo: { world.awaitsAnswer(from: $0, to: $1) }) { return .held }
+        // Something happened outside since the driver found the app queues quiet (a body on the
+        // main actor went on as its pause ended, say): it looks again before time moves.
+        guard outside.isStillQuiet else { return .lookAgain }
         admitArrivals()
         forgetCancelled()
         let next = world.schedule.nextDeadline

@@ -10,6 +10,9 @@ enum SelfDrivingScope {
     enum Step: Sendable {
         /// Time moved on: an event ran, sleepers woke, or an explicit advance reached its target.
         case ran
+        /// Nothing ran: something happened outside the scope since `settle` last reported it
+        /// quiet (code on an app queue went on), so the driver settles again first.
+        case lookAgain
         /// Nothing is scheduled: what the tasks wait for cannot happen (unless work comes from
         /// outside the scope).
         case nothingScheduled
@@ -110,7 +113,7 @@ enum SelfDrivingScope {
             try checkEnded(finished)
             let outcome = await step()
             switch outcome {
-            case .ran:
+            case .ran, .lookAgain:
                 continue
             case .nothingScheduled, .held:
                 if await waitForProgress(executor, patience, recheck) { continue }

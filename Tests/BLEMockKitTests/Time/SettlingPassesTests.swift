@@ -101,4 +101,81 @@ struct SettlingPassesTests {
         #expect(await bridge.passProbesUntilQuiet())
         #expect(passes.all.count == 1)
     }
+
+    // A step moves time only if nothing happened outside since the driver last found the app
+    // queues quiet: a body on the main actor that goes on as its pause ends (a `waitForApp`
+    // returning) calls the simulation at that instant, not one event later.
+    @Test func aStepAfterActivitySinceTheQueuesWereFoundQuietDoesNotMoveTime() async {
+        let bridge = MockBLEBridge()
+        await bridge.schedule(.reset(peripheral: UUID()), after: .seconds(1))
+        let outside = bridge.outside
+        let token = outside.addProbe(reportingQuiet: { true })
+        defer { outside.removeProbe(token) }
+        #expect(await bridge.settleOutside() == false)
+        outside.noteActivity()
+        #expect(await bridge.step() == .lookAgain)
+        #expect(bridge.clock.now == .zero)
+        // Found quiet again: the step runs the event.
+        #expect(await bridge.settleOutside() == false)
+        #expect(await bridge.step() == .ran)
+        #expect(bridge.clock.now == VirtualClock.Instant.zero.advanced(by: .seconds(1)))
+    }
+
+    @Test func thePauseEndingCountsAsActivityOnlyWhenTheLastHoldIsReleased() {
+        let outside = MockBLEBridge().outside
+        let before = outside.activity
+        outside.holdTime()
+        outside.holdTime()
+        outside.releaseTime()
+        #expect(outside.activity == before)
+        #expect(outside.isHoldingTime)
+        outside.releaseTime()
+        #expect(outside.activity == before + 1)
+        #expect(!outside.isHoldingTime)
+    }
+
+    @Test func aBridgeWithNoOutsideWorkStepsWhateverActivityThereWas() async {
+        let bridge = MockBLEBridge()
+        await bridge.schedule(.reset(peripheral: UUID()), after: .seconds(2))
+        let outside = bridge.outside
+        let token = outside.addProbe(reportingQuiet: { true })
+        #expect(await bridge.settleOutside() == false)
+        outside.removeProbe(token)
+        outside.noteActivity()
+        #expect(!outside.isStillQuiet)
+        // No probe or settler left: nothing outside to wait for.
+        #expect(await bridge.settleOutside() == false)
+        #expect(outside.isStillQuiet)
+        #expect(await bridge.step() == .ran)
+        #expect(bridge.clock.now == VirtualClock.Instant.zero.advanced(by: .seconds(2)))
+    }
+
+    // The driver marks what the settlers hold as it begins each pass, and applies only that.
+    @Test func eachPassBeginsByMarkingWhatTheSettlersHold() async {
+        let bridge = MockBLEBridge()
+        let calls = Calls()
+        let queue = DispatchQueue(label: "app")
+        let outside = bridge.outside
+        let settler = outside.addSettler(
+            OutsideWork.Settler(
+                mark: { calls.note("mark") },
+                apply: { _, upToMark in
+                    calls.note("apply upToMark=\(upToMark)")
+                    return false
+                }))
+        let probe = outside.addProbe { () async -> Void in
+            calls.note("pass")
+            // The first pass sees a call: a second pass follows, marked anew.
+            if calls.handsFirstTime("probe") != nil { outside.noteActivity() }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                queue.async { continuation.resume() }
+            }
+        }
+        defer {
+            outside.removeProbe(probe)
+            outside.removeSettler(settler)
+        }
+        _ = await bridge.settleOutside()
+        #expect(Array(calls.all.prefix(5)) == ["mark", "pass", "mark", "pass", "apply upToMark=true"])
+    }
 }
