@@ -397,7 +397,10 @@ package final class OutsideWork: @unchecked Sendable {
     private var count: UInt64 = 0
     private var tickers: [Int: CheckedContinuation<Void, Never>] = [:]
     private var waker: (@Sendable () -> Void)?
-    private var settlers: [Int: Settler] = [:]
+    /// The settlers, in the order they were registered, and their tokens (read on every pass
+    /// of a run's driver: handed out as they are, not sorted and copied each time).
+    private var settlers: [Settler] = []
+    private var settlerTokens: [Int] = []
     private var holds = 0
     /// The activity count at which a run's driver last found the app queues quiet, or `nil`
     /// (see ``noteQuiet(at:)``).
@@ -484,14 +487,19 @@ package final class OutsideWork: @unchecked Sendable {
     package func addSettler(_ settler: Settler) -> Int {
         lock.withLock {
             defer { nextToken += 1 }
-            settlers[nextToken] = settler
+            settlers.append(settler)
+            settlerTokens.append(nextToken)
             return nextToken
         }
     }
 
     /// Removes a settler.
     package func removeSettler(_ token: Int) {
-        lock.withLock { _ = settlers.removeValue(forKey: token) }
+        lock.withLock {
+            guard let index = settlerTokens.firstIndex(of: token) else { return }
+            settlers.remove(at: index)
+            settlerTokens.remove(at: index)
+        }
     }
 
     /// Whether a settler is registered (a front end holds the app's calls in runs).
@@ -499,7 +507,7 @@ package final class OutsideWork: @unchecked Sendable {
 
     /// The settlers, in the order they were registered.
     var registeredSettlers: [Settler] {
-        lock.withLock { settlers.sorted { $0.key < $1.key }.map(\.value) }
+        lock.withLock { settlers }
     }
 
     /// Has every settler note what it holds now (see ``Settler/mark``).
@@ -509,17 +517,10 @@ package final class OutsideWork: @unchecked Sendable {
 
     /// Notes that a run's driver found the app queues quiet with the activity count at `mark`:
     /// its next step moves time only if there has been no activity since (see
-    /// ``isStillQuiet``).
+    /// ``timeGate(owedTo:)``): activity in between (an app's call, a callback, a pause ending:
+    /// a body on the main actor going on) means the driver looks again first.
     func noteQuiet(at mark: UInt64) {
         lock.withLock { quietMark = mark }
-    }
-
-    /// Whether there has been no outside activity since the driver last found the app queues
-    /// quiet (true when it never looked: a run with no outside work). Activity in between (an
-    /// app's call, a callback, a pause ending: a body on the main actor going on) means the
-    /// driver looks again before it moves time.
-    var isStillQuiet: Bool {
-        lock.withLock { quietMark.map { $0 == count } ?? true }
     }
 
     /// Pauses the simulation (see ``MockBLEBridge/waitForApp(pausingSimulation:isolation:fileID:line:_:)``).
@@ -567,15 +568,31 @@ package final class OutsideWork: @unchecked Sendable {
         wake?()
     }
 
-    /// Whether virtual time must not move: the simulation is paused, or app code owes an answer
-    /// to a request that `isWaiting` says still waits for it (the others are forgotten: their
-    /// central went away, say). (One lock for both: a run's driver asks at every step.)
-    func holdsTime(owedTo isWaiting: (_ peripheral: UUID, _ request: UInt64) -> Bool) -> Bool {
+    /// Whether a run's driver may move time now (see ``timeGate(owedTo:)``).
+    enum TimeGate {
+        /// Time may move.
+        case open
+        /// Time must not move: the simulation is paused, or app code owes an answer.
+        case held
+        /// Something happened outside since the driver found the app queues quiet: it looks
+        /// again first (see ``noteQuiet(at:)``).
+        case lookAgain
+    }
+
+    /// Whether virtual time may move: not while the simulation is paused, or app code owes an
+    /// answer to a request that `isWaiting` says still waits for it (the others are forgotten:
+    /// their central went away, say), and not before the driver has looked again at app queues
+    /// that were busy since it found them quiet. (One lock for all three: a run's driver asks
+    /// at every step.)
+    func timeGate(owedTo isWaiting: (_ peripheral: UUID, _ request: UInt64) -> Bool) -> TimeGate {
         lock.withLock {
-            if holds > 0 { return true }
-            guard !owedAnswers.isEmpty else { return false }
-            owedAnswers = owedAnswers.filter { isWaiting($0.peripheral, $0.request) }
-            return !owedAnswers.isEmpty
+            if holds > 0 { return .held }
+            if !owedAnswers.isEmpty {
+                owedAnswers = owedAnswers.filter { isWaiting($0.peripheral, $0.request) }
+                if !owedAnswers.isEmpty { return .held }
+            }
+            if let quietMark, quietMark != count { return .lookAgain }
+            return .open
         }
     }
 
@@ -591,7 +608,7 @@ package final class OutsideWork: @unchecked Sendable {
 
     /// Whether a probe or a settler is registered, for a run's driver about to settle: when
     /// none is, there is nothing outside to wait for, and its next step moves time whatever
-    /// activity there was (see ``isStillQuiet``).
+    /// activity there was (see ``noteQuiet(at:)``).
     var hasOutsideWorkToSettle: Bool {
         lock.withLock {
             if !probes.isEmpty || !settlers.isEmpty { return true }

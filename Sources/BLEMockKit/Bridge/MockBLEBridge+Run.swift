@@ -352,10 +352,14 @@ extension MockBLEBridge {
         // waiting for an answer the app owes (it comes from any thread, at this instant).
         // (A closure reading the world only when an answer is owed: `world.awaitsAnswer` would
         // copy the world into the closure at every step.)
-        if outside.holdsTime(owedTo: { world.awaitsAnswer(from: $0, to: $1) }) { return .held }
-        // Something happened outside since the driver found the app queues quiet (a body on the
-        // main actor went on as its pause ended, say): it looks again before time moves.
-        guard outside.isStillQuiet else { return .lookAgain }
+        // Nor does it move while something that happened outside since the driver found the app
+        // queues quiet (a body on the main actor going on as its pause ended, say) may still
+        // call it at this instant: the driver looks again first.
+        switch outside.timeGate(owedTo: { world.awaitsAnswer(from: $0, to: $1) }) {
+        case .held: return .held
+        case .lookAgain: return .lookAgain
+        case .open: break
+        }
         admitArrivals()
         forgetCancelled()
         let next = world.schedule.nextDeadline

@@ -142,10 +142,10 @@ struct SettlingPassesTests {
         #expect(await bridge.settleOutside() == false)
         outside.removeProbe(token)
         outside.noteActivity()
-        #expect(!outside.isStillQuiet)
+        #expect(outside.timeGate(owedTo: { _, _ in true }) == .lookAgain)
         // No probe or settler left: nothing outside to wait for.
         #expect(await bridge.settleOutside() == false)
-        #expect(outside.isStillQuiet)
+        #expect(outside.timeGate(owedTo: { _, _ in true }) == .open)
         #expect(await bridge.step() == .ran)
         #expect(bridge.clock.now == VirtualClock.Instant.zero.advanced(by: .seconds(2)))
     }
