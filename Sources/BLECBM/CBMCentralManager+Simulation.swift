@@ -15,10 +15,9 @@ extension CBMCentralManager {
     /// The calls CoreBluetooth would have refused with an "API MISUSE" log and ignored (a
     /// read on a peripheral that is not connected, an attribute from an earlier connection, a
     /// scan, stopping one or retrieving peripherals while not powered on), the writes without
-    /// response it drops with a warning (to a
-    /// characteristic without that property: the peripheral never gets them), and a connect to
-    /// a peripheral already connected to this manager (no second `didConnect` follows), oldest
-    /// first. A test can assert it is empty.
+    /// response it drops with a warning (to a characteristic without that property: the
+    /// peripheral never gets them), and a connect to a peripheral already connected to this
+    /// manager (no second `didConnect` follows), oldest first. A test can assert it is empty.
     ///
     /// A manager made with no bridge current and no ``SimulatedSystem`` installed, on a
     /// platform without CoreBluetooth, is `unsupported`: the commands it ignored are listed here

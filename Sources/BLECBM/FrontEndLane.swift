@@ -390,16 +390,16 @@ final class CommandQueue: @unchecked Sendable {
         lock.withLock { held.mark() }
     }
 
-    /// Takes the queued commands, in the order to apply them: those made outside a run as they
-    /// arrived, then, for a run's driver (`forRun`), those made in the run (all, or those held
-    /// by the last mark: `upToMark`; see ``HeldCommands``). Hand the batch back with
-    /// ``recycle(_:)`` once applied.
-    private func take(forRun: Bool, upToMark: Bool = false) -> ([FrontEndCommand], VirtualClock.Instant?) {
+    /// Takes the queued commands for a run's driver, in the order to apply them: those made
+    /// outside a run as they arrived, then those made in the run (all, or those held by the last
+    /// mark: `upToMark`; see ``HeldCommands``). Hand the batch back with ``recycle(_:)`` once
+    /// applied.
+    private func take(upToMark: Bool) -> ([FrontEndCommand], VirtualClock.Instant?) {
         lock.withLock {
             var batch = spare
             spare = []
             swap(&batch, &arrived)
-            if forRun { held.take(upToMark: upToMark, into: &batch) }
+            held.take(upToMark: upToMark, into: &batch)
             return (batch, wallClock?())
         }
     }
@@ -437,7 +437,7 @@ final class CommandQueue: @unchecked Sendable {
     /// The run's driver: applies the held commands in their order (all, or those held by the
     /// last mark: `upToMark`). Returns whether there were any.
     private func applyHeld(on bridge: isolated MockBLEBridge, upToMark: Bool) -> Bool {
-        var (batch, now) = take(forRun: true, upToMark: upToMark)
+        var (batch, now) = take(upToMark: upToMark)
         guard !batch.isEmpty else { return false }
         bridge.applyFrontEndCommands(batch, catchingUpTo: now)
         recycle(&batch)

@@ -606,10 +606,10 @@ package final class OutsideWork: @unchecked Sendable {
         }
     }
 
-    /// Whether a probe or a settler is registered, for a run's driver about to settle: when
-    /// none is, there is nothing outside to wait for, and its next step moves time whatever
-    /// activity there was (see ``noteQuiet(at:)``).
-    var hasOutsideWorkToSettle: Bool {
+    /// Whether a probe or a settler is registered, for a run's driver about to settle. When
+    /// none is, there is nothing outside to wait for: the quiet mark is forgotten, and the next
+    /// step moves time whatever activity there was (see ``noteQuiet(at:)``).
+    func beginSettling() -> Bool {
         lock.withLock {
             if !probes.isEmpty || !settlers.isEmpty { return true }
             quietMark = nil

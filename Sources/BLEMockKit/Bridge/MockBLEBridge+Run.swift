@@ -187,7 +187,7 @@ extension MockBLEBridge {
     /// work reaching the simulation from its queue (the driver then settles again before it
     /// moves time).
     nonisolated func settleOutside() async -> Bool {
-        guard outside.hasOutsideWorkToSettle else { return false }
+        guard outside.beginSettling() else { return false }
         let before = outside.activity
         // App queues first (code there may be about to call the bridge), then what front ends
         // held back of the app's calls (applied in their own deterministic order), then the

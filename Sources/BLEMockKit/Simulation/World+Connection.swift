@@ -103,8 +103,7 @@ extension World {
 
     @inline(__always)
     func canConnectNow(_ peripheral: UUID) -> Bool {
-        if case nil = unconnectable(peripheral) { return true }
-        return false
+        unconnectable(peripheral) == nil
     }
 
     /// Why a central cannot connect to a peripheral now.
