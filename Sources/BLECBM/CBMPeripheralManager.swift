@@ -77,10 +77,13 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     /// the delegate gets `invalidParameters`, and the call is noted in ``apiMisuses``.
     open func add(_ service: CBMMutableService) { backend.add(service) }
 
-    /// Removes a published service.
+    /// Removes a published service. Only while powered on: otherwise ignored and noted in
+    /// ``apiMisuses`` (CoreBluetooth's peripheral manager takes commands only while powered on,
+    /// and its local database is cleared as Bluetooth leaves that state).
     open func remove(_ service: CBMMutableService) { backend.remove(service) }
 
-    /// Removes every published service.
+    /// Removes every published service. Only while powered on (otherwise ignored and noted in
+    /// ``apiMisuses``).
     open func removeAllServices() { backend.removeAllServices() }
 
     /// Starts advertising ``CBMAdvertisementDataLocalNameKey`` and
@@ -97,7 +100,8 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     /// there is no name and every service UUID is in the overflow area.
     open func startAdvertising(_ advertisementData: [String: Any]?) { backend.startAdvertising(advertisementData) }
 
-    /// Stops advertising.
+    /// Stops advertising. Only while powered on (otherwise ignored and noted in ``apiMisuses``:
+    /// advertising has already stopped as Bluetooth left that state).
     open func stopAdvertising() { backend.stopAdvertising() }
 
     /// Sends a value to the subscribed centrals (all of them when `centrals` is `nil`).
@@ -137,6 +141,7 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     }
 
     /// Unpublishes an L2CAP channel; the delegate gets `peripheralManager(_:didUnpublishL2CAPChannel:error:)`.
+    /// Only while powered on (otherwise ignored, with no callback, and noted in ``apiMisuses``).
     open func unpublishL2CAPChannel(_ psm: UInt16) { backend.unpublishL2CAPChannel(psm) }
 
     /// The simulated peripheral manager behind this manager, for the kit's test hooks, or

@@ -287,6 +287,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     }
 
     func remove(_ service: CBMMutableService) {
+        guard poweredOn("remove") else { return }
         let key = ObjectIdentifier(service)
         if let (local, objects) = lock.withLock({ unpublish(key) }) {
             Self.unsubscribeAll(objects)
@@ -310,6 +311,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     }
 
     func removeAllServices() {
+        guard poweredOn("removeAllServices") else { return }
         let objects = lock.withLock { forgetAll() }
         Self.unsubscribeAll(objects)
         lane.command { $0.removeAllServices() }
@@ -375,6 +377,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     }
 
     func stopAdvertising() {
+        guard poweredOn("stopAdvertising") else { return }
         lock.withLock {
             advertising = false
             advertisingStops &+= 1
@@ -496,6 +499,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     }
 
     func unpublishL2CAPChannel(_ psm: UInt16) {
+        guard poweredOn("unpublishL2CAPChannel") else { return }
         lane.command { [self] peripheral in
             var failure: (any Error)?
             do { try peripheral.unpublishL2CAPChannel(psm) } catch { failure = CBMError.bridging(error) }

@@ -320,6 +320,11 @@ struct PeripheralManagerTests {
             app.manager.startAdvertising([CBMAdvertisementDataLocalNameKey: "Off"])
             #expect(!app.manager.updateValue(Data([1]), for: app.stream, onSubscribedCentrals: nil))
             app.manager.publishL2CAPChannel(withEncryption: false)
+            // Withdrawing is a command too (Bluetooth's leaving poweredOn withdrew everything).
+            app.manager.remove(CBMMutableService(type: CBMUUID(string: "AAA2"), primary: true))
+            app.manager.removeAllServices()
+            app.manager.stopAdvertising()
+            app.manager.unpublishL2CAPChannel(0x0080)
             // Nothing answers them, however long the test waits.
             try await bridge.clock.sleep(for: .seconds(5))
             return (app.calls, app.manager.apiMisuses, app.manager.isAdvertising)
@@ -335,6 +340,10 @@ struct PeripheralManagerTests {
                 "startAdvertising: the peripheral manager is not powered on (poweredOff)",
                 "updateValue: the peripheral manager is not powered on (poweredOff)",
                 "publishL2CAPChannel: the peripheral manager is not powered on (poweredOff)",
+                "remove: the peripheral manager is not powered on (poweredOff)",
+                "removeAllServices: the peripheral manager is not powered on (poweredOff)",
+                "stopAdvertising: the peripheral manager is not powered on (poweredOff)",
+                "unpublishL2CAPChannel: the peripheral manager is not powered on (poweredOff)",
             ])
         #expect(!advertising)
     }
