@@ -9,7 +9,9 @@
 ///
 /// `nil` fields impose nothing. A limit never raises what a manager configured: a link's
 /// ATT_MTU is the smallest of the central's preference, the peripheral's and
-/// ``maximumMTU``; a queue holds the smaller of the manager's capacity and the limit's.
+/// ``maximumMTU``; a queue holds the smaller of the manager's capacity and the limit's. (An
+/// exploration's ``LinkConditions/limits`` describe the devices: a manager that prefers what its
+/// device does, ``MTUMode/device``, prefers their ATT_MTU.)
 public struct LinkLimits: Sendable, Hashable {
     /// The largest ATT_MTU a link negotiates (23…517), or `nil`.
     public var maximumMTU: Int?
@@ -17,6 +19,10 @@ public struct LinkLimits: Sendable, Hashable {
     public var writeWithoutResponseQueueCapacity: Int?
     /// The most notifications and indications a peripheral's queue holds (at least 1), or `nil`.
     public var updateQueueCapacity: Int?
+    /// Whether ``maximumMTU`` is what the run's devices negotiate (an exploration's
+    /// ``LinkConditions``): a side whose preference is its device's (``MTUMode/device``) then
+    /// prefers it; explicit preferences are still capped by it.
+    var imposesMTU = false
 
     /// Creates limits; every field defaults to `nil` (no limit).
     public init(maximumMTU: Int? = nil, writeWithoutResponseQueueCapacity: Int? = nil, updateQueueCapacity: Int? = nil)

@@ -42,7 +42,7 @@ extension Exploration {
         return ExplorationOutcome(
             plan: plan, error: failed ? ScenarioRunFailure(failures: trace.failures) : nil,
             faultsFired: summary.fired, duration: summary.duration, targets: summary.targets,
-            targetTimes: summary.targetTimes, artifacts: artifacts)
+            targetTimes: summary.targetTimes, artifacts: artifacts, linkMTU: summary.linkMTU)
     }
 }
 

@@ -351,7 +351,7 @@ public struct Exploration: Sendable {
             ? await bridge.runArtifacts(title: "exploration seed \(plan.seed)") : nil
         return ExplorationOutcome(
             plan: plan, error: thrown, faultsFired: summary.fired, duration: summary.duration, targets: summary.targets,
-            targetTimes: summary.targetTimes, artifacts: artifacts)
+            targetTimes: summary.targetTimes, artifacts: artifacts, linkMTU: summary.linkMTU)
     }
 
     /// Throws an ``ExplorationFailure`` with `message` unless `condition` holds: how an
@@ -409,6 +409,10 @@ public struct ExplorationOutcome: Sendable {
     /// reported failure's minimal plan (``ExplorationFailureReport/artifacts``); `nil` for a
     /// run that passed and for the other runs of an exploration.
     public var artifacts: RunArtifacts?
+    /// The largest ATT_MTU a link of the run negotiated, or `nil` when it made none: the plan's
+    /// ``LinkConditions/mtu`` is an upper bound, which a manager's explicit preference (a
+    /// `.fixed` ``MTUMode``, a scenario's `preferredMTU`) or a phone profile may keep it below.
+    public var linkMTU: Int?
 
     /// Whether the run failed.
     public var failed: Bool { error != nil }
@@ -492,9 +496,9 @@ extension MockBLEBridge {
     /// centrals made.
     func explorationSummary(collectingTargets: Bool) -> (
         fired: [Bool], duration: Duration, targets: [PlannedFault.Target],
-        targetTimes: [PlannedFault.Target: Duration]
+        targetTimes: [PlannedFault.Target: Duration], linkMTU: Int?
     ) {
         let times = collectingTargets ? world.explorationTargetTimes : [:]
-        return (world.plannedFaultsFired, world.now.offset, times.keys.sorted(), times)
+        return (world.plannedFaultsFired, world.now.offset, times.keys.sorted(), times, world.largestLinkMTU)
     }
 }

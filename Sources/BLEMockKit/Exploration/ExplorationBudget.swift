@@ -24,8 +24,9 @@ public struct ExplorationBudget: Sendable, Hashable {
     /// How long an ``PlannedFault/Kind/outOfRange`` or ``PlannedFault/Kind/powerCycle`` lasts.
     /// Defaults to 1…4 s.
     public var faultDuration: ClosedRange<Duration>
-    /// The ATT_MTU range. Defaults to 23…517 (half the draws are values real devices
-    /// negotiate, half any value in the range).
+    /// The ATT_MTU range: each run's links negotiate the value drawn, whatever the managers
+    /// prefer. Defaults to 23…517 (half the draws are values real devices negotiate, half any
+    /// value in the range).
     public var mtu: ClosedRange<Int>
     /// The connection interval range. Defaults to 7.5…50 ms.
     public var connectionInterval: ClosedRange<Duration>

@@ -167,10 +167,13 @@ public struct ExplorationCoverage: Sendable, Hashable {
             "\(kind.rawValue) on \(target.characteristic == nil ? "the next " : "")\(target)"
         }
     }
-    /// Runs per ATT_MTU band: `23…64`, `65…184`, `185…255`, `256…517`.
+    /// Runs per ATT_MTU band (`23…64`, `65…184`, `185…255`, `256…517`) of the largest ATT_MTU
+    /// their links negotiated (``ExplorationOutcome/linkMTU``; runs that made no link are not
+    /// counted).
     public var mtuBands: [String: Int] = [:]
-    /// The smallest and largest of each drawn condition, or `nil` before any run.
+    /// The smallest and largest ATT_MTU the runs' links negotiated, or `nil` before any link.
     public var mtu: ClosedRange<Int>?
+    /// The smallest and largest of each drawn condition, or `nil` before any run.
     public var connectionInterval: ClosedRange<Duration>?
     public var writeWithoutResponseQueueCapacity: ClosedRange<Int>?
     public var updateQueueCapacity: ClosedRange<Int>?
@@ -206,11 +209,15 @@ public struct ExplorationCoverage: Sendable, Hashable {
         }
         runsByFaultCount[plan.faults.count, default: 0] += 1
         let conditions = plan.conditions
-        if let band = Self.bands.first(where: { $0.range.contains(conditions.mtu) }) {
-            mtuBands[band.name, default: 0] += 1
+        // The ATT_MTU the links had, not the plan's (a manager's explicit preference or a phone
+        // profile may keep them below it); a run that made no link has none.
+        if let linkMTU = outcome.linkMTU {
+            if let band = Self.bands.first(where: { $0.range.contains(linkMTU) }) {
+                mtuBands[band.name, default: 0] += 1
+            }
+            mtu = Self.widen(mtu, linkMTU)
         }
         if let phone = conditions.centralProfile { phones[phone.name, default: 0] += 1 }
-        mtu = Self.widen(mtu, conditions.mtu)
         connectionInterval = Self.widen(connectionInterval, conditions.connectionInterval)
         if let capacity = conditions.writeWithoutResponseQueueCapacity {
             writeWithoutResponseQueueCapacity = Self.widen(writeWithoutResponseQueueCapacity, capacity)

@@ -2,7 +2,11 @@
 /// and how the air behaves, imposed on every link of the run's bridge whatever the managers
 /// prefer.
 public struct LinkConditions: Sendable, Hashable {
-    /// The largest ATT_MTU a link negotiates (23…517).
+    /// The largest ATT_MTU a link negotiates (23…517): what the run's phone and peripheral
+    /// negotiate. A manager that prefers what its device does (``MTUMode/device``, the realistic
+    /// default of CoreBluetooth-shaped managers) prefers it; an explicit preference below it, or a
+    /// ``centralProfile`` that allows less, keeps the link below it
+    /// (``ExplorationOutcome/linkMTU`` says what the links had).
     public var mtu: Int
     /// The connection interval.
     public var connectionInterval: Duration
@@ -53,11 +57,14 @@ public struct LinkConditions: Sendable, Hashable {
         return timing.withSupervisionTimeoutFittingTheInterval
     }
 
-    /// The limits a bridge with these conditions imposes on its links.
+    /// The limits a bridge with these conditions imposes on its links (their ATT_MTU is also
+    /// what a manager that prefers its device's prefers: see ``mtu``).
     public var limits: LinkLimits {
-        LinkLimits(
+        var limits = LinkLimits(
             maximumMTU: mtu, writeWithoutResponseQueueCapacity: writeWithoutResponseQueueCapacity,
             updateQueueCapacity: updateQueueCapacity)
+        limits.imposesMTU = true
+        return limits
     }
 }
 

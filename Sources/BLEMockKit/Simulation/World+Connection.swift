@@ -194,6 +194,7 @@ extension World {
             return
         }
         let mtu = negotiateMTU(key)
+        largestLinkMTU = max(largestLinkMTU ?? mtu, mtu)
         linkCount[key, default: 0] += 1
         let generation = linkCount[key]!
         // Each link draws its jitter from its own stream, so other links never perturb it. A
@@ -230,17 +231,23 @@ extension World {
 
     /// The ATT_MTU a new link gets: the smaller of the preferences each side draws for it, the
     /// bridge's ``LinkLimits/maximumMTU`` and the link profiles' ATT_MTU offers, clamped to 23…517.
+    /// Under limits that describe the devices (an exploration's ``LinkConditions``), a side that
+    /// prefers what its device does (``MTUMode/device``, a CoreBluetooth-shaped manager's
+    /// realistic default) prefers their ATT_MTU: the conditions are the devices of the run.
     mutating func negotiateMTU(_ key: LinkKey) -> Int {
         let centralMode = centrals[existing: key.central].configuration.mtu
         let peripheralMode = peripherals[existing: key.peripheral].configuration.mtu
+        let described = limits.imposesMTU ? limits.maximumMTU : nil
         // Only a realistic mode draws: the others leave the streams alone (touching one derives it).
         // A side's `.device` preference is its link profile's offer, when profiles time the link.
         let profiles = timing.negotiated != nil
         let offered =
-            centralMode.fixedPreference(isCentral: true, profile: profiles ? timing.centralProfile : nil)
+            (centralMode == .device ? described : nil)
+            ?? centralMode.fixedPreference(isCentral: true, profile: profiles ? timing.centralProfile : nil)
             ?? centralMode.draw(isCentral: true, using: &centrals[key.central]!.random.mtu)
         let accepted =
-            peripheralMode.fixedPreference(isCentral: false, profile: profiles ? timing.peripheralProfile : nil)
+            (peripheralMode == .device ? described : nil)
+            ?? peripheralMode.fixedPreference(isCentral: false, profile: profiles ? timing.peripheralProfile : nil)
             ?? peripheralMode.draw(isCentral: false, using: &peripherals[key.peripheral]!.random.mtu)
         let profiled = timing.negotiated?.attMTU ?? 517
         return min(max(min(offered, accepted, limits.maximumMTU ?? 517, profiled), 23), 517)

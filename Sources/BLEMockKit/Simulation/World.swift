@@ -55,6 +55,9 @@ struct World: Sendable {
     var limits = LinkLimits()
     /// The fault schedule of an exploration run, and which of its faults fired.
     var exploration: ExplorationState?
+    /// The largest ATT_MTU a link has negotiated, if any link has (an exploration's coverage
+    /// counts what the links had, which explicit preferences may keep below its conditions).
+    var largestLinkMTU: Int?
     /// The misuses CoreBluetooth would let pass quietly, in order (see ``Misuse``).
     var misuses: [Misuse] = []
     /// Faults and test hooks that named a manager not on this bridge, described (see
