@@ -413,25 +413,33 @@ final class CommandQueue: @unchecked Sendable {
 
     /// Applies queued commands on the bridge until none are left (outside runs).
     private func drain(on bridge: MockBLEBridge) async {
-        var batch: [FrontEndCommand] = []
-        while true {
-            // One lock a batch: the applied batch's storage becomes the next arrivals', and the
-            // drain ends once nothing has arrived.
-            batch.removeAll(keepingCapacity: true)
-            let now = lock.withLock { () -> VirtualClock.Instant?? in
-                guard !arrived.isEmpty else {
-                    draining = false
-                    return nil
-                }
-                swap(&batch, &arrived)
-                return .some(wallClock?())
+        // What the batch changed (a peripheral now retrievable, say) may be what an app's
+        // `waitForApp` waits for: it checks again.
+        while await applyArrived(on: bridge) { outside.noteActivity() }
+    }
+
+    /// One batch of a drain: the commands that have arrived, applied in their order; `false`
+    /// (and the drain ends) when none have. Taken on the bridge's executor as it is applied, so
+    /// a direct call that applies what has arrived first (`MockBLEBridge.applyHeldCalls()`, a
+    /// test's next call on the bridge) never overtakes a batch a drain has taken.
+    private func applyArrived(on bridge: isolated MockBLEBridge) -> Bool {
+        // One lock a batch: the applied batch's storage becomes the next arrivals', and the
+        // drain ends once nothing has arrived.
+        let taken = lock.withLock { () -> ([FrontEndCommand], VirtualClock.Instant?)? in
+            guard !arrived.isEmpty else {
+                draining = false
+                return nil
             }
-            guard let now else { return }
-            await bridge.applyFrontEndCommands(batch, catchingUpTo: now)
-            // What the batch changed (a peripheral now retrievable, say) may be what an app's
-            // `waitForApp` waits for: it checks again.
-            outside.noteActivity()
+            var batch = spare
+            spare = []
+            swap(&batch, &arrived)
+            return (batch, wallClock?())
         }
+        guard let taken else { return false }
+        var batch = taken.0
+        bridge.applyFrontEndCommands(batch, catchingUpTo: taken.1)
+        recycle(&batch)
+        return true
     }
 
     /// The run's driver: applies the held commands in their order (all, or those held by the

@@ -964,3 +964,38 @@ extension PeripheralManagerTests {
         }
     }
 }
+
+extension PeripheralManagerTests {
+    /// What the test does on the bridge right after the app's call, outside any run.
+    enum NextCall: String, CaseIterable, Sendable {
+        case readLog, advance, finish
+    }
+
+    /// Outside a run, a CoreBluetooth-shaped call is applied from its app's queue; the test's
+    /// next call on the bridge (reading the log, advancing, finishing) applies it first, so what
+    /// the test sees does not depend on whether that queue got to it.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "Outside a run, an app's call reaches the simulation before the test's next call on the bridge, on every run",
+        arguments: NextCall.allCases)
+    func outsideARunAnAppsCallComesBeforeTheTestsNextCall(next: NextCall) async throws {
+        for round in 0..<20 {
+            let bridge = MockBLEBridge(seed: 1)
+            let app = try await bridge.run { @MainActor () -> UncheckedKeep in
+                let app = CounterPeripheral()
+                try await bridge.waitForApp { app.manager.isAdvertising }
+                return UncheckedKeep(app)
+            }
+            let manager = try #require((app.value as? CounterPeripheral)?.manager)
+            manager.stopAdvertising()
+            switch next {
+            case .readLog: break
+            case .advance: await bridge.advance(by: .milliseconds(1))
+            case .finish: _ = await bridge.finish()
+            }
+            let kinds = await bridge.log.map(\.kind)
+            #expect(kinds.last == .advertisingStopped, "round \(round): \(kinds.suffix(3))")
+            withExtendedLifetime(app) {}
+        }
+    }
+}

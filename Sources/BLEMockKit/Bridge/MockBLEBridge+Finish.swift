@@ -47,7 +47,8 @@ extension MockBLEBridge {
     /// injections that never fired (so a test that scripted a failure learns when its code
     /// never reached it), and misuses CoreBluetooth would have let pass quietly (``misuses``)
     /// — or ``FinishReport/clean``. A report with leftovers ends with the
-    /// bridge's seed.
+    /// bridge's seed. Calls CoreBluetooth-shaped managers made before it that have not reached
+    /// the simulation yet (a manager let go of, shutting down) are applied first.
     ///
     /// Call it at the end of a test to learn about work the code under test left undone:
     ///
@@ -56,6 +57,7 @@ extension MockBLEBridge {
     /// ```
     public func finish() -> FinishReport {
         admitArrivals()
+        applyHeldCalls()
         forgetCancelled()
         var leftovers = pendingOperations
         for operation in world.pending.values.sorted(by: { $0.id < $1.id }) {

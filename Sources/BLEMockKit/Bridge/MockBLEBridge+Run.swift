@@ -242,15 +242,16 @@ extension MockBLEBridge {
         return outside.endedAppWaits != ended
     }
 
-    /// A direct call (a manager's, a test hook's) reaches the bridge: in a run, the app's calls
-    /// the front ends hold are applied first, in their order (outside runs, and for the front
-    /// ends' own commands, nothing is held). Those made before it on the caller's
-    /// own thread (a CoreBluetooth-shaped call in the body, then a manager's) are among them, so
-    /// the two keep the order they were made in, whenever the run's driver last settled; left
-    /// for the driver, they would wait until the body next waits, after the direct call and
-    /// whatever time it moved.
+    /// A direct call (a manager's, a test hook's, the test's `advance`, `finish()` or `log`)
+    /// reaches the bridge: the app's calls the front ends hold are applied first, in their order
+    /// (in a run, those held for the run's driver; outside runs, those queued for a drain on the
+    /// app's queue that has not got to them; for the front ends' own commands, nothing). Those
+    /// made before it on the caller's own thread (a CoreBluetooth-shaped call in the body, then a
+    /// manager's) are among them, so the two keep the order they were made in, whenever the run's
+    /// driver last settled or the drain runs; left for either, they would come after the direct
+    /// call, or not, as the threads go (and in a run after whatever time it moved).
     func applyHeldCalls() {
-        guard driving, !applyingFrontEndCommands, outside.hasSettlers else { return }
+        guard !applyingFrontEndCommands, outside.hasSettlers else { return }
         _ = runSettlers()
     }
 

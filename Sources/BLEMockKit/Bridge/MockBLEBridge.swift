@@ -256,8 +256,16 @@ public actor MockBLEBridge {
     /// The current virtual time.
     public var now: VirtualClock.Instant { world.now }
 
-    /// Everything that happened so far, in order.
-    public var log: [BridgeLogEntry] { world.log }
+    /// Everything that happened so far, in order. Outside a run, calls that CoreBluetooth-shaped
+    /// managers (BLECBM) made before this read, and have not reached the simulation yet (they are
+    /// applied from the app's queue), are applied first, so a log read after them has them on
+    /// every run.
+    public var log: [BridgeLogEntry] {
+        // Outside a run, the app's calls made before this read are in the log (in a run, the
+        // driver applies them in its order).
+        if !driving { applyHeldCalls() }
+        return world.log
+    }
 
     /// The ATT PDUs the simulated links have carried so far, counted as a real link would:
     /// each request and its response (a long read's Read Blobs, a long write's Prepare and
@@ -448,6 +456,7 @@ public actor MockBLEBridge {
     /// task a sleeper wakes runs after this call returns, at `instant`.
     public func advance(to instant: VirtualClock.Instant) async {
         admitArrivals()
+        applyHeldCalls()
         forgetCancelled()
         guard instant > world.now else { return }
         let started = world.now
