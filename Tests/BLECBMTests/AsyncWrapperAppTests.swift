@@ -188,7 +188,7 @@ extension Result {
 
 /// Keeps a run's apps alive past the run (their managers would shut down as they are let go of).
 struct UncheckedKeep: @unchecked Sendable {
-    // @unchecked Sendable: only kept, never used.
+    // @unchecked Sendable: kept, and read only once the code that made it is done with it.
     let value: Any
     init(_ value: Any) { self.value = value }
 }

@@ -999,3 +999,31 @@ extension PeripheralManagerTests {
         }
     }
 }
+
+extension PeripheralManagerTests {
+    /// Outside a run, the answer a peripheral app gives to a read request it held (its central's
+    /// task ended with the run) is applied before the test's `finish()`, which therefore reports
+    /// nothing unanswered, whatever the app's queue had got to.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("Outside a run, finish sees the answer an app gave just before it to a read it held, on every run")
+    func outsideARunFinishSeesAnAnswerGivenJustBeforeIt() async throws {
+        for round in 0..<20 {
+            let (keep, bridge) = try await Self.withCounterApp(realistic: false, seed: 31) {
+                central, app, peripheral in
+                let found = try await Self.connect(central, to: peripheral)
+                let counter = try #require(found.first { $0.uuid == CounterPeripheral.counterUUID.bluetoothUUID })
+                app.heldReads = []
+                _ = central.bridge.task { try await central.readValue(for: counter) }
+                try await central.bridge.waitForApp { app.heldReads?.count == 1 }
+                return UncheckedKeep(app)
+            }
+            let app = try #require(keep.value as? CounterPeripheral)
+            let request = try #require(app.heldReads?.first)
+            request.value = Data([9])
+            app.manager.respond(to: request, withResult: .success)
+            let report = await bridge.finish()
+            #expect(report == .clean, "round \(round)")
+            #expect(app.manager.apiMisuses.isEmpty, "round \(round)")
+        }
+    }
+}
