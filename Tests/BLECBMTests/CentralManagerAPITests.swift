@@ -741,3 +741,32 @@ final class QueueCheck: NSObject, CBMCentralManagerDelegate, @unchecked Sendable
         note()
     }
 }
+
+extension CentralManagerAPITests {
+    /// A delegate app scanning for a sensor that went out of range before the app started waits
+    /// for a discovery that cannot come (a scan does not time out): the stall says why.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A delegate app scanning for a sensor out of range stalls with a report that says it is out of range",
+        arguments: [false, true])
+    func aScanForASensorOutOfRangeIsExplainedInTheStall(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 23) : .init(seed: 23))
+        let sensor = try await makeSilentSensor(on: bridge)
+        await sensor.simulateProximityChange(.outOfRange)
+        let stalled = try await #require(throws: MockBLEBridge.Stall.self) {
+            try await bridge.run(timeLimit: .seconds(60), stallPatience: .zero) { @MainActor in
+                let journal = Journal()
+                let manager = CBMCentralManager(delegate: journal, queue: nil)
+                try await bridge.waitForApp { manager.state == .poweredOn }
+                manager.scanForPeripherals(withServices: [CBMUUID(string: "180F")])
+                try await bridge.waitForApp { !journal.discovered.isEmpty }
+                withExtendedLifetime(manager) {}
+            }
+        }
+        let hint = try #require(stalled.hints.first { $0.contains("has scanned") }, "\(stalled)")
+        #expect(hint.contains("for services 180F since "), "\(hint)")
+        #expect(
+            hint.contains("discovered nothing: peripheral \(sensor.identifier.uuidString.prefix(8)) is out of range"),
+            "\(hint)")
+    }
+}

@@ -15,7 +15,7 @@ extension World {
 
     mutating func startScan(central: UUID, services: [BluetoothUUID]?, options: ScanOptions) throws {
         try requirePoweredOn(central: central, "scanForPeripherals")
-        centrals[central]!.scan = Scan(services: services, options: options)
+        centrals[central]!.scan = Scan(services: services, options: options, started: now)
         record(
             .scanStarted, central: central,
             detail: "services=\(services.map(Self.uuidList) ?? "any")"

@@ -152,6 +152,8 @@ extension World {
     struct Scan: Sendable {
         var services: [BluetoothUUID]?
         var options: ScanOptions
+        /// When the scan started.
+        var started: VirtualClock.Instant
         /// Peripherals already reported in this scan (without duplicates, each is reported once).
         var reported = IdentifierSet()
 

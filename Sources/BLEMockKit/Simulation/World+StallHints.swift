@@ -74,6 +74,7 @@ extension World {
                     + "\(key.peripheral.uuidString.prefix(8)), \(why): a connection attempt does not time out (as "
                     + "with CoreBluetooth); it completes once the peripheral is in range, powered on and connectable")
         }
+        hints += fruitlessScans()
         for update in unheardUpdates {
             hints.append(
                 "peripheral \(update.peripheral.uuidString.prefix(8)) updated \(update.characteristic)@\(update.handle) "
@@ -86,5 +87,71 @@ extension World {
             hints.append("an operation failed (did the app handle it?): \(entry)")
         }
         return hints
+    }
+
+    /// The most peripherals a fruitless scan's hint explains, one by one.
+    static let unheardPeripheralsExplained = 4
+
+    /// Scans that have discovered nothing, each with why no peripheral on the bridge was heard:
+    /// an app that waits for a discovery (a peripheral out of range, powered off, advertising
+    /// other services, or not at all) waits for ever, as a scan does not time out.
+    func fruitlessScans() -> [String] {
+        var hints: [String] = []
+        for central in centralOrder {
+            let record = centrals[existing: central]
+            guard record.state == .poweredOn, !record.isShutDown, let scan = record.scan, scan.reported.isEmpty
+            else { continue }
+            let scanned =
+                "central \(central.uuidString.prefix(8)) has scanned for "
+                + (scan.services.map { $0.isEmpty ? "any services" : "services " + Self.uuidList($0) } ?? "any services")
+                + " since \(scan.started) and discovered nothing"
+            if record.isInBackground, scan.services?.isEmpty ?? true {
+                hints.append(scanned + ": in the background a scan for any services discovers nothing (as on iOS)")
+                continue
+            }
+            var reasons: [String] = []
+            for peripheral in peripheralOrder {
+                guard let reason = unheard(peripheral, by: scan) else { continue }
+                reasons.append("peripheral \(peripheral.uuidString.prefix(8)) \(reason)")
+            }
+            if peripheralOrder.isEmpty {
+                reasons.append("no peripheral is on this bridge")
+            } else if reasons.count > Self.unheardPeripheralsExplained {
+                let more = reasons.count - Self.unheardPeripheralsExplained
+                reasons.removeLast(more)
+                reasons.append("\(more) more")
+            }
+            guard !reasons.isEmpty else { continue }
+            hints.append(
+                scanned + ": " + reasons.joined(separator: "; ")
+                    + " (a scan does not time out: it discovers a peripheral once it is in range, powered on and "
+                    + "advertising what the scan asks for)")
+        }
+        return hints
+    }
+
+    /// Why `scan` cannot hear `peripheral` now, or nil if it can.
+    private func unheard(_ peripheral: UUID, by scan: Scan) -> String? {
+        guard let p = peripherals.position(of: peripheral) else { return nil }
+        let record = peripherals[at: p]
+        if !record.isHeard { return "is out of range" }
+        if record.state != .poweredOn { return "has Bluetooth \(record.state)" }
+        let sets = (advertisingSets[peripheral] ?? []).filter { !$0.finished }
+        var aired: [(AdvertisementData, alsoWhenConnected: Bool)] = sets.map {
+            ($0.advertisement, $0.alsoWhenConnected)
+        }
+        if let main = record.airAdvertisement { aired.insert((main, record.advertisesWhenConnected), at: 0) }
+        if aired.isEmpty { return "is not advertising" }
+        let matching = aired.filter { scan.matches($0.0) }
+        if matching.isEmpty {
+            let advertised = aired.flatMap(\.0.serviceUUIDs)
+            return advertised.isEmpty
+                ? "advertises no service UUIDs"
+                : "advertises services \(Self.uuidList(advertised)), none the scan asks for"
+        }
+        if !matching.contains(where: \.alsoWhenConnected), holdsConnection(peripheral) {
+            return "is connected and does not advertise while it is"
+        }
+        return nil
     }
 }

@@ -215,3 +215,151 @@ struct StallHintTests {
         #expect(!stall.description.contains("What may explain it"))
     }
 }
+
+extension StallHintTests {
+    /// Why a scan hears a peripheral not, and how a stall names it.
+    enum Unheard: String, CaseIterable, Sendable {
+        case outOfRange = "is out of range"
+        case poweredOff = "has Bluetooth poweredOff"
+        case notAdvertising = "is not advertising"
+        case otherServices = "advertises services 180D, none the scan asks for"
+        case noServices = "advertises no service UUIDs"
+    }
+
+    /// What ends every fruitless scan's hint.
+    static let scanNote =
+        " (a scan does not time out: it discovers a peripheral once it is in range, powered on and advertising "
+        + "what the scan asks for)"
+
+    /// A bridge with `count` sensors advertising the service (until `body` changes them) and a
+    /// central; runs `body` with them, then lets the central scan for the service and waits for
+    /// what never comes. Returns the stall and when the scan started.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    static func scanStall(
+        realistic: Bool, sensors count: Int = 1, scanFor services: [BluetoothUUID]? = [service],
+        _ body: @escaping @Sendable ([MockPeripheralManager], MockCentralManager) async throws -> Void
+    ) async throws -> (MockBLEBridge.Stall, VirtualClock.Instant, [MockPeripheralManager], MockCentralManager) {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 8) : .init(seed: 8))
+        let sensors = (0..<count).map { _ in
+            MockPeripheralManager(configuration: realistic ? .realistic(seed: 8) : .init(), bridge: bridge)
+        }
+        let central = MockCentralManager(configuration: realistic ? .realistic(seed: 8) : .fast, bridge: bridge)
+        let stall = try await #require(throws: MockBLEBridge.Stall.self) {
+            // (Realistic scans keep hearing advertising events: the run ends at its time limit.)
+            try await bridge.run(timeLimit: .seconds(60), stallPatience: .zero) {
+                for sensor in sensors {
+                    _ = await sensor.waitForPoweredOn()
+                    try await sensor.startAdvertising(AdvertisementData(localName: "Hint", serviceUUIDs: [service]))
+                }
+                _ = await central.waitForPoweredOn()
+                try await body(sensors, central)
+                try await central.scanForPeripherals(withServices: services)
+                try await bridge.waitForApp { false }
+            }
+        }
+        let started = try #require(await bridge.log.last { $0.kind == .scanStarted }?.time)
+        return (stall, started, sensors, central)
+    }
+
+    /// A scan does not time out: an app that waits for a discovery that cannot come stalls, and
+    /// the report says why the peripheral on the bridge is not heard.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A scan that discovered nothing says why the peripheral is not heard", arguments: Unheard.allCases,
+        [false, true])
+    func aFruitlessScanSaysWhy(reason: Unheard, realistic: Bool) async throws {
+        let (stall, started, sensors, central) = try await Self.scanStall(realistic: realistic) { sensors, _ in
+            switch reason {
+            case .outOfRange: await sensors[0].simulateProximityChange(.outOfRange)
+            case .poweredOff: await sensors[0].simulateStateChange(.poweredOff)
+            case .notAdvertising: await sensors[0].stopAdvertising()
+            case .otherServices:
+                await sensors[0].simulateAdvertisementChange(AdvertisementData(serviceUUIDs: ["180D"]))
+            case .noServices: await sensors[0].simulateAdvertisementChange(AdvertisementData(localName: "Hint"))
+            }
+        }
+        #expect(
+            stall.hints == [
+                "central \(central.identifier.uuidString.prefix(8)) has scanned for services FFA0 since \(started) "
+                    + "and discovered nothing: peripheral \(sensors[0].identifier.uuidString.prefix(8)) "
+                    + reason.rawValue + Self.scanNote
+            ])
+        #expect(stall.description.contains("What may explain it:\n- central "), "\(stall)")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A fruitless scan on a bridge with no peripheral says so, and names what it scanned for")
+    func aFruitlessScanWithNoPeripheral() async throws {
+        let (stall, started, _, central) = try await Self.scanStall(realistic: false, sensors: 0, scanFor: nil) {
+            _, _ in
+        }
+        #expect(
+            stall.hints == [
+                "central \(central.identifier.uuidString.prefix(8)) has scanned for any services since \(started) "
+                    + "and discovered nothing: no peripheral is on this bridge" + Self.scanNote
+            ])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A fruitless scan explains four peripherals and counts the rest")
+    func aFruitlessScanExplainsFourPeripherals() async throws {
+        let (stall, _, sensors, _) = try await Self.scanStall(realistic: false, sensors: 6) { sensors, _ in
+            for sensor in sensors { await sensor.simulateProximityChange(.outOfRange) }
+        }
+        let hint = try #require(stall.hints.first)
+        #expect(stall.hints.count == 1)
+        for sensor in sensors.prefix(4) {
+            #expect(hint.contains("peripheral \(sensor.identifier.uuidString.prefix(8)) is out of range"))
+        }
+        #expect(!hint.contains(sensors[4].identifier.uuidString.prefix(8)))
+        #expect(hint.contains("is out of range; 2 more (a scan does not time out"), "\(hint)")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A background scan for any services says the background discovers nothing with it")
+    func aBackgroundScanForAnyServices() async throws {
+        let (stall, started, _, central) = try await Self.scanStall(realistic: false, scanFor: nil) { _, central in
+            await central.simulateBackgroundExecution(true)
+        }
+        #expect(
+            stall.hints == [
+                "central \(central.identifier.uuidString.prefix(8)) has scanned for any services since \(started) "
+                    + "and discovered nothing: in the background a scan for any services discovers nothing (as on iOS)"
+            ])
+    }
+
+    /// A scan that discovered the peripheral it looked for has nothing to explain.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A scan that discovered a peripheral is not named", arguments: [false, true])
+    func aScanThatDiscoveredIsNotNamed(realistic: Bool) async throws {
+        let (stall, _, _, _) = try await Self.scanStall(realistic: realistic) { _, _ in }
+        #expect(!stall.hints.contains { $0.contains("has scanned") }, "\(stall.hints)")
+    }
+}
+
+extension StallHintTests {
+    /// A peripheral whose advertising stops while it is connected (as a device's connectable
+    /// advertising does) is not heard by a second central's scan: the stall says so.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A fruitless scan names a peripheral that does not advertise while connected", arguments: [false, true])
+    func aFruitlessScanNamesAConnectedPeripheral(realistic: Bool) async throws {
+        let pair = try await Pair.connected(realistic: realistic)
+        let (bridge, sensor) = (pair.bridge, pair.sensor)
+        let other = MockCentralManager(configuration: realistic ? .realistic(seed: 5) : .fast, bridge: bridge)
+        await sensor.setAdvertisesWhenConnected(false)
+        let stall = try await #require(throws: MockBLEBridge.Stall.self) {
+            try await bridge.run(timeLimit: .seconds(60), stallPatience: .zero) {
+                _ = await other.waitForPoweredOn()
+                try await other.scanForPeripherals(withServices: [Self.service])
+                try await bridge.waitForApp { false }
+            }
+        }
+        let started = try #require(await bridge.log.last { $0.kind == .scanStarted }?.time)
+        #expect(
+            stall.hints == [
+                "central \(other.identifier.uuidString.prefix(8)) has scanned for services FFA0 since \(started) "
+                    + "and discovered nothing: peripheral \(pair.sensor8) is connected and does not advertise while "
+                    + "it is" + Self.scanNote
+            ])
+    }
+}
