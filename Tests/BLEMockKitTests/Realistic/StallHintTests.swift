@@ -237,6 +237,7 @@ extension StallHintTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     static func scanStall(
         realistic: Bool, sensors count: Int = 1, scanFor services: [BluetoothUUID]? = [service],
+        afterDiscovery: (@Sendable ([MockPeripheralManager]) async -> Void)? = nil,
         _ body: @escaping @Sendable ([MockPeripheralManager], MockCentralManager) async throws -> Void
     ) async throws -> (MockBLEBridge.Stall, VirtualClock.Instant, [MockPeripheralManager], MockCentralManager) {
         let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 8) : .init(seed: 8))
@@ -254,6 +255,10 @@ extension StallHintTests {
                 _ = await central.waitForPoweredOn()
                 try await body(sensors, central)
                 try await central.scanForPeripherals(withServices: services)
+                if let afterDiscovery {
+                    await bridge.waitUntil { bridge in bridge.log.contains { $0.kind == .discovered } }
+                    await afterDiscovery(sensors)
+                }
                 try await bridge.waitForApp { false }
             }
         }
@@ -328,12 +333,17 @@ extension StallHintTests {
             ])
     }
 
-    /// A scan that discovered the peripheral it looked for has nothing to explain.
+    /// A scan that discovered the peripheral it looked for has nothing to explain, also once the
+    /// peripheral has gone out of range since.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A scan that discovered a peripheral is not named", arguments: [false, true])
     func aScanThatDiscoveredIsNotNamed(realistic: Bool) async throws {
         let (stall, _, _, _) = try await Self.scanStall(realistic: realistic) { _, _ in }
         #expect(!stall.hints.contains { $0.contains("has scanned") }, "\(stall.hints)")
+        let (gone, _, _, _) = try await Self.scanStall(
+            realistic: realistic, afterDiscovery: { await $0[0].simulateProximityChange(.outOfRange) }
+        ) { _, _ in }
+        #expect(!gone.hints.contains { $0.contains("has scanned") }, "\(gone.hints)")
     }
 }
 
