@@ -40,10 +40,11 @@ extension MockCentralEngine {
             spec(remote.identifier)?.noteConnected(.init(central: central.identifier, peripheral: remote.identifier))
             let restored = isRestoredConnection(remote.identifier)
             deliverAbout { [self] in
-                // (A link the manager cancelled as the app let go of the peripheral: no object to
-                // tell. One the app cancelled before this callback: CoreBluetooth reports only the
+                // (A link the manager cancelled as the app let go of the peripheral, or is about
+                // to cancel as the app let go of it before this callback: no object to tell. One
+                // the app cancelled before this callback: CoreBluetooth reports only the
                 // disconnection that follows.)
-                guard !withholdsDidConnect(remote.identifier) else { return }
+                guard !withholdsDidConnect(remote.identifier), !isLetGo(remote.identifier) else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock { peripheral.storedState = .connected }
                 guard !restored, let (manager, delegate) = managerAndDelegate else { return }

@@ -605,11 +605,41 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         let link = central.restoredLink(to: identifier)
         guard link.isConnected || link.isConnecting else { return }
         lock.withLock { withheld[identifier] = .all }
+        if link.isConnecting { noteAttemptEnded(byReleasing: identifier, central) }
         misuse(
             "API MISUSE: Cancelling connection for unused peripheral \(identifier), Did you forget to keep a "
                 + "reference to it? (the app let go of its CBMPeripheral while \(link.isConnected ? "connected" : "connecting"))"
         )
         try? central.cancelPeripheralConnection(identifier)
+    }
+
+    /// The app let go of a peripheral it was connecting to: the attempt ends with no callback.
+    /// Noted with since when it waited and why it had not completed (a peripheral out of range,
+    /// say), so that a failed test whose app waited for the connection names it (the test's own
+    /// references usually go before its failure is reported).
+    private func noteAttemptEnded(byReleasing identifier: UUID, _ central: isolated MockCentralManager) {
+        let (waiting, why) = central.bridge.assumeIsolated { bridge in
+            (bridge.pendingOperations, bridge.whyUnconnectable(identifier))
+        }
+        let since = waiting.lazy.compactMap { leftover -> VirtualClock.Instant? in
+            guard case .operation("connect", let owner, let peripheral, _, let since) = leftover,
+                owner == central.identifier, peripheral == identifier
+            else { return nil }
+            return since
+        }.first
+        unansweredCalls.note(
+            "\(Self.name(of: central.identifier)), unanswered: connect on peripheral \(identifier.uuidString.prefix(8)): "
+                + "the app let go of the peripheral while it was still connecting"
+                + (since.map { " (since \($0))" } ?? "") + (why.map { ", to a peripheral " + $0 } ?? "")
+                + " (the attempt ends with it, with no callback)")
+    }
+
+    /// Whether the app let go of its object for a peripheral (it had one, and has none now): the
+    /// release's command cancels its link or attempt, and nothing is reported about it until the
+    /// app has an object again. On the app's queue, for a `didConnect` that would otherwise come
+    /// before that command reached the bridge (CoreBluetooth cancels as the object goes).
+    func isLetGo(_ identifier: UUID) -> Bool {
+        lock.withLock { peripherals[identifier].map { $0.object == nil } ?? false }
     }
 
     /// Whether a `didConnect` about `identifier` is withheld (on the app's queue).

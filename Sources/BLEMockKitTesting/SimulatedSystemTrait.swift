@@ -31,7 +31,8 @@ import Testing
 /// the test fails, an issue also lists the operations its app started that were still waiting
 /// (a connection attempt to a peripheral out of range: CoreBluetooth's never time out), and the
 /// calls it made that got no callback, as with CoreBluetooth (``SimulatedSystem/unansweredCalls``;
-/// an operation still waiting when the app let go of its manager is one), if there were any:
+/// an operation still waiting when the app let go of its manager, or a connection attempt when
+/// it let go of the peripheral, is one), if there were any:
 /// the callback the test waited for may be one of theirs. With `time: .virtual`, run the test's
 /// body in the system bridge's `run { }`, as above: outside it virtual time stands still, and a
 /// failed test whose system's time never moved is told so first.

@@ -29,7 +29,8 @@ extension XCTestCase {
     /// fails, a failure also lists the operations its app started that were still waiting
     /// then (that connection attempt), and the calls it made that got no callback, as with
     /// CoreBluetooth, with their managers (``SimulatedSystem/unansweredCalls``; an operation
-    /// still waiting when the app let go of its manager is one): a scan started before the
+    /// still waiting when the app let go of its manager, or a connection attempt when it let go
+    /// of the peripheral, is one): a scan started before the
     /// manager was powered on is the usual reason a discovery never came. With
     /// ``SimulatedSystem/Time/virtual`` time, run the test's body in `system.bridge.run { }`:
     /// outside it virtual time stands still, and a failed test whose system's time never moved is

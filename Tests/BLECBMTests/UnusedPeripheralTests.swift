@@ -166,3 +166,46 @@ extension UnusedPeripheralTests {
         }
     }
 }
+
+extension UnusedPeripheralTests {
+    /// An app connects a peripheral that went out of range since it was discovered, then lets go
+    /// of it: the attempt ends with no callback, and besides the misuse, the calls that got no
+    /// callback name the connect, since when it waited and why it had not completed, for a test
+    /// that then waits for the connection in vain.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "Letting go of a peripheral still connecting names the attempt, since when it waited and why",
+        arguments: [false, true])
+    func lettingGoOfAPeripheralStillConnectingNamesTheAttempt(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 93) : .init(seed: 93))
+        let watch = try await Self.advertisingWatch(on: bridge)
+        // (Written in the run's body, read once the run has ended.)
+        nonisolated(unsafe) var central = ""
+        let stalled = try await #require(throws: MockBLEBridge.Stall.self) {
+            try await bridge.run(timeLimit: .seconds(60), stallPatience: .zero) { @MainActor in
+                let journal = Journal()
+                let manager = CBMCentralManager(bridge: bridge, delegate: journal, queue: nil)
+                central = String(try #require(manager.simulatedCentral).identifier.uuidString.prefix(8))
+                try await bridge.waitForApp { manager.state == .poweredOn }
+                manager.scanForPeripherals(withServices: nil)
+                try await bridge.waitForApp { !journal.discovered.isEmpty }
+                manager.stopScan()
+                await watch.simulateProximityChange(.outOfRange)
+                manager.connect(journal.discovered[0])
+                await bridge.waitUntil { bridge in bridge.log.contains { $0.kind == .connecting } }
+                journal.discovered.removeAll()
+                try await bridge.waitForApp { !manager.apiMisuses.isEmpty }
+                try await bridge.waitForApp { journal.entries.contains("connect") }
+            }
+        }
+        let connecting = try #require(await bridge.log.first { $0.kind == .connecting }?.time)
+        let peripheral = watch.identifier.uuidString
+        #expect(
+            stalled.unansweredCalls == [
+                "CBMCentralManager \(central), unanswered: connect on peripheral \(peripheral.prefix(8)): the app let "
+                    + "go of the peripheral while it was still connecting (since \(connecting)), to a peripheral which "
+                    + "is out of range (the attempt ends with it, with no callback)",
+                "CBMCentralManager \(central), ignored: \(Self.misuse(watch.identifier, while: "connecting"))",
+            ])
+    }
+}

@@ -263,8 +263,9 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// the order they were noted, each naming its manager (one the app has let go of too): those
     /// it ignored (the lines of its managers' `apiMisuses`), operations a link that went down,
     /// or Bluetooth turning off, ended (CoreBluetooth reports only the disconnection or the state
-    /// change), and operations still waiting when the app let go of their central manager (they
-    /// end with it). When a test waited for a callback that never came, the call that would have
+    /// change), operations still waiting when the app let go of their central manager (they
+    /// end with it), and connection attempts still waiting when the app let go of the peripheral
+    /// (with why they had not completed: a peripheral out of range, say). When a test waited for a callback that never came, the call that would have
     /// brought it is often here.
     public var unansweredCalls: [String] { bridge.outside.unansweredCalls }
 

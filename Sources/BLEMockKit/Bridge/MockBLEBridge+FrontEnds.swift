@@ -119,6 +119,10 @@ extension MockBLEBridge {
         }
     }
 
+    /// Why a connection attempt to `peripheral` cannot complete now, as a clause about it
+    /// ("which is out of range"), or nil if it can: for a front end's notes.
+    package func whyUnconnectable(_ peripheral: UUID) -> String? { world.unconnectable(peripheral)?.phrase }
+
     /// The central ends of channels opened for front ends, taken once.
     func takeOpenedChannel(_ id: UInt64) -> L2CAPChannel? {
         openedCentralEnds.removeValue(forKey: id)

@@ -449,9 +449,10 @@ extension MockBLEBridge {
         /// The calls the app made through the CoreBluetooth-shaped API (BLECBM) that got no
         /// callback, as with CoreBluetooth, in the order they were noted, each naming its
         /// manager (one the app has let go of too): those it ignored (the managers'
-        /// `apiMisuses`) and operations a link that went down, or Bluetooth turning off, ended
-        /// (CoreBluetooth reports only the disconnection or the state change). A callback the
-        /// app waits for may be one of theirs.
+        /// `apiMisuses`), operations a link that went down, or Bluetooth turning off, ended
+        /// (CoreBluetooth reports only the disconnection or the state change), and operations the
+        /// app's letting go of their manager, or of the peripheral it was connecting to, ended. A
+        /// callback the app waits for may be one of theirs.
         public var unansweredCalls: [String] = []
         /// What happened that may explain the stall, in words: links that went down with an
         /// error and were not connected again, connection attempts waiting for a peripheral that

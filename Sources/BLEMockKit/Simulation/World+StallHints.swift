@@ -60,15 +60,7 @@ extension World {
             $0.central != $1.central ? $0.central.precedes($1.central) : $0.peripheral.precedes($1.peripheral)
         }
         for key in waiting {
-            guard let reason = unconnectable(key.peripheral) else { continue }
-            let why =
-                switch reason {
-                case .notOnBridge: "which is not on this bridge"
-                case .outOfRange: "which is out of range"
-                case .bluetooth(let state): "whose Bluetooth is \(state)"
-                case .notAdvertising: "which is not advertising"
-                case .notConnectable: "which advertises as not connectable"
-                }
+            guard let why = unconnectable(key.peripheral)?.phrase else { continue }
             hints.append(
                 "central \(key.central.uuidString.prefix(8)) is still trying to connect to peripheral "
                     + "\(key.peripheral.uuidString.prefix(8)), \(why): a connection attempt does not time out (as "
@@ -153,5 +145,18 @@ extension World {
             return "is connected and does not advertise while it is"
         }
         return nil
+    }
+}
+
+extension World.Unconnectable {
+    /// Why, as a relative clause about the peripheral ("which is out of range").
+    var phrase: String {
+        switch self {
+        case .notOnBridge: "which is not on this bridge"
+        case .outOfRange: "which is out of range"
+        case .bluetooth(let state): "whose Bluetooth is \(state)"
+        case .notAdvertising: "which is not advertising"
+        case .notConnectable: "which advertises as not connectable"
+        }
     }
 }
