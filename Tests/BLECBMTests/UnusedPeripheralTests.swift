@@ -209,3 +209,77 @@ extension UnusedPeripheralTests {
             ])
     }
 }
+
+/// A central app on its own queue that connects the first peripheral it discovers without
+/// keeping it, and holds its queue in `didDiscover` until `resume` is signalled.
+private final class HeldForgetfulCentral: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
+    // @unchecked Sendable: `calls` and `identifier` are only touched on `queue` (read with
+    // `queue.sync` once the app is done); `resume` is thread-safe.
+    let queue = DispatchQueue(label: "HeldForgetfulCentral")
+    let resume = DispatchSemaphore(value: 0)
+    /// Yields once `didDiscover` has connected and is about to wait.
+    let connectCalled = AsyncStream<Void>.makeStream()
+    var manager: CBMCentralManager!
+    var identifier: UUID?
+    var calls: [String] = []
+    /// Whether `didDiscover` waited for `resume` in time.
+    var resumed = false
+
+    init(bridge: MockBLEBridge) {
+        super.init()
+        manager = CBMCentralManager(bridge: bridge, delegate: self, queue: queue)
+    }
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+        if central.state == .poweredOn { central.scanForPeripherals(withServices: nil) }
+    }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi: NSNumber
+    ) {
+        guard identifier == nil else { return }
+        identifier = peripheral.identifier
+        central.stopScan()
+        central.connect(peripheral)
+        connectCalled.continuation.yield()
+        // (Bounded: a test that never signals fails, it does not hang.)
+        resumed = resume.wait(timeout: .now() + 10) == .success
+    }
+
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        calls.append("didConnect")
+    }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: (any Error)?
+    ) {
+        calls.append("didDisconnect")
+    }
+}
+
+extension UnusedPeripheralTests {
+    /// The app's queue is held in `didDiscover` until the connect it made there has completed
+    /// (fast mode, outside a run: the test's reading the log applies it) and the `didConnect` is queued
+    /// behind it; then the callback returns and the peripheral it did not keep goes. The
+    /// `didConnect` runs before the release's cancellation reaches the bridge, and is not
+    /// delivered: the app has no object for it (CoreBluetooth cancels as the object goes).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A didConnect on its way when the app lets go of the peripheral is not delivered")
+    func aDidConnectOnItsWayWhenThePeripheralGoesIsNotDelivered() async throws {
+        let bridge = MockBLEBridge(seed: 94)
+        let watch = try await Self.advertisingWatch(on: bridge)
+        let app = HeldForgetfulCentral(bridge: bridge)
+        var connectCalled = app.connectCalled.stream.makeAsyncIterator()
+        await connectCalled.next()
+        // The test's next call on the bridge applies the app's connect (its queue is held).
+        #expect(await bridge.log.contains { $0.kind == .connected })
+        app.resume.signal()
+        await bridge.waitUntil { bridge in bridge.log.contains { $0.kind == .disconnected } }
+        // (Anything the app's queue had queued has run.)
+        let (calls, resumed, misuses) = app.queue.sync { (app.calls, app.resumed, app.manager.apiMisuses) }
+        #expect(resumed)
+        #expect(calls.isEmpty)
+        #expect(misuses == [Self.misuse(watch.identifier, while: "connected")])
+    }
+}
