@@ -29,10 +29,11 @@ import Testing
 /// `SimulatedSystem.install`, which nothing uninstalls for sure) is installed when the test
 /// starts, the trait records an issue naming who installed it, and the test does not run. When
 /// the test fails, an issue also lists the operations its app started that were still waiting
-/// (a connection attempt to a peripheral out of range: CoreBluetooth's never time out), and the
+/// (a connection attempt to a peripheral out of range: CoreBluetooth's never time out), the
 /// calls it made that got no callback, as with CoreBluetooth (``SimulatedSystem/unansweredCalls``;
 /// an operation still waiting when the app let go of its manager, or a connection attempt when
-/// it let go of the peripheral, is one), if there were any:
+/// it let go of the peripheral, is one), and what may explain the wait, as a stall report
+/// says it (a scan or a connection attempt for a peripheral out of range, say), if there were any:
 /// the callback the test waited for may be one of theirs. With `time: .virtual`, run the test's
 /// body in the system bridge's `run { }`, as above: outside it virtual time stands still, and a
 /// failed test whose system's time never moved is told so first.

@@ -27,11 +27,12 @@ extension XCTestCase {
     /// ever (for the `didConnect` of a peripheral out of range, say: CoreBluetooth's connection
     /// attempts never time out) fails the test when its expectation times out. When the test
     /// fails, a failure also lists the operations its app started that were still waiting
-    /// then (that connection attempt), and the calls it made that got no callback, as with
+    /// then (that connection attempt), the calls it made that got no callback, as with
     /// CoreBluetooth, with their managers (``SimulatedSystem/unansweredCalls``; an operation
     /// still waiting when the app let go of its manager, or a connection attempt when it let go
-    /// of the peripheral, is one): a scan started before the
-    /// manager was powered on is the usual reason a discovery never came. With
+    /// of the peripheral, is one: a scan started before the manager was powered on is the usual
+    /// reason a discovery never came), and what may explain the wait, as a stall report says it
+    /// (a scan or a connection attempt for a peripheral out of range, say). With
     /// ``SimulatedSystem/Time/virtual`` time, run the test's body in `system.bridge.run { }`:
     /// outside it virtual time stands still, and a failed test whose system's time never moved is
     /// told so first.

@@ -402,6 +402,9 @@ final class HybridWatchLeftWaitingXCTests: ExpectedFailuresTestCase {
                 "operations the app started on the simulated system that were still waiting for their callback "
                     + "(a connection attempt does not time out, as with CoreBluetooth):\n- central "), note)
         XCTAssertTrue(note.contains(": connect on peripheral 5A7E0000 was still waiting (since "), note)
+        // And what may explain it, as a stall report says it.
+        XCTAssertTrue(note.contains("\nwhat may explain it:\n- central "), note)
+        XCTAssertTrue(note.contains(" is still trying to connect to peripheral 5A7E0000, which is out of range"), note)
         let report = await system.bridge.finish()
         XCTAssertTrue(report.description.contains("connect on peripheral 5A7E0000"), "\(report)")
         XCTAssertEqual(companion.queue.sync { companion.events }, ["powered on", "retrieved"])

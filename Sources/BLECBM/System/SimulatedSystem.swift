@@ -276,7 +276,9 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// What a failed test says of the simulation, or `nil` when there is nothing to say: the
     /// operations its app started that were still waiting for their callback (a connection to a
     /// peripheral out of range, which never times out, as with CoreBluetooth; a read the link
-    /// has not answered), and the calls it made that got no callback (``unansweredCalls``). With
+    /// has not answered), the calls it made that got no callback (``unansweredCalls``), and what
+    /// may explain the wait, as a stall report says it (a connection attempt or a scan for a
+    /// peripheral out of range, a link lost and not made again, a failed operation). With
     /// time following the wall clock nothing reports a stall: a test that waits for ever ends
     /// with its expectation's timeout, and this is where the call it waited on is named. With
     /// ``Time/virtual`` time that never moved while something was scheduled, first that: the test
@@ -299,6 +301,10 @@ public final class SimulatedSystem: @unchecked Sendable {
                     + waiting.map { "- \($0)" }.joined(separator: "\n"))
         }
         if let unanswered = unansweredCallsNote { notes.append(unanswered) }
+        let hints = await bridge.waitHints
+        if !hints.isEmpty {
+            notes.append("what may explain it:\n" + hints.map { "- \($0)" }.joined(separator: "\n"))
+        }
         return notes.isEmpty ? nil : notes.joined(separator: "\n")
     }
 

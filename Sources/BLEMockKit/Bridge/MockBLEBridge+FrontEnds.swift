@@ -119,6 +119,11 @@ extension MockBLEBridge {
         }
     }
 
+    /// What may explain a wait that does not end, as a stall report gives it
+    /// (``MockBLEBridge/Stall/hints``): for a front end's note on a test that failed waiting on
+    /// the wall clock, where nothing reports a stall.
+    package var waitHints: [String] { world.stallHints() }
+
     /// Why a connection attempt to `peripheral` cannot complete now, as a clause about it
     /// ("which is out of range"), or nil if it can: for a front end's notes.
     package func whyUnconnectable(_ peripheral: UUID) -> String? { world.unconnectable(peripheral)?.phrase }
