@@ -44,7 +44,7 @@ extension MockCentralEngine {
                 // to cancel as the app let go of it before this callback: no object to tell. One
                 // the app cancelled before this callback: CoreBluetooth reports only the
                 // disconnection that follows.)
-                guard !withholdsDidConnect(remote.identifier), !isLetGo(remote.identifier) else { return }
+                guard !withholdsDidConnect(remote.identifier) else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock { peripheral.storedState = .connected }
                 guard !restored, let (manager, delegate) = managerAndDelegate else { return }

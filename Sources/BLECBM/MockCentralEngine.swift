@@ -634,16 +634,13 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                 + " (the attempt ends with it, with no callback)")
     }
 
-    /// Whether the app let go of its object for a peripheral (it had one, and has none now): the
-    /// release's command cancels its link or attempt, and nothing is reported about it until the
-    /// app has an object again. On the app's queue, for a `didConnect` that would otherwise come
-    /// before that command reached the bridge (CoreBluetooth cancels as the object goes).
-    func isLetGo(_ identifier: UUID) -> Bool {
-        lock.withLock { peripherals[identifier].map { $0.object == nil } ?? false }
+    /// Whether a `didConnect` about `identifier` is withheld (on the app's queue): something is
+    /// withheld about it, or the app let go of its object for it (it had one, and has none now)
+    /// and the release's command, which cancels the link, may not have reached the bridge yet
+    /// (CoreBluetooth cancels as the object goes).
+    func withholdsDidConnect(_ identifier: UUID) -> Bool {
+        lock.withLock { withheld[identifier] != nil || peripherals[identifier].map { $0.object == nil } == true }
     }
-
-    /// Whether a `didConnect` about `identifier` is withheld (on the app's queue).
-    func withholdsDidConnect(_ identifier: UUID) -> Bool { lock.withLock { withheld[identifier] != nil } }
 
     /// For the callback that ends a link or an attempt (a disconnection, a failed attempt), on
     /// the app's queue: ends the withholding, and says whether this callback is withheld too.

@@ -966,14 +966,16 @@ extension PeripheralManagerTests {
 }
 
 extension PeripheralManagerTests {
-    /// What the test does on the bridge right after the app's call, outside any run.
+    /// What the test does on the bridge right after the app's call, outside any run (its
+    /// `finish()`: see ``outsideARunFinishSeesAnAnswerGivenJustBeforeIt()``).
     enum NextCall: String, CaseIterable, Sendable {
-        case readLog, advance, finish
+        case readLog, advance
     }
 
     /// Outside a run, a CoreBluetooth-shaped call is applied from its app's queue; the test's
-    /// next call on the bridge (reading the log, advancing, finishing) applies it first, so what
-    /// the test sees does not depend on whether that queue got to it.
+    /// next call on the bridge (reading the log, advancing) applies it first, so what the test
+    /// sees does not depend on whether that queue got to it: the call is in the log, at the
+    /// instant it was made, before the time the advance moved.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(
         "Outside a run, an app's call reaches the simulation before the test's next call on the bridge, on every run",
@@ -987,14 +989,15 @@ extension PeripheralManagerTests {
                 return UncheckedKeep(app)
             }
             let manager = try #require((app.value as? CounterPeripheral)?.manager)
+            let made = await bridge.now
             manager.stopAdvertising()
             switch next {
             case .readLog: break
             case .advance: await bridge.advance(by: .milliseconds(1))
-            case .finish: _ = await bridge.finish()
             }
-            let kinds = await bridge.log.map(\.kind)
-            #expect(kinds.last == .advertisingStopped, "round \(round): \(kinds.suffix(3))")
+            let last = await bridge.log.last
+            #expect(last?.kind == .advertisingStopped, "round \(round): \(String(describing: last))")
+            #expect(last?.time == made, "round \(round): \(String(describing: last))")
             withExtendedLifetime(app) {}
         }
     }

@@ -213,8 +213,9 @@ extension UnusedPeripheralTests {
 /// A central app on its own queue that connects the first peripheral it discovers without
 /// keeping it, and holds its queue in `didDiscover` until `resume` is signalled.
 private final class HeldForgetfulCentral: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
-    // @unchecked Sendable: `calls` and `identifier` are only touched on `queue` (read with
-    // `queue.sync` once the app is done); `resume` is thread-safe.
+    // @unchecked Sendable: `calls`, `identifier` and `resumed` are only touched on `queue`
+    // (read with `queue.sync` once the app is done); `resume` and `connectCalled` are
+    // thread-safe.
     let queue = DispatchQueue(label: "HeldForgetfulCentral")
     let resume = DispatchSemaphore(value: 0)
     /// Yields once `didDiscover` has connected and is about to wait.

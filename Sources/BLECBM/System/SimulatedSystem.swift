@@ -265,8 +265,8 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// or Bluetooth turning off, ended (CoreBluetooth reports only the disconnection or the state
     /// change), operations still waiting when the app let go of their central manager (they
     /// end with it), and connection attempts still waiting when the app let go of the peripheral
-    /// (with why they had not completed: a peripheral out of range, say). When a test waited for a callback that never came, the call that would have
-    /// brought it is often here.
+    /// (with why they had not completed: a peripheral out of range, say). When a test waited for
+    /// a callback that never came, the call that would have brought it is often here.
     public var unansweredCalls: [String] { bridge.outside.unansweredCalls }
 
     /// What a failed test says of the calls its app made that got no callback, or `nil` when
