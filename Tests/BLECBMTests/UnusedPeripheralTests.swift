@@ -214,7 +214,7 @@ extension UnusedPeripheralTests {
 /// keeping it, and holds its queue in `didDiscover` until `resume` is signalled.
 private final class HeldForgetfulCentral: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
     // @unchecked Sendable: `calls`, `identifier` and `resumed` are only touched on `queue`
-    // (read with `queue.sync` once the app is done); `resume` and `connectCalled` are
+    // (read from a block on it once the app is done); `resume` and `connectCalled` are
     // thread-safe.
     let queue = DispatchQueue(label: "HeldForgetfulCentral")
     let resume = DispatchSemaphore(value: 0)
@@ -277,8 +277,11 @@ extension UnusedPeripheralTests {
         #expect(await bridge.log.contains { $0.kind == .connected })
         app.resume.signal()
         await bridge.waitUntil { bridge in bridge.log.contains { $0.kind == .disconnected } }
-        // (Anything the app's queue had queued has run.)
-        let (calls, resumed, misuses) = app.queue.sync { (app.calls, app.resumed, app.manager.apiMisuses) }
+        // (Anything the app's queue had queued has run. Not `queue.sync`: outside a run, an
+        // `await` on the bridge may go on on the app's queue, where it would trap.)
+        let (calls, resumed, misuses) = await withCheckedContinuation { continuation in
+            app.queue.async { continuation.resume(returning: (app.calls, app.resumed, app.manager.apiMisuses)) }
+        }
         #expect(resumed)
         #expect(calls.isEmpty)
         #expect(misuses == [Self.misuse(watch.identifier, while: "connected")])
