@@ -261,26 +261,32 @@ private final class HeldForgetfulCentral: NSObject, CBMCentralManagerDelegate, @
 
 extension UnusedPeripheralTests {
     /// The app's queue is held in `didDiscover` until the connect it made there has completed
-    /// (fast mode, outside a run: the test's reading the log applies it) and the `didConnect` is queued
+    /// (fast mode: the body's next call on the bridge applies it) and the `didConnect` is queued
     /// behind it; then the callback returns and the peripheral it did not keep goes. The
     /// `didConnect` runs before the release's cancellation reaches the bridge, and is not
-    /// delivered: the app has no object for it (CoreBluetooth cancels as the object goes).
+    /// delivered: the app has no object for it (CoreBluetooth cancels as the object goes). In a
+    /// run, where the bridge's work never waits for the app's queue: outside one, the bridge may
+    /// be applying the app's calls from that held queue.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A didConnect on its way when the app lets go of the peripheral is not delivered")
     func aDidConnectOnItsWayWhenThePeripheralGoesIsNotDelivered() async throws {
         let bridge = MockBLEBridge(seed: 94)
         let watch = try await Self.advertisingWatch(on: bridge)
-        let app = HeldForgetfulCentral(bridge: bridge)
-        var connectCalled = app.connectCalled.stream.makeAsyncIterator()
-        await connectCalled.next()
-        // The test's next call on the bridge applies the app's connect (its queue is held).
-        #expect(await bridge.log.contains { $0.kind == .connected })
-        app.resume.signal()
-        await bridge.waitUntil { bridge in bridge.log.contains { $0.kind == .disconnected } }
-        // (Anything the app's queue had queued has run. Not `queue.sync`: outside a run, an
-        // `await` on the bridge may go on on the app's queue, where it would trap.)
-        let (calls, resumed, misuses) = await withCheckedContinuation { continuation in
-            app.queue.async { continuation.resume(returning: (app.calls, app.resumed, app.manager.apiMisuses)) }
+        let (calls, resumed, misuses) = try await bridge.run { () -> ([String], Bool, [String]) in
+            let app = HeldForgetfulCentral(bridge: bridge)
+            var connectCalled = app.connectCalled.stream.makeAsyncIterator()
+            await connectCalled.next()
+            // A direct call on the bridge applies the app's calls made so far (its queue is held).
+            await bridge.advance(by: .zero)
+            #expect(await bridge.log.contains { $0.kind == .connected })
+            app.resume.signal()
+            await bridge.waitUntil { bridge in bridge.log.contains { $0.kind == .disconnected } }
+            // (Anything the app's queue had queued has run.)
+            let seen = await withCheckedContinuation { continuation in
+                app.queue.async { continuation.resume(returning: (app.calls, app.resumed, app.manager.apiMisuses)) }
+            }
+            withExtendedLifetime(app) {}
+            return seen
         }
         #expect(resumed)
         #expect(calls.isEmpty)
