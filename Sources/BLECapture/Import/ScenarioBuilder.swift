@@ -12,9 +12,10 @@ import BLEMockKit
 /// recorded time counted from the connection (`"to"`, `"from": "connect"`) rather than *by* the
 /// gap since the previous one, so a realistic replay does not add the time its own steps take
 /// (a notification's connection event, a read's round trip) to every recorded gap; in fast mode
-/// the two are the same. And the notifications of one characteristic that reached the app at
-/// one instant — one connection event — become one `notify` step with `values`, as the writes
-/// without response the app queued at one instant become one `write` step with `values`, so a
+/// the two are the same. And the notifications of one characteristic that reached the app in
+/// one connection event (each less than `LinkFigures.connectionEventWindow` after the one
+/// before) become one `notify` step with `values`, as the writes without response the app
+/// queued together become one `write` step with `values`, so a
 /// realistic link carries them several per connection event, as it did when they were recorded.
 /// (A recording times each operation when its answer came back; the `discover` step, which
 /// starts the discovery, follows the connection at once.)
@@ -35,7 +36,7 @@ struct ScenarioBuilder {
     private var clockWentBack = 0
     /// The longest notification, indication or write without response the replayed link carries.
     private let updateLimit: Int
-    /// Whether `advance` steps go to recorded times and same-instant bursts become one step.
+    /// Whether `advance` steps go to recorded times and a connection event's bursts become one step.
     private let recordedTimes: Bool
     /// Whether a gap longer than a scenario's longest wait was cut: times after it are replayed
     /// with `advance` `by` steps.
@@ -117,14 +118,33 @@ struct ScenarioBuilder {
         now = offset
     }
 
+    /// Whether `timed` is a notification or write without response of the same handle and kind
+    /// as the burst in the last step, less than `LinkFigures.connectionEventWindow` after the
+    /// burst's last one: of the same connection event (a recording's burst).
+    private func continuesBurst(_ timed: TimedOperation, handle: UInt16) -> Bool {
+        let notification: Bool
+        switch timed.operation {
+        case .update(_, _, false): notification = true
+        case .write(_, _, false, nil): notification = false
+        default: return false
+        }
+        return continuesBurst(handle: handle, notification: notification, time: timed.time)
+    }
+
+    private func continuesBurst(handle: UInt16, notification: Bool, time: Int64) -> Bool {
+        guard recordedTimes, let last = burst, last.step == steps.count - 1, last.handle == handle,
+            last.notification == notification
+        else { return false }
+        let (gap, overflow) = time.subtractingReportingOverflow(last.time)
+        return !overflow && gap >= 0 && .microseconds(gap) < LinkFigures.connectionEventWindow
+    }
+
     /// Adds the notification or write without response at `time` to the last step when that
-    /// step holds ones of the same handle and kind at the same instant (a recording's burst);
-    /// returns whether it did.
+    /// step holds ones of the same handle and kind of the same connection event (see
+    /// ``continuesBurst(_:handle:)``); returns whether it did.
     private mutating func joinBurst(handle: UInt16, notification: Bool, time: Int64, value: [UInt8]) -> Bool {
-        guard recordedTimes else { return false }
-        if var last = burst, last.step == steps.count - 1, last.handle == handle,
-            last.notification == notification, last.time == time
-        {
+        if continuesBurst(handle: handle, notification: notification, time: time), var last = burst {
+            last.time = time
             last.values.append(value)
             burst = last
             let char = steps[last.step].member("char") ?? .null
@@ -162,7 +182,9 @@ struct ScenarioBuilder {
                     "\(timed.operation.phrase) of \(entry.id) in secondary service \(service) (which a scenario's "
                         + "discover step does not reach)", timed.packet)
             }
-            advance(to: timed.time)
+            // (A notification or write without response that joins the burst before it keeps the
+            // burst's time: the replay queues the burst at once.)
+            if !continuesBurst(timed, handle: handle) { advance(to: timed.time) }
             characteristic(timed, entry: entry, handle: handle)
             return
         }

@@ -14,7 +14,8 @@ import BLEMockKit
 ///
 /// The profile is what the session discovered — services, characteristics with their
 /// properties and handles, descriptors, the values read — with the advertisement heard and
-/// the ATT_MTU the link negotiated. The scenario runs in fast mode: scan, connect, discover,
+/// the ATT_MTU the link negotiated. The scenario runs in fast mode (with the connection interval
+/// the session showed, `link.connectionInterval`, for a realistic replay): scan, connect, discover,
 /// then reads with the values they got, writes, subscriptions, notifications and indications
 /// with their payloads, ATT errors injected where the peripheral answered with one, and each
 /// disconnection and reconnection, with `advance` steps keeping the recorded times (counted
@@ -127,12 +128,19 @@ public struct RecordingImporter: Sendable {
         let description =
             "Imported from \(name) by mockble import: the session with peripheral \(followed.uuidString) as the app "
             + "recorded it (\(session.connections.count) connection(s)). Times count from the first connection."
-        let header: [JSONValue.Member] = [
+        var header: [JSONValue.Member] = [
             (key: "name", value: .string(name)),
             (key: "description", value: .string(description)),
             (key: "mode", value: .string("fast")),
             (key: "central", value: .object(["preferredMTU": .int(session.connections.first?.mtu ?? 23)])),
         ]
+        // The interval the session showed, for a realistic replay (`mockble run --mode realistic`),
+        // as `LinkFigures.linkTiming` takes it.
+        let figures = recording.linkFigures(of: followed)
+        if figures.connectionInterval != nil {
+            let interval = FixtureDuration.string(figures.linkTiming.connectionInterval)
+            header.append((key: "link", value: .object(["connectionInterval": .string(interval)])))
+        }
         let files: ImportedFiles
         do throws(FixtureError) {
             files = try ImportedFiles(name: name, profileValue: profile.profile, scenarioHeader: header, steps: steps)
@@ -141,6 +149,6 @@ public struct RecordingImporter: Sendable {
         }
         return RecordingImport(
             files: files, peripheral: followed, warnings: ordered.map { RecordingImport.Warning($0.element) },
-            linkFigures: recording.linkFigures(of: followed))
+            linkFigures: figures)
     }
 }

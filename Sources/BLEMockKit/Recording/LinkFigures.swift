@@ -12,21 +12,24 @@ import BLECore
 /// throughput of notifications and of writes without response. ``linkTiming`` turns them into
 /// a realistic ``LinkTiming`` for a bridge that replays the session.
 ///
-/// The figures are estimates from when events reached the app: arrivals at one instant
-/// share a connection event. The connection interval is read only from evidence of two
+/// The figures are estimates from when events reached the app: arrivals less than
+/// ``connectionEventWindow`` (3 ms) after the one before share a connection event (at one
+/// instant on a bridge's virtual clock; a few microseconds to a packet's air time apart on a
+/// device's `ContinuousClock`). The connection interval is read only from evidence of two
 /// connection events back to back, never from the app's own pauses between operations:
 ///
-/// - notifications: an instant that carried the most notifications any instant carried (at
-///   least two: a full connection event, so more were waiting), and the next instant that
-///   carried any — the next connection event;
-/// - writes without response (recorded when the app queued them): two consecutive instants
-///   at which the app queued at least two, the later no more than the earlier — an app
+/// - notifications: an event that carried the most notifications any event carried (at least
+///   two: a full connection event, so more were waiting), and the next event that carried
+///   any — the next connection event;
+/// - writes without response (recorded when the app queued them): two consecutive groups
+///   in which the app queued at least two, the later no more than the earlier — an app
 ///   refilling its queue each time a connection event emptied part of it.
 ///
-/// The interval is the median of those gaps (notifications' when there are any, else
-/// writes'); a session with no such evidence — single notifications and writes, each when the
-/// app acted — has no interval (`nil`), rather than a guess, and then no jitter, packets per
-/// event or throughput either. A burst is a run of instants less than one and a half intervals
+/// The interval is the median of those gaps, each from an event's first arrival to the next
+/// event's (notifications' when there are any, else writes'); a session with no such
+/// evidence — single notifications and writes, each when the app acted — has no interval
+/// (`nil`), rather than a guess, and then no jitter, packets per event or throughput either. A
+/// burst is a run of events less than one and a half intervals
 /// apart, and a burst's throughput counts its bytes over its span plus one interval (its last
 /// event's share). Writes without response count when the app queued them.
 public struct LinkFigures: Hashable, Sendable {
@@ -37,14 +40,15 @@ public struct LinkFigures: Hashable, Sendable {
     public var connections: Int
     /// How many notifications and indications arrived.
     public var notifications: Int
-    /// How many distinct instants they arrived at: the connection events that carried them.
+    /// How many connection events carried them (arrivals grouped as ``connectionEventWindow``
+    /// says).
     public var notificationEvents: Int
     /// The connection interval the arrivals show, if the session has evidence of two
     /// connection events back to back (see the rules above); `nil`, unknown, otherwise.
     public var connectionInterval: Duration?
     /// The largest deviation from ``connectionInterval`` of a gap it was read from.
     public var jitter: Duration
-    /// The most notifications and indications that arrived at one instant: how many packets
+    /// The most notifications and indications that arrived in one connection event: how many packets
     /// a connection event carried, if any arrived and the interval is known.
     public var packetsPerConnectionEvent: Int?
     /// Notification payload bytes per second over the bursts, if any arrived.
@@ -68,6 +72,15 @@ public struct LinkFigures: Hashable, Sendable {
         self.notificationThroughput = notificationThroughput
         self.writeWithoutResponseThroughput = writeWithoutResponseThroughput
     }
+
+    /// How soon after the arrival before it an arrival counts as part of the same connection
+    /// event: 3 ms. On a bridge's virtual clock the arrivals of one connection event share an
+    /// instant; on a device's clock each reads its own time, a few microseconds apart, or a
+    /// packet's air time apart as the radio receives them (about 1.4 ms for a 251-byte packet
+    /// and its empty reply on LE 2M, 2.5 ms on LE 1M). Less than half the shortest connection
+    /// interval (7.5 ms), so two events apart by an interval are told apart, unless the first
+    /// fills its interval to within 3 ms of the next (then the two read as one).
+    public static let connectionEventWindow: Duration = .milliseconds(3)
 
     /// Realistic timing seeded with these figures: ``LinkTiming/realistic`` with the observed
     /// connection interval (clamped to 7.5 ms…4 s), jitter (at most the interval) and packets
@@ -128,13 +141,16 @@ extension SessionRecording {
         return figures
     }
 
-    /// Arrivals grouped by instant: each instant's time, count and bytes, in order.
+    /// Arrivals grouped by connection event (each less than ``LinkFigures/connectionEventWindow``
+    /// after the one before): each event's first arrival's time, count and bytes, in order.
     private static func instants(_ arrivals: [(time: Duration, bytes: Int)]) -> [(
         time: Duration, count: Int, bytes: Int
     )] {
         var result: [(time: Duration, count: Int, bytes: Int)] = []
+        var previous: Duration?
         for arrival in arrivals {
-            if let last = result.last, last.time == arrival.time {
+            defer { previous = arrival.time }
+            if !result.isEmpty, let previous, arrival.time - previous < LinkFigures.connectionEventWindow {
                 result[result.count - 1].count += 1
                 result[result.count - 1].bytes += arrival.bytes
             } else {

@@ -81,6 +81,77 @@ struct RecordingImporterTests {
         #expect(trace.records.first { $0.op == "read" && !$0.ok }?.error?.code == 5)
     }
 
+    /// A session as a device's `ContinuousClock` times it: the notifications of one connection
+    /// event reach the app microseconds apart, not at one instant.
+    static func deviceTimedStream(burstGap: Duration) -> SessionRecording {
+        var entries: [SessionRecording.Entry] = []
+        func add(_ time: Duration, _ event: RecordedEvent) {
+            entries.append(SessionRecording.Entry(time: time, event: event))
+        }
+        add(
+            .zero,
+            .discovered(peripheral: p, name: "Watch", advertisement: AdvertisementData(localName: "Watch"), rssi: -50))
+        add(.milliseconds(40), .connected(peripheral: p, mtu: 185))
+        add(
+            .milliseconds(100),
+            .servicesDiscovered(
+                peripheral: p, services: [RecordedService(uuid: "FE00", isPrimary: true, handle: 1, endHandle: 4)]))
+        add(
+            .milliseconds(130),
+            .characteristicsDiscovered(
+                peripheral: p, service: 1,
+                characteristics: [RecordedCharacteristic(uuid: "FE01", properties: [.notify], handle: 3)]))
+        add(
+            .milliseconds(160),
+            .descriptorsDiscovered(
+                peripheral: p, characteristic: 3, descriptors: [RecordedDescriptor(uuid: "2902", handle: 4)]))
+        add(.milliseconds(190), .notificationState(peripheral: p, handle: 3, enabled: true, error: nil))
+        // Three connection events 30 ms apart, each with 4 notifications.
+        for event in 0..<3 {
+            for packet in 0..<4 {
+                let time = Duration.milliseconds(250 + 30 * event) + burstGap * packet + .microseconds(3)
+                add(
+                    time,
+                    .valueUpdated(
+                        peripheral: p, handle: 3, value: .bytes(Data([UInt8(4 * event + packet)])), isIndication: false)
+                )
+            }
+        }
+        add(entries[entries.count - 1].time + .milliseconds(100), .disconnected(peripheral: p, error: nil))
+        return SessionRecording(entries: entries)
+    }
+
+    @Test func aSessionTimedOnADevicesClockImportsItsBurstsAndItsConnectionInterval() async throws {
+        // Packets 5 µs apart (a device's clock), or a packet's air time apart on LE 1M (2.5 ms).
+        for gap in [Duration.microseconds(5), .microseconds(2_500)] {
+            let imported = try RecordingImporter().importRecording(Self.deviceTimedStream(burstGap: gap), name: "watch")
+            let figures = imported.linkFigures
+            #expect(figures.notifications == 12 && figures.notificationEvents == 3)
+            #expect(figures.connectionInterval == .milliseconds(30))
+            #expect(figures.packetsPerConnectionEvent == 4)
+            // The scenario replays on the interval the session showed.
+            #expect(imported.scenario.connectionInterval == .milliseconds(30))
+            let bursts = imported.scenario.steps.compactMap { step -> [Data]? in
+                if case .notifyBurst(_, let values) = step.operation { return values }
+                return nil
+            }
+            #expect(bursts == (0..<3).map { event in (0..<4).map { Data([UInt8(4 * event + $0)]) } })
+            var scenario = imported.scenario
+            #expect(await ScenarioRunner(scenario).run().passed)
+            scenario.mode = .realistic
+            scenario.seed = 3
+            let trace = await ScenarioRunner(scenario).run()
+            #expect(trace.passed, "\(trace.failures)")
+        }
+        // 3 ms apart (the window), the notifications are events of their own: no full event is
+        // followed by the next, so no interval, and none in the scenario.
+        let sparse = try RecordingImporter().importRecording(
+            Self.deviceTimedStream(burstGap: LinkFigures.connectionEventWindow), name: "watch")
+        #expect(sparse.linkFigures.notificationEvents == 12 && sparse.linkFigures.connectionInterval == nil)
+        #expect(sparse.scenario.connectionInterval == nil)
+        #expect(sparse.scenario.steps.allSatisfy { if case .notifyBurst = $0.operation { false } else { true } })
+    }
+
     @Test func aReconnectionWithAnotherATTMTUReplaysWithThatMTU() async throws {
         let events: [RecordedEvent] = [
             .discovered(

@@ -50,6 +50,48 @@ struct LinkFiguresTests {
         #expect(timing.supervisionTimeout == LinkTiming.realistic.supervisionTimeout)
     }
 
+    @Test func arrivalsLessThanTheWindowAfterTheOneBeforeShareAConnectionEvent() {
+        // The first test's session as a device's clock times it: within a connection event each
+        // notification 1 ms after the one before (the event's first a few microseconds late).
+        var entries = [SessionRecording.Entry(time: .zero, event: .connected(peripheral: Self.p, mtu: 23))]
+        var previous = -1
+        var index = 0
+        for milliseconds in [0, 0, 0, 0, 30, 30, 30, 30, 62, 62, 1_000, 1_000, 1_030] {
+            index = milliseconds == previous ? index + 1 : 0
+            previous = milliseconds
+            let time = Duration.milliseconds(milliseconds) + .microseconds(7) + .milliseconds(index)
+            entries.append(
+                SessionRecording.Entry(
+                    time: time,
+                    event: .valueUpdated(
+                        peripheral: Self.p, handle: 3, value: .bytes(Data(count: 20)), isIndication: false)))
+        }
+        let figures = SessionRecording(entries: entries).linkFigures(of: Self.p)
+        #expect(figures.notifications == 13 && figures.notificationEvents == 5)
+        #expect(figures.connectionInterval == .milliseconds(32))
+        #expect(figures.jitter == .milliseconds(2))
+        #expect(figures.packetsPerConnectionEvent == 4)
+        #expect(LinkFigures.connectionEventWindow == .milliseconds(3))
+    }
+
+    @Test func anArrivalTheWholeWindowAfterTheOneBeforeStartsAConnectionEvent() {
+        let window = LinkFigures.connectionEventWindow
+        // Two events: the third arrival just under the window after the second, the fourth the
+        // whole window after the third.
+        let third = window / 2 + window - .nanoseconds(1)
+        let entries = [.zero, window / 2, third, third + window].map { time in
+            SessionRecording.Entry(
+                time: time,
+                event: .valueUpdated(peripheral: Self.p, handle: 3, value: .bytes(Data(count: 20)), isIndication: false)
+            )
+        }
+        let figures = SessionRecording(entries: entries).linkFigures(of: Self.p)
+        #expect(figures.notificationEvents == 2)
+        #expect(figures.packetsPerConnectionEvent == 3)
+        // The interval runs from the first event's first arrival to the second event's.
+        #expect(figures.connectionInterval == third + window)
+    }
+
     @Test func writesAloneGiveTheIntervalAndTheirThroughputButNotPacketsPerEvent() {
         let entries = [0, 0, 15, 15, 30].map { Self.write($0, bytes: 100) }
         let figures = SessionRecording(entries: entries).linkFigures(of: Self.p)
