@@ -71,6 +71,13 @@ public struct LinkProfile: Sendable, Hashable {
     public static let dataLengths = 27...251
 
     /// What is wrong with this profile (named by field under `owner`), or `nil`.
+    /// Whether `interval` (at most 4 s, as checked before) is a whole number of 1.25 ms units,
+    /// the unit connection intervals are counted in.
+    static func isWholeUnits(_ interval: Duration) -> Bool {
+        let (seconds, attoseconds) = interval.components
+        return (seconds * 1_000_000_000_000_000_000 + attoseconds) % 1_250_000_000_000_000 == 0
+    }
+
     func problem(in owner: @autoclosure () -> String) -> String? {
         let intervals = ConfigurationProblems.connectionIntervals
         if let problem =
@@ -99,6 +106,24 @@ public struct LinkProfile: Sendable, Hashable {
                     "\(owner()).preferredConnectionIntervals.upperBound", preferred.upperBound, in: intervals)
         {
             return problem
+        }
+        // Connection intervals are counted in units of 1.25 ms (Core specification, Vol 6, Part B,
+        // 4.5.1): a profile's bounds, steps and requests are whole units.
+        var onTheGrid: [(String, Duration)] = [
+            ("connectionIntervals.lowerBound", connectionIntervals.lowerBound),
+            ("connectionIntervals.upperBound", connectionIntervals.upperBound),
+            ("connectionIntervalStep", connectionIntervalStep),
+            ("defaultConnectionInterval", defaultConnectionInterval),
+        ]
+        if let preferred = preferredConnectionIntervals {
+            onTheGrid += [
+                ("preferredConnectionIntervals.lowerBound", preferred.lowerBound),
+                ("preferredConnectionIntervals.upperBound", preferred.upperBound),
+            ]
+        }
+        for (field, value) in onTheGrid where !Self.isWholeUnits(value) {
+            return "\(owner()).\(field): \(FixtureDuration.string(value)) is not a multiple of 0.00125s (connection "
+                + "intervals are counted in units of 1.25 ms)"
         }
         if phys.isEmpty {
             return ConfigurationProblems.outside("\(owner()).phys", "[]", "sets of at least one PHY")

@@ -157,6 +157,8 @@ struct LinkProfileBridgeTests {
         }
         var peripheral = LinkProfile.watch
         peripheral.preferredConnectionIntervals = .milliseconds(5) ... .milliseconds(30)
+        var offGrid = LinkProfile.watch
+        offGrid.preferredConnectionIntervals = .microseconds(15_100) ... .milliseconds(30)
         var instant = LinkTiming.instant
         instant.peripheralProfile = .watch
         // iOS 18 grants the watch 15 ms: a 20 ms jitter is within the 30 ms connectionInterval
@@ -196,6 +198,36 @@ struct LinkProfileBridgeTests {
             (
                 .realistic(central: .iPhoneiOS18, peripheral: peripheral),
                 "\(owner).peripheralProfile.preferredConnectionIntervals.lowerBound: 0.005s is outside 0.0075s…4s"
+            ),
+            (
+                central { $0.connectionIntervalStep = .milliseconds(2) },
+                "\(owner).centralProfile.connectionIntervalStep: 0.002s is not a multiple of 0.00125s (connection "
+                    + "intervals are counted in units of 1.25 ms)"
+            ),
+            (
+                central { $0.connectionIntervals = .microseconds(7_600) ... .seconds(4) },
+                "\(owner).centralProfile.connectionIntervals.lowerBound: 0.0076s is not a multiple of 0.00125s "
+                    + "(connection intervals are counted in units of 1.25 ms)"
+            ),
+            (
+                central { $0.connectionIntervals = .milliseconds(15) ... .microseconds(1_999_999) },
+                "\(owner).centralProfile.connectionIntervals.upperBound: 1.999999s is not a multiple of 0.00125s "
+                    + "(connection intervals are counted in units of 1.25 ms)"
+            ),
+            (
+                central { $0.defaultConnectionInterval = .milliseconds(33) },
+                "\(owner).centralProfile.defaultConnectionInterval: 0.033s is not a multiple of 0.00125s "
+                    + "(connection intervals are counted in units of 1.25 ms)"
+            ),
+            (
+                central { $0.preferredConnectionIntervals = .milliseconds(15) ... .milliseconds(31) },
+                "\(owner).centralProfile.preferredConnectionIntervals.upperBound: 0.031s is not a multiple of "
+                    + "0.00125s (connection intervals are counted in units of 1.25 ms)"
+            ),
+            (
+                .realistic(central: .iPhoneiOS18, peripheral: offGrid),
+                "\(owner).peripheralProfile.preferredConnectionIntervals.lowerBound: 0.0151s is not a multiple of "
+                    + "0.00125s (connection intervals are counted in units of 1.25 ms)"
             ),
             (central { $0.phys = [] }, "\(owner).centralProfile.phys: [] is outside sets of at least one PHY"),
             (
