@@ -108,6 +108,15 @@ extension BluetoothUUID: ExpressibleByStringLiteral {
     }
 }
 
+extension BluetoothUUID: ExpressibleByIntegerLiteral {
+    /// Creates a 16- or 32-bit UUID from an integer literal such as `0x180D` (Heart Rate),
+    /// expanded with the base UUID: `BluetoothUUID(0x180D)` and `let heartRate: BluetoothUUID =
+    /// 0x180D` are the UUID `"180D"`.
+    public init(integerLiteral value: UInt32) {
+        self.init(value)
+    }
+}
+
 extension BluetoothUUID: Codable {
     /// Decodes a UUID from its string form (any of the forms ``init(string:)`` accepts).
     public init(from decoder: any Decoder) throws {

@@ -16,6 +16,16 @@ struct BluetoothUUIDTests {
         #expect(short == BluetoothUUID(UInt32(0x180D)))
     }
 
+    @Test("An integer literal is a 16- or 32-bit UUID, as its doc comment writes one")
+    func integerLiteralsAreShortUUIDs() {
+        #expect(BluetoothUUID(0x180D) == "180D")
+        let heartRate: BluetoothUUID = 0x180D
+        #expect(heartRate == BluetoothUUID(UInt16(0x180D)))
+        #expect(BluetoothUUID(0x1234_5678) == "12345678")
+        let services: [BluetoothUUID] = [0x180D, 0x180F]
+        #expect(services.map(\.uuidString) == ["180D", "180F"])
+    }
+
     @Test("The canonical string is the shortest uppercase form")
     func canonicalStringIsShortestUppercase() throws {
         #expect(try BluetoothUUID(string: "2a37").uuidString == "2A37")

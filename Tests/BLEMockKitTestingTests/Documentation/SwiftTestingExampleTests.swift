@@ -40,6 +40,7 @@ struct SwiftTestingExampleTests {
             if case .valueUpdated = $0 { true } else { false }
         }
         #expect(first == .valueUpdated(level, Data([76])))
-        // At the end the trait checks finish(): anything left over fails the test, with the seed.
+        // At the end the trait checks finish(): an operation still waiting or an injection that
+        // never fired fails the test, with the seed.
     }
 }

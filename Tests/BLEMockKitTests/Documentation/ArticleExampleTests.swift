@@ -65,6 +65,24 @@ struct ArticleExampleTests {
         #expect(first.log.last!.time > .zero)  // connecting took virtual time
     }
 
+    @Test func sequentialCodeStepsTimeByHand() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 11))
+        let sensor = MockPeripheralManager(bridge: bridge)
+        _ = await sensor.waitForPoweredOn()
+        try await sensor.startAdvertising(AdvertisementData(localName: "HRM"))
+        let central = MockCentralManager(bridge: bridge)
+        _ = await central.waitForPoweredOn()
+        try await central.scanForPeripherals(withServices: nil)
+        // Outside a run nothing moves time while the test waits for an event: step it to let
+        // the sensor's advertisements be heard.
+        await bridge.advance(by: .milliseconds(300))
+        let heard = await bridge.now
+        // A call that needs the link runs the schedule forward itself.
+        try await central.connect(sensor.identifier)
+        #expect(await central.isConnected(sensor.identifier))
+        #expect(await bridge.now > heard)  // connecting took virtual time
+    }
+
     @Test func injectingAFailureForOneCharacteristic() async throws {
         let bridge = MockBLEBridge()
         let sensor = MockPeripheralManager(bridge: bridge)
