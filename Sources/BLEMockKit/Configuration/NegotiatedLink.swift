@@ -18,6 +18,12 @@ public struct NegotiatedLink: Sendable, Hashable {
     public let packetLimit: Int?
     /// The smaller of the two ATT_MTU offers: the link's ATT_MTU is never more.
     public let attMTU: Int
+    /// The longest payload a packet carries: ``dataLength``, or, on a PHY so slow that a packet
+    /// of that length and the empty packet answering it outlast the connection interval (LE
+    /// Coded at a short interval), the longest that fits in one interval, but not under 27
+    /// bytes. A connection event ends at the next one's anchor (Core, Vol 6, Part B, 4.5.1), so a
+    /// packet that cannot end before it is never sent: the link layer sends shorter ones.
+    public let packetPayload: Int
 
     /// Negotiates `central`'s and `peripheral`'s profiles.
     public init(central: LinkProfile, peripheral: LinkProfile) {
@@ -34,6 +40,22 @@ public struct NegotiatedLink: Sendable, Hashable {
             case (nil, nil): nil
             }
         attMTU = min(central.attMTU, peripheral.attMTU)
+        var payload = dataLength
+        let interval = Int(connectionInterval / .microseconds(1))
+        while payload > LinkProfile.dataLengths.lowerBound,
+            Self.exchangeMicroseconds(full: payload, back: 0, on: phy) > interval
+        {
+            payload -= 1
+        }
+        packetPayload = payload
+    }
+
+    /// One exchange of a connection event: a packet of `full` payload bytes, the inter-frame
+    /// space, the packet of `back` bytes answering it, and the inter-frame space again.
+    private static func exchangeMicroseconds(full: Int, back: Int, on phy: LinkPHY) -> Int {
+        let space = LinkPHY.interFrameSpaceMicroseconds
+        return phy.airMicroseconds(payload: full, encrypted: false) + space
+            + phy.airMicroseconds(payload: back, encrypted: false) + space
     }
 
     private static func grantedInterval(central: LinkProfile, peripheral: LinkProfile) -> Duration {
@@ -48,7 +70,7 @@ public struct NegotiatedLink: Sendable, Hashable {
     /// The link-layer packets an L2CAP PDU of `bytes` bytes (an ATT PDU and its 4-byte L2CAP
     /// header) is cut into: at least one.
     public func packets(l2capBytes bytes: Int) -> Int {
-        max(1, (bytes + dataLength - 1) / dataLength)
+        max(1, (bytes + packetPayload - 1) / packetPayload)
     }
 
     /// One exchange of a connection event streaming one way: a full packet (the data length,
@@ -59,16 +81,43 @@ public struct NegotiatedLink: Sendable, Hashable {
     }
 
     private func exchangeMicroseconds(mtu: Int) -> Int {
-        let full = min(dataLength, mtu + 4)
-        let space = LinkPHY.interFrameSpaceMicroseconds
-        return phy.airMicroseconds(payload: full, encrypted: false) + space
-            + phy.airMicroseconds(payload: 0, encrypted: false) + space
+        Self.exchangeMicroseconds(full: min(packetPayload, mtu + 4), back: 0, on: phy)
     }
 
-    /// How many packets each side sends in one connection event at ATT_MTU `mtu`: as many
-    /// exchanges as fit in the interval, but no more than the packet limit; at least one.
+    /// How many packets one side sends in one connection event at ATT_MTU `mtu` while the
+    /// other sends none: as many exchanges as fit in the interval, but no more than the packet
+    /// limit; at least one.
     public func packetsPerEvent(mtu: Int) -> Int {
         let fitting = Int(connectionInterval / .microseconds(1)) / max(1, exchangeMicroseconds(mtu: mtu))
         return max(1, min(packetLimit ?? .max, fitting))
+    }
+
+    /// How many packets each side sends in one connection event at ATT_MTU `mtu` when both
+    /// have full packets to send: as many exchanges of a full packet each way as fit in the
+    /// interval, but no more than the packet limit; at least one.
+    public func packetsPerEventBothWays(mtu: Int) -> Int {
+        let full = min(packetPayload, mtu + 4)
+        let fitting =
+            Int(connectionInterval / .microseconds(1))
+            / max(1, Self.exchangeMicroseconds(full: full, back: full, on: phy))
+        return max(1, min(packetLimit ?? .max, fitting))
+    }
+
+    /// How many packets the peripheral sends in a connection event in which the central sent
+    /// `central` (at ATT_MTU `mtu`): its packets answer the central's in their exchanges while the
+    /// interval has time for a full packet each way, then go on with exchanges of their own
+    /// (answered with empty packets) while the interval has time for those; at least one answer
+    /// when the central sent any; at most the packet limit.
+    public func peripheralPackets(afterCentral central: Int, mtu: Int) -> Int {
+        guard central > 0 else { return packetsPerEvent(mtu: mtu) }
+        let full = min(packetPayload, mtu + 4)
+        let interval = Int(connectionInterval / .microseconds(1))
+        let oneWay = Self.exchangeMicroseconds(full: full, back: 0, on: phy)
+        let bothWays = Self.exchangeMicroseconds(full: full, back: full, on: phy)
+        // The answers that fit in the central's exchanges (each turns an empty answer full).
+        let answered = min(central, max(0, interval - central * oneWay) / max(1, bothWays - oneWay))
+        // Exchanges of the peripheral's own after the central's.
+        let own = answered < central ? 0 : max(0, interval - central * bothWays) / max(1, oneWay)
+        return max(1, min(packetLimit ?? .max, answered + own))
     }
 }

@@ -35,6 +35,10 @@ struct Link: Sendable {
     /// it: an answer the peripheral gives in the same instant still goes in that event.
     var lastEvent: VirtualClock.Instant?
     var sentToCentralInLastEvent = 0
+    /// How many link-layer packets the peripheral may send in the last connection event: with
+    /// profiles, what the air time the central's packets left allows (see
+    /// ``NegotiatedLink/peripheralPackets(afterCentral:mtu:)``); else ``packetsPerEvent``.
+    var toCentralRoomInLastEvent: Int
     /// What the bridge's link profiles negotiated for this link, or `nil` without profiles:
     /// then every packet is one link-layer packet and the interval is the timing's.
     var negotiated: NegotiatedLink?
@@ -42,8 +46,8 @@ struct Link: Sendable {
     /// or what the central granted the peripheral's own preference; `nil` for the timing's
     /// ``LinkTiming/connectionInterval``. (See ``World/linkTiming(toPeripheral:)``.)
     var connectionInterval: Duration?
-    /// Link-layer packets crossing each way in one connection event (worked out once, when the
-    /// link comes up).
+    /// Link-layer packets crossing one way in one connection event while nothing crosses the
+    /// other way (worked out once, when the link comes up; see ``toCentralRoomInLastEvent``).
     var packetsPerEvent: Int
     /// Link-layer packets of the packet at the head of each pipe already sent in earlier
     /// connection events (a long ATT PDU cut at the data length can span events).
@@ -90,6 +94,7 @@ struct Link: Sendable {
         self.negotiated = negotiated
         self.connectionInterval = connectionInterval
         self.packetsPerEvent = packetsPerEvent
+        toCentralRoomInLastEvent = packetsPerEvent
     }
 
     /// The link-layer packets `pdu` costs: one without profiles; with them, its ATT bytes and

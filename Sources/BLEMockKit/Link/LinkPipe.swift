@@ -39,6 +39,12 @@ extension PDU {
         return false
     }
 
+    /// Whether this is a write without response.
+    var isCommand: Bool {
+        if case .command = self { return true }
+        return false
+    }
+
     /// Whether this is an indication (read without copying the packet's payload out).
     var isIndication: Bool {
         guard case .update(let update) = self else { return false }

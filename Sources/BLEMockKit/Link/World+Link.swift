@@ -45,7 +45,7 @@ extension World {
             if links[at: slot].toCentral.count == 1 {
                 crossToCentral(slot: slot)
             } else if links[at: slot].indicationOutstanding, links[at: slot].toCentral.first?.isIndication == true,
-                links[at: slot].sentToCentralInLastEvent < links[at: slot].packetsPerEvent,
+                links[at: slot].sentToCentralInLastEvent < links[at: slot].toCentralRoomInLastEvent,
                 Self.passingPacket(in: links[at: slot])?.offset == links[at: slot].toCentral.count - 1,
                 let passing = packetPassingIndication(slot: slot)
             {
@@ -97,11 +97,22 @@ extension World {
         }
         links.entries[slot]!.lastEvent = now
         links.entries[slot]!.sentToCentralInLastEvent = 0
+        links.entries[slot]!.toCentralRoomInLastEvent = links[at: slot].packetsPerEvent
         // What the central sent before the event crosses; what it sends in reaction to what
         // arrives in this event waits for the next one.
-        var budget = links[at: slot].packetsPerEvent
-        var queuedBefore = links[at: slot].toPeripheral.count
         let negotiated = links[at: slot].negotiated
+        // With profiles the event's air time is shared: while both sides stream data (writes
+        // without response one way, notifications or indications the other), each exchange
+        // carries a full packet both ways, and fewer fit. (Requests, responses and other
+        // packets are costed as short: they leave the other side's room as it is.)
+        var budget = links[at: slot].packetsPerEvent
+        if let negotiated, links[at: slot].toCentral.first?.isUpdate == true,
+            links[at: slot].toPeripheral.first?.isCommand == true
+        {
+            budget = min(budget, negotiated.packetsPerEventBothWays(mtu: links[at: slot].mtu))
+        }
+        var dataPackets = 0
+        var queuedBefore = links[at: slot].toPeripheral.count
         let commandsBefore = commandQueueReporters.isEmpty ? 0 : links[at: slot].queuedCommands
         while budget > 0, queuedBefore > 0, links.contains(slot: slot, generation: generation),
             !links[at: slot].toPeripheral.isEmpty
@@ -113,6 +124,7 @@ extension World {
                 left = Link.packets(of: head, on: negotiated) - links[at: slot].toPeripheralPacketsSent
                 guard left <= budget else {
                     links.entries[slot]!.toPeripheralPacketsSent += budget
+                    if head.isCommand { dataPackets += budget }
                     break
                 }
                 links.entries[slot]!.toPeripheralPacketsSent = 0
@@ -120,9 +132,15 @@ extension World {
             budget -= left
             queuedBefore -= 1
             guard let pdu = links.entries[slot]!.toPeripheral.popFirst() else { break }
+            if pdu.isCommand { dataPackets += left }
             peripheralReceives(pdu, on: key)
         }
         guard links.contains(slot: slot, generation: generation) else { return }
+        if let negotiated, dataPackets > 0 {
+            // What the central's writes without response left of the event for the peripheral.
+            links.entries[slot]!.toCentralRoomInLastEvent = negotiated.peripheralPackets(
+                afterCentral: dataPackets, mtu: links[at: slot].mtu)
+        }
         if !commandQueueReporters.isEmpty, commandQueueReporters.contains(key.central),
             links[at: slot].queuedCommands != commandsBefore
         {
@@ -151,7 +169,7 @@ extension World {
         var updates = 0
         let negotiated = links[at: slot].negotiated
         while links.contains(slot: slot, generation: generation),
-            links[at: slot].sentToCentralInLastEvent < links[at: slot].packetsPerEvent,
+            links[at: slot].sentToCentralInLastEvent < links[at: slot].toCentralRoomInLastEvent,
             !links[at: slot].toCentral.isEmpty
         {
             if links[at: slot].indicationOutstanding, links[at: slot].toCentral.first?.isIndication == true {
@@ -163,7 +181,7 @@ extension World {
             // room sends what fits and finishes in a later event.
             var left = 1
             if let negotiated, let head = links[at: slot].toCentral.first {
-                let room = links[at: slot].packetsPerEvent - links[at: slot].sentToCentralInLastEvent
+                let room = links[at: slot].toCentralRoomInLastEvent - links[at: slot].sentToCentralInLastEvent
                 left = Link.packets(of: head, on: negotiated) - links[at: slot].toCentralPacketsSent
                 guard left <= room else {
                     links.entries[slot]!.toCentralPacketsSent += room
@@ -189,7 +207,7 @@ extension World {
         // (Found through the link's value, and taken out once that is let go of: a slice of the
         // pipe kept across the removal would copy its storage.)
         guard let (offset, packets) = Self.passingPacket(in: links[at: slot]),
-            packets <= links[at: slot].packetsPerEvent - links[at: slot].sentToCentralInLastEvent
+            packets <= links[at: slot].toCentralRoomInLastEvent - links[at: slot].sentToCentralInLastEvent
         else { return nil }
         links.entries[slot]!.sentToCentralInLastEvent += packets
         return links.entries[slot]!.toCentral.remove(atOffset: offset)

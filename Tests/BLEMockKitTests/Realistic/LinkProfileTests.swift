@@ -80,15 +80,35 @@ struct LinkProfileTests {
         #expect(NegotiatedLink(central: .nRF52840, peripheral: .nRF52840).packetsPerEvent(mtu: 247) == 35)
         // 15 ms fits 10 exchanges of LE 2M; iOS 18's limit is 3.
         #expect(NegotiatedLink(central: .iPhoneiOS18, peripheral: .watch).packetsPerEvent(mtu: 247) == 3)
-        // A 7.5 ms interval of coded S=8 packets of 251 bytes (17,804 µs an exchange) still sends one.
+        // Coded S=8 packets of 251 bytes take 17,804 µs an exchange: at a 7.5 ms interval the
+        // link sends packets as long as fit in it instead (one an event).
         var farPeripheral = LinkProfile.unconstrained
         farPeripheral.phys = [.leCodedS8]
         var central = LinkProfile.unconstrained
         central.defaultConnectionInterval = .microseconds(7_500)
         let far = NegotiatedLink(central: central, peripheral: farPeripheral)
         #expect(far.phy == .leCodedS8)
-        #expect(far.exchangeTime(mtu: 247) == .microseconds(17_804))
+        #expect(far.dataLength == 251)
+        let fits = far.exchangeTime(mtu: 247)
+        #expect(fits <= .microseconds(7_500))
         #expect(far.packetsPerEvent(mtu: 247) == 1)
+        #expect(far.packets(l2capBytes: 251) == (251 + far.packetPayload - 1) / far.packetPayload)
+        // One byte more would not fit.
+        let onePayloadMore = LinkPHY.leCodedS8.airTime(payload: far.packetPayload + 1, encrypted: false)
+        let empty = LinkPHY.leCodedS8.airTime(payload: 0, encrypted: false)
+        #expect(onePayloadMore + empty + .microseconds(300) > .microseconds(7_500))
+        // At 30 ms the whole data length fits.
+        central.defaultConnectionInterval = .milliseconds(30)
+        let slow = NegotiatedLink(central: central, peripheral: farPeripheral)
+        #expect(slow.packetPayload == 251 && slow.exchangeTime(mtu: 247) == .microseconds(17_804))
+        // Both ways at once, full packets each way: LE 1M at 50 ms fits 11 exchanges of
+        // 2 × (2,088 + 150) µs; a peripheral answering 5 full packets of the central's then goes
+        // on alone while the interval has room for its own exchanges.
+        #expect(oneMegabit.packetsPerEventBothWays(mtu: 247) == 11)
+        #expect(oneMegabit.peripheralPackets(afterCentral: 0, mtu: 247) == 20)
+        #expect(oneMegabit.peripheralPackets(afterCentral: 11, mtu: 247) == 11)
+        #expect(oneMegabit.peripheralPackets(afterCentral: 5, mtu: 247) == 5 + (50_000 - 5 * 4_476) / 2_468)
+        #expect(oneMegabit.peripheralPackets(afterCentral: 20, mtu: 247) == 1)
     }
 
     // MARK: Negotiation

@@ -136,4 +136,91 @@ struct LinkProfileThroughputTests {
         #expect(abs(measured - testCase.cited) / testCase.cited <= 0.2, "\(testCase.central.name): \(measured) B/s")
         _ = await bridge.finish()
     }
+
+    /// Streams `count` notifications of `length` bytes from the peripheral (in a run), with
+    /// `alongside` running beside it.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    static func notify(
+        _ count: Int, of length: Int, from peripheral: MockPeripheralManager, _ local: LocalCharacteristic,
+        on bridge: MockBLEBridge, alongside: @escaping @Sendable () async throws -> Void = {}
+    ) async throws {
+        try await bridge.run {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask(operation: alongside)
+                var events = peripheral.events().makeAsyncIterator()
+                var sent = 0
+                while sent < count {
+                    if try await peripheral.updateValue(Data(repeating: UInt8(sent & 0xFF), count: length), for: local)
+                    {
+                        sent += 1
+                    } else {
+                        while let event = await events.next(), event != .readyToUpdateSubscribers {}
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        await bridge.advance(by: .seconds(2))
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("Streams both ways at once share the air: each gets what full packets both ways leave it")
+    func streamsBothWaysShareTheAir() async throws {
+        let both = Case(central: .nRF52832, peripheral: .nRF52832, valueLength: 244, cited: 0)
+        let (bridge, peripheral, local, central, remote) = try await Self.pair(both, seed: 38)
+        try await central.setNotifyValue(true, for: remote)
+        let count = 300
+        try await Self.notify(count, of: 244, from: peripheral, local, on: bridge) {
+            var events = central.events().makeAsyncIterator()
+            var sent = 0
+            while sent < count {
+                if await central.canSendWriteWithoutResponse(to: peripheral.identifier) {
+                    try await central.writeValue(Data(repeating: 2, count: 244), for: remote, type: .withoutResponse)
+                    sent += 1
+                } else {
+                    while let event = await events.next() {
+                        if case .readyToSendWriteWithoutResponse = event { break }
+                    }
+                }
+            }
+        }
+        let log = await bridge.log
+        #expect(Self.delivered(.notification, in: log).count == count)
+        #expect(Self.delivered(.writeRequest, in: log).count == count)
+        // LE 1M, 251-byte packets each way: 2 × (2,088 + 150) µs an exchange, so 11 of them in
+        // the 50 ms interval: 11 × 244 bytes every 50 ms each way (the air carries no more:
+        // 244 bytes every 4,476 µs), where one way alone carries 20 (97,600 B/s).
+        let notified = try Self.throughput(of: .notification, in: log)
+        let written = try Self.throughput(of: .writeRequest, in: log)
+        let shared = 11.0 * 244 / 0.050
+        #expect(abs(notified - shared) / shared <= 0.05, "notifications: \(notified) B/s")
+        #expect(abs(written - shared) / shared <= 0.05, "writes without response: \(written) B/s")
+        #expect(notified <= 244 / 0.004_476 && written <= 244 / 0.004_476)
+        _ = await bridge.finish()
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A coded PHY link with a short interval carries no more than the PHY's bit rate")
+    func codedLinksStayUnderTheirBitRate() async throws {
+        // LE Coded S=8 carries 125 kb/s: 15,625 bytes a second at most. A 251-byte packet takes
+        // 17 ms there, more than the 7.5 ms interval the tag asks for: the link sends shorter ones.
+        var tag = LinkProfile.unconstrained
+        tag.phys = [.leCodedS8]
+        tag.preferredConnectionIntervals = .microseconds(7_500) ... .microseconds(7_500)
+        let negotiated = NegotiatedLink(central: .unconstrained, peripheral: tag)
+        #expect(negotiated.phy == .leCodedS8 && negotiated.dataLength == 251)
+        #expect(negotiated.packetPayload < 251)
+        #expect(negotiated.exchangeTime(mtu: 247) <= .microseconds(7_500))
+        let coded = Case(central: .unconstrained, peripheral: tag, valueLength: nil, cited: 0)
+        let (bridge, peripheral, local, central, remote) = try await Self.pair(coded, seed: 38)
+        try await central.setNotifyValue(true, for: remote)
+        let length = try #require(await peripheral.maximumUpdateValueLength(for: central.identifier))
+        try await Self.notify(30, of: length, from: peripheral, local, on: bridge)
+        let log = await bridge.log
+        #expect(Self.delivered(.notification, in: log).count == 30)
+        let measured = try Self.throughput(of: .notification, in: log)
+        #expect(measured <= 15_625, "\(measured) B/s")
+        #expect(measured >= 2_000, "\(measured) B/s")
+        _ = await bridge.finish()
+    }
 }
