@@ -138,11 +138,17 @@ extension SessionRecording {
                 let service = try FixtureObject(
                     element, fields: ["uuid", "primary", "handle", "endHandle"],
                     example: #"{"uuid": "180D", "primary": true, "handle": 1, "endHandle": 5}"#)
+                let first = try handle(service, "handle")
+                let last = try handle(service, "endHandle")
+                if last < first, let node = service["endHandle"] {
+                    throw FixtureError.outOfRange(
+                        node, what: "endHandle", value: "\(last)", range: "\(first)…65535",
+                        hint: "a service's end handle is not before its handle")
+                }
                 services.append(
                     RecordedService(
                         uuid: try FixtureObject.uuid(service.required("uuid", example: "\"180D\"")),
-                        isPrimary: try requiredBool(service, "primary"), handle: try handle(service, "handle"),
-                        endHandle: try handle(service, "endHandle")))
+                        isPrimary: try requiredBool(service, "primary"), handle: first, endHandle: last))
             }
             return .servicesDiscovered(peripheral: peripheral, services: services)
         case "characteristics":

@@ -195,6 +195,10 @@ struct SessionRecordingJSONTests {
             .missingField("endHandle"), 104, "events[0].services[0]"
         ),
         (
+            #"{"time": "0s", "event": "services", "peripheral": "\#(id)", "services": [{"uuid": "180D", "primary": true, "handle": 5, "endHandle": 4}]}"#,
+            .valueOutOfRange, 164, "events[0].services[0].endHandle"
+        ),
+        (
             #"{"time": "0s", "event": "descriptors", "peripheral": "\#(id)", "characteristic": 3, "descriptors": {}}"#,
             .wrongType(expected: "an array"), 130, "events[0].descriptors"
         ),
