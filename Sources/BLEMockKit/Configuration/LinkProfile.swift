@@ -70,7 +70,6 @@ public struct LinkProfile: Sendable, Hashable {
     /// The largest link-layer payload of the Core specification.
     public static let dataLengths = 27...251
 
-    /// What is wrong with this profile (named by field under `owner`), or `nil`.
     /// Whether `interval` (at most 4 s, as checked before) is a whole number of 1.25 ms units,
     /// the unit connection intervals are counted in.
     static func isWholeUnits(_ interval: Duration) -> Bool {
@@ -78,6 +77,7 @@ public struct LinkProfile: Sendable, Hashable {
         return (seconds * 1_000_000_000_000_000_000 + attoseconds) % 1_250_000_000_000_000 == 0
     }
 
+    /// What is wrong with this profile (named by field under `owner`), or `nil`.
     func problem(in owner: @autoclosure () -> String) -> String? {
         let intervals = ConfigurationProblems.connectionIntervals
         if let problem =

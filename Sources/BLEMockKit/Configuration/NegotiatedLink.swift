@@ -42,8 +42,7 @@ public struct NegotiatedLink: Sendable, Hashable {
         attMTU = min(central.attMTU, peripheral.attMTU)
         var payload = dataLength
         let interval = Int(connectionInterval / .microseconds(1))
-        while payload > LinkProfile.dataLengths.lowerBound,
-            Self.exchangeMicroseconds(full: payload, back: 0, on: phy) > interval
+        while payload > LinkProfile.dataLengths.lowerBound, Self.exchangeMicroseconds(full: payload, on: phy) > interval
         {
             payload -= 1
         }
@@ -51,8 +50,9 @@ public struct NegotiatedLink: Sendable, Hashable {
     }
 
     /// One exchange of a connection event: a packet of `full` payload bytes, the inter-frame
-    /// space, the packet of `back` bytes answering it, and the inter-frame space again.
-    private static func exchangeMicroseconds(full: Int, back: Int, on phy: LinkPHY) -> Int {
+    /// space, the packet of `back` bytes answering it (empty by default), and the inter-frame
+    /// space again.
+    private static func exchangeMicroseconds(full: Int, back: Int = 0, on phy: LinkPHY) -> Int {
         let space = LinkPHY.interFrameSpaceMicroseconds
         return phy.airMicroseconds(payload: full, encrypted: false) + space
             + phy.airMicroseconds(payload: back, encrypted: false) + space
@@ -80,27 +80,34 @@ public struct NegotiatedLink: Sendable, Hashable {
         .microseconds(exchangeMicroseconds(mtu: mtu))
     }
 
-    private func exchangeMicroseconds(mtu: Int) -> Int {
-        Self.exchangeMicroseconds(full: min(packetPayload, mtu + 4), back: 0, on: phy)
+    /// An exchange at ATT_MTU `mtu`: a full packet (the packet payload, or less when the
+    /// ATT_MTU's PDUs are shorter) answered by an empty one, or by a full one (`bothWays`).
+    private func exchangeMicroseconds(mtu: Int, bothWays: Bool = false) -> Int {
+        let full = min(packetPayload, mtu + 4)
+        return Self.exchangeMicroseconds(full: full, back: bothWays ? full : 0, on: phy)
+    }
+
+    /// The connection interval in whole microseconds.
+    private var intervalMicroseconds: Int { Int(connectionInterval / .microseconds(1)) }
+
+    /// How many exchanges of `microseconds` fit in the interval, but no more than the packet
+    /// limit; at least one.
+    private func exchangesPerEvent(of microseconds: Int) -> Int {
+        max(1, min(packetLimit ?? .max, intervalMicroseconds / max(1, microseconds)))
     }
 
     /// How many packets one side sends in one connection event at ATT_MTU `mtu` while the
     /// other sends none: as many exchanges as fit in the interval, but no more than the packet
     /// limit; at least one.
     public func packetsPerEvent(mtu: Int) -> Int {
-        let fitting = Int(connectionInterval / .microseconds(1)) / max(1, exchangeMicroseconds(mtu: mtu))
-        return max(1, min(packetLimit ?? .max, fitting))
+        exchangesPerEvent(of: exchangeMicroseconds(mtu: mtu))
     }
 
     /// How many packets each side sends in one connection event at ATT_MTU `mtu` when both
     /// have full packets to send: as many exchanges of a full packet each way as fit in the
     /// interval, but no more than the packet limit; at least one.
     public func packetsPerEventBothWays(mtu: Int) -> Int {
-        let full = min(packetPayload, mtu + 4)
-        let fitting =
-            Int(connectionInterval / .microseconds(1))
-            / max(1, Self.exchangeMicroseconds(full: full, back: full, on: phy))
-        return max(1, min(packetLimit ?? .max, fitting))
+        exchangesPerEvent(of: exchangeMicroseconds(mtu: mtu, bothWays: true))
     }
 
     /// How many packets the peripheral sends in a connection event in which the central sent
@@ -110,10 +117,9 @@ public struct NegotiatedLink: Sendable, Hashable {
     /// when the central sent any; at most the packet limit.
     public func peripheralPackets(afterCentral central: Int, mtu: Int) -> Int {
         guard central > 0 else { return packetsPerEvent(mtu: mtu) }
-        let full = min(packetPayload, mtu + 4)
-        let interval = Int(connectionInterval / .microseconds(1))
-        let oneWay = Self.exchangeMicroseconds(full: full, back: 0, on: phy)
-        let bothWays = Self.exchangeMicroseconds(full: full, back: full, on: phy)
+        let interval = intervalMicroseconds
+        let oneWay = exchangeMicroseconds(mtu: mtu)
+        let bothWays = exchangeMicroseconds(mtu: mtu, bothWays: true)
         // The answers that fit in the central's exchanges (each turns an empty answer full).
         let answered = min(central, max(0, interval - central * oneWay) / max(1, bothWays - oneWay))
         // Exchanges of the peripheral's own after the central's.

@@ -150,7 +150,7 @@ extension SessionRecording {
         var previous: Duration?
         for arrival in arrivals {
             defer { previous = arrival.time }
-            if !result.isEmpty, let previous, arrival.time - previous < LinkFigures.connectionEventWindow {
+            if let previous, arrival.time - previous < LinkFigures.connectionEventWindow {
                 result[result.count - 1].count += 1
                 result[result.count - 1].bytes += arrival.bytes
             } else {
