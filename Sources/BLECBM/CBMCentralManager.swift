@@ -98,8 +98,11 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
     ///
     /// A read's value and a notification reach `peripheral(_:didUpdateValueFor:error:)`
     /// alike: a value is recorded as a read's while a read of that characteristic is waiting.
-    /// Writes without response are recorded when the app makes them, writes with response
-    /// when the peripheral confirms them.
+    /// Writes with response are recorded when the peripheral confirms them; writes without
+    /// response, on a bridge, as the simulated stack takes them: with the value as it crosses
+    /// (cut to the link's length), or, for one that never crossed (its queue full, or the
+    /// characteristic without the property), with the error the bridge logs for it, so a
+    /// replay does not deliver it (on CoreBluetooth itself, as the app makes them).
     public var sessionRecorder: SessionRecorder? {
         get { lock.withLock { storedRecording?.recorder } }
         set {

@@ -157,7 +157,7 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
             let handle = characteristic.remote.handle
             if type == .withResponse {
                 recording.writeRequested(identifier, handle, data)
-            } else {
+            } else if !backend.recordsWritesWithoutResponse {
                 recording.recorder.record(
                     .write(peripheral: identifier, handle: handle, value: .bytes(data), withResponse: false, error: nil)
                 )

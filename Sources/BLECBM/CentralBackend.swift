@@ -12,6 +12,9 @@ protocol CentralBackend: AnyObject, Sendable {
     var recording: CentralRecording? { get }
     /// The manager started or stopped recording (called with the manager's lock held).
     func recordingChanged(_ recording: CentralRecording?)
+    /// Whether the backend records the app's writes without response itself, once it knows
+    /// what became of them; else the peripheral object records each as the app makes it.
+    var recordsWritesWithoutResponse: Bool { get }
     func scanForPeripherals(withServices serviceUUIDs: [CBMUUID]?, options: [String: Any]?)
     func stopScan()
     func connect(_ peripheral: CBMPeripheral, options: [String: Any]?)
@@ -43,6 +46,9 @@ protocol CentralBackend: AnyObject, Sendable {
 extension CentralBackend {
     /// CoreBluetooth itself (and a manager with no system) needs nothing done.
     func peripheralReleased(_ identifier: UUID) {}
+
+    /// CoreBluetooth itself does not say what became of a write without response.
+    var recordsWritesWithoutResponse: Bool { false }
 }
 
 /// Options of ``CBMCentralManager/registerForConnectionEvents(options:)``

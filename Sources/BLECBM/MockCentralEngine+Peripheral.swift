@@ -298,9 +298,24 @@ extension MockCentralEngine {
                         + "writes without response; not sent")
             }
             let identifier = peripheral.identifier
-            let generation = lock.withLock { updateLink(identifier) { $0.inFlight += 1 } }
+            let (generation, recording) = lock.withLock {
+                (updateLink(identifier) { $0.inFlight += 1 }, storedRecording)
+            }
             command { [self] central in
-                let queued = central.queueWriteWithoutResponse(data, for: remote)
+                let (outcome, queued) = central.queueWriteWithoutResponse(data, for: remote)
+                // Recorded as the stack took it (a write it dropped is not one the peripheral got).
+                if let recording {
+                    let event: RecordedEvent
+                    switch outcome {
+                    case .success(let outcome):
+                        event = outcome.recordedEvent(peripheral: identifier, handle: remote.handle, value: data)
+                    case .failure(let error):
+                        event = .write(
+                            peripheral: identifier, handle: remote.handle, value: .bytes(data), withResponse: false,
+                            error: RecordedError(error))
+                    }
+                    recording.recorder.record(event)
+                }
                 guard let generation else { return }
                 // (In the order of the app's callbacks: see LinkMirror.)
                 deliver { [self] in bridgeQueueChanged(identifier, holds: queued, arrived: true, generation: generation)

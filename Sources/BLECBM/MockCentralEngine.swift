@@ -92,7 +92,8 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// The generation of the last link mirror made.
     private var linkGeneration: UInt64 = 0
     private var misuses: [String] = []
-    private var storedRecording: CentralRecording?
+    /// (Read and written with `lock` held.)
+    var storedRecording: CentralRecording?
     /// Where the bridge keeps the calls that got no callback (for stall reports and failed tests).
     private let unansweredCalls: UnansweredCallLog
     /// The simulated system the manager was made on, when it found its bridge through one (not
@@ -713,6 +714,10 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     func recordingChanged(_ recording: CentralRecording?) {
         lock.withLock { storedRecording = recording }
     }
+
+    /// The simulation knows what became of each write without response: the engine records
+    /// it as the bridge applies it.
+    var recordsWritesWithoutResponse: Bool { true }
 
     /// The manager and its delegate, if both are still there.
     var managerAndDelegate: (CBMCentralManager, any CBMCentralManagerDelegate)? {

@@ -76,4 +76,48 @@ struct SessionRecordingTests {
         #expect(trace.records.map(\.op).contains("notify"))
         #expect(trace.records.last?.op == "disconnect")
     }
+
+    /// An app that ignores `canSendWriteWithoutResponse` loses writes to the full queue, as on a
+    /// device; the recording keeps those with the error the bridge logs (so a replay does not
+    /// deliver them) and a long one cut as it crossed.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func writesWithoutResponseAreRecordedAsTheStackTookThem() async throws {
+        var configuration = MockBLEBridge.Configuration.realistic(seed: 4)
+        configuration.limits.writeWithoutResponseQueueCapacity = 3
+        let bridge = MockBLEBridge(configuration: configuration)
+        let recorder = SessionRecorder(clock: bridge.clock)
+        _ = try await BlinkyDevice.make(on: bridge, ledWithoutResponse: true)
+        let id = try await bridge.run { @MainActor () -> UUID in
+            let app = Recorder()
+            let manager = CBMCentralManager(delegate: app, queue: nil)
+            manager.sessionRecorder = recorder
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { app.peripheral != nil }
+            let peripheral = app.peripheral!
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { peripheral.services != nil }
+            peripheral.discoverCharacteristics(nil, for: peripheral.services![0])
+            try await bridge.waitForApp { peripheral.services![0].characteristics != nil }
+            let led = peripheral.services![0].characteristics![1]
+            peripheral.writeValue(Data(repeating: 0xAA, count: 200), for: led, type: .withoutResponse)
+            for byte in 1...4 { peripheral.writeValue(Data([UInt8(byte)]), for: led, type: .withoutResponse) }
+            try await bridge.waitForApp { app.calls.contains("ready") }
+            return peripheral.identifier
+        }
+        // Each write without response as recorded: its peripheral, value and error.
+        let writes = recorder.recording.entries.compactMap { entry -> (UUID, Data, RecordedError?)? in
+            guard case .write(let peripheral, _, .bytes(let value), false, let error) = entry.event else { return nil }
+            return (peripheral, value, error)
+        }
+        let full = RecordedError(domain: .coreBluetooth, code: 4)
+        #expect(writes.allSatisfy { $0.0 == id })
+        #expect(writes.map(\.1) == [Data(repeating: 0xAA, count: 182), Data([1]), Data([2]), Data([3]), Data([4])])
+        #expect(writes.map(\.2) == [nil, nil, nil, full, full])
+        // The bridge's log says the same.
+        let logged = await bridge.log.filter { $0.kind == .write && $0.writeType == .withoutResponse }
+        #expect(logged.map { $0.error == nil } == [true, true, true, false, false])
+    }
 }

@@ -400,9 +400,12 @@ extension World {
     /// ATT_MTU − 3 is cut to it, a write while the queue is full is dropped (logged with
     /// `outOfSpace`), and a write to a characteristic without the property is not sent. Each
     /// of those is recorded as a ``Misuse`` (thrown with strict misuse; strict lengths throw
-    /// for a long value). Returns at once: the command crosses at a connection event (at once
-    /// in fast mode with an unbounded queue).
-    mutating func writeWithoutResponse(central: UUID, characteristic: RemoteCharacteristic, value: Data) throws {
+    /// for a long value). Returns at once, saying what became of the write: the command crosses
+    /// at a connection event (at once in fast mode with an unbounded queue).
+    @discardableResult
+    mutating func writeWithoutResponse(
+        central: UUID, characteristic: RemoteCharacteristic, value: Data
+    ) throws -> WriteWithoutResponseOutcome {
         let slot = try requireLink(central: central, peripheral: characteristic.peripheral, "writeValue")
         try requireCurrent(characteristic, on: slot)
         let key = LinkKey(central: central, peripheral: characteristic.peripheral)
@@ -427,7 +430,8 @@ extension World {
             let error = APIMisuseError.writeWithoutResponseNotSupported(
                 characteristic.uuid, handle: characteristic.handle)
             log(value, error, "not sent")
-            return try misused(.writeWithoutResponseNotSupported, error)
+            try misused(.writeWithoutResponseNotSupported, error)
+            return .notSent
         }
         if value.count > limit {
             let error = APIMisuseError.valueTooLong(
@@ -450,9 +454,10 @@ extension World {
         guard canQueueCommand(on: key) else {
             links.entries[slot]!.commandQueueWasFull = true
             log(value, CoreBluetoothError(.outOfSpace), "dropped: transmit queue full")
-            return try misused(
+            try misused(
                 .writeWithoutResponseDropped,
                 .writeWithoutResponseQueueFull(characteristic.uuid, handle: characteristic.handle))
+            return .dropped
         }
         log(value, nil, nil)
         links.entries[slot]!.queuedCommands += 1
@@ -466,6 +471,7 @@ extension World {
         } else {
             scheduleConnectionEvent(key)
         }
+        return .queued(value)
     }
 
     // MARK: Queries

@@ -204,15 +204,17 @@ extension MockCentralManager {
     }
 
     /// Queues a write without response as the app's `writeValue(_:for:type: .withoutResponse)`
-    /// does: what the stack refuses is dropped, not thrown. Returns how many write commands
-    /// are queued for the peripheral afterwards.
-    package func queueWriteWithoutResponse(_ value: Data, for characteristic: RemoteCharacteristic) -> Int {
-        _ = try? world {
-            try $0.writeWithoutResponse(central: identifier, characteristic: characteristic, value: value)
-        }
-        return world {
+    /// does: what the stack refuses is dropped, not thrown. Returns what became of the write
+    /// (the error, when the stack refused it) and how many write commands are queued for the
+    /// peripheral afterwards.
+    package func queueWriteWithoutResponse(
+        _ value: Data, for characteristic: RemoteCharacteristic
+    ) -> (outcome: Result<WriteWithoutResponseOutcome, any Error>, queued: Int) {
+        let outcome = Result { try writeWithoutResponse(value, for: characteristic) }
+        let queued = world {
             $0.links[LinkKey(central: identifier, peripheral: characteristic.peripheral)]?.queuedCommands ?? 0
         }
+        return (outcome, queued)
     }
 
     /// The capacity of this central's write-without-response queue as its links have it (its

@@ -457,11 +457,18 @@ public actor MockCentralManager: CentralManaging {
 
     public func writeValue(_ value: Data, for characteristic: RemoteCharacteristic, type: WriteType) async throws {
         guard type == .withResponse else {
-            return try world {
-                try $0.writeWithoutResponse(central: identifier, characteristic: characteristic, value: value)
-            }
+            _ = try writeWithoutResponse(value, for: characteristic)
+            return
         }
         _ = try await gatt(.write(characteristic, value), on: characteristic.peripheral)
+    }
+
+    /// A write without response, as ``writeValue(_:for:type:)`` makes it, saying what the stack
+    /// did with it (for a recording wrapper on this central's executor).
+    package func writeWithoutResponse(
+        _ value: Data, for characteristic: RemoteCharacteristic
+    ) throws -> WriteWithoutResponseOutcome {
+        try world { try $0.writeWithoutResponse(central: identifier, characteristic: characteristic, value: value) }
     }
 
     public func writeValue(_ value: Data, for descriptor: RemoteDescriptor) async throws {

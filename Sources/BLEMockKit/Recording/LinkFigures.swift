@@ -21,7 +21,7 @@ import BLECore
 /// - notifications: an event that carried the most notifications any event carried (at least
 ///   two: a full connection event, so more were waiting), and the next event that carried
 ///   any — the next connection event;
-/// - writes without response (recorded when the app queued them): two consecutive groups
+/// - writes without response (recorded when the stack queued them): two consecutive groups
 ///   in which the app queued at least two, the later no more than the earlier — an app
 ///   refilling its queue each time a connection event emptied part of it.
 ///

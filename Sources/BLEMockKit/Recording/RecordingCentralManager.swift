@@ -275,10 +275,34 @@ public actor RecordingCentralManager<Base: CentralManaging>: CentralManaging {
         }
     }
 
+    /// Over the kit's mock, a write without response is recorded as the stack took it: with the
+    /// value as it crossed (cut to the link's length), or, when it never crossed (the queue was
+    /// full, or the characteristic lacks the property), with the error the bridge logs for it,
+    /// so a replay of the recording does not deliver it. Over another central the wrapper
+    /// cannot tell, and records the value the app wrote.
     public func writeValue(_ value: Data, for characteristic: RemoteCharacteristic, type: WriteType) async throws {
+        if type == .withoutResponse, let mock = base as? MockCentralManager {
+            let peripheral = characteristic.peripheral
+            let handle = characteristic.handle
+            _ = try await recording {
+                try writeWithoutResponse(value, for: characteristic, on: mock)
+            } success: { outcome in
+                outcome.recordedEvent(peripheral: peripheral, handle: handle, value: value)
+            } failure: { error in
+                .write(peripheral: peripheral, handle: handle, value: .bytes(value), withResponse: false, error: error)
+            }
+            return
+        }
         try await write(value, characteristic.peripheral, characteristic.handle, withResponse: type == .withResponse) {
             try await base.writeValue(value, for: characteristic, type: type)
         }
+    }
+
+    /// A write without response made on the mock at once (the wrapper runs on its executor).
+    private func writeWithoutResponse(
+        _ value: Data, for characteristic: RemoteCharacteristic, on mock: MockCentralManager
+    ) throws -> WriteWithoutResponseOutcome {
+        try mock.assumeIsolated { try $0.writeWithoutResponse(value, for: characteristic) }
     }
 
     public func writeValue(_ value: Data, for descriptor: RemoteDescriptor) async throws {

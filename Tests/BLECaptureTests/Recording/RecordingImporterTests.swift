@@ -211,6 +211,49 @@ struct RecordingImporterTests {
             })
     }
 
+    @Test func writesWithoutResponseTheStackDroppedAreRecordedSoAndNotReplayed() async throws {
+        let bridge = MockBLEBridge()
+        let profile = try PeripheralProfile(
+            json: Data(
+                """
+                {"name": "Pipe", "advertisement": {"localName": "Pipe", "serviceUUIDs": ["FFF0"]},
+                 "services": [{"uuid": "FFF0", "characteristics": [
+                   {"uuid": "FFF1", "properties": ["writeWithoutResponse"], "permissions": ["writeable"]}]}]}
+                """.utf8), file: "pipe.json")
+        let pipe = try await profile.makePeripheral(on: bridge)
+        let recorder = SessionRecorder(clock: bridge.clock)
+        // A queue of one that fast mode holds until time passes: the second write is dropped.
+        let central = await RecordingCentralManager(
+            MockCentralManager(
+                configuration: .init(mtu: .fixed(185), writeWithoutResponseQueue: .realistic(capacity: 1)),
+                bridge: bridge),
+            recorder: recorder)
+        _ = await central.waitForPoweredOn()
+        try await central.scanForPeripherals(withServices: nil)
+        await central.stopScan()
+        try await central.connect(pipe.identifier)
+        try await central.discoverAll(for: pipe.identifier)
+        let up = try await central.characteristic("FFF1", of: pipe.identifier)
+        try await central.writeValue(Data([1]), for: up, type: .withoutResponse)
+        try await central.writeValue(Data([2]), for: up, type: .withoutResponse)
+        try await central.cancelPeripheralConnection(pipe.identifier)
+        let recording = recorder.recording
+        let dropped = try #require(recording.entries.firstIndex { $0.event.isDroppedWrite }) + 1
+
+        let imported = try RecordingImporter().importRecording(recording, name: "pipe")
+        #expect(
+            imported.warnings.map(\.description) == [
+                "event \(dropped): a write of handle 0x\(hex(up.handle)) that failed with cb error 4 is not replayed"
+            ])
+        let writes = imported.scenario.steps.compactMap { step -> Data? in
+            guard case .write(_, let value, false) = step.operation else { return nil }
+            return value
+        }
+        #expect(writes == [Data([1])])
+        let trace = await ScenarioRunner(imported.scenario).run()
+        #expect(trace.passed, "\(trace.failures)")
+    }
+
     @Test func aRecordingWithoutAConnectionNamesTheAdvertisersHeard() {
         let recording = SessionRecording(entries: [Self.session.entries[0]])
         #expect(throws: RecordingImportError.noConnection(advertisers: [Self.p])) {
@@ -286,5 +329,13 @@ struct RecordingImporterTests {
     ])
     func eachErrorSaysWhatWentWrongAndHowToFixIt(error: RecordingImportError, description: String) {
         #expect(error.description == description)
+    }
+}
+
+extension RecordedEvent {
+    /// Whether this is a write without response the stack dropped, its queue full.
+    fileprivate var isDroppedWrite: Bool {
+        guard case .write(_, _, _, false, let error) = self else { return false }
+        return error == RecordedError(domain: .coreBluetooth, code: 4)
     }
 }

@@ -16,14 +16,24 @@ struct RecordingCentralManagerTests {
          ]}]}
         """
 
+    /// A peripheral to write without response to: `up` allows it, `config` only with response.
+    static let pipe = """
+        {"name": "Pipe", "advertisement": {"localName": "Pipe", "serviceUUIDs": ["FFF0"]},
+         "services": [{"uuid": "FFF0", "characteristics": [
+           {"id": "up", "uuid": "FFF1", "properties": ["writeWithoutResponse"], "permissions": ["writeable"]},
+           {"id": "config", "uuid": "FFF2", "properties": ["write"], "permissions": ["writeable"]}
+         ]}]}
+        """
+
     /// A bridge with `profile`'s peripheral, and a recording central connected to it.
     static func connected(
-        _ profile: PeripheralProfile
+        _ profile: PeripheralProfile, configuration: MockCentralManager.Configuration = .init()
     ) async throws -> (LoadedPeripheral, RecordingCentralManager<MockCentralManager>, SessionRecorder) {
         let bridge = MockBLEBridge()
         let peripheral = try await profile.makePeripheral(on: bridge)
         let recorder = SessionRecorder(clock: bridge.clock)
-        let central = await RecordingCentralManager(MockCentralManager(bridge: bridge), recorder: recorder)
+        let central = await RecordingCentralManager(
+            MockCentralManager(configuration: configuration, bridge: bridge), recorder: recorder)
         _ = await central.waitForPoweredOn()
         try await central.scanForPeripherals(withServices: nil)
         await central.stopScan()
@@ -136,6 +146,56 @@ struct RecordingCentralManagerTests {
                     peripheral: id, handle: temperature.handle, value: .bytes(Data([0x25])), isIndication: true),
                 .disconnected(peripheral: id, error: RecordedError(domain: .coreBluetooth, code: 7)),
             ])
+    }
+
+    @Test func aWriteWithoutResponseIsRecordedAsTheStackTookItNotAsTheAppMadeIt() async throws {
+        // A queue of one that fast mode holds until time passes: the second write finds it full.
+        let profile = try PeripheralProfile(json: Data(Self.pipe.utf8), file: "pipe.json")
+        let (pipe, central, recorder) = try await Self.connected(
+            profile, configuration: .init(mtu: .fixed(23), writeWithoutResponseQueue: .realistic(capacity: 1)))
+        let id = pipe.identifier
+        let up = try await central.characteristic("FFF1", of: id)
+        let config = try await central.characteristic("FFF2", of: id)
+        let count = recorder.recording.entries.count
+        try await central.writeValue(Data(repeating: 1, count: 30), for: up, type: .withoutResponse)
+        try await central.writeValue(Data([2]), for: up, type: .withoutResponse)
+        try await central.writeValue(Data([3]), for: config, type: .withoutResponse)
+        #expect(
+            recorder.recording.entries.dropFirst(count).map(\.event) == [
+                // Cut to ATT_MTU 23 - 3, as it crossed.
+                .write(
+                    peripheral: id, handle: up.handle, value: .bytes(Data(repeating: 1, count: 20)),
+                    withResponse: false, error: nil),
+                // Dropped, the queue full: with the error the bridge logs for it.
+                .write(
+                    peripheral: id, handle: up.handle, value: .bytes(Data([2])), withResponse: false,
+                    error: RecordedError(domain: .coreBluetooth, code: 4)),
+                // Not sent, the characteristic without the property.
+                .write(
+                    peripheral: id, handle: config.handle, value: .bytes(Data([3])), withResponse: false,
+                    error: RecordedError(domain: .kit, code: 0)),
+            ])
+        let bridge = central.base.bridge
+        #expect(
+            await bridge.misuses.map(\.kind) == [
+                .valueTruncated, .writeWithoutResponseDropped, .writeWithoutResponseNotSupported,
+            ])
+        // What the app sees is unchanged: nothing thrown, and the same answer to its question.
+        #expect(await !central.canSendWriteWithoutResponse(to: id))
+    }
+
+    @Test func aWriteWithoutResponseAStrictCentralRefusesIsRecordedWithTheErrorTheAppGot() async throws {
+        let profile = try PeripheralProfile(json: Data(Self.pipe.utf8), file: "pipe.json")
+        let (pipe, central, recorder) = try await Self.connected(profile, configuration: .init(strictMisuse: true))
+        let config = try await central.characteristic("FFF2", of: pipe.identifier)
+        await #expect(throws: APIMisuseError.writeWithoutResponseNotSupported("FFF2", handle: config.handle)) {
+            try await central.writeValue(Data([3]), for: config, type: .withoutResponse)
+        }
+        #expect(
+            recorder.recording.entries.last?.event
+                == .write(
+                    peripheral: pipe.identifier, handle: config.handle, value: .bytes(Data([3])), withResponse: false,
+                    error: RecordedError(domain: .kit, code: 0)))
     }
 
     @Test func shuttingDownShutsTheWrappedCentralDownAndEndsTheAppsStreams() async throws {
