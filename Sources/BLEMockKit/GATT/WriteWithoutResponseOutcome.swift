@@ -21,16 +21,12 @@ package enum WriteWithoutResponseOutcome: Equatable, Sendable {
     /// never crossed, the app's value with the error the bridge's log gives it (CoreBluetooth's
     /// `outOfSpace` for a full queue; the kit's own for a characteristic without the property).
     package func recordedEvent(peripheral: UUID, handle: UInt16, value: Data) -> RecordedEvent {
-        let sent: Data
-        let error: RecordedError?
-        switch self {
-        case .queued(let value):
-            (sent, error) = (value, nil)
-        case .dropped:
-            (sent, error) = (value, RecordedError(CoreBluetoothError(.outOfSpace)))
-        case .notSent:
-            (sent, error) = (value, RecordedError(domain: .kit, code: 0))
-        }
+        let (sent, error): (Data, RecordedError?) =
+            switch self {
+            case .queued(let crossed): (crossed, nil)
+            case .dropped: (value, RecordedError(CoreBluetoothError(.outOfSpace)))
+            case .notSent: (value, RecordedError(domain: .kit, code: 0))
+            }
         return .write(peripheral: peripheral, handle: handle, value: .bytes(sent), withResponse: false, error: error)
     }
 }
