@@ -92,15 +92,7 @@ struct SessionRecordingTests {
             let manager = CBMCentralManager(delegate: app, queue: nil)
             manager.sessionRecorder = recorder
             try await bridge.waitForApp { manager.state == .poweredOn }
-            manager.scanForPeripherals(withServices: nil)
-            try await bridge.waitForApp { app.peripheral != nil }
-            let peripheral = app.peripheral!
-            manager.connect(peripheral)
-            try await bridge.waitForApp { peripheral.state == .connected }
-            peripheral.discoverServices(nil)
-            try await bridge.waitForApp { peripheral.services != nil }
-            peripheral.discoverCharacteristics(nil, for: peripheral.services![0])
-            try await bridge.waitForApp { peripheral.services![0].characteristics != nil }
+            let peripheral = try await connectAndDiscover(manager, bridge: bridge) { app.peripheral }
             let led = peripheral.services![0].characteristics![1]
             peripheral.writeValue(Data(repeating: 0xAA, count: 200), for: led, type: .withoutResponse)
             for byte in 1...4 { peripheral.writeValue(Data([UInt8(byte)]), for: led, type: .withoutResponse) }
