@@ -87,8 +87,41 @@ extension Scenario {
         if let node = object["error"] { fault.coreBluetoothError = try ScenarioStep.cbCode(node) }
         if kind.isInjection, fault.operation == nil {
             throw FixtureError(
-                .missingField("operation"), at: node, message: "a \(kind.rawValue) fault needs an operation",
+                .missingField("operation"), at: node, message: "\(kind.withArticle) fault needs an operation",
                 fix: "add \"operation\": \"read\" (or another operation it fails)")
+        }
+        // A field the kind never reads is refused, as a fault step refuses one (`target` is
+        // taken everywhere: an exploration writes the one it drew for every kind).
+        let reads = kind.fieldsRead
+        for field in ["for", "operation", "characteristic", "attError", "error"] where !reads.contains(field) {
+            guard let value = object[field] else { continue }
+            throw FixtureError(
+                .unknownField(field), at: value, message: "\(kind.withArticle) fault does not take \"\(field)\"",
+                fix: "remove \"\(field)\"" + (reads.isEmpty ? "" : "; it takes \(reads.map { "\"\($0)\"" }.joined(separator: ", "))"))
+        }
+        // An injection that could never fire in a scenario, or that the bridge would refuse when
+        // it fires (and fail every call after it), is refused here, where the file can say where.
+        if let injection = fault.injection, let node = object["operation"] {
+            let operation = injection.operation.rawValue
+            let reason: String? =
+                if [.l2capOpen, .l2capPublish].contains(injection.operation) {
+                    "no scenario op opens or publishes an L2CAP channel, so it would never fire"
+                } else if injection.problem(inCentral: nil) == nil {
+                    nil
+                } else if kind == .attError {
+                    "no ATT response answers it"
+                } else {
+                    "a peripheral manager's operation waits for no answer from a peer"
+                }
+            if let reason {
+                throw FixtureError(
+                    .unknownValue(operation), at: node,
+                    message: "\(kind.withArticle) fault cannot aim at \"\(operation)\": \(reason)",
+                    fix: kind == .attError
+                        ? "aim it at an ATT request (\"serviceDiscovery\", \"characteristicDiscovery\", "
+                            + "\"descriptorDiscovery\", \"read\", \"write\", \"subscribe\")"
+                        : "aim it at an operation a central makes in the scenario (\"connect\", \"read\", …)")
+            }
         }
         return fault
     }
@@ -162,5 +195,24 @@ extension PlannedFault {
         }
         if let coreBluetoothError { fields.append(("error", .string("\(coreBluetoothError)"))) }
         return .object(fields)
+    }
+}
+
+extension PlannedFault.Kind {
+    /// The kind's name after "a" or "an": `an attError`, `a reset`.
+    fileprivate var withArticle: String {
+        ("aeiou".contains(rawValue.first ?? "x") ? "an " : "a ") + rawValue
+    }
+
+    /// The plan fields besides `at`, `kind` and `target` a fault of this kind reads.
+    fileprivate var fieldsRead: [String] {
+        switch self {
+        case .outOfRange, .fade, .powerCycle: ["for"]
+        case .disconnect: ["error"]
+        case .attError: ["operation", "characteristic", "attError"]
+        case .coreBluetoothError: ["operation", "characteristic", "error"]
+        case .neverAnswered: ["operation", "characteristic"]
+        case .reset, .pairingRefused: []
+        }
     }
 }

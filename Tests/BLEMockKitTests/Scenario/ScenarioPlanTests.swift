@@ -123,7 +123,44 @@ struct ScenarioPlanTests {
             ),
             (
                 #""mode": "realistic", "seed": 1, "plan": {"faults": [{"at": "1s", "kind": "attError"}]}"#,
-                "a attError fault needs an operation"
+                "an attError fault needs an operation"
+            ),
+            // An injection the bridge would refuse when it fired (failing every call after it), or
+            // one no scenario op could meet.
+            (
+                #""mode": "realistic", "seed": 1, "plan": {"faults": [{"at": "1s", "kind": "attError", "operation": "connect"}]}"#,
+                "plan.faults[0].operation: an attError fault cannot aim at \"connect\": no ATT response answers it"
+            ),
+            (
+                #""mode": "realistic", "seed": 1, "plan": {"faults": [{"at": "1s", "kind": "neverAnswered", "operation": "updateValue"}]}"#,
+                "a neverAnswered fault cannot aim at \"updateValue\": a peripheral manager's operation waits for no "
+                    + "answer from a peer"
+            ),
+            (
+                #""mode": "realistic", "seed": 1, "plan": {"faults": [{"at": "1s", "kind": "coreBluetoothError", "operation": "l2capOpen"}]}"#,
+                "a coreBluetoothError fault cannot aim at \"l2capOpen\": no scenario op opens or publishes an L2CAP "
+                    + "channel, so it would never fire"
+            ),
+            // A field the kind never reads.
+            (
+                #""mode": "realistic", "seed": 1, "plan": {"faults": [{"at": "1s", "kind": "disconnect", "operation": "read"}]}"#,
+                "plan.faults[0].operation: a disconnect fault does not take \"operation\""
+            ),
+            (
+                #""mode": "realistic", "seed": 1, "plan": {"faults": [{"at": "1s", "kind": "coreBluetoothError", "operation": "connect", "attError": 3}]}"#,
+                "a coreBluetoothError fault does not take \"attError\""
+            ),
+            (
+                #""mode": "realistic", "seed": 1, "plan": {"faults": [{"at": "1s", "kind": "attError", "operation": "read", "error": "unknown"}]}"#,
+                "an attError fault does not take \"error\""
+            ),
+            (
+                #""mode": "realistic", "seed": 1, "plan": {"faults": [{"at": "1s", "kind": "reset", "for": "1s"}]}"#,
+                "a reset fault does not take \"for\"; remove \"for\""
+            ),
+            (
+                #""mode": "realistic", "seed": 1, "plan": {"faults": [{"at": "1s", "kind": "fade", "characteristic": "2A19"}]}"#,
+                "a fade fault does not take \"characteristic\"; remove \"characteristic\"; it takes \"for\""
             ),
             (#""mode": "realistic", "seed": 1, "plan": {"faults": {}}"#, "expected an array"),
             (
@@ -141,7 +178,8 @@ struct ScenarioPlanTests {
         #expect {
             try Self.scenario(fields)
         } throws: { error in
-            (error as? FixtureError)?.message.contains(message) == true
+            // (The description: the field's path, the message and the fix.)
+            (error as? FixtureError).map { "\($0)".contains(message) } == true
         }
     }
 }
