@@ -25,8 +25,10 @@ import BLECore
 /// with `n` below 1, a probability outside 0…1 (or NaN), an ``Failure/att(_:)`` failure with
 /// `ATTError.Code.success` (0x00 is not an error) or of an operation that is not an ATT
 /// request, an ``Failure/l2cap(_:)`` failure of an operation other than opening or publishing
-/// an L2CAP channel (or of publishing, with a code other than no resources), and
-/// ``Failure/neverAnswers`` for a peripheral manager's operation. The manager (or, for ``MockBLEBridge/inject(_:)``, every manager on
+/// an L2CAP channel (or of publishing, with a code other than no resources),
+/// ``Failure/neverAnswers`` for a peripheral manager's operation, and a ``characteristic``
+/// for an operation not made on one (only descriptor discovery, reads, writes, subscriptions
+/// and the peripheral's updates are). The manager (or, for ``MockBLEBridge/inject(_:)``, every manager on
 /// the bridge) then refuses every call with `APIMisuseError.invalidConfiguration(_:)` naming
 /// the problem.
 public struct ErrorInjection: Sendable, Hashable {
@@ -129,7 +131,8 @@ public struct ErrorInjection: Sendable, Hashable {
     public var frequency: Frequency
     /// Only operations on this peripheral fail; `nil` for any. Defaults to `nil`.
     public var peripheral: UUID?
-    /// Only operations on this characteristic (or its descriptors) fail; `nil` for any.
+    /// Only operations on this characteristic (or its descriptors) fail; `nil` for any. Only
+    /// an operation made on a characteristic can be aimed at one (see the type's discussion).
     /// Defaults to `nil`.
     public var characteristic: BluetoothUUID?
 
@@ -158,7 +161,8 @@ extension ErrorInjection {
 
     /// What is wrong with this injection for a central manager (`inCentral` true), a
     /// peripheral manager (false) or a whole bridge (`nil`: either role's operations), or
-    /// `nil`: an operation of the other role (which would never apply), a count below 1, a
+    /// `nil`: an operation of the other role (which would never apply), a characteristic for
+    /// an operation not made on one (which would never match), a count below 1, a
     /// probability outside 0…1, ATT result 0x00 (success, not an error), an ATT error for an
     /// operation no ATT response answers, an L2CAP refusal for an operation no L2CAP
     /// connection response answers (or, for publishing, other than no resources), or
@@ -168,6 +172,11 @@ extension ErrorInjection {
             let (other, this) = inCentral ? ("peripheral", "central") : ("central", "peripheral")
             return ".\(operation.rawValue) is a \(other) manager's operation and never happens on a \(this) "
                 + "manager; put it in a Mock\(other == "central" ? "Central" : "Peripheral")Manager's configuration"
+        }
+        if let characteristic, !operation.isMadeOnACharacteristic {
+            return "characteristic \(characteristic) never matches .\(operation.rawValue): it is not made on a "
+                + "characteristic (an injection aims at one for .descriptorDiscovery, .read, .write, .subscribe and "
+                + ".updateValue); leave the characteristic out"
         }
         switch frequency {
         case .times(let count) where count < 1:
@@ -204,6 +213,19 @@ extension ErrorInjection {
 }
 
 extension ErrorInjection.Operation {
+    /// Whether the operation is made on one characteristic (or its descriptors), so that an
+    /// injection can aim at that characteristic: discovering its descriptors, reading, writing,
+    /// subscribing, and the peripheral's updates. Connecting, discovering services or
+    /// characteristics, reading RSSI, L2CAP and the peripheral's services and advertising are not.
+    var isMadeOnACharacteristic: Bool {
+        switch self {
+        case .descriptorDiscovery, .read, .write, .subscribe, .updateValue: true
+        case .connect, .serviceDiscovery, .characteristicDiscovery, .readRSSI, .l2capOpen, .serviceAdd,
+            .advertisingStart, .l2capPublish:
+            false
+        }
+    }
+
     /// Whether this is an ATT request the peripheral answers, so that an ATT error can
     /// answer it: discovery, reading, writing, subscribing. Connecting (the link layer), reading
     /// RSSI (the controller), opening an L2CAP channel (the L2CAP signalling channel) and the

@@ -108,6 +108,8 @@ extension Scenario {
                     "no scenario op opens or publishes an L2CAP channel, so it would never fire"
                 } else if injection.problem(inCentral: nil) == nil {
                     nil
+                } else if let characteristic = fault.characteristic, !injection.operation.isMadeOnACharacteristic {
+                    "it is not made on a characteristic, so one aimed at \(characteristic) would never fire"
                 } else if kind == .attError {
                     "no ATT response answers it"
                 } else {

@@ -231,6 +231,14 @@ extension ScenarioStep {
             targetNode, among: ErrorInjection.Operation.allCases.filter { !l2cap.contains($0) }, named: \.rawValue,
             what: "target")
         let characteristic = try object["char"].map { node throws(FixtureError) in try resolver.resolve(node) }
+        if let node = object["char"], !target.isMadeOnACharacteristic {
+            throw FixtureError(
+                .unknownField("char"), at: node,
+                message: "an inject step of target \"\(target.rawValue)\" cannot aim at a characteristic: the "
+                    + "operation is not made on one, so it would never fire",
+                fix: "remove \"char\" (a characteristic aims descriptorDiscovery, read, write, subscribe and "
+                    + "updateValue)")
+        }
         var failures: [(field: String, node: FixtureJSON, failure: ErrorInjection.Failure)] = []
         if let node = object["attError"] { failures.append(("attError", node, .att(try attCode(node)))) }
         if let node = object["cbError"] { failures.append(("cbError", node, .coreBluetooth(try cbCode(node)))) }

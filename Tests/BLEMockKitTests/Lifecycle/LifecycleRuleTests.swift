@@ -219,6 +219,29 @@ struct InjectionRuleTests {
             ),
             (ErrorInjection(.advertisingStart, failure: .neverAnswers), false, ".neverAnswers cannot apply to"),
             (ErrorInjection(.updateValue, failure: .neverAnswers), false, ".neverAnswers cannot apply to .updateValue"),
+            // A characteristic only aims operations made on one: elsewhere it would never match.
+            (
+                ErrorInjection(.connect, failure: .coreBluetooth(.connectionFailed), characteristic: "2A37"), true,
+                "characteristic 2A37 never matches .connect: it is not made on a characteristic (an injection aims "
+                    + "at one for .descriptorDiscovery, .read, .write, .subscribe and .updateValue); leave the "
+                    + "characteristic out"
+            ),
+            (
+                ErrorInjection(.serviceDiscovery, failure: .att(.unlikelyError), characteristic: "2A37"), true,
+                "characteristic 2A37 never matches .serviceDiscovery"
+            ),
+            (
+                ErrorInjection(.characteristicDiscovery, failure: .neverAnswers, characteristic: "2A37"), true,
+                "characteristic 2A37 never matches .characteristicDiscovery"
+            ),
+            (
+                ErrorInjection(.readRSSI, failure: .coreBluetooth(.unknown), characteristic: "2A37"), true,
+                "characteristic 2A37 never matches .readRSSI"
+            ),
+            (
+                ErrorInjection(.advertisingStart, failure: .coreBluetooth(.unknown), characteristic: "2A37"), false,
+                "characteristic 2A37 never matches .advertisingStart"
+            ),
         ])
     func misplacedInjectionsAreRefused(injection: ErrorInjection, inCentral: Bool, message: String) async throws {
         await expectConfigurationRefusal(of: injection, inCentral: inCentral, saying: message)

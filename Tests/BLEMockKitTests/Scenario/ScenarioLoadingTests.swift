@@ -167,6 +167,23 @@ struct ScenarioLoadingTests {
             json: S.inline(steps: #"[{"op": "inject", "target": "l2capPublish", "cbError": 4}]"#),
             kind: .unknownValue("l2capPublish"), path: "steps[0].target",
             message: "an inject step cannot target \"l2capPublish\""),
+        // A characteristic aims only operations made on one: elsewhere the injection never fires.
+        Case(
+            label: "inject aimed at a characteristic for a connect",
+            json: S.inline(steps: #"[{"op": "inject", "target": "connect", "char": "loc", "cbError": 10}]"#),
+            kind: .unknownField("char"), path: "steps[0].char",
+            message: "an inject step of target \"connect\" cannot aim at a characteristic: the operation is not made "
+                + "on one, so it would never fire"),
+        Case(
+            label: "inject aimed at a characteristic for a service discovery",
+            json: S.inline(steps: #"[{"op": "inject", "target": "serviceDiscovery", "char": "loc", "attError": 3}]"#),
+            kind: .unknownField("char"), path: "steps[0].char",
+            message: "an inject step of target \"serviceDiscovery\" cannot aim at a characteristic"),
+        Case(
+            label: "inject aimed at a characteristic for an RSSI read",
+            json: S.inline(steps: #"[{"op": "inject", "target": "readRSSI", "char": "loc", "cbError": 3}]"#),
+            kind: .unknownField("char"), path: "steps[0].char",
+            message: "an inject step of target \"readRSSI\" cannot aim at a characteristic"),
         Case(
             label: "times zero",
             json: S.inline(steps: #"[{"op": "inject", "target": "read", "attError": 3, "times": 0}]"#),

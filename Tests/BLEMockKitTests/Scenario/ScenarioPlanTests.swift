@@ -141,6 +141,11 @@ struct ScenarioPlanTests {
                 "a coreBluetoothError fault cannot aim at \"l2capOpen\": no scenario op opens or publishes an L2CAP "
                     + "channel, so it would never fire"
             ),
+            (
+                #""mode": "realistic", "seed": 1, "plan": {"faults": [{"at": "1s", "kind": "coreBluetoothError", "operation": "connect", "characteristic": "2A19"}]}"#,
+                "a coreBluetoothError fault cannot aim at \"connect\": it is not made on a characteristic, so one "
+                    + "aimed at 2A19 would never fire"
+            ),
             // A field the kind never reads.
             (
                 #""mode": "realistic", "seed": 1, "plan": {"faults": [{"at": "1s", "kind": "disconnect", "operation": "read"}]}"#,
