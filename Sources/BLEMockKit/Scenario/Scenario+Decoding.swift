@@ -221,6 +221,11 @@ extension Scenario {
     static func profile(at path: String, node: FixtureJSON, baseDirectory: URL?) throws(FixtureError)
         -> PeripheralProfile
     {
+        let fix = "give a path relative to the scenario's directory, e.g. \"../peripherals/heart-rate.json\""
+        guard !path.isEmpty else {
+            throw FixtureError(
+                .wrongType(expected: "a profile's path"), at: node, message: "the peripheral's path is empty", fix: fix)
+        }
         let url =
             path.hasPrefix("/")
             ? URL(fileURLWithPath: path)
@@ -228,10 +233,16 @@ extension Scenario {
                 .appendingPathComponent(path)
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw FixtureError(
-                .missingFile(url.path), at: node, message: "no such profile: \(path) (looked for \(url.path))",
-                fix: "give a path relative to the scenario's directory, e.g. \"../peripherals/heart-rate.json\"")
+                .missingFile(url.path), at: node, message: "no such profile: \(path) (looked for \(url.path))", fix: fix
+            )
         }
-        return try PeripheralProfile.load(contentsOf: url)
+        do {
+            return try PeripheralProfile.load(contentsOf: url)
+        } catch let error where error.line == 0 {
+            // A file that cannot be read at all (a folder, say) is the scenario's field's fault:
+            // said there, where its line and column are known.
+            throw FixtureError(error.kind, at: node, message: error.message, fix: error.fix)
+        }
     }
 
     /// A string naming one case of `T`.

@@ -97,7 +97,8 @@ extension Scenario {
             guard let value = object[field] else { continue }
             throw FixtureError(
                 .unknownField(field), at: value, message: "\(kind.withArticle) fault does not take \"\(field)\"",
-                fix: "remove \"\(field)\"" + (reads.isEmpty ? "" : "; it takes \(reads.map { "\"\($0)\"" }.joined(separator: ", "))"))
+                fix: "remove \"\(field)\""
+                    + (reads.isEmpty ? "" : "; it takes \(reads.map { "\"\($0)\"" }.joined(separator: ", "))"))
         }
         // An injection that could never fire in a scenario, or that the bridge would refuse when
         // it fires (and fail every call after it), is refused here, where the file can say where.

@@ -114,7 +114,13 @@ extension ScenarioStep {
         case "stopScan":
             return .stopScan
         case "connect":
-            return .connect(timeout: try duration("timeout"))
+            let timeout = try duration("timeout")
+            if let timeout, timeout <= .zero, let node = object["timeout"] {
+                throw FixtureError(
+                    .valueOutOfRange, at: node, message: "a connect timeout must be above zero",
+                    fix: "give a timeout such as \"5s\", or leave it out to wait until the link comes up")
+            }
+            return .connect(timeout: timeout)
         case "discover":
             return .discover
         case "read":

@@ -100,7 +100,8 @@ extension ScenarioTrace {
             switch character {
             case ";": escaped += ","
             case "#": escaped += "no. "
-            case "\n", "\r": escaped += " "
+            // (Any line break: "\r\n" is one Character, and U+2028 and U+0085 end lines too.)
+            case _ where character.isNewline: escaped += " "
             default: escaped.append(character)
             }
         }

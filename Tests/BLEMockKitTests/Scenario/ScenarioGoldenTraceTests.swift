@@ -67,3 +67,19 @@ struct ScenarioGoldenTraceTests {
         #expect(original.records.map(\.op) == reseeded.records.map(\.op))
     }
 }
+
+/// A name or id with a line break in it cannot start a line of its own in a Mermaid diagram.
+@Suite struct MermaidEscapingTests {
+    @Test(arguments: ["A\r\nC->>P: injected", "A\nC->>P: injected", "A\rC->>P: injected", "A\u{2028}C->>P: injected"])
+    func aLineBreakInANameStaysOnItsLine(_ name: String) async throws {
+        let json = """
+            {"peripheral": {"name": \(String(decoding: try JSONEncoder().encode(name), as: UTF8.self)),
+             "advertisement": {"localName": "A"}, "services": []},
+             "steps": [{"op": "scan"}]}
+            """
+        let scenario = try Scenario(json: Data(json.utf8))
+        let diagram = await ScenarioRunner(scenario).run().mermaid(for: scenario)
+        #expect(diagram.contains("participant P as A C->>P: injected"), "\(diagram)")
+        #expect(!diagram.split(whereSeparator: \.isNewline).contains { $0.hasPrefix("C->>P: injected") })
+    }
+}

@@ -43,6 +43,18 @@ struct ScenarioLoadingTests {
             label: "missing peripheral file", json: #"{"peripheral": "nowhere.json", "steps": []}"#,
             kind: .missingFile("/nonexistent/nowhere.json"), path: "peripheral", message: "no such profile"),
         Case(
+            label: "empty peripheral path", json: #"{"peripheral": "", "steps": []}"#,
+            kind: .wrongType(expected: "a profile's path"), path: "peripheral",
+            message: "the peripheral's path is empty"),
+        // A profile that cannot be read at all is named at the scenario's field.
+        Case(
+            label: "peripheral path of a folder", json: #"{"peripheral": "/", "steps": []}"#,
+            kind: .unreadableFile("/"), path: "peripheral", message: "cannot read /: it is a folder"),
+        Case(
+            label: "connect timeout of zero",
+            json: S.inline(steps: #"[{"op": "scan"}, {"op": "connect", "timeout": "0s"}]"#),
+            kind: .valueOutOfRange, path: "steps[1].timeout", message: "a connect timeout must be above zero"),
+        Case(
             label: "unknown characteristic", json: S.inline(steps: #"[{"op": "read", "char": "lco"}]"#),
             kind: .unknownCharacteristic("lco"), path: "steps[0].char", message: "no characteristic \"lco\""),
         Case(
