@@ -1,7 +1,10 @@
+import BLECore
+
 /// What a step's trace record must show: the `"expect"` object, field by field.
 ///
 /// Matching is by value: numbers, strings and Booleans must be equal (hex strings ignore
-/// case); an expected object matches when each of its fields matches (so
+/// case; UUIDs, in `discovered` and `reason`, match in any spelling of the same UUID:
+/// `"180d"`, `"0000180D"`, `"0000180D-0000-1000-8000-00805F9B34FB"`); an expected object matches when each of its fields matches (so
 /// `{"error": {"code": 3}}` need not spell out the domain); an expected string matches an
 /// error by its name (`{"error": "writeNotPermitted"}`); arrays match element by element;
 /// `null` matches a field the record does not have. A value of a type its field never has
@@ -36,9 +39,11 @@ public struct ScenarioExpectation: Sendable, Hashable {
     indirect enum Shape: Sendable {
         /// A value whose keys are not checked (a leaf).
         case value
+        /// A UUID, in any spelling the format allows (compared as the UUID it names).
+        case uuid
         /// An object with these keys.
         case object([(name: String, shape: Shape)])
-        /// An object whose keys are data (`serviceData`'s UUIDs), each value of this shape.
+        /// An object whose keys are UUIDs (`serviceData`'s), each value of this shape.
         case map(Shape)
         /// An array of elements of this shape.
         case array(Shape)
@@ -46,17 +51,17 @@ public struct ScenarioExpectation: Sendable, Hashable {
         case objectOrArray([(name: String, shape: Shape)], Shape)
 
         static let error = Shape.object([("domain", .value), ("code", .value), ("name", .value)])
-        static let uuids = Shape.array(.value)
+        static let uuids = Shape.array(.uuid)
         static let discovery = Shape.object([
             ("name", .value), ("rssi", .value), ("localName", .value), ("serviceUUIDs", uuids),
             ("overflowServiceUUIDs", uuids), ("solicitedServiceUUIDs", uuids), ("manufacturerData", .value),
             ("serviceData", .map(.value)), ("txPowerLevel", .value), ("isConnectable", .value),
         ])
         static let service = Shape.object([
-            ("uuid", .value), ("primary", .value), ("includedServices", uuids),
+            ("uuid", .uuid), ("primary", .value), ("includedServices", uuids),
             (
                 "characteristics",
-                .array(.object([("uuid", .value), ("properties", .value), ("descriptors", uuids)]))
+                .array(.object([("uuid", .uuid), ("properties", .value), ("descriptors", uuids)]))
             ),
         ])
         /// The structured trace fields' shapes.
@@ -86,7 +91,21 @@ public struct ScenarioExpectation: Sendable, Hashable {
                 try checkKeys(of: member.value, against: field.shape)
             }
         case (.map(let inner), .object(let members)):
-            for member in members { try checkKeys(of: member.value, against: inner) }
+            for member in members {
+                do throws(BluetoothUUID.ParseError) {
+                    _ = try BluetoothUUID(string: member.key)
+                } catch {
+                    throw FixtureError(
+                        .badUUID(error), line: member.line, column: member.column,
+                        path: FixtureJSON.path(value.path, key: member.key),
+                        message: error.description.hasSuffix(".")
+                            ? String(error.description.dropLast()) : error.description,
+                        fix: "key the value by its service's UUID, e.g. \"180D\"")
+                }
+                try checkKeys(of: member.value, against: inner)
+            }
+        case (.uuid, .string):
+            _ = try FixtureObject.uuid(value)
         case (.array(let inner), .array(let elements)), (.objectOrArray(_, let inner), .array(let elements)):
             for element in elements { try checkKeys(of: element, against: inner) }
         default:
@@ -155,13 +174,16 @@ public struct ScenarioExpectation: Sendable, Hashable {
         let actual = record.fields
         return fields.compactMap { member in
             let found = actual.first { $0.key == member.key }?.value
-            guard !Self.matches(member.value, found) else { return nil }
+            guard !Self.matches(member.value, found, shape: Shape.fields[member.key] ?? .value) else { return nil }
             let shown = found.map { $0.json } ?? "nothing"
             return "expected \(member.key) \(Self.render(member.value)), got \(shown)"
         }
     }
 
-    static func matches(_ expected: FixtureJSON, _ actual: TraceValue?) -> Bool {
+    /// Whether an expected value matches a record's, the trace field's `shape` saying where
+    /// strings are UUIDs (compared as the UUIDs they name: `"180d"`, `"0000180D"` and the full
+    /// 128-bit form are one UUID).
+    static func matches(_ expected: FixtureJSON, _ actual: TraceValue?, shape: Shape = .value) -> Bool {
         guard let actual else {
             if case .null = expected.value { return true }
             return false
@@ -170,17 +192,41 @@ public struct ScenarioExpectation: Sendable, Hashable {
         case (.null, .null): return true
         case (.bool(let a), .bool(let b)): return a == b
         case (.number, .int(let b)): return expected.integer == b
-        case (.string(let a), .string(let b)): return a == b || (a.lowercased() == b.lowercased() && isHex(b))
+        case (.string(let a), .string(let b)):
+            if case .uuid = shape { return sameUUID(a, b) }
+            return a == b || (a.lowercased() == b.lowercased() && isHex(b))
         case (.string(let name), .object(let members)):
             return members.contains { $0.key == "name" && $0.value == .string(name) }
         case (.array(let a), .array(let b)):
-            return a.count == b.count && zip(a, b).allSatisfy { matches($0, $1) }
+            let inner: Shape =
+                switch shape {
+                case .array(let inner), .objectOrArray(_, let inner): inner
+                default: .value
+                }
+            return a.count == b.count && zip(a, b).allSatisfy { matches($0, $1, shape: inner) }
         case (.object(let expectedMembers), .object(let members)):
             return expectedMembers.allSatisfy { member in
-                matches(member.value, members.first { $0.key == member.key }?.value)
+                switch shape {
+                case .map(let inner):
+                    matches(member.value, members.first { sameUUID(member.key, $0.key) }?.value, shape: inner)
+                case .object(let fields), .objectOrArray(let fields, _):
+                    matches(
+                        member.value, members.first { $0.key == member.key }?.value,
+                        shape: fields.first { $0.name == member.key }?.shape ?? .value)
+                default:
+                    matches(member.value, members.first { $0.key == member.key }?.value)
+                }
             }
         default: return false
         }
+    }
+
+    /// Whether two strings name one UUID (else, when either is no UUID, whether they are equal).
+    static func sameUUID(_ a: String, _ b: String) -> Bool {
+        guard let first = try? BluetoothUUID(string: a), let second = try? BluetoothUUID(string: b) else {
+            return a == b
+        }
+        return first == second
     }
 
     static func isHex(_ text: String) -> Bool {

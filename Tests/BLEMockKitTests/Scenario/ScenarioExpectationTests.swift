@@ -54,6 +54,45 @@ struct ScenarioExpectationTests {
             ])
     }
 
+    /// A UUID matches in every spelling the format allows: any case, 16-bit or 32-bit, or the
+    /// 128-bit form on the Bluetooth base; a value's hex is still compared as bytes.
+    @Test func expectedUUIDsMatchInAnySpellingOfTheSameUUID() async throws {
+        let spellings = #"""
+            [{"op": "scan", "expect": {"discovered": [{"serviceUUIDs": ["ffe0", "a0b40001-926d-4d61-98df-8c5c62ee53b3"],
+               "solicitedServiceUUIDs": ["00001812"],
+               "serviceData": {"a0b40001-926d-4d61-98df-8c5c62ee53b3": "0000", "0000ffe0-0000-1000-8000-00805f9b34fb": "00010203"}}]}},
+             {"op": "connect"},
+             {"op": "discover", "expect": {"discovered": {"services": [
+               {"uuid": "a0b40001-926d-4d61-98df-8c5c62ee53b3", "includedServices": ["1234abcd"]},
+               {"uuid": "0000FFE0-0000-1000-8000-00805F9B34FB", "characteristics": [{"uuid": "ffe1", "descriptors": ["00002902"]}]}]}}}]
+            """#
+        let passing = try await S.run(#"{"peripheral": {"bundled": "kitchen-sink"}, "steps": "# + spellings + "}")
+        #expect(passing.failures.isEmpty, "\(passing.failures)")
+        // Another UUID still fails, and so do bytes that read as a UUID in another length.
+        let other = #"""
+            [{"op": "scan", "expect": {"discovered": [{"serviceUUIDs": ["FFE1", "A0B40001-926D-4D61-98DF-8C5C62EE53B3"],
+               "manufacturerData": "0000ffff0102"}]}}]
+            """#
+        let failing = try await S.run(#"{"peripheral": {"bundled": "kitchen-sink"}, "steps": "# + other + "}")
+        #expect(failing.failures.count == 1)
+        #expect(failing.failures.first?.description.contains(#"expected discovered [{"serviceUUIDs":["FFE1""#) == true)
+    }
+
+    @Test func anExpectedUUIDThatIsNoUUIDIsAnErrorInTheFile() throws {
+        for (expect, path) in [
+            (#"{"discovered": [{"serviceUUIDs": ["18G0"]}]}"#, "steps[0].expect.discovered[0].serviceUUIDs[0]"),
+            (#"{"discovered": [{"serviceData": {"xyz": "00"}}]}"#, "steps[0].expect.discovered[0].serviceData.xyz"),
+        ] {
+            let json = #"{"peripheral": {"bundled": "battery"}, "steps": [{"op": "scan", "expect": "# + expect + "}]}"
+            let error = #expect(throws: FixtureError.self) { try Scenario(json: Data(json.utf8)) }
+            guard case .badUUID = error?.kind else {
+                Issue.record("expected badUUID, got \(String(describing: error))")
+                continue
+            }
+            #expect(error?.path == path)
+        }
+    }
+
     /// An expected value of a type its field never has could never match: the file is refused
     /// where it says so (it used to load, and fail every run with a mismatch).
     @Test(
