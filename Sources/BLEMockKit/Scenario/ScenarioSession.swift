@@ -88,9 +88,11 @@ final class ScenarioSession: Sendable {
             }
             return (record, seen)
         }
-        await drive(until: completion, startedAt: started)
+        let abandonedAttempt = await drive(until: completion, startedAt: started)
         var (record, seen) = await task.value
         seen.append(drainEvents())
+        // The disconnection that ends an attempt the session gave up on ends no link.
+        if abandonedAttempt { seen.linkLost = false }
         let pdus = await bridge.attPDUCount - pdusBefore
         if pdus > 0 || step.operation.usesTheLink { record.attPDUs = pdus }
         if !seen.received.isEmpty || record.received != nil {
@@ -121,13 +123,15 @@ final class ScenarioSession: Sendable {
         return record
     }
 
-    /// Moves virtual time for an operation stuck waiting, until `completion` is done.
-    private func drive(until completion: StepCompletion, startedAt started: VirtualClock.Instant) async {
+    /// Moves virtual time for an operation stuck waiting, until `completion` is done. Returns
+    /// whether it gave up on a connection attempt (cancelled it: no link was up).
+    private func drive(until completion: StepCompletion, startedAt started: VirtualClock.Instant) async -> Bool {
         let deadline = started.advanced(by: Self.transactionTimeout)
         var gaveUp = false
+        var abandonedAttempt = false
         while true {
             await bridge.waiters.untilSuspended(orUntil: { completion.isDone })
-            if completion.isDone { return }
+            if completion.isDone { return abandonedAttempt }
             // A request outstanding on the ATT bearer times out in the simulation itself
             // (`LinkTiming.attTransactionTimeout`), which may be after this step's deadline: a
             // request sent late in the step, or a longer timeout; the session lets it.
@@ -137,6 +141,7 @@ final class ScenarioSession: Sendable {
             if !gaveUp {
                 gaveUp = true
                 if await bridge.isWaitingToConnect {
+                    abandonedAttempt = true
                     try? await central.cancelPeripheralConnection(peripheral.identifier)
                 } else {
                     await bridge.simulate(

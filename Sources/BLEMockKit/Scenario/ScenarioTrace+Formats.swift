@@ -120,10 +120,14 @@ extension ScenarioTrace {
             parts.append("\(services.count) service\(services.count == 1 ? "" : "s")")
         }
         if case .object(let fields)? = record.reason, let central = fields.first?.value {
+            // A connect whose attempt failed lost no link (its reason has no `peripheral`).
+            let what =
+                record.op == "connect" && !fields.contains { $0.key == "peripheral" }
+                ? "attempt ended" : "central disconnected"
             if case .object(let error) = central, case .string(let name)? = error.last?.value {
-                parts.append("central disconnected: \(name)")
+                parts.append("\(what): \(name)")
             } else {
-                parts.append("central disconnected")
+                parts.append(what)
             }
         }
         if record.op == "connect", let mtu = record.mtu { parts.append("mtu \(mtu)") }

@@ -190,6 +190,17 @@ struct ScenarioRunnerTests {
             S.inline(steps: #"[{"op": "scan"}, {"op": "fault", "kind": "outOfRange"}, {"op": "connect"}]"#))
         #expect(!trace.records[2].ok)
         #expect(trace.records[2].time == .seconds(30))
+        // The session cancelled the attempt, as an app would: no link was up, so the peripheral
+        // lost none (its `reason` has no `peripheral`), as for an attempt with a timeout.
+        #expect(trace.records[2].error?.name == "operationCancelled")
+        #expect(trace.records[2].reason == .object([("central", TraceValue.null)]))
+        let timedOut = try await S.run(
+            S.inline(
+                steps: #"[{"op": "scan"}, {"op": "fault", "kind": "outOfRange"}, {"op": "connect", "timeout": "2s"}]"#))
+        #expect(timedOut.records[2].reason?.json == #"{"central":{"domain":"cb","code":6,"name":"connectionTimeout"}}"#)
+        let scenario = try S.scenario(
+            S.inline(steps: #"[{"op": "scan"}, {"op": "fault", "kind": "outOfRange"}, {"op": "connect"}]"#))
+        #expect(trace.text(for: scenario).contains("FAILED  cb 5 operationCancelled, attempt ended, 0 ATT PDUs"))
     }
 
     @Test func disconnectingWithoutALinkFailsAtOnce() async throws {
