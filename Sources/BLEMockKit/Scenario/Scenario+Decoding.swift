@@ -119,6 +119,15 @@ extension Scenario {
                         hint: "the Bluetooth connection interval range")
                 }
                 interval = parsed
+                // With profiles each link's interval is what they negotiate: this one would
+                // only time the connection's establishment, not fix the link's.
+                if linkProfiles.central != nil || linkProfiles.peripheral != nil {
+                    throw FixtureError(
+                        .unknownField("connectionInterval"), at: node,
+                        message: "link.connectionInterval cannot be given with a link profile: the profiles "
+                            + "negotiate each link's interval",
+                        fix: "leave out link.connectionInterval (the profiles choose the interval), or the profiles")
+                }
             }
         }
         var plan: ExplorationPlan?

@@ -178,6 +178,16 @@ struct ScenarioPlanTests {
                 "unknown link profile \"watchOS\""
             ),
             (#""mode": "realistic", "seed": 1, "link": {"peripheralProfile": 3}"#, "expected a string"),
+            // The profiles negotiate the interval: a fixed one would only time the connecting.
+            (
+                #""mode": "realistic", "seed": 1, "link": {"connectionInterval": "1s", "centralProfile": "iPhoneiOS18"}"#,
+                "link.connectionInterval: link.connectionInterval cannot be given with a link profile: the profiles "
+                    + "negotiate each link's interval"
+            ),
+            (
+                #""mode": "realistic", "seed": 1, "link": {"peripheralProfile": "watch", "connectionInterval": "30ms"}"#,
+                "link.connectionInterval cannot be given with a link profile"
+            ),
         ])
     func badPlans(fields: String, message: String) {
         #expect {
