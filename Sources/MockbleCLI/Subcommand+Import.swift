@@ -67,6 +67,12 @@ extension Subcommand {
                 return .badInput
             }
             if Subcommand.isRecording(file) { return importRecording(file, list, console) }
+            if list.option("placeholder") != nil {
+                console.printError(
+                    "mockble import: --placeholder is for a recording's private values; \(file) is a capture, "
+                        + "which keeps every value as it crossed: leave out --placeholder")
+                return .badInput
+            }
             var importer = CaptureImporter()
             if let text = list.option("peer") {
                 guard let address = BluetoothAddress(string: text) else {

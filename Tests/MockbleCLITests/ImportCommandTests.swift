@@ -55,6 +55,12 @@ struct ImportCommandTests {
             "mockble import: unknown option \"--speed\" (known: --out, --peer, --placeholder)\n"
         ),
         (["a.btsnoop", "--peer"], "mockble import: --peer needs a value\n"),
+        // A capture has no placeholders: the option would be ignored.
+        (
+            ["a.btsnoop", "--placeholder", "token=00"],
+            "mockble import: --placeholder is for a recording's private values; a.btsnoop is a capture, which keeps "
+                + "every value as it crossed: leave out --placeholder\n"
+        ),
         (
             ["a.btsnoop", "--peer", "F1:E2"],
             "mockble import: \"F1:E2\" is not a Bluetooth address; write it as six hex bytes, e.g. F1:E2:D3:C4:B5:A6\n"

@@ -133,9 +133,14 @@ extension Scenario {
         var plan: ExplorationPlan?
         if let value = root["plan"] {
             guard mode == .realistic, let seed else {
+                // (A mode given from outside, `--mode fast`, is the one to change, not the file.)
                 throw FixtureError(
-                    .unknownField("plan"), at: value, message: "a plan needs realistic mode",
-                    fix: "add \"mode\": \"realistic\" and a seed, as mockble explore prints them")
+                    .unknownField("plan"), at: value,
+                    message: "a plan needs realistic mode"
+                        + (overrides.mode == .fast ? ", and the run asks for fast mode (--mode fast)" : ""),
+                    fix: overrides.mode == .fast
+                        ? "run it in realistic mode (leave out --mode fast), or remove \"plan\""
+                        : "add \"mode\": \"realistic\" and a seed, as mockble explore prints them")
             }
             plan = try Self.plan(value, seed: seed)
         }

@@ -105,6 +105,17 @@ struct ScenarioPlanTests {
         #expect(trace.passed, "\(trace.failures)")
     }
 
+    @Test("A plan run in fast mode from outside says the override is what to change")
+    func planWithAFastModeOverride() throws {
+        let json = #"{"mode": "realistic", "seed": 1, "plan": {"faults": []}, "peripheral": {}, "steps": []}"#
+        let error = #expect(throws: FixtureError.self) {
+            try Scenario(json: Data(json.utf8), overrides: .init(mode: .fast))
+        }
+        #expect(error?.message == "a plan needs realistic mode, and the run asks for fast mode (--mode fast)")
+        #expect(error?.fix == "run it in realistic mode (leave out --mode fast), or remove \"plan\"")
+        #expect(try Scenario(json: Data(json.utf8)).plan != nil)
+    }
+
     @Test(
         "A bad plan is refused with the field and a fix",
         arguments: [
