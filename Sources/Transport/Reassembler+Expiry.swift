@@ -40,7 +40,7 @@ extension Reassembler {
     @discardableResult
     public mutating func expire(now: Instant) -> [ExpiredMessage] {
         var expired: [ExpiredMessage] = []
-        let timeout = configuration.partialMessageTimeout
+        let timeout = configuration.effectivePartialMessageTimeout
         var earliest: Instant?
         var position = slots.count - 1
         while position >= 0 {
@@ -86,7 +86,7 @@ extension Reassembler {
         forgetRemembered(before: now)
         rememberedSerial += 1
         remembered[key] = Remembered(
-            expiry: now.advanced(by: configuration.partialMessageTimeout), serial: rememberedSerial)
+            expiry: now.advanced(by: configuration.effectivePartialMessageTimeout), serial: rememberedSerial)
         rememberedOrder.append((key, rememberedSerial))
         while remembered.count > limit {
             popOldestRemembered()

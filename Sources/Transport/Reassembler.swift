@@ -155,7 +155,7 @@ where Instant.Duration == Swift.Duration {
             index[key] = position
             lastKey = key
             lastPosition = position
-            let deadline = now.advanced(by: configuration.partialMessageTimeout)
+            let deadline = now.advanced(by: configuration.effectivePartialMessageTimeout)
             if earliestDeadline.map({ deadline < $0 }) ?? true { earliestDeadline = deadline }
         }
         slots[position].lastActivity = now

@@ -33,8 +33,11 @@ public struct TransportConfiguration: Sendable, Hashable {
     /// How long a partial message may go without receiving a packet before it is
     /// dropped, measured with the instants passed to `Reassembler.receive(_:from:at:)`
     /// and ``Reassembler/expire(now:)``. Also how long the id of a completed, failed or
-    /// expired message is remembered so that its late duplicates are ignored.
-    /// Defaults to 30 seconds.
+    /// expired message is remembered so that its late duplicates are ignored. Clamped to
+    /// 1 ms…100 years (see ``partialMessageTimeoutRange``): zero or less would drop every
+    /// message of more than one packet before its second packet arrived, and a deadline past
+    /// what a clock's `Duration` holds would trap (write "never" as the ceiling). Defaults to
+    /// 30 seconds.
     public var partialMessageTimeout: Duration
 
     /// The most recently finished message ids (per link and id) that the reassembler
@@ -73,6 +76,18 @@ public struct TransportConfiguration: Sendable, Hashable {
     /// ``maximumPartialMessages``, clamped to at least 1.
     @usableFromInline
     var effectiveMaximumPartialMessages: Int { max(1, maximumPartialMessages) }
+
+    /// What ``partialMessageTimeout`` is clamped to: 1 ms…100 years (365.25-day years).
+    public static let partialMessageTimeoutRange: ClosedRange<Duration> =
+        .milliseconds(1) ... .seconds(100 * 31_557_600)
+
+    /// ``partialMessageTimeout``, clamped to ``partialMessageTimeoutRange``.
+    @usableFromInline
+    var effectivePartialMessageTimeout: Duration {
+        min(
+            max(partialMessageTimeout, Self.partialMessageTimeoutRange.lowerBound),
+            Self.partialMessageTimeoutRange.upperBound)
+    }
 
     /// ``maximumRememberedMessages``, clamped to `0...32768`.
     var effectiveMaximumRememberedMessages: Int {

@@ -118,4 +118,26 @@ struct BadInputTransportTests {
                 from: 0, at: .zero)
         }
     }
+
+    /// A timeout of zero or less, or one past what a clock's `Duration` holds, is clamped:
+    /// zero expired every message of two packets before its second arrived, and a deadline of
+    /// `.seconds(Int64.max)` trapped a channel's timer on `ContinuousClock`.
+    @Test(
+        "The partial-message timeout is clamped to 1 ms...100 years",
+        arguments: [Duration.zero, .seconds(-1), .seconds(Int64.max)])
+    func clampedTimeout(_ timeout: Duration) throws {
+        let configuration = TransportConfiguration(partialMessageTimeout: timeout)
+        var reassembler = Reassembler<Int, TestInstant>(configuration: configuration)
+        let message = [UInt8](repeating: 7, count: 40)
+        var delivered: [UInt8]?
+        for packet in try Fragmenter.packets(for: message, maxPacketLength: 20, id: 1) {
+            delivered = try reassembler.receive(packet, from: 0, at: .zero) ?? delivered
+        }
+        #expect(delivered == message)
+        // A partial message expires at the clamped timeout, to the millisecond.
+        let bound = timeout > .zero ? TransportConfiguration.partialMessageTimeoutRange.upperBound : .milliseconds(1)
+        _ = try reassembler.receive(Fragmenter.packets(for: message, maxPacketLength: 20, id: 2)[0], from: 0, at: .zero)
+        #expect(reassembler.expire(now: TestInstant(offset: bound - .milliseconds(1))).isEmpty)
+        #expect(reassembler.expire(now: TestInstant(offset: bound)).count == 1)
+    }
 }

@@ -38,8 +38,9 @@ public enum MessageChannelFailure: Error, Sendable, Hashable, CustomStringConver
     case expired(messageID: UInt16, from: UUID, receivedPackets: Int, packetCount: Int?)
 
     /// `count` partial messages from `peer` were dropped before they could complete or
-    /// expire: the link went down (a central channel's peripheral disconnected, or the
-    /// manager left `poweredOn`), or the channel was closed.
+    /// expire: the link went down (a central channel's peripheral disconnected, a peripheral
+    /// channel's central unsubscribed, or the manager left `poweredOn`), or the channel was
+    /// closed.
     case discarded(from: UUID, partialMessages: Int)
 
     /// The peer the failed packet or message came from.

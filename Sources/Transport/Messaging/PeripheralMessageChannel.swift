@@ -46,8 +46,11 @@ import BLECore
 /// As for ``CentralMessageChannel``: messages are reassembled per central and yielded on
 /// ``messages()``; rejected packets, expired partial messages (timed on ``clock``) and
 /// partial messages dropped at ``close()`` or power-off are yielded on ``failures()``.
-/// A central that disconnects leaves its partial messages to expire, and they are
-/// reported then. ``close()`` (or releasing the channel) stops the event task and the
+/// A central's partial messages are dropped when its session ends (it unsubscribes, which is
+/// how a peripheral manager learns that its link went down) and reported as
+/// ``MessageChannelFailure/discarded(from:partialMessages:)``: its next channel numbers its
+/// messages from the first id again. A central that never subscribed leaves its partial
+/// messages to expire, and they are reported then. ``close()`` (or releasing the channel) stops the event task and the
 /// timer and finishes both streams.
 public actor PeripheralMessageChannel<C: Clock> where C.Duration == Swift.Duration {
     /// The peripheral manager the channel sends with.
@@ -160,8 +163,11 @@ public actor PeripheralMessageChannel<C: Clock> where C.Duration == Swift.Durati
         case .unsubscribed(let central, let source) where source.handle == characteristic.handle:
             unsubscriptions[central.identifier, default: 0] += 1
             // The central's session ended (it stopped listening, or its link went down): a
-            // channel it makes next numbers its messages from the first id again.
-            inbox.startSession(of: central.identifier)
+            // channel it makes next numbers its messages from the first id again, so a message
+            // of the old session still partial would take the new session's first id (and
+            // refuse its first message as a conflicting duplicate) until it expired.
+            perform(inbox.discard(from: central.identifier))
+            scheduleExpiry()
         case .subscribed(let central, let source) where source.handle == characteristic.handle:
             inbox.startSession(of: central.identifier)
         case .stateChanged(let state) where state != .poweredOn:

@@ -42,6 +42,48 @@ struct MessagingFailureTests {
         #expect(await receiver.failures().remaining().isEmpty)
     }
 
+    @Test("A channel on the continuous clock with a timeout of Int64.max seconds waits for the rest of a message")
+    func neverExpiringOnTheContinuousClock() async throws {
+        // Its timer slept until now + timeout, past what the clock's Duration holds, and trapped.
+        let fixture = try await MessagingFixture()
+        let (central, remote) = try await fixture.connectCentral(mtu: 23)
+        let receiver = await PeripheralMessageChannel(
+            peripheral: fixture.peripheral, characteristic: fixture.characteristic,
+            configuration: .init(partialMessageTimeout: .seconds(Int64.max)), clock: ContinuousClock())
+        let message = MessagingFixture.message(size: 40, salt: 3)
+        let packets = try Fragmenter.packets(for: message, maxPacketLength: 20, id: 0)
+        try await central.writeValue(Data(packets[0]), for: remote, type: .withResponse)
+        for packet in packets.dropFirst() {
+            try await central.writeValue(Data(packet), for: remote, type: .withResponse)
+        }
+        #expect(await receiver.messages().next(1).map(\.bytes) == [message])
+        await receiver.close()
+    }
+
+    @Test("A central's next channel after a reconnect is heard, though its last message was cut off")
+    func reconnectAfterACutOffMessage() async throws {
+        // The old session's partial message held id 0, which the new channel numbers its first
+        // message with: that message was refused as a conflicting duplicate and lost.
+        let fixture = try await MessagingFixture()
+        let (central, remote) = try await fixture.connectCentral(mtu: 23)
+        let receiver = await fixture.peripheralChannel()
+        let cutOff = try Fragmenter.packets(for: MessagingFixture.message(size: 100), maxPacketLength: 20, id: 0)
+        for packet in cutOff.prefix(3) { try await central.writeValue(Data(packet), for: remote, type: .withResponse) }
+        let id = fixture.peripheral.identifier
+        try await central.cancelPeripheralConnection(id)
+        try await central.connect(id)
+        try await central.discoverAll(for: id)
+        let again = try await central.characteristic(MessagingFixture.characteristicUUID, of: id)
+        try await central.setNotifyValue(true, for: again)
+        let sender = await fixture.centralChannel(central, again)
+        let message = MessagingFixture.message(size: 100, salt: 5)
+        try await sender.send(message)
+        #expect(await receiver.messages().next(1).map(\.bytes) == [message])
+        #expect(await receiver.failures().next(1) == [.discarded(from: central.identifier, partialMessages: 1)])
+        await receiver.close()
+        #expect(await receiver.failures().remaining().isEmpty)
+    }
+
     @Test("A malformed packet is rejected with its TransportError and the channel keeps working")
     func malformedPacket() async throws {
         let fixture = try await MessagingFixture()
