@@ -29,6 +29,10 @@ extension CentralMessageChannel {
     ///   it expires).
     public func send(_ message: [UInt8]) async throws {
         guard !isClosed else { throw MessageChannelError.closed }
+        // At most `maximumPartialMessages` messages in flight (the peer would refuse one more).
+        try await takeTurn(.message)
+        defer { messageSlots.release() }
+        guard !isClosed else { throw MessageChannelError.closed }
         let linkLimit = try await central.maximumWriteValueLength(for: peripheral, type: .withoutResponse)
         let maxPacketLength = min(linkLimit, MessageInbox<C.Instant>.maximumAttributeValueLength)
         guard !isClosed else { throw MessageChannelError.closed }
@@ -43,7 +47,7 @@ extension CentralMessageChannel {
             try Task.checkCancellation()
             guard !isClosed else { throw MessageChannelError.closed }
             // The check for room and the write, one send at a time (see `WriteTurn`).
-            try await takeWriteTurn()
+            try await takeTurn(.write)
             defer { writeTurn.release() }
             guard !isClosed else { throw MessageChannelError.closed }
             if writeType == .withoutResponse {
@@ -53,21 +57,35 @@ extension CentralMessageChannel {
         }
     }
 
-    /// Returns holding the write turn, in the order senders asked for it.
-    private func takeWriteTurn() async throws {
-        if writeTurn.take() { return }
-        let id = writeTurn.makeID()
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (waiter: WriteTurn.Waiter) in
-                writeTurn.wait(waiter, id: id)
-            }
-        } onCancel: {
-            HelperTask.start { await self.cancelTurnWaiter(id) }
+    /// The channel's two turns: writing a packet, and a message in flight.
+    enum Turn: Sendable {
+        case write, message
+    }
+
+    /// Runs `body` on the turn `turn`.
+    private func withTurn<R>(_ turn: Turn, _ body: (inout WriteTurn) -> R) -> R {
+        switch turn {
+        case .write: body(&writeTurn)
+        case .message: body(&messageSlots)
         }
     }
 
-    private func cancelTurnWaiter(_ id: UInt64) {
-        writeTurn.cancel(id)
+    /// Returns holding `turn` (the write turn, or a message slot), in the order senders asked
+    /// for it.
+    private func takeTurn(_ turn: Turn) async throws {
+        if withTurn(turn, { $0.take() }) { return }
+        let id = withTurn(turn) { $0.makeID() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: WriteTurn.Waiter) in
+                withTurn(turn) { $0.wait(waiter, id: id) }
+            }
+        } onCancel: {
+            HelperTask.start { await self.cancelTurnWaiter(id, of: turn) }
+        }
+    }
+
+    private func cancelTurnWaiter(_ id: UInt64, of turn: Turn) {
+        withTurn(turn) { $0.cancel(id) }
     }
 
     /// Sends one message to the peripheral; see ``send(_:)-([UInt8])``.

@@ -30,7 +30,11 @@ import BLECore
 /// without response respect the transmit queue: when `canSendWriteWithoutResponse(to:)` is
 /// `false`, the channel waits for `readyToSendWriteWithoutResponse` before the next packet.
 /// Sequential sends arrive in order; concurrent sends interleave their packets on the air
-/// under distinct message ids and each arrives intact.
+/// under distinct message ids and each arrives intact. At most the configuration's
+/// ``TransportConfiguration/maximumPartialMessages`` messages are in flight at once (the
+/// peripheral holds each as a partial message and refuses one more); further sends wait
+/// their turn, in the order they were made. A peripheral that several centrals send to at
+/// once needs room for all of theirs.
 ///
 /// ## Receiving and failures
 ///
@@ -69,6 +73,8 @@ public actor CentralMessageChannel<C: Clock> where C.Duration == Swift.Duration 
     var ids = MessageIDAllocator()
     var ready = ReadinessGate()
     var writeTurn = WriteTurn()
+    /// The messages in flight: at most the peer's `maximumPartialMessages`.
+    var messageSlots: WriteTurn
     var isClosed = false
     var eventTask: Task<Void, Never>?
     var expiry = ExpiryTimer<C>()
@@ -103,6 +109,7 @@ public actor CentralMessageChannel<C: Clock> where C.Duration == Swift.Duration 
         self.configuration = configuration
         self.clock = clock
         inbox = MessageInbox(configuration: configuration)
+        messageSlots = WriteTurn(capacity: configuration.maximumPartialMessages)
         (messageStream, messageSink) = AsyncStream.makeStream()
         (failureStream, failureSink) = AsyncStream.makeStream()
         // The task owns the stream and lets go of it (and so of the manager) before it ends.
@@ -149,6 +156,7 @@ public actor CentralMessageChannel<C: Clock> where C.Duration == Swift.Duration 
         perform(inbox.discardAll())
         ready.fail(with: MessageChannelError.closed)
         writeTurn.fail(with: MessageChannelError.closed)
+        messageSlots.fail(with: MessageChannelError.closed)
         messageSink.finish()
         failureSink.finish()
     }

@@ -15,7 +15,10 @@ extension PeripheralMessageChannel {
     /// value can hold, under a message id from the
     /// central's own ``MessageIDAllocator``. Each packet goes to that central only; when
     /// `updateValue` returns `false` (transmit queue full), the channel waits for
-    /// `readyToUpdateSubscribers` and sends the same packet again.
+    /// `readyToUpdateSubscribers` and sends the same packet again. At most the configuration's
+    /// ``TransportConfiguration/maximumPartialMessages`` messages are in flight to one central
+    /// at once (it holds each as a partial message and refuses one more); further sends to it
+    /// wait their turn, in the order they were made.
     ///
     /// - Parameters:
     ///   - message: The message; up to ``TransportConfiguration/maximumMessageLength``
@@ -35,6 +38,14 @@ extension PeripheralMessageChannel {
         }
         guard !isClosed else { throw MessageChannelError.closed }
         let subscription = unsubscriptions[central, default: 0]
+        // At most `maximumPartialMessages` messages in flight to the central (it would refuse
+        // one more).
+        try await takeMessageSlot(for: central)
+        defer { messageSlots[central]?.release() }
+        guard !isClosed else { throw MessageChannelError.closed }
+        guard unsubscriptions[central, default: 0] == subscription else {
+            throw MessageChannelError.notSubscribed(central: central)
+        }
         let id = try ids[central, default: MessageIDAllocator()].allocate()
         defer { ids[central]?.release(id) }
         let maxPacketLength = min(
@@ -64,6 +75,23 @@ extension PeripheralMessageChannel {
     /// Sends one message to one subscribed central; see ``send(_:to:)-([UInt8],_)``.
     public func send(_ message: Data, to central: UUID) async throws {
         try await send([UInt8](message), to: central)
+    }
+
+    /// Returns holding one of the message slots for `central`, in the order sends asked.
+    private func takeMessageSlot(for central: UUID) async throws {
+        if messageSlots[central, default: WriteTurn(capacity: configuration.maximumPartialMessages)].take() { return }
+        let id = messageSlots[central]!.makeID()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: WriteTurn.Waiter) in
+                messageSlots[central]!.wait(waiter, id: id)
+            }
+        } onCancel: {
+            HelperTask.start { await self.cancelSlotWaiter(id, for: central) }
+        }
+    }
+
+    private func cancelSlotWaiter(_ id: UInt64, for central: UUID) {
+        messageSlots[central]?.cancel(id)
     }
 
     /// Suspends until the next ready signal after `generation` (or returns at once if it

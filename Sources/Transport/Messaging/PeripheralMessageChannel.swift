@@ -66,6 +66,8 @@ public actor PeripheralMessageChannel<C: Clock> where C.Duration == Swift.Durati
     /// One allocator per central: message ids are unique per link direction.
     var ids: [UUID: MessageIDAllocator] = [:]
     var ready = ReadinessGate()
+    /// The messages in flight to each central: at most its `maximumPartialMessages`.
+    var messageSlots: [UUID: WriteTurn] = [:]
     /// How many times each central unsubscribed, so a send notices an unsubscription.
     var unsubscriptions: [UUID: UInt64] = [:]
     var isClosed = false
@@ -140,6 +142,7 @@ public actor PeripheralMessageChannel<C: Clock> where C.Duration == Swift.Durati
         expiry.cancel()
         perform(inbox.discardAll())
         ready.fail(with: MessageChannelError.closed)
+        for central in messageSlots.keys { messageSlots[central]!.fail(with: MessageChannelError.closed) }
         messageSink.finish()
         failureSink.finish()
     }

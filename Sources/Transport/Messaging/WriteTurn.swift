@@ -1,18 +1,30 @@
-/// One sender at a time between asking whether the transmit queue has room and writing, as a
-/// plain value the channel actor owns.
+/// At most `capacity` senders at a time (one, by default), handed on in the order they asked,
+/// as a plain value the channel actor owns.
 ///
-/// The race it closes: a channel actor is reentrant at every `await`, so two concurrent sends
-/// could both hear "room for one more" and both write; CoreBluetooth drops the write that does
-/// not fit, silently, and both sends would report success. A send takes the turn for each
-/// packet (its check and its write) and hands it on in the order the senders asked.
+/// With one, the race it closes: a channel actor is reentrant at every `await`, so two
+/// concurrent sends could both hear "room for one more" and both write; CoreBluetooth drops the
+/// write that does not fit, silently, and both sends would report success. A send takes the
+/// turn for each packet (its check and its write). With `maximumPartialMessages`, it bounds
+/// the messages in flight: the peer holds each as a partial message until its last packet,
+/// and refuses one more than that.
 struct WriteTurn: Sendable {
     /// A sender waiting for the turn.
     typealias Waiter = CheckedContinuation<Void, any Error>
 
-    /// Whether a sender has the turn.
-    private(set) var isTaken = false
+    /// How many senders may hold a turn at once.
+    let capacity: Int
+    /// How many senders hold a turn.
+    private(set) var holders = 0
     private var waiters: [(id: UInt64, waiter: Waiter)] = []
     private var nextID: UInt64 = 0
+
+    /// A turn for `capacity` senders at once (at least one).
+    init(capacity: Int = 1) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// Whether every turn is held.
+    var isTaken: Bool { holders >= capacity }
 
     /// A fresh id for a sender about to wait (needed by its cancellation handler).
     mutating func makeID() -> UInt64 {
@@ -23,7 +35,7 @@ struct WriteTurn: Sendable {
     /// Takes the turn if it is free (returns `true`).
     mutating func take() -> Bool {
         guard !isTaken else { return false }
-        isTaken = true
+        holders += 1
         return true
     }
 
@@ -39,10 +51,10 @@ struct WriteTurn: Sendable {
         }
     }
 
-    /// Gives the turn back: the longest-waiting sender gets it, or it is free.
+    /// Gives a turn back: the longest-waiting sender gets it, or it is free.
     mutating func release() {
         guard !waiters.isEmpty else {
-            isTaken = false
+            holders -= 1
             return
         }
         waiters.removeFirst().waiter.resume()

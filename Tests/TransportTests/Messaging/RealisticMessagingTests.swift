@@ -100,6 +100,40 @@ extension RealisticMessagingTests {
         #expect(dropped.isEmpty)
     }
 
+    /// More sends at once than the peer holds partial messages (16 by default): each channel
+    /// keeps at most that many messages in flight, the others waiting their turn, so all
+    /// arrive. Packets went round-robin and the peer refused the 17th message
+    /// (`tooManyPartialMessages`), while every send returned success.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("More concurrent sends than the peer's partial messages deliver every message, both ways")
+    func moreConcurrentSendsThanPartialMessagesDeliverEveryMessage() async throws {
+        let rig = try await Self.rig(writeCapacity: 1, updateCapacity: 1)
+        let count = 20
+        let sent = (0..<count).map { MessagingFixture.message(size: 100, salt: UInt8($0)) }
+        let (toPeripheral, toCentral, failures) = try await rig.bridge.run {
+            let peripheralSide = await PeripheralMessageChannel(
+                peripheral: rig.peripheral, characteristic: rig.characteristic, clock: rig.bridge.clock)
+            let centralSide = await CentralMessageChannel(
+                central: rig.central, characteristic: rig.remote, clock: rig.bridge.clock)
+            let (fromCentral, fromPeripheral) = (peripheralSide.messages(), centralSide.messages())
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for message in sent {
+                    group.addTask { try await centralSide.send(message) }
+                    group.addTask { try await peripheralSide.send(message, to: rig.central.identifier) }
+                }
+                try await group.waitForAll()
+            }
+            let received = (await fromCentral.next(count).map(\.bytes), await fromPeripheral.next(count))
+            await centralSide.close()
+            await peripheralSide.close()
+            let failures = await peripheralSide.failures().remaining() + centralSide.failures().remaining()
+            return (received.0, received.1, failures)
+        }
+        #expect(Set(toPeripheral) == Set(sent) && toPeripheral.count == count)
+        #expect(Set(toCentral) == Set(sent) && toCentral.count == count)
+        #expect(failures.isEmpty)
+    }
+
     /// A new channel after a reconnect numbers its messages from the first id again; the
     /// peer's channel forgets the ids of the old session's messages when the link goes down
     /// (and, on the peripheral, when the central unsubscribes or subscribes), so the new
