@@ -78,8 +78,9 @@ struct MessagingFailureTests {
         let sender = await fixture.centralChannel(central, again)
         let message = MessagingFixture.message(size: 100, salt: 5)
         try await sender.send(message)
+        // (The failure first: with the stale partial kept, the message never comes.)
+        try #require(await receiver.failures().next(1) == [.discarded(from: central.identifier, partialMessages: 1)])
         #expect(await receiver.messages().next(1).map(\.bytes) == [message])
-        #expect(await receiver.failures().next(1) == [.discarded(from: central.identifier, partialMessages: 1)])
         await receiver.close()
         #expect(await receiver.failures().remaining().isEmpty)
     }
