@@ -20,10 +20,10 @@ extension ScenarioTrace {
     /// one that failed without such an expectation (see ``outcome(of:in:)``). A legend line follows the verdict when
     /// some step is `xfail`.
     public func text(for scenario: Scenario) -> String {
-        var lines = ["\(name) (\(mode.rawValue) mode, seed \(seed))"]
-        let width = max(4, scenario.steps.map { Self.label($0.operation).count }.max() ?? 4)
+        var lines = [Self.oneLine("\(name) (\(mode.rawValue) mode, seed \(seed))")]
+        let width = max(4, scenario.steps.map { Self.oneLine(Self.label($0.operation)).count }.max() ?? 4)
         for record in records {
-            let label = scenario.step(indexed: record.step).map { Self.label($0.operation) } ?? record.op
+            let label = Self.oneLine(scenario.step(indexed: record.step).map { Self.label($0.operation) } ?? record.op)
             let time = Self.milliseconds(record.time)
             let padded = label + String(repeating: " ", count: max(0, width - label.count))
             let marker = outcome(of: record, in: scenario).marker
@@ -40,6 +40,13 @@ extension ScenarioTrace {
                 #"xfail: the step failed, as its "expect" said ("ok": false, or an error); FAILED: unexpectedly"#)
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `text` on one line: a line break in a name or id (a `\r\n` is one `Character`) would
+    /// break the timeline's columns.
+    static func oneLine(_ text: String) -> String {
+        guard text.contains(where: \.isNewline) else { return text }
+        return String(text.map { $0.isNewline ? " " : $0 })
     }
 
     /// The expectations' verdict, as the text timeline ends it.

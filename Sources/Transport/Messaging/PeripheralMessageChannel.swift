@@ -50,8 +50,8 @@ import BLECore
 /// how a peripheral manager learns that its link went down) and reported as
 /// ``MessageChannelFailure/discarded(from:partialMessages:)``: its next channel numbers its
 /// messages from the first id again. A central that never subscribed leaves its partial
-/// messages to expire, and they are reported then. ``close()`` (or releasing the channel) stops the event task and the
-/// timer and finishes both streams.
+/// messages to expire, and they are reported then. ``close()`` (or releasing the channel)
+/// stops the event task and the timer and finishes both streams.
 public actor PeripheralMessageChannel<C: Clock> where C.Duration == Swift.Duration {
     /// The peripheral manager the channel sends with.
     public nonisolated let peripheral: any PeripheralManaging

@@ -82,4 +82,19 @@ struct ScenarioGoldenTraceTests {
         #expect(diagram.contains("participant P as A C->>P: injected"), "\(diagram)")
         #expect(!diagram.split(whereSeparator: \.isNewline).contains { $0.hasPrefix("C->>P: injected") })
     }
+
+    @Test(arguments: ["loc\r\nX", "loc\nX", "loc\u{2028}X"])
+    func aLineBreakInAnIdKeepsTheTextTimelineOneLineAStep(_ id: String) async throws {
+        let encoded = String(decoding: try JSONEncoder().encode(id), as: UTF8.self)
+        let json = """
+            {"name": "two\\nlines", "peripheral": {"name": "S", "services": [{"uuid": "180D", "characteristics": [
+              {"id": \(encoded), "uuid": "2A38", "properties": ["read"], "permissions": ["readable"], "value": {"hex": "01"}}]}]},
+             "steps": [{"op": "scan"}, {"op": "connect"}, {"op": "discover"}, {"op": "read", "char": \(encoded)}]}
+            """
+        let scenario = try Scenario(json: Data(json.utf8))
+        let lines = await ScenarioRunner(scenario).run().text(for: scenario).split(whereSeparator: \.isNewline)
+        #expect(lines.count == 1 + 4 + 1, "\(lines)")
+        #expect(lines[0].hasPrefix("two lines (fast mode"))
+        #expect(lines[4].contains("read loc X  ok"))
+    }
 }
