@@ -213,6 +213,9 @@ extension ErrorInjection {
 }
 
 extension ErrorInjection.Operation {
+    /// Whether the operation opens or publishes an L2CAP channel (no scenario op does).
+    var isL2CAP: Bool { self == .l2capOpen || self == .l2capPublish }
+
     /// Whether the operation is made on one characteristic (or its descriptors), so that an
     /// injection can aim at that characteristic: discovering its descriptors, reading, writing,
     /// subscribing, and the peripheral's updates. Connecting, discovering services or

@@ -105,7 +105,7 @@ extension Scenario {
         if let injection = fault.injection, let node = object["operation"] {
             let operation = injection.operation.rawValue
             let reason: String? =
-                if [.l2capOpen, .l2capPublish].contains(injection.operation) {
+                if injection.operation.isL2CAP {
                     "no scenario op opens or publishes an L2CAP channel, so it would never fire"
                 } else if injection.problem(inCentral: nil) == nil {
                     nil

@@ -51,6 +51,22 @@ public struct ScenarioExpectation: Sendable, Hashable {
         case objectOrArray([(name: String, shape: Shape)], Shape)
 
         static let error = Shape.object([("domain", .value), ("code", .value), ("name", .value)])
+
+        /// The shape of an array's elements (a leaf for any other shape).
+        var element: Shape {
+            switch self {
+            case .array(let inner), .objectOrArray(_, let inner): inner
+            default: .value
+            }
+        }
+
+        /// The shape of an object's field `name` (a leaf when the shape does not list it).
+        func field(_ name: String) -> Shape {
+            switch self {
+            case .object(let fields), .objectOrArray(let fields, _): fields.first { $0.name == name }?.shape ?? .value
+            default: .value
+            }
+        }
         static let uuids = Shape.array(.uuid)
         static let discovery = Shape.object([
             ("name", .value), ("rssi", .value), ("localName", .value), ("serviceUUIDs", uuids),
@@ -92,16 +108,11 @@ public struct ScenarioExpectation: Sendable, Hashable {
             }
         case (.map(let inner), .object(let members)):
             for member in members {
-                do throws(BluetoothUUID.ParseError) {
-                    _ = try BluetoothUUID(string: member.key)
-                } catch {
-                    throw FixtureError(
-                        .badUUID(error), line: member.line, column: member.column,
-                        path: FixtureJSON.path(value.path, key: member.key),
-                        message: error.description.hasSuffix(".")
-                            ? String(error.description.dropLast()) : error.description,
-                        fix: "key the value by its service's UUID, e.g. \"180D\"")
-                }
+                // (Checked as a profile's `serviceData` keys are.)
+                _ = try FixtureObject.uuid(
+                    FixtureJSON(
+                        value: .string(member.key), line: member.line, column: member.column,
+                        path: FixtureJSON.path(value.path, key: member.key)))
                 try checkKeys(of: member.value, against: inner)
             }
         case (.uuid, .string):
@@ -198,24 +209,14 @@ public struct ScenarioExpectation: Sendable, Hashable {
         case (.string(let name), .object(let members)):
             return members.contains { $0.key == "name" && $0.value == .string(name) }
         case (.array(let a), .array(let b)):
-            let inner: Shape =
-                switch shape {
-                case .array(let inner), .objectOrArray(_, let inner): inner
-                default: .value
-                }
-            return a.count == b.count && zip(a, b).allSatisfy { matches($0, $1, shape: inner) }
+            return a.count == b.count && zip(a, b).allSatisfy { matches($0, $1, shape: shape.element) }
         case (.object(let expectedMembers), .object(let members)):
             return expectedMembers.allSatisfy { member in
-                switch shape {
-                case .map(let inner):
-                    matches(member.value, members.first { sameUUID(member.key, $0.key) }?.value, shape: inner)
-                case .object(let fields), .objectOrArray(let fields, _):
-                    matches(
-                        member.value, members.first { $0.key == member.key }?.value,
-                        shape: fields.first { $0.name == member.key }?.shape ?? .value)
-                default:
-                    matches(member.value, members.first { $0.key == member.key }?.value)
+                if case .map(let inner) = shape {
+                    return matches(member.value, members.first { sameUUID(member.key, $0.key) }?.value, shape: inner)
                 }
+                return matches(
+                    member.value, members.first { $0.key == member.key }?.value, shape: shape.field(member.key))
             }
         default: return false
         }

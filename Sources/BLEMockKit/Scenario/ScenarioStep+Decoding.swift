@@ -224,8 +224,7 @@ extension ScenarioStep {
     {
         let targetNode = try object.required("target", example: "\"read\"")
         // No op opens or publishes an L2CAP channel, so an injection into either could never fire.
-        let l2cap: [ErrorInjection.Operation] = [.l2capOpen, .l2capPublish]
-        if let name = targetNode.string, l2cap.contains(where: { $0.rawValue == name }) {
+        if let name = targetNode.string, ErrorInjection.Operation(rawValue: name)?.isL2CAP == true {
             throw FixtureError(
                 .unknownValue(name), at: targetNode,
                 message: "an inject step cannot target \"\(name)\": no scenario op opens or publishes an L2CAP "
@@ -234,7 +233,7 @@ extension ScenarioStep {
                     + "a scenario runs")
         }
         let target = try Scenario.choice(
-            targetNode, among: ErrorInjection.Operation.allCases.filter { !l2cap.contains($0) }, named: \.rawValue,
+            targetNode, among: ErrorInjection.Operation.allCases.filter { !$0.isL2CAP }, named: \.rawValue,
             what: "target")
         let characteristic = try object["char"].map { node throws(FixtureError) in try resolver.resolve(node) }
         if let node = object["char"], !target.isMadeOnACharacteristic {

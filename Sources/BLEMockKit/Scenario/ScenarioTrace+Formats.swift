@@ -42,8 +42,9 @@ extension ScenarioTrace {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// `text` on one line: a line break in a name or id (a `\r\n` is one `Character`) would
-    /// break the timeline's columns.
+    /// `text` on one line, each line break a space: one in a name or id (a `\r\n` is one
+    /// `Character`, and U+2028 ends a line too) would break the timeline's columns and start a
+    /// Mermaid diagram's line of its own.
     static func oneLine(_ text: String) -> String {
         guard text.contains(where: \.isNewline) else { return text }
         return String(text.map { $0.isNewline ? " " : $0 })

@@ -96,12 +96,10 @@ extension ScenarioTrace {
     /// as syntax) replaced.
     static func escape(_ text: String) -> String {
         var escaped = ""
-        for character in text {
+        for character in oneLine(text) {
             switch character {
             case ";": escaped += ","
             case "#": escaped += "no. "
-            // (Any line break: "\r\n" is one Character, and U+2028 and U+0085 end lines too.)
-            case _ where character.isNewline: escaped += " "
             default: escaped.append(character)
             }
         }

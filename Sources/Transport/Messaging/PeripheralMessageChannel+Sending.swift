@@ -40,12 +40,9 @@ extension PeripheralMessageChannel {
         let subscription = unsubscriptions[central, default: 0]
         // At most `maximumPartialMessages` messages in flight to the central (it would refuse
         // one more).
+        // (The loop below checks the channel and the subscription before each packet.)
         try await takeMessageSlot(for: central)
         defer { messageSlots[central]?.release() }
-        guard !isClosed else { throw MessageChannelError.closed }
-        guard unsubscriptions[central, default: 0] == subscription else {
-            throw MessageChannelError.notSubscribed(central: central)
-        }
         let id = try ids[central, default: MessageIDAllocator()].allocate()
         defer { ids[central]?.release(id) }
         let maxPacketLength = min(
