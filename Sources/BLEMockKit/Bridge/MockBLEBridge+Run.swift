@@ -284,6 +284,7 @@ extension MockBLEBridge {
     /// `owner`. `nil` gives the time back.
     package nonisolated func setTimeOwner(_ owner: String?) {
         runs.setTimeOwner(owner)
+        sleepClock.setBridgeTimeOwned(owner != nil)
     }
 
     /// The virtual time of the next scheduled event, if any (for a front end that moves time).
@@ -324,6 +325,7 @@ extension MockBLEBridge {
                     + "install the simulated system with virtual time to use runs")
         }
         runs.begin(executor)
+        sleepClock.setBridgeRunActive(true)
         outside.setWaker { executor.poke() }
         driving = true
         runDeadline = world.now.advanced(by: max(timeLimit, .zero))
@@ -336,6 +338,7 @@ extension MockBLEBridge {
         // once it has: a call may have been held just before).
         _ = runSettlers()
         runs.end(executor)
+        sleepClock.setBridgeRunActive(false)
         _ = runSettlers()
         outside.setWaker(nil)
         driving = false

@@ -26,6 +26,10 @@ extension MockBLEBridge {
         guard !condition(self) else { return }
         let token = conditions.makeToken()
         pendingConditions.append((token, world.now, condition))
+        // Outside a run nothing moves time while the test waits here but other code: watched,
+        // and reported should it stand still (see `QuietWaits`).
+        let quietWait = sleepClock.beginQuietWait(.condition)
+        defer { sleepClock.endQuietWait(quietWait) }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 conditions.register(token, continuation)

@@ -226,6 +226,7 @@ public actor MockBLEBridge {
         let locks = LockGroup(count: SideLock.allCases.count)
         self.locks = locks
         self.sleepClock = VirtualClock(bridgedAt: .zero, lock: locks[.clock])
+        sleepClock.describeBridge(seed: configuration.seed, fast: configuration.timing.isInstant)
         self.waiters = OperationWaiters(lock: locks[.waiters])
         self.arrivals = ArrivalQueue(lock: locks[.arrivals])
         self.world = World(seed: configuration.seed, timing: configuration.timing)

@@ -165,10 +165,10 @@ public actor MockCentralManager: CentralManaging {
             bridge ?? MockBLEBridge.current
             ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
         self.bridge = bridge
-        self.broadcaster = EventBroadcaster(clock: bridge.sleepClock)
         self.configuration = configuration
         let (identifier, problem, ticket) = bridge.claimIdentifier(
             role: .central, configured: configuration.identifier, restoreIdentifier: configuration.restoreIdentifier)
+        self.broadcaster = EventBroadcaster(clock: bridge.sleepClock, owner: .central(identifier))
         self.identifier = identifier
         self.duplicateProblem = problem
         self.identifierTicket = ticket

@@ -233,11 +233,11 @@ public actor MockPeripheralManager: PeripheralManaging {
             ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
         heldBridge = resident ? nil : bridge
         residentBridge = bridge
-        self.broadcaster = EventBroadcaster(clock: bridge.sleepClock)
         self.configuration = configuration
         let (identifier, problem, ticket) = bridge.claimIdentifier(
             role: .peripheral, name: configuration.name, configured: configuration.identifier,
             restoreIdentifier: configuration.restoreIdentifier)
+        self.broadcaster = EventBroadcaster(clock: bridge.sleepClock, owner: .peripheral(identifier))
         self.identifier = identifier
         self.duplicateProblem = problem
         self.identifierTicket = ticket

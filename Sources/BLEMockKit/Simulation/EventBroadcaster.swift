@@ -16,6 +16,8 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
         @exclusivity(unchecked) var waiter: CheckedContinuation<Event?, Never>?
         /// When the waiter started waiting, in the simulation's time.
         @exclusivity(unchecked) var waitingSince: VirtualClock.Instant?
+        /// The clock's token for the wait, while it is watched (outside runs: see `QuietWaits`).
+        @exclusivity(unchecked) var quietWait: Int?
         @exclusivity(unchecked) var isFinished: Bool
 
         init(isFinished: Bool) {
@@ -52,15 +54,20 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
     }
 
     fileprivate let lock = Lock()
-    /// The simulation's clock, to say since when a stream has been awaited.
+    /// The simulation's clock, to say since when a stream has been awaited (and to watch a wait
+    /// outside runs that nothing may end).
     fileprivate let clock: VirtualClock?
+    /// The manager whose events these are (named when a wait is reported).
+    fileprivate let owner: QuietWaits.Owner?
     @exclusivity(unchecked) fileprivate var subscribers = Subscribers()
     @exclusivity(unchecked) fileprivate var nextID = 0
     @exclusivity(unchecked) fileprivate var isFinished = false
 
-    /// Creates a broadcaster; `clock` stamps when a stream starts being awaited.
-    init(clock: VirtualClock? = nil) {
+    /// Creates a broadcaster of `owner`'s events; `clock` stamps when a stream starts being
+    /// awaited, and watches such a wait outside runs (see `QuietWaits`).
+    init(clock: VirtualClock? = nil, owner: QuietWaits.Owner? = nil) {
         self.clock = clock
+        self.owner = owner
     }
 
     /// The earliest virtual time a stream of this broadcaster has been awaited since, if one
@@ -88,24 +95,28 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
     /// Delivers an event to every stream.
     func yield(_ event: Event) {
         var waiters: [CheckedContinuation<Event?, Never>] = []
+        var quietWaits: [Int] = []
         lock.withLock {
             guard !isFinished else { return }
             for subscriber in subscribers.inOrder {
                 if let waiter = subscriber.waiter {
                     subscriber.waiter = nil
                     subscriber.waitingSince = nil
+                    if let token = subscriber.quietWait.take() { quietWaits.append(token) }
                     waiters.append(waiter)
                 } else {
                     subscriber.buffer.append(event)
                 }
             }
         }
+        for token in quietWaits { clock?.endQuietWait(token) }
         for waiter in waiters { waiter.resume(returning: event) }
     }
 
     /// Ends every stream (after its buffered events) and refuses further events.
     func finish() {
         var waiters: [CheckedContinuation<Event?, Never>] = []
+        var quietWaits: [Int] = []
         lock.withLock {
             isFinished = true
             for subscriber in subscribers.inOrder {
@@ -113,10 +124,12 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
                 if let waiter = subscriber.waiter {
                     subscriber.waiter = nil
                     subscriber.waitingSince = nil
+                    if let token = subscriber.quietWait.take() { quietWaits.append(token) }
                     waiters.append(waiter)
                 }
             }
         }
+        for token in quietWaits { clock?.endQuietWait(token) }
         for waiter in waiters { waiter.resume(returning: nil) }
     }
 
@@ -142,7 +155,11 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
                 subscriber.waitingSince = clock?.now
                 return .none
             }
-            if case .some(let event) = immediate { continuation.resume(returning: event) }
+            if case .some(let event) = immediate {
+                continuation.resume(returning: event)
+            } else if let clock, let owner {
+                watchQuietWait(of: id, on: clock, owner: owner)
+            }
         }
     }
 
@@ -158,8 +175,25 @@ final class EventBroadcaster<Event: Sendable>: @unchecked Sendable {
         return .none
     }
 
+    /// Outside runs nothing may end the wait of stream `id` that just began: the clock watches
+    /// it, and reports it should it stand still (see `QuietWaits`). The token is kept with the
+    /// waiter, unless the wait has ended already (an event came in between: then it is ended).
+    private func watchQuietWait(of id: Int, on clock: VirtualClock, owner: QuietWaits.Owner) {
+        guard let token = clock.beginQuietWait(.events(owner)) else { return }
+        let kept = lock.withLock { () -> Bool in
+            guard let subscriber = subscribers[id], subscriber.waiter != nil else { return false }
+            subscriber.quietWait = token
+            return true
+        }
+        if !kept { clock.endQuietWait(token) }
+    }
+
     private func cancel(_ id: Int) {
-        let waiter = lock.withLock { subscribers.removeValue(forKey: id)?.waiter }
+        let (waiter, quietWait) = lock.withLock { () -> (CheckedContinuation<Event?, Never>?, Int?) in
+            let subscriber = subscribers.removeValue(forKey: id)
+            return (subscriber?.waiter, subscriber?.quietWait)
+        }
+        clock?.endQuietWait(quietWait)
         waiter?.resume(returning: nil)
     }
 }

@@ -51,6 +51,10 @@ extension VirtualClock {
     /// after the published time (never after the world's) is due at once, with no hop.
     func sleepOnBridge(until deadline: Instant) async throws {
         guard let id = try await beginSleepOnBridge(until: deadline) else { return }
+        // Outside a run nothing moves the bridge's time while the task sleeps but other code:
+        // watched, and reported should it stand still (see `QuietWaits`).
+        let quietWait = beginQuietWait(.sleep(until: deadline))
+        defer { endQuietWait(quietWait) }
         _ = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 register(id, continuation)

@@ -86,6 +86,9 @@ public final class VirtualClock: Clock, @unchecked Sendable {
     /// Explicit advances inside a run, waiting for the driver to reach their targets.
     /// Guarded by `lock`.
     var advanceWaiters: [(target: Instant, continuation: CheckedContinuation<Void, Never>)] = []
+    /// Waits outside runs that nothing may end, watched to be reported (see ``QuietWaits``).
+    /// Guarded by `lock`.
+    var quiet = QuietWaitWatch()
 
     /// Always zero: virtual deadlines are exact.
     public var minimumResolution: Duration { .zero }
@@ -140,6 +143,10 @@ public final class VirtualClock: Clock, @unchecked Sendable {
         try Task.checkCancellation()
         if isBridged { return try await sleepOnBridge(until: deadline) }
         let sequence = lock.withLock { schedule.makeSequence() }
+        // Outside a run nothing moves this clock while the task sleeps but other code: watched,
+        // and reported should it stand still (see `QuietWaits`).
+        let quietWait = beginQuietWait(.sleep(until: deadline))
+        defer { endQuietWait(quietWait) }
         _ = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: Waiter) in
                 enum Outcome { case suspended, deadlineReached, cancelled }
