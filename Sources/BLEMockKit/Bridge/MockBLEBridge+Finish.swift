@@ -45,7 +45,9 @@ extension MockBLEBridge {
     /// event stream finishes, and the report lists what was left over — operations in
     /// progress, requests a peripheral never answered, events no stream read, and error
     /// injections that never fired (so a test that scripted a failure learns when its code
-    /// never reached it), and misuses CoreBluetooth would have let pass quietly (``misuses``)
+    /// never reached it), ``waitUntil(_:)`` calls whose condition never held (nothing changes
+    /// after finishing: such a call ends only when its task is cancelled), and misuses
+    /// CoreBluetooth would have let pass quietly (``misuses``)
     /// — or ``FinishReport/clean``. A report with leftovers ends with the
     /// bridge's seed. Calls CoreBluetooth-shaped managers made before it that have not reached
     /// the simulation yet (a manager let go of, shutting down) are applied first.
@@ -71,6 +73,9 @@ extension MockBLEBridge {
         }
         // Requests the app never answered whose transactions timed out (the link went with them).
         leftovers += world.timedOutRequests
+        // A `waitUntil` still waiting: nothing will change once the simulation has ended, so it
+        // ends only if its task is cancelled.
+        leftovers += unendedConditionWaits
         for central in world.centralOrder {
             let unread = centralStreams[central]?.unreadEvents ?? []
             if let first = unread.first {

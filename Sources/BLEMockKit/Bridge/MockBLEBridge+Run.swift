@@ -402,12 +402,7 @@ extension MockBLEBridge {
         if world.sleeperCount > 0 { waiting.append(.sleepers(count: world.sleeperCount)) }
         // A `waitUntil` whose condition never held is a wait too: name it, rather than leave
         // the report saying it knows of nothing.
-        for entry in pendingConditions where !conditions.hasEnded(entry.token) {
-            waiting.append(
-                .operation(
-                    "bridge.waitUntil { … } (its condition never held)", central: nil, peripheral: nil,
-                    characteristic: nil, since: entry.since))
-        }
+        waiting += unendedConditionWaits
         // So is an advance that has not reached its target (one past the time limit).
         for waiter in advanceWaiters {
             waiting.append(

@@ -45,6 +45,15 @@ extension MockBLEBridge {
         pendingConditions.lazy.filter { !self.conditions.hasEnded($0.token) }.map { ($0.token, $0.since) }
     }
 
+    /// The ``waitUntil(_:)`` calls still waiting, as a run's stall and ``finish()`` report them.
+    var unendedConditionWaits: [Leftover] {
+        pendingConditions.filter { !conditions.hasEnded($0.token) }.map { entry in
+            .operation(
+                "bridge.waitUntil { … } (its condition never held)", central: nil, peripheral: nil,
+                characteristic: nil, since: entry.since)
+        }
+    }
+
     /// How many ``waitUntil(_:)`` calls are suspended now, their condition not yet holding (read
     /// from any thread: a simulated system being uninstalled reports those it leaves waiting).
     package nonisolated var suspendedWaits: Int { conditions.suspendedCount }

@@ -209,7 +209,7 @@ public struct Exploration: Sendable {
             let width = max(1, parallelism)
             var results: [ExplorationOutcome?] = Array(repeating: nil, count: seeds.count)
             var firstFailure: Int?
-            await withTaskGroup(of: (Int, ExplorationOutcome).self) { group in
+            await withTaskGroup(of: (Int, ExplorationOutcome, cutShort: Bool).self) { group in
                 var next = 0
                 var running = 0
                 func mayStart() -> Bool {
@@ -225,14 +225,20 @@ public struct Exploration: Sendable {
                                 seed: seeds[next], budget: budget, window: window, targets: targets,
                                 targetTimes: targetTimes)
                         )
-                        group.addTask { (index, await trial(plan, Keeping())) }
+                        group.addTask {
+                            let outcome = await trial(plan, Keeping())
+                            // Cancelled by the time it ended: the cancellation may have cut the
+                            // run short, whatever its body made of that (a body that wraps the
+                            // CancellationError in an error of its own fails with that one).
+                            return (index, outcome, Task.isCancelled)
+                        }
                         next += 1
                         running += 1
                     }
-                    guard let (index, outcome) = await group.next() else { break }
+                    guard let (index, outcome, cutShort) = await group.next() else { break }
                     running -= 1
                     // A run the cancellation cut short tells nothing about its seed.
-                    if Task.isCancelled, outcome.error is CancellationError { continue }
+                    if cutShort { continue }
                     results[index] = outcome
                     notice.seedsDone += 1
                     if outcome.failed {

@@ -30,8 +30,10 @@ public struct ExplorationReport: Sendable, CustomStringConvertible {
         self.seedsPlanned = seedsPlanned
     }
 
-    /// Whether every run passed (and the exploration could run).
-    public var passed: Bool { failures.isEmpty && problem == nil }
+    /// Whether the exploration ran and every run passed: `false` when one failed, when it could
+    /// not run (``problem``), and when it was cancelled (``wasCancelled``: the seeds it did not
+    /// run were not checked, so `#expect(report.passed)` does not pass on a cancelled one).
+    public var passed: Bool { failures.isEmpty && problem == nil && !wasCancelled }
 
     /// The report in words, each failure replayed as Swift code.
     public var description: String { text(replay: .swiftCode) }

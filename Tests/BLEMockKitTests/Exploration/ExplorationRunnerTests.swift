@@ -344,6 +344,38 @@ struct ExplorationRunnerTests {
         #expect(report.seedsRun == 0)
         #expect(report.failures.isEmpty)
         #expect(report.description.hasPrefix("Explored 0 of 100 seeds (cancelled): no failure."))
+        // Nothing was checked: a cancelled exploration does not pass (it did).
+        #expect(!report.passed)
+    }
+
+    /// (The run was reported as seed 0's failure, with a plan to replay, and the report failed.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A run the cancellation cut short is left out also when its body wraps the cancellation in an error")
+    func aCancelledRunWhoseBodyWrapsTheErrorIsNotAFailure() async throws {
+        let (started, starting) = AsyncStream<Void>.makeStream()
+        let exploration = Exploration(
+            budget: ExplorationBudget(window: .zero ... .seconds(1)), seeds: 100, parallelism: 1,
+            stallPatience: .seconds(3_600))
+        let task = Task {
+            await exploration.run { _ in
+                starting.yield()
+                do {
+                    let (never, _) = AsyncStream<Int>.makeStream()
+                    for await _ in never {}
+                    try Task.checkCancellation()
+                } catch {
+                    // As an app's upload reports what stopped it.
+                    throw ExplorationFailure("upload aborted: \(error)")
+                }
+            }
+        }
+        _ = await started.first { _ in true }
+        task.cancel()
+        let report = await task.value
+        #expect(report.wasCancelled)
+        #expect(report.seedsRun == 0)
+        #expect(report.failures.isEmpty)
+        #expect(!report.passed)
     }
 
     /// (It used to report that it passed, having explored nothing.)

@@ -244,6 +244,27 @@ struct QuietWaitTests {
         #expect(bridge.sleepClock.lock.withLock { bridge.sleepClock.quiet.waits.entries.isEmpty })
     }
 
+    /// (It reported `.clean`, and the wait went on for ever after it.)
+    @Test("finish() lists a waitUntil whose condition never held, with the seed; cancelling its task ends it")
+    func finishListsAWaitUntilThatNeverEnded() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 77))
+        bridge.sleepClock.setQuietWaitPatience(.milliseconds(50))
+        let waiter = Task { await bridge.waitUntil { _ in false } }
+        // Reported as a quiet wait: it has begun.
+        _ = await bridge.sleepClock.quietWaitReports(atLeast: 1)
+        #expect(
+            await bridge.finish()
+                == .leftovers([
+                    .operation(
+                        "bridge.waitUntil { … } (its condition never held)", central: nil, peripheral: nil,
+                        characteristic: nil, since: .zero),
+                    .seed(77),
+                ]))
+        waiter.cancel()
+        await waiter.value
+        #expect(await bridge.finish() == .clean)
+    }
+
     @Test("A sleep on a clock of its own outside its run, with nothing advancing it, is reported without a seed")
     func sleepingOnAClockOfItsOwnIsReported() async throws {
         let clock = VirtualClock()
