@@ -454,7 +454,9 @@ public actor MockBLEBridge {
     /// Inside a ``run(timeLimit:stallPatience:_:)`` scope the scope's driver does the running,
     /// letting the tasks each event wakes run before the next, and this call returns when time
     /// reaches `instant`. Outside a scope the events and sleepers due run here, in order; a
-    /// task a sleeper wakes runs after this call returns, at `instant`.
+    /// task a sleeper wakes runs after this call returns, at `instant`. Cancelling the calling
+    /// task stops the advance early, at the last event it ran (time never passes an event
+    /// that has not run).
     public func advance(to instant: VirtualClock.Instant) async {
         admitArrivals()
         applyHeldCalls()
@@ -475,10 +477,13 @@ public actor MockBLEBridge {
     }
 
     /// Runs every event due by `instant`, in order, then moves the time there (nothing
-    /// happens if it is in the past). Stops early if the calling task is cancelled.
+    /// happens if it is in the past). Stops early if the calling task is cancelled, with the
+    /// time at the last event it ran: moving it on to `instant` would leave events due before
+    /// then unrun, to run later stamped with a time past their deadlines.
     func runSchedule(to instant: VirtualClock.Instant) {
         guard instant > world.now else { return }
-        while let next = world.schedule.nextDeadline, next <= instant, !Task.isCancelled {
+        while let next = world.schedule.nextDeadline, next <= instant {
+            if Task.isCancelled { return }
             runEvents(through: next)
         }
         setTime(instant)

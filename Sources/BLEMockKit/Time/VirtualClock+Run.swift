@@ -93,6 +93,9 @@ extension VirtualClock {
         let action: Action = lock.withLock {
             let next = schedule.nextDeadline
             if let horizon = advanceWaiters.map(\.target).min(), next.map({ $0 > horizon }) ?? true {
+                // An advance past the time limit stops the run there, as a sleeper due past it
+                // does (and as a bridge's run does).
+                if let runDeadline, horizon > runDeadline { return .outcome(.timeLimit) }
                 _ = schedule.popNext(through: horizon)  // nothing is due by then: only moves `now`
                 let reached = advanceWaiters.filter { $0.target <= horizon }.map(\.continuation)
                 advanceWaiters.removeAll { $0.target <= horizon }

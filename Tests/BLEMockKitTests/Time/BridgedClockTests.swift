@@ -211,6 +211,27 @@ struct BridgedClockTests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    /// (It moved the time to the target, leaving the events due before it unrun, to run later
+    /// stamped with a time past their deadlines.)
+    @Test("A cancelled advance stops at the last event it ran: time never passes an event that has not run")
+    func aCancelledAdvanceStopsAtTheLastEventItRan() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 2))
+        try await Self.scanAmongAdvertisements(on: bridge, seed: 2)
+        let before = await bridge.now
+        let entries = await bridge.log.count
+        let advance = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await bridge.advance(by: .seconds(3_600))
+        }
+        await advance.value
+        #expect(await bridge.now == before)
+        #expect(await bridge.log.count == entries, "no advertisement was heard: none ran")
+        // Uncancelled, the same advance runs them, and lands on its target.
+        await bridge.advance(by: .seconds(1))
+        #expect(await bridge.now == before.advanced(by: .seconds(1)))
+        #expect(await bridge.log.count > entries)
+    }
+
     @Test("A bridge's clock's run is the bridge's run, and does not nest inside it")
     func clockRunIsTheBridgesRun() async throws {
         let bridge = MockBLEBridge()

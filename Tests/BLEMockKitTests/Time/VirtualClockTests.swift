@@ -154,6 +154,22 @@ struct VirtualClockTests {
         #expect(clock.sleeperCount == 0)  // the cancelled loop's sleep was removed
     }
 
+    /// (It went to 100 s and returned, as a bridge's run does not.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("An explicit advance past a run's time limit stops the run there with a Stall, as a sleep does")
+    func anAdvancePastTheTimeLimitStopsTheRun() async throws {
+        let clock = VirtualClock()
+        let error = await #expect(throws: VirtualClock.Stall.self) {
+            try await clock.run(timeLimit: .seconds(10)) {
+                try await clock.sleep(for: .seconds(4))
+                await clock.advance(by: .seconds(100))
+                return clock.now
+            }
+        }
+        #expect(error?.reason == .timeLimitReached)
+        #expect(clock.now == seconds(4))
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A run whose tasks wait on nothing the clock can wake reports a stall within its patience")
     func runReportsAStall() async throws {
