@@ -105,7 +105,11 @@ public struct LinkTiming: Sendable, Hashable {
     /// elsewhere (link profiles, a recording, an exploration's conditions, a scenario) and keeps
     /// ``realistic``'s timeout.
     var withSupervisionTimeoutFittingTheInterval: LinkTiming {
-        guard supervisionTimeout > .zero, let interval = linkInterval, supervisionTimeout <= interval * 2 else {
+        // An interval no link can have is left for the bridge to refuse, naming the field that
+        // set it: a timeout fitted to it would be refused first, naming the timeout instead.
+        guard supervisionTimeout > .zero, let interval = linkInterval, supervisionTimeout <= interval * 2,
+            ConfigurationProblems.connectionIntervals.contains(interval)
+        else {
             return self
         }
         var fitted = self

@@ -41,7 +41,7 @@ public struct NegotiatedLink: Sendable, Hashable {
             }
         attMTU = min(central.attMTU, peripheral.attMTU)
         var payload = dataLength
-        let interval = Int(connectionInterval / .microseconds(1))
+        let interval = Self.wholeMicroseconds(connectionInterval)
         while payload > LinkProfile.dataLengths.lowerBound, Self.exchangeMicroseconds(full: payload, on: phy) > interval
         {
             payload -= 1
@@ -63,19 +63,43 @@ public struct NegotiatedLink: Sendable, Hashable {
         let lowest = max(asked.lowerBound, central.connectionIntervals.lowerBound)
         let highest = min(asked.upperBound, central.connectionIntervals.upperBound)
         let step = max(central.connectionIntervalStep, .microseconds(1_250))
-        let granted = step * Int((lowest / step).rounded(.up))
+        let granted = step * Self.wholeCount((lowest / step).rounded(.up))
         return granted <= highest ? granted : central.defaultConnectionInterval
     }
 
+    /// `count` as an `Int`, within 0...Int.max (a profile's bounds are checked when a bridge
+    /// takes its timing: negotiating first must not trap on the ones it will refuse).
+    private static func wholeCount(_ count: Double) -> Int {
+        count >= Double(Int.max) ? .max : Int(max(count, 0))
+    }
+
+    /// `duration` in whole microseconds, within 0...Int.max.
+    private static func wholeMicroseconds(_ duration: Duration) -> Int {
+        wholeCount(duration / .microseconds(1))
+    }
+
+    /// `a × b`, or `Int.max` past it (a count of packets no interval holds).
+    private static func product(_ a: Int, _ b: Int) -> Int {
+        let (product, overflow) = a.multipliedReportingOverflow(by: b)
+        return overflow ? .max : product
+    }
+
+    /// `mtu` within the ATT_MTUs a link can have (23...517): what the calculators below take.
+    private static func linkMTU(_ mtu: Int) -> Int {
+        min(max(mtu, MTUMode.validRange.lowerBound), MTUMode.validRange.upperBound)
+    }
+
     /// The link-layer packets an L2CAP PDU of `bytes` bytes (an ATT PDU and its 4-byte L2CAP
-    /// header) is cut into: at least one.
+    /// header) is cut into: at least one (a count below one is taken as one byte).
     public func packets(l2capBytes bytes: Int) -> Int {
-        max(1, (bytes + packetPayload - 1) / packetPayload)
+        let bytes = max(bytes, 1)
+        return bytes / packetPayload + (bytes % packetPayload == 0 ? 0 : 1)
     }
 
     /// One exchange of a connection event streaming one way: a full packet (the data length,
     /// or less when the ATT_MTU's PDUs are shorter), the inter-frame space, the empty packet
-    /// the other side answers with, and the inter-frame space again.
+    /// the other side answers with, and the inter-frame space again. Here and below, an `mtu`
+    /// outside 23...517 is taken as the nearest ATT_MTU a link can have.
     public func exchangeTime(mtu: Int) -> Duration {
         .microseconds(exchangeMicroseconds(mtu: mtu))
     }
@@ -83,12 +107,12 @@ public struct NegotiatedLink: Sendable, Hashable {
     /// An exchange at ATT_MTU `mtu`: a full packet (the packet payload, or less when the
     /// ATT_MTU's PDUs are shorter) answered by an empty one, or by a full one (`bothWays`).
     private func exchangeMicroseconds(mtu: Int, bothWays: Bool = false) -> Int {
-        let full = min(packetPayload, mtu + 4)
+        let full = min(packetPayload, Self.linkMTU(mtu) + 4)
         return Self.exchangeMicroseconds(full: full, back: bothWays ? full : 0, on: phy)
     }
 
     /// The connection interval in whole microseconds.
-    private var intervalMicroseconds: Int { Int(connectionInterval / .microseconds(1)) }
+    private var intervalMicroseconds: Int { Self.wholeMicroseconds(connectionInterval) }
 
     /// How many exchanges of `microseconds` fit in the interval, but no more than the packet
     /// limit; at least one.
@@ -121,9 +145,9 @@ public struct NegotiatedLink: Sendable, Hashable {
         let oneWay = exchangeMicroseconds(mtu: mtu)
         let bothWays = exchangeMicroseconds(mtu: mtu, bothWays: true)
         // The answers that fit in the central's exchanges (each turns an empty answer full).
-        let answered = min(central, max(0, interval - central * oneWay) / max(1, bothWays - oneWay))
+        let answered = min(central, max(0, interval - Self.product(central, oneWay)) / max(1, bothWays - oneWay))
         // Exchanges of the peripheral's own after the central's.
-        let own = answered < central ? 0 : max(0, interval - central * bothWays) / max(1, oneWay)
+        let own = answered < central ? 0 : max(0, interval - Self.product(central, bothWays)) / max(1, oneWay)
         return max(1, min(packetLimit ?? .max, answered + own))
     }
 }

@@ -43,9 +43,14 @@ extension VirtualClock {
             self.offset = min(max(offset, Self.earliestOffset), Self.latestOffset)
         }
 
-        /// The instant `duration` after (or, if negative, before) this one.
+        /// The instant `duration` after (or, if negative, before) this one, kept within the range
+        /// above.
         public func advanced(by duration: Duration) -> Instant {
-            Instant(offset: offset + duration)
+            // Compared before adding: a duration near `Duration`'s own limits (`.seconds(1e20)`)
+            // would overflow the sum, which traps.
+            if duration > .zero, duration >= Self.latestOffset - offset { return .latest }
+            if duration < .zero, duration <= Self.earliestOffset - offset { return Instant(offset: Self.earliestOffset) }
+            return Instant(offset: offset + duration)
         }
 
         /// The duration from this instant to `other` (negative if `other` is earlier).
@@ -63,9 +68,12 @@ extension VirtualClock {
             lhs.advanced(by: rhs)
         }
 
-        /// The instant `rhs` before `lhs`.
+        /// The instant `rhs` before `lhs`, kept within the range above.
         public static func - (lhs: Instant, rhs: Duration) -> Instant {
-            lhs.advanced(by: .zero - rhs)
+            // As `advanced(by:)`, without negating `rhs` (which overflows at `Duration`'s least).
+            if rhs > .zero, rhs >= lhs.offset - earliestOffset { return Instant(offset: earliestOffset) }
+            if rhs < .zero, rhs <= lhs.offset - latestOffset { return .latest }
+            return Instant(offset: lhs.offset - rhs)
         }
 
         /// The duration from `rhs` to `lhs`.
@@ -105,12 +113,13 @@ extension VirtualClock {
             case attoseconds
         }
 
-        /// Decodes an instant from `{"seconds": …, "attoseconds": …}`.
+        /// Decodes an instant from `{"seconds": …, "attoseconds": …}`, kept within the range
+        /// above (components past it, which no encoded instant has, saturate as time does).
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             let seconds = try container.decode(Int64.self, forKey: .seconds)
             let attoseconds = try container.decode(Int64.self, forKey: .attoseconds)
-            offset = Duration(secondsComponent: seconds, attosecondsComponent: attoseconds)
+            self.init(offset: Duration(secondsComponent: seconds, attosecondsComponent: attoseconds))
         }
 
         /// Encodes the instant as `{"seconds": …, "attoseconds": …}`.

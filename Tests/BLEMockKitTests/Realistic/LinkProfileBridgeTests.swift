@@ -224,6 +224,25 @@ struct LinkProfileBridgeTests {
                 .realistic(central: .iPhoneiOS18, peripheral: offGrid),
                 "\(owner).peripheralProfile.preferredConnectionIntervals.lowerBound: 0.0151s" + offTheGrid
             ),
+            // Negotiating such a profile trapped in LinkTiming.realistic(central:peripheral:) itself.
+            (
+                central {
+                    $0.connectionIntervals = .milliseconds(30) ... .seconds(10_000_000_000_000)
+                    $0.defaultConnectionInterval = .seconds(10_000_000_000_000)
+                },
+                "\(owner).centralProfile.connectionIntervals.upperBound: 10000000000000s is outside 0.0075s…4s"
+            ),
+            (
+                .realistic(
+                    central: .iPhoneiOS18,
+                    peripheral: {
+                        var profile = LinkProfile.watch
+                        profile.preferredConnectionIntervals = .seconds(Int64.max) ... .seconds(Int64.max)
+                        return profile
+                    }()),
+                "\(owner).peripheralProfile.preferredConnectionIntervals.lowerBound: \(Int64.max)s is outside "
+                    + "0.0075s…4s"
+            ),
             (central { $0.phys = [] }, "\(owner).centralProfile.phys: [] is outside sets of at least one PHY"),
             (
                 central { $0.maximumDataLength = 26 },

@@ -69,6 +69,23 @@ struct LinkProfileTests {
         #expect(long.packets(l2capBytes: 252) == 2)
     }
 
+    /// (The largest counts trapped on an overflow; a negative ATT_MTU gave more packets an
+    /// event than the smallest real one.)
+    @Test("The calculators take counts no link has as the nearest it can have, and never trap")
+    func calculatorsTakeImpossibleCountsAsTheNearest() {
+        let link = NegotiatedLink(central: .iPhoneiOS18, peripheral: .watch)
+        #expect(link.packets(l2capBytes: .max) == Int.max / 251 + 1)
+        #expect(link.packets(l2capBytes: -100) == 1)
+        #expect(link.packetsPerEvent(mtu: .max) == link.packetsPerEvent(mtu: 517))
+        #expect(link.packetsPerEvent(mtu: -50) == link.packetsPerEvent(mtu: 23))
+        #expect(link.packetsPerEvent(mtu: 0) == link.packetsPerEvent(mtu: 23))
+        #expect(link.exchangeTime(mtu: .min) == link.exchangeTime(mtu: 23))
+        #expect(link.packetsPerEventBothWays(mtu: .max) == link.packetsPerEventBothWays(mtu: 517))
+        #expect(link.peripheralPackets(afterCentral: .max, mtu: 247) == 1)
+        #expect(link.peripheralPackets(afterCentral: .max, mtu: .max) == 1)
+        #expect(link.peripheralPackets(afterCentral: -3, mtu: 247) == link.packetsPerEvent(mtu: 247))
+    }
+
     @Test("An event carries as many exchanges as fit in the interval, up to the packet limit")
     func packetsPerEvent() {
         // LE 1M, 251-byte packets: 2,088 + 150 + 80 + 150 µs; 50 ms fits 20.

@@ -72,6 +72,28 @@ struct VirtualClockInstantTests {
         #expect(try JSONDecoder().decode([Instant].self, from: data) == [far, early])
     }
 
+    /// (Each of these trapped: the sum overflowed `Duration` before the clamp, and decoding
+    /// did not clamp, so printing the instant trapped.)
+    @Test("Durations near Duration's own limits, and decoded components past the range, saturate too")
+    func extremeDurationsAndDecodedComponentsSaturate() throws {
+        let huge = Duration.seconds(1.7e20)
+        #expect(Instant.latest.advanced(by: huge) == .latest)
+        #expect(Instant.zero.advanced(by: huge) == .latest)
+        #expect((Instant.latest + huge).description == "\(Int64.max).999999999s")
+        let earliest = Instant(offset: .zero - Instant.latest.offset)
+        #expect(Instant.zero.advanced(by: .zero - huge) == earliest)
+        #expect(Instant.zero - huge == earliest)
+        #expect(Instant.latest - (.zero - huge) == .latest)
+        #expect(earliest - huge == earliest)
+        let decoded = try JSONDecoder().decode(
+            [Instant].self,
+            from: Data(
+                (#"[{"seconds": 9223372036854775807, "attoseconds": 9223372036854775807},"#
+                    + #" {"seconds": -9223372036854775808, "attoseconds": 0}]"#).utf8))
+        #expect(decoded == [.latest, earliest])
+        #expect(decoded.map(\.description) == ["\(Int64.max).999999999s", "-\(Int64.max).999999999s"])
+    }
+
     @Test("A bridge whose time ran past Int64.max seconds still reports and logs its time")
     func aBridgeAtTheEndOfTimeStillReportsIt() async throws {
         let bridge = MockBLEBridge()
@@ -80,6 +102,8 @@ struct VirtualClockInstantTests {
         #expect(await bridge.now == Instant.latest)
         #expect(await bridge.now.description == "\(Int64.max).999999999s")
         await bridge.advance(by: .seconds(30))
+        #expect(await bridge.now == Instant.latest)
+        await bridge.advance(by: .seconds(1.7e20))
         #expect(await bridge.now == Instant.latest)
     }
 }
