@@ -49,7 +49,9 @@ extension VirtualClock {
             // Compared before adding: a duration near `Duration`'s own limits (`.seconds(1e20)`)
             // would overflow the sum, which traps.
             if duration > .zero, duration >= Self.latestOffset - offset { return .latest }
-            if duration < .zero, duration <= Self.earliestOffset - offset { return Instant(offset: Self.earliestOffset) }
+            if duration < .zero, duration <= Self.earliestOffset - offset {
+                return Instant(offset: Self.earliestOffset)
+            }
             return Instant(offset: offset + duration)
         }
 
