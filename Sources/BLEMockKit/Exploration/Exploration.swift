@@ -330,6 +330,14 @@ public struct Exploration: Sendable {
         _ plan: ExplorationPlan, timeLimit: Duration, stallPatience: Duration, failsOnLeftovers: Bool,
         keeping: Keeping, _ body: @escaping Body
     ) async -> ExplorationOutcome {
+        if let problem = plan.problem {
+            // Refused before it runs, naming the fault: run, it would fail at the fault (or go
+            // on ignoring a field), with a message about a call the test never made.
+            return ExplorationOutcome(
+                plan: plan, error: APIMisuseError.invalidConfiguration("ExplorationPlan." + problem),
+                faultsFired: Array(repeating: false, count: plan.faults.count),
+                duration: .zero, targets: [], targetTimes: [:], artifacts: nil, linkMTU: nil)
+        }
         let bridge = MockBLEBridge(configuration: plan.configuration)
         await bridge.plan(plan.faults)
         var thrown: (any Error)?

@@ -119,7 +119,32 @@ public struct ExplorationBudget: Sendable, Hashable {
                 : nil,
             attErrors.contains(.success)
                 ? "\(owner).attErrors: 0x00 (success) is not an error; give ATT error codes (0x01 or above)" : nil,
+            undrawableKind(owner),
         ])
+    }
+
+    /// The budget's fault kinds are all injected errors it can never draw, as none of
+    /// `operations` is one they fail: an exploration of it would draw no fault at all, and pass
+    /// without injecting anything. (One such kind among others that are drawn shows in the
+    /// coverage as never drawn.)
+    private func undrawableKind(_ owner: String) -> String? {
+        guard faultCount.upperBound > 0, !faultKinds.isEmpty else { return nil }
+        var undrawable: [String] = []
+        for kind in PlannedFault.Kind.allCases where faultKinds.contains(kind) {
+            switch kind {
+            case .attError where !operations.contains(where: \.isATTRequest):
+                undrawable.append(".attError needs an ATT request (.read, .write, .subscribe, a discovery)")
+            case .neverAnswered where operations.isDisjoint(with: [.read, .write, .subscribe]):
+                undrawable.append(".neverAnswered needs .read, .write or .subscribe")
+            case .coreBluetoothError where !operations.contains(.connect):
+                undrawable.append(".coreBluetoothError needs .connect")
+            default:
+                return nil
+            }
+        }
+        return "\(owner).operations: no fault of faultKinds can be drawn with them ("
+            + undrawable.joined(separator: "; ") + "), so the exploration would inject nothing; add an operation "
+            + "they fail, or other kinds"
     }
 
     /// The most faults one run may draw: far more than a run can use, far from what would

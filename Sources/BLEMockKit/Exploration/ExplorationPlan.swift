@@ -19,6 +19,18 @@ public struct ExplorationPlan: Sendable, Hashable {
         self.faults = faults
     }
 
+    /// Why the plan cannot be run as written, if so: the first fault with a
+    /// ``PlannedFault/problem``, by its index (`faults[2]: …`).
+    /// ``Exploration/replay(_:timeLimit:stallPatience:failsOnLeftovers:_:)`` refuses such a plan.
+    public var problem: String? {
+        for (index, fault) in faults.enumerated() {
+            if let problem = fault.problem {
+                return "faults[\(index)] (\(fault.kind) at \(FixtureDuration.string(fault.at))): \(problem)"
+            }
+        }
+        return nil
+    }
+
     /// The configuration of the run's bridge: realistic timing with the plan's conditions.
     public var configuration: MockBLEBridge.Configuration {
         MockBLEBridge.Configuration(seed: seed, timing: conditions.timing, limits: conditions.limits)

@@ -37,8 +37,9 @@ public struct PlannedFault: Sendable, Hashable {
         /// read, a write or a subscription) fails with ``PlannedFault/attError``, as if the
         /// peripheral answered so.
         case attError
-        /// The next ``PlannedFault/operation`` of any central (a connect or a discovery) fails
-        /// with ``PlannedFault/coreBluetoothError``.
+        /// The next ``PlannedFault/operation`` of any central fails with
+        /// ``PlannedFault/coreBluetoothError``. An exploration draws it for a connect
+        /// (`connectionFailed`); a plan written by hand may aim it at another operation.
         case coreBluetoothError
         /// The next ``PlannedFault/operation`` of any central is never answered
         /// (``ErrorInjection/Failure/neverAnswers``): it waits until the link drops, which
@@ -49,6 +50,23 @@ public struct PlannedFault: Sendable, Hashable {
 
         public static func < (lhs: Kind, rhs: Kind) -> Bool {
             allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        }
+
+        /// The kind's name after "a" or "an": `an attError`, `a reset`.
+        var withArticle: String {
+            ("aeiou".contains(rawValue.first ?? "x") ? "an " : "a ") + rawValue
+        }
+
+        /// The fields besides `at` and `target` a fault of this kind reads.
+        var fieldsRead: [Field] {
+            switch self {
+            case .outOfRange, .fade, .powerCycle: [.duration]
+            case .disconnect: [.coreBluetoothError]
+            case .attError: [.operation, .characteristic, .attError]
+            case .coreBluetoothError: [.operation, .characteristic, .coreBluetoothError]
+            case .neverAnswered: [.operation, .characteristic]
+            case .reset, .pairingRefused: []
+            }
         }
 
         /// Whether the fault arms an error for a later operation (it fires when that operation
@@ -96,6 +114,51 @@ public struct PlannedFault: Sendable, Hashable {
         self.characteristic = characteristic
         self.attError = attError
         self.coreBluetoothError = coreBluetoothError
+    }
+
+    /// Why the fault could not do what it says, if so, naming the field: an injected-error
+    /// kind without an ``operation``, a field its kind never reads (set, it would be ignored), a
+    /// negative ``at`` or ``duration``, or an injection the bridge would refuse as it fires
+    /// (``ErrorInjection``'s rules: an ``attError`` of `.success`, or for an operation no ATT
+    /// response answers). ``Exploration/replay(_:timeLimit:stallPatience:failsOnLeftovers:_:)``
+    /// refuses a plan with such a fault (``ExplorationPlan/problem``) rather than run it.
+    public var problem: String? {
+        if at < .zero {
+            return "at: \(FixtureDuration.string(at)) is before the run's start; give a time of 0s or later"
+        }
+        if duration < .zero { return "duration: \(FixtureDuration.string(duration)) is negative; give 0s or more" }
+        if kind.isInjection, operation == nil {
+            return "operation: \(kind.withArticle) fault needs an operation to fail (.read, .connect, …)"
+        }
+        let reads = kind.fieldsRead
+        let set: [Field: Bool] = [
+            .duration: duration != .zero, .operation: operation != nil, .characteristic: characteristic != nil,
+            .attError: attError != nil, .coreBluetoothError: coreBluetoothError != nil,
+        ]
+        for field in Field.allCases where set[field] == true && !reads.contains(field) {
+            return "\(field.rawValue): \(kind.withArticle) fault does not read it"
+                + (reads.isEmpty ? "" : " (it reads \(reads.map(\.rawValue).joined(separator: ", ")))")
+                + "; leave it out"
+        }
+        if let injection, let problem = injection.problem(inCentral: true) {
+            return "operation: \(kind.withArticle) fault's error would be refused as it fires: \(problem)"
+        }
+        return nil
+    }
+
+    /// A field of a fault besides ``at``, ``kind`` and ``target`` (which every kind reads), with
+    /// its name in a scenario's plan.
+    enum Field: String, CaseIterable {
+        case duration, operation, characteristic, attError, coreBluetoothError
+
+        /// The field's name in a scenario's `plan`.
+        var scenarioName: String {
+            switch self {
+            case .duration: "for"
+            case .coreBluetoothError: "error"
+            default: rawValue
+            }
+        }
     }
 
     /// The injection an injected-error fault installs when it fires, if it is one.

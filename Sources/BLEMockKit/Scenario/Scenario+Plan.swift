@@ -92,8 +92,8 @@ extension Scenario {
         }
         // A field the kind never reads is refused, as a fault step refuses one (`target` is
         // taken everywhere: an exploration writes the one it drew for every kind).
-        let reads = kind.fieldsRead
-        for field in ["for", "operation", "characteristic", "attError", "error"] where !reads.contains(field) {
+        let reads = kind.fieldsRead.map(\.scenarioName)
+        for field in PlannedFault.Field.allCases.map(\.scenarioName) where !reads.contains(field) {
             guard let value = object[field] else { continue }
             throw FixtureError(
                 .unknownField(field), at: value, message: "\(kind.withArticle) fault does not take \"\(field)\"",
@@ -198,24 +198,5 @@ extension PlannedFault {
         }
         if let coreBluetoothError { fields.append(("error", .string("\(coreBluetoothError)"))) }
         return .object(fields)
-    }
-}
-
-extension PlannedFault.Kind {
-    /// The kind's name after "a" or "an": `an attError`, `a reset`.
-    fileprivate var withArticle: String {
-        ("aeiou".contains(rawValue.first ?? "x") ? "an " : "a ") + rawValue
-    }
-
-    /// The plan fields besides `at`, `kind` and `target` a fault of this kind reads.
-    fileprivate var fieldsRead: [String] {
-        switch self {
-        case .outOfRange, .fade, .powerCycle: ["for"]
-        case .disconnect: ["error"]
-        case .attError: ["operation", "characteristic", "attError"]
-        case .coreBluetoothError: ["operation", "characteristic", "error"]
-        case .neverAnswered: ["operation", "characteristic"]
-        case .reset, .pairingRefused: []
-        }
     }
 }

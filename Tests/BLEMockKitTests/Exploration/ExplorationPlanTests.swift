@@ -159,6 +159,83 @@ struct ExplorationPlanTests {
         #expect(budget.problem == message)
     }
 
+    /// (Such a budget drew no fault in 50 seeds, and its exploration passed.)
+    @Test("A budget whose fault kinds could never be drawn with its operations is refused")
+    func undrawableBudgetsAreRefused() {
+        let tail = "so the exploration would inject nothing; add an operation they fail, or other kinds"
+        #expect(
+            ExplorationBudget(faultKinds: [.attError], faultCount: 1...1, operations: [.connect]).problem
+                == "ExplorationBudget.operations: no fault of faultKinds can be drawn with them (.attError needs an "
+                + "ATT request (.read, .write, .subscribe, a discovery)), " + tail)
+        #expect(
+            ExplorationBudget(faultKinds: [.neverAnswered, .coreBluetoothError], operations: [.serviceDiscovery])
+                .problem
+                == "ExplorationBudget.operations: no fault of faultKinds can be drawn with them (.coreBluetoothError "
+                + "needs .connect; .neverAnswered needs .read, .write or .subscribe), " + tail)
+    }
+
+    @Test("A budget some of whose kinds cannot be drawn is accepted while others can, and so is one with no fault")
+    func partlyDrawableBudgetsAreAccepted() {
+        #expect(ExplorationBudget(faultKinds: [.attError, .reset], operations: [.connect]).problem == nil)
+        #expect(
+            ExplorationBudget(faultKinds: [.coreBluetoothError], faultCount: 0...0, operations: [.read]).problem == nil)
+        #expect(ExplorationBudget(operations: [.read]).problem == nil)
+    }
+
+    static let badFaults: [(PlannedFault, String)] = {
+        let refused = "operation: an attError fault's error would be refused as it fires: "
+        return [
+            (
+                PlannedFault(.attError, at: .zero),
+                "operation: an attError fault needs an operation to fail (.read, .connect, …)"
+            ),
+            (
+                PlannedFault(.disconnect, at: .seconds(5), operation: .read, attError: .unlikelyError),
+                "operation: a disconnect fault does not read it (it reads coreBluetoothError); leave it out"
+            ),
+            (
+                PlannedFault(.reset, at: .seconds(1), duration: .seconds(2)),
+                "duration: a reset fault does not read it; leave it out"
+            ),
+            (
+                PlannedFault(.fade, at: .seconds(1), duration: .seconds(1), coreBluetoothError: .unknown),
+                "coreBluetoothError: a fade fault does not read it (it reads duration); leave it out"
+            ),
+            (PlannedFault(.reset, at: .seconds(-1)), "at: -1s is before the run's start; give a time of 0s or later"),
+            (PlannedFault(.fade, at: .zero, duration: .seconds(-2)), "duration: -2s is negative; give 0s or more"),
+            (
+                PlannedFault(.attError, at: .milliseconds(1), operation: .connect),
+                refused + ".att(0x0E unlikelyError) cannot "
+                    + "fail .connect: no ATT response answers it (ATT errors answer .serviceDiscovery, "
+                    + ".characteristicDiscovery, .descriptorDiscovery, .read, .write and .subscribe); inject a "
+                    + ".coreBluetooth(_:) failure"
+            ),
+            (
+                PlannedFault(.attError, at: .zero, operation: .read, attError: .success),
+                refused + ".att(0x00 success) is not an "
+                    + "error: ATT result 0x00 is the answer to a granted request, so .read could not fail with it; "
+                    + "inject an ATT error code (0x01 or above)"
+            ),
+        ]
+    }()
+
+    @Test("A planned fault that could not do what it says names the field", arguments: badFaults)
+    func badPlannedFaultIsNamed(fault: PlannedFault, message: String) {
+        #expect(fault.problem == message)
+    }
+
+    @Test("Every fault an exploration draws is one a plan accepts")
+    func drawnFaultsHaveNoProblem() {
+        let budget = ExplorationBudget(faultCount: 3...6)
+        let targets: [PlannedFault.Target] = [
+            .init(.read, on: BluetoothUUID(0x2A37)), .init(.connect), .init(.subscribe, on: BluetoothUUID(0x2A38)),
+        ]
+        for seed in UInt64(0)..<200 {
+            let plan = ExplorationPlan.draw(seed: seed, budget: budget, window: Self.window, targets: targets)
+            #expect(plan.problem == nil, "seed \(seed): \(plan)")
+        }
+    }
+
     @Test("The default budget and conditions-only have no problem")
     func defaultBudgetsAreFine() {
         #expect(ExplorationBudget().problem == nil)

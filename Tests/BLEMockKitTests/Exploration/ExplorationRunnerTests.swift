@@ -348,6 +348,32 @@ struct ExplorationRunnerTests {
         #expect(!report.passed)
     }
 
+    /// (It ran: an attError aimed at a connect failed mid-run with a message about
+    /// MockBLEBridge.inject(_:), a call the test never made; a disconnect's operation was ignored.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A replayed plan with a fault that could not do what it says is refused before its body runs")
+    func aPlanWithABadFaultIsRefusedBeforeItRuns() async throws {
+        let runs = Recorder<Int>()
+        let plan = ExplorationPlan(
+            seed: 3,
+            faults: [
+                PlannedFault(.reset, at: .seconds(1)),
+                PlannedFault(.disconnect, at: .seconds(2), operation: .read),
+            ])
+        #expect(
+            plan.problem
+                == "faults[1] (disconnect at 2s): operation: a disconnect fault does not read it (it reads "
+                + "coreBluetoothError); leave it out")
+        let outcome = await Exploration.replay(plan) { _ in runs.append(1) }
+        #expect(runs.entries.isEmpty)
+        #expect(outcome.faultsFired == [false, false])
+        guard case .invalidConfiguration(let message) = outcome.error as? APIMisuseError else {
+            Issue.record("expected invalidConfiguration, got \(String(describing: outcome.error))")
+            return
+        }
+        #expect(message == "ExplorationPlan." + (plan.problem ?? ""))
+    }
+
     /// (The run was reported as seed 0's failure, with a plan to replay, and the report failed.)
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A run the cancellation cut short is left out also when its body wraps the cancellation in an error")
