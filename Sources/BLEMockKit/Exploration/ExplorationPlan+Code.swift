@@ -73,7 +73,9 @@ extension LinkProfile {
         let code = LinkConditions.swiftCode
         let phyList = LinkPHY.allCases.filter(phys.contains).map { ".\($0.rawValue)" }.joined(separator: ", ")
         var arguments = [
-            "name: \"\(name)\"",
+            // As a Swift string literal: quotes, backslashes and line breaks in the name escaped
+            // (`debugDescription` writes a string as Swift source writes it).
+            "name: \(name.debugDescription)",
             "connectionIntervals: \(code(connectionIntervals.lowerBound)) ... \(code(connectionIntervals.upperBound))",
             "connectionIntervalStep: \(code(connectionIntervalStep))",
             "defaultConnectionInterval: \(code(defaultConnectionInterval))",

@@ -114,6 +114,14 @@ public struct ExplorationFailureReport: Sendable, CustomStringConvertible {
         case .scenarioFields:
             lines.append("  replay: put these fields in the scenario and run it with mockble run:")
             lines += minimal.plan.scenarioFragment.split(separator: "\n").map { "    \($0)" }
+            // A scenario names a phone profile among the kit's own: a profile of the caller's
+            // cannot be written there, and the replay runs without it.
+            if let profile = minimal.plan.conditions.centralProfile, profile.staticName == nil {
+                lines.append(
+                    "  note: the phone profile \(profile.name.debugDescription) is one of your own, which a scenario "
+                        + "cannot name: mockble run replays these fields without it (a different run); replay the "
+                        + "plan in Swift to keep it")
+            }
         }
         return lines.joined(separator: "\n")
     }

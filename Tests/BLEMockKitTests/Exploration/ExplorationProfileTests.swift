@@ -61,6 +61,33 @@ struct ExplorationProfileTests {
         bare.packetsPerConnectionEvent = nil
         #expect(!bare.swiftCode.contains("preferredConnectionIntervals"))
         #expect(!bare.swiftCode.contains("packetsPerConnectionEvent"))
+        // A name with quotes, a backslash and a line break is written as a Swift literal (it was
+        // written as is, and the replay code did not compile).
+        var quoted = custom
+        quoted.name = "Pixel \"8\" \\ lab\nbench"
+        #expect(quoted.swiftCode.hasPrefix(#"LinkProfile(name: "Pixel \"8\" \\ lab\nbench", "#))
+    }
+
+    /// (The fields left the profile out without a word, so `mockble run` replayed another run.)
+    @Test("A failure replayed as scenario fields says a profile of one's own is left out of them")
+    func scenarioFieldsSayACustomProfileIsLeftOut() {
+        var lab = LinkProfile.iPhoneiOS18
+        lab.name = "Lab phone"
+        func report(_ profile: LinkProfile) -> ExplorationFailureReport {
+            let outcome = ExplorationOutcome(
+                plan: ExplorationPlan(seed: 4, conditions: LinkConditions(mtu: 185, centralProfile: profile)),
+                error: ExplorationFailure("upload failed"), faultsFired: [], duration: .seconds(1))
+            return ExplorationFailureReport(found: outcome, minimal: outcome, steps: [], shrinkRuns: 0)
+        }
+        let custom = report(lab).text(replay: .scenarioFields)
+        #expect(!custom.contains("centralProfile"))
+        #expect(
+            custom.hasSuffix(
+                "  note: the phone profile \"Lab phone\" is one of your own, which a scenario cannot name: mockble run "
+                    + "replays these fields without it (a different run); replay the plan in Swift to keep it"))
+        let named = report(.iPhoneiOS18).text(replay: .scenarioFields)
+        #expect(named.contains(#""centralProfile":"iPhoneiOS18""#) || named.contains("centralProfile"))
+        #expect(!named.contains("note:"))
     }
 
     @Test("Shrinking offers to drop the phone profile")

@@ -181,7 +181,9 @@ struct QuietWaitTests {
         #expect(
             reports.first?.hasPrefix(
                 "a task reading the events of MockCentralManager \(central.identifier), on a MockBLEBridge (seed 41, "
-                    + "realistic timing), has waited 0.") == true)
+                    + "realistic timing), has waited ") == true)
+        // (At least the patience; more on a busy machine, as the check runs late.)
+        #expect(reports.first?.contains(" s of wall time with virtual time standing at ") == true)
         // The wait goes on, and ends as its task is cancelled; nothing is left watched.
         reader.cancel()
         #expect(await reader.value == nil)
