@@ -320,9 +320,12 @@ struct ExplorationRunnerTests {
         #expect((strict.error as? ExplorationFailure)?.message.hasPrefix("leftovers: ") == true)
     }
 
+    /// The report of an exploration of 100 seeds cancelled while its first run's `body` waits on
+    /// a stream nothing feeds.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test("Cancelling an exploration ends the runs under way, starts no more, and reports the runs that ended")
-    func cancellationEndsTheExploration() async throws {
+    static func explorationCancelledInItsFirstRun(
+        _ body: @escaping @Sendable (AsyncStream<Int>) async throws -> Void
+    ) async -> ExplorationReport {
         let (started, starting) = AsyncStream<Void>.makeStream()
         let exploration = Exploration(
             budget: ExplorationBudget(window: .zero ... .seconds(1)), seeds: 100, parallelism: 1,
@@ -330,15 +333,23 @@ struct ExplorationRunnerTests {
         let task = Task {
             await exploration.run { _ in
                 starting.yield()
-                // Waits for work from outside the run that never comes (until cancelled).
                 let (never, _) = AsyncStream<Int>.makeStream()
-                for await _ in never {}
-                try Task.checkCancellation()
+                try await body(never)
             }
         }
         _ = await started.first { _ in true }
         task.cancel()
-        let report = await task.value
+        return await task.value
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("Cancelling an exploration ends the runs under way, starts no more, and reports the runs that ended")
+    func cancellationEndsTheExploration() async throws {
+        let report = await Self.explorationCancelledInItsFirstRun { never in
+            // Waits for work from outside the run that never comes (until cancelled).
+            for await _ in never {}
+            try Task.checkCancellation()
+        }
         // The run it cut short tells nothing about its seed: it is left out, and no other began.
         #expect(report.wasCancelled)
         #expect(report.seedsRun == 0)
@@ -378,26 +389,15 @@ struct ExplorationRunnerTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A run the cancellation cut short is left out also when its body wraps the cancellation in an error")
     func aCancelledRunWhoseBodyWrapsTheErrorIsNotAFailure() async throws {
-        let (started, starting) = AsyncStream<Void>.makeStream()
-        let exploration = Exploration(
-            budget: ExplorationBudget(window: .zero ... .seconds(1)), seeds: 100, parallelism: 1,
-            stallPatience: .seconds(3_600))
-        let task = Task {
-            await exploration.run { _ in
-                starting.yield()
-                do {
-                    let (never, _) = AsyncStream<Int>.makeStream()
-                    for await _ in never {}
-                    try Task.checkCancellation()
-                } catch {
-                    // As an app's upload reports what stopped it.
-                    throw ExplorationFailure("upload aborted: \(error)")
-                }
+        let report = await Self.explorationCancelledInItsFirstRun { never in
+            do {
+                for await _ in never {}
+                try Task.checkCancellation()
+            } catch {
+                // As an app's upload reports what stopped it.
+                throw ExplorationFailure("upload aborted: \(error)")
             }
         }
-        _ = await started.first { _ in true }
-        task.cancel()
-        let report = await task.value
         #expect(report.wasCancelled)
         #expect(report.seedsRun == 0)
         #expect(report.failures.isEmpty)
