@@ -120,7 +120,7 @@ package enum WaitReport {
     ) -> String {
         var text =
             "a bridge.waitUntil { … } on the simulated system (installed by \(system); seed \(seed)) has waited "
-            + "\(tenths(since.duration(to: now))) s of wall time (since \(since)) and its condition still does not "
+            + "\(WaitReporting.tenths(since.duration(to: now))) s of wall time (since \(since)) and its condition still does not "
             + "hold. With time following the wall clock nothing ends it but its condition or cancelling its task: "
             + "if the condition cannot hold, the test waits for ever. "
         if waiting.isEmpty {
@@ -142,12 +142,5 @@ package enum WaitReport {
             + "bridge still waited. Its time has stopped and its managers are invalid, so \(count == 1 ? "it ends" : "they end") "
             + "only if \(count == 1 ? "its task is" : "their tasks are") cancelled. Await or cancel such waits before the "
             + "system is uninstalled (in the test, before tearDown)."
-    }
-
-    /// `duration` in seconds, to a tenth ("0.3", "12.0").
-    private static func tenths(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let tenths = seconds * 10 + attoseconds / 100_000_000_000_000_000
-        return "\(tenths / 10).\(tenths % 10)"
     }
 }

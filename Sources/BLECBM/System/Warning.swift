@@ -1,9 +1,9 @@
-import Foundation
+import BLEMockKit
 
 /// A warning for the person running the tests, on standard error (as CoreBluetoothMock logs its
 /// own with `NSLog`): a call the kit ignored, and why.
 enum Warning {
     static func emit(_ message: String) {
-        FileHandle.standardError.write(Data("BLECBM warning: \(message)\n".utf8))
+        WaitReporting.writeToStandardError("BLECBM warning: \(message)\n")
     }
 }

@@ -156,15 +156,10 @@ extension QuietWaits {
                 "Advance the clock from the test (`clock.advance(by:)`), or run the code in `clock.run { }`, "
                 + "where time drives itself."
         }
-        return "\(what), on \(place), has waited \(tenths(report.waited)) s of wall time with virtual time "
+        return
+            "\(what), on \(place), has waited \(WaitReporting.tenths(report.waited)) s of wall time with virtual time "
             + "standing at \(report.since) and nothing driving it. \(why)\(needs) never comes: if no other code "
             + "of the test \(others), this wait never ends. \(remedy)"
     }
 
-    /// `duration` in seconds, to a tenth ("0.3", "12.0").
-    private static func tenths(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let tenths = seconds * 10 + attoseconds / 100_000_000_000_000_000
-        return "\(tenths / 10).\(tenths % 10)"
-    }
 }

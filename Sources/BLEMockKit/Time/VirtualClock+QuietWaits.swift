@@ -122,14 +122,24 @@ extension VirtualClock {
             }
             return (messages, armAfter, satisfied)
         }
-        for message in messages { Self.writeToStandardError("BLEMockKit warning: \(message)\n") }
+        for message in messages { WaitReporting.writeToStandardError("BLEMockKit warning: \(message)\n") }
         for (continuation, reports) in satisfied { continuation.resume(returning: reports) }
         if let armAfter { armQuietCheck(after: armAfter) }
+    }
+}
+
+/// What the kit's reports of long waits share: how they write a duration, and where they go.
+package enum WaitReporting {
+    /// `duration` in seconds, to a tenth ("0.3", "12.0").
+    package static func tenths(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let tenths = seconds * 10 + attoseconds / 100_000_000_000_000_000
+        return "\(tenths / 10).\(tenths % 10)"
     }
 
     /// Writes `text` to standard error (file descriptor 2: the C library's `stderr` is a global
     /// variable, which strict concurrency does not let code read).
-    private static func writeToStandardError(_ text: String) {
+    package static func writeToStandardError(_ text: String) {
         var text = text
         text.withUTF8 { bytes in
             var rest = UnsafeRawBufferPointer(bytes)
