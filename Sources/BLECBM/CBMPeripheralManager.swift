@@ -126,7 +126,8 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     /// second one, or one after the request's central went away, is ignored (the central has
     /// its answer, or is gone) and noted in ``apiMisuses``. So is an answer to a write batch's
     /// request other than its first (a long write's later part): it answers nothing, and the
-    /// batch waits for its answer (until ATT's 30-second transaction timeout drops the link).
+    /// batch waits for its answer (until ATT's 30-second transaction timeout drops the link),
+    /// or, when its central went away meanwhile, waits for nothing (the note says which).
     open func respond(to request: CBMATTRequest, withResult result: CBMATTError.Code) {
         backend.respond(to: request, withResult: result)
     }

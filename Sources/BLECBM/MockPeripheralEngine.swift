@@ -48,7 +48,8 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private var misuses: [String] = []
     /// The requests after the first of each write batch the app was handed and has not answered,
     /// by id: each with its batch's first request and its place in the batch (counted from 0;
-    /// the answer goes to the first).
+    /// the answer goes to the first). A batch whose central went away unanswered is forgotten
+    /// when the app answers one of its requests or the next batch arrives.
     private var laterWriteParts: [UInt64: (first: UInt64, place: Int)] = [:]
     /// Where the bridge keeps the calls that got no callback (for stall reports and failed tests).
     private let unansweredCalls: UnansweredCallLog
@@ -436,8 +437,8 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         let answer = request.request
         let value = request.value
         // A write batch is answered at its first request: an answer to another one answers
-        // nothing (the batch still waits), which the note says rather than that the request was
-        // answered already or its central went away.
+        // nothing (the batch still waits, unless its central went away), which the note says
+        // rather than that the request was answered already.
         let laterPart = lock.withLock { () -> (first: UInt64, place: Int)? in
             guard !laterWriteParts.isEmpty else { return nil }
             if let part = laterWriteParts[answer.id] { return part }
@@ -446,10 +447,20 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             return nil
         }
         if let laterPart {
-            misuse(
-                "respond(to:withResult:): request \(answer.id) is part \(laterPart.place + 1) of a write batch whose "
-                    + "first is request \(laterPart.first); CoreBluetooth takes a batch's answer at its first request, "
-                    + "so this answers nothing")
+            lane.command { [self] peripheral in
+                let part =
+                    "request \(answer.id) is part \(laterPart.place + 1) of a write batch whose first is request "
+                if peripheral.awaitsAnswer(to: laterPart.first) {
+                    misuse(
+                        "respond(to:withResult:): \(part)\(laterPart.first); CoreBluetooth takes a batch's answer at "
+                            + "its first request, so this answers nothing")
+                } else {
+                    forgetLaterWriteParts(of: laterPart.first)
+                    misuse(
+                        "respond(to:withResult:): \(part)\(laterPart.first), which no longer waits for an answer: "
+                            + "it was already answered, or its central disconnected")
+                }
+            }
             return
         }
         // ATT's codes are one byte: a code outside it is answered as CoreBluetooth's own
@@ -478,6 +489,11 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     }
 
     /// The app answered the request `id`, or will not (see ``oweAnswer(to:)``).
+    /// Forgets the later requests of the write batch whose first is `first`.
+    private func forgetLaterWriteParts(of first: UInt64) {
+        lock.withLock { laterWriteParts = laterWriteParts.filter { $0.value.first != first } }
+    }
+
     private func settleAnswer(to id: UInt64) {
         lane.bridge.outside.settleAnswer(peripheral: peripheral.identifier, request: id)
     }
@@ -588,6 +604,16 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             guard !objects.isEmpty, let first = requests.first?.id else { return }
             // One answer, to the first request (as CoreBluetooth asks).
             oweAnswer(to: first)
+            // Batches whose central went away before the app answered are forgotten here (the
+            // app is never told of them again), so the table holds only batches that still wait.
+            let waiting = lock.withLock { Set(laterWriteParts.values.map(\.first)) }
+            let gone =
+                waiting.isEmpty
+                ? []
+                : peripheral.assumeIsolated { peripheral in
+                    waiting.filter { !peripheral.awaitsAnswer(to: $0) }
+                }
+            for batch in gone { forgetLaterWriteParts(of: batch) }
             if requests.count > 1 {
                 lock.withLock {
                     for (place, request) in requests.enumerated().dropFirst() {

@@ -45,6 +45,8 @@ final class WatchFirmware: NSObject, CBMPeripheralManagerDelegate, @unchecked Se
         case each
         /// The first request, with this error.
         case error(CBMATTError.Code)
+        /// None yet: the batch is kept in ``heldWrites`` for the test to answer.
+        case hold
     }
 
     var manager: CBMPeripheralManager!
@@ -63,6 +65,8 @@ final class WatchFirmware: NSObject, CBMPeripheralManagerDelegate, @unchecked Se
     var logValue: Data { Self.logValue }
     var readAnswer = ReadAnswer.slice
     var writeAnswer = WriteAnswer.first
+    /// The last write batch held unanswered (``WriteAnswer/hold``).
+    var heldWrites: [CBMATTRequest] = []
     var calls: [String] = []
     var readRequests: [CBMATTRequest] = []
     /// Each didReceiveWrite's requests: their offsets and values.
@@ -131,6 +135,7 @@ final class WatchFirmware: NSObject, CBMPeripheralManagerDelegate, @unchecked Se
         case .last: peripheral.respond(to: requests[requests.count - 1], withResult: .success)
         case .each: for request in requests { peripheral.respond(to: request, withResult: .success) }
         case .error(let code): peripheral.respond(to: requests[0], withResult: code)
+        case .hold: heldWrites = requests
         }
     }
 
@@ -430,6 +435,35 @@ extension PeripheralRoleProbeTests {
         #expect(
             misuses.first?.hasPrefix(
                 "respond(to:withResult:): request 2 is part 2 of a write batch whose first is request 1") == true)
+    }
+
+    /// An answer to a long write's later request after its central disconnected: noted as an
+    /// answer to a batch that no longer waits (not as one the batch still waits for), as is the
+    /// answer to its first request after it.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func anAnswerToALongWritesLaterRequestAfterItsCentralLeftIsNotedAsAnsweringNothing() async throws {
+        let (misuses, _) = try await Self.withConnectedWatch(realistic: true, seed: 91) { central, app, found in
+            app.writeAnswer = .hold
+            let settings = try Self.characteristic(WatchFirmware.settingsUUID, in: found)
+            let write = Task { @MainActor in
+                try await central.writeValue(Data(repeating: 5, count: 200), for: settings, type: .withResponse)
+            }
+            try await central.bridge.waitForApp { app.heldWrites.count == 2 }
+            try await central.cancelPeripheralConnection(found[0].peripheral)
+            _ = await write.result
+            app.manager.respond(to: app.heldWrites[1], withResult: .success)
+            app.manager.respond(to: app.heldWrites[0], withResult: .success)
+            try await central.bridge.waitForApp { app.manager.apiMisuses.count == 2 }
+            return app.manager.apiMisuses
+        }
+        #expect(
+            misuses == [
+                "respond(to:withResult:): request 2 is part 2 of a write batch whose first is request 1, which no "
+                    + "longer waits for an answer: it was already answered, or its central disconnected",
+                "respond(to:withResult:): No pending request has id 1: it was already answered, or its central "
+                    + "disconnected. Answer each read request, and the first request of each write batch, exactly "
+                    + "once.",
+            ])
     }
 
     /// Writes without response reach the app as one request each; its answer to them (which

@@ -78,6 +78,12 @@ extension MockPeripheralManager {
         withBridge { $0.answerLater(peripheral: identifier, to: request, with: response) }
     }
 
+    /// Whether request `id` this peripheral was handed still waits for its answer (one
+    /// answered, or whose central went away, does not).
+    package func awaitsAnswer(to id: UInt64) -> Bool {
+        world { $0.awaitsAnswer(from: identifier, to: id) }
+    }
+
     /// How many updates wait in the update queue.
     package var queuedUpdates: Int {
         world { $0.peripherals[identifier]?.queuedUpdates ?? 0 }
