@@ -1,3 +1,4 @@
+import BLECapture
 import BLEMockKit
 import Foundation
 
@@ -17,7 +18,8 @@ enum FileKind: Equatable {
     /// Any other JSON object: a peripheral profile.
     case profile
     /// A Bluetooth capture for `mockble import`: a btsnoop file (it starts with the format's
-    /// `btsnoop` magic) or an Apple PacketLogger file (`.pklg`, which has no magic).
+    /// `btsnoop` magic) or an Apple PacketLogger file (`.pklg`, or, as that format has no magic,
+    /// a file that is not JSON and whose first record reads whole).
     case capture
     /// A session an app recorded, for `mockble import`: a JSON object whose `"format"` is
     /// `"mockble-recording"`.
@@ -57,6 +59,8 @@ enum FileKind: Equatable {
             } else {
                 self = object["steps"] == nil && object["peripheral"] == nil ? .profile : .scenario
             }
+        } else if PacketLoggerFile.isPacketLogger(Array(data)) {
+            self = .capture
         } else {
             self = .other
         }

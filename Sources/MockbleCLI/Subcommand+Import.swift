@@ -109,12 +109,18 @@ extension Subcommand {
 }
 
 extension Subcommand {
-    /// Whether a file holds a recording (JSON) rather than a capture: its first byte other
-    /// than white space is `{`, which starts neither a btsnoop file nor a PacketLogger record.
+    /// Whether a file holds a recording (JSON) rather than a capture: not a capture by its
+    /// extension (`.pklg`, `.btsnoop`, `.cfa`) or its content (``CaptureFormat/init(detecting:)``:
+    /// a PacketLogger file's first record length may start with the byte of `{`), and its first
+    /// byte other than white space is `{`.
     static func isRecording(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        guard CaptureFormat(fileExtension: URL(fileURLWithPath: path).pathExtension) == nil,
+            let handle = FileHandle(forReadingAtPath: path)
+        else { return false }
         defer { try? handle.close() }
-        let head = (try? handle.read(upToCount: 64)) ?? Data()
+        // Enough for a PacketLogger file's longest first record.
+        let head = Array((try? handle.read(upToCount: Int(PacketLoggerFile.maximumRecordLength) + 4)) ?? Data())
+        guard CaptureFormat(detecting: head) == nil else { return false }
         return head.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) } == UInt8(ascii: "{")
     }
 

@@ -176,4 +176,48 @@ struct ImportCommandTests {
             output.output.hasSuffix(
                 "3 warnings (see above): 2 about skipped PacketLogger records, 1 about the profile\n"))
     }
+
+    /// A little-endian PacketLogger file whose first record is 123 bytes long: its first byte is
+    /// that of `{`, so the file starts as a JSON recording does.
+    static func packetLoggerStartingWithABrace() throws -> Data {
+        var bytes = Array(try Data(contentsOf: captures.appendingPathComponent("notifications.pklg")))
+        #expect(bytes.prefix(4) != [0x7B, 0, 0, 0])
+        // A note (0xFC) of 114 bytes, at the first record's time: 9 + 114 = 123 = 0x7B.
+        let note = [0x7B, 0, 0, 0] + bytes[4..<12] + [0xFC] + Array(repeating: UInt8(ascii: "A"), count: 113) + [0]
+        bytes.insert(contentsOf: note, at: 0)
+        return Data(bytes)
+    }
+
+    @Test(arguments: ["pklg", "bin"])
+    func aPacketLoggerFileStartingLikeJSONIsImportedAsACapture(fileExtension: String) async throws {
+        let directory = outputDirectory("brace-\(fileExtension)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let capture = directory.appendingPathComponent("brace.\(fileExtension)")
+        try Self.packetLoggerStartingWithABrace().write(to: capture)
+        let (status, output) = await run("import", capture.path, "--out", directory.path)
+        #expect(status == .success, "\(output.error)")
+        #expect(output.output.hasPrefix("imported the connection to "))
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("brace.scenario.json").path))
+    }
+
+    @Test func runAndValidateKnowAPacketLoggerFileByItsContent() async throws {
+        let directory = outputDirectory("content")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let capture = directory.appendingPathComponent("session.bin")
+        try Data(contentsOf: Self.captures.appendingPathComponent("discovery-reads.pklg")).write(to: capture)
+        #expect(FileKind(path: capture.path) == .capture)
+        #expect(FileKind(contents: try Self.packetLoggerStartingWithABrace()) == .capture)
+        #expect(FileKind(contents: Data("{\"steps\": []".utf8)) == .other)
+        let (runStatus, run) = await run("run", capture.path)
+        #expect(runStatus == .badInput)
+        #expect(
+            run.error
+                == "mockble run: `\(capture.path)` is a Bluetooth capture; `run` expects a scenario — "
+                + "`mockble import \(capture.path)` makes one from it\n")
+        let (validateStatus, validate) = await self.run("validate", capture.path)
+        #expect(validateStatus == .badInput)
+        #expect(validate.error.contains("`\(capture.path)` is a Bluetooth capture; `validate` expects profiles"))
+    }
 }
