@@ -50,10 +50,13 @@ public struct CaptureImport: Sendable {
         }
     }
 
-    /// The profile's file name: `NAME.peripheral.json`.
+    /// The profile's file name: `NAME.peripheral.json`, where `NAME` is the import's name with
+    /// each path separator (`/`, `\`) and NUL made `_` and its leading dots dropped (`import`
+    /// when nothing is left), so the files land in the directory they are written to and are
+    /// not hidden.
     public var profileFileName: String { files.profileFileName }
 
-    /// The scenario's file name: `NAME.scenario.json`.
+    /// The scenario's file name: `NAME.scenario.json` (`NAME` as in ``profileFileName``).
     public var scenarioFileName: String { files.scenarioFileName }
 
     /// The scenario as JSON whose `peripheral` is `peripheralPath` (relative to the

@@ -62,7 +62,8 @@ public struct CaptureImporter: Sendable {
     ///
     /// - Parameters:
     ///   - bytes: the btsnoop or PacketLogger file.
-    ///   - name: the scenario's name, and the stem of the output files' names.
+    ///   - name: the scenario's name, and the stem of the output files' names (made safe as a
+    ///     file name: see `profileFileName`).
     ///   - format: the format the bytes should have, if the caller knows (from a file name,
     ///     say). Bytes that start with `btsnoop\0` are read as btsnoop and bytes whose
     ///     records read as PacketLogger as PacketLogger, whatever this says; it decides which

@@ -239,4 +239,26 @@ struct CaptureImportTests {
         defer { try? FileManager.default.removeItem(at: file) }
         #expect(throws: CaptureImportError.unwritableOutput(file.path)) { try imported.write(to: file) }
     }
+
+    @Test(arguments: [
+        ("../escaped", "_escaped"), ("", "import"), (".hidden", "hidden"), ("a\\b/c", "a_b_c"), ("..", "import"),
+        ("plain name", "plain name"),
+    ])
+    func namesThatWouldLeaveTheDirectoryOrHideTheFilesAreWrittenSafely(name: String, stem: String) throws {
+        let imported = try CaptureImporter().importCapture(bytes: try S.bytes("att-errors"), name: name)
+        #expect(imported.profileFileName == "\(stem).peripheral.json")
+        #expect(imported.scenarioFileName == "\(stem).scenario.json")
+        #expect(imported.scenario.name == name)
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("capture-import-\(ProcessInfo.processInfo.processIdentifier)-names-\(stem)")
+            .appendingPathComponent("inside")
+        defer { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent()) }
+        let written = try imported.write(to: directory)
+        #expect(written.profile == directory.appendingPathComponent("\(stem).peripheral.json"))
+        #expect(written.scenario == directory.appendingPathComponent("\(stem).scenario.json"))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+                == ["\(stem).peripheral.json", "\(stem).scenario.json"])
+        #expect(imported.scenarioJSON().contains(#""peripheral": "\#(stem).peripheral.json""#))
+    }
 }

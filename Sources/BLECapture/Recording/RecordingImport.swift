@@ -53,9 +53,12 @@ public struct RecordingImport: Sendable {
     public var scenario: Scenario { files.scenario }
     /// The profile as the JSON ``profileFileName`` holds.
     public var profileJSON: String { files.profileJSON }
-    /// The profile's file name: `NAME.peripheral.json`.
+    /// The profile's file name: `NAME.peripheral.json`, where `NAME` is the import's name with
+    /// each path separator (`/`, `\`) and NUL made `_` and its leading dots dropped (`import`
+    /// when nothing is left), so the files land in the directory they are written to and are
+    /// not hidden.
     public var profileFileName: String { files.profileFileName }
-    /// The scenario's file name: `NAME.scenario.json`.
+    /// The scenario's file name: `NAME.scenario.json` (`NAME` as in ``profileFileName``).
     public var scenarioFileName: String { files.scenarioFileName }
 
     /// The scenario as JSON whose `peripheral` is `peripheralPath` (relative to the

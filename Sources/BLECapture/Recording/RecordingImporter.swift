@@ -67,7 +67,8 @@ public struct RecordingImporter: Sendable {
     ///
     /// - Parameters:
     ///   - recording: the session, as a `SessionRecorder` kept it or a file held it.
-    ///   - name: the scenario's name, and the stem of the output files' names.
+    ///   - name: the scenario's name, and the stem of the output files' names (made safe as a
+    ///     file name: see `profileFileName`).
     /// - Throws: ``RecordingImportError/noConnection(advertisers:)`` when the recording shows
     ///   no connection, ``RecordingImportError/peripheralNotFound(_:connected:)`` when none
     ///   goes to ``peripheral``, ``RecordingImportError/missingPlaceholder(_:supplied:)`` when

@@ -34,12 +34,21 @@ struct ImportedFiles: Sendable {
         profileJSON = profileValue.text
         let inline = JSONValue.object(
             scenarioHeader + [(key: "peripheral", value: profileValue), (key: "steps", value: .array(steps))])
-        profile = try PeripheralProfile(json: Data(profileJSON.utf8), file: "\(name).peripheral.json")
-        scenario = try Scenario(json: Data(inline.text.utf8), file: "\(name).scenario.json")
+        profile = try PeripheralProfile(json: Data(profileJSON.utf8), file: "\(Self.fileStem(name)).peripheral.json")
+        scenario = try Scenario(json: Data(inline.text.utf8), file: "\(Self.fileStem(name)).scenario.json")
     }
 
-    var profileFileName: String { "\(name).peripheral.json" }
-    var scenarioFileName: String { "\(name).scenario.json" }
+    var profileFileName: String { "\(Self.fileStem(name)).peripheral.json" }
+    var scenarioFileName: String { "\(Self.fileStem(name)).scenario.json" }
+
+    /// The stem of the files written for an import named `name`: the name, with each path
+    /// separator (`/`, `\`) and NUL made `_` and its leading dots dropped, so the files land in
+    /// the directory given and are not hidden; `import` when nothing is left.
+    static func fileStem(_ name: String) -> String {
+        var stem = String(name.map { "/\\\u{0}".contains($0) ? "_" : $0 })
+        stem = String(stem.drop { $0 == "." })
+        return stem.isEmpty ? "import" : stem
+    }
 
     func scenarioJSON(peripheralPath: String?) -> String {
         JSONValue.object(
