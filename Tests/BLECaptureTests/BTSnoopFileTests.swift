@@ -53,7 +53,18 @@ struct BTSnoopFileTests {
 
     @Test func bytesWithoutTheIdentificationPatternAreNotBTSnoop() {
         #expect(throws: BTSnoopError.notBTSnoop) { try BTSnoopFile(bytes: Array("pklg".utf8)) }
-        #expect(throws: BTSnoopError.notBTSnoop) { try BTSnoopFile(bytes: []) }
+        #expect(throws: BTSnoopError.notBTSnoop) { try BTSnoopFile(bytes: Array("btsnoof".utf8)) }
+    }
+
+    @Test func anEmptyFileOrOneCutInsideThePatternIsShortNotAnotherFormat() {
+        #expect(throws: BTSnoopError.truncatedHeader(length: 0)) { try BTSnoopFile(bytes: []) }
+        #expect(throws: BTSnoopError.truncatedHeader(length: 5)) { try BTSnoopFile(bytes: Array("btsno".utf8)) }
+        #expect(
+            BTSnoopError.truncatedHeader(length: 0).description
+                == "the file is empty: a btsnoop file starts with a 16-byte header")
+        #expect(
+            BTSnoopError.truncatedHeader(length: 5).description
+                == "the file is 5 bytes long, shorter than the 16-byte btsnoop header")
     }
 
     @Test func aFileShorterThanItsHeaderIsRejected() {

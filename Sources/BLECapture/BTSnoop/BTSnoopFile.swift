@@ -85,10 +85,13 @@ public struct BTSnoopFile: Sendable, Hashable {
     /// Reads a btsnoop file.
     ///
     /// - Throws: ``BTSnoopError/notBTSnoop`` when the identification pattern is missing,
-    ///   ``BTSnoopError/truncatedHeader(length:)`` when the file is shorter than its header,
+    ///   ``BTSnoopError/truncatedHeader(length:)`` when the file is shorter than its header
+    ///   (also when it is empty, or ends inside the pattern),
     ///   ``BTSnoopError/unsupportedVersion(_:)`` for a version other than 1.
     public init(bytes: [UInt8]) throws(BTSnoopError) {
         guard bytes.count >= Self.identification.count, Array(bytes.prefix(8)) == Self.identification else {
+            // Empty, or cut inside the pattern: a short file, not another format.
+            if Self.identification.starts(with: bytes) { throw .truncatedHeader(length: bytes.count) }
             throw .notBTSnoop
         }
         guard bytes.count >= Self.headerLength else { throw .truncatedHeader(length: bytes.count) }
@@ -153,7 +156,7 @@ public struct BTSnoopFile: Sendable, Hashable {
 public enum BTSnoopError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The bytes do not start with `btsnoop\0`.
     case notBTSnoop
-    /// The file ends inside its 16-byte header.
+    /// The file ends inside its 16-byte header (or is empty).
     case truncatedHeader(length: Int)
     /// The version is not 1.
     case unsupportedVersion(UInt32)
@@ -164,7 +167,9 @@ public enum BTSnoopError: Error, Sendable, Hashable, CustomStringConvertible {
             "not a btsnoop file: it does not start with \"btsnoop\\0\" (save the capture in btsnoop format, "
                 + "e.g. Android's btsnoop_hci.log or btmon -w)"
         case .truncatedHeader(let length):
-            "the file is \(length) bytes long, shorter than the 16-byte btsnoop header"
+            length == 0
+                ? "the file is empty: a btsnoop file starts with a 16-byte header"
+                : "the file is \(length) bytes long, shorter than the 16-byte btsnoop header"
         case .unsupportedVersion(let version):
             "btsnoop version \(version) is not supported (only version 1 is defined)"
         }
