@@ -192,8 +192,8 @@ extension World {
     ) throws {
         // The link's fields are read in place: a copy of it would retain everything it holds.
         let slot = links.position(of: key)!
-        let (maximumValueLength, security, isSubscribed) = links.inPlace(at: slot) { link in
-            (link.maximumValueLength, link.security, link.subscriptions[characteristic.handle] != nil)
+        let (maximumValueLength, security, subscribed) = links.inPlace(at: slot) { link in
+            (link.maximumValueLength, link.security, link.subscriptions[characteristic.handle])
         }
         let p = peripherals.position(of: key.peripheral)!
         // A CCCD write naming a characteristic the server no longer has (its service was
@@ -212,12 +212,15 @@ extension World {
                 if let error = security.encryptionError { throw error }
                 kind = .indicate
             }
-            guard !isSubscribed else { return }
+            // A write of the other bit to a subscribed central's CCCD switches its updates to that
+            // kind (the descriptor is a bit field the client may rewrite at any time: Vol 3,
+            // Part G, 3.3.3.3); the peripheral app heard of the subscription already.
+            guard subscribed != kind else { return }
             links[key]!.subscriptions[characteristic.handle] = kind
             self.record(
                 .subscribe, central: key.central, peripheral: key.peripheral, attribute: characteristic.uuid,
                 handle: characteristic.handle, detail: kind == .notify ? "notify" : "indicate")
-            deliver(.subscribed(remoteCentral, local), to: key.peripheral)
+            if subscribed == nil { deliver(.subscribed(remoteCentral, local), to: key.peripheral) }
         } else {
             guard links[key]!.subscriptions.removeValue(forKey: characteristic.handle) != nil else { return }
             self.record(

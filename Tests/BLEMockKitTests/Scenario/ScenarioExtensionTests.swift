@@ -80,6 +80,35 @@ struct ScenarioExtensionTests {
         #expect(trace.records[9].attPDUs == 1)
     }
 
+    @Test func aSecondSubscribeOfTheOtherKindSwitchesTheUpdatesToIt() async throws {
+        let trace = try await S.run(
+            S.inline(
+                steps: """
+                    [\(S.connected), {"op": "subscribe", "char": "both"},
+                     {"op": "subscribe", "char": "both", "indicate": true},
+                     {"op": "readDescriptor", "char": "both", "descriptor": "2902"},
+                     {"op": "notify", "char": "both", "value": {"hex": "06"}},
+                     {"op": "subscribe", "char": "both"},
+                     {"op": "readDescriptor", "char": "both", "descriptor": "2902"},
+                     {"op": "indicate", "char": "both", "value": {"hex": "07"}},
+                     {"op": "subscribe", "char": "both"}]
+                    """))
+        #expect(trace.passed, "\(trace.failures)")
+        // The switch is a CCCD write (a request and its response), and the descriptor holds the
+        // new kind's bit: updates go as indications (2 PDUs with the confirmation).
+        #expect(trace.records[4].attPDUs == 2)
+        #expect(trace.records[5].value == Data([2, 0]))
+        #expect(trace.records[6].received == [Data([6])])
+        #expect(trace.records[6].attPDUs == 2)
+        // And back to notifications (1 PDU), even from an indicate op.
+        #expect(trace.records[8].value == Data([1, 0]))
+        #expect(trace.records[9].received == [Data([7])])
+        #expect(trace.records[9].attPDUs == 1)
+        // The log has a subscribe entry per CCCD write that changed it, none for the last (the same kind).
+        let subscribes = trace.log.filter { $0.kind == .subscribe }.map(\.detail)
+        #expect(subscribes == ["notify", "indicate", "notify"])
+    }
+
     @Test func setMTUChangesTheNextConnectionsNegotiationOnly() async throws {
         let trace = try await S.run(
             S.inline(
