@@ -265,6 +265,47 @@ struct GATTDatabaseDiscoveryTests {
         #expect(database.descriptorExchanges(of: missing, mtu: 23) == nil)
     }
 
+    /// ATT widens a 32-bit UUID to 128 bits wherever a PDU carries it (Vol 3, Part F, 3.2.1), so
+    /// a database of 32-bit UUIDs costs what the same database of vendor 128-bit UUIDs costs
+    /// (bumble, as client and server, counts 14 PDUs for the first three figures' discovery).
+    @Test("A 32-bit UUID is counted at the 128 bits ATT carries it in")
+    func thirtyTwoBitUUIDsAreCountedAt128Bits() throws {
+        func database(_ uuid: (String) throws -> BluetoothUUID) throws -> (GATTDatabase, LocalService, LocalService) {
+            var database = GATTDatabase()
+            let service = try database.add(
+                GATTService(
+                    uuid: try uuid("A000"),
+                    characteristics: try ["A100", "A101"].map {
+                        GATTCharacteristic(uuid: try uuid($0), properties: .read, permissions: .readable)
+                    } + [
+                        GATTCharacteristic(
+                            uuid: try uuid("A102"), properties: .notify, permissions: [],
+                            descriptors: [GATTDescriptor(uuid: try uuid("A200"), value: Data([1]))])
+                    ]))
+            let includer = try database.add(
+                GATTService(
+                    uuid: "1812", includedServices: [try uuid("A000")],
+                    characteristics: [GATTCharacteristic(uuid: "2A4D", properties: .read, permissions: .readable)]))
+            return (database, service, includer)
+        }
+        let thirtyTwo = try database { try BluetoothUUID(string: "F000\($0)") }
+        let vendor = try database { try BluetoothUUID(string: "F000\($0)-0451-4000-B000-000000000000") }
+        #expect(try BluetoothUUID(string: "F000A000").width == .bits32)
+        for (database, service, includer) in [thirtyTwo, vendor] {
+            // 1812 (16-bit), then the other service (20 bytes): two responses and the last request.
+            #expect(database.primaryServiceExchanges(matching: nil, mtu: 23) == 3)
+            // One 21-byte declaration a response at ATT_MTU 23, and the last request.
+            #expect(database.characteristicExchanges(of: service.handle, mtu: 23) == 4)
+            // The include's entry without the UUID, a Read of it, and the last request.
+            #expect(database.includedServiceExchanges(of: includer.handle, mtu: 23) == 3)
+            let characteristics = try #require(
+                database.characteristics(
+                    of: service.handle, matching: nil, peripheral: GATTDatabaseLayoutTests.peripheral))
+            // The CCCD (4 bytes) and the descriptor (18): two responses.
+            #expect(characteristics.map { database.descriptorExchanges(of: $0, mtu: 23) } == [0, 0, 2])
+        }
+    }
+
     @Test("A response holds as many entries of one size as fit in ATT_MTU - 2 bytes")
     func responsesPackEntriesOfOneSize() {
         func count(_ sizes: [Int], mtu: Int) -> Int {

@@ -67,11 +67,12 @@ extension GATTDatabase {
     /// takes at `mtu`: Read By Group Type responses, each listing as many services as fit whose
     /// UUIDs have one size (a response's entries share one length, Vol 3, Part F, 3.4.4.10: a
     /// 16-bit UUID makes an entry of 6 bytes, a 128-bit one of 20), and a last request answered
-    /// "attribute not found". Counted without building what the discovery finds.
+    /// "attribute not found". Counted without building what the discovery finds. (A 32-bit UUID
+    /// crosses as 128 bits: see `BluetoothUUID.travelsAs128Bits`.)
     func primaryServiceExchanges(matching uuids: [BluetoothUUID]?, mtu: Int) -> Int {
         var responses = GATTProcedure.Responses(mtu: mtu)
         for service in services where service.local.isPrimary && (uuids?.contains(service.local.uuid) ?? true) {
-            responses.add(entryOf: service.local.uuid.width == .bits128 ? 20 : 6)
+            responses.add(entryOf: service.local.uuid.travelsAs128Bits ? 20 : 6)
         }
         return responses.count + 1
     }
@@ -86,7 +87,7 @@ extension GATTDatabase {
         guard service.local.endHandle > service.local.handle else { return 0 }
         var responses = GATTProcedure.Responses(mtu: mtu)
         for characteristic in service.characteristics {
-            responses.add(entryOf: characteristic.local.uuid.width == .bits128 ? 21 : 7)
+            responses.add(entryOf: characteristic.local.uuid.travelsAs128Bits ? 21 : 7)
         }
         return responses.count + 1
     }
@@ -103,7 +104,7 @@ extension GATTDatabase {
         var responses = GATTProcedure.Responses(mtu: mtu)
         var reads = 0
         for included in service.local.includedServiceHandles {
-            let isLong = services.first { $0.local.handle == included }?.local.uuid.width == .bits128
+            let isLong = services.first { $0.local.handle == included }?.local.uuid.travelsAs128Bits == true
             responses.add(entryOf: isLong ? 6 : 8)
             if isLong { reads += 1 }
         }
@@ -123,7 +124,7 @@ extension GATTDatabase {
         let record = services[location.service].characteristics[location.characteristic]
         var responses = GATTProcedure.Responses(mtu: mtu)
         if record.cccdHandle != nil { responses.add(entryOf: 4) }
-        for descriptor in record.descriptors { responses.add(entryOf: descriptor.uuid.width == .bits128 ? 18 : 4) }
+        for descriptor in record.descriptors { responses.add(entryOf: descriptor.uuid.travelsAs128Bits ? 18 : 4) }
         return responses.count
     }
 
@@ -181,4 +182,11 @@ extension GATTDatabase {
             peripheral: peripheral, uuid: local.uuid, isPrimary: local.isPrimary, handle: local.handle,
             endHandle: local.endHandle)
     }
+}
+
+extension BluetoothUUID {
+    /// Whether ATT carries this UUID in 128 bits: every UUID without a 16-bit form, a 32-bit
+    /// one too, which ATT widens to 128 bits wherever a PDU carries it (Core specification,
+    /// Vol 3, Part F, 3.2.1).
+    var travelsAs128Bits: Bool { width != .bits16 }
 }
