@@ -84,7 +84,10 @@ public struct CaptureImporter: Sendable {
         if connection.hiddenWhileEncrypted > 0 {
             warnings.append(CaptureWarning(.encryptedTraffic(hiddenPackets: connection.hiddenWhileEncrypted)))
         }
-        for other in scan.connections where other.start != connection.start || other.handle != connection.handle {
+        for other in scan.connections
+        where other.start != connection.start || other.handle != connection.handle
+            || other.controller != connection.controller
+        {
             warnings.append(
                 CaptureWarning(
                     other.peer == connection.peer

@@ -461,6 +461,39 @@ struct BadCaptureTests {
         #expect(try Self.load(monitor).profile == (try Self.load(h4)).profile)
     }
 
+    @Test func aLinuxMonitorCaptureKeepsEachControllersConnectionsApart() throws {
+        // btmon records every controller of the machine; both number their first link 0x0040.
+        var monitor = SnoopWriter()
+        monitor.datalink = 2001
+        func event(controller: UInt32, _ code: UInt8, _ parameters: [UInt8]) {
+            monitor.record([code, UInt8(parameters.count)] + parameters, flags: controller << 16 | 3)
+        }
+        func att(controller: UInt32, _ pdu: [UInt8], sent: Bool) {
+            let frame = SnoopWriter.l2cap(pdu)
+            monitor.record(
+                le16(0x0040 | (sent ? 0 : 0x2000)) + le16(UInt16(frame.count)) + frame,
+                flags: controller << 16 | (sent ? 4 : 5))
+        }
+        for (controller, peer) in [(UInt32(0), UInt8(1)), (1, 2)] {
+            event(
+                controller: controller, 0x3E,
+                [0x01, 0x00, 0x40, 0x00, 0x00, 0x01] + [UInt8](repeating: peer, count: 6) + [0x18, 0, 0, 0, 0x48, 0, 0])
+        }
+        for controller: UInt32 in [0, 1] {
+            att(controller: controller, [0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28], sent: true)
+        }
+        att(controller: 1, [0x11, 0x06, 0x0C, 0x00, 0x0F, 0x00, 0x0D, 0x18], sent: false)
+        att(controller: 0, [0x11, 0x06, 0x0C, 0x00, 0x0F, 0x00, 0x0F, 0x18], sent: false)
+        let first = try Self.load(monitor, peer: "01:01:01:01:01:01")
+        let second = try Self.load(monitor, peer: "02:02:02:02:02:02")
+        #expect(first.profile.services.map(\.uuid) == ["180F"])
+        #expect(second.profile.services.map(\.uuid) == ["180D"])
+        #expect(
+            first.warnings.map(\.message) == [
+                "skipped the connection to 02:02:02:02:02:02 (handle 0x0040); import it with --peer 02:02:02:02:02:02"
+            ])
+    }
+
     @Test func aDocumentTheFormatRejectsIsAnInvalidOutputError() {
         #expect {
             try CaptureImport(

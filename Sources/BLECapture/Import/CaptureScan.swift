@@ -13,6 +13,8 @@ struct TimedPDU: Sendable, Hashable {
 
 /// One LE connection as the capture shows it.
 struct ConnectionLog: Sendable {
+    /// The controller it went through (a Linux monitor capture's controller index; else 0).
+    var controller: UInt16 = 0
     var handle: UInt16
     var peer: BluetoothAddress
     var isLocalCentral: Bool
@@ -68,20 +70,32 @@ struct CaptureScan: Sendable {
     /// Warnings not tied to one connection.
     var warnings: [CaptureWarning] = []
 
-    private var open: [UInt16: Int] = [:]
-    private var reassembler = L2CAPReassembler()
+    /// A connection handle on one controller: a Linux monitor capture holds the packets of
+    /// every controller of the machine, each numbering its connections on its own.
+    struct Link: Hashable, Sendable, Comparable {
+        var controller: UInt16
+        var handle: UInt16
+
+        static func < (left: Link, right: Link) -> Bool {
+            (left.controller, left.handle) < (right.controller, right.handle)
+        }
+    }
+
+    private var open: [Link: Int] = [:]
+    /// A reassembler per controller (the reassembler keys frames by handle alone).
+    private var reassemblers: [UInt16: L2CAPReassembler] = [:]
     private var drops: UInt32 = 0
-    private var unknownHandles: Set<UInt16> = []
+    private var unknownHandles: Set<Link> = []
 
     /// The connection handles ACL data went on with no connection event announcing them (the
     /// capture began after those connections did), in order.
-    var handlesWithoutConnectionEvent: [UInt16] { unknownHandles.sorted() }
+    var handlesWithoutConnectionEvent: [UInt16] { Array(Set(unknownHandles.map(\.handle))).sorted() }
 
     init(_ file: BTSnoopFile) {
         warnings = file.problems.map { CaptureWarning(.file($0)) }
         for record in file.records {
             read(
-                ScanRecord(record),
+                ScanRecord(record, datalink: file.datalink),
                 decoded: Result { () throws(HCIDecodingError) in
                     try HCIPacket.decode(record, datalink: file.datalink)
                 })
@@ -118,7 +132,17 @@ struct CaptureScan: Sendable {
 
     /// Drops the fragments of frames the capture never completed.
     private mutating func finish() {
-        for problem in reassembler.abandon() { warn(.fragmentsLost(problem), handle: problem.handle, packet: nil) }
+        abandonAll(packet: nil)
+    }
+
+    /// Drops every controller's open frames, warning of each.
+    private mutating func abandonAll(packet: Int?) {
+        for controller in reassemblers.keys.sorted() {
+            for problem in reassemblers[controller]!.abandon() {
+                warn(
+                    .fragmentsLost(problem), link: Link(controller: controller, handle: problem.handle), packet: packet)
+            }
+        }
     }
 
     private mutating func read(_ record: ScanRecord, decoded result: Result<HCIPacket, HCIDecodingError>) {
@@ -126,9 +150,7 @@ struct CaptureScan: Sendable {
         if record.drops > drops {
             warnings.append(CaptureWarning(.packetsDropped(count: Int(record.drops - drops)), packet: packet))
             drops = record.drops
-            for problem in reassembler.abandon() {
-                warn(.fragmentsLost(problem), handle: problem.handle, packet: packet)
-            }
+            abandonAll(packet: packet)
         }
         let decoded: HCIPacket
         switch result {
@@ -136,7 +158,7 @@ struct CaptureScan: Sendable {
             decoded = value
         case .failure(let error):
             if record.isTruncated {
-                truncated(record, handle: nil)
+                truncated(record, link: nil)
             } else {
                 warnings.append(CaptureWarning(.undecodableRecord(error), packet: packet))
             }
@@ -147,13 +169,15 @@ struct CaptureScan: Sendable {
             // HCI_Disconnect: the capturing host ends a connection.
             if opcode == 0x0406, parameters.count >= 2 {
                 let handle = (UInt16(parameters[0]) | UInt16(parameters[1]) << 8) & 0x0FFF
-                if let index = open[handle] { connections[index].disconnectedLocally = true }
+                if let index = open[Link(controller: record.controller, handle: handle)] {
+                    connections[index].disconnectedLocally = true
+                }
             }
         case .event(let code, let parameters):
             event(code: code, parameters: parameters, record: record)
         case .acl(let fragment, let direction):
             if record.isTruncated {
-                truncated(record, handle: fragment.handle)
+                truncated(record, link: Link(controller: record.controller, handle: fragment.handle))
                 return
             }
             data(fragment, direction: direction, record: record)
@@ -173,13 +197,16 @@ struct CaptureScan: Sendable {
         }
         switch event {
         case .leConnectionComplete(let connection) where connection.status == 0:
-            open[connection.handle] = connections.count
+            open[Link(controller: record.controller, handle: connection.handle)] = connections.count
             connections.append(
                 ConnectionLog(
-                    handle: connection.handle, peer: connection.peerAddress, isLocalCentral: connection.isLocalCentral,
+                    controller: record.controller, handle: connection.handle, peer: connection.peerAddress,
+                    isLocalCentral: connection.isLocalCentral,
                     start: record.time, intervals: [(record.time, connection.interval)]))
         case .leConnectionUpdateComplete(let status, let handle, let interval) where status == 0:
-            if let index = open[handle] { connections[index].intervals.append((record.time, interval)) }
+            if let index = open[Link(controller: record.controller, handle: handle)] {
+                connections[index].intervals.append((record.time, interval))
+            }
         case .leAdvertisingReports(let reports):
             for report in reports {
                 var log = advertising[report.address] ?? AdvertisingLog()
@@ -191,14 +218,18 @@ struct CaptureScan: Sendable {
                 advertising[report.address] = log
             }
         case .disconnectionComplete(let status, let handle, let reason) where status == 0:
-            guard let index = open.removeValue(forKey: handle) else { return }
+            guard let index = open.removeValue(forKey: Link(controller: record.controller, handle: handle)) else {
+                return
+            }
             connections[index].end = record.time
             connections[index].disconnectReason = reason
-            for problem in reassembler.abandon(handle: handle) {
+            for problem in reassemblers[record.controller]?.abandon(handle: handle) ?? [] {
                 connections[index].warnings.append(CaptureWarning(.fragmentsLost(problem), packet: packet))
             }
         case .encryptionChange(let status, let handle, let isEnabled) where status == 0:
-            if let index = open[handle] { connections[index].isEncrypted = isEnabled }
+            if let index = open[Link(controller: record.controller, handle: handle)] {
+                connections[index].isEncrypted = isEnabled
+            }
         default:
             break
         }
@@ -206,13 +237,16 @@ struct CaptureScan: Sendable {
 
     private mutating func data(_ fragment: ACLFragment, direction: HCIPacket.Direction, record: ScanRecord) {
         let packet = record.packet
-        guard let index = open[fragment.handle] else {
-            if unknownHandles.insert(fragment.handle).inserted {
+        let link = Link(controller: record.controller, handle: fragment.handle)
+        guard let index = open[link] else {
+            if unknownHandles.insert(link).inserted {
                 warnings.append(CaptureWarning(.unknownHandle(fragment.handle), packet: packet))
             }
             return
         }
-        for output in reassembler.append(fragment, direction: direction) {
+        for output in reassemblers[record.controller, default: L2CAPReassembler()].append(
+            fragment, direction: direction)
+        {
             switch output {
             case .problem(let problem):
                 if connections[index].isEncrypted {
@@ -241,10 +275,10 @@ struct CaptureScan: Sendable {
     }
 
     /// A record that kept only part of its packet.
-    private mutating func truncated(_ record: ScanRecord, handle: UInt16?) {
+    private mutating func truncated(_ record: ScanRecord, link: Link?) {
         let warning = CaptureWarning(
             .truncatedPacket(kept: record.kept, original: record.original), packet: record.packet)
-        guard let handle, let index = open[handle] else {
+        guard let link, let index = open[link] else {
             warnings.append(warning)
             return
         }
@@ -255,8 +289,10 @@ struct CaptureScan: Sendable {
         }
     }
 
-    private mutating func warn(_ kind: CaptureWarning.Kind, handle: UInt16, packet: Int?) {
-        if let index = open[handle] ?? connections.lastIndex(where: { $0.handle == handle }) {
+    private mutating func warn(_ kind: CaptureWarning.Kind, link: Link, packet: Int?) {
+        if let index = open[link]
+            ?? connections.lastIndex(where: { $0.controller == link.controller && $0.handle == link.handle })
+        {
             connections[index].warnings.append(CaptureWarning(kind, packet: packet))
         } else {
             warnings.append(CaptureWarning(kind, packet: packet))

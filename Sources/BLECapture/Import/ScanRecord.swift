@@ -9,12 +9,16 @@ struct ScanRecord: Sendable {
     /// How many of the packet's bytes the record kept, and how many the packet had.
     var kept: Int
     var original: Int
+    /// The controller the packet went through: a Linux monitor capture's controller index
+    /// (the upper 16 bits of the record's flags), 0 in formats that record one controller.
+    var controller: UInt16 = 0
 
     /// Whether the record kept fewer bytes than the packet had.
     var isTruncated: Bool { kept < original }
 
-    init(_ record: BTSnoopRecord) {
+    init(_ record: BTSnoopRecord, datalink: BTSnoopDatalink) {
         packet = record.index + 1
+        if datalink == .linuxMonitor { controller = UInt16(truncatingIfNeeded: record.flags >> 16) }
         time = record.timestamp
         drops = record.cumulativeDrops
         kept = record.data.count
