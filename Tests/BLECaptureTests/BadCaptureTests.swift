@@ -494,6 +494,55 @@ struct BadCaptureTests {
             ])
     }
 
+    @Test func descriptorLookupsFindWhatDiscoveryDescribedUpToEachCharacteristicsEnd() {
+        // 180D at 0x000C…0x0038: 2A37 declared at 0x000D (value 0x000E), 2A38 at 0x0020 (value
+        // 0x0021); 180F at 0x0030…0x0034 inside it (as a damaged capture may have): 2A19 at
+        // 0x0031 (value 0x0032); 2A00 at 0x0040, outside every service; 1810 at 0x0050…0xFFFF:
+        // 2A35 at 0x0051 (value 0x0052).
+        var gatt = CapturedGATT()
+        for (handle, end, uuid): (UInt16, UInt16, BluetoothUUID) in [
+            (0x000C, 0x0038, "180D"), (0x0030, 0x0034, "180F"), (0x0050, 0xFFFF, "1810"),
+        ] {
+            gatt.services[handle] = .init(handle: handle, endHandle: end, uuid: uuid, isPrimary: true)
+        }
+        for (declaration, uuid): (UInt16, BluetoothUUID) in [
+            (0x000D, "2A37"), (0x0020, "2A38"), (0x0031, "2A19"), (0x0040, "2A00"), (0x0051, "2A35"),
+        ] {
+            gatt.characteristics[declaration] = .init(
+                declarationHandle: declaration, valueHandle: declaration + 1, properties: 0x12, uuid: uuid)
+        }
+        for handle: UInt16 in [0x000F, 0x001F, 0x0022, 0x0030, 0x0033, 0x0035, 0x0042, 0x0053, 0xFFFF] {
+            gatt.types[handle] = .clientCharacteristicConfiguration
+        }
+        gatt.types[0x0020] = CapturedGATT.characteristic
+        gatt.types[0x000E] = "2A37"
+        let index = CapturedGATT.DescriptorIndex(gatt)
+        func found(_ handle: UInt16) -> BluetoothUUID? {
+            guard let (characteristic, descriptor) = index.descriptor(at: handle) else { return nil }
+            #expect(descriptor == .init(handle: handle, uuid: .clientCharacteristicConfiguration))
+            return characteristic.uuid
+        }
+        #expect(found(0x000F) == "2A37")  // the first handle after the value
+        #expect(found(0x001F) == "2A37")  // the last before the next declaration
+        #expect(found(0x0020) == nil)  // the next declaration
+        #expect(found(0x000E) == nil)  // a value, not a descriptor
+        #expect(found(0x0010) == nil)  // no type reported
+        #expect(found(0x0022) == "2A38")
+        #expect(found(0x0030) == "2A38")  // before 2A19's declaration, in 180D
+        #expect(found(0x0033) == "2A19")  // in the service that starts last
+        #expect(found(0x0035) == nil)  // past 180F's end and past 2A38's
+        #expect(found(0x0042) == nil)  // after a characteristic outside every service
+        #expect(found(0x0053) == "2A35")
+        #expect(found(0xFFFF) == "2A35")  // the last handle of a service running to the end
+        // The index answers as walking each characteristic's descriptors does, for every handle.
+        var walked: [UInt16: CapturedGATT.Characteristic] = [:]
+        for characteristic in gatt.characteristics.values {
+            for descriptor in gatt.descriptors(of: characteristic) { walked[descriptor.handle] = characteristic }
+        }
+        let mismatches = (UInt16(0)...UInt16.max).filter { index.descriptor(at: $0)?.0 != walked[$0] }
+        #expect(mismatches.isEmpty)
+    }
+
     @Test func aDocumentTheFormatRejectsIsAnInvalidOutputError() {
         #expect {
             try CaptureImport(

@@ -105,13 +105,52 @@ struct CapturedGATT: Sendable {
         characteristics.values.first { $0.valueHandle == handle }
     }
 
-    /// The characteristic a descriptor handle belongs to, and the descriptor.
+    /// The characteristic a descriptor handle belongs to, and the descriptor; for many
+    /// lookups, build a ``DescriptorIndex`` once instead.
     func descriptor(at handle: UInt16) -> (Characteristic, Descriptor)? {
-        for characteristic in characteristics.values where characteristic.valueHandle < handle {
-            if let descriptor = descriptors(of: characteristic).first(where: { $0.handle == handle }) {
-                return (characteristic, descriptor)
+        DescriptorIndex(self).descriptor(at: handle)
+    }
+
+    /// The descriptors of every characteristic by handle, worked out once: a lookup is a
+    /// dictionary access, where walking each characteristic's handles took up to 65,535 steps
+    /// (a service running to 0xFFFF) and sorted the services again for every lookup.
+    struct DescriptorIndex: Sendable {
+        private var byHandle: [UInt16: (Characteristic, Descriptor)] = [:]
+
+        init(_ gatt: CapturedGATT) {
+            let services = gatt.sortedServices
+            // Characteristics in declaration order, so the first of two whose (malformed)
+            // ranges overlap wins, as it does in handle order.
+            let characteristics = gatt.characteristics.values.sorted { $0.declarationHandle < $1.declarationHandle }
+            let typed = gatt.types.filter { !CapturedGATT.declarationTypes.contains($0.value) }.keys.sorted()
+            for (position, characteristic) in characteristics.enumerated() {
+                // The characteristic's end, as ``CapturedGATT/endHandle(of:)`` works it out.
+                let declaration = characteristic.declarationHandle
+                guard let service = services.last(where: { $0.handle <= declaration && declaration <= $0.endHandle })
+                else { continue }
+                let next = characteristics[(position + 1)...].first {
+                    service.handle < $0.declarationHandle && $0.declarationHandle <= service.endHandle
+                }
+                let end = next.map { $0.declarationHandle - 1 } ?? service.endHandle
+                guard characteristic.valueHandle < end else { continue }
+                // The typed handles after the value, up to the end: binary search for the first.
+                var low = 0
+                var high = typed.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if typed[middle] <= characteristic.valueHandle { low = middle + 1 } else { high = middle }
+                }
+                for handle in typed[low...] {
+                    guard handle <= end else { break }
+                    guard byHandle[handle] == nil, let uuid = gatt.types[handle] else { continue }
+                    byHandle[handle] = (characteristic, Descriptor(handle: handle, uuid: uuid))
+                }
             }
         }
-        return nil
+
+        /// The characteristic a descriptor handle belongs to, and the descriptor.
+        func descriptor(at handle: UInt16) -> (Characteristic, Descriptor)? {
+            byHandle[handle]
+        }
     }
 }

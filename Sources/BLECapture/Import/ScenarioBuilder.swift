@@ -44,6 +44,9 @@ struct ScenarioBuilder {
     /// The step the last notification or write without response went into, if it was the
     /// last step: its handle, kind, time and values.
     private var burst: (step: Int, handle: UInt16, notification: Bool, time: Int64, values: [[UInt8]])?
+    /// The descriptors discovery described, by handle (looked up for each operation on a handle
+    /// that is not a characteristic's value).
+    private let descriptors: CapturedGATT.DescriptorIndex
 
     init(
         connection: ConnectionLog, conversation: ATTConversation, profile: ProfileBuilder, linkMTU: Int,
@@ -52,6 +55,7 @@ struct ScenarioBuilder {
         self.connection = connection
         self.profile = profile
         self.recordedTimes = recordedTimes
+        descriptors = CapturedGATT.DescriptorIndex(profile.gatt)
         updateLimit = linkMTU - 3
         for (handle, entry) in profile.entries where !entry.isStatic { current[handle] = entry.initialValue }
         steps.append(.object(["op": .string("scan"), "expect": .object(["ok": .bool(true)])]))
@@ -188,7 +192,7 @@ struct ScenarioBuilder {
             characteristic(timed, entry: entry, handle: handle)
             return
         }
-        if let (characteristic, descriptor) = profile.gatt.descriptor(at: handle),
+        if let (characteristic, descriptor) = descriptors.descriptor(at: handle),
             let entry = profile.entries[characteristic.valueHandle], entry.secondaryService == nil
         {
             if case .write(_, let value, true, let error) = timed.operation,
