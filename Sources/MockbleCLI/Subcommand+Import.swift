@@ -236,7 +236,7 @@ extension Subcommand {
             .fragmentsLost:
             "packets that could not be read"
         case .encryptedTraffic: "encrypted traffic"
-        case .otherConnection, .laterConnection, .unknownHandle: "other connections"
+        case .otherConnection, .laterConnection, .unknownHandle, .dataAfterDisconnection: "other connections"
         case .unansweredRequest, .unexpectedResponse, .peripheralRequests, .notReplayed: "exchanges not replayed"
         case .profileAdjusted: "the profile"
         }

@@ -242,6 +242,22 @@ struct BadCaptureTests {
         #expect(imported.warnings == [CaptureWarning(.unknownHandle(0x0050), packet: 8)])
     }
 
+    @Test func dataAfterItsConnectionEndedIsCountedAndSaysSo() throws {
+        var writer = Self.discovered()
+        writer.disconnected()
+        writer.att([0x1B, 0x03, 0x00, 0x01], sent: false)
+        writer.att([0x1B, 0x03, 0x00, 0x02], sent: false)
+        writer.connected(peer: [1, 2, 3, 4, 5, 6])  // a new connection takes the handle
+        writer.att([0x1B, 0x03, 0x00, 0x03], sent: false)
+        let imported = try Self.load(writer)
+        #expect(
+            imported.warnings.map(\.description) == [
+                "packet 9: skipped 2 ACL data packets on handle 0x0040 that came after its connection ended "
+                    + "(Disconnection Complete)",
+                "skipped the connection to 06:05:04:03:02:01 (handle 0x0040); import it with --peer 06:05:04:03:02:01",
+            ])
+    }
+
     @Test func aSupervisionTimeoutBecomesADisconnectFault() async throws {
         var writer = Self.discovered()
         writer.disconnected(reason: 0x08)

@@ -86,6 +86,9 @@ struct CaptureScan: Sendable {
     private var reassemblers: [UInt16: L2CAPReassembler] = [:]
     private var drops: UInt32 = 0
     private var unknownHandles: Set<Link> = []
+    /// Connections the capture saw end, by link, until a new connection takes the link: the
+    /// ACL data that still came on it (the first packet, and how many).
+    private var ended: [Link: (connection: Int, packet: Int?, count: Int)] = [:]
 
     /// The connection handles ACL data went on with no connection event announcing them (the
     /// capture began after those connections did), in order.
@@ -133,6 +136,14 @@ struct CaptureScan: Sendable {
     /// Drops the fragments of frames the capture never completed.
     private mutating func finish() {
         abandonAll(packet: nil)
+        for link in ended.keys.sorted() { closeEnded(link) }
+    }
+
+    /// Warns of the data that came on `link` after its connection ended, if any did.
+    private mutating func closeEnded(_ link: Link) {
+        guard let end = ended.removeValue(forKey: link), end.count > 0 else { return }
+        connections[end.connection].warnings.append(
+            CaptureWarning(.dataAfterDisconnection(handle: link.handle, packets: end.count), packet: end.packet))
     }
 
     /// Drops every controller's open frames, warning of each.
@@ -197,7 +208,9 @@ struct CaptureScan: Sendable {
         }
         switch event {
         case .leConnectionComplete(let connection) where connection.status == 0:
-            open[Link(controller: record.controller, handle: connection.handle)] = connections.count
+            let link = Link(controller: record.controller, handle: connection.handle)
+            closeEnded(link)
+            open[link] = connections.count
             connections.append(
                 ConnectionLog(
                     controller: record.controller, handle: connection.handle, peer: connection.peerAddress,
@@ -218,9 +231,9 @@ struct CaptureScan: Sendable {
                 advertising[report.address] = log
             }
         case .disconnectionComplete(let status, let handle, let reason) where status == 0:
-            guard let index = open.removeValue(forKey: Link(controller: record.controller, handle: handle)) else {
-                return
-            }
+            let link = Link(controller: record.controller, handle: handle)
+            guard let index = open.removeValue(forKey: link) else { return }
+            ended[link] = (index, nil, 0)
             connections[index].end = record.time
             connections[index].disconnectReason = reason
             for problem in reassemblers[record.controller]?.abandon(handle: handle) ?? [] {
@@ -239,7 +252,11 @@ struct CaptureScan: Sendable {
         let packet = record.packet
         let link = Link(controller: record.controller, handle: fragment.handle)
         guard let index = open[link] else {
-            if unknownHandles.insert(link).inserted {
+            if var end = ended[link] {
+                end.packet = end.packet ?? packet
+                end.count += 1
+                ended[link] = end
+            } else if unknownHandles.insert(link).inserted {
                 warnings.append(CaptureWarning(.unknownHandle(fragment.handle), packet: packet))
             }
             return

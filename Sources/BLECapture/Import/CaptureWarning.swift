@@ -34,6 +34,9 @@ public struct CaptureWarning: Sendable, Hashable, CustomStringConvertible {
         case laterConnection(peer: BluetoothAddress, handle: UInt16)
         /// ACL data on a handle no connection event announced (the capture began mid-connection).
         case unknownHandle(UInt16)
+        /// `packets` ACL data packets came on a connection's handle after the capture showed the
+        /// connection end (Disconnection Complete), before any new connection took the handle.
+        case dataAfterDisconnection(handle: UInt16, packets: Int)
         /// A request got no response in the capture.
         case unansweredRequest(opcode: UInt8)
         /// A response answered no request the capture showed.
@@ -89,6 +92,9 @@ public struct CaptureWarning: Sendable, Hashable, CustomStringConvertible {
         case .unknownHandle(let handle):
             "skipped ACL data on handle 0x\(hex(handle)), which no connection event in the capture announced "
                 + "(the capture began after the connection was made)"
+        case .dataAfterDisconnection(let handle, let packets):
+            "skipped \(packets) ACL data packet\(packets == 1 ? "" : "s") on handle 0x\(hex(handle)) that came after "
+                + "its connection ended (Disconnection Complete)"
         case .unansweredRequest(let opcode):
             "an ATT request (opcode 0x\(hex(opcode))) got no response in the capture; it was skipped"
         case .unexpectedResponse(let opcode):
