@@ -258,6 +258,24 @@ struct BadCaptureTests {
             ])
     }
 
+    @Test(arguments: [
+        (reason: UInt8(0x16), localCentral: true, by: "disconnect by central"),
+        (0x16, false, "disconnect by peripheral"), (0x13, true, "disconnect by peripheral"),
+        (0x15, false, "disconnect by central"),
+    ])
+    func theDisconnectionReasonSaysWhichSideEndedTheLinkWhenNoCommandWasCaptured(
+        reason: UInt8, localCentral: Bool, by expected: String
+    ) throws {
+        // A filtered capture: no HCI_Disconnect, only the Disconnection Complete and its reason.
+        var writer = SnoopWriter()
+        writer.connected(central: localCentral)
+        writer.att([0x0A, 0x03, 0x00], sent: localCentral)
+        writer.att([0x01, 0x0A, 0x03, 0x00, 0x0A], sent: !localCentral)
+        writer.disconnected(reason: reason)
+        let imported = try Self.load(writer)
+        #expect(CaptureImportTests.ops(imported.scenario).last == expected)
+    }
+
     @Test func aSupervisionTimeoutBecomesADisconnectFault() async throws {
         var writer = Self.discovered()
         writer.disconnected(reason: 0x08)

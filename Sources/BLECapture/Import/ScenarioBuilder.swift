@@ -327,14 +327,18 @@ struct ScenarioBuilder {
         steps.append(op.adding("expect", .object(["ok": .bool(false), "attError": .int(Int(code))])))
     }
 
-    /// The end of the connection: asked for by one side, or lost (supervision timeout).
+    /// The end of the connection: asked for by one side, or lost (supervision timeout). The
+    /// capturing side asked when the capture shows its HCI_Disconnect or, without one (a
+    /// filtered capture), when the reason is 0x16, Connection Terminated by Local Host; else the
+    /// other side did (0x13…0x15, the remote user, its low resources or its power off).
     private mutating func disconnect(at time: Int64) {
         advance(to: time)
         if connection.disconnectReason == 0x08 {
             steps.append(.object(["op": .string("fault"), "kind": .string("disconnect")]))
             return
         }
-        let byCentral = connection.disconnectedLocally == connection.isLocalCentral
+        let byLocalSide = connection.disconnectedLocally || connection.disconnectReason == 0x16
+        let byCentral = byLocalSide == connection.isLocalCentral
         steps.append(
             .object([
                 "op": .string("disconnect"), "by": .string(byCentral ? "central" : "peripheral"),
