@@ -237,7 +237,8 @@ extension Subcommand {
             "packets that could not be read"
         case .encryptedTraffic: "encrypted traffic"
         case .otherConnection, .laterConnection, .unknownHandle, .dataAfterDisconnection: "other connections"
-        case .unansweredRequest, .unexpectedResponse, .peripheralRequests, .notReplayed: "exchanges not replayed"
+        case .unansweredRequest, .unexpectedResponse, .peripheralRequests, .notReplayed, .otherChannel:
+            "exchanges not replayed"
         case .profileAdjusted: "the profile"
         }
     }

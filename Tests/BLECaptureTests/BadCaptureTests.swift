@@ -276,6 +276,38 @@ struct BadCaptureTests {
         #expect(CaptureImportTests.ops(imported.scenario).last == expected)
     }
 
+    @Test func framesOnOtherL2CAPChannelsAreCountedAndNamedWithTheirSPSM() throws {
+        var writer = Self.discovered()
+        let mtuMPSCredits: [UInt8] = [0xF7, 0x00, 0xF7, 0x00, 0x0A, 0x00]
+        func frame(_ payload: [UInt8], channel: UInt16, sent: Bool) {
+            writer.acl(boundary: sent ? 0 : 2, SnoopWriter.l2cap(payload, channel: channel), sent: sent)
+        }
+        // EATT: a Credit Based Connection Request for SPSM 0x0027 (the central receives on
+        // 0x0040), answered (the peripheral receives on 0x0041).
+        frame([0x17, 0x01, 0x0A, 0x00, 0x27, 0x00] + mtuMPSCredits + [0x40, 0x00], channel: 5, sent: true)
+        frame([0x18, 0x01, 0x0A, 0x00] + mtuMPSCredits + [0x00, 0x00, 0x41, 0x00], channel: 5, sent: false)
+        for value: UInt8 in 1...3 { frame([0x04, 0x00, 0x1B, 0x03, 0x00, value], channel: 0x0040, sent: false) }
+        frame([0x03, 0x00, 0x0A, 0x03, 0x00], channel: 0x0041, sent: true)
+        frame([0x0B, 0x10], channel: 6, sent: true)  // the Security Manager's: not reported
+        for _ in 1...2 { frame([0x00], channel: 0x0050, sent: false) }  // no channel seen opening
+        // An LE Credit Based Connection Request from the peripheral for SPSM 0x0080.
+        frame([0x14, 0x02, 0x0A, 0x00, 0x80, 0x00, 0x60, 0x00] + mtuMPSCredits, channel: 5, sent: false)
+        frame([0x00, 0x00], channel: 0x0060, sent: true)
+        let imported = try Self.load(writer)
+        let eatt =
+            "an Enhanced ATT (EATT) bearer (SPSM 0x0027): ATT over EATT is not imported, so operations on it "
+            + "are missing from the scenario"
+        #expect(
+            imported.warnings.map(\.description) == [
+                "packet 10: skipped 3 L2CAP frames received on channel 0x0040, " + eatt,
+                "packet 13: skipped 1 L2CAP frame sent on channel 0x0041, " + eatt,
+                "packet 15: skipped 2 L2CAP frames received on channel 0x0050; only ATT on its fixed channel (0x0004) "
+                    + "is imported",
+                "packet 18: skipped 1 L2CAP frame sent on channel 0x0060, an LE credit-based channel for SPSM 0x0080; "
+                    + "only ATT on its fixed channel (0x0004) is imported",
+            ])
+    }
+
     @Test func aSupervisionTimeoutBecomesADisconnectFault() async throws {
         var writer = Self.discovered()
         writer.disconnected(reason: 0x08)

@@ -35,6 +35,22 @@ struct ConnectionLog: Sendable {
     /// Data packets that could not be read while the link was encrypted.
     var hiddenWhileEncrypted = 0
 
+    /// An L2CAP channel identifier as the frames on it go: a CID names a channel at the device
+    /// that allocated it, so the same number can name two channels, one each way.
+    struct Channel: Hashable, Sendable {
+        var direction: HCIPacket.Direction
+        var cid: UInt16
+    }
+
+    /// The SPSM of each LE credit-based channel the signalling channel was seen opening.
+    var channelSPSMs: [Channel: UInt16] = [:]
+    /// The SPSM of each credit-based connection request not yet answered, by the way the
+    /// request went and its identifier.
+    var pendingChannelRequests: [HCIPacket.Direction: [UInt8: UInt16]] = [:]
+    /// Frames on channels other than ATT's, the signalling channel and the Security Manager's:
+    /// the first one's packet, and how many.
+    var otherChannelFrames: [Channel: (packet: Int, count: Int)] = [:]
+
     /// The interval (units of 1.25 ms) the connection carried most of its ATT PDUs at (the later
     /// one of a tie; the last one when it carried none), if the capture reported one.
     var busiestInterval: UInt16? {
@@ -136,6 +152,16 @@ struct CaptureScan: Sendable {
     /// Drops the fragments of frames the capture never completed.
     private mutating func finish() {
         abandonAll(packet: nil)
+        for index in connections.indices {
+            let channels = connections[index].otherChannelFrames.sorted { $0.value.packet < $1.value.packet }
+            for (channel, frames) in channels {
+                connections[index].warnings.append(
+                    CaptureWarning(
+                        .otherChannel(
+                            channel.cid, direction: channel.direction, spsm: connections[index].channelSPSMs[channel],
+                            frames: frames.count), packet: frames.packet))
+            }
+        }
         for link in ended.keys.sorted() { closeEnded(link) }
     }
 
@@ -285,8 +311,13 @@ struct CaptureScan: Sendable {
                         connections[index].warnings.append(CaptureWarning(.undecodableATT(error), packet: packet))
                     }
                 }
-            case .frame:
+            case .frame(let frame) where frame.channel == L2CAPFrame.leSignalingChannel:
+                connections[index].readSignalling(frame.payload, direction: direction)
+            case .frame(let frame) where frame.channel == L2CAPFrame.securityManagerChannel:
                 break
+            case .frame(let frame):
+                let channel = ConnectionLog.Channel(direction: direction, cid: frame.channel)
+                connections[index].otherChannelFrames[channel, default: (packet, 0)].count += 1
             }
         }
     }
@@ -324,6 +355,45 @@ extension L2CAPReassembler.Problem {
         case .continuationWithoutStart(let handle, _, _), .interrupted(let handle, _, _, _),
             .overrun(let handle, _, _, _), .abandoned(let handle, _, _, _):
             handle
+        }
+    }
+}
+
+extension ConnectionLog {
+    /// Notes the channels an LE signalling command opens (Bluetooth Core Specification, Vol 3,
+    /// Part A, 4.22 to 4.26): the LE credit-based and credit-based connection requests give the
+    /// SPSM and the requester's CIDs, their responses the responder's.
+    mutating func readSignalling(_ payload: [UInt8], direction: HCIPacket.Direction) {
+        guard payload.count >= 4 else { return }
+        let code = payload[0]
+        let identifier = payload[1]
+        let data = Array(payload.dropFirst(4))
+        func word(_ offset: Int) -> UInt16? {
+            offset + 1 < data.count ? UInt16(data[offset]) | UInt16(data[offset + 1]) << 8 : nil
+        }
+        // A CID a command carries is where its sender receives: frames on it go the other way.
+        let towardSender: HCIPacket.Direction = direction == .hostToController ? .controllerToHost : .hostToController
+        func open(_ cid: UInt16?, spsm: UInt16) {
+            guard let cid, cid != 0 else { return }
+            channelSPSMs[Channel(direction: towardSender, cid: cid)] = spsm
+        }
+        switch code {
+        case 0x14:  // LE Credit Based Connection Request: SPSM, source CID, MTU, MPS, credits
+            guard let spsm = word(0) else { return }
+            pendingChannelRequests[direction, default: [:]][identifier] = spsm
+            open(word(2), spsm: spsm)
+        case 0x17:  // Credit Based Connection Request: SPSM, MTU, MPS, credits, source CIDs
+            guard let spsm = word(0) else { return }
+            pendingChannelRequests[direction, default: [:]][identifier] = spsm
+            for offset in stride(from: 8, to: data.count, by: 2) { open(word(offset), spsm: spsm) }
+        case 0x15:  // LE Credit Based Connection Response: destination CID, MTU, MPS, credits, result
+            guard let spsm = pendingChannelRequests[towardSender]?.removeValue(forKey: identifier) else { return }
+            open(word(0), spsm: spsm)
+        case 0x18:  // Credit Based Connection Response: MTU, MPS, credits, result, destination CIDs
+            guard let spsm = pendingChannelRequests[towardSender]?.removeValue(forKey: identifier) else { return }
+            for offset in stride(from: 8, to: data.count, by: 2) { open(word(offset), spsm: spsm) }
+        default:
+            break
         }
     }
 }

@@ -23,6 +23,12 @@ public struct CaptureWarning: Sendable, Hashable, CustomStringConvertible {
         case packetsDropped(count: Int)
         /// ACL fragments did not add up to L2CAP frames (fragments lost mid-PDU).
         case fragmentsLost(L2CAPReassembler.Problem)
+        /// `frames` L2CAP frames went `direction` on `channel`, which is neither ATT's fixed
+        /// channel (0x0004) nor the signalling or Security Manager channel, and were skipped:
+        /// an Enhanced ATT bearer (`spsm` 0x0027) or another channel a protocol opened (with
+        /// the SPSM, when the capture showed the channel open). One warning per connection,
+        /// channel and direction.
+        case otherChannel(UInt16, direction: HCIPacket.Direction, spsm: UInt16?, frames: Int)
         /// A frame on the ATT channel is not an ATT PDU.
         case undecodableATT(ATTDecodingError)
         /// The followed link was encrypted and `hiddenPackets` of its data packets could not
@@ -80,6 +86,13 @@ public struct CaptureWarning: Sendable, Hashable, CustomStringConvertible {
         case .packetsDropped(let count):
             "the capture lost \(count) packet(s) here; frames in progress were dropped"
         case .fragmentsLost(let problem): problem.description + "; it was skipped"
+        case .otherChannel(let channel, let direction, let spsm, let frames):
+            "skipped \(frames) L2CAP frame\(frames == 1 ? "" : "s") \(direction.label) on channel 0x\(hex(channel))"
+                + (spsm == 0x0027
+                    ? ", an Enhanced ATT (EATT) bearer (SPSM 0x0027): ATT over EATT is not imported, so operations "
+                        + "on it are missing from the scenario"
+                    : (spsm.map { ", an LE credit-based channel for SPSM 0x\(hex($0))" } ?? "")
+                        + "; only ATT on its fixed channel (0x0004) is imported")
         case .undecodableATT(let error): "skipped \(error)"
         case .encryptedTraffic(let hidden):
             "the link is encrypted and \(hidden) of its data packets could not be read as ATT (the capture "
