@@ -308,6 +308,36 @@ struct BadCaptureTests {
             ])
     }
 
+    @Test(arguments: [(properties: UInt8(0x12), opcode: UInt8(0x1D)), (0x22, 0x1B)])
+    func anUpdateOfAKindTheCharacteristicDoesNotDeclareIsKeptAndNamed(properties: UInt8, opcode: UInt8) throws {
+        // 2A37 at value handle 3 declares read and notify (0x12), or read and indicate (0x22); the
+        // central subscribes to the kind it declares, then gets two updates of the other kind.
+        var writer = SnoopWriter()
+        writer.connected()
+        writer.att([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28], sent: true)
+        writer.att([0x11, 0x06, 0x01, 0x00, 0x04, 0x00, 0x0D, 0x18], sent: false)
+        writer.att([0x08, 0x01, 0x00, 0x04, 0x00, 0x03, 0x28], sent: true)
+        writer.att([0x09, 0x07, 0x02, 0x00, properties, 0x03, 0x00, 0x37, 0x2A], sent: false)
+        writer.att([0x04, 0x04, 0x00, 0x04, 0x00], sent: true)
+        writer.att([0x05, 0x01, 0x04, 0x00, 0x02, 0x29], sent: false)
+        writer.att([0x12, 0x04, 0x00, properties == 0x12 ? 0x01 : 0x02, 0x00], sent: true)
+        writer.att([0x13], sent: false)
+        for value: UInt8 in 1...2 {
+            writer.att([opcode, 0x03, 0x00, value], sent: false)
+            if opcode == 0x1D { writer.att([0x1E], sent: true) }
+        }
+        let imported = try Self.load(writer)
+        let expected =
+            opcode == 0x1D
+            ? "h0003 sent an indication, which its properties do not declare (they declare notify only); the "
+                + "scenario indicates as captured"
+            : "h0003 sent a notification, which its properties do not declare (they declare indicate only); the "
+                + "scenario notifies as captured"
+        #expect(imported.warnings.map(\.description) == ["packet 10: " + expected])
+        let kind = opcode == 0x1D ? "indicate" : "notify"
+        #expect(CaptureImportTests.ops(imported.scenario).suffix(2) == ["\(kind) h0003", "\(kind) h0003"])
+    }
+
     @Test func aSupervisionTimeoutBecomesADisconnectFault() async throws {
         var writer = Self.discovered()
         writer.disconnected(reason: 0x08)

@@ -31,6 +31,9 @@ struct ScenarioBuilder {
     private var current: [UInt16: [UInt8]] = [:]
     private var subscribed: Set<UInt16> = []
     private var subscribeAdded: Set<UInt16> = []
+    /// The value handles warned of an update of a kind their properties do not declare, by kind
+    /// (`true` for indications).
+    private var undeclaredUpdates: Set<[UInt16]> = []
     private var stackOperations = 0
     /// How many times the capture's clock went back between the records replayed.
     private var clockWentBack = 0
@@ -272,6 +275,16 @@ struct ScenarioBuilder {
         case .update(_, let value, let isIndication):
             guard entry.properties.supportsSubscription else {
                 return skip("an update of \(entry.id), which neither notifies nor indicates,", timed.packet)
+            }
+            let kind: CharacteristicProperties = isIndication ? .indicate : .notify
+            if !entry.properties.contains(kind), undeclaredUpdates.insert([handle, isIndication ? 1 : 0]).inserted {
+                let (sent, declared, step) =
+                    isIndication ? ("an indication", "notify", "indicates") : ("a notification", "indicate", "notifies")
+                warnings.append(
+                    CaptureWarning(
+                        .notReplayed(
+                            "\(entry.id) sent \(sent), which its properties do not declare (they declare \(declared) "
+                                + "only); the scenario \(step) as captured"), packet: timed.packet))
             }
             if !subscribed.contains(handle) {
                 steps.append(
