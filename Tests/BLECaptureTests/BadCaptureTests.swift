@@ -338,6 +338,29 @@ struct BadCaptureTests {
         #expect(CaptureImportTests.ops(imported.scenario).suffix(2) == ["\(kind) h0003", "\(kind) h0003"])
     }
 
+    @Test func aReadMultipleVariableResponseCutAtTheMTUKeepsTheWholeValues() throws {
+        // The list may stop at ATT_MTU − 1 octets (Core Specification Vol 3, Part G, 4.8.5):
+        // here inside the second value (1 of its 5 bytes), before any tuple for the third.
+        var writer = Self.discovered()
+        writer.att([0x20, 0x03, 0x00, 0x04, 0x00, 0x03, 0x00], sent: true)
+        writer.att([0x21, 0x02, 0x00, 0x01, 0x02, 0x05, 0x00, 0x01], sent: false)
+        writer.att([0x20, 0x03, 0x00, 0x04, 0x00], sent: true)
+        writer.att([0x21, 0x02, 0x00, 0x03, 0x04], sent: false)
+        let imported = try Self.load(writer)
+        #expect(
+            imported.warnings.map(\.description) == [
+                "packet 9: a Read Multiple Variable response was cut at ATT_MTU − 1 inside the value of handle 0x0004 "
+                    + "(1 byte of it came); that read is not replayed",
+                "packet 9: a Read Multiple Variable response holds no value for handle 0x0003 (it was cut at "
+                    + "ATT_MTU − 1); not replayed",
+                "packet 11: a Read Multiple Variable response holds no value for handle 0x0004 (it was cut at "
+                    + "ATT_MTU − 1); not replayed",
+            ])
+        #expect(imported.profile.characteristic(id: "h0003")?.initialValue == Data([0x01, 0x02]))
+        let reads = CaptureImportTests.ops(imported.scenario).filter { $0.hasPrefix("read") }
+        #expect(reads == ["read h0003", "read h0003"])
+    }
+
     @Test func aSupervisionTimeoutBecomesADisconnectFault() async throws {
         var writer = Self.discovered()
         writer.disconnected(reason: 0x08)

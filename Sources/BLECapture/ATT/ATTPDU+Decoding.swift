@@ -83,8 +83,19 @@ extension ATTPDU {
         case 0x1D: return .indication(handle: try reader.uint16(), value: Array(reader.rest()))
         case 0x1E: return .confirmation
         case 0x21:
+            // The list may be cut at ATT_MTU − 1 octets, inside the last tuple.
             var values: [[UInt8]] = []
-            while !reader.isAtEnd { values.append(Array(try reader.bytes(Int(try reader.uint16())))) }
+            while !reader.isAtEnd {
+                guard reader.remaining >= 2 else {
+                    _ = reader.rest()  // part of a length: none of the value came
+                    return .readMultipleVariableResponse(values: values + [[]], lastIsPartial: true)
+                }
+                let length = Int(try reader.uint16())
+                guard length <= reader.remaining else {
+                    return .readMultipleVariableResponse(values: values + [Array(reader.rest())], lastIsPartial: true)
+                }
+                values.append(Array(try reader.bytes(length)))
+            }
             return .readMultipleVariableResponse(values: values)
         case 0x23:
             var values: [HandleValue] = []

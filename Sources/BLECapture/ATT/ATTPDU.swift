@@ -99,8 +99,11 @@ public enum ATTPDU: Sendable, Hashable {
     case confirmation
     /// 0x20: read several values of variable length.
     case readMultipleVariableRequest(handles: [UInt16])
-    /// 0x21: each value with its length.
-    case readMultipleVariableResponse(values: [[UInt8]])
+    /// 0x21: each value with its length. A server cuts the list at ATT_MTU − 1 octets
+    /// (Bluetooth Core Specification, Vol 3, Part G, 4.8.5), so its last tuple can hold fewer
+    /// octets than its length gives: then `lastIsPartial` is `true` and the last value holds the
+    /// octets there are (none when the cut fell inside the length).
+    case readMultipleVariableResponse(values: [[UInt8]], lastIsPartial: Bool = false)
     /// 0x23: several notifications in one PDU.
     case multipleNotification([HandleValue])
     /// 0x52: write a value, without a response.

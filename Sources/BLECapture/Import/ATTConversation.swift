@@ -184,10 +184,28 @@ struct ATTConversation: Sendable {
             append(request, .read(handle: handle, result: .failure(ATTFailure(code: error ?? 0))))
         case (.readBlobRequest(let handle, let offset), _):
             continueRead(handle: handle, offset: offset, response: response.pdu, packet: request.packet)
-        case (.readMultipleVariableRequest(let handles), .readMultipleVariableResponse(let values)):
-            for (handle, value) in zip(handles, values) {
+        case (.readMultipleVariableRequest(let handles), .readMultipleVariableResponse(let values, let lastIsPartial)):
+            for (position, (handle, value)) in zip(handles, values).enumerated() {
+                if lastIsPartial, position == values.count - 1 {
+                    warnings.append(
+                        CaptureWarning(
+                            .notReplayed(
+                                "a Read Multiple Variable response was cut at ATT_MTU − 1 inside the value of handle "
+                                    + "0x\(hex(handle)) (\(value.count) byte\(value.count == 1 ? "" : "s") of it came); "
+                                    + "that read is not replayed"), packet: response.packet))
+                    continue
+                }
                 gatt.values[handle] = value
                 append(request, .read(handle: handle, result: .success(value)))
+            }
+            if handles.count > values.count {
+                let missing = handles[values.count...]
+                warnings.append(
+                    CaptureWarning(
+                        .notReplayed(
+                            "a Read Multiple Variable response holds no value for handle\(missing.count == 1 ? "" : "s") "
+                                + missing.map { "0x\(hex($0))" }.joined(separator: ", ")
+                                + " (it was cut at ATT_MTU − 1); not replayed"), packet: response.packet))
             }
         case (.readMultipleRequest, _), (.readMultipleVariableRequest, _):
             warnings.append(
