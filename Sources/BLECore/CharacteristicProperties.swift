@@ -23,9 +23,12 @@ public struct CharacteristicProperties: OptionSet, Sendable, Hashable, Codable {
     public static let authenticatedSignedWrites = CharacteristicProperties(rawValue: 0x40)
     /// Extended properties are in the Characteristic Extended Properties descriptor (0x80).
     public static let extendedProperties = CharacteristicProperties(rawValue: 0x80)
-    /// Only trusted devices may enable notifications (CoreBluetooth-only, 0x100).
+    /// Only trusted devices may enable notifications (CoreBluetooth-only, 0x100): a property a
+    /// peripheral publishes. A central never sees it: the declaration carries one byte of
+    /// properties, so it sees ``notify``, and writing the CCCD needs an encrypted link.
     public static let notifyEncryptionRequired = CharacteristicProperties(rawValue: 0x100)
-    /// Only trusted devices may enable indications (CoreBluetooth-only, 0x200).
+    /// Only trusted devices may enable indications (CoreBluetooth-only, 0x200): as
+    /// ``notifyEncryptionRequired``, a central sees ``indicate``.
     public static let indicateEncryptionRequired = CharacteristicProperties(rawValue: 0x200)
 
     /// Each named property with its name as used by fixtures, in bit order.
@@ -59,4 +62,17 @@ public struct CharacteristicProperties: OptionSet, Sendable, Hashable, Codable {
 extension CharacteristicProperties: CustomStringConvertible {
     /// The property names in brackets, e.g. `[read, notify]`.
     public var description: String { "[" + names.joined(separator: ", ") + "]" }
+}
+
+extension CharacteristicProperties {
+    /// The properties a central sees: those of the characteristic's declaration, whose
+    /// properties field is one byte (Vol 3, Part G, 3.3.1.1). The two encryption-required
+    /// properties a peripheral may publish (CoreBluetooth's) are not in it: they are the notify
+    /// and indicate bits, with a CCCD that needs an encrypted link to write.
+    public var declared: CharacteristicProperties {
+        var declared = CharacteristicProperties(rawValue: rawValue & 0xFF)
+        if contains(.notifyEncryptionRequired) { declared.insert(.notify) }
+        if contains(.indicateEncryptionRequired) { declared.insert(.indicate) }
+        return declared
+    }
 }

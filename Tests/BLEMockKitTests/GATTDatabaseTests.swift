@@ -306,6 +306,28 @@ struct GATTDatabaseDiscoveryTests {
         }
     }
 
+    /// A declaration's properties field is one byte (Vol 3, Part G, 3.3.1.1): a central sees
+    /// CoreBluetooth's encryption-required properties as the notify and indicate bits.
+    @Test("A central sees the properties a declaration carries")
+    func aCentralSeesTheDeclaredProperties() throws {
+        var database = GATTDatabase()
+        let service = try database.add(
+            GATTService(
+                uuid: "FEE0",
+                characteristics: [
+                    GATTCharacteristic(
+                        uuid: "FEE5", properties: [.read, .indicateEncryptionRequired], permissions: .readable),
+                    GATTCharacteristic(
+                        uuid: "FEE6", properties: [.notify, .notifyEncryptionRequired, .indicateEncryptionRequired],
+                        permissions: []),
+                    GATTCharacteristic(uuid: "FEE7", properties: [.read, .extendedProperties], permissions: .readable),
+                ]))
+        let seen = try #require(
+            database.characteristics(of: service.handle, matching: nil, peripheral: GATTDatabaseLayoutTests.peripheral))
+        #expect(
+            seen.map(\.properties) == [[.read, .indicate], [.notify, .indicate], [.read, .extendedProperties]])
+    }
+
     @Test("A response holds as many entries of one size as fit in ATT_MTU - 2 bytes")
     func responsesPackEntriesOfOneSize() {
         func count(_ sizes: [Int], mtu: Int) -> Int {

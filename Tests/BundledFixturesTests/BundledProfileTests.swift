@@ -48,7 +48,7 @@ struct BundledProfileTests {
         #expect(await central.services(of: peripheral.identifier).map(\.uuid) == primary.map(\.uuid))
         #expect(discovered.map(\.uuid) == primary.flatMap(\.characteristics).map(\.uuid))
         for (remote, described) in zip(discovered, primary.flatMap(\.characteristics)) {
-            #expect(remote.properties == described.properties, "\(name.fileName): \(described.uuid)")
+            #expect(remote.properties == described.properties.declared, "\(name.fileName): \(described.uuid)")
             guard let value = described.value, described.permissions.contains(.readable) else { continue }
             #expect(try await central.readValue(for: remote) == value, "\(name.fileName): \(described.uuid)")
         }

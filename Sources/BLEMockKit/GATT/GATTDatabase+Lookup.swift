@@ -150,7 +150,7 @@ extension GATTDatabase {
             found.append(
                 RemoteCharacteristic(
                     service: remoteService, uuid: characteristic.local.uuid,
-                    properties: characteristic.local.properties, handle: characteristic.local.handle))
+                    properties: characteristic.local.properties.declared, handle: characteristic.local.handle))
         }
         return found
     }

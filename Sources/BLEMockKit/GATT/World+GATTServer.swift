@@ -263,6 +263,6 @@ extension World {
             service: RemoteService(
                 peripheral: peripheral, uuid: service.uuid, isPrimary: service.isPrimary, handle: service.handle,
                 endHandle: service.endHandle),
-            uuid: record.local.uuid, properties: record.local.properties, handle: record.local.handle)
+            uuid: record.local.uuid, properties: record.local.properties.declared, handle: record.local.handle)
     }
 }

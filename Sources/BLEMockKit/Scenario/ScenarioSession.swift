@@ -230,7 +230,7 @@ final class ScenarioSession: Sendable {
                 service: RemoteService(
                     peripheral: peripheral.identifier, uuid: service.uuid, isPrimary: service.isPrimary,
                     handle: service.handle, endHandle: service.endHandle),
-                uuid: local.uuid, properties: local.properties, handle: local.handle)
+                uuid: local.uuid, properties: local.properties.declared, handle: local.handle)
         }
         let services = await central.services(of: peripheral.identifier)
         for service in services where service.handle == local.serviceHandle {

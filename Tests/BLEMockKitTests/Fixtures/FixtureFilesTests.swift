@@ -21,7 +21,7 @@ struct FixtureFilesTests {
         for characteristic in described {
             let local = try #require(loaded.characteristics.first { $0.uuid == characteristic.uuid })
             let match = try #require(remote.first { $0.handle == local.handle })
-            #expect(match.properties == characteristic.properties)
+            #expect(match.properties == characteristic.properties.declared)
             guard let value = characteristic.value, characteristic.permissions.contains(.readable) else { continue }
             #expect(try await central.readValue(for: match) == value, "\(file): \(characteristic.uuid)")
         }

@@ -72,6 +72,18 @@ struct PairingTests {
         #expect(await rig.central.isConnected(rig.peripheral.identifier))
     }
 
+    /// A characteristic declaration's properties are one byte: a central sees a characteristic
+    /// published as notifying (or indicating) only with encryption as one that notifies (or
+    /// indicates), whose CCCD needs an encrypted link.
+    @Test func aCentralSeesEncryptionRequiredPropertiesAsTheNotifyAndIndicateBits() async throws {
+        let rig = try await SecureRig.make(pairing: .never)
+        #expect(rig.alarm.properties == .notify)
+        #expect(rig.secret.properties == .read)
+        await #expect(throws: ATTError(.insufficientAuthentication)) {
+            try await rig.central.setNotifyValue(true, for: rig.alarm)
+        }
+    }
+
     @Test func pairingOnFirstAccessTakesItsTimeThenTheAccessSucceeds() async throws {
         let rig = try await SecureRig.make(pairing: .automatic(duration: .milliseconds(800), outcome: .succeeds))
         let before = await rig.bridge.now
