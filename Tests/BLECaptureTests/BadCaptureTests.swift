@@ -602,6 +602,8 @@ struct BadCaptureTests {
             att(controller: controller, [0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28], sent: true)
         }
         att(controller: 1, [0x11, 0x06, 0x0C, 0x00, 0x0F, 0x00, 0x0D, 0x18], sent: false)
+        // Controller 1's link ends (Disconnection Complete, reason 0x13); controller 0's goes on.
+        event(controller: 1, 0x05, [0x00, 0x40, 0x00, 0x13])
         att(controller: 0, [0x11, 0x06, 0x0C, 0x00, 0x0F, 0x00, 0x0F, 0x18], sent: false)
         let first = try Self.load(monitor, peer: "01:01:01:01:01:01")
         let second = try Self.load(monitor, peer: "02:02:02:02:02:02")
