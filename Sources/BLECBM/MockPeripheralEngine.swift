@@ -488,12 +488,12 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         lane.bridge.outside.oweAnswer(peripheral: peripheral.identifier, request: id)
     }
 
-    /// The app answered the request `id`, or will not (see ``oweAnswer(to:)``).
     /// Forgets the later requests of the write batch whose first is `first`.
     private func forgetLaterWriteParts(of first: UInt64) {
         lock.withLock { laterWriteParts = laterWriteParts.filter { $0.value.first != first } }
     }
 
+    /// The app answered the request `id`, or will not (see ``oweAnswer(to:)``).
     private func settleAnswer(to id: UInt64) {
         lane.bridge.outside.settleAnswer(peripheral: peripheral.identifier, request: id)
     }

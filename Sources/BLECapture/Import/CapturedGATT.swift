@@ -105,12 +105,6 @@ struct CapturedGATT: Sendable {
         characteristics.values.first { $0.valueHandle == handle }
     }
 
-    /// The characteristic a descriptor handle belongs to, and the descriptor; for many
-    /// lookups, build a ``DescriptorIndex`` once instead.
-    func descriptor(at handle: UInt16) -> (Characteristic, Descriptor)? {
-        DescriptorIndex(self).descriptor(at: handle)
-    }
-
     /// The descriptors of every characteristic by handle, worked out once: a lookup is a
     /// dictionary access, where walking each characteristic's handles took up to 65,535 steps
     /// (a service running to 0xFFFF) and sorted the services again for every lookup.
@@ -128,10 +122,10 @@ struct CapturedGATT: Sendable {
                 let declaration = characteristic.declarationHandle
                 guard let service = services.last(where: { $0.handle <= declaration && declaration <= $0.endHandle })
                 else { continue }
-                let next = characteristics[(position + 1)...].first {
-                    service.handle < $0.declarationHandle && $0.declarationHandle <= service.endHandle
-                }
-                let end = next.map { $0.declarationHandle - 1 } ?? service.endHandle
+                // The next declaration in handle order, if the service holds it (it follows this
+                // one, so it is in the service unless it is past the service's end).
+                let next = characteristics.dropFirst(position + 1).first.map(\.declarationHandle)
+                let end = next.flatMap { $0 <= service.endHandle ? $0 - 1 : nil } ?? service.endHandle
                 guard characteristic.valueHandle < end else { continue }
                 // The typed handles after the value, up to the end: binary search for the first.
                 var low = 0

@@ -31,9 +31,8 @@ struct ScenarioBuilder {
     private var current: [UInt16: [UInt8]] = [:]
     private var subscribed: Set<UInt16> = []
     private var subscribeAdded: Set<UInt16> = []
-    /// The value handles warned of an update of a kind their properties do not declare, by kind
-    /// (`true` for indications).
-    private var undeclaredUpdates: Set<[UInt16]> = []
+    /// The updates warned of for a kind their characteristic's properties do not declare.
+    private var undeclaredUpdates: Set<UndeclaredUpdate> = []
     private var stackOperations = 0
     /// How many times the capture's clock went back between the records replayed.
     private var clockWentBack = 0
@@ -277,7 +276,9 @@ struct ScenarioBuilder {
                 return skip("an update of \(entry.id), which neither notifies nor indicates,", timed.packet)
             }
             let kind: CharacteristicProperties = isIndication ? .indicate : .notify
-            if !entry.properties.contains(kind), undeclaredUpdates.insert([handle, isIndication ? 1 : 0]).inserted {
+            if !entry.properties.contains(kind),
+                undeclaredUpdates.insert(UndeclaredUpdate(handle: handle, isIndication: isIndication)).inserted
+            {
                 let (sent, declared, step) =
                     isIndication ? ("an indication", "notify", "indicates") : ("a notification", "indicate", "notifies")
                 warnings.append(
@@ -383,4 +384,10 @@ extension JSONValue {
         guard case .object(let members) = self else { return self }
         return .object(members + [(key: key, value: value)])
     }
+}
+
+/// An update of a kind its characteristic does not declare (warned of once a handle and kind).
+private struct UndeclaredUpdate: Hashable {
+    var handle: UInt16
+    var isIndication: Bool
 }
