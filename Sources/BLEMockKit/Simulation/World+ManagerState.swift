@@ -281,11 +281,14 @@ extension World {
             }
             guard old == .poweredOn else { return }
             stopAdvertising(peripheral: peripheral)
+            // The update queue goes with the power, and no ready callback is owed: a manager
+            // that is not powered on takes no `updateValue` (cleared before the links go, as
+            // their teardown empties the queue and would say there is room again).
+            peripherals[peripheral]!.updateQueueWasFull = false
             let error = CoreBluetoothError(.peripheralDisconnected)
             for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }
             removeAllServices(peripheral: peripheral)
             peripherals[peripheral]!.queuedUpdates = 0
-            peripherals[peripheral]!.updateQueueWasFull = false
         }
     }
 
