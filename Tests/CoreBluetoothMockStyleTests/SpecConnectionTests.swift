@@ -140,6 +140,76 @@ struct SpecConnectionTests {
         #expect(afterDisconnection == ["connect", disconnected])
         #expect(watcher.heard == ["connect", disconnected, "connect", "reset"])
     }
+
+    // CoreBluetoothMock's CBMPeripheralSpec.swift: `isConnected` is `virtualConnections > 0`, and
+    // CBMPeripheralMock's connect(completion:) adds one for each central manager's connection before
+    // the app's didConnect (disconnect(completion:) takes it away before the app's callback), as
+    // simulateDisconnection(withError:) and simulateReset() set it to 0: a spec is connected
+    // while an app's manager is, not only while another app is.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A spec is connected while a central manager's link to it is up, until the last one ends or the device drops it",
+        arguments: [false, true])
+    func aSpecIsConnectedWhileAnAppIs(realistic: Bool) async throws {
+        let bridge = CoreBluetoothMockParityTests.bridge(realistic: realistic, seed: 87)
+        let sensor = makeSensor(ConnectionWatcher())
+        let seen = try await bridge.run { @MainActor () -> [String] in
+            CBMCentralManagerMock.simulatePeripherals([sensor])
+            let (first, one) = try await Self.app(for: sensor, on: bridge)
+            let watching = IsConnectedWatcher(sensor)
+            let manager = CBMCentralManagerMock(delegate: watching, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let other = try #require(manager.retrievePeripherals(withIdentifiers: [sensor.identifier]).first)
+            watching.seen.append("before \(sensor.isConnected)")
+            manager.connect(other)
+            try await bridge.waitForApp { other.state == .connected }
+            first.manager?.connect(one)
+            try await bridge.waitForApp { one.state == .connected }
+            manager.cancelPeripheralConnection(other)
+            try await bridge.waitForApp { watching.seen.count == 3 }
+            watching.seen.append("another manager's link is up: \(sensor.isConnected)")
+            first.manager?.cancelPeripheralConnection(one)
+            try await bridge.waitForApp { first.lines.count == 2 }
+            watching.seen.append("the last link ended: \(sensor.isConnected)")
+            manager.connect(other)
+            try await bridge.waitForApp { other.state == .connected }
+            sensor.simulateDisconnection()
+            watching.seen.append("the device dropped it: \(sensor.isConnected)")
+            try await bridge.waitForApp { watching.seen.count == 8 }
+            manager.connect(other)
+            try await bridge.waitForApp { other.state == .connected }
+            sensor.simulateReset()
+            watching.seen.append("the device reset: \(sensor.isConnected)")
+            return watching.seen
+        }
+        #expect(
+            seen == [
+                "before false", "didConnect true", "didDisconnect true", "another manager's link is up: true",
+                "the last link ended: false", "didConnect true", "the device dropped it: false", "didDisconnect false",
+                "didConnect true", "the device reset: false",
+            ])
+    }
+}
+
+/// A central manager's delegate that notes whether a spec is connected as it hears of its
+/// connections.
+final class IsConnectedWatcher: NSObject, CBMCentralManagerDelegate {
+    let spec: CBMPeripheralSpec
+    var seen: [String] = []
+
+    init(_ spec: CBMPeripheralSpec) { self.spec = spec }
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {}
+
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        seen.append("didConnect \(spec.isConnected)")
+    }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: Error?
+    ) {
+        seen.append("didDisconnect \(spec.isConnected)")
+    }
 }
 
 extension CoreBluetoothMockParityTests {

@@ -98,8 +98,17 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
     /// Whether the system knows it: retrievable by identifier without a scan (``Builder/allowForRetrieval()``,
     /// ``simulateCaching()``, or a scan that found it; not after ``simulateMacChange(_:)``).
     public var isKnown: Bool { state?.isKnown ?? builtIsKnown }
-    /// Whether another app holds a connection to it (``simulateConnection()``).
-    public var isConnected: Bool { state?.isConnectedBySystem ?? isInitiallyConnected }
+    /// Whether the device is connected, as CoreBluetoothMock counts its connections: a central
+    /// manager's link to it is up, or another app holds a connection to it (built
+    /// ``Builder/connected(name:services:delegate:connectionInterval:supervisionTimeout:mtu:)``, or
+    /// ``simulateConnection()``). It becomes `true` as the link comes up (before the app's
+    /// `didConnect`), and `false` once the last link ends (before the app's `didDisconnect`), or at
+    /// once when the device drops its links (``simulateDisconnection(withError:)``,
+    /// ``simulateReset()``, ``simulateProximityChange(_:)`` out of range).
+    public var isConnected: Bool {
+        // (Not simulated where calls act now: as built, since only a simulation connects.)
+        target(for: nil, installing: false)?.simulation?.hasConnection ?? isInitiallyConnected
+    }
     /// Its advertising sets (changed by ``simulateAdvertisementChange(_:)``).
     public var advertisement: [CBMAdvertisementConfig]? { state.map { $0.advertisement } ?? builtAdvertisement }
     /// Its services, for connectable peripherals (changed by ``simulateServiceChange(newName:newServices:)``).
