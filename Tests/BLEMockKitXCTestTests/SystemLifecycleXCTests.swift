@@ -179,6 +179,33 @@ final class SystemLifecycleXCTests: ExpectedFailuresTestCase {
         XCTAssertEqual(leftBehind.manager?.state, .unknown)
         XCTAssertFalse(leftBehind.manager?.bridge === next.bridge)
     }
+
+    /// A suite written for CoreBluetoothMock resets its specs' delegates between tests, in
+    /// `tearDown` after `tearDownSimulation()` too: the delegate hears `reset()`, as in
+    /// CoreBluetoothMock, and no system is left installed for the next test (`tearDown` above
+    /// checks it too).
+    func testAResetAfterTheSimulationIsTornDownTellsTheDelegateAndInstallsNoSystem() {
+        let resets = ResetCountingDelegate()
+        let identifier = UUID(uuidString: "7A1E0000-0000-0000-0000-00000000C005")!
+        let spec = CBMPeripheralSpec.simulatePeripheral(identifier: identifier)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Reset"], withInterval: 0.1)
+            .connectable(name: "Reset", services: [], delegate: resets)
+            .build()
+        CBMCentralManagerMock.simulatePeripherals([spec])
+        spec.simulateReset()
+        XCTAssertEqual(resets.count.value, 1)
+        CBMCentralManagerMock.tearDownSimulation()
+        spec.simulateReset()
+        XCTAssertEqual(resets.count.value, 2)
+        XCTAssertNil(SimulatedSystem.current, "installed by \(SimulatedSystem.current?.installedBy ?? "")")
+    }
+}
+
+/// A spec delegate that counts its resets.
+final class ResetCountingDelegate: CBMPeripheralSpecDelegate, Sendable {
+    let count = LockedValue(0)
+
+    func reset() { count.value += 1 }
 }
 
 /// Callbacks still queued for a manager when its system is uninstalled (its queue was busy):

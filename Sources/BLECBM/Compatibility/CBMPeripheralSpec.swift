@@ -348,10 +348,16 @@ extension CBMPeripheralSpec {
     /// `peripheral(_:didDisconnect:)`), and centrals lose their links with `connectionTimeout`
     /// after the spec's ``supervisionTimeout`` (4 s by default), as in CoreBluetoothMock; until
     /// then their links stay up with nothing heard from the device (requests get no answer).
+    /// A reset changes none of the state the spec keeps, so a call outside any bridge and
+    /// simulated system (a `tearDown` after ``CBMCentralManagerMock/tearDownSimulation()``)
+    /// calls `reset()` alone and installs no system, which the next test would find installed.
     public func simulateReset() {
-        guard let target = target(for: "simulateReset()") else { return }
+        let target = target(for: "simulateReset()", installing: false)
+        // (None: simulated on several bridges, none current, which the call said; or simulated
+        // nowhere, where the delegate is told all the same, as in CoreBluetoothMock.)
+        guard target != nil || simulations.all.allSatisfy(\.isOnRetiredBridge) else { return }
         connectionDelegate?.reset()
-        target.simulation?.reset()
+        target?.simulation?.reset()
     }
 
     /// The peripheral changes its name and services, as in CoreBluetoothMock: a service listed
