@@ -50,6 +50,23 @@ final class SystemLifecycleXCTests: ExpectedFailuresTestCase {
         }
     }
 
+    /// The same with a spec's call (bringing it into range before simulating it): the error
+    /// names that call, as the spec's type and method.
+    func testInstallingAfterASpecsCallInstalledOneNamesThatCall() throws {
+        let spec = probeSensor("Moved", identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-00000000C006")!)
+        spec.simulateProximityChange(.near)
+        defer { CBMCentralManagerMock.tearDownSimulation() }
+        XCTAssertThrowsError(try installSimulatedSystem()) { error in
+            guard let error = error as? SimulatedSystem.InstallError else { return XCTFail("\(error)") }
+            XCTAssertEqual(error.installedBy, "CBMPeripheralSpec.simulateProximityChange(_:)")
+            XCTAssertTrue(
+                error.description.hasPrefix(
+                    "SimulatedSystem.install (the XCTest \(self.name)): a simulated system is already installed, "
+                        + "by CBMPeripheralSpec.simulateProximityChange(_:). CoreBluetoothMock's statics install the "
+                        + "system when none is installed"), error.description)
+        }
+    }
+
     func testTwoInstallsAtOnceFromTwoThreadsOneWinsAndTheOtherGetsTheInstallError() {
         let results = Results()
         DispatchQueue.concurrentPerform(iterations: 8) { index in

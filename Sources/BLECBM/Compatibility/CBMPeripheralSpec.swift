@@ -272,7 +272,7 @@ extension CBMPeripheralSpec {
         if live.isEmpty {
             if let system { return .unsimulated(on: system.bridge) }
             guard let call, installing else { return nil }
-            return .unsimulated(on: BridgeScope.forCoreBluetoothMock("CBMPeripheralSpec.\(call)"))
+            return .unsimulated(on: BridgeScope.forCoreBluetoothMock(call, of: "CBMPeripheralSpec"))
         }
         if let call {
             Warning.emit(

@@ -23,13 +23,16 @@ enum BridgeScope {
 
     /// The bridge CoreBluetoothMock's statics and mock managers act on: the current one, or an
     /// installed system's, installing one (as CoreBluetoothMock's simulation exists from the
-    /// start) if there is none.
-    static func forCoreBluetoothMock(_ call: String) -> MockBLEBridge { joinedForCoreBluetoothMock(call).bridge }
+    /// start) if there is none, installed by `call` of `type` (`CBMPeripheralSpec` for a spec's
+    /// calls).
+    static func forCoreBluetoothMock(_ call: String, of type: String = "CBMCentralManagerMock") -> MockBLEBridge {
+        joinedForCoreBluetoothMock(call, of: type).bridge
+    }
 
-    /// ``forCoreBluetoothMock(_:)``'s bridge, with the system it was found through.
-    static func joinedForCoreBluetoothMock(_ call: String) -> Joined {
+    /// ``forCoreBluetoothMock(_:of:)``'s bridge, with the system it was found through.
+    static func joinedForCoreBluetoothMock(_ call: String, of type: String = "CBMCentralManagerMock") -> Joined {
         if let bridge = MockBLEBridge.current { return Joined(bridge: bridge, system: nil) }
-        let system = SimulatedSystem.currentOrInstalledForCoreBluetoothMock(call)
+        let system = SimulatedSystem.currentOrInstalledForCoreBluetoothMock("\(type).\(call)")
         return Joined(bridge: system.bridge, system: system)
     }
 

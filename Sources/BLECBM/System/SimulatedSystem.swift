@@ -453,10 +453,10 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// simulation: time following the wall clock, Bluetooth off until a test turns it on, and
     /// realistic timing (seed 0), since CoreBluetoothMock's simulation takes time too (its
     /// peripherals advertise at their intervals, and each request takes a connection interval).
+    /// `call` names it, with its type (`CBMCentralManagerMock.simulatePeripherals(_:)`).
     static func currentOrInstalledForCoreBluetoothMock(_ call: String) -> SimulatedSystem {
         slot.installedOrInstall {
-            SimulatedSystem(
-                .realistic(seed: 0), time: .wallClock, initialState: .poweredOff, by: "CBMCentralManagerMock.\(call)")
+            SimulatedSystem(.realistic(seed: 0), time: .wallClock, initialState: .poweredOff, by: call)
         }
     }
 }
