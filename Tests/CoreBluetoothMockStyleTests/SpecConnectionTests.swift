@@ -189,6 +189,41 @@ struct SpecConnectionTests {
                 "didConnect true", "the device reset: false",
             ])
     }
+
+    // CoreBluetoothMock's CBMCentralManagerMock.swift, peripheralDidConnect(_:), which
+    // simulateConnection() calls, starts with "Is the peripheral simulated?": for a spec the last
+    // simulatePeripherals(_:) did not list it does nothing, so listed again the spec is not
+    // connected, and no app finds it among the connected peripherals.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "simulateConnection() on a spec off the air does nothing: listed again, it is not connected",
+        arguments: [false, true])
+    func anotherAppCannotConnectToASpecOffTheAir(realistic: Bool) async throws {
+        let bridge = CoreBluetoothMockParityTests.bridge(realistic: realistic, seed: 88)
+        let sensor = makeSensor(ConnectionWatcher())
+        let beacon = CBMPeripheralSpec.simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Beacon"], withInterval: 0.100)
+            .build()
+        let (offTheAir, listedAgain, retrieved, found) = try await bridge.run {
+            @MainActor () -> (Bool, Bool, Int, Bool) in
+            CBMCentralManagerMock.simulatePeripherals([sensor])
+            CBMCentralManagerMock.simulatePeripherals([beacon])
+            sensor.simulateConnection()
+            let offTheAir = sensor.isConnected
+            CBMCentralManagerMock.simulatePeripherals([sensor])
+            let listedAgain = sensor.isConnected
+            let (manager, counter) = try await ScanParityTests.manager(on: bridge)
+            let retrieved = manager.retrieveConnectedPeripherals(withServices: [.batteryService]).count
+            // (Not connected, it advertises: a scan finds it.)
+            manager.scanForPeripherals(withServices: nil, options: nil)
+            try await bridge.waitForApp { !counter.found.isEmpty }
+            return (offTheAir, listedAgain, retrieved, counter.found.contains(sensor.identifier))
+        }
+        #expect(!offTheAir)
+        #expect(!listedAgain)
+        #expect(retrieved == 0)
+        #expect(found)
+    }
 }
 
 /// A central manager's delegate that notes whether a spec is connected as it hears of its

@@ -328,7 +328,8 @@ extension CBMPeripheralSpec {
     func remember(_ simulation: SpecSimulation) { simulations.add(simulation) }
 
     /// Another app connects to the peripheral (it becomes retrievable as connected); nothing
-    /// happens out of range, as in CoreBluetoothMock.
+    /// happens out of range, or when the last ``CBMCentralManagerMock/simulatePeripherals(_:)``
+    /// did not list the spec, as in CoreBluetoothMock.
     public func simulateConnection() {
         simulation(for: "simulateConnection()")?.connectBySystem()
     }

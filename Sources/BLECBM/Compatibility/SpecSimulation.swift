@@ -285,12 +285,15 @@ final class SpecSimulation: @unchecked Sendable {
 
     // MARK: The hooks
 
-    /// Another app connects to the peripheral (when in range).
+    /// Another app connects to the peripheral (when in range and on the air: as CoreBluetoothMock
+    /// ignores a spec its last `simulatePeripherals(_:)` did not list, no app could reach one
+    /// that is off the air, and its peripheral, which is not told, would go on advertising once
+    /// listed again while the system reported it connected).
     func connectBySystem() {
         let go = lock.withLock { () -> Bool in
-            guard state.proximity != .outOfRange else { return false }
+            guard state.proximity != .outOfRange, active else { return false }
             state.isConnectedBySystem = true
-            return active
+            return true
         }
         guard go else { return }
         SystemPeripheralNameBook.of(bridge).update { $0.noteConnected(identifier) }
