@@ -182,4 +182,23 @@ struct WorldQueueTests {
         harness.runUntilIdle()
         #expect(harness.centralEvents(link.central).updatedValues.isEmpty)
     }
+
+    @Test("A full update queue lost with the peripheral's power says no ready: the manager takes no updates then")
+    func aPowerOffOwesNoReady() throws {
+        var (harness, links) = try Self.updateLink(capacity: 1)
+        let link = links[0]
+        let first = try harness.updateValue(Data([1]), of: WorldUUID.notifying, on: link)
+        let second = try harness.updateValue(Data([2]), of: WorldUUID.notifying, on: link)
+        #expect([first, second] == [true, false])
+        harness.apply(.peripheralState(link.peripheral, .poweredOff))
+        harness.runUntilIdle()
+        let events = harness.peripheralEvents(link.peripheral)
+        #expect(events.contains(.stateChanged(.poweredOff)))
+        #expect(!events.contains(.readyToUpdateSubscribers))
+        #expect(harness.centralEvents(link.central).updatedValues.isEmpty)
+        // Powered on again, the queue is empty and owes nothing from before.
+        harness.apply(.peripheralState(link.peripheral, .poweredOn))
+        harness.runUntilIdle()
+        #expect(!harness.peripheralEvents(link.peripheral).contains(.readyToUpdateSubscribers))
+    }
 }
