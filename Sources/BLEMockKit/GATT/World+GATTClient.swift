@@ -44,6 +44,24 @@ extension World {
         throw error
     }
 
+    /// Checks that the central discovered a service on this link (as a primary service or an
+    /// included one) and that it is still current: a service kept across a reconnect, or one
+    /// another central discovered, is refused as its characteristics are. The central's lists
+    /// are emptied when its link goes and lose a service its peripheral removes.
+    mutating func requireCurrent(_ service: RemoteService, on slot: Int) throws {
+        let key = links[at: slot].key
+        let discovered = centrals.inPlace(key.central) { central in
+            central.services[key.peripheral]?.contains(service) == true
+                || central.includedServices[key.peripheral]?.contains(service) == true
+        }
+        if discovered == true { return }
+        let error = CoreBluetoothError(.invalidHandle)
+        record(
+            .refused, central: key.central, peripheral: service.peripheral, attribute: service.uuid,
+            handle: service.handle, error: error, detail: "service not discovered on this link")
+        throw error
+    }
+
     /// Checks that a discovered descriptor still exists on its (current) characteristic.
     mutating func requireCurrent(_ descriptor: RemoteDescriptor, on slot: Int) throws {
         try requireCurrent(descriptor.characteristic, on: slot)
@@ -96,11 +114,13 @@ extension World {
         case .discoverServices(let uuids):
             return peripherals[at: p].database.primaryServiceExchanges(matching: uuids, mtu: mtu)
         case .discoverIncludedServices(let service, _):
+            try requireCurrent(service, on: slot)
             return peripherals[at: p].database.includedServiceExchanges(of: service.handle, mtu: mtu) ?? 1
         case .discoverCharacteristics(let service, _):
             // The client reads every characteristic declaration in the service's range and
             // filters by UUID itself (Vol 3, Part G, 4.6.2): the UUIDs asked for do not
             // change what crosses the link.
+            try requireCurrent(service, on: slot)
             return peripherals[at: p].database.characteristicExchanges(of: service.handle, mtu: mtu) ?? 1
         case .discoverDescriptors(let characteristic):
             try requireCurrent(characteristic, on: slot)

@@ -47,6 +47,41 @@ struct AttributeIdentityTests {
         #expect(try await other.readValue(for: own[1]) == Data([0x01]))
     }
 
+    @Test("A service kept across a reconnect, or another central's, is refused with invalidHandle until rediscovered")
+    func staleServiceAfterReconnect() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        let service = characteristics[0].service
+        try await central.cancelPeripheralConnection(peripheral.identifier)
+        try await central.connect(peripheral.identifier)
+        let pdus = await bridge.attPDUCount
+        // Before, both went to the server, and the characteristics found through the stale
+        // service were usable although the central had discovered no service on this link.
+        await #expect(throws: CoreBluetoothError(.invalidHandle)) {
+            try await central.discoverCharacteristics(nil, for: service)
+        }
+        await #expect(throws: CoreBluetoothError(.invalidHandle)) {
+            try await central.discoverIncludedServices(nil, for: service)
+        }
+        #expect(await bridge.attPDUCount == pdus)  // refused before anything was sent
+        #expect(await central.characteristics(of: service).isEmpty)
+        let refusal = await bridge.log.last { $0.kind == .refused }
+        #expect(refusal?.detail == "service not discovered on this link")
+        #expect(refusal?.attribute == service.uuid)
+        // Another central has objects of its own.
+        let other = MockCentralManager(bridge: bridge)
+        try await other.connect(peripheral.identifier)
+        await #expect(throws: CoreBluetoothError(.invalidHandle)) {
+            try await other.discoverCharacteristics(nil, for: service)
+        }
+        // Rediscovering makes it usable again.
+        #expect(try await central.discoverServices(nil, for: peripheral.identifier) == [service])
+        #expect(try await central.discoverCharacteristics(nil, for: service) == characteristics)
+        #expect(try await central.discoverIncludedServices(nil, for: service).isEmpty)
+        #expect(await bridge.finish() == .clean)
+    }
+
     /// A peripheral whose primary service includes a secondary battery service, and a central
     /// that discovered both and the battery level.
     static func includedRig() async throws -> (
