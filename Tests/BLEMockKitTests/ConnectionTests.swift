@@ -112,6 +112,34 @@ struct ConnectionTests {
         #expect(await bridge.finish() == .clean)
     }
 
+    @Test(
+        "Bluetooth turned off under a pending connection fails its connect with connectionFailed; the events say the state"
+    )
+    func powerOffEndsAPendingConnection() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let central = MockCentralManager(bridge: bridge)
+        let events = central.events()
+        try await central.scanForPeripherals(withServices: nil)
+        await peripheral.stopAdvertising()
+        let attempt = Task { try await central.connect(peripheral.identifier) }
+        await bridge.waitUntil { $0.log.last?.kind == .connecting }
+        await central.simulateStateChange(.poweredOff)
+        await #expect(throws: CoreBluetoothError(.connectionFailed)) { try await attempt.value }
+        // Back on, the attempt is gone: the peripheral advertising again is not connected to.
+        await central.simulateStateChange(.poweredOn)
+        try await peripheral.startAdvertising(AdvertisementData(localName: "back"))
+        // As CoreBluetooth tells a delegate: the state change, no didFailToConnect (the link never
+        // came up, and the peripheral objects are invalid below powered on).
+        let received = await events.prefixArray(4)
+        #expect(received.first == .stateChanged(.poweredOn))
+        #expect(received.dropFirst().first.map { if case .discovered = $0 { true } else { false } } == true)
+        #expect(received.suffix(2) == [.stateChanged(.poweredOff), .stateChanged(.poweredOn)])
+        #expect(await !central.isConnected(peripheral.identifier))
+        #expect(await !bridge.log.contains { $0.kind == .connected })
+        #expect(await bridge.finish() == .clean)
+    }
+
     @Test("Retrieving peripherals returns only known ones, and connected ones by service")
     func retrieval() async throws {
         let bridge = MockBLEBridge()
