@@ -67,7 +67,13 @@ extension World {
         try requireCurrent(descriptor.characteristic, on: slot)
         let current =
             peripherals[existing: descriptor.peripheral].database.descriptors(of: descriptor.characteristic) ?? []
-        guard current.contains(descriptor) else { throw CoreBluetoothError(.invalidHandle) }
+        guard !current.contains(descriptor) else { return }
+        let error = CoreBluetoothError(.invalidHandle)
+        record(
+            .refused, central: links[at: slot].key.central, peripheral: descriptor.peripheral,
+            attribute: descriptor.uuid, handle: descriptor.handle, error: error,
+            detail: "descriptor not on its characteristic")
+        throw error
     }
 
     // MARK: Starting a procedure

@@ -34,6 +34,32 @@ struct AttributeIdentityTests {
         #expect(try await central.readValue(for: again[1]) == Data([0x01]))
     }
 
+    @Test("A descriptor its characteristic does not have is refused with invalidHandle, and the log says why")
+    func aForgedDescriptorIsRefused() async throws {
+        let bridge = MockBLEBridge()
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let (central, characteristics) = try await TestPeripherals.connectedCentral(to: peripheral, on: bridge)
+        let descriptors = try await central.discoverDescriptors(for: characteristics[0])
+        let cccd = try #require(descriptors.first)
+        // The same characteristic, a handle past its descriptors: no such attribute.
+        let forged = RemoteDescriptor(characteristic: characteristics[0], uuid: cccd.uuid, handle: cccd.handle &+ 40)
+        let pdus = await bridge.attPDUCount
+        await #expect(throws: CoreBluetoothError(.invalidHandle)) { try await central.readValue(for: forged) }
+        await #expect(throws: CoreBluetoothError(.invalidHandle)) {
+            try await central.writeValue(Data([0x01, 0x00]), for: forged)
+        }
+        #expect(await bridge.attPDUCount == pdus)
+        let refusals = await bridge.log.filter { $0.kind == .refused }
+        #expect(
+            refusals.map(\.detail) == ["descriptor not on its characteristic", "descriptor not on its characteristic"])
+        #expect(
+            refusals.allSatisfy {
+                $0.central == central.identifier && $0.error == .coreBluetooth(CoreBluetoothError(.invalidHandle))
+            })
+        // The real one still reads.
+        #expect(try await central.readValue(for: cccd) == Data([0x00, 0x00]))
+    }
+
     @Test("A central cannot use a characteristic another central discovered")
     func attributesBelongToTheirCentral() async throws {
         let bridge = MockBLEBridge()
