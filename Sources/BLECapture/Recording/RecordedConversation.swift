@@ -35,8 +35,11 @@ struct RecordedConversation {
         _ recording: SessionRecording, peripheral: UUID, placeholders: [String: [UInt8]]
     ) throws(RecordingImportError) {
         self.placeholders = placeholders
-        for (index, entry) in recording.entries.enumerated() where entry.event.peripheral == peripheral {
-            try add(entry.event, time: Self.microseconds(entry.time), event: index + 1)
+        let entries = recording.entries.enumerated().filter { $0.element.event.peripheral == peripheral }
+        // A recording made on CoreBluetooth numbers attributes in discovery order, not as handles.
+        let events = RecordedLayout.rebased(entries.map(\.element.event))
+        for ((index, entry), event) in zip(entries, events) {
+            try add(event, time: Self.microseconds(entry.time), event: index + 1)
         }
     }
 

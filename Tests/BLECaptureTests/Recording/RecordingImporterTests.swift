@@ -81,6 +81,81 @@ struct RecordingImporterTests {
         #expect(trace.records.first { $0.op == "read" && !$0.ok }?.error?.code == 5)
     }
 
+    /// A session as the CoreBluetooth adapters record it: CoreBluetooth hides handles, so each
+    /// service, characteristic and descriptor carries the number the adapter gave its object in
+    /// discovery order (a service's end is its own number, its characteristics come after all
+    /// the services), and the reconnection's rediscovery gives the new objects new numbers.
+    static var sessionNumberedInDiscoveryOrder: SessionRecording {
+        var events: [RecordedEvent] = [
+            .discovered(peripheral: p, name: "HRM", advertisement: AdvertisementData(localName: "HRM"), rssi: -50)
+        ]
+        for (connection, first) in [(0, UInt16(1)), (1, UInt16(8))] {
+            let n = { (offset: UInt16) in first + offset }
+            events += [
+                .connected(peripheral: p, mtu: 185),
+                .servicesDiscovered(
+                    peripheral: p,
+                    services: [
+                        RecordedService(uuid: "180D", isPrimary: true, handle: n(0), endHandle: n(0)),
+                        RecordedService(uuid: "180F", isPrimary: true, handle: n(1), endHandle: n(1)),
+                    ]),
+                .characteristicsDiscovered(
+                    peripheral: p, service: n(0),
+                    characteristics: [
+                        RecordedCharacteristic(uuid: "2A37", properties: [.notify], handle: n(2)),
+                        RecordedCharacteristic(uuid: "2A38", properties: [.read], handle: n(3)),
+                    ]),
+                .characteristicsDiscovered(
+                    peripheral: p, service: n(1),
+                    characteristics: [RecordedCharacteristic(uuid: "2A19", properties: [.read, .notify], handle: n(4))]),
+                .descriptorsDiscovered(
+                    peripheral: p, characteristic: n(2), descriptors: [RecordedDescriptor(uuid: "2902", handle: n(5))]),
+                .descriptorsDiscovered(peripheral: p, characteristic: n(3), descriptors: []),
+                .descriptorsDiscovered(
+                    peripheral: p, characteristic: n(4), descriptors: [RecordedDescriptor(uuid: "2902", handle: n(6))]),
+                .read(peripheral: p, handle: n(3), result: .success(.bytes(Data([0x01])))),
+                .read(peripheral: p, handle: n(4), result: .success(.bytes(Data([UInt8(100 - connection)])))),
+                .notificationState(peripheral: p, handle: n(2), enabled: true, error: nil),
+                .valueUpdated(
+                    peripheral: p, handle: n(2), value: .bytes(Data([0x06, UInt8(connection)])), isIndication: false),
+                .disconnected(
+                    peripheral: p, error: connection == 0 ? RecordedError(CoreBluetoothError(.connectionTimeout)) : nil),
+            ]
+        }
+        return SessionRecording(
+            entries: events.enumerated().map {
+                SessionRecording.Entry(time: .milliseconds(10 * $0.offset), event: $0.element)
+            })
+    }
+
+    @Test(
+        "A session recorded on CoreBluetooth, its attributes numbered in discovery order, imports every characteristic once and replays both connections"
+    )
+    func aSessionNumberedInDiscoveryOrderImportsEveryCharacteristicOnce() async throws {
+        let imported = try RecordingImporter().importRecording(Self.sessionNumberedInDiscoveryOrder, name: "hrm")
+        #expect(imported.warnings.map(\.description) == [])
+        let structure = imported.profile.services.map { service in
+            "\(service.uuid): "
+                + service.characteristics.map { "\($0.uuid) \($0.properties.names)" }.joined(separator: ", ")
+        }
+        #expect(structure == ["180D: 2A37 [\"notify\"], 2A38 [\"read\"]", "180F: 2A19 [\"read\", \"notify\"]"])
+        let trace = await ScenarioRunner(imported.scenario).run()
+        #expect(trace.passed, "\(trace.failures)")
+        let replayed = trace.records.compactMap { record -> String? in
+            switch record.op {
+            case "read": "read " + FixtureBytes.hexString(record.value ?? Data())
+            case "notify": "notify " + (record.received ?? []).map { FixtureBytes.hexString($0) }.joined()
+            case "subscribe", "connect", "fault", "disconnect": record.op
+            default: nil
+            }
+        }
+        #expect(
+            replayed == [
+                "connect", "read 01", "read 64", "subscribe", "notify 0600", "fault",
+                "connect", "read 01", "read 63", "subscribe", "notify 0601", "disconnect",
+            ])
+    }
+
     /// A session as a device's `ContinuousClock` times it: the notifications of one connection
     /// event reach the app microseconds apart, not at one instant.
     static func deviceTimedStream(burstGap: Duration) -> SessionRecording {
