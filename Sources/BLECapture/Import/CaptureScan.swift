@@ -26,6 +26,10 @@ struct ConnectionLog: Sendable {
     /// When and why it ended, if the capture shows it.
     var end: Int64?
     var disconnectReason: UInt8?
+    /// For a recording: the CoreBluetooth error the app saw the link end with, when the
+    /// replay's `fault` step is to give it (not `connectionTimeout`, which `disconnectReason`
+    /// 0x08 stands for, nor `peripheralDisconnected`, which the peripheral's own disconnection gives).
+    var disconnectError: CoreBluetoothError.Code?
     /// Whether the capturing host asked for the disconnection.
     var disconnectedLocally = false
     var isEncrypted = false

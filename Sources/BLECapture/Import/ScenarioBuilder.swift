@@ -351,6 +351,11 @@ struct ScenarioBuilder {
             steps.append(.object(["op": .string("fault"), "kind": .string("disconnect")]))
             return
         }
+        if let error = connection.disconnectError {
+            steps.append(
+                .object(["op": .string("fault"), "kind": .string("disconnect"), "error": .string(error.description)]))
+            return
+        }
         let byLocalSide = connection.disconnectedLocally || connection.disconnectReason == 0x16
         let byCentral = byLocalSide == connection.isLocalCentral
         steps.append(

@@ -81,6 +81,13 @@ struct RecordedConversation {
                 connections[connections.count - 1].log.disconnectedLocally = true
             } else if error == RecordedError(CoreBluetoothError(.connectionTimeout)) {
                 connections[connections.count - 1].log.disconnectReason = 0x08  // supervision timeout
+            } else if let error, error.domain == .coreBluetooth,
+                let code = CoreBluetoothError.Code(rawValue: error.code),
+                code != .peripheralDisconnected
+            {
+                // Another error the app saw (`encryptionTimedOut`, `peerRemovedPairingInformation`,
+                // …): the replay's link ends with it.
+                connections[connections.count - 1].log.disconnectError = code
             }
         case .servicesDiscovered(_, let services):
             for service in services {

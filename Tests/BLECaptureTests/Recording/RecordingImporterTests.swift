@@ -156,6 +156,40 @@ struct RecordingImporterTests {
             ])
     }
 
+    @Test(
+        "A link the app saw end with another CoreBluetooth error than the timeout or the peripheral's disconnection ends with that error in the replay"
+    )
+    func aLinkThatEndedWithAnotherErrorEndsWithItInTheReplay() async throws {
+        let cb = { (code: CoreBluetoothError.Code) in RecordedError(CoreBluetoothError(code)) }
+        let events: [RecordedEvent] = [
+            .discovered(
+                peripheral: Self.p, name: "Lock", advertisement: AdvertisementData(localName: "Lock"), rssi: -50),
+            .connected(peripheral: Self.p, mtu: 23),
+            .disconnected(peripheral: Self.p, error: cb(.encryptionTimedOut)),
+            .connected(peripheral: Self.p, mtu: 23),
+            .disconnected(peripheral: Self.p, error: cb(.peerRemovedPairingInformation)),
+            .connected(peripheral: Self.p, mtu: 23),
+            .disconnected(peripheral: Self.p, error: cb(.peripheralDisconnected)),
+        ]
+        let recording = SessionRecording(
+            entries: events.enumerated().map {
+                SessionRecording.Entry(time: .milliseconds(10 * $0.offset), event: $0.element)
+            })
+        let imported = try RecordingImporter().importRecording(recording, name: "lock")
+        let trace = await ScenarioRunner(imported.scenario).run()
+        #expect(trace.passed, "\(trace.failures)")
+        let ends = trace.records.compactMap { record -> String? in
+            guard let reason = record.fields.first(where: { $0.key == "reason" })?.value else { return nil }
+            return "\(record.op): \(reason.json)"
+        }
+        #expect(
+            ends == [
+                #"fault: {"central":{"domain":"cb","code":15,"name":"encryptionTimedOut"},"peripheral":{"unsubscribed":[]}}"#,
+                #"fault: {"central":{"domain":"cb","code":14,"name":"peerRemovedPairingInformation"},"peripheral":{"unsubscribed":[]}}"#,
+                #"disconnect: {"central":{"domain":"cb","code":7,"name":"peripheralDisconnected"},"peripheral":{"unsubscribed":[]}}"#,
+            ])
+    }
+
     /// A session as a device's `ContinuousClock` times it: the notifications of one connection
     /// event reach the app microseconds apart, not at one instant.
     static func deviceTimedStream(burstGap: Duration) -> SessionRecording {
