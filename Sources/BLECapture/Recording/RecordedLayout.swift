@@ -46,10 +46,11 @@ struct RecordedLayout {
         var layout = RecordedLayout()
         for event in events { layout.observe(event) }
         let numbers = layout.numbers()
+        let taken = Set(numbers.values.map(\.handle))
         var replay = RecordedLayout()
         return events.map { event in
             replay.observe(event)
-            return replay.rebase(event, numbers: numbers, later: layout)
+            return replay.rebase(event, numbers: numbers, taken: taken, later: layout)
         }
     }
 
@@ -169,11 +170,11 @@ struct RecordedLayout {
     /// discovery so far says, or else as a later discovery, in `later`, says: an operation
     /// recorded before the discovery that reported its attribute). A number no discovery
     /// reported keeps its value unless that is another attribute's handle, when it becomes 0,
-    /// which names no attribute.
+    /// which names no attribute (`taken` holds every attribute's handle).
     private func rebase(
-        _ event: RecordedEvent, numbers: [Int: (handle: UInt16, endHandle: UInt16)], later: RecordedLayout
+        _ event: RecordedEvent, numbers: [Int: (handle: UInt16, endHandle: UInt16)], taken: Set<UInt16>,
+        later: RecordedLayout
     ) -> RecordedEvent {
-        let taken = Set(numbers.values.map(\.handle))
         func handle(_ number: UInt16) -> UInt16 {
             if let node = alias[number] ?? later.alias[number], let new = numbers[node] { return new.handle }
             return taken.contains(number) ? 0 : number
