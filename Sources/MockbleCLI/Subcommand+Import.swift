@@ -112,9 +112,12 @@ extension Subcommand {
     /// Whether a file holds a recording (JSON) rather than a capture: not a capture by its
     /// extension (`.pklg`, `.btsnoop`, `.cfa`) or its content (``CaptureFormat/init(detecting:)``:
     /// a PacketLogger file's first record length may start with the byte of `{`), and its first
-    /// byte other than white space is `{`.
+    /// byte other than white space is `{`; or, whatever its content (an empty file, say, which
+    /// is then reported as an empty recording rather than as a capture), named `….json`.
     static func isRecording(_ path: String) -> Bool {
-        guard CaptureFormat(fileExtension: URL(fileURLWithPath: path).pathExtension) == nil,
+        let pathExtension = URL(fileURLWithPath: path).pathExtension
+        if pathExtension.lowercased() == "json" { return true }
+        guard CaptureFormat(fileExtension: pathExtension) == nil,
             let handle = FileHandle(forReadingAtPath: path)
         else { return false }
         defer { try? handle.close() }

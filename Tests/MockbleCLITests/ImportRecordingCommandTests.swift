@@ -112,6 +112,20 @@ struct ImportRecordingCommandTests {
                 + "E621E1F8-C36C-495A-93FC-0C247A3E6E5F; it connected to E4546FDA-DA9E-4A73-96DA-AEC92CD44D42\n")
     }
 
+    @Test("An empty or blank recording file is named as an empty recording, not as a capture", arguments: ["", " \n"])
+    func anEmptyRecordingIsNamedAsOne(content: String) async throws {
+        let file = outputDirectory("empty-\(content.count)").appendingPathExtension("recording.json")
+        try Data(content.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let (status, output) = await run(["import", file.path])
+        #expect(status == .badInput)
+        let position = content.isEmpty ? "1:1" : "2:1"
+        #expect(
+            output.error
+                == "mockble import: \(file.path): not a valid recording: \(file.lastPathComponent):\(position): the "
+                + "document is empty; write the JSON object the file is for\n")
+    }
+
     @Test func aDamagedRecordingExitsTwoNamingTheLineAndField() async throws {
         let file = outputDirectory("damaged").appendingPathExtension("json")
         try Data(

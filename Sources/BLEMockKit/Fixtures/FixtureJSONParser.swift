@@ -77,6 +77,11 @@ struct FixtureJSONParser {
     /// The error for the byte at the cursor when something else was expected.
     func unexpected(expected: String) -> FixtureError {
         guard let byte = current else {
+            // Nothing but white space (and a byte order mark): an empty file, not a cut one.
+            let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+            if bytes[start...].allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+                return error("the document is empty", fix: "write the JSON object the file is for")
+            }
             return error(
                 "unexpected end of input; expected \(expected)",
                 fix: "the document is truncated: close every string, array and object")

@@ -6,8 +6,10 @@ import Testing
 struct FixtureJSONRejectionTests {
     /// Bad input, the expected line and column, and a fragment of the message.
     static let cases: [(json: String, line: Int, column: Int, message: String)] = [
-        ("", 1, 1, "unexpected end of input"),
-        ("   ", 1, 4, "unexpected end of input"),
+        ("", 1, 1, "the document is empty"),
+        ("   ", 1, 4, "the document is empty"),
+        ("\u{FEFF}\n", 2, 1, "the document is empty"),
+        ("  [", 1, 4, "unexpected end of input; expected a value"),
         ("[1, 2,]", 1, 6, "trailing comma before \"]\""),
         ("{\"a\": 1,\n }", 1, 8, "trailing comma before \"}\""),
         ("{\"a\": 1, \"a\": 2}", 1, 10, "duplicate key \"a\" (first at line 1, column 2)"),
