@@ -29,11 +29,11 @@ extension Subcommand {
             mockble validate and replay them with mockble run NAME.scenario.json.
 
             A RECORDING is a session an app recorded through the kit's recorder
-            (RecordingCentralManager, or CBMCentralManager.sessionRecorder): a JSON file
-            starting {"format": "mockble-recording", ...}. It imports the same way, following
-            the first peripheral the app connected to (or UUID), with every connection and
-            reconnection; values the app marked private are written as the HEX given for
-            their placeholder NAME. The link figures the session showed (ATT_MTU, connection
+            (RecordingCentralManager, or CBMCentralManager.sessionRecorder): a JSON file,
+            {"format": "mockble-recording", ...}, known by its name (....json) or its first
+            character ({). It imports the same way, following the first peripheral the app
+            connected to (or UUID), with every connection and reconnection; values the app
+            marked private are written as the HEX given for their placeholder NAME. The link figures the session showed (ATT_MTU, connection
             interval, packets per connection event, throughput) are printed, to seed a
             realistic LinkTiming. NAME is the file's name without .json (and .recording).
 
