@@ -26,7 +26,8 @@ import Testing
 /// ``MockBLEBridge/current`` (a task-local, so parallel tests never share one). Afterwards
 /// the trait calls ``MockBLEBridge/finish()`` and records an issue, with the seed, when
 /// something was left over; a run that cannot end (``MockBLEBridge/Stall``) is recorded the
-/// same way. With several seeds, every issue recorded during a seed's run names that seed
+/// same way, as is an error the body throws (a failed `#require` is not: the testing library
+/// recorded its issue already). With several seeds, every issue recorded during a seed's run names that seed
 /// and how to rerun only it (`BLEMOCKKIT_SEED=17 swift test --filter name`; the variable
 /// narrows any test with this trait to that seed; a value that is not a seed is recorded as an
 /// issue, and so is a plan with no seed, such as `seeds: []` or `seedCount: 0`: the body
@@ -100,7 +101,7 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                         try await function()
                     }
                     run.keep(outcome.bridge, unansweredCalls: outcome.unansweredCallsNote)
-                    if let error = outcome.error {
+                    if let error = outcome.error, Thrown(error) == .failure {
                         Issue.record(error, Comment(rawValue: "the test threw on bridge seed \(seed)"))
                     }
                     if !outcome.finish.isClean {
@@ -203,6 +204,19 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
         #else
             try await body()
         #endif
+    }
+}
+
+/// What an error a seed's body threw means for the test.
+enum Thrown: Equatable {
+    /// The test failed with it: the trait records it as an issue naming the seed.
+    case failure
+    /// A failed `#require` (`ExpectationFailedError`): the testing library recorded its issue
+    /// already, so the trait records no other.
+    case alreadyRecorded
+
+    init(_ error: any Error) {
+        self = error is ExpectationFailedError ? .alreadyRecorded : .failure
     }
 }
 

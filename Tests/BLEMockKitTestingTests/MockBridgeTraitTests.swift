@@ -194,6 +194,28 @@ struct MockBridgeTraitTests {
                 ])
         }
 
+        /// A failed `#require` throws after the testing library recorded its issue: the trait
+        /// records nothing more (it used to add a second issue, "An API was misused", with the
+        /// `ExpectationFailedError`, as if the test had thrown an error of its own).
+        @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+        @Test("A failed #require on one of several seeds is one issue, naming the seed")
+        func aFailedRequireIsRecordedOnce() async throws {
+            let comments = try await Captured.comments(of: .mockBridge(seeds: [1, 2], timing: .instant)) {
+                try #require($0.configuration.seed != 2, "the watch answered")
+            }
+            let name = "aFailedRequireIsRecordedOnce"
+            #expect(
+                comments == [
+                    [
+                        "the watch answered",
+                        "bridge seed 2; rerun only it: BLEMOCKKIT_SEED=2 swift test --filter \(name)",
+                        "the run's timeline and bridge log are attached to the test as \(name)-seed-2-timeline.html "
+                            + "and \(name)-seed-2-log.txt (swift test --attachments-path DIR saves them, into a "
+                            + "folder that exists: mkdir -p DIR first)",
+                    ]
+                ])
+        }
+
         /// A test with parameters is named by its base name: `swift test --filter` takes a
         /// regular expression, in which `(_:)` is a group that matches no test, and a shell
         /// takes unquoted parentheses as syntax (the command used to be
