@@ -36,6 +36,11 @@ import Testing
 /// with CoreBluetooth (a scan before the manager was powered on, a read the link's drop ended),
 /// if there were any: the callback the test waited for may be one of theirs.
 ///
+/// A test cancelled while a seed runs (`Test.cancel()`, its time limit) ends there: the trait
+/// runs no other seed, records neither the cancellation nor what the run left over, and throws
+/// the cancellation on, so the testing library reports the test cancelled (with its time
+/// limit's issue, for that one).
+///
 /// A stalled run cancels the body, and the trait waits for the body to end before the test
 /// does (a trait cannot leave the test's body running). A body waiting on something
 /// cancellation does not end (a continuation that only a callback that never came would
@@ -101,8 +106,18 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                         try await function()
                     }
                     run.keep(outcome.bridge, unansweredCalls: outcome.unansweredCallsNote)
-                    if let error = outcome.error, Thrown(error) == .failure {
-                        Issue.record(error, Comment(rawValue: "the test threw on bridge seed \(seed)"))
+                    if let error = outcome.error {
+                        switch Thrown(error, testCancelled: Task.isCancelled) {
+                        case .failure:
+                            Issue.record(error, Comment(rawValue: "the test threw on bridge seed \(seed)"))
+                        case .alreadyRecorded:
+                            break
+                        case .testCancelled:
+                            // The testing library reports the test cancelled; what the run
+                            // left over is what cancelling it left.
+                            run.endTest(with: error)
+                            return
+                        }
                     }
                     if !outcome.finish.isClean {
                         Issue.record(
@@ -113,10 +128,13 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                 // A stalled run cancelled the body; it must have ended before this scope may
                 // return (the body is the test's, and cannot be left running).
                 if await !ended.wait(upTo: .seconds(10)) { Self.stop(name, seed: seed) }
-                guard run.failed, let bridge = run.bridge else { continue }
-                // The callback a failed test waited for may be one of the calls that got none.
-                if let unansweredCalls = run.unansweredCalls { Issue.record(Comment(rawValue: unansweredCalls)) }
-                Self.record(await bridge.runArtifacts(title: name, failures: run.failures), folder: folder)
+                if run.failed, let bridge = run.bridge {
+                    // The callback a failed test waited for may be one of the calls that got none.
+                    if let unansweredCalls = run.unansweredCalls { Issue.record(Comment(rawValue: unansweredCalls)) }
+                    Self.record(await bridge.runArtifacts(title: name, failures: run.failures), folder: folder)
+                }
+                // A cancelled test runs no other seed.
+                if let cancellation = run.cancellation { throw cancellation }
             }
         }
     }
@@ -214,9 +232,18 @@ enum Thrown: Equatable {
     /// A failed `#require` (`ExpectationFailedError`): the testing library recorded its issue
     /// already, so the trait records no other.
     case alreadyRecorded
+    /// The test was cancelled (`Test.cancel()`, its time limit), and the run with it: the trait
+    /// runs no other seed and throws the error on, for the testing library to report the test
+    /// cancelled (or, for another error, to record it).
+    case testCancelled
 
-    init(_ error: any Error) {
-        self = error is ExpectationFailedError ? .alreadyRecorded : .failure
+    /// What `error` means, `testCancelled` saying whether the test's task was cancelled.
+    init(_ error: any Error, testCancelled: Bool) {
+        if testCancelled {
+            self = .testCancelled
+        } else {
+            self = error is ExpectationFailedError ? .alreadyRecorded : .failure
+        }
     }
 }
 
@@ -226,9 +253,11 @@ private final class SeedRun: @unchecked Sendable {
     // Why `@unchecked Sendable` is safe: `state` is read and written only under `lock`;
     // `fileNames` is a constant.
     private let lock = Lock()
-    private var state: (failed: Bool, failures: [String], bridge: MockBLEBridge?, unansweredCalls: String?) = (
-        false, [], nil, nil
-    )
+    private var state:
+        (
+            failed: Bool, failures: [String], bridge: MockBLEBridge?, unansweredCalls: String?,
+            cancellation: (any Error)?
+        ) = (false, [], nil, nil, nil)
     /// The names the run's files will have (they are made only when the run fails).
     let fileNames: (timeline: String, log: String)
 
@@ -255,6 +284,14 @@ private final class SeedRun: @unchecked Sendable {
 
     /// The calls the run's app made that got no callback, in words, if any (and no stall named them).
     var unansweredCalls: String? { lock.withLock { state.unansweredCalls } }
+
+    /// What the body threw when the test was cancelled, to throw on (the test ends there).
+    var cancellation: (any Error)? { lock.withLock { state.cancellation } }
+
+    /// Notes that the test was cancelled during the run, which threw `error`.
+    func endTest(with error: any Error) {
+        lock.withLock { state.cancellation = error }
+    }
 
     /// Keeps the ended run's bridge, and what it says of the calls its app made that got no callback.
     func keep(_ bridge: MockBLEBridge, unansweredCalls: String?) {

@@ -216,6 +216,41 @@ struct MockBridgeTraitTests {
                 ])
         }
 
+        /// A test cancelled while one of its seeds runs (`Test.cancel()`, its time limit) ends
+        /// there, with the cancellation, for the testing library to report the test cancelled.
+        /// The trait used to record the body's `CancellationError` as a failure naming the seed,
+        /// with the run's files and leftovers, then run every seed left, each failing the same way.
+        @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+        @Test("A test cancelled during a seed's run ends cancelled, with no issue and no further seed")
+        func aCancelledTestEndsWithItsCancellation() async throws {
+            let test = try #require(Test.current)
+            let trait = MockBridgeTrait.mockBridge(seeds: [1, 2, 3], stallPatience: .seconds(60))
+            let captured = Captured()
+            let seen = Seen()
+            let (started, start) = AsyncStream<Void>.makeStream()
+            let scope = Task {
+                let capture = IssueHandlingTrait.compactMapIssues { issue in
+                    captured.add(issue.comments.map(\.rawValue))
+                    return nil
+                }
+                try await capture.provideScope(for: test, testCase: Test.Case.current) {
+                    try await trait.provideScope(for: test, testCase: Test.Case.current) {
+                        let bridge = try #require(MockBLEBridge.current)
+                        await seen.add(bridge.configuration.seed)
+                        // Something on its way, left over when the run ends.
+                        await bridge.inject(ErrorInjection(.read, failure: .att(.readNotPermitted)))
+                        start.yield()
+                        try await Task.sleep(for: .seconds(3_600))  // (ends when cancelled)
+                    }
+                }
+            }
+            for await _ in started { break }
+            scope.cancel()
+            await #expect(throws: CancellationError.self) { try await scope.value }
+            #expect(await seen.seeds == [1])
+            #expect(captured.comments == [])
+        }
+
         /// A test with parameters is named by its base name: `swift test --filter` takes a
         /// regular expression, in which `(_:)` is a group that matches no test, and a shell
         /// takes unquoted parentheses as syntax (the command used to be
