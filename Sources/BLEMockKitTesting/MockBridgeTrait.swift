@@ -41,8 +41,8 @@ import Testing
 /// the cancellation on, so the testing library reports the test cancelled (with its time
 /// limit's issue, for that one).
 ///
-/// A stalled run cancels the body, and the trait waits for the body to end before the test
-/// does (a trait cannot leave the test's body running). A body waiting on something
+/// A stalled run cancels the body, as does the test's cancellation, and the trait waits for the
+/// body to end before the test does (a trait cannot leave the test's body running). A body waiting on something
 /// cancellation does not end (a continuation that only a callback that never came would
 /// resume) is given 10 s; then the trait stops the test process with a message saying so.
 /// Wait with ``MockBLEBridge/waitForApp(pausingSimulation:isolation:fileID:line:_:)`` instead,
@@ -125,8 +125,8 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                     }
                     if !outcome.isClean { _ = run.fail(because: nil) }
                 }
-                // A stalled run cancelled the body; it must have ended before this scope may
-                // return (the body is the test's, and cannot be left running).
+                // A stalled run, or the test's cancellation, cancelled the body; it must have ended
+                // before this scope may return (the body is the test's, and cannot be left running).
                 if await !ended.wait(upTo: .seconds(10)) { Self.stop(name, seed: seed) }
                 if run.failed, let bridge = run.bridge {
                     // The callback a failed test waited for may be one of the calls that got none.
@@ -139,13 +139,13 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
         }
     }
 
-    /// Stops the process: a stalled test's body did not end when cancelled, and a trait cannot
+    /// Stops the process: a stalled or cancelled test's body did not end when cancelled, and a trait cannot
     /// return while the test's body runs (the testing library's closure would outlive its
     /// scope). Says why, and what to change, rather than trap without a word.
     static func stop(_ name: String, seed: UInt64) -> Never {
         let message =
-            "BLEMockKit: \(name) stalled on bridge seed \(seed) (see the report above), and its body did not end "
-            + "when the stall cancelled it: it waits on something cancellation does not end, such as a "
+            "BLEMockKit: \(name) was cancelled on bridge seed \(seed) (by a stall: see the report above; or by "
+            + "the test's own cancellation or time limit), and its body did not end when cancelled: it waits on something cancellation does not end, such as a "
             + "continuation that only a callback that never came would resume. A test trait cannot leave a "
             + "test's body running, so the test process stops here. Make the wait end on cancellation "
             + "(wait with `bridge.waitForApp { … }`, or resume the continuation from a "
@@ -363,10 +363,17 @@ final class BodyEnd: @unchecked Sendable {
     }
 
     /// Whether the body has ended, waiting up to `limit` of wall-clock time for it (a cancelled
-    /// body that honours cancellation ends within moments).
+    /// body that honours cancellation ends within moments), whether or not the caller is
+    /// cancelled: a cancelled test's body must have ended before its trait returns too.
     func wait(upTo limit: Duration) async -> Bool {
         if lock.withLock({ ended }) { return true }
-        return await withTaskGroup(of: Bool.self) { group in
+        // A task of its own, which does not inherit the caller's cancellation.
+        return await Task { await self.waitUncancelled(upTo: limit) }.value
+    }
+
+    /// ``wait(upTo:)`` in a task that is not cancelled.
+    private func waitUncancelled(upTo limit: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 await self.untilEnded()
                 return true

@@ -145,6 +145,33 @@ struct MockBridgeTraitTests {
         }
     }
 
+    /// The same body in a test cancelled meanwhile (its time limit): the trait waits for it as
+    /// well. It used to return at once, its own task being cancelled cutting the wait short, and
+    /// the process trapped ("closure argument was escaped in withoutActuallyEscaping block").
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A cancelled test's body that ignores cancellation is waited for before the test ends")
+    func aCancelledBodyThatIgnoresCancellationIsWaitedFor() async throws {
+        let test = try #require(Test.current)
+        let trait = MockBridgeTrait.mockBridge(seeds: [4, 5], stallPatience: .seconds(60))
+        let ended = AppFlag()
+        let (started, start) = AsyncStream<Void>.makeStream()
+        let scope = Task {
+            try await trait.provideScope(for: test, testCase: Test.Case.current) {
+                start.yield()
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(300)) {
+                        continuation.resume()
+                    }
+                }
+                ended.set()
+            }
+        }
+        for await _ in started { break }
+        scope.cancel()
+        await #expect(throws: CancellationError.self) { try await scope.value }
+        #expect(ended.isSet)
+    }
+
     #if compiler(>=6.2)
         /// The comments of the issues recorded in `body`, which are then dropped.
         final class Captured: @unchecked Sendable {
