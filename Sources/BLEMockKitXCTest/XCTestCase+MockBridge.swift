@@ -28,7 +28,8 @@ extension XCTestCase {
     /// `BLEMockKit-failures` in the temporary folder), and a failure names them. A failure also
     /// lists the calls the app made through the CoreBluetooth-shaped API that got no callback,
     /// as with CoreBluetooth (a scan before the manager was powered on, a read the link's drop
-    /// ended), when there were any: the callback the test waited for may be one of theirs.
+    /// ended), when there were any: the callback the test waited for may be one of theirs. A body
+    /// that throws `XCTSkip` skips the test: no other seed runs, and the skip is thrown on.
     ///
     /// - Parameters:
     ///   - configuration: The bridge configuration; each seed replaces its seed. Defaults to fast.
@@ -56,6 +57,8 @@ extension XCTestCase {
         for seed in toRun {
             let failuresBefore = testRun?.failureCount ?? 0
             let outcome = await plan.run(seed: seed, body)
+            // A body that skips the test skips it, whatever its run left over.
+            if let skip = outcome.error as? XCTSkip { throw skip }
             let rerun = "rerun only it: \(outcome.rerun(testName: name))"
             if let error = outcome.error {
                 // (An error of several lines, a stall report, ends with a sentence: the command

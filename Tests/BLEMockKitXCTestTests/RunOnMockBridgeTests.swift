@@ -39,6 +39,27 @@ final class RunOnMockBridgeTests: XCTestCase {
         XCTAssertEqual(seeds, [21])
     }
 
+    /// A body that skips the test (`throw XCTSkip(…)`, a condition only known once it runs)
+    /// skips it: the helper runs no other seed and throws the skip on. It used to fail the test
+    /// ("the test threw on bridge seed 1: XCTSkip(…)"), with the run's files, once per seed.
+    func testASkipInTheBodySkipsTheTestAndRunsNoOtherSeed() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+            throw XCTSkip("needs macOS 15")
+        }
+        let seen = Seen()
+        do {
+            try await runOnMockBridge(seeds: [1, 2]) {
+                await seen.add(MockBLEBridge.current?.configuration.seed ?? 0)
+                throw XCTSkip("no watch in this configuration")
+            }
+            XCTFail("the skip was not thrown on")
+        } catch let skip as XCTSkip {
+            XCTAssertEqual(skip.message, "no watch in this configuration")
+        }
+        let seeds = await seen.seeds
+        XCTAssertEqual(seeds, [1])
+    }
+
     /// App work that takes longer than the default second of stall patience (set-up on the
     /// app's own queue, 1.2 s here) passes with a longer patience: with the default the run
     /// would stall, paused.
