@@ -58,7 +58,8 @@ import Testing
 /// on the main actor (a `@MainActor` class wrapping CoreBluetooth's delegates in Swift
 /// concurrency), run it in `bridge.run { @MainActor in … }` in a test without the trait.
 ///
-/// As a suite trait it applies to every test of the suite.
+/// As a suite trait it applies to every test of the suite. A test's own `.mockBridge` (or a
+/// nested suite's) takes the place of an outer suite's: only the innermost one runs the test.
 public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
     /// What each test runs with.
     public var plan: BridgeTestPlan
@@ -76,6 +77,12 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
     ) async throws {
         // A suite trait is also asked to scope the suite itself: its tests get their own runs.
         guard testCase != nil || !test.isSuite else { return try await function() }
+        // Only the last of the test's bridge traits (its own, over its suites') runs it; the
+        // others are asked first, outermost first, and pass it on.
+        let passedOn = Self.passedOn
+        if passedOn < test.traits.count(where: { $0 is MockBridgeTrait }) - 1 {
+            return try await Self.$passedOn.withValue(passedOn + 1) { try await function() }
+        }
         let seeds: [UInt64]
         do {
             seeds = try plan.seedsToRun(environment: ProcessInfo.processInfo.environment)
@@ -138,6 +145,9 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
             }
         }
     }
+
+    /// How many of the current test's bridge traits have passed it on to the next one.
+    @TaskLocal private static var passedOn = 0
 
     /// Stops the process: a stalled or cancelled test's body did not end when cancelled, and a trait cannot
     /// return while the test's body runs (the testing library's closure would outlive its

@@ -64,6 +64,30 @@ struct MockBridgeTraitTests {
         #expect(await seen.seeds == [3, 1, 4])
     }
 
+    /// A test's own `.mockBridge` takes the place of its suite's (or an outer suite's), as the
+    /// trait's documentation says. Both used to apply, one inside the other: the body ran once
+    /// per seed of the suite's trait, each time on the test's own bridge, inside a run of the
+    /// suite's that stood idle (and issues named the suite's seed).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A test's own .mockBridge takes the place of its suite's: its body runs once per seed of its own")
+    func aTestsOwnTraitTakesThePlaceOfItsSuites() async throws {
+        var scoped = try #require(Test.current)
+        let suite = MockBridgeTrait.mockBridge(seeds: [1, 2], timing: .instant)
+        let own = MockBridgeTrait.mockBridge(.realistic(seed: 7))
+        // As the testing library gives a test its suites' recursive traits, first, and scopes it
+        // with each in that order.
+        scoped.traits += [suite, own]
+        let test = scoped
+        let seen = Seen()
+        try await suite.provideScope(for: test, testCase: Test.Case.current) {
+            try await own.provideScope(for: test, testCase: Test.Case.current) {
+                let bridge = try #require(MockBLEBridge.current)
+                await seen.add(bridge.configuration.seed)
+            }
+        }
+        #expect(await seen.seeds == [7])
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func leftoversAreRecordedWithTheSeed() async throws {
         let trait = MockBridgeTrait.mockBridge(seeds: [5], timing: .instant)
