@@ -34,7 +34,8 @@ import Testing
 /// an operation still waiting when the app let go of its manager, or a connection attempt when
 /// it let go of the peripheral, is one), and what may explain the wait, as a stall report
 /// says it (a scan or a connection attempt for a peripheral out of range, say), if there were any:
-/// the callback the test waited for may be one of theirs. With `time: .virtual`, run the test's
+/// the callback the test waited for may be one of theirs (a test cancelled, by `Test.cancel()` or
+/// its time limit, with no issue recorded before, is not told). With `time: .virtual`, run the test's
 /// body in the system bridge's `run { }`, as above: outside it virtual time stands still, and a
 /// failed test whose system's time never moved is told so first.
 ///
@@ -92,8 +93,9 @@ public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
                 try await Self.watching(failed, test: test, testCase: testCase, function)
             }
         } catch {
-            // The error fails the test.
-            await Self.recordFailureNote(of: turn.system ?? system)
+            // The error fails the test, unless it is the test's cancellation (`Test.cancel()`, its
+            // time limit), which the testing library reports as such.
+            if failed.value || !Task.isCancelled { await Self.recordFailureNote(of: turn.system ?? system) }
             throw error
         }
         if failed.value { await Self.recordFailureNote(of: turn.system ?? system) }

@@ -232,6 +232,35 @@ struct SimulatedSystemTraitTests {
                         + "powered on",
                 ])
         }
+
+        /// A test cancelled while its app waits (`Test.cancel()`, its time limit) is not failed by
+        /// the trait: the note on what the app left waiting is for failed tests. The trait used to
+        /// record it for any error the test threw, the cancellation too, failing a cancelled test.
+        @Test("A cancelled test's ignored calls are not recorded: the test stays cancelled")
+        func aCancelledTestsUnansweredCallsAreNotRecorded() async throws {
+            let test = try #require(Test.current)
+            let comments = UnansweredCallsInAFailedRunTests.Notes()
+            let (started, start) = AsyncStream<Void>.makeStream()
+            let scope = Task {
+                let capture = IssueHandlingTrait.compactMapIssues { issue in
+                    for comment in issue.comments { comments.add(comment.rawValue) }
+                    return nil
+                }
+                try await capture.provideScope(for: test, testCase: Test.Case.current) {
+                    try await SimulatedSystemTrait().provideScope(for: test, testCase: Test.Case.current) {
+                        await MainActor.run {
+                            CBMCentralManager(delegate: nil, queue: nil).scanForPeripherals(withServices: nil)
+                        }
+                        start.yield()
+                        try await Task.sleep(for: .seconds(3_600))  // (ends when cancelled)
+                    }
+                }
+            }
+            for await _ in started { break }
+            scope.cancel()
+            await #expect(throws: CancellationError.self) { try await scope.value }
+            #expect(comments.all == [])
+        }
     #endif
 
     final class Flag: @unchecked Sendable {
