@@ -27,14 +27,14 @@ import Testing
 /// the trait calls ``MockBLEBridge/finish()`` and records an issue, with the seed, when
 /// something was left over; a run that cannot end (``MockBLEBridge/Stall``) is recorded the
 /// same way, as is an error the body throws (a failed `#require` is not: the testing library
-/// recorded its issue already). With several seeds, every issue recorded during a seed's run names that seed
-/// and how to rerun only it (`BLEMOCKKIT_SEED=17 swift test --filter name`; the variable
-/// narrows any test with this trait to that seed; a value that is not a seed is recorded as an
-/// issue, and so is a plan with no seed, such as `seeds: []` or `seedCount: 0`: the body
-/// does not run then). When a seed's run fails, an issue also
-/// lists the calls the app made through the CoreBluetooth-shaped API that got no callback, as
-/// with CoreBluetooth (a scan before the manager was powered on, a read the link's drop ended),
-/// if there were any: the callback the test waited for may be one of theirs.
+/// recorded its issue already). With several seeds, every issue recorded during a seed's run
+/// names that seed and how to rerun only it (`BLEMOCKKIT_SEED=17 swift test --filter name`;
+/// the variable narrows any test with this trait to that seed; a value that is not a seed is
+/// recorded as an issue, and so is a plan with no seed, such as `seeds: []` or `seedCount: 0`:
+/// the body does not run then). When a seed's run fails, an issue also lists the calls the app
+/// made through the CoreBluetooth-shaped API that got no callback, as with CoreBluetooth (a
+/// scan before the manager was powered on, a read the link's drop ended), if there were any:
+/// the callback the test waited for may be one of theirs.
 ///
 /// A test cancelled while a seed runs (`Test.cancel()`, its time limit) ends there: the trait
 /// runs no other seed, records neither the cancellation nor what the run left over, and throws
@@ -42,11 +42,12 @@ import Testing
 /// limit's issue, for that one).
 ///
 /// A stalled run cancels the body, as does the test's cancellation, and the trait waits for the
-/// body to end before the test does (a trait cannot leave the test's body running). A body waiting on something
-/// cancellation does not end (a continuation that only a callback that never came would
-/// resume) is given 10 s; then the trait stops the test process with a message saying so.
-/// Wait with ``MockBLEBridge/waitForApp(pausingSimulation:isolation:fileID:line:_:)`` instead,
-/// or end such a wait from `withTaskCancellationHandler`.
+/// body to end before the test does (a trait cannot leave the test's body running). A body
+/// waiting on something cancellation does not end (a continuation that only a callback that
+/// never came would resume) is given 10 s; then the trait stops the test process with a
+/// message saying so. Wait with
+/// ``MockBLEBridge/waitForApp(pausingSimulation:isolation:fileID:line:_:)`` instead, or end
+/// such a wait from `withTaskCancellationHandler`.
 ///
 /// Issues recorded inside delegate callbacks (an `#expect` in `centralManager(_:didConnect:)`)
 /// run on the app's queue, outside the test's task: Swift Testing does not attribute them to
@@ -149,14 +150,15 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
     /// How many of the current test's bridge traits have passed it on to the next one.
     @TaskLocal private static var passedOn = 0
 
-    /// Stops the process: a stalled or cancelled test's body did not end when cancelled, and a trait cannot
-    /// return while the test's body runs (the testing library's closure would outlive its
-    /// scope). Says why, and what to change, rather than trap without a word.
+    /// Stops the process: a stalled or cancelled test's body did not end when cancelled, and a
+    /// trait cannot return while the test's body runs (the testing library's closure would
+    /// outlive its scope). Says why, and what to change, rather than trap without a word.
     static func stop(_ name: String, seed: UInt64) -> Never {
         let message =
             "BLEMockKit: \(name) was cancelled on bridge seed \(seed) (by a stall: see the report above; or by "
-            + "the test's own cancellation or time limit), and its body did not end when cancelled: it waits on something cancellation does not end, such as a "
-            + "continuation that only a callback that never came would resume. A test trait cannot leave a "
+            + "the test's own cancellation or time limit), and its body did not end when cancelled: it waits "
+            + "on something cancellation does not end, such as a continuation that only a callback that "
+            + "never came would resume. A test trait cannot leave a "
             + "test's body running, so the test process stops here. Make the wait end on cancellation "
             + "(wait with `bridge.waitForApp { … }`, or resume the continuation from a "
             + "`withTaskCancellationHandler`), or run the test with XCTest's `runOnMockBridge`, which can "
