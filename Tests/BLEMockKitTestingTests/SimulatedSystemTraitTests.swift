@@ -311,7 +311,7 @@ struct SimulatedSystemTraitProcessTests {
                 }
             }
             #expect(process.terminationStatus == 0, "\(text)")
-            #expect(text.contains("Test run with 18 tests"), "\(text)")
+            #expect(text.contains("Test run with 19 tests"), "\(text)")
             #expect(!text.contains("✘"), "\(text)")
         #endif
         #expect(SimulatedSystem.current == nil)
