@@ -64,6 +64,12 @@ open class CBMService: CBMAttribute, @unchecked Sendable {
         discoveredIncludedServices = merged(discoveredIncludedServices, found, by: { $0.remote.handle })
     }
 
+    /// With the lock held: drops the included services at these handles (the peripheral
+    /// invalidated them).
+    func removeIncludedServices(at handles: Set<UInt16>) {
+        discoveredIncludedServices?.removeAll { handles.contains($0.remote.handle) }
+    }
+
     public override var description: String {
         "<CBMService: \(uuid.uuidString), primary: \(isPrimary)>"
     }

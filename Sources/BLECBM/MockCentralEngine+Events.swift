@@ -131,9 +131,14 @@ extension MockCentralEngine {
             deliverAbout { [self] in
                 let peripheral = peripheralObject(remote)
                 let objects = lock.withLock { () -> [CBMService] in
+                    // Every object the app has for an invalidated service: one it discovered
+                    // as a primary service, or only as one another service includes (which
+                    // leaves that service's `includedServices` too).
                     let handles = Set(invalidated.map(\.handle))
-                    let gone = (peripheral.storedServices ?? []).filter { handles.contains($0.remote.handle) }
+                    let gone = peripheral.serviceObjects.filter { handles.contains($0.key) }.values
+                        .sorted { $0.remote.handle < $1.remote.handle }
                     peripheral.storedServices?.removeAll { handles.contains($0.remote.handle) }
+                    for service in peripheral.serviceObjects.values { service.removeIncludedServices(at: handles) }
                     for service in gone { forget(service, of: peripheral) }
                     return gone
                 }
