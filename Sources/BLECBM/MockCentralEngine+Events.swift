@@ -195,8 +195,9 @@ extension MockCentralEngine {
         }
     }
 
-    /// The object for a restored peripheral, with the state, services, characteristics and
-    /// notification states the system kept (see ``MockCentralManager/RestoredLink``).
+    /// The object for a restored peripheral, with the state, services (included ones too),
+    /// characteristics and notification states the system kept (see
+    /// ``MockCentralManager/RestoredLink``).
     private func restoredObject(_ remote: RemotePeripheral, _ link: MockCentralManager.RestoredLink) -> CBMPeripheral {
         let peripheral = peripheralObject(remote)
         lock.withLock {
@@ -206,7 +207,16 @@ extension MockCentralEngine {
                 for: link.services, in: &peripheral.serviceObjects, handle: { $0.handle },
                 make: { CBMService($0, peripheral: peripheral) })
             peripheral.storedServices = services
-            for service in services {
+            // Each service, then the included services discovered in it (and in those).
+            var pending = services
+            var visited = Set(services.map(\.remote.handle))
+            while !pending.isEmpty {
+                let service = pending.removeFirst()
+                let included = objects(
+                    for: link.includedServices[service.remote] ?? [], in: &peripheral.serviceObjects,
+                    handle: { $0.handle }, make: { CBMService($0, peripheral: peripheral) })
+                if !included.isEmpty { service.mergeIncludedServices(included) }
+                pending += included.filter { visited.insert($0.remote.handle).inserted }
                 let found = link.characteristics[service.remote] ?? []
                 guard !found.isEmpty else { continue }
                 let characteristics = objects(

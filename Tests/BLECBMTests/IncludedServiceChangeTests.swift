@@ -11,7 +11,7 @@ final class IncludingWatchFirmware: NSObject, CBMPeripheralManagerDelegate, @unc
     static let batteryUUID = CBMUUID(string: "180F")
     var manager: CBMPeripheralManager!
     let level = CBMMutableCharacteristic(
-        type: CBMUUID(string: "2A19"), properties: [.read], value: nil, permissions: [.readable])
+        type: CBMUUID(string: "2A19"), properties: [.read, .notify], value: nil, permissions: [.readable])
     let battery = CBMMutableService(type: batteryUUID, primary: false)
     let primary = CBMMutableService(type: primaryUUID, primary: true)
 
@@ -40,7 +40,9 @@ final class IncludingWatchFirmware: NSObject, CBMPeripheralManagerDelegate, @unc
 }
 
 /// The phone's app: connects to the watch, discovers its primary service, the services it
-/// includes and their characteristics, and notes each callback.
+/// includes and their characteristics, subscribes to those that notify, and notes the values
+/// and service changes it hears; with a restore identifier, it takes back what
+/// `willRestoreState` hands it.
 final class IncludedServicesPhone: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
     // @unchecked Sendable: only touched on the main queue.
     var manager: CBMCentralManager!
@@ -48,14 +50,25 @@ final class IncludedServicesPhone: NSObject, CBMCentralManagerDelegate, CBMPerip
     var calls: [String] = []
     /// The services each didModifyServices invalidated.
     var invalidated: [[CBMService]] = []
+    /// Whether a subscription was confirmed.
+    var subscribed = false
 
-    override init() {
+    init(restoreIdentifier: String? = nil) {
         super.init()
-        manager = CBMCentralManager(delegate: self, queue: nil)
+        manager = CBMCentralManager(
+            delegate: self, queue: nil,
+            options: restoreIdentifier.map { [CBMCentralManagerOptionRestoreIdentifierKey: $0] })
+    }
+
+    func centralManager(_ central: CBMCentralManager, willRestoreState dict: [String: Any]) {
+        for peripheral in dict[CBMCentralManagerRestoredStatePeripheralsKey] as? [CBMPeripheral] ?? [] {
+            peripheral.delegate = self
+            watch = peripheral
+        }
     }
 
     func centralManagerDidUpdateState(_ central: CBMCentralManager) {
-        if central.state == .poweredOn {
+        if central.state == .poweredOn, watch == nil {
             central.scanForPeripherals(withServices: [IncludingWatchFirmware.primaryUUID])
         }
     }
@@ -86,9 +99,25 @@ final class IncludedServicesPhone: NSObject, CBMCentralManagerDelegate, CBMPerip
     }
 
     func peripheral(
+        _ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?
+    ) {
+        for characteristic in service.characteristics ?? [] where characteristic.properties.contains(.notify) {
+            peripheral.setNotifyValue(true, for: characteristic)
+        }
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateNotificationStateFor characteristic: CBMCharacteristic,
+        error: (any Error)?
+    ) {
+        if error == nil, characteristic.isNotifying { subscribed = true }
+    }
+
+    func peripheral(
         _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: (any Error)?
     ) {
-        calls.append("value " + (error.map { "error \(($0 as NSError).domain)/\(($0 as NSError).code)" } ?? "ok"))
+        let outcome = error.map { "error \(($0 as NSError).domain)/\(($0 as NSError).code)" } ?? "ok"
+        calls.append("value \(Array(characteristic.value ?? Data())) \(outcome)")
     }
 
     func peripheral(_ peripheral: CBMPeripheral, didModifyServices invalidatedServices: [CBMService]) {
@@ -108,9 +137,7 @@ struct IncludedServiceChangeTests {
             let app = IncludingWatchFirmware()
             try await bridge.waitForApp { app.manager.isAdvertising }
             let phone = IncludedServicesPhone()
-            try await bridge.waitForApp {
-                phone.watch?.services?.first?.includedServices?.first?.characteristics?.isEmpty == false
-            }
+            try await bridge.waitForApp { phone.subscribed }
             let watch = try #require(phone.watch)
             let primary = try #require(watch.services?.first)
             let battery = try #require(primary.includedServices?.first)
@@ -134,6 +161,39 @@ struct IncludedServiceChangeTests {
                 phone.manager.apiMisuses == [
                     "readValue: the attribute is not one of \(watch.identifier)'s current attributes"
                 ])
+        }
+    }
+}
+
+extension IncludedServiceChangeTests {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A relaunched app gets back the included services it had discovered, with their characteristics and subscriptions, and hears their notifications",
+        arguments: [false, true])
+    func restorationKeepsIncludedServices(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 10) : .init(seed: 10))
+        try await bridge.run { @MainActor in
+            let app = IncludingWatchFirmware()
+            try await bridge.waitForApp { app.manager.isAdvertising }
+            var first: IncludedServicesPhone? = IncludedServicesPhone(restoreIdentifier: "companion")
+            try await bridge.waitForApp { first!.subscribed }
+            await first!.manager.simulatedCentral!.simulateAppTermination()
+            first = nil
+
+            let relaunched = IncludedServicesPhone(restoreIdentifier: "companion")
+            try await bridge.waitForApp { relaunched.manager.state == .poweredOn }
+            let watch = try #require(relaunched.watch)
+            #expect(watch.state == .connected)
+            let primary = try #require(watch.services?.first)
+            let battery = try #require(primary.includedServices?.first)
+            #expect(battery.uuid == IncludingWatchFirmware.batteryUUID && !battery.isPrimary)
+            let level = try #require(battery.characteristics?.first)
+            #expect(level.isNotifying)
+
+            #expect(app.manager.updateValue(Data([42]), for: app.level, onSubscribedCentrals: nil))
+            try await bridge.waitForApp { !relaunched.calls.isEmpty }
+            #expect(relaunched.calls == ["value [42] ok"])
+            #expect(relaunched.manager.apiMisuses.isEmpty)
         }
     }
 }

@@ -510,6 +510,16 @@ extension World {
         centrals[central]?.characteristics[service] ?? []
     }
 
+    /// The services `service` includes that `central` has discovered (as included services), in
+    /// the order the peripheral's database lists them.
+    func discoveredIncludedServices(central: UUID, of service: RemoteService) -> [RemoteService] {
+        guard let known = centrals[central]?.includedServices[service.peripheral], !known.isEmpty,
+            let included = peripherals[service.peripheral]?.database.includedServices(
+                of: service.handle, matching: nil, peripheral: service.peripheral)
+        else { return [] }
+        return included.filter { known.contains($0) }
+    }
+
     mutating func maximumWriteValueLength(central: UUID, peripheral: UUID, type: WriteType) throws -> Int {
         let slot = try requireLink(central: central, peripheral: peripheral, "maximumWriteValueLength")
         return type == .withResponse ? GATTDatabase.maximumValueLength : links[at: slot].maximumValueLength

@@ -115,7 +115,10 @@ extension MockCentralManager {
         package var maximumWriteLength: Int?
         /// The services discovered on the peripheral, in order.
         package var services: [RemoteService]
-        /// The characteristics discovered in each service.
+        /// The services discovered as included services, by the service that includes them (of
+        /// ``services``, or itself included), in order.
+        package var includedServices: [RemoteService: [RemoteService]]
+        /// The characteristics discovered in each service (an included one too).
         package var characteristics: [RemoteService: [RemoteCharacteristic]]
         /// The value handles of the characteristics subscribed to.
         package var subscribed: Set<UInt16>
@@ -129,12 +132,21 @@ extension MockCentralManager {
             let link = bridge.world.links[key]
             let services = bridge.world.discoveredServices(central: identifier, peripheral: peripheral)
             var characteristics: [RemoteService: [RemoteCharacteristic]] = [:]
-            for service in services {
+            var includedServices: [RemoteService: [RemoteService]] = [:]
+            // Each service discovered, then those it includes that were discovered, and so on.
+            var pending = services
+            var visited = Set(services)
+            while !pending.isEmpty {
+                let service = pending.removeFirst()
                 characteristics[service] = bridge.world.discoveredCharacteristics(central: identifier, service: service)
+                let included = bridge.world.discoveredIncludedServices(central: identifier, of: service)
+                guard !included.isEmpty else { continue }
+                includedServices[service] = included
+                for service in included where visited.insert(service).inserted { pending.append(service) }
             }
             return RestoredLink(
                 isConnected: link != nil, isConnecting: bridge.world.attempts[key] != nil,
-                maximumWriteLength: link?.maximumValueLength, services: services,
+                maximumWriteLength: link?.maximumValueLength, services: services, includedServices: includedServices,
                 characteristics: characteristics, subscribed: link.map { Set($0.subscriptions.keys) } ?? [])
         }
     }
