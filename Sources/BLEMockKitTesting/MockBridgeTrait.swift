@@ -65,6 +65,10 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
     /// What each test runs with.
     public var plan: BridgeTestPlan
 
+    /// This trait's identity (its copies share it): tells it apart from the test's other bridge
+    /// traits.
+    private let identity = Identity()
+
     /// Creates the trait from a plan.
     public init(plan: BridgeTestPlan) {
         self.plan = plan
@@ -78,11 +82,11 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
     ) async throws {
         // A suite trait is also asked to scope the suite itself: its tests get their own runs.
         guard testCase != nil || !test.isSuite else { return try await function() }
-        // Only the last of the test's bridge traits (its own, over its suites') runs it; the
+        // Only the last of the test's bridge traits (its own, after its suites') runs it; the
         // others are asked first, outermost first, and pass it on.
-        let passedOn = Self.passedOn
-        if passedOn < test.traits.count(where: { $0 is MockBridgeTrait }) - 1 {
-            return try await Self.$passedOn.withValue(passedOn + 1) { try await function() }
+        let bridgeTraits = test.traits.compactMap { $0 as? MockBridgeTrait }
+        if bridgeTraits.contains(where: { $0.identity === identity }), bridgeTraits.last?.identity !== identity {
+            return try await function()
         }
         let seeds: [UInt64]
         do {
@@ -146,9 +150,6 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
             }
         }
     }
-
-    /// How many of the current test's bridge traits have passed it on to the next one.
-    @TaskLocal private static var passedOn = 0
 
     /// Stops the process: a stalled or cancelled test's body did not end when cancelled, and a
     /// trait cannot return while the test's body runs (the testing library's closure would
@@ -236,6 +237,9 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
         #endif
     }
 }
+
+/// A bridge trait's identity (see ``MockBridgeTrait``): an object, compared by reference.
+private final class Identity: Sendable {}
 
 /// What an error a seed's body threw means for the test.
 enum Thrown: Equatable {
