@@ -100,6 +100,9 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
             return
         }
         let name = Self.name(of: test)
+        // Each case of a parameterized test has files of its own: the cases share the test's
+        // name and seeds, and would write over each other's.
+        let title = testCase?.isParameterized == true ? "\(name)-case-\(identity.nextCase(of: test.id))" : name
         let several = seeds.count > 1
         let plan = plan
         let folder = failureFolder ?? ProcessInfo.processInfo.environment[RunArtifacts.folderVariable]
@@ -110,7 +113,7 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                 let note = Comment(
                     rawValue: "bridge seed \(seed); rerun only it: \(BridgeTestPlan.seedVariable)=\(seed) "
                         + "swift test --filter \(name)")
-                let run = SeedRun(fileNames: RunArtifacts.fileNames(title: name, seed: seed))
+                let run = SeedRun(fileNames: RunArtifacts.fileNames(title: title, seed: seed))
                 let ended = BodyEnd()
                 try await Self.watching(run, note: several ? note : nil, test: test, testCase: testCase) {
                     let outcome = await plan.run(seed: seed) {
@@ -143,7 +146,7 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                 if run.failed, let bridge = run.bridge {
                     // The callback a failed test waited for may be one of the calls that got none.
                     if let unansweredCalls = run.unansweredCalls { Issue.record(Comment(rawValue: unansweredCalls)) }
-                    Self.record(await bridge.runArtifacts(title: name, failures: run.failures), folder: folder)
+                    Self.record(await bridge.runArtifacts(title: title, failures: run.failures), folder: folder)
                 }
                 // A cancelled test runs no other seed.
                 if let cancellation = run.cancellation { throw cancellation }
@@ -238,8 +241,21 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
     }
 }
 
-/// A bridge trait's identity (see ``MockBridgeTrait``): an object, compared by reference.
-private final class Identity: Sendable {}
+/// A bridge trait's identity (see ``MockBridgeTrait``): an object, compared by reference. It
+/// also numbers the cases of each parameterized test the trait runs, in the order they start.
+private final class Identity: @unchecked Sendable {
+    // @unchecked Sendable: `cases` is only read and written with `lock` held.
+    private let lock = Lock()
+    private var cases: [Test.ID: Int] = [:]
+
+    /// The number of the case of `test` starting now: 1 for its first, then 2, 3, …
+    func nextCase(of test: Test.ID) -> Int {
+        lock.withLock {
+            cases[test, default: 0] += 1
+            return cases[test, default: 0]
+        }
+    }
+}
 
 /// What an error a seed's body threw means for the test.
 enum Thrown: Equatable {

@@ -85,6 +85,41 @@ struct FailureArtifactsTests {
         }
 
         @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+        @Test(arguments: ["watch"])
+        func theCasesOfAParameterizedTestWriteFilesOfTheirOwn(device: String) async throws {
+            let folder = Self.freshFolder("trait-parameterized")
+            let trait = MockBridgeTrait.mockBridge(seeds: [5]).writingFailures(to: folder)
+            let test = try #require(Test.current)
+            let testCase = try #require(Test.Case.current)
+            #expect(testCase.isParameterized)
+            let captured = Captured()
+            // Two cases of the test on the same seed (the trait runs each case this way), both failing.
+            for _ in 1...2 {
+                try await captured.capturing {
+                    try await trait.provideScope(for: test, testCase: testCase) {
+                        Issue.record("the \(device) did not answer")
+                    }
+                }
+            }
+            let base = "theCasesOfAParameterizedTestWriteFilesOfTheirOwn-case-"
+            #expect(
+                Self.files(in: folder) == [
+                    base + "1-seed-5-log.txt", base + "1-seed-5-timeline.html",
+                    base + "2-seed-5-log.txt", base + "2-seed-5-timeline.html",
+                ])
+            #expect(
+                captured.comments.map { $0.last ?? "" } == [
+                    "the run's timeline and bridge log are attached to the test as \(base)1-seed-5-timeline.html and "
+                        + "\(base)1-seed-5-log.txt (swift test --attachments-path DIR saves them, into a folder that exists: mkdir -p DIR first)",
+                    "the timeline and bridge log of bridge seed 5 are in \(folder): \(base)1-seed-5-timeline.html, \(base)1-seed-5-log.txt",
+                    "the run's timeline and bridge log are attached to the test as \(base)2-seed-5-timeline.html and "
+                        + "\(base)2-seed-5-log.txt (swift test --attachments-path DIR saves them, into a folder that exists: mkdir -p DIR first)",
+                    "the timeline and bridge log of bridge seed 5 are in \(folder): \(base)2-seed-5-timeline.html, \(base)2-seed-5-log.txt",
+                ])
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+
+        @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
         @Test func aPassingTraitRunRecordsNothingAndWritesNoFiles() async throws {
             let folder = Self.freshFolder("trait-passed")
             let trait = MockBridgeTrait.mockBridge(seeds: [3, 4]).writingFailures(to: folder)
