@@ -142,6 +142,7 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
     }
 
     /// Unpublishes an L2CAP channel; the delegate gets `peripheralManager(_:didUnpublishL2CAPChannel:error:)`.
+    /// The channels open on the PSM close, as CoreBluetooth's do: their streams at both ends end.
     /// Only while powered on (otherwise ignored, with no callback, and noted in ``apiMisuses``).
     open func unpublishL2CAPChannel(_ psm: UInt16) { backend.unpublishL2CAPChannel(psm) }
 

@@ -278,6 +278,43 @@ struct L2CAPStreamTests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "Unpublishing the PSM ends the streams at both ends as the peer's close does, after the bytes that crossed",
+        arguments: [false, true])
+    func unpublishingThePSMEndsTheStreamsAtBothEnds(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 76) : .init(seed: 76))
+        try await bridge.run { @MainActor in
+            let (client, server) = try await openChannel(on: bridge)
+            let central = StreamEnd(try #require(client.opened))
+            let peripheral = StreamEnd(try #require(server.opened), sending: patterned(3_000, seed: 6))
+            central.start()
+            peripheral.start()
+            try await bridge.waitForApp { central.received.count == 3_000 }
+            server.manager.unpublishL2CAPChannel(try #require(server.psm))
+            try await bridge.waitForApp {
+                [central, peripheral].allSatisfy {
+                    $0.events.contains("in endEncountered") && $0.events.contains("out endEncountered")
+                }
+            }
+            #expect(central.received == patterned(3_000, seed: 6))
+            for end in [central, peripheral] {
+                #expect(end.input.streamStatus == .atEnd && end.output.streamStatus == .atEnd)
+                #expect(end.input.streamError == nil && end.output.streamError == nil)
+                var byte: UInt8 = 1
+                #expect(end.input.read(&byte, maxLength: 1) == 0)
+                #expect(end.output.write(&byte, maxLength: 1) == -1)
+                #expect(!end.output.hasSpaceAvailable && !end.input.hasBytesAvailable)
+                #expect(!end.events.contains("in errorOccurred") && !end.events.contains("out errorOccurred"))
+            }
+            // The kit's channel under the central's streams is closed too.
+            let channel = try #require(client.opened?.channel)
+            await #expect(throws: CoreBluetoothError(.notConnected)) { try await channel.send(Data([1])) }
+        }
+        let l2cap = await bridge.log.filter { $0.kind == .l2cap && $0.value == nil }.compactMap(\.detail)
+        #expect(l2cap.suffix(2) == ["unpublished 0x0080", "closed #1"])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func bytesThatArrivedBeforeTheStreamWasOpenedAreAnnouncedWhenItIs() async throws {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 75))
         try await bridge.run { @MainActor in

@@ -59,7 +59,9 @@ public protocol PeripheralManaging: Actor {
     /// ``PeripheralEvent/l2capChannelOpened(_:)`` events.
     func publishL2CAPChannel(requiresEncryption: Bool) async throws -> UInt16
 
-    /// Stops accepting channels at a PSM; channels already open stay open. The mock throws
+    /// Stops accepting channels at a PSM and closes the channels open on it, as
+    /// `unpublishL2CAPChannel(_:)` "closes any existing L2CAP channels using this PSM": both
+    /// ends' incoming streams end and their sends fail, as when one end closes. The mock throws
     /// ``APIMisuseError/l2capChannelNotPublished(psm:)`` for a PSM it has not published.
     func unpublishL2CAPChannel(_ psm: UInt16) async throws
 

@@ -31,12 +31,18 @@ extension World {
         return psm
     }
 
+    /// Stops accepting channels at `psm` and closes the peripheral's channels open on it, in
+    /// the order they opened, as CoreBluetooth's `unpublishL2CAPChannel(_:)` "closes any
+    /// existing L2CAP channels using this PSM": each end sees what it sees when the other
+    /// closes the channel.
     mutating func unpublishL2CAPChannel(peripheral: UUID, psm: UInt16) throws {
         try requirePoweredOn(peripheral: peripheral, "unpublishL2CAPChannel")
         guard peripherals[peripheral]!.publishedPSMs.removeValue(forKey: psm) != nil else {
             throw APIMisuseError.l2capChannelNotPublished(psm: psm)
         }
         record(.l2cap, peripheral: peripheral, detail: "unpublished \(L2CAPChannelRecord.hex(psm))")
+        let open = channels.values.filter { $0.link.peripheral == peripheral && $0.psm == psm }.map(\.id)
+        for id in open.sorted() { closeChannel(id) }
     }
 
     // MARK: Opening

@@ -205,6 +205,60 @@ struct L2CAPTests {
         await central.close()  // closing twice is harmless
     }
 
+    @Test("Unpublishing a PSM closes its channels as a peer's close does: sends at either end fail, streams end")
+    func unpublishingClosesTheChannelsOnThePSM() async throws {
+        let rig = try await Rig.make()
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let (central, peripheral) = try await rig.open(psm)
+        let (secondCentral, secondPeripheral) = try await rig.open(psm)
+        try await central.send(Data([7]))
+        try await rig.peripheral.unpublishL2CAPChannel(psm)
+        // (Required before reading: a stream that did not end would keep the read waiting.)
+        for end in [central, peripheral, secondCentral, secondPeripheral] {
+            try await #require(throws: CoreBluetoothError(.notConnected)) { try await end.send(Data([8])) }
+        }
+        #expect(await Self.read(2, from: peripheral) == Data([7]))  // what arrived, then the end
+        #expect(await Self.read(1, from: central).isEmpty)
+        #expect(await Self.read(1, from: secondCentral).isEmpty)
+        #expect(await Self.read(1, from: secondPeripheral).isEmpty)
+        #expect(
+            await rig.bridge.log.filter { $0.kind == .l2cap && $0.value == nil }.compactMap(\.detail).suffix(3) == [
+                "unpublished 0x0080", "closed #1", "closed #2",
+            ])
+        await #expect(throws: L2CAPError(.psmNotSupported)) {
+            try await rig.central.openL2CAPChannel(psm, on: rig.peripheral.identifier)
+        }
+        await central.close()  // closing a channel the unpublishing closed is harmless
+    }
+
+    @Test("Unpublishing a PSM leaves open the channels on another PSM and those of another peripheral at that PSM")
+    func unpublishingLeavesOtherChannelsOpen() async throws {
+        let rig = try await Rig.make()
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let otherPSM = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let other = Rig(bridge: rig.bridge, peripheral: MockPeripheralManager(bridge: rig.bridge), central: rig.central)
+        try await other.peripheral.startAdvertising(AdvertisementData(localName: "Other"))
+        await rig.bridge.advance(by: .milliseconds(200))
+        try await rig.central.connect(other.peripheral.identifier)
+        let samePSM = try await other.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        #expect(samePSM == psm)  // each peripheral allocates its own
+        let closing = try await rig.open(psm)
+        let onOtherPSM = try await rig.open(otherPSM)
+        let onOtherPeripheral = try await other.open(samePSM)
+
+        try await rig.peripheral.unpublishL2CAPChannel(psm)
+        try await #require(throws: CoreBluetoothError(.notConnected)) { try await closing.central.send(Data([9])) }
+        #expect(await Self.read(1, from: closing.central).isEmpty)
+        for (central, peripheral) in [onOtherPSM, onOtherPeripheral] {
+            try await central.send(Data([1, 2]))
+            #expect(await Self.read(2, from: peripheral) == Data([1, 2]))
+            try await peripheral.send(Data([3]))
+            #expect(await Self.read(1, from: central) == Data([3]))
+        }
+        let closed = await rig.bridge.log.compactMap(\.detail).filter { $0.hasPrefix("closed #") }
+        #expect(closed == ["closed #\(closing.central.id)"])
+    }
+
     @Test func losingTheLinkMidStreamFailsTheSendAndEndsTheStreams() async throws {
         let rig = try await Rig.make(bridge: .realistic(seed: 2))
         let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)

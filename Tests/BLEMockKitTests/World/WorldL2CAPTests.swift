@@ -131,6 +131,43 @@ struct WorldL2CAPTests {
         #expect(harness.error(of: send) as? CoreBluetoothError == CoreBluetoothError(.notConnected))
     }
 
+    @Test("Unpublishing a PSM closes the peripheral's channels on it in the order they opened, and no other")
+    func unpublishingClosesTheChannelsOnThePSM() throws {
+        var (harness, link, first) = try Self.channel()
+        let otherPSM = try harness.mutate {
+            try $0.publishL2CAPChannel(peripheral: link.peripheral, requiresEncryption: false)
+        }
+        var opened: [UInt64] = []
+        for psm: UInt16 in [0x0080, otherPSM] {
+            let open = harness.perform(.openL2CAP(central: link.central, peripheral: link.peripheral, psm: psm))
+            guard case .channel(let channel) = harness.reply(of: open) else {
+                Issue.record("no channel: \(String(describing: harness.completions[open]))")
+                throw CoreBluetoothError(.unknown)
+            }
+            opened.append(channel)
+        }
+        let (second, onOtherPSM) = (opened[0], opened[1])
+        let before = harness.timeline.count
+        try harness.mutate { try $0.unpublishL2CAPChannel(peripheral: link.peripheral, psm: 0x0080) }
+        let closed = harness.timeline.dropFirst(before).compactMap { happening -> UInt64? in
+            if case .channelClosed(let channel) = happening.effect { return channel }
+            return nil
+        }
+        #expect(closed == [first, second])
+        #expect(Array(harness.world.channels.keys) == [onOtherPSM])
+        #expect(
+            harness.log(.l2cap).compactMap(\.detail).suffix(3) == [
+                "unpublished 0x0080", "closed #\(first)", "closed #\(second)",
+            ])
+        for channel in [first, second] {
+            let send = harness.perform(.sendL2CAP(channel: channel, from: .peripheral, Data([1])))
+            #expect(harness.error(of: send) as? CoreBluetoothError == CoreBluetoothError(.notConnected))
+        }
+        let send = harness.perform(.sendL2CAP(channel: onOtherPSM, from: .peripheral, Data([1])))
+        #expect(harness.error(of: send) == nil)
+        #expect(harness.completions[send] != nil)
+    }
+
     @Test("An SDU is at most the channel MTU and its K-frames at most the MPS, the first two bytes shorter")
     func segmentation() {
         // The first K-frame of an SDU carries the 2-byte SDU length: 245 bytes, then 247.
