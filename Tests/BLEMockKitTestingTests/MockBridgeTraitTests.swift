@@ -316,7 +316,8 @@ struct MockBridgeTraitTests {
             #expect(
                 comments.first?.dropFirst().first
                     == "bridge seed 2; rerun only it: BLEMOCKKIT_SEED=2 swift test --filter \(name)")
-            #expect(comments.first?.last?.contains("\(name)-seed-2-timeline.html") == true)
+            // (The files are the case's: see FailureArtifactsTests.)
+            #expect(comments.first?.last?.contains("\(name)-case-1-seed-2-timeline.html") == true)
         }
     #endif
 
