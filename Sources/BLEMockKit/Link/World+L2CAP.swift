@@ -129,7 +129,8 @@ extension World {
 
     /// Sends bytes on a channel: cut into SDUs of at most the channel MTU, each into K-frames
     /// of at most the MPS, which cross with the link's other packets. The send ends when its
-    /// last frame has crossed; if the link drops first, it fails with the link's error.
+    /// last frame has crossed; if the channel closes first, it fails with `notConnected`, and if
+    /// the link drops first, with the link's error (``closeChannel(_:failingSendsWith:)``).
     mutating func startSending(_ data: Data, channel: UInt64, from end: L2CAPChannelRecord.End, id: OperationID) {
         guard let record = channels[channel], links.contains(record.link) else {
             return complete(id, .failure(CoreBluetoothError(.notConnected)))
@@ -173,15 +174,22 @@ extension World {
 
     // MARK: Closing
 
-    mutating func closeChannel(_ channel: UInt64) {
+    /// Closes a channel at both ends. The bytes of its sends still crossing are lost: those
+    /// sends fail with `error` (``CoreBluetoothError/Code/notConnected`` unless the link went
+    /// down), and what of them crosses later reaches no stream.
+    mutating func closeChannel(
+        _ channel: UInt64, failingSendsWith error: CoreBluetoothError = CoreBluetoothError(.notConnected)
+    ) {
         guard let record = channels.removeValue(forKey: channel) else { return }
         effects.append(.channelClosed(channel))
         self.record(
             .l2cap, central: record.link.central, peripheral: record.link.peripheral, detail: "closed #\(channel)")
+        failOperations(error) { $0.isSend(on: channel) }
     }
 
-    /// A link went down: its channels close.
-    mutating func closeChannels(on key: LinkKey) {
-        for id in channels.keys.sorted() where channels[id]!.link == key { closeChannel(id) }
+    /// A link went down: its channels close, and their sends still crossing fail with the
+    /// link's error (`error`), as the link's other operations do.
+    mutating func closeChannels(on key: LinkKey, failingSendsWith error: CoreBluetoothError) {
+        for id in channels.keys.sorted() where channels[id]!.link == key { closeChannel(id, failingSendsWith: error) }
     }
 }

@@ -18,7 +18,8 @@ struct PendingOperation: Sendable {
         case gatt(LinkKey)
         case readRSSI(LinkKey)
         case openL2CAP(LinkKey, psm: UInt16)
-        /// Bytes sent on a channel: ends when the last K-frame has crossed.
+        /// Bytes sent on a channel: ends when the last K-frame has crossed, or fails when the
+        /// channel closes or its link drops first.
         case sendL2CAP(LinkKey, channel: UInt64, frames: Int)
     }
 
@@ -74,6 +75,12 @@ struct PendingOperation: Sendable {
             key
         case .settle: nil
         }
+    }
+
+    /// Whether it sends bytes on `channel`.
+    func isSend(on channel: UInt64) -> Bool {
+        if case .sendL2CAP(_, channel, _) = kind { return true }
+        return false
     }
 
     /// What the operation is, in a few words (for reports).

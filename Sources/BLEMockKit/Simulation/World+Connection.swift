@@ -321,7 +321,7 @@ extension World {
             }
             if lostUpdates > 0 { updatesLeftQueue(lostUpdates, of: key.peripheral) }
         }
-        closeChannels(on: key)
+        closeChannels(on: key, failingSendsWith: pendingError)
         failOperations(pendingError) { $0.link == key }
         if centrals.contains(key.central) {
             // Every attribute of the peripheral goes, included services' with the rest.

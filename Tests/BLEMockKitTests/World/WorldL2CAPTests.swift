@@ -7,9 +7,9 @@ import Testing
 @Suite("World: L2CAP channels", .timeLimit(.minutes(10)))
 struct WorldL2CAPTests {
     /// A link to a handler peripheral that published a PSM, with a channel open on it.
-    static func channel() throws -> (WorldHarness, WorldLink, UInt64) {
+    static func channel(timing: LinkTiming = WorldHarness.steadyTiming) throws -> (WorldHarness, WorldLink, UInt64) {
         var (harness, link) = try WorldLink.make(
-            peripheral: .init(name: "Sensor", requestHandling: .handler { _ in .success() }))
+            timing: timing, peripheral: .init(name: "Sensor", requestHandling: .handler { _ in .success() }))
         let psm = try harness.mutate {
             try $0.publishL2CAPChannel(peripheral: link.peripheral, requiresEncryption: false)
         }
@@ -21,7 +21,7 @@ struct WorldL2CAPTests {
             throw CoreBluetoothError(.unknown)
         }
         // The connection request and its response take one connection event.
-        #expect(harness.elapsed(open, since: start) == ms(30))
+        #expect(harness.elapsed(open, since: start) == (timing == .instant ? .zero : ms(30)))
         return (harness, link, channel)
     }
 
@@ -166,6 +166,95 @@ struct WorldL2CAPTests {
         let send = harness.perform(.sendL2CAP(channel: onOtherPSM, from: .peripheral, Data([1])))
         #expect(harness.error(of: send) == nil)
         #expect(harness.completions[send] != nil)
+    }
+
+    /// How a channel comes to close while a send on it is crossing.
+    enum Closing: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        /// An end closes it (the world does not tell the ends' `close()` apart).
+        case closed
+        /// The peripheral unpublishes its PSM.
+        case unpublished
+
+        var testDescription: String { rawValue }
+    }
+
+    /// The lengths of the SDUs that reached `end`'s stream on `channel` since timeline entry `start`.
+    static func arrivals(
+        _ harness: WorldHarness, on channel: UInt64, at end: L2CAPChannelRecord.End, since start: Int = 0
+    ) -> [Int] {
+        harness.timeline.dropFirst(start).compactMap { happening -> Int? in
+            if case .channelData(channel, end, let data) = happening.effect { return data.count }
+            return nil
+        }
+    }
+
+    @Test(
+        "A send still crossing when its channel closes fails with notConnected, and its other bytes reach no stream",
+        arguments: [LinkTiming.instant, WorldHarness.steadyTiming], Closing.allCases)
+    func aSendCrossingWhenItsChannelClosesFails(timing: LinkTiming, closing: Closing) throws {
+        for sender in [L2CAPChannelRecord.End.central, .peripheral] {
+            var (harness, link, channel) = try Self.channel(timing: timing)
+            let receiver: L2CAPChannelRecord.End = sender == .central ? .peripheral : .central
+            // 5,000 bytes: SDUs of 2,048, 2,048 and 904 bytes, in 9 + 9 + 4 K-frames.
+            let send = harness.start(.sendL2CAP(channel: channel, from: sender, testBytes(5_000)))
+            if timing == WorldHarness.steadyTiming {
+                // Four frames cross per connection event: the first SDU arrives at the third.
+                while Self.arrivals(harness, on: channel, at: receiver).isEmpty, harness.runNextEvent() {}
+                #expect(Self.arrivals(harness, on: channel, at: receiver) == [2_048])
+            } else {
+                // With instant timing the frames cross at the connection event due now, which
+                // has not run yet: nothing has arrived.
+                #expect(Self.arrivals(harness, on: channel, at: receiver).isEmpty)
+            }
+            #expect(harness.completions[send] == nil)
+            let closedAt = harness.timeline.count
+            switch closing {
+            case .closed: harness.mutate { $0.closeChannel(channel) }
+            case .unpublished:
+                try harness.mutate { try $0.unpublishL2CAPChannel(peripheral: link.peripheral, psm: 0x0080) }
+            }
+            #expect(
+                harness.error(of: send) as? CoreBluetoothError == CoreBluetoothError(.notConnected),
+                "\(sender) sending")
+            harness.runUntilIdle()
+            // The rest of the frames still cross (the controller had them), but reach no stream
+            // and do not complete the send a second time (the harness records that as an issue).
+            #expect(Self.arrivals(harness, on: channel, at: receiver, since: closedAt).isEmpty)
+            #expect(harness.world.pending[send] == nil)
+            #expect(harness.world.pending.isEmpty)
+        }
+    }
+
+    @Test(
+        "A send still crossing when its link drops fails with the link's error, not notConnected",
+        arguments: [LinkTiming.instant, WorldHarness.steadyTiming])
+    func aSendCrossingWhenItsLinkDropsFailsWithTheLinksError(timing: LinkTiming) throws {
+        var (harness, link, channel) = try Self.channel(timing: timing)
+        let send = harness.start(.sendL2CAP(channel: channel, from: .central, testBytes(5_000)))
+        let error = CoreBluetoothError(.connectionTimeout)
+        harness.apply(.disconnect(central: link.central, peripheral: link.peripheral, error: error))
+        #expect(harness.error(of: send) as? CoreBluetoothError == error)
+        #expect(harness.world.channels.isEmpty)
+        harness.runUntilIdle()
+        #expect(Self.arrivals(harness, on: channel, at: .peripheral).isEmpty)
+    }
+
+    @Test(
+        "A send whose bytes all arrived before its channel closed succeeds",
+        arguments: [LinkTiming.instant, WorldHarness.steadyTiming], Closing.allCases)
+    func aSendThatArrivedBeforeTheCloseSucceeds(timing: LinkTiming, closing: Closing) throws {
+        var (harness, link, channel) = try Self.channel(timing: timing)
+        let send = harness.perform(.sendL2CAP(channel: channel, from: .peripheral, testBytes(5_000)))
+        #expect(harness.completions[send] != nil)
+        #expect(harness.error(of: send) == nil)
+        switch closing {
+        case .closed: harness.mutate { $0.closeChannel(channel) }
+        case .unpublished:
+            try harness.mutate { try $0.unpublishL2CAPChannel(peripheral: link.peripheral, psm: 0x0080) }
+        }
+        harness.runUntilIdle()
+        #expect(harness.error(of: send) == nil)
+        #expect(Self.arrivals(harness, on: channel, at: .central) == [2_048, 2_048, 904])
     }
 
     @Test("An SDU is at most the channel MTU and its K-frames at most the MPS, the first two bytes shorter")
