@@ -275,6 +275,61 @@ struct L2CAPTests {
         await #expect(throws: CoreBluetoothError(.notConnected)) { try await central.send(Data([1])) }
     }
 
+    /// Who closes a channel while a send on it is crossing.
+    enum Closing: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case byTheReceiver, byTheSender, byUnpublishingThePSM
+
+        var testDescription: String { rawValue }
+
+        /// Closes the central-to-peripheral channel `ends` of `rig`, opened at `psm`.
+        func close(_ ends: (central: L2CAPChannel, peripheral: L2CAPChannel), psm: UInt16, of rig: Rig) async throws {
+            switch self {
+            case .byTheReceiver: await ends.peripheral.close()
+            case .byTheSender: await ends.central.close()
+            case .byUnpublishingThePSM: try await rig.peripheral.unpublishL2CAPChannel(psm)
+            }
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A send still crossing when its channel closes throws notConnected, and no more of its bytes arrive",
+        arguments: Closing.allCases)
+    func aSendCrossingWhenItsChannelClosesFails(closing: Closing) async throws {
+        let rig = try await Rig.make(bridge: .realistic(seed: 2))
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let ends = try await rig.open(psm)
+        let start = await rig.bridge.now
+        try await rig.bridge.run {
+            rig.bridge.task {
+                try await rig.bridge.clock.sleep(for: .milliseconds(100))
+                try await closing.close(ends, psm: psm, of: rig)
+            }
+            await #expect(throws: CoreBluetoothError(.notConnected)) { try await ends.central.send(Self.bytes(20_000)) }
+            // It failed as the channel closed, not when its last K-frame would have crossed.
+            #expect(start.duration(to: await rig.bridge.now) == .milliseconds(100))
+        }
+        // The K-frames cross four per connection event (30 ± 2 ms): by the close at 100 ms the
+        // first SDU's nine frames have crossed, so it arrived; the rest of the send is lost,
+        // and the stream ends.
+        #expect(await Self.read(20_000, from: ends.peripheral) == Self.bytes(20_000).prefix(2_048))
+        await #expect(throws: CoreBluetoothError(.notConnected)) { try await ends.central.send(Data([1])) }
+    }
+
+    @Test(
+        "A send whose bytes all arrived before its channel closed succeeds, fast and realistic",
+        arguments: [MockBLEBridge.Configuration.fast, .realistic(seed: 2)], Closing.allCases)
+    func aSendThatArrivedBeforeTheCloseSucceeds(
+        configuration: MockBLEBridge.Configuration, closing: Closing
+    ) async throws {
+        let rig = try await Rig.make(bridge: configuration)
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let ends = try await rig.open(psm)
+        try await ends.central.send(Self.bytes(5_000))
+        try await closing.close(ends, psm: psm, of: rig)
+        #expect(await Self.read(5_001, from: ends.peripheral) == Self.bytes(5_000))  // all of it, then the end
+    }
+
     @Test func channelsAndErrorsDescribeThemselves() {
         #expect(L2CAPError(.psmNotSupported).description.hasPrefix("L2CAP connection refused (0x0002 psmNotSupported)"))
         #expect(L2CAPError.Code.insufficientEncryption.rawValue == 0x0008)
