@@ -315,6 +315,44 @@ struct L2CAPStreamTests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "Closing a channel while bytes an output stream took are crossing ends the streams, without an error",
+        arguments: [false, true], [false, true])
+    func closingWhileBytesAreCrossingEndsTheStreams(realistic: Bool, byUnpublishing: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 77) : .init(seed: 77))
+        let payload = patterned(20_000, seed: 8)
+        try await bridge.run { @MainActor in
+            let (client, server) = try await openChannel(on: bridge)
+            let central = StreamEnd(try #require(client.opened))
+            let peripheral = StreamEnd(try #require(server.opened), sending: payload)
+            central.start()
+            peripheral.start()
+            try await bridge.waitForApp { !central.received.isEmpty }
+            if byUnpublishing {
+                server.manager.unpublishL2CAPChannel(try #require(server.psm))
+            } else {
+                // The central's app closes its streams: with nothing of its own to send, the
+                // channel closes at once, under the peripheral's sends.
+                central.input.close()
+                central.output.close()
+            }
+            let ends = byUnpublishing ? [central, peripheral] : [peripheral]
+            try await bridge.waitForApp {
+                ends.allSatisfy { $0.events.contains("in endEncountered") && $0.events.contains("out endEncountered") }
+            }
+            // The output stream took the bytes (as CoreBluetooth's does): what had not crossed is lost.
+            #expect(payload.starts(with: central.received))
+            if realistic { #expect(central.received.count < payload.count) }
+            for end in ends {
+                #expect(end.input.streamStatus == .atEnd && end.output.streamStatus == .atEnd)
+                #expect(!end.events.contains("in errorOccurred") && !end.events.contains("out errorOccurred"))
+            }
+            var byte: UInt8 = 1
+            #expect(peripheral.output.write(&byte, maxLength: 1) == -1)
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func bytesThatArrivedBeforeTheStreamWasOpenedAreAnnouncedWhenItIs() async throws {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 75))
         try await bridge.run { @MainActor in
