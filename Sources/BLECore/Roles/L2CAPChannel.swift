@@ -38,8 +38,15 @@ public struct L2CAPChannel: Sendable, Hashable, CustomStringConvertible {
 
     /// Sends bytes to the other end.
     ///
-    /// - Throws: `CoreBluetoothError` with the link's error when the link drops first, or
-    ///   ``CoreBluetoothError/Code/notConnected`` when the channel is closed.
+    /// Returns when the send is done: over the kit's simulated link (the mocks), once all of
+    /// `data` has arrived at the other end; over CoreBluetooth, once the channel's output stream
+    /// has taken its last byte (CoreBluetooth confirms no delivery).
+    ///
+    /// - Throws: ``CoreBluetoothError/Code/notConnected`` when the channel is closed before the
+    ///   call, or closes before the send returns (by either end's ``close()``, or by the
+    ///   peripheral unpublishing its PSM): the bytes that had not arrived are lost, and the other
+    ///   end's ``incoming`` does not get them. `CoreBluetoothError` with the link's error when
+    ///   the link drops first.
     public func send(_ data: Data) async throws { try await endpoint.send(data) }
 
     /// Closes the channel at both ends.
