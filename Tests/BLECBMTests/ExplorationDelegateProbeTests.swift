@@ -146,6 +146,31 @@ struct ExplorationDelegateProbeTests {
         #expect(replayed.artifacts?.logText == logged)
     }
 
+    /// A body that ends as a callback wakes it, at the instant a peripheral app answers a write
+    /// from its own queue: the manager the body lets go of shuts down in the same place among the
+    /// app's calls on every replay (it used to come before or after the watch's answer, by
+    /// which thread got there first: the answer was logged on some replays and lost on others).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aBodyEndingAsACallbackWakesItGivesTheSameSeedTheSameLog() async throws {
+        let bug = ExploreBug.notificationBeforeWriteResponseIsImpossible
+        let report = await Exploration(seeds: 40, stallPatience: Self.patience).run { run in
+            try await exploredUpload(run, bug: bug)
+        }
+        let plan = try #require(report.failures.first, "\(report)").minimal.plan
+        var logs: [String] = []
+        for _ in 0..<12 {
+            let replayed = await Exploration.replay(plan, stallPatience: Self.patience) { run in
+                try await exploredUpload(run, bug: bug)
+            }
+            logs.append(try #require(replayed.artifacts?.logText))
+        }
+        #expect(Set(logs).count == 1)
+        // The phone gave up on the notification; the watch's answer and the phone's shutting down
+        // both happened at that instant.
+        let log = try #require(logs.first)
+        #expect(log.contains(" disconnected "))
+    }
+
     /// The delegate apps' managers prefer what their devices do (185 for the phone, on a
     /// realistic bridge of their own): under an exploration's conditions, which describe the
     /// run's phone and watch, their links take the conditions' ATT_MTU, above 185 too, and the

@@ -141,7 +141,8 @@ extension MockBLEBridge {
     ) async throws -> T {
         try await Self.$current.withValue(self) {
             try await SelfDrivingScope.run(
-                on: executor, patience: patience, settle: { await self.settleOutside() },
+                on: executor, patience: patience,
+                settle: { await self.settleOutside(scopeHasWork: { executor.hasQueuedJobs }) },
                 recheck: { await self.recheckAppWaits(executor) }, step: { await self.step() },
                 release: { self.outside.expireOwedAnswers() },
                 ending: { self.runs.cancelTracked() },
@@ -186,13 +187,21 @@ extension MockBLEBridge {
     /// every app queue. Returns whether there was outside activity meanwhile, or a probe found
     /// work reaching the simulation from its queue (the driver then settles again before it
     /// moves time).
-    nonisolated func settleOutside() async -> Bool {
+    ///
+    /// `scopeHasWork`, for the run's driver: whether the scope's tasks have jobs queued. When
+    /// they have once the app queues are passed (the body woke as a callback ran), they go first,
+    /// and the held calls are applied only at the driver's next settling: what those tasks do
+    /// at this instant (a manager the body lets go of shutting down) is then held with the
+    /// app's calls and applied in their order, not before or after them by which thread got
+    /// there first.
+    nonisolated func settleOutside(scopeHasWork: (@Sendable () -> Bool)? = nil) async -> Bool {
         guard outside.beginSettling() else { return false }
         let before = outside.activity
         // App queues first (code there may be about to call the bridge), then what front ends
         // held back of the app's calls (applied in their own deterministic order), then the
         // bridge's queued jobs (which may hand the app more), then the app queues again.
         let quietBefore = await passProbesUntilQuiet()
+        if let scopeHasWork, scopeHasWork() { return true }
         let settled = await runSettlers(upToMark: true)
         let quietAfter = await outside.passProbes()
         if settled || outside.activity != before || !quietBefore || !quietAfter { return true }
