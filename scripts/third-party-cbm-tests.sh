@@ -2,10 +2,10 @@
 # Runs another project's CoreBluetoothMock-based test suite against BLECBM, with only the import
 # changed (and what Linux forces), and prints how many of its tests pass.
 #
-# Two suites (THIRD_PARTY_SUITE selects one; AsyncCoreBluetooth by default). In both, the files
+# Three suites (THIRD_PARTY_SUITE selects one; AsyncCoreBluetooth by default). In all, the files
 # are fetched, never committed, and the only edits made to them are:
 #   - `import CoreBluetoothMock` becomes `import BLECBM` (`@preconcurrency` and `@testable`
-#     kept where they are);
+#     kept where they are, and the line's indentation);
 #   - `import CoreBluetooth` becomes `import CoreBluetoothNames` (`@preconcurrency` kept): there
 #     is no CoreBluetooth on Linux, and the suites use a few of its names (CBUUID, CBError,
 #     CBCharacteristicProperties, CFAbsoluteTime), which CoreBluetoothMock makes aliases of its
@@ -45,11 +45,28 @@
 # All three targets are compiled in Swift 6 language mode, as in its manifest. Its CI runs its
 # serialized suite in one process; here, as above, each test runs alone in its own process.
 #
+# THIRD_PARTY_SUITE=CombineCB: kaphacius/CombineCB (a Combine wrapper of CoreBluetooth; its XCTest
+# suite drives CoreBluetoothMock's statics, CBMPeripheralSpecs whose delegate returns errors, and
+# waits for expectations on the main thread). Its files: the library's Swift sources (with its
+# copy of Nordic's alias file, importing CoreBluetoothMock) and its test target's files (with its
+# XCTestManifests.swift; not Tests/LinuxMain.swift, which SwiftPM no longer uses). Its manifest
+# depends on a fork of CoreBluetoothMock only; it has no other dependency. What Linux forces:
+#   - `import Combine` becomes `import OpenCombine` (indentation kept): Linux has no Combine;
+#     OpenCombine (OpenCombine/OpenCombine 0.14.0, a dependency of the assembled package) has
+#     the same API under that name. (Neither the library nor its tests use a Combine scheduler,
+#     so OpenCombineDispatch and OpenCombineFoundation are not needed.)
+#   - its two library files import CoreBluetooth (indented, in the `#else` of an `#if TEST` its
+#     manifest never defines), which becomes CoreBluetoothNames, as said above.
+# Its targets are compiled in Swift 5 language mode, as its manifest (tools version 5.3) makes
+# them, with its test target's `TESTS` define. Its tests are XCTest's: each runs alone in its own
+# process (the test binary given `Module.Class/test`), as above.
+#
 # Usage: scripts/third-party-cbm-tests.sh [SOURCE]
 #   SOURCE: a clone (or bare mirror) of the suite's repository, or its URL (default:
 #           https://github.com/meech-ward/AsyncCoreBluetooth.git, or
-#           https://github.com/Five3Apps/ReliaBLE.git with THIRD_PARTY_SUITE=ReliaBLE).
-#   THIRD_PARTY_SUITE: AsyncCoreBluetooth (the default) or ReliaBLE.
+#           https://github.com/Five3Apps/ReliaBLE.git with THIRD_PARTY_SUITE=ReliaBLE, or
+#           https://github.com/kaphacius/CombineCB.git with THIRD_PARTY_SUITE=CombineCB).
+#   THIRD_PARTY_SUITE: AsyncCoreBluetooth (the default), ReliaBLE or CombineCB.
 #   ASYNC_OBSERVABLE_SOURCE, SWIFT_COLLECTIONS_SOURCE: the same for AsyncCoreBluetooth's two
 #           dependencies (default: their GitHub URLs).
 #   WILLOW_SOURCE: the same for ReliaBLE's dependency (default: its GitHub URL).
@@ -65,8 +82,9 @@ suite="${THIRD_PARTY_SUITE:-AsyncCoreBluetooth}"
 case "$suite" in
 AsyncCoreBluetooth) default_source=https://github.com/meech-ward/AsyncCoreBluetooth.git ;;
 ReliaBLE) default_source=https://github.com/Five3Apps/ReliaBLE.git ;;
+CombineCB) default_source=https://github.com/kaphacius/CombineCB.git ;;
 *)
-    echo "THIRD_PARTY_SUITE: AsyncCoreBluetooth or ReliaBLE, not $suite" >&2
+    echo "THIRD_PARTY_SUITE: AsyncCoreBluetooth, ReliaBLE or CombineCB, not $suite" >&2
     exit 2
     ;;
 esac
@@ -102,26 +120,30 @@ rm -rf "$work/deps"
 if [ "$suite" = AsyncCoreBluetooth ]; then
     dependency "$observable_source" AsyncObservable asyncobservable
     dependency "$collections_source" swift-collections swift-collections
-else
+elif [ "$suite" = ReliaBLE ]; then
     dependency "$willow_source" Willow willow
 fi
 
 rm -rf "$work/Sources" "$work/Tests"
 mkdir -p "$work/Sources/CoreBluetoothNames"
 retarget() { # the import changes, and nothing else
-    sed -E -e 's/^((@preconcurrency |@testable )*)import CoreBluetoothMock$/\1import BLECBM/' \
-        -e 's/^((@preconcurrency )?)import CoreBluetooth$/\1import CoreBluetoothNames/'
+    sed -E -e 's/^([[:space:]]*(@preconcurrency |@testable )*)import CoreBluetoothMock$/\1import BLECBM/' \
+        -e 's/^([[:space:]]*(@preconcurrency )?)import CoreBluetooth$/\1import CoreBluetoothNames/' \
+        -e 's/^([[:space:]]*)import Combine$/\1import OpenCombine/'
 }
 changed=0
 cbm_imports=0
+combine_imports=0
 take() { # path in the suite's repository, destination
-    local source_path=$1 destination=$2 lines cbm
+    local source_path=$1 destination=$2 lines cbm combine
     mkdir -p "$(dirname "$destination")"
     upstream "$source_path" | retarget >"$destination"
     lines=$(diff <(upstream "$source_path") "$destination" | grep -c '^>' || true)
     cbm=$(diff <(upstream "$source_path") "$destination" | grep -c '^> .*import BLECBM$' || true)
+    combine=$(diff <(upstream "$source_path") "$destination" | grep -c '^> .*import OpenCombine$' || true)
     changed=$((changed + lines))
     cbm_imports=$((cbm_imports + cbm))
+    combine_imports=$((combine_imports + combine))
     echo "   $source_path: $lines line(s) changed"
 }
 swift_files() { # folder in the suite's repository: its Swift files, not its DocC catalog's
@@ -135,6 +157,15 @@ if [ "$suite" = AsyncCoreBluetooth ]; then
     done
     for file in $(swift_files Tests/AsyncCoreBluetoothTests); do
         take "$file" "$tests/${file#Tests/AsyncCoreBluetoothTests/}"
+    done
+elif [ "$suite" = CombineCB ]; then
+    library="$work/Sources/CombineCB"
+    tests="$work/Tests/CombineCBTests"
+    for file in $(swift_files Sources/CombineCB); do
+        take "$file" "$library/${file#Sources/CombineCB/}"
+    done
+    for file in $(swift_files Tests/CombineCBTests); do
+        take "$file" "$tests/${file#Tests/CombineCBTests/}"
     done
 else
     # ReliaBLEMock, as its manifest makes it: Sources/ReliaBLEMock (its alias file, and a link to
@@ -181,7 +212,8 @@ public func os_log(_ format: StaticString, log: OSLog, type: OSLogType, _ argume
 OS
 fi
 echo "   lines changed in the suite's files: $changed" \
-    "($cbm_imports CoreBluetoothMock imports, $((changed - cbm_imports)) CoreBluetooth imports)"
+    "($cbm_imports CoreBluetoothMock imports, $combine_imports Combine imports," \
+    "$((changed - cbm_imports - combine_imports)) CoreBluetooth imports)"
 
 # CoreBluetooth's names as aliases of BLECBM's; and, as `import CoreBluetooth` does on Apple
 # platforms, Foundation (two of AsyncCoreBluetooth's library files use Data and NSNumber with no
@@ -229,6 +261,40 @@ let package = Package(
     ]
 )
 MANIFEST
+elif [ "$suite" = CombineCB ]; then
+    package=CombineCBOnBLECBM
+    cat >"$work/Package.swift" <<MANIFEST
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "$package",
+    platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6)],
+    dependencies: [
+        .package(path: "$repo"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine.git", exact: "0.14.0"),
+    ],
+    targets: [
+        .target(name: "CoreBluetoothNames", dependencies: [.product(name: "BLECBM", package: "$identity")]),
+        .target(
+            name: "CombineCB",
+            dependencies: [
+                "CoreBluetoothNames",
+                .product(name: "BLECBM", package: "$identity"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(
+            name: "CombineCBTests",
+            dependencies: [
+                "CombineCB",
+                .product(name: "BLECBM", package: "$identity"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ],
+            swiftSettings: [.define("TESTS"), .swiftLanguageMode(.v5)]),
+    ]
+)
+MANIFEST
 else
     package=ReliaBLEOnBLECBM
     cat >"$work/Package.swift" <<MANIFEST
@@ -272,18 +338,31 @@ binary="$(swift build --package-path "$work" --show-bin-path)/${package}PackageT
 logs="$work/test-logs"
 rm -rf "$logs"
 mkdir -p "$logs"
-mapfile -t all_tests < <("$binary" --testing-library swift-testing --list-tests 2>/dev/null | grep -E "${THIRD_PARTY_FILTER:-.}")
+if [ "$suite" = CombineCB ]; then # XCTest's tests, listed and run as Module.Class/test
+    mapfile -t all_tests < <("$binary" --list-tests 2>/dev/null | grep -E '^[A-Za-z0-9_]+\.[A-Za-z0-9_]+/' |
+        grep -E "${THIRD_PARTY_FILTER:-.}")
+else
+    mapfile -t all_tests < <("$binary" --testing-library swift-testing --list-tests 2>/dev/null |
+        grep -E "${THIRD_PARTY_FILTER:-.}")
+fi
 passed=0
 failed=()
 for test in "${all_tests[@]}"; do
     pattern=$(printf '%s' "$test" | sed -e 's/[][().*+?^$|\\]/\\&/g')
     log="$logs/$(printf '%s' "$test" | tr -c 'A-Za-z0-9_.\n' '_').log"
     set +e
-    NO_COLOR=1 timeout "${THIRD_PARTY_TEST_TIMEOUT:-60}" "$binary" --testing-library swift-testing \
-        --no-parallel --filter "^${pattern}" >"$log" 2>&1
-    status=$?
+    if [ "$suite" = CombineCB ]; then
+        timeout "${THIRD_PARTY_TEST_TIMEOUT:-60}" "$binary" "$test" >"$log" 2>&1
+        status=$?
+        ran_one='Executed 1 test, with 0 failures'
+    else
+        NO_COLOR=1 timeout "${THIRD_PARTY_TEST_TIMEOUT:-60}" "$binary" --testing-library swift-testing \
+            --no-parallel --filter "^${pattern}" >"$log" 2>&1
+        status=$?
+        ran_one='Test run with 1 test .* passed'
+    fi
     set -e
-    if [ "$status" -eq 0 ] && grep -qE 'Test run with 1 test .* passed' "$log"; then
+    if [ "$status" -eq 0 ] && grep -qE "$ran_one" "$log"; then
         passed=$((passed + 1))
         echo "   passed: $test"
     elif [ "$status" -eq 124 ]; then
@@ -292,7 +371,7 @@ for test in "${all_tests[@]}"; do
     else
         failed+=("$test")
         echo "   FAILED: $test (log: $log)"
-        grep -E 'Test .* recorded an issue|Fatal error' "$log" | sed -e 's/^/       /' | head -n 5 || true
+        grep -E 'Test .* recorded an issue|Fatal error|error: .* : ' "$log" | sed -e 's/^/       /' | head -n 5 || true
     fi
 done
 echo "== $suite's tests on BLECBM: $passed/${#all_tests[@]} passed" \
