@@ -23,7 +23,7 @@ open class CBMPeer: NSObject, @unchecked Sendable {
 /// weakly, and letting go of one whose link is up or being made cancels the link (no callback
 /// follows), noted in ``CBMCentralManager/apiMisuses`` as CoreBluetooth's "API MISUSE:
 /// Cancelling connection for unused peripheral". (CoreBluetoothMock's ``CBMCentralManagerMock``
-/// keeps the objects it hands out, as CoreBluetoothMock's manager does.)
+/// keeps the objects it hands out, and they keep their delegates, as CoreBluetoothMock's do.)
 open class CBMPeripheral: CBMPeer, @unchecked Sendable {
     // @unchecked Sendable: every mutable property is only read and written with `lock` held.
     let lock: Lock
@@ -33,6 +33,13 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
     /// nothing.
     private(set) weak var backend: (any CentralBackend)?
     private weak var storedDelegate: (any CBMPeripheralDelegate)?
+    /// The delegate again, held strongly, when the peripheral keeps it (``keepsDelegate``).
+    private var keptDelegate: (any CBMPeripheralDelegate)?
+    /// Whether the peripheral keeps its delegate alive: a ``CBMCentralManagerMock``'s does, as
+    /// CoreBluetoothMock's peripheral holds its delegate strongly (apps tested with it may set a
+    /// delegate nothing else keeps); CoreBluetooth's peripheral holds it weakly, as does a
+    /// ``CBMCentralManager``'s here. Set by the manager when it makes the object.
+    var keepsDelegate = false
     var storedName: String?
     var storedState: CBMPeripheralState = .disconnected
     var storedServices: [CBMService]?
@@ -62,10 +69,17 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
         backend?.peripheralReleased(identifier)
     }
 
-    /// Receives the results of this peripheral's calls, on the manager's queue.
+    /// Receives the results of this peripheral's calls, on the manager's queue. Held weakly, as
+    /// CoreBluetooth holds it, but by a ``CBMCentralManagerMock``'s peripheral, which keeps it
+    /// alive, as CoreBluetoothMock's peripheral does.
     open var delegate: (any CBMPeripheralDelegate)? {
         get { lock.withLock { storedDelegate } }
-        set { lock.withLock { storedDelegate = newValue } }
+        set {
+            lock.withLock {
+                storedDelegate = newValue
+                keptDelegate = keepsDelegate ? newValue : nil
+            }
+        }
     }
 
     /// The delegate the backends call: the app's, or a recording stand-in for it while the

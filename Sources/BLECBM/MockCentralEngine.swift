@@ -557,6 +557,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                 return existing
             }
             let created = CBMPeripheral(remote, backend: self, lock: lock)
+            created.keepsDelegate = keepsPeripherals
             peripherals[remote.identifier] = PeripheralEntry(object: created, kept: keepsPeripherals ? created : nil)
             return created
         }
