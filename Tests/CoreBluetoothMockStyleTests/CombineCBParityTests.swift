@@ -7,6 +7,46 @@ import Testing
 // What kaphacius/CombineCB's XCTest suite (scripts/third-party-cbm-tests.sh, THIRD_PARTY_SUITE=
 // CombineCB) showed BLECBM doing otherwise than CoreBluetoothMock.
 
+/// A service that includes another one the spec does not list.
+private func makeIncludingWatch() -> CBMPeripheralSpec {
+    let included = CBMServiceMock(type: .batteryService, primary: true, characteristics: batteryLevelMock())
+    let including = CBMServiceMock(
+        type: .transferService, primary: true, includedServices: [included],
+        characteristics: [CBMCharacteristicMock(type: .transferData, properties: [.read])])
+    return
+        CBMPeripheralSpec
+        .simulatePeripheral(proximity: .near)
+        .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Watch"])
+        .connectable(name: "Watch", services: [including], delegate: DefaultSpecDelegate())
+        .allowForRetrieval()
+        .build()
+}
+
+/// Notes the services discovered at the top level and those included in the first of them.
+final class ServiceListingApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate {
+    var manager: CBMCentralManager?
+    var peripheral: CBMPeripheral?
+    var services: [String]?
+    var included: [String]?
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {}
+
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        peripheral.delegate = self
+        peripheral.discoverServices(nil)
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: Error?) {
+        services = (peripheral.services ?? []).map(\.uuid.uuidString)
+        guard let first = peripheral.services?.first else { return }
+        peripheral.discoverIncludedServices(nil, for: first)
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverIncludedServicesFor service: CBMService, error: Error?) {
+        included = (service.includedServices ?? []).map(\.uuid.uuidString)
+    }
+}
+
 @Suite("What CombineCB's suite relies on", .timeLimit(.minutes(10)))
 struct CombineCBParityTests {
     // CoreBluetoothMock's peripheral (CBMPeripheralMock) holds its delegate strongly, so its
@@ -42,5 +82,29 @@ struct CombineCBParityTests {
             kept.delegate = app
             #expect(keptDelegate == nil)
         }
+    }
+
+    // CBMCentralManagerMock.swift, discoverServices: the spec's services are listed, not the
+    // services they include that it does not list (CombineCB's specs include primary services
+    // they do not list, then discover the included ones in the first service listed).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func serviceDiscoveryListsTheSpecsServicesAndNotThoseTheyOnlyInclude(realistic: Bool) async throws {
+        let bridge = CoreBluetoothMockParityTests.bridge(realistic: realistic, seed: 95)
+        let watch = makeIncludingWatch()
+        let (services, included) = try await bridge.run { @MainActor () -> ([String], [String]) in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ServiceListingApp()
+            let manager = CBMCentralManagerMock(delegate: app, queue: nil)
+            app.manager = manager
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
+            app.peripheral = peripheral
+            manager.connect(peripheral)
+            try await bridge.waitForApp { app.included != nil }
+            return (app.services ?? [], app.included ?? [])
+        }
+        #expect(services == [CBMUUID.transferService.uuidString])
+        #expect(included == [CBMUUID.batteryService.uuidString])
     }
 }

@@ -86,7 +86,10 @@ extension SpecSimulation {
         /// `connectedBySystem`: another app is connected to it from the start, before it
         /// advertises (its sets not `alsoWhenConnected` are not heard).
         func setUp(state: State, startOutOfRange: Bool, connectedBySystem: Bool) {
-            for service in Self.publishingOrder(state.services ?? []) { add(service) }
+            let listed = Set((state.services ?? []).map(ObjectIdentifier.init))
+            for service in Self.publishingOrder(state.services ?? []) {
+                add(service, listed: listed.contains(ObjectIdentifier(service)))
+            }
             // Its signal strength follows its proximity from the start.
             let proximity = startOutOfRange ? Proximity.outOfRange : state.proximity.proximity
             command { $0.simulateProximityChange(proximity) }
@@ -161,9 +164,14 @@ extension SpecSimulation {
             command { $0.stopAdvertising() }
         }
 
-        /// Publishes a service and maps its characteristics.
-        private func add(_ service: CBMServiceMock) {
-            let gatt = service.gattService
+        /// Publishes a service and maps its characteristics. One the spec does not list (only
+        /// included by one it lists) is published as a secondary service, whatever it declares:
+        /// CoreBluetoothMock's service discovery lists the spec's services alone, and a GATT
+        /// server's primary service discovery lists every primary service it has.
+        private func add(_ service: CBMServiceMock, listed: Bool) {
+            var declared = service.gattService
+            if !listed { declared.isPrimary = false }
+            let gatt = declared
             let characteristicMocks = service.characteristicMocks
             lock.withLock { _ = publishing.insert(ObjectIdentifier(service)) }
             command { [self] peripheral in
@@ -208,7 +216,9 @@ extension SpecSimulation {
                 defer { publishing.formIntersection(listed) }
                 return publishing
             }
-            for service in ordered where !kept.contains(ObjectIdentifier(service)) { add(service) }
+            for service in ordered where !kept.contains(ObjectIdentifier(service)) {
+                add(service, listed: services.contains { $0 === service })
+            }
         }
 
         /// The services to publish, each after the services it includes (a GATT server can
