@@ -23,6 +23,8 @@ open class CBMService: CBMAttribute, @unchecked Sendable {
     private weak var owner: CBMPeripheral?
     private var discoveredCharacteristics: [CBMCharacteristic]?
     private var discoveredIncludedServices: [CBMService]?
+    /// With the lock held: ``identifier``, once read.
+    var storedIdentifier: UUID?
 
     init(_ remote: RemoteService, peripheral: CBMPeripheral) {
         self.remote = remote
@@ -85,6 +87,8 @@ open class CBMCharacteristic: CBMAttribute, @unchecked Sendable {
     var notifying = false
     /// How many `setNotifyValue` calls on it are still on their way.
     var notifyRequests = 0
+    /// With the lock held: ``identifier``, once read.
+    var storedIdentifier: UUID?
 
     init(_ remote: RemoteCharacteristic, service: CBMService) {
         self.remote = remote
@@ -153,6 +157,8 @@ open class CBMDescriptor: CBMAttribute, @unchecked Sendable {
     let lock: Lock
     private weak var owner: CBMCharacteristic?
     var storedValue: Any?
+    /// With the lock held: ``identifier``, once read.
+    var storedIdentifier: UUID?
 
     init(_ remote: RemoteDescriptor, characteristic: CBMCharacteristic) {
         self.remote = remote

@@ -107,4 +107,30 @@ struct CombineCBParityTests {
         #expect(services == [CBMUUID.transferService.uuidString])
         #expect(included == [CBMUUID.batteryService.uuidString])
     }
+
+    // CBMAttributes.swift: services, characteristics and descriptors have an internal
+    // `identifier`, a mock's own, shared by the objects a central discovers from it; CombineCB's
+    // tests compare them, importing CoreBluetoothMock `@testable`.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func discoveredAttributesHaveTheIdentifiersOfTheMocksTheSpecDeclared() async throws {
+        let bridge = MockBLEBridge(seed: 96)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        let service = try #require(watch.services?.first)
+        let characteristic = try #require(service.characteristicMocks.first)
+        let descriptor = try #require(characteristic.declaredDescriptorMocks.first)
+        #expect(Set([service.identifier, characteristic.identifier, descriptor.identifier]).count == 3)
+        #expect(service.identifier == service.identifier)
+        try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, discovered) = try await CoreBluetoothMockParityTests.connect(
+                watch, app: app, on: bridge)
+            peripheral.discoverDescriptors(for: discovered)
+            try await bridge.waitForApp { app.lines.contains("descriptors nil") }
+            #expect(discovered !== characteristic)
+            #expect(discovered.identifier == characteristic.identifier)
+            #expect(discovered.service?.identifier == service.identifier)
+            #expect(discovered.descriptors?.map(\.identifier) == [descriptor.identifier])
+        }
+    }
 }
