@@ -133,4 +133,21 @@ struct CombineCBParityTests {
             #expect(discovered.descriptors?.map(\.identifier) == [descriptor.identifier])
         }
     }
+
+    // CBMCentralManagerMock.swift: the internal static `peripheral(_:didDisconnectWithError:)`,
+    // which CombineCB's tests call `@testable`, disconnects the spec with the error given.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func coreBluetoothMocksInternalDisconnectionHookHandsTheAppTheErrorGiven() async throws {
+        let bridge = MockBLEBridge(seed: 98)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            _ = try await CoreBluetoothMockParityTests.connect(watch, app: app, on: bridge)
+            CBMCentralManagerMock.peripheral(
+                watch, didDisconnectWithError: NSError(domain: "CombineCBTests", code: 555))
+            try await bridge.waitForApp { app.lines.contains { $0.hasPrefix("disconnected") } }
+            #expect(app.lines.last == "disconnected CombineCBTests 555")
+        }
+    }
 }

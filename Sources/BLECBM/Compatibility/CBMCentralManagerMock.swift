@@ -84,6 +84,17 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
         for engine in MockCentralEngine.engines(on: bridge) { engine.simulateStateChange(effective) }
     }
 
+    /// CoreBluetoothMock's internal hook behind ``CBMPeripheralSpec/simulateDisconnection(withError:)``,
+    /// which tests that import it `@testable` call: here it is that call (so the spec's delegate
+    /// hears the disconnection too). The error is optional, as in a fork of CoreBluetoothMock
+    /// such tests were written for; `nil` is taken as the default, `peripheralDisconnected`
+    /// (CoreBluetooth reports every disconnection the app did not ask for with an error).
+    static func peripheral(
+        _ peripheral: CBMPeripheralSpec, didDisconnectWithError error: (any Error)? = CBMError(.peripheralDisconnected)
+    ) {
+        peripheral.simulateDisconnection(withError: error ?? CBMError(.peripheralDisconnected))
+    }
+
     /// The app's Bluetooth authorization, as CoreBluetoothMock sets it: any authorization but
     /// `allowedAlways` makes every central manager `unauthorized` (its delegate is told, its scans
     /// stop and calls are refused), as CoreBluetooth reports; `allowedAlways` again brings each
