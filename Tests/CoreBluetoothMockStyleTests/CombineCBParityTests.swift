@@ -134,6 +134,42 @@ struct CombineCBParityTests {
         }
     }
 
+    // CoreBluetoothMock up to 0.12: a service mock's characteristics and included services, and
+    // a characteristic mock's descriptors, are settable; CombineCB's tests build mocks so.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aTestSetsAServiceMocksAttributesAndACharacteristicMocksDescriptorsAfterMakingThem() async throws {
+        let bridge = MockBLEBridge(seed: 97)
+        let included = CBMServiceMock(type: .batteryService, primary: true)
+        let service = CBMServiceMock(type: .transferService, primary: true)
+        let characteristic = CBMCharacteristicMock(type: .transferData, properties: [.read, .notify])
+        characteristic.descriptors = [CBMDescriptorMock(type: .userDescription)]
+        service.characteristics = [characteristic]
+        service.includedServices = [included]
+        #expect(characteristic.service === service)
+        #expect(characteristic.descriptors?.first?.characteristic === characteristic)
+        let watch =
+            CBMPeripheralSpec
+            .simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Watch"])
+            .connectable(name: "Watch", services: [service], delegate: TransferSpecDelegate())
+            .allowForRetrieval()
+            .build()
+        try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let (_, peripheral, discovered) = try await CoreBluetoothMockParityTests.connect(
+                watch, app: app, on: bridge)
+            #expect(discovered.uuid == .transferData)
+            peripheral.discoverDescriptors(for: discovered)
+            try await bridge.waitForApp { app.lines.contains("descriptors nil") }
+            #expect(discovered.descriptors?.map(\.uuid) == [.userDescription])
+            let discoveredService = try #require(discovered.service)
+            peripheral.discoverIncludedServices(nil, for: discoveredService)
+            try await bridge.waitForApp { discoveredService.includedServices != nil }
+            #expect(discoveredService.includedServices?.map(\.uuid) == [.batteryService])
+        }
+    }
+
     // CBMCentralManagerMock.swift: the internal static `peripheral(_:didDisconnectWithError:)`,
     // which CombineCB's tests call `@testable`, disconnects the spec with the error given.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
