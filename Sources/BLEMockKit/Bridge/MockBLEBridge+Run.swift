@@ -139,10 +139,11 @@ extension MockBLEBridge {
         _ executor: SimulationExecutor, patience: Duration,
         _ body: @escaping @Sendable @isolated(any) () async throws -> T
     ) async throws -> T {
-        try await Self.$current.withValue(self) {
+        // (Made once: the driver settles after every step.)
+        let scopeHasWork: @Sendable () -> Bool = { executor.hasQueuedJobs }
+        return try await Self.$current.withValue(self) {
             try await SelfDrivingScope.run(
-                on: executor, patience: patience,
-                settle: { await self.settleOutside(scopeHasWork: { executor.hasQueuedJobs }) },
+                on: executor, patience: patience, settle: { await self.settleOutside(scopeHasWork: scopeHasWork) },
                 recheck: { await self.recheckAppWaits(executor) }, step: { await self.step() },
                 release: { self.outside.expireOwedAnswers() },
                 ending: { self.runs.cancelTracked() },
