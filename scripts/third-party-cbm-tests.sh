@@ -135,12 +135,13 @@ changed=0
 cbm_imports=0
 combine_imports=0
 take() { # path in the suite's repository, destination
-    local source_path=$1 destination=$2 lines cbm combine
+    local source_path=$1 destination=$2 added lines cbm combine
     mkdir -p "$(dirname "$destination")"
     upstream "$source_path" | retarget >"$destination"
-    lines=$(diff <(upstream "$source_path") "$destination" | grep -c '^>' || true)
-    cbm=$(diff <(upstream "$source_path") "$destination" | grep -c '^> .*import BLECBM$' || true)
-    combine=$(diff <(upstream "$source_path") "$destination" | grep -c '^> .*import OpenCombine$' || true)
+    added=$(diff <(upstream "$source_path") "$destination" | grep '^>' || true)
+    lines=$(grep -c . <<<"$added" || true)
+    cbm=$(grep -c '^> .*import BLECBM$' <<<"$added" || true)
+    combine=$(grep -c '^> .*import OpenCombine$' <<<"$added" || true)
     changed=$((changed + lines))
     cbm_imports=$((cbm_imports + cbm))
     combine_imports=$((combine_imports + combine))
@@ -149,24 +150,15 @@ take() { # path in the suite's repository, destination
 swift_files() { # folder in the suite's repository: its Swift files, not its DocC catalog's
     git -C "$work/upstream" ls-tree -r --name-only "$revision" "$1/" | grep '\.swift$' | grep -v '\.docc/' | sort
 }
-if [ "$suite" = AsyncCoreBluetooth ]; then
-    library="$work/Sources/AsyncCoreBluetooth"
-    tests="$work/Tests/AsyncCoreBluetoothTests"
-    for file in $(swift_files Sources/AsyncCoreBluetooth); do
-        take "$file" "$library/${file#Sources/AsyncCoreBluetooth/}"
-    done
-    for file in $(swift_files Tests/AsyncCoreBluetoothTests); do
-        take "$file" "$tests/${file#Tests/AsyncCoreBluetoothTests/}"
-    done
-elif [ "$suite" = CombineCB ]; then
-    library="$work/Sources/CombineCB"
-    tests="$work/Tests/CombineCBTests"
-    for file in $(swift_files Sources/CombineCB); do
-        take "$file" "$library/${file#Sources/CombineCB/}"
-    done
-    for file in $(swift_files Tests/CombineCBTests); do
-        take "$file" "$tests/${file#Tests/CombineCBTests/}"
-    done
+take_folder() { # folder in the suite's repository (Sources/X or Tests/X), its destination here
+    local file
+    for file in $(swift_files "$1"); do take "$file" "$2/${file#"$1"/}"; done
+}
+if [ "$suite" = AsyncCoreBluetooth ] || [ "$suite" = CombineCB ]; then
+    library="$work/Sources/$suite"
+    tests="$work/Tests/${suite}Tests"
+    take_folder "Sources/$suite" "$library"
+    take_folder "Tests/${suite}Tests" "$tests"
 else
     # ReliaBLEMock, as its manifest makes it: Sources/ReliaBLEMock (its alias file, and a link to
     # Sources/ReliaBLE) less ReliaBLE/CBCentralManagerFactory.swift.
@@ -175,12 +167,8 @@ else
     for file in $(swift_files Sources/ReliaBLE | grep -vx 'Sources/ReliaBLE/CBCentralManagerFactory\.swift'); do
         take "$file" "$library/ReliaBLE/${file#Sources/ReliaBLE/}"
     done
-    for file in $(swift_files Sources/ReliaBLEMock); do
-        take "$file" "$library/${file#Sources/ReliaBLEMock/}"
-    done
-    for file in $(swift_files Tests/ReliaBLETests); do
-        take "$file" "$tests/${file#Tests/ReliaBLETests/}"
-    done
+    take_folder Sources/ReliaBLEMock "$library"
+    take_folder Tests/ReliaBLETests "$tests"
     # Willow's sources, unchanged, where the package's target finds them.
     mkdir -p "$work/Sources/Willow"
     cp "$work/deps/Willow/Source/"*.swift "$work/Sources/Willow/"

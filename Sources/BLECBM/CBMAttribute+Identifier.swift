@@ -24,6 +24,25 @@ extension CBMAttribute {
         return generator.uuid()
     }
 
+    /// The identifier of `attribute`, kept at `stored` (read and written with `lock` held) once
+    /// worked out: a local attribute's (an app's own, or a spec's mock: `remote`'s peripheral is
+    /// the placeholder) from its identity; a discovered one's, its mock's (`mockIdentifier`), else
+    /// one derived from its peripheral and handle.
+    static func identifier<Attribute: CBMAttribute>(
+        of attribute: Attribute, kept stored: ReferenceWritableKeyPath<Attribute, UUID?>, lock: Lock,
+        remote: (peripheral: UUID, handle: UInt16), mockIdentifier: () -> UUID?
+    ) -> UUID {
+        if let known = lock.withLock({ attribute[keyPath: stored] }) { return known }
+        let found =
+            remote.peripheral == localPlaceholder
+            ? localIdentifier(of: attribute)
+            : mockIdentifier() ?? remoteIdentifier(peripheral: remote.peripheral, handle: remote.handle)
+        return lock.withLock {
+            if attribute[keyPath: stored] == nil { attribute[keyPath: stored] = found }
+            return attribute[keyPath: stored] ?? found
+        }
+    }
+
     /// The spec simulation behind a peripheral object, if its manager simulates one.
     static func simulation(of peripheral: CBMPeripheral?) -> SpecSimulation? {
         guard let peripheral, let engine = peripheral.backend as? MockCentralEngine else { return nil }
@@ -35,15 +54,8 @@ extension CBMService {
     /// CoreBluetoothMock's internal identifier: a service mock's own; for a discovered service,
     /// that of the mock the spec declared at its handle.
     var identifier: UUID {
-        if let known = lock.withLock({ storedIdentifier }) { return known }
-        let found =
-            remote.peripheral == localPlaceholder
-            ? Self.localIdentifier(of: self)
-            : Self.simulation(of: peripheral)?.serviceMock(at: remote.handle, of: remote.peripheral)?.identifier
-                ?? Self.remoteIdentifier(peripheral: remote.peripheral, handle: remote.handle)
-        return lock.withLock {
-            if storedIdentifier == nil { storedIdentifier = found }
-            return storedIdentifier ?? found
+        Self.identifier(of: self, kept: \.storedIdentifier, lock: lock, remote: (remote.peripheral, remote.handle)) {
+            Self.simulation(of: peripheral)?.serviceMock(at: remote.handle, of: remote.peripheral)?.identifier
         }
     }
 }
@@ -52,15 +64,9 @@ extension CBMCharacteristic {
     /// CoreBluetoothMock's internal identifier: a characteristic mock's own; for a discovered
     /// characteristic, that of the mock the spec declared at its handle.
     var identifier: UUID {
-        if let known = lock.withLock({ storedIdentifier }) { return known }
-        let found =
-            remote.peripheral == localPlaceholder
-            ? Self.localIdentifier(of: self)
-            : Self.simulation(of: service?.peripheral)?.characteristicMock(at: remote.handle, of: remote.peripheral)?
-                .identifier ?? Self.remoteIdentifier(peripheral: remote.peripheral, handle: remote.handle)
-        return lock.withLock {
-            if storedIdentifier == nil { storedIdentifier = found }
-            return storedIdentifier ?? found
+        Self.identifier(of: self, kept: \.storedIdentifier, lock: lock, remote: (remote.peripheral, remote.handle)) {
+            Self.simulation(of: service?.peripheral)?.characteristicMock(at: remote.handle, of: remote.peripheral)?
+                .identifier
         }
     }
 }
@@ -69,15 +75,8 @@ extension CBMDescriptor {
     /// CoreBluetoothMock's internal identifier: a descriptor mock's own; for a discovered
     /// descriptor, that of the mock the spec declared for it.
     var identifier: UUID {
-        if let known = lock.withLock({ storedIdentifier }) { return known }
-        let found =
-            remote.peripheral == localPlaceholder
-            ? Self.localIdentifier(of: self)
-            : Self.simulation(of: characteristic?.service?.peripheral)?.descriptorMock(of: remote)?.identifier
-                ?? Self.remoteIdentifier(peripheral: remote.peripheral, handle: remote.handle)
-        return lock.withLock {
-            if storedIdentifier == nil { storedIdentifier = found }
-            return storedIdentifier ?? found
+        Self.identifier(of: self, kept: \.storedIdentifier, lock: lock, remote: (remote.peripheral, remote.handle)) {
+            Self.simulation(of: characteristic?.service?.peripheral)?.descriptorMock(of: remote)?.identifier
         }
     }
 }
