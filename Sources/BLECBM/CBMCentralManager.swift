@@ -194,7 +194,9 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
     }
 
     /// Asks for `centralManager(_:connectionEventDidOccur:for:)` when matching peripherals
-    /// connect or disconnect (from any app); `nil` stops.
+    /// connect or disconnect (from any app), replacing any earlier registration; `nil` (or no
+    /// matching option) matches every peripheral. Nothing stops the events but another
+    /// registration that matches none of them (CoreBluetooth documents no way to stop them).
     open func registerForConnectionEvents(options: [CBMConnectionEventMatchingOption: Any]? = nil) {
         backend.registerForConnectionEvents(options: options)
     }

@@ -53,9 +53,11 @@ extension MockCentralEngine {
         case .failedToConnect(let remote, let error):
             deliverAbout { [self] in
                 let failure = connectionFailure(remote.identifier, error)
-                guard !endWithholding(remote.identifier) else { return }
+                let ending = endWithholding(remote.identifier)
+                guard !ending.withheld else { return }
                 let peripheral = peripheralObject(remote)
-                lock.withLock { peripheral.storedState = .disconnected }
+                // (A newer attempt the app made keeps it `connecting`.)
+                if !ending.superseded { lock.withLock { peripheral.storedState = .disconnected } }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.centralManager(manager, didFailToConnect: peripheral, error: failure)
             }
@@ -93,11 +95,13 @@ extension MockCentralEngine {
                 reason != nil && existing.map { object in lock.withLock { object.reconnectsAutomatically } } == true
             if reconnecting, let existing { attempt(existing, madeAfter: losses) }
             deliverAbout { [self] in
-                guard !endWithholding(remote.identifier) else { return }
+                let ending = endWithholding(remote.identifier)
+                guard !ending.withheld else { return }
                 let peripheral = peripheralObject(remote)
                 lock.withLock {
                     invalidate(peripheral)
-                    if reconnecting { peripheral.storedState = .connecting }
+                    // (The system reconnecting, or a newer attempt the app made: `connecting`.)
+                    if reconnecting || ending.superseded { peripheral.storedState = .connecting }
                 }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.centralManager(
@@ -177,6 +181,8 @@ extension MockCentralEngine {
                         guard let length = link.maximumWriteLength else { continue }
                         openLink(remote.identifier, maximumWriteLength: length)
                     }
+                    // The scan the system kept for the app goes on: the manager is scanning.
+                    if restored.scanServices != nil || restored.scanOptions != nil { scanning = true }
                 }
                 let peripherals = links.map { remote, link in restoredObject(remote, link) }
                 var dictionary: [String: Any] = [CBMCentralManagerRestoredStatePeripheralsKey: peripherals]
@@ -185,9 +191,15 @@ extension MockCentralEngine {
                         CBMUUID.init(bluetoothUUID:))
                 }
                 if let options = restored.scanOptions {
-                    dictionary[CBMCentralManagerRestoredStateScanOptionsKey] = [
+                    // Every scan option in use as the system stopped the app.
+                    var scanOptions: [String: Any] = [
                         CBMCentralManagerScanOptionAllowDuplicatesKey: NSNumber(value: options.allowDuplicates)
                     ]
+                    if !options.solicitedServiceUUIDs.isEmpty {
+                        scanOptions[CBMCentralManagerScanOptionSolicitedServiceUUIDsKey] =
+                            options.solicitedServiceUUIDs.map(CBMUUID.init(bluetoothUUID:))
+                    }
+                    dictionary[CBMCentralManagerRestoredStateScanOptionsKey] = scanOptions
                 }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.centralManager(manager, willRestoreState: dictionary)

@@ -74,7 +74,8 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     let lock = Lock()
     private weak var manager: CBMCentralManager?
     private var mirroredState: CBMManagerState = .unknown
-    private var scanning = false
+    /// (Read and written with `lock` held.)
+    var scanning = false
     /// The peripheral objects the app has, held weakly: as CoreBluetooth's manager does, this
     /// one keeps none alive (see ``peripheralReleased(_:)``), unless it is CoreBluetoothMock's
     /// (``keepsPeripherals``).
@@ -85,6 +86,11 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// Peripherals whose callbacks are withheld, and which, until the callback that ends their
     /// link or attempt (see ``endWithholding(_:)``).
     private var withheld: [UUID: Withholding] = [:]
+    /// The ends still to come of links and attempts the app replaced with a new `connect` before
+    /// it heard them end (a cancel, then a connect before `didDisconnectPeripheral`), oldest
+    /// first, each with what was withheld about it: the callbacks that end those belong to them,
+    /// not to the new attempt, which stays `connecting` (see ``endWithholding(_:)``).
+    private var supersededEnds: [UUID: [Withholding?]] = [:]
     /// The errors spec delegates refused connections with, by peripheral, until their attempts'
     /// failures are reported (see ``connectionFailure(_:_:)``).
     private var refusals: [UUID: UncheckedError] = [:]
@@ -637,17 +643,46 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     }
 
     /// Whether a `didConnect` about `identifier` is withheld (on the app's queue): something is
-    /// withheld about it, or the app let go of its object for it (it had one, and has none now)
-    /// and the release's command, which cancels the link, may not have reached the bridge yet
+    /// withheld about it (about the older attempt it belongs to, while one the app replaced has
+    /// not ended), or the app let go of its object for it (it had one, and has none now) and the
+    /// release's command, which cancels the link, may not have reached the bridge yet
     /// (CoreBluetooth cancels as the object goes).
     func withholdsDidConnect(_ identifier: UUID) -> Bool {
-        lock.withLock { withheld[identifier] != nil || peripherals[identifier].map { $0.object == nil } == true }
+        lock.withLock {
+            if supersededEnds[identifier]?.first.map({ $0 != nil }) == true { return true }
+            return withheld[identifier] != nil || peripherals[identifier].map { $0.object == nil } == true
+        }
+    }
+
+    /// What the callback that ends a link or an attempt is to the app (see ``endWithholding(_:)``).
+    struct Ending {
+        /// The callback is withheld.
+        var withheld = false
+        /// It ends a link or attempt the app has replaced with a new `connect`: the peripheral
+        /// stays `connecting`.
+        var superseded = false
     }
 
     /// For the callback that ends a link or an attempt (a disconnection, a failed attempt), on
-    /// the app's queue: ends the withholding, and says whether this callback is withheld too.
-    func endWithholding(_ identifier: UUID) -> Bool {
-        lock.withLock { withheld.removeValue(forKey: identifier) == .all }
+    /// the app's queue: ends the withholding of the oldest link or attempt still to end (one
+    /// the app replaced, if any; else the current one's), and says whether this callback is
+    /// withheld too and whether a newer attempt follows.
+    func endWithholding(_ identifier: UUID) -> Ending {
+        lock.withLock {
+            if var older = supersededEnds[identifier], !older.isEmpty {
+                let ended = older.removeFirst()
+                supersededEnds[identifier] = older.isEmpty ? nil : older
+                return Ending(withheld: ended == .all, superseded: true)
+            }
+            return Ending(withheld: withheld.removeValue(forKey: identifier) == .all)
+        }
+    }
+
+    /// With the lock held: a new attempt to `peripheral` replaces a link or attempt the app
+    /// cancelled and has not heard end; what was withheld about that one goes with it.
+    private func supersede(_ peripheral: CBMPeripheral) {
+        supersededEnds[peripheral.identifier, default: []].append(withheld.removeValue(forKey: peripheral.identifier))
+        peripheral.storedState = .connecting
     }
 
     /// With the lock held: forgets the peripheral objects and their links, and what was withheld
@@ -658,6 +693,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         peripherals.removeAll()
         linkMirrors.removeAll()
         withheld.removeAll()
+        supersededEnds.removeAll()
     }
 
     /// With the lock held: the mirror of the link to a peripheral, if connected.
@@ -758,8 +794,17 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         let mine = lock.withLock { () -> (Bool, UInt64)? in
             guard isCurrent(peripheral) else { return nil }
             let wasConnected = peripheral.storedState == .connected
-            if peripheral.storedState == .disconnected { peripheral.storedState = .connecting }
-            peripheral.reconnectsAutomatically = reconnects
+            switch peripheral.storedState {
+            case .disconnected: peripheral.storedState = .connecting
+            // A connect after a cancel the app has not heard end (its link is going, or its
+            // attempt was cancelled): a new attempt, `connecting` from now on, while the old
+            // link's or attempt's end is still reported to the app when it comes.
+            case .disconnecting: supersede(peripheral)
+            case .connecting where withheld[peripheral.identifier] == .didConnect: supersede(peripheral)
+            default: break
+            }
+            // (A connect ignored as the link is up changes nothing, its options neither.)
+            if !wasConnected { peripheral.reconnectsAutomatically = reconnects }
             return (wasConnected, powerLosses.heard)
         }
         guard let (wasConnected, heardPowerLosses) = mine else {
@@ -827,10 +872,10 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             guard let peripheral, case .failure(let error) = result,
                 (error as? CoreBluetoothError)?.code != .operationCancelled
             else { return }
-            _ = engine.endWithholding(peripheral.identifier)
+            let ending = engine.endWithholding(peripheral.identifier)
             let report = engine.lock.withLock { () -> Bool in
                 guard peripheral.storedState == .connecting else { return false }
-                peripheral.storedState = .disconnected
+                if !ending.superseded { peripheral.storedState = .disconnected }
                 return true
             }
             let failure = engine.connectionFailure(peripheral.identifier, error)

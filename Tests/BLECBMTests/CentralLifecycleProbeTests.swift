@@ -248,7 +248,9 @@ struct CentralLifecycleProbeTests {
             let entries = try await settled(journal, from: count, bridge)
             return (entries, await manager.simulatedCentral!.isConnected(peripheral.identifier))
         }
-        #expect(entries == ["disconnect disconnected services=nil", "connect connected"])
+        // (The cancelled attempt's `didDisconnectPeripheral` finds the second one pending:
+        // `connecting`.)
+        #expect(entries == ["disconnect connecting services=nil", "connect connected"])
         #expect(linkUp)
     }
 
@@ -268,8 +270,97 @@ struct CentralLifecycleProbeTests {
             try await bridge.waitForApp { journal.entries.count == count + 2 }
             return (try await settled(journal, from: count, bridge), states + [peripheral.state])
         }
-        #expect(entries == ["disconnect disconnected services=nil", "connect connected"])
-        #expect(states == [.disconnecting, .connected])
+        // (`connecting` from the second connect on, in the old link's `didDisconnectPeripheral`
+        // too: an attempt is pending, and an app that reconnects when it reads `disconnected`
+        // there would connect twice.)
+        #expect(entries == ["disconnect connecting services=nil", "connect connected"])
+        #expect(states == [.connecting, .connected])
+    }
+
+    /// A cancel of the link, a connect and a cancel again in one turn: the app hears the link's
+    /// end and the second attempt's, both as `didDisconnectPeripheral`, and no `didConnect`, in
+    /// both modes. (In fast mode the second attempt's link comes up before its cancel reaches
+    /// the simulation: its `didConnect` used to be reported, as the first disconnection ended
+    /// what the cancel withheld.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func cancelConnectCancelOfALinkInOneTurnReportsTwoDisconnectionsAndNoDidConnect(realistic: Bool) async throws {
+        let (entries, states, linkUp) = try await withWatchApp(realistic: realistic, seed: 27) {
+            bridge, manager, journal in
+            let peripheral = try await discover(manager, journal, bridge)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            let count = journal.entries.count
+            manager.cancelPeripheralConnection(peripheral)
+            manager.connect(peripheral)
+            var states = [peripheral.state]
+            manager.cancelPeripheralConnection(peripheral)
+            states.append(peripheral.state)
+            try await bridge.waitForApp { journal.entries.count == count + 2 }
+            let entries = try await settled(journal, from: count, bridge)
+            let linkUp = await manager.simulatedCentral!.isConnected(peripheral.identifier)
+            return (entries, states + [peripheral.state], linkUp)
+        }
+        #expect(entries == ["disconnect connecting services=nil", "disconnect disconnected services=nil"])
+        #expect(states == [.connecting, .connecting, .disconnected])
+        #expect(!linkUp)
+    }
+
+    /// A connect, a cancel and a connect to a peripheral out of reach: the cancelled attempt's
+    /// `didDisconnectPeripheral` finds the peripheral `connecting` (the second attempt waits, as
+    /// CoreBluetooth's `connecting` says), and the second attempt's `didConnect` follows once the
+    /// peripheral advertises again.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aConnectAfterCancellingAPendingOneKeepsThePeripheralConnectingUntilItConnects(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 28) : .init(seed: 28))
+        let sensor = try await makeSensor(on: bridge)
+        let (entries, states) = try await bridge.run { @MainActor () -> ([String], [CBMPeripheralState]) in
+            let journal = LifecycleJournal()
+            let manager = CBMCentralManager(delegate: journal, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let peripheral = try await discover(manager, journal, bridge)
+            await sensor.stopAdvertising()
+            let count = journal.entries.count
+            manager.connect(peripheral)
+            manager.cancelPeripheralConnection(peripheral)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { journal.entries.count > count }
+            var states = [peripheral.state]
+            try await bridge.clock.sleep(for: .seconds(30))
+            states.append(peripheral.state)
+            try await sensor.startAdvertising(AdvertisementData(localName: "Sensor", serviceUUIDs: ["180F"]))
+            try await bridge.waitForApp { peripheral.state == .connected }
+            return (try await settled(journal, from: count, bridge), states)
+        }
+        #expect(entries == ["disconnect connecting services=nil", "connect connected"])
+        #expect(states == [.connecting, .connecting])
+    }
+
+    /// A `connect` made while the link is up is ignored (noted as a misuse): its options change
+    /// nothing, the auto-reconnect option in neither direction. The link then drops: the system
+    /// reconnects only when the connect that made the link asked it to.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true], [false, true])
+    func aConnectIgnoredWhileConnectedLeavesAutoReconnectAsItWas(realistic: Bool, reconnects: Bool) async throws {
+        let (entries, misuses) = try await withWatchApp(realistic: realistic, seed: 29) { bridge, manager, journal in
+            let peripheral = try await discover(manager, journal, bridge)
+            manager.connect(peripheral, options: [CBMConnectPeripheralOptionEnableAutoReconnect: reconnects])
+            try await bridge.waitForApp { peripheral.state == .connected }
+            manager.connect(peripheral, options: [CBMConnectPeripheralOptionEnableAutoReconnect: !reconnects])
+            let count = journal.entries.count
+            await bridge.simulateDisconnection(
+                central: manager.simulatedCentral!.identifier, peripheral: peripheral.identifier)
+            try await bridge.waitForApp { journal.entries.count > count }
+            return (try await settled(journal, from: count, bridge), manager.apiMisuses)
+        }
+        #expect(
+            entries
+                == (reconnects
+                    ? ["disconnect connecting services=nil error", "connect connected"]
+                    : ["disconnect disconnected services=nil error"]))
+        #expect(misuses.count == 1)
+        #expect(misuses.first?.contains("is already connected to this manager") == true)
     }
 
     /// A connect to a peripheral that stopped advertising waits (CoreBluetooth: connection

@@ -181,6 +181,41 @@ struct RestorationProbeTests {
             ])
     }
 
+    /// A companion terminated while scanning (for its service, soliciting another, with
+    /// duplicates) is relaunched scanning: `isScanning` is true from `willRestoreState` on, and
+    /// the restored scan options hold every option it scanned with, as CoreBluetooth's
+    /// `CBCentralManagerRestoredStateScanOptionsKey` ("all of the peripheral scan options in use
+    /// by the central manager when the system stopped the app"). Both used to be missing: the
+    /// manager said it was not scanning, and the options held the duplicates key alone.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aCompanionTerminatedWhileScanningIsRelaunchedScanningWithEveryScanOptionItUsed(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 6)
+        let restore = [CBMCentralManagerOptionRestoreIdentifierKey: "companion"]
+        let outcome = try await bridge.run { @MainActor () -> RestoredScan in
+            let first = RestoredScanJournal()
+            var terminated: CBMCentralManager? = CBMCentralManager(delegate: first, queue: nil, options: restore)
+            try await bridge.waitForApp { terminated!.state == .poweredOn }
+            terminated!.scanForPeripherals(
+                withServices: [CBMUUID(string: "FEE0")],
+                options: [
+                    CBMCentralManagerScanOptionAllowDuplicatesKey: true,
+                    CBMCentralManagerScanOptionSolicitedServiceUUIDsKey: [CBMUUID(string: "FFF0")],
+                ])
+            try await bridge.clock.sleep(for: .seconds(1))
+            await terminated!.simulatedCentral!.simulateAppTermination()
+            terminated = nil
+            let journal = RestoredScanJournal()
+            let relaunched = CBMCentralManager(delegate: journal, queue: nil, options: restore)
+            try await bridge.waitForApp { journal.restored != nil && relaunched.state == .poweredOn }
+            return RestoredScan(dictionary: journal.restored!, scanningWhenRestored: journal.scanningWhenRestored)
+        }
+        #expect(outcome.services == ["FEE0"])
+        #expect(outcome.allowDuplicates == true)
+        #expect(outcome.solicited == ["FFF0"])
+        #expect(outcome.scanningWhenRestored)
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true], seeds)
     func aCompanionTerminatedAgainAfterItsRelaunchIsRestoredAgain(realistic: Bool, seed: UInt64) async throws {
@@ -457,5 +492,35 @@ struct RestorationProbeSystemProcessTests {
             #expect(!text.contains("✘"), "\(text)")
         #endif
         #expect(SimulatedSystem.current == nil)
+    }
+}
+
+/// Records a relaunched manager's `willRestoreState` and whether it said it was scanning then.
+private final class RestoredScanJournal: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
+    // @unchecked Sendable: only touched on the main queue (the manager's queue).
+    var restored: [String: Any]?
+    var scanningWhenRestored = false
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {}
+
+    func centralManager(_ central: CBMCentralManager, willRestoreState dict: [String: Any]) {
+        restored = dict
+        scanningWhenRestored = central.isScanning
+    }
+}
+
+/// What a relaunched manager's `willRestoreState` said of its scan.
+private struct RestoredScan: Sendable {
+    var services: [String]?
+    var allowDuplicates: Bool?
+    var solicited: [String]?
+    var scanningWhenRestored: Bool
+
+    init(dictionary: [String: Any], scanningWhenRestored: Bool) {
+        services = (dictionary[CBMCentralManagerRestoredStateScanServicesKey] as? [CBMUUID])?.map(\.uuidString)
+        let options = dictionary[CBMCentralManagerRestoredStateScanOptionsKey] as? [String: Any]
+        allowDuplicates = (options?[CBMCentralManagerScanOptionAllowDuplicatesKey] as? NSNumber)?.boolValue
+        solicited = (options?[CBMCentralManagerScanOptionSolicitedServiceUUIDsKey] as? [CBMUUID])?.map(\.uuidString)
+        self.scanningWhenRestored = scanningWhenRestored
     }
 }
