@@ -64,12 +64,17 @@ open class CBMMutableCharacteristic: CBMCharacteristic, @unchecked Sendable {
     private var localDescriptors: [CBMDescriptor]?
     var subscribers: [CBMCentral] = []
 
-    /// Creates a characteristic.
+    /// Creates a characteristic. With a `value`, the characteristic caches it (the stack answers
+    /// reads with it, and the app hears of none), and, as CoreBluetooth documents, it is readable:
+    /// `read` joins its properties and `readable` its permissions. A cached value is for read-only
+    /// characteristics: adding one that may also be written, notified or indicated is refused,
+    /// as CoreBluetooth refuses it.
     public init(
         type UUID: CBMUUID, properties: CBMCharacteristicProperties, value: Data?, permissions: CBMAttributePermissions
     ) {
+        let properties = value == nil ? properties : properties.union(.read)
         localProperties = properties
-        localPermissions = permissions
+        localPermissions = value == nil ? permissions : permissions.union(.readable)
         super.init(local: UUID, properties: properties, value: value)
     }
 

@@ -303,6 +303,11 @@ extension MockCentralEngine {
             }
             command { [self] central in
                 let (outcome, queued) = central.queueWriteWithoutResponse(data, for: remote)
+                // A strict central refuses what CoreBluetooth would cut or drop: nothing is sent,
+                // and as the call cannot throw, the refusal is noted (and recorded as a misuse).
+                if case .failure(let error as APIMisuseError) = outcome, Misuse.Kind(refused: error) != nil {
+                    misuse("writeValue(_:for:type: .withoutResponse): \(error); not sent (a strict central manager)")
+                }
                 // Recorded as the stack took it (a write it dropped is not one the peripheral got).
                 if let recording {
                     let event: RecordedEvent

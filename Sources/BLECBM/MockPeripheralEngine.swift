@@ -40,6 +40,13 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// callback, and the same seed gives the same decisions on every run.
     private var queuedUpdates = 0
     private var updatesInFlight = 0
+    /// Updates the app was told were sent (`updateValue` returned `true`) for which the
+    /// simulation's queue had no room when they reached it, oldest first: sent in that order, and
+    /// before any later update, as the queue drains (see ``send(_:_:)``). The app decides from
+    /// the subscribers it has heard of, so an update reaching a central whose subscription its
+    /// callback has not reached yet takes more of the queue than the app counted. (Read and
+    /// written on the bridge's executor, with `lock` held.)
+    private var heldUpdates: [AcceptedUpdate] = []
     /// The manager left `poweredOn`: CoreBluetooth cleared its local database, so what is
     /// mirrored above goes once it is powered on again (not at once: the simulation still
     /// reports the unsubscriptions the power loss caused).
@@ -418,19 +425,60 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             lane.command { $0.noteUpdateRefused() }
             return false
         }
-        let local = decision.local
-        let identifiers = centrals?.map(\.identifier)
-        lane.command { [self] peripheral in
-            _ = try? peripheral.updateValue(value, for: local, onSubscribedCentrals: identifiers)
-            let queued = peripheral.queuedUpdates
-            lane.deliver { [self] in
-                lock.withLock {
-                    updatesInFlight -= decision.targets
-                    queuedUpdates = queued
-                }
+        let update = AcceptedUpdate(
+            value: value, local: decision.local, centrals: centrals?.map(\.identifier), inFlight: decision.targets)
+        lane.command { [self] peripheral in _ = send(update, peripheral) }
+        return true
+    }
+
+    /// An update `updateValue` said was sent, on its way to the simulation.
+    private struct AcceptedUpdate {
+        let value: Data
+        let local: LocalCharacteristic
+        let centrals: [UUID]?
+        /// What it counts in ``updatesInFlight`` until it reaches the simulation.
+        let inFlight: Int
+    }
+
+    /// On the bridge's executor: hands the simulation the updates held for want of room, then
+    /// `update`, in that order, and holds what its queue has no room for until it drains (the
+    /// simulation then owes a ready event, which sends them first). Returns whether none is
+    /// held. One a strict peripheral refuses (a value too long for a subscriber's link) or the
+    /// simulation cannot send (a characteristic that cannot notify) is not sent and is noted, as
+    /// the app's call cannot throw; one an injected fault refuses or fails is dropped, as its log
+    /// entry says.
+    private func send(_ update: AcceptedUpdate?, _ peripheral: isolated MockPeripheralManager) -> Bool {
+        var pending = lock.withLock { () -> [AcceptedUpdate] in
+            defer { heldUpdates.removeAll() }
+            return heldUpdates
+        }
+        if let update { pending.append(update) }
+        var reached = 0
+        var left = 0
+        for next in pending {
+            guard !peripheral.updateQueueIsFull else { break }
+            do {
+                _ = try peripheral.sendUpdate(next.value, for: next.local, onSubscribedCentrals: next.centrals)
+            } catch let error as APIMisuseError {
+                misuse("updateValue: \(error); not sent")
+            } catch {
+                // An injected fault: the bridge's log has the update, with its error.
+            }
+            reached += next.inFlight
+            left += 1
+        }
+        let held = Array(pending[left...])
+        // (The queue is full: the simulation says when it drains.)
+        if !held.isEmpty { peripheral.noteUpdateRefused() }
+        lock.withLock { heldUpdates = held }
+        let (queued, arrived) = (peripheral.queuedUpdates, reached)
+        lane.deliver { [self] in
+            lock.withLock {
+                updatesInFlight -= arrived
+                queuedUpdates = queued
             }
         }
-        return true
+        return held.isEmpty
     }
 
     func respond(to request: CBMATTRequest, withResult result: CBMATTError.Code) {
@@ -651,7 +699,15 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 delegate.peripheralManager(manager, central: central, didUnsubscribeFrom: characteristic)
             }
         case .readyToUpdateSubscribers:
-            tell { manager, delegate in delegate.peripheralManagerIsReady(toUpdateSubscribers: manager) }
+            guard !lock.withLock({ heldUpdates.isEmpty }) else {
+                return tell { manager, delegate in delegate.peripheralManagerIsReady(toUpdateSubscribers: manager) }
+            }
+            // The updates the app was told were sent go first; the app hears there is room once
+            // none is held.
+            lane.command { [self] peripheral in
+                guard send(nil, peripheral) else { return }
+                tell { manager, delegate in delegate.peripheralManagerIsReady(toUpdateSubscribers: manager) }
+            }
         case .willRestoreState(let restored):
             // The services the system kept stay published: the app gets them back as objects
             // (with the centrals subscribed), and requests for them reach its delegate with those

@@ -11,7 +11,10 @@ import BLECore
 /// same, so app code behaves in tests as on a device, and records each one here:
 /// ``MockBLEBridge/misuses`` lists them and ``MockBLEBridge/finish()`` reports them, so a
 /// test catches what a device would hide. A manager configured with `strictMisuse` throws
-/// ``error`` at the call instead.
+/// ``error`` at the call instead (and one with `strictLengths` an `APIMisuseError.valueTooLong`
+/// rather than cutting the value). Called through the CoreBluetooth-shaped API (BLECBM), whose
+/// calls cannot throw, a strict manager's refusal is recorded here with the kind of what it
+/// refused (a ``Kind/valueTruncated`` whose value was not sent at all, say): nothing was sent.
 public struct Misuse: Hashable, Sendable, CustomStringConvertible {
     /// What the app did.
     public enum Kind: String, Hashable, Sendable, CaseIterable {
@@ -86,5 +89,31 @@ extension World {
             Misuse(
                 kind: kind, time: now, central: central, peripheral: peripheral, characteristic: characteristic,
                 handle: handle, error: error))
+    }
+
+    /// Records what a strict manager refused with `error` (see ``misused(_:by:central:peripheral:characteristic:handle:error:throwing:)``)
+    /// when the call came through a front end that cannot throw it to the app: the call did
+    /// nothing, and ``MockBLEBridge/finish()`` reports it. An error of no misuse kind (see
+    /// ``Misuse/Kind/init(refused:)``) is not recorded: the front end notes it itself.
+    mutating func recordUnthrown(
+        _ error: APIMisuseError, central: UUID?, peripheral: UUID?, characteristic: BluetoothUUID?, handle: UInt16?
+    ) {
+        guard let kind = Misuse.Kind(refused: error) else { return }
+        misuses.append(
+            Misuse(
+                kind: kind, time: now, central: central, peripheral: peripheral, characteristic: characteristic,
+                handle: handle, error: error))
+    }
+}
+
+extension Misuse.Kind {
+    /// The kind of misuse a strict manager refused with `error`, if it is one.
+    package init?(refused error: APIMisuseError) {
+        switch error {
+        case .valueTooLong: self = .valueTruncated
+        case .writeWithoutResponseNotSupported: self = .writeWithoutResponseNotSupported
+        case .writeWithoutResponseQueueFull: self = .writeWithoutResponseDropped
+        default: return nil
+        }
     }
 }

@@ -223,6 +223,14 @@ extension MockCentralManager {
         _ value: Data, for characteristic: RemoteCharacteristic
     ) -> (outcome: Result<WriteWithoutResponseOutcome, any Error>, queued: Int) {
         let outcome = Result { try writeWithoutResponse(value, for: characteristic) }
+        // A strict central's refusal, which the front end's call cannot throw: recorded.
+        if case .failure(let error as APIMisuseError) = outcome {
+            world {
+                $0.recordUnthrown(
+                    error, central: identifier, peripheral: characteristic.peripheral,
+                    characteristic: characteristic.uuid, handle: characteristic.handle)
+            }
+        }
         let queued = world {
             $0.links[LinkKey(central: identifier, peripheral: characteristic.peripheral)]?.queuedCommands ?? 0
         }

@@ -84,6 +84,31 @@ extension MockPeripheralManager {
         world { $0.awaitsAnswer(from: identifier, to: id) }
     }
 
+    /// Sends an update for a front end whose call cannot throw (CoreBluetooth's `updateValue`
+    /// returns a `Bool`): as ``updateValue(_:for:onSubscribedCentrals:)``, and a refusal of a
+    /// strict peripheral (a value too long for a subscriber's link) is also recorded as a misuse,
+    /// which ``MockBLEBridge/finish()`` reports, before it is thrown to the front end.
+    package func sendUpdate(
+        _ value: Data, for characteristic: LocalCharacteristic, onSubscribedCentrals centrals: [UUID]?
+    ) throws -> Bool {
+        do {
+            return try updateValue(value, for: characteristic, onSubscribedCentrals: centrals)
+        } catch let error as APIMisuseError {
+            world {
+                $0.recordUnthrown(
+                    error, central: nil, peripheral: identifier, characteristic: characteristic.uuid,
+                    handle: characteristic.handle)
+            }
+            throw error
+        }
+    }
+
+    /// Whether the update queue is full (an update to a subscriber would be refused now).
+    package var updateQueueIsFull: Bool {
+        guard let capacity = updateQueueCapacity else { return false }
+        return world { $0.peripherals[identifier]?.queuedUpdates ?? 0 } >= capacity
+    }
+
     /// How many updates wait in the update queue.
     package var queuedUpdates: Int {
         world { $0.peripherals[identifier]?.queuedUpdates ?? 0 }
