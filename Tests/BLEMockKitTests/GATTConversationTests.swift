@@ -89,6 +89,31 @@ struct GATTConversationTests {
         #expect(await allBridge.log.filter { $0.kind == .descriptorsDiscovered }.count == 3)
     }
 
+    /// On a realistic link, discovering services by UUID costs a Find By Type Value procedure
+    /// for each UUID: four PDUs for a UUID found once, two for one not found, each UUID once;
+    /// and the characteristics of a service with nothing after its declaration cost a request
+    /// and its "attribute not found". (It cost two PDUs for any filter, and none for the empty
+    /// service.)
+    @Test func discoveringServicesByUUIDCostsAFindByTypeValueProcedureForEachUUID() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 7))
+        let peripheral = MockPeripheralManager(bridge: bridge)
+        _ = try await peripheral.add(TestPeripherals.heartRate)
+        _ = try await peripheral.add(GATTService(uuid: "1812"))
+        try await peripheral.startAdvertising(AdvertisementData(serviceUUIDs: ["180D"]))
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        await bridge.advance(by: .seconds(1))
+        try await central.connect(peripheral.identifier)
+        await central.stopScan()
+        var before = await bridge.attPDUCount
+        let found = try await central.discoverServices(["180D", "1812", "FFF0", "180D"], for: peripheral.identifier)
+        #expect(found.map(\.uuid) == ["180D", "1812"])
+        #expect(await bridge.attPDUCount - before == 10)
+        before = await bridge.attPDUCount
+        #expect(try await central.discoverCharacteristics(nil, for: found[1]).isEmpty)
+        #expect(await bridge.attPDUCount - before == 2)
+    }
+
     @Test("Two services with the same characteristic UUID are told apart by handle")
     func sameCharacteristicInTwoServices() async throws {
         let bridge = MockBLEBridge()

@@ -207,6 +207,24 @@ struct GATTDatabaseDiscoveryTests {
         #expect(all.allSatisfy(database.isCurrent))
     }
 
+    /// A discovery of primary services by UUID is a Find By Type Value procedure per UUID: its
+    /// responses list handle ranges of 4 bytes, as many as fit in ATT_MTU − 1 bytes (5 at
+    /// ATT_MTU 23, 61 at 247), and it ends with a request answered "attribute not found"; as
+    /// bumble's client and server count it.
+    @Test func aDiscoveryOfServicesByUUIDIsAFindByTypeValueProcedurePerUUID() throws {
+        var database = GATTDatabase()
+        for _ in 0..<6 { _ = try database.add(GATTService(uuid: "180D")) }
+        _ = try database.add(GATTService(uuid: "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"))
+        #expect(database.primaryServiceExchanges(matching: ["180D"], mtu: 23) == 3)
+        #expect(database.primaryServiceExchanges(matching: ["180D"], mtu: 247) == 2)
+        #expect(database.primaryServiceExchanges(matching: ["6E400001-B5A3-F393-E0A9-E50E24DCCA9E"], mtu: 23) == 2)
+        #expect(
+            database.primaryServiceExchanges(matching: ["180D", "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"], mtu: 23) == 5)
+        // All of them: Read By Group Type responses of one UUID size each (three 16-bit entries
+        // fit in 21 bytes), then "attribute not found".
+        #expect(database.primaryServiceExchanges(matching: nil, mtu: 23) == 4)
+    }
+
     /// The exchanges each discovery takes, as a server packs its responses (entries of one
     /// size each, as many as fit in ATT_MTU − 2 bytes) and a client ends the procedure; the
     /// figures match Google's bumble, as client and server, for the same databases.
@@ -234,14 +252,18 @@ struct GATTDatabaseDiscoveryTests {
         // response of a 16-bit entry, one of the 128-bit one (another size), one of the three
         // 16-bit ones (18 of 21 bytes), then "attribute not found".
         #expect(database.primaryServiceExchanges(matching: nil, mtu: 23) == 4)
+        // By UUID: a Find By Type Value response and "attribute not found" for each UUID found,
+        // "attribute not found" alone for one not found (180F is secondary), each UUID once.
         #expect(database.primaryServiceExchanges(matching: ["180D"], mtu: 23) == 2)
-        #expect(database.primaryServiceExchanges(matching: [], mtu: 23) == 1)
-        #expect(database.primaryServiceExchanges(matching: ["180D", "1812", "1813"], mtu: 23) == 2)
+        #expect(database.primaryServiceExchanges(matching: [], mtu: 23) == 0)
+        #expect(database.primaryServiceExchanges(matching: ["180D", "1812", "1813"], mtu: 23) == 6)
+        #expect(database.primaryServiceExchanges(matching: ["180D", "180F", "1800", "180D"], mtu: 23) == 4)
         // Three 16-bit declarations fill a response at ATT_MTU 23 (21 bytes); a 128-bit one
         // after a 16-bit one starts its own.
         #expect(database.characteristicExchanges(of: heartRate.handle, mtu: 23) == 2)
         #expect(database.characteristicExchanges(of: custom.handle, mtu: 23) == 3)
-        #expect(database.characteristicExchanges(of: empty.handle, mtu: 23) == 0)
+        // A service of its declaration alone: one request, answered "not found".
+        #expect(database.characteristicExchanges(of: empty.handle, mtu: 23) == 1)
         #expect(database.characteristicExchanges(of: 999, mtu: 23) == nil)
         // Includes: none (one request, answered "not found"); a 16-bit and a 128-bit one
         // (two responses, a read of the 128-bit UUID, the last request); a service that only
@@ -249,8 +271,8 @@ struct GATTDatabaseDiscoveryTests {
         #expect(database.includedServiceExchanges(of: heartRate.handle, mtu: 23) == 1)
         #expect(database.includedServiceExchanges(of: includer.handle, mtu: 23) == 4)
         #expect(database.includedServiceExchanges(of: onlyIncludes.handle, mtu: 23) == 1)
-        #expect(database.includedServiceExchanges(of: empty.handle, mtu: 23) == 0)
-        #expect(database.includedServiceExchanges(of: battery.handle, mtu: 23) == 0)
+        #expect(database.includedServiceExchanges(of: empty.handle, mtu: 23) == 1)
+        #expect(database.includedServiceExchanges(of: battery.handle, mtu: 23) == 1)
         // Descriptors: the CCCD and a user description, or none; no last request.
         let peripheral = GATTDatabaseLayoutTests.peripheral
         let characteristics = try #require(

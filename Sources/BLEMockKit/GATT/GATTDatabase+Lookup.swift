@@ -63,28 +63,46 @@ extension GATTDatabase {
             .map { remote($0.local, peripheral: peripheral) }
     }
 
-    /// The exchanges a discovery of the primary services (all, or those with the given UUIDs)
-    /// takes at `mtu`: Read By Group Type responses, each listing as many services as fit whose
-    /// UUIDs have one size (a response's entries share one length, Vol 3, Part F, 3.4.4.10: a
-    /// 16-bit UUID makes an entry of 6 bytes, a 128-bit one of 20), and a last request answered
-    /// "attribute not found". Counted without building what the discovery finds. (A 32-bit UUID
-    /// crosses as 128 bits: see `BluetoothUUID.travelsAs128Bits`.)
+    /// The exchanges a discovery of the primary services takes at `mtu`, counted without
+    /// building what it finds.
+    ///
+    /// All of them (`uuids` `nil`; Vol 3, Part G, 4.4.1): Read By Group Type responses, each
+    /// listing as many services as fit whose UUIDs have one size (a response's entries share one
+    /// length, Vol 3, Part F, 3.4.4.10: a 16-bit UUID makes an entry of 6 bytes, a 128-bit one of
+    /// 20), and a last request answered "attribute not found". (A 32-bit UUID crosses as 128
+    /// bits: see `BluetoothUUID.travelsAs128Bits`.)
+    ///
+    /// Those with the given UUIDs: a Discover Primary Service by Service UUID for each UUID, once
+    /// (Vol 3, Part G, 4.4.2): Find By Type Value responses listing the handle ranges of that
+    /// UUID's services, as many as fit in ATT_MTU − 1 bytes (4 bytes each, Vol 3, Part F,
+    /// 3.4.3.4), and a last request answered "attribute not found" (the only exchange when there
+    /// are none). A Read By Group Type request names no UUID to filter by, so its responses
+    /// cannot list some services only.
     func primaryServiceExchanges(matching uuids: [BluetoothUUID]?, mtu: Int) -> Int {
-        var responses = GATTProcedure.Responses(mtu: mtu)
-        for service in services where service.local.isPrimary && (uuids?.contains(service.local.uuid) ?? true) {
-            responses.add(entryOf: service.local.uuid.travelsAs128Bits ? 20 : 6)
+        guard let uuids else {
+            var responses = GATTProcedure.Responses(mtu: mtu)
+            for service in services where service.local.isPrimary {
+                responses.add(entryOf: service.local.uuid.travelsAs128Bits ? 20 : 6)
+            }
+            return responses.count + 1
         }
-        return responses.count + 1
+        let rangesPerResponse = (mtu - 1) / 4
+        var exchanges = 0
+        for (index, uuid) in uuids.enumerated() where !uuids[..<index].contains(uuid) {
+            var found = 0
+            for service in services where service.local.isPrimary && service.local.uuid == uuid { found += 1 }
+            exchanges += (found + rangesPerResponse - 1) / rangesPerResponse + 1
+        }
+        return exchanges
     }
 
     /// The exchanges a discovery of the characteristics of the service at `handle` takes at
     /// `mtu` (`nil` for no such service): Read By Type responses of characteristic declarations
     /// of one UUID size each (7 bytes an entry with a 16-bit UUID, 21 with a 128-bit one), and a
-    /// last request answered "attribute not found"; none when the service has nothing after its
-    /// declaration.
+    /// last request answered "attribute not found" (the only exchange for a service with nothing
+    /// after its declaration: the range asked for starts at the declaration, Vol 3, Part G, 4.6.1).
     func characteristicExchanges(of handle: UInt16, mtu: Int) -> Int? {
         guard let service = services.first(where: { $0.local.handle == handle }) else { return nil }
-        guard service.local.endHandle > service.local.handle else { return 0 }
         var responses = GATTProcedure.Responses(mtu: mtu)
         for characteristic in service.characteristics {
             responses.add(entryOf: characteristic.local.uuid.travelsAs128Bits ? 21 : 7)
@@ -97,10 +115,10 @@ extension GATTDatabase {
     /// declarations of one size each (8 bytes with the included service's 16-bit UUID, 6
     /// without a 128-bit one, which a Read of the included service's declaration then fetches),
     /// and a last request answered "attribute not found" unless the last include ends the
-    /// service; none when the service has nothing after its declaration.
+    /// service (the only exchange for a service with nothing after its declaration: the range
+    /// asked for starts at the declaration).
     func includedServiceExchanges(of handle: UInt16, mtu: Int) -> Int? {
         guard let service = services.first(where: { $0.local.handle == handle }) else { return nil }
-        guard service.local.endHandle > service.local.handle else { return 0 }
         var responses = GATTProcedure.Responses(mtu: mtu)
         var reads = 0
         for included in service.local.includedServiceHandles {
