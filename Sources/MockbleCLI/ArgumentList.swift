@@ -1,5 +1,6 @@
 /// A small hand-written parser for `mockble`'s arguments: `--name value` options, `--flag` flags
-/// and positional words, in any order.
+/// and positional words, in any order; after a lone `--`, every word is positional (a file whose
+/// name starts with a dash).
 struct ArgumentList {
     /// Why the arguments could not be understood; the message says what to type instead.
     struct Problem: Error, Equatable {
@@ -31,11 +32,16 @@ struct ArgumentList {
     /// Parses `arguments`, accepting only the listed option and flag names (without `--`).
     init(_ arguments: [String], options optionNames: Set<String>, flags flagNames: Set<String>) throws(Problem) {
         var index = 0
+        var optionsEnded = false
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
-            guard argument.hasPrefix("--"), argument.count > 2 else {
-                if let letter = argument.dropFirst().first, argument.hasPrefix("-"), letter.isLetter {
+            if argument == "--", !optionsEnded {
+                optionsEnded = true
+                continue
+            }
+            guard !optionsEnded, argument.hasPrefix("--"), argument.count > 2 else {
+                if !optionsEnded, let letter = argument.dropFirst().first, argument.hasPrefix("-"), letter.isLetter {
                     // Options are spelled with two dashes: -seed is a mistyped --seed.
                     throw Problem(
                         unknownOption: argument, named: String(argument.dropFirst()),

@@ -507,6 +507,35 @@ struct GATTDatabaseAccessTests {
         #expect(try database.planSubscribe(handle: 22, security: Self.encrypted) == .notify)
     }
 
+    /// A characteristic published with `notify` and `notifyEncryptionRequired` (as many are: the
+    /// central sees `notify` either way) has one CCCD, which needs an encrypted link to write:
+    /// subscribing on a plain link fails as for `notifyEncryptionRequired` alone. The plain
+    /// property used to win, and anyone could subscribe.
+    @Test func aCharacteristicWithAPlainAndATrustedNotifyNeedsEncryptionToSubscribe() throws {
+        var database = GATTDatabase()
+        let service = try database.add(
+            GATTService(
+                uuid: "FEE0",
+                characteristics: [
+                    GATTCharacteristic(uuid: "FEE1", properties: [.notify, .notifyEncryptionRequired], permissions: []),
+                    GATTCharacteristic(
+                        uuid: "FEE2", properties: [.indicate, .indicateEncryptionRequired], permissions: []),
+                    GATTCharacteristic(uuid: "FEE3", properties: [.notify, .indicate], permissions: []),
+                ]))
+        let handles = service.characteristics.map(\.handle)
+        for handle in handles.prefix(2) {
+            #expect(throws: ATTError(.insufficientAuthentication)) {
+                try database.planSubscribe(handle: handle, security: Self.plain)
+            }
+            #expect(throws: ATTError(.insufficientEncryption)) {
+                try database.planSubscribe(handle: handle, security: Self.bondedButPlain)
+            }
+        }
+        #expect(try database.planSubscribe(handle: handles[0], security: Self.encrypted) == .notify)
+        #expect(try database.planSubscribe(handle: handles[1], security: Self.encrypted) == .indicate)
+        #expect(try database.planSubscribe(handle: handles[2], security: Self.plain) == .notify)
+    }
+
     @Test("Descriptors are read by the stack, the CCCD per central, and never written directly")
     func descriptorRules() throws {
         let (database, service) = try Self.database()

@@ -15,6 +15,20 @@ struct ArgumentListTests {
         #expect(!list.flag("other"))
     }
 
+    /// After a lone `--` every word is a file, one whose name starts with a dash too, as in
+    /// POSIX utilities; options before it still count, and a second `--` is a file's name.
+    @Test func wordsAfterADoubleDashAreFilesEvenWhenTheyStartWithADash() throws {
+        let list = try ArgumentList(
+            ["--format", "json", "--", "-dash.json", "--quick", "--"], options: ["format"], flags: ["quick"])
+        #expect(list.positionals == ["-dash.json", "--quick", "--"])
+        #expect(list.option("format") == "json")
+        #expect(!list.flag("quick"))
+        #expect(try ArgumentList(["--", "a.json"], options: [], flags: []).positionals == ["a.json"])
+        #expect(throws: ArgumentList.Problem(unknownOption: "-dash.json", named: "dash.json", among: ["quick"])) {
+            try ArgumentList(["-dash.json"], options: [], flags: ["quick"])
+        }
+    }
+
     @Test func anEmptyWordIsRefusedAsNamingNoFileWhileAnEmptyOptionValueIsKept() throws {
         #expect(
             throws: ArgumentList.Problem(message: "an empty argument names no file (a variable left unset?)")

@@ -135,6 +135,10 @@ public struct ErrorInjection: Sendable, Hashable {
     /// an operation made on a characteristic can be aimed at one (see the type's discussion).
     /// Defaults to `nil`.
     public var characteristic: BluetoothUUID?
+    /// The value handle of the one characteristic a scenario step named by its `id`: only
+    /// operations on it fail, not those on another characteristic with its UUID. `nil` for any
+    /// with the UUID.
+    var characteristicHandle: UInt16?
 
     /// Creates an injection.
     public init(

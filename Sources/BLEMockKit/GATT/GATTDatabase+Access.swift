@@ -64,13 +64,15 @@ extension GATTDatabase {
     /// (notifications when the characteristic supports both).
     ///
     /// Errors: 0x01 unknown handle; 0x06 the characteristic can neither notify nor indicate;
-    /// 0x05 or 0x0F the encryption-required variant of the property on an unencrypted link.
+    /// 0x05 or 0x0F on an unencrypted link when it has an encryption-required property: its one
+    /// CCCD then needs an encrypted link to write, whatever plain `notify` or `indicate` it also
+    /// has (CoreBluetooth: "only trusted devices can enable notifications").
     func planSubscribe(handle: UInt16, security: LinkSecurity) throws(ATTError) -> SubscriptionKind {
         guard let characteristic = characteristic(at: handle) else { throw ATTError(.invalidHandle) }
         let properties = characteristic.local.properties
         guard properties.supportsSubscription else { throw ATTError(.requestNotSupported) }
-        let plain = !properties.intersection([.notify, .indicate]).isEmpty
-        if !plain, let error = security.encryptionError { throw error }
+        let trusted = !properties.intersection([.notifyEncryptionRequired, .indicateEncryptionRequired]).isEmpty
+        if trusted, let error = security.encryptionError { throw error }
         return properties.contains(.notify) || properties.contains(.notifyEncryptionRequired) ? .notify : .indicate
     }
 

@@ -94,7 +94,7 @@ extension World {
         if exchanges > 0 {
             procedure.injected = injection(
                 kind.injectedOperation, central: central, peripheral: peripheral,
-                characteristic: procedure.characteristic?.uuid)
+                characteristic: procedure.characteristic?.uuid, handle: procedure.characteristic?.handle)
         }
         var operation = PendingOperation(id: id, owner: .central(central), kind: .gatt(key), since: now, stage: .queued)
         operation.procedure = consume procedure

@@ -184,7 +184,9 @@ extension World {
         if strict, let shortest = targets.map({ links[at: $0].maximumValueLength }).min(), value.count > shortest {
             throw APIMisuseError.valueTooLong(operation: "updateValue", length: value.count, maximum: shortest)
         }
-        if let failure = injection(.updateValue, peripheral: peripheral, characteristic: characteristic.uuid) {
+        if let failure = injection(
+            .updateValue, peripheral: peripheral, characteristic: characteristic.uuid, handle: characteristic.handle)
+        {
             self.record(
                 .notification, peripheral: peripheral, attribute: characteristic.uuid, handle: characteristic.handle,
                 value: value, error: failure.error ?? CoreBluetoothError(.unknown), detail: "injected")

@@ -108,11 +108,14 @@ extension ScenarioSession {
             let target = start.advanced(by: duration)
             if await bridge.now < target { await bridge.advance(to: target) }
         case .inject(let injection):
-            await bridge.inject(
-                ErrorInjection(
-                    injection.target, failure: injection.failure,
-                    frequency: injection.times == 1 ? .once : .times(injection.times), peripheral: target,
-                    characteristic: injection.characteristic.map { local($0).uuid }))
+            // Aimed at the one characteristic the step named (another may have its UUID).
+            let characteristic = injection.characteristic.map(local)
+            var aimed = ErrorInjection(
+                injection.target, failure: injection.failure,
+                frequency: injection.times == 1 ? .once : .times(injection.times), peripheral: target,
+                characteristic: characteristic?.uuid)
+            aimed.characteristicHandle = characteristic?.handle
+            await bridge.inject(aimed)
         case .fault(let kind, let role, let error):
             try await fault(kind, role: role, error: error, record: &record)
         case .disconnect(let side):

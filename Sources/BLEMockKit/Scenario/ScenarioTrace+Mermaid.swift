@@ -71,6 +71,10 @@ extension ScenarioTrace {
             }
             return ["Note over P: " + escape("\(label(operation)) failed: \(result)")]
         case .disconnect(let side):
+            // (A disconnect that failed, of a link that was not up, crossed nothing.)
+            if let result {
+                return ["Note over \(side == .central ? "C" : "P"): " + escape("disconnect failed: \(result)")]
+            }
             let arrow = side == .central ? "C-xP: " : "P-xC: "
             return [arrow + escape("disconnect at \(time)")]
         case .scan, .readRSSI, .stopScan, .powerOn(.central), .setState(_, .central):

@@ -66,7 +66,10 @@ public enum TraceValue: Sendable, Hashable {
             case "\n": text += "\\n"
             case "\r": text += "\\r"
             case "\t": text += "\\t"
-            case _ where scalar.value < 0x20:
+            // Control characters, and the line and paragraph separators a reader splitting on
+            // every Unicode line break would take for the end of a line (NEL, LS, PS): escaped,
+            // so each object stays on one line however the trace is read.
+            case _ where scalar.value < 0x20 || [0x85, 0x2028, 0x2029].contains(scalar.value):
                 let hex = String(scalar.value, radix: 16)
                 text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: text.unicodeScalars.append(scalar)

@@ -37,23 +37,28 @@ struct InjectionBook: Sendable {
     /// fires (a probability entry draws from `random` to decide).
     mutating func check(
         _ operation: ErrorInjection.Operation, owner: UUID, peripheral: UUID?, characteristic: BluetoothUUID?,
-        random: inout SeededGenerator
+        handle: UInt16? = nil, random: inout SeededGenerator
     ) -> ErrorInjection.Failure? {
-        fire(operation, owner: owner, peripheral: peripheral, characteristic: characteristic, random: &random)?.failure
+        fire(
+            operation, owner: owner, peripheral: peripheral, characteristic: characteristic, handle: handle,
+            random: &random)?.failure
     }
 
     /// Like `check`, but also says which entry fired, so that a failure that never took
     /// effect (its operation ended first) can be taken back with `retract`.
+    /// (`handle` is the value handle of the operation's characteristic, which an injection aimed
+    /// at one characteristic of its UUID must match.)
     mutating func fire(
         _ operation: ErrorInjection.Operation, owner: UUID, peripheral: UUID?, characteristic: BluetoothUUID?,
-        random: inout SeededGenerator
+        handle: UInt16? = nil, random: inout SeededGenerator
     ) -> (failure: ErrorInjection.Failure, entry: Int)? {
         for index in entries.indices {
             let entry = entries[index]
             let injection = entry.injection
             guard injection.operation == operation, !entry.isExhausted, entry.owner == nil || entry.owner == owner,
                 injection.peripheral == nil || injection.peripheral == peripheral,
-                injection.characteristic == nil || injection.characteristic == characteristic
+                injection.characteristic == nil || injection.characteristic == characteristic,
+                injection.characteristicHandle == nil || injection.characteristicHandle == handle
             else { continue }
             if case .probability(let probability) = injection.frequency, !random.bool(probability: probability) {
                 continue

@@ -11,11 +11,12 @@ extension World {
     /// The failure to inject into a central's operation, if any (a probability entry draws
     /// from the central's stream).
     mutating func injection(
-        _ operation: ErrorInjection.Operation, central: UUID, peripheral: UUID?, characteristic: BluetoothUUID? = nil
+        _ operation: ErrorInjection.Operation, central: UUID, peripheral: UUID?, characteristic: BluetoothUUID? = nil,
+        handle: UInt16? = nil
     ) -> ErrorInjection.Failure? {
         guard !injections.isEmpty, let c = centrals.position(of: central) else { return nil }
         return injections.check(
-            operation, owner: central, peripheral: peripheral, characteristic: characteristic,
+            operation, owner: central, peripheral: peripheral, characteristic: characteristic, handle: handle,
             random: &centrals.entries[c]!.random.injection)
     }
 
@@ -33,13 +34,12 @@ extension World {
 
     /// The failure to inject into a peripheral's operation, if any.
     mutating func injection(
-        _ operation: ErrorInjection.Operation, peripheral: UUID, characteristic: BluetoothUUID? = nil
-    )
-        -> ErrorInjection.Failure?
-    {
+        _ operation: ErrorInjection.Operation, peripheral: UUID, characteristic: BluetoothUUID? = nil,
+        handle: UInt16? = nil
+    ) -> ErrorInjection.Failure? {
         guard !injections.isEmpty, let p = peripherals.position(of: peripheral) else { return nil }
         return injections.check(
-            operation, owner: peripheral, peripheral: peripheral, characteristic: characteristic,
+            operation, owner: peripheral, peripheral: peripheral, characteristic: characteristic, handle: handle,
             random: &peripherals.entries[p]!.random.injection)
     }
 

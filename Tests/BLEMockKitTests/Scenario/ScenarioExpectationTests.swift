@@ -144,6 +144,9 @@ struct ScenarioExpectationTests {
     @Test func traceStringsAreEscapedAsJSON() {
         let value = TraceValue.string("a\"b\\c\nd\u{01}é")
         #expect(value.json == #""a\"b\\c\nd\u0001é""#)
+        // Unicode's other line breaks too (NEL, LS, PS): a trace's objects stay one per line
+        // for a reader that splits on them.
+        #expect(TraceValue.string("a\u{85}b\u{2028}c\u{2029}d").json == #""a\u0085b\u2028c\u2029d""#)
         #expect(TraceValue.object([("k", .array([.null, .bool(false), .int(-3)]))]).json == #"{"k":[null,false,-3]}"#)
     }
 
@@ -192,6 +195,18 @@ struct ScenarioExpectationTests {
         #expect(lines.contains("    Note over C,P: advance 1s at 1s"))
         #expect(lines.contains("    P-xC: disconnect at 1s"))
         #expect(!mermaid.contains(";"))
+    }
+
+    /// A disconnect of a link that is not up fails: the diagram says so, with its error, and
+    /// draws no arrow (it drew the disconnection as if it had happened).
+    @Test func aFailedDisconnectIsDrawnAsAFailureNotAnArrow() async throws {
+        let scenario = try S.scenario(
+            S.inline(steps: #"[{"op": "disconnect", "by": "central"}, {"op": "disconnect", "by": "peripheral"}]"#))
+        let trace = await ScenarioRunner(scenario).run()
+        let lines = trace.mermaid(for: scenario).split(separator: "\n").map(String.init)
+        #expect(lines.contains("    Note over C: disconnect failed: notConnected (cb 3)"))
+        #expect(lines.contains("    Note over P: disconnect failed: notConnected (cb 3)"))
+        #expect(!lines.contains { $0.contains("-xP:") || $0.contains("-xC:") })
     }
 }
 

@@ -152,6 +152,28 @@ struct ScenarioRunnerTests {
         #expect(failing.failures.map(\.step) == [4])
     }
 
+    /// An `inject` naming a characteristic by its `id` fails operations on that characteristic
+    /// only, not on another with its UUID (in another service): the id is the only way to name
+    /// one of them. It used to fire on the first read of either.
+    @Test(arguments: ["fast", "realistic"])
+    func anInjectionAimedByIdFailsThatCharacteristicAloneNotAnotherWithItsUUID(mode: String) async throws {
+        let trace = try await S.run(
+            """
+            {"name": "same-uuid", "mode": "\(mode)", "seed": 3,
+             "peripheral": {"name": "Dup", "services": [
+               {"uuid": "180D", "characteristics": [{"id": "a", "uuid": "2A19", "properties": ["read"],
+                 "permissions": ["readable"], "value": {"hex": "aa"}}]},
+               {"uuid": "180F", "characteristics": [{"id": "b", "uuid": "2A19", "properties": ["read"],
+                 "permissions": ["readable"], "value": {"hex": "bb"}}]}]},
+             "steps": [{"op": "scan"}, {"op": "connect"}, {"op": "discover"},
+               {"op": "inject", "target": "read", "char": "a", "attError": 14},
+               {"op": "read", "char": "b", "expect": {"ok": true, "value": "bb"}},
+               {"op": "read", "char": "a", "expect": {"ok": false, "attError": 14}},
+               {"op": "read", "char": "a", "expect": {"ok": true, "value": "aa"}}]}
+            """)
+        #expect(trace.passed, "\(trace.failures)")
+    }
+
     @Test func anOperationNothingAnswersTimesOutAfterThirtySecondsAndDropsTheLink() async throws {
         let trace = try await S.run(
             S.inline(
