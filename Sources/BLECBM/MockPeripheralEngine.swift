@@ -47,6 +47,10 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// callback has not reached yet takes more of the queue than the app counted. (Read and
     /// written on the bridge's executor, with `lock` held.)
     private var heldUpdates: [AcceptedUpdate] = []
+    /// Whether `updateValue` returned `false` since the app last heard
+    /// `peripheralManagerIsReady(toUpdateSubscribers:)`: only then does it hear it (the queue
+    /// filling with updates it was told were sent owes it nothing).
+    private var toldQueueFull = false
     /// The manager left `poweredOn`: CoreBluetooth cleared its local database, so what is
     /// mirrored above goes once it is powered on again (not at once: the simulation still
     /// reports the unsubscriptions the power loss caused).
@@ -415,6 +419,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             if let capacity = peripheral.updateQueueCapacity, !targets.isEmpty,
                 queuedUpdates + updatesInFlight >= capacity
             {
+                toldQueueFull = true
                 return (local, -1)
             }
             updatesInFlight += targets.count
@@ -429,6 +434,17 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             value: value, local: decision.local, centrals: centrals?.map(\.identifier), inFlight: decision.targets)
         lane.command { [self] peripheral in _ = send(update, peripheral) }
         return true
+    }
+
+    /// Tells the app there is room in the update queue, if it was told there was none.
+    private func tellReady() {
+        guard
+            lock.withLock({ () -> Bool in
+                defer { toldQueueFull = false }
+                return toldQueueFull
+            })
+        else { return }
+        tell { manager, delegate in delegate.peripheralManagerIsReady(toUpdateSubscribers: manager) }
     }
 
     /// An update `updateValue` said was sent, on its way to the simulation.
@@ -699,14 +715,12 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 delegate.peripheralManager(manager, central: central, didUnsubscribeFrom: characteristic)
             }
         case .readyToUpdateSubscribers:
-            guard !lock.withLock({ heldUpdates.isEmpty }) else {
-                return tell { manager, delegate in delegate.peripheralManagerIsReady(toUpdateSubscribers: manager) }
-            }
+            guard !lock.withLock({ heldUpdates.isEmpty }) else { return tellReady() }
             // The updates the app was told were sent go first; the app hears there is room once
             // none is held.
             lane.command { [self] peripheral in
                 guard send(nil, peripheral) else { return }
-                tell { manager, delegate in delegate.peripheralManagerIsReady(toUpdateSubscribers: manager) }
+                tellReady()
             }
         case .willRestoreState(let restored):
             // The services the system kept stay published: the app gets them back as objects

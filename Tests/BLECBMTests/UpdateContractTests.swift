@@ -239,31 +239,47 @@ struct UpdateContractTests {
         configuration.updateQueue = .realistic(capacity: 5)
         let firmware = configuration
         let total = 20
-        let (first, second, refusedInLog) = try await bridge.run { @MainActor () -> ([Int], [Int], Int) in
+        let (first, second, refusedInLog, readyMatchesRefusals) = try await bridge.run {
+            @MainActor () -> ([Int], [Int], Int, Bool) in
             let file = CBMMutableCharacteristic(
                 type: Self.characteristic(2), properties: [.notify], value: nil, permissions: [])
             let (watch, phone) = try await Self.connect(bridge, [file], firmware: firmware)
             let other = PhoneApp(bridge: bridge)
             try await bridge.waitForApp { other.characteristics.count == 1 }
             var sent = 0
+            var refusals = 0
+            var readies = 0
             func pump(_ manager: CBMPeripheralManager) {
-                while sent < total, manager.updateValue(Data("\(sent)".utf8), for: file, onSubscribedCentrals: nil) {
+                while sent < total {
+                    guard manager.updateValue(Data("\(sent)".utf8), for: file, onSubscribedCentrals: nil) else {
+                        refusals += 1
+                        return
+                    }
                     sent += 1
                 }
             }
             watch.onSubscribe = { manager in if watch.subscribed.count == 1 { pump(manager) } }
-            watch.onReady = pump
+            watch.onReady = { manager in
+                readies += 1
+                pump(manager)
+            }
             phone.peripheral!.setNotifyValue(true, for: phone.characteristics[Self.characteristic(2)]!)
             other.peripheral!.setNotifyValue(true, for: other.characteristics[Self.characteristic(2)]!)
             try await bridge.waitForApp { sent == total }
             try await bridge.clock.sleep(for: .seconds(1))
             let refused = await bridge.log.filter { ($0.detail ?? "").contains("updateValue returned false") }.count
-            return (phone.values.compactMap { Int($0) }, other.values.compactMap { Int($0) }, refused)
+            return (
+                phone.values.compactMap { Int($0) }, other.values.compactMap { Int($0) }, refused,
+                readies == refusals && refusals > 0
+            )
         }
         #expect(first == Array(0..<total))
         #expect(second == Array(0..<total).suffix(second.count))
         #expect(!second.isEmpty)
         #expect(refusedInLog == 0)
+        // A ready callback for each `false` the firmware heard, and none for the queue filling
+        // with updates it was told were sent.
+        #expect(readyMatchesRefusals)
     }
 
     /// CoreBluetooth: a characteristic made with a value "caches the value and sets its properties
