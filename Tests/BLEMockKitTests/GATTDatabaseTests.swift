@@ -517,7 +517,8 @@ struct GATTDatabaseAccessTests {
             GATTService(
                 uuid: "FEE0",
                 characteristics: [
-                    GATTCharacteristic(uuid: "FEE1", properties: [.notify, .notifyEncryptionRequired], permissions: []),
+                    GATTCharacteristic(
+                        uuid: "FEE1", properties: [.notify, .notifyEncryptionRequired], permissions: []),
                     GATTCharacteristic(
                         uuid: "FEE2", properties: [.indicate, .indicateEncryptionRequired], permissions: []),
                     GATTCharacteristic(uuid: "FEE3", properties: [.notify, .indicate], permissions: []),

@@ -132,7 +132,7 @@ public protocol CentralManaging: Actor {
 
     /// Takes the manager out of service: it stops scanning, drops its connections, fails its
     /// waiting calls with `operationCancelled` and finishes its event streams. Calls after it
-    /// fail with ``APIMisuseError/notPoweredOn(operation:state:)``.
+    /// fail with ``APIMisuseError/managerShutDown(operation:)``.
     func shutDown()
 }
 

@@ -67,7 +67,7 @@ public protocol PeripheralManaging: Actor {
 
     /// Takes the manager out of service: it stops advertising, fails its waiting calls and
     /// finishes its event streams. Calls after it fail with
-    /// ``APIMisuseError/notPoweredOn(operation:state:)``.
+    /// ``APIMisuseError/managerShutDown(operation:)``.
     func shutDown()
 }
 
