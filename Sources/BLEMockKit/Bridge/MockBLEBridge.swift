@@ -390,7 +390,14 @@ public actor MockBLEBridge {
         // see `forgetCancelled()`.
         suspendedCallers += 1
         cancellationsPossible = true
-        defer { suspendedCallers -= 1 }
+        // Outside a run nothing but other code lets the operation go on (the schedule ran it as
+        // far as it goes by itself): watched, and reported should it stand still (see
+        // `QuietWaits`). Described only here, where a caller suspends.
+        let quietWait = driving ? nil : world.quietWait(for: id).flatMap { sleepClock.beginQuietWait($0) }
+        defer {
+            suspendedCallers -= 1
+            sleepClock.endQuietWait(quietWait)
+        }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 waiters.register(id, continuation)

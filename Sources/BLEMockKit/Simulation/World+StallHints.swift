@@ -81,6 +81,37 @@ extension World {
         return hints
     }
 
+    /// What a caller suspended on operation `id` outside a run waits for, for its report should
+    /// the wait stand still (see `QuietWaits`): the operation, and what would end it. `nil` when
+    /// the operation is not pending.
+    func quietWait(for id: OperationID) -> QuietWaits.Wait? {
+        guard let operation = pending[id] else { return nil }
+        let owner =
+            switch operation.owner {
+            case .central(let central): "MockCentralManager \(central.uuidString)"
+            case .peripheral(let peripheral): "MockPeripheralManager \(peripheral.uuidString)"
+            }
+        let target = operation.link.map { " on peripheral \($0.peripheral.uuidString.prefix(8))" } ?? ""
+        let needs: String
+        switch (operation.kind, operation.stage) {
+        case (_, .awaitingAnswer(let request)):
+            needs = "the peripheral's app to answer request \(request) (`respond(to:withResult:value:)`)"
+        case (_, .neverAnswered):
+            needs =
+                "an answer an injected fault swallowed (none comes: the ATT transaction times out after 30 s of "
+                + "virtual time, once time moves)"
+        case (.connect(let key), _):
+            needs =
+                unconnectable(key.peripheral).map { "the peripheral, \($0.phrase), to become connectable" }
+                ?? "the connection to be established"
+        case (.settle(let manager), _):
+            needs = "its Bluetooth to be powered on (it is \(state(of: manager)))"
+        default:
+            needs = "what the operation waits for"
+        }
+        return .operation("\(owner): \(operation.summary)\(target)", needs: needs)
+    }
+
     /// The most peripherals a fruitless scan's hint explains, one by one.
     static let unheardPeripheralsExplained = 4
 

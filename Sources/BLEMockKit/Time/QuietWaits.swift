@@ -25,6 +25,10 @@ struct QuietWaits {
         case sleep(until: VirtualClock.Instant)
         /// A ``MockBLEBridge/waitUntil(_:)`` whose condition does not hold yet.
         case condition
+        /// A caller of an operation of the async API (a connect, a read, `waitForPoweredOn`)
+        /// suspended until something outside the simulation lets it go on: what the operation is
+        /// (its manager, name and peripheral), and what it waits for.
+        case operation(String, needs: String)
     }
 
     /// The manager whose events a stream reads.
@@ -134,6 +138,9 @@ extension QuietWaits {
         case .condition:
             what = "a bridge.waitUntil { … }"
             needs = fast ? "the change it waits for" : "a change that needs time"
+        case .operation(let operation, let awaited):
+            what = "a task awaiting \(operation)"
+            needs = awaited
         }
         let why =
             fast
@@ -156,10 +163,18 @@ extension QuietWaits {
                 "Advance the clock from the test (`clock.advance(by:)`), or run the code in `clock.run { }`, "
                 + "where time drives itself."
         }
-        return
+        let head =
             "\(what), on \(place), has waited \(WaitReporting.tenths(report.waited)) s of wall time with virtual time "
-            + "standing at \(report.since) and nothing driving it. \(why)\(needs) never comes: if no other code "
-            + "of the test \(others), this wait never ends. \(remedy)"
+            + "standing at \(report.since) and nothing driving it. "
+        if case .operation = report.wait {
+            // The simulation ran the operation as far as it can go by itself: what it waits for
+            // is something only other code does (or time a run would move).
+            return head
+                + "It waits for \(needs), which outside a run only other code of the test brings about: if none "
+                + "\(others), this wait never ends. \(remedy)"
+        }
+        return head
+            + "\(why)\(needs) never comes: if no other code of the test \(others), this wait never ends. \(remedy)"
     }
 
 }

@@ -158,6 +158,27 @@ struct QuietWaitTests {
         #expect(!ownClock.contains("seed"))
     }
 
+    @Test("An operation's report says what the operation is, what it waits for, and how to let it go on")
+    func anOperationsReportText() {
+        let message = QuietWaits.message(
+            .init(
+                wait: .operation(
+                    "MockCentralManager 00000000-0000-0000-0000-0000000000C1: connect on peripheral 00000000",
+                    needs: "the peripheral, which is not advertising, to become connectable"),
+                since: .zero, waited: .seconds(10)),
+            bridge: (seed: 12, fast: true))
+        #expect(
+            message
+                == "a task awaiting MockCentralManager 00000000-0000-0000-0000-0000000000C1: connect on peripheral "
+                + "00000000, on a MockBLEBridge (seed 12, fast mode), has waited 10.0 s of wall time with virtual "
+                + "time standing at 0s and nothing driving it. It waits for the peripheral, which is not "
+                + "advertising, to become connectable, which outside a run only other code of the test brings "
+                + "about: if none moves time or acts on the bridge, this wait never ends. Step time with `await "
+                + "bridge.advance(by:)` before waiting, or wait inside `bridge.run { }` (or the `.mockBridge` "
+                + "trait), where time drives itself and a wait that cannot end throws MockBLEBridge.Stall with the "
+                + "seed.")
+    }
+
     // MARK: Real waits
 
     /// A realistic central, powered on, on a bridge whose quiet waits are reported after 0.2 s.
@@ -277,6 +298,93 @@ struct QuietWaitTests {
             reports.first?.hasPrefix("a task sleeping on the clock until 1s, on a VirtualClock, has waited") == true)
         await clock.advance(by: .seconds(1))
         try await sleeper.value
+    }
+
+    /// Makes `central` discover `sensor` (advertising), and stops its scan.
+    static func discover(_ sensor: MockPeripheralManager, by central: MockCentralManager) async throws {
+        try await sensor.startAdvertising(AdvertisementData(localName: "Sensor"))
+        let events = central.events()
+        try await central.scanForPeripherals(withServices: nil)
+        _ = await events.first { if case .discovered = $0 { true } else { false } }
+        await central.stopScan()
+    }
+
+    @Test("A connect outside a run to a peripheral that is not advertising is reported, and ends when it advertises")
+    func aConnectThatCannotCompleteIsReported() async throws {
+        let bridge = MockBLEBridge(seed: 21)
+        bridge.sleepClock.setQuietWaitPatience(.milliseconds(200))
+        let sensor = MockPeripheralManager(bridge: bridge)
+        _ = await sensor.waitForPoweredOn()
+        let central = MockCentralManager(bridge: bridge)
+        try await Self.discover(sensor, by: central)
+        await sensor.stopAdvertising()
+        let connect = Task { try await central.connect(sensor.identifier) }
+        let reports = await bridge.sleepClock.quietWaitReports(atLeast: 1)
+        #expect(reports.count == 1)
+        #expect(
+            reports.first?.hasPrefix(
+                "a task awaiting MockCentralManager \(central.identifier): connect on peripheral "
+                    + "\(sensor.identifier.uuidString.prefix(8)), on a MockBLEBridge (seed 21, fast mode), has waited ")
+                == true)
+        #expect(
+            reports.first?.contains(
+                "It waits for the peripheral, which is not advertising, to become connectable, which outside a run "
+                    + "only other code of the test brings about") == true)
+        // The test acting on the bridge lets it go on; nothing is left watched.
+        try await sensor.startAdvertising(AdvertisementData(localName: "Sensor"))
+        try await connect.value
+        #expect(await central.isConnected(sensor.identifier))
+        #expect(bridge.sleepClock.lock.withLock { bridge.sleepClock.quiet.waits.entries.isEmpty })
+        #expect(bridge.sleepClock.quietWaitReports.count == 1)
+    }
+
+    @Test(
+        "A read waiting for a peripheral app's answer outside a run is reported with the request, and ends when cancelled"
+    )
+    func aReadWaitingForAnAnswerIsReported() async throws {
+        let bridge = MockBLEBridge(seed: 22)
+        bridge.sleepClock.setQuietWaitPatience(.milliseconds(200))
+        let sensor = MockPeripheralManager(configuration: .init(requestHandling: .manual), bridge: bridge)
+        let service = GATTService(
+            uuid: BluetoothUUID("180D"),
+            characteristics: [
+                GATTCharacteristic(uuid: BluetoothUUID("2A38"), properties: [.read], permissions: [.readable])
+            ])
+        _ = try await sensor.add(service)
+        let central = MockCentralManager(bridge: bridge)
+        try await Self.discover(sensor, by: central)
+        try await central.connect(sensor.identifier)
+        let characteristic = try await central.discoverAll(for: sensor.identifier)[0]
+        let read = Task { try await central.readValue(for: characteristic) }
+        let reports = await bridge.sleepClock.quietWaitReports(atLeast: 1)
+        #expect(reports.first?.hasPrefix("a task awaiting MockCentralManager \(central.identifier): ") == true)
+        #expect(
+            reports.first?.contains(
+                "It waits for the peripheral's app to answer request 1 (`respond(to:withResult:value:)`)") == true,
+            "\(reports)")
+        read.cancel()
+        await #expect(throws: CancellationError.self) { try await read.value }
+        #expect(bridge.sleepClock.lock.withLock { bridge.sleepClock.quiet.waits.entries.isEmpty })
+    }
+
+    @Test("waitForPoweredOn outside a run on a central whose Bluetooth stays off is reported with its state")
+    func waitingForPowerThatNeverComesIsReported() async throws {
+        let bridge = MockBLEBridge(seed: 23)
+        bridge.sleepClock.setQuietWaitPatience(.milliseconds(200))
+        var configuration = MockCentralManager.Configuration.fast
+        configuration.stateTransition = .stuck(.resetting)
+        let central = MockCentralManager(configuration: configuration, bridge: bridge)
+        let waiter = Task { await central.waitForPoweredOn() }
+        let reports = await bridge.sleepClock.quietWaitReports(atLeast: 1)
+        #expect(
+            reports.first?.hasPrefix("a task awaiting MockCentralManager \(central.identifier): waitForPoweredOn, ")
+                == true)
+        #expect(
+            reports.first?.contains("It waits for its Bluetooth to be powered on (it is resetting)") == true,
+            "\(reports)")
+        await central.simulateStateChange(.poweredOn)
+        #expect(await waiter.value == .poweredOn)
+        #expect(bridge.sleepClock.lock.withLock { bridge.sleepClock.quiet.waits.entries.isEmpty })
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
