@@ -121,6 +121,8 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                         try await function()
                     }
                     run.keep(outcome.bridge, unansweredCalls: outcome.unansweredCallsNote)
+                    // A test cancelled before its body started has no body to wait for.
+                    if outcome.bodyNeverStarted { ended.mark() }
                     if let error = outcome.error {
                         switch Thrown(error, testCancelled: Task.isCancelled) {
                         case .failure:

@@ -196,6 +196,23 @@ struct MockBridgeTraitTests {
         #expect(ended.isSet)
     }
 
+    /// A test cancelled before its body starts: the run throws before starting it, and the trait
+    /// does not wait for a body that never began (it used to wait ten seconds for it, then stop
+    /// the process).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A test cancelled before its body starts ends cancelled at once, its body never run")
+    func aTestCancelledBeforeItsBodyStartsEndsAtOnce() async throws {
+        let test = try #require(Test.current)
+        let trait = MockBridgeTrait.mockBridge(seeds: [4, 5])
+        let ran = AppFlag()
+        let scope = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await trait.provideScope(for: test, testCase: Test.Case.current) { ran.set() }
+        }
+        await #expect(throws: CancellationError.self) { try await scope.value }
+        #expect(!ran.isSet)
+    }
+
     #if compiler(>=6.2)
         /// The comments of the issues recorded in `body`, which are then dropped.
         final class Captured: @unchecked Sendable {

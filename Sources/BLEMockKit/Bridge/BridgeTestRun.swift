@@ -97,6 +97,10 @@ public struct BridgeTestPlan: Sendable, Hashable {
         /// (``MockBLEBridge/runArtifacts(title:failures:)`` makes the files a failed test carries).
         public var bridge: MockBLEBridge
 
+        /// Whether the body never started: the run was cancelled before it (its error is then
+        /// `CancellationError`).
+        package var bodyNeverStarted = false
+
         /// Whether the run threw nothing and left nothing over.
         public var isClean: Bool { error == nil && finish.isClean }
 
@@ -122,11 +126,16 @@ public struct BridgeTestPlan: Sendable, Hashable {
         configuration.seed = seed
         let bridge = MockBLEBridge(configuration: configuration)
         var thrown: (any Error)?
+        let notStarted = LockedValue(false)
         do {
-            try await bridge.run(timeLimit: timeLimit, stallPatience: stallPatience) { try await body() }
+            try await bridge.run(
+                timeLimit: timeLimit, stallPatience: stallPatience, cancelledBeforeStart: { notStarted.value = true }
+            ) { try await body() }
         } catch {
             thrown = error
         }
-        return Outcome(seed: seed, error: thrown, finish: await bridge.finish(), bridge: bridge)
+        var outcome = Outcome(seed: seed, error: thrown, finish: await bridge.finish(), bridge: bridge)
+        outcome.bodyNeverStarted = notStarted.value
+        return outcome
     }
 }

@@ -70,14 +70,32 @@ extension MockBLEBridge {
     ///   - body: The code under test.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, or ``Stall``; `APIMisuseError.invalidArgument(_:)`, before
-    ///   `body` runs, when `timeLimit` is not above zero or `stallPatience` is negative.
+    ///   `body` runs, when `timeLimit` is not above zero or `stallPatience` is negative;
+    ///   `CancellationError`, without running `body`, when the calling task is cancelled already.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     public nonisolated func run<T: Sendable>(
         timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1),
         _ body: @escaping @Sendable @isolated(any) () async throws -> T
     ) async throws -> T {
+        try await run(timeLimit: timeLimit, stallPatience: stallPatience, cancelledBeforeStart: {}, body)
+    }
+
+    /// ``run(timeLimit:stallPatience:_:)``, calling `cancelledBeforeStart` when it throws
+    /// `CancellationError` because the caller was cancelled before the body started (nothing
+    /// then holds `body`: the Swift Testing trait need not wait for it to end).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    package nonisolated func run<T: Sendable>(
+        timeLimit: Duration, stallPatience: Duration, cancelledBeforeStart: @Sendable () -> Void,
+        _ body: @escaping @Sendable @isolated(any) () async throws -> T
+    ) async throws -> T {
         if let problem = Self.runArgumentProblem(timeLimit: timeLimit, stallPatience: stallPatience) {
             throw APIMisuseError.invalidArgument("MockBLEBridge.run(timeLimit:stallPatience:_:): " + problem)
+        }
+        // A cancelled caller runs nothing: the body would start cancelled, and a body that does
+        // not check would run to its end regardless (its calls ignored or failing).
+        if Task.isCancelled {
+            cancelledBeforeStart()
+            throw CancellationError()
         }
         let executor = SimulationExecutor()
         defer { executor.stop() }

@@ -39,7 +39,8 @@ extension VirtualClock {
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, or ``Stall`` (on a bridge's clock,
     ///   ``MockBLEBridge/Stall``); `APIMisuseError.invalidArgument(_:)`, before `body` runs,
-    ///   when `timeLimit` is not above zero or `stallPatience` is negative.
+    ///   when `timeLimit` is not above zero or `stallPatience` is negative; `CancellationError`,
+    ///   without running `body`, when the calling task is cancelled already.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     public func run<T: Sendable>(
         timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1),
@@ -52,6 +53,8 @@ extension VirtualClock {
         if let problem = MockBLEBridge.runArgumentProblem(timeLimit: timeLimit, stallPatience: stallPatience) {
             throw APIMisuseError.invalidArgument("VirtualClock.run(timeLimit:stallPatience:_:): " + problem)
         }
+        // A cancelled caller runs nothing (as a bridge's run).
+        try Task.checkCancellation()
         try lock.withLock {
             guard !driving else {
                 throw APIMisuseError.invalidConfiguration(

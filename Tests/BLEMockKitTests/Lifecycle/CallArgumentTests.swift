@@ -83,6 +83,28 @@ struct CallArgumentTests {
         #expect(runs.entries == [3])
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A run called from a cancelled task throws CancellationError without running its body")
+    func aCancelledCallerRunsNoBody() async throws {
+        let bridge = MockBLEBridge(seed: 3)
+        let runs = Recorder<Int>()
+        let clock = VirtualClock()
+        let caller = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await #expect(throws: CancellationError.self) { try await bridge.run { runs.append(1) } }
+            await #expect(throws: CancellationError.self) { try await bridge.clock.run { runs.append(2) } }
+            await #expect(throws: CancellationError.self) { try await clock.run { runs.append(3) } }
+        }
+        await caller.value
+        #expect(runs.entries.isEmpty)
+        // The bridge and the clock are left as they were: a run from a task that is not cancelled
+        // runs its body.
+        try await bridge.run { runs.append(4) }
+        try await clock.run { runs.append(5) }
+        #expect(runs.entries == [4, 5])
+        #expect(await bridge.finish() == .clean)
+    }
+
     @Test("A fault scheduled after a negative delay fires at once, as one scheduled at a past instant")
     func negativeDelayFiresAtOnce() async throws {
         let bridge = MockBLEBridge()
