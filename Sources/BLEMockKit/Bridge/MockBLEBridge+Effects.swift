@@ -177,6 +177,9 @@ extension MockBLEBridge {
     struct ChannelEnds {
         let toCentral: AsyncStream<Data>.Continuation
         let toPeripheral: AsyncStream<Data>.Continuation
+        /// The reads of each end's `incoming` under way (for stall reports).
+        let centralReads: ChannelReads
+        let peripheralReads: ChannelReads
         var taps = ChannelTaps()
 
         func deliver(_ data: Data, to end: L2CAPChannelRecord.End) {
@@ -200,14 +203,21 @@ extension MockBLEBridge {
         let (toCentralStream, toCentral) = AsyncStream<Data>.makeStream()
         let (toPeripheralStream, toPeripheral) = AsyncStream<Data>.makeStream()
         let mtu = L2CAPChannelRecord.mtu
+        let centralReads = ChannelReads(channel: record.id, link: record.link, end: .central)
+        let peripheralReads = ChannelReads(channel: record.id, link: record.link, end: .peripheral)
         let centralEnd = L2CAPChannel(
             psm: record.psm, peer: record.link.peripheral, id: record.id, mtu: mtu,
-            endpoint: MockL2CAPEndpoint(bridge: self, channel: record.id, end: .central, incoming: toCentralStream))
+            endpoint: MockL2CAPEndpoint(
+                bridge: self, channel: record.id, end: .central,
+                incoming: centralReads.watching(toCentralStream, on: self)))
         let peripheralEnd = L2CAPChannel(
             psm: record.psm, peer: record.link.central, id: record.id, mtu: mtu,
             endpoint: MockL2CAPEndpoint(
-                bridge: self, channel: record.id, end: .peripheral, incoming: toPeripheralStream))
-        channelEnds[record.id] = ChannelEnds(toCentral: toCentral, toPeripheral: toPeripheral)
+                bridge: self, channel: record.id, end: .peripheral,
+                incoming: peripheralReads.watching(toPeripheralStream, on: self)))
+        channelEnds[record.id] = ChannelEnds(
+            toCentral: toCentral, toPeripheral: toPeripheral, centralReads: centralReads,
+            peripheralReads: peripheralReads)
         // Held only until the opening call takes it (the end refers to the bridge).
         openedCentralEnds[record.id] = centralEnd
         peripheralStreams[record.link.peripheral]?.yield(.l2capChannelOpened(peripheralEnd))
@@ -266,6 +276,67 @@ struct RequestHandler: Sendable {
             }
         }
         return joined
+    }
+}
+
+/// The reads of one channel end's `incoming` stream that are waiting, so that a run's stall and
+/// a quiet wait outside runs name them (a task reading a channel's bytes waits on a stream the
+/// simulation feeds, as one reading a manager's events does).
+final class ChannelReads: @unchecked Sendable {
+    // @unchecked Sendable: `since` and `waiting` are only read and written with `lock` held.
+    let channel: UInt64
+    let link: LinkKey
+    let end: L2CAPChannelRecord.End
+    private let lock = Lock()
+    private var waiting = 0
+    private var since: VirtualClock.Instant?
+
+    init(channel: UInt64, link: LinkKey, end: L2CAPChannelRecord.End) {
+        self.channel = channel
+        self.link = link
+        self.end = end
+    }
+
+    /// Since when a read has been waiting, if one is.
+    var waitingSince: VirtualClock.Instant? { lock.withLock { since } }
+
+    /// What is read: the bytes of one end.
+    private var bytes: String {
+        "the incoming bytes of L2CAP channel #\(channel) at the \(end == .central ? "central" : "peripheral")"
+    }
+
+    /// What waits, as a stall report names it.
+    var name: String { "reading " + bytes }
+
+    /// `stream`, its reads noted while they wait: each read of the returned stream is one of
+    /// `stream`, watched as a quiet wait outside runs (reported should it stand still).
+    func watching(_ stream: AsyncStream<Data>, on bridge: MockBLEBridge) -> AsyncStream<Data> {
+        let source = IteratorBox(stream.makeAsyncIterator())
+        let clock = bridge.sleepClock
+        return AsyncStream(unfolding: { [self] in
+            lock.withLock {
+                if waiting == 0 { since = clock.now }
+                waiting += 1
+            }
+            let quietWait = clock.beginQuietWait(
+                .operation(bytes, needs: "bytes sent from the other end, or the channel closing"))
+            defer {
+                clock.endQuietWait(quietWait)
+                lock.withLock {
+                    waiting -= 1
+                    if waiting == 0 { since = nil }
+                }
+            }
+            var iterator = source.iterator
+            return await iterator.next()
+        })
+    }
+
+    /// A stream's iterator, shared by the reads of the stream that wraps it (one at a time, as
+    /// a stream has one reader; the iterator's state lives in the stream's storage).
+    private final class IteratorBox: @unchecked Sendable {
+        let iterator: AsyncStream<Data>.Iterator
+        init(_ iterator: AsyncStream<Data>.Iterator) { self.iterator = iterator }
     }
 }
 

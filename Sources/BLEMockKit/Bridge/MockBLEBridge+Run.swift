@@ -427,6 +427,17 @@ extension MockBLEBridge {
                 waiting.append(.eventWait(manager: peripheral, since: since))
             }
         }
+        // A task reading a channel's bytes waits on a stream the simulation feeds.
+        for channel in channelEnds.keys.sorted() {
+            guard let ends = channelEnds[channel] else { continue }
+            for reads in [ends.centralReads, ends.peripheralReads] {
+                guard let since = reads.waitingSince else { continue }
+                waiting.append(
+                    .operation(
+                        reads.name, central: reads.link.central, peripheral: reads.link.peripheral,
+                        characteristic: nil, since: since))
+            }
+        }
         if world.sleeperCount > 0 { waiting.append(.sleepers(count: world.sleeperCount)) }
         // A `waitUntil` whose condition never held is a wait too: name it, rather than leave
         // the report saying it knows of nothing.

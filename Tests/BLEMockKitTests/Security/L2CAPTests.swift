@@ -338,4 +338,49 @@ struct L2CAPTests {
                 == "No L2CAP channel is published at PSM 0x00C0 by this peripheral manager, so there is nothing to "
                 + "unpublish. Unpublish a PSM that publishL2CAPChannel returned, once.")
     }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A run whose body reads a channel that nothing sends on stalls naming the read, its end and its link")
+    func aStalledChannelReadIsNamed() async throws {
+        let rig = try await Self.Rig.make(bridge: .init(seed: 31))
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let (centralEnd, _) = try await rig.open(psm)
+        let stall = await #expect(throws: MockBLEBridge.Stall.self) {
+            try await rig.bridge.run(stallPatience: .milliseconds(100)) {
+                _ = await centralEnd.incoming.first { _ in true }
+            }
+        }
+        let reads = stall?.waiting.filter {
+            if case .operation(let name, _, _, _, _) = $0 { name.contains("L2CAP") } else { false }
+        }
+        #expect(
+            reads == [
+                .operation(
+                    "reading the incoming bytes of L2CAP channel #\(centralEnd.id) at the central",
+                    central: rig.central.identifier, peripheral: rig.peripheral.identifier, characteristic: nil,
+                    since: await rig.bridge.now)
+            ])
+        #expect(stall?.seed == 31)
+    }
+
+    @Test("A read of a channel outside a run that nothing sends on is reported, and a send ends it")
+    func aQuietChannelReadOutsideARunIsReported() async throws {
+        let rig = try await Self.Rig.make(bridge: .init(seed: 32))
+        rig.bridge.clock.setQuietWaitPatience(.milliseconds(200))
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let (centralEnd, peripheralEnd) = try await rig.open(psm)
+        let reader = Task { await Self.read(3, from: peripheralEnd) }
+        let reports = await rig.bridge.clock.quietWaitReports(atLeast: 1)
+        #expect(
+            reports.first?.hasPrefix(
+                "a task awaiting the incoming bytes of L2CAP channel #\(centralEnd.id) at the peripheral, on a "
+                    + "MockBLEBridge (seed 32, fast mode), has waited ") == true)
+        #expect(
+            reports.first?.contains(
+                "It waits for bytes sent from the other end, or the channel closing, which outside a run only other "
+                    + "code of the test brings about") == true)
+        try await centralEnd.send(Data([1, 2, 3]))
+        #expect(await reader.value == Data([1, 2, 3]))
+        #expect(rig.bridge.clock.quietWaitReports.count == 1)
+    }
 }
