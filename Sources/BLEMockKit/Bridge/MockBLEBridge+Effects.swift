@@ -290,23 +290,24 @@ final class ChannelReads: @unchecked Sendable {
     private let lock = Lock()
     private var waiting = 0
     private var since: VirtualClock.Instant?
+    /// What a read that waits is, as a quiet wait names it (made once: a channel may be read
+    /// chunk by chunk many times a second).
+    private let wait: QuietWaits.Wait
+    /// What waits, as a stall report names it.
+    let name: String
 
     init(channel: UInt64, link: LinkKey, end: L2CAPChannelRecord.End) {
         self.channel = channel
         self.link = link
         self.end = end
+        let bytes =
+            "the incoming bytes of L2CAP channel #\(channel) at the \(end == .central ? "central" : "peripheral")"
+        wait = .operation(bytes, needs: "bytes sent from the other end, or the channel closing")
+        name = "reading " + bytes
     }
 
     /// Since when a read has been waiting, if one is.
     var waitingSince: VirtualClock.Instant? { lock.withLock { since } }
-
-    /// What is read: the bytes of one end.
-    private var bytes: String {
-        "the incoming bytes of L2CAP channel #\(channel) at the \(end == .central ? "central" : "peripheral")"
-    }
-
-    /// What waits, as a stall report names it.
-    var name: String { "reading " + bytes }
 
     /// `stream`, its reads noted while they wait: each read of the returned stream is one of
     /// `stream`, watched as a quiet wait outside runs (reported should it stand still).
@@ -318,8 +319,7 @@ final class ChannelReads: @unchecked Sendable {
                 if waiting == 0 { since = clock.now }
                 waiting += 1
             }
-            let quietWait = clock.beginQuietWait(
-                .operation(bytes, needs: "bytes sent from the other end, or the channel closing"))
+            let quietWait = clock.beginQuietWait(wait)
             defer {
                 clock.endQuietWait(quietWait)
                 lock.withLock {
