@@ -130,4 +130,50 @@ final class CoreBluetoothMockMigrationXCTests: XCTestCase {
             ])
         _ = manager
     }
+
+    /// The older waiting API: expectations made by the test case and `waitForExpectations` on
+    /// the main thread, while the app's callbacks arrive on the main queue (a read, then a
+    /// notification counted with `expectedFulfillmentCount`).
+    @MainActor
+    func testWaitForExpectationsOnTheMainThreadSeesCallbacksArriveOnTheMainQueue() throws {
+        let delegate = CBMCentralManagerDelegateProxy()
+        let (manager, sensor) = try XCTUnwrap(
+            connectToTheSensor(delegate, connected: XCTestExpectation(description: "connected")))
+        let peripheralDelegate = CBMPeripheralDelegateProxy()
+        sensor.delegate = peripheralDelegate
+        let discovered = expectation(description: "the sensor's characteristic is discovered")
+        var characteristic: CBMCharacteristic?
+        peripheralDelegate.didDiscoverServices = { peripheral, _ in
+            guard let service = peripheral.services?.first else { return }
+            peripheral.discoverCharacteristics(nil, for: service)
+        }
+        peripheralDelegate.didDiscoverCharacteristics = { _, service, _ in
+            characteristic = service.characteristics?.first
+            discovered.fulfill()
+        }
+        sensor.discoverServices(nil)
+        waitForExpectations(timeout: 3)
+
+        let values = expectation(description: "a read, then two notifications")
+        values.expectedFulfillmentCount = 3
+        var received: [Data] = []
+        var onMain = true
+        peripheralDelegate.didUpdateCharacteristicValue = { _, characteristic, _ in
+            onMain = onMain && Thread.isMainThread
+            received.append(characteristic.value ?? Data())
+            values.fulfill()
+        }
+        let subscribed = expectation(description: "subscribed")
+        peripheralDelegate.didUpdateNotificationState = { _, _, _ in subscribed.fulfill() }
+        let value = try XCTUnwrap(characteristic)
+        sensor.readValue(for: value)
+        sensor.setNotifyValue(true, for: value)
+        wait(for: [subscribed], timeout: 3)
+        migrationSensor.simulateValueUpdate(Data([1]), for: migrationSensorValue)
+        migrationSensor.simulateValueUpdate(Data([2]), for: migrationSensorValue)
+        waitForExpectations(timeout: 3)
+        XCTAssertEqual(received, [Data([0x2A]), Data([1]), Data([2])])
+        XCTAssertTrue(onMain)
+        _ = manager
+    }
 }
