@@ -39,6 +39,11 @@ export SWIFT_BACKTRACE=enable=no
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=1"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=1"
+# Swift Testing starts every test at once, so a test's time limit runs while all the others
+# share the machine: under a sanitizer (several times slower) the whole run outlasts the
+# longest limits (five and ten minutes) and heavy tests fail for it, not for what they check.
+# A bounded number of tests at a time keeps each test's time its own.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}"
 
 status=0
 for pass in "${passes[@]}"; do
