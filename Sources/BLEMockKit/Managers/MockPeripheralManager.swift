@@ -50,7 +50,9 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// ``QueueBehavior/unlimited``.
         public var updateQueue: QueueBehavior
         /// The time between advertisements, 20 ms…10.24 s (Bluetooth's legacy advertising
-        /// intervals). Defaults to 100 ms.
+        /// intervals). Defaults to 100 ms. With realistic timing the advertisements keep this
+        /// rhythm whether or not anyone listens: a scan that starts between two hears the next
+        /// (within the rest of the interval, plus the 0–10 ms advDelay).
         public var advertisingInterval: Duration
         /// The signal strength centrals see, in dBm (-127…20), until a proximity is simulated.
         /// Defaults to -50.

@@ -8,8 +8,10 @@ import BLECore
 
 /// Scanning and advertising: an advertiser's first advertisement goes out its
 /// `advertisingDelay` after it starts (at once by default), then one every interval (plus the
-/// specification's random 0–10 ms advDelay in realistic timing) while someone listens; with
-/// instant timing a scan hears every advertiser at once.
+/// specification's random 0–10 ms advDelay in realistic timing). Only those someone hears are
+/// scheduled, but the train keeps its phase meanwhile: a scan that starts mid-interval hears
+/// the advertiser at its next slot, within the rest of that interval. With instant timing a
+/// scan hears every advertiser at once.
 extension World {
     // MARK: Scanning
 
@@ -113,12 +115,12 @@ extension World {
         }
         // (Read in place: binding the record copied all of it.)
         guard let p = peripherals.position(of: peripheral),
-            let (advertisingStarted, interval, advertisesOnce) = peripherals.inPlace(
+            let (advertisingStarted, lastAdvertised, interval, advertisesOnce) = peripherals.inPlace(
                 at: p,
                 { record in
                     record.advertisement != nil && !record.advertisingScheduled
                         ? (
-                            record.advertisingStarted, record.configuration.advertisingInterval,
+                            record.advertisingStarted, record.lastAdvertised, record.configuration.advertisingInterval,
                             record.configuration.advertisesOnce
                         ) : nil
                 })
@@ -137,7 +139,9 @@ extension World {
             let advDelay =
                 timing.isInstant
                 ? Duration.zero : peripherals[peripheral]!.random.advertising.duration(in: .zero ... .milliseconds(10))
-            next = now.advanced(by: interval + advDelay)
+            next = Self.nextAdvertisingEvent(
+                after: now, interval: interval, since: lastAdvertised ?? advertisingStarted
+            ).advanced(by: advDelay)
         }
         schedule.schedule(.advertise(peripheral: peripheral), at: next)
     }
@@ -148,12 +152,34 @@ extension World {
         guard peripherals.contains(peripheral) else { return }
         peripherals[peripheral]!.advertisingScheduled = false
         guard peripherals[existing: peripheral].advertisement != nil else { return }
+        peripherals[peripheral]!.lastAdvertised = now
         for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }
         if peripherals[existing: peripheral].configuration.advertisesOnce {
             stopAdvertising(peripheral: peripheral)
             return
         }
         scheduleAdvertising(of: peripheral, needed: advertisingEventsNeeded)
+    }
+
+    /// When the next advertising event of a train that went out at `anchor` and every
+    /// `interval` since is due, strictly after `now` (before its random advDelay): one interval
+    /// after the last event when it went out now, as each event schedules the next; the train's
+    /// next slot when nobody listened meanwhile, so a scan that starts mid-interval hears the
+    /// advertiser within the rest of that interval, as on the air, not a whole interval later.
+    static func nextAdvertisingEvent(
+        after now: VirtualClock.Instant, interval: Duration, since anchor: VirtualClock.Instant
+    ) -> VirtualClock.Instant {
+        guard interval > .zero, anchor < now else { return now.advanced(by: interval) }
+        let elapsed = anchor.duration(to: now)
+        // Whole intervals since the anchor, counted in nanoseconds (exact for every interval the
+        // kit accepts, 20 ms to 10.24 s).
+        let intervals = Self.nanoseconds(elapsed) / Self.nanoseconds(interval) + 1
+        return anchor.advanced(by: interval * intervals)
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     // MARK: Advertising
@@ -173,6 +199,7 @@ extension World {
         peripherals.entries[p]!.advertisement = advertisement
         peripherals.entries[p]!.advertisingStarted = now.advanced(
             by: peripherals[at: p].configuration.advertisingDelay)
+        peripherals.entries[p]!.lastAdvertised = nil
         let services = "services=" + Self.uuidList(advertisement.serviceUUIDs)
         record(
             .advertisingStarted, peripheral: peripheral,
@@ -182,6 +209,7 @@ extension World {
         // timing too: the advDelay spaces an advertisement from the previous one), heard by the
         // centrals scanning then; the next follows an interval (plus advDelay) later.
         if peripherals[at: p].advertisingStarted == now {
+            peripherals.entries[p]!.lastAdvertised = now
             for central in centralOrder { deliverAdvertisement(from: peripheral, to: central) }
             if peripherals.inPlace(peripheral, { $0.configuration.advertisesOnce }) == true {
                 stopAdvertising(peripheral: peripheral)

@@ -28,6 +28,9 @@ struct AdvertisingSet: Sendable, Equatable {
     var started: VirtualClock.Instant = .zero
     /// Whether its next advertisement is scheduled.
     var scheduled = false
+    /// When its last advertisement went out, heard or not (`nil` before the first since
+    /// advertising started): the phase it keeps while nobody listens.
+    var lastAdvertised: VirtualClock.Instant?
     /// Whether a one-time set has advertised.
     var finished = false
 
@@ -64,6 +67,7 @@ extension World {
         for index in 0..<count {
             let delay = advertisingSets[peripheral]![index].delay
             advertisingSets[peripheral]![index].started = now.advanced(by: delay)
+            advertisingSets[peripheral]![index].lastAdvertised = nil
             advertisingSets[peripheral]![index].finished = false
         }
     }
@@ -83,7 +87,13 @@ extension World {
             let advDelay =
                 timing.isInstant
                 ? Duration.zero : peripherals[peripheral]!.random.advertising.duration(in: .zero ... .milliseconds(10))
-            let next = delayed ? set.started : now.advanced(by: set.interval + advDelay)
+            let next =
+                delayed
+                ? set.started
+                : Self.nextAdvertisingEvent(
+                    after: now, interval: set.interval, since: set.lastAdvertised ?? set.started
+                )
+                .advanced(by: advDelay)
             schedule.schedule(.advertiseSet(peripheral: peripheral, index: index), at: next)
         }
     }
@@ -93,6 +103,7 @@ extension World {
         guard let count = advertisingSets[peripheral]?.count, index < count else { return }
         advertisingSets[peripheral]![index].scheduled = false
         guard peripherals[existing: peripheral].advertisement != nil else { return }
+        advertisingSets[peripheral]![index].lastAdvertised = now
         let set = advertisingSets[peripheral]![index]
         for central in centralOrder {
             deliverAdvertisement(from: peripheral, to: central, set: set)

@@ -196,6 +196,10 @@ extension World {
         var advertisingScheduled = false
         /// When its first advertisement since `startAdvertising` goes out.
         var advertisingStarted: VirtualClock.Instant = .zero
+        /// When its last advertising event went out, heard or not (`nil` before the first):
+        /// the phase its events keep while nobody listens (see
+        /// ``World/nextAdvertisingEvent(after:interval:started:)``).
+        var lastAdvertised: VirtualClock.Instant?
         /// Whether its advertisement is heard while it holds a connection (see
         /// ``World/holdsConnection(_:)``). `true` unless a front end says otherwise: iOS keeps
         /// a peripheral manager's advertising going while centrals are connected.

@@ -49,6 +49,30 @@ struct AdvertisingSetTests {
         #expect(await bridge.log.filter { $0.kind == .discovered }.count == before)
     }
 
+    @Test("A set keeps its phase while nobody listens: a scan that starts mid-interval hears it within that interval")
+    func aSetKeepsItsPhase() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 82))
+        // The main advertisement goes out at 0 s, then not before 10.24 s: in the 3 s watched
+        // the set is all there is to hear.
+        let peripheral = MockPeripheralManager(
+            configuration: .init(advertisingInterval: .milliseconds(10_240)), bridge: bridge)
+        // First at 0.5 s (its delay; scheduled although nobody listens), then every 2 s.
+        await peripheral.setAdditionalAdvertisingSets([
+            (AdvertisementData(localName: "Set"), .seconds(2), .milliseconds(500), false, true)
+        ])
+        try await peripheral.startAdvertising(AdvertisementData(localName: "Main"))
+        let central = MockCentralManager(configuration: .realistic(seed: 82), bridge: bridge)
+        _ = await central.waitForPoweredOn()
+        await bridge.advance(to: VirtualClock.Instant(offset: .milliseconds(1_500)))
+        try await central.scanForPeripherals(withServices: nil, options: ScanOptions(allowDuplicates: true))
+        await bridge.advance(to: VirtualClock.Instant(offset: .seconds(3)))
+        let heard = await bridge.log.filter { $0.kind == .discovered }.map(\.time)
+        // Its slot after the one at 0.5 s is 2.5 s (plus up to 10 ms advDelay), not 3.5 s.
+        #expect(heard.count == 1)
+        #expect(heard.allSatisfy { $0 >= VirtualClock.Instant(offset: .milliseconds(2_500)) })
+        #expect(heard.allSatisfy { $0 <= VirtualClock.Instant(offset: .milliseconds(2_510)) })
+    }
+
     @Test("A one-time set advertises once; with instant timing a scan hears the sets already started")
     func oneTimeAndInstantSets() async throws {
         let bridge = MockBLEBridge(seed: 81)

@@ -66,6 +66,51 @@ struct WorldAdvertisingTests {
         #expect(Self.discoveryTimes(harness, central, since: .zero) == expected)
     }
 
+    @Test(
+        "The next advertising event is an interval after the last when it went out now, else the train's next slot",
+        arguments: [
+            // (since the last event, interval, the next event from now)
+            (ms(0), ms(100), ms(100)), (ms(30), ms(100), ms(70)), (ms(100), ms(100), ms(100)),
+            (ms(250), ms(100), ms(50)), (ms(700), ms(1_000), ms(300)), (ms(10_239), ms(10_240), ms(1)),
+            (Duration.nanoseconds(1), ms(20), ms(20) - .nanoseconds(1)),
+        ])
+    func nextAdvertisingEvent(elapsed: Duration, interval: Duration, next: Duration) {
+        let anchor = VirtualClock.Instant.zero.advanced(by: .seconds(3))
+        let now = anchor.advanced(by: elapsed)
+        #expect(
+            World.nextAdvertisingEvent(after: now, interval: interval, since: anchor) == now.advanced(by: next))
+    }
+
+    @Test("A realistic scan that starts mid-interval hears the advertiser at its next slot, not a whole interval on")
+    func scanMidInterval() throws {
+        var harness = WorldHarness(timing: WorldHarness.steadyTiming)
+        let peripheral = harness.addPeripheral(.init(advertisingInterval: .seconds(1), seed: 7))
+        // Its first advertisement goes out at 0 s, heard by nobody.
+        try harness.startAdvertising(peripheral, Self.advertisement)
+        let central = harness.addCentral()
+        harness.advance(to: .zero.advanced(by: ms(700)))
+        try harness.startScan(central, options: ScanOptions(allowDuplicates: true))
+        harness.advance(to: .zero.advanced(by: ms(3_100)))
+        var stream = SeededGenerator(seed: 7).derived("advertising")
+        let first = ms(1_000) + stream.duration(in: .zero...ms(10))
+        let second = first + ms(1_000) + stream.duration(in: .zero...ms(10))
+        let third = second + ms(1_000) + stream.duration(in: .zero...ms(10))
+        #expect(Self.discoveryTimes(harness, central, since: .zero) == [first, second, third])
+
+        // Scanning stops, the advertisement already scheduled goes out unheard, and scanning
+        // starts again half an interval after it: the next is heard half an interval on, the
+        // train's phase kept while nobody listened (not a whole interval after the restart).
+        harness.stopScan(central)
+        let unheard = third + ms(1_000) + stream.duration(in: .zero...ms(10))
+        let restart = VirtualClock.Instant.zero.advanced(by: unheard + ms(500))
+        harness.advance(to: restart)
+        try harness.startScan(central, options: ScanOptions(allowDuplicates: true))
+        harness.advance(to: restart.advanced(by: ms(600)))
+        let fourth = unheard + ms(1_000) + stream.duration(in: .zero...ms(10))
+        #expect(Self.discoveryTimes(harness, central, since: .zero) == [first, second, third, fourth])
+        #expect(VirtualClock.Instant.zero.advanced(by: fourth) <= restart.advanced(by: ms(510)))
+    }
+
     @Test("Without duplicates a realistic scan reports each advertiser once")
     func noDuplicates() throws {
         var harness = WorldHarness(timing: WorldHarness.steadyTiming)
