@@ -283,12 +283,11 @@ struct RequestHandler: Sendable {
 /// a quiet wait outside runs name them (a task reading a channel's bytes waits on a stream the
 /// simulation feeds, as one reading a manager's events does).
 final class ChannelReads: @unchecked Sendable {
-    // @unchecked Sendable: `since` and `waiting` are only read and written with `lock` held.
-    let channel: UInt64
+    // @unchecked Sendable: `since` is only read and written with `lock` held.
+    /// The channel's link (for stall reports).
     let link: LinkKey
-    let end: L2CAPChannelRecord.End
     private let lock = Lock()
-    private var waiting = 0
+    /// Since when the read under way has been waiting (a stream has one reader at a time).
     private var since: VirtualClock.Instant?
     /// What a read that waits is, as a quiet wait names it (made once: a channel may be read
     /// chunk by chunk many times a second).
@@ -297,9 +296,7 @@ final class ChannelReads: @unchecked Sendable {
     let name: String
 
     init(channel: UInt64, link: LinkKey, end: L2CAPChannelRecord.End) {
-        self.channel = channel
         self.link = link
-        self.end = end
         let bytes =
             "the incoming bytes of L2CAP channel #\(channel) at the \(end == .central ? "central" : "peripheral")"
         wait = .operation(bytes, needs: "bytes sent from the other end, or the channel closing")
@@ -315,17 +312,11 @@ final class ChannelReads: @unchecked Sendable {
         let source = IteratorBox(stream.makeAsyncIterator())
         let clock = bridge.sleepClock
         return AsyncStream(unfolding: { [self] in
-            lock.withLock {
-                if waiting == 0 { since = clock.now }
-                waiting += 1
-            }
+            lock.withLock { since = clock.now }
             let quietWait = clock.beginQuietWait(wait)
             defer {
                 clock.endQuietWait(quietWait)
-                lock.withLock {
-                    waiting -= 1
-                    if waiting == 0 { since = nil }
-                }
+                lock.withLock { since = nil }
             }
             var iterator = source.iterator
             return await iterator.next()

@@ -428,8 +428,7 @@ extension MockBLEBridge {
             }
         }
         // A task reading a channel's bytes waits on a stream the simulation feeds.
-        for channel in channelEnds.keys.sorted() {
-            guard let ends = channelEnds[channel] else { continue }
+        for (_, ends) in channelEnds.sorted(by: { $0.key < $1.key }) {
             for reads in [ends.centralReads, ends.peripheralReads] {
                 guard let since = reads.waitingSince else { continue }
                 waiting.append(

@@ -170,16 +170,11 @@ extension World {
         after now: VirtualClock.Instant, interval: Duration, since anchor: VirtualClock.Instant
     ) -> VirtualClock.Instant {
         guard interval > .zero, anchor < now else { return now.advanced(by: interval) }
-        let elapsed = anchor.duration(to: now)
         // Whole intervals since the anchor, counted in nanoseconds (exact for every interval the
         // kit accepts, 20 ms to 10.24 s).
-        let intervals = Self.nanoseconds(elapsed) / Self.nanoseconds(interval) + 1
+        let elapsed = SeededGenerator.wholeNanoseconds(in: anchor.duration(to: now))
+        let intervals = elapsed / SeededGenerator.wholeNanoseconds(in: interval) + 1
         return anchor.advanced(by: interval * intervals)
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     // MARK: Advertising

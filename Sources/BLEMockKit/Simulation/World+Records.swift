@@ -198,7 +198,7 @@ extension World {
         var advertisingStarted: VirtualClock.Instant = .zero
         /// When its last advertising event went out, heard or not (`nil` before the first):
         /// the phase its events keep while nobody listens (see
-        /// ``World/nextAdvertisingEvent(after:interval:started:)``).
+        /// ``World/nextAdvertisingEvent(after:interval:since:)``).
         var lastAdvertised: VirtualClock.Instant?
         /// Whether its advertisement is heard while it holds a connection (see
         /// ``World/holdsConnection(_:)``). `true` unless a front end says otherwise: iOS keeps
