@@ -134,11 +134,7 @@ extension World {
         if delayed {
             next = advertisingStarted
         } else {
-            // Each advertising event is delayed by a random 0–10 ms (advDelay), as the
-            // specification requires, when timing is realistic.
-            let advDelay =
-                timing.isInstant
-                ? Duration.zero : peripherals[peripheral]!.random.advertising.duration(in: .zero ... .milliseconds(10))
+            let advDelay = drawAdvDelay(of: peripheral)
             next = Self.nextAdvertisingEvent(
                 after: now, interval: interval, since: lastAdvertised ?? advertisingStarted
             ).advanced(by: advDelay)
@@ -159,6 +155,14 @@ extension World {
             return
         }
         scheduleAdvertising(of: peripheral, needed: advertisingEventsNeeded)
+    }
+
+    /// The random 0–10 ms by which an advertising event of `peripheral` (or of one of its
+    /// additional sets) is delayed, as the specification requires, drawn from its advertising
+    /// stream when timing is realistic; none with instant timing.
+    mutating func drawAdvDelay(of peripheral: UUID) -> Duration {
+        timing.isInstant
+            ? .zero : peripherals[peripheral]!.random.advertising.duration(in: .zero ... .milliseconds(10))
     }
 
     /// When the next advertising event of a train that went out at `anchor` and every

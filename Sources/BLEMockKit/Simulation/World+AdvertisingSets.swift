@@ -84,9 +84,7 @@ extension World {
             let delayed = set.started > now
             guard needed || delayed else { continue }
             advertisingSets[peripheral]![index].scheduled = true
-            let advDelay =
-                timing.isInstant
-                ? Duration.zero : peripherals[peripheral]!.random.advertising.duration(in: .zero ... .milliseconds(10))
+            let advDelay = drawAdvDelay(of: peripheral)
             let next =
                 delayed
                 ? set.started
