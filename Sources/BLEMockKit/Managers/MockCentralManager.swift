@@ -301,9 +301,10 @@ public actor MockCentralManager: CentralManaging {
     /// and the system keeps its central for the next manager, or the app let go of it and a
     /// later manager holds its identifier (`managerShutDown`). Calls that go to the world are
     /// refused by the world the manager answers from (``refusedWorld``).
-    func refusal(_ operation: String) -> APIMisuseError? {
+    /// (`operation` is only evaluated for a refusal: naming it costs a string on every call.)
+    func refusal(_ operation: @autoclosure () -> String) -> APIMisuseError? {
         if let duplicateProblem { return .invalidConfiguration(duplicateProblem) }
-        return handedOver || (letGo && successorHolds()) ? .managerShutDown(operation: operation) : nil
+        return handedOver || (letGo && successorHolds()) ? .managerShutDown(operation: operation()) : nil
     }
 
     /// The name of the operation `call` (a `#function`) names, as a refusal says it.

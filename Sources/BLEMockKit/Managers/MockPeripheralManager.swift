@@ -391,9 +391,10 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// later manager holds its identifier (`managerShutDown`: the requests and links are the
     /// next manager's). Calls that go to the world are refused by the world the manager answers
     /// from (``refusedWorld``).
-    func refusal(_ operation: String) -> APIMisuseError? {
+    /// (`operation` is only evaluated for a refusal: naming it costs a string on every call.)
+    func refusal(_ operation: @autoclosure () -> String) -> APIMisuseError? {
         if let duplicateProblem { return .invalidConfiguration(duplicateProblem) }
-        return handedOver || (letGo && successorHolds()) ? .managerShutDown(operation: operation) : nil
+        return handedOver || (letGo && successorHolds()) ? .managerShutDown(operation: operation()) : nil
     }
 
     /// Runs `body` with the bridge, which shares this actor's executor; joins the bridge first.
