@@ -6,8 +6,10 @@ import Testing
 
 /// A peripheral with a write-only characteristic (2A19), a readable, writable one that also takes
 /// writes without response (2A1A), neither of which notifies, and one that notifies (2A1B).
-private func makeGATTRulesPeripheral(on bridge: MockBLEBridge) async throws -> MockPeripheralManager {
-    let peripheral = MockPeripheralManager(configuration: .init(name: "Rules"), bridge: bridge)
+private func makeGATTRulesPeripheral(
+    on bridge: MockBLEBridge, configuration: MockPeripheralManager.Configuration = .init(name: "Rules")
+) async throws -> MockPeripheralManager {
+    let peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge)
     _ = try await peripheral.add(
         GATTService(
             uuid: "180F",
@@ -52,11 +54,11 @@ struct GATTRulesThroughDelegatesTests {
     /// what it returns.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     private func withConnectedApp<T: Sendable>(
-        realistic: Bool,
+        realistic: Bool, peripheral configuration: MockPeripheralManager.Configuration = .init(name: "Rules"),
         _ body: @escaping @MainActor @Sendable (Rig) async throws -> T
     ) async throws -> T {
         let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 12) : .init(seed: 12))
-        _ = try await makeGATTRulesPeripheral(on: bridge)
+        _ = try await makeGATTRulesPeripheral(on: bridge, configuration: configuration)
         return try await bridge.run { @MainActor () -> T in
             let recorder = Recorder()
             let manager = CBMCentralManager(delegate: recorder, queue: nil)
@@ -117,6 +119,28 @@ struct GATTRulesThroughDelegatesTests {
                 "wrote error=\(CBMATTErrorDomain)/\(CBMATTError.Code.invalidAttributeValueLength.rawValue)", "wrote",
             ])
         #expect(readBack == Data(repeating: 2, count: 300))
+    }
+
+    /// A peripheral whose GATT server holds 100 bytes of a long write (firmware with a small
+    /// buffer for them), at ATT_MTU 23: a long write of 101 bytes fails with prepareQueueFull at
+    /// its sixth Prepare Write and changes nothing; one of 100 bytes is written whole.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aLongWriteThePeripheralCannotQueueFailsWithPrepareQueueFull(realistic: Bool) async throws {
+        let smallBuffer = MockPeripheralManager.Configuration(
+            name: "Rules", mtu: .fixed(23), preparedWriteCapacity: 100)
+        let (calls, readBack) = try await withConnectedApp(realistic: realistic, peripheral: smallBuffer) { rig in
+            let start = rig.recorder.calls.count
+            rig.peripheral.writeValue(Data(repeating: 1, count: 101), for: rig.readWrite, type: .withResponse)
+            try await rig.waitForCallbacks(1, after: start)
+            rig.peripheral.writeValue(Data(repeating: 2, count: 100), for: rig.readWrite, type: .withResponse)
+            try await rig.waitForCallbacks(2, after: start)
+            rig.peripheral.readValue(for: rig.readWrite)
+            try await rig.waitForCallbacks(3, after: start)
+            return (Array(rig.recorder.calls[start...].prefix(2)), rig.readWrite.value)
+        }
+        #expect(calls == ["wrote error=\(CBMATTErrorDomain)/\(CBMATTError.Code.prepareQueueFull.rawValue)", "wrote"])
+        #expect(readBack == Data(repeating: 2, count: 100))
     }
 
     /// A write without response longer than the link carries is cut to

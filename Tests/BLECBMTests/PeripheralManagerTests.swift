@@ -42,6 +42,12 @@ final class CounterPeripheral: NSObject, CBMPeripheralManagerDelegate, @unchecke
         manager = CBMPeripheralManager(delegate: self, queue: nil)
     }
 
+    /// The app on `bridge`, its simulated device configured so.
+    init(bridge: MockBLEBridge, configuration: MockPeripheralManager.Configuration) {
+        super.init()
+        manager = CBMPeripheralManager(bridge: bridge, delegate: self, queue: nil, configuration: configuration)
+    }
+
     func peripheralManagerDidUpdateState(_ peripheral: CBMPeripheralManager) {
         calls.append("state \(peripheral.state)")
         guard peripheral.state == .poweredOn else { return }
@@ -222,6 +228,27 @@ struct PeripheralManagerTests {
                 "read 6E400002-B5A3-F393-E0A9-E50E24DCCA9E offset 0",
                 "read 6E400002-B5A3-F393-E0A9-E50E24DCCA9E offset 0",
             ])
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A long write the app's prepare queue cannot hold fails with prepareQueueFull, and its delegate hears none")
+    func aLongWriteThePrepareQueueRefusesNeverReachesTheApp() async throws {
+        let bridge = MockBLEBridge(seed: 33)
+        let central = MockCentralManager(configuration: .init(mtu: .fixed(23)), bridge: bridge)
+        let (calls, commands) = try await bridge.run { @MainActor () -> ([String], [Data]) in
+            let app = CounterPeripheral(bridge: bridge, configuration: .init(preparedWriteCapacity: 36))
+            try await bridge.waitForApp { app.manager.isAdvertising }
+            let identifier = app.manager.simulatedPeripheral!.identifier
+            let found = try await Self.connect(central, to: identifier)
+            let command = try #require(found.first { $0.uuid == CounterPeripheral.commandUUID.bluetoothUUID })
+            await #expect(throws: ATTError(.prepareQueueFull)) {
+                try await central.writeValue(Data(repeating: 1, count: 37), for: command, type: .withResponse)
+            }
+            try await central.writeValue(Data(repeating: 2, count: 36), for: command, type: .withResponse)
+            return (app.calls, app.commands)
+        }
+        #expect(calls.filter { $0.hasPrefix("write") } == ["write 2"])
+        #expect(commands == [Data(repeating: 2, count: 18), Data(repeating: 2, count: 18)])
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)

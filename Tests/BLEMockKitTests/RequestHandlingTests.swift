@@ -195,6 +195,21 @@ struct RequestHandlingManualWriteTests {
         #expect(await rig.lastLogEntry(.write)?.value == value)
     }
 
+    @Test("A long write past a manual peripheral's prepare queue throws 0x09 Prepare Queue Full, unheard by its app")
+    func longWritePastThePrepareQueue() async throws {
+        let rig = try await Rig.make(requestHandling: .manual, centralMTU: 23, preparedWriteCapacity: 36)
+        let logStart = await rig.bridge.log.count
+        // Parts of 18, 18 and 1 bytes: the third Prepare Write would hold 37.
+        await #expect(throws: ATTError(.prepareQueueFull)) {
+            try await rig.central.writeValue(testBytes(37), for: rig.remote(RigUUID.value), type: .withResponse)
+        }
+        let entries = Array(await rig.bridge.log.dropFirst(logStart))
+        #expect(entries.map(\.kind) == [.write])
+        #expect(entries.first?.error == .att(ATTError(.prepareQueueFull)))
+        #expect(await rig.central.isConnected(rig.peripheral.identifier))
+        #expect(await rig.bridge.finish() == .clean)
+    }
+
     @Test(
         "At ATT_MTU 23 a write of 20 bytes is one request and 21 bytes become a long write",
         arguments: [(20, [0]), (21, [0, 18]), (36, [0, 18]), (37, [0, 18, 36])])

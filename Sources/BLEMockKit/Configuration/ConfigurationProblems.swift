@@ -208,6 +208,9 @@ extension MockPeripheralManager.Configuration {
                 "\(owner).advertisingInterval", advertisingInterval, in: ConfigurationProblems.advertisingIntervals)
             ?? ConfigurationProblems.check("\(owner).rssi", rssi, in: ConfigurationProblems.rssiValues)
             ?? ConfigurationProblems.check("\(owner).rssiVariation", rssiVariation, in: 0...147)
-            ?? ConfigurationProblems.check("\(owner).advertisingDelay", nonNegative: advertisingDelay))
+            ?? ConfigurationProblems.check("\(owner).advertisingDelay", nonNegative: advertisingDelay)
+            ?? preparedWriteCapacity.flatMap {
+                ConfigurationProblems.check("\(owner).preparedWriteCapacity", atLeast: 1, $0)
+            })
     }
 }

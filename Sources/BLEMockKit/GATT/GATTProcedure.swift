@@ -40,6 +40,16 @@ struct GATTProcedure: Sendable {
     var injected: ErrorInjection.Failure?
     /// A write's requests as the peripheral's app receives them.
     var batch: [ATTRequest] = []
+    /// The error a long write's Prepare Write was refused with, while the client's Execute Write
+    /// (flags 0x00) has the server drop the parts it queued: the write ends with it once that
+    /// is answered.
+    var cancelling: (any Error)?
+
+    /// Whether the next exchange is a long write's Prepare Write (not its Execute Write).
+    var isPreparingWrite: Bool {
+        guard case .write = kind else { return false }
+        return exchanges > 1 && completed < exchanges - 1
+    }
 
     /// The characteristic or descriptor's owning characteristic, for injection matching and logs.
     var characteristic: RemoteCharacteristic? {

@@ -211,6 +211,11 @@ extension World {
         else { return }
         links.entries[slot]!.requestSentAt = nil
         if isCancelled { return complete(id, .failure(CancellationError())) }
+        // The Execute Write that cancelled a refused long write was answered: it ends with the
+        // Prepare Write's error.
+        if let refusal = pending.inPlace(at: position, { $0.procedure!.cancelling }) {
+            return finishProcedure(id, .failure(refusal), at: position)
+        }
         let mtu = links[at: slot].mtu
         switch answer {
         case .failure(let error):
@@ -222,6 +227,13 @@ extension World {
             }
             if let refusal = error as? ATTError, startsPairing(for: id, after: refusal, on: key) {
                 startPairing(for: id, on: key, refusal: refusal)
+            } else if error is ATTError, pending.inPlace(at: position, { $0.procedure!.isPreparingWrite }) {
+                // A Prepare Write refused with an Error Response: before the error reaches the
+                // app, the client has the server drop the parts it queued, with an Execute Write
+                // of flags 0x00 (Vol 3, Part F, 3.4.6.3), as bumble's client does. (An injected
+                // CoreBluetooth error is no Error Response: the write ends with it at once.)
+                pending.entries[position]!.procedure!.cancelling = error
+                sendRequest(of: id, on: key)
             } else {
                 finishProcedure(id, .failure(error))
             }

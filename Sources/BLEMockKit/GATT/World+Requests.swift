@@ -27,6 +27,7 @@ extension World {
                     case .discoverServices, .discoverIncludedServices, .discoverCharacteristics, .discoverDescriptors:
                         shape = .page
                     case .read: shape = .read
+                    case .write where operation.procedure!.cancelling != nil: shape = .cancel
                     default: shape = .other
                     }
                     return (
@@ -45,6 +46,9 @@ extension World {
         }
         switch shape {
         case .page: return answerRequest(id, .page, on: key)
+        // The client's Execute Write of flags 0x00 after a refused Prepare Write: the queue is
+        // dropped, and answered with an Execute Write Response.
+        case .cancel: return answerRequest(id, .written, on: key)
         case .read:
             return serveRead(
                 id, at: position, offset: pending.inPlace(at: position) { $0.procedure!.received.count }, on: key)
@@ -82,7 +86,17 @@ extension World {
                     return answerRequest(id, .failure(error), on: key)
                 }
             }
-            guard isLastExchange else { return answerRequest(id, .page, on: key) }
+            guard isLastExchange else {
+                // A Prepare Write: the server queues its part until the Execute Write, and
+                // refuses one its queue cannot hold (Vol 3, Part F, 3.4.6.1). The queue then
+                // goes with the write, which ends with the error.
+                if let capacity = peripherals[at: p].configuration.preparedWriteCapacity,
+                    min((completed + 1) * (links[at: slot].mtu - 5), value.count) > capacity
+                {
+                    return answerRequest(id, .failure(ATTError(.prepareQueueFull)), on: key)
+                }
+                return answerRequest(id, .page, on: key)
+            }
             guard value.count <= GATTDatabase.maximumValueLength else {
                 return answerRequest(id, .failure(ATTError(.invalidAttributeValueLength)), on: key)
             }
@@ -450,7 +464,8 @@ extension World {
 }
 
 /// How the server answers a request: with a discovery page, a part of a characteristic's
-/// value, or as its procedure's kind says in full.
+/// value, the Execute Write Response to the Execute Write (flags 0x00) that drops a refused long
+/// write's queued parts, or as its procedure's kind says in full.
 private enum RequestShape {
-    case page, read, other
+    case page, read, cancel, other
 }

@@ -102,6 +102,17 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// (the default) takes the bridge's. Instant timing (fast mode) ignores it. For the
         /// CoreBluetoothMock-shaped front end, whose specs carry their own interval.
         package var preferredConnectionIntervals: ClosedRange<Duration>?
+        /// How many bytes of a long write the peripheral's GATT server holds between its Prepare
+        /// Writes and the Execute Write (its prepare queue), at least 1; `nil` holds any long
+        /// write. A Prepare Write that would take the queue past it is answered with 0x09 Prepare
+        /// Queue Full (Bluetooth Core Specification, Vol 3, Part F, 3.4.6.1); the central
+        /// cancels the write (an Execute Write with flags 0x00 drops the parts queued) and
+        /// reports the error (`ATTError.prepareQueueFull`; CoreBluetooth's
+        /// `CBATTError.prepareQueueFull`): the value is not written, and the peripheral's app
+        /// never hears of it. A value of at most ATT_MTU − 3
+        /// bytes goes as one Write Request and never uses the queue. For firmware with a small
+        /// buffer for long writes. Defaults to `nil`.
+        public var preparedWriteCapacity: Int?
         /// Failures to inject into this peripheral's operations (service add, advertising
         /// start, update value). Defaults to none.
         public var errorInjection: [ErrorInjection]
@@ -142,7 +153,7 @@ public actor MockPeripheralManager: PeripheralManaging {
             rssi: Int = -50, rssiVariation: Int = 0, advertisingDelay: Duration = .zero, advertisesOnce: Bool = false,
             requestHandling: RequestHandling = .automatic, errorInjection: [ErrorInjection] = [],
             requestsANCSAuthorization: Bool = false, restoreIdentifier: String? = nil, seed: UInt64? = nil,
-            identifier: UUID? = nil
+            identifier: UUID? = nil, preparedWriteCapacity: Int? = nil
         ) {
             self.restoreIdentifier = restoreIdentifier
             self.requestsANCSAuthorization = requestsANCSAuthorization
@@ -162,6 +173,7 @@ public actor MockPeripheralManager: PeripheralManaging {
             self.errorInjection = errorInjection
             self.seed = seed
             self.identifier = identifier
+            self.preparedWriteCapacity = preparedWriteCapacity
         }
 
         /// Fast mode: powered on, instant, answering requests automatically.

@@ -69,6 +69,14 @@ struct ConfigurationValidationTests {
             "MockPeripheralManager.Configuration.advertisingDelay: -0.001s is outside 0s…"
         ),
         (
+            Peripheral(preparedWriteCapacity: 0),
+            "MockPeripheralManager.Configuration.preparedWriteCapacity: 0 is outside 1…"
+        ),
+        (
+            Peripheral(preparedWriteCapacity: -5),
+            "MockPeripheralManager.Configuration.preparedWriteCapacity: -5 is outside 1…"
+        ),
+        (
             Peripheral(updateQueue: .realistic(capacity: -3)),
             "MockPeripheralManager.Configuration.updateQueue.realistic(capacity:): -3 is outside 1…"
         ),
@@ -187,7 +195,8 @@ struct ConfigurationValidationTests {
         for timing in timings {
             let bridge = MockBLEBridge(configuration: .init(timing: timing, realTimePacing: 0))
             let peripheral = MockPeripheralManager(
-                configuration: .init(advertisingInterval: .milliseconds(20), rssi: -127, rssiVariation: 0),
+                configuration: .init(
+                    advertisingInterval: .milliseconds(20), rssi: -127, rssiVariation: 0, preparedWriteCapacity: 1),
                 bridge: bridge)
             try await peripheral.startAdvertising(AdvertisementData(localName: "Low"))
             let loud = MockPeripheralManager(

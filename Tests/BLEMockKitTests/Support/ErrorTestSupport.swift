@@ -70,13 +70,17 @@ struct Rig: Sendable {
 
     /// Builds the rig: the peripheral publishes and advertises the test service; the central
     /// (asking for `centralMTU`, with `writeQueue`) scans, connects, and discovers everything.
-    /// `strictMisuse` goes to both managers.
+    /// `strictMisuse` goes to both managers; `preparedWriteCapacity` to the peripheral.
     static func make(
         requestHandling: RequestHandling = .automatic, centralMTU: Int = 517, strictMisuse: Bool = false,
-        writeQueue: QueueBehavior = .unlimited, bridge: MockBLEBridge = MockBLEBridge()
+        writeQueue: QueueBehavior = .unlimited, preparedWriteCapacity: Int? = nil,
+        bridge: MockBLEBridge = MockBLEBridge()
     ) async throws -> Rig {
         let peripheral = MockPeripheralManager(
-            configuration: .init(strictMisuse: strictMisuse, requestHandling: requestHandling), bridge: bridge)
+            configuration: .init(
+                strictMisuse: strictMisuse, requestHandling: requestHandling,
+                preparedWriteCapacity: preparedWriteCapacity),
+            bridge: bridge)
         let service = try await peripheral.add(testService)
         try await peripheral.startAdvertising(AdvertisementData(localName: "Rig", serviceUUIDs: [RigUUID.service]))
         let central = MockCentralManager(

@@ -47,6 +47,24 @@ struct WorldInjectionTests {
         #expect(harness.handled[link.peripheral] == nil)
     }
 
+    @Test("An injected ATT error refuses a long write's first Prepare Write, which the client then cancels")
+    func injectedATTErrorOnALongWrite() throws {
+        var (harness, link) = try Self.link(
+            injecting: [ErrorInjection(.write, failure: .att(.insufficientResources))],
+            handling: .handler { _ in .success() })
+        let (pdus, start) = (harness.world.attPDUCount, harness.world.now)
+        let write = harness.perform(link.write(WorldUUID.value, testBytes(100)))
+        #expect(harness.error(of: write) as? ATTError == ATTError(.insufficientResources))
+        // The Prepare Write and its Error Response, the Execute Write (flags 0x00) and its response.
+        #expect(harness.world.attPDUCount - pdus == 4)
+        #expect(harness.elapsed(write, since: start) == ms(60))
+        #expect(harness.handled[link.peripheral] == nil)
+        // Once: the next long write runs its 7 exchanges (6 Prepare Writes and the Execute Write).
+        let next = harness.perform(link.write(WorldUUID.value, testBytes(100)))
+        #expect(harness.reply(of: next) == .done)
+        #expect((harness.handled[link.peripheral] ?? []).compactMap(\.value).reduce(Data(), +) == testBytes(100))
+    }
+
     @Test("neverAnswers parks the read after its request crosses, and holds the ATT bearer")
     func neverAnswers() throws {
         var (harness, link) = try Self.link(injecting: [ErrorInjection(.read, failure: .neverAnswers)])

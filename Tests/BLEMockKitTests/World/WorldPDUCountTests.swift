@@ -94,6 +94,64 @@ struct WorldPDUCountTests {
     }
 
     @Test(
+        "A long write its peripheral's prepare queue cannot hold fails with 0x09 at the Prepare Write that overflows it",
+        arguments: [
+            // (ATT_MTU, length, capacity in bytes, exchanges until the write ends, written): a
+            // refused write's exchanges end with the Execute Write (flags 0x00) that cancels it.
+            (23, 50, 50, 4, true),  // parts of 18, 18 and 14 bytes fill it exactly
+            (23, 50, 49, 4, false), (23, 50, 36, 4, false), (23, 50, 35, 3, false), (23, 50, 17, 2, false),
+            (23, 20, 1, 1, true),  // one Write Request: no queue
+            (185, 400, 360, 4, false), (185, 400, 400, 4, true), (185, 182, 1, 1, true),
+        ])
+    func prepareQueueCapacity(mtu: Int, length: Int, capacity: Int, exchanges: Int, written: Bool) throws {
+        var (harness, link) = try WorldLink.make(
+            timing: WorldHarness.steadyTiming, central: .init(mtu: .fixed(mtu)),
+            peripheral: .init(name: "Sensor", preparedWriteCapacity: capacity))
+        try harness.setValue(Data([7]), of: WorldUUID.value, on: link)
+        let (pdus, start) = (harness.world.attPDUCount, harness.world.now)
+        let write = harness.perform(link.write(WorldUUID.value, testBytes(length)))
+        if written {
+            #expect(harness.reply(of: write) == .done)
+        } else {
+            #expect(harness.error(of: write) as? ATTError == ATTError(.prepareQueueFull))
+        }
+        #expect(harness.world.attPDUCount - pdus == 2 * exchanges)
+        #expect(harness.elapsed(write, since: start) == ms(30 * exchanges))
+        // A refused write leaves the value as it was, and the link up.
+        let read = harness.perform(link.read(WorldUUID.value))
+        #expect(harness.reply(of: read) == .value(written ? testBytes(length) : Data([7])))
+    }
+
+    @Test(
+        "A long write refused at its first Prepare Write costs that exchange and the Execute Write cancelling it",
+        arguments: [(20, 1), (21, 2), (100, 2)])
+    func refusedLongWriteIsCancelled(length: Int, exchanges: Int) throws {
+        // The 300-byte characteristic can be read, not written: 0x03 Write Not Permitted.
+        var (harness, link) = try Self.link(mtu: 23)
+        let (pdus, start) = (harness.world.attPDUCount, harness.world.now)
+        let write = harness.perform(link.write(WorldUUID.long, testBytes(length)))
+        #expect(harness.error(of: write) as? ATTError == ATTError(.writeNotPermitted))
+        #expect(harness.world.attPDUCount - pdus == 2 * exchanges)
+        #expect(harness.elapsed(write, since: start) == ms(30 * exchanges))
+        let read = harness.perform(link.read(WorldUUID.long))
+        #expect(harness.reply(of: read) == .value(testBytes(300)))
+    }
+
+    @Test("A handler never hears of a long write its peripheral's prepare queue refused")
+    func prepareQueueFullReachesNoHandler() throws {
+        var (harness, link) = try WorldLink.make(
+            timing: WorldHarness.steadyTiming, central: .init(mtu: .fixed(23)),
+            peripheral: .init(name: "Sensor", requestHandling: .handler { _ in .success() }, preparedWriteCapacity: 36))
+        let refused = harness.perform(link.write(WorldUUID.value, testBytes(37)))
+        #expect(harness.error(of: refused) as? ATTError == ATTError(.prepareQueueFull))
+        #expect(harness.handled[link.peripheral] == nil)
+        // The next write that fits is queued afresh and reaches the handler whole.
+        let accepted = harness.perform(link.write(WorldUUID.value, testBytes(36)))
+        #expect(harness.reply(of: accepted) == .done)
+        #expect((harness.handled[link.peripheral] ?? []).compactMap(\.value).reduce(Data(), +) == testBytes(36))
+    }
+
+    @Test(
         "Service discovery costs one exchange per response (entries of one size in ATT_MTU − 2 bytes) plus the final not-found",
         arguments: [
             (23, false, 3), (185, false, 2), (23, true, 3), (185, true, 3),
