@@ -309,6 +309,21 @@ async def check_cccd_value():
     await s.close()
 
 
+# -- 7. A full prepare queue: Vol 3 Part F 3.4.6.1 (0x09 Prepare Queue Full) and 3.4.6.3 (an
+#       Execute Write with flags 0x00 cancels what was queued). bumble's server queues at most 64
+#       Prepare Writes a bearer; its client, refused a Prepare Write, cancels before it raises.
+async def check_prepare_queue_full():
+    s = await Session().open([Service("CC00", [Characteristic(
+        "CC01", P.READ | P.WRITE, "READABLE|WRITEABLE", bytes(1))])])
+    char = s.char("CC01")
+    result, pdus = await s.step(s.peer.write_value(char, bytes(1200), with_response=True))
+    order = " -> ".join(NAMES[pdu[0]] for _, pdu in pdus[-4:])
+    out("7 long write 1200 B, ATT_MTU 23 (65 parts of 18 B)",
+        f"client got {result}; ends {order}; stored value still "
+        f"{len(s.server_char('CC01').value)} B {summary(pdus)}")
+    await s.close()
+
+
 async def main():
     bumble_logger = logging.getLogger("bumble")
     bumble_logger.setLevel(logging.WARNING)
@@ -316,7 +331,7 @@ async def main():
     bumble_logger.addHandler(WARNINGS)
     print(f"bumble {version('bumble')}")
     for check in (check_long_write, check_read_blob, check_subscribe, check_write_command,
-                  check_mtu_517, check_cccd_value):
+                  check_mtu_517, check_cccd_value, check_prepare_queue_full):
         await check()
 
 
@@ -353,3 +368,4 @@ if __name__ == "__main__":
 # 5 Write Command of 515 B, ATT_MTU 517: client sent PDU of 518 B; server value now 1 B [C>S 1xWRITE_COMMAND(0x52)]
 # 6 CCCD after subscribing to notify: read 0100 [C>S 1xREAD_REQUEST(0x0A); S>C 1xREAD_RESPONSE(0x0B)]; after unsubscribe 0000
 # 6 CCCD after subscribing to indicate: read 0200 [C>S 1xREAD_REQUEST(0x0A); S>C 1xREAD_RESPONSE(0x0B)] (indication [S>C 1xHANDLE_VALUE_INDICATION(0x1D); C>S 1xHANDLE_VALUE_CONFIRMATION(0x1E)]); after unsubscribe 0000
+# 7 long write 1200 B, ATT_MTU 23 (65 parts of 18 B): client got ATT_Error 0x09; ends PREPARE_WRITE_REQUEST -> ERROR_RESPONSE -> EXECUTE_WRITE_REQUEST -> EXECUTE_WRITE_RESPONSE; stored value still 1 B [C>S 65xPREPARE_WRITE_REQUEST(0x16); S>C 64xPREPARE_WRITE_RESPONSE(0x17); S>C 1xERROR_RESPONSE(0x01); C>S 1xEXECUTE_WRITE_REQUEST(0x18); S>C 1xEXECUTE_WRITE_RESPONSE(0x19); error(req 0x16, code 0x09)]
