@@ -48,6 +48,19 @@ struct GATTRulesThroughDelegatesTests {
         func waitForCallbacks(_ count: Int, after start: Int) async throws {
             try await bridge.waitForApp { recorder.calls.count >= start + count }
         }
+
+        /// Writes `first`, then `second`, with response to 2A1A, each once the one before is
+        /// answered, then reads it: the two writes' callbacks, and the value read.
+        func writeTwiceThenRead(_ first: Data, _ second: Data) async throws -> ([String], Data?) {
+            let start = recorder.calls.count
+            peripheral.writeValue(first, for: readWrite, type: .withResponse)
+            try await waitForCallbacks(1, after: start)
+            peripheral.writeValue(second, for: readWrite, type: .withResponse)
+            try await waitForCallbacks(2, after: start)
+            peripheral.readValue(for: readWrite)
+            try await waitForCallbacks(3, after: start)
+            return (Array(recorder.calls[start...].prefix(2)), readWrite.value)
+        }
     }
 
     /// Connects the app, discovers the one service's characteristics, runs `body`, and returns
@@ -105,14 +118,7 @@ struct GATTRulesThroughDelegatesTests {
     @Test(arguments: [false, true])
     func aWriteLongerThan512BytesFailsAndALongWriteWithinItIsWrittenWhole(realistic: Bool) async throws {
         let (calls, readBack) = try await withConnectedApp(realistic: realistic) { rig in
-            let start = rig.recorder.calls.count
-            rig.peripheral.writeValue(Data(repeating: 1, count: 513), for: rig.readWrite, type: .withResponse)
-            try await rig.waitForCallbacks(1, after: start)
-            rig.peripheral.writeValue(Data(repeating: 2, count: 300), for: rig.readWrite, type: .withResponse)
-            try await rig.waitForCallbacks(2, after: start)
-            rig.peripheral.readValue(for: rig.readWrite)
-            try await rig.waitForCallbacks(3, after: start)
-            return (Array(rig.recorder.calls[start...].prefix(2)), rig.readWrite.value)
+            try await rig.writeTwiceThenRead(Data(repeating: 1, count: 513), Data(repeating: 2, count: 300))
         }
         #expect(
             calls == [
@@ -130,14 +136,7 @@ struct GATTRulesThroughDelegatesTests {
         let smallBuffer = MockPeripheralManager.Configuration(
             name: "Rules", mtu: .fixed(23), preparedWriteCapacity: 100)
         let (calls, readBack) = try await withConnectedApp(realistic: realistic, peripheral: smallBuffer) { rig in
-            let start = rig.recorder.calls.count
-            rig.peripheral.writeValue(Data(repeating: 1, count: 101), for: rig.readWrite, type: .withResponse)
-            try await rig.waitForCallbacks(1, after: start)
-            rig.peripheral.writeValue(Data(repeating: 2, count: 100), for: rig.readWrite, type: .withResponse)
-            try await rig.waitForCallbacks(2, after: start)
-            rig.peripheral.readValue(for: rig.readWrite)
-            try await rig.waitForCallbacks(3, after: start)
-            return (Array(rig.recorder.calls[start...].prefix(2)), rig.readWrite.value)
+            try await rig.writeTwiceThenRead(Data(repeating: 1, count: 101), Data(repeating: 2, count: 100))
         }
         #expect(calls == ["wrote error=\(CBMATTErrorDomain)/\(CBMATTError.Code.prepareQueueFull.rawValue)", "wrote"])
         #expect(readBack == Data(repeating: 2, count: 100))
