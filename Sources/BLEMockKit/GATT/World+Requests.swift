@@ -88,8 +88,8 @@ extension World {
             }
             guard isLastExchange else {
                 // A Prepare Write: the server queues its part until the Execute Write, and
-                // refuses one its queue cannot hold (Vol 3, Part F, 3.4.6.1). The queue then
-                // goes with the write, which ends with the error.
+                // refuses one its queue cannot hold (Vol 3, Part F, 3.4.6.1); the client then
+                // cancels the write (see `procedureAnswered`).
                 if let capacity = peripherals[at: p].configuration.preparedWriteCapacity,
                     min((completed + 1) * (links[at: slot].mtu - 5), value.count) > capacity
                 {

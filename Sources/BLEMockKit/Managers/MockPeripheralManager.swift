@@ -109,9 +109,9 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// cancels the write (an Execute Write with flags 0x00 drops the parts queued) and
         /// reports the error (`ATTError.prepareQueueFull`; CoreBluetooth's
         /// `CBATTError.prepareQueueFull`): the value is not written, and the peripheral's app
-        /// never hears of it. A value of at most ATT_MTU − 3
-        /// bytes goes as one Write Request and never uses the queue. For firmware with a small
-        /// buffer for long writes. Defaults to `nil`.
+        /// never hears of it. A value of at most ATT_MTU − 3 bytes goes as one Write Request and
+        /// never uses the queue. For firmware with a small buffer for long writes. Defaults to
+        /// `nil`.
         public var preparedWriteCapacity: Int?
         /// Failures to inject into this peripheral's operations (service add, advertising
         /// start, update value). Defaults to none.
