@@ -105,6 +105,10 @@ struct GATTProcedure: Sendable {
 
     // MARK: Exchange counts
 
+    /// The bytes of the value one Prepare Write carries: ATT_MTU − 5 (after its opcode, the
+    /// handle and the offset).
+    static func preparedPartLength(mtu: Int) -> Int { mtu - 5 }
+
     /// Exchanges of a write with response: one Write Request when the value fits in
     /// ATT_MTU − 3 bytes, else Prepare Writes of ATT_MTU − 5 bytes and an Execute Write.
     static func writeExchanges(length: Int, mtu: Int) -> Int {

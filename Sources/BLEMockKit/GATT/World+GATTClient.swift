@@ -198,14 +198,14 @@ extension World {
     mutating func procedureAnswered(_ id: OperationID, _ answer: ServerAnswer, on key: LinkKey) {
         // The procedure's fields are read in place: a copy of it would retain everything it holds.
         guard let position = pending.position(of: id), let slot = links.position(of: key),
-            let (isCancelled, completed, exchanges, isRead) = pending.inPlace(
+            let (isCancelled, completed, exchanges, isRead, cancelling) = pending.inPlace(
                 at: position,
-                { operation -> (Bool, Int, Int, Bool)? in
+                { operation -> (Bool, Int, Int, Bool, (any Error)?)? in
                     // Field by field: binding the procedure (or mapping it) would copy it whole.
                     guard operation.procedure != nil else { return nil }
                     return (
                         operation.isCancelled, operation.procedure!.completed, operation.procedure!.exchanges,
-                        operation.procedure!.kind.isRead
+                        operation.procedure!.kind.isRead, operation.procedure!.cancelling
                     )
                 })
         else { return }
@@ -213,9 +213,7 @@ extension World {
         if isCancelled { return complete(id, .failure(CancellationError())) }
         // The Execute Write that cancelled a refused long write was answered: it ends with the
         // Prepare Write's error.
-        if let refusal = pending.inPlace(at: position, { $0.procedure!.cancelling }) {
-            return finishProcedure(id, .failure(refusal), at: position)
-        }
+        if let cancelling { return finishProcedure(id, .failure(cancelling), at: position) }
         let mtu = links[at: slot].mtu
         switch answer {
         case .failure(let error):

@@ -90,10 +90,10 @@ extension World {
                 // A Prepare Write: the server queues its part until the Execute Write, and
                 // refuses one its queue cannot hold (Vol 3, Part F, 3.4.6.1); the client then
                 // cancels the write (see `procedureAnswered`).
-                if let capacity = peripherals[at: p].configuration.preparedWriteCapacity,
-                    min((completed + 1) * (links[at: slot].mtu - 5), value.count) > capacity
-                {
-                    return answerRequest(id, .failure(ATTError(.prepareQueueFull)), on: key)
+                if let capacity = peripherals[at: p].configuration.preparedWriteCapacity {
+                    let part = GATTProcedure.preparedPartLength(mtu: links[at: slot].mtu)
+                    let queued = min((completed + 1) * part, value.count)
+                    if queued > capacity { return answerRequest(id, .failure(ATTError(.prepareQueueFull)), on: key) }
                 }
                 return answerRequest(id, .page, on: key)
             }
@@ -427,7 +427,7 @@ extension World {
         guard value.count > mtu - 3 else {
             return [makeRequest(link: key, characteristic: characteristic, offset: 0, value: value)]
         }
-        let part = mtu - 5
+        let part = GATTProcedure.preparedPartLength(mtu: mtu)
         return stride(from: 0, to: value.count, by: part).map { offset in
             let end = min(offset + part, value.count)
             return makeRequest(

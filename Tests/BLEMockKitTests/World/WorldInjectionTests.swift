@@ -59,7 +59,7 @@ struct WorldInjectionTests {
         #expect(harness.world.attPDUCount - pdus == 4)
         #expect(harness.elapsed(write, since: start) == ms(60))
         #expect(harness.handled[link.peripheral] == nil)
-        // Once: the next long write runs its 7 exchanges (6 Prepare Writes and the Execute Write).
+        // Once: the next long write goes through, and reaches the handler whole.
         let next = harness.perform(link.write(WorldUUID.value, testBytes(100)))
         #expect(harness.reply(of: next) == .done)
         #expect((harness.handled[link.peripheral] ?? []).compactMap(\.value).reduce(Data(), +) == testBytes(100))

@@ -6,13 +6,16 @@ import Testing
 
 @Suite("World: ATT PDU costing", .timeLimit(.minutes(10)))
 struct WorldPDUCountTests {
-    /// A link of ATT_MTU `mtu` (the central's preference) with jitter-free realistic timing.
+    /// A link of ATT_MTU `mtu` (the central's preference) with jitter-free realistic timing, to a
+    /// peripheral whose prepare queue holds `preparedWriteCapacity` bytes.
     static func link(
-        mtu: Int, handling: RequestHandling = .automatic, timing: LinkTiming = WorldHarness.steadyTiming
+        mtu: Int, handling: RequestHandling = .automatic, timing: LinkTiming = WorldHarness.steadyTiming,
+        preparedWriteCapacity: Int? = nil
     ) throws -> (WorldHarness, WorldLink) {
         try WorldLink.make(
             timing: timing, central: .init(mtu: .fixed(mtu)),
-            peripheral: .init(name: "Sensor", requestHandling: handling))
+            peripheral: .init(
+                name: "Sensor", requestHandling: handling, preparedWriteCapacity: preparedWriteCapacity))
     }
 
     @Test("Connecting costs the two PDUs of the MTU exchange, and each further link two more")
@@ -104,9 +107,7 @@ struct WorldPDUCountTests {
             (185, 400, 360, 4, false), (185, 400, 400, 4, true), (185, 182, 1, 1, true),
         ])
     func prepareQueueCapacity(mtu: Int, length: Int, capacity: Int, exchanges: Int, written: Bool) throws {
-        var (harness, link) = try WorldLink.make(
-            timing: WorldHarness.steadyTiming, central: .init(mtu: .fixed(mtu)),
-            peripheral: .init(name: "Sensor", preparedWriteCapacity: capacity))
+        var (harness, link) = try Self.link(mtu: mtu, preparedWriteCapacity: capacity)
         try harness.setValue(Data([7]), of: WorldUUID.value, on: link)
         let (pdus, start) = (harness.world.attPDUCount, harness.world.now)
         let write = harness.perform(link.write(WorldUUID.value, testBytes(length)))
@@ -139,9 +140,7 @@ struct WorldPDUCountTests {
 
     @Test("A handler never hears of a long write its peripheral's prepare queue refused")
     func prepareQueueFullReachesNoHandler() throws {
-        var (harness, link) = try WorldLink.make(
-            timing: WorldHarness.steadyTiming, central: .init(mtu: .fixed(23)),
-            peripheral: .init(name: "Sensor", requestHandling: .handler { _ in .success() }, preparedWriteCapacity: 36))
+        var (harness, link) = try Self.link(mtu: 23, handling: .handler { _ in .success() }, preparedWriteCapacity: 36)
         let refused = harness.perform(link.write(WorldUUID.value, testBytes(37)))
         #expect(harness.error(of: refused) as? ATTError == ATTError(.prepareQueueFull))
         #expect(harness.handled[link.peripheral] == nil)
