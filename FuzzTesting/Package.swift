@@ -41,6 +41,13 @@ let package = Package(
             ],
             swiftSettings: fuzzSettings),
         .executableTarget(
+            name: "FuzzRecording",
+            dependencies: [
+                "FuzzEntryPoints", .product(name: "BLECapture", package: "BLEMockKit"),
+                .product(name: "BLEMockKit", package: "BLEMockKit"),
+            ],
+            swiftSettings: fuzzSettings),
+        .executableTarget(
             name: "FuzzUUID",
             dependencies: [
                 "FuzzEntryPoints", .product(name: "BLECore", package: "BLEMockKit"),

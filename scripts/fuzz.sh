@@ -8,7 +8,8 @@
 # (arbitrary bytes as a peripheral profile and as a scenario), scenarios (arbitrary bytes
 # loaded as a scenario and, when accepted, run twice, each run within a wall-time budget),
 # uuid (BluetoothUUID parsing), capture (arbitrary bytes imported as a btsnoop and as a
-# PacketLogger capture) or all (the default, one after the other). SECONDS defaults to 60 per
+# PacketLogger capture), recording (arbitrary bytes read as a session recording, written back,
+# and imported as a profile and a scenario) or all (the default, one after the other). SECONDS defaults to 60 per
 # target.
 #
 # Every run is bounded: -max_total_time=SECONDS, -timeout=10 (an input taking longer is a
@@ -27,10 +28,10 @@ cd "$(dirname "$0")/.."
 target="${1:-all}"
 seconds="${2:-60}"
 case "$target" in
-    all) targets=(reassembly fixtures scenarios uuid capture) ;;
-    reassembly | fixtures | scenarios | uuid | capture) targets=("$target") ;;
+    all) targets=(reassembly fixtures scenarios uuid capture recording) ;;
+    reassembly | fixtures | scenarios | uuid | capture | recording) targets=("$target") ;;
     *)
-        echo "usage: scripts/fuzz.sh [reassembly|fixtures|scenarios|uuid|capture|all] [SECONDS]" >&2
+        echo "usage: scripts/fuzz.sh [reassembly|fixtures|scenarios|uuid|capture|recording|all] [SECONDS]" >&2
         exit 2
         ;;
 esac
@@ -46,6 +47,7 @@ product() {
         scenarios) echo FuzzScenarioRun ;;
         uuid) echo FuzzUUID ;;
         capture) echo FuzzCapture ;;
+        recording) echo FuzzRecording ;;
     esac
 }
 

@@ -5,7 +5,8 @@ reassembly/: packet scripts of real Fragmenter packets (see FuzzTesting/Sources/
 and round-trip messages; uuid/: UUID strings and byte forms; fixtures/: the bundled profiles
 and scenarios; capture/: a small LE session as btsnoop (H4 both byte orders, H1, Linux
 monitor) and as PacketLogger (both byte orders, with a note), and the smallest bundled capture
-with its PacketLogger twin. Regression inputs found by fuzzing live beside them as crash-*/regression-*
+with its PacketLogger twin; recording/: the bundled session recordings, the first events of
+each (a recording cut short), and a session that fails to connect, connects and reconnects. Regression inputs found by fuzzing live beside them as crash-*/regression-*
 files and are kept. Run from anywhere: python3 scripts/make-fuzz-seeds.py
 """
 import pathlib
@@ -177,11 +178,37 @@ def captures():
     write("capture", "seed-att-errors-pklg", (bundled / "att-errors.pklg").read_bytes())
 
 
+def recordings():
+    for source in sorted((ROOT / "Fixtures" / "recordings").glob("*.json")):
+        text = source.read_text()
+        write("recording", f"seed-{source.name}", text.encode())
+        head, rest = text.split("\n", 1)
+        events = [line.rstrip(",") for line in rest.splitlines() if line.startswith("  {")]
+        for count in (1, 4, 12):
+            cut = head + "\n" + ",\n".join(events[:count]) + "\n]}\n"
+            write("recording", f"seed-first-{count}-{source.name}", cut.encode())
+    peripheral = "E4546FDA-DA9E-4A73-96DA-AEC92CD44D42"
+    service = "0000180D-0000-1000-8000-00805F9B34FB"
+    events = [
+        f'{{"time":"0s","event":"connectionFailed","peripheral":"{peripheral}",'
+        '"error":{"domain":"cb","code":14}}',
+        f'{{"time":"0.5s","event":"connected","peripheral":"{peripheral}","mtu":23}}',
+        f'{{"time":"0.6s","event":"services","peripheral":"{peripheral}",'
+        f'"services":[{{"uuid":"{service}","primary":true,"handle":1,"endHandle":5}}]}}',
+        f'{{"time":"0.7s","event":"disconnected","peripheral":"{peripheral}"}}',
+        f'{{"time":"2s","event":"connected","peripheral":"{peripheral}","mtu":247}}',
+        f'{{"time":"2.1s","event":"disconnected","peripheral":"{peripheral}"}}',
+    ]
+    text = '{"format": "mockble-recording", "version": 1, "events": [\n  ' + ",\n  ".join(events) + "\n]}\n"
+    write("recording", "seed-reconnect.json", text.encode())
+
+
 if __name__ == "__main__":
-    for directory in ("reassembly", "uuid", "fixtures", "capture"):
+    for directory in ("reassembly", "uuid", "fixtures", "capture", "recording"):
         for old in (FUZZ / directory).glob("seed-*"):
             old.unlink()
     reassembly()
     uuids()
     fixtures()
     captures()
+    recordings()

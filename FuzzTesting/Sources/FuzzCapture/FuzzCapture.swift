@@ -1,20 +1,23 @@
 import BLECapture
 
-/// libFuzzer entry point: feeds the input to the capture importer in both formats.
+/// libFuzzer entry point: feeds the input to the capture importer in both formats, and to the
+/// ATT decoder.
 ///
 /// The input goes to ``CaptureImporter`` as it is (the content picks the format: btsnoop
 /// seeds start with `btsnoop\0`, PacketLogger seeds are records from the first byte), as a
 /// PacketLogger file the caller insists on, and — after a btsnoop header whose datalink the
-/// first byte picks (H4, H1 or the Linux monitor) — as btsnoop records. Beyond "nothing traps,
-/// hangs or leaks": the importer never writes a document the fixture format rejects, every
-/// error and warning describes itself, and the PacketLogger reader is deterministic, reads
-/// records that tile the bytes it consumed (writing them back gives those bytes), and
-/// reports where it stopped. Broken properties stop the run with `fatalError`, which libFuzzer
-/// reports as a crash with the input saved.
+/// first byte picks (H4, H1 or the Linux monitor) — as btsnoop records; and it is decoded as
+/// one ATT PDU. Beyond "nothing traps, hangs or leaks": the importer never writes a document
+/// the fixture format rejects, every error and warning describes itself, the PacketLogger
+/// reader is deterministic, reads records that tile the bytes it consumed (writing them back
+/// gives those bytes), and reports where it stopped, and the ATT decoder is deterministic and
+/// its errors agree with the bytes. Broken properties stop the run with `fatalError`, which
+/// libFuzzer reports as a crash with the input saved.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCapture(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let bytes = start.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []
     checkPacketLogger(bytes)
+    checkATT(bytes)
     checkImport(bytes, format: nil)
     checkImport(bytes, format: .packetLogger)
     if let first = bytes.first, !bytes.starts(with: BTSnoopFile.identification) {
@@ -86,4 +89,25 @@ func write(_ record: PacketLoggerRecord, in file: PacketLoggerFile) -> [UInt8] {
         file.timestampLayout == .secondsFirst
         ? word(record.seconds) + word(record.microseconds) : word(record.microseconds) + word(record.seconds)
     return word(UInt32(9 + record.data.count)) + stamp + [record.kind.rawValue] + record.data
+}
+
+/// Decodes `bytes` as one ATT PDU: twice gives the same outcome, and an error agrees with the
+/// bytes (the opcode it names is the first byte; a truncated field needed more than was left).
+func checkATT(_ bytes: [UInt8]) {
+    let first = Result { () throws(ATTDecodingError) in try ATTPDU(bytes: bytes) }
+    guard first == Result(catching: { () throws(ATTDecodingError) in try ATTPDU(bytes: bytes) }) else {
+        fatalError("two decodings of the same ATT PDU differ")
+    }
+    guard case .failure(let error) = first else { return }
+    guard !error.description.isEmpty else { fatalError("an ATT decoding error without a description") }
+    switch error {
+    case .empty:
+        guard bytes.isEmpty else { fatalError("\(bytes.count) bytes reported as an empty PDU") }
+    case .unknownOpcode(let opcode), .malformed(let opcode, _):
+        guard opcode == bytes.first else { fatalError("\(error) names another opcode than the first byte") }
+    case .truncated(let opcode, let needed, let available):
+        guard opcode == bytes.first, needed > available, available <= bytes.count else {
+            fatalError("\(error) does not fit the \(bytes.count) bytes")
+        }
+    }
 }

@@ -17,3 +17,4 @@ int FuzzFixtures_main(int argc, char **argv) { return runFuzzer(argc, argv); }
 int FuzzUUID_main(int argc, char **argv) { return runFuzzer(argc, argv); }
 int FuzzCapture_main(int argc, char **argv) { return runFuzzer(argc, argv); }
 int FuzzScenarioRun_main(int argc, char **argv) { return runFuzzer(argc, argv); }
+int FuzzRecording_main(int argc, char **argv) { return runFuzzer(argc, argv); }
