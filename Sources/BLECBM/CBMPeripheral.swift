@@ -71,7 +71,9 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
 
     /// Receives the results of this peripheral's calls, on the manager's queue. Held weakly, as
     /// CoreBluetooth holds it, but by a ``CBMCentralManagerMock``'s peripheral, which keeps it
-    /// alive, as CoreBluetoothMock's peripheral does.
+    /// alive, as CoreBluetoothMock's peripheral does, until the simulated system it is on is torn
+    /// down (the object is invalid then, and an app that keeps it and is its delegate would
+    /// otherwise keep itself alive).
     open var delegate: (any CBMPeripheralDelegate)? {
         get { lock.withLock { storedDelegate } }
         set {
@@ -80,6 +82,15 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
                 keptDelegate = keepsDelegate ? newValue : nil
             }
         }
+    }
+
+    /// With the lock held: stops keeping the delegate alive, for an object of a simulation that
+    /// has ended (it gets no callback again). Returns the delegate it kept: let go of it once the
+    /// lock is released (the app may go with it, and its deinit is the app's code).
+    func releaseKeptDelegate() -> (any CBMPeripheralDelegate)? {
+        keepsDelegate = false
+        defer { keptDelegate = nil }
+        return keptDelegate
     }
 
     /// The delegate the backends call: the app's, or a recording stand-in for it while the

@@ -254,13 +254,19 @@ extension MockCentralEngine {
         peripheral.descriptorObjects.removeAll()
     }
 
-    /// With the lock held: forgets every peripheral object (they are invalid).
-    func forgetPeripherals() {
+    /// With the lock held: forgets every peripheral object (they are invalid). When the
+    /// simulation has ended (`releasingDelegates`), the objects stop keeping their delegates
+    /// too, and the delegates they kept are returned, to let go of once the lock is released.
+    @discardableResult
+    func forgetPeripherals(releasingDelegates: Bool = false) -> [any CBMPeripheralDelegate] {
+        var released: [any CBMPeripheralDelegate] = []
         for peripheral in peripheralObjects {
             invalidate(peripheral)
             peripheral.reconnectsAutomatically = false
+            if releasingDelegates, let delegate = peripheral.releaseKeptDelegate() { released.append(delegate) }
         }
         removeAllPeripherals()
+        return released
     }
 
     /// With the lock held: forgets the objects of an invalidated service.

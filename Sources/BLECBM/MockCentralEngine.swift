@@ -266,13 +266,19 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             central.detachFrontEnd()
             central.shutDown()
             deliver { [self] in
-                // As below powered on: the peripheral objects are disconnected and invalid.
-                lock.withLock {
+                // As below powered on: the peripheral objects are disconnected and invalid. A
+                // CoreBluetoothMock manager's objects keep their delegates no longer: an app that
+                // keeps its peripheral and is its delegate would otherwise keep itself, its
+                // manager and the bridge alive for the rest of the process. (Let go of once the
+                // delegate has heard the state, which the app may be.)
+                let released = lock.withLock {
                     setState(.unknown)
-                    forgetPeripherals()
+                    return forgetPeripherals(releasingDelegates: true)
                 }
-                guard let (manager, delegate) = managerAndDelegate else { return }
-                delegate.centralManagerDidUpdateState(manager)
+                withExtendedLifetime(released) {
+                    guard let (manager, delegate) = managerAndDelegate else { return }
+                    delegate.centralManagerDidUpdateState(manager)
+                }
             }
         }
     }

@@ -1,3 +1,4 @@
+import BLECBM
 import BLECore
 import BLEMockKit
 import Testing
@@ -34,7 +35,10 @@ import Testing
 /// the body does not run then). When a seed's run fails, an issue also lists the calls the app
 /// made through the CoreBluetooth-shaped API that got no callback, as with CoreBluetooth (a
 /// scan before the manager was powered on, a read the link's drop ended), if there were any:
-/// the callback the test waited for may be one of theirs.
+/// the callback the test waited for may be one of theirs. Once a seed's run has ended, the
+/// `CBMCentralManagerMock` peripheral objects on its bridge hold their delegates weakly, so a
+/// CoreBluetoothMock-style app that is its peripheral's delegate goes with the test rather than
+/// keeping itself and the bridge alive.
 ///
 /// A test cancelled while a seed runs (`Test.cancel()`, its time limit) ends there: the trait
 /// runs no other seed, records neither the cancellation nor what the run left over, and throws
@@ -121,6 +125,8 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                         try await function()
                     }
                     run.keep(outcome.bridge, unansweredCalls: outcome.unansweredCallsNote)
+                    // The test is over on this bridge: CoreBluetoothMock-style apps it made go with it.
+                    TestEnd.release(outcome.bridge)
                     // A test cancelled before its body started has no body to wait for.
                     if outcome.bodyNeverStarted { ended.mark() }
                     if let error = outcome.error {

@@ -1,3 +1,4 @@
+import BLECBM
 import BLECore
 import BLEMockKit
 import XCTest
@@ -29,7 +30,10 @@ extension XCTestCase {
     /// lists the calls the app made through the CoreBluetooth-shaped API that got no callback,
     /// as with CoreBluetooth (a scan before the manager was powered on, a read the link's drop
     /// ended), when there were any: the callback the test waited for may be one of theirs. A body
-    /// that throws `XCTSkip` skips the test: no other seed runs, and the skip is thrown on.
+    /// that throws `XCTSkip` skips the test: no other seed runs, and the skip is thrown on. Once
+    /// a seed's run has ended, the `CBMCentralManagerMock` peripheral objects on its bridge hold
+    /// their delegates weakly, so a CoreBluetoothMock-style app that is its peripheral's
+    /// delegate goes with the test rather than keeping itself and the bridge alive.
     ///
     /// - Parameters:
     ///   - configuration: The bridge configuration; each seed replaces its seed. Defaults to fast.
@@ -57,6 +61,8 @@ extension XCTestCase {
         for seed in toRun {
             let failuresBefore = testRun?.failureCount ?? 0
             let outcome = await plan.run(seed: seed, body)
+            // The test is over on this bridge: CoreBluetoothMock-style apps it made go with it.
+            TestEnd.release(outcome.bridge)
             // A body that skips the test skips it, whatever its run left over.
             if let skip = outcome.error as? XCTSkip { throw skip }
             let rerun = "rerun only it: \(outcome.rerun(testName: name))"

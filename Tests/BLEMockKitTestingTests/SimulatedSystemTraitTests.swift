@@ -186,6 +186,86 @@ struct SimulatedSystemTraitTests {
         #expect(weakBridge == nil)
     }
 
+    /// A CoreBluetoothMock-style app: a `CBMCentralManagerMock` on the app's queue that connects
+    /// to the first peripheral it finds, keeps it and is its delegate (as the nRF Blinky app is).
+    final class KeepingApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
+        // @unchecked Sendable: `manager`, `peripheral` and `discovered` are only touched on the
+        // app's queue (the test reads them there).
+        var manager: CBMCentralManager?
+        var peripheral: CBMPeripheral?
+        var discovered: CheckedContinuation<Int, Never>?
+        var states: [CBMManagerState] = []
+
+        func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+            states.append(central.state)
+            if central.state == .poweredOn { central.scanForPeripherals(withServices: nil) }
+        }
+
+        func centralManager(
+            _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+            rssi: NSNumber
+        ) {
+            guard self.peripheral == nil else { return }
+            self.peripheral = peripheral
+            peripheral.delegate = self
+            central.stopScan()
+            central.connect(peripheral)
+        }
+
+        func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+            peripheral.discoverServices(nil)
+        }
+
+        func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: (any Error)?) {
+            discovered?.resume(returning: peripheral.services?.count ?? 0)
+            discovered = nil
+        }
+    }
+
+    @Test("A CoreBluetoothMock app that keeps its peripheral and is its delegate goes with the torn-down system")
+    func aMockAppKeepingItsPeripheralGoesWithTheTornDownSystem() async throws {
+        weak var weakSystem: SimulatedSystem?
+        weak var weakBridge: MockBLEBridge?
+        weak var weakApp: KeepingApp?
+        weak var weakPeripheral: CBMPeripheral?
+        do {
+            let system = try SimulatedSystem.install(installedBy: "aMockAppKeepingItsPeripheralGoes")
+            let service = CBMServiceMock(type: CBMUUID(string: "180D"), primary: true)
+            let watch = CBMPeripheralSpec.simulatePeripheral(proximity: .near)
+                .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Watch"], withInterval: 0.1)
+                .connectable(name: "Watch", services: [service], delegate: nil)
+                .build()
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = KeepingApp()
+            let queue = DispatchQueue(label: "app")
+            let services = await withCheckedContinuation { continuation in
+                queue.async {
+                    app.discovered = continuation
+                    app.manager = CBMCentralManagerMock(delegate: app, queue: queue)
+                }
+            }
+            #expect(services == 1)
+            // While the simulation runs, the peripheral keeps its delegate, as CoreBluetoothMock's does.
+            let kept = queue.sync { app.peripheral?.delegate === app }
+            #expect(kept)
+            CBMCentralManagerMock.tearDownSimulation()
+            #expect(SimulatedSystem.current == nil)
+            weakSystem = system
+            weakBridge = system.bridge
+            weakApp = app
+            weakPeripheral = queue.sync { app.peripheral }
+        }
+        // Up to two seconds of wall time for the clean-up already started (the state `unknown`
+        // the app hears as the system goes); a cycle stays.
+        for _ in 0..<2_000 where weakApp != nil || weakBridge != nil || weakSystem != nil {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        #expect(weakApp == nil)
+        #expect(weakPeripheral == nil)
+        #expect(weakBridge == nil)
+        #expect(weakSystem == nil)
+    }
+
     #if compiler(>=6.2)
         /// Runs `body` in the trait's scope, capturing the comments of every issue recorded in it
         /// instead of failing this test; returns them.
@@ -311,7 +391,7 @@ struct SimulatedSystemTraitProcessTests {
                 }
             }
             #expect(process.terminationStatus == 0, "\(text)")
-            #expect(text.contains("Test run with 19 tests"), "\(text)")
+            #expect(text.contains("Test run with 20 tests"), "\(text)")
             #expect(!text.contains("✘"), "\(text)")
         #endif
         #expect(SimulatedSystem.current == nil)

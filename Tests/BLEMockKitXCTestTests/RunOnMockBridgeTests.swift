@@ -1,3 +1,4 @@
+import BLECBM
 import BLECore
 import BLEMockKit
 import BLEMockKitXCTest
@@ -80,5 +81,60 @@ final class RunOnMockBridgeTests: XCTestCase {
             DispatchQueue(label: "app-work").asyncAfter(deadline: .now() + .milliseconds(1_200)) { done.set() }
             try await bridge.waitForApp(pausingSimulation: true) { done.isSet }
         }
+    }
+
+    /// A CoreBluetoothMock-style app that keeps its manager and is the delegate of the peripheral
+    /// it connects to: the manager keeps its peripherals, and they keep their delegates, as
+    /// CoreBluetoothMock's do.
+    final class ConnectingMockApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
+        // @unchecked Sendable: `connected` is only read and written with `lock` held; `manager` is
+        // set once, before any callback.
+        let lock = NSLock()
+        var manager: CBMCentralManager?
+        var connected = false
+
+        func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+            if central.state == .poweredOn { central.scanForPeripherals(withServices: nil) }
+        }
+
+        func centralManager(
+            _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+            rssi: NSNumber
+        ) {
+            central.stopScan()
+            peripheral.delegate = self
+            central.connect(peripheral)
+        }
+
+        func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+            lock.withLock { connected = true }
+        }
+    }
+
+    func testAMockAppAndItsPeripheralsGoWithTheBridgeOnceTheTestEnds() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+            throw XCTSkip("needs macOS 15")
+        }
+        nonisolated(unsafe) weak var weakBridge: MockBLEBridge?
+        nonisolated(unsafe) weak var weakApp: ConnectingMockApp?
+        try await runOnMockBridge(.init(seed: 3)) {
+            let bridge = try XCTUnwrap(MockBLEBridge.current)
+            let tag = CBMPeripheralSpec.simulatePeripheral(proximity: .near)
+                .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Tag"], withInterval: 0.1)
+                .connectable(name: "Tag", services: [], delegate: nil)
+                .build()
+            CBMCentralManagerMock.simulatePeripherals([tag])
+            let app = ConnectingMockApp()
+            app.manager = CBMCentralManagerMock(delegate: app, queue: DispatchQueue(label: "app"))
+            try await bridge.waitForApp { app.lock.withLock { app.connected } }
+            weakBridge = bridge
+            weakApp = app
+        }
+        // Up to two seconds of wall time for the clean-up already started; a cycle stays.
+        for _ in 0..<2_000 where weakApp != nil || weakBridge != nil {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        XCTAssertNil(weakApp)
+        XCTAssertNil(weakBridge)
     }
 }
