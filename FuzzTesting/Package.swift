@@ -16,6 +16,10 @@ let package = Package(
     targets: [
         // Supplies the `<Module>_main` symbols SwiftPM's link step asks for (see its source).
         .target(name: "FuzzEntryPoints"),
+        // What the fixture and recording targets check of every load (the same for both).
+        .target(
+            name: "FuzzFixtureChecks", dependencies: [.product(name: "BLEMockKit", package: "BLEMockKit")],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]),
         .executableTarget(
             name: "FuzzReassembly",
             dependencies: [
@@ -25,7 +29,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzFixtures",
             dependencies: [
-                "FuzzEntryPoints", .product(name: "BLEMockKit", package: "BLEMockKit"),
+                "FuzzEntryPoints", "FuzzFixtureChecks", .product(name: "BLEMockKit", package: "BLEMockKit"),
             ],
             swiftSettings: fuzzSettings),
         .executableTarget(
@@ -43,7 +47,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzRecording",
             dependencies: [
-                "FuzzEntryPoints", .product(name: "BLECapture", package: "BLEMockKit"),
+                "FuzzEntryPoints", "FuzzFixtureChecks", .product(name: "BLECapture", package: "BLEMockKit"),
                 .product(name: "BLEMockKit", package: "BLEMockKit"),
             ],
             swiftSettings: fuzzSettings),

@@ -186,74 +186,31 @@ struct SimulatedSystemTraitTests {
         #expect(weakBridge == nil)
     }
 
-    /// A CoreBluetoothMock-style app: a `CBMCentralManagerMock` on the app's queue that connects
-    /// to the first peripheral it finds, keeps it and is its delegate (as the nRF Blinky app is).
-    final class KeepingApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
-        // @unchecked Sendable: `manager`, `peripheral` and `discovered` are only touched on the
-        // app's queue (the test reads them there).
-        var manager: CBMCentralManager?
-        var peripheral: CBMPeripheral?
-        var discovered: CheckedContinuation<Int, Never>?
-        var states: [CBMManagerState] = []
-
-        func centralManagerDidUpdateState(_ central: CBMCentralManager) {
-            states.append(central.state)
-            if central.state == .poweredOn { central.scanForPeripherals(withServices: nil) }
-        }
-
-        func centralManager(
-            _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
-            rssi: NSNumber
-        ) {
-            guard self.peripheral == nil else { return }
-            self.peripheral = peripheral
-            peripheral.delegate = self
-            central.stopScan()
-            central.connect(peripheral)
-        }
-
-        func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
-            peripheral.discoverServices(nil)
-        }
-
-        func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: (any Error)?) {
-            discovered?.resume(returning: peripheral.services?.count ?? 0)
-            discovered = nil
-        }
-    }
-
     @Test("A CoreBluetoothMock app that keeps its peripheral and is its delegate goes with the torn-down system")
     func aMockAppKeepingItsPeripheralGoesWithTheTornDownSystem() async throws {
         weak var weakSystem: SimulatedSystem?
         weak var weakBridge: MockBLEBridge?
-        weak var weakApp: KeepingApp?
+        weak var weakApp: PeripheralKeepingApp?
         weak var weakPeripheral: CBMPeripheral?
         do {
             let system = try SimulatedSystem.install(installedBy: "aMockAppKeepingItsPeripheralGoes")
-            let service = CBMServiceMock(type: CBMUUID(string: "180D"), primary: true)
-            let watch = CBMPeripheralSpec.simulatePeripheral(proximity: .near)
-                .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Watch"], withInterval: 0.1)
-                .connectable(name: "Watch", services: [service], delegate: nil)
-                .build()
-            CBMCentralManagerMock.simulatePeripherals([watch])
-            let app = KeepingApp()
+            CBMCentralManagerMock.simulatePeripherals([PeripheralKeepingApp.watch()])
+            let app = PeripheralKeepingApp()
             let queue = DispatchQueue(label: "app")
-            let services = await withCheckedContinuation { continuation in
-                queue.async {
-                    app.discovered = continuation
-                    app.manager = CBMCentralManagerMock(delegate: app, queue: queue)
-                }
+            // Made on the app's queue, where no bridge is current: the manager joins the system.
+            queue.async { app.start(queue: queue) }
+            for _ in 0..<2_000 where app.services == 0 {
+                try await Task.sleep(for: .milliseconds(1))
             }
-            #expect(services == 1)
+            #expect(app.services == 1)
             // While the simulation runs, the peripheral keeps its delegate, as CoreBluetoothMock's does.
-            let kept = queue.sync { app.peripheral?.delegate === app }
-            #expect(kept)
+            #expect(app.peripheral?.delegate === app)
             CBMCentralManagerMock.tearDownSimulation()
             #expect(SimulatedSystem.current == nil)
             weakSystem = system
             weakBridge = system.bridge
             weakApp = app
-            weakPeripheral = queue.sync { app.peripheral }
+            weakPeripheral = app.peripheral
         }
         // Up to two seconds of wall time for the clean-up already started (the state `unknown`
         // the app hears as the system goes); a cycle stays.

@@ -17,7 +17,8 @@ final class PeripheralKeepingApp: NSObject, CBMCentralManagerDelegate, CBMPeriph
     private var storedPeripheral: CBMPeripheral?
     private var storedServices = 0
 
-    /// Makes the app's manager (on the current bridge: call it in the test's scope).
+    /// Makes the app's manager where it is called: on the current bridge in a test's scope, on the
+    /// installed simulated system elsewhere.
     func start(queue: DispatchQueue) {
         let manager = CBMCentralManagerMock(delegate: self, queue: queue)
         lock.withLock { storedManager = manager }

@@ -1,4 +1,5 @@
 import BLEMockKit
+import FuzzFixtureChecks
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -17,48 +18,19 @@ import BLEMockKit
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFixtures(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let data = start.map { Data(bytes: $0, count: count) } ?? Data()
-    let lines = lineCount(data)
-    checkDeterministic(data, lines: lines) { () throws(FixtureError) in
+    let profile = checkDeterministic(data) { () throws(FixtureError) in
         try PeripheralProfile(json: data, file: "fuzz.json")
     }
-    let profile = try? PeripheralProfile(json: data, file: "fuzz.json")
     if let profile { checkProfile(profile) }
-    checkDeterministic(data, lines: lines) { () throws(FixtureError) in
+    let scenario = checkDeterministic(data) { () throws(FixtureError) in
         try Scenario(json: data, file: "fuzz.json", baseDirectory: scenarioDirectory)
     }
-    if let scenario = try? Scenario(json: data, file: "fuzz.json", baseDirectory: scenarioDirectory) {
-        checkProfile(scenario.peripheral)
-    }
+    if let scenario { checkProfile(scenario.peripheral) }
     return 0
-}
-
-/// Lines as the fixture parser counts them: CR, LF and CRLF each end one.
-func lineCount(_ data: Data) -> Int {
-    var lines = 1
-    var previous: UInt8 = 0
-    for byte in data {
-        if byte == 0x0D || (byte == 0x0A && previous != 0x0D) { lines += 1 }
-        previous = byte
-    }
-    return lines
 }
 
 /// Where the bundled scenarios live, from the repository root.
 let scenarioDirectory = URL(fileURLWithPath: "Fixtures/scenarios", isDirectory: true)
-
-/// Loads twice and requires the same outcome; an error must point inside the input.
-func checkDeterministic<T: Equatable>(_ data: Data, lines: Int, _ load: () throws(FixtureError) -> T) {
-    let first = Result { () throws(FixtureError) in try load() }
-    let second = Result { () throws(FixtureError) in try load() }
-    guard first == second else { fatalError("two loads of the same bytes differ: \(first) / \(second)") }
-    guard case .failure(let error) = first else { return }
-    guard !error.message.isEmpty, !error.fix.isEmpty, !error.description.isEmpty else {
-        fatalError("error without a message or fix: \(error)")
-    }
-    if error.file == "fuzz.json", error.line < 0 || error.line > lines || error.column < 0 {
-        fatalError("error at \(error.line):\(error.column) lies outside the \(lines)-line input: \(error)")
-    }
-}
 
 /// A loaded profile must be self-consistent.
 func checkProfile(_ profile: PeripheralProfile) {

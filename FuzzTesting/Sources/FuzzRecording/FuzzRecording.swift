@@ -1,5 +1,6 @@
 import BLECapture
 import BLEMockKit
+import FuzzFixtureChecks
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -19,17 +20,10 @@ import BLEMockKit
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRecording(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let data = start.map { Data(bytes: $0, count: count) } ?? Data()
-    let first = Result { () throws(FixtureError) in try SessionRecording(json: data, file: "fuzz.json") }
-    let second = Result { () throws(FixtureError) in try SessionRecording(json: data, file: "fuzz.json") }
-    guard first == second else { fatalError("two reads of the same bytes differ: \(first) / \(second)") }
-    let recording: SessionRecording
-    switch first {
-    case .failure(let error):
-        checkError(error, lines: lineCount(data))
-        return 0
-    case .success(let loaded):
-        recording = loaded
+    let loaded = checkDeterministic(data) { () throws(FixtureError) in
+        try SessionRecording(json: data, file: "fuzz.json")
     }
+    guard let recording = loaded else { return 0 }
     let written = recording.jsonText
     do throws(FixtureError) {
         let reread = try SessionRecording(json: Data(written.utf8), file: "written.json")
@@ -39,16 +33,6 @@ public func fuzzRecording(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     }
     checkImport(recording)
     return 0
-}
-
-/// An error must say what went wrong and how to fix it, and point inside the input.
-func checkError(_ error: FixtureError, lines: Int) {
-    guard !error.message.isEmpty, !error.fix.isEmpty, !error.description.isEmpty else {
-        fatalError("error without a message or fix: \(error)")
-    }
-    if error.line < 0 || error.line > lines || error.column < 0 {
-        fatalError("error at \(error.line):\(error.column) lies outside the \(lines)-line input: \(error)")
-    }
 }
 
 /// Imports `recording` (with no placeholder values, then with one for each it names): the
@@ -68,15 +52,4 @@ func checkImport(_ recording: SessionRecording) {
             return
         }
     }
-}
-
-/// Lines as the fixture parser counts them: CR, LF and CRLF each end one.
-func lineCount(_ data: Data) -> Int {
-    var lines = 1
-    var previous: UInt8 = 0
-    for byte in data {
-        if byte == 0x0D || (byte == 0x0A && previous != 0x0D) { lines += 1 }
-        previous = byte
-    }
-    return lines
 }
