@@ -254,19 +254,13 @@ extension MockCentralEngine {
         peripheral.descriptorObjects.removeAll()
     }
 
-    /// With the lock held: forgets every peripheral object (they are invalid). When the
-    /// simulation has ended (`releasingDelegates`), the objects stop keeping their delegates
-    /// too, and the delegates they kept are returned, to let go of once the lock is released.
-    @discardableResult
-    func forgetPeripherals(releasingDelegates: Bool = false) -> [any CBMPeripheralDelegate] {
-        var released: [any CBMPeripheralDelegate] = []
+    /// With the lock held: forgets every peripheral object (they are invalid).
+    func forgetPeripherals() {
         for peripheral in peripheralObjects {
             invalidate(peripheral)
             peripheral.reconnectsAutomatically = false
-            if releasingDelegates, let delegate = peripheral.releaseKeptDelegate() { released.append(delegate) }
         }
         removeAllPeripherals()
-        return released
     }
 
     /// With the lock held: forgets the objects of an invalidated service.

@@ -273,7 +273,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                 // delegate has heard the state, which the app may be.)
                 let released = lock.withLock {
                     setState(.unknown)
-                    return forgetPeripherals(releasingDelegates: true)
+                    let kept = takeKeptDelegates()
+                    forgetPeripherals()
+                    return kept
                 }
                 withExtendedLifetime(released) {
                     guard let (manager, delegate) = managerAndDelegate else { return }

@@ -15,11 +15,16 @@ package enum TestEnd {
 }
 
 extension MockCentralEngine {
+    /// With the lock held: the peripheral objects stop keeping their delegates (the simulation
+    /// they belong to has ended). Returns the delegates they kept: let go of them once the lock
+    /// is released (an app may go with one, and its deinit is the app's code).
+    func takeKeptDelegates() -> [any CBMPeripheralDelegate] {
+        peripheralObjects.compactMap { $0.releaseKeptDelegate() }
+    }
+
     /// Stops the peripheral objects keeping their delegates (see ``TestEnd/release(_:)``).
     func releaseKeptDelegates() {
-        let released = lock.withLock { peripheralObjects.compactMap { $0.releaseKeptDelegate() } }
-        // Let go of here, with the lock released: the app may go with them, and its deinit is
-        // the app's code.
-        _ = released
+        // (The delegates go as the array does, after `withLock` has returned.)
+        _ = lock.withLock { takeKeptDelegates() }
     }
 }

@@ -112,7 +112,8 @@ struct GATTProcedure: Sendable {
     /// Exchanges of a write with response: one Write Request when the value fits in
     /// ATT_MTU − 3 bytes, else Prepare Writes of ATT_MTU − 5 bytes and an Execute Write.
     static func writeExchanges(length: Int, mtu: Int) -> Int {
-        length <= mtu - 3 ? 1 : (length + mtu - 6) / (mtu - 5) + 1
+        let part = preparedPartLength(mtu: mtu)
+        return length <= mtu - 3 ? 1 : (length + part - 1) / part + 1
     }
 
     /// The responses a discovery's server sends for the entries it lists, in order: each holds
