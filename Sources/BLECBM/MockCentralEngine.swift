@@ -306,11 +306,18 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     var isInvalidated: Bool { lock.withLock { invalidated } }
 
     func attach(_ manager: CBMCentralManager) {
+        // CoreBluetoothMock's manager keeps the peripherals it hands out; CoreBluetooth's keeps
+        // none (see `peripheralReleased(_:)`).
+        let keeps = manager is CBMCentralManagerMock
         lock.withLock {
             self.manager = manager
-            // CoreBluetoothMock's manager keeps the peripherals it hands out; CoreBluetooth's
-            // keeps none (see `peripheralReleased(_:)`).
-            keepsPeripherals = manager is CBMCentralManagerMock
+            keepsPeripherals = keeps
+        }
+        // The peripherals it hands out keep their delegates until the test ends: a test on a
+        // bridge of its own ends it with `finish()` (the trait and `runOnMockBridge` release
+        // them as a seed's run ends).
+        if keeps {
+            lane.bridge.frontEndSettings.onFinish(for: ObjectIdentifier(TestEnd.self)) { TestEnd.release($0) }
         }
         if Self.joinsUninstalledSystem(system, bridge: lane.bridge) { return invalidate() }
         let frontEnd = CentralFrontEnd(

@@ -111,6 +111,32 @@ struct TestEndReleaseTests {
         #expect(await remains.aliveAfterCleanUps() == [])
     }
 
+    // A test on a bridge of its own ends the simulation with `finish()`: the app goes then.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aMockAppKeepingItsPeripheralGoesWithABridgeOfTheTestsOwnOnceTheTestFinishesIt(realistic: Bool)
+        async throws
+    {
+        let remains = Remains()
+        do {
+            let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 7) : .init(seed: 7))
+            try await bridge.run {
+                CBMCentralManagerMock.simulatePeripherals([PeripheralKeepingApp.watch()])
+                let app = PeripheralKeepingApp()
+                app.start(queue: DispatchQueue(label: "app"))
+                try await bridge.waitForApp { app.services == 1 }
+                remains.add(app, "the app")
+                remains.add(app.manager, "the manager")
+                remains.add(app.peripheral, "the peripheral")
+            }
+            // Between runs the test goes on: the peripheral still keeps its delegate.
+            #expect(await remains.aliveAfterCleanUps() == ["the app", "the manager", "the peripheral"])
+            remains.add(bridge, "the bridge")
+            #expect(await bridge.finish() == .clean)
+        }
+        #expect(await remains.aliveAfterCleanUps() == [])
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func anAppTheTestStillKeepsAfterItsBridgeEndsKeepsItsPeripheralAndHearsNothingMore() async throws {
         let test = try #require(Test.current)

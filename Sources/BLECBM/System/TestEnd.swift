@@ -1,7 +1,7 @@
 import BLEMockKit
 
-/// What the end of a test's bridge (the `.mockBridge` trait's scope, XCTest's `runOnMockBridge`)
-/// does to the CoreBluetooth-shaped objects on it.
+/// What the end of a test's bridge (the `.mockBridge` trait's scope, XCTest's `runOnMockBridge`,
+/// `finish()` on a bridge of the test's own) does to the CoreBluetooth-shaped objects on it.
 package enum TestEnd {
     /// The test that ran on `bridge` has ended: a ``CBMCentralManagerMock``'s peripheral objects
     /// on it keep their delegates no longer (they hold them weakly, as CoreBluetooth's do), so an

@@ -50,7 +50,10 @@ extension MockBLEBridge {
     /// CoreBluetooth would have let pass quietly (``misuses``)
     /// — or ``FinishReport/clean``. A report with leftovers ends with the
     /// bridge's seed. Calls CoreBluetooth-shaped managers made before it that have not reached
-    /// the simulation yet (a manager let go of, shutting down) are applied first.
+    /// the simulation yet (a manager let go of, shutting down) are applied first, and
+    /// CoreBluetoothMock-style peripheral objects (`CBMCentralManagerMock`'s) stop keeping
+    /// their delegates once it has ended, so an app that is its peripheral's delegate does not
+    /// keep itself and this bridge alive after the test.
     ///
     /// Call it at the end of a test to learn about work the code under test left undone:
     ///
@@ -102,6 +105,7 @@ extension MockBLEBridge {
         }
         for central in world.centralOrder { centralStreams[central]?.finish() }
         for peripheral in world.peripheralOrder { peripheralStreams[peripheral]?.finish() }
+        for finisher in frontEndSettings.finishers { finisher(self) }
         guard !leftovers.isEmpty else { return .clean }
         // Failures name the seed, so the run can be reproduced exactly.
         leftovers.append(.seed(configuration.seed))

@@ -223,12 +223,13 @@ extension MockBLEBridge {
 /// Settings front ends keep per bridge (a test's simulated app authorization, say), so that
 /// no front end needs state of its own beyond the bridge.
 package final class FrontEndSettings: @unchecked Sendable {
-    // @unchecked Sendable: `values` and `objects` are only read and written with `lock` held.
+    // @unchecked Sendable: `values`, `objects` and `finishHandlers` are only read and written with `lock` held.
     private let lock: Lock
     private var values: [String: Int] = [:]
     /// Class instances, so a lookup is a class cast (a cast out of `any Sendable` costs a
     /// conformance check on every call, and front ends look objects up per event).
     private var objects: [ObjectIdentifier: AnyObject] = [:]
+    private var finishHandlers: [(owner: ObjectIdentifier, handler: @Sendable (MockBLEBridge) -> Void)] = []
 
     init(lock: Lock = Lock()) {
         self.lock = lock
@@ -240,6 +241,22 @@ package final class FrontEndSettings: @unchecked Sendable {
     package subscript(key: String) -> Int? {
         get { lock.withLock { values[key] } }
         set { lock.withLock { values[key] = newValue } }
+    }
+
+    /// Registers, once for `owner`, what a front end does when the simulation is finished
+    /// (``MockBLEBridge/finish()``): `handler` is called on the bridge's executor, after the
+    /// bridge has ended its operations and streams. A second registration for the same owner
+    /// is ignored.
+    package func onFinish(for owner: ObjectIdentifier, _ handler: @escaping @Sendable (MockBLEBridge) -> Void) {
+        lock.withLock {
+            guard !finishHandlers.contains(where: { $0.owner == owner }) else { return }
+            finishHandlers.append((owner, handler))
+        }
+    }
+
+    /// What front ends registered with ``onFinish(for:_:)``, in the order they did.
+    var finishers: [@Sendable (MockBLEBridge) -> Void] {
+        lock.withLock { finishHandlers.map(\.handler) }
     }
 
     /// The object a front end keeps on this bridge for `owner` (a peripheral spec declared
