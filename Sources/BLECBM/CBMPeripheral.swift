@@ -71,10 +71,11 @@ open class CBMPeripheral: CBMPeer, @unchecked Sendable {
 
     /// Receives the results of this peripheral's calls, on the manager's queue. Held weakly, as
     /// CoreBluetooth holds it, but by a ``CBMCentralManagerMock``'s peripheral, which keeps it
-    /// alive, as CoreBluetoothMock's peripheral does, until the test is over: the simulated system
-    /// it is on torn down (the object is invalid then), a seed's run of the `.mockBridge`
-    /// trait or of `runOnMockBridge` ended, or `finish()` called on the test's own bridge. (An
-    /// app that keeps it and is its delegate would otherwise keep itself alive.)
+    /// alive, as CoreBluetoothMock's peripheral does, until its manager goes (it hears nothing more
+    /// then) or the test is over: the simulated system it is on torn down (the object is invalid
+    /// then), a seed's run of the `.mockBridge` trait or of `runOnMockBridge` ended, or `finish()`
+    /// called on the test's own bridge. (An app that keeps it and is its delegate would otherwise
+    /// keep itself alive.)
     open var delegate: (any CBMPeripheralDelegate)? {
         get { lock.withLock { storedDelegate } }
         set {

@@ -227,6 +227,10 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         // and its connections and attempts end; a manager the app makes next with the same
         // restore identifier starts afresh (its commands come after these).
         central.releaseIdentifier()
+        // Peripheral objects the app still keeps no longer keep their delegates: with their
+        // manager gone they hear nothing more, and an app that is the delegate of one it keeps
+        // would keep itself alive.
+        releaseKeptDelegates()
         let unansweredCalls = unansweredCalls
         lane.releaseCommand { central in
             Self.noteOperationsEnded(byReleasing: central, in: unansweredCalls)

@@ -25,6 +25,12 @@ final class PeripheralKeepingApp: NSObject, CBMCentralManagerDelegate, CBMPeriph
     }
 
     var manager: CBMCentralManager? { lock.withLock { storedManager } }
+
+    /// Lets go of the manager (the app keeps its peripheral).
+    func dropManager() {
+        let manager = lock.withLock { storedManager.take() }
+        _ = manager
+    }
     var peripheral: CBMPeripheral? { lock.withLock { storedPeripheral } }
     /// How many services the app discovered.
     var services: Int { lock.withLock { storedServices } }
@@ -135,6 +141,31 @@ struct TestEndReleaseTests {
             #expect(await bridge.finish() == .clean)
         }
         #expect(await remains.aliveAfterCleanUps() == [])
+    }
+
+    // With its manager gone, a peripheral object hears nothing more: it lets go of its delegate
+    // then, whether or not the test has ended.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aMockAppKeepingItsPeripheralButNotItsManagerGoesWithTheManager(realistic: Bool) async throws {
+        let remains = Remains()
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 8) : .init(seed: 8))
+        try await bridge.run {
+            CBMCentralManagerMock.simulatePeripherals([PeripheralKeepingApp.watch()])
+            let app = PeripheralKeepingApp()
+            app.start(queue: DispatchQueue(label: "app"))
+            try await bridge.waitForApp { app.services == 1 }
+            remains.add(app.manager, "the manager")
+            app.dropManager()
+            #expect(await remains.aliveAfterCleanUps() == [])
+            // The app keeps its peripheral, which keeps its delegate no longer.
+            #expect(app.peripheral?.delegate === app)
+            remains.add(app, "the app")
+            remains.add(app.peripheral, "the peripheral")
+        }
+        // The bridge goes on (the test has not finished it): the app and its peripheral have gone.
+        #expect(await remains.aliveAfterCleanUps() == [])
+        #expect(await bridge.waitingOperations == [])
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)

@@ -34,7 +34,7 @@ func makeBeacon() -> CBMPeripheralSpec {
 // where a spec is connected while any app (a central manager, or the "other app" of a spec built
 // `.connected(…)` or `simulateConnection()`) is; its timers keep running, so it is heard again once
 // the connection ends (simulateDisconnection, simulateReset, the last manager cancelling).
-@Suite("Advertising while connected, and advertisement changes", .timeLimit(.minutes(10)))
+@Suite("Advertising while connected, and advertisement changes", .timeLimit(.minutes(10)), .finishesOwnBridges)
 struct AdvertisingParityTests {
     /// A powered-on manager whose delegate counts discoveries.
     @MainActor

@@ -47,14 +47,14 @@ final class ServiceListingApp: NSObject, CBMCentralManagerDelegate, CBMPeriphera
     }
 }
 
-@Suite("What CombineCB's suite relies on", .timeLimit(.minutes(10)))
+@Suite("What CombineCB's suite relies on", .timeLimit(.minutes(10)), .finishesOwnBridges)
 struct CombineCBParityTests {
     // CoreBluetoothMock's peripheral (CBMPeripheralMock) holds its delegate strongly, so its
     // users' wrappers may make themselves the delegate of a peripheral and be kept by it alone,
     // as CombineCB's CCBPeripheral is. CoreBluetooth's (and a CBMCentralManager's here) does not.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func aCoreBluetoothMockManagersPeripheralKeepsADelegateNothingElseHolds() async throws {
-        let bridge = MockBLEBridge(seed: 94)
+        let bridge = ownBridge(seed: 94)
         let watch = makeWatch(delegate: TransferSpecDelegate())
         try await bridge.run { @MainActor in
             CBMCentralManagerMock.simulatePeripherals([watch])
@@ -113,7 +113,7 @@ struct CombineCBParityTests {
     // tests compare them, importing CoreBluetoothMock `@testable`.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func discoveredAttributesHaveTheIdentifiersOfTheMocksTheSpecDeclared() async throws {
-        let bridge = MockBLEBridge(seed: 96)
+        let bridge = ownBridge(seed: 96)
         let watch = makeWatch(delegate: TransferSpecDelegate())
         let service = try #require(watch.services?.first)
         let characteristic = try #require(service.characteristicMocks.first)
@@ -138,7 +138,7 @@ struct CombineCBParityTests {
     // a characteristic mock's descriptors, are settable; CombineCB's tests build mocks so.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func aTestSetsAServiceMocksAttributesAndACharacteristicMocksDescriptorsAfterMakingThem() async throws {
-        let bridge = MockBLEBridge(seed: 97)
+        let bridge = ownBridge(seed: 97)
         let included = CBMServiceMock(type: .batteryService, primary: true)
         let service = CBMServiceMock(type: .transferService, primary: true)
         let characteristic = CBMCharacteristicMock(type: .transferData, properties: [.read, .notify])
@@ -174,7 +174,7 @@ struct CombineCBParityTests {
     // which CombineCB's tests call `@testable`, disconnects the spec with the error given.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func coreBluetoothMocksInternalDisconnectionHookHandsTheAppTheErrorGiven() async throws {
-        let bridge = MockBLEBridge(seed: 98)
+        let bridge = ownBridge(seed: 98)
         let watch = makeWatch(delegate: TransferSpecDelegate())
         try await bridge.run { @MainActor in
             CBMCentralManagerMock.simulatePeripherals([watch])

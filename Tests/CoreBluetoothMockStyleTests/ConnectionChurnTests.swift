@@ -253,7 +253,7 @@ final class GATTChurningApp {
     }
 }
 
-@Suite("Connections churned by the app, the peripheral and Bluetooth", .timeLimit(.minutes(10)))
+@Suite("Connections churned by the app, the peripheral and Bluetooth", .timeLimit(.minutes(10)), .finishesOwnBridges)
 struct ConnectionChurnTests {
     // Per seed: a delegate app connects to a spec peripheral and churns (above), while the test
     // drops the link, resets the peripheral, turns Bluetooth off and on and moves the peripheral
@@ -268,7 +268,7 @@ struct ConnectionChurnTests {
         var surprises: [String] = []
         var heard: [String: Int] = [:]
         for seed in UInt64(1)...300 {
-            let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+            let bridge = ownBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
             let watch = makeWatch(delegate: TransferSpecDelegate())
             let (found, lines) = try await bridge.run { @MainActor () -> ([String], [String]) in
                 CBMCentralManagerMock.simulatePeripherals([watch])
@@ -307,7 +307,7 @@ struct ConnectionChurnTests {
         var surprises: [String] = []
         var heard: [String: Int] = [:]
         for seed in UInt64(1)...80 {
-            let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+            let bridge = ownBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
             let data = CBMCharacteristicMock(
                 type: .transferData, properties: [.read, .write, .writeWithoutResponse, .notify])
             let watch =

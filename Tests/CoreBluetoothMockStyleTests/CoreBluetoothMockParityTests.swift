@@ -162,10 +162,10 @@ final class ParityApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegat
     }
 }
 
-@Suite("CoreBluetoothMock parity", .timeLimit(.minutes(10)))
+@Suite("CoreBluetoothMock parity", .timeLimit(.minutes(10)), .finishesOwnBridges)
 struct CoreBluetoothMockParityTests {
     static func bridge(realistic: Bool, seed: UInt64) -> MockBLEBridge {
-        MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+        ownBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
     }
 
     /// Connects the app to the watch and discovers its characteristic.
@@ -216,7 +216,7 @@ struct CoreBluetoothMockParityTests {
     // state at once, so a query made right after sees it.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func aSynchronousQueryRightAfterASimulationCallSeesItsEffect() async throws {
-        let bridge = MockBLEBridge(seed: 71)
+        let bridge = ownBridge(seed: 71)
         let watch =
             CBMPeripheralSpec
             .simulatePeripheral(proximity: .near)
@@ -389,7 +389,7 @@ struct CoreBluetoothMockParityTests {
     // delegates, each closure called for its callback.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func theDelegateProxiesCallTheirClosures() async throws {
-        let bridge = MockBLEBridge(seed: 76)
+        let bridge = ownBridge(seed: 76)
         let delegate = TransferSpecDelegate()
         let watch = makeWatch(delegate: delegate)
         let lines = try await bridge.run { @MainActor () -> [String] in
@@ -428,7 +428,7 @@ struct CoreBluetoothMockParityTests {
     // init(delegate:queue:options:) make managers of the simulation, as CoreBluetoothMock's do.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func everyInitialiserOfTheMockManagerJoinsTheSimulation() async throws {
-        let bridge = MockBLEBridge(seed: 77)
+        let bridge = ownBridge(seed: 77)
         let watch = makeWatch(delegate: TransferSpecDelegate())
         try await bridge.run { @MainActor in
             CBMCentralManagerMock.simulatePeripherals([watch])
@@ -450,7 +450,7 @@ struct CoreBluetoothMockParityTests {
     // them; here they are public.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func aDescriptorKnowsItsCharacteristicAndACharacteristicItsService() async throws {
-        let bridge = MockBLEBridge(seed: 78)
+        let bridge = ownBridge(seed: 78)
         let watch = makeWatch(delegate: TransferSpecDelegate())
         try await bridge.run { @MainActor in
             CBMCentralManagerMock.simulatePeripherals([watch])
@@ -639,7 +639,7 @@ struct CoreBluetoothMockParityTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [(23, 20), (186, 183), (515, 512), (517, 512)])
     func theLongestWriteWithoutResponseIsTheLinksMTUMinus3CappedAt512(mtu: Int, longest: Int) async throws {
-        let bridge = MockBLEBridge(seed: 80)
+        let bridge = ownBridge(seed: 80)
         let delegate = TransferSpecDelegate()
         let watch = makeWatch(delegate: delegate, mtu: mtu)
         try await bridge.run { @MainActor in
@@ -1019,7 +1019,7 @@ extension CoreBluetoothMockParityTests {
     func theDefaultDelegateAcceptsSubscriptionsNeedingEncryption(
         property: CBMCharacteristicProperties
     ) async throws {
-        let bridge = MockBLEBridge(seed: 94)
+        let bridge = ownBridge(seed: 94)
         let data = CBMCharacteristicMock(type: .transferData, properties: [.read, property])
         let watch =
             CBMPeripheralSpec

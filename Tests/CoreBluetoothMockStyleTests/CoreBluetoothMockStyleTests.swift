@@ -66,12 +66,12 @@ final class Observer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
     }
 }
 
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.timeLimit(.minutes(10)), .finishesOwnBridges)
 struct CoreBluetoothMockStyleTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func theBlinkySpecServesTheAppsReadsWritesAndNotifications(realistic: Bool) async throws {
-        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 50) : .init(seed: 50))
+        let bridge = ownBridge(configuration: realistic ? .realistic(seed: 50) : .init(seed: 50))
         try await bridge.run { @MainActor in
             CBMCentralManagerMock.simulateInitialState(.poweredOn)
             CBMCentralManagerMock.simulatePeripherals([blinky, heartRateMonitor, beacon])
@@ -98,7 +98,7 @@ struct CoreBluetoothMockStyleTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(arguments: [false, true])
     func proximityResetAndDisconnectionReachTheApp(realistic: Bool) async throws {
-        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 51) : .init(seed: 51))
+        let bridge = ownBridge(configuration: realistic ? .realistic(seed: 51) : .init(seed: 51))
         let errors = try await bridge.run { @MainActor () -> [Int] in
             CBMCentralManagerMock.simulatePeripherals([blinky])
             let app = BlinkyManager()
@@ -138,7 +138,7 @@ struct CoreBluetoothMockStyleTests {
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func aRetrievableSpecConnectsWithoutAScanAndItsDelegateAnswersReads() async throws {
-        let bridge = MockBLEBridge(configuration: .realistic(seed: 52))
+        let bridge = ownBridge(configuration: .realistic(seed: 52))
         let values = try await bridge.run { @MainActor () -> [Data] in
             CBMCentralManagerMock.simulatePeripherals([heartRateMonitor])
             let observer = Observer()
@@ -157,7 +157,7 @@ struct CoreBluetoothMockStyleTests {
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func theBeaconsTwoAdvertisingSetsKeepTheirOwnDelaysAndIntervals() async throws {
-        let bridge = MockBLEBridge(configuration: .realistic(seed: 53))
+        let bridge = ownBridge(configuration: .realistic(seed: 53))
         let heard = try await bridge.run { @MainActor () -> [(time: VirtualClock.Instant, data: [String: Any])] in
             CBMCentralManagerMock.simulatePeripherals([beacon])
             let observer = Observer()
@@ -187,7 +187,7 @@ struct CoreBluetoothMockStyleTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func twoTestsUseTheSameGlobalSpecAtOnceWithoutInterfering() async throws {
         @Sendable func session(outOfRange: Bool, seed: UInt64) async throws -> Int {
-            let bridge = MockBLEBridge(configuration: .realistic(seed: seed))
+            let bridge = ownBridge(configuration: .realistic(seed: seed))
             return try await bridge.run(timeLimit: .seconds(30)) { @MainActor () -> Int in
                 CBMCentralManagerMock.simulatePeripherals([blinky])
                 if outOfRange { blinky.simulateProximityChange(.outOfRange) }
@@ -209,7 +209,7 @@ struct CoreBluetoothMockStyleTests {
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func powerOffAuthorizationAndFeaturesAreSetOnTheTestsBridge() async throws {
-        let bridge = MockBLEBridge(seed: 54)
+        let bridge = ownBridge(seed: 54)
         try await bridge.run { @MainActor in
             let observer = Observer()
             let manager = CBMCentralManagerMock(delegate: observer, queue: nil)
@@ -224,7 +224,7 @@ struct CoreBluetoothMockStyleTests {
             #expect(!CBMCentralManager.supports(.extendedScanAndConnect))
         }
         // Another bridge keeps the defaults.
-        try await MockBLEBridge(seed: 55).run { @MainActor in
+        try await ownBridge(seed: 55).run { @MainActor in
             #expect(CBMCentralManager.authorization == .allowedAlways)
             #expect(CBMCentralManager.supports(.extendedScanAndConnect))
         }
@@ -234,7 +234,7 @@ struct CoreBluetoothMockStyleTests {
     // identifier and makes it unknown (`isKnown = false`), and leaves its connections alone.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func aMacChangeGivesANewIdentifierUnknownToTheSystemAndKeepsTheLink() async throws {
-        let bridge = MockBLEBridge(seed: 56)
+        let bridge = ownBridge(seed: 56)
         let newIdentifier = UUID(uuidString: "A0A0A0A0-0000-4000-8000-000000000056")!
         let (found, errorCode) = try await bridge.run { @MainActor () -> ([UUID], Int?) in
             CBMCentralManagerMock.simulatePeripherals([heartRateMonitor])
@@ -276,7 +276,7 @@ struct CoreBluetoothMockStyleTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func aMacChangeWithoutAnIdentifierDerivesOneFromTheSeed() async throws {
         func change(seed: UInt64) async throws -> (old: UUID, new: UUID) {
-            try await MockBLEBridge(seed: seed).run { @MainActor in
+            try await ownBridge(seed: seed).run { @MainActor in
                 CBMCentralManagerMock.simulatePeripherals([heartRateMonitor])
                 let old = heartRateMonitor.identifier
                 heartRateMonitor.simulateMacChange()
@@ -295,7 +295,7 @@ struct CoreBluetoothMockStyleTests {
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func rssiDeviationStateRestorationAndFeatureNamesWorkAsInCoreBluetoothMock() async throws {
-        let bridge = MockBLEBridge(configuration: .realistic(seed: 57))
+        let bridge = ownBridge(configuration: .realistic(seed: 57))
         let (rssis, restored, supports) = try await bridge.run { @MainActor () -> ([Int], [String], Bool) in
             CBMCentralManagerMock.simulateRSSIDeviation(.custom(10))
             CBMCentralManagerMock.simulatePeripherals([heartRateMonitor])
@@ -322,7 +322,7 @@ struct CoreBluetoothMockStyleTests {
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func serviceAdvertisementAndSystemConnectionChangesReachTheCentral() async throws {
-        let bridge = MockBLEBridge(seed: 58)
+        let bridge = ownBridge(seed: 58)
         try await bridge.run { @MainActor in
             CBMCentralManagerMock.simulatePeripherals([blinky, heartRateMonitor])
             let observer = Observer()

@@ -55,7 +55,7 @@ final class RefusingSpecDelegate: CBMPeripheralSpecDelegate, @unchecked Sendable
 /// A spec delegate that answers nothing itself: every answer is CoreBluetoothMock's default.
 final class DefaultSpecDelegate: CBMPeripheralSpecDelegate {}
 
-@Suite("Migration from CoreBluetoothMock: probes", .timeLimit(.minutes(10)))
+@Suite("Migration from CoreBluetoothMock: probes", .timeLimit(.minutes(10)), .finishesOwnBridges)
 struct MigrationProbeTests {
     // CBMCentralManagerMock.swift, readValue(for:) and writeValue(_:for:type:) for
     // characteristics: the delegate's failure reaches the app's callback unchanged, so a test
@@ -191,7 +191,7 @@ struct MigrationProbeTests {
     // CBMCentralManagerMock.swift, maximumWriteValueLength(for:): 512 with response.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func theLongestWriteWithResponseIs512() async throws {
-        let bridge = MockBLEBridge(seed: 306)
+        let bridge = ownBridge(seed: 306)
         let watch = makeWatch(delegate: TransferSpecDelegate(), mtu: 185)
         let length = try await bridge.run { @MainActor () -> Int in
             CBMCentralManagerMock.simulatePeripherals([watch])

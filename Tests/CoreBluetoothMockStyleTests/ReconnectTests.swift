@@ -60,12 +60,12 @@ final class Reconnector: NSObject, CBMCentralManagerDelegate, CBMPeripheralDeleg
     }
 }
 
-@Suite("Reconnecting to CoreBluetoothMock-style spec peripherals", .timeLimit(.minutes(10)))
+@Suite("Reconnecting to CoreBluetoothMock-style spec peripherals", .timeLimit(.minutes(10)), .finishesOwnBridges)
 struct ReconnectTests {
     /// Drops the link three ways and waits for the app to be back each time.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     static func dropAndReconnect(seed: UInt64) async throws -> (log: [String], disconnections: [Int?]) {
-        let bridge = MockBLEBridge(configuration: .realistic(seed: seed))
+        let bridge = ownBridge(configuration: .realistic(seed: seed))
         let disconnections = try await bridge.run { @MainActor () -> [Int?] in
             CBMCentralManagerMock.simulatePeripherals([blinky])
             let app = Reconnector()
@@ -114,14 +114,14 @@ struct ReconnectTests {
     }
 }
 
-@Suite("What a stalled run waited for", .timeLimit(.minutes(10)))
+@Suite("What a stalled run waited for", .timeLimit(.minutes(10)), .finishesOwnBridges)
 struct StallAgreementTests {
     /// A reconnect that cannot complete (the spec stays out of range): the stall names the
     /// connection attempt, and `finish()` lists the same operations.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("The stall report and finish() list the same waiting connection")
     func stallAndFinishAgree() async throws {
-        let bridge = MockBLEBridge(configuration: .realistic(seed: 12))
+        let bridge = ownBridge(configuration: .realistic(seed: 12))
         // The app keeps its manager until finish() has looked: a manager the app lets go of
         // leaves the air, and its connection attempt with it.
         let kept = await KeptObjects()

@@ -24,7 +24,7 @@ final class RefusingDelegate: CBMPeripheralSpecDelegate, @unchecked Sendable {
 /// fails where its link would have come up (at once in fast mode, after the connection latency
 /// in realistic timing, as CoreBluetoothMock waits a connection interval), the bridge's log has
 /// it, and the app hears the delegate's error as given.
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.timeLimit(.minutes(10)), .finishesOwnBridges)
 struct RefusedConnectionTests {
     /// Connects a new app to a spec refusing with `error`; returns what the app heard, the
     /// virtual time from the call to the failure, how many times the delegate was asked, and the

@@ -21,13 +21,13 @@ final class DiscoveryCounter: NSObject, CBMCentralManagerDelegate {
 /// this build and on the one the report was made with: the first advertisement after a scan
 /// starts is due within the interval plus advDelay (at most 260 ms). They stay as regression
 /// tests.
-@Suite("Scanning for a spec that comes into range", .timeLimit(.minutes(10)))
+@Suite("Scanning for a spec that comes into range", .timeLimit(.minutes(10)), .finishesOwnBridges)
 struct ScanParityTests {
     /// The four scan set-ups: with and without a service filter, with and without duplicates.
     static let setUps = [(false, false), (false, true), (true, false), (true, true)]
 
     static func bridge(realistic: Bool, seed: UInt64) -> MockBLEBridge {
-        MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+        ownBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
     }
 
     /// A powered-on manager whose delegate counts discoveries.

@@ -70,7 +70,7 @@ final class ReadTimer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegat
 // tests give a spec a long interval to exercise their timeouts and slow-device paths. The kit
 // makes the interval the peripheral's connection parameter request, which the central grants
 // within its own rules; in fast mode nothing takes time.
-@Suite("A spec's connection interval", .timeLimit(.minutes(10)))
+@Suite("A spec's connection interval", .timeLimit(.minutes(10)), .finishesOwnBridges)
 struct SpecConnectionIntervalTests {
     /// A known, connectable spec with a readable characteristic; `connectionInterval` `nil`
     /// leaves the builder's default.

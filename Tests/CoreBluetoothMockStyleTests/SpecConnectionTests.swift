@@ -41,7 +41,7 @@ func makeSensor(_ delegate: ConnectionWatcher, byAnotherApp: Bool = false) -> CB
 // the device is not connected yet, and disconnect(completion:) calls peripheral(_:didDisconnect:)
 // only when the last connection ends; CBMPeripheralSpec.swift's simulateDisconnection(withError:)
 // tells the delegate once, and simulateReset() calls only reset().
-@Suite("A spec's one connection", .timeLimit(.minutes(10)))
+@Suite("A spec's one connection", .timeLimit(.minutes(10)), .finishesOwnBridges)
 struct SpecConnectionTests {
     /// A powered-on app with its manager, and the spec's peripheral retrieved by it.
     @MainActor

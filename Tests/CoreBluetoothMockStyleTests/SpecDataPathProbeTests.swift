@@ -327,7 +327,7 @@ final class WatchApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
     func peripheralDidUpdateName(_ peripheral: CBMPeripheral) { note("name \(peripheral.name ?? "nil")") }
 }
 
-@Suite("Spec data path probe: a smartwatch companion app", .timeLimit(.minutes(10)))
+@Suite("Spec data path probe: a smartwatch companion app", .timeLimit(.minutes(10)), .finishesOwnBridges)
 struct SpecDataPathProbeTests {
     /// The app's queue: the main queue, or one of its own.
     enum AppQueue: String, CaseIterable, CustomTestStringConvertible {
@@ -337,7 +337,7 @@ struct SpecDataPathProbeTests {
     }
 
     static func bridge(realistic: Bool, seed: UInt64) -> MockBLEBridge {
-        MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+        ownBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
     }
 
     /// A bridge (realistic or fast, with `seed`), the watch's firmware and attribute table, and

@@ -130,7 +130,7 @@ final class Explorer: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
     }
 }
 
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.timeLimit(.minutes(10)), .finishesOwnBridges)
 struct SpecDelegateTests {
     static func spec(_ delegate: Gatekeeper) -> CBMPeripheralSpec {
         let level = CBMCharacteristicMock(
@@ -148,7 +148,7 @@ struct SpecDelegateTests {
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     func explore(_ delegate: Gatekeeper, until done: @escaping (Explorer) -> Bool) async throws -> Explorer {
-        let bridge = MockBLEBridge(configuration: .realistic(seed: 70))
+        let bridge = ownBridge(configuration: .realistic(seed: 70))
         let spec = Self.spec(delegate)
         return try await bridge.run { @MainActor () -> Explorer in
             CBMCentralManagerMock.simulatePeripherals([spec])
@@ -197,7 +197,7 @@ struct SpecDelegateTests {
         // (Asked about the second connect, a delegate that refused it would fail a connection
         // that is up.)
         let gatekeeper = Gatekeeper()
-        let bridge = MockBLEBridge(seed: 72)
+        let bridge = ownBridge(seed: 72)
         let spec = Self.spec(gatekeeper)
         let (events, misuses) = try await bridge.run { @MainActor () -> ([String], [String]) in
             CBMCentralManagerMock.simulatePeripherals([spec])
@@ -221,7 +221,7 @@ struct SpecDelegateTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func theDelegateHearsOfADisconnection() async throws {
         let gatekeeper = Gatekeeper()
-        let bridge = MockBLEBridge(seed: 71)
+        let bridge = ownBridge(seed: 71)
         let spec = Self.spec(gatekeeper)
         try await bridge.run { @MainActor in
             CBMCentralManagerMock.simulatePeripherals([spec])

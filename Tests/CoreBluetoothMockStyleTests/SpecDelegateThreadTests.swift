@@ -276,7 +276,7 @@ final class StreamApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegat
     }
 }
 
-@Suite(.timeLimit(.minutes(10)))
+@Suite(.timeLimit(.minutes(10)), .finishesOwnBridges)
 struct SpecDelegateThreadTests {
     static let service = CBMUUID(string: "6E400001-B5A3-F393-E0A9-E50E24DCCA9E")
 
@@ -311,7 +311,7 @@ struct SpecDelegateThreadTests {
     ) {
         let probe = ThreadProbe()
         let spec = probeSpec(probe)
-        let bridge = MockBLEBridge(configuration: .realistic(seed: seed))
+        let bridge = ownBridge(configuration: .realistic(seed: seed))
         let values = try await bridge.run { @MainActor () -> [[Data]] in
             CBMCentralManagerMock.simulatePeripherals([spec])
             let apps = queues.map { QueueApp(queue: $0) }
@@ -366,7 +366,7 @@ struct SpecDelegateThreadTests {
             type: CBMUUID(string: "6E400004-B5A3-F393-E0A9-E50E24DCCA9E"), properties: [.write])
         let streamer = Streamer(stream: stream)
         let spec = Self.spec(streamer, characteristics: [stream, control])
-        let bridge = MockBLEBridge(configuration: .realistic(seed: 8))
+        let bridge = ownBridge(configuration: .realistic(seed: 8))
         let queue = DispatchQueue(label: "streaming app")
         _ = Ticker(queue: queue, bridge: bridge)
         let (received, startedWhenWritten) = try await bridge.run { @MainActor in

@@ -62,7 +62,7 @@ final class DisconnectionTimer: NSObject, CBMCentralManagerDelegate, CBMPeripher
 // whose error is a connection timeout after the spec's supervision timeout (4 s unless the builder
 // is given another), and any other at once; simulateReset() and simulateProximityChange(.outOfRange)
 // end the links with a connection timeout, so after it too.
-@Suite("A spec's supervision timeout", .timeLimit(.minutes(10)))
+@Suite("A spec's supervision timeout", .timeLimit(.minutes(10)), .finishesOwnBridges)
 struct SupervisionTimeoutTests {
     /// How the test makes the device go silent.
     enum Path: String, CaseIterable, Sendable {

@@ -9,11 +9,11 @@ import Testing
 // tests do, to hand a value to the app's `didUpdateValueFor` without the peripheral sending one.
 // BLECBM's had no setter: such a test did not compile.
 
-@Suite("Attributes a @testable import sets", .timeLimit(.minutes(10)))
+@Suite("Attributes a @testable import sets", .timeLimit(.minutes(10)), .finishesOwnBridges)
 struct TestableAttributeTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func aTestableImportSetsACharacteristicsValueAndNotifyingAndADescriptorsValue() async throws {
-        let bridge = MockBLEBridge(seed: 90)
+        let bridge = ownBridge(seed: 90)
         let watch = makeWatch(delegate: TransferSpecDelegate())
         try await bridge.run { @MainActor in
             CBMCentralManagerMock.simulatePeripherals([watch])
