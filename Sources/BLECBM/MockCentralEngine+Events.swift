@@ -51,6 +51,7 @@ extension MockCentralEngine {
                 delegate.centralManager(manager, didConnect: peripheral)
             }
         case .failedToConnect(let remote, let error):
+            noteFailedAttemptReported(remote.identifier)
             deliverAbout { [self] in
                 let failure = connectionFailure(remote.identifier, error)
                 let ending = endWithholding(remote.identifier)

@@ -94,6 +94,10 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// The errors spec delegates refused connections with, by peripheral, until their attempts'
     /// failures are reported (see ``connectionFailure(_:_:)``).
     private var refusals: [UUID: UncheckedError] = [:]
+    /// How many failed attempts the central's events have reported, by peripheral (counted on
+    /// the bridge's executor, in the simulation's order): a connect whose attempt failed this
+    /// way is not reported a second time by its operation's outcome (see ``operation(_:madeAfter:then:)``).
+    private var failedAttemptEvents: [UUID: UInt64] = [:]
     private var linkMirrors: [UUID: LinkMirror] = [:]
     /// The generation of the last link mirror made.
     private var linkGeneration: UInt64 = 0
@@ -483,10 +487,19 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             {
                 return self.unanswered(operation, Self.offFirst)
             }
+            // A connect's attempt that fails is reported by the central's event (which comes
+            // first): its outcome is reported only when no event did (a connect refused at once).
+            let connecting: UUID? = if case .connect(let peripheral, _, _) = operation { peripheral } else { nil }
+            let failuresBefore = connecting.flatMap { id in engine.object?.failedAttemptsReported(id) }
             CentralIsolation.run(on: central) { central in
                 central.begin(operation) { result in
                     // (An app terminated meanwhile hears nothing more: its operations end unheard.)
                     guard let self = engine.object, !CentralIsolation.handedOver(self.central) else { return }
+                    if case .failure = result, let connecting, let failuresBefore,
+                        self.failedAttemptsReported(connecting) != failuresBefore
+                    {
+                        return
+                    }
                     // With Bluetooth off, or a link that went down, the app hears only of that. An app
                     // waiting for this callback waits for ever, on a device too: noted, where a stall
                     // or a failed test can say it.
@@ -505,6 +518,16 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// How many failed attempts to connect to `peripheral` the central's events have reported.
+    private func failedAttemptsReported(_ peripheral: UUID) -> UInt64 {
+        lock.withLock { failedAttemptEvents[peripheral, default: 0] }
+    }
+
+    /// Counts a failed attempt the central's event reports (on the bridge's executor).
+    func noteFailedAttemptReported(_ peripheral: UUID) {
+        lock.withLock { failedAttemptEvents[peripheral, default: 0] &+= 1 }
     }
 
     /// Makes the streams of a channel whose opening just completed, on the bridge's executor, so

@@ -17,6 +17,8 @@ final class LifecycleJournal: NSObject, CBMCentralManagerDelegate, CBMPeripheral
     var onRestore: ((CBMCentralManager, [CBMPeripheral]) -> Void)?
     /// Runs inside `didConnect`, before it returns.
     var onConnect: ((CBMCentralManager, CBMPeripheral) -> Void)?
+    /// Runs inside `didFailToConnect`, before it returns.
+    var onFail: ((CBMCentralManager, CBMPeripheral) -> Void)?
 
     func centralManagerDidUpdateState(_ central: CBMCentralManager) { entries.append("state \(central.state)") }
     func centralManager(_ central: CBMCentralManager, willRestoreState dict: [String: Any]) {
@@ -42,6 +44,7 @@ final class LifecycleJournal: NSObject, CBMCentralManagerDelegate, CBMPeripheral
         _ central: CBMCentralManager, didFailToConnect peripheral: CBMPeripheral, error: (any Error)?
     ) {
         entries.append("fail \(peripheral.state) \(error.map { "\(($0 as NSError).code)" } ?? "nil")")
+        onFail?(central, peripheral)
     }
     func centralManager(
         _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: (any Error)?
@@ -635,6 +638,47 @@ struct CentralLifecycleProbeTests {
             realistic
             ? "disconnect disconnected services=nil" : "fail disconnected \(CBMError.Code.connectionFailed.rawValue)"
         #expect(entries == ["state poweredOn", first, "connect connected"])
+    }
+
+    /// An app that connects again from `didFailToConnect`, as companion apps retry, hears one
+    /// failure for the attempt that failed, then `didConnect` for its retry: the attempt's failure
+    /// was reported twice (by the central's event, and again by the connect's outcome, which
+    /// found the peripheral `connecting` again after the retry), whether an injected error or the
+    /// spec's delegate refused it.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true], [false, true])
+    func anAppRetryingFromDidFailToConnectHearsOneFailurePerFailedAttempt(realistic: Bool, refused: Bool)
+        async throws
+    {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 27) : .init(seed: 27))
+        let watch =
+            CBMPeripheralSpec
+            .simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Watch"], withInterval: 0.1)
+            .connectable(name: "Watch", services: [], delegate: refused ? RefusingOnce() : nil)
+            .allowForRetrieval()
+            .build()
+        if !refused {
+            await bridge.inject(ErrorInjection(.connect, failure: .coreBluetooth(.connectionFailed), frequency: .once))
+        }
+        let (entries, log) = try await bridge.run { @MainActor () -> ([String], [BridgeLogEntry.Kind]) in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let journal = LifecycleJournal()
+            journal.onFail = { manager, peripheral in manager.connect(peripheral) }
+            let manager = CBMCentralManager(delegate: journal, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { journal.entries.contains("connect connected") }
+            let entries = try await settled(journal, from: 0, bridge)
+            let kinds: [BridgeLogEntry.Kind] = [.connectionFailed, .connected]
+            return (entries, await bridge.log.map(\.kind).filter(kinds.contains))
+        }
+        #expect(
+            entries == [
+                "state poweredOn", "fail disconnected \(CBMError.Code.connectionFailed.rawValue)", "connect connected",
+            ])
+        #expect(log == [.connectionFailed, .connected])
     }
 
     /// A restored peripheral still connecting (the system's pending connection kept for the
