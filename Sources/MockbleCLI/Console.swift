@@ -4,8 +4,10 @@ import Foundation
 ///
 /// The tool uses ``standard``; tests use ``capturing()`` and read back what a command printed.
 public struct Console: Sendable {
-    private let writeOutput: @Sendable (String) -> Void
-    private let writeError: @Sendable (String) -> Void
+    private let writeOutput: @Sendable (String) throws -> Void
+    private let writeError: @Sendable (String) throws -> Void
+    /// The first failure of each stream (shared by copies of this console).
+    private let failures = StreamFailures()
     /// Whether standard output is a terminal a person watches: commands then show live
     /// progress (on standard error) as well as their result.
     public let isTerminal: Bool
@@ -14,8 +16,11 @@ public struct Console: Sendable {
     public let width: Int?
 
     /// Creates a console from two line sinks.
+    ///
+    /// A sink that throws has failed (standard output on a full disk, say): nothing more is
+    /// written to it, and ``outputFailure`` or ``errorFailure`` says why.
     public init(
-        output: @escaping @Sendable (String) -> Void, error: @escaping @Sendable (String) -> Void,
+        output: @escaping @Sendable (String) throws -> Void, error: @escaping @Sendable (String) throws -> Void,
         isTerminal: Bool = false, width: Int? = nil
     ) {
         writeOutput = output
@@ -25,23 +30,29 @@ public struct Console: Sendable {
     }
 
     /// Writes `text` and a newline to the output stream.
-    public func print(_ text: String) { writeOutput(text + "\n") }
+    public func print(_ text: String) { write(text + "\n") }
 
     /// Writes `text` as it is to the output stream.
-    public func write(_ text: String) { writeOutput(text) }
+    public func write(_ text: String) { failures.write(text, with: writeOutput, isOutput: true) }
 
     /// Writes `text` as it is to the error stream.
-    public func writeToError(_ text: String) { writeError(text) }
+    public func writeToError(_ text: String) { failures.write(text, with: writeError, isOutput: false) }
 
     /// Writes `text` and a newline to the error stream.
-    public func printError(_ text: String) { writeError(text + "\n") }
+    public func printError(_ text: String) { writeToError(text + "\n") }
+
+    /// Why writing to the output stream failed, if it has: what was written after it was lost.
+    public var outputFailure: String? { failures.output }
+
+    /// Why writing to the error stream failed, if it has.
+    public var errorFailure: String? { failures.error }
 
     /// The process's standard output and standard error.
     public static var standard: Console {
         Console(
-            output: { FileHandle.standardOutput.write(Data($0.utf8)) },
-            error: { FileHandle.standardError.write(Data($0.utf8)) }, isTerminal: isatty(STDOUT_FILENO) != 0,
-            width: errorTerminalWidth())
+            output: { try OutputFile.write(Data($0.utf8), to: STDOUT_FILENO) },
+            error: { try OutputFile.write(Data($0.utf8), to: STDERR_FILENO) },
+            isTerminal: isatty(STDOUT_FILENO) != 0, width: errorTerminalWidth())
     }
 
     /// The width of the terminal standard error writes to: `COLUMNS` when it is set (it
@@ -72,6 +83,35 @@ public struct Console: Sendable {
                 width: width),
             captured
         )
+    }
+}
+
+/// The first failure of a console's two streams: once a stream has failed, nothing more is
+/// written to it.
+// @unchecked Sendable: both fields are only touched with `lock` held.
+private final class StreamFailures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var outputFailure: String?
+    private var errorFailure: String?
+
+    var output: String? { lock.withLock { outputFailure } }
+    var error: String? { lock.withLock { errorFailure } }
+
+    /// Writes `text` with `sink` unless its stream has failed; notes the failure if it throws.
+    func write(_ text: String, with sink: @Sendable (String) throws -> Void, isOutput: Bool) {
+        guard (isOutput ? output : error) == nil else { return }
+        do {
+            try sink(text)
+        } catch {
+            let why = (error as? any LocalizedError)?.errorDescription ?? error.localizedDescription
+            lock.withLock {
+                if isOutput {
+                    if outputFailure == nil { outputFailure = why }
+                } else if errorFailure == nil {
+                    errorFailure = why
+                }
+            }
+        }
     }
 }
 

@@ -25,15 +25,24 @@ public enum Mockble {
 
             Run mockble COMMAND --help for a command's arguments.
             Exit status: 0 success, 1 a check failed, 2 bad input (no command, an unknown
-            command or option, a missing or invalid file).
+            command or option, a missing or invalid file) or output that cannot be written.
             """
     }
 
     /// Runs the tool with `arguments` (without the program name) and returns its exit status.
     ///
     /// Without arguments it prints ``help`` to standard output, as `--help` does, and returns
-    /// ``CommandStatus/badInput``: no command was given.
+    /// ``CommandStatus/badInput``: no command was given. When the console's output stream
+    /// failed (a full disk, a closed descriptor), it says so on the error stream and returns
+    /// ``CommandStatus/badInput`` whatever the command returned: its output was lost.
     public static func main(arguments: [String], console: Console) async -> CommandStatus {
+        let status = await perform(arguments, console)
+        guard let failure = console.outputFailure else { return status }
+        console.printError("mockble: cannot write standard output: \(failure)")
+        return .badInput
+    }
+
+    private static func perform(_ arguments: [String], _ console: Console) async -> CommandStatus {
         guard let first = arguments.first else {
             console.print(help)
             return .badInput

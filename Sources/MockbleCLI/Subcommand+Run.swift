@@ -24,7 +24,8 @@ extension Subcommand {
               --format F   text (default), json, mermaid or html.
               --seed N     Run with seed N instead of the file's (0 to 2^64-1).
               --mode M     Run in fast or realistic mode instead of the file's.
-              --out PATH   Write the trace to PATH (replacing it) instead of standard output.
+              --out PATH   Write the trace to PATH instead of standard output (a file
+                           there is replaced; a device or a named pipe is written to).
               -h, --help   Show this help.
 
             Exit status: 0 every "expect" held, 1 one failed (the step is named on standard
@@ -82,7 +83,7 @@ extension Subcommand {
                 }
             if let path = options.out {
                 do {
-                    try Data(output.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+                    try OutputFile.write(Data(output.utf8), to: path)
                 } catch {
                     console.printError("mockble run: cannot write \(path): \(Self.whyUnwritable(path, error))")
                     return .badInput
