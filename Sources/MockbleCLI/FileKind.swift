@@ -66,3 +66,35 @@ enum FileKind: Equatable {
         }
     }
 }
+
+/// What a command that runs a scenario (`run`, `explore`) says when the file it was given is
+/// something else.
+enum ScenarioArgument {
+    /// The complaint about `file` before it is loaded (a folder, a capture, a recording), or
+    /// `nil` when it may be a scenario.
+    static func mismatch(_ file: String, command: String) -> String? {
+        switch FileKind(path: file) {
+        case .folder:
+            "mockble \(command): `\(file)` is a folder; `\(command)` expects a scenario file (.json)"
+        case .capture:
+            "mockble \(command): `\(file)` is a Bluetooth capture; `\(command)` expects a scenario — "
+                + "`mockble import \(file)` makes one from it"
+        case .recording:
+            "mockble \(command): `\(file)` is a recording; `\(command)` expects a scenario — "
+                + "`mockble import \(file)` makes one from it"
+        default: nil
+        }
+    }
+
+    /// What to say when `file` did not load as a scenario with `error`: that it is a peripheral
+    /// profile, when it loads as one, else the error.
+    static func loadFailure(_ file: String, _ error: FixtureError, command: String) -> String {
+        if FileKind(path: file) == .profile,
+            (try? PeripheralProfile.load(contentsOf: URL(fileURLWithPath: file))) != nil
+        {
+            return "mockble \(command): `\(file)` is a peripheral profile; `\(command)` expects a scenario — "
+                + "`validate` checks profiles"
+        }
+        return "mockble \(command): \(error)"
+    }
+}

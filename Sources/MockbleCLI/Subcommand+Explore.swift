@@ -51,11 +51,15 @@ extension Subcommand {
                 console.printError("mockble explore: \(error.message)")
                 return .badInput
             }
+            if let mismatch = ScenarioArgument.mismatch(options.file, command: "explore") {
+                console.printError(mismatch)
+                return .badInput
+            }
             let scenario: Scenario
             do throws(FixtureError) {
                 scenario = try Scenario.load(contentsOf: URL(fileURLWithPath: options.file))
             } catch {
-                console.printError("mockble explore: \(error)")
+                console.printError(ScenarioArgument.loadFailure(options.file, error, command: "explore"))
                 return .badInput
             }
             let display = ProgressDisplay(console: console, enabled: console.isTerminal && options.format == "text")

@@ -42,35 +42,16 @@ extension Subcommand {
             }
             let file = options.file
             let url = URL(fileURLWithPath: file)
-            switch FileKind(path: file) {
-            case .folder:
-                console.printError("mockble run: `\(file)` is a folder; `run` expects a scenario file (.json)")
+            if let mismatch = ScenarioArgument.mismatch(file, command: "run") {
+                console.printError(mismatch)
                 return .badInput
-            case .capture:
-                console.printError(
-                    "mockble run: `\(file)` is a Bluetooth capture; `run` expects a scenario — "
-                        + "`mockble import \(file)` makes one from it")
-                return .badInput
-            case .recording:
-                console.printError(
-                    "mockble run: `\(file)` is a recording; `run` expects a scenario — "
-                        + "`mockble import \(file)` makes one from it")
-                return .badInput
-            default:
-                break
             }
             let scenario: Scenario
             do throws(FixtureError) {
                 scenario = try Scenario.load(
                     contentsOf: url, overrides: Scenario.Overrides(seed: options.seed, mode: options.mode))
             } catch {
-                if FileKind(path: file) == .profile, (try? PeripheralProfile.load(contentsOf: url)) != nil {
-                    console.printError(
-                        "mockble run: `\(file)` is a peripheral profile; `run` expects a scenario — "
-                            + "`validate` checks profiles")
-                } else {
-                    console.printError("mockble run: \(error)")
-                }
+                console.printError(ScenarioArgument.loadFailure(file, error, command: "run"))
                 return .badInput
             }
             let trace = await ScenarioRunner(scenario).run()

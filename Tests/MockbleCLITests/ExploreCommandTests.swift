@@ -217,4 +217,40 @@ struct ExploreCommandTests {
         #expect(output.error.hasPrefix("mockble explore: "))
         #expect(output.error.contains("no such file: /nonexistent/scenario.json"))
     }
+
+    @Test("A peripheral profile, a folder, a capture or a recording given as the scenario is named for what it is")
+    func notAScenario() async throws {
+        let root = FixtureDirectory.root
+        let profile = root.appendingPathComponent("peripherals/heart-rate.json").path
+        let folder = root.appendingPathComponent("scenarios").path
+        let capture = root.appendingPathComponent("captures/notifications.btsnoop").path
+        let recording = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "mockble-explore-recording-\(ProcessInfo.processInfo.processIdentifier).json")
+        try Data(#"{"format": "mockble-recording", "version": 1}"#.utf8).write(to: recording)
+        defer { try? FileManager.default.removeItem(at: recording) }
+        let cases: [(String, String)] = [
+            (
+                profile,
+                "mockble explore: `\(profile)` is a peripheral profile; `explore` expects a scenario — "
+                    + "`validate` checks profiles"
+            ),
+            (folder, "mockble explore: `\(folder)` is a folder; `explore` expects a scenario file (.json)"),
+            (
+                capture,
+                "mockble explore: `\(capture)` is a Bluetooth capture; `explore` expects a scenario — "
+                    + "`mockble import \(capture)` makes one from it"
+            ),
+            (
+                recording.path,
+                "mockble explore: `\(recording.path)` is a recording; `explore` expects a scenario — "
+                    + "`mockble import \(recording.path)` makes one from it"
+            ),
+        ]
+        for (file, message) in cases {
+            let (status, output) = await run(["explore", file, "--seeds", "1"])
+            #expect(status == .badInput)
+            #expect(output.error == message + "\n")
+            #expect(output.output.isEmpty)
+        }
+    }
 }

@@ -294,6 +294,15 @@ enum FixtureFile {
         } catch {
             let path = url.path
             guard FileManager.default.fileExists(atPath: path) else {
+                // A symbolic link is there, but no file at its end: it points at a missing file,
+                // or round a loop of links.
+                if (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil {
+                    throw FixtureError(
+                        .missingFile(path), file: url.lastPathComponent, line: 0, column: 0, path: "",
+                        message: "no file at the end of the symbolic link \(path) (it points at a missing file, "
+                            + "or round a loop of links)",
+                        fix: "check where the link points (`ls -l \(path)`)")
+                }
                 throw FixtureError(
                     .missingFile(path), file: url.lastPathComponent, line: 0, column: 0, path: "",
                     message: "no such file: \(path)",

@@ -328,6 +328,34 @@ struct ScenarioLoadingTests {
         }
     }
 
+    @Test("A scenario path that is a symbolic link to nothing, or round a loop of links, says so")
+    func aLinkToNothingIsAMissingFileErrorThatSaysItIsALink() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "scenario-links-\(ProcessInfo.processInfo.processIdentifier)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = folder.appendingPathComponent("first.json")
+        let second = folder.appendingPathComponent("second.json")
+        let dangling = folder.appendingPathComponent("dangling.json")
+        try FileManager.default.createSymbolicLink(atPath: first.path, withDestinationPath: second.path)
+        try FileManager.default.createSymbolicLink(atPath: second.path, withDestinationPath: first.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: dangling.path, withDestinationPath: folder.appendingPathComponent("gone.json").path)
+        for link in [first, dangling] {
+            do {
+                _ = try Scenario.load(contentsOf: link)
+                Issue.record("expected an error")
+            } catch {
+                #expect(error.kind == .missingFile(link.path))
+                #expect(
+                    error.description
+                        == "\(link.lastPathComponent): no file at the end of the symbolic link \(link.path) (it points "
+                        + "at a missing file, or round a loop of links); check where the link points (`ls -l \(link.path)`)"
+                )
+            }
+        }
+    }
+
     @Test func aValidScenarioReadsEveryField() throws {
         let scenario = try S.scenario(
             S.inline(
