@@ -7,10 +7,13 @@ import BLECore
 /// `"180d"`, `"0000180D"`, `"0000180D-0000-1000-8000-00805F9B34FB"`); an expected object matches when each of its fields matches (so
 /// `{"error": {"code": 3}}` need not spell out the domain); an expected string matches an
 /// error by its name (`{"error": "writeNotPermitted"}`); arrays match element by element;
-/// `null` matches a field the record does not have. A value of a type its field never has
-/// (`{"ok": "yes"}`, `{"value": {"hex": "01"}}`: the trace prints bytes as a hex string), and a
-/// key of an expected object that the field's objects never have (`{"reason": {"centrl":
-/// null}}`), are errors in the file, reported with their position when the scenario is read.
+/// `null` matches a field the record does not have; a `time` matches the same instant in any
+/// spelling of a duration (`"250ms"` matches the trace's `"0.25s"`). A value of a type its field
+/// never has (`{"ok": "yes"}`, `{"value": {"hex": "01"}}`: the trace prints bytes as a hex
+/// string), a value no trace shows (an error name, domain, manager state or op that does not
+/// exist, a time that is no duration), and a key of an expected object that the field's objects
+/// never have (`{"reason": {"centrl": null}}`), are errors in the file, reported with their
+/// position when the scenario is read.
 public struct ScenarioExpectation: Sendable, Hashable {
     /// The expected fields, in the order written.
     public var fields: [FixtureJSON.Member]
@@ -41,6 +44,9 @@ public struct ScenarioExpectation: Sendable, Hashable {
         case value
         /// A UUID, in any spelling the format allows (compared as the UUID it names).
         case uuid
+        /// A time, in any spelling of a duration the format allows (compared as the instant it
+        /// names).
+        case duration
         /// An object with these keys.
         case object([(name: String, shape: Shape)])
         /// An object whose keys are UUIDs (`serviceData`'s), each value of this shape.
@@ -76,6 +82,8 @@ public struct ScenarioExpectation: Sendable, Hashable {
             let error = Shape.object([("domain", .value), ("code", .value), ("name", .value)])
             let uuids = Shape.array(.uuid)
             switch name {
+            case "time":
+                return .duration
             case "error":
                 return error
             case "reason":
@@ -154,13 +162,25 @@ public struct ScenarioExpectation: Sendable, Hashable {
             guard case .string = value.value else {
                 throw FixtureError.wrongType(value, expected: "a time as the trace prints it", example: "\"0.245s\"")
             }
+            // Compared as the instant it names ("250ms" matches the trace's "0.25s").
+            _ = try FixtureDuration.parse(value)
         case "state":
-            guard case .string = value.value else {
+            guard case .string(let name) = value.value else {
                 throw FixtureError.wrongType(value, expected: "a manager state", example: "\"poweredOn\"")
             }
+            guard ManagerState(name: name) != nil else {
+                throw FixtureError(
+                    .unknownValue(name), at: value, message: "unknown manager state \"\(name)\"",
+                    fix: FixtureError.choice(for: name, among: ManagerState.allCases.map(\.description)))
+            }
         case "op":
-            guard case .string = value.value else {
+            guard case .string(let name) = value.value else {
                 throw FixtureError.wrongType(value, expected: "an op name", example: "\"read\"")
+            }
+            guard ScenarioStep.Operation.names.contains(name) else {
+                throw FixtureError(
+                    .unknownOp(name), at: value, message: "unknown op \"\(name)\"",
+                    fix: FixtureError.choice(for: name, among: ScenarioStep.Operation.names))
             }
         case "value", "stored":
             guard case .string(let text) = value.value, isHex(text) else {
@@ -175,7 +195,7 @@ public struct ScenarioExpectation: Sendable, Hashable {
             }
         case "error":
             switch value.value {
-            case .string, .object: break
+            case .string, .object: try checkError(value)
             default:
                 throw FixtureError.wrongType(
                     value, expected: "an error's name or an object of its fields",
@@ -183,11 +203,71 @@ public struct ScenarioExpectation: Sendable, Hashable {
             }
         default:  // discovered, reason: structured values
             switch value.value {
-            case .object, .array: break
+            case .object(let members):
+                // The error a central saw, in a disconnection's reason.
+                if field == "reason", let central = members.first(where: { $0.key == "central" })?.value {
+                    try checkError(central)
+                }
+            case .array: break
             default:
                 throw FixtureError.wrongType(value, expected: "an object or an array", example: "{\"central\": null}")
             }
         }
+    }
+
+    /// Checks an expected error (a name, or an object of its fields) for names, domains and
+    /// codes no trace shows; other types and keys are left to the field's checks.
+    static func checkError(_ value: FixtureJSON) throws(FixtureError) {
+        switch value.value {
+        case .string: try checkErrorName(value, domain: nil)
+        case .object(let members):
+            // (Unknown keys are checked against the error's shape after this.)
+            var domain: String?
+            if let node = members.first(where: { $0.key == "domain" })?.value, !isNull(node) {
+                guard case .string(let name) = node.value else {
+                    throw FixtureError.wrongType(node, expected: "an error domain", example: "\"att\"")
+                }
+                guard TraceErrorNames.domains.contains(name) else {
+                    throw FixtureError(
+                        .unknownValue(name), at: node, message: "unknown error domain \"\(name)\"",
+                        fix: FixtureError.choice(for: name, among: TraceErrorNames.domains))
+                }
+                domain = name
+            }
+            if let node = members.first(where: { $0.key == "code" })?.value, !isNull(node), node.integer == nil {
+                throw FixtureError.wrongType(node, expected: "an integer", example: "\"code\": 3")
+            }
+            if let node = members.first(where: { $0.key == "name" })?.value, !isNull(node) {
+                guard case .string = node.value else {
+                    throw FixtureError.wrongType(node, expected: "an error's name", example: "\"writeNotPermitted\"")
+                }
+                try checkErrorName(node, domain: domain)
+            }
+        default: break
+        }
+    }
+
+    private static func isNull(_ node: FixtureJSON) -> Bool {
+        if case .null = node.value { return true }
+        return false
+    }
+
+    /// Checks that an expected error name (a string node) is one a trace can show, in `domain`
+    /// when given.
+    ///
+    /// - Throws: ``FixtureError/Kind/unknownValue(_:)``, suggesting the nearest name.
+    static func checkErrorName(_ node: FixtureJSON, domain: String?) throws(FixtureError) {
+        guard case .string(let name) = node.value, !TraceErrorNames.contains(name, domain: domain) else { return }
+        let known = TraceErrorNames.names(domain: domain)
+        let message =
+            domain.map { "\"\(name)\" is not the name of an error of domain \"\($0)\"" }
+            ?? "unknown error name \"\(name)\""
+        let fix =
+            FixtureError.suggestion(for: name, among: known).map { "did you mean \"\($0)\"? " } ?? ""
+        throw FixtureError(
+            .unknownValue(name), at: node, message: message,
+            fix: fix + "use an ATT error's name (\"readNotPermitted\"), a CoreBluetooth error's (\"connectionFailed\") "
+                + "or the kit's (\"notPoweredOn\"), as the trace prints them")
     }
 
     /// The mismatches between this expectation and a record, one message per field.
@@ -216,6 +296,11 @@ public struct ScenarioExpectation: Sendable, Hashable {
         case (.number, .int(let b)): return expected.integer == b
         case (.string(let a), .string(let b)):
             if case .uuid = shape { return sameUUID(a, b) }
+            if case .duration = shape, case .success(let left) = FixtureDuration.parse(text: a),
+                case .success(let right) = FixtureDuration.parse(text: b)
+            {
+                return left == right
+            }
             return a == b || (a.lowercased() == b.lowercased() && isHex(b))
         case (.string(let name), .object(let members)):
             return members.contains { $0.key == "name" && $0.value == .string(name) }
@@ -256,5 +341,47 @@ public struct ScenarioExpectation: Sendable, Hashable {
         case .object(let members):
             "{" + members.map { TraceValue.string($0.key).json + ":" + render($0.value) }.joined(separator: ",") + "}"
         }
+    }
+}
+
+/// The error names a trace shows, by domain (see ``ScenarioTrace/TraceError``).
+enum TraceErrorNames {
+    /// The domains, as the trace spells them.
+    static let domains = ["att", "cb", "kit"]
+
+    /// Whether `name` is an error's name in `domain` (in any domain when `nil`). ATT codes
+    /// without a name of their own are `application(0x80)` and `reserved(0x20)`.
+    static func contains(_ name: String, domain: String?) -> Bool {
+        switch domain {
+        case "att": isATTName(name)
+        case "cb": CoreBluetoothError.Code(name: name) != nil
+        case "kit": ScenarioTrace.TraceError.kitNames.contains(name)
+        default:
+            isATTName(name) || CoreBluetoothError.Code(name: name) != nil
+                || ScenarioTrace.TraceError.kitNames.contains(name)
+        }
+    }
+
+    /// Every name of `domain` (of every domain when `nil`), for suggestions.
+    static func names(domain: String?) -> [String] {
+        let att = ATTError.Code.allNamed.map(\.name)
+        let cb = CoreBluetoothError.Code.allCases.map(\.description)
+        let kit = ScenarioTrace.TraceError.kitNames
+        switch domain {
+        case "att": return att
+        case "cb": return cb
+        case "kit": return kit
+        default: return att + cb + kit
+        }
+    }
+
+    private static func isATTName(_ name: String) -> Bool {
+        if ATTError.Code(name: name) != nil { return true }
+        for prefix in ["application(0x", "reserved(0x"] where name.hasPrefix(prefix) && name.hasSuffix(")") {
+            let digits = name.dropFirst(prefix.count).dropLast()
+            guard digits.count == 2, let code = UInt8(digits, radix: 16) else { return false }
+            return ATTError.Code(rawValue: code).name == name
+        }
+        return false
     }
 }

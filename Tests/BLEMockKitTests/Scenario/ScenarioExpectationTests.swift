@@ -122,6 +122,65 @@ struct ScenarioExpectationTests {
         #expect(error.line == 1)
     }
 
+    /// A value of the right type that no trace can show (an error name, domain, state or op
+    /// that does not exist, a time that is no duration) could never match either: refused where
+    /// it is, naming what it may be instead.
+    @Test(
+        arguments: [
+            (#"{"error": "totallyBogus"}"#, "unknown error name \"totallyBogus\"", "steps[0].expect.error"),
+            (#"{"error": "readNotPermited"}"#, "did you mean \"readNotPermitted\"?", "steps[0].expect.error"),
+            (
+                #"{"error": {"domain": "att", "name": "connectionFailed"}}"#,
+                "\"connectionFailed\" is not the name of an error of domain \"att\"", "steps[0].expect.error.name"
+            ),
+            (#"{"error": {"domain": "usb"}}"#, "unknown error domain \"usb\"", "steps[0].expect.error.domain"),
+            (#"{"error": {"name": "application(0x8a)"}}"#, "unknown error name", "steps[0].expect.error.name"),
+            (
+                #"{"reason": {"central": {"domain": "bt"}}}"#, "unknown error domain \"bt\"",
+                "steps[0].expect.reason.central.domain"
+            ),
+            (#"{"state": "on"}"#, "unknown manager state \"on\"", "steps[0].expect.state"),
+            (#"{"op": "raed"}"#, "did you mean \"read\"?", "steps[0].expect.op"),
+            (#"{"time": "soon"}"#, "\"soon\" is not a duration", "steps[0].expect.time"),
+        ])
+    func anExpectedValueNoTraceShowsIsAnErrorInTheFile(expect: String, message: String, path: String) throws {
+        let json = #"{"peripheral": {"bundled": "battery"}, "steps": [{"op": "scan", "expect": "# + expect + "}]}"
+        let error = #expect(throws: FixtureError.self) { try Scenario(json: Data(json.utf8)) }
+        guard let error else { return }
+        switch (error.kind, path) {
+        case (.unknownValue, _), (.unknownOp, "steps[0].expect.op"), (.badDuration, "steps[0].expect.time"): break
+        default: Issue.record("unexpected kind: \(error)")
+        }
+        #expect(error.description.contains(message), "\(error)")
+        #expect(error.path == path, "\(error)")
+    }
+
+    @Test("Every error name a trace can show is accepted in an expectation, in its domain and without one")
+    func everyErrorNameATraceShowsIsAccepted() throws {
+        var expected: [(String, String)] = ScenarioTrace.TraceError.kitNames.map { ("kit", $0) }
+        expected += CoreBluetoothError.Code.allCases.map { ("cb", $0.description) }
+        expected += (0...255).map { ("att", ATTError.Code(rawValue: UInt8($0)).name) }
+        for (domain, name) in expected {
+            for expect in [#"{"error": "\#(name)"}"#, #"{"error": {"domain": "\#(domain)", "name": "\#(name)"}}"#] {
+                let json =
+                    #"{"peripheral": {"bundled": "battery"}, "steps": [{"op": "scan", "expect": "# + expect + "}]}"
+                #expect(throws: Never.self, "\(expect)") { try Scenario(json: Data(json.utf8)) }
+            }
+        }
+    }
+
+    @Test("An expected time matches the trace's time when both name one instant, in any spelling")
+    func anExpectedTimeMatchesAsADuration() async throws {
+        let result = try await failures(
+            """
+            [{"op": "advance", "by": "250ms", "expect": {"time": "250ms"}},
+             {"op": "advance", "by": "1s", "expect": {"time": "1.25s"}},
+             {"op": "advance", "by": "1ms", "expect": {"time": "1251000us"}},
+             {"op": "advance", "by": "1ms", "expect": {"time": "1.2s"}}]
+            """)
+        #expect(result == [#"step 3 (advance, line 13): expected time "1.2s", got "1.252s""#])
+    }
+
     @Test func nullAndValuesOfTheirFieldsTypesAreAccepted() throws {
         let expect = #"""
             {"ok": false, "attError": 3, "mtu": null, "value": "0A1b", "received": ["01", ""], "error": {"code": 3},
