@@ -109,13 +109,25 @@ extension Scenario {
                     "no scenario op opens or publishes an L2CAP channel, so it would never fire"
                 } else if injection.problem(inCentral: nil) == nil {
                     nil
-                } else if let characteristic = fault.characteristic, !injection.operation.isMadeOnACharacteristic {
-                    "it is not made on a characteristic, so one aimed at \(characteristic) would never fire"
+                } else if fault.characteristic != nil, !injection.operation.isMadeOnACharacteristic {
+                    "it is not made on a characteristic"
                 } else if kind == .attError {
                     "no ATT response answers it"
                 } else {
                     "a peripheral manager's operation waits for no answer from a peer"
                 }
+            // Aimed at a characteristic, an operation not made on one: the characteristic is what
+            // to remove (or the operation to change), so the error points at it.
+            if reason != nil, let characteristic = fault.characteristic, let aim = object["characteristic"],
+                !injection.operation.isMadeOnACharacteristic, !injection.operation.isL2CAP
+            {
+                throw FixtureError(
+                    .unknownValue(operation), at: aim,
+                    message: "\(kind.withArticle) fault on \"\(operation)\" cannot aim at characteristic "
+                        + "\(characteristic): \"\(operation)\" is not made on a characteristic, so it would never fire",
+                    fix: "remove \"characteristic\", or aim the fault at an operation made on one (\"read\", "
+                        + "\"write\", \"subscribe\", \"descriptorDiscovery\")")
+            }
             if let reason {
                 throw FixtureError(
                     .unknownValue(operation), at: node,

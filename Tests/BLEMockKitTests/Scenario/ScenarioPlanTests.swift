@@ -154,8 +154,9 @@ struct ScenarioPlanTests {
             ),
             (
                 #""mode": "realistic", "seed": 1, "plan": {"faults": [{"at": "1s", "kind": "coreBluetoothError", "operation": "connect", "characteristic": "2A19"}]}"#,
-                "a coreBluetoothError fault cannot aim at \"connect\": it is not made on a characteristic, so one "
-                    + "aimed at 2A19 would never fire"
+                "plan.faults[0].characteristic: a coreBluetoothError fault on \"connect\" cannot aim at characteristic "
+                    + "2A19: \"connect\" is not made on a characteristic, so it would never fire; remove "
+                    + "\"characteristic\", or aim the fault at an operation made on one"
             ),
             // A field the kind never reads.
             (
