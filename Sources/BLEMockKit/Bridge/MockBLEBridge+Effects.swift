@@ -137,6 +137,7 @@ extension MockBLEBridge {
             guard world.awaitsRestoration(.central(identifier)) else { return }
             centralStreams[identifier] = events
             mutate { $0.restore(central: identifier, configuration: configuration) }
+            releaseHeldOnJoining(.central(identifier))
             return
         }
         centralStreams[identifier] = events
@@ -163,11 +164,22 @@ extension MockBLEBridge {
             peripheralStreams[identifier] = events
             handlers[identifier] = RequestHandler(configuration)
             mutate { $0.restore(peripheral: identifier, configuration: configuration) }
+            releaseHeldOnJoining(.peripheral(identifier))
             return
         }
         peripheralStreams[identifier] = events
         handlers[identifier] = RequestHandler(configuration)
         mutate { $0.addPeripheral(identifier, configuration: configuration) }
+    }
+
+    /// A relaunched manager of the async API, outside a run, gets what was held for it as it
+    /// joins: nothing else would run this instant's step that releases it (its calls run only
+    /// what they need of the schedule), and until it ran every event for the manager was held
+    /// too. A front end's command runs the instant's steps once it has reported the manager's
+    /// state, and a run's driver runs them before time moves, each in their order.
+    private func releaseHeldOnJoining(_ manager: Manager) {
+        guard !driving, !applyingFrontEndCommands else { return }
+        mutate { $0.releaseHeldAtOnce(manager) }
     }
 
     // MARK: L2CAP channels

@@ -114,6 +114,19 @@ extension World {
         effects.append(contentsOf: held)
     }
 
+    /// Hands a relaunched app's manager what was held for it now, rather than at the scheduled
+    /// step of this instant (see ``restore(central:configuration:)``): for a manager of the async
+    /// API outside a run, which reports nothing as it joins, and whose calls run only what they
+    /// need of the schedule (so the step would wait for some later call, and the events held,
+    /// and all that came for the manager meanwhile, with it).
+    mutating func releaseHeldAtOnce(_ manager: Manager) {
+        schedule.removeAll {
+            if case .releaseHeld(manager) = $0 { return true }
+            return false
+        }
+        releaseHeld(manager)
+    }
+
     /// A relaunched app's peripheral manager takes over its services, advertising and links.
     mutating func restore(peripheral: UUID, configuration: MockPeripheralManager.Configuration) {
         guard let restored = peripherals[peripheral]?.pendingRestoration else { return }

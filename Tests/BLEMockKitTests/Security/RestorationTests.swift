@@ -308,4 +308,75 @@ struct RestorationTests {
             #expect(poweredOn < events.firstIndex(of: .valueUpdated(measurement, Data([1])))!)
         }
     }
+
+    /// In fast mode outside a run nothing moves the schedule but the calls that need it: what
+    /// was held for a relaunched app's manager reaches it as it joins, and what comes after
+    /// reaches it as it happens (it was held until some later call happened to run the schedule,
+    /// and `finish()` dropped it unreported).
+    @Test("In fast mode a relaunched central gets the notifications held for it and those after, in order")
+    func aFastRelaunchedCentralGetsHeldAndLaterNotifications() async throws {
+        let bridge = MockBLEBridge()
+        let watch = MockPeripheralManager(bridge: bridge)
+        let service = try await watch.add(
+            GATTService(
+                uuid: "FFF0",
+                characteristics: [GATTCharacteristic(uuid: "FFF3", properties: .notify, permissions: .readable)]))
+        try await watch.startAdvertising(AdvertisementData(localName: "Watch"))
+        let first = MockCentralManager(configuration: .init(restoreIdentifier: "companion"), bridge: bridge)
+        try await first.scanForPeripherals(withServices: nil)
+        await first.stopScan()
+        try await first.connect(watch.identifier)
+        let status = try await first.discoverAll(for: watch.identifier)[0]
+        try await first.setNotifyValue(true, for: status)
+        await first.simulateAppTermination()
+        #expect(try await watch.updateValue(Data([1]), for: service.characteristics[0]))
+
+        let relaunched = MockCentralManager(configuration: .init(restoreIdentifier: "companion"), bridge: bridge)
+        let events = relaunched.events()
+        #expect(await relaunched.waitForPoweredOn() == .poweredOn)
+        #expect(await relaunched.isConnected(watch.identifier))
+        #expect(try await watch.updateValue(Data([2]), for: service.characteristics[0]))
+        // (finish() ends the streams: what was not delivered by then never will be.)
+        _ = await bridge.finish()
+        let received = await events.prefixArray(4)
+        #expect(received.count == 3)
+        guard case .willRestoreState = received.first else {
+            Issue.record("expected the restored state first, got \(received)")
+            return
+        }
+        #expect(Array(received.dropFirst()) == [.valueUpdated(status, Data([1])), .valueUpdated(status, Data([2]))])
+    }
+
+    @Test("In fast mode a relaunched peripheral manager hears the writes held for it and those after, in order")
+    func aFastRelaunchedPeripheralManagerHearsHeldAndLaterWrites() async throws {
+        let bridge = MockBLEBridge()
+        // (Handling requests itself: automatic answering hands the app no write requests.)
+        let configuration = MockPeripheralManager.Configuration(requestHandling: .manual, restoreIdentifier: "watch")
+        let watch = MockPeripheralManager(configuration: configuration, bridge: bridge)
+        _ = try await watch.add(
+            GATTService(
+                uuid: "FFF0",
+                characteristics: [
+                    GATTCharacteristic(uuid: "FFF2", properties: .writeWithoutResponse, permissions: .writeable)
+                ]))
+        try await watch.startAdvertising(AdvertisementData(localName: "Watch"))
+        let phone = MockCentralManager(bridge: bridge)
+        try await phone.scanForPeripherals(withServices: nil)
+        await phone.stopScan()
+        try await phone.connect(watch.identifier)
+        let data = try await phone.discoverAll(for: watch.identifier)[0]
+        await watch.simulateAppTermination()
+        try await phone.writeValue(Data([1]), for: data, type: .withoutResponse)
+
+        let relaunched = MockPeripheralManager(configuration: configuration, bridge: bridge)
+        let events = relaunched.events()
+        #expect(await relaunched.isAdvertising)
+        try await phone.writeValue(Data([2]), for: data, type: .withoutResponse)
+        _ = await bridge.finish()
+        var written: [Data?] = []
+        for await event in events {
+            if case .writeRequests(let requests) = event { written += requests.map(\.value) }
+        }
+        #expect(written == [Data([1]), Data([2])])
+    }
 }
