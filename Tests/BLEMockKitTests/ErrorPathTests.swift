@@ -271,10 +271,11 @@ extension ErrorPathConnectionTests {
             if case .failedToConnect = $0 { return true }
             return false
         }
+        // (The central heard its name before it stopped advertising, and keeps knowing it.)
         #expect(
             event
                 == .failedToConnect(
-                    RemotePeripheral(identifier: peripheral.identifier, name: nil),
+                    RemotePeripheral(identifier: peripheral.identifier, name: "Gone"),
                     CoreBluetoothError(.connectionTimeout)))
         let failure = await bridge.log.last { $0.kind == .connectionFailed }
         #expect(failure?.error == .coreBluetooth(CoreBluetoothError(.connectionTimeout)))

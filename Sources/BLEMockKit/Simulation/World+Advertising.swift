@@ -76,6 +76,8 @@ extension World {
         let rssi = currentRSSI(of: peripheral)
         self.record(.discovered, central: central, peripheral: peripheral, detail: "rssi=\(rssi)")
         var heard = advertisement
+        // The system knows the name it heard from now on (see `Peripheral.heardName`).
+        if let name = heard.localName { peripherals.inPlace(at: p) { if $0.heardName != name { $0.heardName = name } } }
         if !heard.overflowServiceUUIDs.isEmpty {
             // The overflow area is a hashed bit mask: only a scan that names a UUID can tell it is there.
             heard.overflowServiceUUIDs = heard.overflowServiceUUIDs.filter { scan.services?.contains($0) ?? false }

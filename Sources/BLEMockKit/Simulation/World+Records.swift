@@ -192,6 +192,10 @@ extension World {
         var proximitySimulated = false
         /// The advertisement on the air, or `nil` when not advertising.
         var advertisement: AdvertisementData?
+        /// The last local name a central heard in its advertisements: the system keeps knowing
+        /// it (as CoreBluetooth keeps a peripheral's name) once the peripheral stops advertising,
+        /// advertises without a name, or advertises from the background.
+        var heardName: String?
         /// Whether an advertising event is scheduled for this peripheral.
         var advertisingScheduled = false
         /// When its first advertisement since `startAdvertising` goes out.
@@ -250,9 +254,10 @@ extension World {
             return cut
         }
 
-        /// What centrals see as its name: the GAP name, else the advertised local name.
-        /// (The same as `airAdvertisement?.localName`, without building the cut-down advertisement.)
-        var name: String? { configuration.name ?? (isInBackground ? nil : advertisement?.localName) }
+        /// What centrals see as its name: the GAP name, else the local name its advertisements
+        /// carry on the air now (`airAdvertisement?.localName`, without building the cut-down
+        /// advertisement), else the last one a central heard (``heardName``).
+        var name: String? { configuration.name ?? (isInBackground ? nil : advertisement?.localName) ?? heardName }
 
         var isConnectable: Bool { advertisement.map { $0.isConnectable ?? true } ?? false }
     }
