@@ -129,6 +129,41 @@ public struct FixtureJSON: Hashable, Sendable {
         return Int(double)
     }
 
+    /// The number as a `UInt64`, if it is a whole number from 0 to 2^64 − 1 in any JSON
+    /// spelling (`42`, `42.0`, `4.2e1`), read exactly: through a `Double` a number above 2^53
+    /// (a seed) would be rounded.
+    public var unsignedInteger: UInt64? {
+        guard case .number(let text) = value else { return nil }
+        if let exact = UInt64(text) { return exact }
+        var mantissa = Substring(text)
+        var exponent = 0
+        if let marker = text.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            guard let parsed = Int(text[text.index(after: marker)...]) else { return nil }
+            exponent = parsed
+            mantissa = text[..<marker]
+        }
+        let negative = mantissa.hasPrefix("-")
+        if negative { mantissa = mantissa.dropFirst() }
+        let parts = mantissa.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let digits = parts.joined()
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        let significant = digits.drop { $0 == "0" }
+        // Zero in any spelling (`0.0`, `-0`, `0e5`).
+        guard !significant.isEmpty else { return 0 }
+        // (Past these exponents a number that is not zero is too large, or not whole.)
+        guard !negative, (-100...100).contains(exponent) else { return nil }
+        // Where the decimal point falls in `digits`; a whole number has only zeros after it.
+        let point = parts[0].count + exponent
+        let leadingZeros = digits.count - significant.count
+        // (2^64 − 1 has 20 digits: a point further right overflows, one left of the first
+        // significant digit leaves a fraction.)
+        guard point > leadingZeros, point - leadingZeros <= 20 else { return nil }
+        let whole = String(significant.prefix(point - leadingZeros))
+        let fraction = significant.dropFirst(point - leadingZeros)
+        guard fraction.allSatisfy({ $0 == "0" }) else { return nil }
+        return UInt64(whole + String(repeating: "0", count: max(0, point - leadingZeros - whole.count)))
+    }
+
     /// The number as a `Double`, if the value is a number.
     public var double: Double? {
         guard case .number(let text) = value else { return nil }

@@ -74,7 +74,7 @@ extension Scenario {
         if let value = root["mode"] { mode = try Self.choice(value, among: Mode.self, what: "mode") }
         var seed: UInt64?
         if let value = root["seed"] {
-            guard case .number(let text) = value.value, let parsed = UInt64(text) else {
+            guard let parsed = value.unsignedInteger else {
                 throw FixtureError.wrongType(value, expected: "a seed", example: "a whole number from 0 to 2^64-1")
             }
             seed = parsed

@@ -315,6 +315,32 @@ struct ScenarioLoadingTests {
         #expect(namedTrace == (await ScenarioRunner(byFile).run()))
     }
 
+    @Test(
+        "A seed is any JSON spelling of a whole number from 0 to 2^64 - 1, read exactly",
+        arguments: [
+            ("42", UInt64(42)), ("42.0", 42), ("4.2e1", 42), ("4200E-2", 42), ("0.5e1", 5), ("1e3", 1_000),
+            ("-0", 0), ("0.0e-5", 0), ("0e99999", 0), ("18446744073709551615", .max),
+            ("1.8446744073709551615e19", .max), ("9007199254740993", 9_007_199_254_740_993),
+            ("9007199254740993.000", 9_007_199_254_740_993),
+        ])
+    func aSeedInAnyWholeNumberSpelling(text: String, seed: UInt64) throws {
+        let json = #"{"mode": "realistic", "seed": "# + text + #", "peripheral": {"bundled": "battery"}, "steps": []}"#
+        #expect(try Scenario(json: Data(json.utf8)).seed == seed)
+    }
+
+    @Test(
+        "A seed that is not a whole number from 0 to 2^64 - 1 is refused where it is",
+        arguments: [
+            "1.5", "0.05", "-1", "-1e2", "18446744073709551616", "1.8446744073709551616e19", "1e20", "1e-1",
+            "1e9223372036854775807", "\"7\"",
+        ])
+    func aSeedThatIsNoWholeNumberIsRefused(text: String) throws {
+        let json = #"{"mode": "realistic", "seed": "# + text + #", "peripheral": {"bundled": "battery"}, "steps": []}"#
+        let error = #expect(throws: FixtureError.self) { try Scenario(json: Data(json.utf8)) }
+        #expect(error?.kind == .wrongType(expected: "a seed"))
+        #expect(error?.path == "seed")
+    }
+
     @Test func aMissingScenarioFileIsAMissingFileError() {
         do {
             _ = try Scenario.load(contentsOf: URL(fileURLWithPath: "/nonexistent/scenario.json"))
