@@ -590,19 +590,43 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         }
     }
 
-    /// The objects for a service the system kept published for a restored manager: the
-    /// service and its characteristics, in the order of `local`'s.
-    private static func restoredService(_ local: LocalService) -> (CBMMutableService, [CBMMutableCharacteristic]) {
-        let service = CBMMutableService(type: CBMUUID(bluetoothUUID: local.uuid), primary: local.isPrimary)
-        let characteristics = local.characteristics.map { characteristic in
-            CBMMutableCharacteristic(
-                type: CBMUUID(bluetoothUUID: characteristic.uuid),
-                properties: CBMCharacteristicProperties(rawValue: characteristic.properties.rawValue), value: nil,
-                permissions: CBMAttributePermissions(characteristic.permissions))
+    /// The objects for the services the system kept published for a restored manager, as the
+    /// app published them (`CBPeripheralManagerRestoredStateServicesKey`): each service and its
+    /// characteristics, in the order of `locals`, with a static characteristic's value, the
+    /// descriptors (`attributes`, by value handle) and the included services.
+    private static func restoredServices(
+        _ locals: [LocalService],
+        _ attributes: [UInt16: (value: Data?, descriptors: [(uuid: BluetoothUUID, value: Data)])]
+    ) -> [(CBMMutableService, [CBMMutableCharacteristic])] {
+        let restored = locals.map { local in
+            let service = CBMMutableService(type: CBMUUID(bluetoothUUID: local.uuid), primary: local.isPrimary)
+            let characteristics = local.characteristics.map { characteristic in
+                let kept = attributes[characteristic.handle]
+                let object = CBMMutableCharacteristic(
+                    type: CBMUUID(bluetoothUUID: characteristic.uuid),
+                    properties: CBMCharacteristicProperties(rawValue: characteristic.properties.rawValue),
+                    value: kept?.value, permissions: CBMAttributePermissions(characteristic.permissions))
+                if let descriptors = kept?.descriptors, !descriptors.isEmpty {
+                    object.descriptors = descriptors.map { descriptor in
+                        CBMMutableDescriptor(
+                            type: CBMUUID(bluetoothUUID: descriptor.uuid),
+                            value: CBMDescriptor.typedValue(descriptor.value, uuid: descriptor.uuid))
+                    }
+                }
+                return object
+            }
+            service.characteristics = characteristics
+            for characteristic in characteristics {
+                characteristic.lock.withLock { characteristic.setService(service) }
+            }
+            return (service, characteristics)
         }
-        service.characteristics = characteristics
-        for characteristic in characteristics { characteristic.lock.withLock { characteristic.setService(service) } }
-        return (service, characteristics)
+        for (local, (service, _)) in zip(locals, restored) where !local.includedServiceHandles.isEmpty {
+            service.includedServices = local.includedServiceHandles.compactMap { handle in
+                zip(locals, restored).first { $0.0.handle == handle }?.1.0
+            }
+        }
+        return restored
     }
 
     // MARK: Events
@@ -695,13 +719,21 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             // The subscriber tables change in the order of the app's callbacks, so the answer of
             // an `updateValue` in a callback does not depend on how far the bridge has gone.
             lane.deliver { [self] in
+                // (Once: a central that subscribed while the app was terminated is among the
+                // subscribers its restored state listed.)
                 lock.withLock {
                     // (Unless the app removed the service meanwhile.)
-                    if characteristics[local.handle] === characteristic {
+                    if characteristics[local.handle] === characteristic,
+                        subscribers[local.handle]?.contains(where: { $0 === central }) != true
+                    {
                         subscribers[local.handle, default: []].append(central)
                     }
                 }
-                characteristic.lock.withLock { characteristic.subscribers.append(central) }
+                characteristic.lock.withLock {
+                    if !characteristic.subscribers.contains(where: { $0 === central }) {
+                        characteristic.subscribers.append(central)
+                    }
+                }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.peripheralManager(manager, central: central, didSubscribeTo: characteristic)
             }
@@ -726,7 +758,8 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             // The services the system kept stay published: the app gets them back as objects
             // (with the centrals subscribed), and requests for them reach its delegate with those
             // objects, as CoreBluetooth restores them.
-            let services = restored.services.map(Self.restoredService)
+            let services = Self.restoredServices(
+                restored.services, peripheral.assumeIsolated { $0.restoredAttributes() })
             let subscribed = peripheral.assumeIsolated { $0.restoredSubscribers() }.mapValues { $0.map(centralObject) }
             // Each characteristic object with what it stands for (fresh objects: nobody else sees
             // them until the lock below publishes them).

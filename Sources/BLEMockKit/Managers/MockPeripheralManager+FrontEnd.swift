@@ -51,6 +51,25 @@ extension MockPeripheralManager {
         }
     }
 
+    /// What the system kept published for a restored manager beyond its `LocalService`s, by
+    /// characteristic value handle: the value a static characteristic answers reads with (`nil`
+    /// for a dynamic one), and its descriptors other than the CCCD, with their values (call it on
+    /// the bridge's executor, as ``restoredSubscribers()``).
+    package func restoredAttributes() -> [UInt16: (value: Data?, descriptors: [(uuid: BluetoothUUID, value: Data)])] {
+        bridge.assumeIsolated { bridge in
+            var attributes: [UInt16: (value: Data?, descriptors: [(uuid: BluetoothUUID, value: Data)])] = [:]
+            for service in bridge.world.peripherals[identifier]?.database.services ?? [] {
+                for characteristic in service.characteristics {
+                    attributes[characteristic.local.handle] = (
+                        characteristic.isStatic ? characteristic.value : nil,
+                        characteristic.descriptors.map { ($0.uuid, $0.value) }
+                    )
+                }
+            }
+            return attributes
+        }
+    }
+
     /// Detaches this manager's front end (it went away). Once the app was terminated with a
     /// restore identifier, the front end attached is the next manager's: it stays.
     package func detachFrontEnd() {
