@@ -37,7 +37,7 @@ extension ExplorationReport {
             Issue.record(Comment(rawValue: failure.description), sourceLocation: sourceLocation)
             guard var artifacts = failure.artifacts else { continue }
             if let title { artifacts.title = title }
-            MockBridgeTrait.record(artifacts, folder: folder)
+            MockBridgeTrait.record(artifacts, folder: folder, at: sourceLocation)
         }
     }
 }

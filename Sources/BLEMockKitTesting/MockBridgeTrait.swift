@@ -96,11 +96,13 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
         do {
             seeds = try plan.seedsToRun(environment: ProcessInfo.processInfo.environment)
         } catch {
-            Issue.record(Comment(rawValue: "\(error)"))
+            Issue.record(Comment(rawValue: "\(error)"), sourceLocation: test.sourceLocation)
             return
         }
         guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
-            Issue.record("the mock bridge trait needs macOS 15, iOS 18, tvOS 18, watchOS 11 or visionOS 2")
+            Issue.record(
+                "the mock bridge trait needs macOS 15, iOS 18, tvOS 18, watchOS 11 or visionOS 2",
+                sourceLocation: test.sourceLocation)
             return
         }
         let name = Self.name(of: test)
@@ -132,7 +134,9 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                     if let error = outcome.error {
                         switch Thrown(error, testCancelled: Task.isCancelled) {
                         case .failure:
-                            Issue.record(error, Comment(rawValue: "the test threw on bridge seed \(seed)"))
+                            Issue.record(
+                                error, Comment(rawValue: "the test threw on bridge seed \(seed)"),
+                                sourceLocation: test.sourceLocation)
                         case .alreadyRecorded:
                             break
                         case .testCancelled:
@@ -144,17 +148,22 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                     }
                     if !outcome.finish.isClean {
                         Issue.record(
-                            Comment(rawValue: "finish() found leftovers on bridge seed \(seed):\n\(outcome.finish)"))
+                            Comment(rawValue: "finish() found leftovers on bridge seed \(seed):\n\(outcome.finish)"),
+                            sourceLocation: test.sourceLocation)
                     }
                     if !outcome.isClean { _ = run.fail(because: nil) }
                 }
                 // A stalled run, or the test's cancellation, cancelled the body; it must have ended
                 // before this scope may return (the body is the test's, and cannot be left running).
-                if await !ended.wait(upTo: .seconds(10)) { Self.stop(name, seed: seed) }
+                if await !ended.wait(upTo: .seconds(10)) { Self.stop(name, seed: seed, at: test.sourceLocation) }
                 if run.failed, let bridge = run.bridge {
                     // The callback a failed test waited for may be one of the calls that got none.
-                    if let unansweredCalls = run.unansweredCalls { Issue.record(Comment(rawValue: unansweredCalls)) }
-                    Self.record(await bridge.runArtifacts(title: title, failures: run.failures), folder: folder)
+                    if let unansweredCalls = run.unansweredCalls {
+                        Issue.record(Comment(rawValue: unansweredCalls), sourceLocation: test.sourceLocation)
+                    }
+                    Self.record(
+                        await bridge.runArtifacts(title: title, failures: run.failures), folder: folder,
+                        at: test.sourceLocation)
                 }
                 // A cancelled test runs no other seed.
                 if let cancellation = run.cancellation { throw cancellation }
@@ -165,7 +174,7 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
     /// Stops the process: a stalled or cancelled test's body did not end when cancelled, and a
     /// trait cannot return while the test's body runs (the testing library's closure would
     /// outlive its scope). Says why, and what to change, rather than trap without a word.
-    static func stop(_ name: String, seed: UInt64) -> Never {
+    static func stop(_ name: String, seed: UInt64, at sourceLocation: SourceLocation) -> Never {
         let message =
             "BLEMockKit: \(name) was cancelled on bridge seed \(seed) (by a stall: see the report above; or by "
             + "the test's own cancellation or time limit), and its body did not end when cancelled: it waits "
@@ -175,7 +184,7 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
             + "(wait with `bridge.waitForApp { … }`, or resume the continuation from a "
             + "`withTaskCancellationHandler`), or run the test with XCTest's `runOnMockBridge`, which can "
             + "leave such a body behind."
-        Issue.record(Comment(rawValue: message))
+        Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
         fatalError(message)
     }
 
@@ -201,8 +210,8 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
 
     /// Attaches a failed run's timeline and log to the test, and writes them into `folder`
     /// when one is given or attachments are not available, recording an issue that names
-    /// the files.
-    static func record(_ artifacts: RunArtifacts, folder: String?) {
+    /// the files (at `sourceLocation`, the test's).
+    static func record(_ artifacts: RunArtifacts, folder: String?, at sourceLocation: SourceLocation) {
         #if compiler(>=6.2)
             for file in artifacts.files { Attachment.record(file.text, named: file.name) }
             guard let folder else { return }
@@ -214,10 +223,11 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
             Issue.record(
                 Comment(
                     rawValue: "the timeline and bridge log of bridge seed \(artifacts.seed) are in \(folder): "
-                        + artifacts.files.map(\.name).joined(separator: ", ")))
+                        + artifacts.files.map(\.name).joined(separator: ", ")), sourceLocation: sourceLocation)
         } catch {
             Issue.record(
-                error, Comment(rawValue: "could not write the timeline and log of bridge seed \(artifacts.seed)"))
+                error, Comment(rawValue: "could not write the timeline and log of bridge seed \(artifacts.seed)"),
+                sourceLocation: sourceLocation)
         }
     }
 

@@ -82,7 +82,9 @@ public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            Issue.record(error, Comment(rawValue: "the simulated system could not be installed"))
+            Issue.record(
+                error, Comment(rawValue: "the simulated system could not be installed"),
+                sourceLocation: test.sourceLocation)
             return
         }
         // (Also a system CoreBluetoothMock's statics installed after the test tore its own down.)
@@ -95,10 +97,12 @@ public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
         } catch {
             // The error fails the test, unless it is the test's cancellation (`Test.cancel()`, its
             // time limit), which the testing library reports as such.
-            if failed.value || !Task.isCancelled { await Self.recordFailureNote(of: turn.system ?? system) }
+            if failed.value || !Task.isCancelled {
+                await Self.recordFailureNote(of: turn.system ?? system, at: test.sourceLocation)
+            }
             throw error
         }
-        if failed.value { await Self.recordFailureNote(of: turn.system ?? system) }
+        if failed.value { await Self.recordFailureNote(of: turn.system ?? system, at: test.sourceLocation) }
     }
 
     /// Runs `function`, setting `failed` when an issue recorded in it fails the test.
@@ -121,8 +125,10 @@ public struct SimulatedSystemTrait: TestTrait, SuiteTrait, TestScoping {
     /// For a test that failed: records the operations its app started that were still waiting
     /// and the calls it made that got no callback, if any (the callback the test waited for may
     /// be one of theirs).
-    private static func recordFailureNote(of system: SimulatedSystem) async {
-        if let note = await system.failureNote() { Issue.record(Comment(rawValue: note)) }
+    private static func recordFailureNote(of system: SimulatedSystem, at sourceLocation: SourceLocation) async {
+        if let note = await system.failureNote() {
+            Issue.record(Comment(rawValue: note), sourceLocation: sourceLocation)
+        }
     }
 }
 

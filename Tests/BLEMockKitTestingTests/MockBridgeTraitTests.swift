@@ -147,6 +147,38 @@ struct MockBridgeTraitTests {
         }
     }
 
+    /// The trait's own issues (an error the body threw, leftovers `finish()` found, a bad seed
+    /// variable) point at the test, as the testing library's own do, not at the trait's source.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func theTraitsIssuesPointAtTheTest() async throws {
+        struct Boom: Error {}
+        let test = try #require(Test.current)
+        let thrower = MockBridgeTrait(plan: BridgeTestPlan(configuration: .init(seed: 3)))
+        try await withKnownIssue {
+            try await thrower.provideScope(for: test, testCase: Test.Case.current) { throw Boom() }
+        } matching: { issue in
+            issue.error is Boom && issue.sourceLocation == test.sourceLocation
+                && issue.comments.contains { $0.rawValue == "the test threw on bridge seed 3" }
+        }
+        let leaver = MockBridgeTrait(plan: BridgeTestPlan(configuration: .init(seed: 4)))
+        try await withKnownIssue {
+            try await leaver.provideScope(for: test, testCase: Test.Case.current) {
+                // An injection nothing ever meets: finish() reports it.
+                await MockCentralManager().inject(ErrorInjection(.read, failure: .att(.readNotPermitted)))
+            }
+        } matching: { issue in
+            issue.sourceLocation == test.sourceLocation
+                && issue.comments.contains { $0.rawValue.hasPrefix("finish() found leftovers on bridge seed 4") }
+        }
+        let empty = MockBridgeTrait(plan: BridgeTestPlan(configuration: .init(seed: 0), seeds: []))
+        try await withKnownIssue {
+            try await empty.provideScope(for: test, testCase: Test.Case.current) {}
+        } matching: { issue in
+            issue.sourceLocation == test.sourceLocation
+                && issue.comments.contains { $0.rawValue.hasPrefix("the bridge test plan has no seed") }
+        }
+    }
+
     /// A body that waits on a continuation of its own does not end when the stall cancels it;
     /// the trait waits for it to end before its scope returns (it used to return at once, and
     /// the process trapped: the testing library's closure had escaped its scope). Here the
