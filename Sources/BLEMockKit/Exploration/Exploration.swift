@@ -184,6 +184,7 @@ public struct Exploration: Sendable {
                 report.seedsRun = 1
                 report.coverage.add(outcome)
                 report.window = .zero...outcome.duration
+                report.wasCancelled = Task.isCancelled
                 return report
             }
             window = .zero...max(outcome.duration, .milliseconds(100))
@@ -199,6 +200,8 @@ public struct Exploration: Sendable {
             report.failures.append(await failure(outcome, windowEnd: window.upperBound, trial, &notice, progress))
             if stopsAtFirstFailure { break }
         }
+        // (Cancelled while a failure was checked or shrunk, too.)
+        report.wasCancelled = Task.isCancelled
         return report
 
         // (Nested so that `trial` is captured once.)
@@ -265,7 +268,8 @@ public struct Exploration: Sendable {
         // something besides the bridge (the wall clock, unseeded randomness, threads racing),
         // and shrinking it would keep steps at random. It is reported as found, and as such.
         let again = Task.isCancelled ? nil : await trial(outcome.plan, Keeping())
-        let reproduces = again.map { $0.failed && $0.signature == outcome.signature } ?? true
+        // (A check the cancellation cut short tells nothing: the failure is not called unreproducible.)
+        let reproduces = Task.isCancelled || (again.map { $0.failed && $0.signature == outcome.signature } ?? true)
         var shrinker = ExplorationShrinker(
             failing: outcome.plan, windowEnd: windowEnd, maximumTries: shrinks && reproduces ? maximumShrinkRuns : 0,
             faultKinds: budget.faultKinds)
@@ -285,9 +289,11 @@ public struct Exploration: Sendable {
             let kept = await trial(minimal.plan, Keeping(artifacts: true))
             if kept.failed { artifacts = kept.artifacts }
         }
-        return ExplorationFailureReport(
+        var report = ExplorationFailureReport(
             found: outcome, minimal: minimal, steps: shrinker.steps, shrinkRuns: shrinker.tried, artifacts: artifacts,
             reproduces: reproduces)
+        report.wasCutShort = Task.isCancelled
+        return report
     }
 
     private var parameterProblem: String? {

@@ -79,6 +79,10 @@ public struct ExplorationFailureReport: Sendable, CustomStringConvertible {
     /// depends on something besides the bridge (the wall clock, unseeded randomness, threads
     /// racing): such a failure is not shrunk, and its replay may pass.
     public var reproduces = true
+    /// Whether the exploration was cancelled while this failure was being checked or shrunk:
+    /// ``minimal`` is then the simplest plan found by then, not necessarily a minimal one (and a
+    /// check cut short says nothing of whether the failure reproduces).
+    public var wasCutShort = false
 
     /// The failing seed.
     public var seed: UInt64 { found.plan.seed }
@@ -98,6 +102,11 @@ public struct ExplorationFailureReport: Sendable, CustomStringConvertible {
                 "  not reproducible: run again with the same plan, it did not fail the same way; the body "
                     + "depends on something besides the bridge (the wall clock, unseeded randomness, threads "
                     + "racing), so it was not shrunk, and its replay may pass")
+        }
+        if wasCutShort {
+            lines.append(
+                "  cancelled while it was checked or shrunk: the plan below is the simplest found by then, "
+                    + "not necessarily a minimal one")
         }
         if shrinkRuns > 0 {
             lines.append(

@@ -404,6 +404,76 @@ struct ExplorationRunnerTests {
         #expect(!report.passed)
     }
 
+    /// An exploration of a body that always fails, cancelled from inside its `cancelAtRun`th run
+    /// (1: the failing seed, 2: the check that it fails again, 3 on: shrinking).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    static func failingExplorationCancelled(atRun cancelAtRun: Int) async -> ExplorationReport {
+        final class Box: @unchecked Sendable {
+            // @unchecked Sendable: both fields are only touched with `lock` held.
+            private let lock = NSLock()
+            private var runs = 0
+            var task: Task<ExplorationReport, Never>? {
+                get { lock.withLock { stored } }
+                set { lock.withLock { stored = newValue } }
+            }
+            private var stored: Task<ExplorationReport, Never>?
+            func nextRun() -> Int {
+                lock.withLock {
+                    runs += 1; return runs
+                }
+            }
+        }
+        let box = Box()
+        let exploration = Exploration(
+            budget: ExplorationBudget(faultCount: 2...2, window: .zero ... .seconds(1)), seeds: 10, parallelism: 1,
+            stallPatience: .seconds(3_600))
+        let task = Task {
+            await exploration.run { run in
+                if box.nextRun() == cancelAtRun { box.task?.cancel() }
+                try await run.bridge.clock.sleep(for: .seconds(2))
+                throw ExplorationFailure("always")
+            }
+        }
+        box.task = task
+        return await task.value
+    }
+
+    /// (It reported the exploration not cancelled, and the failure as not reproducible: the
+    /// check's run ended in the cancellation, not in the body's failure.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("Cancelled while a failure is checked, an exploration says so and does not call the failure unreproducible")
+    func cancelledWhileAFailureIsChecked() async throws {
+        let report = await Self.failingExplorationCancelled(atRun: 2)
+        #expect(report.wasCancelled)
+        #expect(!report.passed)
+        let failure = try #require(report.failures.first)
+        #expect(failure.reproduces)
+        #expect(failure.wasCutShort)
+        #expect(failure.shrinkRuns == 0)
+        #expect(!failure.description.contains("not reproducible"))
+        #expect(failure.description.contains("cancelled while it was checked or shrunk"))
+    }
+
+    /// (It reported the exploration not cancelled, and the plan shrinking had reached as the
+    /// minimal one.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("Cancelled while a failure is shrunk, an exploration says so and that the plan may not be minimal")
+    func cancelledWhileAFailureIsShrunk() async throws {
+        let report = await Self.failingExplorationCancelled(atRun: 3)
+        #expect(report.wasCancelled)
+        let failure = try #require(report.failures.first)
+        #expect(failure.reproduces)
+        #expect(failure.wasCutShort)
+        #expect(failure.artifacts == nil)
+        #expect(failure.description.contains("cancelled while it was checked or shrunk"))
+        // A failure that was not cut short says nothing of it.
+        let uncancelled = await Exploration(
+            budget: ExplorationBudget(faultCount: 2...2, window: .zero ... .seconds(1)), seeds: 1, parallelism: 1
+        ).run { _ in throw ExplorationFailure("always") }
+        #expect(uncancelled.failures.first?.wasCutShort == false)
+        #expect(uncancelled.wasCancelled == false)
+    }
+
     /// (It used to report that it passed, having explored nothing.)
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("An exploration of no seeds runs nothing and does not pass, and a count set to seeds later is explored")
