@@ -29,7 +29,10 @@ public struct ExplorationShrinker: Sendable {
     private let maximumTries: Int
     /// The kinds a fault may become (a heavier fault becomes a disconnect only when it is one).
     private let faultKinds: Set<PlannedFault.Kind>
-    private var candidates: [Candidate] = []
+    /// The moves one step away from ``current``, in the order they are tried: each made into
+    /// a plan only when proposed (all of them as plans at once would take memory in the square
+    /// of the faults: a copy of the plan per move).
+    private var moves: [Move] = []
     private var position = 0
     private var phase = Phase.greedy
     private var proposed: Candidate?
@@ -42,6 +45,17 @@ public struct ExplorationShrinker: Sendable {
         var plan: ExplorationPlan
         var step: String
         var group: String?
+    }
+
+    /// One simplification of a plan, described rather than made (see ``moves``).
+    enum Move {
+        case removeFault(Int)
+        case plainDisconnect(Int)
+        case roomyMTU
+        case writeQueueAsConfigured, updateQueueAsConfigured, noPhoneProfile, noJitter, roomyInterval, roomyPackets
+        case firstTarget(Int)
+        case later(Int, divisor: Int64)
+        case largerWriteQueue, largerUpdateQueue
     }
 
     private enum Phase {
@@ -63,7 +77,8 @@ public struct ExplorationShrinker: Sendable {
         self.windowEnd = windowEnd
         self.maximumTries = maximumTries
         self.faultKinds = faultKinds
-        candidates = Self.simplifications(of: plan, windowEnd: windowEnd, faultKinds: faultKinds)
+        // (No move is listed when none may be tried.)
+        if maximumTries > 0 { moves = Self.moves(of: plan, faultKinds: faultKinds) }
     }
 
     /// Whether shrinking has ended (``current`` is minimal, or the tries ran out).
@@ -83,10 +98,15 @@ public struct ExplorationShrinker: Sendable {
         while true {
             switch phase {
             case .greedy:
-                if position < candidates.count {
-                    proposed = candidates[position]
+                while position < moves.count {
+                    // A move that changes nothing here (a fault already at its latest) is skipped.
+                    guard let candidate = Self.apply(moves[position], to: current, windowEnd: windowEnd) else {
+                        position += 1
+                        continue
+                    }
+                    proposed = candidate
                     tried += 1
-                    return proposed!.plan
+                    return candidate.plan
                 }
                 let mtu = current.conditions.mtu
                 phase = mtu < 517 ? .mtu(low: mtu, high: 517) : .done
@@ -116,7 +136,7 @@ public struct ExplorationShrinker: Sendable {
         switch phase {
         case .greedy:
             if stillFails {
-                candidates = Self.simplifications(of: current, windowEnd: windowEnd, faultKinds: faultKinds)
+                moves = Self.moves(of: current, faultKinds: faultKinds)
                 position = 0
             } else {
                 position += 1
@@ -143,75 +163,85 @@ public struct ExplorationShrinker: Sendable {
         of plan: ExplorationPlan, windowEnd: Duration,
         faultKinds: Set<PlannedFault.Kind> = Set(PlannedFault.Kind.allCases)
     ) -> [Candidate] {
-        var result: [Candidate] = []
-        for index in plan.faults.indices.reversed() {
-            var simpler = plan
-            simpler.faults.remove(at: index)
-            result.append(Candidate(plan: simpler, step: "removed: \(plan.faults[index])"))
-        }
+        moves(of: plan, faultKinds: faultKinds).compactMap { apply($0, to: plan, windowEnd: windowEnd) }
+    }
+
+    /// The moves that may simplify `plan`, in the order they are tried (one that turns out to
+    /// change nothing is skipped when it comes up).
+    static func moves(of plan: ExplorationPlan, faultKinds: Set<PlannedFault.Kind>) -> [Move] {
+        let faults = plan.faults.indices
+        var result: [Move] = faults.reversed().map { .removeFault($0) }
         if faultKinds.contains(.disconnect) {
-            for index in plan.faults.indices where Self.endsLinks(plan.faults[index].kind) {
-                let heavier = plan.faults[index]
-                var simpler = plan
-                simpler.faults[index] = PlannedFault(.disconnect, at: heavier.at, target: heavier.target)
-                result.append(
-                    Candidate(
-                        plan: simpler, step: "a plain disconnect instead: \(simpler.faults[index]) (was: \(heavier))"))
-            }
+            result += faults.filter { Self.endsLinks(plan.faults[$0].kind) }.map { .plainDisconnect($0) }
         }
-        let roomy = LinkConditions.roomy
-        func condition(_ change: (inout LinkConditions) -> Void, _ step: String) {
-            var simpler = plan
-            change(&simpler.conditions)
-            if simpler.conditions != plan.conditions { result.append(Candidate(plan: simpler, step: step)) }
-        }
-        if plan.conditions.mtu != roomy.mtu {
-            var simpler = plan
-            simpler.conditions.mtu = roomy.mtu
-            result.append(Candidate(plan: simpler, step: "ATT_MTU raised to \(roomy.mtu)", group: "mtu"))
-        }
-        condition({ $0.writeWithoutResponseQueueCapacity = nil }, "write-without-response queue as configured")
-        condition({ $0.updateQueueCapacity = nil }, "update queue as configured")
-        condition({ $0.centralProfile = nil }, "no phone profile")
-        condition({ $0.jitter = .zero }, "no jitter")
-        condition(
-            { $0.connectionInterval = roomy.connectionInterval },
-            "interval \(FixtureDuration.string(roomy.connectionInterval))")
-        condition(
-            { $0.packetsPerConnectionEvent = roomy.packetsPerConnectionEvent },
-            "\(roomy.packetsPerConnectionEvent) packets per event")
-        for index in plan.faults.indices where plan.faults[index].target != 0 {
-            var simpler = plan
-            simpler.faults[index].target = 0
-            result.append(Candidate(plan: simpler, step: "first target: \(simpler.faults[index])"))
-        }
-        for index in plan.faults.indices {
-            let fault = plan.faults[index]
-            guard fault.at < windowEnd else { continue }
-            // Halfway to the end of the window, else a quarter, else an eighth of the way.
-            for divisor in [2, 4, 8] {
-                let later = Duration.milliseconds(
-                    Int64(((fault.at + (windowEnd - fault.at) / divisor) / .milliseconds(1)).rounded(.down)))
-                guard later > fault.at else { continue }
-                var simpler = plan
-                simpler.faults[index].at = later
-                result.append(
-                    Candidate(plan: simpler, step: "moved later: \(simpler.faults[index])", group: "later \(index)"))
-            }
-        }
-        if let capacity = plan.conditions.writeWithoutResponseQueueCapacity, capacity < 64 {
-            var simpler = plan
-            simpler.conditions.writeWithoutResponseQueueCapacity = min(64, capacity * 2)
-            result.append(
-                Candidate(
-                    plan: simpler, step: "write-without-response queue \(min(64, capacity * 2))", group: "commands"))
-        }
-        if let capacity = plan.conditions.updateQueueCapacity, capacity < 64 {
-            var simpler = plan
-            simpler.conditions.updateQueueCapacity = min(64, capacity * 2)
-            result.append(Candidate(plan: simpler, step: "update queue \(min(64, capacity * 2))", group: "updates"))
-        }
+        result += [
+            .roomyMTU, .writeQueueAsConfigured, .updateQueueAsConfigured, .noPhoneProfile, .noJitter, .roomyInterval,
+            .roomyPackets,
+        ]
+        result += faults.filter { plan.faults[$0].target != 0 }.map { .firstTarget($0) }
+        // Halfway to the end of the window, else a quarter, else an eighth of the way.
+        for index in faults { result += [2, 4, 8].map { .later(index, divisor: $0) } }
+        result += [.largerWriteQueue, .largerUpdateQueue]
         return result
+    }
+
+    /// The plan `move` makes of `plan`, with the step in words, or `nil` when it changes nothing.
+    static func apply(_ move: Move, to plan: ExplorationPlan, windowEnd: Duration) -> Candidate? {
+        var simpler = plan
+        let roomy = LinkConditions.roomy
+        func condition(_ change: (inout LinkConditions) -> Void, _ step: String, group: String? = nil) -> Candidate? {
+            change(&simpler.conditions)
+            return simpler.conditions == plan.conditions ? nil : Candidate(plan: simpler, step: step, group: group)
+        }
+        switch move {
+        case .removeFault(let index):
+            simpler.faults.remove(at: index)
+            return Candidate(plan: simpler, step: "removed: \(plan.faults[index])")
+        case .plainDisconnect(let index):
+            let heavier = plan.faults[index]
+            simpler.faults[index] = PlannedFault(.disconnect, at: heavier.at, target: heavier.target)
+            return Candidate(
+                plan: simpler, step: "a plain disconnect instead: \(simpler.faults[index]) (was: \(heavier))")
+        case .roomyMTU:
+            return condition({ $0.mtu = roomy.mtu }, "ATT_MTU raised to \(roomy.mtu)", group: "mtu")
+        case .writeQueueAsConfigured:
+            return condition(
+                { $0.writeWithoutResponseQueueCapacity = nil }, "write-without-response queue as configured")
+        case .updateQueueAsConfigured:
+            return condition({ $0.updateQueueCapacity = nil }, "update queue as configured")
+        case .noPhoneProfile:
+            return condition({ $0.centralProfile = nil }, "no phone profile")
+        case .noJitter:
+            return condition({ $0.jitter = .zero }, "no jitter")
+        case .roomyInterval:
+            return condition(
+                { $0.connectionInterval = roomy.connectionInterval },
+                "interval \(FixtureDuration.string(roomy.connectionInterval))")
+        case .roomyPackets:
+            return condition(
+                { $0.packetsPerConnectionEvent = roomy.packetsPerConnectionEvent },
+                "\(roomy.packetsPerConnectionEvent) packets per event")
+        case .firstTarget(let index):
+            simpler.faults[index].target = 0
+            return Candidate(plan: simpler, step: "first target: \(simpler.faults[index])")
+        case .later(let index, let divisor):
+            let fault = plan.faults[index]
+            guard fault.at < windowEnd else { return nil }
+            let later = Duration.milliseconds(
+                Int64(((fault.at + (windowEnd - fault.at) / divisor) / .milliseconds(1)).rounded(.down)))
+            guard later > fault.at else { return nil }
+            simpler.faults[index].at = later
+            return Candidate(plan: simpler, step: "moved later: \(simpler.faults[index])", group: "later \(index)")
+        case .largerWriteQueue:
+            guard let capacity = plan.conditions.writeWithoutResponseQueueCapacity, capacity < 64 else { return nil }
+            simpler.conditions.writeWithoutResponseQueueCapacity = min(64, capacity * 2)
+            return Candidate(
+                plan: simpler, step: "write-without-response queue \(min(64, capacity * 2))", group: "commands")
+        case .largerUpdateQueue:
+            guard let capacity = plan.conditions.updateQueueCapacity, capacity < 64 else { return nil }
+            simpler.conditions.updateQueueCapacity = min(64, capacity * 2)
+            return Candidate(plan: simpler, step: "update queue \(min(64, capacity * 2))", group: "updates")
+        }
     }
 
     /// Whether a fault of `kind` ends links in a heavier way than a disconnect does (what a
