@@ -121,6 +121,9 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
         Builder(identifier: identifier, proximity: proximity)
     }
 
+    /// Whether the two are one spec. (CoreBluetoothMock compares identifiers; a spec's identifier
+    /// changes with ``simulateMacChange(_:)``, and a spec is `Hashable` here, so it is compared by
+    /// identity: two specs built with one identifier are two specs.)
     public static func == (lhs: CBMPeripheralSpec, rhs: CBMPeripheralSpec) -> Bool { lhs === rhs }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
@@ -210,6 +213,8 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
             self.connectionInterval = connectionInterval
             self.supervisionTimeout = supervisionTimeout
             self.mtu = min(max(mtu, 23), 517)
+            // (As in CoreBluetoothMock: the last of `connected` and `connectable` says which.)
+            isInitiallyConnected = false
             return self
         }
 
@@ -219,11 +224,12 @@ public final class CBMPeripheralSpec: @unchecked Sendable, Hashable {
             name: String, services: [CBMServiceMock], delegate: (any CBMPeripheralSpecDelegate)?,
             connectionInterval: TimeInterval = 0.045, supervisionTimeout: TimeInterval = 4.0, mtu: Int = 23
         ) -> Builder {
-            isInitiallyConnected = true
-            isKnown = true
-            return connectable(
+            _ = connectable(
                 name: name, services: services, delegate: delegate, connectionInterval: connectionInterval,
                 supervisionTimeout: supervisionTimeout, mtu: mtu)
+            isInitiallyConnected = true
+            isKnown = true
+            return self
         }
 
         /// Makes the peripheral known to the system: retrievable by identifier without a scan.
