@@ -4,7 +4,7 @@ import Testing
 
 /// The builder's `connected` and `connectable` as CoreBluetoothMock has them: the last one
 /// called says whether another app is connected from the start.
-@Suite("Spec builder: connected and connectable")
+@Suite("Spec builder: connected and connectable", .timeLimit(.minutes(10)))
 struct SpecBuilderOrderTests {
     @Test("connectable after connected: not connected but known; connected after connectable: connected")
     func theLastOfConnectedAndConnectableDecides() {
