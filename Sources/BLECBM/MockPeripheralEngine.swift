@@ -592,16 +592,15 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
 
     /// The objects for the services the system kept published for a restored manager, as the
     /// app published them (`CBPeripheralManagerRestoredStateServicesKey`): each service and its
-    /// characteristics, in the order of `locals`, with a static characteristic's value, the
-    /// descriptors (`attributes`, by value handle) and the included services.
+    /// characteristics, in the order of `locals`, with a static characteristic's value and the
+    /// descriptors (`described`, by value handle), and the services each includes.
     private static func restoredServices(
-        _ locals: [LocalService],
-        _ attributes: [UInt16: (value: Data?, descriptors: [(uuid: BluetoothUUID, value: Data)])]
+        _ locals: [LocalService], _ described: [UInt16: GATTCharacteristic]
     ) -> [(CBMMutableService, [CBMMutableCharacteristic])] {
         let restored = locals.map { local in
             let service = CBMMutableService(type: CBMUUID(bluetoothUUID: local.uuid), primary: local.isPrimary)
             let characteristics = local.characteristics.map { characteristic in
-                let kept = attributes[characteristic.handle]
+                let kept = described[characteristic.handle]
                 let object = CBMMutableCharacteristic(
                     type: CBMUUID(bluetoothUUID: characteristic.uuid),
                     properties: CBMCharacteristicProperties(rawValue: characteristic.properties.rawValue),
@@ -621,10 +620,9 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             }
             return (service, characteristics)
         }
+        let byHandle = Dictionary(uniqueKeysWithValues: zip(locals.map(\.handle), restored.map(\.0)))
         for (local, (service, _)) in zip(locals, restored) where !local.includedServiceHandles.isEmpty {
-            service.includedServices = local.includedServiceHandles.compactMap { handle in
-                zip(locals, restored).first { $0.0.handle == handle }?.1.0
-            }
+            service.includedServices = local.includedServiceHandles.compactMap { byHandle[$0] }
         }
         return restored
     }
@@ -759,7 +757,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             // (with the centrals subscribed), and requests for them reach its delegate with those
             // objects, as CoreBluetooth restores them.
             let services = Self.restoredServices(
-                restored.services, peripheral.assumeIsolated { $0.restoredAttributes() })
+                restored.services, peripheral.assumeIsolated { $0.restoredCharacteristics() })
             let subscribed = peripheral.assumeIsolated { $0.restoredSubscribers() }.mapValues { $0.map(centralObject) }
             // Each characteristic object with what it stands for (fresh objects: nobody else sees
             // them until the lock below publishes them).

@@ -6,8 +6,9 @@ import Foundation
 public struct Console: Sendable {
     private let writeOutput: @Sendable (String) throws -> Void
     private let writeError: @Sendable (String) throws -> Void
-    /// The first failure of each stream (shared by copies of this console).
-    private let failures = StreamFailures()
+    /// Each stream's first failure (shared by copies of this console).
+    private let outputFailed = StreamFailure()
+    private let errorFailed = StreamFailure()
     /// Whether standard output is a terminal a person watches: commands then show live
     /// progress (on standard error) as well as their result.
     public let isTerminal: Bool
@@ -33,19 +34,19 @@ public struct Console: Sendable {
     public func print(_ text: String) { write(text + "\n") }
 
     /// Writes `text` as it is to the output stream.
-    public func write(_ text: String) { failures.write(text, with: writeOutput, isOutput: true) }
+    public func write(_ text: String) { outputFailed.write(text, with: writeOutput) }
 
     /// Writes `text` as it is to the error stream.
-    public func writeToError(_ text: String) { failures.write(text, with: writeError, isOutput: false) }
+    public func writeToError(_ text: String) { errorFailed.write(text, with: writeError) }
 
     /// Writes `text` and a newline to the error stream.
     public func printError(_ text: String) { writeToError(text + "\n") }
 
     /// Why writing to the output stream failed, if it has: what was written after it was lost.
-    public var outputFailure: String? { failures.output }
+    public var outputFailure: String? { outputFailed.reason }
 
     /// Why writing to the error stream failed, if it has.
-    public var errorFailure: String? { failures.error }
+    public var errorFailure: String? { errorFailed.reason }
 
     /// The process's standard output and standard error.
     public static var standard: Console {
@@ -86,31 +87,24 @@ public struct Console: Sendable {
     }
 }
 
-/// The first failure of a console's two streams: once a stream has failed, nothing more is
+/// The first failure of one of a console's streams: once the stream has failed, nothing more is
 /// written to it.
-// @unchecked Sendable: both fields are only touched with `lock` held.
-private final class StreamFailures: @unchecked Sendable {
+// @unchecked Sendable: `first` is only touched with `lock` held.
+private final class StreamFailure: @unchecked Sendable {
     private let lock = NSLock()
-    private var outputFailure: String?
-    private var errorFailure: String?
+    private var first: String?
 
-    var output: String? { lock.withLock { outputFailure } }
-    var error: String? { lock.withLock { errorFailure } }
+    /// Why the stream failed, if it has.
+    var reason: String? { lock.withLock { first } }
 
-    /// Writes `text` with `sink` unless its stream has failed; notes the failure if it throws.
-    func write(_ text: String, with sink: @Sendable (String) throws -> Void, isOutput: Bool) {
-        guard (isOutput ? output : error) == nil else { return }
+    /// Writes `text` with `sink` unless the stream has failed; notes the failure if it throws.
+    func write(_ text: String, with sink: @Sendable (String) throws -> Void) {
+        guard reason == nil else { return }
         do {
             try sink(text)
         } catch {
             let why = (error as? any LocalizedError)?.errorDescription ?? error.localizedDescription
-            lock.withLock {
-                if isOutput {
-                    if outputFailure == nil { outputFailure = why }
-                } else if errorFailure == nil {
-                    errorFailure = why
-                }
-            }
+            lock.withLock { if first == nil { first = why } }
         }
     }
 }

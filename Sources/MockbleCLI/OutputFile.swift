@@ -35,8 +35,8 @@ enum OutputFile {
         if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG, status.st_mode & S_IFMT != S_IFDIR {
             return try writeInPlace(data, to: path, flags: O_WRONLY)
         }
-        var isLink = status
-        if lstat(path, &isLink) == 0, isLink.st_mode & S_IFMT == S_IFLNK {
+        var linkStatus = stat()
+        if lstat(path, &linkStatus) == 0, linkStatus.st_mode & S_IFMT == S_IFLNK {
             // The file the link points at, which is replaced; a link to nothing yet gets its file
             // made where it points.
             guard let resolved = realpath(path, nil) else {

@@ -136,8 +136,8 @@ extension MockBLEBridge {
             }
             guard world.awaitsRestoration(.central(identifier)) else { return }
             centralStreams[identifier] = events
-            mutate { $0.restore(central: identifier, configuration: configuration) }
-            releaseHeldOnJoining(.central(identifier))
+            let atOnce = releasesHeldOnJoining
+            mutate { $0.restore(central: identifier, configuration: configuration, releasingAtOnce: atOnce) }
             return
         }
         centralStreams[identifier] = events
@@ -163,8 +163,8 @@ extension MockBLEBridge {
             guard world.awaitsRestoration(.peripheral(identifier)) else { return }
             peripheralStreams[identifier] = events
             handlers[identifier] = RequestHandler(configuration)
-            mutate { $0.restore(peripheral: identifier, configuration: configuration) }
-            releaseHeldOnJoining(.peripheral(identifier))
+            let atOnce = releasesHeldOnJoining
+            mutate { $0.restore(peripheral: identifier, configuration: configuration, releasingAtOnce: atOnce) }
             return
         }
         peripheralStreams[identifier] = events
@@ -172,15 +172,9 @@ extension MockBLEBridge {
         mutate { $0.addPeripheral(identifier, configuration: configuration) }
     }
 
-    /// A relaunched manager of the async API, outside a run, gets what was held for it as it
-    /// joins: nothing else would run this instant's step that releases it (its calls run only
-    /// what they need of the schedule), and until it ran every event for the manager was held
-    /// too. A front end's command runs the instant's steps once it has reported the manager's
-    /// state, and a run's driver runs them before time moves, each in their order.
-    private func releaseHeldOnJoining(_ manager: Manager) {
-        guard !driving, !applyingFrontEndCommands else { return }
-        mutate { $0.releaseHeldAtOnce(manager) }
-    }
+    /// Whether a manager relaunched now gets the events held for it as it joins: one of the
+    /// async API outside a run (see ``World/restore(central:configuration:releasingAtOnce:)``).
+    private var releasesHeldOnJoining: Bool { !driving && !applyingFrontEndCommands }
 
     // MARK: L2CAP channels
 

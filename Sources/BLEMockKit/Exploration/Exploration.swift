@@ -193,7 +193,6 @@ public struct Exploration: Sendable {
         }
         report.window = window
         let outcomes = await explore(window: window, &notice, progress)
-        report.wasCancelled = Task.isCancelled
         report.seedsRun += outcomes.count
         for outcome in outcomes { report.coverage.add(outcome) }
         for outcome in outcomes where outcome.failed {

@@ -51,22 +51,21 @@ extension MockPeripheralManager {
         }
     }
 
-    /// What the system kept published for a restored manager beyond its `LocalService`s, by
-    /// characteristic value handle: the value a static characteristic answers reads with (`nil`
-    /// for a dynamic one), and its descriptors other than the CCCD, with their values (call it on
-    /// the bridge's executor, as ``restoredSubscribers()``).
-    package func restoredAttributes() -> [UInt16: (value: Data?, descriptors: [(uuid: BluetoothUUID, value: Data)])] {
+    /// The characteristics the system kept published for a restored manager, as the app
+    /// described them, by value handle: a static one with the value it answers reads with, each
+    /// with its descriptors (call it on the bridge's executor, as ``restoredSubscribers()``).
+    package func restoredCharacteristics() -> [UInt16: GATTCharacteristic] {
         bridge.assumeIsolated { bridge in
-            var attributes: [UInt16: (value: Data?, descriptors: [(uuid: BluetoothUUID, value: Data)])] = [:]
+            var characteristics: [UInt16: GATTCharacteristic] = [:]
             for service in bridge.world.peripherals[identifier]?.database.services ?? [] {
-                for characteristic in service.characteristics {
-                    attributes[characteristic.local.handle] = (
-                        characteristic.isStatic ? characteristic.value : nil,
-                        characteristic.descriptors.map { ($0.uuid, $0.value) }
-                    )
+                for kept in service.characteristics {
+                    characteristics[kept.local.handle] = GATTCharacteristic(
+                        uuid: kept.local.uuid, properties: kept.local.properties, permissions: kept.local.permissions,
+                        value: kept.isStatic ? kept.value : nil,
+                        descriptors: kept.descriptors.map { GATTDescriptor(uuid: $0.uuid, value: $0.value) })
                 }
             }
-            return attributes
+            return characteristics
         }
     }
 

@@ -104,21 +104,9 @@ extension Scenario {
         // it fires (and fail every call after it), is refused here, where the file can say where.
         if let injection = fault.injection, let node = object["operation"] {
             let operation = injection.operation.rawValue
-            let reason: String? =
-                if injection.operation.isL2CAP {
-                    "no scenario op opens or publishes an L2CAP channel, so it would never fire"
-                } else if injection.problem(inCentral: nil) == nil {
-                    nil
-                } else if fault.characteristic != nil, !injection.operation.isMadeOnACharacteristic {
-                    "it is not made on a characteristic"
-                } else if kind == .attError {
-                    "no ATT response answers it"
-                } else {
-                    "a peripheral manager's operation waits for no answer from a peer"
-                }
             // Aimed at a characteristic, an operation not made on one: the characteristic is what
             // to remove (or the operation to change), so the error points at it.
-            if reason != nil, let characteristic = fault.characteristic, let aim = object["characteristic"],
+            if let characteristic = fault.characteristic, let aim = object["characteristic"],
                 !injection.operation.isMadeOnACharacteristic, !injection.operation.isL2CAP
             {
                 throw FixtureError(
@@ -128,6 +116,16 @@ extension Scenario {
                     fix: "remove \"characteristic\", or aim the fault at an operation made on one (\"read\", "
                         + "\"write\", \"subscribe\", \"descriptorDiscovery\")")
             }
+            let reason: String? =
+                if injection.operation.isL2CAP {
+                    "no scenario op opens or publishes an L2CAP channel, so it would never fire"
+                } else if injection.problem(inCentral: nil) == nil {
+                    nil
+                } else if kind == .attError {
+                    "no ATT response answers it"
+                } else {
+                    "a peripheral manager's operation waits for no answer from a peer"
+                }
             if let reason {
                 throw FixtureError(
                     .unknownValue(operation), at: node,

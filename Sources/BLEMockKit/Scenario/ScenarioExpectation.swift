@@ -257,8 +257,9 @@ public struct ScenarioExpectation: Sendable, Hashable {
     ///
     /// - Throws: ``FixtureError/Kind/unknownValue(_:)``, suggesting the nearest name.
     static func checkErrorName(_ node: FixtureJSON, domain: String?) throws(FixtureError) {
-        guard case .string(let name) = node.value, !TraceErrorNames.contains(name, domain: domain) else { return }
+        guard case .string(let name) = node.value else { return }
         let known = TraceErrorNames.names(domain: domain)
+        guard !known.contains(name) else { return }
         let message =
             domain.map { "\"\(name)\" is not the name of an error of domain \"\($0)\"" }
             ?? "unknown error name \"\(name)\""
@@ -349,22 +350,11 @@ enum TraceErrorNames {
     /// The domains, as the trace spells them.
     static let domains = ["att", "cb", "kit"]
 
-    /// Whether `name` is an error's name in `domain` (in any domain when `nil`). ATT codes
-    /// without a name of their own are `application(0x80)` and `reserved(0x20)`.
-    static func contains(_ name: String, domain: String?) -> Bool {
-        switch domain {
-        case "att": isATTName(name)
-        case "cb": CoreBluetoothError.Code(name: name) != nil
-        case "kit": ScenarioTrace.TraceError.kitNames.contains(name)
-        default:
-            isATTName(name) || CoreBluetoothError.Code(name: name) != nil
-                || ScenarioTrace.TraceError.kitNames.contains(name)
-        }
-    }
-
-    /// Every name of `domain` (of every domain when `nil`), for suggestions.
+    /// Every name of `domain` (of every domain when `nil`): an ATT code's for each of the 256
+    /// (`application(0x80)` and `reserved(0x20)` for those without one of their own), a
+    /// CoreBluetooth error's, the kit's.
     static func names(domain: String?) -> [String] {
-        let att = ATTError.Code.allNamed.map(\.name)
+        let att = (0...255).map { ATTError.Code(rawValue: UInt8($0)).name }
         let cb = CoreBluetoothError.Code.allCases.map(\.description)
         let kit = ScenarioTrace.TraceError.kitNames
         switch domain {
@@ -373,15 +363,5 @@ enum TraceErrorNames {
         case "kit": return kit
         default: return att + cb + kit
         }
-    }
-
-    private static func isATTName(_ name: String) -> Bool {
-        if ATTError.Code(name: name) != nil { return true }
-        for prefix in ["application(0x", "reserved(0x"] where name.hasPrefix(prefix) && name.hasSuffix(")") {
-            let digits = name.dropFirst(prefix.count).dropLast()
-            guard digits.count == 2, let code = UInt8(digits, radix: 16) else { return false }
-            return ATTError.Code(rawValue: code).name == name
-        }
-        return false
     }
 }

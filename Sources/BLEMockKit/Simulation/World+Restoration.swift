@@ -85,7 +85,14 @@ extension World {
 
     /// A relaunched app's central takes over what the system kept: its first event is the
     /// restored state, then its state settles as a new manager's does.
-    mutating func restore(central: UUID, configuration: MockCentralManager.Configuration) {
+    ///
+    /// The events held while the app was gone follow its first state. A front end reports that
+    /// state itself as the manager attaches, so they come at a step of this instant, after it
+    /// (`releasingAtOnce` false: a front end's command and a run's driver run the instant's
+    /// steps). A manager of the async API reports nothing as it joins, and its calls run only
+    /// what they need of the schedule, so such a step could wait for some later call, holding
+    /// every event for the manager meanwhile: it gets them at once (`releasingAtOnce`).
+    mutating func restore(central: UUID, configuration: MockCentralManager.Configuration, releasingAtOnce: Bool) {
         guard let restored = centrals[central]?.pendingRestoration else { return }
         centrals[central]!.pendingRestoration = nil
         centrals[central]!.configuration = limited(configuration)
@@ -96,13 +103,19 @@ extension World {
             configuration.stateTransition, initial: configuration.initialState, manager: .central(central))
         centrals[central]!.state = state
         record(.stateChanged, central: central, detail: state.description)
-        // The events held while the app was gone follow its first state (a manager powered on at
-        // once reports that state as it attaches, so they come just after, in this instant).
-        if state == .poweredOn { schedule.schedule(.releaseHeld(.central(central)), at: now) }
+        // The events held while the app was gone follow its first state, once it is powered on
+        // (see above).
+        guard state == .poweredOn else { return }
+        if releasingAtOnce {
+            releaseHeld(.central(central))
+        } else {
+            schedule.schedule(.releaseHeld(.central(central)), at: now)
+        }
     }
 
     /// Hands a relaunched app's manager the events held for it while its app was terminated,
-    /// in their order (a central's once it is powered on: see ``restore(central:configuration:)``).
+    /// in their order (a central's once it is powered on: see
+    /// ``restore(central:configuration:releasingAtOnce:)``).
     mutating func releaseHeld(_ manager: Manager) {
         switch manager {
         case .central(let central):
@@ -114,21 +127,12 @@ extension World {
         effects.append(contentsOf: held)
     }
 
-    /// Hands a relaunched app's manager what was held for it now, rather than at the scheduled
-    /// step of this instant (see ``restore(central:configuration:)``): for a manager of the async
-    /// API outside a run, which reports nothing as it joins, and whose calls run only what they
-    /// need of the schedule (so the step would wait for some later call, and the events held,
-    /// and all that came for the manager meanwhile, with it).
-    mutating func releaseHeldAtOnce(_ manager: Manager) {
-        schedule.removeAll {
-            if case .releaseHeld(manager) = $0 { return true }
-            return false
-        }
-        releaseHeld(manager)
-    }
-
-    /// A relaunched app's peripheral manager takes over its services, advertising and links.
-    mutating func restore(peripheral: UUID, configuration: MockPeripheralManager.Configuration) {
+    /// A relaunched app's peripheral manager takes over its services, advertising and links;
+    /// the events held while its app was gone follow as a central's do (see
+    /// ``restore(central:configuration:releasingAtOnce:)``).
+    mutating func restore(
+        peripheral: UUID, configuration: MockPeripheralManager.Configuration, releasingAtOnce: Bool
+    ) {
         guard let restored = peripherals[peripheral]?.pendingRestoration else { return }
         let answering = Peripheral(
             identifier: peripheral, configuration: configuration, state: .unknown,
@@ -140,7 +144,11 @@ extension World {
         record(.stateChanged, peripheral: peripheral, detail: "restored")
         deliver(.willRestoreState(restored), to: peripheral)
         // The events held while the app was gone follow its first state, in this instant.
-        schedule.schedule(.releaseHeld(.peripheral(peripheral)), at: now)
+        if releasingAtOnce {
+            releaseHeld(.peripheral(peripheral))
+        } else {
+            schedule.schedule(.releaseHeld(.peripheral(peripheral)), at: now)
+        }
     }
 
     func restoredState(central: UUID) -> RestoredCentralState? { centrals[central]?.restored }

@@ -37,7 +37,7 @@ struct WorldRestorationTests {
         try harness.startAdvertising(other, AdvertisementData(localName: "Other"))
         #expect(harness.world.links[LinkKey(central: link.central, peripheral: other)] != nil)
 
-        harness.mutate { $0.restore(central: link.central, configuration: configuration) }
+        harness.mutate { $0.restore(central: link.central, configuration: configuration, releasingAtOnce: false) }
         let expected = RestoredCentralState(
             peripherals: [link.remotePeripheral, RemotePeripheral(identifier: other, name: "Other")],
             scanServices: [WorldUUID.service], scanOptions: ScanOptions())
@@ -78,12 +78,41 @@ struct WorldRestorationTests {
         // The relaunched app answers requests by hand.
         let relaunched = MockPeripheralManager.Configuration(
             name: "Sensor", requestHandling: .manual, restoreIdentifier: "app.peripheral")
-        harness.mutate { $0.restore(peripheral: link.peripheral, configuration: relaunched) }
+        harness.mutate { $0.restore(peripheral: link.peripheral, configuration: relaunched, releasingAtOnce: false) }
         let expected = RestoredPeripheralState(services: [link.service], advertisement: advertisement)
         #expect(harness.peripheralEvents(link.peripheral).last == .willRestoreState(expected))
         #expect(harness.world.restoredState(peripheral: link.peripheral) == expected)
         let read = harness.perform(link.read(WorldUUID.value))
         #expect(harness.world.isParked(read))
         #expect(harness.outstandingRequests(of: link.peripheral).map(\.characteristic) == [link.local(WorldUUID.value)])
+    }
+
+    /// What was held for a relaunched central follows its restored state: at once for a manager
+    /// of the async API (which reports nothing as it joins), at a step of the same instant for a
+    /// front end's (which reports its state first).
+    @Test(
+        "Events held for a relaunched central come at once, or at a step of the same instant", arguments: [true, false])
+    func heldEventsFollowTheRestoredState(atOnce: Bool) throws {
+        var (harness, link) = try WorldLink.make(timing: .instant, central: .init(restoreIdentifier: "app.central"))
+        let configuration = harness.world.centrals[link.central]!.configuration
+        harness.mutate { $0.terminate(central: link.central) }
+        // The peripheral drops the link while the app is gone: its disconnection is held.
+        harness.apply(
+            .disconnect(
+                central: link.central, peripheral: link.peripheral, error: CoreBluetoothError(.peripheralDisconnected)))
+        let before = harness.centralEvents(link.central).count
+        harness.mutate { $0.restore(central: link.central, configuration: configuration, releasingAtOnce: atOnce) }
+        let afterRestore = Array(harness.centralEvents(link.central).dropFirst(before))
+        guard case .willRestoreState = afterRestore.first else {
+            Issue.record("expected the restored state first, got \(afterRestore)")
+            return
+        }
+        let disconnected = { (events: [CentralEvent]) in
+            events.contains { if case .disconnected = $0 { true } else { false } }
+        }
+        #expect(disconnected(afterRestore) == atOnce)
+        #expect(harness.world.schedule.nextDeadline == (atOnce ? nil : harness.world.now))
+        _ = harness.runUntilIdle()
+        #expect(disconnected(Array(harness.centralEvents(link.central).dropFirst(before))))
     }
 }
