@@ -45,10 +45,14 @@ struct GATTProcedure: Sendable {
     /// is answered.
     var cancelling: (any Error)?
 
-    /// Whether the next exchange is a long write's Prepare Write (not its Execute Write).
+    /// Whether the next exchange is a long write's Prepare Write (not its Execute Write): of a
+    /// characteristic's value or of a descriptor, which take the same procedure (Vol 3, Part G,
+    /// 4.9.4 and 4.12.4).
     var isPreparingWrite: Bool {
-        guard case .write = kind else { return false }
-        return exchanges > 1 && completed < exchanges - 1
+        switch kind {
+        case .write, .writeDescriptor: exchanges > 1 && completed < exchanges - 1
+        default: false
+        }
     }
 
     /// The characteristic or descriptor's owning characteristic, for injection matching and logs.

@@ -27,7 +27,9 @@ extension World {
                     case .discoverServices, .discoverIncludedServices, .discoverCharacteristics, .discoverDescriptors:
                         shape = .page
                     case .read: shape = .read
-                    case .write where operation.procedure!.cancelling != nil: shape = .cancel
+                    case .write where operation.procedure!.cancelling != nil,
+                        .writeDescriptor where operation.procedure!.cancelling != nil:
+                        shape = .cancel
                     default: shape = .other
                     }
                     return (

@@ -138,6 +138,26 @@ struct WorldPDUCountTests {
         #expect(harness.reply(of: read) == .value(testBytes(300)))
     }
 
+    @Test(
+        "A long descriptor write refused at its first Prepare Write is cancelled as a characteristic's is",
+        arguments: [(20, 1), (21, 2), (100, 2)])
+    func refusedLongDescriptorWriteIsCancelled(length: Int, exchanges: Int) throws {
+        // A long descriptor write takes the characteristic's procedure (Vol 3, Part G, 4.12.4),
+        // so its refused first Prepare Write is followed by the Execute Write (flags 0x00) that
+        // cancels it, as bumble's client does; a user description is not writable: 0x03.
+        var (harness, link) = try Self.link(mtu: 23)
+        let discovery = harness.perform(link.request(.discoverDescriptors(link.remote(WorldUUID.notifying))))
+        let description = try #require(
+            harness.descriptors(of: discovery)?.first { $0.uuid == .characteristicUserDescription })
+        let (pdus, start) = (harness.world.attPDUCount, harness.world.now)
+        let write = harness.perform(link.request(.writeDescriptor(description, testBytes(length))))
+        #expect(harness.error(of: write) as? ATTError == ATTError(.writeNotPermitted))
+        #expect(harness.world.attPDUCount - pdus == 2 * exchanges)
+        #expect(harness.elapsed(write, since: start) == ms(30 * exchanges))
+        let read = harness.perform(link.request(.readDescriptor(description)))
+        #expect(harness.reply(of: read) != .value(testBytes(length)))
+    }
+
     @Test("A handler never hears of a long write its peripheral's prepare queue refused")
     func prepareQueueFullReachesNoHandler() throws {
         var (harness, link) = try Self.link(mtu: 23, handling: .handler { _ in .success() }, preparedWriteCapacity: 36)
