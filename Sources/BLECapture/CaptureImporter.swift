@@ -79,7 +79,13 @@ public struct CaptureImporter: Sendable {
         bytes: [UInt8], name: String, format: CaptureFormat? = nil
     ) throws(CaptureImportError) -> CaptureImport {
         let (scan, readFormat) = try Self.scan(bytes, format: format)
-        let connection = try choose(from: scan)
+        let connection: ConnectionLog
+        do throws(CaptureImportError) {
+            connection = try choose(from: scan)
+        } catch {
+            let damage = scan.warnings.filter(\.isDamage)
+            throw damage.isEmpty ? error : .damagedCapture(error, damage: damage)
+        }
         var warnings = scan.warnings + connection.warnings
         if connection.hiddenWhileEncrypted > 0 {
             warnings.append(CaptureWarning(.encryptedTraffic(hiddenPackets: connection.hiddenWhileEncrypted)))
@@ -134,7 +140,7 @@ public struct CaptureImporter: Sendable {
             (key: "name", value: .string(name)),
             (key: "description", value: .string(description)),
             (key: "mode", value: .string("fast")),
-            (key: "central", value: .object(["preferredMTU": .int(centralMTU ?? 23)])),
+            (key: "central", value: steps.centralSettings(preferredMTU: centralMTU ?? 23)),
         ]
         if let interval {
             header.append(

@@ -21,9 +21,11 @@ struct CaptureImportTests {
     static func ops(_ scenario: Scenario) -> [String] {
         scenario.steps.compactMap { step in
             switch step.operation {
-            case .advance: nil
-            case .read(let c), .subscribe(let c), .unsubscribe(let c), .notify(let c, _), .indicate(let c, _):
+            case .advance, .advanceTo: nil
+            case .read(let c), .subscribe(let c), .unsubscribe(let c), .notify(let c, _), .indicate(let c, _),
+                .notifyBurst(let c, _):
                 "\(step.operation.name) \(c)"
+            case .subscribeToIndications(let c): "subscribe \(c) (indications)"
             case .write(let c, _, let withResponse): "write \(c)" + (withResponse ? "" : " (no response)")
             case .inject(let injection): "inject \(injection.target.rawValue)"
             case .disconnect(let side): "disconnect by \(side.rawValue)"
@@ -89,7 +91,7 @@ struct CaptureImportTests {
                 ),
                 .profileAdjusted(
                     "the GAP (1800) and GATT (1801) services are left out: the simulated stack provides them "
-                        + "(the device name became the profile's name)"),
+                        + "(the device name read from it became the profile's name)"),
                 .notReplayed(
                     "1 operation(s) on the GAP and GATT services are not replayed (the simulated stack provides those services)"
                 ),

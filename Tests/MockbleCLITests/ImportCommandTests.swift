@@ -106,7 +106,7 @@ struct ImportCommandTests {
         #expect(
             output.error
                 == "warning: \(capture): the GAP (1800) and GATT (1801) services are left out: the simulated stack "
-                + "provides them (the device name became the profile's name)\n")
+                + "provides them\n")
         let (valid, validation) = await run("validate", profile, scenario)
         #expect(valid == .success, "\(validation.error)")
         let (ran, trace) = await run("run", scenario, "--format", "json")

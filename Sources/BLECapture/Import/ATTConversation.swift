@@ -131,8 +131,21 @@ struct ATTConversation: Sendable {
         warnings.append(CaptureWarning(.unansweredRequest(opcode: request.pdu.opcode), packet: request.packet))
     }
 
-    private mutating func append(_ item: TimedPDU, _ operation: CapturedOperation) {
-        operations.append(TimedOperation(time: item.time, packet: item.packet, operation: operation))
+    /// Adds an operation at the place of its packet in the capture: a request's operation is
+    /// known only once its response came, and the notifications the peripheral sent meanwhile
+    /// (already added) came after the request, so they go after it, as the app saw them.
+    /// Returns its index in `operations`.
+    @discardableResult
+    private mutating func append(_ item: TimedPDU, _ operation: CapturedOperation) -> Int {
+        add(TimedOperation(time: item.time, packet: item.packet, operation: operation))
+    }
+
+    @discardableResult
+    private mutating func add(_ timed: TimedOperation) -> Int {
+        var index = operations.endIndex
+        while index > operations.startIndex, operations[index - 1].packet > timed.packet { index -= 1 }
+        operations.insert(timed, at: index)
+        return index
     }
 
     private mutating func noteDiscovery(_ item: TimedPDU) {
@@ -178,8 +191,7 @@ struct ATTConversation: Sendable {
             for entry in entries { gatt.types[entry.handle] = entry.uuid }
         case (.readRequest(let handle), .readResponse(let value)):
             gatt.values[handle] = value
-            append(request, .read(handle: handle, result: .success(value)))
-            openRead = operations.count - 1
+            openRead = append(request, .read(handle: handle, result: .success(value)))
         case (.readRequest(let handle), _):
             append(request, .read(handle: handle, result: .failure(ATTFailure(code: error ?? 0))))
         case (.readBlobRequest(let handle, let offset), _):
@@ -325,7 +337,7 @@ struct ATTConversation: Sendable {
                     packet: packet))
             return
         }
-        operations.append(
+        add(
             TimedOperation(
                 time: first.time, packet: first.packet,
                 operation: .write(handle: first.handle, value: value, withResponse: true, error: preparedError ?? error)

@@ -30,6 +30,10 @@ public enum CaptureImportError: Error, Sendable, Hashable, CustomStringConvertib
     case connectionStartNotCaptured(handles: [UInt16])
     /// No connection of the capture goes to the requested peer; `connected` lists those that do exist.
     case peerNotFound(BluetoothAddress, connected: [BluetoothAddress])
+    /// Nothing could be imported for the reason `error` gives, from a file that is damaged:
+    /// `damage` lists what was wrong with it (each naming its record), which may be why (a
+    /// record whose length was damaged hides the connection event after it, say).
+    indirect case damagedCapture(CaptureImportError, damage: [CaptureWarning])
     /// The importer produced a document the fixture format rejects (a bug in the importer).
     case invalidOutput(FixtureError)
     /// An output file or its directory could not be written; the payload is its path.
@@ -67,6 +71,10 @@ public enum CaptureImportError: Error, Sendable, Hashable, CustomStringConvertib
             "the capture has no connection to \(peer)"
                 + (connected.isEmpty
                     ? "" : "; it has connections to " + connected.map(\.description).joined(separator: ", "))
+        case .damagedCapture(let error, let damage):
+            "\(error); the file is damaged, which may be why: "
+                + damage.prefix(5).map(\.description).joined(separator: "; ")
+                + (damage.count > 5 ? "; and \(damage.count - 5) more" : "")
         case .invalidOutput(let error): "the importer wrote an invalid document (please report this): \(error)"
         case .unwritableOutput(let path): "cannot write \(path) (check the directory and its permissions)"
         }

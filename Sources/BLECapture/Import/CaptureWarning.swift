@@ -71,6 +71,17 @@ public struct CaptureWarning: Sendable, Hashable, CustomStringConvertible {
         return location + message
     }
 
+    /// Whether the warning is of damage to the file or its records (not of something the
+    /// capture held that the import skipped): what can make a connection disappear.
+    var isDamage: Bool {
+        switch kind {
+        case .file, .packetLoggerFile, .undecodableRecord, .undecodableEvent, .truncatedPacket, .packetsDropped,
+            .fragmentsLost:
+            true
+        default: false
+        }
+    }
+
     /// What happened and what the import did about it.
     public var message: String {
         switch kind {

@@ -118,8 +118,8 @@ struct ProfileBuilder {
             warnings.append(
                 CaptureWarning(
                     .profileAdjusted(
-                        "the GAP (1800) and GATT (1801) services are left out: the simulated stack provides them "
-                            + "(the device name became the profile's name)")))
+                        "the GAP (1800) and GATT (1801) services are left out: the simulated stack provides them"
+                            + (deviceName == nil ? "" : " (the device name read from it became the profile's name)"))))
         }
         var ordered: [(CapturedGATT.Service, [BluetoothUUID])] = []
         var placed: Set<UInt16> = []

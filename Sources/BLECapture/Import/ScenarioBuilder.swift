@@ -3,27 +3,32 @@ import BLEMockKit
 
 /// Builds the scenario that replays a connection: scan, connect, discover, then what the
 /// central did and the peripheral sent, in order, with `advance` steps keeping the captured
-/// gaps (in fast mode nothing else takes time, so each step's trace time is its time in the
-/// capture, counted from the connection). Reads expect the values the peripheral gave, ATT
-/// errors are injected before the operation that got them, and notifications expect their
-/// payloads.
+/// times. Reads expect the values the peripheral gave, ATT errors are injected before the
+/// operation that got them, and notifications expect their payloads.
 ///
-/// For a recording (`recordedTimes`), the `advance` steps move time on *to* each operation's
-/// recorded time counted from the connection (`"to"`, `"from": "connect"`) rather than *by* the
-/// gap since the previous one, so a realistic replay does not add the time its own steps take
-/// (a notification's connection event, a read's round trip) to every recorded gap; in fast mode
-/// the two are the same. And the notifications of one characteristic that reached the app in
-/// one connection event (each less than `LinkFigures.connectionEventWindow` after the one
-/// before) become one `notify` step with `values`, as the writes without response the app
-/// queued together become one `write` step with `values`, so a
-/// realistic link carries them several per connection event, as it did when they were recorded.
-/// (A recording times each operation when its answer came back; the `discover` step, which
-/// starts the discovery, follows the connection at once.)
+/// The `advance` steps move time on *to* each operation's time counted from the connection
+/// (`"to"`, `"from": "connect"`) rather than *by* the gap since the previous one, so a realistic
+/// replay does not add the time its own steps take (a notification's connection event, a read's
+/// round trip) to every gap; in fast mode, where nothing else takes time, the two are the same
+/// and each step's trace time is its time in the capture. (After a gap longer than a scenario's
+/// longest wait, cut to it, the steps go `by` the gaps.) And the notifications of one
+/// characteristic that came in one connection event (each less than
+/// `LinkFigures.connectionEventWindow` after the one before) become one `notify` step with
+/// `values`, as the writes without response sent together become one `write` step with
+/// `values`, so a realistic link carries them several per connection event, as it did.
+///
+/// A capture times each request when it was sent; a recording (`recordedTimes`) times each
+/// operation when its answer came back, so its `discover` step, which starts the discovery,
+/// follows the connection at once.
 struct ScenarioBuilder {
     let connection: ConnectionLog
     let profile: ProfileBuilder
     private(set) var steps: [JSONValue] = []
     private(set) var warnings: [CaptureWarning] = []
+    /// Whether an operation failed with 0x05 Insufficient Authentication or 0x0F Insufficient
+    /// Encryption: the captured central did not pair and retry, so the replay's central must not
+    /// either (a realistic run's central pairs on such a refusal by default).
+    private(set) var keepsSecurityRefusals = false
 
     /// Microseconds since the connection that the steps so far account for.
     private var now: Int64 = 0
@@ -38,7 +43,8 @@ struct ScenarioBuilder {
     private var clockWentBack = 0
     /// The longest notification, indication or write without response the replayed link carries.
     private let updateLimit: Int
-    /// Whether `advance` steps go to recorded times and a connection event's bursts become one step.
+    /// Whether the times are when answers reached the app (a recording), not when requests were
+    /// sent (a capture).
     private let recordedTimes: Bool
     /// Whether a gap longer than a scenario's longest wait was cut: times after it are replayed
     /// with `advance` `by` steps.
@@ -58,7 +64,9 @@ struct ScenarioBuilder {
         self.profile = profile
         self.recordedTimes = recordedTimes
         descriptors = CapturedGATT.DescriptorIndex(profile.gatt)
-        updateLimit = linkMTU - 3
+        // An update or a write command carries at most ATT_MTU − 3 bytes of a value, and a value
+        // holds at most 512 (Vol 3, Part F, 3.2.9): at ATT_MTU 517, 512 rather than 514.
+        updateLimit = min(linkMTU - 3, PeripheralProfile.maximumAttributeLength)
         for (handle, entry) in profile.entries where !entry.isStatic { current[handle] = entry.initialValue }
         steps.append(.object(["op": .string("scan"), "expect": .object(["ok": .bool(true)])]))
         steps.append(
@@ -92,6 +100,18 @@ struct ScenarioBuilder {
         }
     }
 
+    /// The scenario's `central` settings: its preferred ATT_MTU and, when the session kept a
+    /// security refusal (see ``keepsSecurityRefusals``), `"pairing": "never"`.
+    func centralSettings(preferredMTU: Int) -> JSONValue {
+        Self.centralSettings(preferredMTU: preferredMTU, keepsSecurityRefusals: keepsSecurityRefusals)
+    }
+
+    static func centralSettings(preferredMTU: Int, keepsSecurityRefusals: Bool) -> JSONValue {
+        var members: [JSONValue.Member] = [(key: "preferredMTU", value: .int(preferredMTU))]
+        if keepsSecurityRefusals { members.append((key: "pairing", value: .string("never"))) }
+        return .object(members)
+    }
+
     /// Adds an `advance` step up to `time` (microseconds, capture clock), if time passed.
     private mutating func advance(to time: Int64) {
         // A damaged capture's clock can jump anywhere in Int64: saturate rather than overflow.
@@ -106,13 +126,14 @@ struct ScenarioBuilder {
             warnings.append(
                 CaptureWarning(
                     .notReplayed(
-                        "a gap of \(FixtureDuration.string(gap)) in the capture is replayed as "
+                        "a gap of \(FixtureDuration.string(gap)) in the \(recordedTimes ? "recording" : "capture") "
+                            + "is replayed as "
                             + "\(FixtureDuration.string(FixtureDuration.maximumScenarioWait)) (a scenario waits at "
                             + "most an hour per step)")))
             gap = FixtureDuration.maximumScenarioWait
             gapWasCut = true
         }
-        if recordedTimes, !gapWasCut {
+        if !gapWasCut {
             steps.append(
                 .object([
                     "op": .string("advance"), "to": .string(FixtureDuration.string(.microseconds(offset))),
@@ -138,7 +159,7 @@ struct ScenarioBuilder {
     }
 
     private func continuesBurst(handle: UInt16, notification: Bool, time: Int64) -> Bool {
-        guard recordedTimes, let last = burst, last.step == steps.count - 1, last.handle == handle,
+        guard let last = burst, last.step == steps.count - 1, last.handle == handle,
             last.notification == notification
         else { return false }
         let (gap, overflow) = time.subtractingReportingOverflow(last.time)
@@ -235,8 +256,9 @@ struct ScenarioBuilder {
         case .write(_, let value, false, _) where value.count > updateLimit,
             .update(_, let value, _) where value.count > updateLimit:
             return skip(
-                "\(timed.operation.phrase) of \(value.count) bytes of \(entry.id) (more than the replayed link's "
-                    + "ATT_MTU − 3 = \(updateLimit) bytes)", timed.packet)
+                "\(timed.operation.phrase) of \(value.count) bytes of \(entry.id) (more than the \(updateLimit) "
+                    + "bytes the replayed link carries: ATT_MTU − 3, and at most \(limit), the longest attribute "
+                    + "value)", timed.packet)
         case .read(_, .success(let value)):
             guard entry.properties.contains(.read) else {
                 return skip("a successful read of \(entry.id), which does not declare the read property,", timed.packet)
@@ -259,6 +281,14 @@ struct ScenarioBuilder {
                 "op": .string("write"), "char": char, "value": .bytes(value), "withResponse": .bool(withResponse),
             ])
             if let error {
+                // A write command gets no response, so no ATT error: a recording that says one did
+                // is replayed without it (an injection for it would fail the next write with
+                // response instead).
+                guard withResponse else {
+                    return skip(
+                        "a write without response to \(entry.id) failing with ATT error 0x\(hex(error)) (a write "
+                            + "command gets no response)", timed.packet)
+                }
                 return injectAndRun(target: "write", op: op, code: error, char: char, packet: timed.packet)
             }
             let property: CharacteristicProperties = withResponse ? .write : .writeWithoutResponse
@@ -288,8 +318,11 @@ struct ScenarioBuilder {
                                 + "only); the scenario \(step) as captured"), packet: timed.packet))
             }
             if !subscribed.contains(handle) {
-                steps.append(
-                    .object(["op": .string("subscribe"), "char": char, "expect": .object(["ok": .bool(true)])]))
+                var subscribe: JSONValue = .object(["op": .string("subscribe"), "char": char])
+                if isIndication, entry.properties.contains(.notify) {
+                    subscribe = subscribe.adding("indicate", .bool(true))
+                }
+                steps.append(subscribe.adding("expect", .object(["ok": .bool(true)])))
                 subscribed.insert(handle)
                 if subscribeAdded.insert(handle).inserted {
                     warnings.append(
@@ -320,7 +353,12 @@ struct ScenarioBuilder {
             return skip("a subscription to \(entry.id), which neither notifies nor indicates,", packet)
         }
         let enable = value.contains { $0 != 0 }
-        let op: JSONValue = .object(["op": .string(enable ? "subscribe" : "unsubscribe"), "char": .string(entry.id)])
+        var op: JSONValue = .object(["op": .string(enable ? "subscribe" : "unsubscribe"), "char": .string(entry.id)])
+        // Bit 1 of the configuration alone asks for indications: on a characteristic that can do
+        // both, a plain subscribe would enable notifications (Vol 3, Part G, 3.3.3.3).
+        if enable, (value.first ?? 0) & 0x03 == 0x02, entry.properties.isSuperset(of: [.notify, .indicate]) {
+            op = op.adding("indicate", .bool(true))
+        }
         if let error {
             injectAndRun(target: "subscribe", op: op, code: error, char: .string(entry.id), packet: packet)
             return
@@ -335,6 +373,11 @@ struct ScenarioBuilder {
     private mutating func injectAndRun(target: String, op: JSONValue, code: UInt8, char: JSONValue, packet: Int) {
         guard code != 0 else {
             return skip("\(target) failing with the reserved ATT error code 0x00", packet)
+        }
+        if code == ATTError.Code.insufficientAuthentication.rawValue
+            || code == ATTError.Code.insufficientEncryption.rawValue
+        {
+            keepsSecurityRefusals = true
         }
         steps.append(
             .object(["op": .string("inject"), "target": .string(target), "char": char, "attError": .int(Int(code))]))

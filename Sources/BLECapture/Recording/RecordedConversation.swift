@@ -57,6 +57,18 @@ struct RecordedConversation {
         case .discovered(_, _, let advertisement, let rssi):
             if connections.isEmpty { advertising = AdvertisingLog(advertisement: advertisement, rssi: rssi) }
         case .connected(_, let mtu):
+            if isConnected {
+                // The app heard no disconnection of the link before (CoreBluetooth tells none when
+                // Bluetooth goes off, and a relaunched app was not there to hear it): the replay
+                // loses that link as this connection starts.
+                connections[connections.count - 1].log.end = time
+                connections[connections.count - 1].log.disconnectReason = 0x08
+                warnings.append(
+                    CaptureWarning(
+                        .notReplayed(
+                            "a connection with no disconnection recorded since the one before: the replay loses the "
+                                + "earlier link just before it"), packet: number))
+            }
             let log = ConnectionLog(
                 handle: UInt16(truncatingIfNeeded: connections.count + 1), peer: Self.noAddress, isLocalCentral: true,
                 start: time)

@@ -100,6 +100,7 @@ public struct RecordingImporter: Sendable {
         var warnings = session.warnings + profile.warnings
         var previousEnd: Int64?
         var negotiatedMTU = session.connections.first?.mtu
+        var keepsSecurityRefusals = false
         for connection in session.connections {
             if let end = previousEnd, connection.log.start > end {
                 let gap = min(Duration.microseconds(connection.log.start - end), FixtureDuration.maximumScenarioWait)
@@ -119,6 +120,7 @@ public struct RecordingImporter: Sendable {
                 linkMTU: connection.mtu, recordedTimes: true)
             steps += builder.steps
             warnings += builder.warnings
+            keepsSecurityRefusals = keepsSecurityRefusals || builder.keepsSecurityRefusals
             previousEnd = connection.log.end ?? connection.operations.last?.time ?? connection.log.start
         }
         let ordered = warnings.enumerated().sorted { (first, second) -> Bool in
@@ -133,7 +135,11 @@ public struct RecordingImporter: Sendable {
             (key: "name", value: .string(name)),
             (key: "description", value: .string(description)),
             (key: "mode", value: .string("fast")),
-            (key: "central", value: .object(["preferredMTU": .int(session.connections.first?.mtu ?? 23)])),
+            (
+                key: "central",
+                value: ScenarioBuilder.centralSettings(
+                    preferredMTU: session.connections.first?.mtu ?? 23, keepsSecurityRefusals: keepsSecurityRefusals)
+            ),
         ]
         // The interval the session showed, for a realistic replay (`mockble run --mode realistic`),
         // as `LinkFigures.linkTiming` takes it.
