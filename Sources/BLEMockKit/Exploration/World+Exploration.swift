@@ -27,6 +27,9 @@ struct ExplorationState: Sendable, Equatable {
     var faults: [PlannedFault]
     /// What became of each.
     var fates: [Fate]
+    /// How many lasting faults hold each peripheral out of range or each central's Bluetooth
+    /// off now: overlapping faults end together with the last of them, not the first.
+    var holds: [UUID: Int] = [:]
 
     init(faults: [PlannedFault]) {
         self.faults = faults
@@ -74,7 +77,9 @@ extension World {
             let candidates = fault.kind == .fade ? peripheralOrder.filter { !links(ofPeripheral: $0).isEmpty } : heard
             if let peripheral = plannedTarget(fault, among: candidates) {
                 record(.stateChanged, peripheral: peripheral, detail: "explored fault: \(fault)")
-                setProximity(.outOfRange, of: peripheral)
+                // (Already held out of range by an earlier fault: its links' supervision
+                // timeouts run on, from when they went.)
+                if hold(peripheral) { setProximity(.outOfRange, of: peripheral) }
                 scheduleEnd(of: index, fault, target: peripheral)
                 fate = .fired
             }
@@ -89,6 +94,7 @@ extension World {
             let candidates = centralOrder.filter { centrals[$0]?.state == .poweredOn }
             if let central = plannedTarget(fault, among: candidates) {
                 record(.stateChanged, central: central, detail: "explored fault: \(fault)")
+                _ = hold(central)
                 setState(.central(central), to: .poweredOff)
                 scheduleEnd(of: index, fault, target: central)
                 fate = .fired
@@ -109,9 +115,10 @@ extension World {
     }
 
     /// A lasting planned fault ends: the peripheral is back in range, or the central's
-    /// Bluetooth is on again.
+    /// Bluetooth is on again, unless another planned fault still holds it (a fade inside an
+    /// out-of-range stretch ends with neither; the stretch's links drop as they would alone).
     mutating func endPlanned(_ index: Int, target: UUID) {
-        guard let fault = exploration?.faults[index] else { return }
+        guard let fault = exploration?.faults[index], release(target) else { return }
         switch fault.kind {
         case .outOfRange, .fade:
             guard peripherals[target] != nil else { return }
@@ -124,6 +131,20 @@ extension World {
         default:
             return
         }
+    }
+
+    /// Notes one more lasting fault on `target`; returns whether it is the first (the one that
+    /// takes effect).
+    private mutating func hold(_ target: UUID) -> Bool {
+        exploration!.holds[target, default: 0] += 1
+        return exploration!.holds[target] == 1
+    }
+
+    /// Notes that one lasting fault on `target` ended; returns whether it was the last.
+    private mutating func release(_ target: UUID) -> Bool {
+        guard let count = exploration?.holds[target], count > 0 else { return true }
+        exploration!.holds[target] = count == 1 ? nil : count - 1
+        return count == 1
     }
 
     /// Uses up an armed pairing refusal, if there is one: the pairing ending now is refused.

@@ -75,6 +75,57 @@ struct WorldExplorationTests {
         #expect(harness.world.plannedFaultsFired == [true])
     }
 
+    @Test(
+        "A fade inside an out-of-range period ends with neither: the link drops at the supervision timeout as it would alone",
+        arguments: [
+            // (the fade's start and length, ms)
+            (100, 200), (0, 3_000), (700, 2_000),
+        ])
+    func overlappingProximityFaultsEndWithTheLast(fadeAt: Int, fadeFor: Int) throws {
+        var (harness, link) = try Self.handlerLink()
+        let start = harness.world.now
+        Self.plan(
+            [
+                PlannedFault(.outOfRange, at: ms(10), duration: ms(2_000)),
+                PlannedFault(.fade, at: ms(fadeAt), duration: ms(fadeFor)),
+            ], in: &harness)
+        // The fade starting first holds the peripheral out of range from 0: its links drop 720 ms on.
+        let dropAt = min(10, fadeAt) + 720
+        harness.advance(to: start.advanced(by: ms(dropAt - 1)))
+        #expect(harness.world.links[link.key] != nil)
+        harness.advance(to: start.advanced(by: ms(dropAt)))
+        #expect(harness.world.links[link.key] == nil)
+        #expect(
+            harness.centralEvents(link.central).last
+                == .disconnected(link.remotePeripheral, CoreBluetoothError(.connectionTimeout)))
+        // Back in range only when the later of the two ends.
+        let backAt = max(2_010, fadeAt + fadeFor)
+        harness.advance(to: start.advanced(by: ms(backAt - 1)))
+        #expect(harness.world.peripherals[link.peripheral]?.proximity == .outOfRange)
+        harness.advance(to: start.advanced(by: ms(backAt)))
+        #expect(harness.world.peripherals[link.peripheral]?.proximity == .near)
+    }
+
+    @Test("Two overlapping fades end with the later: nothing crosses until then")
+    func overlappingFadesEndWithTheLater() throws {
+        var (harness, link) = try Self.handlerLink()
+        let start = harness.world.now
+        Self.plan(
+            [
+                PlannedFault(.fade, at: .zero, duration: ms(200)),
+                PlannedFault(.fade, at: ms(100), duration: ms(300)),
+            ], in: &harness)
+        _ = harness.runNextEvent()
+        let read = harness.start(link.read(WorldUUID.value))
+        harness.serve(read)
+        #expect(harness.reply(of: read) == .value(Data([5])))
+        // Nothing crossed until the later fade ended; the next connection event (the link's
+        // interval is 30 ms) carried the read and its answer.
+        let elapsed = try #require(harness.elapsed(read, since: start))
+        #expect(elapsed >= ms(400) && elapsed < ms(430), "\(elapsed)")
+        #expect(harness.world.plannedFaultsFired == [true, true])
+    }
+
     @Test("A planned reset ends the peripheral's end of the link; the central notices at the supervision timeout")
     func resetIsNoticedLater() throws {
         var (harness, link) = try Self.handlerLink()
