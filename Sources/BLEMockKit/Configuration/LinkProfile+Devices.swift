@@ -4,7 +4,8 @@
 /// Apple Devices ("Connection Parameters"): a request may be rejected unless Interval Min is
 /// at least 15 ms and a multiple of 15 ms, and Interval Max is at least 15 ms more (or both
 /// are 15 ms); HID accessories may get 11.25 ms; without an accepted request iOS keeps its
-/// default of 30 ms. (Summarised by Apple's engineer in the Apple Developer Forums thread
+/// default of 30 ms. The iPhone profiles answer requests by
+/// ``IntervalRequestRule/intervalMinOrDefault``. (Summarised by Apple's engineer in the Apple Developer Forums thread
 /// 773555, "Request for Suggestions to Improve BLE Throughput on iOS Devices", and by Silicon
 /// Labs, "Selecting Suitable Connection Parameters for Apple Devices", which cites release
 /// R11 of the guidelines; the 2013 edition, quoted on Apple's bluetooth-dev list, asked for
@@ -23,7 +24,8 @@ extension LinkProfile {
     /// those limits, not a separate measurement.
     public static let iPhoneiOS9 = LinkProfile(
         name: "iPhone 6, iOS 9", connectionIntervals: .milliseconds(20) ... .seconds(2),
-        defaultConnectionInterval: .milliseconds(30), maximumDataLength: 27, phys: [.le1M],
+        defaultConnectionInterval: .milliseconds(30), intervalRequestRule: .intervalMinOrDefault,
+        maximumDataLength: 27, phys: [.le1M],
         packetsPerConnectionEvent: 4, attMTU: 158)
 
     /// An iPhone on iOS 10 with a Bluetooth 4.2 controller that does not do data length
@@ -39,7 +41,8 @@ extension LinkProfile {
     /// kit's derivation from these parameters.
     public static let iPhoneiOS10 = LinkProfile(
         name: "iPhone 6s, iOS 10", connectionIntervals: .milliseconds(15) ... .seconds(2),
-        connectionIntervalStep: .milliseconds(15), defaultConnectionInterval: .milliseconds(30), maximumDataLength: 27,
+        connectionIntervalStep: .milliseconds(15), defaultConnectionInterval: .milliseconds(30),
+        intervalRequestRule: .intervalMinOrDefault, maximumDataLength: 27,
         phys: [.le1M], packetsPerConnectionEvent: 7, attMTU: 185)
 
     /// An iPhone 16 Pro on iOS 18: data length extension (251 bytes), LE 2M (LE 1M and coded
@@ -56,7 +59,8 @@ extension LinkProfile {
     /// iPhones at an interval it does not state.)
     public static let iPhoneiOS18 = LinkProfile(
         name: "iPhone 16 Pro, iOS 18", connectionIntervals: .milliseconds(15) ... .seconds(2),
-        connectionIntervalStep: .milliseconds(15), defaultConnectionInterval: .milliseconds(30), maximumDataLength: 251,
+        connectionIntervalStep: .milliseconds(15), defaultConnectionInterval: .milliseconds(30),
+        intervalRequestRule: .intervalMinOrDefault, maximumDataLength: 251,
         phys: [.le1M, .le2M, .leCodedS8], packetsPerConnectionEvent: 3, attMTU: 517)
 
     /// An nRF52840 development kit running Nordic's S140 SoftDevice with connection event

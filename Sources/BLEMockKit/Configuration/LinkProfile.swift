@@ -32,6 +32,8 @@ public struct LinkProfile: Sendable, Hashable {
     /// As a central: the interval it uses when the peripheral asks for none, or for none it
     /// grants: one of its ``connectionIntervals`` (7.5 ms…4 s).
     public var defaultConnectionInterval: Duration
+    /// As a central: how it answers a peripheral's request for intervals (``IntervalRequestRule``).
+    public var intervalRequestRule: IntervalRequestRule
     /// As a peripheral: the connection intervals it asks for (its connection parameter update
     /// request), or `nil` to take the central's default.
     public var preferredConnectionIntervals: ClosedRange<Duration>?
@@ -52,7 +54,7 @@ public struct LinkProfile: Sendable, Hashable {
     public init(
         name: String, connectionIntervals: ClosedRange<Duration> = .microseconds(7_500) ... .seconds(4),
         connectionIntervalStep: Duration = .microseconds(1_250),
-        defaultConnectionInterval: Duration = .milliseconds(30),
+        defaultConnectionInterval: Duration = .milliseconds(30), intervalRequestRule: IntervalRequestRule = .firstFit,
         preferredConnectionIntervals: ClosedRange<Duration>? = nil, maximumDataLength: Int = 251,
         phys: Set<LinkPHY> = Set(LinkPHY.allCases), packetsPerConnectionEvent: Int? = nil, attMTU: Int = 517
     ) {
@@ -60,6 +62,7 @@ public struct LinkProfile: Sendable, Hashable {
         self.connectionIntervals = connectionIntervals
         self.connectionIntervalStep = connectionIntervalStep
         self.defaultConnectionInterval = defaultConnectionInterval
+        self.intervalRequestRule = intervalRequestRule
         self.preferredConnectionIntervals = preferredConnectionIntervals
         self.maximumDataLength = maximumDataLength
         self.phys = phys
@@ -134,4 +137,24 @@ public struct LinkProfile: Sendable, Hashable {
             }
             ?? ConfigurationProblems.check("\(owner()).attMTU", attMTU, in: MTUMode.validRange)
     }
+}
+
+/// How a central answers a peripheral's request for connection intervals (its connection
+/// parameter update request, Core Vol 3, Part A, 4.20, or the link layer's, Vol 6, Part B,
+/// 5.1.7).
+public enum IntervalRequestRule: Sendable, Hashable {
+    /// The first interval of the central's grid (whole multiples of its
+    /// ``LinkProfile/connectionIntervalStep``) inside both the range asked for and the
+    /// intervals it grants; its default when there is none. The Core specification leaves the
+    /// choice within the range to the central.
+    case firstFit
+    /// The request's Interval Min when that is itself an interval the central grants (within
+    /// its ``LinkProfile/connectionIntervals`` and a whole number of its steps); else the
+    /// central keeps its default. So iPhones answer: Apple's Accessory Design Guidelines reject
+    /// a request whose Interval Min is under 15 ms or not a multiple of 15 ms (20 ms in the 2013
+    /// edition), and iOS then keeps 30 ms ("you cannot make a request of 7.5 ms and it will be
+    /// rejected", Apple's engineer in Apple Developer Forums thread 773555). The guidelines'
+    /// condition on Interval Max (15 ms above Interval Min) is not checked: a device "may"
+    /// reject a request that breaks it.
+    case intervalMinOrDefault
 }

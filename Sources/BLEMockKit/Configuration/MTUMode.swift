@@ -14,8 +14,10 @@ public enum MTUMode: Sendable, Hashable {
     /// Bluetooth 4.2+ peripheral with data length extension).
     case device
 
-    /// ATT_MTU values seen on real links: the minimum 23, 27 (no data length extension),
-    /// 158, 185 (iOS), 247 and 251 (data length extension), 512 and 517 (maximum).
+    /// ATT_MTU values seen on real links: the minimum 23; 158 and 185 (iOS); 247 (an ATT PDU
+    /// that fills one 251-byte link-layer packet with data length extension); 27 and 251
+    /// (stacks that offer their link-layer data length, without and with data length
+    /// extension, as their ATT_MTU, so a PDU takes two packets); 512 and 517 (maximum).
     public static let realWorldValues = [23, 27, 158, 185, 247, 251, 512, 517]
 
     /// The smallest and largest ATT_MTU a link can have.

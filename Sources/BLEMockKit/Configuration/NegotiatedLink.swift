@@ -4,9 +4,11 @@
 /// the smaller packet-per-event limit, and the smaller ATT_MTU offer (the ATT MTU exchange,
 /// Vol 3, Part F, 3.4.2).
 ///
-/// The interval: when the peripheral asks for a range, the central grants the shortest whole
-/// multiple of its step that lies in both that range and the intervals it grants; when there
-/// is none (or the peripheral asks for nothing), it keeps its default.
+/// The interval: when the peripheral asks for a range, the central answers by its
+/// ``LinkProfile/intervalRequestRule``: the shortest whole multiple of its step that lies in
+/// both that range and the intervals it grants (``IntervalRequestRule/firstFit``), or Interval
+/// Min if it grants that (``IntervalRequestRule/intervalMinOrDefault``, as iPhones do); when
+/// there is none (or the peripheral asks for nothing), it keeps its default.
 public struct NegotiatedLink: Sendable, Hashable {
     /// The connection interval.
     public let connectionInterval: Duration
@@ -60,11 +62,31 @@ public struct NegotiatedLink: Sendable, Hashable {
 
     private static func grantedInterval(central: LinkProfile, peripheral: LinkProfile) -> Duration {
         guard let asked = peripheral.preferredConnectionIntervals else { return central.defaultConnectionInterval }
+        if central.intervalRequestRule == .intervalMinOrDefault {
+            // Interval Min itself, or nothing: a request below the central's range or off its
+            // step is refused, not moved onto them.
+            let minimum = asked.lowerBound
+            let onStep = Self.isWholeMultiple(minimum, of: max(central.connectionIntervalStep, .microseconds(1_250)))
+            return central.connectionIntervals.contains(minimum) && onStep ? minimum : central.defaultConnectionInterval
+        }
         let lowest = max(asked.lowerBound, central.connectionIntervals.lowerBound)
         let highest = min(asked.upperBound, central.connectionIntervals.upperBound)
         let step = max(central.connectionIntervalStep, .microseconds(1_250))
         let granted = step * Self.wholeCount((lowest / step).rounded(.up))
         return granted <= highest ? granted : central.defaultConnectionInterval
+    }
+
+    /// Whether `value` is a whole number of `step`s (`false` for durations past what 64-bit
+    /// attoseconds hold, which no connection interval is).
+    private static func isWholeMultiple(_ value: Duration, of step: Duration) -> Bool {
+        func attoseconds(_ duration: Duration) -> Int64? {
+            let (seconds, attoseconds) = duration.components
+            let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000_000_000_000)
+            let (total, carry) = scaled.addingReportingOverflow(attoseconds)
+            return overflow || carry ? nil : total
+        }
+        guard let value = attoseconds(value), let step = attoseconds(step), step > 0 else { return false }
+        return value % step == 0
     }
 
     /// `count` as an `Int`, within 0...Int.max (a profile's bounds are checked when a bridge

@@ -80,6 +80,7 @@ extension LinkProfile {
             "connectionIntervalStep: \(code(connectionIntervalStep))",
             "defaultConnectionInterval: \(code(defaultConnectionInterval))",
         ]
+        if intervalRequestRule != .firstFit { arguments.append("intervalRequestRule: .\(intervalRequestRule)") }
         if let preferred = preferredConnectionIntervals {
             arguments.append(
                 "preferredConnectionIntervals: \(code(preferred.lowerBound)) ... \(code(preferred.upperBound))")

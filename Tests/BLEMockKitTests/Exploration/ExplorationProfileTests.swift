@@ -61,6 +61,12 @@ struct ExplorationProfileTests {
         bare.packetsPerConnectionEvent = nil
         #expect(!bare.swiftCode.contains("preferredConnectionIntervals"))
         #expect(!bare.swiftCode.contains("packetsPerConnectionEvent"))
+        #expect(!bare.swiftCode.contains("intervalRequestRule"))
+        var strict = custom
+        strict.intervalRequestRule = .intervalMinOrDefault
+        #expect(
+            strict.swiftCode.contains(
+                "defaultConnectionInterval: .microseconds(48750), intervalRequestRule: .intervalMinOrDefault, "))
         // A name with quotes, a backslash and a line break is written as a Swift literal (it was
         // written as is, and the replay code did not compile).
         var quoted = custom

@@ -157,12 +157,34 @@ struct LinkProfileTests {
         #expect(NegotiatedLink(central: longRange, peripheral: .bluetooth4Accessory).phy == .le1M)
     }
 
-    @Test("The central grants the shortest interval of its step inside what the peripheral asks for")
+    @Test(
+        "A central grants the shortest interval of its step inside what the peripheral asks for; an iPhone, Interval Min or its default"
+    )
     func intervalNegotiation() {
         // iOS: multiples of 15 ms from 15 ms; the watch asks for 15–30 ms.
         #expect(NegotiatedLink(central: .iPhoneiOS18, peripheral: .watch).connectionInterval == .milliseconds(15))
-        // iOS 9 grants 20 ms at least.
-        #expect(NegotiatedLink(central: .iPhoneiOS9, peripheral: .watch).connectionInterval == .milliseconds(20))
+        #expect(NegotiatedLink(central: .iPhoneiOS10, peripheral: .watch).connectionInterval == .milliseconds(15))
+        // iOS 9 grants 20 ms at least (the 2013 guidelines): the watch's 15 ms is refused, and it
+        // keeps 30 ms rather than moving the request up to 20 ms.
+        #expect(NegotiatedLink(central: .iPhoneiOS9, peripheral: .watch).connectionInterval == .milliseconds(30))
+        var asking = LinkProfile.watch
+        asking.preferredConnectionIntervals = .milliseconds(20) ... .milliseconds(40)
+        #expect(NegotiatedLink(central: .iPhoneiOS9, peripheral: asking).connectionInterval == .milliseconds(20))
+        // 7.5–15 ms: an iPhone refuses an Interval Min under 15 ms (its default, not 15 ms); a
+        // central of the Core specification's rules grants 7.5 ms.
+        asking.preferredConnectionIntervals = .microseconds(7_500) ... .milliseconds(15)
+        #expect(NegotiatedLink(central: .iPhoneiOS18, peripheral: asking).connectionInterval == .milliseconds(30))
+        #expect(NegotiatedLink(central: .nRF52840, peripheral: asking).connectionInterval == .microseconds(7_500))
+        // A first-fit central whose range starts above Interval Min grants its lowest.
+        var picky = LinkProfile.nRF52840
+        picky.connectionIntervals = .milliseconds(10) ... .seconds(4)
+        #expect(NegotiatedLink(central: picky, peripheral: asking).connectionInterval == .milliseconds(10))
+        // The same central answering as an iPhone does refuses it.
+        picky.intervalRequestRule = .intervalMinOrDefault
+        #expect(NegotiatedLink(central: picky, peripheral: asking).connectionInterval == .milliseconds(50))
+        // 45–45 ms: a multiple of 15 ms, granted (the Interval Max condition is not modelled).
+        asking.preferredConnectionIntervals = .milliseconds(45) ... .milliseconds(45)
+        #expect(NegotiatedLink(central: .iPhoneiOS18, peripheral: asking).connectionInterval == .milliseconds(45))
         // Nothing asked: the central's default.
         #expect(
             NegotiatedLink(central: .iPhoneiOS18, peripheral: .unconstrained).connectionInterval == .milliseconds(30))
