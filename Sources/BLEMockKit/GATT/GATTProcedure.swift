@@ -44,6 +44,10 @@ struct GATTProcedure: Sendable {
     /// (flags 0x00) has the server drop the parts it queued: the write ends with it once that
     /// is answered.
     var cancelling: (any Error)?
+    /// Whether the link pairs once the cancelling Execute Write is answered (the Prepare Write
+    /// was refused for want of encryption, and the central pairs on such a refusal): the write
+    /// then goes again from its first part.
+    var pairsAfterCancelling = false
 
     /// Whether the next exchange is a long write's Prepare Write (not its Execute Write): of a
     /// characteristic's value or of a descriptor, which take the same procedure (Vol 3, Part G,

@@ -212,8 +212,18 @@ extension World {
         links.entries[slot]!.requestSentAt = nil
         if isCancelled { return complete(id, .failure(CancellationError())) }
         // The Execute Write that cancelled a refused long write was answered: it ends with the
-        // Prepare Write's error.
-        if let cancelling { return finishProcedure(id, .failure(cancelling), at: position) }
+        // Prepare Write's error, or, refused for want of encryption, the link pairs and the
+        // write goes again from its first part.
+        if let cancelling {
+            if pending.inPlace(at: position, { $0.procedure!.pairsAfterCancelling }),
+                let refusal = cancelling as? ATTError
+            {
+                pending.entries[position]!.procedure!.cancelling = nil
+                pending.entries[position]!.procedure!.pairsAfterCancelling = false
+                return startPairing(for: id, on: key, refusal: refusal)
+            }
+            return finishProcedure(id, .failure(cancelling), at: position)
+        }
         let mtu = links[at: slot].mtu
         switch answer {
         case .failure(let error):
@@ -223,9 +233,14 @@ extension World {
                 return finishProcedure(
                     id, .success(.value(pending.inPlace(at: position) { $0.procedure!.received })))
             }
+            let preparing = error is ATTError && pending.inPlace(at: position, { $0.procedure!.isPreparingWrite })
             if let refusal = error as? ATTError, startsPairing(for: id, after: refusal, on: key) {
-                startPairing(for: id, on: key, refusal: refusal)
-            } else if error is ATTError, pending.inPlace(at: position, { $0.procedure!.isPreparingWrite }) {
+                guard preparing else { return startPairing(for: id, on: key, refusal: refusal) }
+                // A refused Prepare Write is cancelled first (below), then the link pairs.
+                pending.entries[position]!.procedure!.cancelling = error
+                pending.entries[position]!.procedure!.pairsAfterCancelling = true
+                sendRequest(of: id, on: key)
+            } else if preparing {
                 // A Prepare Write refused with an Error Response: before the error reaches the
                 // app, the client has the server drop the parts it queued, with an Execute Write
                 // of flags 0x00 (Vol 3, Part F, 3.4.6.3), as bumble's client does. (An injected

@@ -58,6 +58,36 @@ struct WorldPairingTests {
         #expect(harness.reply(of: next) == .value(Data([0x42])))
     }
 
+    @Test(
+        "A long write refused at its first Prepare Write for want of encryption is cancelled before the link pairs",
+        arguments: [PairingBehavior.Outcome.succeeds, .rejected, .timesOut])
+    func aRefusedLongWriteIsCancelledBeforePairing(outcome: PairingBehavior.Outcome) throws {
+        var (harness, link) = try WorldLink.make(
+            central: .init(mtu: .fixed(23), pairing: .automatic(duration: ms(500), outcome: outcome)))
+        let (pdus, start) = (harness.world.attPDUCount, harness.world.now)
+        // 50 bytes at ATT_MTU 23: three Prepare Writes of 18 bytes and an Execute Write.
+        let write = harness.perform(link.write(WorldUUID.encrypted, testBytes(50)))
+        // The refused Prepare Write and the Execute Write (flags 0x00) cancelling it, as when
+        // the central does not pair (Vol 3, Part F, 3.4.6.3), then the pairing.
+        let paired = try #require(harness.log(.paired).first)
+        #expect(start.duration(to: paired.time) == ms(30 + 30 + 500))
+        switch outcome {
+        case .succeeds:
+            // Sent again whole on the encrypted link: 4 exchanges.
+            #expect(harness.reply(of: write) == .done)
+            #expect(harness.world.attPDUCount - pdus == 2 + 2 + 8)
+            #expect(harness.elapsed(write, since: start) == ms(30 + 30 + 500 + 4 * 30))
+            let read = harness.perform(link.read(WorldUUID.encrypted))
+            #expect(harness.reply(of: read) == .value(testBytes(50)))
+        case .rejected:
+            #expect(harness.error(of: write) as? ATTError == ATTError(.insufficientAuthentication))
+            #expect(harness.world.attPDUCount - pdus == 4)
+        case .timesOut:
+            #expect(harness.error(of: write) as? CoreBluetoothError == CoreBluetoothError(.encryptionTimedOut))
+            #expect(harness.world.attPDUCount - pdus == 4)
+        }
+    }
+
     @Test("A rejected pairing fails the read with the peripheral's refusal, and leaves no bond")
     func pairingRejected() throws {
         var (harness, link) = try Self.link(pairing: .automatic(duration: ms(500), outcome: .rejected))
