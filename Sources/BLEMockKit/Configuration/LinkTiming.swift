@@ -21,9 +21,11 @@ public struct LinkTiming: Sendable, Hashable {
     /// `connect` returns, so a connect takes this plus one interval: 78–182 ms with the defaults.
     /// Defaults to 50 ms…150 ms.
     public var connectionLatency: ClosedRange<Duration>
-    /// How many queued packets (writes without response, notifications) one connection event
-    /// carries, at least 1. Defaults to 4. With a link profile (``centralProfile``,
-    /// ``peripheralProfile``) the negotiated link's packet budget replaces it.
+    /// How many link-layer packets of queued data (writes without response, notifications) one
+    /// connection event carries, at least 1. Defaults to 4. A PDU is cut into packets of at most
+    /// 251 bytes (an ATT PDU of up to 247 bytes is one), so a 512-byte notification at ATT_MTU
+    /// 517 takes three. With a link profile (``centralProfile``, ``peripheralProfile``) the
+    /// negotiated link's packet budget and data length replace it.
     public var packetsPerConnectionEvent: Int
     /// How long a link survives after the peripheral goes out of range before it is dropped
     /// with `connectionTimeout`: 100 ms…32 s, or zero; when neither it nor the connection

@@ -34,6 +34,15 @@ struct L2CAPChannelRecord: Sendable, Hashable {
         return length <= first ? 1 : 1 + (length - first + mps - 1) / mps
     }
 
+    /// The length, as an L2CAP PDU, of K-frame `index` of an SDU of `length` bytes: its
+    /// 4-byte header, the SDU length on the first, and its part of the SDU.
+    static func frameBytes(_ index: Int, sduLength length: Int) -> Int {
+        let first = mps - 2
+        guard index > 0 else { return 4 + 2 + min(length, first) }
+        let offset = first + (index - 1) * mps
+        return 4 + max(0, min(mps, length - offset))
+    }
+
     /// The SDUs `data` is cut into, and the K-frames they take in all.
     static func segment(_ data: Data) -> (sdus: [Data], frames: Int) {
         var sdus: [Data] = []

@@ -97,19 +97,27 @@ struct Link: Sendable {
         toCentralRoomInLastEvent = packetsPerEvent
     }
 
-    /// The link-layer packets `pdu` costs: one without profiles; with them, its ATT bytes and
-    /// 4-byte L2CAP header cut at the data length. Writes without response, notifications,
-    /// indications and read responses are costed by their values; requests, other responses,
-    /// confirmations, signalling and L2CAP frames as one packet each.
+    /// The link-layer packets `pdu` costs: its ATT bytes (or K-frame) and 4-byte L2CAP header
+    /// cut at the data length, with profiles the negotiated one, without them the longest a
+    /// packet carries, 251 bytes (Core, Vol 6, Part B, 4.5.10: a PDU up to 247 bytes of ATT is
+    /// one packet). Writes without response, notifications, indications, read responses and
+    /// K-frames are costed by their size; requests, other responses, confirmations and
+    /// signalling as one packet each.
     /// (Static, taking the one field it needs: read through ``SlotTable/subscript(at:)``, a
     /// field is reached without copying the whole link.)
     static func packets(of pdu: PDU, on negotiated: NegotiatedLink?) -> Int {
-        guard let negotiated else { return 1 }
+        let bytes: Int
         switch pdu {
-        case .command(let command): return negotiated.packets(l2capBytes: 3 + command.value.count + 4)
-        case .update(let update): return negotiated.packets(l2capBytes: 3 + update.value.count + 4)
-        case .response(_, .value(let value)): return negotiated.packets(l2capBytes: 1 + value.count + 4)
+        case .command(let command): bytes = 3 + command.value.count + 4
+        case .update(let update): bytes = 3 + update.value.count + 4
+        case .response(_, .value(let value)): bytes = 1 + value.count + 4
+        case .frame(let frame): bytes = frame.l2capBytes
         default: return 1
         }
+        guard let negotiated else {
+            let longest = LinkProfile.dataLengths.upperBound
+            return max(1, (bytes + longest - 1) / longest)
+        }
+        return negotiated.packets(l2capBytes: bytes)
     }
 }

@@ -68,6 +68,9 @@ struct Update: Sendable {
 /// A K-frame of an L2CAP channel.
 struct Frame: Sendable {
     var channel: UInt64
+    /// Its length as an L2CAP PDU: the 4-byte basic header, the 2-byte SDU length on an SDU's
+    /// first frame, and its part of the SDU (what the link layer cuts into packets).
+    var l2capBytes: Int
     /// The SDU this frame completes, on the last frame of each SDU.
     var sdu: Data?
     /// The send operation this frame ends, on the last frame of a send.

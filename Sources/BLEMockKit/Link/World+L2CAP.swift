@@ -152,7 +152,9 @@ extension World {
                 let lastOfSDU = frame == count - 1
                 let packet = PDU.frame(
                     Frame(
-                        channel: channel, sdu: lastOfSDU ? sdu : nil,
+                        channel: channel,
+                        l2capBytes: L2CAPChannelRecord.frameBytes(frame, sduLength: sdu.count),
+                        sdu: lastOfSDU ? sdu : nil,
                         completes: lastOfSDU && index == sdus.count - 1 ? id : nil))
                 if end == .central {
                     links[record.link]!.toPeripheral.append(packet)

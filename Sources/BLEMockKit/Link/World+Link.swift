@@ -117,10 +117,11 @@ extension World {
         while budget > 0, queuedBefore > 0, links.contains(slot: slot, generation: generation),
             !links[at: slot].toPeripheral.isEmpty
         {
-            // Without profiles every PDU is one packet; with them, a PDU longer than the event's
-            // room sends what fits and finishes in a later event.
+            // A PDU longer than the event's room (in packets of at most the data length: the
+            // negotiated one with profiles, 251 bytes without) sends what fits and finishes in
+            // a later event.
             var left = 1
-            if let negotiated, let head = links[at: slot].toPeripheral.first {
+            if let head = links[at: slot].toPeripheral.first {
                 left = Link.packets(of: head, on: negotiated) - links[at: slot].toPeripheralPacketsSent
                 guard left <= budget else {
                     links.entries[slot]!.toPeripheralPacketsSent += budget
@@ -177,10 +178,11 @@ extension World {
                 centralReceives(passing, on: key)
                 continue
             }
-            // Without profiles every PDU is one packet; with them, a PDU longer than the event's
-            // room sends what fits and finishes in a later event.
+            // A PDU longer than the event's room (in packets of at most the data length: the
+            // negotiated one with profiles, 251 bytes without) sends what fits and finishes in
+            // a later event.
             var left = 1
-            if let negotiated, let head = links[at: slot].toCentral.first {
+            if let head = links[at: slot].toCentral.first {
                 let room = links[at: slot].toCentralRoomInLastEvent - links[at: slot].sentToCentralInLastEvent
                 left = Link.packets(of: head, on: negotiated) - links[at: slot].toCentralPacketsSent
                 guard left <= room else {
