@@ -192,8 +192,15 @@ public struct ExplorationCoverage: Sendable, Hashable {
     public var mtuBands: [String: Int] = [:]
     /// The smallest and largest ATT_MTU the runs' links negotiated, or `nil` before any link.
     public var mtu: ClosedRange<Int>?
-    /// The smallest and largest of each drawn condition, or `nil` before any run.
+    /// The shortest and longest connection interval the runs' links had
+    /// (``LinkConditions/linkConnectionInterval``: with a phone profile, the one it negotiates,
+    /// not the one drawn), or `nil` before any run.
     public var connectionInterval: ClosedRange<Duration>?
+    /// The fewest and most packets per connection event the runs' links had
+    /// (``LinkConditions/linkPacketsPerConnectionEvent``; a profile without a limit is not
+    /// counted), or `nil` before any run.
+    public var packetsPerConnectionEvent: ClosedRange<Int>?
+    /// The smallest and largest of each drawn queue capacity, or `nil` before any run.
     public var writeWithoutResponseQueueCapacity: ClosedRange<Int>?
     public var updateQueueCapacity: ClosedRange<Int>?
     /// Runs per phone profile, by its name (runs without one are not counted).
@@ -237,7 +244,10 @@ public struct ExplorationCoverage: Sendable, Hashable {
             mtu = Self.widen(mtu, linkMTU)
         }
         if let phone = conditions.centralProfile { phones[phone.name, default: 0] += 1 }
-        connectionInterval = Self.widen(connectionInterval, conditions.connectionInterval)
+        connectionInterval = Self.widen(connectionInterval, conditions.linkConnectionInterval)
+        if let packets = conditions.linkPacketsPerConnectionEvent {
+            packetsPerConnectionEvent = Self.widen(packetsPerConnectionEvent, packets)
+        }
         if let capacity = conditions.writeWithoutResponseQueueCapacity {
             writeWithoutResponseQueueCapacity = Self.widen(writeWithoutResponseQueueCapacity, capacity)
         }
@@ -286,6 +296,10 @@ public struct ExplorationCoverage: Sendable, Hashable {
             lines.append(
                 "  interval \(FixtureDuration.string(connectionInterval.lowerBound))…"
                     + FixtureDuration.string(connectionInterval.upperBound))
+        }
+        if let packetsPerConnectionEvent {
+            lines.append(
+                "  packets per event \(packetsPerConnectionEvent.lowerBound)…\(packetsPerConnectionEvent.upperBound)")
         }
         if let writeWithoutResponseQueueCapacity {
             lines.append(

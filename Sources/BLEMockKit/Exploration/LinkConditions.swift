@@ -57,6 +57,20 @@ public struct LinkConditions: Sendable, Hashable {
         return timing.withSupervisionTimeoutFittingTheInterval
     }
 
+    /// The connection interval the run's links have: the one a ``centralProfile`` negotiates
+    /// when there is one (``connectionInterval`` is then not used), else ``connectionInterval``.
+    public var linkConnectionInterval: Duration {
+        timing.negotiated?.connectionInterval ?? connectionInterval
+    }
+
+    /// The most packets each side sends in a connection event of the run's links: a
+    /// ``centralProfile``'s negotiated limit when there is one (`nil` when it has none: as many
+    /// as fit in the interval), else ``packetsPerConnectionEvent``.
+    public var linkPacketsPerConnectionEvent: Int? {
+        guard let negotiated = timing.negotiated else { return packetsPerConnectionEvent }
+        return negotiated.packetLimit
+    }
+
     /// The limits a bridge with these conditions imposes on its links (their ATT_MTU is also
     /// what a manager that prefers its device's prefers: see ``mtu``).
     public var limits: LinkLimits {
@@ -71,16 +85,19 @@ public struct LinkConditions: Sendable, Hashable {
 extension LinkConditions: CustomStringConvertible {
     /// The conditions in words, e.g. `"ATT_MTU 23, interval 30ms ± 2ms, 4 packets per event,
     /// write-without-response queue 3, update queue as configured"`, and the phone's name
-    /// when there is a profile (`"…, phone iPhone 6s, iOS 10"`).
+    /// when there is a profile (`"…, phone iPhone 6s, iOS 10"`), with the interval and packet
+    /// limit its links have (``linkConnectionInterval``, ``linkPacketsPerConnectionEvent``).
     public var description: String {
         let jitterText = jitter == .zero ? "" : " ± \(FixtureDuration.string(jitter))"
         let commands = writeWithoutResponseQueueCapacity.map { "write-without-response queue \($0)" }
         let updates = updateQueueCapacity.map { "update queue \($0)" }
         let phone = centralProfile.map { "phone \($0.name)" }
+        let packets =
+            linkPacketsPerConnectionEvent.map { "\($0) packet\($0 == 1 ? "" : "s") per event" }
+            ?? "packets per event as fit"
         return
             ([
-                "ATT_MTU \(mtu)", "interval \(FixtureDuration.string(connectionInterval))\(jitterText)",
-                "\(packetsPerConnectionEvent) packet\(packetsPerConnectionEvent == 1 ? "" : "s") per event",
+                "ATT_MTU \(mtu)", "interval \(FixtureDuration.string(linkConnectionInterval))\(jitterText)", packets,
             ]
             + [commands, updates, phone].compactMap { $0 }).joined(separator: ", ")
     }

@@ -132,5 +132,30 @@ struct ExplorationProfileTests {
         #expect(report.coverage.phones.values.reduce(0, +) == report.coverage.runs)
         #expect(Set(report.coverage.phones.keys) == ["iPhone 6, iOS 9", "iPhone 16 Pro, iOS 18"])
         #expect(report.description.contains("  phones: iPhone 16 Pro, iOS 18: "))
+        // The links ran at the phones' own interval and packet limits (their 30 ms default, to
+        // an explored peripheral that asks for none; 4 and 3 packets), whatever was drawn.
+        #expect(report.coverage.connectionInterval == .milliseconds(30) ... .milliseconds(30))
+        #expect(report.coverage.packetsPerConnectionEvent == 3...4)
+        #expect(report.description.contains("\n  interval 0.03s…0.03s\n  packets per event 3…4\n"))
+    }
+
+    @Test("With a phone, the conditions give the interval and packet limit its links have, not the drawn ones")
+    func aPhonesLinksHaveItsOwnIntervalAndPackets() {
+        let drawn = LinkConditions(
+            mtu: 185, connectionInterval: .microseconds(7_500), packetsPerConnectionEvent: 1,
+            centralProfile: .iPhoneiOS18)
+        #expect(drawn.linkConnectionInterval == .milliseconds(30))
+        #expect(drawn.linkPacketsPerConnectionEvent == 3)
+        #expect(drawn.description == "ATT_MTU 185, interval 0.03s, 3 packets per event, phone iPhone 16 Pro, iOS 18")
+        // A profile without a packet limit: as many as fit.
+        let kit = LinkConditions(mtu: 185, connectionInterval: .microseconds(7_500), centralProfile: .nRF52840)
+        #expect(kit.linkConnectionInterval == .milliseconds(50))
+        #expect(kit.linkPacketsPerConnectionEvent == nil)
+        #expect(kit.description.contains("interval 0.05s, packets per event as fit, "))
+        // Without a phone, what was drawn.
+        let plain = LinkConditions(mtu: 23, connectionInterval: .microseconds(7_500), packetsPerConnectionEvent: 2)
+        #expect(plain.linkConnectionInterval == .microseconds(7_500))
+        #expect(plain.linkPacketsPerConnectionEvent == 2)
+        #expect(plain.description == "ATT_MTU 23, interval 0.0075s, 2 packets per event")
     }
 }
