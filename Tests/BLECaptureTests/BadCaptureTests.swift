@@ -16,15 +16,20 @@ struct BadCaptureTests {
             bytes: writer.bytes, name: "test")
     }
 
-    /// A connection (handle 0x0040) to a heart rate service: 180D at 1…4, 2A37 (read, notify)
-    /// with its value at 3 and its CCCD at 4, discovered.
-    static func discovered() -> SnoopWriter {
+    /// A connection (handle 0x0040, interval 30 ms) at ATT_MTU `mtu` (exchanged first when not
+    /// 23) to a heart rate service: 180D at 1…4, 2A37 (`properties`: read and notify unless
+    /// given) with its value at 3 and its CCCD at 4, discovered.
+    static func discovered(properties: UInt8 = 0x12, mtu: UInt16 = 23) -> SnoopWriter {
         var writer = SnoopWriter()
         writer.connected()
+        if mtu != 23 {
+            writer.att([0x02] + le16(mtu), sent: true)
+            writer.att([0x03] + le16(mtu), sent: false)
+        }
         writer.att([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28], sent: true)
         writer.att([0x11, 0x06, 0x01, 0x00, 0x04, 0x00, 0x0D, 0x18], sent: false)
         writer.att([0x08, 0x01, 0x00, 0x04, 0x00, 0x03, 0x28], sent: true)
-        writer.att([0x09, 0x07, 0x02, 0x00, 0x12, 0x03, 0x00, 0x37, 0x2A], sent: false)
+        writer.att([0x09, 0x07, 0x02, 0x00, properties, 0x03, 0x00, 0x37, 0x2A], sent: false)
         writer.att([0x04, 0x04, 0x00, 0x04, 0x00], sent: true)
         writer.att([0x05, 0x01, 0x04, 0x00, 0x02, 0x29], sent: false)
         return writer
@@ -317,14 +322,7 @@ struct BadCaptureTests {
     func anUpdateOfAKindTheCharacteristicDoesNotDeclareIsKeptAndNamed(properties: UInt8, opcode: UInt8) throws {
         // 2A37 at value handle 3 declares read and notify (0x12), or read and indicate (0x22); the
         // central subscribes to the kind it declares, then gets two updates of the other kind.
-        var writer = SnoopWriter()
-        writer.connected()
-        writer.att([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28], sent: true)
-        writer.att([0x11, 0x06, 0x01, 0x00, 0x04, 0x00, 0x0D, 0x18], sent: false)
-        writer.att([0x08, 0x01, 0x00, 0x04, 0x00, 0x03, 0x28], sent: true)
-        writer.att([0x09, 0x07, 0x02, 0x00, properties, 0x03, 0x00, 0x37, 0x2A], sent: false)
-        writer.att([0x04, 0x04, 0x00, 0x04, 0x00], sent: true)
-        writer.att([0x05, 0x01, 0x04, 0x00, 0x02, 0x29], sent: false)
+        var writer = Self.discovered(properties: properties)
         writer.att([0x12, 0x04, 0x00, properties == 0x12 ? 0x01 : 0x02, 0x00], sent: true)
         writer.att([0x13], sent: false)
         for value: UInt8 in 1...2 {

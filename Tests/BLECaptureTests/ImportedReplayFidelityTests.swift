@@ -10,22 +10,8 @@ import Testing
 /// carry them, operations in the order and at the times they were made.
 @Suite("Imported sessions replay as they happened", .timeLimit(.minutes(10)))
 struct ImportedReplayFidelityTests {
-    /// A connection (handle 0x0040, interval 30 ms) at ATT_MTU `mtu` (exchanged first when not
-    /// 23) to service 180D at 1…4 with 2A37 (`properties`) at 3 and its CCCD at 4, discovered.
     static func discovered(properties: UInt8, mtu: UInt16 = 23) -> SnoopWriter {
-        var writer = SnoopWriter()
-        writer.connected()
-        if mtu != 23 {
-            writer.att([0x02] + le16(mtu), sent: true)
-            writer.att([0x03] + le16(mtu), sent: false)
-        }
-        writer.att([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28], sent: true)
-        writer.att([0x11, 0x06, 0x01, 0x00, 0x04, 0x00, 0x0D, 0x18], sent: false)
-        writer.att([0x08, 0x01, 0x00, 0x04, 0x00, 0x03, 0x28], sent: true)
-        writer.att([0x09, 0x07, 0x02, 0x00, properties, 0x03, 0x00, 0x37, 0x2A], sent: false)
-        writer.att([0x04, 0x04, 0x00, 0x04, 0x00], sent: true)
-        writer.att([0x05, 0x01, 0x04, 0x00, 0x02, 0x29], sent: false)
-        return writer
+        BadCaptureTests.discovered(properties: properties, mtu: mtu)
     }
 
     static func realistic(_ scenario: Scenario, seed: UInt64 = 3) -> Scenario {
