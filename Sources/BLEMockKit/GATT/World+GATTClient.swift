@@ -237,7 +237,7 @@ extension World {
             if let refusal = error as? ATTError, startsPairing(for: id, after: refusal, on: key) {
                 guard preparing else { return startPairing(for: id, on: key, refusal: refusal) }
                 // A refused Prepare Write is cancelled first (below), then the link pairs.
-                pending.entries[position]!.procedure!.cancelling = error
+                pending.entries[position]!.procedure!.cancelling = refusal
                 pending.entries[position]!.procedure!.pairsAfterCancelling = true
                 sendRequest(of: id, on: key)
             } else if preparing {
