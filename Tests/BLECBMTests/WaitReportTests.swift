@@ -21,6 +21,16 @@ struct WaitReportTests {
                 + "cancel the task when the expectation times out).")
     }
 
+    @Test func aWaitForAppIsNamedWithWhereItWasCalled() {
+        let report = WaitReport.message(
+            what: "a bridge.waitForApp { … } at AppTests/WatchTests.swift:42", since: .zero,
+            now: .zero.advanced(by: .seconds(10)), waiting: [], seed: 5, system: "the test found()")
+        #expect(
+            report.hasPrefix(
+                "a bridge.waitForApp { … } at AppTests/WatchTests.swift:42 on the simulated system (installed by the "
+                    + "test found(); seed 5) has waited 10.0 s of wall time"))
+    }
+
     @Test func withNothingWaitingTheReportSaysSo() {
         let report = WaitReport.message(
             since: .zero, now: .zero.advanced(by: .seconds(10)), waiting: [], seed: 0, system: "s")

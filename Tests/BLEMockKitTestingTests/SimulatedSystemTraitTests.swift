@@ -348,7 +348,7 @@ struct SimulatedSystemTraitProcessTests {
                 }
             }
             #expect(process.terminationStatus == 0, "\(text)")
-            #expect(text.contains("Test run with 20 tests"), "\(text)")
+            #expect(text.contains("Test run with 21 tests"), "\(text)")
             #expect(!text.contains("✘"), "\(text)")
         #endif
         #expect(SimulatedSystem.current == nil)

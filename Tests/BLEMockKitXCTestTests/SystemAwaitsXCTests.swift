@@ -113,6 +113,35 @@ final class SystemWaitReportXCTests: XCTestCase {
         waiting.cancel()
         wait(for: [cancelled], timeout: 10)
     }
+
+    /// (It waited for ever without a word.)
+    func testAWaitForAppThatGoesOnPastItsPatienceIsReportedWithWhereItWasCalled() throws {
+        let turn = SimulatedSystem.Turn(holder: "the XCTest \(name)", othersWait: false)
+        let system = try SimulatedSystem.install(
+            .fast, time: .wallClock, initialState: .poweredOn, installedBy: "SystemWaitReportXCTests",
+            turn: turn, waitPatience: .milliseconds(300))
+        addTeardownBlock { turn.end() }
+        let bridge = system.bridge
+        let line = #line + 1
+        let waiting = Task { try await bridge.waitForApp { false } }
+        let reported = XCTNSPredicateExpectation(
+            predicate: NSPredicate { _, _ in !system.waitReports.isEmpty }, object: nil)
+        wait(for: [reported], timeout: 10)
+        let report = try XCTUnwrap(system.waitReports.first)
+        XCTAssertTrue(
+            report.hasPrefix(
+                "a bridge.waitForApp { … } at BLEMockKitXCTestTests/SystemAwaitsXCTests.swift:\(line) on the "
+                    + "simulated system (installed by SystemWaitReportXCTests; seed 0) has waited 0."),
+            report)
+        let cancelled = expectation(description: "the cancelled wait ended")
+        Task {
+            _ = try? await waiting.value
+            cancelled.fulfill()
+        }
+        waiting.cancel()
+        wait(for: [cancelled], timeout: 10)
+        XCTAssertEqual(system.waitReports.count, 1)
+    }
 }
 
 /// A `waitUntil` on the simulated system's bridge still suspended as the system is uninstalled:

@@ -88,7 +88,7 @@ final class WallClockDriver: Sendable {
     }
 }
 
-/// A report of a `waitUntil` on a simulated system's bridge whose condition has not held after
+/// A report of a `waitUntil` (or `waitForApp`) on a simulated system's bridge whose condition has not held after
 /// the patience, in wall time. With time following the wall clock no stall is reported (a
 /// test may wait on the wall clock for as long as it likes, for an app's timer say), and
 /// nothing ends such a wait but its condition or its task's cancellation: a wait that cannot
@@ -101,25 +101,33 @@ package enum WaitReport {
         on bridge: MockBLEBridge, at now: VirtualClock.Instant, patience: Duration, skipping reported: inout Set<Int>,
         system: String
     ) async -> [String] {
-        let started = await bridge.waitsStarted
-        let due = started.filter { !reported.contains($0.token) && $0.since.duration(to: now) >= patience }
+        // `waitUntil` calls by their tokens, `waitForApp` calls by theirs below zero.
+        let conditions = await bridge.waitsStarted.map { (key: $0.token, since: $0.since, what: condition) }
+        let apps = bridge.outside.appWaitsStarted.map {
+            (key: -1 - $0.token, since: $0.since, what: "a bridge.waitForApp { … } at \($0.site)")
+        }
+        let due = (conditions + apps).filter { !reported.contains($0.key) && $0.since.duration(to: now) >= patience }
         guard !due.isEmpty else { return [] }
         let waiting = await bridge.waitingOperations
         let seed = bridge.configuration.seed
         return due.map { wait in
-            reported.insert(wait.token)
-            return message(since: wait.since, now: now, waiting: waiting, seed: seed, system: system)
+            reported.insert(wait.key)
+            return message(what: wait.what, since: wait.since, now: now, waiting: waiting, seed: seed, system: system)
         }
     }
+
+    /// How a report names a `waitUntil`.
+    static let condition = "a bridge.waitUntil { … }"
 
     /// The report of a wait that started at `since` and still waits at `now`, while the
     /// operations `waiting` wait in the simulation of a bridge with `seed`, on the system
     /// installed by `system`.
     package static func message(
-        since: VirtualClock.Instant, now: VirtualClock.Instant, waiting: [String], seed: UInt64, system: String
+        what: String = condition, since: VirtualClock.Instant, now: VirtualClock.Instant, waiting: [String],
+        seed: UInt64, system: String
     ) -> String {
         var text =
-            "a bridge.waitUntil { … } on the simulated system (installed by \(system); seed \(seed)) has waited "
+            "\(what) on the simulated system (installed by \(system); seed \(seed)) has waited "
             + "\(WaitReporting.tenths(since.duration(to: now))) s of wall time (since \(since)) and its condition still does not "
             + "hold. With time following the wall clock nothing ends it but its condition or cancelling its task: "
             + "if the condition cannot hold, the test waits for ever. "

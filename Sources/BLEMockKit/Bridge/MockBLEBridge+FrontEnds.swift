@@ -190,9 +190,14 @@ extension MockBLEBridge {
     ) async throws {
         if pausingSimulation { outside.holdTime() }
         defer { if pausingSimulation { outside.releaseTime() } }
-        // Noted (for a stall report) once it has to wait.
+        // Noted (for a stall report) once it has to wait; outside a run, watched too, and
+        // reported should it stand still (see `QuietWaits`), as a `waitUntil` is.
         var wait: Int?
-        defer { if let wait { outside.endAppWait(wait) } }
+        var quietWait: Int?
+        defer {
+            if let wait { outside.endAppWait(wait) }
+            sleepClock.endQuietWait(quietWait)
+        }
         while true {
             let seen = outside.activity
             if condition() {
@@ -214,6 +219,7 @@ extension MockBLEBridge {
             if wait == nil {
                 wait = outside.beginAppWait(
                     AppWait(site: "\(fileID):\(line)", paused: pausingSimulation, since: clock.now))
+                if !runs.isActive { quietWait = sleepClock.beginQuietWait(.appCondition(site: "\(fileID):\(line)")) }
             }
             await outside.untilActivity(after: seen)
         }
@@ -721,6 +727,13 @@ package final class OutsideWork: @unchecked Sendable {
     /// The app waits under way, oldest first.
     var pendingAppWaits: [AppWait] {
         lock.withLock { appWaits.sorted { $0.key < $1.key }.map(\.value) }
+    }
+
+    /// The app waits under way, oldest first, each with a token (the same for the same wait),
+    /// the instant it started waiting and where it was called: what a simulated system whose
+    /// time follows the wall clock reports when one outlasts its patience.
+    package var appWaitsStarted: [(token: Int, since: VirtualClock.Instant, site: String)] {
+        lock.withLock { appWaits.sorted { $0.key < $1.key }.map { ($0.key, $0.value.since, $0.value.site) } }
     }
 
     /// Sets where the front end keeps what a stall report and a failed test tell: the app's

@@ -25,6 +25,9 @@ struct QuietWaits {
         case sleep(until: VirtualClock.Instant)
         /// A ``MockBLEBridge/waitUntil(_:)`` whose condition does not hold yet.
         case condition
+        /// A ``MockBLEBridge/waitForApp(pausingSimulation:isolation:fileID:line:_:)`` whose
+        /// condition does not hold yet, called at `site` (`file:line`).
+        case appCondition(site: String)
         /// A caller of an operation of the async API (a connect, a read, `waitForPoweredOn`)
         /// suspended until something outside the simulation lets it go on: what the operation is
         /// (its manager, name and peripheral), and what it waits for.
@@ -137,6 +140,9 @@ extension QuietWaits {
             needs = "its deadline"
         case .condition:
             what = "a bridge.waitUntil { … }"
+            needs = fast ? "the change it waits for" : "a change that needs time"
+        case .appCondition(let site):
+            what = "a bridge.waitForApp { … } at \(site)"
             needs = fast ? "the change it waits for" : "a change that needs time"
         case .operation(let operation, let awaited):
             what = "a task awaiting \(operation)"

@@ -1,3 +1,4 @@
+import BLECBM
 import BLECore
 import BLEMockKit
 import BLEMockKitTesting
@@ -42,5 +43,51 @@ struct SwiftTestingExampleTests {
         #expect(first == .valueUpdated(level, Data([76])))
         // At the end the trait checks finish(): an operation still waiting or an injection that
         // never fired fails the test, with the seed.
+    }
+}
+
+/// The app of the `.simulatedSystem` example: a scanner that creates its central on its own
+/// queue, in `queue.async`, as many apps do, and keeps the names it hears.
+final class QueueScanningApp: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
+    // @unchecked Sendable: `central` and `names` are only touched on `queue`.
+    let queue = DispatchQueue(label: "scanner")
+    private var central: CBMCentralManager?
+    private var names: [String] = []
+
+    override init() {
+        super.init()
+        queue.async { self.central = CBMCentralManager(delegate: self, queue: self.queue) }
+    }
+
+    /// The names heard so far (read on the app's queue).
+    var heard: [String] { queue.sync { names } }
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+        if central.state == .poweredOn { central.scanForPeripherals(withServices: nil) }
+    }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi: NSNumber
+    ) {
+        if let name = peripheral.name, !names.contains(name) { names.append(name) }
+    }
+}
+
+/// The `.simulatedSystem` example: time follows the wall clock (the default), tests with the
+/// trait take turns. (With the trait's own tests, in a process of their own: the system it
+/// installs would take in the managers other tests create outside their bridges.)
+extension SimulatedSystemTraitTests {
+    @Test(.simulatedSystem, .timeLimit(.minutes(1)))
+    func anAppOnItsOwnQueueHearsTheWatch() async throws {
+        let bridge = try #require(SimulatedSystem.current).bridge
+        // The other side, with the async API: outside a run no bridge is current, so name the
+        // system's (a manager made without one would get a bridge of its own, which the app
+        // never sees).
+        let watch = MockPeripheralManager(configuration: .init(name: "Watch"), bridge: bridge)
+        try await watch.startAdvertising(AdvertisementData(localName: "Watch"))
+        let app = QueueScanningApp()  // its CBMCentralManager joins the system from its queue
+        try await bridge.waitForApp { app.heard == ["Watch"] }
+        #expect(app.heard == ["Watch"])
     }
 }

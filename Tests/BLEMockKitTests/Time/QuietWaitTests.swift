@@ -267,6 +267,23 @@ struct QuietWaitTests {
         #expect(bridge.sleepClock.lock.withLock { bridge.sleepClock.quiet.waits.entries.isEmpty })
     }
 
+    /// (It waited for ever without a word.)
+    @Test("A waitForApp outside a run whose condition does not hold is reported with where it was called")
+    func aWaitForAppOutsideARunIsReported() async throws {
+        let bridge = MockBLEBridge(seed: 12)
+        bridge.sleepClock.setQuietWaitPatience(.milliseconds(200))
+        let line = #line + 1
+        let waiter = Task { try await bridge.waitForApp { false } }
+        let reports = await bridge.sleepClock.quietWaitReports(atLeast: 1)
+        #expect(
+            reports.first?.hasPrefix(
+                "a bridge.waitForApp { … } at BLEMockKitTests/QuietWaitTests.swift:\(line), on a MockBLEBridge "
+                    + "(seed 12, fast mode)") == true, "\(reports)")
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        #expect(bridge.sleepClock.lock.withLock { bridge.sleepClock.quiet.waits.entries.isEmpty })
+    }
+
     /// (It reported `.clean`, and the wait went on for ever after it.)
     @Test("finish() lists a waitUntil whose condition never held, with the seed; cancelling its task ends it")
     func finishListsAWaitUntilThatNeverEnded() async throws {
