@@ -74,12 +74,26 @@ private final class ReadLoop: @unchecked Sendable {
 /// time following the wall clock: reported once while the wait goes on, until its task is
 /// cancelled.
 final class SystemWaitReportXCTests: XCTestCase {
-    func testAWaitThatGoesOnPastItsPatienceIsReportedOnceAndGoesOn() throws {
+    /// A system on the wall clock, reporting waits after 0.3 s, uninstalled as the test ends.
+    private func installSystem(_ configuration: MockBLEBridge.Configuration) throws -> SimulatedSystem {
         let turn = SimulatedSystem.Turn(holder: "the XCTest \(name)", othersWait: false)
         let system = try SimulatedSystem.install(
-            .realistic(seed: 5), time: .wallClock, initialState: .poweredOn, installedBy: "SystemWaitReportXCTests",
+            configuration, time: .wallClock, initialState: .poweredOn, installedBy: "SystemWaitReportXCTests",
             turn: turn, waitPatience: .milliseconds(300))
         addTeardownBlock { turn.end() }
+        return system
+    }
+
+    /// The first wait report of `system`, once there is one (within 10 s).
+    private func firstReport(of system: SimulatedSystem) throws -> String {
+        let reported = XCTNSPredicateExpectation(
+            predicate: NSPredicate { _, _ in !system.waitReports.isEmpty }, object: nil)
+        wait(for: [reported], timeout: 10)
+        return try XCTUnwrap(system.waitReports.first)
+    }
+
+    func testAWaitThatGoesOnPastItsPatienceIsReportedOnceAndGoesOn() throws {
+        let system = try installSystem(.realistic(seed: 5))
         let bridge = system.bridge
         XCTAssertEqual(system.waitReports, [])
         let ended = expectation(description: "the wait ended")
@@ -87,10 +101,7 @@ final class SystemWaitReportXCTests: XCTestCase {
             await bridge.waitUntil { _ in false }
             ended.fulfill()
         }
-        let reported = XCTNSPredicateExpectation(
-            predicate: NSPredicate { _, _ in !system.waitReports.isEmpty }, object: nil)
-        wait(for: [reported], timeout: 10)
-        let report = try XCTUnwrap(system.waitReports.first)
+        let report = try firstReport(of: system)
         XCTAssertTrue(
             report.hasPrefix(
                 "a bridge.waitUntil { … } on the simulated system (installed by SystemWaitReportXCTests; seed 5) has "
@@ -116,18 +127,11 @@ final class SystemWaitReportXCTests: XCTestCase {
 
     /// (It waited for ever without a word.)
     func testAWaitForAppThatGoesOnPastItsPatienceIsReportedWithWhereItWasCalled() throws {
-        let turn = SimulatedSystem.Turn(holder: "the XCTest \(name)", othersWait: false)
-        let system = try SimulatedSystem.install(
-            .fast, time: .wallClock, initialState: .poweredOn, installedBy: "SystemWaitReportXCTests",
-            turn: turn, waitPatience: .milliseconds(300))
-        addTeardownBlock { turn.end() }
+        let system = try installSystem(.fast)
         let bridge = system.bridge
         let line = #line + 1
         let waiting = Task { try await bridge.waitForApp { false } }
-        let reported = XCTNSPredicateExpectation(
-            predicate: NSPredicate { _, _ in !system.waitReports.isEmpty }, object: nil)
-        wait(for: [reported], timeout: 10)
-        let report = try XCTUnwrap(system.waitReports.first)
+        let report = try firstReport(of: system)
         XCTAssertTrue(
             report.hasPrefix(
                 "a bridge.waitForApp { … } at BLEMockKitXCTestTests/SystemAwaitsXCTests.swift:\(line) on the "
