@@ -140,7 +140,11 @@ public struct CaptureImporter: Sendable {
             (key: "name", value: .string(name)),
             (key: "description", value: .string(description)),
             (key: "mode", value: .string("fast")),
-            (key: "central", value: steps.centralSettings(preferredMTU: centralMTU ?? 23)),
+            (
+                key: "central",
+                value: ScenarioBuilder.centralSettings(
+                    preferredMTU: centralMTU ?? 23, keepsSecurityRefusals: steps.keepsSecurityRefusals)
+            ),
         ]
         if let interval {
             header.append(

@@ -93,3 +93,10 @@ public struct ATTError: Error, Hashable, Sendable {
             (0x00...0x13).map { Code(rawValue: $0) } + (0xFC...0xFF).map { Code(rawValue: $0) }
     }
 }
+
+extension ATTError.Code {
+    /// Whether the server refused for want of an encrypted link: 0x05 Insufficient
+    /// Authentication (no keys) or 0x0F Insufficient Encryption (keys not in use), the refusals
+    /// a central pairs on (Vol 3, Part C, 10.3.1).
+    package var asksForEncryption: Bool { self == .insufficientAuthentication || self == .insufficientEncryption }
+}

@@ -10,10 +10,6 @@ import Testing
 /// carry them, operations in the order and at the times they were made.
 @Suite("Imported sessions replay as they happened", .timeLimit(.minutes(10)))
 struct ImportedReplayFidelityTests {
-    static func discovered(properties: UInt8, mtu: UInt16 = 23) -> SnoopWriter {
-        BadCaptureTests.discovered(properties: properties, mtu: mtu)
-    }
-
     static func realistic(_ scenario: Scenario, seed: UInt64 = 3) -> Scenario {
         var scenario = scenario
         scenario.mode = .realistic
@@ -38,7 +34,7 @@ struct ImportedReplayFidelityTests {
             (UInt8(0x32), UInt8(0x02), "indications"), (0x32, 0x01, "notifications"), (0x22, 0x02, "notifications"),
         ])
     func indicationSubscriptions(properties: UInt8, configuration: UInt8, expected: String) async throws {
-        var writer = Self.discovered(properties: properties)
+        var writer = BadCaptureTests.discovered(properties: properties)
         writer.att([0x12, 0x04, 0x00, configuration, 0x00], sent: true)
         writer.att([0x13], sent: false)
         let indication = configuration == 0x02
@@ -57,7 +53,7 @@ struct ImportedReplayFidelityTests {
 
     @Test("An indication with no subscription captured subscribes to indications first")
     func indicationWithoutACapturedSubscription() async throws {
-        var writer = Self.discovered(properties: 0x32)
+        var writer = BadCaptureTests.discovered(properties: 0x32)
         writer.att([0x1D, 0x03, 0x00, 0x07], sent: false)
         writer.att([0x1E], sent: true)
         let imported = try BadCaptureTests.load(writer)
@@ -71,7 +67,7 @@ struct ImportedReplayFidelityTests {
         "A refusal for want of security keeps the replay's central from pairing, so a realistic replay fails as the capture did",
         arguments: [(UInt8(0x05), true), (0x0F, true), (0x80, false), (0x02, false)])
     func securityRefusalsReplay(code: UInt8, keepsCentralFromPairing: Bool) async throws {
-        var writer = Self.discovered(properties: 0x12)
+        var writer = BadCaptureTests.discovered(properties: 0x12)
         writer.att([0x0A, 0x03, 0x00], sent: true)
         writer.att([0x01, 0x0A, 0x03, 0x00, code], sent: false)
         let imported = try BadCaptureTests.load(writer)
@@ -100,7 +96,7 @@ struct ImportedReplayFidelityTests {
         "At ATT_MTU 517 an update longer than 512 bytes is not replayed: no attribute value is longer",
         arguments: [(512, true), (513, false), (514, false)])
     func updatesPastTheLongestValue(length: Int, replayed: Bool) async throws {
-        var writer = Self.discovered(properties: 0x12, mtu: 517)
+        var writer = BadCaptureTests.discovered(properties: 0x12, mtu: 517)
         writer.att([0x12, 0x04, 0x00, 0x01, 0x00], sent: true)
         writer.att([0x13], sent: false)
         let value = (0..<length).map { UInt8(truncatingIfNeeded: $0) }
@@ -120,7 +116,7 @@ struct ImportedReplayFidelityTests {
 
     @Test("A notification that came while a read was answered follows the read, and the clock is not said to go back")
     func notificationDuringARead() async throws {
-        var writer = Self.discovered(properties: 0x12)
+        var writer = BadCaptureTests.discovered(properties: 0x12)
         writer.att([0x12, 0x04, 0x00, 0x01, 0x00], sent: true)
         writer.att([0x13], sent: false)
         writer.att([0x0A, 0x03, 0x00], sent: true)
@@ -138,7 +134,7 @@ struct ImportedReplayFidelityTests {
 
     @Test("A realistic replay makes each operation at its captured time, not later by every round trip before it")
     func realisticReplayKeepsCapturedTimes() async throws {
-        var writer = Self.discovered(properties: 0x12)
+        var writer = BadCaptureTests.discovered(properties: 0x12)
         let connected = BTSnoopRecord.epoch2000
         var captured: [Duration] = []
         // From 1 s on: a realistic discovery takes longer than the capture's, which took 6 ms.

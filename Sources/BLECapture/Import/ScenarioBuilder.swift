@@ -102,10 +102,6 @@ struct ScenarioBuilder {
 
     /// The scenario's `central` settings: its preferred ATT_MTU and, when the session kept a
     /// security refusal (see ``keepsSecurityRefusals``), `"pairing": "never"`.
-    func centralSettings(preferredMTU: Int) -> JSONValue {
-        Self.centralSettings(preferredMTU: preferredMTU, keepsSecurityRefusals: keepsSecurityRefusals)
-    }
-
     static func centralSettings(preferredMTU: Int, keepsSecurityRefusals: Bool) -> JSONValue {
         var members: [JSONValue.Member] = [(key: "preferredMTU", value: .int(preferredMTU))]
         if keepsSecurityRefusals { members.append((key: "pairing", value: .string("never"))) }
@@ -374,11 +370,7 @@ struct ScenarioBuilder {
         guard code != 0 else {
             return skip("\(target) failing with the reserved ATT error code 0x00", packet)
         }
-        if code == ATTError.Code.insufficientAuthentication.rawValue
-            || code == ATTError.Code.insufficientEncryption.rawValue
-        {
-            keepsSecurityRefusals = true
-        }
+        if ATTError.Code(rawValue: code).asksForEncryption { keepsSecurityRefusals = true }
         steps.append(
             .object(["op": .string("inject"), "target": .string(target), "char": char, "attError": .int(Int(code))]))
         steps.append(op.adding("expect", .object(["ok": .bool(false), "attError": .int(Int(code))])))

@@ -73,11 +73,23 @@ public struct LinkProfile: Sendable, Hashable {
     /// The largest link-layer payload of the Core specification.
     public static let dataLengths = 27...251
 
-    /// Whether `interval` (at most 4 s, as checked before) is a whole number of 1.25 ms units,
-    /// the unit connection intervals are counted in.
+    /// Whether `interval` is a whole number of 1.25 ms units, the unit connection intervals are
+    /// counted in.
     static func isWholeUnits(_ interval: Duration) -> Bool {
-        let (seconds, attoseconds) = interval.components
-        return (seconds * 1_000_000_000_000_000_000 + attoseconds) % 1_250_000_000_000_000 == 0
+        isWholeMultiple(interval, of: .microseconds(1_250))
+    }
+
+    /// Whether `value` is a whole number of `step`s (`false` for a step that is not positive, and
+    /// for durations past what 64-bit attoseconds hold, about 9 s: no connection interval is).
+    static func isWholeMultiple(_ value: Duration, of step: Duration) -> Bool {
+        func attoseconds(_ duration: Duration) -> Int64? {
+            let (seconds, attoseconds) = duration.components
+            let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000_000_000_000)
+            let (total, carry) = scaled.addingReportingOverflow(attoseconds)
+            return overflow || carry ? nil : total
+        }
+        guard let value = attoseconds(value), let step = attoseconds(step), step > 0 else { return false }
+        return value % step == 0
     }
 
     /// What is wrong with this profile (named by field under `owner`), or `nil`.

@@ -66,7 +66,8 @@ public struct NegotiatedLink: Sendable, Hashable {
             // Interval Min itself, or nothing: a request below the central's range or off its
             // step is refused, not moved onto them.
             let minimum = asked.lowerBound
-            let onStep = Self.isWholeMultiple(minimum, of: max(central.connectionIntervalStep, .microseconds(1_250)))
+            let step = max(central.connectionIntervalStep, .microseconds(1_250))
+            let onStep = LinkProfile.isWholeMultiple(minimum, of: step)
             return central.connectionIntervals.contains(minimum) && onStep ? minimum : central.defaultConnectionInterval
         }
         let lowest = max(asked.lowerBound, central.connectionIntervals.lowerBound)
@@ -74,19 +75,6 @@ public struct NegotiatedLink: Sendable, Hashable {
         let step = max(central.connectionIntervalStep, .microseconds(1_250))
         let granted = step * Self.wholeCount((lowest / step).rounded(.up))
         return granted <= highest ? granted : central.defaultConnectionInterval
-    }
-
-    /// Whether `value` is a whole number of `step`s (`false` for durations past what 64-bit
-    /// attoseconds hold, which no connection interval is).
-    private static func isWholeMultiple(_ value: Duration, of step: Duration) -> Bool {
-        func attoseconds(_ duration: Duration) -> Int64? {
-            let (seconds, attoseconds) = duration.components
-            let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000_000_000_000)
-            let (total, carry) = scaled.addingReportingOverflow(attoseconds)
-            return overflow || carry ? nil : total
-        }
-        guard let value = attoseconds(value), let step = attoseconds(step), step > 0 else { return false }
-        return value % step == 0
     }
 
     /// `count` as an `Int`, within 0...Int.max (a profile's bounds are checked when a bridge

@@ -42,13 +42,9 @@ struct GATTProcedure: Sendable {
     var batch: [ATTRequest] = []
     /// The error a long write's Prepare Write was refused with, while the client's Execute Write
     /// (flags 0x00) has the server drop the parts it queued: the write ends with it once that
-    /// is answered.
+    /// is answered, or, a refusal the central pairs on, the link pairs and the write goes again
+    /// from its first part.
     var cancelling: (any Error)?
-    /// Whether the link pairs once the cancelling Execute Write is answered (the Prepare Write
-    /// was refused for want of encryption, and the central pairs on such a refusal): the write
-    /// then goes again from its first part.
-    var pairsAfterCancelling = false
-
     /// Whether the next exchange is a long write's Prepare Write (not its Execute Write): of a
     /// characteristic's value or of a descriptor, which take the same procedure (Vol 3, Part G,
     /// 4.9.4 and 4.12.4).

@@ -215,11 +215,8 @@ extension World {
         // Prepare Write's error, or, refused for want of encryption, the link pairs and the
         // write goes again from its first part.
         if let cancelling {
-            if pending.inPlace(at: position, { $0.procedure!.pairsAfterCancelling }),
-                let refusal = cancelling as? ATTError
-            {
+            if let refusal = cancelling as? ATTError, startsPairing(for: id, after: refusal, on: key) {
                 pending.entries[position]!.procedure!.cancelling = nil
-                pending.entries[position]!.procedure!.pairsAfterCancelling = false
                 return startPairing(for: id, on: key, refusal: refusal)
             }
             return finishProcedure(id, .failure(cancelling), at: position)
@@ -233,20 +230,16 @@ extension World {
                 return finishProcedure(
                     id, .success(.value(pending.inPlace(at: position) { $0.procedure!.received })))
             }
-            let preparing = error is ATTError && pending.inPlace(at: position, { $0.procedure!.isPreparingWrite })
-            if let refusal = error as? ATTError, startsPairing(for: id, after: refusal, on: key) {
-                guard preparing else { return startPairing(for: id, on: key, refusal: refusal) }
-                // A refused Prepare Write is cancelled first (below), then the link pairs.
-                pending.entries[position]!.procedure!.cancelling = refusal
-                pending.entries[position]!.procedure!.pairsAfterCancelling = true
-                sendRequest(of: id, on: key)
-            } else if preparing {
+            if error is ATTError, pending.inPlace(at: position, { $0.procedure!.isPreparingWrite }) {
                 // A Prepare Write refused with an Error Response: before the error reaches the
-                // app, the client has the server drop the parts it queued, with an Execute Write
-                // of flags 0x00 (Vol 3, Part F, 3.4.6.3), as bumble's client does. (An injected
+                // app (or the link pairs, when the refusal asks for encryption: see above), the
+                // client has the server drop the parts it queued, with an Execute Write of flags
+                // 0x00 (Vol 3, Part F, 3.4.6.3), as bumble's client does. (An injected
                 // CoreBluetooth error is no Error Response: the write ends with it at once.)
                 pending.entries[position]!.procedure!.cancelling = error
                 sendRequest(of: id, on: key)
+            } else if let refusal = error as? ATTError, startsPairing(for: id, after: refusal, on: key) {
+                startPairing(for: id, on: key, refusal: refusal)
             } else {
                 finishProcedure(id, .failure(error))
             }

@@ -14,7 +14,7 @@ import BLECore
 extension World {
     /// Whether a refused procedure pairs and tries again.
     func startsPairing(for id: OperationID, after refusal: ATTError, on key: LinkKey) -> Bool {
-        guard refusal.code == .insufficientAuthentication || refusal.code == .insufficientEncryption,
+        guard refusal.code.asksForEncryption,
             let operation = pending[id], !operation.pairingTried, links[key]?.security.pairingTimedOut != true,
             case .automatic = centrals[key.central]?.configuration.pairing
         else { return false }
