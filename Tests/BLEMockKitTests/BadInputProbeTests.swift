@@ -218,4 +218,146 @@ struct BadInputProbeTests {
             try await central.connect(peripheral.identifier, options: ConnectOptions(timeout: .seconds(5)))
         }
     }
+
+    // MARK: Durations past what `Duration.components` splits (2^63 seconds and more)
+
+    /// Ten quintillion seconds: past the `Int64` of seconds `Duration.components` returns, still
+    /// a `Duration`.
+    static let beyond = Duration.seconds(1e19)
+
+    @Test("Durations past 2^63 seconds either way are written in floating point and split saturated")
+    func durationsPastInt64SecondsAreWrittenAndSplit() {
+        #expect(FixtureDuration.string(Self.beyond) == "1e+19s")
+        #expect(FixtureDuration.string(.zero - Self.beyond) == "-1e+19s")
+        #expect(FixtureDuration.string(.seconds(Int64.min)) == "-9.223372036854776e+18s")
+        // Just inside, every digit is kept.
+        #expect(FixtureDuration.string(.seconds(Int64.min) + .seconds(1)) == "-9223372036854775807s")
+        #expect(FixtureDuration.string(Self.huge) == "9223372036854775807s")
+        #expect(FixtureDuration.string(Self.huge + .milliseconds(500)) == "9223372036854775807.5s")
+        #expect(Self.beyond.saturatingComponents == (Int64.max, 0))
+        #expect((.zero - Self.beyond).saturatingComponents == (Int64.min, 0))
+        #expect(Duration.milliseconds(-1500).saturatingComponents == (-1, -500_000_000_000_000_000))
+        #expect(!Self.beyond.hasComponents && !(.zero - Duration.seconds(Int64.min)).hasComponents)
+        #expect(Self.huge.hasComponents && Duration.seconds(Int64.min).hasComponents)
+        #expect(Self.huge.saturatingComponents == (Int64.max, 0))
+        #expect(VirtualClock.Instant(offset: Self.beyond).description == "9223372036854775807.999999999s")
+        #expect(!LinkProfile.isWholeMultiple(Self.beyond, of: .microseconds(1_250)))
+        #expect(WaitReporting.tenths(Self.beyond) == "9223372036854775807.0")
+        #expect(WaitReporting.tenths(.milliseconds(12_345)) == "12.3")
+        #expect(WaitReporting.tenths(.milliseconds(300)) == "0.3")
+    }
+
+    @Test("A duration draw over a range wider than 2^63 seconds is clamped to 292 years, not trapped")
+    func aDrawOverAnEnormousRangeIsClamped() {
+        var generator = SeededGenerator(seed: 1)
+        for _ in 0..<100 {
+            let draw = generator.duration(in: .zero...Self.beyond)
+            #expect(draw >= .zero && draw <= .nanoseconds(Int64.max))
+        }
+        #expect(SeededGenerator.wholeNanoseconds(in: Self.beyond) == UInt64(Int64.max))
+        #expect(SeededGenerator.wholeNanoseconds(in: .zero - Self.beyond) == 0)
+    }
+
+    @Test("A connect timeout of Int64.min seconds is refused as an invalid argument naming it")
+    func aConnectTimeoutOfInt64MinSecondsIsRefused() async {
+        let central = MockCentralManager(bridge: MockBLEBridge())
+        let error = await #expect(throws: APIMisuseError.self) {
+            try await central.connect(UUID(), timeout: .seconds(Int64.min))
+        }
+        guard case .invalidArgument(let message) = error else {
+            Issue.record("expected invalidArgument, got \(String(describing: error))")
+            return
+        }
+        #expect(message.contains("-9.223372036854776e+18s"), "\(message)")
+    }
+
+    @Test(
+        "A timing duration past 2^63 seconds is refused as an invalid configuration, naming the field",
+        arguments: ["supervisionTimeout", "jitter"])
+    func aTimingDurationPastInt64SecondsIsRefused(field: String) async {
+        var timing = LinkTiming.realistic
+        if field == "jitter" { timing.jitter = .seconds(Int64.min) } else { timing.supervisionTimeout = Self.beyond }
+        let central = MockCentralManager(bridge: MockBLEBridge(configuration: .init(seed: 1, timing: timing)))
+        let error = await #expect(throws: APIMisuseError.self) {
+            try await central.scanForPeripherals(withServices: nil)
+        }
+        guard case .invalidConfiguration(let message) = error else {
+            Issue.record("expected invalidConfiguration, got \(String(describing: error))")
+            return
+        }
+        #expect(message.contains("timing.\(field)"), "\(message)")
+    }
+
+    @Test("Manager durations of Int64.min seconds are refused as invalid configurations, naming the field")
+    func managerDurationsOfInt64MinSecondsAreRefused() async {
+        let bridge = MockBLEBridge()
+        let central = MockCentralManager(
+            configuration: .init(pairing: .automatic(duration: .seconds(Int64.min), outcome: .succeeds)), bridge: bridge
+        )
+        let centralError = await #expect(throws: APIMisuseError.self) {
+            try await central.scanForPeripherals(withServices: nil)
+        }
+        #expect(Self.message(of: centralError)?.contains("pairing.automatic(duration:)") == true)
+        let peripheral = MockPeripheralManager(
+            configuration: .init(stateTransition: .delayed(.seconds(Int64.min))), bridge: bridge)
+        let peripheralError = await #expect(throws: APIMisuseError.self) {
+            try await peripheral.startAdvertising(AdvertisementData(localName: "P"))
+        }
+        #expect(Self.message(of: peripheralError)?.contains("stateTransition") == true)
+        let late = MockPeripheralManager(
+            configuration: .init(advertisingDelay: .seconds(Int64.min)), bridge: bridge)
+        let lateError = await #expect(throws: APIMisuseError.self) {
+            try await late.startAdvertising(AdvertisementData(localName: "P"))
+        }
+        #expect(Self.message(of: lateError)?.contains("advertisingDelay") == true)
+    }
+
+    @Test("A run's time limit or stall patience of Int64.min seconds is refused as an invalid argument")
+    func aRunLimitOfInt64MinSecondsIsRefused() async {
+        let bridge = MockBLEBridge()
+        for (limit, patience) in [
+            (Duration.seconds(Int64.min), Duration.seconds(1)), (.seconds(1), .seconds(Int64.min)),
+        ] {
+            let error = await #expect(throws: APIMisuseError.self) {
+                try await bridge.run(timeLimit: limit, stallPatience: patience) {}
+            }
+            guard case .invalidArgument(let message) = error else {
+                Issue.record("expected invalidArgument, got \(String(describing: error))")
+                continue
+            }
+            #expect(message.hasPrefix("MockBLEBridge.run(timeLimit:stallPatience:_:): "), "\(message)")
+            #expect(message.contains("-9.223372036854776e+18s"), "\(message)")
+        }
+    }
+
+    @Test("An exploration budget's window or time limit past 2^63 seconds is a problem, not a trap")
+    func anExplorationPastInt64SecondsIsAProblem() async {
+        var budget = ExplorationBudget()
+        budget.window = .zero...Self.beyond
+        #expect(budget.problem?.contains("window") == true, "\(budget.problem ?? "no problem")")
+        let report = await Exploration(seeds: 1, timeLimit: .seconds(Int64.min)).run { _ in }
+        #expect(report.problem?.contains("timeLimit") == true, "\(report.problem ?? "no problem")")
+        #expect(report.seedsRun == 0)
+    }
+
+    @Test("A connection latency whose upper bound is past 2^63 seconds connects or times out, not traps")
+    func aConnectionLatencyPastInt64SecondsTimesOut() async throws {
+        var timing = LinkTiming.realistic
+        timing.connectionLatency = .zero...Self.beyond
+        let bridge = MockBLEBridge(configuration: .init(seed: 1, timing: timing))
+        let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+        let central = MockCentralManager(
+            configuration: .init(connection: .init(latency: .zero...Self.beyond)), bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        await bridge.advance(by: .seconds(1))
+        await central.stopScan()
+        await #expect(throws: CoreBluetoothError(.connectionTimeout)) {
+            try await central.connect(peripheral.identifier, options: ConnectOptions(timeout: .seconds(5)))
+        }
+    }
+
+    private static func message(of error: APIMisuseError?) -> String? {
+        guard case .invalidConfiguration(let message) = error else { return nil }
+        return message
+    }
 }

@@ -45,7 +45,7 @@ struct RecordedConversation {
 
     /// A recording time in microseconds (the builders' unit), rounded down.
     static func microseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
+        let (seconds, attoseconds) = duration.saturatingComponents
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
         return overflow ? .max : scaled.addingReportingOverflow(attoseconds / 1_000_000_000_000).partialValue
     }

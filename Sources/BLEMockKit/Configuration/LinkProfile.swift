@@ -1,3 +1,5 @@
+import BLECore
+
 /// What one device brings to a link's timing: the connection intervals it grants (as a
 /// central) or asks for (as a peripheral), the largest link-layer payload it sends (data
 /// length), the PHYs it supports, how many packets it sends or accepts per connection event,
@@ -83,7 +85,7 @@ public struct LinkProfile: Sendable, Hashable {
     /// for durations past what 64-bit attoseconds hold, about 9 s: no connection interval is).
     static func isWholeMultiple(_ value: Duration, of step: Duration) -> Bool {
         func attoseconds(_ duration: Duration) -> Int64? {
-            let (seconds, attoseconds) = duration.components
+            let (seconds, attoseconds) = duration.saturatingComponents
             let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000_000_000_000)
             let (total, carry) = scaled.addingReportingOverflow(attoseconds)
             return overflow || carry ? nil : total

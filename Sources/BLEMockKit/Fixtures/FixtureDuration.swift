@@ -1,3 +1,5 @@
+import BLECore
+
 /// The durations of fixture and scenario files: strings of a non-negative number and a
 /// unit, `ns`, `us`, `ms` or `s` — `"100ms"`, `"1.5s"`, `"7.5ms"`, `"0s"`.
 ///
@@ -116,8 +118,12 @@ public enum FixtureDuration {
 
     /// A duration in its shortest exact spelling in seconds, e.g. `"0.245s"`, `"10s"` —
     /// the trace's `time` format, and a value ``parse(text:)`` reads back. A negative duration
-    /// (never a trace time) gets a leading minus sign, e.g. `"-0.001s"`.
+    /// (never a trace time) gets a leading minus sign, e.g. `"-0.001s"`. One past the `Int64`
+    /// seconds `Duration.components` counts (about 292 billion years either way, only ever a
+    /// value a check refuses, such as `.seconds(1e19)`) is written in floating point, e.g.
+    /// `"1e+19s"`, and is not read back.
     public static func string(_ duration: Duration) -> String {
+        guard duration.hasComponents else { return "\(duration / .seconds(1))s" }
         // `components` of a negative duration has negative seconds and attoseconds.
         if duration < .zero { return "-" + string(.zero - duration) }
         let (seconds, attoseconds) = duration.components

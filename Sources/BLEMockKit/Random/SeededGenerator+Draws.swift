@@ -1,3 +1,5 @@
+import BLECore
+
 import Foundation
 
 /// Draw helpers with algorithms of the kit's own, so that results never change with the
@@ -127,7 +129,7 @@ extension SeededGenerator {
 
     /// The number of whole nanoseconds in a non-negative duration, clamped to `Int64.max`.
     static func wholeNanoseconds(in duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
+        let (seconds, attoseconds) = duration.saturatingComponents
         guard seconds >= 0, attoseconds >= 0 else { return 0 }
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return UInt64(Int64.max) }

@@ -34,7 +34,10 @@ public struct ScenarioRunner: Sendable {
     /// Runs every step and returns the trace.
     ///
     /// If the peripheral cannot be set up (an injected failure, say), the trace has no
-    /// records and one failure at step -1 saying why.
+    /// records and one failure at step -1 saying why. A scenario built in code whose steps
+    /// name a characteristic its profile does not have (a ``ScenarioStep/CharacteristicReference``
+    /// out of range; a file's loader never makes one) runs nothing either: the trace has a
+    /// failure for each such step.
     public func run() async -> ScenarioTrace {
         await runOnBridge().trace
     }
@@ -42,6 +45,15 @@ public struct ScenarioRunner: Sendable {
     /// Runs every step; returns the trace and the bridge it ran on.
     func runOnBridge() async -> (trace: ScenarioTrace, bridge: MockBLEBridge) {
         let bridge = MockBLEBridge(configuration: bridgeConfiguration)
+        // A scenario built in code may name a characteristic its profile does not have (a file's
+        // loader resolves every name): the trace says which steps, and nothing runs.
+        let unresolved = unresolvedReferences
+        guard unresolved.isEmpty else {
+            let trace = ScenarioTrace(
+                name: scenario.name, mode: scenario.mode, seed: seed, records: [], failures: unresolved,
+                log: await bridge.log)
+            return (trace, bridge)
+        }
         if let plan = scenario.plan { await bridge.plan(plan.faults) }
         let session: ScenarioSession
         do {
@@ -80,6 +92,27 @@ public struct ScenarioRunner: Sendable {
             name: scenario.name, mode: scenario.mode, seed: seed, records: records, failures: failures,
             log: await bridge.log, participants: participants)
         return (trace, bridge)
+    }
+
+    /// A failure for each step naming a characteristic (by service and characteristic index)
+    /// that the scenario's peripheral profile does not have.
+    var unresolvedReferences: [ScenarioTrace.Failure] {
+        let services = scenario.peripheral.services
+        return scenario.steps.compactMap { step in
+            guard let reference = step.operation.characteristicReference else { return nil }
+            if services.indices.contains(reference.serviceIndex),
+                services[reference.serviceIndex].characteristics.indices.contains(reference.characteristicIndex)
+            {
+                return nil
+            }
+            return ScenarioTrace.Failure(
+                step: step.index, op: step.operation.name, line: step.line,
+                mismatches: [
+                    "it names characteristic \"\(reference.name)\" as characteristic "
+                        + "\(reference.characteristicIndex) of service \(reference.serviceIndex), which the peripheral's "
+                        + "profile does not have (it has \(services.count) service\(services.count == 1 ? "" : "s"))"
+                ])
+        }
     }
 
     /// The bridge's configuration: the mode's timing, the seed, the scenario's interval, and a

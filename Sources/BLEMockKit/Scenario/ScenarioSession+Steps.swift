@@ -221,6 +221,25 @@ extension ScenarioSession {
 }
 
 /// Failures a step can have that no manager throws.
+extension ScenarioStep.Operation {
+    /// The characteristic the op names, if any (an `inject`'s, when it aims at one).
+    var characteristicReference: ScenarioStep.CharacteristicReference? {
+        switch self {
+        case .read(let reference), .readOnce(let reference), .readDescriptor(let reference, _),
+            .writeDescriptor(let reference, _, _), .write(let reference, _, _),
+            .writeWithoutResponseBurst(let reference, _), .subscribe(let reference),
+            .subscribeToIndications(let reference), .unsubscribe(let reference), .notify(let reference, _),
+            .notifyBurst(let reference, _), .indicate(let reference, _), .readRequest(let reference, _),
+            .setValue(let reference, _):
+            reference
+        case .inject(let injection): injection.characteristic
+        case .powerOn, .setState, .scan, .stopScan, .connect, .discover, .setMTU, .readRSSI, .advance, .advanceTo,
+            .fault, .disconnect:
+            nil
+        }
+    }
+}
+
 enum ScenarioStepError: Error {
     /// `updateValue` returned `false`: the transmit queue was full.
     case updateQueueFull

@@ -64,7 +64,7 @@ extension ScenarioTrace {
     /// milliseconds an `Int64` does not count (past about 292 million years, as a run that
     /// waited `Duration.seconds(Int64.max)` reaches) is cut to the millisecond instead.
     static func milliseconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
+        let (seconds, attoseconds) = duration.saturatingComponents
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1000)
         let (total, carryOverflow) = scaled.addingReportingOverflow(
             (attoseconds + 500_000_000_000_000) / 1_000_000_000_000_000)

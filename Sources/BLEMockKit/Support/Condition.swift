@@ -1,3 +1,5 @@
+import BLECore
+
 #if canImport(Darwin)
     import Darwin
 #elseif canImport(Glibc)
@@ -62,7 +64,7 @@ final class Condition: @unchecked Sendable {
     func wait(for timeout: Duration) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let (seconds, attoseconds) = timeout.components
+        let (seconds, attoseconds) = timeout.saturatingComponents
         var nanoseconds = Int(now.tv_nsec) + Int(attoseconds / 1_000_000_000)
         var deadline = timespec()
         let (whole, overflow) = now.tv_sec.addingReportingOverflow(Int(seconds))

@@ -1,3 +1,5 @@
+import BLECore
+
 extension VirtualClock {
     /// A point in a ``VirtualClock``'s time: a duration since the clock's zero.
     ///
@@ -97,7 +99,7 @@ extension VirtualClock {
         public var description: String {
             let isNegative = offset < .zero
             let magnitude = isNegative ? Duration.zero - offset : offset
-            let (seconds, attoseconds) = magnitude.components
+            let (seconds, attoseconds) = magnitude.saturatingComponents
             let nanoseconds = attoseconds / 1_000_000_000
             var text = String(seconds)
             if nanoseconds > 0 {
@@ -127,7 +129,7 @@ extension VirtualClock {
         /// Encodes the instant as `{"seconds": …, "attoseconds": …}`.
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
-            let (seconds, attoseconds) = offset.components
+            let (seconds, attoseconds) = offset.saturatingComponents
             try container.encode(seconds, forKey: .seconds)
             try container.encode(attoseconds, forKey: .attoseconds)
         }

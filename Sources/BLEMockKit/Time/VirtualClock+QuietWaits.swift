@@ -1,3 +1,5 @@
+import BLECore
+
 #if canImport(Darwin)
     import Darwin
 #elseif canImport(Glibc)
@@ -130,11 +132,10 @@ extension VirtualClock {
 
 /// What the kit's reports of long waits share: how they write a duration, and where they go.
 package enum WaitReporting {
-    /// `duration` in seconds, to a tenth ("0.3", "12.0").
+    /// `duration` (not negative) in seconds, to a tenth ("0.3", "12.0"), rounded down.
     package static func tenths(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let tenths = seconds * 10 + attoseconds / 100_000_000_000_000_000
-        return "\(tenths / 10).\(tenths % 10)"
+        let (seconds, attoseconds) = max(duration, .zero).saturatingComponents
+        return "\(seconds).\(attoseconds / 100_000_000_000_000_000)"
     }
 
     /// Writes `text` to standard error (file descriptor 2: the C library's `stderr` is a global

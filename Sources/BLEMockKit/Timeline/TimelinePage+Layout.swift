@@ -1,3 +1,5 @@
+import BLECore
+
 extension TimelinePage {
     /// Where the rows and lanes go, in whole pixels (so the page's bytes never depend on
     /// floating-point formatting).
@@ -67,7 +69,7 @@ extension TimelinePage {
 
         /// The pixels a stretch of virtual time would take at full scale (rounded down).
         static func pixels(_ duration: Duration) -> Int {
-            let (seconds, attoseconds) = duration.components
+            let (seconds, attoseconds) = duration.saturatingComponents
             guard seconds < 1_000_000 else { return .max / 2 }
             return Int(seconds) * pixelsPerSecond + Int(attoseconds / 1_000_000_000_000_000) * pixelsPerSecond / 1000
         }

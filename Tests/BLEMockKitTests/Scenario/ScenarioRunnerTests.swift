@@ -247,6 +247,36 @@ struct ScenarioRunnerTests {
         #expect(trace.failures[0].description.hasPrefix("step -1 (setup): the peripheral could not be set up"))
     }
 
+    @Test func stepsNamingCharacteristicsTheProfileLacksAreReportedAndNothingRuns() async throws {
+        var scenario = try S.scenario(S.inline(steps: #"[{"op": "scan"}, {"op": "connect"}, {"op": "discover"}]"#))
+        let services = scenario.peripheral.services.count
+        let outside = ScenarioStep.CharacteristicReference(
+            name: "ghost", serviceIndex: services, characteristicIndex: 0)
+        let negative = ScenarioStep.CharacteristicReference(name: "loc", serviceIndex: 0, characteristicIndex: -1)
+        scenario.steps += [
+            ScenarioStep(index: 3, operation: .read(outside)),
+            ScenarioStep(index: 4, operation: .notify(negative, value: Data([1]))),
+            ScenarioStep(
+                index: 5,
+                operation: .inject(.init(target: .read, characteristic: outside, failure: .att(.unlikelyError)))),
+        ]
+        let trace = await ScenarioRunner(scenario).run()
+        #expect(trace.records.isEmpty)
+        #expect(trace.failures.map(\.step) == [3, 4, 5])
+        #expect(trace.failures.map(\.op) == ["read", "notify", "inject"])
+        #expect(
+            trace.failures[0].mismatches == [
+                "it names characteristic \"ghost\" as characteristic 0 of service \(services), which the peripheral's "
+                    + "profile does not have (it has \(services) service\(services == 1 ? "" : "s"))"
+            ])
+        #expect(
+            trace.failures[1].mismatches[0].hasPrefix(
+                "it names characteristic \"loc\" as characteristic -1 of service 0"))
+        // The same scenario with its references in range runs.
+        scenario.steps.removeLast(3)
+        #expect(await ScenarioRunner(scenario).run().failures.isEmpty)
+    }
+
     @Test func configurationsFollowTheScenariosModeSeedAndLink() throws {
         let realistic = ScenarioRunner(
             try S.scenario(
