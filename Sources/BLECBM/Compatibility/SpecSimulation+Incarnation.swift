@@ -130,7 +130,7 @@ extension SpecSimulation {
                 peripheral.setAdvertisesWhenConnected(alsoWhenConnected)
                 peripheral.setAdvertisingTiming(
                     interval: interval ?? peripheral.configuration.advertisingInterval, delay: delay, once: once)
-                try? peripheral.startAdvertising(data)
+                try? peripheral.startAdvertisingAsGiven(data)
             }
         }
 

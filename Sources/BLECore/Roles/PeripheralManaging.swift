@@ -30,7 +30,11 @@ public protocol PeripheralManaging: Actor {
     /// The published services, in handle order.
     var services: [LocalService] { get }
 
-    /// Starts advertising; throws ``CoreBluetoothError/Code/alreadyAdvertising`` if it is.
+    /// Starts advertising; throws ``CoreBluetoothError/Code/alreadyAdvertising`` if it is. A
+    /// mock refuses an advertisement no device could send with
+    /// ``APIMisuseError/invalidArgument(_:)``: a field longer than one AD structure carries (254
+    /// bytes of manufacturer data or local name, say), or more than the 1,650 bytes of
+    /// extended advertising in all.
     func startAdvertising(_ advertisement: AdvertisementData) async throws
 
     /// Stops advertising.

@@ -83,6 +83,11 @@ extension PeripheralProfile {
         }
         advertisement.txPowerLevel = try object.integer("txPowerLevel", in: -127...127, hint: "dBm")
         advertisement.isConnectable = try object.bool("isConnectable")
+        if let problem = advertisement.airProblem {
+            throw FixtureError(
+                .valueOutOfRange, at: node, message: problem,
+                fix: "advertise less (a long value belongs in a characteristic)")
+        }
         return advertisement
     }
 }

@@ -466,6 +466,15 @@ public actor MockPeripheralManager: PeripheralManaging {
     public var services: [LocalService] { world { $0.localServices(peripheral: identifier) } }
 
     public func startAdvertising(_ advertisement: AdvertisementData) throws {
+        if let problem = advertisement.airProblem {
+            throw APIMisuseError.invalidArgument("MockPeripheralManager.startAdvertising(_:): " + problem)
+        }
+        try startAdvertisingAsGiven(advertisement)
+    }
+
+    /// Starts advertising `advertisement` whatever its length: a CoreBluetoothMock spec's
+    /// advertisement, which its tests give as they like, is advertised as Nordic's mock does.
+    package func startAdvertisingAsGiven(_ advertisement: AdvertisementData) throws {
         try world { try $0.startAdvertising(peripheral: identifier, advertisement: advertisement) }
     }
 
