@@ -332,6 +332,9 @@ struct RestorationThroughDelegatesTests {
         #expect(
             after.first
                 == "restored services=[\"180F\"] characteristics=[\"2A19\", \"2A1A\"] subscribers=[1, 0] name=Watch")
+        // Its state once, after its restored state (as CoreBluetooth calls them).
+        #expect(after.filter { $0.hasPrefix("state") } == ["state poweredOn"])
+        #expect(after.dropFirst().first == "state poweredOn")
         #expect(read == Data([42]))
         // The request named the restored object.
         #expect(readObject)

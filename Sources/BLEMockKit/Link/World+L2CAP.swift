@@ -45,6 +45,20 @@ extension World {
         for id in open.sorted() { closeChannel(id) }
     }
 
+    /// Unpublishes every PSM of a peripheral, each as ``unpublishL2CAPChannel(peripheral:psm:)``
+    /// does (closing the channels open on it), in PSM order: its Bluetooth left `poweredOn`
+    /// (CoreBluetooth clears what the app published, as it clears its database), or its app was
+    /// terminated (L2CAP is not part of state restoration).
+    mutating func unpublishAllL2CAPChannels(peripheral: UUID) {
+        guard let published = peripherals[peripheral]?.publishedPSMs, !published.isEmpty else { return }
+        peripherals[peripheral]!.publishedPSMs = [:]
+        for psm in published.keys.sorted() {
+            record(.l2cap, peripheral: peripheral, detail: "unpublished \(L2CAPChannelRecord.hex(psm))")
+            let open = channels.values.filter { $0.link.peripheral == peripheral && $0.psm == psm }.map(\.id)
+            for id in open.sorted() { closeChannel(id) }
+        }
+    }
+
     // MARK: Opening
 
     /// Starts opening a channel: the connection request crosses to the peripheral, whose

@@ -91,12 +91,14 @@ extension MockCentralManager {
                 bridge.centralStreams[identifier].map {
                     $0 === broadcaster || !bridge.world.centrals[existing: identifier].isShutDown
                 } ?? false
+            // (Nor a relaunched app's, joining now: it reports its state after its restored one.)
+            let restores = bridge.world.awaitsRestoration(.central(identifier))
             bridge.centralFrontEnds[identifier] = frontEnd
             bridge.admitArrivals()
             bridge.join(central: identifier, events: broadcaster, configuration: configuration)
             // (A manager still on its way to its first state reports it when it gets there.)
             let state = bridge.world.state(of: .central(identifier))
-            if joinedBefore, state != .unknown { frontEnd.event(.stateChanged(state)) }
+            if joinedBefore, !restores, state != .unknown { frontEnd.event(.stateChanged(state)) }
             bridge.world.commandQueueReporters.insert(identifier)
             bridge.updateSystemView()
             bridge.runDue()

@@ -59,8 +59,11 @@ public actor MockCentralManager: CentralManaging {
         /// The restore identifier (as `CBCentralManagerOptionRestoreIdentifierKey`): when the
         /// app is terminated (``MockCentralManager/simulateAppTermination()``) the system keeps
         /// its connections and scan, and a new manager with the same identifier on the bridge
-        /// gets them back with a `CentralEvent.willRestoreState(_:)` event. Two live managers
-        /// of a role on one bridge cannot share one (see ``identifier``). Defaults to `nil`.
+        /// gets them back with a `CentralEvent.willRestoreState(_:)` event, then reports its
+        /// state as a new manager does (its own configuration applies: its initial state and
+        /// transition, and its error injections; a state that settles below `poweredOn` drops
+        /// the links the system kept). Two live managers of a role on one bridge cannot share one
+        /// (see ``identifier``). Defaults to `nil`.
         public var restoreIdentifier: String?
         /// The seed of this central's own random draws (MTU, connection failures, injection
         /// probabilities); `nil` derives them from the bridge's seed. When the central creates
@@ -219,6 +222,12 @@ public actor MockCentralManager: CentralManaging {
     /// refuses every call with `managerShutDown`. With a restore identifier its own
     /// ``shutDown()`` then does nothing and nothing it is asked reaches what the system keeps
     /// (which is the next manager's), and a front end attached to it hears nothing more.
+    ///
+    /// Its L2CAP channels close at both ends either way (state restoration does not keep them):
+    /// each peripheral sees the close as when an app closes a channel, and sends at either end
+    /// throw `notConnected`. The error injections it installed (its configuration's and its
+    /// ``inject(_:)`` calls') go with it: they fire no more, and `finish()` lists those that never
+    /// fired, as for a manager shut down; a relaunched manager has its own configuration's.
     public func simulateAppTermination() {
         // The app is gone: its front end hears nothing more (not even how its operations end),
         // and what this object does from now on leaves the central the system keeps alone.

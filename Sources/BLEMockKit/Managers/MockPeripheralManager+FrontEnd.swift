@@ -25,12 +25,14 @@ extension MockPeripheralManager {
                 bridge.peripheralStreams[identifier].map {
                     $0 === broadcaster || !bridge.world.peripherals[existing: identifier].isShutDown
                 } ?? false
+            // (Nor a relaunched app's, joining now: it reports its state after its restored one.)
+            let restores = bridge.world.awaitsRestoration(.peripheral(identifier))
             bridge.peripheralFrontEnds[identifier] = frontEnd
             bridge.admitArrivals()
             bridge.join(peripheral: identifier, events: broadcaster, configuration: configuration)
             // (A manager still on its way to its first state reports it when it gets there.)
             let state = bridge.world.state(of: .peripheral(identifier))
-            if joinedBefore, state != .unknown { frontEnd.event(.stateChanged(state)) }
+            if joinedBefore, !restores, state != .unknown { frontEnd.event(.stateChanged(state)) }
             bridge.world.updateQueueReporters.insert(identifier)
             bridge.runDue()
         }

@@ -123,7 +123,9 @@ public actor MockPeripheralManager: PeripheralManaging {
         /// app is terminated (``MockPeripheralManager/simulateAppTermination()``) the system
         /// keeps its services, advertising and links, and a new manager with the same
         /// identifier on the bridge gets them back with a
-        /// `PeripheralEvent.willRestoreState(_:)` event; a manager made after one that shut
+        /// `PeripheralEvent.willRestoreState(_:)` event, then its state (its own configuration's
+        /// error injections apply, and an invalid configuration is refused as a new manager's
+        /// is); its L2CAP PSMs and channels are not kept; a manager made after one that shut
         /// down (``MockPeripheralManager/shutDown()``) with the same one starts afresh. Two live
         /// managers of a role on one bridge cannot share one (see ``identifier``). Defaults to
         /// `nil`.
@@ -281,7 +283,8 @@ public actor MockPeripheralManager: PeripheralManaging {
 
     /// Test hook: the peripheral's Bluetooth state changes. Leaving `poweredOn` stops
     /// advertising, drops every link (centrals see `peripheralDisconnected`) and removes the
-    /// published services, as CoreBluetooth does.
+    /// published services and unpublishes the L2CAP PSMs (their channels close with the links),
+    /// as CoreBluetooth does: once powered on again the app publishes them again.
     public func simulateStateChange(_ state: ManagerState) {
         world { $0.setState(.peripheral(identifier), to: state) }
     }
@@ -555,6 +558,12 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// identifier its own ``shutDown()`` then does nothing and nothing it is asked reaches what
     /// the system keeps (which is the next manager's), and a front end attached to it hears
     /// nothing more.
+    ///
+    /// Its L2CAP PSMs are unpublished and its channels close at both ends either way (state
+    /// restoration does not keep them): each central sees the close as when an app closes a
+    /// channel, and opening a channel at one of the PSMs fails with `psmNotSupported` until a
+    /// manager publishes it again. The error injections it installed go with it: they fire no
+    /// more, and `finish()` lists those that never fired, as for a manager shut down.
     public func simulateAppTermination() {
         // The app is gone: its front end hears nothing more (not even how its operations end),
         // and what this object does from now on leaves the peripheral the system keeps alone.

@@ -14,6 +14,9 @@ struct InjectionBook: Sendable {
         /// operations only. `nil` for bridge-wide injections.
         var owner: UUID?
         var fired = 0
+        /// Whether its manager went (shut down, or its app terminated): it fires no more, and
+        /// `finish()` still lists it if it never fired (see ``InjectionBook/retire(owner:)``).
+        var isRetired = false
         /// Whether it can still fire.
         var isExhausted: Bool {
             switch injection.frequency {
@@ -31,6 +34,13 @@ struct InjectionBook: Sendable {
 
     mutating func add(_ injection: ErrorInjection, owner: UUID?) {
         entries.append(Entry(injection: injection, owner: owner))
+    }
+
+    /// Retires the injections a manager's configuration and calls installed, as the manager goes
+    /// (shut down, or its app terminated): a manager made again under its identifier, or a
+    /// relaunched app's, has its own configuration's, and never fires its predecessor's.
+    mutating func retire(owner: UUID) {
+        for index in entries.indices where entries[index].owner == owner { entries[index].isRetired = true }
     }
 
     /// The failure to inject into an operation, if any: the first live entry that matches
@@ -55,7 +65,8 @@ struct InjectionBook: Sendable {
         for index in entries.indices {
             let entry = entries[index]
             let injection = entry.injection
-            guard injection.operation == operation, !entry.isExhausted, entry.owner == nil || entry.owner == owner,
+            guard injection.operation == operation, !entry.isExhausted, !entry.isRetired,
+                entry.owner == nil || entry.owner == owner,
                 injection.peripheral == nil || injection.peripheral == peripheral,
                 injection.characteristic == nil || injection.characteristic == characteristic,
                 injection.characteristicHandle == nil || injection.characteristicHandle == handle

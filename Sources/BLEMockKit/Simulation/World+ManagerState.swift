@@ -53,9 +53,13 @@ extension World {
         // CoreBluetooth reports the state once a new manager knows it; a transitioning one
         // reports each step as it comes.
         if stateSettles[.central(identifier)] == nil { deliver(CentralEvent.stateChanged(state), to: identifier) }
-        if problem == nil {
-            for injection in configuration.errorInjection { injections.add(injection, owner: identifier) }
-        }
+        if problem == nil { installInjections(of: configuration.errorInjection, owner: identifier) }
+    }
+
+    /// Installs the error injections of a manager's configuration (a valid one: a manager whose
+    /// configuration has a problem refuses every call, and injects nothing).
+    mutating func installInjections(of configured: [ErrorInjection], owner: UUID) {
+        for injection in configured { injections.add(injection, owner: owner) }
     }
 
     /// Adds a peripheral manager to the air.
@@ -103,9 +107,7 @@ extension World {
         if stateSettles[.peripheral(identifier)] == nil {
             deliver(PeripheralEvent.stateChanged(state), to: identifier)
         }
-        if problem == nil {
-            for injection in configuration.errorInjection { injections.add(injection, owner: identifier) }
-        }
+        if problem == nil { installInjections(of: configuration.errorInjection, owner: identifier) }
     }
 
     /// The world of a manager that may not join its bridge (its identifier is another
@@ -229,11 +231,15 @@ extension World {
 
     /// Changes a manager's state and emits the change. Leaving `poweredOn` stops scanning and
     /// advertising and drops every link of the manager: centrals see `peripheralDisconnected`,
-    /// and a peripheral's published services are removed (as CoreBluetooth clears them).
+    /// and a peripheral's published services and L2CAP PSMs are removed (as CoreBluetooth clears
+    /// them). So does a relaunched app's central whose start-up settles below `poweredOn`: what
+    /// the system kept for it, it kept with Bluetooth on.
     ///
     /// A change a test makes (not an automatic step) cancels the manager's remaining automatic
     /// state steps, so a realistic start-up never undoes it.
     mutating func setState(_ manager: Manager, to state: ManagerState, automatic: Bool = false) {
+        // (Whether this is the last automatic step of the manager's start-up.)
+        let settlesStartUp = automatic && stateSettles[manager].map { $0 <= now } == true
         if !automatic {
             schedule.removeAll {
                 if case .stateStep(manager, _) = $0 { return true }
@@ -255,18 +261,10 @@ extension World {
             record(.stateChanged, central: central, detail: state.description)
             deliver(CentralEvent.stateChanged(state), to: central)
             if state == .poweredOn, !heldForRestoration.isEmpty { releaseHeld(.central(central)) }
-            guard old == .poweredOn else { return }
-            stopScan(central: central)
-            dropAttempts(ofCentral: central)
-            // A connection that never came up failed (as CoreBluetooth reports it); calls on a
-            // link fail because the link went.
-            failOperations(CoreBluetoothError(.connectionFailed)) {
-                if case .connect(let key) = $0.kind { return key.central == central }
-                return false
-            }
-            let error = CoreBluetoothError(.peripheralDisconnected)
-            for key in links(ofCentral: central) { tearDown(key, reason: error, pendingError: error) }
-            failOperations(error) { $0.owner == .central(central) && $0.link != nil }
+            let relaunchSettlesOff =
+                settlesStartUp && state != .poweredOn && centrals[existing: central].restored != nil
+            guard old == .poweredOn || relaunchSettlesOff else { return }
+            leavePoweredOn(central: central)
         case .peripheral(let peripheral):
             guard let old = peripherals[peripheral]?.state, old != state, !peripherals[existing: peripheral].isShutDown
             else {
@@ -288,8 +286,27 @@ extension World {
             let error = CoreBluetoothError(.peripheralDisconnected)
             for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }
             removeAllServices(peripheral: peripheral)
+            unpublishAllL2CAPChannels(peripheral: peripheral)
             peripherals[peripheral]!.queuedUpdates = 0
         }
+    }
+
+    /// What a central's Bluetooth leaving `poweredOn` ends: its scan, its connection attempts
+    /// (they fail with `connectionFailed`) and its links (`peripheralDisconnected`), and the events
+    /// held for a relaunched app (they were about links that are gone now).
+    mutating func leavePoweredOn(central: UUID) {
+        heldForRestoration[.central(central)] = nil
+        stopScan(central: central)
+        dropAttempts(ofCentral: central)
+        // A connection that never came up failed (as CoreBluetooth reports it); calls on a
+        // link fail because the link went.
+        failOperations(CoreBluetoothError(.connectionFailed)) {
+            if case .connect(let key) = $0.kind { return key.central == central }
+            return false
+        }
+        let error = CoreBluetoothError(.peripheralDisconnected)
+        for key in links(ofCentral: central) { tearDown(key, reason: error, pendingError: error) }
+        failOperations(error) { $0.owner == .central(central) && $0.link != nil }
     }
 
     /// Ends every `waitForPoweredOn` of a manager whose state steps are done.
@@ -378,6 +395,8 @@ extension World {
         let cancelled = CoreBluetoothError(.operationCancelled)
         for key in links(ofCentral: central) { tearDown(key, reason: nil, pendingError: cancelled) }
         failOperations(cancelled) { $0.owner == .central(central) }
+        // What it injected went with it (a manager made again under its identifier has its own).
+        injections.retire(owner: central)
         centrals[central]!.state = .unknown
         centrals[central]!.isShutDown = true
         record(.stateChanged, central: central, detail: "shut down")
@@ -402,6 +421,7 @@ extension World {
             if case .connect(let key) = $0.kind { return key.peripheral == peripheral }
             return $0.owner == .peripheral(peripheral)
         }
+        injections.retire(owner: peripheral)
         peripherals[peripheral]!.state = .unknown
         peripherals[peripheral]!.isShutDown = true
         record(.stateChanged, peripheral: peripheral, detail: "shut down")

@@ -104,6 +104,37 @@ struct L2CAPTests {
         }
     }
 
+    /// Bluetooth going off clears what the peripheral published, as it clears its database: an
+    /// app that publishes again on `poweredOn` gets the same PSM back, however often it does.
+    @Test("A peripheral's PSMs are unpublished when its Bluetooth leaves poweredOn, as its services are removed")
+    func leavingPoweredOnUnpublishesThePSMs() async throws {
+        let rig = try await Rig.make()
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let (central, peripheral) = try await rig.open(psm)
+        await rig.peripheral.simulateStateChange(.poweredOff)
+        await #expect(throws: CoreBluetoothError(.notConnected)) { try await central.send(Data([1])) }
+        await #expect(throws: CoreBluetoothError(.notConnected)) { try await peripheral.send(Data([1])) }
+        #expect(
+            await rig.bridge.log.filter { $0.kind == .l2cap }.compactMap(\.detail).suffix(2) == [
+                "closed #\(central.id)", "unpublished 0x0080",
+            ])
+        await rig.peripheral.simulateStateChange(.poweredOn)
+        await #expect(throws: APIMisuseError.l2capChannelNotPublished(psm: psm)) {
+            try await rig.peripheral.unpublishL2CAPChannel(psm)
+        }
+        try await rig.peripheral.startAdvertising(AdvertisementData(localName: "Stream"))
+        try await rig.central.connect(rig.peripheral.identifier)
+        await #expect(throws: L2CAPError(.psmNotSupported)) {
+            try await rig.central.openL2CAPChannel(psm, on: rig.peripheral.identifier)
+        }
+        // Each power cycle gives the PSM back: the dynamic range never runs out.
+        for _ in 0..<130 {
+            #expect(try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false) == psm)
+            await rig.peripheral.simulateStateChange(.poweredOff)
+            await rig.peripheral.simulateStateChange(.poweredOn)
+        }
+    }
+
     @Test func aChannelCarriesBytesBothWaysInOrder() async throws {
         let rig = try await Rig.make()
         let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
