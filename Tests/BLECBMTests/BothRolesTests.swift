@@ -11,6 +11,8 @@ final class ChannelPeripheral: NSObject, CBMPeripheralManagerDelegate, @unchecke
     var psm: UInt16?
     var publishError: (any Error)?
     var opened: CBML2CAPChannel?
+    /// Whether it closes each channel as it opens (both streams, at once).
+    var closesAtOnce = false
 
     init(bridge: MockBLEBridge, configuration: MockPeripheralManager.Configuration? = nil) {
         super.init()
@@ -31,6 +33,11 @@ final class ChannelPeripheral: NSObject, CBMPeripheralManagerDelegate, @unchecke
 
     func peripheralManager(_ peripheral: CBMPeripheralManager, didOpen channel: CBML2CAPChannel?, error: (any Error)?) {
         opened = channel
+        guard closesAtOnce, let channel else { return }
+        channel.inputStream.open()
+        channel.outputStream.open()
+        channel.inputStream.close()
+        channel.outputStream.close()
     }
 }
 
@@ -115,6 +122,54 @@ struct BothRolesTests {
             return client.openError as? L2CAPError
         }
         #expect(error == L2CAPError(.psmNotSupported))
+    }
+
+    /// The peripheral's connection response reaches the central before its disconnection
+    /// request: CoreBluetooth reports the channel open, without an error.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A channel the peripheral closes as it opens still reaches didOpen, without an error", arguments: [false, true])
+    func aChannelClosedAtOnceStillReachesDidOpen(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 9) : .init(seed: 9))
+        try await bridge.run { @MainActor in
+            let server = ChannelPeripheral(bridge: bridge)
+            server.closesAtOnce = true
+            try await bridge.waitForApp { server.psm != nil && server.manager.isAdvertising }
+            let client = ChannelCentral(bridge: bridge)
+            client.psm = server.psm!
+            try await bridge.waitForApp { client.manager.state == .poweredOn }
+            client.manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { client.opened != nil || client.openError != nil }
+            #expect(client.opened?.psm == server.psm)
+            #expect(client.openError == nil)
+        }
+        #expect(
+            await bridge.log.filter { $0.kind == .l2cap }.compactMap(\.detail).suffix(2) == [
+                "opened 0x0080 #1", "closed #1",
+            ])
+    }
+
+    /// CoreBluetooth refuses such a PSM itself, with `CBError.invalidParameters`
+    /// (embassy-rs/trouble#371): nothing reaches the peripheral.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func openingAPSMOutsideTheDynamicRangeReachesDidOpenWithInvalidParameters() async throws {
+        let bridge = MockBLEBridge(seed: 45)
+        let (error, serverOpened) = try await bridge.run { @MainActor () -> ((any Error)?, Bool) in
+            let server = ChannelPeripheral(bridge: bridge)
+            try await bridge.waitForApp { server.psm != nil && server.manager.isAdvertising }
+            let client = ChannelCentral(bridge: bridge)
+            client.psm = 0x2349
+            try await bridge.waitForApp { client.manager.state == .poweredOn }
+            client.manager.scanForPeripherals(withServices: nil)
+            try await bridge.waitForApp { client.openError != nil }
+            #expect(client.opened == nil)
+            return (client.openError, server.opened != nil)
+        }
+        #expect(!serverOpened)
+        #expect(error as? CBMError == CBMError(.invalidParameters))
+        let bridged = try #require(error) as NSError
+        #expect(bridged.domain == CBMError.errorDomain && bridged.code == CBMError.Code.invalidParameters.rawValue)
+        #expect(await !bridge.log.contains { $0.kind == .l2cap && $0.detail?.hasPrefix("open") == true })
     }
 
     /// An injected refusal (`.l2capOpen`) reaches `peripheral(_:didOpen:error:)` as CoreBluetooth

@@ -124,9 +124,12 @@ public protocol CentralManaging: Actor {
     func isANCSAuthorized(_ peripheral: UUID) -> Bool
 
     /// Opens an L2CAP connection-oriented channel to a PSM the connected peripheral published
-    /// (as `openL2CAPChannel(_:)`).
+    /// (as `openL2CAPChannel(_:)`). A channel the peripheral closes as it opens is still
+    /// returned, as CoreBluetooth reports it open: its ``L2CAPChannel/incoming`` then ends.
     ///
-    /// - Throws: ``L2CAPError`` when the peripheral refuses (no channel at the PSM, encryption
+    /// - Throws: `CoreBluetoothError` with `invalidParameters` for a PSM outside the LE dynamic
+    ///   range 0x0080–0x00FF (refused before anything goes on the air, as CoreBluetooth does),
+    ///   ``L2CAPError`` when the peripheral refuses (no channel at the PSM, encryption
     ///   missing), `CoreBluetoothError` when the link is down.
     func openL2CAPChannel(_ psm: UInt16, on peripheral: UUID) async throws -> L2CAPChannel
 

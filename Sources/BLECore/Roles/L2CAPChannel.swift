@@ -34,6 +34,10 @@ public struct L2CAPChannel: Sendable, Hashable, CustomStringConvertible {
 
     /// The bytes the other end sends, in order, as they arrive; the stream finishes when the
     /// channel closes or its link drops. Meant for one reader.
+    ///
+    /// Over the kit's mocks, each access is a new stream over the bytes not yet read: a read
+    /// whose task is cancelled (a read with a timeout, say) returns `nil` and ends its own stream
+    /// only, and the bytes that arrive later wait for the next read, from `incoming` again.
     public var incoming: AsyncStream<Data> { endpoint.incoming }
 
     /// Sends bytes to the other end.
@@ -69,7 +73,7 @@ public struct L2CAPChannel: Sendable, Hashable, CustomStringConvertible {
 
 /// What serves an ``L2CAPChannel`` end: a mock's simulated channel, or CoreBluetooth's streams.
 public protocol L2CAPEndpoint: Sendable {
-    /// The bytes received, in order.
+    /// The bytes received, in order (see ``L2CAPChannel/incoming``).
     var incoming: AsyncStream<Data> { get }
     /// Sends bytes.
     func send(_ data: Data) async throws

@@ -29,15 +29,25 @@ extension MockBLEBridge {
         checkConditions()
     }
 
+    /// `opened` if `result` hands it over (the operation opened its channel), else `nil`.
+    private func handedOver(_ opened: L2CAPChannel?, _ result: Result<Reply, any Error>) -> L2CAPChannel? {
+        guard let opened, case .success(.channel) = result else { return nil }
+        return opened
+    }
+
     private func perform(_ effect: Effect) {
         switch effect {
         case .complete(let id, let result):
+            // The central end of a channel the operation opened goes to its caller with the reply.
+            let opened = openedCentralEnds.isEmpty ? nil : handedOver(openedCentralEnds.removeValue(forKey: id), result)
             if id == starting {
                 settled = result
+                if let opened { handedCentralEnds[opened.id] = opened }
             } else if !completions.isEmpty, let completion = completions.removeValue(forKey: id) {
-                completion.run(frontEndResult(result))
+                completion.run(frontEndResult(result, opened: opened))
             } else {
-                waiters.resume(id, with: result)
+                if let opened { handedCentralEnds[opened.id] = opened }
+                if !waiters.resume(id, with: result), let opened { handedCentralEnds[opened.id] = nil }
             }
         case .central(let central, let event):
             centralStreams[central]?.yield(event)
@@ -58,13 +68,15 @@ extension MockBLEBridge {
             peripheralFrontEnds[peripheral]?.updateQueue(queued)
         case .ask(let peripheral, let question):
             ask(handlers[peripheral], question, of: peripheral)
-        case .channelOpened(let record):
-            openChannel(record)
+        case .channelOpened(let record, let opener):
+            openChannel(record, for: opener)
+        case .openingAbandoned(let opener):
+            openedCentralEnds[opener] = nil
         case .channelData(let channel, let end, let data):
             channelEnds[channel]?.deliver(data, to: end)
         case .channelClosed(let channel):
+            // (The central's end still goes to its opener: see `openedCentralEnds`.)
             channelEnds.removeValue(forKey: channel)?.finish()
-            openedCentralEnds[channel] = nil
         case .finishEvents(.central(let central)):
             centralStreams[central]?.finish()
         case .finishEvents(.peripheral(let peripheral)):
@@ -178,54 +190,48 @@ extension MockBLEBridge {
 
     // MARK: L2CAP channels
 
-    /// Both ends of an open channel: the streams each end reads, and the front ends' streams
-    /// that take its bytes too (see ``tapL2CAPChannel(_:atCentral:_:)``).
+    /// Both ends of an open channel: the bytes each end's `incoming` reads, and the front ends'
+    /// streams that take its bytes too (see ``tapL2CAPChannel(_:atCentral:_:)``).
     struct ChannelEnds {
-        let toCentral: AsyncStream<Data>.Continuation
-        let toPeripheral: AsyncStream<Data>.Continuation
-        /// The reads of each end's `incoming` under way (for stall reports).
-        let centralReads: ChannelReads
-        let peripheralReads: ChannelReads
+        /// The bytes that arrived at the central's end (also for stall reports).
+        let central: ChannelInbox
+        /// The bytes that arrived at the peripheral's end.
+        let peripheral: ChannelInbox
         var taps = ChannelTaps()
 
         func deliver(_ data: Data, to end: L2CAPChannelRecord.End) {
             switch end {
-            case .central: toCentral.yield(data)
-            case .peripheral: toPeripheral.yield(data)
+            case .central: central.deliver(data)
+            case .peripheral: peripheral.deliver(data)
             }
             taps[end]?(.data(data))
         }
 
         func finish() {
-            toCentral.finish()
-            toPeripheral.finish()
+            central.finish()
+            peripheral.finish()
             taps.central?(.closed)
             taps.peripheral?(.closed)
         }
     }
 
-    /// Makes both ends of a channel; the peripheral's end goes to its manager as an event.
-    private func openChannel(_ record: L2CAPChannelRecord) {
-        let (toCentralStream, toCentral) = AsyncStream<Data>.makeStream()
-        let (toPeripheralStream, toPeripheral) = AsyncStream<Data>.makeStream()
+    /// Makes both ends of a channel; the peripheral's end goes to its manager as an event, the
+    /// central's waits for the operation that opened it (`opener`) to complete.
+    private func openChannel(_ record: L2CAPChannelRecord, for opener: OperationID) {
         let mtu = L2CAPChannelRecord.mtu
-        let centralReads = ChannelReads(channel: record.id, link: record.link, end: .central)
-        let peripheralReads = ChannelReads(channel: record.id, link: record.link, end: .peripheral)
+        let central = ChannelInbox(channel: record.id, link: record.link, end: .central, clock: sleepClock)
+        let peripheral = ChannelInbox(channel: record.id, link: record.link, end: .peripheral, clock: sleepClock)
         let centralEnd = L2CAPChannel(
             psm: record.psm, peer: record.link.peripheral, id: record.id, mtu: mtu,
-            endpoint: MockL2CAPEndpoint(
-                bridge: self, channel: record.id, end: .central,
-                incoming: centralReads.watching(toCentralStream, on: self)))
+            endpoint: MockL2CAPEndpoint(bridge: self, channel: record.id, end: .central, inbox: central))
         let peripheralEnd = L2CAPChannel(
             psm: record.psm, peer: record.link.central, id: record.id, mtu: mtu,
-            endpoint: MockL2CAPEndpoint(
-                bridge: self, channel: record.id, end: .peripheral,
-                incoming: peripheralReads.watching(toPeripheralStream, on: self)))
-        channelEnds[record.id] = ChannelEnds(
-            toCentral: toCentral, toPeripheral: toPeripheral, centralReads: centralReads,
-            peripheralReads: peripheralReads)
-        // Held only until the opening call takes it (the end refers to the bridge).
-        openedCentralEnds[record.id] = centralEnd
+            endpoint: MockL2CAPEndpoint(bridge: self, channel: record.id, end: .peripheral, inbox: peripheral))
+        channelEnds[record.id] = ChannelEnds(central: central, peripheral: peripheral)
+        // Held until the opening operation completes (the end refers to the bridge), even if the
+        // channel closes first: on the air the peripheral's response reaches the central before
+        // a disconnection request it sends after it, so the open succeeds, then the channel ends.
+        openedCentralEnds[opener] = centralEnd
         peripheralStreams[record.link.peripheral]?.yield(.l2capChannelOpened(peripheralEnd))
         peripheralFrontEnds[record.link.peripheral]?.event(.l2capChannelOpened(peripheralEnd))
     }
@@ -233,7 +239,7 @@ extension MockBLEBridge {
     /// Opens a channel for a central; returns its end.
     func openL2CAPChannel(central: UUID, peripheral: UUID, psm: UInt16) async throws -> L2CAPChannel {
         let reply = try await perform(.openL2CAP(central: central, peripheral: peripheral, psm: psm))
-        guard case .channel(let id) = reply, let end = openedCentralEnds.removeValue(forKey: id) else {
+        guard case .channel(let id) = reply, let end = handedCentralEnds.removeValue(forKey: id) else {
             throw CoreBluetoothError(.notConnected)
         }
         return end
@@ -285,71 +291,23 @@ struct RequestHandler: Sendable {
     }
 }
 
-/// The reads of one channel end's `incoming` stream that are waiting, so that a run's stall and
-/// a quiet wait outside runs name them (a task reading a channel's bytes waits on a stream the
-/// simulation feeds, as one reading a manager's events does).
-final class ChannelReads: @unchecked Sendable {
-    // @unchecked Sendable: `since` is only read and written with `lock` held.
-    /// The channel's link (for stall reports).
-    let link: LinkKey
-    private let lock = Lock()
-    /// Since when the read under way has been waiting (a stream has one reader at a time).
-    private var since: VirtualClock.Instant?
-    /// What a read that waits is, as a quiet wait names it (made once: a channel may be read
-    /// chunk by chunk many times a second).
-    private let wait: QuietWaits.Wait
-    /// What waits, as a stall report names it.
-    let name: String
-
-    init(channel: UInt64, link: LinkKey, end: L2CAPChannelRecord.End) {
-        self.link = link
-        let bytes =
-            "the incoming bytes of L2CAP channel #\(channel) at the \(end == .central ? "central" : "peripheral")"
-        wait = .operation(bytes, needs: "bytes sent from the other end, or the channel closing")
-        name = "reading " + bytes
-    }
-
-    /// Since when a read has been waiting, if one is.
-    var waitingSince: VirtualClock.Instant? { lock.withLock { since } }
-
-    /// `stream`, its reads noted while they wait: each read of the returned stream is one of
-    /// `stream`, watched as a quiet wait outside runs (reported should it stand still).
-    func watching(_ stream: AsyncStream<Data>, on bridge: MockBLEBridge) -> AsyncStream<Data> {
-        let source = IteratorBox(stream.makeAsyncIterator())
-        let clock = bridge.sleepClock
-        return AsyncStream(unfolding: { [self] in
-            lock.withLock { since = clock.now }
-            let quietWait = clock.beginQuietWait(wait)
-            defer {
-                clock.endQuietWait(quietWait)
-                lock.withLock { since = nil }
-            }
-            var iterator = source.iterator
-            return await iterator.next()
-        })
-    }
-
-    /// A stream's iterator, shared by the reads of the stream that wraps it (one at a time, as
-    /// a stream has one reader; the iterator's state lives in the stream's storage).
-    private final class IteratorBox: @unchecked Sendable {
-        let iterator: AsyncStream<Data>.Iterator
-        init(_ iterator: AsyncStream<Data>.Iterator) { self.iterator = iterator }
-    }
-}
-
 /// A channel end of a mock manager: sends and closes through the bridge.
 final class MockL2CAPEndpoint: L2CAPEndpoint {
     let bridge: MockBLEBridge
     let channel: UInt64
     let end: L2CAPChannelRecord.End
-    let incoming: AsyncStream<Data>
+    /// The bytes that arrived at this end.
+    let inbox: ChannelInbox
 
-    init(bridge: MockBLEBridge, channel: UInt64, end: L2CAPChannelRecord.End, incoming: AsyncStream<Data>) {
+    init(bridge: MockBLEBridge, channel: UInt64, end: L2CAPChannelRecord.End, inbox: ChannelInbox) {
         self.bridge = bridge
         self.channel = channel
         self.end = end
-        self.incoming = incoming
+        self.inbox = inbox
     }
+
+    /// A new stream of the bytes not yet read: a read cancelled ends its own stream only.
+    var incoming: AsyncStream<Data> { inbox.stream() }
 
     func send(_ data: Data) async throws {
         try await bridge.sendL2CAP(data, channel: channel, from: end)

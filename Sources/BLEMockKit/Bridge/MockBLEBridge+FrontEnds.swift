@@ -63,9 +63,11 @@ extension MockBLEBridge {
         runDue()
     }
 
-    /// An operation's outcome as a front end gets it (an opened channel's central end taken
-    /// from those waiting for their opener).
-    func frontEndResult(_ result: Result<Reply, any Error>) -> Result<MockCentralManager.FrontEndResult, any Error> {
+    /// An operation's outcome as a front end gets it (`opened`: the central end of the channel
+    /// it opened, if it did).
+    func frontEndResult(
+        _ result: Result<Reply, any Error>, opened: L2CAPChannel?
+    ) -> Result<MockCentralManager.FrontEndResult, any Error> {
         result.flatMap { reply in
             switch reply {
             case .done, .state: .success(.done)
@@ -74,8 +76,8 @@ extension MockBLEBridge {
             case .characteristics(let characteristics): .success(.characteristics(characteristics))
             case .descriptors(let descriptors): .success(.descriptors(descriptors))
             case .rssi(let rssi): .success(.rssi(rssi))
-            case .channel(let id):
-                takeOpenedChannel(id).map { .success(.channel($0)) } ?? .failure(CoreBluetoothError(.notConnected))
+            case .channel:
+                opened.map { .success(.channel($0)) } ?? .failure(CoreBluetoothError(.notConnected))
             }
         }
     }
@@ -127,11 +129,6 @@ extension MockBLEBridge {
     /// Why a connection attempt to `peripheral` cannot complete now, as a clause about it
     /// ("which is out of range"), or nil if it can: for a front end's notes.
     package func whyUnconnectable(_ peripheral: UUID) -> String? { world.unconnectable(peripheral)?.phrase }
-
-    /// The central ends of channels opened for front ends, taken once.
-    func takeOpenedChannel(_ id: UInt64) -> L2CAPChannel? {
-        openedCentralEnds.removeValue(forKey: id)
-    }
 
     /// Waits until `condition`, which reads the app's own state, holds: it is checked now, after
     /// every delegate callback the kit's CoreBluetooth-shaped API delivers, and after every step

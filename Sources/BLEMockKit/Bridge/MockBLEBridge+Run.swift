@@ -429,11 +429,11 @@ extension MockBLEBridge {
         }
         // A task reading a channel's bytes waits on a stream the simulation feeds.
         for (_, ends) in channelEnds.sorted(by: { $0.key < $1.key }) {
-            for reads in [ends.centralReads, ends.peripheralReads] {
-                guard let since = reads.waitingSince else { continue }
+            for inbox in [ends.central, ends.peripheral] {
+                guard let since = inbox.waitingSince else { continue }
                 waiting.append(
                     .operation(
-                        reads.name, central: reads.link.central, peripheral: reads.link.peripheral,
+                        inbox.name, central: inbox.link.central, peripheral: inbox.link.peripheral,
                         characteristic: nil, since: since))
             }
         }

@@ -135,8 +135,12 @@ public actor MockBLEBridge {
     var handlers = IdentifierMap<RequestHandler>()
     /// The open L2CAP channels' ends.
     var channelEnds: [UInt64: ChannelEnds] = [:]
-    /// Central ends of channels just opened, until the opening call returns them.
-    var openedCentralEnds: [UInt64: L2CAPChannel] = [:]
+    /// Central ends of channels just opened, by the operation that opened each, until it
+    /// completes (then its end goes to its caller) or ends after its caller gave up (then the
+    /// end is dropped). A channel closed meanwhile keeps its end here: the open still returns it.
+    var openedCentralEnds: [OperationID: L2CAPChannel] = [:]
+    /// Central ends handed to async opening calls that are returning, by channel.
+    var handedCentralEnds: [UInt64: L2CAPChannel] = [:]
     /// Callers suspended on operations.
     nonisolated let waiters: OperationWaiters
     /// How many callers are suspended in `suspend(_:)` now, and whether any was since

@@ -62,13 +62,15 @@ extension World {
     // MARK: Opening
 
     /// Starts opening a channel: the connection request crosses to the peripheral, whose
-    /// answer crosses back. A PSM that needs encryption on a plain link pairs first when the
-    /// central pairs automatically, else is refused with the result the specification gives.
-    /// An injected failure (``ErrorInjection/Operation/l2capOpen``) is drawn now and answers
-    /// the request when it reaches the peripheral.
+    /// answer crosses back. A PSM outside the LE dynamic range is refused first, on the central
+    /// (``requireDynamicPSM(_:central:peripheral:)``). A PSM that needs encryption on a plain
+    /// link pairs first when the central pairs automatically, else is refused with the result
+    /// the specification gives. An injected failure (``ErrorInjection/Operation/l2capOpen``) is
+    /// drawn now and answers the request when it reaches the peripheral.
     mutating func startOpeningChannel(central: UUID, peripheral: UUID, psm: UInt16, id: OperationID) {
         do {
             _ = try requireLink(central: central, peripheral: peripheral, "openL2CAPChannel")
+            try requireDynamicPSM(psm, central: central, peripheral: peripheral)
         } catch {
             return complete(id, .failure(error))
         }
@@ -78,6 +80,22 @@ extension World {
         operation.injected = injection(.l2capOpen, central: central, peripheral: peripheral)
         pending[id] = operation
         sendToPeripheral(.signal(id), on: key)
+    }
+
+    /// Checks that `psm` is in the LE dynamic range, where peripheral managers publish theirs.
+    /// CoreBluetooth refuses any other itself, before anything goes on the air, with
+    /// `invalidParameters` (`openL2CAPChannel(0x2349)` fails so: embassy-rs/trouble#371); the
+    /// kit refuses the fixed, SIG-assigned range (0x0001–0x007F) the same way, as no peripheral
+    /// manager can publish a PSM there.
+    private mutating func requireDynamicPSM(_ psm: UInt16, central: UUID, peripheral: UUID) throws {
+        guard !L2CAPChannelRecord.dynamicPSMs.contains(psm) else { return }
+        let hex = L2CAPChannelRecord.hex(psm)
+        let error = CoreBluetoothError(
+            .invalidParameters,
+            reason: "PSM \(hex) is outside the LE dynamic range 0x0080…0x00FF, where peripheral managers publish "
+                + "theirs; open the PSM the peripheral published (publishL2CAPChannel returns it)")
+        record(.refused, central: central, peripheral: peripheral, error: error, detail: "openL2CAPChannel(\(hex))")
+        throw error
     }
 
     /// The connection request arrived at the peripheral.
@@ -115,7 +133,7 @@ extension World {
         record(
             .l2cap, central: key.central, peripheral: key.peripheral,
             detail: "opened \(L2CAPChannelRecord.hex(psm)) #\(channel.id)")
-        effects.append(.channelOpened(channel))
+        effects.append(.channelOpened(channel, opener: id))
         sendToCentral(.response(id, .channel(channel.id)), on: key)
     }
 

@@ -18,11 +18,15 @@ enum Effect: Sendable {
     /// A peripheral's request handler must answer (the bridge calls it and hands the answer
     /// back with ``World/answer(_:with:)``; a write command's answer is ignored).
     case ask(UUID, HandlerQuestion)
-    /// An L2CAP channel opened: the bridge makes both ends and hands the peripheral its end.
-    case channelOpened(L2CAPChannelRecord)
+    /// An L2CAP channel opened: the bridge makes both ends and hands the peripheral its end;
+    /// the central's goes to the caller of `opener` when that operation completes.
+    case channelOpened(L2CAPChannelRecord, opener: OperationID)
+    /// An L2CAP open whose caller gave up ended: the central end of the channel it opened, if
+    /// it opened one, goes to nobody.
+    case openingAbandoned(OperationID)
     /// An SDU reached one end of a channel.
     case channelData(UInt64, to: L2CAPChannelRecord.End, Data)
-    /// A channel closed: both ends' incoming streams finish.
+    /// A channel closed: both ends' incoming streams finish (after the bytes they hold).
     case channelClosed(UInt64)
     /// A manager is off the air: its event streams finish.
     case finishEvents(Manager)

@@ -59,15 +59,21 @@ extension World {
     mutating func complete(_ id: OperationID, _ result: Result<Reply, any Error>, at position: Int) {
         assert(pending[at: position].id == id, "operation \(id) is not at \(position)")
         // Read the fields needed in place: a copy of the whole operation retains all it holds.
-        let (gattLink, hasDeadline, isCancelled) = pending.inPlace(at: position) { operation in
+        let (gattLink, hasDeadline, isCancelled, opensChannel) = pending.inPlace(at: position) { operation in
             let gattLink: LinkKey?
             if case .gatt(let key) = operation.kind { gattLink = key } else { gattLink = nil }
-            return (gattLink, operation.deadline != nil, operation.isCancelled)
+            let opensChannel: Bool
+            if case .openL2CAP = operation.kind { opensChannel = true } else { opensChannel = false }
+            return (gattLink, operation.deadline != nil, operation.isCancelled, opensChannel)
         }
         pending.remove(id)
         if let key = gattLink { releaseBearer(of: id, on: key) }
         if hasDeadline { schedule.removeAll { $0 == .connectionTimeout(id) } }
-        if !isCancelled { effects.append(.complete(id, result)) }
+        if !isCancelled {
+            effects.append(.complete(id, result))
+        } else if opensChannel {
+            effects.append(.openingAbandoned(id))
+        }
     }
 
     /// Fails every pending operation `matching`, in the order they started.

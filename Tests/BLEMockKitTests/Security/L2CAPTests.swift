@@ -74,6 +74,88 @@ struct L2CAPTests {
         #expect(await rig.bridge.pendingOperations.isEmpty)
     }
 
+    /// A read with a timeout: the task reading is cancelled while it waits. It gets no bytes;
+    /// the channel stays open, and what the other end sends later goes to the next read.
+    @Test("A read of incoming cancelled while it waits ends that read only: later bytes go to the next read")
+    func aCancelledReadLeavesTheChannelsBytesForTheNextRead() async throws {
+        let rig = try await Rig.make()
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let (centralEnd, peripheralEnd) = try await rig.open(psm)
+        try await rig.bridge.run {
+            let waiting = rig.bridge.task { () -> Data? in
+                var iterator = centralEnd.incoming.makeAsyncIterator()
+                return await iterator.next()
+            }
+            // (Time moves once the read waits: it is waiting when the timeout cancels it.)
+            try await rig.bridge.clock.sleep(for: .milliseconds(50))
+            waiting.cancel()
+            #expect(try await waiting.value == nil)
+            try await peripheralEnd.send(Data("ack".utf8))
+            var iterator = centralEnd.incoming.makeAsyncIterator()
+            #expect(await iterator.next() == Data("ack".utf8))
+            // A read cancelled before it begins gets nothing and takes nothing either.
+            try await peripheralEnd.send(Data("more".utf8))
+            let cancelled = rig.bridge.task { () -> Data? in
+                withUnsafeCurrentTask { $0?.cancel() }
+                return await centralEnd.incoming.first { _ in true }
+            }
+            #expect(try await cancelled.value == nil)
+            #expect(await iterator.next() == Data("more".utf8))
+        }
+        await peripheralEnd.close()
+        #expect(await Self.read(1, from: centralEnd).isEmpty)  // the channel closed: reads end
+        #expect(await rig.bridge.pendingOperations.isEmpty)
+    }
+
+    /// On the air the peripheral's connection response reaches the central before its
+    /// disconnection request: CoreBluetooth reports the channel open, then its streams end.
+    @Test(
+        "A channel the peripheral closes as it opens is still returned by the open; its reads end and sends fail",
+        arguments: [MockBLEBridge.Configuration.fast, .realistic(seed: 5)])
+    func aChannelClosedAtOnceIsStillOpened(configuration: MockBLEBridge.Configuration) async throws {
+        let rig = try await Rig.make(bridge: configuration)
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let events = rig.peripheral.events()
+        try await rig.bridge.run {
+            let refusing = rig.bridge.task {
+                for await case .l2capChannelOpened(let channel) in events {
+                    await channel.close()
+                    return
+                }
+            }
+            let channel = try await rig.central.openL2CAPChannel(psm, on: rig.peripheral.identifier)
+            #expect(channel.psm == psm)
+            try await refusing.value
+            #expect(await Self.read(1, from: channel).isEmpty)
+            await #expect(throws: CoreBluetoothError(.notConnected)) { try await channel.send(Data([1])) }
+        }
+        let details = await rig.bridge.log.filter { $0.kind == .l2cap }.compactMap(\.detail)
+        #expect(details == ["published 0x0080", "opened 0x0080 #1", "closed #1"])
+        #expect(await rig.bridge.finish() == .clean)
+    }
+
+    /// CoreBluetooth refuses such a PSM itself: `openL2CAPChannel(0x2349)` fails with
+    /// `CBError.invalidParameters` (embassy-rs/trouble#371). A peripheral manager publishes only
+    /// PSMs of the LE dynamic range, so the kit refuses every other one the same way.
+    @Test(
+        "Opening a PSM outside the LE dynamic range fails at once with invalidParameters; nothing goes on the air",
+        arguments: [0x0000, 0x0001, 0x0025, 0x007F, 0x0100, 0x2349, 0xFFFF] as [UInt16])
+    func aPSMOutsideTheDynamicRangeIsRefusedLocally(psm: UInt16) async throws {
+        let rig = try await Rig.make(bridge: .realistic(seed: 12))
+        let before = await rig.bridge.now
+        let error = await #expect(throws: CoreBluetoothError(.invalidParameters)) {
+            try await rig.central.openL2CAPChannel(psm, on: rig.peripheral.identifier)
+        }
+        let hex = String(format: "0x%04X", psm)
+        #expect(error?.reason?.hasPrefix("PSM \(hex) is outside the LE dynamic range 0x0080…0x00FF") == true)
+        #expect(await rig.bridge.now == before)
+        #expect(await !rig.bridge.log.contains { $0.kind == .l2cap })
+        let refusal = await rig.bridge.log.last
+        #expect(refusal?.kind == .refused && refusal?.error == .coreBluetooth(CoreBluetoothError(.invalidParameters)))
+        #expect(refusal?.detail == "openL2CAPChannel(\(hex))")
+        #expect(await rig.bridge.pendingOperations.isEmpty)
+    }
+
     @Test func publishingAllocatesPSMsFromTheDynamicRange() async throws {
         let rig = try await Rig.make()
         let first = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)

@@ -273,7 +273,8 @@ struct WorldHarness {
             ask(peripheral, question)
         case .wake(let sleeper):
             woken.append((sleeper, world.now))
-        case .channelOpened, .channelData, .channelClosed, .finishEvents, .commandQueue, .updateQueue:
+        case .channelOpened, .openingAbandoned, .channelData, .channelClosed, .finishEvents, .commandQueue,
+            .updateQueue:
             break
         }
     }
