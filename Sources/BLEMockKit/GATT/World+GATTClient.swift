@@ -91,13 +91,18 @@ extension World {
             return complete(id, .failure(error))
         }
         var procedure = GATTProcedure(kind: kind, exchanges: exchanges)
-        if exchanges > 0 {
-            procedure.injected = injection(
+        var injectedEntry: Int?
+        if exchanges > 0,
+            let fired = firedInjection(
                 kind.injectedOperation, central: central, peripheral: peripheral,
                 characteristic: procedure.characteristic?.uuid, handle: procedure.characteristic?.handle)
+        {
+            procedure.injected = fired.failure
+            injectedEntry = fired.entry
         }
         var operation = PendingOperation(id: id, owner: .central(central), kind: .gatt(key), since: now, stage: .queued)
         operation.procedure = consume procedure
+        operation.injectedEntry = injectedEntry
         pending.insert(operation)
         if exchanges == 0 {
             // Nothing to ask the server: the procedure ends at once, with nothing on the air

@@ -66,7 +66,8 @@ extension World {
     /// (``requireDynamicPSM(_:central:peripheral:)``). A PSM that needs encryption on a plain
     /// link pairs first when the central pairs automatically, else is refused with the result
     /// the specification gives. An injected failure (``ErrorInjection/Operation/l2capOpen``) is
-    /// drawn now and answers the request when it reaches the peripheral.
+    /// drawn now and answers the request when it reaches the peripheral (given back if the
+    /// request is withdrawn before it crosses: see ``cancel(_:)``).
     mutating func startOpeningChannel(central: UUID, peripheral: UUID, psm: UInt16, id: OperationID) {
         do {
             _ = try requireLink(central: central, peripheral: peripheral, "openL2CAPChannel")
@@ -77,7 +78,10 @@ extension World {
         let key = LinkKey(central: central, peripheral: peripheral)
         var operation = PendingOperation(
             id: id, owner: .central(central), kind: .openL2CAP(key, psm: psm), since: now, stage: .sent)
-        operation.injected = injection(.l2capOpen, central: central, peripheral: peripheral)
+        if let fired = firedInjection(.l2capOpen, central: central, peripheral: peripheral) {
+            operation.injected = fired.failure
+            operation.injectedEntry = fired.entry
+        }
         pending[id] = operation
         sendToPeripheral(.signal(id), on: key)
     }

@@ -62,6 +62,10 @@ struct PendingOperation: Sendable {
     /// An injected failure for an operation that is not a GATT procedure (whose own
     /// ``GATTProcedure/injected`` holds it).
     var injected: ErrorInjection.Failure?
+    /// The entry of the world's injection book that ``injected`` (or the procedure's) came
+    /// from: its firing is taken back if the operation is withdrawn before its request crossed
+    /// (an injection counts as fired only when it took effect).
+    var injectedEntry: Int?
     /// Whether the link already paired on behalf of this operation (it pairs at most once).
     var pairingTried = false
     /// When the operation gives up by itself (a connect call's timeout).

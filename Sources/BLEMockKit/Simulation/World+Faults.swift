@@ -127,7 +127,10 @@ extension World {
         let key = LinkKey(central: central, peripheral: peripheral)
         var operation = PendingOperation(
             id: id, owner: .central(central), kind: .readRSSI(key), since: now, stage: .sent)
-        operation.injected = injection(.readRSSI, central: central, peripheral: peripheral)
+        if let fired = firedInjection(.readRSSI, central: central, peripheral: peripheral) {
+            operation.injected = fired.failure
+            operation.injectedEntry = fired.entry
+        }
         pending[id] = operation
         sendToPeripheral(.rssi(id), on: key)
     }

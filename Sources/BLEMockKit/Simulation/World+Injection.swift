@@ -21,13 +21,15 @@ extension World {
     }
 
     /// Like `injection(_:central:peripheral:characteristic:)`, also returning the entry that
-    /// fired, for a failure that takes effect later (a connection attempt's).
-    mutating func firedInjection(_ operation: ErrorInjection.Operation, central: UUID, peripheral: UUID?) -> (
-        failure: ErrorInjection.Failure, entry: Int
-    )? {
+    /// fired, for a failure that takes effect later (a connection attempt's, or a request's as
+    /// it reaches the peripheral): one that never does is taken back (`InjectionBook.retract`).
+    mutating func firedInjection(
+        _ operation: ErrorInjection.Operation, central: UUID, peripheral: UUID?, characteristic: BluetoothUUID? = nil,
+        handle: UInt16? = nil
+    ) -> (failure: ErrorInjection.Failure, entry: Int)? {
         guard !injections.isEmpty, let c = centrals.position(of: central) else { return nil }
         return injections.fire(
-            operation, owner: central, peripheral: peripheral, characteristic: nil,
+            operation, owner: central, peripheral: peripheral, characteristic: characteristic, handle: handle,
             random: &centrals.entries[c]!.random.injection
         )
     }

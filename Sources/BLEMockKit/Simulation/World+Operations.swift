@@ -151,7 +151,8 @@ extension World {
     /// what it left on the air is withdrawn where the air allows. A request still in the pipe
     /// is taken back; one that crossed stays outstanding until its answer arrives (which is
     /// then dropped), as ATT has no way to take a request back; a connection attempt nobody
-    /// else waits for is cancelled.
+    /// else waits for is cancelled. An operation withdrawn before its request crossed gives back
+    /// the injection it drew: it never took effect (``giveBackInjection(of:)``).
     mutating func cancel(_ id: OperationID) {
         guard var operation = pending[id], !operation.isCancelled else { return }
         switch operation.kind {
@@ -172,19 +173,20 @@ extension World {
             if operation.stage == .queued {
                 pending[id] = nil
                 links[key]?.waitingForBearer.removeAll { $0 == id }
-                return
+                return giveBackInjection(of: operation)
             }
             operation.isCancelled = true
             pending[id] = operation
             if let link = links[key], link.toPeripheral.waiting.contains(where: { $0.isRequest(of: id) }) {
                 links[key]!.toPeripheral.removeAll { $0.isRequest(of: id) }
+                giveBackInjection(of: operation)
                 complete(id, .failure(CancellationError()))
             }
         case .readRSSI(let key), .openL2CAP(let key, _):
             if let link = links[key], link.toPeripheral.waiting.contains(where: { $0.isRequest(of: id) }) {
                 links[key]!.toPeripheral.removeAll { $0.isRequest(of: id) }
                 pending[id] = nil
-                return
+                return giveBackInjection(of: operation)
             }
             operation.isCancelled = true
             pending[id] = operation
@@ -192,6 +194,19 @@ extension World {
             // The bytes were handed to the stack: they still cross; nobody waits for them.
             pending[id] = nil
         }
+    }
+}
+
+extension World {
+    /// Takes back the firing of the injection `operation` drew, if it has not taken effect:
+    /// its request was withdrawn before it crossed, so no failure reached the air, and the
+    /// injection is still owed to the next matching operation (``MockBLEBridge/finish()``
+    /// reports it if none comes). One a procedure's first request already met (a long write
+    /// whose later Prepare Write is withdrawn) stays fired.
+    fileprivate mutating func giveBackInjection(of operation: PendingOperation) {
+        guard let entry = operation.injectedEntry, operation.injected != nil || operation.procedure?.injected != nil
+        else { return }
+        injections.retract(entry)
     }
 }
 

@@ -189,6 +189,37 @@ extension ErrorInjectionTests {
             ])
     }
 
+    /// Realistic mode: the connection request waits for the next connection event, and the
+    /// caller gives up before it. The injection never took effect: the next open meets it, and
+    /// `finish()` reports it if no open comes.
+    @Test(
+        "An open cancelled before its request was sent gives its injection back to the next open",
+        arguments: [true, false])
+    func anOpenCancelledBeforeItWasSentKeepsItsInjection(retrying: Bool) async throws {
+        let rig = try await L2CAPRig.make(bridge: .realistic(seed: 22))
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let injection = ErrorInjection(.l2capOpen, failure: .l2cap(.noResourcesAvailable))
+        await rig.central.inject(injection)
+        try await rig.bridge.run {
+            let opening = rig.bridge.task { try await rig.central.openL2CAPChannel(psm, on: rig.peripheral.identifier) }
+            try await rig.bridge.clock.sleep(for: .milliseconds(1))  // before the next connection event
+            opening.cancel()
+            await #expect(throws: CancellationError.self) { try await opening.value }
+            guard retrying else { return }
+            await #expect(throws: L2CAPError(.noResourcesAvailable)) {
+                try await rig.central.openL2CAPChannel(psm, on: rig.peripheral.identifier)
+            }
+            _ = try await rig.central.openL2CAPChannel(psm, on: rig.peripheral.identifier)
+        }
+        let opens = await rig.bridge.log.filter { $0.kind == .l2cap && $0.detail?.hasPrefix("open") == true }
+        #expect(opens.map(\.error) == (retrying ? [.l2cap(L2CAPError(.noResourcesAvailable)), nil] : []))
+        let finish = await rig.bridge.finish()
+        #expect(
+            finish
+                == (retrying
+                    ? .clean : .leftovers([.unfiredInjection(injection, owner: rig.central.identifier), .seed(22)])))
+    }
+
     @Test("Publishing fails with an injected CoreBluetooth error or no resources, and publishes afterwards")
     func publishFails() async throws {
         let bridge = MockBLEBridge()

@@ -57,6 +57,48 @@ struct ErrorInjectionTests {
                     + " (installed for \(rig.central.identifier.uuidString.prefix(8)))"))
     }
 
+    /// Realistic mode: the request waits in the link's pipe for the next connection event, and
+    /// the caller gives up before it (a timeout, say). The injection never took effect, so it is
+    /// still owed: the next matching operation meets it, and `finish()` reports it if none comes.
+    @Test(
+        "A read or write cancelled before its request was sent gives its injection back to the next one",
+        arguments: [ErrorInjection.Operation.read, .write], [true, false])
+    func anOperationCancelledBeforeItWasSentKeepsItsInjection(
+        operation: ErrorInjection.Operation, retrying: Bool
+    ) async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 23))
+        let injection = ErrorInjection(operation, failure: .att(.insufficientResources))
+        let kind: BridgeLogEntry.Kind = operation == .read ? .read : .write
+        let owner = try await bridge.run { () -> UUID in
+            let (peripheral, _) = try await TestPeripherals.advertisingHeartRate(on: bridge)
+            let central = MockCentralManager(configuration: .init(errorInjection: [injection]), bridge: bridge)
+            try await central.scanForPeripherals(withServices: nil)
+            try await bridge.clock.sleep(for: .seconds(1))  // until it hears the advertisement
+            try await central.connect(peripheral.identifier)
+            let characteristics = try await central.discoverAll(for: peripheral.identifier)
+            @Sendable func attempt() async throws {
+                if operation == .read {
+                    _ = try await central.readValue(for: characteristics[1])
+                } else {
+                    try await central.writeValue(Data([1]), for: characteristics[2], type: .withResponse)
+                }
+            }
+            let cancelled = bridge.task { try await attempt() }
+            try await bridge.clock.sleep(for: .milliseconds(1))  // before the next connection event
+            cancelled.cancel()
+            await #expect(throws: CancellationError.self) { try await cancelled.value }
+            #expect(await !bridge.log.contains { $0.kind == kind })  // nothing of it crossed
+            guard retrying else { return central.identifier }
+            await #expect(throws: ATTError(.insufficientResources)) { try await attempt() }
+            try await attempt()
+            let logged = await bridge.log.filter { $0.kind == kind }.map(\.error)
+            #expect(logged == [.att(ATTError(.insufficientResources)), nil])
+            return central.identifier
+        }
+        let finish = await bridge.finish()
+        #expect(finish == (retrying ? .clean : .leftovers([.unfiredInjection(injection, owner: owner), .seed(23)])))
+    }
+
     @Test("A write injected twice fails twice with the CoreBluetooth error, then succeeds")
     func writeTwice() async throws {
         let rig = try await Self.rig(central: [
