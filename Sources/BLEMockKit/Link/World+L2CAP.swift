@@ -40,9 +40,7 @@ extension World {
         guard peripherals[peripheral]!.publishedPSMs.removeValue(forKey: psm) != nil else {
             throw APIMisuseError.l2capChannelNotPublished(psm: psm)
         }
-        record(.l2cap, peripheral: peripheral, detail: "unpublished \(L2CAPChannelRecord.hex(psm))")
-        let open = channels.values.filter { $0.link.peripheral == peripheral && $0.psm == psm }.map(\.id)
-        for id in open.sorted() { closeChannel(id) }
+        withdraw(psm: psm, of: peripheral)
     }
 
     /// Unpublishes every PSM of a peripheral, each as ``unpublishL2CAPChannel(peripheral:psm:)``
@@ -52,11 +50,15 @@ extension World {
     mutating func unpublishAllL2CAPChannels(peripheral: UUID) {
         guard let published = peripherals[peripheral]?.publishedPSMs, !published.isEmpty else { return }
         peripherals[peripheral]!.publishedPSMs = [:]
-        for psm in published.keys.sorted() {
-            record(.l2cap, peripheral: peripheral, detail: "unpublished \(L2CAPChannelRecord.hex(psm))")
-            let open = channels.values.filter { $0.link.peripheral == peripheral && $0.psm == psm }.map(\.id)
-            for id in open.sorted() { closeChannel(id) }
-        }
+        for psm in published.keys.sorted() { withdraw(psm: psm, of: peripheral) }
+    }
+
+    /// Logs `psm` (no longer in the peripheral's published PSMs) as unpublished and closes the
+    /// channels open on it, in the order they opened.
+    private mutating func withdraw(psm: UInt16, of peripheral: UUID) {
+        record(.l2cap, peripheral: peripheral, detail: "unpublished \(L2CAPChannelRecord.hex(psm))")
+        let open = channels.values.filter { $0.link.peripheral == peripheral && $0.psm == psm }.map(\.id)
+        for id in open.sorted() { closeChannel(id) }
     }
 
     // MARK: Opening
