@@ -149,22 +149,32 @@ struct BothRolesTests {
             ])
     }
 
-    /// CoreBluetooth refuses such a PSM itself, with `CBError.invalidParameters`
-    /// (embassy-rs/trouble#371): nothing reaches the peripheral.
+    /// Runs a channel server and a client (with `configuration`) whose open of `psm` (the
+    /// server's when `nil`) fails; returns the error its `didOpen` got and whether the server
+    /// saw a channel open.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test func openingAPSMOutsideTheDynamicRangeReachesDidOpenWithInvalidParameters() async throws {
-        let bridge = MockBLEBridge(seed: 45)
-        let (error, serverOpened) = try await bridge.run { @MainActor () -> ((any Error)?, Bool) in
+    private static func failedOpen(
+        on bridge: MockBLEBridge, psm: UInt16? = nil, configuration: MockCentralManager.Configuration? = nil
+    ) async throws -> ((any Error)?, Bool) {
+        try await bridge.run { @MainActor () -> ((any Error)?, Bool) in
             let server = ChannelPeripheral(bridge: bridge)
             try await bridge.waitForApp { server.psm != nil && server.manager.isAdvertising }
-            let client = ChannelCentral(bridge: bridge)
-            client.psm = 0x2349
+            let client = ChannelCentral(bridge: bridge, configuration: configuration)
+            client.psm = psm ?? server.psm!
             try await bridge.waitForApp { client.manager.state == .poweredOn }
             client.manager.scanForPeripherals(withServices: nil)
             try await bridge.waitForApp { client.openError != nil }
             #expect(client.opened == nil)
             return (client.openError, server.opened != nil)
         }
+    }
+
+    /// CoreBluetooth refuses such a PSM itself, with `CBError.invalidParameters`
+    /// (embassy-rs/trouble#371): nothing reaches the peripheral.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func openingAPSMOutsideTheDynamicRangeReachesDidOpenWithInvalidParameters() async throws {
+        let bridge = MockBLEBridge(seed: 45)
+        let (error, serverOpened) = try await Self.failedOpen(on: bridge, psm: 0x2349)
         #expect(!serverOpened)
         #expect(error as? CBMError == CBMError(.invalidParameters))
         let bridged = try #require(error) as NSError
@@ -187,18 +197,8 @@ struct BothRolesTests {
         async throws
     {
         let bridge = MockBLEBridge(seed: 43)
-        let (error, serverOpened) = try await bridge.run { @MainActor () -> ((any Error)?, Bool) in
-            let server = ChannelPeripheral(bridge: bridge)
-            try await bridge.waitForApp { server.psm != nil && server.manager.isAdvertising }
-            let client = ChannelCentral(
-                bridge: bridge, configuration: .init(errorInjection: [ErrorInjection(.l2capOpen, failure: failure)]))
-            client.psm = server.psm!
-            try await bridge.waitForApp { client.manager.state == .poweredOn }
-            client.manager.scanForPeripherals(withServices: nil)
-            try await bridge.waitForApp { client.openError != nil }
-            #expect(client.opened == nil)
-            return (client.openError, server.opened != nil)
-        }
+        let (error, serverOpened) = try await Self.failedOpen(
+            on: bridge, configuration: .init(errorInjection: [ErrorInjection(.l2capOpen, failure: failure)]))
         #expect(!serverOpened)
         switch failure {
         case .l2cap(let refusal): #expect(error as? L2CAPError == L2CAPError(refusal))
