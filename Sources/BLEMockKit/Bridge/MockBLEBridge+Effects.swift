@@ -40,14 +40,15 @@ extension MockBLEBridge {
         case .complete(let id, let result):
             // The central end of a channel the operation opened goes to its caller with the reply.
             let opened = openedCentralEnds.isEmpty ? nil : handedOver(openedCentralEnds.removeValue(forKey: id), result)
+            // (The caller, isolated to the bridge, takes it from `handedCentralEnds` only once this
+            // effect is done: a caller that gave up leaves nothing behind.)
             if id == starting {
                 settled = result
                 if let opened { handedCentralEnds[opened.id] = opened }
             } else if !completions.isEmpty, let completion = completions.removeValue(forKey: id) {
                 completion.run(frontEndResult(result, opened: opened))
-            } else {
-                if let opened { handedCentralEnds[opened.id] = opened }
-                if !waiters.resume(id, with: result), let opened { handedCentralEnds[opened.id] = nil }
+            } else if waiters.resume(id, with: result), let opened {
+                handedCentralEnds[opened.id] = opened
             }
         case .central(let central, let event):
             centralStreams[central]?.yield(event)
