@@ -10,10 +10,13 @@ public struct AttributePermissions: OptionSet, Sendable, Hashable, Codable {
     public static let readable = AttributePermissions(rawValue: 0x01)
     /// The value can be written (0x02).
     public static let writeable = AttributePermissions(rawValue: 0x02)
-    /// Reading needs an encrypted link (0x04); unencrypted reads fail with ATT 0x0F
-    /// (insufficient encryption).
+    /// Reading needs an encrypted link (0x04); an unencrypted read fails with ATT 0x05
+    /// (insufficient authentication) when the server has no keys for the central, or 0x0F
+    /// (insufficient encryption) when it has (Bluetooth Core Specification, Vol 3, Part C,
+    /// 10.3.1), unless the central pairs.
     public static let readEncryptionRequired = AttributePermissions(rawValue: 0x04)
-    /// Writing needs an encrypted link (0x08); unencrypted writes fail with ATT 0x0F.
+    /// Writing needs an encrypted link (0x08); an unencrypted write fails as an unencrypted
+    /// read of ``readEncryptionRequired`` does.
     public static let writeEncryptionRequired = AttributePermissions(rawValue: 0x08)
 
     /// Each named permission with its name as used by fixtures, in bit order.

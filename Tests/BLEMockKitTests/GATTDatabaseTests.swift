@@ -408,7 +408,7 @@ struct GATTDatabaseAccessTests {
 
     static let plain = LinkSecurity()
     static let encrypted = LinkSecurity(isEncrypted: true)
-    static let bondedButPlain = LinkSecurity(hasBond: true)
+    static let bondedButPlain = LinkSecurity(serverHasKeys: true)
 
     @Test("Static values are answered by the stack from the offset; offset equal to length is empty")
     func staticReads() throws {

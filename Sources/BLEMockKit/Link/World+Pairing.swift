@@ -46,7 +46,7 @@ extension World {
         let outcome = takePlannedPairingRefusal() ? .rejected : configured
         switch outcome {
         case .succeeds:
-            links[key]!.security = LinkSecurity(isEncrypted: true, hasBond: true)
+            links[key]!.security = LinkSecurity(isEncrypted: true, serverHasKeys: true)
             centralBonds.insert(key)
             peripheralBonds.insert(key)
             record(.paired, central: key.central, peripheral: key.peripheral)
@@ -85,11 +85,12 @@ extension World {
     /// `peerRemovedPairingInformation`; or the central's (the user's "Forget This Device"),
     /// after which the next access needing encryption pairs again.
     mutating func removeBond(_ key: LinkKey, onCentral: Bool) {
+        // (A live link keeps the encryption it has; only what its server answers changes.)
         if onCentral {
             guard centralBonds.remove(key) != nil else { return }
-            links[key]?.security.hasBond = false
         } else {
             guard peripheralBonds.remove(key) != nil else { return }
+            links[key]?.security.serverHasKeys = false
         }
         record(
             .bondRemoved, central: key.central, peripheral: key.peripheral,

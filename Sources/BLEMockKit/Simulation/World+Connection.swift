@@ -213,7 +213,11 @@ extension World {
         systemChanges &+= 1
         if centralBonds.contains(key) {
             // A bonded link is encrypted with the stored keys as it comes up.
-            links[key]!.security = LinkSecurity(isEncrypted: true, hasBond: true)
+            links[key]!.security = LinkSecurity(isEncrypted: true, serverHasKeys: true)
+        } else if peripheralBonds.contains(key) {
+            // The central forgot its keys and the peripheral kept its own: the link is plain, and
+            // an access needing encryption meets the answer of a server that has keys.
+            links[key]!.security.serverHasKeys = true
         }
         known.insert(key.peripheral)
         // The stack's Exchange MTU Request and Response.

@@ -27,7 +27,7 @@ struct WorldPairingTests {
         #expect(start.duration(to: paired.time) == ms(30 + duration))
         #expect(paired.error == nil)
         #expect(harness.world.isBonded(link.key))
-        #expect(harness.world.links[link.key]?.security == LinkSecurity(isEncrypted: true, hasBond: true))
+        #expect(harness.world.links[link.key]?.security == LinkSecurity(isEncrypted: true, serverHasKeys: true))
         // Encrypted now: the next read is one exchange.
         let again = harness.perform(link.read(WorldUUID.encrypted))
         #expect(harness.elapsed(again, since: harness.completionTimes[read]!) == ms(30))
@@ -131,7 +131,7 @@ struct WorldPairingTests {
                 central: link.central, peripheral: link.peripheral, error: CoreBluetoothError(.peripheralDisconnected)))
         let connect = harness.perform(.connect(central: link.central, peripheral: link.peripheral, timeout: nil))
         #expect(harness.reply(of: connect) == .done)
-        #expect(harness.world.links[link.key]?.security == LinkSecurity(isEncrypted: true, hasBond: true))
+        #expect(harness.world.links[link.key]?.security == LinkSecurity(isEncrypted: true, serverHasKeys: true))
     }
 
     @Test("When the peripheral removed its bond, reconnecting fails with peerRemovedPairingInformation")
@@ -147,5 +147,70 @@ struct WorldPairingTests {
         #expect(harness.error(of: connect) as? CoreBluetoothError == error)
         #expect(harness.centralEvents(link.central).last == .failedToConnect(link.remotePeripheral, error))
         #expect(harness.world.links[link.key] == nil)
+    }
+    /// A pair bonded by a read, its link dropped, and the central's bond removed (the user's
+    /// "Forget This Device"; the watch keeps its keys), with the central's pairing now
+    /// `pairing`.
+    static func centralForgot(then pairing: PairingBehavior) throws -> (WorldHarness, WorldLink) {
+        var (harness, link) = try Self.link(pairing: .automatic(duration: ms(500), outcome: .succeeds))
+        harness.perform(link.read(WorldUUID.encrypted))
+        harness.apply(
+            .disconnect(
+                central: link.central, peripheral: link.peripheral, error: CoreBluetoothError(.peripheralDisconnected)))
+        harness.mutate {
+            $0.removeBond(link.key, onCentral: true)
+            $0.centrals[link.central]!.configuration.pairing = pairing
+        }
+        let connect = harness.perform(.connect(central: link.central, peripheral: link.peripheral, timeout: nil))
+        #expect(harness.reply(of: connect) == .done)
+        // (A new link knows only what is discovered on it.)
+        let services = harness.perform(
+            .gatt(central: link.central, peripheral: link.peripheral, .discoverServices(nil)))
+        let service = try #require(harness.services(of: services)?.first)
+        harness.perform(
+            .gatt(central: link.central, peripheral: link.peripheral, .discoverCharacteristics(service, nil)))
+        return (harness, link)
+    }
+
+    @Test(
+        "When the central forgot its bond and the peripheral kept its own, the new link is plain and an access needing encryption meets insufficient encryption (the server has keys)"
+    )
+    func centralForgotBondServerAnswersInsufficientEncryption() throws {
+        var (harness, link) = try Self.centralForgot(then: .never)
+        #expect(harness.world.links[link.key]?.security == LinkSecurity(serverHasKeys: true))
+        let read = harness.perform(link.read(WorldUUID.encrypted))
+        #expect(harness.error(of: read) as? ATTError == ATTError(.insufficientEncryption))
+    }
+
+    @Test(
+        "When the central forgot its bond, a rejected pairing fails the access with the server's insufficient encryption"
+    )
+    func centralForgotBondRejectedPairing() throws {
+        var (harness, link) = try Self.centralForgot(then: .automatic(duration: ms(500), outcome: .rejected))
+        let read = harness.perform(link.read(WorldUUID.encrypted))
+        #expect(harness.error(of: read) as? ATTError == ATTError(.insufficientEncryption))
+        #expect(harness.log(.paired).last?.error == .att(ATTError(.insufficientEncryption)))
+        #expect(!harness.world.isBonded(link.key))
+    }
+
+    @Test("When the central forgot its bond, pairing again bonds both sides and the access succeeds")
+    func centralForgotBondPairsAgain() throws {
+        var (harness, link) = try Self.centralForgot(then: .automatic(duration: ms(500), outcome: .succeeds))
+        let read = harness.perform(link.read(WorldUUID.encrypted))
+        #expect(harness.reply(of: read) == .value(Data([0x42])))
+        #expect(harness.world.isBonded(link.key))
+        #expect(harness.world.links[link.key]?.security == LinkSecurity(isEncrypted: true, serverHasKeys: true))
+    }
+
+    @Test(
+        "A peripheral that removes its bond during an encrypted link leaves the link encrypted, and the server has no keys from then on"
+    )
+    func peripheralRemovesBondOnALiveLink() throws {
+        var (harness, link) = try Self.link(pairing: .automatic(duration: ms(500), outcome: .succeeds))
+        harness.perform(link.read(WorldUUID.encrypted))
+        harness.mutate { $0.removeBond(link.key, onCentral: false) }
+        #expect(harness.world.links[link.key]?.security == LinkSecurity(isEncrypted: true, serverHasKeys: false))
+        let read = harness.perform(link.read(WorldUUID.encrypted))
+        #expect(harness.reply(of: read) == .value(Data([0x42])))
     }
 }
