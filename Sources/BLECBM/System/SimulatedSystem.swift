@@ -207,16 +207,13 @@ public final class SimulatedSystem: @unchecked Sendable {
     ) async throws -> SimulatedSystem {
         while true {
             try Task.checkCancellation()
-            let holding: Turn
-            do {
-                return try install(
-                    configuration, time: time, initialState: initialState, installedBy: installedBy, turn: turn)
-            } catch let error as InstallError {
-                // (A scope inside the one holding the turn would wait for itself.)
-                guard let held = slot.heldTurn, held.othersWait, held !== scopeTurn else { throw error }
-                holding = held
+            let attempt = try slot.installOrWait(by: installedBy, turn: turn, scope: scopeTurn) {
+                SimulatedSystem(configuration, time: time, initialState: initialState, by: installedBy)
             }
-            await slot.untilEnded(holding)
+            switch attempt {
+            case .installed(let system): return system
+            case .wait(let holding): await slot.untilEnded(holding)
+            }
         }
     }
 
@@ -363,7 +360,6 @@ public final class SimulatedSystem: @unchecked Sendable {
         private var nextWaiter = 0
 
         var system: SimulatedSystem? { lock.withLock { installed } }
-        var heldTurn: Turn? { lock.withLock { turn } }
 
         func system(in turn: Turn) -> SimulatedSystem? {
             lock.withLock { self.turn === turn ? installed : nil }
@@ -374,18 +370,48 @@ public final class SimulatedSystem: @unchecked Sendable {
         func install(by requester: String, turn requested: Turn?, _ make: () -> SimulatedSystem) throws
             -> SimulatedSystem
         {
+            try lock.withLock { try installHoldingLock(by: requester, turn: requested, make) }
+        }
+
+        /// What a scope's attempt to install for its turn came to (see `installTakingTurns`).
+        enum Attempt {
+            case installed(SimulatedSystem)
+            /// Another scope holds its turn: try again once it has ended.
+            case wait(Turn)
+        }
+
+        /// Installs the system `make` makes for `requested`, or, when another scope that others
+        /// wait for holds the turn, names that turn (`scope`, the caller's own enclosing scope's
+        /// turn, is never waited for: it would wait for itself). Both are decided under one hold
+        /// of the lock: a turn that ends between a failed install and a look at the turn held would
+        /// leave the caller with neither a system nor a turn to wait for.
+        func installOrWait(by requester: String, turn requested: Turn, scope: Turn?, _ make: () -> SimulatedSystem)
+            throws -> Attempt
+        {
             try lock.withLock {
-                if let installed { throw InstallError(installedBy: installed.installedBy, requestedBy: requester) }
-                // Another test's turn, whose system it tore down: a scope that others wait for
-                // is still running; an XCTest's is over (XCTest runs one test at a time).
-                if let held = turn, let requested, held !== requested, held.othersWait {
-                    throw InstallError(installedBy: held.holder, requestedBy: requester)
+                do {
+                    return .installed(try installHoldingLock(by: requester, turn: requested, make))
+                } catch {
+                    guard let held = turn, held.othersWait, held !== scope else { throw error }
+                    return .wait(held)
                 }
-                let system = make()
-                installed = system
-                if let requested { turn = requested }
-                return system
             }
+        }
+
+        /// ``install(by:turn:_:)`` with the lock held.
+        private func installHoldingLock(by requester: String, turn requested: Turn?, _ make: () -> SimulatedSystem)
+            throws(InstallError) -> SimulatedSystem
+        {
+            if let installed { throw InstallError(installedBy: installed.installedBy, requestedBy: requester) }
+            // Another test's turn, whose system it tore down: a scope that others wait for is
+            // still running; an XCTest's is over (XCTest runs one test at a time).
+            if let held = turn, let requested, held !== requested, held.othersWait {
+                throw InstallError(installedBy: held.holder, requestedBy: requester)
+            }
+            let system = make()
+            installed = system
+            if let requested { turn = requested }
+            return system
         }
 
         /// The installed system, installing one with `make` if none is (in the turn that is
