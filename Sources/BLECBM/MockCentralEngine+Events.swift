@@ -18,14 +18,16 @@ extension MockCentralEngine {
             }
             startRestoration(state)
             deliver { [self] in
-                lock.withLock {
+                let forgotten = lock.withLock { () -> [CBMPeripheral] in
                     setState(CBMManagerState(state))
                     // Below powered on, the peripheral objects are invalid (CoreBluetooth): the
                     // app discovers or retrieves them again.
-                    if state != .poweredOn { forgetPeripherals() }
+                    return state != .poweredOn ? forgetPeripherals() : []
                 }
-                guard let (manager, delegate) = managerAndDelegate else { return }
-                delegate.centralManagerDidUpdateState(manager)
+                withExtendedLifetime(forgotten) {
+                    guard let (manager, delegate) = managerAndDelegate else { return }
+                    delegate.centralManagerDidUpdateState(manager)
+                }
             }
         case .discovered(let discovery):
             spec(discovery.peripheral.identifier)?.noteDiscovered()
@@ -255,13 +257,18 @@ extension MockCentralEngine {
         peripheral.descriptorObjects.removeAll()
     }
 
-    /// With the lock held: forgets every peripheral object (they are invalid).
-    func forgetPeripherals() {
-        for peripheral in peripheralObjects {
+    /// With the lock held: forgets every peripheral object (they are invalid). Returns them: let
+    /// go of them once the lock is released (a CoreBluetoothMock manager's objects may be the last
+    /// to hold their delegates, and a delegate's deinit is the app's code, which may call the
+    /// manager).
+    func forgetPeripherals() -> [CBMPeripheral] {
+        let objects = peripheralObjects
+        for peripheral in objects {
             invalidate(peripheral)
             peripheral.reconnectsAutomatically = false
         }
         removeAllPeripherals()
+        return objects
     }
 
     /// With the lock held: forgets the objects of an invalidated service.

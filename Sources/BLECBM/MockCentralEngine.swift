@@ -282,8 +282,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                 let released = lock.withLock {
                     setState(.unknown)
                     let kept = takeKeptDelegates()
-                    forgetPeripherals()
-                    return kept
+                    return (kept, forgetPeripherals())
                 }
                 withExtendedLifetime(released) {
                     guard let (manager, delegate) = managerAndDelegate else { return }

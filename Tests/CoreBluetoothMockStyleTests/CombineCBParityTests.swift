@@ -84,6 +84,58 @@ struct CombineCBParityTests {
         }
     }
 
+    /// A peripheral delegate kept by its peripheral alone, whose deinit asks its manager for the
+    /// state (an app's code, run as Bluetooth turns off and the manager forgets its peripherals).
+    final class StateAskingDelegate: NSObject, CBMPeripheralDelegate, @unchecked Sendable {
+        // @unchecked Sendable: immutable after init; the manager is only asked for its state.
+        let manager: CBMCentralManager
+        let seen: @Sendable (CBMManagerState) -> Void
+
+        init(manager: CBMCentralManager, seen: @escaping @Sendable (CBMManagerState) -> Void) {
+            self.manager = manager
+            self.seen = seen
+        }
+
+        deinit { seen(manager.state) }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test
+    func aDelegateAPeripheralAloneKeptMayCallItsManagerAsBluetoothTurnsOffAndThePeripheralIsForgotten()
+        async throws
+    {
+        let bridge = ownBridge(seed: 97)
+        let watch = makeWatch(delegate: TransferSpecDelegate())
+        let seen = LockedStates()
+        try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([watch])
+            let app = ParityApp()
+            let manager = CBMCentralManagerMock(delegate: app, queue: nil)
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            do {
+                let peripheral = try #require(manager.retrievePeripherals(withIdentifiers: [watch.identifier]).first)
+                peripheral.delegate = StateAskingDelegate(manager: manager) { seen.add($0) }
+            }
+            #expect(seen.all.isEmpty)
+            // The manager lets go of its peripheral objects, and with them the delegate, whose
+            // deinit calls the manager: not while the manager's own lock is held (it would be
+            // taken again, a crash or a deadlock).
+            CBMCentralManagerMock.simulatePowerOff()
+            try await bridge.waitForApp { !seen.all.isEmpty }
+        }
+        #expect(seen.all == [.poweredOff])
+    }
+
+    /// States seen from any thread.
+    final class LockedStates: @unchecked Sendable {
+        // @unchecked Sendable: `states` is only read and written with `lock` held.
+        private let lock = NSLock()
+        private var states: [CBMManagerState] = []
+
+        func add(_ state: CBMManagerState) { lock.withLock { states.append(state) } }
+        var all: [CBMManagerState] { lock.withLock { states } }
+    }
+
     // CBMCentralManagerMock.swift, discoverServices: the spec's services are listed, not the
     // services they include that it does not list (CombineCB's specs include primary services
     // they do not list, then discover the included ones in the first service listed).
