@@ -184,6 +184,10 @@ final class CommandQueue: @unchecked Sendable {
     /// The key under which app queues carry their ``QueueTag`` (a constant: the key's identity).
     private static let queueTagKey = DispatchSpecificKey<QueueTag>()
 
+    /// Held while a queue's tag is looked up and, if it has none, set (a constant: the tag lives
+    /// on the queue, which managers of any bridge may register at once).
+    private static let tagging = Lock()
+
     /// Unowned: the bridge keeps this queue (in its front-end settings), and everything that
     /// hands it commands (a lane, a spec's hooks) holds the bridge; a drain holds it strongly.
     private unowned let bridge: MockBLEBridge
@@ -200,8 +204,10 @@ final class CommandQueue: @unchecked Sendable {
     private var spare: [FrontEndCommand] = []
     /// The commands made while a run was active.
     private var held = HeldCommands<FrontEndCommand>()
-    /// For each tagged app queue, the smallest identifier of this bridge's managers on it.
-    private var queueRanks: [ObjectIdentifier: UUID] = [:]
+    /// For each tagged app queue, the smallest identifier of this bridge's managers on it, with
+    /// the queue's tag (kept: a tag freed with its queue could give its identity to another
+    /// queue's, which would then take this queue's place in the order).
+    private var queueRanks: [ObjectIdentifier: (tag: QueueTag, rank: UUID)] = [:]
     /// Whether a drain task is applying commands (outside runs).
     private var draining = false
     private var wallClock: (@Sendable () -> VirtualClock.Instant)?
@@ -234,16 +240,20 @@ final class CommandQueue: @unchecked Sendable {
     func register(_ queue: DispatchQueue, for key: UUID) {
         // (Not by identity: on Linux `DispatchQueue.main` is a new object at each access.)
         guard !Self.isMain(queue) else { return }
-        let tag: QueueTag
-        if let existing = queue.getSpecific(key: Self.queueTagKey) {
-            tag = existing
-        } else {
-            tag = QueueTag()
+        // One tag a queue, whichever bridges' managers on whichever threads register it at once
+        // (a second tag set over the first would leave the managers registered with the first
+        // out of the queue's place in the order).
+        let tag = Self.tagging.withLock { () -> QueueTag in
+            if let existing = queue.getSpecific(key: Self.queueTagKey) { return existing }
+            let tag = QueueTag()
             queue.setSpecific(key: Self.queueTagKey, value: tag)
+            return tag
         }
         lock.withLock {
-            let current = queueRanks[ObjectIdentifier(tag)]
-            if current == nil || key.uuidString < current!.uuidString { queueRanks[ObjectIdentifier(tag)] = key }
+            let current = queueRanks[ObjectIdentifier(tag)]?.rank
+            if current == nil || key.uuidString < current!.uuidString {
+                queueRanks[ObjectIdentifier(tag)] = (tag, key)
+            }
         }
     }
 
@@ -294,13 +304,13 @@ final class CommandQueue: @unchecked Sendable {
     }
 
     /// Where a command made now, for the manager identified by `key`, comes from.
-    private func origin(for key: UUID) -> Origin {
+    func origin(for key: UUID) -> Origin {
         if bridge.isOnRunExecutor { return .body }
         // (On Linux, once the test runner has let the main thread go, a worker thread serves the
         // main queue: the main actor's code runs there, off the main thread.)
         if Thread.isMainThread || Self.isOnMainQueue { return .main }
         if let tag = DispatchQueue.getSpecific(key: Self.queueTagKey),
-            let rank = lock.withLock({ queueRanks[ObjectIdentifier(tag)] })
+            let rank = lock.withLock({ queueRanks[ObjectIdentifier(tag)]?.rank })
         {
             return .queue(rank)
         }
