@@ -172,7 +172,7 @@ extension MockBLEBridge {
                         case .held: .paused
                         case .ran, .lookAgain, .nothingScheduled: .nothingScheduled
                         }
-                    return await self.stall(reason)
+                    return await self.stall(reason, patience: patience)
                 }, body: body)
         }
     }
@@ -415,7 +415,7 @@ extension MockBLEBridge {
     }
 
     /// The error a stalled run throws, after cancelling its body.
-    func stall(_ reason: Stall.Reason) -> Stall {
+    func stall(_ reason: Stall.Reason, patience: Duration? = nil) -> Stall {
         var waiting = pendingOperations
         for central in world.centralOrder {
             if let since = centralStreams[central]?.awaitedSince {
@@ -456,7 +456,7 @@ extension MockBLEBridge {
         return Stall(
             reason: reason, at: world.now, waiting: waiting, seed: configuration.seed,
             unansweredCalls: outside.unansweredCalls, hints: world.stallHints(),
-            isExplorationRun: world.exploration != nil)
+            isExplorationRun: world.exploration != nil, stallPatience: patience)
     }
 
     /// A ``run(timeLimit:stallPatience:_:)`` scope that could not go on.
@@ -504,11 +504,25 @@ extension MockBLEBridge {
         /// and faults came from an ``ExplorationPlan``, so the seed alone does not reproduce it;
         /// the plan does (``Exploration/replay(_:timeLimit:stallPatience:failsOnLeftovers:_:)``).
         public var isExplorationRun = false
+        /// The wall-clock time the run waited for work from outside it (app queues' calls and
+        /// callbacks) before it gave up (its `stallPatience`), when the run had one. A timer of the
+        /// app's own on the wall clock (`DispatchQueue.asyncAfter`, a `Timer`, `Task.sleep` on the
+        /// continuous clock) longer than this ends the run as a stall before it fires.
+        public var stallPatience: Duration?
 
         public var description: String {
             let why =
                 switch reason {
-                case .nothingScheduled: "every task waits and nothing is scheduled: what they wait for cannot happen"
+                case .nothingScheduled:
+                    if let stallPatience, stallPatience > .zero {
+                        "every task waits, nothing is scheduled and no call or callback came from outside the run "
+                            + "for \(stallPatience) of wall-clock time: what they wait for cannot happen in the "
+                            + "simulation (a timer of the app's own on the wall clock, such as `asyncAfter`, longer "
+                            + "than that stall patience looks the same: put it on the bridge's clock, or give a "
+                            + "longer stallPatience)"
+                    } else {
+                        "every task waits and nothing is scheduled: what they wait for cannot happen"
+                    }
                 case .timeLimitReached: "the run's virtual time limit passed before the test ended"
                 case .paused:
                     "a waitForApp(pausingSimulation: true) paused the simulation and the app never did on its own "

@@ -37,21 +37,29 @@ extension World {
     /// What may explain a stall, in words, most telling first.
     func stallHints() -> [String] {
         var hints: [String] = []
-        // Links that went down with an error and were not made again, nor are being made.
-        var lastDisconnection: [LinkKey: BridgeLogEntry] = [:]
+        // Links that went down with an error, or for an ATT transaction timeout (which the central
+        // hears with no error, as from CoreBluetooth), and were not made again, nor are being made.
+        var lastDisconnection: [LinkKey: (entry: BridgeLogEntry, timedOut: Bool)] = [:]
         var pairs: [LinkKey] = []
-        for entry in log where entry.kind == .disconnected {
+        for (index, entry) in log.enumerated() where entry.kind == .disconnected {
             guard let central = entry.central, let peripheral = entry.peripheral else { continue }
             let key = LinkKey(central: central, peripheral: peripheral)
-            if lastDisconnection.updateValue(entry, forKey: key) == nil { pairs.append(key) }
+            let timedOut = entry.error == nil && index > 0 && log[index - 1].isTransactionTimeout(of: key)
+            if lastDisconnection.updateValue((entry, timedOut), forKey: key) == nil { pairs.append(key) }
         }
         for key in pairs {
-            guard let entry = lastDisconnection[key], let error = entry.error, !links.contains(key),
-                attempts[key] == nil, centrals.contains(key.central), !centrals[existing: key.central].isShutDown
+            guard let (entry, timedOut) = lastDisconnection[key], entry.error != nil || timedOut,
+                !links.contains(key), attempts[key] == nil, centrals.contains(key.central),
+                !centrals[existing: key.central].isShutDown
             else { continue }
+            let why =
+                entry.error.map { "(\($0))" }
+                ?? "when an ATT transaction timed out (the central heard of the disconnection with no error, as "
+                + "CoreBluetooth reports this one: an app that takes no error for its own cancellation does not "
+                + "reconnect)"
             hints.append(
                 "central \(key.central.uuidString.prefix(8)) lost its link to peripheral "
-                    + "\(key.peripheral.uuidString.prefix(8)) at \(entry.time) (\(error)) and has not connected "
+                    + "\(key.peripheral.uuidString.prefix(8)) at \(entry.time) \(why) and has not connected "
                     + "to it again: nothing the app waits for over that link can come")
         }
         // Connection attempts waiting for a peripheral that cannot be connected to now: they do
@@ -189,5 +197,16 @@ extension World.Unconnectable {
         case .notAdvertising: "which is not advertising"
         case .notConnectable: "which advertises as not connectable"
         }
+    }
+}
+
+extension BridgeLogEntry {
+    /// Whether this is the refusal that records an ATT transaction timeout on the link `key`
+    /// (the entry right before the disconnection it causes).
+    fileprivate func isTransactionTimeout(of key: LinkKey) -> Bool {
+        guard kind == .refused, central == key.central, peripheral == key.peripheral,
+            case .coreBluetooth(let error) = error, error.code == .connectionTimeout
+        else { return false }
+        return detail?.hasPrefix("ATT transaction timeout") == true
     }
 }

@@ -90,6 +90,64 @@ struct StallHintTests {
         #expect(stall.description.contains("What may explain it:\n- central \(pair.central8) lost its link"))
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A link an ATT transaction timeout took down, heard with no error, and not made again is named with why",
+        arguments: [false, true])
+    func aLinkLostToATransactionTimeoutIsNamed(realistic: Bool) async throws {
+        let pair = try await Pair.connected(realistic: realistic)
+        let (bridge, central, readable) = (pair.bridge, pair.central, pair.readable)
+        await bridge.inject(ErrorInjection(.read, failure: .neverAnswers, frequency: .once))
+        let stall = try await pair.stall {
+            // The read's answer never comes: 30 s later the transaction times out and the link
+            // goes; the app, which took a disconnection with no error for its own, waits on.
+            _ = try? await central.readValue(for: readable)
+        }
+        let lost = try #require(await bridge.log.last { $0.kind == .disconnected })
+        #expect(lost.error == nil)
+        let hint = try #require(stall.hints.first)
+        #expect(
+            hint
+                == "central \(pair.central8) lost its link to peripheral \(pair.sensor8) at \(lost.time) when an ATT "
+                + "transaction timed out (the central heard of the disconnection with no error, as CoreBluetooth "
+                + "reports this one: an app that takes no error for its own cancellation does not reconnect) and has "
+                + "not connected to it again: nothing the app waits for over that link can come")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A link the app itself cancelled and did not make again is not named")
+    func aLinkTheAppCancelledIsNotNamed() async throws {
+        let pair = try await Pair.connected(realistic: true)
+        let (central, sensor) = (pair.central, pair.sensor)
+        let stall = try await pair.stall { try await central.cancelPeripheralConnection(sensor.identifier) }
+        #expect(!stall.hints.contains { $0.contains("lost its link") })
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A stall after the run's stall patience says how long it waited, and that an app's own wall-clock timer longer than that looks the same"
+    )
+    func aStallNamesItsPatience() async throws {
+        let bridge = MockBLEBridge()
+        let stall = try await #require(throws: MockBLEBridge.Stall.self) {
+            try await bridge.run(stallPatience: .milliseconds(20)) { try await bridge.waitForApp { false } }
+        }
+        #expect(stall.reason == .nothingScheduled)
+        #expect(stall.stallPatience == .milliseconds(20))
+        #expect(
+            stall.description.contains(
+                "no call or callback came from outside the run for \(Duration.milliseconds(20)) of wall-clock time"))
+        #expect(stall.description.contains("longer than that stall patience looks the same"))
+        // With no patience, nothing outside the run was waited for: the report does not speak of it.
+        let impatient = try await #require(throws: MockBLEBridge.Stall.self) {
+            try await bridge.run(stallPatience: .zero) { try await bridge.waitForApp { false } }
+        }
+        #expect(impatient.stallPatience == .zero)
+        #expect(
+            impatient.description.contains(
+                "every task waits and nothing is scheduled: what they wait for cannot happen"))
+    }
+
     /// Why a peripheral cannot be connected to, and how a stall names it.
     enum Unconnectable: String, CaseIterable, Sendable {
         case outOfRange = "which is out of range"
