@@ -491,14 +491,16 @@ extension MockBLEBridge {
         /// callback the app waits for may be one of theirs.
         public var unansweredCalls: [String] = []
         /// What happened that may explain the stall, in words: links that went down with an
-        /// error and were not connected again, connection attempts waiting for a peripheral that
-        /// cannot be connected to now, scans that have discovered nothing (and why each
-        /// peripheral on the bridge is not heard: out of range, Bluetooth off, not advertising,
-        /// advertising other services), updates a peripheral sent while no central was subscribed
-        /// (nobody received them), and the last operations that failed. The usual reasons app
-        /// code hangs: it did not reconnect, did not subscribe again after reconnecting, ignored
-        /// an error, or waits for a peripheral that is not there (connections and scans do not
-        /// time out).
+        /// error (or for an ATT transaction timeout) and were not connected again, connection
+        /// attempts waiting for a peripheral that cannot be connected to now, scans that have
+        /// discovered nothing (and why each peripheral on the bridge is not heard: out of range,
+        /// Bluetooth off, not advertising, advertising other services), updates a peripheral sent
+        /// while no central was subscribed (nobody received them), an update `updateValue`
+        /// refused (its transmit queue full) that the peripheral did not send again once told it
+        /// may, and the last operations that failed. The usual reasons app code hangs: it did not
+        /// reconnect, did not subscribe again after reconnecting, dropped what it could not send,
+        /// ignored an error, or waits for a peripheral that is not there (connections and scans do
+        /// not time out).
         public var hints: [String] = []
         /// Whether the run was one of an ``Exploration``'s (or its replay): its link conditions
         /// and faults came from an ``ExplorationPlan``, so the seed alone does not reproduce it;

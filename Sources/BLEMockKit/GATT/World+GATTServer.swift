@@ -203,8 +203,10 @@ extension World {
             self.record(
                 .notification, peripheral: peripheral, attribute: characteristic.uuid, handle: characteristic.handle,
                 value: value, detail: "transmit queue full: updateValue returned false")
+            noteRefusedUpdate(peripheral: peripheral, characteristic: characteristic)
             return false
         }
+        if !refusedUpdates.isEmpty { refusedUpdates.removeAll { $0.peripheral == peripheral } }
         if targets.isEmpty {
             noteUnheardUpdate(peripheral: peripheral, characteristic: characteristic)
         } else if !unheardUpdates.isEmpty {

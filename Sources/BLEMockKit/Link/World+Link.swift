@@ -307,6 +307,9 @@ extension World {
         {
             peripherals.entries[p]!.updateQueueWasFull = false
             record(.readyToUpdateSubscribers, peripheral: peripheral)
+            if let index = refusedUpdates.firstIndex(where: { $0.peripheral == peripheral }) {
+                refusedUpdates[index].readyAt = now
+            }
             deliver(.readyToUpdateSubscribers, to: peripheral)
         }
     }

@@ -81,12 +81,47 @@ extension World {
                     + "at \(update.at) with no central subscribed, so nobody received it (subscriptions end with "
                     + "the link: a central that connects again subscribes again)")
         }
+        hints += refusedUpdatesNotSentAgain()
         let failures = log.reversed().lazy.filter { $0.error != nil && $0.kind != .disconnected }
             .prefix(Self.failuresRecalled)
         for entry in failures.reversed() {
             hints.append("an operation failed (did the app handle it?): \(entry)")
         }
         return hints
+    }
+
+    /// An update `updateValue` refused as the transmit queue was full, and when the peripheral
+    /// was told it may update again since (`nil` until then).
+    struct RefusedUpdate: Sendable {
+        var peripheral: UUID
+        var characteristic: BluetoothUUID
+        var handle: UInt16
+        var at: VirtualClock.Instant
+        var readyAt: VirtualClock.Instant?
+    }
+
+    /// Notes that `updateValue` refused `peripheral`'s update of `characteristic`.
+    mutating func noteRefusedUpdate(peripheral: UUID, characteristic: LocalCharacteristic) {
+        refusedUpdates.removeAll { $0.peripheral == peripheral }
+        refusedUpdates.append(
+            RefusedUpdate(
+                peripheral: peripheral, characteristic: characteristic.uuid, handle: characteristic.handle, at: now))
+    }
+
+    /// Peripherals whose last update `updateValue` refused (the transmit queue was full), told
+    /// since that they may update again (`peripheralManagerIsReady(toUpdateSubscribers:)`), that
+    /// have had none accepted since: a refused update is not sent, so an app that does not send
+    /// it again loses it (a receipt the phone waits for, say).
+    func refusedUpdatesNotSentAgain() -> [String] {
+        refusedUpdates.compactMap { update in
+            guard let ready = update.readyAt, peripherals.contains(update.peripheral),
+                !peripherals[existing: update.peripheral].isShutDown
+            else { return nil }
+            return "peripheral \(update.peripheral.uuidString.prefix(8)) had updateValue of "
+                + "\(update.characteristic)@\(update.handle) refused at \(update.at) (its transmit queue was full) "
+                + "and has sent no update since, though told at \(ready) that it may (peripheralManagerIsReady): a "
+                + "refused update is not sent, so an app that does not send it again loses it"
+        }
     }
 
     /// What a caller suspended on operation `id` outside a run waits for, for its report should

@@ -71,6 +71,10 @@ struct World: Sendable {
     /// The latest updates peripherals sent with no central subscribed, one per characteristic
     /// (for a stall's report: see ``stallHints()``).
     var unheardUpdates: [UnheardUpdate] = []
+    /// For each peripheral whose last update `updateValue` refused (its transmit queue full) and
+    /// that has not had one accepted since, the refused update, with when it was told it may
+    /// update again (for a stall's report: see ``stallHints()``).
+    var refusedUpdates: [RefusedUpdate] = []
 
     var centrals = IdentifierMap<Central>()
     /// Centrals in the order they joined, for deterministic iteration.

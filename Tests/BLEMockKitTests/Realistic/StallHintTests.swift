@@ -148,6 +148,34 @@ struct StallHintTests {
                 "every task waits and nothing is scheduled: what they wait for cannot happen"))
     }
 
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A peripheral whose refused update it did not send again, once told it may, is named, until it sends one")
+    func aRefusedUpdateNotSentAgainIsNamed() async throws {
+        let pair = try await Pair.connected(realistic: true)
+        let (bridge, sensor, central, local, remote) = (pair.bridge, pair.sensor, pair.central, pair.local, pair.remote)
+        let stall = try await pair.stall {
+            try await central.setNotifyValue(true, for: remote)
+            // A receipt sent until the transmit queue refuses one, which the app then drops.
+            for count in 0..<10_000 where try await !sensor.updateValue(Data([UInt8(count % 256)]), for: local) {
+                break
+            }
+        }
+        let refusal = try #require(
+            await bridge.log.last { $0.detail == "transmit queue full: updateValue returned false" })
+        let ready = try #require(await bridge.log.last { $0.kind == .readyToUpdateSubscribers })
+        #expect(ready.time > refusal.time)
+        #expect(
+            stall.hints.contains(
+                "peripheral \(pair.sensor8) had updateValue of FFA2@\(local.handle) refused at \(refusal.time) (its "
+                    + "transmit queue was full) and has sent no update since, though told at \(ready.time) that it may "
+                    + "(peripheralManagerIsReady): a refused update is not sent, so an app that does not send it again "
+                    + "loses it"), "\(stall.hints)")
+        // Sent again, it is not named.
+        let after = try await pair.stall { _ = try await sensor.updateValue(Data([0xFF]), for: local) }
+        #expect(!after.hints.contains { $0.contains("had updateValue of") }, "\(after.hints)")
+    }
+
     /// Why a peripheral cannot be connected to, and how a stall names it.
     enum Unconnectable: String, CaseIterable, Sendable {
         case outOfRange = "which is out of range"
