@@ -41,15 +41,30 @@ open class CBMCentralManager: CBMManager, @unchecked Sendable {
     /// ``CBMCentralManagerOptionShowPowerAlertKey``). It runs on the current test's bridge
     /// when there is one (`MockBLEBridge.current`), else on the installed ``SimulatedSystem``.
     public init(delegate: (any CBMCentralManagerDelegate)?, queue: DispatchQueue?, options: [String: Any]? = nil) {
-        if let joined = BridgeScope.currentForManager {
-            backend = MockCentralEngine(
-                bridge: joined.bridge, system: joined.system, queue: queue, options: options, configuration: nil)
-        } else {
-            backend = NativeSupport.centralBackend(queue: queue, options: options)
-        }
+        backend = Self.backend(queue: queue, options: options)
         storedDelegate = delegate
         super.init()
         backend.attach(self)
+    }
+
+    /// Creates a manager with no delegate on the main queue, as ``init()`` does: the initializer
+    /// CoreBluetoothMock gives subclasses (`super.init(true)`), whose argument means nothing.
+    /// (CoreBluetoothMock's makes an inert object; this one works as any manager does, on the
+    /// current test's bridge or the installed ``SimulatedSystem``.)
+    public init(_ dummy: Bool) {
+        backend = Self.backend(queue: nil, options: nil)
+        super.init()
+        backend.attach(self)
+    }
+
+    /// The backend of a manager made now: on the current test's bridge, else on the installed
+    /// simulated system, else the platform's.
+    private static func backend(queue: DispatchQueue?, options: [String: Any]?) -> any CentralBackend {
+        if let joined = BridgeScope.currentForManager {
+            return MockCentralEngine(
+                bridge: joined.bridge, system: joined.system, queue: queue, options: options, configuration: nil)
+        }
+        return NativeSupport.centralBackend(queue: queue, options: options)
     }
 
     /// Creates a manager on a bridge, whatever the current scope: the explicit factory.

@@ -2,6 +2,12 @@ import BLECore
 import BLEMockKit
 import Foundation
 
+/// CoreBluetoothMock's peripheral class, for code that names it (`peripheral as? CBMPeripheralMock`,
+/// a subclass of it): here every peripheral object a simulated central hands out is a
+/// ``CBMPeripheral``, which is a class (CoreBluetoothMock's `CBMPeripheral` is a protocol that
+/// its `CBMPeripheralMock` and `CBMPeripheralNative` classes adopt).
+public typealias CBMPeripheralMock = CBMPeripheral
+
 /// CoreBluetoothMock's central manager class and its static simulation calls.
 ///
 /// The statics act on the current test's bridge (`MockBLEBridge.current`) when there is one, so
@@ -107,11 +113,19 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
     /// Which features ``CBMCentralManager/supports(_:)`` reports (`nil`: the kit's answer,
     /// connection events supported). Reading it, or setting it to `nil`, with no simulation
     /// there installs none.
-    public static var simulateFeaturesSupport: (@Sendable (CBMCentralManagerFeature) -> Bool)? {
+    ///
+    /// As in CoreBluetoothMock, the closure need not be `Sendable` (a test's closure may capture
+    /// the test case): it is called where the app calls `supports(_:)`, on the app's thread.
+    public static var simulateFeaturesSupport: ((CBMCentralManagerFeature) -> Bool)? {
         get { BridgeScope.current.flatMap(FeatureBook.value(for:)) }
         set {
             guard newValue != nil || BridgeScope.current != nil else { return }
-            FeatureBook.set(newValue, for: BridgeScope.forCoreBluetoothMock("simulateFeaturesSupport"))
+            var answer: (@Sendable (CBMCentralManagerFeature) -> Bool)?
+            if let newValue {
+                let closure = TestClosure(newValue)
+                answer = { closure.call($0) }
+            }
+            FeatureBook.set(answer, for: BridgeScope.forCoreBluetoothMock("simulateFeaturesSupport"))
         }
     }
 
@@ -140,11 +154,20 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
     /// Reading it, or setting it to `nil`, with no simulation there installs none (a test's
     /// `tearDown` resetting it after ``tearDownSimulation()`` would otherwise leave a system
     /// installed for the next test).
-    public static var simulateStateRestoration: (@Sendable (_ identifierKey: String) -> [String: Any]?)? {
+    ///
+    /// As in CoreBluetoothMock, the closure need not be `Sendable` (a test's closure may capture
+    /// the test case and its variables): it is called as a manager with a restore identifier is
+    /// created, on the thread that creates it.
+    public static var simulateStateRestoration: ((_ identifierKey: String) -> [String: Any]?)? {
         get { BridgeScope.current.flatMap(RestorationBook.value(for:)) }
         set {
             guard newValue != nil || BridgeScope.current != nil else { return }
-            RestorationBook.set(newValue, for: BridgeScope.forCoreBluetoothMock("simulateStateRestoration"))
+            var restore: (@Sendable (String) -> [String: Any]?)?
+            if let newValue {
+                let closure = TestClosure(newValue)
+                restore = { closure.call($0) }
+            }
+            RestorationBook.set(restore, for: BridgeScope.forCoreBluetoothMock("simulateStateRestoration"))
         }
     }
 
@@ -197,6 +220,17 @@ extension LockedValue {
     static func on(_ bridge: MockBLEBridge, key: Any.Type, initial: Value) -> LockedValue {
         bridge.frontEndSettings.object(for: ObjectIdentifier(key)) { LockedValue(initial) }
     }
+}
+
+/// A closure a test gave a CoreBluetoothMock static, which CoreBluetoothMock does not require to
+/// be `Sendable`: the kit calls it only where CoreBluetoothMock does (on the thread of the app's
+/// call that asks for it), so it crosses no more threads than with CoreBluetoothMock.
+private struct TestClosure<Argument, Result>: @unchecked Sendable {
+    // @unchecked Sendable: the closure is called only on the threads of the app's calls, as
+    // CoreBluetoothMock calls it; it may capture state of the test's that is not `Sendable`.
+    let call: (Argument) -> Result
+
+    init(_ call: @escaping (Argument) -> Result) { self.call = call }
 }
 
 /// The feature answer a test set on a bridge.
