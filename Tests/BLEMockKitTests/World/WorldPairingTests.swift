@@ -213,4 +213,24 @@ struct WorldPairingTests {
         let read = harness.perform(link.read(WorldUUID.encrypted))
         #expect(harness.reply(of: read) == .value(Data([0x42])))
     }
+    @Test(
+        "An app terminated while a read it made waits on pairing hears the read cancelled once; the pairing ends for the system, which keeps the bond"
+    )
+    func terminatedWhilePairing() throws {
+        var configuration = MockCentralManager.Configuration(pairing: .automatic(duration: ms(500), outcome: .succeeds))
+        configuration.restoreIdentifier = "app.central"
+        var (harness, link) = try WorldLink.make(central: configuration)
+        try harness.setValue(Data([0x42]), of: WorldUUID.encrypted, on: link)
+        let read = harness.start(link.read(WorldUUID.encrypted))
+        // The refusal crosses and pairing starts; the app is terminated before it ends.
+        harness.advance(to: harness.world.now.advanced(by: ms(100)))
+        harness.mutate { $0.terminate(central: link.central) }
+        #expect(harness.error(of: read) as? CoreBluetoothError == CoreBluetoothError(.operationCancelled))
+        // (The harness records an issue should the read complete a second time.)
+        let idle = harness.runUntilIdle()
+        #expect(idle)
+        #expect(harness.log(.paired).count == 1)
+        #expect(harness.world.isBonded(link.key))
+        #expect(harness.world.pending[read] == nil)
+    }
 }
