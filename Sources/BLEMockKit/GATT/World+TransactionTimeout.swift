@@ -82,6 +82,10 @@ extension World {
         transactionTimedOut(holder, on: key)
     }
 
+    /// How the log's refusal of a request whose transaction timed out begins its detail (a stall
+    /// report finds the disconnection it caused by it: see ``stallHints()``).
+    static let transactionTimeoutDetail = "ATT transaction timeout after "
+
     /// The transaction of `id`'s request timed out: the link goes, failing everything on it.
     private mutating func transactionTimedOut(_ id: OperationID, on key: LinkKey) {
         let timeout = FixtureDuration.string(timing.attTransactionTimeout)
@@ -104,7 +108,7 @@ extension World {
             .refused, central: key.central, peripheral: key.peripheral,
             attribute: operation?.procedure?.characteristic?.uuid,
             handle: operation?.procedure?.characteristic?.handle, error: error,
-            detail: "ATT transaction timeout after \(timeout): \(summary)")
+            detail: Self.transactionTimeoutDetail + "\(timeout): \(summary)")
         tearDown(key, reason: nil, pendingError: error)
     }
 }

@@ -242,6 +242,6 @@ extension BridgeLogEntry {
         guard kind == .refused, central == key.central, peripheral == key.peripheral,
             case .coreBluetooth(let error) = error, error.code == .connectionTimeout
         else { return false }
-        return detail?.hasPrefix("ATT transaction timeout") == true
+        return detail?.hasPrefix(World.transactionTimeoutDetail) == true
     }
 }
