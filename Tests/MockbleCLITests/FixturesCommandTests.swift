@@ -56,7 +56,6 @@ struct FixturesCommandTests {
 
     @Test func anEmptyDirSaysTheFolderIsEmptyAndWhatDirExpects() async throws {
         let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
         let (status, captured) = await run("fixtures", "--dir", directory.path)
         #expect(status == .badInput)
         #expect(
@@ -112,7 +111,6 @@ struct FixturesCommandTests {
 
     @Test func aScenarioBesideProfilesIsSkippedAndCounted() async throws {
         let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
         try Data(#"{"name": "Tag", "services": [{"uuid": "180F", "characteristics": []}]}"#.utf8)
             .write(to: directory.appendingPathComponent("tag.peripheral.json"))
         try Data(#"{"peripheral": "tag.peripheral.json", "steps": []}"#.utf8)
@@ -139,10 +137,7 @@ struct FixturesCommandTests {
     }
 
     @Test func anInvalidProfileIsReportedWithItsPositionAndBadInput() async throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("mockble-fixtures-\(#line)-\(ProcessInfo.processInfo.processIdentifier)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try temporaryDirectory()
         try Data(#"{"name": "X", "colour": 1}"#.utf8).write(to: directory.appendingPathComponent("bad.json"))
         let (console, captured) = Console.capturing()
         let status = await Mockble.main(arguments: ["fixtures", "--dir", directory.path], console: console)
@@ -172,10 +167,9 @@ struct FixturesCommandTests {
         return (await Mockble.main(arguments: arguments, console: console), captured)
     }
 
-    func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "mockble-fixtures-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return directory
-    }
+    /// The test's own files, removed when it ends.
+    let scratch = ScratchFolder("mockble-fixtures")
+
+    /// A new empty folder of the test's own.
+    func temporaryDirectory() throws -> URL { try scratch.newFolder() }
 }

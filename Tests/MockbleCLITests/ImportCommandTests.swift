@@ -14,13 +14,11 @@ struct ImportCommandTests {
         return (await Mockble.main(arguments: arguments, console: console), captured)
     }
 
-    /// A fresh directory for one test's outputs.
-    func outputDirectory(_ test: String) -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "mockble-import-\(ProcessInfo.processInfo.processIdentifier)-\(test)")
-        try? FileManager.default.removeItem(at: directory)
-        return directory
-    }
+    /// The test's own files, removed when it ends.
+    let scratch = ScratchFolder("mockble-import")
+
+    /// A path for one test's outputs, where nothing is yet.
+    func outputDirectory(_ test: String) -> URL { scratch.url.appendingPathComponent(test) }
 
     @Test func aFolderGivenAsTheCaptureIsNamedAsOne() async throws {
         let folder = outputDirectory("folder-capture")
@@ -89,7 +87,6 @@ struct ImportCommandTests {
 
     @Test func importingWritesAProfileAndAScenarioThatValidateAndRun() async throws {
         let directory = outputDirectory("success")
-        defer { try? FileManager.default.removeItem(at: directory) }
         let capture = Self.captures.appendingPathComponent("notifications.btsnoop").path
         let (status, output) = await run("import", capture, "--out", directory.path)
         #expect(status == .success)
@@ -116,7 +113,6 @@ struct ImportCommandTests {
 
     @Test func peerSelectsTheConnectionToImport() async throws {
         let directory = outputDirectory("peer")
-        defer { try? FileManager.default.removeItem(at: directory) }
         let capture = Self.captures.appendingPathComponent("two-peripherals.btsnoop").path
         let (status, output) = await run("import", capture, "--peer", "C2:C2:C2:C2:C2:C2", "--out", directory.path)
         #expect(status == .success)
@@ -142,7 +138,6 @@ struct ImportCommandTests {
     @Test func anUnwritableOutputDirectoryExitsTwo() async throws {
         let file = outputDirectory("blocked")
         try Data().write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
         let capture = Self.captures.appendingPathComponent("att-errors.btsnoop").path
         let (status, output) = await run("import", capture, "--out", file.path)
         #expect(status == .badInput)
@@ -168,7 +163,6 @@ struct ImportCommandTests {
 
     @Test func aPacketLoggerImportSummarisesItsSkippedRecords() async throws {
         let directory = outputDirectory("pklg")
-        defer { try? FileManager.default.removeItem(at: directory) }
         let capture = Self.captures.appendingPathComponent("notifications.pklg").path
         let (status, output) = await run("import", capture, "--out", directory.path)
         #expect(status == .success)
@@ -191,7 +185,6 @@ struct ImportCommandTests {
     @Test(arguments: ["pklg", "bin"])
     func aPacketLoggerFileStartingLikeJSONIsImportedAsACapture(fileExtension: String) async throws {
         let directory = outputDirectory("brace-\(fileExtension)")
-        defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let capture = directory.appendingPathComponent("brace.\(fileExtension)")
         try Self.packetLoggerStartingWithABrace().write(to: capture)
@@ -203,7 +196,6 @@ struct ImportCommandTests {
 
     @Test func runAndValidateKnowAPacketLoggerFileByItsContent() async throws {
         let directory = outputDirectory("content")
-        defer { try? FileManager.default.removeItem(at: directory) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let capture = directory.appendingPathComponent("session.bin")
         try Data(contentsOf: Self.captures.appendingPathComponent("discovery-reads.pklg")).write(to: capture)

@@ -16,13 +16,11 @@ struct ImportRecordingCommandTests {
         return (await Mockble.main(arguments: arguments, console: console), captured)
     }
 
-    /// A fresh directory for one test's outputs.
-    func outputDirectory(_ test: String) -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "mockble-import-recording-\(ProcessInfo.processInfo.processIdentifier)-\(test)")
-        try? FileManager.default.removeItem(at: directory)
-        return directory
-    }
+    /// The test's own files, removed when it ends.
+    let scratch = ScratchFolder("mockble-import-recording")
+
+    /// A path for one test's outputs, where nothing is yet.
+    func outputDirectory(_ test: String) -> URL { scratch.url.appendingPathComponent(test) }
 
     @Test func aRecordingImportsWithItsPlaceholderAndTheScenarioRuns() async throws {
         let out = outputDirectory("ok")
@@ -116,7 +114,6 @@ struct ImportRecordingCommandTests {
     func anEmptyRecordingIsNamedAsOne(content: String) async throws {
         let file = outputDirectory("empty-\(content.count)").appendingPathExtension("recording.json")
         try Data(content.utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
         let (status, output) = await run(["import", file.path])
         #expect(status == .badInput)
         let position = content.isEmpty ? "1:1" : "2:1"
@@ -135,7 +132,6 @@ struct ImportRecordingCommandTests {
             ]}
             """.utf8
         ).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
         let (status, output) = await run(["import", file.path])
         #expect(status == .badInput)
         #expect(

@@ -13,11 +13,12 @@ struct RunCommandTests {
         return (await Mockble.main(arguments: arguments, console: console), captured)
     }
 
+    /// The test's own files, removed when it ends.
+    let scratch = ScratchFolder("mockble-run")
+
+    /// A file of `contents` named `name`, alone in a new folder of the test's own.
     func temporaryFile(_ name: String, _ contents: String) throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "mockble-run-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let url = directory.appendingPathComponent(name)
+        let url = try scratch.newFolder().appendingPathComponent(name)
         try Data(contents.utf8).write(to: url)
         return url
     }
