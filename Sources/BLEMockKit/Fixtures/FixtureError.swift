@@ -64,7 +64,10 @@ public struct FixtureError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// What kind of problem was found.
     public var kind: Kind
-    /// The file's name, if the input came from a file.
+    /// The file, if the input came from one: the `file` given to a reader of JSON, or, for a
+    /// file read from a URL, its path as the caller named it (relative to the current directory
+    /// when the URL was made from a relative path), so that a scenario and its profile, or two
+    /// files of one name in different folders, are told apart.
     public var file: String?
     /// The 1-based line of the offending value, or 0 when the error concerns the whole file.
     public var line: Int

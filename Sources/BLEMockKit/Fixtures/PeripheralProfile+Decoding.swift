@@ -21,14 +21,14 @@ extension PeripheralProfile {
         }
     }
 
-    /// Reads a profile file; errors show the file's name.
+    /// Reads a profile file; errors show the file's path as `url` names it.
     ///
     /// - Throws: ``FixtureError`` of kind ``FixtureError/Kind/missingFile(_:)`` if the file
     ///   does not exist, ``FixtureError/Kind/unreadableFile(_:)`` if it cannot be read, or
     ///   any error of ``init(json:file:)``.
     public static func load(contentsOf url: URL) throws(FixtureError) -> PeripheralProfile {
         let data = try FixtureFile.read(url)
-        return try PeripheralProfile(json: data, file: url.lastPathComponent)
+        return try PeripheralProfile(json: data, file: FixtureFile.label(url))
     }
 
     /// Reads a profile from a parsed node — a whole file, or the inline `"peripheral"` of a

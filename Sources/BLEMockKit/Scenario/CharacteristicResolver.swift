@@ -20,9 +20,21 @@ struct CharacteristicResolver {
                 if let uuid, characteristic.uuid == uuid { byUUID.append(reference) }
             }
         }
-        if let byID { return byID }
-        if byUUID.count == 1 { return byUUID[0] }
         let ids = profile.characteristicIDs
+        if let byID {
+            // The name is one characteristic's id and, as a UUID, names another alone: it could
+            // mean either.
+            guard byUUID.count == 1, byUUID[0] != byID else { return byID }
+            let (other, named) = (byUUID[0], byID)
+            let otherUUID = profile.services[other.serviceIndex].characteristics[other.characteristicIndex].uuid
+            let namedUUID = profile.services[named.serviceIndex].characteristics[named.characteristicIndex].uuid
+            throw FixtureError(
+                .ambiguousCharacteristic(name), at: node,
+                message: "\"\(name)\" is the id of the characteristic \(namedUUID) and the UUID of the characteristic "
+                    + "\(otherUUID)",
+                fix: "give the characteristic \(namedUUID) an id that is not another characteristic's UUID")
+        }
+        if byUUID.count == 1 { return byUUID[0] }
         if byUUID.count > 1 {
             throw FixtureError(
                 .ambiguousCharacteristic(name), at: node,

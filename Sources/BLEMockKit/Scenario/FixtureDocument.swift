@@ -23,7 +23,7 @@ public enum FixtureDocument: Sendable, Hashable {
         do throws(FixtureError) {
             root = try FixtureJSON.parse(data)
         } catch {
-            throw error.inFile(url.lastPathComponent)
+            throw error.inFile(FixtureFile.label(url))
         }
         if root.member("steps") != nil || root.member("peripheral") != nil {
             return .scenario(try Scenario.load(contentsOf: url))

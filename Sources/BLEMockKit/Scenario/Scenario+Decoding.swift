@@ -32,7 +32,7 @@ extension Scenario {
     public static func load(contentsOf url: URL, overrides: Overrides = Overrides()) throws(FixtureError) -> Scenario {
         let data = try FixtureFile.read(url)
         return try Scenario(
-            json: data, file: url.lastPathComponent, baseDirectory: url.deletingLastPathComponent(),
+            json: data, file: FixtureFile.label(url), baseDirectory: url.deletingLastPathComponent(),
             overrides: overrides)
     }
 
@@ -40,7 +40,8 @@ extension Scenario {
     ///
     /// - Parameters:
     ///   - json: the document.
-    ///   - file: the file name errors show, and the default name (without `.json`).
+    ///   - file: the file name (or path) errors show; its last part without `.json` is the default
+    ///     name.
     ///   - baseDirectory: where a `peripheral` path is resolved from; without it, a path is
     ///     resolved from the current directory.
     ///   - overrides: values that replace the document's `seed` and `mode`.
@@ -67,7 +68,12 @@ extension Scenario {
     /// Reads a scenario from a parsed document, finding a `peripheral` path in `profiles`.
     init(node: FixtureJSON, file: String?, profiles: ProfileSource, overrides: Overrides) throws(FixtureError) {
         let root = try FixtureObject(node, fields: Self.fields, example: #"{"peripheral": "…", "steps": []}"#)
-        let defaultName = file.map { $0.hasSuffix(".json") ? String($0.dropLast(5)) : $0 } ?? "scenario"
+        // The file's name without its folders (`file` may be a path) and without `.json`.
+        let defaultName =
+            file.map { path in
+                let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
+                return name.hasSuffix(".json") ? String(name.dropLast(5)) : name
+            } ?? "scenario"
         let name = try root.string("name", example: "\"heart-rate-basic\"") ?? defaultName
         let description = try root.string("description")
         var mode = Mode.fast
@@ -250,12 +256,33 @@ extension Scenario {
                 .missingFile(url.path), at: node, message: "no such profile: \(path) (looked for \(url.path))", fix: fix
             )
         }
+        let data: Data
         do {
-            return try PeripheralProfile.load(contentsOf: url)
-        } catch let error where error.line == 0 {
+            data = try FixtureFile.read(url)
+        } catch {
             // A file that cannot be read at all (a folder, say) is the scenario's field's fault:
             // said there, where its line and column are known.
             throw FixtureError(error.kind, at: node, message: error.message, fix: error.fix)
+        }
+        // An error inside the profile names it by its path from where the scenario was named
+        // (`Fixtures/scenarios/../peripherals/p.json`), as ``FixtureFile/label(_:)`` does.
+        let label = FixtureFile.label(url)
+        let root: FixtureJSON
+        do throws(FixtureError) {
+            root = try FixtureJSON.parse(data)
+        } catch {
+            throw error.inFile(label)
+        }
+        if root.member("steps") != nil || root.member("peripheral") != nil {
+            throw FixtureError(
+                .wrongType(expected: "a profile's path"), at: node,
+                message: "\(path) is a scenario, not a peripheral profile",
+                fix: "name the profile file that scenario uses (its \"peripheral\"), or give the profile inline")
+        }
+        do throws(FixtureError) {
+            return try PeripheralProfile(node: root)
+        } catch {
+            throw error.inFile(label)
         }
     }
 
@@ -285,6 +312,14 @@ extension Scenario {
 
 /// Reading fixture and scenario files.
 enum FixtureFile {
+    /// How errors name the file at `url`: its path as the caller named it (relative to the
+    /// current directory when the URL was made from a relative path, `./` left off), not its
+    /// file name alone, which a scenario and its profile, or two profiles, may share.
+    static func label(_ url: URL) -> String {
+        let path = url.relativePath
+        return path.hasPrefix("./") ? String(path.dropFirst(2)) : path
+    }
+
     /// The file's bytes.
     ///
     /// - Throws: ``FixtureError/Kind/missingFile(_:)`` or ``FixtureError/Kind/unreadableFile(_:)``.
@@ -298,13 +333,13 @@ enum FixtureFile {
                 // or round a loop of links.
                 if (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil {
                     throw FixtureError(
-                        .missingFile(path), file: url.lastPathComponent, line: 0, column: 0, path: "",
+                        .missingFile(path), file: label(url), line: 0, column: 0, path: "",
                         message: "no file at the end of the symbolic link \(path) (it points at a missing file, "
                             + "or round a loop of links)",
                         fix: "check where the link points (`ls -l \(path)`)")
                 }
                 throw FixtureError(
-                    .missingFile(path), file: url.lastPathComponent, line: 0, column: 0, path: "",
+                    .missingFile(path), file: label(url), line: 0, column: 0, path: "",
                     message: "no such file: \(path)",
                     fix: "check the path (relative paths are resolved from the scenario)")
             }
@@ -315,7 +350,7 @@ enum FixtureFile {
                 case .notReadable: ("it is not readable", "check the file's permissions")
                 }
             throw FixtureError(
-                .unreadableFile(path), file: url.lastPathComponent, line: 0, column: 0, path: "",
+                .unreadableFile(path), file: label(url), line: 0, column: 0, path: "",
                 message: "cannot read \(path): \(why)", fix: fix)
         }
     }

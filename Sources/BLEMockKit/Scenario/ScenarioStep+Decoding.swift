@@ -118,7 +118,9 @@ extension ScenarioStep {
             if let timeout, timeout <= .zero, let node = object["timeout"] {
                 throw FixtureError(
                     .valueOutOfRange, at: node, message: "a connect timeout must be above zero",
-                    fix: "give a timeout such as \"5s\", or leave it out to wait until the link comes up")
+                    fix:
+                        "give a timeout such as \"5s\", or leave it out to wait up to 30 s (a connect not done by then is "
+                        + "cancelled)")
             }
             return .connect(timeout: timeout)
         case "discover":

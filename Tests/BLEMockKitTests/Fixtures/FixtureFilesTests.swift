@@ -102,9 +102,9 @@ struct FixtureFilesTests {
             Issue.record("expected missingFile")
         } catch {
             #expect(error.kind == .missingFile(url.path))
-            #expect(error.file == "no-such-device.json")
+            #expect(error.file == url.path)
             #expect(
-                error.description == "no-such-device.json: no such file: \(url.path); "
+                error.description == "\(url.path): no such file: \(url.path); "
                     + "check the path (relative paths are resolved from the scenario)")
         }
     }

@@ -283,10 +283,94 @@ struct ScenarioLoadingTests {
             _ = try Scenario.load(contentsOf: directory.appendingPathComponent("scenario.json"))
             Issue.record("expected an error")
         } catch {
-            #expect(error.file == "device.json")
+            #expect(error.file == directory.appendingPathComponent("device.json").path)
             #expect(error.kind == .valueOutOfRange)
             #expect(error.path == "rssi")
         }
+    }
+
+    /// Errors name a file by its path as the caller named it: a scenario and its profile, or two
+    /// profiles of one name in different folders, are told apart (both used to be `p.json`).
+    @Test func errorsNameFilesByThePathTheyWereReachedBy() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "scenario-loading-\(ProcessInfo.processInfo.processIdentifier)-\(#line)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for folder in ["scenarios", "peripherals"] {
+            try FileManager.default.createDirectory(
+                at: directory.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        try Data(#"{"name": "X", "colour": 1}"#.utf8)
+            .write(to: directory.appendingPathComponent("peripherals/p.json"))
+        try Data(#"{"peripheral": "../peripherals/p.json", "steps": []}"#.utf8)
+            .write(to: directory.appendingPathComponent("scenarios/p.json"))
+        let base = URL(fileURLWithPath: directory.path, isDirectory: true)
+        let relative = URL(fileURLWithPath: "scenarios/p.json", relativeTo: base)
+        do {
+            _ = try Scenario.load(contentsOf: relative)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.kind == .unknownField("colour"))
+            #expect(error.file == "scenarios/../peripherals/p.json")
+            #expect(error.description.hasPrefix("scenarios/../peripherals/p.json:1:15: colour: unknown field"))
+        }
+        // A relative scenario keeps its default name from its file's name alone.
+        try Data(#"{"peripheral": {"services": []}, "steps": []}"#.utf8)
+            .write(to: directory.appendingPathComponent("scenarios/unnamed.json"))
+        let unnamed = try Scenario.load(
+            contentsOf: URL(fileURLWithPath: "scenarios/unnamed.json", relativeTo: base))
+        #expect(unnamed.name == "unnamed")
+    }
+
+    /// A `peripheral` that names a scenario file is said to be one (it was reported as a profile
+    /// with an unknown field "peripheral").
+    @Test func aPeripheralPathNamingAScenarioSaysSo() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "scenario-loading-\(ProcessInfo.processInfo.processIdentifier)-\(#line)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(#"{"peripheral": {"bundled": "battery"}, "steps": []}"#.utf8)
+            .write(to: directory.appendingPathComponent("other.json"))
+        try Data(#"{"peripheral": "other.json", "steps": []}"#.utf8)
+            .write(to: directory.appendingPathComponent("scenario.json"))
+        do {
+            _ = try Scenario.load(contentsOf: directory.appendingPathComponent("scenario.json"))
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.kind == .wrongType(expected: "a profile's path"))
+            #expect(error.file == directory.appendingPathComponent("scenario.json").path)
+            #expect(error.path == "peripheral")
+            #expect(error.message == "other.json is a scenario, not a peripheral profile")
+        }
+    }
+
+    /// A name that is one characteristic's id and, as a UUID, another's alone could mean either:
+    /// refused, naming both (before, `"FE02"` meant the first and `"fe02"` the second).
+    @Test func aNameThatIsOneCharacteristicsIDAndAnothersUUIDIsAmbiguous() throws {
+        let profile = #"""
+            {"services": [{"uuid": "FE00", "characteristics": [
+              {"id": "FE02", "uuid": "FE01", "properties": ["read"], "permissions": ["readable"], "value": {"hex": "01"}},
+              {"id": "x", "uuid": "FE02", "properties": ["read"], "permissions": ["readable"], "value": {"hex": "02"}}]}]}
+            """#
+        let error = try #require(
+            S.loadError(#"{"peripheral": \#(profile), "steps": [{"op": "read", "char": "FE02"}]}"#))
+        #expect(error.kind == .ambiguousCharacteristic("FE02"))
+        #expect(error.path == "steps[0].char")
+        #expect(
+            error.message == #""FE02" is the id of the characteristic FE01 and the UUID of the characteristic FE02"#)
+        #expect(error.fix == "give the characteristic FE01 an id that is not another characteristic's UUID")
+        // Another spelling of the UUID is no id, and names the second alone; an id that is its
+        // own characteristic's UUID is no ambiguity.
+        let scenario = try S.scenario(#"{"peripheral": \#(profile), "steps": [{"op": "read", "char": "fe02"}]}"#)
+        #expect(
+            scenario.steps.first?.operation
+                == .read(.init(name: "fe02", serviceIndex: 0, characteristicIndex: 1)))
+        let own = try S.scenario(
+            #"""
+            {"peripheral": {"services": [{"uuid": "FE00", "characteristics": [
+              {"id": "FE01", "uuid": "FE01", "properties": ["read"], "permissions": ["readable"], "value": {"hex": "01"}}]}]},
+             "steps": [{"op": "read", "char": "FE01"}]}
+            """#)
+        #expect(own.steps.first?.operation == .read(.init(name: "FE01", serviceIndex: 0, characteristicIndex: 0)))
     }
 
     @Test func anUnknownBundledProfileNamesTheNearestOne() throws {
@@ -349,7 +433,8 @@ struct ScenarioLoadingTests {
             #expect(error.kind == .missingFile("/nonexistent/scenario.json"))
             #expect(
                 error.description
-                    == "scenario.json: no such file: /nonexistent/scenario.json; check the path (relative paths are resolved from the scenario)"
+                    == "/nonexistent/scenario.json: no such file: /nonexistent/scenario.json; check the path (relative "
+                    + "paths are resolved from the scenario)"
             )
         }
     }
@@ -375,7 +460,7 @@ struct ScenarioLoadingTests {
                 #expect(error.kind == .missingFile(link.path))
                 #expect(
                     error.description
-                        == "\(link.lastPathComponent): no file at the end of the symbolic link \(link.path) (it points "
+                        == "\(link.path): no file at the end of the symbolic link \(link.path) (it points "
                         + "at a missing file, or round a loop of links); check where the link points (`ls -l \(link.path)`)"
                 )
             }
