@@ -214,6 +214,25 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
 
     var isAdvertising: Bool { lock.withLock { advertising } }
 
+    /// The first of `objects` (the characteristics of a service being added) that is already
+    /// published in a service of this manager, or that appears twice among them, with the
+    /// service it belongs to. Called under `lock`.
+    private func sharedCharacteristic(
+        among objects: [CBMMutableCharacteristic]
+    ) -> (CBMMutableCharacteristic, CBMService)? {
+        for (index, object) in objects.enumerated() {
+            if let owner = published.values.first(where: { entry in
+                entry.local.characteristics.contains { characteristics[$0.handle] === object }
+            }) {
+                return (object, owner.object)
+            }
+            if objects[..<index].contains(where: { $0 === object }), let service = object.service {
+                return (object, service)
+            }
+        }
+        return nil
+    }
+
     func add(_ service: CBMMutableService) {
         guard poweredOn("add") else { return }
         let characteristicObjects = (service.characteristics ?? []).compactMap { $0 as? CBMMutableCharacteristic }
@@ -251,6 +270,22 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             // the app's calls, as a parameter CoreBluetooth cannot take.
             if lock.withLock({ published[ObjectIdentifier(service)] != nil }) {
                 misuse("add: service \(service.uuid) is already published by this manager (remove it first)")
+                let failure = CBMError(.invalidParameters)
+                tell { manager, delegate in delegate.peripheralManager(manager, didAdd: service, error: failure) }
+                return
+            }
+            // So is one characteristic object in two places: a characteristic has one service,
+            // and updates to the object could reach only one of its copies on the air (which
+            // one would rest on a dictionary's order, differing from process to process).
+            if let (object, owner) = lock.withLock({ sharedCharacteristic(among: characteristicObjects) }) {
+                object.lock.withLock { object.setService(owner) }
+                let place =
+                    owner === service
+                    ? "appears twice in service \(service.uuid)"
+                    : "is already in service \(owner.uuid), published by this manager"
+                misuse(
+                    "add: characteristic \(object.uuid) of service \(service.uuid) \(place); a characteristic "
+                        + "belongs to one service (make another CBMMutableCharacteristic)")
                 let failure = CBMError(.invalidParameters)
                 tell { manager, delegate in delegate.peripheralManager(manager, didAdd: service, error: failure) }
                 return
@@ -427,7 +462,8 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         }
         guard let decision else { return false }
         guard decision.targets >= 0 else {
-            lane.command { $0.noteUpdateRefused() }
+            let local = decision.local
+            lane.command { $0.noteUpdateRefused(value, for: local) }
             return false
         }
         let update = AcceptedUpdate(
@@ -532,7 +568,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         let code = ATTError.Code(rawValue: UInt8(exactly: result.rawValue) ?? 0x0E)
         lane.command { [self] peripheral in
             do {
-                try peripheral.respond(to: answer, withResult: code, value: value)
+                try peripheral.respond(to: answer, withResult: code, value: value, call: "respond(to:withResult:)")
             } catch {
                 // An answer to a request no longer pending (answered already, or its central
                 // went away) has nowhere to go: ignored, and noted, as the app has a bug there

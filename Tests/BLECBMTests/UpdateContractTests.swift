@@ -13,12 +13,15 @@ private final class FirmwareApp: NSObject, CBMPeripheralManagerDelegate, @unchec
     var manager: CBMPeripheralManager!
     let characteristics: [CBMMutableCharacteristic]
     var addError: (any Error)?
+    /// The code of each `didAdd`'s error (`nil` for none), in order.
+    var addErrors: [Int?] = []
     var added = false
     var subscribed: [CBMCentral] = []
     /// The values of the writes it received, in order.
     var written: [Data] = []
     var onSubscribe: ((CBMPeripheralManager) -> Void)?
     var onReady: ((CBMPeripheralManager) -> Void)?
+    var onRead: ((CBMPeripheralManager, CBMATTRequest) -> Void)?
 
     init(
         bridge: MockBLEBridge, characteristics: [CBMMutableCharacteristic],
@@ -38,6 +41,7 @@ private final class FirmwareApp: NSObject, CBMPeripheralManagerDelegate, @unchec
 
     func peripheralManager(_ peripheral: CBMPeripheralManager, didAdd service: CBMService, error: (any Error)?) {
         addError = error
+        addErrors.append((error as NSError?)?.code)
         added = true
         if error == nil { peripheral.startAdvertising([CBMAdvertisementDataServiceUUIDsKey: [Self.service]]) }
     }
@@ -51,6 +55,10 @@ private final class FirmwareApp: NSObject, CBMPeripheralManagerDelegate, @unchec
 
     func peripheralManager(_ peripheral: CBMPeripheralManager, didReceiveWrite requests: [CBMATTRequest]) {
         written += requests.compactMap(\.value)
+    }
+
+    func peripheralManager(_ peripheral: CBMPeripheralManager, didReceiveRead request: CBMATTRequest) {
+        onRead?(peripheral, request)
     }
 
     func peripheralManagerIsReady(toUpdateSubscribers peripheral: CBMPeripheralManager) { onReady?(peripheral) }
@@ -239,8 +247,8 @@ struct UpdateContractTests {
         configuration.updateQueue = .realistic(capacity: 5)
         let firmware = configuration
         let total = 20
-        let (first, second, refusedInLog, readyMatchesRefusals) = try await bridge.run {
-            @MainActor () -> ([Int], [Int], Int, Bool) in
+        let (first, second, refusedInLog, refusals, readyMatchesRefusals) = try await bridge.run {
+            @MainActor () -> ([Int], [Int], Int, Int, Bool) in
             let file = CBMMutableCharacteristic(
                 type: Self.characteristic(2), properties: [.notify], value: nil, permissions: [])
             let (watch, phone) = try await Self.connect(bridge, [file], firmware: firmware)
@@ -269,17 +277,135 @@ struct UpdateContractTests {
             try await bridge.clock.sleep(for: .seconds(1))
             let refused = await bridge.log.filter { ($0.detail ?? "").contains("updateValue returned false") }.count
             return (
-                phone.values.compactMap { Int($0) }, other.values.compactMap { Int($0) }, refused,
+                phone.values.compactMap { Int($0) }, other.values.compactMap { Int($0) }, refused, refusals,
                 readies == refusals && refusals > 0
             )
         }
         #expect(first == Array(0..<total))
         #expect(second == Array(0..<total).suffix(second.count))
         #expect(!second.isEmpty)
-        #expect(refusedInLog == 0)
+        // Each `false` the firmware heard is in the log, and no update it was told was sent.
+        #expect(refusedInLog == refusals)
         // A ready callback for each `false` the firmware heard, and none for the queue filling
         // with updates it was told were sent.
         #expect(readyMatchesRefusals)
+    }
+
+    /// A firmware that drops an update `updateValue` refused (its transmit queue full) and never
+    /// sends it again leaves its phone waiting: the refusal is in the bridge's log, as the async
+    /// API's is, and the stall report names the update not sent again (through this API both
+    /// were missing: the front end refused from its own count of the queue and told no one).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func anUpdateRefusedForAFullQueueIsLoggedAndOneNeverSentAgainIsNamedInTheStall() async throws {
+        let bridge = MockBLEBridge(seed: 1)
+        var configuration = MockPeripheralManager.Configuration.fast
+        configuration.updateQueue = .realistic(capacity: 2)
+        let firmware = configuration
+        let status = CBMMutableCharacteristic(
+            type: Self.characteristic(2), properties: [.notify], value: nil, permissions: [])
+        let box = SentValues()
+        let stall = try await #require(throws: MockBLEBridge.Stall.self) {
+            try await bridge.run(stallPatience: .zero) { @MainActor in
+                let (watch, phone) = try await Self.connect(bridge, [status], firmware: firmware)
+                phone.peripheral!.setNotifyValue(true, for: phone.characteristics[Self.characteristic(2)]!)
+                try await bridge.waitForApp { watch.subscribed.count == 1 }
+                box.sent = (0..<5).map {
+                    watch.manager.updateValue(Data([UInt8($0)]), for: status, onSubscribedCentrals: nil)
+                }
+                // The phone waits for the last update, which the firmware dropped.
+                try await bridge.waitForApp { phone.values.count == 5 }
+            }
+        }
+        #expect(box.sent == [true, true, false, false, false])
+        let refusals = await bridge.log.filter { $0.detail == "transmit queue full: updateValue returned false" }
+        #expect(refusals.map(\.value) == [Data([2]), Data([3]), Data([4])])
+        #expect(
+            refusals.allSatisfy { $0.kind == .notification && $0.attribute == Self.characteristic(2).bluetoothUUID })
+        let last = try #require(refusals.last)
+        let ready = try #require(await bridge.log.last { $0.kind == .readyToUpdateSubscribers })
+        #expect(ready.time >= last.time)
+        #expect(
+            stall.hints.contains {
+                $0.contains(
+                    "had updateValue of \(Self.characteristic(2).bluetoothUUID)@\(last.handle!) refused at \(last.time)"
+                )
+                    && $0.contains("has sent no update since")
+            }, "\(stall.hints)")
+    }
+
+    /// A read answered with more than an attribute holds is cut to 512 bytes and recorded as a
+    /// misuse naming the call the app made, `respond(to:withResult:)` (it named the async API's
+    /// `respond(to:withResult:value:)`, which a CoreBluetooth app never calls).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aTooLongReadAnswerIsAMisuseOfTheCallTheAppMade() async throws {
+        let bridge = MockBLEBridge(seed: 1)
+        let log = CBMMutableCharacteristic(
+            type: Self.characteristic(3), properties: [.read], value: nil, permissions: [.readable])
+        let heard = try await bridge.run { @MainActor () -> [String] in
+            let (watch, phone) = try await Self.connect(bridge, [log])
+            watch.onRead = { manager, request in
+                request.value = Data(count: 600)
+                manager.respond(to: request, withResult: .success)
+            }
+            phone.peripheral!.readValue(for: phone.characteristics[Self.characteristic(3)]!)
+            try await bridge.waitForApp { !phone.values.isEmpty }
+            return phone.values
+        }
+        #expect(heard == [String(decoding: Data(count: 512), as: UTF8.self)])
+        let misuses = await bridge.misuses
+        #expect(misuses.map(\.kind) == [.valueTruncated])
+        #expect(misuses.first?.error == .valueTooLong(operation: "respond(to:withResult:)", length: 600, maximum: 512))
+    }
+
+    /// One characteristic object in two services is refused when the second is added
+    /// (`CBError.invalidParameters`, and a note in `apiMisuses`): a characteristic has one
+    /// service, and an update of the object could reach one copy only, chosen by the order of a
+    /// dictionary, which differed from process to process. The first service keeps it.
+    @Test func oneCharacteristicObjectInTwoServicesIsRefused() async throws {
+        let bridge = MockBLEBridge(seed: 1)
+        let status = CBMMutableCharacteristic(
+            type: Self.characteristic(2), properties: [.notify], value: nil, permissions: [])
+        let (errors, noted, owner) = try await bridge.run { @MainActor () -> ([Int?], [String], CBMUUID?) in
+            let watch = FirmwareApp(bridge: bridge, characteristics: [], configuration: nil)
+            try await bridge.waitForApp { watch.added }
+            let first = CBMMutableService(type: Self.characteristic(0x10), primary: true)
+            first.characteristics = [status]
+            let second = CBMMutableService(type: Self.characteristic(0x11), primary: true)
+            second.characteristics = [status]
+            watch.manager.add(first)
+            watch.manager.add(second)
+            try await bridge.waitForApp { watch.addErrors.count == 3 }
+            return (watch.addErrors, watch.manager.apiMisuses, status.service?.uuid)
+        }
+        #expect(errors == [nil, nil, CBMError.Code.invalidParameters.rawValue])
+        #expect(
+            noted
+                == [
+                    "add: characteristic \(Self.characteristic(2)) of service \(Self.characteristic(0x11)) is already "
+                        + "in service \(Self.characteristic(0x10)), published by this manager; a characteristic belongs "
+                        + "to one service (make another CBMMutableCharacteristic)"
+                ])
+        #expect(owner == Self.characteristic(0x10))
+    }
+
+    /// A characteristic listed twice in the one service added is refused the same way.
+    @Test func oneCharacteristicObjectTwiceInAServiceIsRefused() async throws {
+        let bridge = MockBLEBridge(seed: 1)
+        let status = CBMMutableCharacteristic(
+            type: Self.characteristic(2), properties: [.notify], value: nil, permissions: [])
+        let (errors, noted) = try await bridge.run { @MainActor () -> ([Int?], [String]) in
+            let watch = FirmwareApp(bridge: bridge, characteristics: [status, status], configuration: nil)
+            try await bridge.waitForApp { watch.added }
+            return ([(watch.addError as NSError?)?.code], watch.manager.apiMisuses)
+        }
+        #expect(errors == [CBMError.Code.invalidParameters.rawValue])
+        #expect(
+            noted
+                == [
+                    "add: characteristic \(Self.characteristic(2)) of service \(FirmwareApp.service) appears twice in "
+                        + "service \(FirmwareApp.service); a characteristic belongs to one service (make another "
+                        + "CBMMutableCharacteristic)"
+                ])
     }
 
     /// CoreBluetooth: a characteristic made with a value "caches the value and sets its properties
@@ -319,4 +445,11 @@ struct UpdateContractTests {
         }
         #expect(refused == "CBErrorDomain 1")
     }
+}
+
+/// What a firmware's `updateValue` calls returned, written on the main actor in a run that
+/// ends in a stall and read after it.
+private final class SentValues: @unchecked Sendable {
+    // @unchecked Sendable: written by the run's body before the run ends, read after.
+    var sent: [Bool] = []
 }

@@ -53,9 +53,12 @@ extension MockBLEBridge {
     /// A manual peripheral answers a request: the answer crosses the link (in the connection
     /// event its request crossed in, when given in that instant), and the schedule runs until
     /// the central's operation ends or needs another answer.
-    func respond(peripheral: UUID, to request: ATTRequest, result: ATTError.Code, value: Data?) throws {
+    func respond(
+        peripheral: UUID, to request: ATTRequest, result: ATTError.Code, value: Data?,
+        call: String = "respond(to:withResult:value:)"
+    ) throws {
         forgetCancelled()
-        try mutate { _ = try $0.respond(peripheral: peripheral, to: request, result: result, value: value) }
+        try mutate { _ = try $0.respond(peripheral: peripheral, to: request, result: result, value: value, call: call) }
     }
 
     /// A peripheral's handler answers a request it left for later (see

@@ -202,7 +202,7 @@ extension World {
             peripherals.entries[p]!.updateQueueWasFull = true
             self.record(
                 .notification, peripheral: peripheral, attribute: characteristic.uuid, handle: characteristic.handle,
-                value: value, detail: "transmit queue full: updateValue returned false")
+                value: value, detail: Self.updateRefusedDetail)
             noteRefusedUpdate(peripheral: peripheral, characteristic: characteristic)
             return false
         }

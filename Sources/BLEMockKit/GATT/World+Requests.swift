@@ -301,9 +301,13 @@ extension World {
     /// Write Response has none): a value given with it is ignored, as CoreBluetooth ignores the
     /// value of the request object an app answers a write with, which holds what was written.
     @discardableResult
-    mutating func respond(peripheral: UUID, to request: ATTRequest, result: ATTError.Code, value: Data?) throws
-        -> OperationID?
-    {
+    ///
+    /// `call` names the app's call in a misuse's error (the CoreBluetooth-shaped API's answer is
+    /// `respond(to:withResult:)`, with the value in the request).
+    mutating func respond(
+        peripheral: UUID, to request: ATTRequest, result: ATTError.Code, value: Data?,
+        call: String = "respond(to:withResult:value:)"
+    ) throws -> OperationID? {
         if request.isCommand {
             record(
                 .response, central: request.central.identifier, peripheral: peripheral,
@@ -319,7 +323,7 @@ extension World {
         else { throw APIMisuseError.unknownRequest(id: request.id) }
         let answered = try readAnswer(
             RequestResponse(result: result, value: value), to: request, of: operation, by: peripheral,
-            strictness: .throwing)
+            strictness: .throwing, call: call)
         record(
             .response, central: key.central, peripheral: peripheral, attribute: request.characteristic.uuid,
             handle: request.characteristic.handle, value: value, detail: "id=\(request.id) result=\(result.name)")
@@ -382,7 +386,7 @@ extension World {
     /// attribute holds from the request's offset on (512 bytes in all), which is a ``Misuse``.
     private mutating func readAnswer(
         _ response: RequestResponse, to request: ATTRequest, of operation: PendingOperation, by peripheral: UUID,
-        strictness: AnswerStrictness
+        strictness: AnswerStrictness, call: String = "respond(to:withResult:value:)"
     ) throws -> RequestResponse {
         guard response.result == .success, let value = response.value, let procedure = operation.procedure else {
             return response
@@ -392,7 +396,7 @@ extension World {
         guard value.count > limit else { return response }
         let central = request.central.identifier
         let error = APIMisuseError.valueTooLong(
-            operation: "respond(to:withResult:value:)", length: value.count, maximum: limit)
+            operation: call, length: value.count, maximum: limit)
         try misused(
             .valueTruncated, by: .peripheral(peripheral), central: central, peripheral: peripheral,
             characteristic: request.characteristic.uuid, handle: request.characteristic.handle, error: error,

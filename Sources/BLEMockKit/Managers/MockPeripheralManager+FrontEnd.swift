@@ -146,6 +146,20 @@ extension MockPeripheralManager {
         }
     }
 
+    /// The front end's `updateValue` returned `false` for `value` of `characteristic` (its mirror
+    /// of the update queue was full): logged and noted as the stack's own refusal is (for the
+    /// stall report, should the app not send it again), then owed a ready event as above.
+    package func noteUpdateRefused(_ value: Data, for characteristic: LocalCharacteristic) {
+        world { world in
+            guard world.peripherals.contains(identifier) else { return }
+            world.record(
+                .notification, peripheral: identifier, attribute: characteristic.uuid,
+                handle: characteristic.handle, value: value, detail: World.updateRefusedDetail)
+            world.noteRefusedUpdate(peripheral: identifier, characteristic: characteristic)
+        }
+        noteUpdateRefused()
+    }
+
     /// The capacity of the update queue as the peripheral has it (its own, or the bridge's
     /// ``LinkLimits`` when smaller), or `nil` when unlimited.
     package nonisolated var updateQueueCapacity: Int? {

@@ -497,8 +497,16 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// value of the request it is answered with (which holds what the central wrote): an ATT
     /// Write Response carries no value.
     public func respond(to request: ATTRequest, withResult result: ATTError.Code, value: Data?) throws {
+        try respond(to: request, withResult: result, value: value, call: "respond(to:withResult:value:)")
+    }
+
+    /// ``respond(to:withResult:value:)`` for a front end whose own call is `call` (named in a
+    /// misuse's error).
+    package func respond(
+        to request: ATTRequest, withResult result: ATTError.Code, value: Data?, call: String
+    ) throws {
         if let refusal = refusal("respond") { throw refusal }
-        try withBridge { try $0.respond(peripheral: identifier, to: request, result: result, value: value) }
+        try withBridge { try $0.respond(peripheral: identifier, to: request, result: result, value: value, call: call) }
     }
 
     public func updateValue(

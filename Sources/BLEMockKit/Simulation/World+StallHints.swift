@@ -100,6 +100,9 @@ extension World {
         var readyAt: VirtualClock.Instant?
     }
 
+    /// The log detail of an update `updateValue` refused for a full transmit queue.
+    static let updateRefusedDetail = "transmit queue full: updateValue returned false"
+
     /// Notes that `updateValue` refused `peripheral`'s update of `characteristic`.
     mutating func noteRefusedUpdate(peripheral: UUID, characteristic: LocalCharacteristic) {
         refusedUpdates.removeAll { $0.peripheral == peripheral }
