@@ -271,29 +271,45 @@ struct ScenarioLoadingTests {
         #expect(error.path == "steps[0].char")
     }
 
+    /// A new, empty folder of the calling test's own under the temporary folder (named by the
+    /// test's line); the test removes it.
+    static func scratchFolder(line: Int = #line) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "scenario-loading-\(ProcessInfo.processInfo.processIdentifier)-\(line)")
+        try? FileManager.default.removeItem(at: folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// The error reading the scenario at `url` fails with.
+    static func loadError(
+        contentsOf url: URL, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> FixtureError? {
+        do {
+            _ = try Scenario.load(contentsOf: url)
+            Issue.record("expected an error", sourceLocation: sourceLocation)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     @Test func aProfileFileWithAnErrorIsReportedInThatFile() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "scenario-loading-\(ProcessInfo.processInfo.processIdentifier)-\(#line)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratchFolder()
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(#"{"name": "X", "rssi": 9}"#.utf8).write(to: directory.appendingPathComponent("device.json"))
         try Data(#"{"peripheral": "device.json", "steps": []}"#.utf8)
             .write(to: directory.appendingPathComponent("scenario.json"))
-        do {
-            _ = try Scenario.load(contentsOf: directory.appendingPathComponent("scenario.json"))
-            Issue.record("expected an error")
-        } catch {
-            #expect(error.file == directory.appendingPathComponent("device.json").path)
-            #expect(error.kind == .valueOutOfRange)
-            #expect(error.path == "rssi")
-        }
+        let error = try #require(Self.loadError(contentsOf: directory.appendingPathComponent("scenario.json")))
+        #expect(error.file == directory.appendingPathComponent("device.json").path)
+        #expect(error.kind == .valueOutOfRange)
+        #expect(error.path == "rssi")
     }
 
     /// Errors name a file by its path as the caller named it: a scenario and its profile, or two
     /// profiles of one name in different folders, are told apart (both used to be `p.json`).
     @Test func errorsNameFilesByThePathTheyWereReachedBy() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "scenario-loading-\(ProcessInfo.processInfo.processIdentifier)-\(#line)")
+        let directory = try Self.scratchFolder()
         defer { try? FileManager.default.removeItem(at: directory) }
         for folder in ["scenarios", "peripherals"] {
             try FileManager.default.createDirectory(
@@ -305,14 +321,10 @@ struct ScenarioLoadingTests {
             .write(to: directory.appendingPathComponent("scenarios/p.json"))
         let base = URL(fileURLWithPath: directory.path, isDirectory: true)
         let relative = URL(fileURLWithPath: "scenarios/p.json", relativeTo: base)
-        do {
-            _ = try Scenario.load(contentsOf: relative)
-            Issue.record("expected an error")
-        } catch {
-            #expect(error.kind == .unknownField("colour"))
-            #expect(error.file == "scenarios/../peripherals/p.json")
-            #expect(error.description.hasPrefix("scenarios/../peripherals/p.json:1:15: colour: unknown field"))
-        }
+        let error = try #require(Self.loadError(contentsOf: relative))
+        #expect(error.kind == .unknownField("colour"))
+        #expect(error.file == "scenarios/../peripherals/p.json")
+        #expect(error.description.hasPrefix("scenarios/../peripherals/p.json:1:15: colour: unknown field"))
         // A relative scenario keeps its default name from its file's name alone.
         try Data(#"{"peripheral": {"services": []}, "steps": []}"#.utf8)
             .write(to: directory.appendingPathComponent("scenarios/unnamed.json"))
@@ -324,23 +336,17 @@ struct ScenarioLoadingTests {
     /// A `peripheral` that names a scenario file is said to be one (it was reported as a profile
     /// with an unknown field "peripheral").
     @Test func aPeripheralPathNamingAScenarioSaysSo() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "scenario-loading-\(ProcessInfo.processInfo.processIdentifier)-\(#line)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratchFolder()
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(#"{"peripheral": {"bundled": "battery"}, "steps": []}"#.utf8)
             .write(to: directory.appendingPathComponent("other.json"))
         try Data(#"{"peripheral": "other.json", "steps": []}"#.utf8)
             .write(to: directory.appendingPathComponent("scenario.json"))
-        do {
-            _ = try Scenario.load(contentsOf: directory.appendingPathComponent("scenario.json"))
-            Issue.record("expected an error")
-        } catch {
-            #expect(error.kind == .wrongType(expected: "a profile's path"))
-            #expect(error.file == directory.appendingPathComponent("scenario.json").path)
-            #expect(error.path == "peripheral")
-            #expect(error.message == "other.json is a scenario, not a peripheral profile")
-        }
+        let error = try #require(Self.loadError(contentsOf: directory.appendingPathComponent("scenario.json")))
+        #expect(error.kind == .wrongType(expected: "a profile's path"))
+        #expect(error.file == directory.appendingPathComponent("scenario.json").path)
+        #expect(error.path == "peripheral")
+        #expect(error.message == "other.json is a scenario, not a peripheral profile")
     }
 
     /// A name that is one characteristic's id and, as a UUID, another's alone could mean either:
@@ -535,9 +541,7 @@ struct ScenarioLoadingTests {
     }
 
     @Test func aFixtureDocumentWithAPeripheralButNoStepsIsReportedAsAScenarioMissingThem() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "scenario-loading-\(ProcessInfo.processInfo.processIdentifier)-\(#line)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratchFolder()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("no-steps.json")
         try Data(#"{"name": "s", "peripheral": {"bundled": "battery"}}"#.utf8).write(to: file)
