@@ -189,7 +189,8 @@ extension Subcommand {
 
     /// The link figures on one line, e.g. `ATT_MTU 185, 2 connections, 361 notifications in
     /// 91 connection events, interval 29.7ms, 4 packets per event, notifications 24159 B/s,
-    /// writes without response 34345 B/s`.
+    /// writes without response queued at 34345 B/s` (the app's rate: see
+    /// ``LinkFigures/writeWithoutResponseThroughput``).
     static func describe(_ figures: LinkFigures) -> String {
         var parts: [String] = []
         if let mtu = figures.mtu {
@@ -208,7 +209,9 @@ extension Subcommand {
         }
         if let packets = figures.packetsPerConnectionEvent { parts.append("\(packets) packets per event") }
         if let rate = figures.notificationThroughput { parts.append("notifications \(rate) B/s") }
-        if let rate = figures.writeWithoutResponseThroughput { parts.append("writes without response \(rate) B/s") }
+        if let rate = figures.writeWithoutResponseThroughput {
+            parts.append("writes without response queued at \(rate) B/s")
+        }
         return parts.joined(separator: ", ")
     }
 

@@ -22,6 +22,22 @@ struct ImportRecordingCommandTests {
     /// A path for one test's outputs, where nothing is yet.
     func outputDirectory(_ test: String) -> URL { scratch.url.appendingPathComponent(test) }
 
+    /// The link figures' line says the writes' figure is the rate the app queued them at (which
+    /// the stack's queue lets run ahead of the link), not a throughput of the link, as it read.
+    @Test func theLinkFiguresLineNamesTheWritesFigureAsTheAppsQueueingRate() {
+        let figures = LinkFigures(
+            mtu: 185, connections: 2, notifications: 361, notificationEvents: 91,
+            connectionInterval: .microseconds(29_700), packetsPerConnectionEvent: 4, notificationThroughput: 24_167,
+            writeWithoutResponseThroughput: 34_425)
+        #expect(
+            Subcommand.describe(figures)
+                == "ATT_MTU 185, 2 connections, 361 notifications in 91 connection events, interval 29.7ms, 4 packets "
+                + "per event, notifications 24167 B/s, writes without response queued at 34425 B/s")
+        #expect(
+            Subcommand.describe(LinkFigures(connections: 1))
+                == "1 connection, 0 notifications in 0 connection events, interval unknown")
+    }
+
     @Test func aRecordingImportsWithItsPlaceholderAndTheScenarioRuns() async throws {
         let out = outputDirectory("ok")
         let (status, output) = await run([

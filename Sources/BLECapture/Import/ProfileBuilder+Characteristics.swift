@@ -49,8 +49,11 @@ extension ProfileBuilder {
                 warnings.append(
                     CaptureWarning(
                         .profileAdjusted(
-                            "descriptor \(descriptor.uuid) at handle 0x\(hex(descriptor.handle)) was not read in the "
-                                + "capture; its value is written empty")))
+                            "descriptor \(descriptor.uuid) at handle 0x\(hex(descriptor.handle)) "
+                                + (source == "recording"
+                                    ? "has no value in the recording, which holds no descriptor reads"
+                                    : "was not read in the capture")
+                                + "; its value is written empty")))
             } else if let read = value, read.count > PeripheralProfile.maximumAttributeLength {
                 value = Array(read.prefix(PeripheralProfile.maximumAttributeLength))
             }

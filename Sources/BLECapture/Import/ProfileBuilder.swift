@@ -36,8 +36,13 @@ struct ProfileBuilder {
     /// The `discovered` a `discover` step of the profile reports.
     private(set) var discovered: JSONValue = .null
     var warnings: [CaptureWarning] = []
+    /// What the conversation was read from, as warnings name it: "capture" or "recording".
+    let source: String
 
-    init(conversation: ATTConversation, advertising: AdvertisingLog?) {
+    /// - Parameter source: what the conversation was read from, as warnings name it
+    ///   ("capture", "recording").
+    init(conversation: ATTConversation, advertising: AdvertisingLog?, source: String = "capture") {
+        self.source = source
         gatt = conversation.gatt
         operations = conversation.operations
         var members: [JSONValue.Member] = []
@@ -133,7 +138,7 @@ struct ProfileBuilder {
                         CaptureWarning(
                             .profileAdjusted(
                                 "service \(service.uuid) includes a service at handle 0x\(hex(include.serviceHandle)) "
-                                    + "the capture did not describe; the include was left out")))
+                                    + "the \(source) did not describe; the include was left out")))
                     continue
                 }
                 guard !visiting.contains(target.handle) else {

@@ -95,7 +95,8 @@ public struct RecordingImporter: Sendable {
         }
         let session = try RecordedConversation(
             recording, peripheral: followed, placeholders: placeholders.mapValues { Array($0) })
-        let profile = ProfileBuilder(conversation: session.conversation(of: nil), advertising: session.advertising)
+        let profile = ProfileBuilder(
+            conversation: session.conversation(of: nil), advertising: session.advertising, source: "recording")
         var steps: [JSONValue] = []
         var warnings = session.warnings + profile.warnings
         var previousEnd: Int64?

@@ -31,7 +31,8 @@ import BLECore
 /// (`nil`), rather than a guess, and then no jitter, packets per event or throughput either. A
 /// burst is a run of events less than one and a half intervals
 /// apart, and a burst's throughput counts its bytes over its span plus one interval (its last
-/// event's share). Writes without response count when the app queued them.
+/// event's share). Writes without response count when the app queued them, so their figure is
+/// the app's rate, which the stack's queue lets run ahead of the link.
 public struct LinkFigures: Hashable, Sendable {
     /// The ATT_MTU of the first connection, if there was one: 515
     /// (``SessionRecording/lowerBoundMTU``) means at least 515.
@@ -53,7 +54,12 @@ public struct LinkFigures: Hashable, Sendable {
     public var packetsPerConnectionEvent: Int?
     /// Notification payload bytes per second over the bursts, if any arrived.
     public var notificationThroughput: Int?
-    /// Bytes of writes without response per second over their bursts, if any were made.
+    /// Bytes of writes without response per second over their bursts, as the app queued them,
+    /// if any were made: the rate at which the app handed them to the stack, which a recording
+    /// sees, not the rate at which the link carried them, which it does not. The stack's queue
+    /// takes a burst at once, so this can exceed what the link carries (its packets per event of
+    /// ATT_MTU − 3 bytes each interval); ``notificationThroughput``, timed as notifications
+    /// arrived, is the link's.
     public var writeWithoutResponseThroughput: Int?
 
     /// Creates figures.

@@ -53,6 +53,34 @@ struct RecordingImporterTests {
             })
     }
 
+    /// A recording holds no descriptor reads: a discovered descriptor is written empty, with a
+    /// warning that says so of the recording (it said the descriptor "was not read in the capture").
+    @Test func aDescriptorOfARecordingIsWrittenEmptySayingTheRecordingHoldsNoDescriptorReads() throws {
+        let events: [RecordedEvent] = [
+            .discovered(
+                peripheral: Self.p, name: "Thermo", advertisement: AdvertisementData(localName: "Thermo"), rssi: -50),
+            .connected(peripheral: Self.p, mtu: 185),
+            .servicesDiscovered(
+                peripheral: Self.p,
+                services: [RecordedService(uuid: "1809", isPrimary: true, handle: 1, endHandle: 4)]),
+            .characteristicsDiscovered(
+                peripheral: Self.p, service: 1,
+                characteristics: [RecordedCharacteristic(uuid: "2A21", properties: [.read], handle: 3)]),
+            .descriptorsDiscovered(
+                peripheral: Self.p, characteristic: 3, descriptors: [RecordedDescriptor(uuid: "2901", handle: 4)]),
+        ]
+        let session = SessionRecording(
+            entries: events.enumerated().map {
+                SessionRecording.Entry(time: .milliseconds(10 * $0.offset), event: $0.element)
+            })
+        let imported = try RecordingImporter().importRecording(session, name: "thermo")
+        #expect(
+            imported.warnings.map(\.message) == [
+                "descriptor 2901 at handle 0x0004 has no value in the recording, which holds no descriptor reads; its "
+                    + "value is written empty"
+            ])
+    }
+
     @Test func eachKindOfEventBecomesItsStepOrAWarningNamingTheEvent() async throws {
         let imported = try RecordingImporter().importRecording(Self.session, name: "thermo")
         let ops = imported.scenario.steps.compactMap { step -> String? in
