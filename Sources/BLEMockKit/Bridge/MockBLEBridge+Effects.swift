@@ -8,7 +8,16 @@ import BLECore
 
 extension MockBLEBridge {
     /// Performs what the world decided, in order, until it decides nothing more.
+    ///
+    /// Not re-entrant: called while effects are being performed (a manager's state read from a
+    /// front end's event handler goes through here), it returns at once, and the loop already
+    /// running performs what was decided meanwhile after the effects before it. (Entered again,
+    /// it used to take the batch being performed back into the world's effects and perform it a
+    /// second time: a peripheral app heard a write request or an L2CAP channel twice.)
     func applyEffects() {
+        guard !applyingEffects else { return }
+        applyingEffects = true
+        defer { applyingEffects = false }
         // With front ends attached, what the bridge does for code outside a run's tasks (an
         // app's main-actor code calling in) counts as outside activity, so the run waits for
         // what it hands back before moving time.

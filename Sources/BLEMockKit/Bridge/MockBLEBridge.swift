@@ -171,6 +171,10 @@ public actor MockBLEBridge {
     /// Whether front ends' queued calls are being applied: they are made on the run's behalf
     /// (by its driver, or as it ends), whatever task applies them.
     var applyingFrontEndCommands = false
+    /// Whether ``applyEffects()`` is performing effects: a call from within one of them (a
+    /// front end reading a manager's state as it hands an event on) leaves what the world
+    /// decided meanwhile to that loop, which performs it next, in order.
+    var applyingEffects = false
     /// Work the simulation hands to code outside it (delegate callbacks on app queues), which
     /// a run waits for before it moves time on.
     package nonisolated var outside: OutsideWork {
