@@ -28,7 +28,9 @@ private final class ChannelFirmware: NSObject, CBMPeripheralManagerDelegate, @un
         peripheral.startAdvertising([CBMAdvertisementDataLocalNameKey: "Watch"])
     }
 
-    func peripheralManager(_ peripheral: CBMPeripheralManager, didPublishL2CAPChannel psm: CBML2CAPPSM, error: (any Error)?) {
+    func peripheralManager(
+        _ peripheral: CBMPeripheralManager, didPublishL2CAPChannel psm: CBML2CAPPSM, error: (any Error)?
+    ) {
         self.psm = psm
     }
 
@@ -61,7 +63,7 @@ private final class ChannelPhone: NSObject, CBMCentralManagerDelegate, CBMPeriph
 
     func centralManager(
         _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
-        rssi RSSI: NSNumber
+        rssi: NSNumber
     ) {
         guard self.peripheral == nil else { return }
         self.peripheral = peripheral
@@ -78,11 +80,14 @@ private final class ChannelPhone: NSObject, CBMCentralManagerDelegate, CBMPeriph
         peripheral.discoverCharacteristics(nil, for: peripheral.services![0])
     }
 
-    func peripheral(_ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?) {
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?)
+    {
         ready = true
     }
 
-    func peripheral(_ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: (any Error)?) {
+    func peripheral(
+        _ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {
         heard.append("wrote")
     }
 
@@ -129,7 +134,9 @@ struct SimultaneousRequestsTests {
             try await onQueue(phone.queue, of: bridge) {
                 phone.manager = CBMCentralManager(bridge: bridge, delegate: phone, queue: phone.queue)
             }
-            try await bridge.waitForApp { phone.queue.sync { phone.ready } && firmware.queue.sync { firmware.psm != 0 } }
+            try await bridge.waitForApp {
+                phone.queue.sync { phone.ready } && firmware.queue.sync { firmware.psm != 0 }
+            }
             let psm = firmware.queue.sync { firmware.psm }
             try await onQueue(phone.queue, of: bridge) {
                 let peripheral = phone.peripheral!
