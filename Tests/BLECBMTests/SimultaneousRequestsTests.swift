@@ -104,7 +104,7 @@ private final class Ran: @unchecked Sendable {
 }
 
 /// Requests that reach a peripheral app at one instant, each heard once.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct SimultaneousRequestsTests {
     /// Runs `work` on `queue` and waits, with the simulation paused, until it has run.
     private func onQueue(

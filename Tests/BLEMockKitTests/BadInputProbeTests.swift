@@ -88,13 +88,16 @@ struct BadInputProbeTests {
     }
 
     @Test("A wall-clock wait of Int64.max seconds (a run's stall patience) waits rather than trapping")
-    func hugeStallPatienceDoesNotTrap() async {
+    func hugeStallPatienceDoesNotTrap() {
         // `run(stallPatience:)` accepts any patience not negative; a stalled run waits for it
         // on this condition. The waker wakes the waiter once it waits (it takes the lock only
-        // the wait releases), so the test ends at once; before, the deadline overflowed.
+        // the wait releases), so the test ends at once; before, the deadline overflowed. The
+        // waker is a dispatch block, not a task: the wait blocks this thread of the concurrency
+        // pool, which has one per core, and a task waking it would wait for the other's (on two
+        // cores, a long test there stood the whole suite still for a minute).
         let condition = Condition()
         let handshake = Handshake()
-        let waker = Task.detached {
+        DispatchQueue.global().async {
             var done = false
             while !done {
                 done = condition.withLock {
@@ -109,7 +112,6 @@ struct BadInputProbeTests {
             handshake.waiting = true
             while !handshake.woken { condition.wait(for: Self.huge) }
         }
-        await waker.value
         #expect(handshake.woken)
     }
 
