@@ -88,3 +88,130 @@ struct WaitForAppSettlingTests {
         #expect(stall?.waiting.map { "\($0)" }.filter { $0.contains("bridge.waitForApp") }.count == 1)
     }
 }
+
+/// Two apps, a phone (central) and a watch (peripheral), each on a queue given by the test (the
+/// main queue for one of them, say), with nothing in their delegates: the test makes their
+/// calls, one at a time.
+private final class QueueApps: @unchecked Sendable {
+    // @unchecked Sendable: each manager is only touched on its own queue.
+    final class Phone: NSObject, CBMCentralManagerDelegate {
+        func centralManagerDidUpdateState(_ central: CBMCentralManager) {}
+    }
+    final class Watch: NSObject, CBMPeripheralManagerDelegate {
+        func peripheralManagerDidUpdateState(_ peripheral: CBMPeripheralManager) {}
+    }
+
+    let phoneQueue: DispatchQueue
+    let watchQueue: DispatchQueue
+    private let phoneOnMain: Bool
+    private let watchOnMain: Bool
+    private let phone = Phone()
+    private let watch = Watch()
+    private var central: CBMCentralManager?
+    private var peripheral: CBMPeripheralManager?
+    private let bridge: MockBLEBridge
+
+    init(bridge: MockBLEBridge, phoneOnMain: Bool, watchOnMain: Bool) {
+        self.bridge = bridge
+        self.phoneOnMain = phoneOnMain
+        self.watchOnMain = watchOnMain
+        phoneQueue = phoneOnMain ? .main : DispatchQueue(label: "queue-apps.phone")
+        watchQueue = watchOnMain ? .main : DispatchQueue(label: "queue-apps.watch")
+    }
+
+    /// Runs `work` on `queue` and waits, the simulation paused, until it has run.
+    private func onQueue(
+        _ queue: DispatchQueue, isolation: isolated (any Actor)? = #isolation, _ work: @escaping @Sendable () -> Void
+    ) async throws {
+        let ran = LockedValue(false)
+        queue.async {
+            work()
+            ran.value = true
+        }
+        try await bridge.waitForApp(pausingSimulation: true) { ran.value }
+    }
+
+    /// Creates both managers, the watch's first, each on its queue.
+    func start(isolation: isolated (any Actor)? = #isolation) async throws {
+        // (The main queue as `nil`, as apps give it.)
+        let bridge = bridge
+        try await onQueue(watchQueue) {
+            self.peripheral = CBMPeripheralManager(
+                bridge: bridge, delegate: self.watch, queue: self.watchOnMain ? nil : self.watchQueue)
+        }
+        try await onQueue(phoneQueue) {
+            self.central = CBMCentralManager(
+                bridge: bridge, delegate: self.phone, queue: self.phoneOnMain ? nil : self.phoneQueue)
+        }
+    }
+
+    func scan(isolation: isolated (any Actor)? = #isolation) async throws {
+        try await onQueue(phoneQueue) { self.central!.scanForPeripherals(withServices: nil) }
+    }
+
+    func stopScan(isolation: isolated (any Actor)? = #isolation) async throws {
+        try await onQueue(phoneQueue) { self.central!.stopScan() }
+    }
+
+    func advertise(isolation: isolated (any Actor)? = #isolation) async throws {
+        try await onQueue(watchQueue) { self.peripheral!.startAdvertising([CBMAdvertisementDataLocalNameKey: "Watch"]) }
+    }
+
+    func stopAdvertising(isolation: isolated (any Actor)? = #isolation) async throws {
+        try await onQueue(watchQueue) { self.peripheral!.stopAdvertising() }
+    }
+}
+
+extension WaitForAppSettlingTests {
+    /// Where the test body runs and which app is on the main queue.
+    enum Placement: CaseIterable, Sendable {
+        case bodyOnMainActorPhoneOnMainQueue
+        case bodyOnMainActorWatchOnMainQueue
+        case bodyOnRunExecutorAppsOnTheirOwnQueues
+    }
+
+    /// Alternates the phone's and the watch's calls at one virtual instant, each made on its
+    /// app's queue and waited for; returns the kinds of the bridge log's entries after start-up.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    private func alternateCalls(_ placement: Placement) async throws -> [BridgeLogEntry.Kind] {
+        let bridge = MockBLEBridge(seed: 8)
+        let apps = QueueApps(
+            bridge: bridge, phoneOnMain: placement == .bodyOnMainActorPhoneOnMainQueue,
+            watchOnMain: placement == .bodyOnMainActorWatchOnMainQueue)
+        let body: @Sendable (isolated (any Actor)?) async throws -> Void = { _ in
+            try await apps.start()
+            await bridge.advance(by: .seconds(1))
+            for _ in 0..<3 {
+                try await apps.scan()
+                try await apps.advertise()
+                try await apps.stopScan()
+                try await apps.stopAdvertising()
+            }
+            await bridge.advance(by: .seconds(1))
+        }
+        if placement == .bodyOnRunExecutorAppsOnTheirOwnQueues {
+            try await bridge.run { try await body(nil) }
+        } else {
+            try await bridge.run { @MainActor in try await body(MainActor.shared) }
+        }
+        return await bridge.log.filter { $0.time > .zero }.map(\.kind)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: Placement.allCases)
+    func callsTwoAppsMakeOnTheirQueuesOneAfterTheOtherAtOneInstantAreAppliedInTheOrderTheyWereMade(
+        placement: Placement
+    ) async throws {
+        // (Before, with the body on the main actor, the run's driver applied the calls held so
+        // far whenever it got to them: two of a row were then put in their apps' order, and the
+        // log changed from run to run; with the body on the run's executor every call was held
+        // until time moved, and all the phone's were applied before all the watch's.)
+        let round: [BridgeLogEntry.Kind] = [
+            .scanStarted, .advertisingStarted, .discovered, .scanStopped, .advertisingStopped,
+        ]
+        for _ in 0..<10 {
+            let kinds = try await alternateCalls(placement)
+            #expect(kinds == round + round + round)
+        }
+    }
+}

@@ -238,11 +238,14 @@ extension MockBLEBridge {
     /// by which thread got there first (two apps' connects applied in either order). Such a
     /// block has run by the end of the next pass. (A bounded number of passes: an app that
     /// never stops calling is applied as it goes.)
-    nonisolated func passProbesUntilQuiet() async -> Bool {
+    ///
+    /// `marking`: whether each pass marks the held calls (the run's driver's passes do; a wait
+    /// ending, which applies all that is held, leaves the driver's marks alone).
+    nonisolated func passProbesUntilQuiet(marking: Bool = true) async -> Bool {
         var first: Bool?
         for _ in 0...Self.settlingPasses {
             let mark = outside.activity
-            outside.markSettlers()
+            if marking { outside.markSettlers() }
             let quiet = await outside.passProbes()
             if first == nil { first = quiet }
             if quiet, outside.activity == mark { break }
@@ -293,6 +296,17 @@ extension MockBLEBridge {
         var applied = false
         for settler in outside.registeredSettlers where settler.apply(self, upToMark) { applied = true }
         return applied
+    }
+
+    /// Has the front ends apply all they held back of the app's calls, in their order, as a
+    /// `waitForApp` whose condition holds ends (see
+    /// ``waitForApp(pausingSimulation:isolation:fileID:line:_:)``): `holds` is how many of the
+    /// simulation's pauses are the wait's own (each holds the run's driver off meanwhile). While
+    /// another pause holds it too (a second wait, still paused), nothing is applied: that one
+    /// applies them as it ends.
+    func applyHeldCalls(endingWaitHolding holds: Int) {
+        guard outside.hasSettlers, outside.holdCount == holds else { return }
+        for settler in outside.registeredSettlers { _ = settler.apply(self, false) }
     }
 
     /// Whether a ``run(timeLimit:stallPatience:_:)`` scope is active on this bridge (front ends
