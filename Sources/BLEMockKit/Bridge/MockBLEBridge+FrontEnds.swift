@@ -153,14 +153,11 @@ extension MockBLEBridge {
     /// Inside a run, a condition that never holds ends as the run does: with ``Stall`` once
     /// nothing more can happen, or at the run's time limit.
     ///
-    /// Inside a run, the app's calls through the CoreBluetooth-shaped API made by the time the
-    /// condition holds are applied, in their deterministic order, before the wait returns: what
-    /// the caller then has an app do comes after them, whichever queues the two are made on.
-    ///
     /// With `pausingSimulation`, nothing happens in the simulation while the condition does not
     /// hold: virtual time stands still, and the app's calls through the CoreBluetooth-shaped API
-    /// are held, not applied, until it does (then they are applied in their deterministic order,
-    /// before the wait returns).
+    /// are held, not applied, until it does. Then they are applied in their deterministic order
+    /// before the wait returns, and the callbacks they bring about run: what the caller then has
+    /// an app do comes after them, whichever queues the two are made on.
     /// For what the app does on its own, outside the simulation — an app that creates its
     /// managers in `queue.async` — so that every run of a seed starts from the same point:
     ///
@@ -211,14 +208,20 @@ extension MockBLEBridge {
                 // (Time stands still meanwhile: the run's driver would otherwise take this
                 // suspension for the body waiting, and move time on before the caller goes on.)
                 outside.holdTime()
-                _ = await passProbesUntilQuiet(marking: false)
-                let holds = condition()
-                // The app's calls made so far are applied before the caller goes on: left to the
-                // run's driver, which runs beside a caller on another executor (a body on the main
-                // actor), a call the caller has the app make next at this instant would be
-                // applied with them, and so before them or after by their order, or after them,
-                // as the threads go.
-                if holds { await applyHeldCalls(endingWaitHolding: pausingSimulation ? 2 : 1) }
+                let holds: Bool
+                if pausingSimulation {
+                    // The calls the app made while the simulation was paused are applied before the
+                    // caller goes on: left to the run's driver, which runs beside a caller on
+                    // another executor (a body on the main actor), a call the caller has an app
+                    // make next at this instant would be applied with them, and so before them or
+                    // after by their order, or after them, as the threads go.
+                    _ = await passProbesUntilQuiet(marking: false)
+                    holds = condition()
+                    if holds { await settleHeldCalls(endingWaitHolding: 2) }
+                } else {
+                    await outside.passProbes()
+                    holds = condition()
+                }
                 outside.releaseTime()
                 if holds { return }
                 continue

@@ -299,14 +299,31 @@ extension MockBLEBridge {
     }
 
     /// Has the front ends apply all they held back of the app's calls, in their order, as a
-    /// `waitForApp` whose condition holds ends (see
+    /// paused `waitForApp` whose condition holds ends (see
     /// ``waitForApp(pausingSimulation:isolation:fileID:line:_:)``): `holds` is how many of the
     /// simulation's pauses are the wait's own (each holds the run's driver off meanwhile). While
     /// another pause holds it too (a second wait, still paused), nothing is applied: that one
     /// applies them as it ends.
-    func applyHeldCalls(endingWaitHolding holds: Int) {
-        guard outside.hasSettlers, outside.holdCount == holds else { return }
-        for settler in outside.registeredSettlers { _ = settler.apply(self, false) }
+    /// Returns whether any was applied.
+    func applyHeldCalls(endingWaitHolding holds: Int) -> Bool {
+        guard outside.hasSettlers, outside.holdCount == holds else { return false }
+        var applied = false
+        for settler in outside.registeredSettlers where settler.apply(self, false) { applied = true }
+        return applied
+    }
+
+    /// As a paused `waitForApp` whose condition holds ends, time held: applies the app's held calls
+    /// (``applyHeldCalls(endingWaitHolding:)``), then waits for the callbacks they brought
+    /// about to run on the app queues, and again while those made calls (a bounded number of
+    /// times, as a run's driver settles), so the caller goes on with the app queues quiet and
+    /// nothing of the app's held, as before the calls were applied. (Left in flight, a callback
+    /// holding a manager the caller then lets go of shut it down later, on the app's queue,
+    /// apart from the others let go of at that instant and so in either order.)
+    nonisolated func settleHeldCalls(endingWaitHolding holds: Int) async {
+        for _ in 0...Self.settlingPasses {
+            guard await applyHeldCalls(endingWaitHolding: holds) else { return }
+            _ = await passProbesUntilQuiet(marking: false)
+        }
     }
 
     /// Whether a ``run(timeLimit:stallPatience:_:)`` scope is active on this bridge (front ends
