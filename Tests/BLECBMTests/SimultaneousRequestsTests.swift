@@ -97,28 +97,9 @@ private final class ChannelPhone: NSObject, CBMCentralManagerDelegate, CBMPeriph
     }
 }
 
-/// Whether work given to a queue has run.
-private final class Ran: @unchecked Sendable {
-    // @unchecked Sendable: only touched on the queue the work was given to.
-    var value = false
-}
-
 /// Requests that reach a peripheral app at one instant, each heard once.
 @Suite(.timeLimit(.minutes(10)))
 struct SimultaneousRequestsTests {
-    /// Runs `work` on `queue` and waits, with the simulation paused, until it has run.
-    private func onQueue(
-        _ queue: DispatchQueue, of bridge: MockBLEBridge, isolation: isolated (any Actor)? = #isolation,
-        _ work: @escaping @Sendable () -> Void
-    ) async throws {
-        let ran = Ran()
-        queue.async {
-            work()
-            ran.value = true
-        }
-        try await bridge.waitForApp(pausingSimulation: true) { queue.sync { ran.value } }
-    }
-
     /// The phone writes with response and opens the firmware's channel in one instant; returns
     /// what each app's delegate heard and the bridge log.
     private func writeAndOpenTogether(_ configuration: MockBLEBridge.Configuration) async throws -> (
@@ -128,17 +109,17 @@ struct SimultaneousRequestsTests {
         let firmware = ChannelFirmware()
         let phone = ChannelPhone()
         try await bridge.run {
-            try await onQueue(firmware.queue, of: bridge) {
+            try await bridge.runOnAppQueue(firmware.queue) {
                 firmware.manager = CBMPeripheralManager(bridge: bridge, delegate: firmware, queue: firmware.queue)
             }
-            try await onQueue(phone.queue, of: bridge) {
+            try await bridge.runOnAppQueue(phone.queue) {
                 phone.manager = CBMCentralManager(bridge: bridge, delegate: phone, queue: phone.queue)
             }
             try await bridge.waitForApp {
                 phone.queue.sync { phone.ready } && firmware.queue.sync { firmware.psm != 0 }
             }
             let psm = firmware.queue.sync { firmware.psm }
-            try await onQueue(phone.queue, of: bridge) {
+            try await bridge.runOnAppQueue(phone.queue) {
                 let peripheral = phone.peripheral!
                 peripheral.writeValue(
                     Data(count: 20), for: peripheral.services![0].characteristics![0], type: .withResponse)

@@ -119,46 +119,36 @@ private final class QueueApps: @unchecked Sendable {
         watchQueue = watchOnMain ? .main : DispatchQueue(label: "queue-apps.watch")
     }
 
-    /// Runs `work` on `queue` and waits, the simulation paused, until it has run.
-    private func onQueue(
-        _ queue: DispatchQueue, isolation: isolated (any Actor)? = #isolation, _ work: @escaping @Sendable () -> Void
-    ) async throws {
-        let ran = LockedValue(false)
-        queue.async {
-            work()
-            ran.value = true
-        }
-        try await bridge.waitForApp(pausingSimulation: true) { ran.value }
-    }
-
     /// Creates both managers, the watch's first, each on its queue.
     func start(isolation: isolated (any Actor)? = #isolation) async throws {
         // (The main queue as `nil`, as apps give it.)
         let bridge = bridge
-        try await onQueue(watchQueue) {
+        try await bridge.runOnAppQueue(watchQueue) {
             self.peripheral = CBMPeripheralManager(
                 bridge: bridge, delegate: self.watch, queue: self.watchOnMain ? nil : self.watchQueue)
         }
-        try await onQueue(phoneQueue) {
+        try await bridge.runOnAppQueue(phoneQueue) {
             self.central = CBMCentralManager(
                 bridge: bridge, delegate: self.phone, queue: self.phoneOnMain ? nil : self.phoneQueue)
         }
     }
 
     func scan(isolation: isolated (any Actor)? = #isolation) async throws {
-        try await onQueue(phoneQueue) { self.central!.scanForPeripherals(withServices: nil) }
+        try await bridge.runOnAppQueue(phoneQueue) { self.central!.scanForPeripherals(withServices: nil) }
     }
 
     func stopScan(isolation: isolated (any Actor)? = #isolation) async throws {
-        try await onQueue(phoneQueue) { self.central!.stopScan() }
+        try await bridge.runOnAppQueue(phoneQueue) { self.central!.stopScan() }
     }
 
     func advertise(isolation: isolated (any Actor)? = #isolation) async throws {
-        try await onQueue(watchQueue) { self.peripheral!.startAdvertising([CBMAdvertisementDataLocalNameKey: "Watch"]) }
+        try await bridge.runOnAppQueue(watchQueue) {
+            self.peripheral!.startAdvertising([CBMAdvertisementDataLocalNameKey: "Watch"])
+        }
     }
 
     func stopAdvertising(isolation: isolated (any Actor)? = #isolation) async throws {
-        try await onQueue(watchQueue) { self.peripheral!.stopAdvertising() }
+        try await bridge.runOnAppQueue(watchQueue) { self.peripheral!.stopAdvertising() }
     }
 }
 

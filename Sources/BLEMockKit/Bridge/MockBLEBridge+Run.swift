@@ -290,38 +290,29 @@ extension MockBLEBridge {
     /// ``OutsideWork/addSettler(_:)``): all of it, or (`upToMark`, the run's driver) what was
     /// held when its last pass through the app queues began. Returns whether any applied
     /// something. Runs after the bridge jobs queued before it.
-    func runSettlers(upToMark: Bool = false) -> Bool {
+    ///
+    /// `ownPauses`: how many of the simulation's pauses are the caller's own (a paused
+    /// `waitForApp` whose condition holds, applying the calls held meanwhile as it ends; see
+    /// ``settleHeldCalls(endingWaitHolding:)``). Any other pause holds the calls back: a second
+    /// wait still paused applies them as it ends.
+    func runSettlers(upToMark: Bool = false, ownPauses: Int = 0) -> Bool {
         // A paused simulation applies nothing of the app's calls yet.
-        if outside.isHoldingTime { return false }
+        if outside.holdCount > ownPauses { return false }
         var applied = false
         for settler in outside.registeredSettlers where settler.apply(self, upToMark) { applied = true }
         return applied
     }
 
-    /// Has the front ends apply all they held back of the app's calls, in their order, as a
-    /// paused `waitForApp` whose condition holds ends (see
-    /// ``waitForApp(pausingSimulation:isolation:fileID:line:_:)``): `holds` is how many of the
-    /// simulation's pauses are the wait's own (each holds the run's driver off meanwhile). While
-    /// another pause holds it too (a second wait, still paused), nothing is applied: that one
-    /// applies them as it ends.
-    /// Returns whether any was applied.
-    func applyHeldCalls(endingWaitHolding holds: Int) -> Bool {
-        guard outside.hasSettlers, outside.holdCount == holds else { return false }
-        var applied = false
-        for settler in outside.registeredSettlers where settler.apply(self, false) { applied = true }
-        return applied
-    }
-
-    /// As a paused `waitForApp` whose condition holds ends, time held: applies the app's held calls
-    /// (``applyHeldCalls(endingWaitHolding:)``), then waits for the callbacks they brought
-    /// about to run on the app queues, and again while those made calls (a bounded number of
-    /// times, as a run's driver settles), so the caller goes on with the app queues quiet and
-    /// nothing of the app's held, as before the calls were applied. (Left in flight, a callback
+    /// As a paused `waitForApp` whose condition holds ends, time held (`holds` of the pauses are
+    /// the wait's own): applies all the app's held calls, in their order, then waits for the
+    /// callbacks they brought about to run on the app queues, and again while those made calls
+    /// (a bounded number of times, as a run's driver settles), so the caller goes on with the
+    /// app queues quiet and nothing of the app's held, as before the calls were applied. (Left in flight, a callback
     /// holding a manager the caller then lets go of shut it down later, on the app's queue,
     /// apart from the others let go of at that instant and so in either order.)
     nonisolated func settleHeldCalls(endingWaitHolding holds: Int) async {
         for _ in 0...Self.settlingPasses {
-            guard await applyHeldCalls(endingWaitHolding: holds) else { return }
+            guard await runSettlers(ownPauses: holds) else { return }
             _ = await passProbesUntilQuiet(marking: false)
         }
     }
