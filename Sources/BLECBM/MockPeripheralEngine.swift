@@ -558,7 +558,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                     forgetLaterWriteParts(of: laterPart.first)
                     misuse(
                         "respond(to:withResult:): \(part)\(laterPart.first), which no longer waits for an answer: "
-                            + "it was already answered, or its central disconnected")
+                            + "it was already answered, its central disconnected, or its service was removed")
                 }
             }
             return

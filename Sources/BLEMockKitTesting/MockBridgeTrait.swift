@@ -73,6 +73,14 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
     /// traits.
     private let identity = Identity()
 
+    /// A `seedCount:` above ``maximumSeedCount`` the trait was made with: it records an issue
+    /// saying so, and the body does not run.
+    fileprivate var refusedSeedCount: Int?
+
+    /// The most seeds `.mockBridge(seedCount:)` runs (``Exploration/maximumSeedCount``: each is
+    /// listed before the first runs).
+    public static let maximumSeedCount = Exploration.maximumSeedCount
+
     /// Creates the trait from a plan.
     public init(plan: BridgeTestPlan) {
         self.plan = plan
@@ -91,6 +99,14 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
         let bridgeTraits = test.traits.compactMap { $0 as? MockBridgeTrait }
         if bridgeTraits.contains(where: { $0.identity === identity }), bridgeTraits.last?.identity !== identity {
             return try await function()
+        }
+        if let refusedSeedCount {
+            Issue.record(
+                Comment(
+                    rawValue: "mockBridge(seedCount: \(refusedSeedCount)) is more seeds than a trait runs: give at most "
+                        + "\(Self.maximumSeedCount) (from: picks where they start)"),
+                sourceLocation: test.sourceLocation)
+            return
         }
         let seeds: [UInt64]
         do {
@@ -129,7 +145,8 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
                     run.keep(outcome.bridge, unansweredCalls: outcome.unansweredCallsNote)
                     // The test is over on this bridge: CoreBluetoothMock-style apps it made go with it.
                     TestEnd.release(outcome.bridge)
-                    // A test cancelled before its body started has no body to wait for.
+                    // A body the run never started (the test cancelled first, or an argument refused) has none
+                    // to wait for.
                     if outcome.bodyNeverStarted { ended.mark() }
                     if let error = outcome.error {
                         switch Thrown(error, testCancelled: Task.isCancelled) {
@@ -368,14 +385,20 @@ extension Trait where Self == MockBridgeTrait {
     }
 
     /// One run for each of `count` seeds (`first`, `first + 1`, …), each on a fresh bridge with
-    /// `timing` (realistic by default): `.mockBridge(seedCount: 100)`. A count below 1 runs
-    /// nothing: the trait records an issue (``BridgeTestPlan/EmptyPlan``) and the body does not run.
+    /// `timing` (realistic by default): `.mockBridge(seedCount: 100)`. A count below 1, or above
+    /// ``maximumSeedCount``, runs nothing: the trait records an issue (for the first,
+    /// ``BridgeTestPlan/EmptyPlan``) and the body does not run.
     /// `timeLimit` and `stallPatience` are each run's (see ``BridgeTestPlan``): a test of a hang
     /// over many seeds runs faster with a short patience.
     public static func mockBridge(
         seedCount count: Int, from first: UInt64 = 0, timing: LinkTiming = .realistic,
         timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1)
     ) -> Self {
+        guard count <= MockBridgeTrait.maximumSeedCount else {
+            var refused = mockBridge(seeds: [], timing: timing, timeLimit: timeLimit, stallPatience: stallPatience)
+            refused.refusedSeedCount = count
+            return refused
+        }
         let seeds = (0..<UInt64(max(count, 0))).map { first &+ $0 }
         return mockBridge(seeds: seeds, timing: timing, timeLimit: timeLimit, stallPatience: stallPatience)
     }

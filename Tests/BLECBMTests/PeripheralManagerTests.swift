@@ -267,7 +267,7 @@ struct PeripheralManagerTests {
         }
         #expect(misuses.count == 1)
         #expect(misuses[0].hasPrefix("respond(to:withResult:): No pending request has id "))
-        #expect(misuses[0].contains("already answered, or its central disconnected"))
+        #expect(misuses[0].contains("already answered, its central disconnected, or its service was removed"))
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)

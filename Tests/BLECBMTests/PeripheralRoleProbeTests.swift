@@ -460,10 +460,11 @@ extension PeripheralRoleProbeTests {
         #expect(
             misuses == [
                 "respond(to:withResult:): request 2 is part 2 of a write batch whose first is request 1, which no "
-                    + "longer waits for an answer: it was already answered, or its central disconnected",
-                "respond(to:withResult:): No pending request has id 1: it was already answered, or its central "
-                    + "disconnected. Answer each read request, and the first request of each write batch, exactly "
-                    + "once.",
+                    + "longer waits for an answer: it was already answered, its central disconnected, or its service "
+                    + "was removed",
+                "respond(to:withResult:): No pending request has id 1: it was already answered, its central "
+                    + "disconnected, or its service was removed. Answer each read request, and the first request of "
+                    + "each write batch, exactly once.",
             ])
     }
 

@@ -116,6 +116,50 @@ struct MockBridgeTraitTests {
         #expect(await seen.seeds.isEmpty)
     }
 
+    /// A refused time limit or patience used to leave the trait waiting 10 s for a body that
+    /// never started, then stop the test process saying the body did not end when cancelled.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [(Duration.zero, Duration.seconds(1)), (.seconds(3_600), .seconds(-1))])
+    func aTraitWhoseRunArgumentsAreRefusedRecordsWhyAndDoesNotRunTheBody(
+        timeLimit: Duration, stallPatience: Duration
+    ) async throws {
+        let trait = MockBridgeTrait.mockBridge(.realistic(seed: 3), timeLimit: timeLimit, stallPatience: stallPatience)
+        let test = try #require(Test.current)
+        let seen = Seen()
+        try await withKnownIssue {
+            try await trait.provideScope(for: test, testCase: Test.Case.current) { await seen.add(0) }
+        } matching: { issue in
+            guard case .invalidArgument(let message)? = issue.error as? APIMisuseError else { return false }
+            return message.hasPrefix("MockBLEBridge.run(timeLimit:stallPatience:_:): ")
+                && issue.comments.contains { $0.rawValue == "the test threw on bridge seed 3" }
+        }
+        #expect(await seen.seeds.isEmpty)
+        let outcome = await trait.plan.run(seed: 3) { await seen.add(1) }
+        #expect(outcome.bodyNeverStarted)
+        #expect(outcome.error is APIMisuseError)
+        #expect(await seen.seeds.isEmpty)
+    }
+
+    /// Every seed is listed before the first runs: `Int.max` of them crashed the process.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [Int.max, MockBridgeTrait.maximumSeedCount + 1])
+    func aTraitOfMoreSeedsThanItRunsRecordsAnIssueAndDoesNotRunTheBody(count: Int) async throws {
+        let trait = MockBridgeTrait.mockBridge(seedCount: count)
+        #expect(trait.plan.seeds.isEmpty)
+        let test = try #require(Test.current)
+        let seen = Seen()
+        try await withKnownIssue {
+            try await trait.provideScope(for: test, testCase: Test.Case.current) { await seen.add(0) }
+        } matching: { issue in
+            issue.comments.map(\.rawValue) == [
+                "mockBridge(seedCount: \(count)) is more seeds than a trait runs: give at most 10000000 "
+                    + "(from: picks where they start)"
+            ]
+        }
+        #expect(await seen.seeds.isEmpty)
+        #expect(MockBridgeTrait.mockBridge(seedCount: 3, from: 5).plan.seeds == [5, 6, 7])
+    }
+
     @Test func aPlanWithNoSeedIsRefusedWhateverTheSeedVariableSays() {
         let plan = BridgeTestPlan(configuration: .realistic(seed: 0), seeds: [])
         #expect(throws: BridgeTestPlan.EmptyPlan()) { try plan.seedsToRun(environment: [:]) }

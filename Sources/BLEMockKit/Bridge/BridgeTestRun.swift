@@ -97,8 +97,9 @@ public struct BridgeTestPlan: Sendable, Hashable {
         /// (``MockBLEBridge/runArtifacts(title:failures:)`` makes the files a failed test carries).
         public var bridge: MockBLEBridge
 
-        /// Whether the body never started: the run was cancelled before it (its error is then
-        /// `CancellationError`).
+        /// Whether the body never started: the run refused to start it (its error says why: the
+        /// caller was cancelled, or an argument such as the time limit was invalid), so nothing
+        /// holds it.
         package var bodyNeverStarted = false
 
         /// Whether the run threw nothing and left nothing over.
@@ -126,16 +127,17 @@ public struct BridgeTestPlan: Sendable, Hashable {
         configuration.seed = seed
         let bridge = MockBLEBridge(configuration: configuration)
         var thrown: (any Error)?
-        let notStarted = LockedValue(false)
+        let started = LockedValue(false)
         do {
-            try await bridge.run(
-                timeLimit: timeLimit, stallPatience: stallPatience, cancelledBeforeStart: { notStarted.value = true }
-            ) { try await body() }
+            try await bridge.run(timeLimit: timeLimit, stallPatience: stallPatience) {
+                started.value = true
+                try await body()
+            }
         } catch {
             thrown = error
         }
         var outcome = Outcome(seed: seed, error: thrown, finish: await bridge.finish(), bridge: bridge)
-        outcome.bodyNeverStarted = notStarted.value
+        outcome.bodyNeverStarted = !started.value
         return outcome
     }
 }

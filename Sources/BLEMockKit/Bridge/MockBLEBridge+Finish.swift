@@ -45,8 +45,8 @@ extension MockBLEBridge {
     /// event stream finishes, and the report lists what was left over — operations in
     /// progress, requests a peripheral never answered, events no stream read, and error
     /// injections that never fired (so a test that scripted a failure learns when its code
-    /// never reached it), ``waitUntil(_:)`` calls whose condition never held (nothing changes
-    /// after finishing: such a call ends only when its task is cancelled), and misuses
+    /// never reached it), ``waitUntil(_:)`` calls whose condition never held (finishing does not
+    /// end them: such a call ends when its task is cancelled), and misuses
     /// CoreBluetooth would have let pass quietly (``misuses``)
     /// — or ``FinishReport/clean``. A report with leftovers ends with the
     /// bridge's seed. Calls CoreBluetooth-shaped managers made before it that have not reached
@@ -60,6 +60,12 @@ extension MockBLEBridge {
     /// ```swift
     /// #expect(await bridge.finish() == .clean)
     /// ```
+    ///
+    /// What it ends is what was under way. The bridge does not refuse what comes after: a call
+    /// made later runs on it as before (a connection, a scan, an injection firing), and a
+    /// second `finish()` reports what is left over then (an injection it listed is listed again
+    /// unless it fired meanwhile). A test that goes on after finishing tests a bridge whose
+    /// schedule was emptied: make a new bridge instead.
     public func finish() -> FinishReport {
         admitArrivals()
         applyHeldCalls()

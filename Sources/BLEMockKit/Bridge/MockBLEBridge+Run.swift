@@ -71,21 +71,11 @@ extension MockBLEBridge {
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, or ``Stall``; `APIMisuseError.invalidArgument(_:)`, before
     ///   `body` runs, when `timeLimit` is not above zero or `stallPatience` is negative;
-    ///   `CancellationError`, without running `body`, when the calling task is cancelled already.
+    ///   `CancellationError` when the calling task is cancelled (without running `body` when it
+    ///   is cancelled already; else whatever `body` then returns or throws).
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     public nonisolated func run<T: Sendable>(
         timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1),
-        _ body: @escaping @Sendable @isolated(any) () async throws -> T
-    ) async throws -> T {
-        try await run(timeLimit: timeLimit, stallPatience: stallPatience, cancelledBeforeStart: {}, body)
-    }
-
-    /// ``run(timeLimit:stallPatience:_:)``, calling `cancelledBeforeStart` when it throws
-    /// `CancellationError` because the caller was cancelled before the body started (nothing
-    /// then holds `body`: the Swift Testing trait need not wait for it to end).
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    package nonisolated func run<T: Sendable>(
-        timeLimit: Duration, stallPatience: Duration, cancelledBeforeStart: @Sendable () -> Void,
         _ body: @escaping @Sendable @isolated(any) () async throws -> T
     ) async throws -> T {
         if let problem = Self.runArgumentProblem(timeLimit: timeLimit, stallPatience: stallPatience) {
@@ -94,7 +84,6 @@ extension MockBLEBridge {
         // A cancelled caller runs nothing: the body would start cancelled, and a body that does
         // not check would run to its end regardless (its calls ignored or failing).
         if Task.isCancelled {
-            cancelledBeforeStart()
             throw CancellationError()
         }
         let executor = SimulationExecutor()
@@ -394,7 +383,7 @@ extension MockBLEBridge {
         driving = false
         runDeadline = nil
         // An advance still waiting (its task was cancelled with the body) returns now.
-        for waiter in advanceWaiters { waiter.continuation.resume() }
+        for waiter in advanceWaiters { advanceWaits.end(waiter.token) }
         advanceWaiters.removeAll()
     }
 
@@ -417,14 +406,14 @@ extension MockBLEBridge {
         admitArrivals()
         forgetCancelled()
         let next = world.schedule.nextDeadline
-        if let horizon = advanceWaiters.map(\.target).min(), next.map({ $0 > horizon }) ?? true {
+        if let horizon = liveAdvanceWaiters.map(\.target).min(), next.map({ $0 > horizon }) ?? true {
             // An advance past the scope's time limit stops at it, as the schedule's events do.
             if let runDeadline, horizon > runDeadline { return .timeLimit }
             // An explicit advance reached its target: time moves there and the call returns.
             setTime(horizon)
             let reached = advanceWaiters.filter { $0.target <= horizon }
             advanceWaiters.removeAll { $0.target <= horizon }
-            for waiter in reached { waiter.continuation.resume() }
+            for waiter in reached { advanceWaits.end(waiter.token) }
             return .ran
         }
         guard let next else { return .nothingScheduled }
@@ -464,7 +453,7 @@ extension MockBLEBridge {
         // the report saying it knows of nothing.
         waiting += unendedConditionWaits
         // So is an advance that has not reached its target (one past the time limit).
-        for waiter in advanceWaiters {
+        for waiter in liveAdvanceWaiters {
             waiting.append(
                 .operation(
                     "bridge.advance (to \(waiter.target), past the run's time limit)", central: nil, peripheral: nil,

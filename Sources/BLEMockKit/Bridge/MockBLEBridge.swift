@@ -192,8 +192,23 @@ public actor MockBLEBridge {
             FrontEndSettings(lock: locks[.settings])
         }
     }
-    /// Explicit advances inside a run, waiting for the driver to reach their targets.
-    var advanceWaiters: [(target: VirtualClock.Instant, continuation: CheckedContinuation<Void, Never>)] = []
+    /// Explicit advances inside a run, waiting for the driver to reach their targets (their
+    /// continuations are in ``advanceWaits``, under the same tokens).
+    var advanceWaiters: [(target: VirtualClock.Instant, token: Int)] = []
+    /// The continuations of ``advanceWaiters``, reachable from a cancelled advance's handler
+    /// (made the first time an advance waits in a run).
+    var madeAdvanceWaits: ConditionWaiters?
+    var advanceWaits: ConditionWaiters {
+        if let madeAdvanceWaits { return madeAdvanceWaits }
+        let made = ConditionWaiters()
+        madeAdvanceWaits = made
+        return made
+    }
+    /// The explicit advances still waiting for their targets (not cancelled).
+    var liveAdvanceWaiters: [(target: VirtualClock.Instant, token: Int)] {
+        guard let madeAdvanceWaits, !advanceWaiters.isEmpty else { return advanceWaiters }
+        return advanceWaiters.filter { !madeAdvanceWaits.hasEnded($0.token) }
+    }
 
     private nonisolated let identifiers: IdentifierSource
 
@@ -470,8 +485,10 @@ public actor MockBLEBridge {
     /// letting the tasks each event wakes run before the next, and this call returns when time
     /// reaches `instant`. Outside a scope the events and sleepers due run here, in order; a
     /// task a sleeper wakes runs after this call returns, at `instant`. Cancelling the calling
-    /// task stops the advance early, at the last event it ran (time never passes an event
-    /// that has not run).
+    /// task stops the advance early: outside a scope at the last event it ran (time never
+    /// passes an event that has not run; a caller cancelled before the call moves nothing),
+    /// inside one at once, wherever the driver has got to (which then no longer stops at
+    /// `instant`).
     public func advance(to instant: VirtualClock.Instant) async {
         admitArrivals()
         applyHeldCalls()
@@ -479,9 +496,20 @@ public actor MockBLEBridge {
         guard instant > world.now else { return }
         let started = world.now
         if driving {
-            await withCheckedContinuation { continuation in
-                advanceWaiters.append((instant, continuation))
+            // The run's driver resumes it at `instant`; cancelling the caller resumes it at once,
+            // wherever the driver has got to (and the driver no longer stops there).
+            let waits = advanceWaits
+            let token = waits.makeToken()
+            advanceWaiters.append((instant, token))
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    waits.register(token, continuation)
+                }
+            } onCancel: {
+                waits.end(token)
             }
+            advanceWaiters.removeAll { $0.token == token }
+            waits.forget(token)
         } else {
             runSchedule(to: instant)
         }
@@ -501,6 +529,8 @@ public actor MockBLEBridge {
             if Task.isCancelled { return }
             runEvents(through: next)
         }
+        // (Cancelled after the last event due, or before any: time stays at the last one run.)
+        if Task.isCancelled { return }
         setTime(instant)
     }
 

@@ -95,7 +95,10 @@ public struct ErrorInjection: Sendable, Hashable {
         /// makes a central that pairs pair and send the request again, as for an ATT error.
         case l2cap(L2CAPError.Code)
         /// Never: the operation waits until the link drops or the bridge finishes — for
-        /// testing the caller's own timeouts. For a central manager's operations only: a
+        /// testing the caller's own timeouts. A request on the air drops the link once ATT's
+        /// transaction timeout (``LinkTiming/attTransactionTimeout``) has passed, as time moves:
+        /// a run moves it; outside one the waiting call does not, and ``MockBLEBridge/advance(by:)``
+        /// must. For a central manager's operations only: a
         /// peripheral manager's (adding a service, advertising, updating a value) waits for no
         /// peer, and such an injection is refused with `APIMisuseError.invalidConfiguration(_:)`.
         case neverAnswers
@@ -120,6 +123,8 @@ public struct ErrorInjection: Sendable, Hashable {
         /// Every matching operation fails.
         case always
         /// Each matching operation fails with this probability (0…1), drawn from the seed.
+        /// ``MockBLEBridge/finish()`` lists it only when no matching operation met it (drawing
+        /// no failure on a seed is not a leftover).
         case probability(Double)
     }
 

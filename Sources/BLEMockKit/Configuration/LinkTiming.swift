@@ -75,7 +75,8 @@ public struct LinkTiming: Sendable, Hashable {
     }
 
     /// Nothing takes time: fast mode. (A request nobody answers still times out after
-    /// ``attTransactionTimeout`` of virtual time.)
+    /// ``attTransactionTimeout`` of virtual time, once time moves that far: a run moves it, and
+    /// outside one ``MockBLEBridge/advance(by:)`` does.)
     public static let instant = LinkTiming(
         connectionInterval: .zero, jitter: .zero, connectionLatency: .zero ... .zero, packetsPerConnectionEvent: .max,
         supervisionTimeout: .zero)

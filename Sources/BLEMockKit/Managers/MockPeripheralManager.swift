@@ -362,7 +362,10 @@ public actor MockPeripheralManager: PeripheralManaging {
     }
 
     /// Takes this manager off the air and ends its event streams; see the bridge's log for
-    /// what was dropped. The manager is unusable afterwards (its state is `unknown`).
+    /// what was dropped. The manager is unusable afterwards (its state is `unknown`). Its
+    /// links drop; centrals' connections still pending to it stay pending, as a device's do
+    /// (they do not time out), and complete once a manager made again under its identifier
+    /// can be connected to.
     ///
     /// A manager made after this one with its ``Configuration/restoreIdentifier`` (or
     /// ``Configuration/identifier``) starts afresh under the identifier, as an app that makes its

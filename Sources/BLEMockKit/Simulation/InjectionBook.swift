@@ -14,6 +14,9 @@ struct InjectionBook: Sendable {
         /// operations only. `nil` for bridge-wide injections.
         var owner: UUID?
         var fired = 0
+        /// How many matching operations met it (fired on or not: a `.probability` entry draws
+        /// for each).
+        var met = 0
         /// Whether its manager went (shut down, or its app terminated): it fires no more, and
         /// `finish()` still lists it if it never fired (see ``InjectionBook/retire(owner:)``).
         var isRetired = false
@@ -71,6 +74,7 @@ struct InjectionBook: Sendable {
                 injection.characteristic == nil || injection.characteristic == characteristic,
                 injection.characteristicHandle == nil || injection.characteristicHandle == handle
             else { continue }
+            entries[index].met += 1
             if case .probability(let probability) = injection.frequency, !random.bool(probability: probability) {
                 continue
             }
@@ -89,12 +93,15 @@ struct InjectionBook: Sendable {
     }
 
     /// Injections that should have fired and did not: `.once` and `.times` entries not used
-    /// up, and `.always` or `.probability` entries that never fired.
+    /// up, `.always` entries that never fired, and `.probability` entries no matching
+    /// operation met (one that met some and drew no failure for any did what it was asked: how
+    /// often it fires is the seed's).
     var unfired: [Entry] {
         entries.filter { entry in
             switch entry.injection.frequency {
             case .once, .times: !entry.isExhausted
-            case .always, .probability: entry.fired == 0
+            case .always: entry.fired == 0
+            case .probability: entry.met == 0
             }
         }
     }

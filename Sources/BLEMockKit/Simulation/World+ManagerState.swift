@@ -412,15 +412,15 @@ extension World {
 
     /// Takes a peripheral off the air: advertising stops, its links drop (centrals see
     /// `peripheralDisconnected`), its requests are forgotten, and its event streams finish.
+    /// Centrals' pending connections to it stay pending, as a device's do for a peripheral that
+    /// went quiet (they do not time out): a manager made again under its identifier may still
+    /// complete them.
     mutating func shutDown(peripheral: UUID) {
         guard peripherals.contains(peripheral), !peripherals[existing: peripheral].isShutDown else { return }
         stopAdvertising(peripheral: peripheral)
         let error = CoreBluetoothError(.peripheralDisconnected)
         for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }
-        failOperations(CoreBluetoothError(.operationCancelled)) {
-            if case .connect(let key) = $0.kind { return key.peripheral == peripheral }
-            return $0.owner == .peripheral(peripheral)
-        }
+        failOperations(CoreBluetoothError(.operationCancelled)) { $0.owner == .peripheral(peripheral) }
         injections.retire(owner: peripheral)
         peripherals[peripheral]!.state = .unknown
         peripherals[peripheral]!.isShutDown = true

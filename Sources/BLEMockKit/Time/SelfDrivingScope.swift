@@ -77,6 +77,10 @@ enum SelfDrivingScope {
         let result = await withTaskCancellationHandler {
             await outcome.value
         } onCancel: {
+            // The scope's outcome is the cancellation, whatever the body makes of its own (a
+            // body that ends normally when cancelled, as iterating an event stream does, would
+            // otherwise win or lose a race with the driver's noticing).
+            outcome.finish(.failure(CancellationError()))
             bodyTask.cancel()
             driverTask.cancel()
             executor.poke()

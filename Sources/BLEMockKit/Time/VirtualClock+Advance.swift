@@ -23,7 +23,8 @@ extension VirtualClock {
     /// Outside a run the sleepers due wake here, and run after this call returns.
     ///
     /// If `target` is before ``now``, ``now`` is left unchanged and nobody wakes: time never
-    /// goes backwards.
+    /// goes backwards. Cancelling the calling task inside a run returns at once, wherever the
+    /// driver has got to.
     ///
     /// On a bridge's clock this is the bridge's ``MockBLEBridge/advance(to:)``: it runs
     /// everything on the bridge's schedule due by `target` (link events, faults, sleepers).
@@ -32,11 +33,26 @@ extension VirtualClock {
             await bridge?.advance(to: target)
             return
         }
-        let drives: Bool = lock.withLock { driving && target > schedule.now }
-        if drives {
-            await withCheckedContinuation { continuation in
-                lock.withLock { advanceWaiters.append((target, continuation)) }
+        let waits: (ConditionWaiters, Int)? = lock.withLock {
+            guard driving, target > schedule.now else { return nil }
+            let waits = madeAdvanceWaits ?? ConditionWaiters()
+            madeAdvanceWaits = waits
+            let token = waits.makeToken()
+            advanceWaiters.append((target, token))
+            return (waits, token)
+        }
+        if let (waits, token) = waits {
+            // The run's driver resumes it at `target`; cancelling the caller resumes it at once
+            // (and the driver no longer stops there).
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    waits.register(token, continuation)
+                }
+            } onCancel: {
+                waits.end(token)
             }
+            lock.withLock { advanceWaiters.removeAll { $0.token == token } }
+            waits.forget(token)
             return
         }
         advanceSynchronously(to: target)

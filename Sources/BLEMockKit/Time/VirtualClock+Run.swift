@@ -66,13 +66,15 @@ extension VirtualClock {
         let executor = SimulationExecutor()
         defer {
             executor.stop()
-            let waiting = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            let waiting = lock.withLock { () -> (ConditionWaiters, [Int])? in
                 driving = false
                 runDeadline = nil
                 defer { advanceWaiters.removeAll() }
-                return advanceWaiters.map(\.continuation)
+                return madeAdvanceWaits.map { ($0, advanceWaiters.map(\.token)) }
             }
-            for waiter in waiting { waiter.resume() }
+            if let (waits, tokens) = waiting {
+                for token in tokens { waits.end(token) }
+            }
         }
         return try await SelfDrivingScope.run(
             on: executor, patience: stallPatience, step: { self.step() },
@@ -90,19 +92,23 @@ extension VirtualClock {
     func step() -> SelfDrivingScope.Step {
         enum Action {
             case wake(Waiter)
-            case reach([CheckedContinuation<Void, Never>])
+            case reach(ConditionWaiters, [Int])
             case outcome(SelfDrivingScope.Step)
         }
         let action: Action = lock.withLock {
             let next = schedule.nextDeadline
-            if let horizon = advanceWaiters.map(\.target).min(), next.map({ $0 > horizon }) ?? true {
+            // (An advance whose caller was cancelled has returned: the driver no longer stops there.)
+            let live = madeAdvanceWaits.map { waits in advanceWaiters.filter { !waits.hasEnded($0.token) } } ?? []
+            if let waits = madeAdvanceWaits, let horizon = live.map(\.target).min(),
+                next.map({ $0 > horizon }) ?? true
+            {
                 // An advance past the time limit stops the run there, as a sleeper due past it
                 // does (and as a bridge's run does).
                 if let runDeadline, horizon > runDeadline { return .outcome(.timeLimit) }
                 _ = schedule.popNext(through: horizon)  // nothing is due by then: only moves `now`
-                let reached = advanceWaiters.filter { $0.target <= horizon }.map(\.continuation)
+                let reached = advanceWaiters.filter { $0.target <= horizon }.map(\.token)
                 advanceWaiters.removeAll { $0.target <= horizon }
-                return .reach(reached)
+                return .reach(waits, reached)
             }
             guard let next else { return .outcome(.nothingScheduled) }
             if let runDeadline, next > runDeadline { return .outcome(.timeLimit) }
@@ -113,8 +119,8 @@ extension VirtualClock {
         case .wake(let waiter):
             waiter.resume(returning: .advanced)
             return .ran
-        case .reach(let waiters):
-            for waiter in waiters { waiter.resume() }
+        case .reach(let waits, let tokens):
+            for token in tokens { waits.end(token) }
             return .ran
         case .outcome(let outcome):
             return outcome

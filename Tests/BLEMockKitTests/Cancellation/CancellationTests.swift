@@ -154,6 +154,102 @@ struct CancellationTests {
         #expect(bridge.clock.sleeperCount == 0)
     }
 
+    /// A body that ends normally once cancelled (reading an event stream, which finishes on
+    /// cancellation) used to race the driver: the run returned the body's value or threw, from one
+    /// run to the next (1 in 60 threw).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A cancelled run throws CancellationError even when its body then returns normally, on every rerun")
+    func cancelledRunThrowsWhateverItsBodyReturns() async throws {
+        for seed in UInt64(0)..<20 {
+            let bridge = MockBLEBridge(configuration: .realistic(seed: seed))
+            let started = AsyncStream<Void>.makeStream()
+            let run = Task {
+                try await bridge.run(stallPatience: .seconds(600)) {
+                    let central = MockCentralManager()
+                    var events = central.events().makeAsyncIterator()
+                    started.continuation.yield()
+                    while await events.next() != nil {}
+                    return "the body returned"
+                }
+            }
+            var iterator = started.stream.makeAsyncIterator()
+            await iterator.next()
+            run.cancel()
+            let outcome = await run.result
+            #expect(throws: CancellationError.self, "seed \(seed)") { try outcome.get() }
+        }
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("Cancelling an advance inside a run returns it at once, where the run's time has got to")
+    func cancelledAdvanceInARunReturnsAtOnce() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 85))
+        let times = try await bridge.run {
+            let sensor = MockPeripheralManager(configuration: .realistic(seed: 85))
+            _ = await sensor.waitForPoweredOn()
+            try await sensor.startAdvertising(AdvertisementData(localName: "busy"))
+            let advance = bridge.task {
+                await bridge.advance(by: .seconds(3_000))
+                return await bridge.now
+            }
+            try await bridge.clock.sleep(for: .seconds(1))
+            let cancelledAt = await bridge.now
+            advance.cancel()
+            let returnedAt = try await advance.value
+            // The driver no longer stops at the cancelled advance's target.
+            try await bridge.clock.sleep(for: .seconds(1))
+            return (cancelledAt, returnedAt, await bridge.now)
+        }
+        // Before, the advance ran on to 3000 s.
+        #expect(times.1 == times.0)
+        #expect(times.2 == times.0.advanced(by: .seconds(1)))
+        #expect(await bridge.pendingOperations.isEmpty)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("An advance cancelled before it starts, inside a run or outside, moves no time")
+    func advanceCancelledBeforeItStartsMovesNoTime() async throws {
+        // Outside a run, with nothing scheduled (before, time jumped to the target).
+        let idle = MockBLEBridge()
+        let outside = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await idle.advance(by: .seconds(50))
+        }
+        await outside.value
+        #expect(await idle.now == .zero)
+        // Inside one: the advance returns at once.
+        let bridge = MockBLEBridge()
+        let now = try await bridge.run {
+            let advance = bridge.task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                await bridge.advance(by: .seconds(50))
+                return await bridge.now
+            }
+            return try await advance.value
+        }
+        #expect(now == .zero)
+        #expect(await bridge.now == .zero)
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("Cancelling an advance of a virtual clock's run returns it at once, where the run's time has got to")
+    func cancelledClockAdvanceInARunReturnsAtOnce() async throws {
+        let clock = VirtualClock()
+        let times = try await clock.run {
+            async let advanced: VirtualClock.Instant = {
+                await clock.advance(by: .seconds(3_000))
+                return clock.now
+            }()
+            try await clock.sleep(for: .seconds(1))
+            let cancelledAt = clock.now
+            withUnsafeCurrentTask { $0?.cancel() }
+            let returnedAt = await advanced
+            return (cancelledAt, returnedAt)
+        }
+        #expect(times.0 == .zero.advanced(by: .seconds(1)))
+        #expect(times.1 == times.0)
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test("A task started by a task of a run as the run ends is cancelled too, so it waits on nothing")
     func aTaskStartedAsTheRunEndsIsCancelled() async throws {

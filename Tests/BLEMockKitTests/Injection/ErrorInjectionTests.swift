@@ -37,6 +37,21 @@ struct ErrorInjectionTests {
         #expect(await rig.bridge.finish() == .clean)
     }
 
+    /// How often a probability injection fires is the seed's: one that drew no failure was
+    /// reached all the same (before, `finish()` listed it, so a trait's test failed on every seed
+    /// where it happened not to fire, and `.probability(0)` always).
+    @Test("A probability injection that met operations is no leftover, fired or not; one no operation met is")
+    func probabilityInjectionsAreLeftOversOnlyWhenNothingMetThem() async throws {
+        let met = ErrorInjection(.read, failure: .att(.readNotPermitted), frequency: .probability(0))
+        let unmet = ErrorInjection(.write, failure: .att(.writeNotPermitted), frequency: .probability(1))
+        let rig = try await Self.rig(central: [met, unmet])
+        for _ in 0..<3 {
+            #expect(try await rig.central.readValue(for: rig.characteristics[1]) == Data([0x01]))
+        }
+        let owner = rig.central.identifier
+        #expect(await rig.bridge.finish() == .leftovers([.unfiredInjection(unmet, owner: owner), .seed(0)]))
+    }
+
     @Test("An injection scripted for three reads that failed two is reported as fired fewer times, not never")
     func aPartlyUsedInjectionSaysSo() async throws {
         let rig = try await Self.rig(central: [

@@ -194,6 +194,30 @@ struct DuplicateIdentifierTests {
         #expect(await !first.isConnected(peripheral.identifier))
     }
 
+    /// A device's pending connection does not time out, nor end because the peripheral went
+    /// quiet: it used to fail with `operationCancelled`, which CoreBluetooth reports only for the
+    /// app's own cancellation.
+    @Test("A connection pending to a peripheral that shut down stays pending, and its successor completes it")
+    func aPendingConnectionOutlivesItsPeripheralsShutDown() async throws {
+        let bridge = MockBLEBridge()
+        let first = MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+        try await first.startAdvertising(AdvertisementData(localName: "1"))
+        let central = MockCentralManager(bridge: bridge)
+        try await central.scanForPeripherals(withServices: nil)
+        await central.stopScan()
+        await first.stopAdvertising()
+        let connect = Task { try await central.connect(first.identifier) }
+        await bridge.waitUntil { $0.pendingOperations.count == 1 }
+        await first.shutDown()
+        #expect(await bridge.pendingOperations.count == 1)
+        let second = MockPeripheralManager(configuration: .init(restoreIdentifier: "watch"), bridge: bridge)
+        #expect(await second.waitForPoweredOn() == .poweredOn)
+        try await second.startAdvertising(AdvertisementData(localName: "2"))
+        try await connect.value
+        #expect(await central.isConnected(second.identifier))
+        #expect(await bridge.finish() == .clean)
+    }
+
     // (It used to be refused as a second live peripheral with the restore identifier.)
     @Test("A peripheral made after its predecessor with the same restore identifier shut down starts afresh under it")
     func aShutDownPeripheralsIdentifierStartsAfresh() async throws {
