@@ -103,8 +103,8 @@ public struct MockBridgeTrait: TestTrait, SuiteTrait, TestScoping {
         if let refusedSeedCount {
             Issue.record(
                 Comment(
-                    rawValue: "mockBridge(seedCount: \(refusedSeedCount)) is more seeds than a trait runs: give at most "
-                        + "\(Self.maximumSeedCount) (from: picks where they start)"),
+                    rawValue: "mockBridge(seedCount: \(refusedSeedCount)) is more seeds than a trait runs: give at "
+                        + "most \(Self.maximumSeedCount) (from: picks where they start)"),
                 sourceLocation: test.sourceLocation)
             return
         }

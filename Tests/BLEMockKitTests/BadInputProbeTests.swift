@@ -70,13 +70,14 @@ struct BadInputProbeTests {
     func hugePacingDoesNotTrap() async {
         let bridge = MockBLEBridge(configuration: .init(realTimePacing: 1e300))
         #expect(bridge.configuration.problem == nil)
-        // Cancelled at once: the owed wall-clock wait is computed, and not waited.
-        let task = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            await bridge.advance(by: .seconds(1))
-        }
-        await task.value
+        // The owed wall-clock wait is computed as time moves, and waited until the caller is
+        // cancelled. (Waited in one sleep, it trapped in the runtime: its deadline did not fit.
+        // A caller cancelled before the advance moves no time, and owes nothing.)
+        let task = Task { await bridge.advance(by: .seconds(1)) }
+        await bridge.waitUntil { $0.now >= .zero + .seconds(1) }
         #expect(await bridge.pacedInAll > .seconds(1_000_000_000))
+        task.cancel()
+        await task.value
         #expect(await bridge.now == .zero + .seconds(1))
     }
 

@@ -101,8 +101,9 @@ extension APIMisuseError: CustomStringConvertible {
                 + "(value handles \(handles.map(String.init).joined(separator: ", "))). "
                 + "Name the service, or use the RemoteCharacteristic from discovery."
         case .unknownRequest(let id):
-            return "No pending request has id \(id): it was already answered, its central disconnected, or its service was removed. "
-                + "Answer each read request, and the first request of each write batch, exactly once."
+            return "No pending request has id \(id): it was already answered, its central disconnected, or its "
+                + "service was removed. Answer each read request, and the first request of each write batch, exactly "
+                + "once."
         case .characteristicNotPublished(let uuid, let handle):
             return "Characteristic \(uuid) (handle \(handle)) is not published by this peripheral manager. "
                 + "Use a LocalCharacteristic returned by add(_:)."

@@ -613,8 +613,19 @@ public actor MockBLEBridge {
         let wait = pendingPacing
         pendingPacing = .zero
         pacedInAll = min(pacedInAll + wait, Self.longestPacing)
-        try? await ContinuousClock().sleep(for: wait)
+        // In steps of a day at most: the runtime traps on a sleep whose deadline does not fit its
+        // timestamps (one of `longestPacing` does not).
+        let clock = ContinuousClock()
+        var left = wait
+        while left > .zero {
+            let step = min(left, Self.longestPacingStep)
+            do { try await clock.sleep(for: step) } catch { return }
+            left -= step
+        }
     }
+
+    /// The longest wall-clock sleep of one step of demo pacing.
+    static let longestPacingStep = Duration.seconds(86_400)
 
     // MARK: Identifiers
 
