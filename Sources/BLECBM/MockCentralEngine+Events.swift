@@ -20,9 +20,17 @@ extension MockCentralEngine {
             deliver { [self] in
                 let forgotten = lock.withLock { () -> [CBMPeripheral] in
                     setState(CBMManagerState(state))
-                    // Below powered on, the peripheral objects are invalid (CoreBluetooth): the
-                    // app discovers or retrieves them again.
-                    return state != .poweredOn ? forgetPeripherals() : []
+                    // Below powered off (resetting, unsupported, unauthorized, unknown) the
+                    // peripheral objects are invalid, as CoreBluetooth's header says: the app
+                    // discovers or retrieves them again. Powered off, they stay this manager's,
+                    // disconnected: an app that keeps one connects it again once Bluetooth is on.
+                    switch CBMManagerState(state) {
+                    case .poweredOn: return []
+                    case .poweredOff:
+                        disconnectPeripherals()
+                        return []
+                    case .unknown, .resetting, .unsupported, .unauthorized: return forgetPeripherals()
+                    }
                 }
                 withExtendedLifetime(forgotten) {
                     guard let (manager, delegate) = managerAndDelegate else { return }
@@ -71,7 +79,8 @@ extension MockCentralEngine {
             let simulation = spec(remote.identifier)
             let ended = simulation?.noteDisconnected(.init(central: central.identifier, peripheral: remote.identifier))
             // Links Bluetooth's turning off ended are not reported: the state change says it
-            // (the peripheral objects are invalid), as CoreBluetooth does.
+            // (the peripheral objects are disconnected, or invalid below powered off), as
+            // CoreBluetooth does.
             guard poweredOn else { return }
             var error = reason.map(CBMError.bridging)
             if let simulation {
@@ -255,6 +264,16 @@ extension MockCentralEngine {
         peripheral.serviceObjects.removeAll()
         peripheral.characteristicObjects.removeAll()
         peripheral.descriptorObjects.removeAll()
+    }
+
+    /// With the lock held: every peripheral object is disconnected, its services gone (Bluetooth
+    /// is off): the objects stay the manager's, and the system's reconnections end.
+    func disconnectPeripherals() {
+        for peripheral in peripheralObjects {
+            invalidate(peripheral)
+            peripheral.reconnectsAutomatically = false
+        }
+        removeAllLinks()
     }
 
     /// With the lock held: forgets every peripheral object (they are invalid). Returns them: let

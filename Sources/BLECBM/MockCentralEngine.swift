@@ -117,8 +117,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     var simulatedState: CBMManagerState = .unknown
     /// How many times Bluetooth has left `poweredOn`: in the simulation (`simulated`, counted on
     /// the bridge's executor), and as the app has heard it (`heard`, counted as its callbacks
-    /// run). A connect the app makes while `heard` is behind names a peripheral object that a
-    /// power-off it has not heard of yet made invalid.
+    /// run). A connect the app makes while `heard` is behind is made while Bluetooth is off, as
+    /// far as the simulation goes (CoreBluetooth ignores it), for an object a power-off it has not
+    /// heard of yet disconnected, or made invalid.
     var powerLosses: (simulated: UInt64, heard: UInt64) = (0, 0)
     /// The state the manager was made to start in, authorized (the state it returns to when the
     /// app is authorized again, unless a test set Bluetooth's state since).
@@ -263,7 +264,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// The system this manager was on was uninstalled: the manager is invalid from now on, as
     /// CoreBluetoothMock's `tearDownSimulation()` leaves its managers. Its delegate hears the
     /// state `unknown`, its peripheral objects are disconnected and invalid (as below powered
-    /// on); later calls are ignored (and noted as misuses).
+    /// off); later calls are ignored (and noted as misuses).
     func invalidate() {
         let first = lock.withLock { () -> Bool in
             defer { invalidated = true }
@@ -274,7 +275,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             central.detachFrontEnd()
             central.shutDown()
             deliver { [self] in
-                // As below powered on: the peripheral objects are disconnected and invalid. A
+                // As below powered off: the peripheral objects are disconnected and invalid. A
                 // CoreBluetoothMock manager's objects keep their delegates no longer: an app that
                 // keeps its peripheral and is its delegate would otherwise keep itself, its
                 // manager and the bridge alive for the rest of the process. (Let go of once the
@@ -418,7 +419,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
 
     /// On the bridge's executor, as the central's state changes: at the first `poweredOn`, the
     /// restored peripherals connect and the restored scan starts (Bluetooth in another state
-    /// first ends both: the objects are invalid, and there is no scan).
+    /// first ends both: no link is up, and there is no scan).
     func startRestoration(_ state: ManagerState) {
         guard
             let restoration = lock.withLock({ pendingRestoration.take() })
@@ -732,6 +733,11 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// next connection's callbacks).
     func removeAllPeripherals() {
         peripherals.removeAll()
+        removeAllLinks()
+    }
+
+    /// With the lock held: forgets every link's mirror and what was kept per link.
+    func removeAllLinks() {
         linkMirrors.removeAll()
         withheld.removeAll()
         supersededEnds.removeAll()

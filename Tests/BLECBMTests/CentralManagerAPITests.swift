@@ -375,6 +375,59 @@ struct CentralManagerAPITests {
         #expect(outcomes == [["value", "state poweredOff"]])
     }
 
+    /// CoreBluetooth's header: only a state below powered off (resetting, unsupported,
+    /// unauthorized, unknown) makes the manager's peripheral objects invalid. Turned off and on,
+    /// Bluetooth leaves them the manager's, disconnected: an app that keeps its peripheral and
+    /// connects it again once Bluetooth is back reconnects (its connect used to be refused as a
+    /// misuse, and the app waited for ever).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aPeripheralKeptThroughBluetoothOffAndOnConnectsAgain(realistic: Bool) async throws {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 62) : .init(seed: 62))
+        _ = try await makeSensor(on: bridge)
+        let (entries, misuses) = try await withCentral(on: bridge) { manager, journal in
+            let peripheral = try await connectAndDiscover(manager, journal, bridge: bridge)
+            let central = manager.simulatedCentral!.identifier
+            await bridge.simulate(.centralState(central, .poweredOff))
+            try await bridge.waitForApp { manager.state == .poweredOff }
+            #expect(peripheral.state == .disconnected)
+            #expect(peripheral.services == nil)
+            await bridge.simulate(.centralState(central, .poweredOn))
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            #expect(manager.retrievePeripherals(withIdentifiers: [peripheral.identifier]).first === peripheral)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { peripheral.state == .connected }
+            peripheral.discoverServices(nil)
+            try await bridge.waitForApp { peripheral.services != nil }
+            return (journal.entries, manager.apiMisuses)
+        }
+        #expect(misuses.isEmpty)
+        #expect(entries.filter { $0 == "connect" }.count == 2)
+        #expect(!entries.contains { $0.hasPrefix("disconnect") })
+    }
+
+    /// Below powered off the objects are invalid: the kept one is no longer the manager's.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [CBMManagerState.unauthorized, .resetting])
+    func aPeripheralKeptThroughAStateBelowPoweredOffIsInvalid(state: CBMManagerState) async throws {
+        let bridge = MockBLEBridge(configuration: .init(seed: 63))
+        _ = try await makeSensor(on: bridge)
+        let misuses = try await withCentral(on: bridge) { manager, journal in
+            let peripheral = try await connectAndDiscover(manager, journal, bridge: bridge)
+            let central = manager.simulatedCentral!.identifier
+            await bridge.simulate(.centralState(central, state == .unauthorized ? .unauthorized : .resetting))
+            try await bridge.waitForApp { manager.state == state }
+            await bridge.simulate(.centralState(central, .poweredOn))
+            try await bridge.waitForApp { manager.state == .poweredOn }
+            let again = try #require(manager.retrievePeripherals(withIdentifiers: [peripheral.identifier]).first)
+            #expect(again !== peripheral)
+            manager.connect(peripheral)
+            try await bridge.waitForApp { manager.apiMisuses.count == 1 }
+            return manager.apiMisuses
+        }
+        #expect(misuses.first?.contains("is not one of this manager's current peripherals") == true)
+    }
+
     /// The stall of an app that waits for the callback of a read a silent sensor has not
     /// answered when `cut` (given the central's identifier and the sensor) ends it, on a new
     /// bridge from `seed`; with the name the report gives the central, and the sensor's.

@@ -29,8 +29,9 @@ final class DelegateAppExplorationXCTests: XCTestCase {
             throw XCTSkip("explorations need task executors (macOS 15)")
         }
         // The phone app keeps the peripheral it found, and scans again once Bluetooth is back on
-        // (its objects are invalid then, as on iOS), but ignores the watch when it finds it
-        // again: a bug of the app, which only a power cycle during the transfer shows.
+        // (no link survived), but never connects the peripheral it kept, and ignores the watch
+        // when it finds it again: a bug of the app, which only a power cycle during the transfer
+        // shows.
         // Lost links and power cycles may be drawn (injected errors find another bug first: see
         // below). The phone scans on for ever, so the run ends at its time limit (two minutes of
         // virtual time here).

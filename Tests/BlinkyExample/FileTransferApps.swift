@@ -214,8 +214,9 @@ final class FileSenderApp: NSObject, CBCentralManagerDelegate, CBPeripheralDeleg
     private let handlesPowerCycles: Bool
 
     /// An app that sends `file`; with `handlesPowerCycles`, one that also starts over from the
-    /// scan when Bluetooth comes back on (its peripheral objects are invalid then), which the
-    /// plain app does not: it keeps the watch it had and ignores it when it finds it again.
+    /// scan when Bluetooth comes back on (no link survived Bluetooth's turning off), which the
+    /// plain app does not: it keeps the watch it had, never connects it again, and ignores it
+    /// when its scan finds it again.
     init(file: [UInt8], handlesPowerCycles: Bool = false) {
         self.file = file
         self.handlesPowerCycles = handlesPowerCycles
@@ -258,8 +259,8 @@ final class FileSenderApp: NSObject, CBCentralManagerDelegate, CBPeripheralDeleg
     func centralManagerDidUpdateState(_ central: CBCentralManager) {
         guard central.state == .poweredOn else { return }
         if handlesPowerCycles, watch != nil {
-            // Bluetooth was off: no link survived, and the objects are invalid. The transfer
-            // resumes from where the watch got to once the app has found it again.
+            // Bluetooth was off: no link survived, nor the attributes discovered over it. The
+            // transfer resumes from where the watch got to once the app has found it again.
             drops += 1
             watch = nil
             control = nil

@@ -85,7 +85,8 @@ struct CombineCBParityTests {
     }
 
     /// A peripheral delegate kept by its peripheral alone, whose deinit asks its manager for the
-    /// state (an app's code, run as Bluetooth turns off and the manager forgets its peripherals).
+    /// state (an app's code, run as the manager's state falls below powered off and it forgets
+    /// its peripherals).
     final class StateAskingDelegate: NSObject, CBMPeripheralDelegate, @unchecked Sendable {
         // @unchecked Sendable: immutable after init; the manager is only asked for its state.
         let manager: CBMCentralManager
@@ -101,7 +102,7 @@ struct CombineCBParityTests {
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test
-    func aDelegateAPeripheralAloneKeptMayCallItsManagerAsBluetoothTurnsOffAndThePeripheralIsForgotten()
+    func aDelegateAPeripheralAloneKeptMayCallItsManagerAsItsPeripheralIsForgotten()
         async throws
     {
         let bridge = ownBridge(seed: 97)
@@ -117,13 +118,15 @@ struct CombineCBParityTests {
                 peripheral.delegate = StateAskingDelegate(manager: manager) { seen.add($0) }
             }
             #expect(seen.all.isEmpty)
-            // The manager lets go of its peripheral objects, and with them the delegate, whose
+            // Unauthorized (a state below powered off: Bluetooth turned off keeps the objects),
+            // the manager lets go of its peripheral objects, and with them the delegate, whose
             // deinit calls the manager: not while the manager's own lock is held (it would be
             // taken again, a crash or a deadlock).
-            CBMCentralManagerMock.simulatePowerOff()
+            CBMCentralManagerMock.simulateAuthorization(.denied)
             try await bridge.waitForApp { !seen.all.isEmpty }
+            CBMCentralManagerMock.simulateAuthorization(.allowedAlways)
         }
-        #expect(seen.all == [.poweredOff])
+        #expect(seen.all == [.unauthorized])
     }
 
     /// States seen from any thread.
