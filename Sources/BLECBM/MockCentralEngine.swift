@@ -255,9 +255,17 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         let waiting = central.bridge.assumeIsolated { $0.pendingOperations }
         for case .operation(let summary, let owner, let peripheral, _, _) in waiting where owner == central.identifier {
             let target = peripheral.map { " on peripheral \($0.uuidString.prefix(8))" } ?? ""
+            // Why a connection attempt had not completed, said now: once the manager is gone, a
+            // failed test's report no longer finds the attempt to explain it.
+            let reason =
+                summary == "connect"
+                ? peripheral.flatMap { peripheral in
+                    central.bridge.assumeIsolated { $0.whyUnconnectable(peripheral) }.map { ", \($0)" }
+                } : nil
             log.note(
-                "\(name(of: central.identifier)), unanswered: \(summary)\(target): the app let go of the manager "
-                    + "while it was still waiting (its operations end with it, with no callback)")
+                "\(name(of: central.identifier)), unanswered: \(summary)\(target)\(reason ?? ""): the app let go of the "
+                    + "manager while it was still waiting (its operations end with it, with no callback; a test's "
+                    + "references to its app go as its test method returns)")
         }
     }
 

@@ -33,8 +33,8 @@ import Testing
 /// calls it made that got no callback, as with CoreBluetooth (``SimulatedSystem/unansweredCalls``;
 /// an operation still waiting when the app let go of its manager, or a connection attempt when
 /// it let go of the peripheral, is one), and what may explain the wait, as a stall report
-/// says it (a scan or a connection attempt for a peripheral out of range, say), if there were any:
-/// the callback the test waited for may be one of theirs (a test cancelled, by `Test.cancel()` or
+/// says it (a scan or a connection attempt for a peripheral out of range, say), with the system's
+/// seed, if there were any: the callback the test waited for may be one of theirs (a test cancelled, by `Test.cancel()` or
 /// its time limit, with no issue recorded before, is not told). With `time: .virtual`, run the test's
 /// body in the system bridge's `run { }`, as above: outside it virtual time stands still, and a
 /// failed test whose system's time never moved is told so first.

@@ -32,7 +32,8 @@ extension XCTestCase {
     /// still waiting when the app let go of its manager, or a connection attempt when it let go
     /// of the peripheral, is one: a scan started before the manager was powered on is the usual
     /// reason a discovery never came), and what may explain the wait, as a stall report says it
-    /// (a scan or a connection attempt for a peripheral out of range, say). With
+    /// (a scan or a connection attempt for a peripheral out of range, say), with the system's
+    /// seed. With
     /// ``SimulatedSystem/Time/virtual`` time, run the test's body in `system.bridge.run { }`:
     /// outside it virtual time stands still, and a failed test whose system's time never moved is
     /// told so first.

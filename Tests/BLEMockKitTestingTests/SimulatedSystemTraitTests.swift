@@ -305,7 +305,8 @@ struct SimulatedSystemTraitTests {
                     "nothing was found",
                     "calls the app made on the simulated system that got no callback, as with CoreBluetooth:\n"
                         + "- CBMCentralManager \(name), ignored: scanForPeripherals: the manager is not "
-                        + "powered on",
+                        + "powered on\nthe simulated system's seed is 0 (it fixes identifiers and draws; its time "
+                        + "follows the wall clock, so timings differ from run to run)",
                 ])
         }
 

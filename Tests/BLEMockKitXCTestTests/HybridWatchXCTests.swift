@@ -448,7 +448,9 @@ final class HybridWatchLeftWaitingXCTests: ExpectedFailuresTestCase {
         XCTAssertEqual(
             note,
             "calls the app made on the simulated system that got no callback, as with CoreBluetooth:\n"
-                + "- CBMCentralManager \(central), ignored: scanForPeripherals: the manager is not powered on")
+                + "- CBMCentralManager \(central), ignored: scanForPeripherals: the manager is not powered on\n"
+                + "the simulated system's seed is \(system.bridge.configuration.seed) (it fixes identifiers and "
+                + "draws; its time follows the wall clock, so timings differ from run to run)")
         withExtendedLifetime(manager) {}
     }
 }
@@ -501,7 +503,8 @@ final class HybridWatchVirtualTimeWithoutARunXCTests: ExpectedFailuresTestCase {
             "the simulated system's time is virtual and never moved: what the apps did waits for it (the next "
                 + "scheduled event, at 0.1s, never happened). Virtual time moves only in the system bridge's "
                 + "`run { }`, where it drives itself, or with its `advance(by:)`: run the test's body in "
-                + "`system.bridge.run { }`, or install the system with time following the wall clock (the default).")
+                + "`system.bridge.run { }`, or install the system with time following the wall clock (the default).\n"
+                + "the simulated system's seed is 11: installed with it, the system draws the same again")
         withExtendedLifetime(watch) {}
     }
 }

@@ -136,7 +136,9 @@ final class SystemWaitingForEverXCTests: XCTestCase {
             note.hasSuffix(
                 "what may explain it:\n- central \(central) is still trying to connect to peripheral 7A1E0000, which "
                     + "is out of range: a connection attempt does not time out (as with CoreBluetooth); it completes "
-                    + "once the peripheral is in range, powered on and connectable"),
+                    + "once the peripheral is in range, powered on and connectable\n"
+                    + "the simulated system's seed is 4 (it fixes identifiers and draws; its time follows the wall "
+                    + "clock, so timings differ from run to run)"),
             note)
         // The app lets go of its manager (a test's locals go before its failure is reported):
         // the attempt ends with it, with no callback, and is noted as such.
@@ -147,8 +149,9 @@ final class SystemWaitingForEverXCTests: XCTestCase {
         XCTAssertEqual(
             system.unansweredCalls,
             [
-                "CBMCentralManager \(central), unanswered: connect on peripheral 7A1E0000: the app let go of the "
-                    + "manager while it was still waiting (its operations end with it, with no callback)"
+                "CBMCentralManager \(central), unanswered: connect on peripheral 7A1E0000, which is out of range: the "
+                    + "app let go of the manager while it was still waiting (its operations end with it, with no "
+                    + "callback; a test's references to its app go as its test method returns)"
             ])
         // (No longer waiting: it ended.)
         let after = await system.failureNote() ?? ""

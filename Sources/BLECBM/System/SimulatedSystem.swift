@@ -280,6 +280,7 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// with its expectation's timeout, and this is where the call it waited on is named. With
     /// ``Time/virtual`` time that never moved while something was scheduled, first that: the test
     /// waited outside the bridge's run (on expectations, say), where virtual time stands still.
+    /// A note ends with the system's seed.
     package func failureNote() async -> String? {
         let waiting = await bridge.waitingOperations
         var notes: [String] = []
@@ -302,7 +303,16 @@ public final class SimulatedSystem: @unchecked Sendable {
         if !hints.isEmpty {
             notes.append("what may explain it:\n" + hints.map { "- \($0)" }.joined(separator: "\n"))
         }
-        return notes.isEmpty ? nil : notes.joined(separator: "\n")
+        guard !notes.isEmpty else { return nil }
+        // The seed fixes the identifiers the notes give and what the simulation draws; on the wall
+        // clock the timing still differs from run to run.
+        let seed = bridge.configuration.seed
+        notes.append(
+            time == .virtual
+                ? "the simulated system's seed is \(seed): installed with it, the system draws the same again"
+                : "the simulated system's seed is \(seed) (it fixes identifiers and draws; its time follows the "
+                    + "wall clock, so timings differ from run to run)")
+        return notes.joined(separator: "\n")
     }
 
     /// Uninstalls the system (nothing happens if it is not installed). Managers on it become
