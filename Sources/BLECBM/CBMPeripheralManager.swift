@@ -79,7 +79,7 @@ open class CBMPeripheralManager: CBMManager, @unchecked Sendable {
 
     /// Removes a published service. Only while powered on: otherwise ignored and noted in
     /// ``apiMisuses`` (CoreBluetooth's peripheral manager takes commands only while powered on,
-    /// and its local database is cleared as Bluetooth leaves that state).
+    /// and its local database is cleared when its state falls below powered off).
     open func remove(_ service: CBMMutableService) { backend.remove(service) }
 
     /// Removes every published service. Only while powered on (otherwise ignored and noted in

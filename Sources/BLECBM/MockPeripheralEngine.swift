@@ -20,6 +20,8 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private weak var manager: CBMPeripheralManager?
     private var mirroredState: CBMManagerState = .unknown
     private var advertising = false
+    /// Whether Bluetooth's turning off paused the app's advertising: it goes on once powered on.
+    private var advertisingPaused = false
     /// How many times the app stopped advertising: a start made before a stop does not mark the
     /// manager advertising when the bridge gets to it after the stop.
     private var advertisingStops: UInt64 = 0
@@ -687,11 +689,13 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     private func handle(_ event: PeripheralEvent) {
         switch event {
         case .stateChanged(let state):
-            // Once powered on again, the services published before are gone (the app adds them
-            // again, often with the same characteristic objects), and so are their subscribers.
+            // Once powered on again after a state below powered off, the services published
+            // before are gone (the app adds them again, often with the same characteristic
+            // objects), and so are their subscribers. Powered off, the database stays (its
+            // subscribers went with their links).
             let cleared = lock.withLock { () -> [CBMMutableCharacteristic] in
                 guard state == .poweredOn else {
-                    databaseCleared = true
+                    if state != .poweredOff { databaseCleared = true }
                     return []
                 }
                 guard databaseCleared else { return [] }
@@ -702,7 +706,17 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 Self.unsubscribeAll(cleared)
                 lock.withLock {
                     mirroredState = CBMManagerState(state)
-                    if state != .poweredOn { advertising = false }
+                    switch state {
+                    case .poweredOn:
+                        if advertisingPaused { advertising = true }
+                        advertisingPaused = false
+                    case .poweredOff:
+                        advertisingPaused = advertisingPaused || advertising
+                        advertising = false
+                    default:
+                        advertising = false
+                        advertisingPaused = false
+                    }
                 }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.peripheralManagerDidUpdateState(manager)

@@ -46,11 +46,16 @@
             }
         }
 
-        /// A new state: settles waiters; leaving `poweredOn` drops what CoreBluetooth drops.
+        /// A new state: settles waiters; leaving `poweredOn` drops what CoreBluetooth drops (its
+        /// database only below `poweredOff`).
         func updateState(_ newState: ManagerState) {
             state = newState
             fanOut.yield(.stateChanged(newState))
-            if newState != .poweredOn {
+            if newState == .poweredOn {
+                if advertisingPaused { advertising = true }
+                advertisingPaused = false
+            } else {
+                advertisingPaused = newState == .poweredOff && (advertisingPaused || advertising)
                 advertising = false
                 let error = APIMisuseError.notPoweredOn(operation: "add", state: newState)
                 operations.failAll(where: \.isAdd, with: error)
@@ -59,7 +64,9 @@
                     with: APIMisuseError.notPoweredOn(operation: "startAdvertising", state: newState))
                 psmOperations.failAll(
                     with: APIMisuseError.notPoweredOn(operation: "publishL2CAPChannel", state: newState))
-                for entry in published.values { forget(entry) }
+                if newState != .poweredOff {
+                    for entry in published.values { forget(entry) }
+                }
                 requests = [:]
                 centrals = [:]
             }

@@ -18,9 +18,11 @@
     /// CoreBluetooth request (a write batch under its first request's id) until
     /// ``respond(to:withResult:value:)`` answers it, exactly once.
     ///
-    /// Leaving `poweredOn` ends advertising and forgets the published services, the pending
-    /// requests and the known centrals (CoreBluetooth drops its database then; add the services
-    /// again when powered on); waiting calls fail with `APIMisuseError.notPoweredOn(operation:state:)`.
+    /// Leaving `poweredOn` ends advertising and forgets the pending requests and the known
+    /// centrals; waiting calls fail with `APIMisuseError.notPoweredOn(operation:state:)`. A state
+    /// below `poweredOff` also forgets the published services (CoreBluetooth clears its database
+    /// then: add the services again when powered on); turned off, CoreBluetooth keeps them, and
+    /// its advertising goes on once powered on, as its documentation says.
     ///
     /// On Linux this type is only type-checked (against a declaration-only CoreBluetooth);
     /// it runs only on Apple platforms. Its bookkeeping types are tested everywhere.
@@ -72,6 +74,8 @@
         var centrals: [UUID: CBCentral] = [:]
         var stateWaiters: [CheckedContinuation<ManagerState, Never>] = []
         var advertising = false
+        /// Whether Bluetooth's turning off paused advertising (it goes on once powered on).
+        var advertisingPaused = false
         var isShutDown = false
 
         /// The manager's state, as CoreBluetooth last reported it.

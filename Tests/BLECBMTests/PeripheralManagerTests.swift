@@ -48,9 +48,16 @@ final class CounterPeripheral: NSObject, CBMPeripheralManagerDelegate, @unchecke
         manager = CBMPeripheralManager(bridge: bridge, delegate: self, queue: nil, configuration: configuration)
     }
 
+    /// Adds its service at the first `poweredOn` only, as an app that follows CoreBluetooth's
+    /// documentation does when Bluetooth is turned off and on (it adds them again only after a
+    /// state below `poweredOff`, which this app then misses).
+    var addsServiceOnce = false
+    private var addedService = false
+
     func peripheralManagerDidUpdateState(_ peripheral: CBMPeripheralManager) {
         calls.append("state \(peripheral.state)")
-        guard peripheral.state == .poweredOn else { return }
+        guard peripheral.state == .poweredOn, !(addsServiceOnce && addedService) else { return }
+        addedService = true
         let service = CBMMutableService(type: Self.service, primary: true)
         service.characteristics = [counter, command, stream, version]
         peripheral.add(service)
@@ -348,7 +355,7 @@ struct PeripheralManagerTests {
             app.manager.startAdvertising([CBMAdvertisementDataLocalNameKey: "Off"])
             #expect(!app.manager.updateValue(Data([1]), for: app.stream, onSubscribedCentrals: nil))
             app.manager.publishL2CAPChannel(withEncryption: false)
-            // Withdrawing is a command too (Bluetooth's leaving poweredOn withdrew everything).
+            // Withdrawing is a command too, refused while Bluetooth is off.
             app.manager.remove(CBMMutableService(type: CBMUUID(string: "AAA2"), primary: true))
             app.manager.removeAllServices()
             app.manager.stopAdvertising()
@@ -449,16 +456,16 @@ final class ChannelRecorder: NSObject, CBMPeripheralManagerDelegate, @unchecked 
 extension PeripheralManagerTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(
-        "After Bluetooth is turned off and on, the services the app adds again serve requests and notify",
+        "After Bluetooth resets (a state below powered off), the services the app adds again serve requests and notify",
         arguments: [false, true])
-    func servicesAddedAgainAfterAPowerCycleServeAndNotify(realistic: Bool) async throws {
+    func servicesAddedAgainAfterAResetServeAndNotify(realistic: Bool) async throws {
         let ((calls, received), _) = try await Self.withCounterApp(realistic: realistic, seed: 35) {
             central, app, identifier -> ([String], Data?) in
             let bridge = central.bridge
             var found = try await Self.connect(central, to: identifier)
             try await Self.subscribe(central, among: found, app: app, subscriptions: 1)
-            await bridge.simulate(.peripheralState(identifier, .poweredOff))
-            try await bridge.waitForApp { app.manager.state == .poweredOff && app.stream.subscribedCentrals == [] }
+            await bridge.simulate(.peripheralState(identifier, .resetting))
+            try await bridge.waitForApp { app.manager.state == .resetting && app.stream.subscribedCentrals == [] }
             #expect(!app.manager.updateValue(Data([1]), for: app.stream, onSubscribedCentrals: nil))
             await bridge.simulate(.peripheralState(identifier, .poweredOn))
             // The app adds its service again (a new service object with the same characteristic
@@ -478,10 +485,75 @@ extension PeripheralManagerTests {
         let stream = CounterPeripheral.streamUUID.uuidString
         #expect(
             calls == [
-                "state poweredOn", "added \(service)", "advertising", "subscribed \(stream)", "state poweredOff",
+                "state poweredOn", "added \(service)", "advertising", "subscribed \(stream)", "state resetting",
                 "unsubscribed \(stream)", "state poweredOn", "added \(service)", "advertising",
                 "read \(CounterPeripheral.counterUUID.uuidString) offset 0", "subscribed \(stream)",
             ])
+    }
+
+    /// CoreBluetooth's `peripheralManagerDidUpdateState(_:)` documentation: only below powered
+    /// off is the local database cleared and advertising to be started again. An app that adds its
+    /// services once is found again after Bluetooth is turned off and on (before, its services
+    /// and advertising were gone, and it vanished).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "Turned off and on, a peripheral manager keeps its services and advertises again by itself",
+        arguments: [false, true])
+    func servicesKeptThroughBluetoothOffAndOnServeAndNotify(realistic: Bool) async throws {
+        let ((calls, received), _) = try await Self.withCounterApp(realistic: realistic, seed: 36) {
+            central, app, identifier -> ([String], Data?) in
+            let bridge = central.bridge
+            app.addsServiceOnce = true
+            var found = try await Self.connect(central, to: identifier)
+            try await Self.subscribe(central, among: found, app: app, subscriptions: 1)
+            await bridge.simulate(.peripheralState(identifier, .poweredOff))
+            try await bridge.waitForApp { app.manager.state == .poweredOff && app.stream.subscribedCentrals == [] }
+            #expect(!app.manager.isAdvertising)
+            await bridge.simulate(.peripheralState(identifier, .poweredOn))
+            try await bridge.waitForApp { app.manager.state == .poweredOn }
+            #expect(app.manager.isAdvertising)
+            await central.stopScan()
+            found = try await Self.connect(central, to: identifier)
+            let counter = try #require(found.first { $0.uuid == CounterPeripheral.counterUUID.bluetoothUUID })
+            #expect(try await central.readValue(for: counter) == Data([1]))
+            let events = central.events()
+            let value = try await Self.subscribeAgainAndNotify(
+                Data([9]), central: central, among: found, app: app, events: events)
+            return (app.calls, value)
+        }
+        #expect(received == Data([9]))
+        let service = CounterPeripheral.service.uuidString
+        let stream = CounterPeripheral.streamUUID.uuidString
+        #expect(
+            calls == [
+                "state poweredOn", "added \(service)", "advertising", "subscribed \(stream)", "state poweredOff",
+                "unsubscribed \(stream)", "state poweredOn",
+                "read \(CounterPeripheral.counterUUID.uuidString) offset 0", "subscribed \(stream)",
+            ])
+    }
+
+    /// An app that adds its service again at every `poweredOn`, with the characteristic objects
+    /// it published before: after Bluetooth is turned off and on its database is still there, so
+    /// the repeat is refused (a characteristic object is in one service at most) and noted.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func anAppThatAddsItsServiceAgainAfterBluetoothOffAndOnHasTheRepeatRefused() async throws {
+        let ((calls, misuses), _) = try await Self.withCounterApp(realistic: false, seed: 37) {
+            central, app, identifier -> ([String], [String]) in
+            let bridge = central.bridge
+            _ = try await Self.connect(central, to: identifier)
+            await bridge.simulate(.peripheralState(identifier, .poweredOff))
+            try await bridge.waitForApp { app.manager.state == .poweredOff }
+            await bridge.simulate(.peripheralState(identifier, .poweredOn))
+            try await bridge.waitForApp { app.calls.count == 6 }
+            return (app.calls, app.manager.apiMisuses)
+        }
+        let service = CounterPeripheral.service.uuidString
+        #expect(
+            calls.prefix(5) == [
+                "state poweredOn", "added \(service)", "advertising", "state poweredOff", "state poweredOn",
+            ])
+        #expect(calls.last?.hasPrefix("added \(service) error ") == true)
+        #expect(misuses.count == 1)
     }
 }
 

@@ -44,9 +44,9 @@ extension World {
     }
 
     /// Unpublishes every PSM of a peripheral, each as ``unpublishL2CAPChannel(peripheral:psm:)``
-    /// does (closing the channels open on it), in PSM order: its Bluetooth left `poweredOn`
-    /// (CoreBluetooth clears what the app published, as it clears its database), or its app was
-    /// terminated (L2CAP is not part of state restoration).
+    /// does (closing the channels open on it), in PSM order: its Bluetooth fell below
+    /// `poweredOff` (CoreBluetooth clears what the app published, as it clears its database), or
+    /// its app was terminated (L2CAP is not part of state restoration).
     mutating func unpublishAllL2CAPChannels(peripheral: UUID) {
         guard let published = peripherals[peripheral]?.publishedPSMs, !published.isEmpty else { return }
         peripherals[peripheral]!.publishedPSMs = [:]

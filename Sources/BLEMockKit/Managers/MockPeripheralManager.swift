@@ -282,9 +282,11 @@ public actor MockPeripheralManager: PeripheralManaging {
     }
 
     /// Test hook: the peripheral's Bluetooth state changes. Leaving `poweredOn` stops
-    /// advertising, drops every link (centrals see `peripheralDisconnected`) and removes the
-    /// published services and unpublishes the L2CAP PSMs (their channels close with the links),
-    /// as CoreBluetooth does: once powered on again the app publishes them again.
+    /// advertising and drops every link (centrals see `peripheralDisconnected`; L2CAP channels
+    /// close with the links). As CoreBluetooth's header says, `poweredOff` keeps the published
+    /// services and L2CAP PSMs, and advertising goes on once powered on again; a state below it
+    /// (`resetting`, `unauthorized`, `unsupported`, `unknown`) removes them, and once powered
+    /// on the app publishes them and starts advertising again.
     public func simulateStateChange(_ state: ManagerState) {
         world { $0.setState(.peripheral(identifier), to: state) }
     }

@@ -197,6 +197,23 @@ extension World {
             record(.advertisingStarted, peripheral: peripheral, error: error)
             throw error
         }
+        beginAdvertising(peripheral, at: p, advertisement)
+    }
+
+    /// Advertising that Bluetooth's turning off paused goes on as Bluetooth is on again (see
+    /// `setState(_:to:automatic:)`): as started again, with its delay, and no injection meets it
+    /// (the app made no call).
+    mutating func resumePausedAdvertising(of peripheral: UUID) {
+        guard let p = peripherals.position(of: peripheral), let advertisement = peripherals[at: p].pausedAdvertisement
+        else { return }
+        peripherals.entries[p]!.pausedAdvertisement = nil
+        guard peripherals[at: p].advertisement == nil else { return }
+        beginAdvertising(peripheral, at: p, advertisement)
+    }
+
+    /// Puts `advertisement` on the air for the peripheral at position `p` (powered on, not
+    /// advertising).
+    private mutating func beginAdvertising(_ peripheral: UUID, at p: Int, _ advertisement: AdvertisementData) {
         peripherals.entries[p]!.advertisement = advertisement
         peripherals.entries[p]!.advertisingStarted = now.advanced(
             by: peripherals[at: p].configuration.advertisingDelay)

@@ -274,20 +274,31 @@ extension World {
             record(.stateChanged, peripheral: peripheral, detail: state.description)
             deliver(PeripheralEvent.stateChanged(state), to: peripheral)
             if state == .poweredOn {
+                resumePausedAdvertising(of: peripheral)
                 connectPendingAttempts(to: peripheral)
                 return
             }
-            guard old == .poweredOn else { return }
-            stopAdvertising(peripheral: peripheral)
-            // The update queue goes with the power, and no ready callback is owed: a manager
-            // that is not powered on takes no `updateValue` (cleared before the links go, as
-            // their teardown empties the queue and would say there is room again).
-            peripherals[peripheral]!.updateQueueWasFull = false
-            let error = CoreBluetoothError(.peripheralDisconnected)
-            for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }
+            if old == .poweredOn {
+                // Below powered on, advertising has stopped and every central is disconnected
+                // (CoreBluetooth's header); powered off, advertising only pauses.
+                let paused = state == .poweredOff ? peripherals[existing: peripheral].advertisement : nil
+                stopAdvertising(peripheral: peripheral)
+                peripherals[peripheral]!.pausedAdvertisement = paused
+                // The update queue goes with the power, and no ready callback is owed: a manager
+                // that is not powered on takes no `updateValue` (cleared before the links go, as
+                // their teardown empties the queue and would say there is room again).
+                peripherals[peripheral]!.updateQueueWasFull = false
+                let error = CoreBluetoothError(.peripheralDisconnected)
+                for key in links(ofPeripheral: peripheral) { tearDown(key, reason: error, pendingError: error) }
+                peripherals[peripheral]!.queuedUpdates = 0
+            }
+            // Below powered off, advertising must be started again and the local database is
+            // cleared: the app adds its services (and publishes its PSMs) again. Powered off,
+            // they wait for Bluetooth to come back.
+            guard state != .poweredOff, old == .poweredOn || old == .poweredOff else { return }
+            peripherals[peripheral]!.pausedAdvertisement = nil
             removeAllServices(peripheral: peripheral)
             unpublishAllL2CAPChannels(peripheral: peripheral)
-            peripherals[peripheral]!.queuedUpdates = 0
         }
     }
 

@@ -192,6 +192,8 @@ extension World {
         var proximitySimulated = false
         /// The advertisement on the air, or `nil` when not advertising.
         var advertisement: AdvertisementData?
+        /// The advertisement Bluetooth's turning off paused: on the air again once it is on.
+        var pausedAdvertisement: AdvertisementData?
         /// The last local name a central heard in its advertisements: the system keeps knowing
         /// it (as CoreBluetooth keeps a peripheral's name) once the peripheral stops advertising,
         /// advertises without a name, or advertises from the background.

@@ -186,14 +186,15 @@ struct L2CAPTests {
         }
     }
 
-    /// Bluetooth going off clears what the peripheral published, as it clears its database: an
-    /// app that publishes again on `poweredOn` gets the same PSM back, however often it does.
-    @Test("A peripheral's PSMs are unpublished when its Bluetooth leaves poweredOn, as its services are removed")
-    func leavingPoweredOnUnpublishesThePSMs() async throws {
+    /// Bluetooth falling below powered off clears what the peripheral published, as it clears its
+    /// database: an app that publishes again on `poweredOn` gets the same PSM back, however often
+    /// it does.
+    @Test("A peripheral's PSMs are unpublished when its Bluetooth falls below poweredOff, as its services are removed")
+    func fallingBelowPoweredOffUnpublishesThePSMs() async throws {
         let rig = try await Rig.make()
         let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
         let (central, peripheral) = try await rig.open(psm)
-        await rig.peripheral.simulateStateChange(.poweredOff)
+        await rig.peripheral.simulateStateChange(.resetting)
         await #expect(throws: CoreBluetoothError(.notConnected)) { try await central.send(Data([1])) }
         await #expect(throws: CoreBluetoothError(.notConnected)) { try await peripheral.send(Data([1])) }
         #expect(
@@ -209,12 +210,28 @@ struct L2CAPTests {
         await #expect(throws: L2CAPError(.psmNotSupported)) {
             try await rig.central.openL2CAPChannel(psm, on: rig.peripheral.identifier)
         }
-        // Each power cycle gives the PSM back: the dynamic range never runs out.
+        // Each reset gives the PSM back: the dynamic range never runs out.
         for _ in 0..<130 {
             #expect(try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false) == psm)
-            await rig.peripheral.simulateStateChange(.poweredOff)
+            await rig.peripheral.simulateStateChange(.resetting)
             await rig.peripheral.simulateStateChange(.poweredOn)
         }
+    }
+
+    /// Turned off, a peripheral keeps its database, and its PSMs with it: the channels open on
+    /// them close with their links, and a central opens the same PSM again once it is back.
+    @Test("A peripheral turned off and on keeps its PSMs; its channels closed with their links")
+    func poweringOffKeepsThePSMs() async throws {
+        let rig = try await Rig.make()
+        let psm = try await rig.peripheral.publishL2CAPChannel(requiresEncryption: false)
+        let (central, _) = try await rig.open(psm)
+        await rig.peripheral.simulateStateChange(.poweredOff)
+        await #expect(throws: CoreBluetoothError(.notConnected)) { try await central.send(Data([1])) }
+        await rig.peripheral.simulateStateChange(.poweredOn)
+        try await rig.central.connect(rig.peripheral.identifier)
+        let again = try await rig.central.openL2CAPChannel(psm, on: rig.peripheral.identifier)
+        #expect(again.psm == psm)
+        try await rig.peripheral.unpublishL2CAPChannel(psm)
     }
 
     @Test func aChannelCarriesBytesBothWaysInOrder() async throws {
