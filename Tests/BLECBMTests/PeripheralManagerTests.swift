@@ -454,22 +454,33 @@ final class ChannelRecorder: NSObject, CBMPeripheralManagerDelegate, @unchecked 
 }
 
 extension PeripheralManagerTests {
+    /// CoreBluetooth's `peripheralManagerDidUpdateState(_:)` documentation: below powered on,
+    /// advertising stops and centrals are disconnected; only below powered off is the local
+    /// database cleared and advertising to be started again. After a reset (below powered off)
+    /// the app adds its service again (a new service object with the same characteristic objects)
+    /// and advertises; turned off, an app that adds its service once is found again with it, as
+    /// advertising goes on by itself (before, its services and advertising were gone, and it
+    /// vanished). Either way the services serve requests and notify.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(
-        "After Bluetooth resets (a state below powered off), the services the app adds again serve requests and notify",
-        arguments: [false, true])
-    func servicesAddedAgainAfterAResetServeAndNotify(realistic: Bool) async throws {
+        "Bluetooth reset or turned off and on: the peripheral manager's services serve requests and notify after",
+        arguments: [ManagerState.resetting, .poweredOff], [false, true])
+    func servicesServeAndNotifyAfterBluetoothComesBack(leaving state: ManagerState, realistic: Bool) async throws {
+        let turnedOff = state == .poweredOff
+        let cbmState = try #require(CBMManagerState(rawValue: state.rawValue))
         let ((calls, received), _) = try await Self.withCounterApp(realistic: realistic, seed: 35) {
             central, app, identifier -> ([String], Data?) in
             let bridge = central.bridge
+            app.addsServiceOnce = turnedOff
             var found = try await Self.connect(central, to: identifier)
             try await Self.subscribe(central, among: found, app: app, subscriptions: 1)
-            await bridge.simulate(.peripheralState(identifier, .resetting))
-            try await bridge.waitForApp { app.manager.state == .resetting && app.stream.subscribedCentrals == [] }
+            await bridge.simulate(.peripheralState(identifier, state))
+            try await bridge.waitForApp {
+                app.manager.state == cbmState && app.stream.subscribedCentrals == []
+            }
+            #expect(!app.manager.isAdvertising)
             #expect(!app.manager.updateValue(Data([1]), for: app.stream, onSubscribedCentrals: nil))
             await bridge.simulate(.peripheralState(identifier, .poweredOn))
-            // The app adds its service again (a new service object with the same characteristic
-            // objects) and advertises.
             try await bridge.waitForApp { app.manager.isAdvertising }
             await central.stopScan()
             found = try await Self.connect(central, to: identifier)
@@ -483,53 +494,13 @@ extension PeripheralManagerTests {
         #expect(received == Data([9]))
         let service = CounterPeripheral.service.uuidString
         let stream = CounterPeripheral.streamUUID.uuidString
-        #expect(
-            calls == [
-                "state poweredOn", "added \(service)", "advertising", "subscribed \(stream)", "state resetting",
-                "unsubscribed \(stream)", "state poweredOn", "added \(service)", "advertising",
-                "read \(CounterPeripheral.counterUUID.uuidString) offset 0", "subscribed \(stream)",
-            ])
-    }
-
-    /// CoreBluetooth's `peripheralManagerDidUpdateState(_:)` documentation: only below powered
-    /// off is the local database cleared and advertising to be started again. An app that adds its
-    /// services once is found again after Bluetooth is turned off and on (before, its services
-    /// and advertising were gone, and it vanished).
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test(
-        "Turned off and on, a peripheral manager keeps its services and advertises again by itself",
-        arguments: [false, true])
-    func servicesKeptThroughBluetoothOffAndOnServeAndNotify(realistic: Bool) async throws {
-        let ((calls, received), _) = try await Self.withCounterApp(realistic: realistic, seed: 36) {
-            central, app, identifier -> ([String], Data?) in
-            let bridge = central.bridge
-            app.addsServiceOnce = true
-            var found = try await Self.connect(central, to: identifier)
-            try await Self.subscribe(central, among: found, app: app, subscriptions: 1)
-            await bridge.simulate(.peripheralState(identifier, .poweredOff))
-            try await bridge.waitForApp { app.manager.state == .poweredOff && app.stream.subscribedCentrals == [] }
-            #expect(!app.manager.isAdvertising)
-            await bridge.simulate(.peripheralState(identifier, .poweredOn))
-            try await bridge.waitForApp { app.manager.state == .poweredOn }
-            #expect(app.manager.isAdvertising)
-            await central.stopScan()
-            found = try await Self.connect(central, to: identifier)
-            let counter = try #require(found.first { $0.uuid == CounterPeripheral.counterUUID.bluetoothUUID })
-            #expect(try await central.readValue(for: counter) == Data([1]))
-            let events = central.events()
-            let value = try await Self.subscribeAgainAndNotify(
-                Data([9]), central: central, among: found, app: app, events: events)
-            return (app.calls, value)
-        }
-        #expect(received == Data([9]))
-        let service = CounterPeripheral.service.uuidString
-        let stream = CounterPeripheral.streamUUID.uuidString
-        #expect(
-            calls == [
-                "state poweredOn", "added \(service)", "advertising", "subscribed \(stream)", "state poweredOff",
-                "unsubscribed \(stream)", "state poweredOn",
-                "read \(CounterPeripheral.counterUUID.uuidString) offset 0", "subscribed \(stream)",
-            ])
+        let addedAgain = turnedOff ? [] : ["added \(service)", "advertising"]
+        let before = [
+            "state poweredOn", "added \(service)", "advertising", "subscribed \(stream)", "state \(cbmState)",
+            "unsubscribed \(stream)", "state poweredOn",
+        ]
+        let after = ["read \(CounterPeripheral.counterUUID.uuidString) offset 0", "subscribed \(stream)"]
+        #expect(calls == before + addedAgain + after)
     }
 
     /// An app that adds its service again at every `poweredOn`, with the characteristic objects
