@@ -29,7 +29,7 @@ typecheck BLECore Sources/BLECore -package-name blemockkit
 # BLECoreBluetooth imports BLECore, so it is checked against BLECore's public interface as
 # built with the stub (so BLECore's CoreBluetooth extensions are in it): emit BLECore's
 # module into a temporary directory, then type-check BLECoreBluetooth with both on the path.
-# Only `public` BLECore API is visible, exactly as in a package build.
+# BLECore's `public` and `package` API is visible, as in a package build (one package).
 interfaces="$(mktemp -d)"
 trap 'rm -rf "$interfaces"' EXIT
 mapfile -t core_files < <(find Sources/BLECore -name '*.swift' -not -path '*.docc/*' | sort)
@@ -37,14 +37,14 @@ swiftc -emit-module -swift-version 6 -module-name BLECore -parse-as-library \
     -enable-upcoming-feature ExistentialAny -warnings-as-errors -package-name blemockkit \
     -I "$modules" -emit-module-path "$interfaces/BLECore.swiftmodule" "${core_files[@]}"
 echo "emitted BLECore's module (built against the CoreBluetooth stub)"
-typecheck BLECoreBluetooth Sources/BLECoreBluetooth -I "$interfaces"
+typecheck BLECoreBluetooth Sources/BLECoreBluetooth -I "$interfaces" -package-name blemockkit
 
 # The shared role-contract tests' CoreBluetooth side: emit BLECoreBluetooth's module (emitting
 # runs the SIL diagnostics, such as region-based isolation, that -typecheck alone skips), then
 # type-check the contract with its CoreBluetooth suite (it runs only on Apple platforms).
 mapfile -t adapter_files < <(find Sources/BLECoreBluetooth -name '*.swift' -not -path '*.docc/*' | sort)
 swiftc -emit-module -swift-version 6 -module-name BLECoreBluetooth -parse-as-library \
-    -enable-upcoming-feature ExistentialAny -warnings-as-errors \
+    -enable-upcoming-feature ExistentialAny -warnings-as-errors -package-name blemockkit \
     -I "$modules" -I "$interfaces" -emit-module-path "$interfaces/BLECoreBluetooth.swiftmodule" "${adapter_files[@]}"
 swiftc -typecheck -swift-version 6 -module-name BLECoreBluetoothContract -parse-as-library \
     -enable-upcoming-feature ExistentialAny -warnings-as-errors -I "$modules" -I "$interfaces" \

@@ -282,10 +282,7 @@ extension MockCentralEngine {
     /// manager).
     func forgetPeripherals() -> [CBMPeripheral] {
         let objects = peripheralObjects
-        for peripheral in objects {
-            invalidate(peripheral)
-            peripheral.reconnectsAutomatically = false
-        }
+        disconnectPeripherals()
         removeAllPeripherals()
         return objects
     }

@@ -735,16 +735,16 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         peripheral.storedState = .connecting
     }
 
-    /// With the lock held: forgets the peripheral objects and their links, and what was withheld
-    /// about them (Bluetooth leaving powered on ended every link and attempt, and reports none
-    /// of those ends: a withholding kept until one would outlive the power cycle and hide the
-    /// next connection's callbacks).
+    /// With the lock held: forgets the peripheral objects (their links are gone: see
+    /// ``removeAllLinks()``).
     func removeAllPeripherals() {
         peripherals.removeAll()
-        removeAllLinks()
     }
 
-    /// With the lock held: forgets every link's mirror and what was kept per link.
+    /// With the lock held: forgets every link's mirror and what was withheld about it (Bluetooth
+    /// leaving powered on ended every link and attempt, and reports none of those ends: a
+    /// withholding kept until one would outlive the power cycle and hide the next connection's
+    /// callbacks).
     func removeAllLinks() {
         linkMirrors.removeAll()
         withheld.removeAll()

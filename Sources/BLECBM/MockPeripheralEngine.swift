@@ -19,9 +19,8 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     let lock = Lock()
     private weak var manager: CBMPeripheralManager?
     private var mirroredState: CBMManagerState = .unknown
-    private var advertising = false
-    /// Whether Bluetooth's turning off paused the app's advertising: it goes on once powered on.
-    private var advertisingPaused = false
+    /// Whether the manager advertises (paused while Bluetooth is off: see ``AdvertisingMirror``).
+    private var advertising = AdvertisingMirror()
     /// How many times the app stopped advertising: a start made before a stop does not mark the
     /// manager advertising when the bridge gets to it after the stop.
     private var advertisingStops: UInt64 = 0
@@ -135,7 +134,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             lane.deliver { [self] in
                 lock.withLock {
                     mirroredState = .unknown
-                    advertising = false
+                    advertising.stateChanged(to: .unknown)
                 }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.peripheralManagerDidUpdateState(manager)
@@ -214,7 +213,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         return true
     }
 
-    var isAdvertising: Bool { lock.withLock { advertising } }
+    var isAdvertising: Bool { lock.withLock { advertising.isAdvertising } }
 
     /// The first of `objects` (the characteristics of a service being added) that is already
     /// published in a service of this manager, or that appears twice among them, with the
@@ -414,7 +413,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 try peripheral.startAdvertising(advertisement)
                 lane.deliver { [self] in
                     // In the order of the app's callbacks, unless the app stopped since.
-                    lock.withLock { if advertisingStops == stops { advertising = true } }
+                    lock.withLock { if advertisingStops == stops { advertising.isAdvertising = true } }
                     guard let (manager, delegate) = managerAndDelegate else { return }
                     delegate.peripheralManagerDidStartAdvertising(manager, error: nil)
                 }
@@ -428,7 +427,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     func stopAdvertising() {
         guard poweredOn("stopAdvertising") else { return }
         lock.withLock {
-            advertising = false
+            advertising.isAdvertising = false
             advertisingStops &+= 1
         }
         lane.command { $0.stopAdvertising() }
@@ -706,17 +705,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                 Self.unsubscribeAll(cleared)
                 lock.withLock {
                     mirroredState = CBMManagerState(state)
-                    switch state {
-                    case .poweredOn:
-                        if advertisingPaused { advertising = true }
-                        advertisingPaused = false
-                    case .poweredOff:
-                        advertisingPaused = advertisingPaused || advertising
-                        advertising = false
-                    default:
-                        advertising = false
-                        advertisingPaused = false
-                    }
+                    advertising.stateChanged(to: state)
                 }
                 guard let (manager, delegate) = managerAndDelegate else { return }
                 delegate.peripheralManagerDidUpdateState(manager)
@@ -824,7 +813,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
                     characteristics[local.handle] = object
                     subscribers[local.handle] = subscribed[local.handle]
                 }
-                advertising = restored.advertisement != nil
+                advertising.isAdvertising = restored.advertisement != nil
             }
             var dictionary: [String: Any] = [CBMPeripheralManagerRestoredStateServicesKey: services.map(\.0)]
             if let advertisement = restored.advertisement {

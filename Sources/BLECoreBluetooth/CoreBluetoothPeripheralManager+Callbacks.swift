@@ -10,7 +10,7 @@
             case .stateUpdated(let cbState):
                 updateState(ManagerState(cbState))
             case .startedAdvertising(let error):
-                advertising = error == nil
+                advertising.isAdvertising = error == nil
                 operations.resume(.startAdvertising, with: result(error))
             case .added(let service, let error):
                 guard let handle = numbering.existingNumber(for: service) else { return }
@@ -51,12 +51,8 @@
         func updateState(_ newState: ManagerState) {
             state = newState
             fanOut.yield(.stateChanged(newState))
-            if newState == .poweredOn {
-                if advertisingPaused { advertising = true }
-                advertisingPaused = false
-            } else {
-                advertisingPaused = newState == .poweredOff && (advertisingPaused || advertising)
-                advertising = false
+            advertising.stateChanged(to: newState)
+            if newState != .poweredOn {
                 let error = APIMisuseError.notPoweredOn(operation: "add", state: newState)
                 operations.failAll(where: \.isAdd, with: error)
                 operations.failAll(

@@ -63,7 +63,7 @@
             }
             let advertisement = (dictionary[CBPeripheralManagerRestoredStateAdvertisementDataKey] as? [String: Any])
                 .map(AdvertisementData.init)
-            if advertisement != nil { advertising = true }
+            if advertisement != nil { advertising.isAdvertising = true }
             fanOut.yield(.willRestoreState(RestoredPeripheralState(services: services, advertisement: advertisement)))
         }
     }

@@ -73,9 +73,9 @@
         var nextRequestID: UInt64 = 1
         var centrals: [UUID: CBCentral] = [:]
         var stateWaiters: [CheckedContinuation<ManagerState, Never>] = []
-        var advertising = false
-        /// Whether Bluetooth's turning off paused advertising (it goes on once powered on).
-        var advertisingPaused = false
+        /// Whether the manager advertises (paused while Bluetooth is off: see
+        /// `AdvertisingMirror`).
+        var advertising = AdvertisingMirror()
         var isShutDown = false
 
         /// The manager's state, as CoreBluetooth last reported it.
@@ -112,8 +112,8 @@
         public func shutDown() {
             guard !isShutDown else { return }
             isShutDown = true
-            if advertising { manager.stopAdvertising() }
-            advertising = false
+            if advertising.isAdvertising { manager.stopAdvertising() }
+            advertising.isAdvertising = false
             operations.failAll(with: CoreBluetoothError(.operationCancelled))
             psmOperations.failAll(with: CoreBluetoothError(.operationCancelled))
             settleWaiters(with: state)
@@ -132,22 +132,22 @@
             published.keys.sorted().map { published[$0]!.local }
         }
 
-        public var isAdvertising: Bool { advertising }
+        public var isAdvertising: Bool { advertising.isAdvertising }
 
         public func startAdvertising(_ advertisement: AdvertisementData) async throws {
             try requirePoweredOn("startAdvertising")
-            guard !advertising, !operations.isWaiting(for: .startAdvertising) else {
+            guard !advertising.isAdvertising, !operations.isWaiting(for: .startAdvertising) else {
                 throw CoreBluetoothError(.alreadyAdvertising)
             }
             try await operations.wait(for: .startAdvertising) {
                 manager.startAdvertising(advertisement.coreBluetoothDictionary)
             }
-            advertising = true
+            advertising.isAdvertising = true
         }
 
         public func stopAdvertising() async {
             manager.stopAdvertising()
-            advertising = false
+            advertising.isAdvertising = false
             operations.failAll(where: { $0 == .startAdvertising }, with: CoreBluetoothError(.operationCancelled))
         }
 

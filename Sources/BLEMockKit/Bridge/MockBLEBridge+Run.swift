@@ -383,8 +383,7 @@ extension MockBLEBridge {
         driving = false
         runDeadline = nil
         // An advance still waiting (its task was cancelled with the body) returns now.
-        for waiter in advanceWaiters { advanceWaits.end(waiter.token) }
-        advanceWaiters.removeAll()
+        advanceWaiters?.endAll()
     }
 
     /// Runs the next event of the one schedule (a sleeper's wake-up on ``clock`` is one of
@@ -406,14 +405,12 @@ extension MockBLEBridge {
         admitArrivals()
         forgetCancelled()
         let next = world.schedule.nextDeadline
-        if let horizon = liveAdvanceWaiters.map(\.target).min(), next.map({ $0 > horizon }) ?? true {
+        if let advanceWaiters, let horizon = advanceWaiters.horizon, next.map({ $0 > horizon }) ?? true {
             // An advance past the scope's time limit stops at it, as the schedule's events do.
             if let runDeadline, horizon > runDeadline { return .timeLimit }
             // An explicit advance reached its target: time moves there and the call returns.
             setTime(horizon)
-            let reached = advanceWaiters.filter { $0.target <= horizon }
-            advanceWaiters.removeAll { $0.target <= horizon }
-            for waiter in reached { advanceWaits.end(waiter.token) }
+            advanceWaiters.reach(through: horizon)
             return .ran
         }
         guard let next else { return .nothingScheduled }
@@ -453,10 +450,10 @@ extension MockBLEBridge {
         // the report saying it knows of nothing.
         waiting += unendedConditionWaits
         // So is an advance that has not reached its target (one past the time limit).
-        for waiter in liveAdvanceWaiters {
+        for target in advanceWaiters?.targets ?? [] {
             waiting.append(
                 .operation(
-                    "bridge.advance (to \(waiter.target), past the run's time limit)", central: nil, peripheral: nil,
+                    "bridge.advance (to \(target), past the run's time limit)", central: nil, peripheral: nil,
                     characteristic: nil, since: world.now))
         }
         // So is a `waitForApp` whose condition on the app's state never held.

@@ -192,23 +192,9 @@ public actor MockBLEBridge {
             FrontEndSettings(lock: locks[.settings])
         }
     }
-    /// Explicit advances inside a run, waiting for the driver to reach their targets (their
-    /// continuations are in ``advanceWaits``, under the same tokens).
-    var advanceWaiters: [(target: VirtualClock.Instant, token: Int)] = []
-    /// The continuations of ``advanceWaiters``, reachable from a cancelled advance's handler
-    /// (made the first time an advance waits in a run).
-    var madeAdvanceWaits: ConditionWaiters?
-    var advanceWaits: ConditionWaiters {
-        if let madeAdvanceWaits { return madeAdvanceWaits }
-        let made = ConditionWaiters()
-        madeAdvanceWaits = made
-        return made
-    }
-    /// The explicit advances still waiting for their targets (not cancelled).
-    var liveAdvanceWaiters: [(target: VirtualClock.Instant, token: Int)] {
-        guard let madeAdvanceWaits, !advanceWaiters.isEmpty else { return advanceWaiters }
-        return advanceWaiters.filter { !madeAdvanceWaits.hasEnded($0.token) }
-    }
+    /// Explicit advances inside a run, waiting for the driver to reach their targets (made the
+    /// first time an advance waits in a run).
+    var advanceWaiters: AdvanceWaiters?
 
     private nonisolated let identifiers: IdentifierSource
 
@@ -498,18 +484,9 @@ public actor MockBLEBridge {
         if driving {
             // The run's driver resumes it at `instant`; cancelling the caller resumes it at once,
             // wherever the driver has got to (and the driver no longer stops there).
-            let waits = advanceWaits
-            let token = waits.makeToken()
-            advanceWaiters.append((instant, token))
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { continuation in
-                    waits.register(token, continuation)
-                }
-            } onCancel: {
-                waits.end(token)
-            }
-            advanceWaiters.removeAll { $0.token == token }
-            waits.forget(token)
+            let waiters = advanceWaiters ?? AdvanceWaiters()
+            advanceWaiters = waiters
+            await waiters.wait(waiters.add(instant))
         } else {
             runSchedule(to: instant)
         }

@@ -33,26 +33,16 @@ extension VirtualClock {
             await bridge?.advance(to: target)
             return
         }
-        let waits: (ConditionWaiters, Int)? = lock.withLock {
+        let waiting: (AdvanceWaiters, Int)? = lock.withLock {
             guard driving, target > schedule.now else { return nil }
-            let waits = madeAdvanceWaits ?? ConditionWaiters()
-            madeAdvanceWaits = waits
-            let token = waits.makeToken()
-            advanceWaiters.append((target, token))
-            return (waits, token)
+            let waiters = advanceWaiters ?? AdvanceWaiters()
+            advanceWaiters = waiters
+            return (waiters, waiters.add(target))
         }
-        if let (waits, token) = waits {
+        if let (waiters, token) = waiting {
             // The run's driver resumes it at `target`; cancelling the caller resumes it at once
             // (and the driver no longer stops there).
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { continuation in
-                    waits.register(token, continuation)
-                }
-            } onCancel: {
-                waits.end(token)
-            }
-            lock.withLock { advanceWaiters.removeAll { $0.token == token } }
-            waits.forget(token)
+            await waiters.wait(token)
             return
         }
         advanceSynchronously(to: target)

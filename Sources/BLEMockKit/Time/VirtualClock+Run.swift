@@ -66,15 +66,12 @@ extension VirtualClock {
         let executor = SimulationExecutor()
         defer {
             executor.stop()
-            let waiting = lock.withLock { () -> (ConditionWaiters, [Int])? in
+            let waiting = lock.withLock { () -> AdvanceWaiters? in
                 driving = false
                 runDeadline = nil
-                defer { advanceWaiters.removeAll() }
-                return madeAdvanceWaits.map { ($0, advanceWaiters.map(\.token)) }
+                return advanceWaiters
             }
-            if let (waits, tokens) = waiting {
-                for token in tokens { waits.end(token) }
-            }
+            waiting?.endAll()
         }
         return try await SelfDrivingScope.run(
             on: executor, patience: stallPatience, step: { self.step() },
@@ -92,23 +89,17 @@ extension VirtualClock {
     func step() -> SelfDrivingScope.Step {
         enum Action {
             case wake(Waiter)
-            case reach(ConditionWaiters, [Int])
+            case reach(AdvanceWaiters, VirtualClock.Instant)
             case outcome(SelfDrivingScope.Step)
         }
         let action: Action = lock.withLock {
             let next = schedule.nextDeadline
-            // (An advance whose caller was cancelled has returned: the driver no longer stops there.)
-            let live = madeAdvanceWaits.map { waits in advanceWaiters.filter { !waits.hasEnded($0.token) } } ?? []
-            if let waits = madeAdvanceWaits, let horizon = live.map(\.target).min(),
-                next.map({ $0 > horizon }) ?? true
-            {
+            if let advanceWaiters, let horizon = advanceWaiters.horizon, next.map({ $0 > horizon }) ?? true {
                 // An advance past the time limit stops the run there, as a sleeper due past it
                 // does (and as a bridge's run does).
                 if let runDeadline, horizon > runDeadline { return .outcome(.timeLimit) }
                 _ = schedule.popNext(through: horizon)  // nothing is due by then: only moves `now`
-                let reached = advanceWaiters.filter { $0.target <= horizon }.map(\.token)
-                advanceWaiters.removeAll { $0.target <= horizon }
-                return .reach(waits, reached)
+                return .reach(advanceWaiters, horizon)
             }
             guard let next else { return .outcome(.nothingScheduled) }
             if let runDeadline, next > runDeadline { return .outcome(.timeLimit) }
@@ -119,8 +110,8 @@ extension VirtualClock {
         case .wake(let waiter):
             waiter.resume(returning: .advanced)
             return .ran
-        case .reach(let waits, let tokens):
-            for token in tokens { waits.end(token) }
+        case .reach(let waiters, let horizon):
+            waiters.reach(through: horizon)
             return .ran
         case .outcome(let outcome):
             return outcome

@@ -85,11 +85,9 @@ public final class VirtualClock: Clock, @unchecked Sendable {
     var runDeadline: Instant?
     /// Explicit advances inside a run, waiting for the driver to reach their targets.
     /// Guarded by `lock`.
-    var advanceWaiters: [(target: Instant, token: Int)] = []
-    /// The continuations of ``advanceWaiters``, under the same tokens, reachable from a
-    /// cancelled advance's handler (made the first time an advance waits in a run). Guarded by
-    /// `lock` (itself locked on its own).
-    var madeAdvanceWaits: ConditionWaiters?
+    /// Made the first time an advance waits in a run; guarded by `lock` (itself locked on its
+    /// own).
+    var advanceWaiters: AdvanceWaiters?
     /// Waits outside runs that nothing may end, watched to be reported (see ``QuietWaits``).
     /// Guarded by `lock`.
     var quiet = QuietWaitWatch()
