@@ -2,7 +2,7 @@ import BLECore
 import Testing
 
 /// What a peripheral manager's front end says of its advertising as Bluetooth's state changes.
-@Suite("Advertising across Bluetooth's states", .timeLimit(.minutes(1)))
+@Suite("Advertising across Bluetooth's states", .timeLimit(.minutes(10)))
 struct AdvertisingMirrorTests {
     static func advertising() -> AdvertisingMirror {
         var mirror = AdvertisingMirror()
