@@ -156,6 +156,69 @@ final class QueueApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
     }
 }
 
+/// An app that, in one callback, reads its characteristic, writes it with response, then
+/// without, and notes how many requests the spec's delegate had heard when those calls returned;
+/// it disconnects once the write is answered.
+final class BurstApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
+    // @unchecked Sendable: its state is only read and written on `queue`.
+    let queue: DispatchQueue
+    let probe: ThreadProbe
+    private var found: CBMPeripheral?
+    private weak var central: CBMCentralManager?
+    private var heardDuringCalls: Int?
+    private var disconnected = false
+
+    init(queue: DispatchQueue, probe: ThreadProbe) {
+        self.queue = queue
+        self.probe = probe
+    }
+
+    var snapshot: (heardDuringCalls: Int?, disconnected: Bool) { queue.sync { (heardDuringCalls, disconnected) } }
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+        if central.state == .poweredOn { central.scanForPeripherals(withServices: nil) }
+    }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi: NSNumber
+    ) {
+        guard found == nil else { return }
+        found = peripheral
+        self.central = central
+        central.stopScan()
+        peripheral.delegate = self
+        central.connect(peripheral)
+    }
+
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        peripheral.discoverServices(nil)
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: Error?) {
+        for service in peripheral.services ?? [] { peripheral.discoverCharacteristics(nil, for: service) }
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: Error?) {
+        guard let characteristic = service.characteristics?.first else { return }
+        let before = probe.asked.count
+        peripheral.readValue(for: characteristic)
+        peripheral.writeValue(Data(repeating: 7, count: 4), for: characteristic, type: .withResponse)
+        peripheral.writeValue(Data([9]), for: characteristic, type: .withoutResponse)
+        heardDuringCalls = probe.asked.count - before
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: Error?) {
+        central?.cancelPeripheralConnection(peripheral)
+    }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: Error?
+    ) {
+        disconnected = true
+    }
+}
+
 /// Where a spec delegate's `Timer` would fire: a thread's scheduling, for a block on the app's
 /// queue, without the wall clock. A delegate that schedules its next step on `Ticker.current`
 /// works only where the app's queue runs it, as `Timer.scheduledTimer` works only on a thread
@@ -405,5 +468,33 @@ struct SpecDelegateThreadTests {
         #expect(first.log == second.log, "seed \(seed)")
         #expect(first.notes.map(\.request).sorted() == second.notes.map(\.request).sorted(), "seed \(seed)")
         #expect(first.notes.allSatisfy { $0.onAppQueue }, "\(first.notes)")
+    }
+
+    /// The read, write and write-command handlers are called when the requests reach the
+    /// peripheral, not inside the app's calls (as CoreBluetoothMock calls them), and in ATT's
+    /// order: the write request waits for the read's answer (one request at a time on a link),
+    /// the write without response goes out at once and reaches the delegate before it.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [UInt64(9), 33, 406])
+    func requestsReachASpecDelegateAfterTheCallsAndInATTsOrder(seed: UInt64) async throws {
+        let probe = ThreadProbe()
+        let spec = Self.probeSpec(probe)
+        let bridge = ownBridge(configuration: .realistic(seed: seed))
+        let queue = Self.appQueue()
+        let heard = try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([spec])
+            let app = BurstApp(queue: queue, probe: probe)
+            let manager = CBMCentralManagerMock(delegate: app, queue: queue)
+            try await bridge.waitForApp { app.snapshot.disconnected }
+            _ = manager
+            return app.snapshot.heardDuringCalls
+        }
+        #expect(heard == 0, "seed \(seed)")
+        #expect(
+            probe.asked.map(\.request)
+                == ["connect", "services", "characteristics", "read", "command 1", "write 4", "disconnected"],
+            "seed \(seed)")
+        #expect(probe.asked.allSatisfy { $0.onAppQueue }, "\(probe.asked)")
+        #expect(await bridge.finish() == .clean, "seed \(seed)")
     }
 }
