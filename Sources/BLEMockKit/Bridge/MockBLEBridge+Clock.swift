@@ -11,10 +11,15 @@ extension MockBLEBridge {
     /// The task then waits on the clock (``VirtualClock/sleepOnBridge(until:)``), not here: a
     /// sleeping task does not keep the bridge alive.
     ///
+    /// A sleep begun during a run by a task the run cannot see (a plain `Task {}` an app starts
+    /// in a callback, say) is noted as an untracked call: time may have moved before it began,
+    /// so its deadline, and what the app does at it, may differ from run to run.
+    ///
     /// - Throws: `CancellationError` if the task is cancelled already.
     func beginSleep(until deadline: VirtualClock.Instant) throws -> SleeperID? {
         forgetCancelled()
         try Task.checkCancellation()
+        if driving { checkTracked("MockBLEBridge.clock.sleep") }
         guard let id = world.sleep(until: deadline) else { return nil }
         // Published before the task can be cancelled in its wait: until it wakes, the sleeper
         // is in the clock's published sleepers or waiting, which is how a cancellation finds it.

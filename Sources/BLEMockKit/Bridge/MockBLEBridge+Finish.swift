@@ -156,8 +156,9 @@ public enum Leftover: Hashable, Sendable, CustomStringConvertible {
     case eventWait(manager: UUID, since: VirtualClock.Instant)
     /// Tasks sleeping on the bridge's clock (reported when a run stalls).
     case sleepers(count: Int)
-    /// A call into the kit, during a run, from a task the run cannot see (a plain `Task {}`):
-    /// time may have moved while that task ran. Start it with ``MockBLEBridge/task(_:)``.
+    /// A call into the kit, or a sleep on the bridge's clock, during a run, from a task the run
+    /// cannot see (a plain `Task {}`): time may have moved while that task ran (before its sleep
+    /// began, so its deadline may differ from run to run). Start it with ``MockBLEBridge/task(_:)``.
     case untrackedCall(String)
     /// A misuse CoreBluetooth lets pass quietly (see ``MockBLEBridge/misuses``).
     case misuse(Misuse)

@@ -47,7 +47,7 @@ extension MockBLEBridge {
     ///
     /// **Limits.** Only the scope's tasks are seen. A plain `Task {}` or `Task.detached {}`
     /// started inside it runs elsewhere, so time may move while it runs: start such tasks with
-    /// ``task(_:)``. The bridge notes each call from a task it cannot see (``Leftover/untrackedCall(_:)``
+    /// ``task(_:)``. The bridge notes each call, and each sleep on its ``clock``, from a task it cannot see (``Leftover/untrackedCall(_:)``
     /// in ``finish()``). A task that awaits something other than the simulation (wall-clock
     /// sleep, a network call) counts as waiting, and time moves on meanwhile; so does a task
     /// that hops to the main actor, unless `body` is on the main actor (the run then waits for
@@ -71,8 +71,8 @@ extension MockBLEBridge {
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, or ``Stall``; `APIMisuseError.invalidArgument(_:)`, before
     ///   `body` runs, when `timeLimit` is not above zero or `stallPatience` is negative;
-    ///   `CancellationError` when the calling task is cancelled (without running `body` when it
-    ///   is cancelled already; else whatever `body` then returns or throws).
+    ///   `CancellationError` when the calling task is cancelled, whatever `body`, cancelled with
+    ///   it, makes of that (and without running `body` when it is cancelled already).
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     public nonisolated func run<T: Sendable>(
         timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1),
@@ -339,7 +339,10 @@ extension MockBLEBridge {
         }
     }
 
-    /// Notes a call made during a run from a task the run cannot see.
+    /// Notes a call made during a run from a task the run cannot see. The call is also outside
+    /// activity: the run's driver may have found every task of the run waiting and nothing
+    /// scheduled before it came (a sleep it begins, events it schedules), and looks again
+    /// rather than waiting out its stall patience.
     func checkTracked(_ call: @autoclosure () -> String) {
         guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *), let executor = runs.current
         else { return }
@@ -347,6 +350,7 @@ extension MockBLEBridge {
         guard preferred != executor.asUnownedTaskExecutor() else { return }
         let name = call()
         if !untrackedCalls.contains(name) { untrackedCalls.append(name) }
+        outside.noteActivity()
     }
 
     // MARK: The driver

@@ -39,8 +39,9 @@ extension VirtualClock {
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws, or ``Stall`` (on a bridge's clock,
     ///   ``MockBLEBridge/Stall``); `APIMisuseError.invalidArgument(_:)`, before `body` runs,
-    ///   when `timeLimit` is not above zero or `stallPatience` is negative; `CancellationError`,
-    ///   without running `body`, when the calling task is cancelled already.
+    ///   when `timeLimit` is not above zero or `stallPatience` is negative; `CancellationError`
+    ///   when the calling task is cancelled, whatever `body`, cancelled with it, makes of that
+    ///   (and without running `body` when it is cancelled already).
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     public func run<T: Sendable>(
         timeLimit: Duration = .seconds(3_600), stallPatience: Duration = .seconds(1),
