@@ -27,7 +27,8 @@ extension Subcommand {
               --from SEED      The first seed (default 0).
               --faults KINDS   Comma-separated fault kinds, "all" (the default) or "none":
                                disconnect, outOfRange, fade, reset, powerCycle, attError,
-                               coreBluetoothError, neverAnswered, pairingRefused.
+                               coreBluetoothError, neverAnswered, pairingRefused,
+                               bluetoothReset.
               --max-faults N   The most faults a run gets (default 3).
               --mtu LOW...HIGH The ATT_MTU range (default 23...517).
               --keep-going     Run every seed and report every failure.

@@ -79,4 +79,39 @@ final class DelegateAppExplorationXCTests: XCTestCase {
         XCTAssertTrue(report.passed, "\(report)")
         XCTAssertGreaterThan(report.coverage.faults[.powerCycle]?.fired ?? 0, 2, "\(report.coverage)")
     }
+
+    func testAnExplorationOfBluetoothResetsFindsThatThePhoneNeverConnectsAgain() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+            throw XCTSkip("explorations need task executors (macOS 15)")
+        }
+        // A reset of the phone's Bluetooth invalidates the peripheral object the plain app keeps,
+        // as a power cycle ends its link: it never connects again, and the run reaches its time
+        // limit. Resets alone, so the shrinker has no plainer fault to put in its place.
+        var budget = ExplorationBudget()
+        budget.faultKinds = [.bluetoothReset]
+        let report = await Exploration(budget: budget, seeds: 20, parallelism: 1, timeLimit: .seconds(120)).run {
+            try await Self.transfer($0)
+        }
+        let failure = try XCTUnwrap(report.failures.first, "\(report)")
+        XCTAssertEqual(failure.minimal.plan.faults.map(\.kind), [.bluetoothReset], "\(failure)")
+        let stall = try XCTUnwrap(failure.minimal.error as? MockBLEBridge.Stall, "\(failure)")
+        XCTAssertEqual(stall.reason, .timeLimitReached)
+        XCTAssertTrue("\(failure)".contains("a central's Bluetooth resets for"), "\(failure)")
+    }
+
+    /// The app fixed to start over once Bluetooth is back passes resets drawn among the other
+    /// faults, each seed's reset drawn apart from them.
+    func testTheFixedAppPassesAnExplorationWithBluetoothResetsAmongTheFaults() async throws {
+        guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
+            throw XCTSkip("explorations need task executors (macOS 15)")
+        }
+        var budget = ExplorationBudget()
+        budget.faultKinds = [.bluetoothReset, .powerCycle, .disconnect, .outOfRange, .fade, .reset]
+        budget.faultCount = 1...3
+        let report = await Exploration(budget: budget, seeds: 60, parallelism: 1, timeLimit: .seconds(120)).run {
+            try await Self.transfer($0, handlingPowerCycles: true)
+        }
+        XCTAssertTrue(report.passed, "\(report)")
+        XCTAssertGreaterThan(report.coverage.faults[.bluetoothReset]?.fired ?? 0, 2, "\(report.coverage)")
+    }
 }

@@ -171,7 +171,7 @@ struct ExploreCommandTests {
             (["explore", "a.json", "b.json"], "mockble explore: explore takes one scenario file, not 2"),
             (
                 ["explore", "x.json", "--faults", "disconect"],
-                "mockble explore: unknown fault kind \"disconect\" (did you mean disconnect?); kinds: disconnect, outOfRange, fade, reset, powerCycle, attError, coreBluetoothError, neverAnswered, pairingRefused, or all, none"
+                "mockble explore: unknown fault kind \"disconect\" (did you mean disconnect?); kinds: disconnect, outOfRange, fade, reset, powerCycle, attError, coreBluetoothError, neverAnswered, pairingRefused, bluetoothReset, or all, none"
             ),
             // An empty list (or only commas) used to be taken silently as "none".
             (

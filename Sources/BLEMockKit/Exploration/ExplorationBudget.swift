@@ -21,7 +21,8 @@ public struct ExplorationBudget: Sendable, Hashable {
     /// length of a fault-free run of the body (at least 100 ms), measured once at the start of
     /// the exploration, so faults land while the body is at work.
     public var window: ClosedRange<Duration>?
-    /// How long an ``PlannedFault/Kind/outOfRange`` or ``PlannedFault/Kind/powerCycle`` lasts.
+    /// How long an ``PlannedFault/Kind/outOfRange``, ``PlannedFault/Kind/powerCycle`` or
+    /// ``PlannedFault/Kind/bluetoothReset`` lasts.
     /// Defaults to 1…4 s.
     public var faultDuration: ClosedRange<Duration>
     /// The ATT_MTU range: each run's links negotiate the value drawn, whatever the managers

@@ -44,7 +44,10 @@ public struct ExplorationPlan: Sendable, Hashable {
     /// injected-error fault aims, three times in four, at one of `targets` its kind can fail
     /// (the operations a calibration run made, ``ExplorationOutcome/targets``), drawn evenly:
     /// "the next write on the control characteristic", rather than "the next write". A rare
-    /// operation is then hit as often as a frequent one.
+    /// operation is then hit as often as a frequent one. A ``PlannedFault/Kind/bluetoothReset``
+    /// (unless it is the budget's only kind) is drawn after the others, for one seed in four
+    /// whose plan has room for another fault, so a seed's other faults and conditions are those
+    /// drawn before the kind existed.
     ///
     /// A budget with a ``ExplorationBudget/problem`` (which ``Exploration`` refuses) is drawn
     /// from as if each of its ranges were brought within the range the problem names, and
@@ -71,10 +74,13 @@ public struct ExplorationPlan: Sendable, Hashable {
         var random = SeededGenerator(seed: seed).derived("exploration")
         let conditions = drawConditions(budget, &random)
         var faults: [PlannedFault] = []
-        let kinds = swarm(budget.orderedKinds, &random)
+        // A Bluetooth reset, the newest kind, is drawn apart, after the others (unless it is the
+        // budget's only kind): a seed's plan is then the one earlier versions drew, a reset added.
+        let resetApart = budget.faultKinds.contains(.bluetoothReset) && budget.faultKinds.count > 1
+        let kinds = swarm(budget.orderedKinds.filter { !resetApart || $0 != .bluetoothReset }, &random)
+        let timeout = conditions.timing.supervisionTimeout
         if !kinds.isEmpty {
             let count = random.int(in: max(0, budget.faultCount.lowerBound)...max(0, budget.faultCount.upperBound))
-            let timeout = conditions.timing.supervisionTimeout
             for _ in 0..<count {
                 if var fault = drawFault(kinds, budget, window: window, timeout: timeout, &random) {
                     if fault.kind.isInjection {
@@ -86,6 +92,13 @@ public struct ExplorationPlan: Sendable, Hashable {
                     faults.append(fault)
                 }
             }
+        }
+        // One seed in four with room for another fault gets a reset: about as many as a kind
+        // drawn the other way.
+        if resetApart, faults.count < budget.faultCount.upperBound, random.bool(probability: 0.25),
+            let reset = drawFault([.bluetoothReset], budget, window: window, timeout: timeout, &random)
+        {
+            faults.append(reset)
         }
         faults.sort { ($0.at, $0.kind) < ($1.at, $1.kind) }
         return ExplorationPlan(seed: seed, conditions: conditions, faults: faults)
@@ -144,7 +157,7 @@ public struct ExplorationPlan: Sendable, Hashable {
         case .fade:
             // Shorter than the supervision timeout, so links survive.
             fault.duration = wholeMilliseconds(random.duration(in: .milliseconds(50)...(timeout - .milliseconds(120))))
-        case .powerCycle:
+        case .powerCycle, .bluetoothReset:
             fault.duration = wholeMilliseconds(random.duration(in: budget.faultDuration))
         case .disconnect:
             let errors: [CoreBluetoothError.Code] = [.connectionTimeout, .peripheralDisconnected, .unknown]

@@ -248,7 +248,7 @@ public struct ExplorationShrinker: Sendable {
     /// disconnect at its instant may stand in for).
     private static func endsLinks(_ kind: PlannedFault.Kind) -> Bool {
         switch kind {
-        case .outOfRange, .reset, .powerCycle: true
+        case .outOfRange, .reset, .powerCycle, .bluetoothReset: true
         case .disconnect, .fade, .attError, .coreBluetoothError, .neverAnswered, .pairingRefused: false
         }
     }

@@ -47,6 +47,11 @@ public struct PlannedFault: Sendable, Hashable {
         case neverAnswered
         /// The next pairing a central starts is refused (the user declines it).
         case pairingRefused
+        /// A central's Bluetooth resets (the system's Bluetooth process restarts): its state is
+        /// `resetting` for ``PlannedFault/duration``, then `poweredOn`. Its scan, connection
+        /// attempts and links end, and, unlike a power cycle, everything the app held from it is
+        /// invalid: a CoreBluetooth-shaped app must discover or retrieve its peripherals again.
+        case bluetoothReset
 
         public static func < (lhs: Kind, rhs: Kind) -> Bool {
             allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
@@ -60,7 +65,7 @@ public struct PlannedFault: Sendable, Hashable {
         /// The fields besides `at` and `target` a fault of this kind reads.
         var fieldsRead: [Field] {
             switch self {
-            case .outOfRange, .fade, .powerCycle: [.duration]
+            case .outOfRange, .fade, .powerCycle, .bluetoothReset: [.duration]
             case .disconnect: [.coreBluetoothError]
             case .attError: [.operation, .characteristic, .attError]
             case .coreBluetoothError: [.operation, .characteristic, .coreBluetoothError]
@@ -83,8 +88,8 @@ public struct PlannedFault: Sendable, Hashable {
     public var kind: Kind
     /// When, in virtual time from the start of the run.
     public var at: Duration
-    /// How long it lasts, for ``Kind/outOfRange``, ``Kind/fade`` and ``Kind/powerCycle``;
-    /// zero for the others.
+    /// How long it lasts, for ``Kind/outOfRange``, ``Kind/fade``, ``Kind/powerCycle`` and
+    /// ``Kind/bluetoothReset``; zero for the others.
     public var duration: Duration
     /// Which link, peripheral or central it hits, among those present when it fires (modulo
     /// their number).
@@ -206,6 +211,8 @@ extension PlannedFault: CustomStringConvertible {
             return "\(when) the next \(aimed) is never answered"
         case .pairingRefused:
             return "\(when) the next pairing is refused\(which)"
+        case .bluetoothReset:
+            return "\(when) a central's Bluetooth resets \(lasting)\(which)"
         }
     }
 }

@@ -90,12 +90,12 @@ extension World {
                 resetLinks(of: peripheral)
                 fate = .fired
             }
-        case .powerCycle:
+        case .powerCycle, .bluetoothReset:
             let candidates = centralOrder.filter { centrals[$0]?.state == .poweredOn }
             if let central = plannedTarget(fault, among: candidates) {
                 record(.stateChanged, central: central, detail: "explored fault: \(fault)")
                 _ = hold(central)
-                setState(.central(central), to: .poweredOff)
+                setState(.central(central), to: fault.kind == .powerCycle ? .poweredOff : .resetting)
                 scheduleEnd(of: index, fault, target: central)
                 fate = .fired
             }
@@ -124,7 +124,7 @@ extension World {
             guard peripherals[target] != nil else { return }
             record(.stateChanged, peripheral: target, detail: "explored fault: back in range")
             setProximity(.near, of: target)
-        case .powerCycle:
+        case .powerCycle, .bluetoothReset:
             guard centrals[target] != nil else { return }
             record(.stateChanged, central: target, detail: "explored fault: Bluetooth on")
             setState(.central(target), to: .poweredOn)

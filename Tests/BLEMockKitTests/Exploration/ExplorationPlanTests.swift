@@ -56,6 +56,42 @@ struct ExplorationPlanTests {
         }
     }
 
+    @Test("A Bluetooth reset is drawn after the other faults: without it a seed's plan is the same, less the reset")
+    func bluetoothResetsAreDrawnApart() {
+        let all = ExplorationBudget()
+        var without = ExplorationBudget()
+        without.faultKinds.remove(.bluetoothReset)
+        var roomy = 0
+        var resets = 0
+        for seed in UInt64(0)..<400 {
+            let plan = ExplorationPlan.draw(seed: seed, budget: all, window: Self.window)
+            let before = ExplorationPlan.draw(seed: seed, budget: without, window: Self.window)
+            #expect(plan.conditions == before.conditions, "seed \(seed)")
+            #expect(plan.faults.filter { $0.kind != .bluetoothReset } == before.faults, "seed \(seed)")
+            let drawn = plan.faults.filter { $0.kind == .bluetoothReset }
+            #expect(drawn.count <= 1, "seed \(seed)")
+            #expect(plan.faults.count <= all.faultCount.upperBound, "seed \(seed)")
+            if before.faults.count < all.faultCount.upperBound { roomy += 1 }
+            resets += drawn.count
+            for reset in drawn {
+                #expect(Self.window.contains(reset.at), "seed \(seed)")
+                #expect(all.faultDuration.contains(reset.duration), "seed \(seed)")
+                #expect(reset.problem == nil, "seed \(seed)")
+            }
+        }
+        // One seed in four with room for another fault.
+        #expect((roomy / 6)...(roomy / 3) ~= resets, "\(resets) resets in \(roomy) seeds with room")
+    }
+
+    @Test("A budget of Bluetooth resets alone draws them as any other kind")
+    func bluetoothResetsAloneAreDrawnAsAnyKind() {
+        let budget = ExplorationBudget(faultKinds: [.bluetoothReset], faultCount: 2...2)
+        for seed in UInt64(0)..<50 {
+            let plan = ExplorationPlan.draw(seed: seed, budget: budget, window: Self.window)
+            #expect(plan.faults.map(\.kind) == [.bluetoothReset, .bluetoothReset], "seed \(seed)")
+        }
+    }
+
     @Test("Injected-error faults name an operation the budget allows and an error (an ATT error only an ATT request)")
     func injectedErrorsNameTheirOperation() {
         let budget = ExplorationBudget(
@@ -279,6 +315,10 @@ struct ExplorationPlanTests {
                 "at 1s the next subscribe is never answered"
             ),
             (PlannedFault(.pairingRefused, at: .seconds(3)), "at 3s the next pairing is refused"),
+            (
+                PlannedFault(.bluetoothReset, at: .seconds(2), duration: .milliseconds(1_500), target: 2),
+                "at 2s a central's Bluetooth resets for 1.5s (target 2)"
+            ),
         ]
         for (fault, words) in cases { #expect(fault.description == words) }
         #expect(Set(cases.map(\.0.kind)) == Set(PlannedFault.Kind.allCases))
@@ -520,17 +560,17 @@ struct ExplorationPlanTests {
     }
 
     @Test(
-        "Only an out-of-range, a reset or a power cycle becomes a plain disconnect",
+        "Only an out-of-range, a reset, a power cycle or a Bluetooth reset becomes a plain disconnect",
         arguments: PlannedFault.Kind.allCases)
     func whichKindsBecomeADisconnect(kind: PlannedFault.Kind) {
         let fault = PlannedFault(
             kind, at: .milliseconds(300),
-            duration: [.outOfRange, .fade, .powerCycle].contains(kind) ? .seconds(1) : .zero,
+            duration: [.outOfRange, .fade, .powerCycle, .bluetoothReset].contains(kind) ? .seconds(1) : .zero,
             operation: kind.isInjection ? .read : nil)
         let plan = ExplorationPlan(seed: 1, conditions: .roomy, faults: [fault])
         // Any one fault fails; none does not.
         let shrinker = Self.shrink(plan) { !$0.faults.isEmpty }
-        let heavier: Set<PlannedFault.Kind> = [.outOfRange, .reset, .powerCycle]
+        let heavier: Set<PlannedFault.Kind> = [.outOfRange, .reset, .powerCycle, .bluetoothReset]
         #expect(shrinker.current.faults.map(\.kind) == [heavier.contains(kind) ? .disconnect : kind])
         #expect(shrinker.steps.contains { $0.hasPrefix("a plain disconnect instead: ") } == heavier.contains(kind))
     }

@@ -49,6 +49,16 @@ struct ScenarioPlanTests {
         #expect(empty.plan == ExplorationPlan(seed: 2))
     }
 
+    @Test("A plan's Bluetooth reset is written with its duration and reads back")
+    func bluetoothResetRoundTrips() throws {
+        let plan = ExplorationPlan(
+            seed: 5, conditions: .roomy,
+            faults: [PlannedFault(.bluetoothReset, at: .seconds(1), duration: .milliseconds(1_500), target: 1)])
+        #expect(plan.scenarioFragment.contains(#""kind":"bluetoothReset""#))
+        #expect(plan.scenarioFragment.contains(#""for":"1.5s""#))
+        #expect(try Self.scenario(plan.scenarioFragment).plan == plan)
+    }
+
     @Test("A plan's phone is written by its name and reads back; a phone of the caller's own is left out")
     func planPhoneRoundTrips() throws {
         var plan = Self.plan

@@ -152,6 +152,40 @@ struct WorldExplorationTests {
         #expect(harness.world.plannedFaultsFired == [true])
     }
 
+    @Test("A planned Bluetooth reset puts the central in resetting for its duration, ending its links, then on")
+    func bluetoothResetResetsTheCentral() throws {
+        var (harness, link) = try Self.handlerLink()
+        let start = harness.world.now
+        Self.plan([PlannedFault(.bluetoothReset, at: ms(10), duration: ms(800))], in: &harness)
+        harness.advance(to: start.advanced(by: ms(10)))
+        #expect(harness.world.state(of: .central(link.central)) == .resetting)
+        #expect(harness.world.links[link.key] == nil)
+        #expect(harness.centralEvents(link.central).contains(.stateChanged(.resetting)))
+        harness.advance(to: start.advanced(by: ms(809)))
+        #expect(harness.world.state(of: .central(link.central)) == .resetting)
+        harness.advance(to: start.advanced(by: ms(810)))
+        #expect(harness.world.state(of: .central(link.central)) == .poweredOn)
+        #expect(harness.centralEvents(link.central).suffix(2).contains(.stateChanged(.poweredOn)))
+        #expect(harness.world.plannedFaultsFired == [true])
+    }
+
+    @Test("A Bluetooth reset inside a power cycle leaves the central off until the power cycle ends")
+    func bluetoothResetInsideAPowerCycle() throws {
+        var (harness, link) = try Self.handlerLink()
+        let start = harness.world.now
+        Self.plan(
+            [
+                PlannedFault(.powerCycle, at: ms(10), duration: ms(1_000)),
+                PlannedFault(.bluetoothReset, at: ms(20), duration: ms(100)),
+            ], in: &harness)
+        harness.advance(to: start.advanced(by: ms(200)))
+        // Only a powered-on central is a reset's target: none was left.
+        #expect(harness.world.state(of: .central(link.central)) == .poweredOff)
+        #expect(harness.world.plannedFaultsFired == [true, false])
+        harness.advance(to: start.advanced(by: ms(1_010)))
+        #expect(harness.world.state(of: .central(link.central)) == .poweredOn)
+    }
+
     @Test("A planned ATT error fails the next matching operation, and counts as fired only once it did")
     func attErrorFiresOnTheNextOperation() throws {
         var (harness, link) = try Self.handlerLink()
