@@ -555,8 +555,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         lock.withLock { openedStreams.removeValue(forKey: channel.id) }
     }
 
-    /// Why an operation that Bluetooth's turning off overtook gets no callback.
-    static let offFirst = "Bluetooth went off first (CoreBluetooth calls back only the state change)"
+    /// Why an operation that Bluetooth's leaving `poweredOn` overtook gets no callback.
+    static let offFirst =
+        "Bluetooth left poweredOn first (turned off, reset or refused: CoreBluetooth calls back only the state change)"
 
     /// Notes that `operation` gets no callback, and why.
     private func unanswered(_ operation: MockCentralManager.FrontEndOperation, _ why: String) {

@@ -579,8 +579,8 @@ struct CoreBluetoothMockParityTests {
         let stalled = try #require(stall)
         #expect(
             stalled.unansweredCalls == [
-                "CBMCentralManager \(central), unanswered: connect: Bluetooth went off first (CoreBluetooth calls back "
-                    + "only the state change)"
+                "CBMCentralManager \(central), unanswered: connect: Bluetooth left poweredOn first (turned off, "
+                    + "reset or refused: CoreBluetooth calls back only the state change)"
             ])
         #expect(await log.lines == [ConnectionLog.poweredOn, ConnectionLog.poweredOff, ConnectionLog.poweredOn])
     }
