@@ -86,24 +86,23 @@ final class ThreadProbe: CBMPeripheralSpecDelegate, @unchecked Sendable {
     }
 }
 
-/// An app that finds the first peripheral, reads its characteristic (a long read), writes it
-/// with response (a long write), then without, reads it again and disconnects; everything from
-/// its delegate callbacks, on its queue.
-final class QueueApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
-    // @unchecked Sendable: its state is only read and written on `queue` (the test reads it with
-    // `queue.sync`).
+/// An app that finds the first peripheral, connects it and discovers its services and
+/// characteristics, everything from its delegate callbacks, on its queue; what it does with the
+/// characteristics is its subclasses'. It notes when its link has ended.
+class FirstPeripheralApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
+    // @unchecked Sendable: its state (and its subclasses') is only read and written on `queue`
+    // (the test reads it with `queue.sync`).
     let queue: DispatchQueue?
-    private var values: [Data] = []
     private var found: CBMPeripheral?
-    private weak var central: CBMCentralManager?
-    private var disconnected = false
+    private(set) weak var central: CBMCentralManager?
+    private(set) var disconnected = false
 
     init(queue: DispatchQueue?) { self.queue = queue }
 
-    /// The values read so far, and whether the app has disconnected (read on the app's queue).
-    var snapshot: (values: [Data], disconnected: Bool) {
-        guard let queue else { return (values, disconnected) }
-        return queue.sync { (values, disconnected) }
+    /// Runs `body` on the app's queue (in line, with the main queue's `nil`).
+    func onQueue<T>(_ body: () -> T) -> T {
+        guard let queue else { return body() }
+        return queue.sync(execute: body)
     }
 
     func centralManagerDidUpdateState(_ central: CBMCentralManager) {
@@ -130,12 +129,38 @@ final class QueueApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
         for service in peripheral.services ?? [] { peripheral.discoverCharacteristics(nil, for: service) }
     }
 
-    func peripheral(_ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: Error?) {
+    // The callbacks subclasses override, declared here: the delegate protocols' default
+    // implementations would otherwise answer for them.
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: Error?) {}
+    func peripheral(_ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: Error?) {}
+    func peripheral(_ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: Error?) {}
+
+    func centralManager(
+        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: Error?
+    ) {
+        disconnected = true
+    }
+}
+
+/// An app that reads the first peripheral's characteristic (a long read), writes it with
+/// response (a long write), then without, reads it again and disconnects.
+final class QueueApp: FirstPeripheralApp, @unchecked Sendable {
+    // @unchecked Sendable: as its superclass's.
+    private var values: [Data] = []
+
+    /// The values read so far, and whether the app has disconnected (read on the app's queue).
+    var snapshot: (values: [Data], disconnected: Bool) { onQueue { (values, disconnected) } }
+
+    override func peripheral(
+        _ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: Error?
+    ) {
         guard let characteristic = service.characteristics?.first else { return }
         peripheral.readValue(for: characteristic)
     }
 
-    func peripheral(_ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: Error?) {
+    override func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: Error?
+    ) {
         values.append(characteristic.value ?? Data())
         if values.count == 1 {
             peripheral.writeValue(Data(repeating: 7, count: 40), for: characteristic, type: .withResponse)
@@ -144,62 +169,32 @@ final class QueueApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
         }
     }
 
-    func centralManager(
-        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: Error?
+    override func peripheral(
+        _ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: Error?
     ) {
-        disconnected = true
-    }
-
-    func peripheral(_ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: Error?) {
         peripheral.writeValue(Data([9]), for: characteristic, type: .withoutResponse)
         peripheral.readValue(for: characteristic)
     }
 }
 
-/// An app that, in one callback, reads its characteristic, writes it with response, then
-/// without, and notes how many requests the spec's delegate had heard when those calls returned;
-/// it disconnects once the write is answered.
-final class BurstApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
-    // @unchecked Sendable: its state is only read and written on `queue`.
-    let queue: DispatchQueue
+/// An app that, in one callback, reads the first peripheral's characteristic, writes it with
+/// response, then without, and notes how many requests the spec's delegate had heard when those
+/// calls returned; it disconnects once the write is answered.
+final class BurstApp: FirstPeripheralApp, @unchecked Sendable {
+    // @unchecked Sendable: as its superclass's.
     let probe: ThreadProbe
-    private var found: CBMPeripheral?
-    private weak var central: CBMCentralManager?
     private var heardDuringCalls: Int?
-    private var disconnected = false
 
     init(queue: DispatchQueue, probe: ThreadProbe) {
-        self.queue = queue
         self.probe = probe
+        super.init(queue: queue)
     }
 
-    var snapshot: (heardDuringCalls: Int?, disconnected: Bool) { queue.sync { (heardDuringCalls, disconnected) } }
+    var snapshot: (heardDuringCalls: Int?, disconnected: Bool) { onQueue { (heardDuringCalls, disconnected) } }
 
-    func centralManagerDidUpdateState(_ central: CBMCentralManager) {
-        if central.state == .poweredOn { central.scanForPeripherals(withServices: nil) }
-    }
-
-    func centralManager(
-        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
-        rssi: NSNumber
+    override func peripheral(
+        _ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: Error?
     ) {
-        guard found == nil else { return }
-        found = peripheral
-        self.central = central
-        central.stopScan()
-        peripheral.delegate = self
-        central.connect(peripheral)
-    }
-
-    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
-        peripheral.discoverServices(nil)
-    }
-
-    func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: Error?) {
-        for service in peripheral.services ?? [] { peripheral.discoverCharacteristics(nil, for: service) }
-    }
-
-    func peripheral(_ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: Error?) {
         guard let characteristic = service.characteristics?.first else { return }
         let before = probe.asked.count
         peripheral.readValue(for: characteristic)
@@ -208,14 +203,10 @@ final class BurstApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate
         heardDuringCalls = probe.asked.count - before
     }
 
-    func peripheral(_ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: Error?) {
-        central?.cancelPeripheralConnection(peripheral)
-    }
-
-    func centralManager(
-        _ central: CBMCentralManager, didDisconnectPeripheral peripheral: CBMPeripheral, error: Error?
+    override func peripheral(
+        _ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: Error?
     ) {
-        disconnected = true
+        central?.cancelPeripheralConnection(peripheral)
     }
 }
 
