@@ -457,16 +457,16 @@ struct CentralManagerAPITests {
     /// A read pending when Bluetooth turns off gets no callback (the app hears of the state
     /// change): an app waiting for it stalls, and the stall says why.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test(arguments: [false, true])
-    func aReadPendingWhenBluetoothTurnsOffIsNamedInTheStall(realistic: Bool) async throws {
+    @Test(arguments: [false, true], [CBMManagerState.poweredOff, .resetting])
+    func aReadPendingWhenBluetoothTurnsOffIsNamedInTheStall(realistic: Bool, state: CBMManagerState) async throws {
         let (stalled, central, sensor) = try await Self.stallOfAReadPending(realistic: realistic, seed: 15) {
             bridge, central, _ in
-            await bridge.simulate(.centralState(central, .poweredOff))
+            await bridge.simulate(.centralState(central, state == .poweredOff ? .poweredOff : .resetting))
         }
         #expect(
             stalled.unansweredCalls == [
-                "CBMCentralManager \(central), unanswered: readValue on peripheral \(sensor): Bluetooth went off "
-                    + "first (CoreBluetooth calls back only the state change)"
+                "CBMCentralManager \(central), unanswered: readValue on peripheral \(sensor): Bluetooth left "
+                    + "poweredOn first (turned off, reset or refused: CoreBluetooth calls back only the state change)"
             ])
     }
 
