@@ -41,7 +41,8 @@ final class AdvanceWaiters: @unchecked Sendable {
     }
 
     /// The nearest target of the advances still waiting.
-    var horizon: VirtualClock.Instant? { lock.withLock { waiting.map(\.target).min() } }
+    /// (Asked at every step of a run's driver: no array is made for it.)
+    var horizon: VirtualClock.Instant? { lock.withLock { waiting.lazy.map(\.target).min() } }
 
     /// The targets of the advances still waiting, oldest first (for a stall's report).
     var targets: [VirtualClock.Instant] { lock.withLock { waiting.map(\.target) } }
