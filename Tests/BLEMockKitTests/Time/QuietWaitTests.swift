@@ -384,7 +384,7 @@ struct QuietWaitTests {
         #expect(bridge.sleepClock.lock.withLock { bridge.sleepClock.quiet.waits.entries.isEmpty })
     }
 
-    @Test("waitForPoweredOn outside a run on a central whose Bluetooth stays off is reported with its state")
+    @Test("waitForPoweredOn outside a run on a central whose Bluetooth stays resetting is reported with its state")
     func waitingForPowerThatNeverComesIsReported() async throws {
         let bridge = MockBLEBridge(seed: 23)
         bridge.sleepClock.setQuietWaitPatience(.milliseconds(200))
