@@ -48,10 +48,18 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     /// callback has not reached yet takes more of the queue than the app counted. (Read and
     /// written on the bridge's executor, with `lock` held.)
     private var heldUpdates: [AcceptedUpdate] = []
-    /// Whether `updateValue` returned `false` since the app last heard
-    /// `peripheralManagerIsReady(toUpdateSubscribers:)`: only then does it hear it (the queue
-    /// filling with updates it was told were sent owes it nothing).
-    private var toldQueueFull = false
+    /// How many `peripheralManagerIsReady(toUpdateSubscribers:)` callbacks the app's queue has
+    /// reached (changed there, in the order of the app's callbacks): a refusal notes the count it
+    /// was made after.
+    private var readiesHeard = 0
+    /// How many of those callbacks the bridge has handed to the app's queue, and whether the app
+    /// is owed one: a refusal that reached the bridge with no ready handed over after the point
+    /// the app refused at (only then: the queue filling with updates the app was told were sent
+    /// owes it nothing, and a refusal made before a ready the app has yet to hear is answered by
+    /// that ready). Both are read and written on the bridge's executor, so what the app hears
+    /// depends only on the order of its calls and callbacks, not on which thread ran first.
+    private var readiesTold = 0
+    private var readyOwed = false
     /// The manager left `poweredOn`: CoreBluetooth cleared its local database, so what is
     /// mirrored above goes once it is powered on again (not at once: the simulation still
     /// reports the unsubscriptions the power loss caused).
@@ -436,7 +444,7 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
     func updateValue(
         _ value: Data, for characteristic: CBMMutableCharacteristic, onSubscribedCentrals centrals: [CBMCentral]?
     ) -> Bool {
-        let decision = lock.withLock { () -> (local: LocalCharacteristic, targets: Int)? in
+        let decision = lock.withLock { () -> (local: LocalCharacteristic, targets: Int, heard: Int)? in
             guard lockedPoweredOn("updateValue") else { return nil }
             guard let handle = characteristics.first(where: { $0.value === characteristic })?.key,
                 let local = published.values.lazy.flatMap(\.local.characteristics).first(where: { $0.handle == handle })
@@ -455,16 +463,25 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             if let capacity = peripheral.updateQueueCapacity, !targets.isEmpty,
                 queuedUpdates + updatesInFlight >= capacity
             {
-                toldQueueFull = true
-                return (local, -1)
+                return (local, -1, readiesHeard)
             }
             updatesInFlight += targets.count
-            return (local, targets.count)
+            return (local, targets.count, readiesHeard)
         }
         guard let decision else { return false }
         guard decision.targets >= 0 else {
-            let local = decision.local
-            lane.command { $0.noteUpdateRefused(value, for: local) }
+            let (local, heard) = (decision.local, decision.heard)
+            lane.command { [self] peripheral in
+                // A ready handed to the app's queue after the point it refused at (the queue
+                // drained while the refusal was on its way) answers it: the app hears one ready,
+                // as from CoreBluetooth, not one more for each refusal made before it.
+                let answered = lock.withLock { () -> Bool in
+                    if readiesTold > heard { return true }
+                    readyOwed = true
+                    return false
+                }
+                peripheral.noteUpdateRefused(value, for: local, answered: answered)
+            }
             return false
         }
         let update = AcceptedUpdate(
@@ -473,15 +490,22 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         return true
     }
 
-    /// Tells the app there is room in the update queue, if it was told there was none.
+    /// Tells the app there is room in the update queue, if it is owed that (on the bridge's
+    /// executor: see ``readyOwed``).
     private func tellReady() {
         guard
             lock.withLock({ () -> Bool in
-                defer { toldQueueFull = false }
-                return toldQueueFull
+                guard readyOwed else { return false }
+                readyOwed = false
+                readiesTold += 1
+                return true
             })
         else { return }
-        tell { manager, delegate in delegate.peripheralManagerIsReady(toUpdateSubscribers: manager) }
+        lane.deliver { [self] in
+            lock.withLock { readiesHeard += 1 }
+            guard let (manager, delegate) = managerAndDelegate else { return }
+            delegate.peripheralManagerIsReady(toUpdateSubscribers: manager)
+        }
     }
 
     /// An update `updateValue` said was sent, on its way to the simulation.
@@ -789,6 +813,9 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
             // none is held.
             lane.command { [self] peripheral in
                 guard send(nil, peripheral) else { return }
+                // The held updates may have filled the queue again: the app hears it may send
+                // once there is room for what it sends next.
+                guard !peripheral.updateQueueIsFull else { return peripheral.noteUpdateRefused() }
                 tellReady()
             }
         case .willRestoreState(let restored):

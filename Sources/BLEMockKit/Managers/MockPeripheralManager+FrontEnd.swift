@@ -148,16 +148,19 @@ extension MockPeripheralManager {
 
     /// The front end's `updateValue` returned `false` for `value` of `characteristic` (its mirror
     /// of the update queue was full): logged and noted as the stack's own refusal is (for the
-    /// stall report, should the app not send it again), then owed a ready event as above.
-    package func noteUpdateRefused(_ value: Data, for characteristic: LocalCharacteristic) {
+    /// stall report, should the app not send it again), then owed a ready event as above, unless
+    /// it is `answered`: a ready event the app has yet to hear was already made after the point it
+    /// refused at (the queue drained while the refusal was on its way), so the app is told it may
+    /// send again by that one.
+    package func noteUpdateRefused(_ value: Data, for characteristic: LocalCharacteristic, answered: Bool = false) {
         world { world in
             guard world.peripherals.contains(identifier) else { return }
             world.record(
                 .notification, peripheral: identifier, attribute: characteristic.uuid,
                 handle: characteristic.handle, value: value, detail: World.updateRefusedDetail)
-            world.noteRefusedUpdate(peripheral: identifier, characteristic: characteristic)
+            world.noteRefusedUpdate(peripheral: identifier, characteristic: characteristic, answered: answered)
         }
-        noteUpdateRefused()
+        if !answered { noteUpdateRefused() }
     }
 
     /// The capacity of the update queue as the peripheral has it (its own, or the bridge's

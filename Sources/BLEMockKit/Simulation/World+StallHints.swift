@@ -104,11 +104,13 @@ extension World {
     static let updateRefusedDetail = "transmit queue full: updateValue returned false"
 
     /// Notes that `updateValue` refused `peripheral`'s update of `characteristic`.
-    mutating func noteRefusedUpdate(peripheral: UUID, characteristic: LocalCharacteristic) {
+    mutating func noteRefusedUpdate(peripheral: UUID, characteristic: LocalCharacteristic, answered: Bool = false) {
         refusedUpdates.removeAll { $0.peripheral == peripheral }
-        refusedUpdates.append(
-            RefusedUpdate(
-                peripheral: peripheral, characteristic: characteristic.uuid, handle: characteristic.handle, at: now))
+        var update = RefusedUpdate(
+            peripheral: peripheral, characteristic: characteristic.uuid, handle: characteristic.handle, at: now)
+        // (A front end's refusal that a ready event on its way to the app answers: told now.)
+        if answered { update.readyAt = now }
+        refusedUpdates.append(update)
     }
 
     /// Peripherals whose last update `updateValue` refused (the transmit queue was full), told

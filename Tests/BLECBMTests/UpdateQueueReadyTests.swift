@@ -1,0 +1,214 @@
+import BLECBM
+import BLEMockKit
+import Foundation
+import Testing
+
+/// A watch's firmware on its own queue that echoes each value written to it as a notification,
+/// sending what `updateValue` refuses again from `peripheralManagerIsReady(toUpdateSubscribers:)`
+/// (and, as many apps do, trying again at each write too, even while it waits for that callback).
+private final class EchoFirmware: NSObject, CBMPeripheralManagerDelegate, @unchecked Sendable {
+    // @unchecked Sendable: state only touched on `queue` (the manager's queue).
+    static let service = CBMUUID(string: "7A200001-9C2B-4F1A-8D3E-6B0F1C2D3E4F")
+    static let echo = CBMUUID(string: "7A200002-9C2B-4F1A-8D3E-6B0F1C2D3E4F")
+    static let inbox = CBMUUID(string: "7A200003-9C2B-4F1A-8D3E-6B0F1C2D3E4F")
+
+    let queue = DispatchQueue(label: "echo-firmware")
+    let journal = LockedValue<[String]>([])
+    private var manager: CBMPeripheralManager?
+    private let echo = CBMMutableCharacteristic(type: echo, properties: [.notify], value: nil, permissions: [])
+    private var pending: [Data] = []
+    private var received = 0
+
+    func start(on bridge: MockBLEBridge) {
+        queue.async { self.manager = CBMPeripheralManager(bridge: bridge, delegate: self, queue: self.queue) }
+    }
+
+    var hasManager: Bool { queue.sync { manager != nil } }
+    var isIdle: Bool { queue.sync { pending.isEmpty } }
+    var receivedCount: Int { queue.sync { received } }
+
+    private func note(_ line: String) { journal.value.append(line) }
+
+    func peripheralManagerDidUpdateState(_ peripheral: CBMPeripheralManager) {
+        guard peripheral.state == .poweredOn else { return }
+        let service = CBMMutableService(type: Self.service, primary: true)
+        service.characteristics = [
+            echo,
+            CBMMutableCharacteristic(
+                type: Self.inbox, properties: [.writeWithoutResponse], value: nil, permissions: [.writeable]),
+        ]
+        peripheral.add(service)
+    }
+
+    func peripheralManager(_ peripheral: CBMPeripheralManager, didAdd service: CBMService, error: (any Error)?) {
+        peripheral.startAdvertising([CBMAdvertisementDataServiceUUIDsKey: [Self.service]])
+    }
+
+    func peripheralManager(_ peripheral: CBMPeripheralManager, didReceiveWrite requests: [CBMATTRequest]) {
+        for request in requests {
+            received += 1
+            pending.append(request.value ?? Data())
+        }
+        send(peripheral)
+    }
+
+    func peripheralManagerIsReady(toUpdateSubscribers peripheral: CBMPeripheralManager) {
+        note("ready")
+        send(peripheral)
+    }
+
+    private func send(_ peripheral: CBMPeripheralManager) {
+        while let next = pending.first {
+            guard peripheral.updateValue(next, for: echo, onSubscribedCentrals: nil) else {
+                return note("refused \(next.map(String.init).joined(separator: ","))")
+            }
+            note("sent \(next.map(String.init).joined(separator: ","))")
+            pending.removeFirst()
+        }
+    }
+}
+
+/// A phone app on its own queue: subscribes to the firmware's echo and writes `count` values
+/// without response as fast as `canSendWriteWithoutResponse` lets it.
+private final class WritingPhone: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
+    // @unchecked Sendable: state only touched on `queue` (the manager's queue).
+    let queue = DispatchQueue(label: "writing-phone")
+    let count: Int
+    private var manager: CBMCentralManager?
+    private var peripheral: CBMPeripheral?
+    private var inbox: CBMCharacteristic?
+    private var written = 0
+    private var echoes = 0
+
+    init(count: Int) { self.count = count }
+
+    func start(on bridge: MockBLEBridge) {
+        queue.async { self.manager = CBMCentralManager(bridge: bridge, delegate: self, queue: self.queue) }
+    }
+
+    var hasManager: Bool { queue.sync { manager != nil } }
+    var echoesHeard: Int { queue.sync { echoes } }
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+        if central.state == .poweredOn { central.scanForPeripherals(withServices: [EchoFirmware.service]) }
+    }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi: NSNumber
+    ) {
+        guard self.peripheral == nil else { return }
+        central.stopScan()
+        self.peripheral = peripheral
+        peripheral.delegate = self
+        central.connect(peripheral)
+    }
+
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        peripheral.discoverServices([EchoFirmware.service])
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: (any Error)?) {
+        guard let service = peripheral.services?.first else { return }
+        peripheral.discoverCharacteristics(nil, for: service)
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?
+    ) {
+        let characteristics = service.characteristics ?? []
+        inbox = characteristics.first { $0.uuid == EchoFirmware.inbox }
+        if let echo = characteristics.first(where: { $0.uuid == EchoFirmware.echo }) {
+            peripheral.setNotifyValue(true, for: echo)
+        }
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateNotificationStateFor characteristic: CBMCharacteristic,
+        error: (any Error)?
+    ) {
+        write(peripheral)
+    }
+
+    func peripheralIsReady(toSendWriteWithoutResponse peripheral: CBMPeripheral) { write(peripheral) }
+
+    private func write(_ peripheral: CBMPeripheral) {
+        guard let inbox else { return }
+        while written < count, peripheral.canSendWriteWithoutResponse {
+            peripheral.writeValue(Data([0x41, UInt8(written)]), for: inbox, type: .withoutResponse)
+            written += 1
+        }
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {
+        echoes += 1
+    }
+}
+
+/// `peripheralManagerIsReady(toUpdateSubscribers:)` through the CoreBluetooth-shaped API: one
+/// callback each time the transmit queue has room again after refusing the app, decided in the
+/// simulation's order (not by which of the bridge's and the app's threads got to the front end's
+/// bookkeeping first), so the same seed gives the same log.
+@Suite(.timeLimit(.minutes(10)))
+struct UpdateQueueReadyTests {
+    /// The firmware's journal and the bridge's log of one echo session: the phone writes 12
+    /// values, the firmware's transmit queue holds 2.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    private static func echoSession(seed: UInt64) async throws -> (journal: [String], log: [String], echoes: Int) {
+        var configuration = MockBLEBridge.Configuration.realistic(seed: seed)
+        configuration.limits.updateQueueCapacity = 2
+        let bridge = MockBLEBridge(configuration: configuration)
+        let firmware = EchoFirmware()
+        let phone = WritingPhone(count: 12)
+        try await bridge.run(timeLimit: .seconds(120)) {
+            firmware.start(on: bridge)
+            phone.start(on: bridge)
+            try await bridge.waitForApp(pausingSimulation: true) { firmware.hasManager && phone.hasManager }
+            try await bridge.waitForApp { firmware.receivedCount == 12 && firmware.isIdle && phone.echoesHeard == 12 }
+        }
+        let log = await bridge.log.map(\.description)
+        #expect(await bridge.finish() == .clean)
+        return (firmware.journal.value, log, phone.echoesHeard)
+    }
+
+    /// The firmware used to hear a ready callback for each refusal it made while the queue was
+    /// draining at the same instant (its `updateValue` decided from the front end's view of the
+    /// queue, which the bridge had already emptied), each followed by a refusal of the same
+    /// value; how many depended on thread timing, so 25 of 39 reruns of one seed gave another
+    /// log.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [1, 7] as [UInt64])
+    func aFirmwareEchoingWritesHearsOneReadyPerRefusalAndTheSameSeedGivesTheSameLog(seed: UInt64) async throws {
+        let first = try await Self.echoSession(seed: seed)
+        #expect(first.echoes == 12)
+        // The queue of 2 refused the firmware: each refusal is answered by one ready, and the
+        // first update after a ready is sent (CoreBluetooth calls back once there is room).
+        let readies = first.journal.indices.filter { first.journal[$0] == "ready" }
+        #expect(!readies.isEmpty)
+        for index in readies {
+            #expect(index > 0 && first.journal[index - 1].hasPrefix("refused"), "\(first.journal)")
+            if index + 1 < first.journal.count {
+                #expect(first.journal[index + 1].hasPrefix("sent"), "\(first.journal)")
+            }
+        }
+        let readiesLogged = first.log.filter { $0.contains(" readyToUpdateSubscribers ") }.count
+        #expect(readiesLogged == readies.count, "\(first.log.joined(separator: "\n"))")
+        for _ in 0..<15 {
+            let again = try await Self.echoSession(seed: seed)
+            #expect(Self.firstDifference(again.log, first.log) == nil)
+            #expect(Self.firstDifference(again.journal, first.journal) == nil)
+        }
+    }
+
+    /// The first line at which two runs differ, with its number (`nil` when they are the same).
+    private static func firstDifference(_ lines: [String], _ reference: [String]) -> String? {
+        guard lines != reference else { return nil }
+        let common = min(lines.count, reference.count)
+        let index = (0..<common).first { lines[$0] != reference[$0] } ?? common
+        let line = index < lines.count ? lines[index] : "(end)"
+        let expected = index < reference.count ? reference[index] : "(end)"
+        return "line \(index): \(line), first run: \(expected)"
+    }
+}
