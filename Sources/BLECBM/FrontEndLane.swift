@@ -240,21 +240,40 @@ final class CommandQueue: @unchecked Sendable {
     func register(_ queue: DispatchQueue, for key: UUID) {
         // (Not by identity: on Linux `DispatchQueue.main` is a new object at each access.)
         guard !Self.isMain(queue) else { return }
-        // One tag a queue, whichever bridges' managers on whichever threads register it at once
-        // (a second tag set over the first would leave the managers registered with the first
-        // out of the queue's place in the order).
-        let tag = Self.tagging.withLock { () -> QueueTag in
-            if let existing = queue.getSpecific(key: Self.queueTagKey) { return existing }
-            let tag = QueueTag()
-            queue.setSpecific(key: Self.queueTagKey, value: tag)
-            return tag
-        }
+        let tag = Self.tag(of: queue)
         lock.withLock {
             let current = queueRanks[ObjectIdentifier(tag)]?.rank
             if current == nil || key.uuidString < current!.uuidString {
                 queueRanks[ObjectIdentifier(tag)] = (tag, key)
             }
         }
+    }
+
+    /// The tag of an app queue, set the first time it is asked for.
+    private static func tag(of queue: DispatchQueue) -> QueueTag {
+        // One tag a queue, whichever bridges' managers on whichever threads register it at once
+        // (a second tag set over the first would leave the managers registered with the first
+        // out of the queue's place in the order).
+        tagging.withLock { () -> QueueTag in
+            if let existing = queue.getSpecific(key: queueTagKey) { return existing }
+            let tag = QueueTag()
+            queue.setSpecific(key: queueTagKey, value: tag)
+            return tag
+        }
+    }
+
+    /// The stream a manager's identifier is drawn from (see `MockBLEBridge.claimIdentifier`) when
+    /// the app makes it on its own delegate queue, `queue` (not the main queue): named by the
+    /// queue's label. Apps that make their managers in `queue.async` on their own queues do so at
+    /// the same moment, in an order that depends on their threads; drawn from one stream, the
+    /// first to get there would take the first identifier, and the apps' identifiers (and with
+    /// them the order of their calls, and the bridge's log) would change from run to run. `nil`
+    /// when the caller is not on `queue`: the manager takes the next identifier of its role.
+    static func identifierStream(madeOn queue: DispatchQueue?) -> String? {
+        guard let queue, !isMain(queue) else { return nil }
+        let tag = tag(of: queue)
+        guard DispatchQueue.getSpecific(key: queueTagKey) === tag else { return nil }
+        return "dispatch queue " + queue.label
     }
 
     /// What the main queue carries to tell it apart from app queues (under ``mainQueueKey``).

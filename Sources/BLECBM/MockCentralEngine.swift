@@ -156,7 +156,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         if case .realistic(let duration) = configuration.stateTransition {
             configuration.stateTransition = .delayed(duration)
         }
-        let central = MockCentralManager(configuration: configuration, bridge: bridge, joinsAtFirstCall: true)
+        let central = MockCentralManager(
+            configuration: configuration, bridge: bridge, joinsAtFirstCall: true,
+            identifierStream: CommandQueue.identifierStream(madeOn: queue))
         self.central = central
         lane = FrontEndLane(bridge: bridge, target: central, key: central.identifier, queue: queue)
         specs = SpecSimulation.registry(on: bridge)

@@ -99,7 +99,9 @@ final class MockPeripheralEngine: PeripheralBackend, @unchecked Sendable {
         if case .realistic(let duration) = configuration.stateTransition {
             configuration.stateTransition = .delayed(duration)
         }
-        let peripheral = MockPeripheralManager(configuration: configuration, bridge: bridge, joinsAtFirstCall: true)
+        let peripheral = MockPeripheralManager(
+            configuration: configuration, bridge: bridge, joinsAtFirstCall: true,
+            identifierStream: CommandQueue.identifierStream(madeOn: queue))
         self.peripheral = peripheral
         lane = FrontEndLane(bridge: bridge, target: peripheral, key: peripheral.identifier, queue: queue)
         unansweredCalls = UnansweredCallLog.of(bridge)

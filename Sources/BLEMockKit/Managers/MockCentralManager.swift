@@ -163,14 +163,20 @@ public actor MockCentralManager: CentralManaging {
     /// Creates a mock central that joins the air at its first call rather than at the bridge's next
     /// turn (`joinsAtFirstCall`): for a front end whose calls are ordered by the bridge's
     /// command queue, so that managers created on several threads at once join in that order.
-    package init(configuration: Configuration, bridge: MockBLEBridge?, joinsAtFirstCall: Bool) {
+    /// Without an identifier or restore identifier in `configuration`, an `identifierStream`
+    /// names the stream its identifier is drawn from (the n-th central of that stream takes its
+    /// n-th identifier), rather than the role's.
+    package init(
+        configuration: Configuration, bridge: MockBLEBridge?, joinsAtFirstCall: Bool, identifierStream: String? = nil
+    ) {
         let bridge =
             bridge ?? MockBLEBridge.current
             ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
         self.bridge = bridge
         self.configuration = configuration
         let (identifier, problem, ticket) = bridge.claimIdentifier(
-            role: .central, configured: configuration.identifier, restoreIdentifier: configuration.restoreIdentifier)
+            role: .central, name: identifierStream, configured: configuration.identifier,
+            restoreIdentifier: configuration.restoreIdentifier)
         self.broadcaster = EventBroadcaster(clock: bridge.sleepClock, owner: .central(identifier))
         self.identifier = identifier
         self.duplicateProblem = problem

@@ -243,7 +243,13 @@ public actor MockPeripheralManager: PeripheralManaging {
     /// A `resident` is a peripheral its bridge keeps (a CoreBluetoothMock-style spec's, kept in
     /// the bridge's front-end settings for as long as the bridge lives): it does not keep the
     /// bridge alive, and must not be used once the bridge is gone.
-    package init(configuration: Configuration, bridge: MockBLEBridge?, joinsAtFirstCall: Bool, resident: Bool = false) {
+    ///
+    /// Without a name, identifier or restore identifier in `configuration`, an `identifierStream`
+    /// names the stream its identifier is drawn from, as a name does.
+    package init(
+        configuration: Configuration, bridge: MockBLEBridge?, joinsAtFirstCall: Bool, resident: Bool = false,
+        identifierStream: String? = nil
+    ) {
         let bridge =
             bridge ?? MockBLEBridge.current
             ?? MockBLEBridge(managerConfiguration: configuration.seed, realistic: configuration.isRealistic)
@@ -251,7 +257,7 @@ public actor MockPeripheralManager: PeripheralManaging {
         residentBridge = bridge
         self.configuration = configuration
         let (identifier, problem, ticket) = bridge.claimIdentifier(
-            role: .peripheral, name: configuration.name, configured: configuration.identifier,
+            role: .peripheral, name: configuration.name ?? identifierStream, configured: configuration.identifier,
             restoreIdentifier: configuration.restoreIdentifier)
         self.broadcaster = EventBroadcaster(clock: bridge.sleepClock, owner: .peripheral(identifier))
         self.identifier = identifier

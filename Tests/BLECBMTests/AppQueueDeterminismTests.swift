@@ -1,4 +1,5 @@
 import BLECBM
+import BLECore
 import BLEMockKit
 import Foundation
 import Testing
@@ -69,18 +70,23 @@ private final class EchoFirmware: NSObject, CBMPeripheralManagerDelegate, @unche
 }
 
 /// A phone app on its own queue: subscribes to the firmware's echo and writes `count` values
-/// without response as fast as `canSendWriteWithoutResponse` lets it.
+/// without response (its `tag`, then a number) as fast as `canSendWriteWithoutResponse` lets it.
 private final class WritingPhone: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
     // @unchecked Sendable: state only touched on `queue` (the manager's queue).
-    let queue = DispatchQueue(label: "writing-phone")
+    let queue: DispatchQueue
     let count: Int
+    let tag: UInt8
     private var manager: CBMCentralManager?
     private var peripheral: CBMPeripheral?
     private var inbox: CBMCharacteristic?
     private var written = 0
     private var echoes = 0
 
-    init(count: Int) { self.count = count }
+    init(count: Int, tag: UInt8 = 0x41, label: String = "writing-phone") {
+        self.count = count
+        self.tag = tag
+        queue = DispatchQueue(label: label)
+    }
 
     func start(on bridge: MockBLEBridge) {
         queue.async { self.manager = CBMCentralManager(bridge: bridge, delegate: self, queue: self.queue) }
@@ -135,7 +141,7 @@ private final class WritingPhone: NSObject, CBMCentralManagerDelegate, CBMPeriph
     private func write(_ peripheral: CBMPeripheral) {
         guard let inbox else { return }
         while written < count, peripheral.canSendWriteWithoutResponse {
-            peripheral.writeValue(Data([0x41, UInt8(written)]), for: inbox, type: .withoutResponse)
+            peripheral.writeValue(Data([tag, UInt8(written)]), for: inbox, type: .withoutResponse)
             written += 1
         }
     }
@@ -197,18 +203,120 @@ struct UpdateQueueReadyTests {
         #expect(readiesLogged == readies.count, "\(first.log.joined(separator: "\n"))")
         for _ in 0..<15 {
             let again = try await Self.echoSession(seed: seed)
-            #expect(Self.firstDifference(again.log, first.log) == nil)
-            #expect(Self.firstDifference(again.journal, first.journal) == nil)
+            #expect(firstDifference(again.log, first.log) == nil)
+            #expect(firstDifference(again.journal, first.journal) == nil)
+        }
+    }
+}
+
+/// The first line at which two runs differ, with its number (`nil` when they are the same).
+private func firstDifference(_ lines: [String], _ reference: [String]) -> String? {
+    guard lines != reference else { return nil }
+    let common = min(lines.count, reference.count)
+    let index = (0..<common).first { lines[$0] != reference[$0] } ?? common
+    let line = index < lines.count ? lines[index] : "(end)"
+    let expected = index < reference.count ? reference[index] : "(end)"
+    return "line \(index): \(line), first run: \(expected)"
+}
+
+/// A watch app on its own queue (labelled with its name) that advertises its name once powered on.
+private final class AdvertisingWatch: NSObject, CBMPeripheralManagerDelegate, @unchecked Sendable {
+    // @unchecked Sendable: state only touched on `queue` (the manager's queue).
+    let name: String
+    let queue: DispatchQueue
+    private var manager: CBMPeripheralManager?
+
+    init(name: String) {
+        self.name = name
+        queue = DispatchQueue(label: name)
+    }
+
+    func start(on bridge: MockBLEBridge) {
+        queue.async { self.manager = CBMPeripheralManager(bridge: bridge, delegate: self, queue: self.queue) }
+    }
+
+    var hasManager: Bool { queue.sync { manager != nil } }
+
+    func peripheralManagerDidUpdateState(_ peripheral: CBMPeripheralManager) {
+        if peripheral.state == .poweredOn { peripheral.startAdvertising([CBMAdvertisementDataLocalNameKey: name]) }
+    }
+}
+
+/// Managers that apps make on their own queues, in `queue.async`, at the same moment: which one
+/// gets there first depends on thread timing, and the identifiers they take must not.
+@Suite(.timeLimit(.minutes(10)))
+struct AppQueueIdentifierTests {
+    /// The central each phone's writes came from, by the phone's tag, and the bridge's log, of a
+    /// session in which two phones on their own queues (`phone-a`, `phone-b`) and the firmware
+    /// make their managers at once.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    private static func twoPhones(seed: UInt64) async throws -> (writers: [UInt8: String], log: [String]) {
+        let bridge = MockBLEBridge(seed: seed)
+        let firmware = EchoFirmware()
+        let phones = [
+            WritingPhone(count: 4, tag: 0x41, label: "phone-a"), WritingPhone(count: 4, tag: 0x42, label: "phone-b"),
+        ]
+        try await bridge.run(timeLimit: .seconds(120)) {
+            firmware.start(on: bridge)
+            for phone in phones { phone.start(on: bridge) }
+            try await bridge.waitForApp(pausingSimulation: true) {
+                firmware.hasManager && phones.allSatisfy(\.hasManager)
+            }
+            try await bridge.waitForApp {
+                firmware.receivedCount == 8 && firmware.isIdle && phones.allSatisfy { $0.echoesHeard == 8 }
+            }
+        }
+        let log = await bridge.log
+        var writers: [UInt8: String] = [:]
+        for entry in log where entry.kind == .write {
+            if let tag = entry.value?.first, let central = entry.central { writers[tag] = central.uuidString }
+        }
+        #expect(await bridge.finish() == .clean)
+        return (writers, log.map(\.description))
+    }
+
+    /// The first to get there used to take the role's first identifier: 7 of 39 reruns of one seed
+    /// gave the phones each other's identifiers (and another log), which a restore identifier was
+    /// the only way around. A manager made on its own queue now draws its identifier from that
+    /// queue's label.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func managersMadeOnTheirOwnQueuesAtOnceTakeTheSameIdentifiersOnEveryRun() async throws {
+        let first = try await Self.twoPhones(seed: 3)
+        #expect(first.writers.count == 2 && Set(first.writers.values).count == 2)
+        for _ in 0..<30 {
+            let again = try await Self.twoPhones(seed: 3)
+            #expect(again.writers == first.writers)
+            #expect(firstDifference(again.log, first.log) == nil)
         }
     }
 
-    /// The first line at which two runs differ, with its number (`nil` when they are the same).
-    private static func firstDifference(_ lines: [String], _ reference: [String]) -> String? {
-        guard lines != reference else { return nil }
-        let common = min(lines.count, reference.count)
-        let index = (0..<common).first { lines[$0] != reference[$0] } ?? common
-        let line = index < lines.count ? lines[index] : "(end)"
-        let expected = index < reference.count ? reference[index] : "(end)"
-        return "line \(index): \(line), first run: \(expected)"
+    /// The identifier each watch took, by name, as a central scanning for them hears it.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    private static func twoWatches(seed: UInt64) async throws -> [String: UUID] {
+        let bridge = MockBLEBridge(seed: seed)
+        let watches = [AdvertisingWatch(name: "watch-a"), AdvertisingWatch(name: "watch-b")]
+        return try await bridge.run(timeLimit: .seconds(60)) {
+            for watch in watches { watch.start(on: bridge) }
+            try await bridge.waitForApp(pausingSimulation: true) { watches.allSatisfy(\.hasManager) }
+            let central = MockCentralManager(bridge: bridge)
+            let events = central.events()
+            try await central.scanForPeripherals(withServices: nil)
+            var heard: [String: UUID] = [:]
+            for await event in events {
+                guard case .discovered(let discovery) = event else { continue }
+                heard[discovery.advertisementData.localName ?? ""] = discovery.peripheral.identifier
+                if heard.count == 2 { break }
+            }
+            return heard
+        }
+    }
+
+    /// The identifier a peripheral manager takes is what centrals know it by: two watches coming up
+    /// at once on their own queues are known by the same identifiers on every run.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func peripheralManagersMadeOnTheirOwnQueuesAtOnceAreKnownByTheSameIdentifiersOnEveryRun() async throws {
+        let first = try await Self.twoWatches(seed: 5)
+        #expect(first.keys.sorted() == ["watch-a", "watch-b"] && Set(first.values).count == 2)
+        for _ in 0..<100 { #expect(try await Self.twoWatches(seed: 5) == first) }
     }
 }
