@@ -234,21 +234,23 @@ struct UpdateContractTests {
     }
 
     /// Two phones subscribe at one instant, and the firmware pumps updates from the first
-    /// `didSubscribeTo` it hears, through a queue of five: the second phone's subscription is in
-    /// the simulation before its callback reaches the firmware, so each update takes two places
-    /// of the queue where the firmware counted one. Every update `updateValue` said was sent
-    /// still reaches each phone subscribed by then, in order (those the queue had no room for
-    /// wait for it to drain, before any later one): two of them used to be dropped.
+    /// `didSubscribeTo` it hears, through a queue of five (or two): the second phone's
+    /// subscription is in the simulation before its callback reaches the firmware, so each update
+    /// takes two places of the queue where the firmware counted one. Every update `updateValue`
+    /// said was sent still reaches each phone subscribed by then, in order (those the queue had no
+    /// room for wait for it to drain, before any later one): two of them used to be dropped. The
+    /// firmware hears it may send again only once those held updates leave room: through a queue
+    /// of two they filled it again, and the ready callback came with no room.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test(arguments: [21, 22, 23] as [UInt64])
-    func everyUpdateTheAppWasToldWasSentReachesTheSubscribersInOrder(seed: UInt64) async throws {
+    @Test(arguments: [21, 22, 23] as [UInt64], [5, 2])
+    func everyUpdateTheAppWasToldWasSentReachesTheSubscribersInOrder(seed: UInt64, capacity: Int) async throws {
         let bridge = MockBLEBridge(seed: seed)
         var configuration = MockPeripheralManager.Configuration.fast
-        configuration.updateQueue = .realistic(capacity: 5)
+        configuration.updateQueue = .realistic(capacity: capacity)
         let firmware = configuration
         let total = 20
-        let (first, second, refusedInLog, refusals, readyMatchesRefusals) = try await bridge.run {
-            @MainActor () -> ([Int], [Int], Int, Int, Bool) in
+        let (first, second, refusedInLog, refusals, readyMatchesRefusals, refusedAfterReady) = try await bridge.run {
+            @MainActor () -> ([Int], [Int], Int, Int, Bool, Int) in
             let file = CBMMutableCharacteristic(
                 type: Self.characteristic(2), properties: [.notify], value: nil, permissions: [])
             let (watch, phone) = try await Self.connect(bridge, [file], firmware: firmware)
@@ -257,19 +259,23 @@ struct UpdateContractTests {
             var sent = 0
             var refusals = 0
             var readies = 0
-            func pump(_ manager: CBMPeripheralManager) {
+            var refusedAfterReady = 0
+            func pump(_ manager: CBMPeripheralManager, afterReady: Bool = false) {
+                var first = afterReady
                 while sent < total {
                     guard manager.updateValue(Data("\(sent)".utf8), for: file, onSubscribedCentrals: nil) else {
                         refusals += 1
+                        if first { refusedAfterReady += 1 }
                         return
                     }
+                    first = false
                     sent += 1
                 }
             }
             watch.onSubscribe = { manager in if watch.subscribed.count == 1 { pump(manager) } }
             watch.onReady = { manager in
                 readies += 1
-                pump(manager)
+                pump(manager, afterReady: true)
             }
             phone.peripheral!.setNotifyValue(true, for: phone.characteristics[Self.characteristic(2)]!)
             other.peripheral!.setNotifyValue(true, for: other.characteristics[Self.characteristic(2)]!)
@@ -278,7 +284,7 @@ struct UpdateContractTests {
             let refused = await bridge.log.filter { ($0.detail ?? "").contains("updateValue returned false") }.count
             return (
                 phone.values.compactMap { Int($0) }, other.values.compactMap { Int($0) }, refused, refusals,
-                readies == refusals && refusals > 0
+                readies == refusals && refusals > 0, refusedAfterReady
             )
         }
         #expect(first == Array(0..<total))
@@ -289,6 +295,9 @@ struct UpdateContractTests {
         // A ready callback for each `false` the firmware heard, and none for the queue filling
         // with updates it was told were sent.
         #expect(readyMatchesRefusals)
+        // A ready callback comes once there is room: the first update after it is sent (the
+        // updates held for the queue to drain, sent before it, may fill the queue again).
+        #expect(refusedAfterReady == 0)
     }
 
     /// A firmware that drops an update `updateValue` refused (its transmit queue full) and never

@@ -152,7 +152,7 @@ extension MockPeripheralManager {
     /// it is `answered`: a ready event the app has yet to hear was already made after the point it
     /// refused at (the queue drained while the refusal was on its way), so the app is told it may
     /// send again by that one.
-    package func noteUpdateRefused(_ value: Data, for characteristic: LocalCharacteristic, answered: Bool = false) {
+    package func noteUpdateRefused(_ value: Data, for characteristic: LocalCharacteristic, answered: Bool) {
         world { world in
             guard world.peripherals.contains(identifier) else { return }
             world.record(
