@@ -394,6 +394,7 @@ final class CommandQueue: @unchecked Sendable {
     func deliver(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
         // (The bridge is held until the callback has run: this queue holds it unowned.)
         let (bridge, outside) = (bridge, outside)
+        outside.beginCallback()
         queue.async { Self.run(body, on: bridge, outside) }
     }
 
@@ -404,6 +405,7 @@ final class CommandQueue: @unchecked Sendable {
         _ engine: MockCentralEngine, _ result: Result<MockCentralManager.FrontEndResult, any Error>
     ) {
         let (bridge, outside) = (bridge, outside)
+        outside.beginCallback()
         queue.async { Self.run({ then(engine, result) }, on: bridge, outside) }
     }
 
@@ -411,7 +413,7 @@ final class CommandQueue: @unchecked Sendable {
     /// so ``KitCallback/isRunning`` is true), and once it has run it counts as outside activity.
     private static func run(_ callback: () -> Void, on bridge: MockBLEBridge, _ outside: OutsideWork) {
         MockBLEBridge.$current.withValue(bridge) { callback() }
-        outside.noteActivity()
+        outside.endCallback()
     }
 
     /// Notes the commands held now: the run's driver applies those (see ``applyHeld(on:upToMark:)``).

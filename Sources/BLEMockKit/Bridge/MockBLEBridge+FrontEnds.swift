@@ -432,8 +432,8 @@ extension World {
 /// it. Before moving time on, a run's driver passes a probe through every queue (so whatever was
 /// queued there before has run), and moves time only when that produced no new activity.
 package final class OutsideWork: @unchecked Sendable {
-    // @unchecked Sendable: every stored property is only read and written with `lock` held;
-    // continuations are resumed after it is released.
+    // @unchecked Sendable: every stored property is only read and written with `lock` held
+    // (`ran` with `callbacksRan`); continuations are resumed after it is released.
     private let lock: Lock
     private var probes: [Int: @Sendable () async -> Bool] = [:]
     private var nextToken = 0
@@ -461,9 +461,53 @@ package final class OutsideWork: @unchecked Sendable {
     /// How many app waits have ended (each one that had to wait).
     private var appWaitsEnded: UInt64 = 0
     private var unansweredCallSource: (@Sendable () -> [String])?
+    /// Callbacks handed to app queues that have not run yet (see ``beginCallback()``).
+    private var callbacksInFlight = 0
+    /// Whether a direct call waits for the last callback in flight to run (then its end signals
+    /// `callbacksRan`).
+    private var callbackWaiter = false
+    /// Where a direct call waits for the callbacks in flight (`ran`: the last one has run).
+    private let callbacksRan = Condition()
+    private var ran = false
 
     init(lock: Lock = Lock()) {
         self.lock = lock
+    }
+
+    /// Notes a callback handed to an app queue; call ``endCallback()`` once it has run.
+    package func beginCallback() {
+        lock.withLock { callbacksInFlight += 1 }
+    }
+
+    /// Notes that a callback handed over with ``beginCallback()`` has run: outside activity (see
+    /// ``noteActivity()``, in the same lock: a callback costs one lock more than before), and a
+    /// direct call waiting for the callbacks in flight goes on once none is left.
+    package func endCallback() {
+        noteActivity(endingCallback: true)
+    }
+
+    /// Blocks the caller (a run's executor, in a direct call) until every callback handed to an
+    /// app queue has run, or `patience` of wall time has passed (a callback blocked on the test:
+    /// the call then goes on with what the app has called so far, as it did before it waited).
+    func waitForCallbacks(upTo patience: Duration) {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: patience)
+        callbacksRan.withLock {
+            // (The waiter is noted under `lock` as it finds callbacks in flight: the end of the last
+            // one then signals, and cannot before this thread waits, as it holds `callbacksRan`.)
+            ran = false
+            let waits = lock.withLock { () -> Bool in
+                callbackWaiter = callbacksInFlight > 0
+                return callbackWaiter
+            }
+            guard waits else { return }
+            while !ran {
+                let left = clock.now.duration(to: deadline)
+                guard left > .zero else { break }
+                callbacksRan.wait(for: left)
+            }
+            lock.withLock { callbackWaiter = false }
+        }
     }
 
     /// Sets what wakes an active run's driver on outside activity (it may be waiting for
@@ -672,12 +716,31 @@ package final class OutsideWork: @unchecked Sendable {
     /// Notes outside activity (a callback ran, the app called in) and wakes the tasks waiting
     /// for some.
     package func noteActivity() {
-        let (waiting, wake) = lock.withLock { () -> ([CheckedContinuation<Void, Never>], (@Sendable () -> Void)?) in
+        noteActivity(endingCallback: false)
+    }
+
+    private func noteActivity(endingCallback: Bool) {
+        let (waiting, wake, callbacksDone) = lock.withLock {
+            () -> ([CheckedContinuation<Void, Never>], (@Sendable () -> Void)?, Bool) in
             count &+= 1
+            var callbacksDone = false
+            if endingCallback {
+                callbacksInFlight -= 1
+                if callbacksInFlight == 0, callbackWaiter {
+                    callbackWaiter = false
+                    callbacksDone = true
+                }
+            }
             // (Noted on every call and callback: with no one waiting, nothing to copy.)
-            guard !tickers.isEmpty else { return ([], self.waker) }
+            guard !tickers.isEmpty else { return ([], self.waker, callbacksDone) }
             defer { tickers.removeAll() }
-            return (Array(tickers.values), self.waker)
+            return (Array(tickers.values), self.waker, callbacksDone)
+        }
+        if callbacksDone {
+            callbacksRan.withLock {
+                ran = true
+                callbacksRan.signal()
+            }
         }
         for ticker in waiting { ticker.resume() }
         wake?()

@@ -88,7 +88,7 @@ extension MockBLEBridge {
         }
         let executor = SimulationExecutor()
         defer { executor.stop() }
-        try await begin(executor, timeLimit: timeLimit)
+        try await begin(executor, timeLimit: timeLimit, patience: stallPatience)
         // A body on the main actor runs on the main queue, which the scope's executor does not
         // see: the run waits for the main queue's work as for an app queue's before moving on.
         // The body goes back and forth between the two (a call on the bridge runs on the
@@ -270,8 +270,16 @@ extension MockBLEBridge {
     /// manager's) are among them, so the two keep the order they were made in, whenever the run's
     /// driver last settled or the drain runs; left for either, they would come after the direct
     /// call, or not, as the threads go (and in a run after whatever time it moved).
+    ///
+    /// In a run, a call from the run's own tasks (the body, a `bridge.task`) first waits for the
+    /// callbacks already handed to app queues to have run (up to the run's stall patience): the
+    /// body woken by an event at the instant apps are told of it (a discovery every scanning
+    /// central hears) would otherwise apply the calls those callbacks make, or not, as far as
+    /// their threads have got; now it applies all of them, before its own, on every run. (An app
+    /// callback that signals the body after a call keeps that call first, as before.)
     func applyHeldCalls() {
         guard !applyingFrontEndCommands, outside.hasSettlers else { return }
+        if outside.holdCount == 0, isOnRunExecutor { outside.waitForCallbacks(upTo: runPatience) }
         _ = runSettlers()
     }
 
@@ -357,7 +365,7 @@ extension MockBLEBridge {
 
     /// Marks a run as started.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    private func begin(_ executor: SimulationExecutor, timeLimit: Duration) throws {
+    private func begin(_ executor: SimulationExecutor, timeLimit: Duration, patience: Duration) throws {
         guard !runs.isActive else {
             throw APIMisuseError.invalidConfiguration(
                 "MockBLEBridge.run: a run is already active on this bridge; runs do not nest")
@@ -372,6 +380,7 @@ extension MockBLEBridge {
         outside.setWaker { executor.poke() }
         driving = true
         runDeadline = world.now.advanced(by: max(timeLimit, .zero))
+        runPatience = patience
     }
 
     /// Marks a run as ended.

@@ -160,6 +160,9 @@ public actor MockBLEBridge {
     }
     /// The virtual time the active run may not pass.
     var runDeadline: VirtualClock.Instant?
+    /// The active run's stall patience: the most wall time a direct call in it waits for the
+    /// callbacks app queues are running (see ``applyHeldCalls()``).
+    var runPatience: Duration = .zero
     /// The continuations of ``waitUntil(_:)`` calls.
     nonisolated var conditions: ConditionWaiters {
         sideObject({ madeConditions }, { madeConditions = $0 }) {
