@@ -275,8 +275,8 @@ extension MockBLEBridge {
     /// callbacks already handed to app queues to have run (up to the run's stall patience): the
     /// body woken by an event at the instant apps are told of it (a discovery every scanning
     /// central hears) would otherwise apply the calls those callbacks make, or not, as far as
-    /// their threads have got; now it applies all of them, before its own, on every run. (An app
-    /// callback that signals the body after a call keeps that call first, as before.)
+    /// their threads have got; once they have run, it applies all of them before its own, on
+    /// every run. (An app callback that signals the body after a call keeps that call first.)
     func applyHeldCalls() {
         guard !applyingFrontEndCommands, outside.hasSettlers else { return }
         if outside.holdCount == 0, isOnRunExecutor { outside.waitForCallbacks(upTo: runPatience) }
