@@ -322,8 +322,9 @@ struct AppQueueIdentifierTests {
 }
 
 /// A phone app on its own queue that scans for the echo firmware and, as it hears of it, stops
-/// scanning and connects; then, if given a gate, waits on it (for the test, bounded) and notes
-/// whether the test opened it; and, if given a signal, tells the test it has called.
+/// scanning and connects; then, if given a signal, tells the test it has called; and, if given a
+/// gate, waits on it (for the test, bounded: telling it so, if asked) and notes whether the test
+/// opened it.
 private final class ConnectingPhone: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
     // @unchecked Sendable: `manager` and `peripheral` are only touched on `queue`; `opened` is locked.
     let queue: DispatchQueue
@@ -334,10 +335,17 @@ private final class ConnectingPhone: NSObject, CBMCentralManagerDelegate, @unche
     private var manager: CBMCentralManager?
     private var peripheral: CBMPeripheral?
 
-    init(label: String, gate: DispatchSemaphore? = nil, signal: AsyncStream<Void>.Continuation? = nil) {
+    /// Told as the callback begins to wait on the gate.
+    private let blocked: AsyncStream<Void>.Continuation?
+
+    init(
+        label: String, gate: DispatchSemaphore? = nil, signal: AsyncStream<Void>.Continuation? = nil,
+        blocked: AsyncStream<Void>.Continuation? = nil
+    ) {
         queue = DispatchQueue(label: label)
         self.gate = gate
         self.signal = signal
+        self.blocked = blocked
     }
 
     func start(on bridge: MockBLEBridge) {
@@ -359,7 +367,125 @@ private final class ConnectingPhone: NSObject, CBMCentralManagerDelegate, @unche
         self.peripheral = peripheral
         central.connect(peripheral)
         signal?.yield()
-        if let gate { opened.value = gate.wait(timeout: .now() + .seconds(30)) == .success }
+        if let gate {
+            blocked?.yield()
+            opened.value = gate.wait(timeout: .now() + .seconds(30)) == .success
+        }
+    }
+}
+
+/// A phone app on its own queue that connects to the first peripheral advertising `service`, then
+/// writes its `tag` and a round number with response and reads the value back, `rounds` times.
+private final class ReadWritePhone: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate,
+    @unchecked Sendable
+{
+    // @unchecked Sendable: state only touched on `queue` (the manager's queue); `finished` is locked.
+    static let service = CBMUUID(string: "180F")
+    let queue: DispatchQueue
+    private let rounds: Int
+    private let tag: UInt8
+    private var manager: CBMCentralManager?
+    private var peripheral: CBMPeripheral?
+    private var characteristic: CBMCharacteristic?
+    private var done = 0
+    let finished = LockedValue(false)
+
+    init(rounds: Int, tag: UInt8, label: String) {
+        self.rounds = rounds
+        self.tag = tag
+        queue = DispatchQueue(label: label)
+    }
+
+    func start(on bridge: MockBLEBridge) {
+        queue.async { self.manager = CBMCentralManager(bridge: bridge, delegate: self, queue: self.queue) }
+    }
+
+    var hasManager: Bool { queue.sync { manager != nil } }
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+        if central.state == .poweredOn { central.scanForPeripherals(withServices: [Self.service]) }
+    }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi: NSNumber
+    ) {
+        guard self.peripheral == nil else { return }
+        central.stopScan()
+        self.peripheral = peripheral
+        peripheral.delegate = self
+        central.connect(peripheral)
+    }
+
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        peripheral.discoverServices(nil)
+    }
+
+    func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: (any Error)?) {
+        guard let service = peripheral.services?.first else { return }
+        peripheral.discoverCharacteristics(nil, for: service)
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?
+    ) {
+        characteristic = service.characteristics?.first
+        next(peripheral)
+    }
+
+    private func next(_ peripheral: CBMPeripheral) {
+        guard let characteristic else { return }
+        guard done < rounds else { return finished.value = true }
+        peripheral.writeValue(Data([tag, UInt8(done)]), for: characteristic, type: .withResponse)
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {
+        peripheral.readValue(for: characteristic)
+    }
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {
+        done += 1
+        next(peripheral)
+    }
+}
+
+/// A phone app on its own queue that connects to the echo firmware and, once connected, notes it
+/// is done and then disconnects, in the same callback (as an app ending a session does).
+private final class SessionEndingPhone: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
+    // @unchecked Sendable: state only touched on `queue` (the manager's queue); `done` is locked.
+    let queue = DispatchQueue(label: "session-ending-phone")
+    let done = LockedValue(false)
+    private var manager: CBMCentralManager?
+    private var peripheral: CBMPeripheral?
+
+    func start(on bridge: MockBLEBridge) {
+        queue.async { self.manager = CBMCentralManager(bridge: bridge, delegate: self, queue: self.queue) }
+    }
+
+    var hasManager: Bool { queue.sync { manager != nil } }
+    var identifier: UUID? { queue.sync { manager?.simulatedCentral?.identifier } }
+
+    func centralManagerDidUpdateState(_ central: CBMCentralManager) {
+        if central.state == .poweredOn { central.scanForPeripherals(withServices: [EchoFirmware.service]) }
+    }
+
+    func centralManager(
+        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
+        rssi: NSNumber
+    ) {
+        guard self.peripheral == nil else { return }
+        central.stopScan()
+        self.peripheral = peripheral
+        central.connect(peripheral)
+    }
+
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        done.value = true
+        central.cancelPeripheralConnection(peripheral)
     }
 }
 
@@ -476,5 +602,191 @@ struct TestCallOrderTests {
         let connecting = log.firstIndex { $0.kind == .connecting }
         let scan = log.lastIndex { $0.kind == .scanStarted && $0.central == central.identifier }
         #expect(connecting != nil && scan != nil && connecting! < scan!)
+    }
+
+    /// What the test does after `waitForApp` returns comes after the calls the app made before its
+    /// condition held (in the callback that made it hold): the log read then has them, and the app
+    /// let go of as the body returns shuts down after them. The app's last call (a disconnection)
+    /// used to be held past the wait, then refused as its manager shut down first ("called on a
+    /// manager that was shut down"), and the log read just after the wait lacked it.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func whatTheTestDoesAfterAWaitComesAfterTheCallsTheAppMadeBeforeItsConditionHeld(realistic: Bool)
+        async throws
+    {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 7) : .init(seed: 7))
+        let firmware = EchoFirmware()
+        let (central, logRightAfter) = try await bridge.run(timeLimit: .seconds(60)) {
+            () -> (UUID?, [BridgeLogEntry]) in
+            let phone = SessionEndingPhone()
+            firmware.start(on: bridge)
+            phone.start(on: bridge)
+            try await bridge.waitForApp(pausingSimulation: true) { firmware.hasManager && phone.hasManager }
+            try await bridge.waitForApp { phone.done.value }
+            return (phone.identifier, await bridge.log)
+        }
+        let phone = try #require(central)
+        #expect(logRightAfter.last?.kind == .disconnected && logRightAfter.last?.central == phone)
+        let log = await bridge.log
+        #expect(!log.contains { $0.kind == .refused }, "\(log.filter { $0.kind == .refused })")
+        #expect(log.filter { $0.kind == .disconnected && $0.central == phone }.count == 1)
+    }
+
+    /// An injection the test installs as it hears what the apps hear comes after their reaction,
+    /// as the other hooks do: the phones' connections, asked for in their discovery callbacks, go
+    /// through; the test's own, asked for after it, fails. (It used to take its place among the
+    /// phones' calls as far as their threads had got, failing some of their connections.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func anInjectionTheTestInstallsAsAppsAreCalledBackComesAfterWhatTheyCall(realistic: Bool) async throws {
+        for _ in 0..<10 {
+            let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 3) : .init(seed: 3))
+            let firmware = EchoFirmware()
+            let phones = [ConnectingPhone(label: "phone-a"), ConnectingPhone(label: "phone-b")]
+            let central = MockCentralManager(bridge: bridge)
+            let failure = try await bridge.run(timeLimit: .seconds(60)) { () -> CoreBluetoothError? in
+                firmware.start(on: bridge)
+                for phone in phones { phone.start(on: bridge) }
+                try await bridge.waitForApp(pausingSimulation: true) {
+                    firmware.hasManager && phones.allSatisfy(\.hasManager)
+                }
+                let events = central.events()
+                try await central.scanForPeripherals(withServices: [EchoFirmware.service.bluetoothUUID])
+                for await event in events {
+                    guard case .discovered(let discovery) = event else { continue }
+                    await bridge.inject(
+                        ErrorInjection(.connect, failure: .coreBluetooth(.connectionFailed), frequency: .always))
+                    await central.stopScan()
+                    do {
+                        try await central.connect(discovery.peripheral.identifier, options: ConnectOptions())
+                    } catch let error as CoreBluetoothError {
+                        return error
+                    }
+                    return nil
+                }
+                return nil
+            }
+            #expect(failure?.code == .connectionFailed)
+            let log = await bridge.log
+            let connected = Set(log.filter { $0.kind == .connected }.compactMap(\.central))
+            #expect(connected.count == 2 && !connected.contains(central.identifier))
+        }
+    }
+
+    /// Later calls wait only for callbacks beyond the one a call gave up on: a callback waiting
+    /// for the test costs the stall patience once, not once per call (each of the 7 calls after
+    /// the first waited the whole 2 s again).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aCallbackWaitingForTheTestHoldsOnlyTheFirstOfTheTestsCalls() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 3))
+        let firmware = EchoFirmware()
+        let gate = DispatchSemaphore(value: 0)
+        let phone = ConnectingPhone(label: "phone-a", gate: gate)
+        let central = MockCentralManager(bridge: bridge)
+        let laterCalls = LockedValue<Duration?>(nil)
+        try await bridge.run(timeLimit: .seconds(60), stallPatience: .seconds(2)) {
+            firmware.start(on: bridge)
+            phone.start(on: bridge)
+            try await bridge.waitForApp(pausingSimulation: true) { firmware.hasManager && phone.hasManager }
+            // The first call (stopping the scan) waits the patience for the blocked callback.
+            try await connectAsTheTest(central) {
+                let clock = ContinuousClock()
+                let start = clock.now
+                for _ in 0..<7 { _ = await central.isConnected(UUID()) }
+                laterCalls.value = start.duration(to: clock.now)
+                gate.signal()
+            }
+            try await bridge.waitForApp { phone.opened.value != nil }
+        }
+        #expect(phone.opened.value == true)
+        // (Waiting, the 7 calls would take 14 s at the least: half of that leaves room for a
+        // loaded machine.)
+        #expect(try #require(laterCalls.value) < .seconds(7))
+    }
+
+    /// A test cancelled while its call waits for a callback that waits for the test: the call
+    /// goes on at once (it waited the whole 60 s patience before), and the run ends cancelled.
+    /// (The bound leaves room for a loaded machine: waiting, it would take 60 s at the least.)
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aCallWaitingForCallbacksGoesOnWhenTheTestIsCancelled() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 3))
+        let firmware = EchoFirmware()
+        let gate = DispatchSemaphore(value: 0)
+        let (blockedSignals, blocked) = AsyncStream<Void>.makeStream()
+        let phone = ConnectingPhone(label: "phone-a", gate: gate, blocked: blocked)
+        let central = MockCentralManager(bridge: bridge)
+        let run = Task {
+            try await bridge.run(timeLimit: .seconds(120), stallPatience: .seconds(60)) {
+                firmware.start(on: bridge)
+                phone.start(on: bridge)
+                try await bridge.waitForApp(pausingSimulation: true) { firmware.hasManager && phone.hasManager }
+                try await connectAsTheTest(central) { gate.signal() }
+            }
+        }
+        for await _ in blockedSignals { break }
+        let clock = ContinuousClock()
+        let cancelled = clock.now
+        run.cancel()
+        let result = await run.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(phone.opened.value == true)
+        #expect(cancelled.duration(to: clock.now) < .seconds(45))
+    }
+
+    /// The log of a session in which a device of the async API, served by a `bridge.task` started
+    /// before the apps make their managers, answers two phones' writes and reads.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    private static func deviceSession(seed: UInt64, realistic: Bool) async throws -> [String] {
+        let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: seed) : .init(seed: seed))
+        let device = MockPeripheralManager(
+            configuration: .init(name: "Device", requestHandling: .manual), bridge: bridge)
+        let events = device.events()
+        let phones = [
+            ReadWritePhone(rounds: 12, tag: 0x41, label: "phone-a"),
+            ReadWritePhone(rounds: 12, tag: 0x42, label: "phone-b"),
+        ]
+        try await bridge.run(timeLimit: .seconds(120)) {
+            _ = try await device.add(
+                GATTService(
+                    uuid: "180F",
+                    characteristics: [
+                        GATTCharacteristic(
+                            uuid: "2A19", properties: [.read, .write], permissions: [.readable, .writeable])
+                    ]))
+            try await device.startAdvertising(AdvertisementData(localName: "Device", serviceUUIDs: ["180F"]))
+            let server = bridge.task {
+                var last: [UUID: UInt8] = [:]
+                for await event in events {
+                    switch event {
+                    case .readRequest(let request):
+                        try await device.respond(
+                            to: request, withResult: .success, value: Data([last[request.central.identifier] ?? 0]))
+                    case .writeRequests(let requests):
+                        for request in requests { last[request.central.identifier] = request.value?.last ?? 0 }
+                        try await device.respond(to: requests[0], withResult: .success, value: nil)
+                    default: break
+                    }
+                }
+            }
+            for phone in phones { phone.start(on: bridge) }
+            try await bridge.waitForApp(pausingSimulation: true) { phones.allSatisfy(\.hasManager) }
+            try await bridge.waitForApp { phones.allSatisfy { $0.finished.value } }
+            server.cancel()
+        }
+        return await bridge.log.map(\.description)
+    }
+
+    /// A device's task answering requests while a pausing `waitForApp` applies the app's calls as
+    /// it ends (in fast mode the whole exchange happens there) answered before or after the calls
+    /// the callbacks of its last answer made, as the threads went: 3 to 30 of 30 reruns of one seed
+    /// gave another log.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aDeviceTaskAnsweringAppsAsAPausingWaitEndsGivesTheSameLogOnEveryRun(realistic: Bool) async throws {
+        let first = try await Self.deviceSession(seed: 11, realistic: realistic)
+        #expect(first.filter { $0.contains(" response ") }.count == 48)
+        for _ in 0..<30 {
+            #expect(firstDifference(try await Self.deviceSession(seed: 11, realistic: realistic), first) == nil)
+        }
     }
 }

@@ -137,10 +137,11 @@ extension MockBLEBridge {
     ///
     /// Inside a run, once the condition holds, the app's queues first finish the blocks they were
     /// handed (the callback that made it hold, on a queue of the app's own, may still be running),
-    /// and the condition is read again: the wait returns when it still holds, so the calls that
-    /// callback makes after changing the state are made before the caller goes on (a test hook
-    /// the caller calls next comes after them on every run), and it waits on when it no longer
-    /// does.
+    /// and the condition is read again: the wait returns when it still holds, and it waits on
+    /// when it no longer does. Before it returns, the calls the app made up to then (those that
+    /// callback makes after changing the state among them) are applied, in their order: what the
+    /// caller does next comes after them on every run (a test hook, a read of ``log``, letting go
+    /// of the app, whose managers then shut down).
     ///
     /// ```swift
     /// try await bridge.run { @MainActor in
@@ -208,6 +209,8 @@ extension MockBLEBridge {
                 // (Time stands still meanwhile: the run's driver would otherwise take this
                 // suspension for the body waiting, and move time on before the caller goes on.)
                 outside.holdTime()
+                let ending = pausingSimulation ? 2 : 1
+                outside.beginEndingWait(holding: ending)
                 let holds: Bool
                 if pausingSimulation {
                     // The calls the app made while the simulation was paused are applied before the
@@ -221,7 +224,14 @@ extension MockBLEBridge {
                 } else {
                     await outside.passProbes()
                     holds = condition()
+                    // The calls the app made before its state made the condition hold (in the
+                    // callback that set it, say) are applied before the caller goes on: what the
+                    // caller does next (lets go of the app, whose managers then shut down; reads
+                    // the log) comes after them, as it would on a device, rather than take its
+                    // place among them by where it was made.
+                    if holds { _ = await runSettlers(ownPauses: ending) }
                 }
+                outside.endEndingWait(holding: ending)
                 outside.releaseTime()
                 if holds { return }
                 continue
@@ -463,8 +473,11 @@ package final class OutsideWork: @unchecked Sendable {
     private var unansweredCallSource: (@Sendable () -> [String])?
     /// Callbacks handed to app queues that have not run yet (see ``beginCallback()``).
     private var callbacksInFlight = 0
-    /// Whether a direct call waits for the last callback in flight to run (then its end signals
-    /// `callbacksRan`).
+    /// How many of those a direct call gave up waiting for (blocked, as like as not, on the test:
+    /// the next calls wait only for the others; see ``waitForCallbacks(upTo:)``).
+    private var callbacksGivenUp = 0
+    /// Whether a direct call waits for the callbacks in flight (then the end of the last one it
+    /// waits for signals `callbacksRan`).
     private var callbackWaiter = false
     /// Where a direct call waits for the callbacks in flight (`ran`: the last one has run).
     private let callbacksRan = Condition()
@@ -487,8 +500,11 @@ package final class OutsideWork: @unchecked Sendable {
     }
 
     /// Blocks the caller (a run's executor, in a direct call) until every callback handed to an
-    /// app queue has run, or `patience` of wall time has passed (a callback blocked on the test:
-    /// the call then goes on with what the app has called so far, as it did before it waited).
+    /// app queue has run, or `patience` of wall time has passed, or the calling task is
+    /// cancelled. A callback still running then is taken to wait for the test (on a semaphore the
+    /// test signals after this call, say): the call goes on with what the apps have called so
+    /// far, and later calls wait only for callbacks beyond those it gave up on (each would
+    /// otherwise wait the whole patience again), until they have run.
     func waitForCallbacks(upTo patience: Duration) {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: patience)
@@ -497,18 +513,26 @@ package final class OutsideWork: @unchecked Sendable {
             // one then signals, and cannot before this thread waits, as it holds `callbacksRan`.)
             ran = false
             let waits = lock.withLock { () -> Bool in
-                callbackWaiter = callbacksInFlight > 0
+                callbackWaiter = callbacksInFlight > callbacksGivenUp
                 return callbackWaiter
             }
             guard waits else { return }
+            // (In slices, to see the caller's cancellation.)
             while !ran {
                 let left = clock.now.duration(to: deadline)
-                guard left > .zero else { break }
-                callbacksRan.wait(for: left)
+                guard left > .zero, !Task.isCancelled else { break }
+                callbacksRan.wait(for: min(left, Self.cancellationCheckInterval))
             }
-            lock.withLock { callbackWaiter = false }
+            let gaveUp = !ran
+            lock.withLock {
+                callbackWaiter = false
+                if gaveUp { callbacksGivenUp = callbacksInFlight }
+            }
         }
     }
+
+    /// How often a direct call waiting for callbacks checks whether its task was cancelled.
+    static let cancellationCheckInterval: Duration = .milliseconds(10)
 
     /// Sets what wakes an active run's driver on outside activity (it may be waiting for
     /// outside work after finding nothing scheduled).
@@ -635,6 +659,29 @@ package final class OutsideWork: @unchecked Sendable {
     /// How many pauses hold the simulation (see ``holdTime()``).
     var holdCount: Int { lock.withLock { holds } }
 
+    /// How many of the pauses are those of `waitForApp` calls whose condition held, as they end
+    /// (see ``beginEndingWait(holding:)``).
+    private var endingWaitHolds = 0
+
+    /// Notes that a `waitForApp` whose condition holds ends, holding `holds` of the pauses (the
+    /// simulation's, if it paused it, and the one it holds time with as it ends) until it calls
+    /// ``endEndingWait(holding:)``: meanwhile the test's own calls apply the app's held calls as
+    /// outside any pause (see ``pausesHoldingTestCalls``).
+    func beginEndingWait(holding holds: Int) {
+        lock.withLock { endingWaitHolds += holds }
+    }
+
+    /// Ends what ``beginEndingWait(holding:)`` began.
+    func endEndingWait(holding holds: Int) {
+        lock.withLock { endingWaitHolds -= holds }
+    }
+
+    /// How many of the pauses are those of `waitForApp` calls that are ending: a call the test
+    /// makes meanwhile (a simulated device's task answering the app's requests as a pausing wait
+    /// applies them) applies the app's held calls as it would once they have ended, rather than
+    /// leave them to the wait's next round, before or after it as the threads go.
+    var pausesHoldingTestCalls: Int { lock.withLock { endingWaitHolds } }
+
     /// Notes that app code owes the simulation its answer to `request` of `peripheral` (a
     /// request handed to a CoreBluetooth-shaped peripheral manager's delegate, which a device
     /// lets the app answer from any thread within ATT's 30 s): while the request waits for it,
@@ -726,7 +773,9 @@ package final class OutsideWork: @unchecked Sendable {
             var callbacksDone = false
             if endingCallback {
                 callbacksInFlight -= 1
-                if callbacksInFlight == 0, callbackWaiter {
+                // (One given up on has run, or one after it: either way, fewer are blocked.)
+                callbacksGivenUp = min(callbacksGivenUp, callbacksInFlight)
+                if callbacksInFlight == callbacksGivenUp, callbackWaiter {
                     callbackWaiter = false
                     callbacksDone = true
                 }

@@ -80,7 +80,13 @@ extension MockBLEBridge {
     /// `neverAnswers` for a peripheral's operation) is not installed, and every manager on the
     /// bridge then refuses every call with `APIMisuseError.invalidConfiguration(_:)`, whose
     /// message begins `"MockBLEBridge.inject(_:): "` and names the problem.
+    ///
+    /// Like the other hooks, it comes after the calls the app has made before it: an operation an
+    /// app asked for earlier (a write queued behind others, still held for the run) is not failed
+    /// by it, as an injection is checked when an operation is asked for.
     public func inject(_ injection: ErrorInjection) {
+        admitArrivals()
+        applyHeldCalls()
         world.inject(injection, owner: nil)
     }
 
