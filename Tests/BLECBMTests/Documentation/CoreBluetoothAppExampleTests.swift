@@ -47,6 +47,41 @@ struct CoreBluetoothAppExampleTests {
         #expect(await bridge.log.contains { $0.kind == .write && $0.value == Data([0x01]) })
     }
 
+    /// A fault named by the delegate app's simulated central: the Blinky app hears the link drop
+    /// with the error, and connects again.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func aDelegateAppHearsTheLinkDropTheTestSimulates() async throws {
+        let bridge = MockBLEBridge(configuration: .realistic(seed: 7))
+        let blinky = MockPeripheralManager(bridge: bridge)
+        _ = try await blinky.add(
+            GATTService(
+                uuid: "00001523-1212-EFDE-1523-785FEABCD123",
+                characteristics: [
+                    GATTCharacteristic(
+                        uuid: "00001524-1212-EFDE-1523-785FEABCD123", properties: [.read, .notify],
+                        permissions: .readable),
+                    GATTCharacteristic(
+                        uuid: "00001525-1212-EFDE-1523-785FEABCD123", properties: [.read, .write],
+                        permissions: [.readable, .writeable]),
+                ]))
+        try await blinky.startAdvertising(
+            AdvertisementData(localName: "nRF Blinky", serviceUUIDs: ["00001523-1212-EFDE-1523-785FEABCD123"]))
+        try await bridge.run { @MainActor in
+            let app = BlinkyManager()
+            try await bridge.waitForApp { !app.discovered.isEmpty }
+            let device = app.discovered[0]
+            device.connect()
+            try await bridge.waitForApp { device.isReady }
+            // The fault names the app's simulated central and the peripheral by identifier.
+            let central = try #require(app.centralManager.simulatedCentral).identifier
+            await bridge.simulate(
+                .disconnect(
+                    central: central, peripheral: blinky.identifier, error: CoreBluetoothError(.connectionTimeout)))
+            try await bridge.waitForApp { device.disconnections == 1 && device.isReady }
+            #expect((device.lastError as? CBMError)?.code == .connectionTimeout)
+        }
+    }
+
     /// A spec delegate as written for CoreBluetoothMock: the button is pressed, the LED accepts writes.
     struct PressedButtonBlinky: CBMPeripheralSpecDelegate {
         func peripheral(_ peripheral: CBMPeripheralSpec, didReceiveReadRequestFor characteristic: CBMCharacteristicMock)
