@@ -128,7 +128,7 @@ extension MockBLEBridge {
 
     /// Why a connection attempt to `peripheral` cannot complete now, as a clause about it
     /// ("which is out of range"), or nil if it can: for a front end's notes.
-    package func whyUnconnectable(_ peripheral: UUID) -> String? { world.unconnectable(peripheral)?.phrase }
+    package func whyUnconnectable(_ peripheral: UUID) -> String? { world.unconnectablePhrase(peripheral) }
 
     /// Waits until `condition`, which reads the app's own state, holds: it is checked now, after
     /// every delegate callback the kit's CoreBluetooth-shaped API delivers, and after every step

@@ -39,21 +39,27 @@ extension World {
         var hints: [String] = []
         // Links that went down with an error, or for an ATT transaction timeout (which the central
         // hears with no error, as from CoreBluetooth), and were not made again, nor are being made.
-        var lastDisconnection: [LinkKey: (entry: BridgeLogEntry, timedOut: Bool)] = [:]
+        var lastDisconnection: [LinkKey: (entry: BridgeLogEntry, timedOut: Bool, centralState: String?)] = [:]
         var pairs: [LinkKey] = []
         for (index, entry) in log.enumerated() where entry.kind == .disconnected {
             guard let central = entry.central, let peripheral = entry.peripheral else { continue }
             let key = LinkKey(central: central, peripheral: peripheral)
             let timedOut = entry.error == nil && index > 0 && log[index - 1].isTransactionTimeout(of: key)
-            if lastDisconnection.updateValue((entry, timedOut), forKey: key) == nil { pairs.append(key) }
+            let cause = (entry, timedOut, centralStateLeft(before: index, central: central))
+            if lastDisconnection.updateValue(cause, forKey: key) == nil { pairs.append(key) }
         }
         for key in pairs {
-            guard let (entry, timedOut) = lastDisconnection[key], entry.error != nil || timedOut,
+            guard let (entry, timedOut, centralState) = lastDisconnection[key], entry.error != nil || timedOut,
                 !links.contains(key), attempts[key] == nil, centrals.contains(key.central),
                 !centrals[existing: key.central].isShutDown
             else { continue }
             let why =
-                entry.error.map { "(\($0))" }
+                centralState.map {
+                    "when its own Bluetooth went \($0) (the app heard the state change, not a disconnection, as "
+                        + "from CoreBluetooth: once powered on again it connects again, after a reset with the "
+                        + "peripheral objects it retrieves or discovers again)"
+                }
+                ?? entry.error.map { "(\($0))" }
                 ?? "when an ATT transaction timed out (the central heard of the disconnection with no error, as "
                 + "CoreBluetooth reports this one: an app that takes no error for its own cancellation does not "
                 + "reconnect)"
@@ -68,7 +74,7 @@ extension World {
             $0.central != $1.central ? $0.central.precedes($1.central) : $0.peripheral.precedes($1.peripheral)
         }
         for key in waiting {
-            guard let why = unconnectable(key.peripheral)?.phrase else { continue }
+            guard let why = unconnectablePhrase(key.peripheral) else { continue }
             hints.append(
                 "central \(key.central.uuidString.prefix(8)) is still trying to connect to peripheral "
                     + "\(key.peripheral.uuidString.prefix(8)), \(why): a connection attempt does not time out (as "
@@ -89,6 +95,34 @@ extension World {
         }
         return hints
     }
+
+    /// The state `central` left powered on for, if a change of its own Bluetooth's state at the
+    /// same instant took down the link the disconnection at `index` ends (the app hears the state
+    /// change then, not the disconnection).
+    private func centralStateLeft(before index: Int, central: UUID) -> String? {
+        let time = log[index].time
+        var earlier = index - 1
+        while earlier >= 0, log[earlier].time == time {
+            let entry = log[earlier]
+            if entry.kind == .stateChanged, entry.central == central, entry.peripheral == nil {
+                return entry.detail == ManagerState.poweredOn.description ? nil : entry.detail
+            }
+            earlier -= 1
+        }
+        return nil
+    }
+
+    /// Why a connection to `peripheral` cannot come up now, as a clause about it, for a hint: as
+    /// ``unconnectable(_:)`` says, or that its manager was shut down.
+    func unconnectablePhrase(_ peripheral: UUID) -> String? {
+        if let p = peripherals.position(of: peripheral), peripherals[at: p].isShutDown { return Self.shutDownPhrase }
+        return unconnectable(peripheral)?.phrase
+    }
+
+    /// A peripheral whose manager was shut down, as a clause about it.
+    static let shutDownPhrase =
+        "whose manager was shut down (its app let go of it: an app keeps its CBPeripheralManager, as with "
+        + "CoreBluetooth, or the test keeps its MockPeripheralManager)"
 
     /// An update `updateValue` refused as the transmit queue was full, and when the peripheral
     /// was told it may update again since (`nil` until then).
@@ -150,7 +184,7 @@ extension World {
                 + "virtual time, once time moves)"
         case (.connect(let key), _):
             needs =
-                unconnectable(key.peripheral).map { "the peripheral, \($0.phrase), to become connectable" }
+                unconnectablePhrase(key.peripheral).map { "the peripheral, \($0), to become connectable" }
                 ?? "the connection to be established"
         case (.settle(let manager), _):
             needs = "its Bluetooth to be powered on (it is \(state(of: manager)))"
@@ -205,6 +239,7 @@ extension World {
     private func unheard(_ peripheral: UUID, by scan: Scan) -> String? {
         guard let p = peripherals.position(of: peripheral) else { return nil }
         let record = peripherals[at: p]
+        if record.isShutDown { return Self.shutDownPhrase }
         if !record.isHeard { return "is out of range" }
         if record.state != .poweredOn { return "has Bluetooth \(record.state)" }
         let sets = (advertisingSets[peripheral] ?? []).filter { !$0.finished }

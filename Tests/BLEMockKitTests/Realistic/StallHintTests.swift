@@ -90,6 +90,32 @@ struct StallHintTests {
         #expect(stall.description.contains("What may explain it:\n- central \(pair.central8) lost its link"))
     }
 
+    /// The central's own Bluetooth leaving powered on takes its links down (logged with
+    /// peripheralDisconnected), but the app hears only the state change, as from CoreBluetooth: the
+    /// hint says so rather than quote an error the app never saw.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(
+        "A link the central's own Bluetooth reset took down, and not made again, is named with the state change",
+        arguments: [false, true])
+    func aLinkLostToTheCentralsOwnResetIsNamedWithTheStateChange(realistic: Bool) async throws {
+        let pair = try await Pair.connected(realistic: realistic)
+        let (bridge, central) = (pair.bridge, pair.central)
+        let stall = try await pair.stall {
+            await central.simulateStateChange(.resetting)
+            await central.simulateStateChange(.poweredOn)
+        }
+        let lost = try #require(await bridge.log.last { $0.kind == .disconnected })
+        let dropped: LoggedError = .coreBluetooth(CoreBluetoothError(.peripheralDisconnected))
+        #expect(lost.error == dropped)
+        let expected: String =
+            "central \(pair.central8) lost its link to peripheral \(pair.sensor8) at \(lost.time) when its own "
+            + "Bluetooth went resetting (the app heard the state change, not a disconnection, as from "
+            + "CoreBluetooth: once powered on again it connects again, after a reset with the peripheral objects "
+            + "it retrieves or discovers again) and has not connected to it again: nothing the app waits for over "
+            + "that link can come"
+        #expect(stall.hints.first == expected, "\(stall.hints)")
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test(
         "A link an ATT transaction timeout took down, heard with no error, and not made again is named with why",
@@ -281,6 +307,31 @@ struct StallHintTests {
         #expect(failed.count == 3)
         #expect(stall.hints == failed.map { "an operation failed (did the app handle it?): \($0)" })
         #expect(stall.hints.last?.contains("insufficientEncryption") == true)
+    }
+
+    /// A peripheral whose manager was shut down (a `CBMPeripheralManager` the app let go of) is
+    /// named so by a scan's hint and a waiting connection's, rather than by the state it was left in.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test("A peripheral whose manager was shut down is named so", arguments: [false, true])
+    func aShutDownPeripheralIsNamedSo(realistic: Bool) async throws {
+        let pair = try await Pair.connected(realistic: realistic)
+        let (bridge, central, sensor) = (pair.bridge, pair.central, pair.sensor)
+        await sensor.shutDown()
+        let stall = try await pair.stall {
+            try await central.scanForPeripherals(withServices: [Self.service])
+        }
+        let phrase: String =
+            "whose manager was shut down (its app let go of it: an app keeps its CBPeripheralManager, as with "
+            + "CoreBluetooth, or the test keeps its MockPeripheralManager)"
+        #expect(stall.hints.contains { $0.contains("peripheral \(pair.sensor8) \(phrase)") }, "\(stall.hints)")
+        #expect(!stall.hints.contains { $0.contains("has Bluetooth") }, "\(stall.hints)")
+        let connect = try #require(
+            await #require(throws: MockBLEBridge.Stall.self) {
+                try await bridge.run(stallPatience: .zero) {
+                    try await central.connect(sensor.identifier)
+                }
+            }.hints.first { $0.contains("is still trying to connect") })
+        #expect(connect.contains(", \(phrase): a connection attempt does not time out"), "\(connect)")
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
