@@ -324,9 +324,10 @@ struct AppQueueIdentifierTests {
 /// A phone app on its own queue that scans for the echo firmware and, as it hears of it, stops
 /// scanning and connects; then, if given a signal, tells the test it has called; and, if given a
 /// gate, waits on it (for the test, bounded: telling it so, if asked) and notes whether the test
-/// opened it.
+/// opened it. Asked to (`endsSession`), it ends its session once connected.
 private final class ConnectingPhone: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
-    // @unchecked Sendable: `manager` and `peripheral` are only touched on `queue`; `opened` is locked.
+    // @unchecked Sendable: `manager` and `peripheral` are only touched on `queue`, `endsSession` is set
+    // before `start(on:)`; `opened` and `done` are locked.
     let queue: DispatchQueue
     private let gate: DispatchSemaphore?
     private let signal: AsyncStream<Void>.Continuation?
@@ -337,6 +338,11 @@ private final class ConnectingPhone: NSObject, CBMCentralManagerDelegate, @unche
 
     /// Told as the callback begins to wait on the gate.
     private let blocked: AsyncStream<Void>.Continuation?
+    /// Whether the app ends its session once connected: it notes it is done, then disconnects, in
+    /// the same callback.
+    var endsSession = false
+    /// Whether it has ended its session (see `endsSession`).
+    let done = LockedValue(false)
 
     init(
         label: String, gate: DispatchSemaphore? = nil, signal: AsyncStream<Void>.Continuation? = nil,
@@ -353,9 +359,16 @@ private final class ConnectingPhone: NSObject, CBMCentralManagerDelegate, @unche
     }
 
     var hasManager: Bool { queue.sync { manager != nil } }
+    var identifier: UUID? { queue.sync { manager?.simulatedCentral?.identifier } }
 
     func centralManagerDidUpdateState(_ central: CBMCentralManager) {
         if central.state == .poweredOn { central.scanForPeripherals(withServices: [EchoFirmware.service]) }
+    }
+
+    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
+        guard endsSession else { return }
+        done.value = true
+        central.cancelPeripheralConnection(peripheral)
     }
 
     func centralManager(
@@ -450,42 +463,6 @@ private final class ReadWritePhone: NSObject, CBMCentralManagerDelegate, CBMPeri
     ) {
         done += 1
         next(peripheral)
-    }
-}
-
-/// A phone app on its own queue that connects to the echo firmware and, once connected, notes it
-/// is done and then disconnects, in the same callback (as an app ending a session does).
-private final class SessionEndingPhone: NSObject, CBMCentralManagerDelegate, @unchecked Sendable {
-    // @unchecked Sendable: state only touched on `queue` (the manager's queue); `done` is locked.
-    let queue = DispatchQueue(label: "session-ending-phone")
-    let done = LockedValue(false)
-    private var manager: CBMCentralManager?
-    private var peripheral: CBMPeripheral?
-
-    func start(on bridge: MockBLEBridge) {
-        queue.async { self.manager = CBMCentralManager(bridge: bridge, delegate: self, queue: self.queue) }
-    }
-
-    var hasManager: Bool { queue.sync { manager != nil } }
-    var identifier: UUID? { queue.sync { manager?.simulatedCentral?.identifier } }
-
-    func centralManagerDidUpdateState(_ central: CBMCentralManager) {
-        if central.state == .poweredOn { central.scanForPeripherals(withServices: [EchoFirmware.service]) }
-    }
-
-    func centralManager(
-        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
-        rssi: NSNumber
-    ) {
-        guard self.peripheral == nil else { return }
-        central.stopScan()
-        self.peripheral = peripheral
-        central.connect(peripheral)
-    }
-
-    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
-        done.value = true
-        central.cancelPeripheralConnection(peripheral)
     }
 }
 
@@ -618,7 +595,8 @@ struct TestCallOrderTests {
         let firmware = EchoFirmware()
         let (central, logRightAfter) = try await bridge.run(timeLimit: .seconds(60)) {
             () -> (UUID?, [BridgeLogEntry]) in
-            let phone = SessionEndingPhone()
+            let phone = ConnectingPhone(label: "session-ending-phone")
+            phone.endsSession = true
             firmware.start(on: bridge)
             phone.start(on: bridge)
             try await bridge.waitForApp(pausingSimulation: true) { firmware.hasManager && phone.hasManager }

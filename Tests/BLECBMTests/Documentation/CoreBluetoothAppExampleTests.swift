@@ -52,20 +52,8 @@ struct CoreBluetoothAppExampleTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
     @Test func aDelegateAppHearsTheLinkDropTheTestSimulates() async throws {
         let bridge = MockBLEBridge(configuration: .realistic(seed: 7))
-        let blinky = MockPeripheralManager(bridge: bridge)
-        _ = try await blinky.add(
-            GATTService(
-                uuid: "00001523-1212-EFDE-1523-785FEABCD123",
-                characteristics: [
-                    GATTCharacteristic(
-                        uuid: "00001524-1212-EFDE-1523-785FEABCD123", properties: [.read, .notify],
-                        permissions: .readable),
-                    GATTCharacteristic(
-                        uuid: "00001525-1212-EFDE-1523-785FEABCD123", properties: [.read, .write],
-                        permissions: [.readable, .writeable]),
-                ]))
-        try await blinky.startAdvertising(
-            AdvertisementData(localName: "nRF Blinky", serviceUUIDs: ["00001523-1212-EFDE-1523-785FEABCD123"]))
+        // The simulated Blinky of the package's Blinky tests (the example above builds the same).
+        let blinky = try await BlinkyDevice.make(on: bridge).peripheral
         try await bridge.run { @MainActor in
             let app = BlinkyManager()
             try await bridge.waitForApp { !app.discovered.isEmpty }
