@@ -136,46 +136,23 @@ struct BlinkyAppTests {
         #expect(await bridge.log.filter { $0.kind == .connected }.count == 2)
     }
 
-    /// An injection narrowed by the `CBUUID` the app names the characteristic by is the one
-    /// narrowed by its `BluetoothUUID`, and fails the app's reads of that characteristic only.
+    /// `byAppsUUID`: the injection names the button by the `CBUUID` the app knows it by (the same
+    /// injection as by its `BluetoothUUID`); it fails that characteristic's reads only.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test func anInjectionNarrowedByTheAppsCBUUIDFailsThatCharacteristicOnly() async throws {
-        let byAppUUID = ErrorInjection(
-            .read, failure: .att(.readNotPermitted), frequency: .always,
-            characteristic: BlinkyPeripheral.buttonCharacteristic)
-        #expect(
-            byAppUUID
-                == ErrorInjection(
-                    .read, failure: .att(.readNotPermitted), frequency: .always,
-                    characteristic: BlinkyPeripheral.buttonCharacteristic.bluetoothUUID))
-        let bridge = MockBLEBridge(seed: 17)
-        _ = try await BlinkyDevice.make(on: bridge, buttonPressed: true)
-        await bridge.inject(byAppUUID)
-        let (error, pressed, led) = try await bridge.run { @MainActor () -> (NSError?, Bool?, Bool?) in
-            let app = BlinkyManager()
-            try await bridge.waitForApp { !app.discovered.isEmpty }
-            let blinky = app.discovered[0]
-            blinky.connect()
-            try await bridge.waitForApp { blinky.lastError != nil && blinky.isLEDOn != nil }
-            return (blinky.lastError.map { $0 as NSError }, blinky.isButtonPressed, blinky.isLEDOn)
-        }
-        #expect(error?.domain == CBMATTErrorDomain)
-        #expect(error?.code == CBMATTError.Code.readNotPermitted.rawValue)
-        #expect(pressed == nil)
-        #expect(led == false)
-    }
-
-    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-    @Test(arguments: [false, true])
-    func anInjectedReadErrorReachesTheAppAsACoreBluetoothATTError(realistic: Bool) async throws {
+    @Test(arguments: [false, true], [false, true])
+    func anInjectedReadErrorReachesTheAppAsACoreBluetoothATTError(realistic: Bool, byAppsUUID: Bool) async throws {
         let bridge = MockBLEBridge(configuration: realistic ? .realistic(seed: 17) : .init(seed: 17))
         let device = try await BlinkyDevice.make(on: bridge, buttonPressed: true)
-        let button = device.button.uuid
+        let injection =
+            byAppsUUID
+            ? ErrorInjection(
+                .read, failure: .att(.readNotPermitted), characteristic: BlinkyPeripheral.buttonCharacteristic)
+            : ErrorInjection(.read, failure: .att(.readNotPermitted), characteristic: device.button.uuid)
+        #expect(injection.characteristic == device.button.uuid)
         let (error, pressed, led) = try await bridge.run { @MainActor () -> (NSError?, Bool?, Bool?) in
             let app = BlinkyManager()
             // The central the app created fails reads of the button.
-            await app.centralManager.simulatedCentral!.inject(
-                ErrorInjection(.read, failure: .att(.readNotPermitted), characteristic: button))
+            await app.centralManager.simulatedCentral!.inject(injection)
             try await bridge.waitForApp { !app.discovered.isEmpty }
             let blinky = app.discovered[0]
             blinky.connect()
