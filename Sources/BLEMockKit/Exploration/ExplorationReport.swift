@@ -141,8 +141,10 @@ public struct ExplorationFailureReport: Sendable, CustomStringConvertible {
 }
 
 /// What the runs of an exploration exercised: each fault kind drawn and fired, and the link
-/// conditions drawn.
-public struct ExplorationCoverage: Sendable, Hashable {
+/// conditions drawn. Printed, it is ``summary(budget:)`` without a budget: the fault kinds the
+/// runs drew (the report's ``ExplorationReport/description`` names those its budget allowed and
+/// none drew, too).
+public struct ExplorationCoverage: Sendable, Hashable, CustomStringConvertible {
     /// How often a fault kind was drawn, and how often it took effect.
     public struct Count: Sendable, Hashable {
         /// Times drawn.
@@ -263,10 +265,22 @@ public struct ExplorationCoverage: Sendable, Hashable {
 
     /// The coverage in words, one line per fault kind and per condition.
     public func summary(budget: ExplorationBudget) -> String {
+        summary(
+            kinds: Set(budget.orderedKinds).union(faults.keys).sorted(), neverFired: neverFired(budget: budget),
+            noKinds: "none in the budget")
+    }
+
+    /// The coverage in words, for the fault kinds the runs drew (see ``summary(budget:)``, which
+    /// also lists the kinds a budget allowed and no run drew).
+    public var description: String {
+        let kinds = faults.keys.sorted()
+        return summary(kinds: kinds, neverFired: kinds.filter { (faults[$0]?.fired ?? 0) == 0 }, noKinds: "none drawn")
+    }
+
+    private func summary(kinds: [PlannedFault.Kind], neverFired never: [PlannedFault.Kind], noKinds: String) -> String {
         var lines = ["Coverage over \(runs) run\(runs == 1 ? "" : "s"):"]
-        let kinds = Set(budget.orderedKinds).union(faults.keys).sorted()
         if kinds.isEmpty {
-            lines.append("  faults: none in the budget")
+            lines.append("  faults: \(noKinds)")
         } else {
             lines.append("  fault                drawn  fired")
             for kind in kinds {
@@ -274,7 +288,6 @@ public struct ExplorationCoverage: Sendable, Hashable {
                 let name = kind.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0)
                 lines.append("  \(name) \(pad(count.drawn, 5))  \(pad(count.fired, 5))")
             }
-            let never = neverFired(budget: budget)
             lines.append(
                 never.isEmpty
                     ? "  every fault kind took effect at least once"
@@ -282,11 +295,14 @@ public struct ExplorationCoverage: Sendable, Hashable {
         }
         if !injections.isEmpty {
             // By operation and characteristic: what an injected error was aimed at, and hit.
-            lines.append("  injected error, aimed at                         drawn  fired")
-            for (key, count) in injections.sorted(by: { $0.key < $1.key }) {
-                // (Padded, never cut: a 128-bit UUID is longer than the column.)
-                let text = key.description
-                let name = text + String(repeating: " ", count: max(0, 48 - text.count))
+            // (As wide as the longest aim, never cut: a 128-bit UUID is longer than 48 characters.)
+            let sorted = injections.sorted(by: { $0.key < $1.key })
+            let width = sorted.map(\.key.description.count).reduce(48, max)
+            lines.append(
+                "  " + "injected error, aimed at".padding(toLength: width, withPad: " ", startingAt: 0)
+                    + " drawn  fired")
+            for (key, count) in sorted {
+                let name = key.description.padding(toLength: width, withPad: " ", startingAt: 0)
                 lines.append("  \(name) \(pad(count.drawn, 5))  \(pad(count.fired, 5))")
             }
         }

@@ -561,3 +561,46 @@ private final class RunCount: @unchecked Sendable {
         }
     }
 }
+
+/// An exploration's coverage in words.
+@Suite(.timeLimit(.minutes(10)))
+struct ExplorationCoverageTextTests {
+    /// A coverage with two fault kinds drawn, one never fired, and errors aimed at a 16-bit and a
+    /// 128-bit characteristic.
+    static let coverage: ExplorationCoverage = {
+        var coverage = ExplorationCoverage()
+        coverage.runs = 3
+        coverage.faults = [.disconnect: .init(drawn: 2, fired: 1), .attError: .init(drawn: 3, fired: 0)]
+        coverage.injections = [
+            .init(.attError, PlannedFault.Target(.write, on: "FE03")): .init(drawn: 1, fired: 0),
+            .init(.attError, PlannedFault.Target(.write, on: "7E570002-B5A3-F393-E0A9-E50E24DCCA9E")):
+                .init(drawn: 2, fired: 0),
+        ]
+        coverage.runsByFaultCount = [1: 1, 2: 2]
+        return coverage
+    }()
+
+    @Test func printedCoverageIsTheSummaryOfTheKindsItsRunsDrew() {
+        let text = "\(Self.coverage)"
+        #expect(text.hasPrefix("Coverage over 3 runs:\n  fault                drawn  fired\n"))
+        #expect(text.contains("\n  never took effect: attError\n"))
+        #expect(!text.contains("pairingRefused"))
+        #expect(text == Self.coverage.description)
+        let budget = ExplorationBudget(faultKinds: [.disconnect, .attError, .pairingRefused])
+        #expect(Self.coverage.summary(budget: budget).contains("never took effect: attError, pairingRefused"))
+        #expect(
+            "\(ExplorationCoverage())"
+                == "Coverage over 0 runs:\n  faults: none drawn\n  ATT_MTU - (runs per band: 23…64: 0, 65…184: 0, 185…255: 0, 256…517: 0)\n  runs by number of faults: -"
+        )
+    }
+
+    @Test func theInjectedErrorColumnsLineUpWhateverTheLengthOfTheUUIDs() {
+        let lines = Self.coverage.description.split(separator: "\n").map(String.init)
+        let table = lines.drop { !$0.hasPrefix("  injected error, aimed at") }.prefix(3)
+        #expect(table.count == 3)
+        // Header and rows alike: the aim padded to the longest, then the two counts.
+        #expect(Set(table.map(\.count)).count == 1, "\(table)")
+        #expect(
+            table.last?.hasSuffix("    2      0") == true || table.dropFirst().first?.hasSuffix("    2      0") == true)
+    }
+}
