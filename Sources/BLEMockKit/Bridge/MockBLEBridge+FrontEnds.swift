@@ -128,7 +128,7 @@ extension MockBLEBridge {
 
     /// Why a connection attempt to `peripheral` cannot complete now, as a clause about it
     /// ("which is out of range"), or nil if it can: for a front end's notes.
-    package func whyUnconnectable(_ peripheral: UUID) -> String? { world.unconnectablePhrase(peripheral) }
+    package func whyUnconnectable(_ peripheral: UUID) -> String? { world.unconnectable(peripheral)?.phrase }
 
     /// Waits until `condition`, which reads the app's own state, holds: it is checked now, after
     /// every delegate callback the kit's CoreBluetooth-shaped API delivers, and after every step
@@ -220,7 +220,7 @@ extension MockBLEBridge {
                     // after by their order, or after them, as the threads go.
                     _ = await passProbesUntilQuiet(marking: false)
                     holds = condition()
-                    if holds { await settleHeldCalls(endingWaitHolding: 2) }
+                    if holds { await settleHeldCalls(endingWaitHolding: ending) }
                 } else {
                     await outside.passProbes()
                     holds = condition()

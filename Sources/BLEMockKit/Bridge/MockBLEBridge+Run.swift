@@ -272,14 +272,14 @@ extension MockBLEBridge {
     /// call, or not, as the threads go (and in a run after whatever time it moved).
     ///
     /// In a run, a call from the run's own tasks (the body, a `bridge.task`) first waits for the
-    /// callbacks already handed to app queues to have run (up to the run's stall patience; also
-    /// while a `waitForApp` whose condition held ends, applying the app's calls if it paused the
-    /// simulation: a simulated device's task answering them applies what those callbacks call
-    /// before its answer, as it would once the wait has ended): the
+    /// callbacks already handed to app queues to have run, up to the run's stall patience: the
     /// body woken by an event at the instant apps are told of it (a discovery every scanning
     /// central hears) would otherwise apply the calls those callbacks make, or not, as far as
     /// their threads have got; once they have run, it applies all of them before its own, on
     /// every run. (An app callback that signals the body after a call keeps that call first.)
+    /// It does so also while a `waitForApp` whose condition held ends (applying the app's calls,
+    /// if it paused the simulation): a simulated device's task answering them then applies what
+    /// those callbacks call before its answer, as it would once the wait has ended.
     func applyHeldCalls() {
         guard !applyingFrontEndCommands, outside.hasSettlers else { return }
         if isOnRunExecutor { outside.waitForCallbacks(upTo: runPatience) }

@@ -108,7 +108,7 @@ extension World {
 
     /// Why a central cannot connect to a peripheral now.
     enum Unconnectable {
-        case notOnBridge, outOfRange, notAdvertising, notConnectable
+        case notOnBridge, shutDown, outOfRange, notAdvertising, notConnectable
         case bluetooth(ManagerState)
     }
 
@@ -117,6 +117,7 @@ extension World {
     func unconnectable(_ peripheral: UUID) -> Unconnectable? {
         // (Read in place: binding the record copied all of it.)
         guard let p = peripherals.position(of: peripheral) else { return .notOnBridge }
+        if peripherals[at: p].isShutDown { return .shutDown }
         if !peripherals[at: p].isHeard { return .outOfRange }
         if peripherals[at: p].state != .poweredOn { return .bluetooth(peripherals[at: p].state) }
         if !peripherals[at: p].isConnectable && !connectedToSystem.contains(peripheral) {

@@ -74,7 +74,7 @@ extension World {
             $0.central != $1.central ? $0.central.precedes($1.central) : $0.peripheral.precedes($1.peripheral)
         }
         for key in waiting {
-            guard let why = unconnectablePhrase(key.peripheral) else { continue }
+            guard let why = unconnectable(key.peripheral)?.phrase else { continue }
             hints.append(
                 "central \(key.central.uuidString.prefix(8)) is still trying to connect to peripheral "
                     + "\(key.peripheral.uuidString.prefix(8)), \(why): a connection attempt does not time out (as "
@@ -111,18 +111,6 @@ extension World {
         }
         return nil
     }
-
-    /// Why a connection to `peripheral` cannot come up now, as a clause about it, for a hint: as
-    /// ``unconnectable(_:)`` says, or that its manager was shut down.
-    func unconnectablePhrase(_ peripheral: UUID) -> String? {
-        if let p = peripherals.position(of: peripheral), peripherals[at: p].isShutDown { return Self.shutDownPhrase }
-        return unconnectable(peripheral)?.phrase
-    }
-
-    /// A peripheral whose manager was shut down, as a clause about it.
-    static let shutDownPhrase =
-        "whose manager was shut down (its app let go of it: an app keeps its CBPeripheralManager, as with "
-        + "CoreBluetooth, or the test keeps its MockPeripheralManager)"
 
     /// An update `updateValue` refused as the transmit queue was full, and when the peripheral
     /// was told it may update again since (`nil` until then).
@@ -184,7 +172,7 @@ extension World {
                 + "virtual time, once time moves)"
         case (.connect(let key), _):
             needs =
-                unconnectablePhrase(key.peripheral).map { "the peripheral, \($0), to become connectable" }
+                unconnectable(key.peripheral).map { "the peripheral, \($0.phrase), to become connectable" }
                 ?? "the connection to be established"
         case (.settle(let manager), _):
             needs = "its Bluetooth to be powered on (it is \(state(of: manager)))"
@@ -239,7 +227,7 @@ extension World {
     private func unheard(_ peripheral: UUID, by scan: Scan) -> String? {
         guard let p = peripherals.position(of: peripheral) else { return nil }
         let record = peripherals[at: p]
-        if record.isShutDown { return Self.shutDownPhrase }
+        if record.isShutDown { return Unconnectable.shutDown.phrase }
         if !record.isHeard { return "is out of range" }
         if record.state != .poweredOn { return "has Bluetooth \(record.state)" }
         let sets = (advertisingSets[peripheral] ?? []).filter { !$0.finished }
@@ -267,6 +255,9 @@ extension World.Unconnectable {
     var phrase: String {
         switch self {
         case .notOnBridge: "which is not on this bridge"
+        case .shutDown:
+            "whose manager was shut down (its app let go of it: an app keeps its CBPeripheralManager, as with "
+                + "CoreBluetooth, or the test keeps its MockPeripheralManager)"
         case .outOfRange: "which is out of range"
         case .bluetooth(let state): "whose Bluetooth is \(state)"
         case .notAdvertising: "which is not advertising"
