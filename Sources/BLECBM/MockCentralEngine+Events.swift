@@ -62,6 +62,9 @@ extension MockCentralEngine {
             }
         case .failedToConnect(let remote, let error):
             noteFailedAttemptReported(remote.identifier)
+            // A peripheral restored as connected whose link did not come back: the app was told
+            // it is connected, so it hears it disconnected, as from a link that went down.
+            let wasRestoredConnected = isRestoredConnection(remote.identifier)
             deliverAbout { [self] in
                 let failure = connectionFailure(remote.identifier, error)
                 let ending = endWithholding(remote.identifier)
@@ -70,7 +73,11 @@ extension MockCentralEngine {
                 // (A newer attempt the app made keeps it `connecting`.)
                 if !ending.superseded { lock.withLock { peripheral.storedState = .disconnected } }
                 guard let (manager, delegate) = managerAndDelegate else { return }
-                delegate.centralManager(manager, didFailToConnect: peripheral, error: failure)
+                if wasRestoredConnected {
+                    delegate.centralManager(manager, didDisconnectPeripheral: peripheral, error: failure)
+                } else {
+                    delegate.centralManager(manager, didFailToConnect: peripheral, error: failure)
+                }
             }
         case .disconnected(let remote, let reason):
             // (The link's mirror goes in the order of the app's callbacks: see LinkMirror.)

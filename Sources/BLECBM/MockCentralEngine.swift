@@ -384,8 +384,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// (`connected` when the spec is connected, by another app, and in range; else
     /// `connecting`; `disconnected` when it is not connectable or not simulated on this
     /// bridge), and scan services or options make the manager scanning. The links come up and
-    /// the scan starts once the manager is powered on; a peripheral restored as connected
-    /// reports no `didConnect`, a connecting one does when it connects.
+    /// the scan starts once the manager is powered on (a connected one's at once: the system
+    /// holds it); a peripheral restored as connected reports no `didConnect`, a connecting one
+    /// does when it connects.
     private func restoring(_ dictionary: [String: Any]) -> [String: Any] {
         var restored = dictionary
         var restoration = Restoration()
@@ -442,6 +443,10 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             let (services, options) = scan
             command { try? $0.scanForPeripherals(withServices: services, options: options) }
         }
+        // The system had been connected to them for the app: it knows them, whether or not a
+        // central of the test ever discovered them.
+        let known = restoration.peripherals.map(\.identifier)
+        if !known.isEmpty { command { $0.systemKnows(known) } }
         let losses = lock.withLock { powerLosses.simulated }
         for peripheral in restoration.peripherals { attempt(peripheral, madeAfter: losses) }
     }
@@ -515,12 +520,13 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                     // or a failed test can say it.
                     let poweredOn = self.lock.withLock { self.simulatedState == .poweredOn }
                     if !poweredOn { return self.unanswered(operation, Self.offFirst) }
-                    if case .failure = result, let peripheral = operation.linkPeripheral,
+                    if case .failure(let error) = result, let peripheral = operation.linkPeripheral,
                         !CentralIsolation.isConnected(self.central, peripheral)
                     {
-                        return self.unanswered(
-                            operation,
-                            "the link went down first (CoreBluetooth calls back only didDisconnectPeripheral)")
+                        // Refused as not connected, the call found no link: one that went down
+                        // before it, or one not up yet (a restored peripheral's, say).
+                        let found = (error as? CoreBluetoothError)?.code == .notConnected
+                        return self.unanswered(operation, found ? Self.noLink : Self.downFirst)
                     }
                     // (Powered on, checked above on this executor: what deliverAbout would check again.)
                     if case .success(.channel(let channel)) = result { self.prepareStreams(for: channel) }
@@ -560,6 +566,15 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// Why an operation that Bluetooth's leaving `poweredOn` overtook gets no callback.
     static let offFirst =
         "Bluetooth left poweredOn first (turned off, reset or refused: CoreBluetooth calls back only the state change)"
+
+    /// Why an operation under way when its link went down gets no callback.
+    static let downFirst = "the link went down first (CoreBluetooth calls back only didDisconnectPeripheral)"
+
+    /// Why an operation that found no link gets no callback: it went down before the call was
+    /// applied, or had not come up yet.
+    static let noLink =
+        "the peripheral had no link when the call was applied (it went down before, or was not up yet): "
+        + "CoreBluetooth answers such a call with no callback"
 
     /// Notes that `operation` gets no callback, and why.
     private func unanswered(_ operation: MockCentralManager.FrontEndOperation, _ why: String) {
@@ -931,14 +946,20 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                 (error as? CoreBluetoothError)?.code != .operationCancelled
             else { return }
             let ending = engine.endWithholding(peripheral.identifier)
+            // (One restored as connected was told it is: it hears it disconnected.)
+            let restored = engine.isRestoredConnection(peripheral.identifier)
             let report = engine.lock.withLock { () -> Bool in
-                guard peripheral.storedState == .connecting else { return false }
+                guard peripheral.storedState == (restored ? .connected : .connecting) else { return false }
                 if !ending.superseded { peripheral.storedState = .disconnected }
                 return true
             }
             let failure = engine.connectionFailure(peripheral.identifier, error)
             guard report, let (manager, delegate) = engine.managerAndDelegate else { return }
-            delegate.centralManager(manager, didFailToConnect: peripheral, error: failure)
+            if restored {
+                delegate.centralManager(manager, didDisconnectPeripheral: peripheral, error: failure)
+            } else {
+                delegate.centralManager(manager, didFailToConnect: peripheral, error: failure)
+            }
         }
     }
 

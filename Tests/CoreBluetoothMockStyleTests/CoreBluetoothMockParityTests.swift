@@ -947,14 +947,121 @@ extension CoreBluetoothMockParityTests {
             // The objects are the manager's: the connecting one connects, the connected one works.
             try await bridge.waitForApp { peripherals[0].state == .connected }
             #expect(log.lines == ["connected"])
-            // (The link of the one restored connected comes up as a connection would, at its next
-            // advertisement in realistic mode: a call made before gets no callback.)
-            try await bridge.clock.sleep(for: .seconds(1))
             let app = ParityApp()
             peripherals[1].delegate = app
             peripherals[1].discoverServices(nil)
             try await bridge.waitForApp { app.characteristic != nil }
         }
+    }
+}
+
+extension CoreBluetoothMockParityTests {
+    // CBMCentralManagerMock.swift, CBMPeripheralMock's init(basedOn:by:andRestoreState:) and
+    // connect(completion:): the peripherals a restoration lists are the system's (it had been
+    // connected to them), so one restored connecting connects with no scan and no caching (the
+    // kit failed it with unknownDevice, and an app retrying from didFailToConnect looped), and
+    // one whose link the system holds connects at once, "the device already has the connection":
+    // a call made on it as the manager powers on is answered (the kit brought its link up at the
+    // next advertisement, and the call got no callback).
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func restoredPeripheralsConnectWithoutAScanAndAConnectedOneAnswersAtOnce(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 97)
+        let services = [
+            CBMServiceMock(
+                type: .transferService, primary: true,
+                characteristics: CBMCharacteristicMock(type: .transferData, properties: [.read]))
+        ]
+        // Neither allowed for retrieval nor cached: the system knows the watch from the restoration alone.
+        let watch = CBMPeripheralSpec.simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Watch"], withInterval: 0.250)
+            .connectable(name: "Watch", services: services, delegate: TransferSpecDelegate())
+            .build()
+        let band = CBMPeripheralSpec.simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Band"], withInterval: 0.250)
+            .connected(name: "Band", services: services, delegate: TransferSpecDelegate())
+            .build()
+        let (lines, misuses, unanswered) = try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([watch, band])
+            CBMCentralManagerMock.simulateStateRestoration = { _ in
+                [CBMCentralManagerRestoredStatePeripheralsKey: [watch, band]]
+            }
+            let log = ConnectionLog(states: false)
+            let app = ParityApp()
+            var restored: [CBMPeripheral] = []
+            log.proxy.willRestoreState = { _, dictionary in
+                restored = dictionary[CBMCentralManagerRestoredStatePeripheralsKey] as? [CBMPeripheral] ?? []
+            }
+            // As Apple's guide has it: once powered on, carry on with the restored peripherals.
+            log.proxy.didUpdateState = { manager in
+                guard manager.state == .poweredOn, restored.count == 2 else { return }
+                restored[1].delegate = app
+                restored[1].discoverServices(nil)
+            }
+            let manager = CBMCentralManagerMock(
+                delegate: log.proxy, queue: nil, options: [CBMCentralManagerOptionRestoreIdentifierKey: "app"])
+            try await bridge.waitForApp { app.characteristic != nil && restored.first?.state == .connected }
+            #expect(restored.map(\.identifier) == [watch.identifier, band.identifier])
+            return (log.lines, manager.apiMisuses, bridge.outside.unansweredCalls)
+        }
+        #expect(lines == ["connected"])
+        #expect(misuses.isEmpty)
+        #expect(unanswered.isEmpty)
+    }
+}
+
+extension CoreBluetoothMockParityTests {
+    /// A peripheral restored as connected whose link fails to come back (an injected failure):
+    /// the app hears it disconnected, with the error, and a call it made first is named in the
+    /// stall as one that found no link.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test(arguments: [false, true])
+    func aRestoredConnectedPeripheralWhoseLinkFailsIsReportedDisconnected(realistic: Bool) async throws {
+        let bridge = Self.bridge(realistic: realistic, seed: 98)
+        let band = CBMPeripheralSpec.simulatePeripheral(proximity: .near)
+            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Band"], withInterval: 0.250)
+            .connected(
+                name: "Band",
+                services: [
+                    CBMServiceMock(
+                        type: .transferService, primary: true,
+                        characteristics: CBMCharacteristicMock(type: .transferData, properties: [.read]))
+                ],
+                delegate: TransferSpecDelegate()
+            )
+            .build()
+        await bridge.inject(ErrorInjection(.connect, failure: .coreBluetooth(.connectionFailed), frequency: .once))
+        let (lines, unanswered) = try await bridge.run { @MainActor in
+            CBMCentralManagerMock.simulatePeripherals([band])
+            CBMCentralManagerMock.simulateStateRestoration = { _ in
+                [CBMCentralManagerRestoredStatePeripheralsKey: [band]]
+            }
+            let log = ConnectionLog(states: false)
+            let app = ParityApp()
+            var restored: CBMPeripheral?
+            log.proxy.willRestoreState = { _, dictionary in
+                restored = (dictionary[CBMCentralManagerRestoredStatePeripheralsKey] as? [CBMPeripheral])?.first
+            }
+            log.proxy.didUpdateState = { manager in
+                guard manager.state == .poweredOn, let restored else { return }
+                restored.delegate = app
+                restored.discoverServices(nil)
+            }
+            let manager = CBMCentralManagerMock(
+                delegate: log.proxy, queue: nil, options: [CBMCentralManagerOptionRestoreIdentifierKey: "app"])
+            try await bridge.waitForApp { !log.lines.isEmpty }
+            #expect(restored?.state == .disconnected)
+            withExtendedLifetime(manager) {}
+            return (log.lines, bridge.outside.unansweredCalls)
+        }
+        #expect(lines == ["disconnected false \(CBMErrorDomain) \(CBMError.Code.connectionFailed.rawValue)"])
+        let id = { (uuid: UUID) in String(uuid.uuidString.prefix(8)) }
+        #expect(unanswered.count == 1)
+        #expect(
+            unanswered.first?.hasSuffix(
+                "unanswered: discoverServices on peripheral \(id(band.identifier)): the peripheral had no link when the "
+                    + "call was applied (it went down before, or was not up yet): CoreBluetooth answers such a call with "
+                    + "no callback") == true, "\(unanswered)")
     }
 }
 

@@ -146,10 +146,11 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
     /// peripheral objects, `connected` when the spec is connected (built `.connected(…)` or
     /// ``CBMPeripheralSpec/simulateConnection()``) and in range, else `connecting`; scan
     /// services or options make the manager scanning with them. The links come up, and the scan
-    /// starts, when the manager is powered on, as a connection would (in realistic mode, at the
-    /// peripheral's next advertisement: a call made on a peripheral restored as connected
-    /// before its link is up gets no callback); a connecting peripheral reports `didConnect`
-    /// then, a connected one does not.
+    /// starts, when the manager is powered on: a connecting peripheral connects as a connection
+    /// would, and reports `didConnect`; a connected one's link is there at once (the system holds
+    /// it), so a call made on it in the powered-on callback is answered, and it reports no
+    /// `didConnect` (one whose link does not come back reports `didDisconnectPeripheral`). The
+    /// system knows every restored peripheral: none needs a scan or caching first.
     ///
     /// Reading it, or setting it to `nil`, with no simulation there installs none (a test's
     /// `tearDown` resetting it after ``tearDownSimulation()`` would otherwise leave a system

@@ -153,6 +153,16 @@ extension MockCentralManager {
         }
     }
 
+    /// The system knows these peripherals, as it does those a state restoration hands an app:
+    /// it had been connected to them for the app, so they can be connected (and retrieved)
+    /// without a scan. Peripherals not on the bridge are left out.
+    package func systemKnows(_ peripherals: [UUID]) {
+        bridge.assumeIsolated { bridge in
+            for peripheral in peripherals { bridge.world.cache(peripheral: peripheral) }
+            bridge.updateSystemView()
+        }
+    }
+
     /// Detaches this central's front end (it went away). Once the app was terminated with a
     /// restore identifier, the front end attached is the next manager's: it stays.
     package func detachFrontEnd() {

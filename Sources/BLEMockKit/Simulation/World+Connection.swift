@@ -127,13 +127,22 @@ extension World {
     }
 
     /// The peripheral is connectable: the link comes up after the connection latency plus
-    /// the MTU exchange (at once in fast mode).
+    /// the MTU exchange (at once in fast mode). To a peripheral the system already holds a link
+    /// to (``setConnectedToSystem(peripheral:_:)``, a state restoration's connected peripheral)
+    /// it comes up at once in every mode: the radio link is there, and the app only joins it,
+    /// as CoreBluetoothMock reports such a connection at once too.
     mutating func beginEstablishing(_ key: LinkKey) {
         guard attempts[key] != nil, attempts[key]!.establishesAt == nil else { return }
-        let range =
-            (centrals.inPlace(key.central) { $0.configuration.connection.latency } ?? nil) ?? timing.connectionLatency
-        let latency = drawLatency(in: range, forCentral: key.central)
-        let total = latency + connectionInterval(forCentral: key.central)
+        let total: Duration
+        if connectedToSystem.contains(key.peripheral) {
+            total = .zero
+        } else {
+            let range =
+                (centrals.inPlace(key.central) { $0.configuration.connection.latency } ?? nil)
+                ?? timing.connectionLatency
+            let latency = drawLatency(in: range, forCentral: key.central)
+            total = latency + connectionInterval(forCentral: key.central)
+        }
         attempts[key]!.establishesAt = now.advanced(by: total)
         if total == .zero {
             finishAttempt(key)

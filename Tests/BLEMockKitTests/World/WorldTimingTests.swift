@@ -97,4 +97,22 @@ struct WorldTimingTests {
         #expect(harness.elapsed(short, since: start) == ms(450))
         #expect(harness.reply(of: long) == .value(testBytes(300)))
     }
+
+    @Test(
+        "A connection to a peripheral the system holds a link to comes up at once; to an advertiser, after its latency",
+        arguments: [false, true])
+    func aConnectionTheSystemHoldsComesUpAtOnce(heldBySystem: Bool) throws {
+        var harness = WorldHarness(timing: WorldHarness.steadyTiming)
+        let device = harness.addPeripheral(.init(name: "Watch", advertisingInterval: ms(100), seed: 5))
+        try harness.startAdvertising(device, AdvertisementData(localName: "Watch"))
+        harness.mutate { $0.cache(peripheral: device) }
+        if heldBySystem { harness.mutate { $0.setConnectedToSystem(peripheral: device, true) } }
+        let central = harness.addCentral()
+        let start = harness.world.now
+        let connect = harness.perform(.connect(central: central, peripheral: device, timeout: nil))
+        #expect(harness.reply(of: connect) == .done)
+        let elapsed = try #require(harness.elapsed(connect, since: start))
+        // Another app's link is joined, not made; a new one takes the steady timing's one interval.
+        #expect(elapsed == (heldBySystem ? .zero : ms(30)))
+    }
 }
