@@ -281,6 +281,21 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
             return !invalidated
         }
         guard first else { return }
+        // What the app had under way ends with no callback but the state `unknown`: a test then
+        // waiting for a discovery, a connection or a read is told why (its stall, or its failure).
+        let underWay = lock.withLock { () -> [String] in
+            let links = peripherals.values.filter {
+                $0.object?.storedState == .connected || $0.object?.storedState == .connecting
+            }
+            return (scanning ? ["its scan"] : [])
+                + (links.isEmpty ? [] : ["\(links.count) connection\(links.count == 1 ? "" : "s") (made or pending)"])
+        }
+        if !underWay.isEmpty {
+            unansweredCalls.note(
+                "\(name): the simulated system was uninstalled (tearDownSimulation(), or SimulatedSystem.uninstall()), "
+                    + "and the manager is invalid: \(underWay.joined(separator: " and ")) ended with no callback but "
+                    + "the state unknown")
+        }
         command { [self] central in
             central.detachFrontEnd()
             central.shutDown()
@@ -307,8 +322,9 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// managers made before the uninstall, not a live manager on a simulation that has ended:
     /// - it found its bridge through the system (an app made it on its own queue, say), and the
     ///   test uninstalled the system as, or after, it was made;
-    /// - or it was made on the bridge the uninstalled system had made, outside the bridge's scope
-    ///   (`MockBLEBridge.current`).
+    /// - or it was made on the bridge the uninstalled system had made (explicitly, or in a
+    ///   callback of one of its managers, where that bridge is still `MockBLEBridge.current`: see
+    ///   ``BridgeScope/testBridge``).
     ///
     /// A bridge a test installed a system on (``SimulatedSystem/install(on:initialState:installedBy:)``)
     /// stays the test's: a manager made on it explicitly joins it. (Asked after the engine is
@@ -316,8 +332,7 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
     /// uninstalled, and its bridge retired, already.)
     static func joinsUninstalledSystem(_ system: SimulatedSystem?, bridge: MockBLEBridge) -> Bool {
         if let system { return !system.isInstalled }
-        return MockBLEBridge.current == nil
-            && bridge.frontEndSettings[SpecSimulation.retiredKey] == SpecSimulation.retiredSystemsOwn
+        return bridge.frontEndSettings[SpecSimulation.retiredKey] == SpecSimulation.retiredSystemsOwn
     }
 
     /// Whether the manager's system was uninstalled.
@@ -610,8 +625,18 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
 
     /// Notes a call CoreBluetooth would refuse (it logs "API MISUSE" and ignores it).
     func misuse(_ message: String) {
-        lock.withLock { misuses.append(message) }
+        let invalid = lock.withLock { () -> Bool in
+            misuses.append(message)
+            return invalidated
+        }
         unansweredCalls.note("\(name), ignored: \(message)")
+        // A manager an app kept from a system since uninstalled (a singleton's), called while
+        // another is installed: that system's stall or failure says so, or nothing would.
+        if invalid, let system = SimulatedSystem.current, system.bridge !== lane.bridge {
+            UnansweredCallLog.of(system.bridge).note(
+                "\(name), of a simulated system uninstalled before this one (an app kept it past its test), "
+                    + "ignored: \(message) (the manager is invalid and hears nothing of this system: make a new one)")
+        }
     }
 
     /// The calls refused so far, oldest first.

@@ -508,3 +508,28 @@ final class HybridWatchVirtualTimeWithoutARunXCTests: ExpectedFailuresTestCase {
         withExtendedLifetime(watch) {}
     }
 }
+
+/// The other side of that note: a test whose body did run on the system's bridge, and held its time
+/// with a pausing wait, gets its stall, and the failure note does not tell it to run a body it ran.
+final class HybridWatchVirtualTimeHeldByARunXCTests: XCTestCase {
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func testAPausingWaitInTheSystemsRunIsNotBlamedOnNoRun() async throws {
+        let system = try installSimulatedSystem(.realistic(seed: 12), time: .virtual)
+        let bridge = system.bridge
+        do {
+            try await bridge.run(stallPatience: .milliseconds(200)) {
+                let companion = HybridWatchCompanion(connectTimeout: 3_600)
+                // (Never: the manager powers on in virtual time, which the pause holds.)
+                try await bridge.waitForApp(pausingSimulation: true) {
+                    companion.queue.sync { companion.events.contains("powered on") }
+                }
+            }
+            XCTFail("the run did not stall")
+        } catch let stall as MockBLEBridge.Stall {
+            XCTAssertEqual(stall.seed, 12)
+        }
+        let note = await system.failureNote()
+        XCTAssertFalse(note?.contains("never moved") ?? false, note ?? "")
+    }
+}

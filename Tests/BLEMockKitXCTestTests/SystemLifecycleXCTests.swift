@@ -166,6 +166,39 @@ final class SystemLifecycleXCTests: ExpectedFailuresTestCase {
         CBMCentralManagerMock.tearDownSimulation()
     }
 
+    /// The same from inside a delegate callback of the first system's manager, where that
+    /// system's bridge is still current: the statics after `tearDownSimulation()` act on a fresh
+    /// system, and a manager made there joins it (they went to the uninstalled system, and the
+    /// manager was invalid).
+    func testTearingDownAndSimulatingAgainInACallbackStartsAFreshSimulation() {
+        let firstSpec = probeSensor("First", identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-00000000C00A")!)
+        let secondSpec = probeSensor("Second", identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-00000000C00B")!)
+        CBMCentralManagerMock.simulatePeripherals([firstSpec])
+        CBMCentralManagerMock.simulateInitialState(.poweredOn)
+        let firstSystem = SimulatedSystem.current
+        let new = ProbeCentralApp(target: "Second")
+        let secondRead = expectation(description: "the app made in the callback read the second sensor")
+        new.onRead = { _ in secondRead.fulfill() }
+        let old = ProbeCentralApp(target: "First")
+        let systems = LockedValue<[SimulatedSystem?]>([])
+        old.onState = { state in
+            guard state == .poweredOn else { return }
+            CBMCentralManagerMock.tearDownSimulation()
+            CBMCentralManagerMock.simulatePeripherals([secondSpec])
+            CBMCentralManagerMock.simulateInitialState(.poweredOn)
+            systems.value.append(SimulatedSystem.current)
+            new.start()
+        }
+        old.start(queue: DispatchQueue(label: "lifecycle.callback-teardown"))
+        wait(for: [secondRead], timeout: 5)
+        let second = systems.value.first ?? nil
+        XCTAssertNotNil(second)
+        XCTAssertFalse(second === firstSystem)
+        XCTAssertTrue(second === SimulatedSystem.current)
+        XCTAssertEqual(new.events, ["state 5", "discovered Second", "connected", "read 2A"])
+        CBMCentralManagerMock.tearDownSimulation()
+    }
+
     /// A manager the previous test left alive, scanning, on a system that was uninstalled:
     /// it reports `unknown`, and its delegate hears nothing from the next system.
     func testAManagerLeftAliveByAnEarlierTestHearsNothingFromTheNextSystem() throws {
@@ -195,6 +228,26 @@ final class SystemLifecycleXCTests: ExpectedFailuresTestCase {
         XCTAssertEqual(leftBehind.events, ["state 5", "state 0"])
         XCTAssertEqual(leftBehind.manager?.state, .unknown)
         XCTAssertFalse(leftBehind.manager?.bridge === next.bridge)
+        // The earlier system's notes say its scan ended with it.
+        let name = try XCTUnwrap(leftBehind.manager?.simulatedCentral).identifier.uuidString.prefix(8)
+        XCTAssertEqual(
+            earlier.unansweredCalls,
+            [
+                "CBMCentralManager \(name): the simulated system was uninstalled (tearDownSimulation(), or "
+                    + "SimulatedSystem.uninstall()), and the manager is invalid: its scan ended with no callback but "
+                    + "the state unknown"
+            ])
+        // Called under the next system (an app singleton's), it is ignored, and the next system's
+        // notes (its stall or failure) say which manager it was.
+        XCTAssertTrue(next.unansweredCalls.isEmpty)
+        leftBehind.manager?.scanForPeripherals(withServices: nil)
+        XCTAssertEqual(
+            next.unansweredCalls,
+            [
+                "CBMCentralManager \(name), of a simulated system uninstalled before this one (an app kept it past its "
+                    + "test), ignored: scanForPeripherals: the manager is not powered on (the manager is invalid and "
+                    + "hears nothing of this system: make a new one)"
+            ])
     }
 
     /// A suite written for CoreBluetoothMock resets its specs' delegates between tests, in
@@ -365,5 +418,37 @@ final class SystemAsyncSetUpXCTests: XCTestCase {
         DispatchQueue(label: "app").async { app.start() }
         await fulfillment(of: [read], timeout: 5)
         XCTAssertTrue(app.manager?.bridge === system?.bridge)
+    }
+}
+
+/// A misuse CoreBluetooth lets pass quietly (a write without response the characteristic does
+/// not take, and longer than the link carries) is named in the system's failure note: a test
+/// waiting for data that never arrived whole is told of it.
+final class SystemFailureNoteMisuseXCTests: XCTestCase {
+    func testTheFailureNoteListsTheMisusesThatPassedQuietly() async throws {
+        let system = try SimulatedSystem.install(installedBy: name)
+        defer { system.uninstall() }
+        CBMCentralManagerMock.simulatePeripherals([
+            probeSensor("Quiet", identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-00000000C00C")!)
+        ])
+        let app = ProbeCentralApp(target: "Quiet")
+        let read = expectation(description: "read")
+        app.onRead = { _ in read.fulfill() }
+        app.start(queue: DispatchQueue(label: "failure-note.misuse"))
+        await fulfillment(of: [read], timeout: 5)
+        let before = await system.failureNote()
+        XCTAssertNil(before)
+        let peripheral = try XCTUnwrap(app.peripheral)
+        let characteristic = try XCTUnwrap(peripheral.services?.first?.characteristics?.first)
+        peripheral.writeValue(Data(count: 600), for: characteristic, type: .withoutResponse)
+        await system.bridge.waitUntil { bridge in !bridge.misuses.isEmpty }
+        let misuses = await system.bridge.misuses
+        let failureNote = await system.failureNote()
+        let note = try XCTUnwrap(failureNote)
+        XCTAssertTrue(
+            note.contains(
+                "misuses CoreBluetooth lets pass quietly, which the apps made (the bridge's `misuses`):\n"
+                    + misuses.map { "- \($0)" }.joined(separator: "\n")), note)
+        XCTAssertFalse(misuses.isEmpty)
     }
 }

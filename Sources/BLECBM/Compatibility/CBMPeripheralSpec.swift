@@ -266,7 +266,7 @@ extension CBMPeripheralSpec {
     /// that finds no target (the spec is simulated on several bridges, none current) says so on
     /// standard error; without, none is installed.
     func target(for call: String?, installing: Bool = true) -> Target? {
-        if let bridge = MockBLEBridge.current {
+        if let bridge = BridgeScope.testBridge {
             return SpecSimulation.existing(for: self, on: bridge).map(Target.simulation) ?? .unsimulated(on: bridge)
         }
         let system = SimulatedSystem.current
@@ -295,7 +295,7 @@ extension CBMPeripheralSpec {
     /// outside any bridge or system says so on standard error).
     func simulation(for call: String?) -> SpecSimulation? {
         let target = target(for: call, installing: false)
-        if let call, target == nil, MockBLEBridge.current == nil, SimulatedSystem.current == nil,
+        if let call, target == nil, BridgeScope.testBridge == nil, SimulatedSystem.current == nil,
             simulations.all.allSatisfy(\.isOnRetiredBridge)
         {
             Warning.emit(

@@ -11,13 +11,25 @@ import Foundation
 ///    (Linux). CoreBluetoothMock's statics and mock managers install a system instead, as
 ///    CoreBluetoothMock's own simulation is always there.
 enum BridgeScope {
+    /// The current test's bridge (`MockBLEBridge.current`), unless it is the bridge an
+    /// uninstalled ``SimulatedSystem`` had made: a delegate callback of a manager on that system,
+    /// running after a `tearDownSimulation()` (its own, say), still has that bridge current, and
+    /// the calls made there act on the live simulation, as CoreBluetoothMock's statics always do:
+    /// the installed system, or a fresh one.
+    static var testBridge: MockBLEBridge? {
+        guard let bridge = MockBLEBridge.current,
+            bridge.frontEndSettings[SpecSimulation.retiredKey] != SpecSimulation.retiredSystemsOwn
+        else { return nil }
+        return bridge
+    }
+
     /// The bridge a manager created now joins, if any.
     static var current: MockBLEBridge? { currentForManager?.bridge }
 
     /// The bridge a manager created now joins, if any, with the system it was found through (`nil`:
     /// the current test's bridge).
     static var currentForManager: Joined? {
-        if let bridge = MockBLEBridge.current { return Joined(bridge: bridge, system: nil) }
+        if let bridge = testBridge { return Joined(bridge: bridge, system: nil) }
         return SimulatedSystem.current.map { Joined(bridge: $0.bridge, system: $0) }
     }
 
@@ -31,7 +43,7 @@ enum BridgeScope {
 
     /// ``forCoreBluetoothMock(_:of:)``'s bridge, with the system it was found through.
     static func joinedForCoreBluetoothMock(_ call: String, of type: String = "CBMCentralManagerMock") -> Joined {
-        if let bridge = MockBLEBridge.current { return Joined(bridge: bridge, system: nil) }
+        if let bridge = testBridge { return Joined(bridge: bridge, system: nil) }
         let system = SimulatedSystem.currentOrInstalledForCoreBluetoothMock("\(type).\(call)")
         return Joined(bridge: system.bridge, system: system)
     }

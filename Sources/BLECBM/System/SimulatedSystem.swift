@@ -275,16 +275,22 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// peripheral out of range, which never times out, as with CoreBluetooth; a read the link
     /// has not answered), the calls it made that got no callback (``unansweredCalls``), and what
     /// may explain the wait, as a stall report says it (a connection attempt or a scan for a
-    /// peripheral out of range, a link lost and not made again, a failed operation). With
+    /// peripheral out of range, a link lost and not made again, a failed operation), and the misuses
+    /// CoreBluetooth lets pass quietly that the apps made (a write without response cut to what
+    /// the link carries, say: `MockBLEBridge.misuses`). With
     /// time following the wall clock nothing reports a stall: a test that waits for ever ends
     /// with its expectation's timeout, and this is where the call it waited on is named. With
-    /// ``Time/virtual`` time that never moved while something was scheduled, first that: the test
-    /// waited outside the bridge's run (on expectations, say), where virtual time stands still.
+    /// ``Time/virtual`` time that never moved while something was scheduled, and no run on the
+    /// bridge, first that: the test waited outside the bridge's run (on expectations, say), where
+    /// virtual time stands still.
     /// A note ends with the system's seed.
     package func failureNote() async -> String? {
         let waiting = await bridge.waitingOperations
         var notes: [String] = []
-        if time == .virtual, await bridge.now == .zero, let next = await bridge.nextScheduledDeadline {
+        // (A run that held time itself, with a pausing wait, is named by its stall instead.)
+        if time == .virtual, !bridge.runs.hasBegun, await bridge.now == .zero,
+            let next = await bridge.nextScheduledDeadline
+        {
             notes.append(
                 "the simulated system's time is virtual and never moved: what the apps did waits for it (the next "
                     + "scheduled event, at \(next), never happened). Virtual time moves only in the system bridge's "
@@ -299,6 +305,14 @@ public final class SimulatedSystem: @unchecked Sendable {
                     + waiting.map { "- \($0)" }.joined(separator: "\n"))
         }
         if let unanswered = unansweredCallsNote { notes.append(unanswered) }
+        // What CoreBluetooth lets pass quietly (a write without response cut to what the link
+        // carries, say): the test waited on data that never arrived whole, perhaps.
+        let misuses = await bridge.misuses
+        if !misuses.isEmpty {
+            notes.append(
+                "misuses CoreBluetooth lets pass quietly, which the apps made (the bridge's `misuses`):\n"
+                    + misuses.map { "- \($0)" }.joined(separator: "\n"))
+        }
         let hints = await bridge.waitHints
         if !hints.isEmpty {
             notes.append("what may explain it:\n" + hints.map { "- \($0)" }.joined(separator: "\n"))
@@ -319,8 +333,9 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// invalid, as CoreBluetoothMock's `tearDownSimulation()` leaves them: their delegates hear the
     /// state `unknown`, and later calls on them are ignored. So is a manager that found the system
     /// as it was uninstalled (an app's queue that made one just as the test ended), and one made
-    /// on the bridge the system made, outside the bridge's runs: its delegate hears only
-    /// `unknown`. Its time stops. Its ``bridge`` stays readable (log, `finish()`). A test's bridge
+    /// on the bridge the system made: its delegate hears only `unknown`. (In a delegate callback of
+    /// one of its managers, where its bridge is still current, a manager made or a static called
+    /// after the uninstall acts on the installed system, or installs a fresh one, as elsewhere.) Its time stops. Its ``bridge`` stays readable (log, `finish()`). A test's bridge
     /// it was installed on (``install(on:initialState:installedBy:)``) stays the test's: a manager
     /// made on it explicitly (`CBMCentralManager(bridge:delegate:queue:)`) is a live one, and a
     /// system installed on it again is joined as the first was. A `waitUntil` still

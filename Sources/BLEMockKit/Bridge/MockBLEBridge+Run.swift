@@ -598,6 +598,10 @@ package final class RunRegistry: @unchecked Sendable {
     /// Whether a run is active.
     package var isActive: Bool { lock.withLock { executor != nil } }
 
+    /// Whether a run has begun on the bridge, ever.
+    package var hasBegun: Bool { lock.withLock { begun } }
+    private var begun = false
+
     /// What the bridge's time follows instead of runs, if anything.
     var timeOwner: String? { lock.withLock { owner } }
 
@@ -610,6 +614,7 @@ package final class RunRegistry: @unchecked Sendable {
         lock.withLock {
             self.executor = executor
             ending = false
+            begun = true
         }
     }
 
