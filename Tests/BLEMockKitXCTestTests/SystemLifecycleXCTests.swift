@@ -452,3 +452,35 @@ final class SystemFailureNoteMisuseXCTests: XCTestCase {
         XCTAssertFalse(misuses.isEmpty)
     }
 }
+
+/// `simulatePeripherals(_:)` refused while a manager is powered on (one an earlier test left, its
+/// tearDown not tearing the simulation down, looks the same to the next test): the warning names
+/// the managers and the system, and the system's notes keep it for the test's failure.
+final class SystemRefusedPeripheralsXCTests: XCTestCase {
+    override func tearDown() {
+        CBMCentralManagerMock.tearDownSimulation()
+    }
+
+    func testSimulatingPeripheralsUnderALiveManagerIsRefusedNamingTheManager() throws {
+        CBMCentralManagerMock.simulateInitialState(.poweredOn)
+        let app = ProbeCentralApp(target: "nobody")
+        let poweredOn = expectation(description: "powered on")
+        app.onState = { state in if state == .poweredOn { poweredOn.fulfill() } }
+        app.start(queue: DispatchQueue(label: "refused.peripherals"))
+        wait(for: [poweredOn], timeout: 2)
+        let system = try XCTUnwrap(SimulatedSystem.current)
+        CBMCentralManagerMock.simulatePeripherals([
+            probeSensor("Late", identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-00000000C00D")!)
+        ])
+        let name = try XCTUnwrap(app.manager?.simulatedCentral).identifier.uuidString.prefix(8)
+        XCTAssertEqual(
+            system.unansweredCalls,
+            [
+                "CBMCentralManagerMock.simulatePeripherals(_:): peripherals cannot change while managers exist and "
+                    + "Bluetooth is on (CBMCentralManager \(name), on the simulated system installed by "
+                    + "CBMCentralManagerMock.simulateInitialState(_:)); call simulatePowerOff() first, or simulate them "
+                    + "before creating managers (those an earlier test left count too, when its tearDown did not call "
+                    + "CBMCentralManagerMock.tearDownSimulation()). The call does nothing."
+            ])
+    }
+}

@@ -48,11 +48,21 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
     public static func simulatePeripherals(_ peripherals: [CBMPeripheralSpec]) {
         let bridge = BridgeScope.forCoreBluetoothMock("simulatePeripherals(_:)")
         let state = MockCentralEngine.initialState(on: bridge) ?? .poweredOn
-        guard MockCentralEngine.engines(on: bridge).allSatisfy(\.isInvalidated) || state == .poweredOff else {
-            return Warning.emit(
+        let live = MockCentralEngine.engines(on: bridge).filter { !$0.isInvalidated }
+        guard live.isEmpty || state == .poweredOff else {
+            // Which managers, and since when: an earlier test whose tearDown did not call
+            // tearDownSimulation() leaves its managers on the system, and this is all the next
+            // test would see of it.
+            let names = live.map(\.name).joined(separator: ", ")
+            let system = SimulatedSystem.current.flatMap { $0.bridge === bridge ? $0 : nil }
+            let place = system.map { "the simulated system installed by \($0.installedBy)" } ?? "the test's bridge"
+            let message =
                 "CBMCentralManagerMock.simulatePeripherals(_:): peripherals cannot change while managers exist and "
-                    + "Bluetooth is on; call simulatePowerOff() first, or simulate them before creating managers. "
-                    + "The call does nothing.")
+                + "Bluetooth is on (\(names), on \(place)); call simulatePowerOff() first, or simulate them before "
+                + "creating managers (those an earlier test left count too, when its tearDown did not call "
+                + "CBMCentralManagerMock.tearDownSimulation()). The call does nothing."
+            UnansweredCallLog.of(bridge).note(message)
+            return Warning.emit(message)
         }
         if let shared = SpecSimulation.sharedIdentifier(of: peripherals, on: bridge) {
             let message =
