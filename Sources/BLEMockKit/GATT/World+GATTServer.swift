@@ -19,11 +19,9 @@ extension World {
             record(
                 .serviceAdded, peripheral: peripheral, attribute: local.uuid, handle: local.handle,
                 detail: "handles \(local.handle)-\(local.endHandle)")
-            // Connected centrals learn the database changed (a Service Changed indication);
-            // nothing they discovered is invalid, so the list is empty.
-            for key in links(ofPeripheral: peripheral) {
-                deliver(.servicesModified(remotePeripheral(peripheral), invalidated: []), to: key.central)
-            }
+            // Connected centrals learn the database changed (a Service Changed indication, behind
+            // what their link holds); nothing they discovered is invalid, so the list is empty.
+            for key in links(ofPeripheral: peripheral) { announceServiceChange([], on: key) }
             return local
         } catch {
             record(.serviceAdded, peripheral: peripheral, attribute: service.uuid, error: error)
@@ -67,24 +65,50 @@ extension World {
         }
         failQueuedProcedures(on: services, of: peripheral)
         // The links keep the removed handles as discovered: the database no longer has them
-        // (and never hands them out again), so a use is refused as stale.
+        // (and never hands them out again), so a use is refused as stale. The server ends the
+        // subscriptions at once; a central hears of the change by the Service Changed
+        // indication, behind what its link already holds (updates queued before the removal
+        // arrive first, as on a device), or at once when the link holds nothing.
+        let removed = Set(services.map(\.local.handle))
         for key in links(ofPeripheral: peripheral) {
             for handle in handles { links[key]!.subscriptions[handle] = nil }
-            guard centrals.contains(key.central) else { continue }
-            func isRemoved(_ remote: RemoteService) -> Bool { services.contains { $0.local.handle == remote.handle } }
-            let known = centrals[key.central]!.services[peripheral] ?? []
-            let included = centrals[key.central]!.includedServices[peripheral] ?? []
-            // A removed service the central found as an included service is invalidated too.
-            var invalidated = known.filter(isRemoved)
-            for service in included where isRemoved(service) && !invalidated.contains(service) {
-                invalidated.append(service)
-            }
-            centrals[key.central]!.services[peripheral] = known.filter { !invalidated.contains($0) }
-            systemChanges &+= 1
-            centrals[key.central]!.includedServices[peripheral] = included.filter { !invalidated.contains($0) }
-            for service in invalidated { centrals[key.central]!.characteristics[service] = nil }
-            deliver(.servicesModified(remotePeripheral(peripheral), invalidated: invalidated), to: key.central)
+            announceServiceChange(removed, on: key)
         }
+    }
+
+    /// The server indicates Service Changed on a link (`removed`: the handles of the services
+    /// removed, none for services added): it reaches the central behind what the link already
+    /// holds, or at once when the link holds nothing.
+    private mutating func announceServiceChange(_ removed: Set<UInt16>, on key: LinkKey) {
+        if links[key]!.toCentral.isEmpty {
+            serviceChangeArrived(removed, on: key)
+        } else {
+            sendToCentral(.serviceChanged(removed), on: key)
+        }
+    }
+
+    /// The Service Changed indication of services removed (their handles, `removed`) reaches a
+    /// central: their discovered copies are dropped, and its app hears `servicesModified` naming
+    /// them.
+    mutating func serviceChangeArrived(_ removed: Set<UInt16>, on key: LinkKey) {
+        let peripheral = key.peripheral
+        guard centrals.contains(key.central) else { return }
+        guard !removed.isEmpty else {
+            return deliver(.servicesModified(remotePeripheral(peripheral), invalidated: []), to: key.central)
+        }
+        func isRemoved(_ remote: RemoteService) -> Bool { removed.contains(remote.handle) }
+        let known = centrals[key.central]!.services[peripheral] ?? []
+        let included = centrals[key.central]!.includedServices[peripheral] ?? []
+        // A removed service the central found as an included service is invalidated too.
+        var invalidated = known.filter(isRemoved)
+        for service in included where isRemoved(service) && !invalidated.contains(service) {
+            invalidated.append(service)
+        }
+        centrals[key.central]!.services[peripheral] = known.filter { !invalidated.contains($0) }
+        systemChanges &+= 1
+        centrals[key.central]!.includedServices[peripheral] = included.filter { !invalidated.contains($0) }
+        for service in invalidated { centrals[key.central]!.characteristics[service] = nil }
+        deliver(.servicesModified(remotePeripheral(peripheral), invalidated: invalidated), to: key.central)
     }
 
     /// Procedures still waiting for the ATT bearer on an attribute of a removed service fail at

@@ -110,6 +110,8 @@ struct Link: Sendable {
         switch pdu {
         case .command(let command): bytes = 3 + command.value.count + 4
         case .update(let update): bytes = 3 + update.value.count + 4
+        // (Service Changed: the opcode, the characteristic's handle and the range's two handles.)
+        case .serviceChanged: bytes = 3 + 4 + 4
         case .response(_, .value(let value)): bytes = 1 + value.count + 4
         case .frame(let frame): bytes = frame.l2capBytes
         default: return 1

@@ -27,6 +27,10 @@ enum PDU: Sendable {
     case response(OperationID, ServerAnswer)
     /// A Handle Value Notification or Indication.
     case update(Update)
+    /// The Service Changed indication of services the peripheral's app removed (their service
+    /// handles): sent behind what the link already holds, so the central hears of the change
+    /// after the updates queued before it (Core Vol 3, Part G, 7.1).
+    case serviceChanged(Set<UInt16>)
     // Either way.
     /// A K-frame of an L2CAP channel; the last frame of an SDU carries the SDU.
     case frame(Frame)
@@ -47,8 +51,19 @@ extension PDU {
 
     /// Whether this is an indication (read without copying the packet's payload out).
     var isIndication: Bool {
+        if case .serviceChanged = self { return true }
         guard case .update(let update) = self else { return false }
         return update.kind == .indicate
+    }
+
+    /// Whether this keeps its place among the updates (a notification, an indication, Service
+    /// Changed): it waits behind an indication waiting for its confirmation, where responses and
+    /// L2CAP packets go on past it.
+    var keepsUpdateOrder: Bool {
+        switch self {
+        case .update, .serviceChanged: true
+        default: false
+        }
     }
 }
 

@@ -219,7 +219,7 @@ extension World {
     /// the pipe's oldest, and how many link-layer packets it takes.
     private static func passingPacket(in link: borrowing Link) -> (offset: Int, packets: Int)? {
         let waiting = link.toCentral.waiting
-        guard let index = waiting.firstIndex(where: { !$0.isUpdate }) else { return nil }
+        guard let index = waiting.firstIndex(where: { !$0.keepsUpdateOrder }) else { return nil }
         return (index - waiting.startIndex, Link.packets(of: waiting[index], on: link.negotiated))
     }
 
@@ -241,7 +241,7 @@ extension World {
             rssiMeasured(id, on: key)
         case .frame(let frame):
             frameArrived(frame, at: .peripheral)
-        case .response, .update:
+        case .response, .update, .serviceChanged:
             break
         }
     }
@@ -269,6 +269,11 @@ extension World {
                 links[key]!.indicationOutstanding = true
                 sendToPeripheral(.confirmation, on: key)
             }
+        case .serviceChanged(let removed):
+            // (Not counted among the ATT PDUs, as when it crossed at once.)
+            serviceChangeArrived(removed, on: key)
+            links[key]!.indicationOutstanding = true
+            sendToPeripheral(.confirmation, on: key)
         case .frame(let frame):
             frameArrived(frame, at: .central)
         case .request, .command, .confirmation, .signal, .rssi:

@@ -49,4 +49,54 @@ struct InvalidHandleTests {
         let error = try #require(harness.error(of: id))
         #expect(error as? ATTError == ATTError(.invalidHandle))
     }
+
+    // Core Vol 3, Part G, 7.1: the server tells a client its database changed with the Service
+    // Changed indication, a PDU of the link like any other, so it reaches the central behind the
+    // notifications queued before it. The kit told the central at once: an app heard
+    // servicesModified, then values of the characteristic it had just been told was invalid (a
+    // delegate app's were dropped, though the log had them as delivered). Probe of the
+    // peripheral role.
+    @Test(
+        "Notifications queued before a service is removed reach the central before it hears the service changed",
+        arguments: [false, true])
+    func updatesQueuedBeforeARemovalArriveFirst(removeAll: Bool) throws {
+        var (harness, link) = try WorldLink.make()
+        try harness.subscribe(WorldUUID.notifying, on: link)
+        for value in 0..<5 {
+            let sent = try harness.mutate {
+                try $0.updateValue(
+                    peripheral: link.peripheral, value: Data([UInt8(value)]),
+                    characteristic: link.local(WorldUUID.notifying), centrals: nil)
+            }
+            #expect(sent)
+        }
+        let before = harness.centralEvents(link.central).count
+        if removeAll {
+            harness.mutate { $0.removeAllServices(peripheral: link.peripheral) }
+        } else {
+            try harness.mutate { try $0.removeService(peripheral: link.peripheral, service: link.service) }
+        }
+        let idle = harness.runUntilIdle()
+        #expect(idle)
+        let heard = harness.centralEvents(link.central).dropFirst(before).compactMap { event -> String? in
+            switch event {
+            case .valueUpdated(_, let value): "value \(value.first!)"
+            case .servicesModified(_, let invalidated):
+                "modified " + invalidated.map { "\($0.uuid)" }.joined(separator: ", ")
+            default: nil
+            }
+        }
+        #expect(heard == ["value 0", "value 1", "value 2", "value 3", "value 4", "modified \(WorldUUID.service)"])
+        // Nothing is sent for the removed characteristic once it is gone.
+        #expect(harness.log(.notification).count == 5)
+    }
+
+    @Test("With nothing on its way, the central hears a service changed at once")
+    func aRemovalWithNothingQueuedIsHeardAtOnce() throws {
+        var (harness, link) = try WorldLink.make()
+        try harness.mutate { try $0.removeService(peripheral: link.peripheral, service: link.service) }
+        let last = harness.centralEvents(link.central).last
+        #expect(last == .servicesModified(link.remotePeripheral, invalidated: [link.characteristics[0].service]))
+    }
 }
+
