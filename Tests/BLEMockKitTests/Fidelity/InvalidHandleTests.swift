@@ -99,4 +99,3 @@ struct InvalidHandleTests {
         #expect(last == .servicesModified(link.remotePeripheral, invalidated: [link.characteristics[0].service]))
     }
 }
-
