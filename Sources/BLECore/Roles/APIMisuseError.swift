@@ -120,9 +120,13 @@ extension APIMisuseError: CustomStringConvertible {
                     + "an attribute value holds at most 512 bytes, whatever the link. Give at most \(maximum) bytes; "
                     + "spread more data over several characteristics, or frame it with the Transport module."
             }
+            // (Each role's length: a peripheral's app reads the central's, a central's app its peripheral's.)
+            let source =
+                operation.hasPrefix("updateValue")
+                ? "the central's maximumUpdateValueLength" : "maximumWriteValueLength(for: .withoutResponse)"
             return "\(operation) was given \(length) bytes but can carry at most \(maximum) on this link. "
-                + "Split the data into parts of at most \(maximum) bytes (maximumWriteValueLength, or the central's "
-                + "maximumUpdateValueLength), or frame it with the Transport module."
+                + "Split the data into parts of at most \(maximum) bytes (\(source)), or frame it with the Transport "
+                + "module."
         case .staticCharacteristic(let uuid, let handle):
             return "Characteristic \(uuid) (handle \(handle)) was created with a value, so the stack serves that "
                 + "cached value and it cannot change. Create it with value nil to serve a changing value."

@@ -324,9 +324,13 @@ extension World {
         let answered = try readAnswer(
             RequestResponse(result: result, value: value), to: request, of: operation, by: peripheral,
             strictness: .throwing, call: call)
+        // The entry holds what the response carries: a read's value cut at ATT_MTU − 1 (the part
+        // after it is asked for again, at its offset).
+        let isWrite: Bool = if case .write? = operation.procedure?.kind { true } else { false }
+        let carried = isWrite ? value : value?.prefix(links[existing: key].mtu - 1)
         record(
             .response, central: key.central, peripheral: peripheral, attribute: request.characteristic.uuid,
-            handle: request.characteristic.handle, value: value, detail: "id=\(request.id) result=\(result.name)")
+            handle: request.characteristic.handle, value: carried, detail: "id=\(request.id) result=\(result.name)")
         answer(operation.id, with: answered)
         return operation.id
     }

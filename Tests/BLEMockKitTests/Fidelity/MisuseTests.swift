@@ -294,8 +294,15 @@ struct MisuseTests {
         #expect(
             APIMisuseError.valueTooLong(operation: "updateValue", length: 30, maximum: 20).description
                 == "updateValue was given 30 bytes but can carry at most 20 on this link. Split the data into parts "
-                + "of at most 20 bytes (maximumWriteValueLength, or the central's maximumUpdateValueLength), or frame "
-                + "it with the Transport module.")
+                + "of at most 20 bytes (the central's maximumUpdateValueLength), or frame it with the Transport "
+                + "module.")
+        // Each role is pointed at its own length (a peripheral's app has no maximumWriteValueLength).
+        #expect(
+            APIMisuseError.valueTooLong(operation: "writeValue(_:for:type: .withoutResponse)", length: 30, maximum: 20)
+                .description
+                == "writeValue(_:for:type: .withoutResponse) was given 30 bytes but can carry at most 20 on this link. "
+                + "Split the data into parts of at most 20 bytes (maximumWriteValueLength(for: .withoutResponse)), or "
+                + "frame it with the Transport module.")
     }
 
     // MARK: The record

@@ -115,4 +115,20 @@ struct WorldTimingTests {
         // Another app's link is joined, not made; a new one takes the steady timing's one interval.
         #expect(elapsed == (heldBySystem ? .zero : ms(30)))
     }
+
+    // A Read Response carries at most ATT_MTU − 1 bytes (Core Vol 3, Part F, 3.4.4.4): an app
+    // answering with the whole of a long value has the rest asked for again by Read Blob. The
+    // log's response entry had the whole value (300 bytes where 184 crossed). Peripheral-role probe.
+    @Test("A response's log entry holds what the Read Response carries, cut at ATT_MTU − 1")
+    func aResponsesLogEntryHoldsWhatCrossed() throws {
+        var (harness, link) = try WorldLink.make(
+            central: .init(mtu: .fixed(185)), peripheral: .init(name: "Sensor", requestHandling: .manual))
+        let value = testBytes(300)
+        let read = try harness.perform(link.read(WorldUUID.value), answering: link.peripheral) { request in
+            .success(Data(value.dropFirst(request.offset)))
+        }
+        #expect(harness.reply(of: read) == .value(value))
+        #expect(harness.log(.response).map { $0.value?.count } == [184, 116])
+    }
 }
+
