@@ -131,4 +131,3 @@ struct WorldTimingTests {
         #expect(harness.log(.response).map { $0.value?.count } == [184, 116])
     }
 }
-
