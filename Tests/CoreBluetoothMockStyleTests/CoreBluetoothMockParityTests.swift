@@ -83,6 +83,24 @@ func makeWatch(delegate: (any CBMPeripheralSpecDelegate)?, proximity: CBMProximi
         .build()
 }
 
+/// The transfer service with one readable characteristic.
+func readableTransferService() -> [CBMServiceMock] {
+    [
+        CBMServiceMock(
+            type: .transferService, primary: true,
+            characteristics: CBMCharacteristicMock(type: .transferData, properties: [.read]))
+    ]
+}
+
+/// A band another app is connected to from the start (built `.connected(…)`), near.
+func makeConnectedBand() -> CBMPeripheralSpec {
+    CBMPeripheralSpec
+        .simulatePeripheral(proximity: .near)
+        .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Band"])
+        .connected(name: "Band", services: readableTransferService(), delegate: TransferSpecDelegate())
+        .build()
+}
+
 /// Notes a delegate app's callbacks as lines, in order.
 final class ParityApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate {
     var lines: [String] = []
@@ -905,20 +923,7 @@ extension CoreBluetoothMockParityTests {
     func aRestoredStateGivesTheManagersOwnPeripheralsAndScan(realistic: Bool) async throws {
         let bridge = Self.bridge(realistic: realistic, seed: 95)
         let watch = makeWatch(delegate: TransferSpecDelegate())
-        let band =
-            CBMPeripheralSpec
-            .simulatePeripheral(proximity: .near)
-            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Band"])
-            .connected(
-                name: "Band",
-                services: [
-                    CBMServiceMock(
-                        type: .transferService, primary: true,
-                        characteristics: CBMCharacteristicMock(type: .transferData, properties: [.read]))
-                ],
-                delegate: TransferSpecDelegate()
-            )
-            .build()
+        let band = makeConnectedBand()
         try await bridge.run { @MainActor in
             CBMCentralManagerMock.simulatePeripherals([watch, band])
             CBMCentralManagerMock.simulateStateRestoration = { _ in
@@ -967,20 +972,12 @@ extension CoreBluetoothMockParityTests {
     @Test(arguments: [false, true])
     func restoredPeripheralsConnectWithoutAScanAndAConnectedOneAnswersAtOnce(realistic: Bool) async throws {
         let bridge = Self.bridge(realistic: realistic, seed: 97)
-        let services = [
-            CBMServiceMock(
-                type: .transferService, primary: true,
-                characteristics: CBMCharacteristicMock(type: .transferData, properties: [.read]))
-        ]
         // Neither allowed for retrieval nor cached: the system knows the watch from the restoration alone.
         let watch = CBMPeripheralSpec.simulatePeripheral(proximity: .near)
             .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Watch"], withInterval: 0.250)
-            .connectable(name: "Watch", services: services, delegate: TransferSpecDelegate())
+            .connectable(name: "Watch", services: readableTransferService(), delegate: TransferSpecDelegate())
             .build()
-        let band = CBMPeripheralSpec.simulatePeripheral(proximity: .near)
-            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Band"], withInterval: 0.250)
-            .connected(name: "Band", services: services, delegate: TransferSpecDelegate())
-            .build()
+        let band = makeConnectedBand()
         let (lines, misuses, unanswered) = try await bridge.run { @MainActor in
             CBMCentralManagerMock.simulatePeripherals([watch, band])
             CBMCentralManagerMock.simulateStateRestoration = { _ in
@@ -1018,18 +1015,7 @@ extension CoreBluetoothMockParityTests {
     @Test(arguments: [false, true])
     func aRestoredConnectedPeripheralWhoseLinkFailsIsReportedDisconnected(realistic: Bool) async throws {
         let bridge = Self.bridge(realistic: realistic, seed: 98)
-        let band = CBMPeripheralSpec.simulatePeripheral(proximity: .near)
-            .advertising(advertisementData: [CBMAdvertisementDataLocalNameKey: "Band"], withInterval: 0.250)
-            .connected(
-                name: "Band",
-                services: [
-                    CBMServiceMock(
-                        type: .transferService, primary: true,
-                        characteristics: CBMCharacteristicMock(type: .transferData, properties: [.read]))
-                ],
-                delegate: TransferSpecDelegate()
-            )
-            .build()
+        let band = makeConnectedBand()
         await bridge.inject(ErrorInjection(.connect, failure: .coreBluetooth(.connectionFailed), frequency: .once))
         let (lines, unanswered) = try await bridge.run { @MainActor in
             CBMCentralManagerMock.simulatePeripherals([band])
