@@ -50,9 +50,9 @@ open class CBMCentralManagerMock: CBMCentralManager, @unchecked Sendable {
         let state = MockCentralEngine.initialState(on: bridge) ?? .poweredOn
         let live = MockCentralEngine.engines(on: bridge).filter { !$0.isInvalidated }
         guard live.isEmpty || state == .poweredOff else {
-            // Which managers, and since when: an earlier test whose tearDown did not call
+            // Which managers, and where: an earlier test whose tearDown did not call
             // tearDownSimulation() leaves its managers on the system, and this is all the next
-            // test would see of it.
+            // test would see of it (also kept for its stall or failure).
             let names = live.map(\.name).joined(separator: ", ")
             let system = SimulatedSystem.current.flatMap { $0.bridge === bridge ? $0 : nil }
             let place = system.map { "the simulated system installed by \($0.installedBy)" } ?? "the test's bridge"

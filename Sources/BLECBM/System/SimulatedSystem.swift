@@ -335,7 +335,8 @@ public final class SimulatedSystem: @unchecked Sendable {
     /// as it was uninstalled (an app's queue that made one just as the test ended), and one made
     /// on the bridge the system made: its delegate hears only `unknown`. (In a delegate callback of
     /// one of its managers, where its bridge is still current, a manager made or a static called
-    /// after the uninstall acts on the installed system, or installs a fresh one, as elsewhere.) Its time stops. Its ``bridge`` stays readable (log, `finish()`). A test's bridge
+    /// after the uninstall acts on the installed system, or installs a fresh one, as elsewhere.)
+    /// Its time stops. Its ``bridge`` stays readable (log, `finish()`). A test's bridge
     /// it was installed on (``install(on:initialState:installedBy:)``) stays the test's: a manager
     /// made on it explicitly (`CBMCentralManager(bridge:delegate:queue:)`) is a live one, and a
     /// system installed on it again is joined as the first was. A `waitUntil` still
