@@ -292,9 +292,8 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
         }
         if !underWay.isEmpty {
             unansweredCalls.note(
-                "\(name): the simulated system was uninstalled (tearDownSimulation(), or SimulatedSystem.uninstall()), "
-                    + "and the manager is invalid: \(underWay.joined(separator: " and ")) ended with no callback but "
-                    + "the state unknown")
+                "\(name): \(underWay.joined(separator: " and ")) ended with the simulated system's uninstall, with no "
+                    + "callback but the state unknown")
         }
         command { [self] central in
             central.detachFrontEnd()

@@ -228,14 +228,15 @@ final class SystemLifecycleXCTests: ExpectedFailuresTestCase {
         XCTAssertEqual(leftBehind.events, ["state 5", "state 0"])
         XCTAssertEqual(leftBehind.manager?.state, .unknown)
         XCTAssertFalse(leftBehind.manager?.bridge === next.bridge)
-        // The earlier system's notes say its scan ended with it.
+        // The earlier system's notes say it was uninstalled, and that the manager's scan ended with it.
         let name = try XCTUnwrap(leftBehind.manager?.simulatedCentral).identifier.uuidString.prefix(8)
         XCTAssertEqual(
             earlier.unansweredCalls,
             [
-                "CBMCentralManager \(name): the simulated system was uninstalled (tearDownSimulation(), or "
-                    + "SimulatedSystem.uninstall()), and the manager is invalid: its scan ended with no callback but "
-                    + "the state unknown"
+                "the simulated system installed by the earlier test was uninstalled (tearDownSimulation(), or "
+                    + "SimulatedSystem.uninstall()): its manager is invalid and hears nothing more",
+                "CBMCentralManager \(name): its scan ended with the simulated system's uninstall, with no callback but "
+                    + "the state unknown",
             ])
         // Called under the next system (an app singleton's), it is ignored, and the next system's
         // notes (its stall or failure) say which manager it was.
@@ -482,5 +483,40 @@ final class SystemRefusedPeripheralsXCTests: XCTestCase {
                     + "before creating managers (those an earlier test left count too, when its tearDown did not call "
                     + "CBMCentralManagerMock.tearDownSimulation()). The call does nothing."
             ])
+    }
+}
+
+/// A system torn down in a callback inside its bridge's run: the run that then waits for a
+/// discovery stalls, and the stall says the uninstall is why the app went quiet (it said only
+/// that every task waited).
+final class SystemUninstalledInARunXCTests: XCTestCase {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    func testAStallAfterAnUninstallInACallbackNamesTheUninstall() async throws {
+        let system = try installSimulatedSystem(.realistic(seed: 71), time: .virtual)
+        let bridge = system.bridge
+        CBMCentralManagerMock.simulatePeripherals([
+            probeSensor("Far", identifier: UUID(uuidString: "7A1E0000-0000-0000-0000-00000000C00E")!, proximity: .far)
+        ])
+        let app = ProbeCentralApp(target: "Far")
+        app.onState = { state in
+            if state == .poweredOn { CBMCentralManagerMock.tearDownSimulation() }
+        }
+        do {
+            try await bridge.run(stallPatience: .milliseconds(200)) {
+                app.start(queue: DispatchQueue(label: "uninstalled.in.run"))
+                try await bridge.waitForApp { app.peripheral != nil }
+            }
+            XCTFail("the run did not stall")
+        } catch let stall as MockBLEBridge.Stall {
+            XCTAssertEqual(
+                stall.unansweredCalls,
+                [
+                    "the simulated system installed by the XCTest \(name) was uninstalled (tearDownSimulation(), or "
+                        + "SimulatedSystem.uninstall()): its manager is invalid and hears nothing more"
+                ])
+            XCTAssertEqual(stall.seed, 71)
+            // (The app heard the state, and did not scan: a manager below powered on cannot.)
+            XCTAssertEqual(app.events, ["state 5", "state 0"])
+        }
     }
 }

@@ -353,8 +353,21 @@ public final class SimulatedSystem: @unchecked Sendable {
         bridge.frontEndSettings[SpecSimulation.retiredKey] =
             ownsBridge ? SpecSimulation.retiredSystemsOwn : SpecSimulation.retiredTestsOwn
         driver?.stop()
-        for engine in MockCentralEngine.engines(on: bridge) { engine.invalidate() }
-        for engine in MockPeripheralEngine.engines(on: bridge) { engine.invalidate() }
+        let centrals = MockCentralEngine.engines(on: bridge)
+        let peripherals = MockPeripheralEngine.engines(on: bridge)
+        // A run of the bridge that goes on (the uninstall came from a callback in it) and stalls,
+        // or a test that then fails, is told why its apps went quiet.
+        if !centrals.isEmpty || !peripherals.isEmpty {
+            let count = centrals.count + peripherals.count
+            UnansweredCallLog.of(bridge).note(
+                "the simulated system installed by \(installedBy) was uninstalled (tearDownSimulation(), or "
+                    + "SimulatedSystem.uninstall()): "
+                    + (count == 1
+                        ? "its manager is invalid and hears nothing more"
+                        : "its \(count) managers are invalid and hear nothing more"))
+        }
+        for engine in centrals { engine.invalidate() }
+        for engine in peripherals { engine.invalidate() }
         // Its time has stopped and its managers are invalid: a wait still suspended on its bridge
         // ends only if its task is cancelled. Said, not left to wait in silence.
         let waits = bridge.suspendedWaits
