@@ -62,8 +62,7 @@ extension MockCentralEngine {
             }
         case .failedToConnect(let remote, let error):
             noteFailedAttemptReported(remote.identifier)
-            // A peripheral restored as connected whose link did not come back: the app was told
-            // it is connected, so it hears it disconnected, as from a link that went down.
+            // (Taken here, on the bridge's executor, before the link's next events.)
             let wasRestoredConnected = isRestoredConnection(remote.identifier)
             deliverAbout { [self] in
                 let failure = connectionFailure(remote.identifier, error)
@@ -72,12 +71,7 @@ extension MockCentralEngine {
                 let peripheral = peripheralObject(remote)
                 // (A newer attempt the app made keeps it `connecting`.)
                 if !ending.superseded { lock.withLock { peripheral.storedState = .disconnected } }
-                guard let (manager, delegate) = managerAndDelegate else { return }
-                if wasRestoredConnected {
-                    delegate.centralManager(manager, didDisconnectPeripheral: peripheral, error: failure)
-                } else {
-                    delegate.centralManager(manager, didFailToConnect: peripheral, error: failure)
-                }
+                reportFailedConnection(peripheral, failure, restoredConnected: wasRestoredConnected)
             }
         case .disconnected(let remote, let reason):
             // (The link's mirror goes in the order of the app's callbacks: see LinkMirror.)

@@ -978,12 +978,20 @@ final class MockCentralEngine: CentralBackend, @unchecked Sendable {
                 return true
             }
             let failure = engine.connectionFailure(peripheral.identifier, error)
-            guard report, let (manager, delegate) = engine.managerAndDelegate else { return }
-            if restored {
-                delegate.centralManager(manager, didDisconnectPeripheral: peripheral, error: failure)
-            } else {
-                delegate.centralManager(manager, didFailToConnect: peripheral, error: failure)
-            }
+            guard report else { return }
+            engine.reportFailedConnection(peripheral, failure, restoredConnected: restored)
+        }
+    }
+
+    /// Tells the delegate a connection did not come up (on the app's queue): `didFailToConnect`,
+    /// or `didDisconnectPeripheral` for a peripheral restored as connected, which the app was
+    /// told is connected (its link did not come back, as from a link that went down).
+    func reportFailedConnection(_ peripheral: CBMPeripheral, _ failure: any Error, restoredConnected: Bool) {
+        guard let (manager, delegate) = managerAndDelegate else { return }
+        if restoredConnected {
+            delegate.centralManager(manager, didDisconnectPeripheral: peripheral, error: failure)
+        } else {
+            delegate.centralManager(manager, didFailToConnect: peripheral, error: failure)
         }
     }
 

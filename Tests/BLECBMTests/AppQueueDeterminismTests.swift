@@ -69,22 +69,23 @@ private final class EchoFirmware: NSObject, CBMPeripheralManagerDelegate, @unche
     }
 }
 
-/// A phone app on its own queue: subscribes to the firmware's echo and writes `count` values
-/// without response (its `tag`, then a number) as fast as `canSendWriteWithoutResponse` lets it.
-private final class WritingPhone: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
+/// A phone app on its own queue that connects to the first peripheral advertising `service`
+/// (one at a time: it stops scanning) and discovers the characteristics of the first service it
+/// finds (discovering those in `discovering`), then hands over to its subclass's
+/// `peripheral(_:didDiscoverCharacteristicsFor:error:)`. The peripheral callbacks its subclasses
+/// answer are here, doing nothing: a subclass's own method is the delegate's only where it
+/// overrides one of the class that conforms.
+private class ScanningPhone: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate, @unchecked Sendable {
     // @unchecked Sendable: state only touched on `queue` (the manager's queue).
     let queue: DispatchQueue
-    let count: Int
-    let tag: UInt8
+    private let service: CBMUUID
+    private let discovering: [CBMUUID]?
     private var manager: CBMCentralManager?
     private var peripheral: CBMPeripheral?
-    private var inbox: CBMCharacteristic?
-    private var written = 0
-    private var echoes = 0
 
-    init(count: Int, tag: UInt8 = 0x41, label: String = "writing-phone") {
-        self.count = count
-        self.tag = tag
+    init(service: CBMUUID, discovering: [CBMUUID]?, label: String) {
+        self.service = service
+        self.discovering = discovering
         queue = DispatchQueue(label: label)
     }
 
@@ -93,10 +94,9 @@ private final class WritingPhone: NSObject, CBMCentralManagerDelegate, CBMPeriph
     }
 
     var hasManager: Bool { queue.sync { manager != nil } }
-    var echoesHeard: Int { queue.sync { echoes } }
 
     func centralManagerDidUpdateState(_ central: CBMCentralManager) {
-        if central.state == .poweredOn { central.scanForPeripherals(withServices: [EchoFirmware.service]) }
+        if central.state == .poweredOn { central.scanForPeripherals(withServices: [service]) }
     }
 
     func centralManager(
@@ -111,7 +111,7 @@ private final class WritingPhone: NSObject, CBMCentralManagerDelegate, CBMPeriph
     }
 
     func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
-        peripheral.discoverServices([EchoFirmware.service])
+        peripheral.discoverServices(discovering)
     }
 
     func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: (any Error)?) {
@@ -121,6 +121,44 @@ private final class WritingPhone: NSObject, CBMCentralManagerDelegate, CBMPeriph
 
     func peripheral(
         _ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?
+    ) {}
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateNotificationStateFor characteristic: CBMCharacteristic,
+        error: (any Error)?
+    ) {}
+
+    func peripheralIsReady(toSendWriteWithoutResponse peripheral: CBMPeripheral) {}
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {}
+
+    func peripheral(
+        _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: (any Error)?
+    ) {}
+}
+
+/// A phone app on its own queue: subscribes to the firmware's echo and writes `count` values
+/// without response (its `tag`, then a number) as fast as `canSendWriteWithoutResponse` lets it.
+private final class WritingPhone: ScanningPhone, @unchecked Sendable {
+    // @unchecked Sendable: state only touched on `queue` (the manager's queue).
+    let count: Int
+    let tag: UInt8
+    private var inbox: CBMCharacteristic?
+    private var written = 0
+    private var echoes = 0
+
+    init(count: Int, tag: UInt8 = 0x41, label: String = "writing-phone") {
+        self.count = count
+        self.tag = tag
+        super.init(service: EchoFirmware.service, discovering: [EchoFirmware.service], label: label)
+    }
+
+    var echoesHeard: Int { queue.sync { echoes } }
+
+    override func peripheral(
+        _ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?
     ) {
         let characteristics = service.characteristics ?? []
         inbox = characteristics.first { $0.uuid == EchoFirmware.inbox }
@@ -129,14 +167,14 @@ private final class WritingPhone: NSObject, CBMCentralManagerDelegate, CBMPeriph
         }
     }
 
-    func peripheral(
+    override func peripheral(
         _ peripheral: CBMPeripheral, didUpdateNotificationStateFor characteristic: CBMCharacteristic,
         error: (any Error)?
     ) {
         write(peripheral)
     }
 
-    func peripheralIsReady(toSendWriteWithoutResponse peripheral: CBMPeripheral) { write(peripheral) }
+    override func peripheralIsReady(toSendWriteWithoutResponse peripheral: CBMPeripheral) { write(peripheral) }
 
     private func write(_ peripheral: CBMPeripheral) {
         guard let inbox else { return }
@@ -146,7 +184,7 @@ private final class WritingPhone: NSObject, CBMCentralManagerDelegate, CBMPeriph
         }
     }
 
-    func peripheral(
+    override func peripheral(
         _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: (any Error)?
     ) {
         echoes += 1
@@ -389,16 +427,11 @@ private final class ConnectingPhone: NSObject, CBMCentralManagerDelegate, @unche
 
 /// A phone app on its own queue that connects to the first peripheral advertising `service`, then
 /// writes its `tag` and a round number with response and reads the value back, `rounds` times.
-private final class ReadWritePhone: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate,
-    @unchecked Sendable
-{
+private final class ReadWritePhone: ScanningPhone, @unchecked Sendable {
     // @unchecked Sendable: state only touched on `queue` (the manager's queue); `finished` is locked.
     static let service = CBMUUID(string: "180F")
-    let queue: DispatchQueue
     private let rounds: Int
     private let tag: UInt8
-    private var manager: CBMCentralManager?
-    private var peripheral: CBMPeripheral?
     private var characteristic: CBMCharacteristic?
     private var done = 0
     let finished = LockedValue(false)
@@ -406,40 +439,10 @@ private final class ReadWritePhone: NSObject, CBMCentralManagerDelegate, CBMPeri
     init(rounds: Int, tag: UInt8, label: String) {
         self.rounds = rounds
         self.tag = tag
-        queue = DispatchQueue(label: label)
+        super.init(service: Self.service, discovering: nil, label: label)
     }
 
-    func start(on bridge: MockBLEBridge) {
-        queue.async { self.manager = CBMCentralManager(bridge: bridge, delegate: self, queue: self.queue) }
-    }
-
-    var hasManager: Bool { queue.sync { manager != nil } }
-
-    func centralManagerDidUpdateState(_ central: CBMCentralManager) {
-        if central.state == .poweredOn { central.scanForPeripherals(withServices: [Self.service]) }
-    }
-
-    func centralManager(
-        _ central: CBMCentralManager, didDiscover peripheral: CBMPeripheral, advertisementData: [String: Any],
-        rssi: NSNumber
-    ) {
-        guard self.peripheral == nil else { return }
-        central.stopScan()
-        self.peripheral = peripheral
-        peripheral.delegate = self
-        central.connect(peripheral)
-    }
-
-    func centralManager(_ central: CBMCentralManager, didConnect peripheral: CBMPeripheral) {
-        peripheral.discoverServices(nil)
-    }
-
-    func peripheral(_ peripheral: CBMPeripheral, didDiscoverServices error: (any Error)?) {
-        guard let service = peripheral.services?.first else { return }
-        peripheral.discoverCharacteristics(nil, for: service)
-    }
-
-    func peripheral(
+    override func peripheral(
         _ peripheral: CBMPeripheral, didDiscoverCharacteristicsFor service: CBMService, error: (any Error)?
     ) {
         characteristic = service.characteristics?.first
@@ -452,13 +455,13 @@ private final class ReadWritePhone: NSObject, CBMCentralManagerDelegate, CBMPeri
         peripheral.writeValue(Data([tag, UInt8(done)]), for: characteristic, type: .withResponse)
     }
 
-    func peripheral(
+    override func peripheral(
         _ peripheral: CBMPeripheral, didWriteValueFor characteristic: CBMCharacteristic, error: (any Error)?
     ) {
         peripheral.readValue(for: characteristic)
     }
 
-    func peripheral(
+    override func peripheral(
         _ peripheral: CBMPeripheral, didUpdateValueFor characteristic: CBMCharacteristic, error: (any Error)?
     ) {
         done += 1

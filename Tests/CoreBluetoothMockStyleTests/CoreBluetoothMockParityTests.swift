@@ -101,6 +101,36 @@ func makeConnectedBand() -> CBMPeripheralSpec {
         .build()
 }
 
+/// An app relaunched with a restore identifier, the specs it restores simulated: it keeps the
+/// peripherals `willRestoreState` hands it and, once powered on, carries on with them as Apple's
+/// guide has it, discovering the services of the last one (through `app`). `log` has its
+/// connections.
+@MainActor
+final class RestoringApp {
+    let log = ConnectionLog(states: false)
+    let app = ParityApp()
+    private(set) var restored: [CBMPeripheral] = []
+    /// The manager (an app keeps its manager: a released one leaves the air).
+    private(set) var manager: CBMCentralManager!
+
+    init(restoring specs: [CBMPeripheralSpec]) {
+        CBMCentralManagerMock.simulatePeripherals(specs)
+        CBMCentralManagerMock.simulateStateRestoration = { _ in
+            [CBMCentralManagerRestoredStatePeripheralsKey: specs]
+        }
+        log.proxy.willRestoreState = { [unowned self] _, dictionary in
+            restored = dictionary[CBMCentralManagerRestoredStatePeripheralsKey] as? [CBMPeripheral] ?? []
+        }
+        log.proxy.didUpdateState = { [unowned self] manager in
+            guard manager.state == .poweredOn, let last = restored.last else { return }
+            last.delegate = app
+            last.discoverServices(nil)
+        }
+        manager = CBMCentralManagerMock(
+            delegate: log.proxy, queue: nil, options: [CBMCentralManagerOptionRestoreIdentifierKey: "app"])
+    }
+}
+
 /// Notes a delegate app's callbacks as lines, in order.
 final class ParityApp: NSObject, CBMCentralManagerDelegate, CBMPeripheralDelegate {
     var lines: [String] = []
@@ -979,27 +1009,12 @@ extension CoreBluetoothMockParityTests {
             .build()
         let band = makeConnectedBand()
         let (lines, misuses, unanswered) = try await bridge.run { @MainActor in
-            CBMCentralManagerMock.simulatePeripherals([watch, band])
-            CBMCentralManagerMock.simulateStateRestoration = { _ in
-                [CBMCentralManagerRestoredStatePeripheralsKey: [watch, band]]
+            let relaunched = RestoringApp(restoring: [watch, band])
+            try await bridge.waitForApp {
+                relaunched.app.characteristic != nil && relaunched.restored.first?.state == .connected
             }
-            let log = ConnectionLog(states: false)
-            let app = ParityApp()
-            var restored: [CBMPeripheral] = []
-            log.proxy.willRestoreState = { _, dictionary in
-                restored = dictionary[CBMCentralManagerRestoredStatePeripheralsKey] as? [CBMPeripheral] ?? []
-            }
-            // As Apple's guide has it: once powered on, carry on with the restored peripherals.
-            log.proxy.didUpdateState = { manager in
-                guard manager.state == .poweredOn, restored.count == 2 else { return }
-                restored[1].delegate = app
-                restored[1].discoverServices(nil)
-            }
-            let manager = CBMCentralManagerMock(
-                delegate: log.proxy, queue: nil, options: [CBMCentralManagerOptionRestoreIdentifierKey: "app"])
-            try await bridge.waitForApp { app.characteristic != nil && restored.first?.state == .connected }
-            #expect(restored.map(\.identifier) == [watch.identifier, band.identifier])
-            return (log.lines, manager.apiMisuses, bridge.outside.unansweredCalls)
+            #expect(relaunched.restored.map(\.identifier) == [watch.identifier, band.identifier])
+            return (relaunched.log.lines, relaunched.manager.apiMisuses, bridge.outside.unansweredCalls)
         }
         #expect(lines == ["connected"])
         #expect(misuses.isEmpty)
@@ -1018,27 +1033,10 @@ extension CoreBluetoothMockParityTests {
         let band = makeConnectedBand()
         await bridge.inject(ErrorInjection(.connect, failure: .coreBluetooth(.connectionFailed), frequency: .once))
         let (lines, unanswered) = try await bridge.run { @MainActor in
-            CBMCentralManagerMock.simulatePeripherals([band])
-            CBMCentralManagerMock.simulateStateRestoration = { _ in
-                [CBMCentralManagerRestoredStatePeripheralsKey: [band]]
-            }
-            let log = ConnectionLog(states: false)
-            let app = ParityApp()
-            var restored: CBMPeripheral?
-            log.proxy.willRestoreState = { _, dictionary in
-                restored = (dictionary[CBMCentralManagerRestoredStatePeripheralsKey] as? [CBMPeripheral])?.first
-            }
-            log.proxy.didUpdateState = { manager in
-                guard manager.state == .poweredOn, let restored else { return }
-                restored.delegate = app
-                restored.discoverServices(nil)
-            }
-            let manager = CBMCentralManagerMock(
-                delegate: log.proxy, queue: nil, options: [CBMCentralManagerOptionRestoreIdentifierKey: "app"])
-            try await bridge.waitForApp { !log.lines.isEmpty }
-            #expect(restored?.state == .disconnected)
-            withExtendedLifetime(manager) {}
-            return (log.lines, bridge.outside.unansweredCalls)
+            let relaunched = RestoringApp(restoring: [band])
+            try await bridge.waitForApp { !relaunched.log.lines.isEmpty }
+            #expect(relaunched.restored.first?.state == .disconnected)
+            return (relaunched.log.lines, bridge.outside.unansweredCalls)
         }
         #expect(lines == ["disconnected false \(CBMErrorDomain) \(CBMError.Code.connectionFailed.rawValue)"])
         let id = { (uuid: UUID) in String(uuid.uuidString.prefix(8)) }
